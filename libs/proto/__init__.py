@@ -1,0 +1,37 @@
+"""The shared protocol of boxmaker's memory roles.
+
+Layers, each in its own module: bytes and frames (frames.py), labels (labels.py), message kinds
+and bodies (messages.py), the memory tools' arguments (tools.py), session log records
+(records.py), escaping for terminals and chat (escape.py), and one request/one reply over a Unix
+socket (client.py, server.py). Every error this package raises is a ProtoError.
+"""
+
+from proto.errors import (
+    FrameMalformed,
+    FrameTimeout,
+    FrameTooLarge,
+    InvalidArguments,
+    InvalidMessage,
+    PeerClosed,
+    ProtoError,
+    RecordDamaged,
+    Unreachable,
+)
+from proto.frames import MAX_FRAME
+from proto.labels import DataClass, Label, stricter
+
+__all__ = [
+    "MAX_FRAME",
+    "DataClass",
+    "FrameMalformed",
+    "FrameTimeout",
+    "FrameTooLarge",
+    "InvalidArguments",
+    "InvalidMessage",
+    "Label",
+    "PeerClosed",
+    "ProtoError",
+    "RecordDamaged",
+    "Unreachable",
+    "stricter",
+]

@@ -1,0 +1,40 @@
+"""escape(): make any text safe to print on a terminal and to post in a chat.
+
+- Control characters (C0 but newline and tab, DEL, C1), format characters, unassigned and private
+  code points, line and paragraph separators, and every code point of the invisible table are shown
+  as escapes: \\x1b, \\u{200B}. A backslash is doubled so an escape cannot be forged.
+- Markdown markup and @mentions are made inert with a backslash: \\*, \\_, \\`, \\[, \\@ ...
+So what the reader sees is exactly what the text holds, and nothing in it can act.
+"""
+
+import unicodedata
+
+from proto.invisible import is_invisible
+
+_MARKUP = frozenset("`*_~[]<>|@")
+_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _escape_char(ch: str) -> str:
+    cp = ord(ch)
+    if cp < 0x80:
+        return f"\\x{cp:02x}"
+    return f"\\u{{{cp:04X}}}"
+
+
+def escape(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch in _MARKUP:
+            out.append("\\" + ch)
+        elif ch in "\n\t":
+            out.append(ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        elif is_invisible(ord(ch)) or unicodedata.category(ch) in _ESCAPED_CATEGORIES:
+            out.append(_escape_char(ch))
+        else:
+            out.append(ch)
+    return "".join(out)

@@ -1,0 +1,77 @@
+"""Frames: a 4-byte big-endian length, then that many bytes of MessagePack.
+
+The payload is a map of exactly two keys, kind (a string) and body (a map). The length is checked
+against MAX_FRAME before a single byte of payload is read, so a peer cannot make us buffer more.
+"""
+
+import asyncio
+import struct
+
+import msgpack
+
+from proto.errors import FrameMalformed, FrameTimeout, FrameTooLarge, PeerClosed
+
+MAX_FRAME = 1_048_576
+HEADER = struct.Struct(">I")
+
+
+def encode_payload(kind: str, body: dict) -> bytes:
+    """The MessagePack bytes of one message."""
+    return msgpack.packb({"kind": kind, "body": body}, use_bin_type=True)
+
+
+def encode_frame(kind: str, body: dict) -> bytes:
+    """One whole frame: the length prefix and the payload."""
+    payload = encode_payload(kind, body)
+    if len(payload) > MAX_FRAME:
+        raise FrameTooLarge(f"frame of {len(payload)} bytes is over the limit of {MAX_FRAME}")
+    return HEADER.pack(len(payload)) + payload
+
+
+def check_length(length: int) -> None:
+    if length < 1 or length > MAX_FRAME:
+        raise FrameTooLarge(f"frame length {length} is outside 1 to {MAX_FRAME} bytes")
+
+
+def decode_payload(payload: bytes) -> tuple[str, dict]:
+    """Split a payload into its kind and body, refusing anything but {kind: str, body: map}."""
+    try:
+        message = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+    except (ValueError, TypeError, msgpack.UnpackException, RecursionError) as e:
+        raise FrameMalformed("frame payload is not valid MessagePack") from e
+    if not isinstance(message, dict):
+        raise FrameMalformed("frame payload is not a map")
+    if set(message) != {"kind", "body"}:
+        raise FrameMalformed("frame payload must have exactly the keys kind and body")
+    kind, body = message["kind"], message["body"]
+    if not isinstance(kind, str):
+        raise FrameMalformed("frame kind is not a string")
+    if not isinstance(body, dict):
+        raise FrameMalformed("frame body is not a map")
+    return kind, body
+
+
+async def read_frame(reader: asyncio.StreamReader, timeout: float | None = None) -> tuple[str, dict]:
+    """Read one frame from a stream, within timeout seconds if given."""
+    try:
+        async with asyncio.timeout(timeout):
+            header = await reader.readexactly(HEADER.size)
+            (length,) = HEADER.unpack(header)
+            check_length(length)
+            payload = await reader.readexactly(length)
+    except asyncio.IncompleteReadError as e:
+        raise PeerClosed("connection closed before a whole frame arrived") from e
+    except TimeoutError as e:
+        raise FrameTimeout("request not complete in time") from e
+    except ConnectionError as e:
+        raise PeerClosed("connection closed before a whole frame arrived") from e
+    return decode_payload(payload)
+
+
+async def write_frame(writer: asyncio.StreamWriter, kind: str, body: dict) -> None:
+    """Write one frame and wait until it is handed to the socket."""
+    writer.write(encode_frame(kind, body))
+    try:
+        await writer.drain()
+    except ConnectionError as e:
+        raise PeerClosed("connection closed while writing a frame") from e

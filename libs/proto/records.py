@@ -1,0 +1,118 @@
+"""Session log records (design section 3): one JSON record a line in sessions/{id}/0.jsonl.
+
+loopd writes them, appending one whole line at a time; memoryd reads them. A last line without its
+newline is still being written: read_records stops before it, and it is neither a record nor damage.
+A complete line that is not a valid record is damage: RecordDamaged names the line and its offset.
+"""
+
+import datetime as dt
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+
+from proto.errors import RecordDamaged
+from proto.labels import DataClass
+from proto.messages import ToolCall, describe
+
+TIME_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$"
+Time = Annotated[str, StringConstraints(pattern=TIME_PATTERN)]
+
+
+def now_rfc3339() -> str:
+    """The current time as RFC 3339 UTC to the second: 2026-09-20T14:02:11Z."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class UserRecord(Record):
+    type: Literal["user"] = "user"
+    time: Time
+    content: str
+
+
+class AssistantRecord(Record):
+    type: Literal["assistant"] = "assistant"
+    time: Time
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCall] = []
+
+
+class ToolResultRecord(Record):
+    type: Literal["tool_result"] = "tool_result"
+    time: Time
+    call_id: str
+    name: str
+    output: str
+    klass: DataClass = Field(alias="class")
+    untrusted: bool
+
+
+AnyRecord = Annotated[UserRecord | AssistantRecord | ToolResultRecord, Field(discriminator="type")]
+_RECORD = TypeAdapter(AnyRecord)
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """A complete record and where it stands: its number (from 0) and its byte span."""
+
+    number: int
+    start: int
+    end: int
+    record: UserRecord | AssistantRecord | ToolResultRecord
+
+
+def parse_record(line: bytes) -> UserRecord | AssistantRecord | ToolResultRecord:
+    """One record from one line's bytes (without or with its newline)."""
+    return _RECORD.validate_json(line)
+
+
+def record_json(record: Record) -> str:
+    """The line of a record, without its newline."""
+    return json.dumps(
+        record.model_dump(by_alias=True, mode="json"), ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def read_records(path: str | os.PathLike, offset: int = 0, number: int = 0) -> Iterator[LogLine]:
+    """Yield the complete records of a log from byte offset on, numbered from number.
+
+    Raises RecordDamaged at the first complete line that is not a valid record.
+    """
+    with open(path, "rb") as f:
+        f.seek(offset)
+        position = offset
+        for line in f:
+            if not line.endswith(b"\n"):
+                return
+            start, position = position, position + len(line)
+            try:
+                record = parse_record(line)
+            except ValidationError as e:
+                raise RecordDamaged(
+                    f"{os.fspath(path)}: record {number} at byte {start} is damaged: {describe(e)}",
+                    line=number,
+                    offset=start,
+                ) from None
+            yield LogLine(number, start, position, record)
+            number += 1
+
+
+def append_record(path: str | os.PathLike, record: Record) -> None:
+    """Append one record as one line, then fsync, so it is whole on disk before we go on."""
+    data = (record_json(record) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,172 @@
+"""The arguments of the two memory tools, recall and memory (spec 5), with their shapes and limits.
+
+The model writes arguments as JSON text. parse_recall and parse_memory turn that text into a model
+or raise InvalidArguments naming what is wrong. Shapes are checked here; what depends on the
+files (limits, duplicates, whether an old entry exists) is memoryd's to check.
+"""
+
+import json
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+
+from proto.errors import InvalidArguments
+from proto.messages import describe
+
+QUERY_MAX = 500
+K_MIN, K_MAX, K_DEFAULT = 1, 10, 5
+NOTE_MAX = 1_000
+
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+MemoryFile = Literal["memory", "user"]
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class RecallArgs(Args):
+    query: Annotated[str, StringConstraints(min_length=1, max_length=QUERY_MAX)]
+    k: Annotated[int, Field(ge=K_MIN, le=K_MAX)] = K_DEFAULT
+
+
+class AddArgs(Args):
+    action: Literal["add"]
+    file: MemoryFile
+    text: NonEmpty
+
+
+class ReplaceArgs(Args):
+    action: Literal["replace"]
+    file: MemoryFile
+    old: NonEmpty
+    text: NonEmpty
+
+
+class RemoveArgs(Args):
+    action: Literal["remove"]
+    file: MemoryFile
+    old: NonEmpty
+
+
+class NoteArgs(Args):
+    action: Literal["note"]
+    text: Annotated[str, StringConstraints(min_length=1, max_length=NOTE_MAX)]
+
+
+class ConsolidateEntry(Args):
+    """One line of a consolidate: an old entry with exactly one of keep, text, move, drop, or a
+    new entry given by text alone."""
+
+    old: NonEmpty | None = None
+    keep: Literal[True] | None = None
+    text: NonEmpty | None = None
+    move: Literal[True] | None = None
+    drop: Literal[True] | None = None
+
+    def model_post_init(self, _context: object) -> None:
+        chosen = [n for n in ("keep", "text", "move", "drop") if getattr(self, n) is not None]
+        if self.old is None:
+            if chosen != ["text"]:
+                raise ValueError("an entry without old must be a new entry: text alone")
+        elif len(chosen) != 1:
+            raise ValueError("an entry with old needs exactly one of keep, text, move, drop")
+
+    @property
+    def choice(self) -> str:
+        """keep, rewrite, move, drop, or new."""
+        if self.old is None:
+            return "new"
+        if self.keep:
+            return "keep"
+        if self.move:
+            return "move"
+        if self.drop:
+            return "drop"
+        return "rewrite"
+
+
+class ConsolidateArgs(Args):
+    action: Literal["consolidate"]
+    file: MemoryFile
+    entries: Annotated[list[ConsolidateEntry], Field(min_length=1)]
+
+
+MemoryArgs = Annotated[
+    AddArgs | ReplaceArgs | RemoveArgs | NoteArgs | ConsolidateArgs,
+    Field(discriminator="action"),
+]
+_MEMORY = TypeAdapter(MemoryArgs)
+
+RECALL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1, "maxLength": QUERY_MAX},
+        "k": {"type": "integer", "minimum": K_MIN, "maximum": K_MAX, "default": K_DEFAULT},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+_ENTRY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "old": {"type": "string"},
+        "keep": {"const": True},
+        "text": {"type": "string"},
+        "move": {"const": True},
+        "drop": {"const": True},
+    },
+    "additionalProperties": False,
+}
+
+MEMORY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "action": {"enum": ["add", "replace", "remove", "note", "consolidate"]},
+        "file": {"enum": ["memory", "user"]},
+        "text": {"type": "string"},
+        "old": {"type": "string"},
+        "entries": {"type": "array", "items": _ENTRY_SCHEMA},
+    },
+    "required": ["action"],
+    "additionalProperties": False,
+}
+
+
+def _load(tool: str, arguments: str) -> object:
+    if not isinstance(arguments, str):
+        raise InvalidArguments(f"{tool}: arguments must be JSON text")
+    try:
+        return json.loads(arguments)
+    except (ValueError, RecursionError):
+        raise InvalidArguments(f"{tool}: arguments are not valid JSON") from None
+
+
+def parse_recall(arguments: str) -> RecallArgs:
+    data = _load("recall", arguments)
+    if not isinstance(data, dict):
+        raise InvalidArguments("recall: arguments must be a JSON object")
+    try:
+        return RecallArgs.model_validate(data)
+    except ValidationError as e:
+        raise InvalidArguments(f"recall: {describe(e)}") from None
+
+
+def parse_memory(arguments: str) -> AddArgs | ReplaceArgs | RemoveArgs | NoteArgs | ConsolidateArgs:
+    data = _load("memory", arguments)
+    if not isinstance(data, dict):
+        raise InvalidArguments("memory: arguments must be a JSON object")
+    try:
+        return _MEMORY.validate_python(data)
+    except ValidationError as e:
+        raise InvalidArguments(f"memory: {describe(e)}") from None
+
+
+def parse_tool(tool: str, arguments: str) -> BaseModel:
+    """The parsed arguments of recall or memory; InvalidArguments for any other tool."""
+    if tool == "recall":
+        return parse_recall(arguments)
+    if tool == "memory":
+        return parse_memory(arguments)
+    raise InvalidArguments(f"{tool[:64]!r} is not a memory tool")

@@ -1,0 +1,50 @@
+"""The errors of memoryd: one base, a subclass for each kind of refusal.
+
+The text of a MemorydError is written for whoever asked (the model, the owner, loopd) and is sent
+as it is. Anything that is not a MemorydError is a bug: logged with its traceback, answered with
+"internal error".
+"""
+
+
+class MemorydError(Exception):
+    """Base of every error memoryd answers with its text."""
+
+
+class StartFailed(MemorydError):
+    """memoryd cannot start (runbook: memoryd-start-failed)."""
+
+
+class ConfigError(StartFailed):
+    """The configuration file is missing, unreadable or invalid."""
+
+
+class EditRefused(MemorydError):
+    """A memory write that its rules refuse; no file changed."""
+
+
+class CheckFailed(EditRefused):
+    """An entry fails the check (spec 5): the text names the rule."""
+
+
+class UntrustedSession(EditRefused):
+    """An identity action other than add from a session that has read untrusted content."""
+
+
+class FileDamaged(MemorydError):
+    """A memory file cannot be read or parsed as it is on disk (edited by hand)."""
+
+
+class BlockRefused(MemorydError):
+    """The memory block cannot be served (runbook: memory-unavailable)."""
+
+
+class AdminRefused(MemorydError):
+    """A bxctl memory command that cannot be carried out (unknown id, not the latest edit...)."""
+
+
+class IndexDamaged(MemorydError):
+    """The index cannot be opened or read (runbook: memory-index-damaged)."""
+
+
+class SessionUnknown(MemorydError):
+    """session_updated for a session with no log under sessions/."""

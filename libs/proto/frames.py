@@ -51,7 +51,9 @@ def decode_payload(payload: bytes) -> tuple[str, dict]:
     return kind, body
 
 
-async def read_frame(reader: asyncio.StreamReader, timeout: float | None = None) -> tuple[str, dict]:
+async def read_frame(
+    reader: asyncio.StreamReader, timeout: float | None = None
+) -> tuple[str, dict]:
     """Read one frame from a stream, within timeout seconds if given."""
     try:
         async with asyncio.timeout(timeout):

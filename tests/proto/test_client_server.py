@@ -1,0 +1,169 @@
+"""serve_unix and the clients: one request per connection, errors answered, server goes on."""
+
+import asyncio
+import os
+import socket
+import stat
+import struct
+
+import msgpack
+import pytest
+
+from proto.client import RemoteError, arequest, request
+from proto.errors import FrameTooLarge, ProtoError, Unreachable
+from proto.frames import MAX_FRAME, decode_payload
+from proto.messages import MemoryAdmin, MemoryAdminReply, MemoryBlock, SessionUpdated
+from proto.server import SocketInUse, prepare_socket_path, serve_unix
+
+
+class Refused(Exception):
+    pass
+
+
+async def handler(message):
+    if isinstance(message, MemoryAdmin):
+        if message.arg == "refuse":
+            raise Refused("refused on purpose")
+        if message.arg == "crash":
+            raise RuntimeError("secret traceback detail")
+        return MemoryAdminReply(text=f"{message.command} {message.arg}")
+    raise Refused("unexpected")
+
+
+def raw_exchange(path, data: bytes, shutdown: bool = True) -> tuple[str, dict] | None:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(path)
+    try:
+        s.sendall(data)
+    except BrokenPipeError:
+        pass
+    if shutdown:
+        s.shutdown(socket.SHUT_WR)
+    chunks = []
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    s.close()
+    reply = b"".join(chunks)
+    if not reply:
+        return None
+    return decode_payload(reply[4:])
+
+
+@pytest.fixture
+def server(tmp_path):
+    path = str(tmp_path / "run" / "owner" / "admin.sock")
+    loop = asyncio.new_event_loop()
+    srv = loop.run_until_complete(
+        serve_unix(
+            path, handler, {"memory_admin"}, name="test", request_timeout=0.3, answerable=(Refused,)
+        )
+    )
+    import threading
+
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield path
+    loop.call_soon_threadsafe(srv.close)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+
+
+def test_modes(server):
+    assert stat.S_IMODE(os.stat(server).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(server)).st_mode) == 0o700
+
+
+def test_request_reply(server):
+    assert request(server, MemoryAdmin(command="log", arg="3")) == MemoryAdminReply(text="log 3")
+
+
+def test_async_request(server):
+    reply = asyncio.run(arequest(server, MemoryAdmin(command="undo", arg="x")))
+    assert reply.text == "undo x"
+
+
+def test_answerable_error_text_reaches_peer(server):
+    with pytest.raises(RemoteError, match="refused on purpose"):
+        request(server, MemoryAdmin(command="log", arg="refuse"))
+
+
+def test_other_errors_hide_details(server):
+    with pytest.raises(RemoteError) as e:
+        request(server, MemoryAdmin(command="log", arg="crash"))
+    assert "secret" not in str(e.value) and "Traceback" not in str(e.value)
+
+
+def test_kind_not_served_here(server):
+    with pytest.raises(RemoteError, match="not served on this socket"):
+        request(server, MemoryBlock())
+
+
+@pytest.mark.parametrize(
+    "data,expect",
+    [
+        (struct.pack(">I", MAX_FRAME + 1), "outside"),
+        (struct.pack(">I", 0), "outside"),
+        (struct.pack(">I", 3) + b"\xc1\xc1\xc1", "MessagePack"),
+        (struct.pack(">I", 4) + msgpack.packb([1, 2, 3]), "not a map"),
+        (struct.pack(">I", 1) + msgpack.packb({}), "exactly the keys"),
+    ],
+)
+def test_bad_frames_answered(server, data, expect):
+    kind, body = raw_exchange(server, data)
+    assert kind == "error" and expect in body["text"]
+    assert request(server, MemoryAdmin(command="log", arg="1")).text == "log 1"
+
+
+def test_invalid_body_names_field(server):
+    payload = msgpack.packb({"kind": "memory_admin", "body": {"command": "nuke", "arg": ""}})
+    kind, body = raw_exchange(server, struct.pack(">I", len(payload)) + payload)
+    assert kind == "error" and "command" in body["text"]
+
+
+def test_slow_client_dropped_with_error(server):
+    kind, body = raw_exchange(server, struct.pack(">I", 50) + b"abc", shutdown=False)
+    assert kind == "error" and "in time" in body["text"]
+
+
+def test_truncated_then_closed_gets_no_reply_and_server_goes_on(server):
+    assert raw_exchange(server, struct.pack(">I", 50) + b"abc") is None
+    assert request(server, MemoryAdmin(command="log", arg="2")).text == "log 2"
+
+
+def test_unreachable(tmp_path):
+    with pytest.raises(Unreachable):
+        request(tmp_path / "nothing.sock", MemoryBlock())
+    with pytest.raises(Unreachable):
+        asyncio.run(arequest(tmp_path / "nothing.sock", MemoryBlock()))
+
+
+def test_client_refuses_oversized_request(server):
+    with pytest.raises(FrameTooLarge):
+        request(server, SessionUpdated.model_construct(session="a" * (MAX_FRAME + 10)))
+
+
+def test_stale_socket_removed_live_refused(tmp_path, server):
+    with pytest.raises(SocketInUse):
+        prepare_socket_path(server)
+    stale = str(tmp_path / "stale" / "x.sock")
+    os.makedirs(os.path.dirname(stale))
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(stale)
+    s.close()
+    prepare_socket_path(stale)
+    assert not os.path.exists(stale)
+    regular = tmp_path / "stale" / "file"
+    regular.write_text("x")
+    with pytest.raises(SocketInUse):
+        prepare_socket_path(str(regular))
+
+
+def test_errors_share_one_base():
+    assert issubclass(SocketInUse, ProtoError) and issubclass(RemoteError, ProtoError)

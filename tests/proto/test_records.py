@@ -1,0 +1,97 @@
+"""Session log records: the reader yields complete lines with offsets; damage is named."""
+
+import json
+
+import pytest
+
+from proto.errors import RecordDamaged
+from proto.records import (
+    AssistantRecord,
+    ToolResultRecord,
+    UserRecord,
+    append_record,
+    read_records,
+)
+
+T = "2026-09-20T14:02:11Z"
+
+
+def sample_records():
+    return [
+        UserRecord(time=T, content="When is the launch?"),
+        AssistantRecord(
+            time=T,
+            content=None,
+            tool_calls=[{"id": "c1", "name": "http_fetch", "arguments": '{"url":"x"}'}],
+        ),
+        ToolResultRecord.model_validate(
+            {
+                "type": "tool_result",
+                "time": T,
+                "call_id": "c1",
+                "name": "http_fetch",
+                "output": "page",
+                "class": "private",
+                "untrusted": True,
+            }
+        ),
+        AssistantRecord(time=T, content="Thursday.", reasoning_content="hm"),
+    ]
+
+
+def test_write_then_read_with_offsets(tmp_path):
+    log = tmp_path / "0.jsonl"
+    for r in sample_records():
+        append_record(log, r)
+    lines = list(read_records(log))
+    assert [x.number for x in lines] == [0, 1, 2, 3]
+    assert [x.record for x in lines] == sample_records()
+    data = log.read_bytes()
+    for x in lines:
+        assert data[x.end - 1 : x.end] == b"\n"
+        assert json.loads(data[x.start : x.end]) == x.record.model_dump(by_alias=True)
+    assert lines[-1].end == len(data)
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
+
+
+def test_read_from_offset_continues_numbering(tmp_path):
+    log = tmp_path / "0.jsonl"
+    for r in sample_records():
+        append_record(log, r)
+    first = list(read_records(log))
+    rest = list(read_records(log, offset=first[1].end, number=2))
+    assert rest == first[2:]
+
+
+def test_partial_last_line_is_not_a_record_nor_damage(tmp_path):
+    log = tmp_path / "0.jsonl"
+    append_record(log, sample_records()[0])
+    with open(log, "ab") as f:
+        f.write(b'{"type":"user","time":"2026-09-20T14:02:11Z","cont')
+    assert len(list(read_records(log))) == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"not json\n",
+        b'{"type":"user","time":"2026-09-20T14:02:11Z"}\n',
+        b'{"type":"robot","time":"2026-09-20T14:02:11Z","content":"x"}\n',
+        b'{"type":"user","time":"yesterday","content":"x"}\n',
+        b'{"type":"user","time":"2026-09-20T14:02:11Z","content":"x","extra":1}\n',
+        b'{"type":"tool_result","time":"2026-09-20T14:02:11Z","call_id":"c","name":"n",'
+        b'"output":"o","class":"top","untrusted":false}\n',
+        b"\xff\xfe\n",
+    ],
+)
+def test_damaged_line_named(tmp_path, line):
+    log = tmp_path / "0.jsonl"
+    append_record(log, sample_records()[0])
+    size = log.stat().st_size
+    with open(log, "ab") as f:
+        f.write(line)
+    with pytest.raises(RecordDamaged) as e:
+        list(read_records(log))
+    assert e.value.line == 1
+    assert e.value.offset == size
+    assert "record 1" in str(e.value)

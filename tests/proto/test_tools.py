@@ -1,0 +1,170 @@
+"""The recall and memory argument parsers: every shape and limit of spec 5."""
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proto.errors import InvalidArguments
+from proto.tools import parse_memory, parse_recall, parse_tool
+
+
+@pytest.mark.parametrize(
+    "args,query,k",
+    [
+        ({"query": "launch window"}, "launch window", 5),
+        ({"query": "x", "k": 1}, "x", 1),
+        ({"query": "q" * 500, "k": 10}, "q" * 500, 10),
+    ],
+)
+def test_recall_accepts(args, query, k):
+    parsed = parse_recall(json.dumps(args))
+    assert (parsed.query, parsed.k) == (query, k)
+
+
+@pytest.mark.parametrize(
+    "text,names",
+    [
+        ('{"query": ""}', "query"),
+        (json.dumps({"query": "q" * 501}), "query"),
+        ('{"query": "x", "k": 0}', "k"),
+        ('{"query": "x", "k": 11}', "k"),
+        ('{"query": "x", "k": "5"}', "k"),
+        ('{"query": "x", "k": 5.0}', "k"),
+        ('{"query": "x", "k": true}', "k"),
+        ('{"k": 3}', "query"),
+        ('{"query": "x", "limit": 3}', "limit"),
+        ('{"query": 7}', "query"),
+        ("[1]", "object"),
+        ("not json", "JSON"),
+    ],
+)
+def test_recall_refuses_naming_the_problem(text, names):
+    with pytest.raises(InvalidArguments) as e:
+        parse_recall(text)
+    assert names in str(e.value)
+    assert str(e.value).startswith("recall:")
+
+
+GOOD_MEMORY = [
+    {"action": "add", "file": "memory", "text": "Owner prefers UTC."},
+    {"action": "add", "file": "user", "text": "x"},
+    {"action": "replace", "file": "memory", "old": "a", "text": "b"},
+    {"action": "remove", "file": "user", "old": "a"},
+    {"action": "note", "text": "n" * 1000},
+    {
+        "action": "consolidate",
+        "file": "memory",
+        "entries": [
+            {"old": "a", "keep": True},
+            {"old": "b", "text": "b2"},
+            {"old": "c", "move": True},
+            {"old": "d", "drop": True},
+            {"text": "new"},
+        ],
+    },
+]
+
+
+@pytest.mark.parametrize("args", GOOD_MEMORY, ids=lambda a: a["action"])
+def test_memory_accepts(args):
+    parsed = parse_memory(json.dumps(args))
+    assert parsed.action == args["action"]
+
+
+def test_consolidate_choices():
+    parsed = parse_memory(json.dumps(GOOD_MEMORY[-1]))
+    assert [e.choice for e in parsed.entries] == ["keep", "rewrite", "move", "drop", "new"]
+
+
+@pytest.mark.parametrize(
+    "args,names",
+    [
+        ({"action": "add", "file": "soul", "text": "x"}, "file"),
+        ({"action": "add", "file": "memory"}, "text"),
+        ({"action": "add", "file": "memory", "text": ""}, "text"),
+        ({"action": "add", "text": "x"}, "file"),
+        ({"action": "replace", "file": "memory", "text": "x"}, "old"),
+        ({"action": "remove", "file": "memory", "old": "a", "text": "x"}, "text"),
+        ({"action": "note", "text": ""}, "text"),
+        ({"action": "note", "text": "n" * 1001}, "text"),
+        ({"action": "note", "file": "memory", "text": "x"}, "file"),
+        ({"action": "erase", "file": "memory"}, "action"),
+        ({"file": "memory", "text": "x"}, "action"),
+        ({"action": "consolidate", "file": "memory", "entries": []}, "entries"),
+        ({"action": "consolidate", "file": "memory"}, "entries"),
+        (
+            {"action": "consolidate", "file": "memory", "entries": [{"old": "a"}]},
+            "exactly one of keep, text, move, drop",
+        ),
+        (
+            {
+                "action": "consolidate",
+                "file": "memory",
+                "entries": [{"old": "a", "keep": True, "drop": True}],
+            },
+            "exactly one",
+        ),
+        (
+            {"action": "consolidate", "file": "memory", "entries": [{"keep": True}]},
+            "text alone",
+        ),
+        (
+            {"action": "consolidate", "file": "memory", "entries": [{"old": "a", "keep": False}]},
+            "keep",
+        ),
+        (
+            {"action": "consolidate", "file": "memory", "entries": [{"old": "a", "stay": True}]},
+            "stay",
+        ),
+    ],
+)
+def test_memory_refuses_naming_the_problem(args, names):
+    with pytest.raises(InvalidArguments) as e:
+        parse_memory(json.dumps(args))
+    assert names in str(e.value)
+
+
+def test_parse_tool_dispatches_and_refuses_others():
+    assert parse_tool("recall", '{"query": "x"}').k == 5
+    assert parse_tool("memory", '{"action": "note", "text": "x"}').text == "x"
+    with pytest.raises(InvalidArguments):
+        parse_tool("http_fetch", "{}")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                ["action", "file", "text", "old", "entries", "keep", "move", "query", "k"]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_fuzz_parsers_raise_only_invalid_arguments(value):
+    text = json.dumps(value)
+    for parse in (parse_recall, parse_memory):
+        try:
+            parse(text)
+        except InvalidArguments:
+            pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=50))
+def test_fuzz_parsers_on_raw_text(text):
+    for parse in (parse_recall, parse_memory):
+        try:
+            parse(text)
+        except InvalidArguments:
+            pass

@@ -1,0 +1,44 @@
+"""memoryd serve --config PATH: the memory role's command line."""
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvloop
+
+from memoryd import config as config_module
+from memoryd.errors import StartFailed
+from memoryd.server import prepare, run
+
+app = typer.Typer(add_completion=False, help="memoryd: boxmaker's memory role.")
+
+
+@app.callback()
+def main_callback() -> None:
+    """memoryd: boxmaker's memory role."""
+
+
+@app.command()
+def serve(
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", envvar="MEMORYD_CONFIG", help="memoryd.toml (spec 11)"),
+    ] = None,
+) -> None:
+    """Serve the memory block, recall and memory calls, and the owner's commands."""
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="memoryd: %(levelname)s %(message)s"
+    )
+    try:
+        cfg = config_module.load(config)
+        service = prepare(cfg)
+        uvloop.run(run(cfg, service))
+    except StartFailed as e:
+        print(f"memoryd: cannot start: {e} (runbook: memoryd-start-failed)", file=sys.stderr)
+        raise typer.Exit(2) from None
+
+
+def main() -> None:
+    app()

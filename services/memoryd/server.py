@@ -1,0 +1,101 @@
+"""memoryd's start and run: make what is missing, open the index, catch up, then serve three
+sockets (spec 7) until SIGTERM or SIGINT.
+
+A start that cannot succeed raises StartFailed; the CLI turns it into one line naming the cause
+and the runbook entry memoryd-start-failed, and a non-zero exit.
+"""
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sqlite3
+
+from memoryd.config import Config
+from memoryd.errors import MemorydError, StartFailed
+from memoryd.home import ensure_dir
+from memoryd.index import Index
+from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
+from memoryd.store import MemoryStore
+from proto.errors import ProtoError
+from proto.server import serve_unix
+
+log = logging.getLogger("memoryd")
+
+
+def check_fts5() -> None:
+    try:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.execute("CREATE VIRTUAL TABLE probe USING fts5(text)")
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        raise StartFailed(f"this SQLite ({sqlite3.sqlite_version}) has no FTS5: {e}") from None
+
+
+def prepare(config: Config) -> MemoryService:
+    """Everything before listening: folders, files, FTS5, the index, catching up every log."""
+    home = config.home
+    try:
+        ensure_dir(home.root)
+        ensure_dir(home.memory)
+        ensure_dir(home.index_dir)
+        ensure_dir(home.run)
+    except OSError as e:
+        raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
+    check_fts5()
+    store = MemoryStore(home, soul_starter=config.soul_starter, review=config.review)
+    try:
+        created = store.ensure()
+    except OSError as e:
+        raise StartFailed(f"cannot create the files of {home.memory}: {e.strerror}") from None
+    for path in created:
+        log.info("%s: created", path)
+    index = Index(home, max_class=config.max_class)
+    try:
+        index.open()
+        added = index.catch_up_all()
+    except (OSError, sqlite3.Error) as e:
+        raise StartFailed(f"cannot open the index {home.index_db}: {e}") from None
+    log.info("%s: caught up, %d new records and notes", home.index_db, added)
+    return MemoryService(store, index)
+
+
+async def run(config: Config, service: MemoryService, ready: asyncio.Event | None = None) -> None:
+    """Serve until a stop signal (or until the task is cancelled)."""
+    sockets = [
+        (config.loop_socket, service.on_loop, LOOP_KINDS, "memoryd loopd socket"),
+        (config.broker_socket, service.on_broker, BROKER_KINDS, "memoryd brokerd socket"),
+        (config.admin_socket, service.on_admin, ADMIN_KINDS, "memoryd owner socket"),
+    ]
+    servers = []
+    try:
+        for path, handler, kinds, name in sockets:
+            try:
+                servers.append(
+                    await serve_unix(path, handler, kinds, name=name, answerable=(MemorydError,))
+                )
+            except (OSError, ProtoError) as e:
+                raise StartFailed(f"cannot listen on {path}: {e}") from None
+            log.info("%s: listening", path)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        if ready is not None:
+            ready.set()
+        await stop.wait()
+        log.info("stopping")
+    finally:
+        for server in servers:
+            server.close()
+        for server in servers:
+            await server.wait_closed()
+        for path, *_ in sockets:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        service.close()
+        service.index.close()

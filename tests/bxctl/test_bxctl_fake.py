@@ -1,0 +1,112 @@
+"""bxctl against a fake memoryd socket: what it sends, what it prints, how it fails."""
+
+import asyncio
+import threading
+
+import pytest
+from typer.testing import CliRunner
+
+from bxctl.cli import app
+from proto.messages import MemoryAdmin, MemoryAdminReply, Reindex, Reindexed
+from proto.server import serve_unix
+
+
+class Refused(Exception):
+    pass
+
+
+class FakeMemoryd:
+    """Records every request; answers from a table."""
+
+    def __init__(self):
+        self.seen: list = []
+
+    async def handle(self, message):
+        self.seen.append(message)
+        if isinstance(message, Reindex):
+            return Reindexed(logs=42, records=1208, notes=7)
+        if isinstance(message, MemoryAdmin):
+            if message.arg == "2026-01-01-0009":
+                raise Refused("2026-01-01-0009 is not the latest edit of memory.md")
+            return MemoryAdminReply(text=f"{message.command}:{message.arg} @here <b>\x1b[2J")
+        raise Refused("unexpected")
+
+
+@pytest.fixture
+def fake(tmp_path):
+    path = tmp_path / "run" / "owner-memory" / "admin.sock"
+    memoryd = FakeMemoryd()
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(
+        serve_unix(
+            path, memoryd.handle, {"reindex", "memory_admin"}, name="fake", answerable=(Refused,)
+        )
+    )
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    memoryd.home = tmp_path
+    memoryd.path = path
+    yield memoryd
+    loop.call_soon_threadsafe(server.close)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+
+
+runner = CliRunner()
+
+
+def test_reindex_prints_counts_with_separators(fake):
+    result = runner.invoke(app, ["reindex", "--memory-socket", str(fake.path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "reindexed: 42 logs, 1,208 records, 7 notes\n"
+    assert fake.seen == [Reindex()]
+
+
+@pytest.mark.parametrize(
+    "argv,sent",
+    [
+        (["memory", "log"], MemoryAdmin(command="log", arg="10")),
+        (["memory", "log", "3"], MemoryAdmin(command="log", arg="3")),
+        (["memory", "undo", "2026-09-24-0001"], MemoryAdmin(command="undo", arg="2026-09-24-0001")),
+        (["memory", "pending"], MemoryAdmin(command="pending", arg="")),
+        (["memory", "accept", "p-1"], MemoryAdmin(command="accept", arg="p-1")),
+        (["memory", "reject", "p-2"], MemoryAdmin(command="reject", arg="p-2")),
+    ],
+)
+def test_memory_commands_send_and_print_escaped(fake, argv, sent):
+    # The default socket comes from $BOXMAKER_HOME.
+    result = runner.invoke(app, argv, env={"BOXMAKER_HOME": str(fake.home)})
+    assert result.exit_code == 0, result.output
+    assert fake.seen == [sent]
+    assert result.stdout == f"{sent.command}:{sent.arg} \\@here \\<b\\>\\x1b\\[2J\n"
+
+
+def test_socket_from_envvar(fake):
+    result = runner.invoke(
+        app, ["memory", "log", "1"], env={"BOXMAKER_MEMORY_SOCKET": str(fake.path)}
+    )
+    assert result.exit_code == 0
+    assert fake.seen == [MemoryAdmin(command="log", arg="1")]
+
+
+def test_refusal_is_one_line_and_exit_1(fake):
+    result = runner.invoke(
+        app, ["memory", "undo", "2026-01-01-0009", "--memory-socket", str(fake.path)]
+    )
+    assert result.exit_code == 1
+    assert result.stderr == "bxctl: 2026-01-01-0009 is not the latest edit of memory.md\n"
+
+
+def test_memoryd_absent_names_socket_and_runbook(tmp_path):
+    sock = tmp_path / "none" / "admin.sock"
+    result = runner.invoke(app, ["memory", "log", "--memory-socket", str(sock)])
+    assert result.exit_code == 3
+    assert str(sock) in result.stderr
+    assert "runbook: memoryd-unreachable" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [["memory", "log", "0"], ["memory", "log", "x"], ["memory"]])
+def test_usage_errors(argv, tmp_path):
+    result = runner.invoke(app, argv, env={"BOXMAKER_HOME": str(tmp_path)})
+    assert result.exit_code == 2

@@ -1,0 +1,64 @@
+"""The audit log: one line per decision, in {home}/audit/YYYY-MM.jsonl (UTC month).
+
+A line: {"time", "session", "call_id", "tool", "grant", "grant_sha256", "decision", "ok", "label",
+"reason"?}. decision is allow, deny or ask; grant and grant_sha256 name the grant that decided
+(null when none did); label is the label answered with when something ran or the grant labelled
+the answer, null for the shim's own refusals; ok says whether the answer carried an output. Each
+line is appended and fsync'd before the answer goes out.
+"""
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from brokerd_shim.errors import AuditFailed
+from brokerd_shim.files import append_line, ensure_dir
+from proto.labels import Label
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    session: str
+    call_id: str
+    tool: str
+    grant: str | None
+    grant_sha256: str | None
+    decision: str
+    ok: bool
+    label: Label | None
+    reason: str | None = None
+
+    def line(self, when: dt.datetime) -> str:
+        record = {
+            "time": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "session": self.session,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "grant": self.grant,
+            "grant_sha256": self.grant_sha256,
+            "decision": self.decision,
+            "ok": self.ok,
+            "label": self.label.to_wire() if self.label is not None else None,
+        }
+        if self.reason is not None:
+            record["reason"] = self.reason
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+class AuditLog:
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def month_file(self, when: dt.datetime) -> Path:
+        return self.folder / f"{when:%Y-%m}.jsonl"
+
+    def append(self, entry: AuditEntry, when: dt.datetime | None = None) -> None:
+        when = when or dt.datetime.now(dt.UTC)
+        try:
+            ensure_dir(self.folder)
+            append_line(self.month_file(when), entry.line(when))
+        except OSError as e:
+            raise AuditFailed(
+                f"brokerd-shim cannot write its audit log ({e.strerror}); the result is withheld"
+            ) from None

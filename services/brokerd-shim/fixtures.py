@@ -1,0 +1,97 @@
+"""The fixture runtime: tools other than recall and memory answered from stored files.
+
+It stands in for the containers brokerd would run, for tests and demos: an http_fetch of a URL is
+answered with a page stored beforehand. {fixtures}/index.toml lists what is stored:
+
+    [[fixture]]
+    tool = "http_fetch"
+    arguments = { url = "https://example.org/notes" }
+    file = "example-org-notes.html"
+
+A call is answered by the first fixture whose tool is the call's and whose arguments equal the
+call's arguments (as JSON values). file is a plain file name in the fixtures folder, checked by
+pattern: the call's arguments never form a path. The runtime adds no label (the grant's applies).
+"""
+
+import logging
+import re
+import tomllib
+from pathlib import Path
+
+from brokerd_shim.errors import ToolFailed
+from brokerd_shim.runtime import RunSpec, Runtime
+
+log = logging.getLogger("brokerd_shim.fixtures")
+
+FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+MAX_OUTPUT_BYTES = 512 * 1024
+
+
+def _fixture_file(fixture: object) -> str | None:
+    """The file name of one index entry, or None if the entry is malformed."""
+    if not isinstance(fixture, dict) or set(fixture) != {"tool", "arguments", "file"}:
+        return None
+    name = fixture["file"]
+    if not isinstance(name, str) or not FILE_NAME.fullmatch(name):
+        return None
+    return name
+
+
+def _describe(spec: RunSpec) -> str:
+    args = spec.arguments
+    if spec.tool == "http_fetch" and isinstance(args, dict) and isinstance(args.get("url"), str):
+        return args["url"][:500]
+    return f"{spec.tool[:64]} {spec.request.arguments[:500]}"
+
+
+class FixtureRuntime(Runtime):
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def _index(self) -> list:
+        path = self.folder / "index.toml"
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except FileNotFoundError:
+            return []
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            log.error("fixtures: %s cannot be read: %s", path, e)
+            raise ToolFailed(f"the fixture index {path.name} cannot be read") from None
+        fixtures = data.get("fixture", [])
+        if not isinstance(fixtures, list):
+            raise ToolFailed(f"the fixture index {path.name} has no [[fixture]] list")
+        return fixtures
+
+    def _find(self, spec: RunSpec) -> str | None:
+        for number, fixture in enumerate(self._index()):
+            name = _fixture_file(fixture)
+            if name is None:
+                log.warning("fixtures: index.toml entry %d is malformed; skipped", number)
+                continue
+            if fixture["tool"] == spec.tool and fixture["arguments"] == spec.arguments:
+                return name
+        return None
+
+    async def run(self, spec: RunSpec) -> str:
+        name = self._find(spec)
+        if name is None:
+            raise ToolFailed(f"no fixture for {_describe(spec)}")
+        path = self.folder / name
+        try:
+            if not path.is_file():
+                raise FileNotFoundError
+            with open(path, "rb") as f:
+                data = f.read(MAX_OUTPUT_BYTES + 1)
+        except OSError:
+            log.error("fixtures: %s is listed but cannot be read", path)
+            raise ToolFailed(f"the fixture for {_describe(spec)} cannot be read") from None
+        if len(data) > MAX_OUTPUT_BYTES:
+            raise ToolFailed(f"the fixture for {_describe(spec)} is over {MAX_OUTPUT_BYTES} bytes")
+        log.info(
+            "fixtures: session %s call %s answered from %s",
+            spec.request.session,
+            spec.request.call_id,
+            name,
+        )
+        return data.decode("utf-8", errors="replace")

@@ -1,0 +1,113 @@
+"""The ledger: each session's state, kept durably so a restart cannot make a tainted session clean.
+
+A session's state is the highest class of any result it has been given (at least private) and
+whether any was untrusted. It lives in {home}/ledger/<session>.json as {"session", "class",
+"untrusted"}, replaced atomically every time it changes, before the result that changed it is
+answered. A session with no file yet starts clean. A file that cannot be read or parsed is taken
+as the strictest state (secret, untrusted) and logged: failing closed is the point of the ledger.
+"""
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from brokerd_shim.errors import LedgerFailed
+from brokerd_shim.files import atomic_write
+from proto.labels import CLASS_RANK, Label, stricter
+from proto.messages import is_session_id
+
+log = logging.getLogger("brokerd_shim.ledger")
+
+CLEAN = Label(klass="private", untrusted=False)
+STRICTEST = Label(klass="secret", untrusted=True)
+
+
+@dataclass(frozen=True)
+class SessionState:
+    session: str
+    label: Label
+
+    @property
+    def klass(self) -> str:
+        return self.label.klass
+
+    @property
+    def untrusted(self) -> bool:
+        return self.label.untrusted
+
+
+def _parse(session: str, data: bytes) -> Label:
+    record = json.loads(data)
+    if (
+        not isinstance(record, dict)
+        or set(record) != {"session", "class", "untrusted"}
+        or record["session"] != session
+        or record["class"] not in CLASS_RANK
+        or not isinstance(record["untrusted"], bool)
+    ):
+        raise ValueError("not a ledger record")
+    return Label(klass=record["class"], untrusted=record["untrusted"])
+
+
+class Ledger:
+    """Session states under one folder, cached in memory, written through on every change."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._cache: dict[str, Label] = {}
+
+    def _path(self, session: str) -> Path:
+        if not is_session_id(session):
+            raise LedgerFailed("not a session id")
+        return self.folder / f"{session}.json"
+
+    def state(self, session: str) -> SessionState:
+        """The session's state as recorded now."""
+        label = self._cache.get(session)
+        if label is None:
+            label = self._load(session)
+            self._cache[session] = label
+        return SessionState(session, label)
+
+    def _load(self, session: str) -> Label:
+        path = self._path(session)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return CLEAN
+        except OSError as e:
+            log.error(
+                "ledger: %s cannot be read (%s); session %s taken as secret, untrusted",
+                path,
+                e.strerror,
+                session,
+            )
+            return STRICTEST
+        try:
+            return stricter(CLEAN, _parse(session, data))
+        except (ValueError, RecursionError):
+            log.error("ledger: %s is damaged; session %s taken as secret, untrusted", path, session)
+            return STRICTEST
+
+    def raise_to(self, session: str, label: Label) -> SessionState:
+        """Make the session's state stricter with label, durably; the new state."""
+        current = self.state(session).label
+        new = stricter(current, label)
+        if new != current:
+            record = {"session": session, "class": new.klass, "untrusted": new.untrusted}
+            try:
+                atomic_write(self._path(session), json.dumps(record).encode("utf-8") + b"\n")
+            except OSError as e:
+                raise LedgerFailed(
+                    f"brokerd-shim cannot record the state of session {session}: {e.strerror}; "
+                    "the result is withheld"
+                ) from None
+            self._cache[session] = new
+            log.info(
+                "ledger: session %s is now %s%s",
+                session,
+                new.klass,
+                ", untrusted" if new.untrusted else "",
+            )
+        return SessionState(session, new)

@@ -1,0 +1,55 @@
+"""The memory runtime: recall and memory calls go to memoryd as memory_call (spec 8).
+
+The memory_call carries the session's class (taint) and untrusted flag as they were when the call
+was decided, not after. memoryd answers with a tool_response whose label may be null (the grant's
+label then stands alone) or a label the caller combines with the grant's. When memoryd does not
+answer within the timeout (30 seconds unless configured), or cannot be reached at all, the call
+fails with MEMORYD_UNREACHABLE, a fixed sentence pointing at the runbook entry.
+"""
+
+import logging
+from pathlib import Path
+
+from brokerd_shim.runtime import RunSpec, Runtime
+from proto.client import RemoteError, arequest
+from proto.errors import ProtoError
+from proto.labels import Label
+from proto.messages import MemoryCall, ToolResponse
+
+log = logging.getLogger("brokerd_shim.memory")
+
+MEMORYD_UNREACHABLE = (
+    "memoryd did not answer; memory calls fail until it is back (runbook: memoryd-unreachable)"
+)
+MEMORYD_WRONG_REPLY = (
+    "memoryd answered with something other than a tool_response (runbook: memoryd-unreachable)"
+)
+
+
+class MemoryRuntime(Runtime):
+    def __init__(self, socket: Path, timeout: float = 30.0):
+        self.socket = socket
+        self.timeout = timeout
+
+    async def run_labelled(self, spec: RunSpec) -> tuple[bool, str, Label | None]:
+        call = MemoryCall(
+            request=spec.request, taint=spec.state.klass, untrusted=spec.state.untrusted
+        )
+        session, call_id = spec.request.session, spec.request.call_id
+        try:
+            reply = await arequest(self.socket, call, timeout=self.timeout)
+        except RemoteError as e:
+            log.warning("memory: session %s call %s: memoryd refused: %s", session, call_id, e)
+            return False, f"memoryd refused the call: {e}", None
+        except ProtoError as e:
+            log.warning("memory: session %s call %s: %s: %s", session, call_id, self.socket, e)
+            return False, MEMORYD_UNREACHABLE, None
+        if not isinstance(reply, ToolResponse):
+            log.warning(
+                "memory: session %s call %s: memoryd answered %s",
+                session,
+                call_id,
+                type(reply).__name__,
+            )
+            return False, MEMORYD_WRONG_REPLY, None
+        return reply.ok, reply.output, reply.label

@@ -1,0 +1,91 @@
+"""Running brokerd-shim: build the broker from the config, serve its socket, stop on a signal.
+
+start() prepares {home} (ledger/, audit/, grants/ at 0700), builds the broker and serves
+tool_request on the broker socket through proto's serve_unix. serve() runs until SIGTERM or SIGINT,
+then closes the server and removes the socket. Tests call start() inside their own event loop.
+"""
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from dataclasses import dataclass
+
+from brokerd_shim.audit import AuditLog
+from brokerd_shim.config import Config
+from brokerd_shim.errors import BrokerError, StartFailed
+from brokerd_shim.files import ensure_dir
+from brokerd_shim.fixtures import FixtureRuntime
+from brokerd_shim.grants import GrantsWatcher
+from brokerd_shim.ledger import Ledger
+from brokerd_shim.memory_runtime import MemoryRuntime
+from brokerd_shim.runtime import CompositeRuntime, Runtime
+from brokerd_shim.service import Broker
+from proto.errors import ProtoError
+from proto.server import serve_unix
+
+log = logging.getLogger("brokerd_shim")
+
+KINDS = frozenset({"tool_request"})
+
+
+@dataclass
+class Running:
+    broker: Broker
+    server: asyncio.AbstractServer
+    socket: str
+
+    async def stop(self) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.socket)
+        log.info("stopped; %s removed", self.socket)
+
+
+def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
+    """The broker of a config; runtime replaces the composite (memoryd + fixtures) in tests."""
+    try:
+        for folder in (config.home, config.ledger_dir, config.audit_dir):
+            ensure_dir(folder)
+        if not config.grants_dir.exists():
+            ensure_dir(config.grants_dir)
+    except OSError as e:
+        raise StartFailed(f"cannot prepare {e.filename}: {e.strerror}") from None
+    if runtime is None:
+        runtime = CompositeRuntime(
+            MemoryRuntime(config.memory_socket, config.memory_timeout),
+            FixtureRuntime(config.fixtures_dir),
+        )
+    grants = GrantsWatcher(config.grants_dir)
+    grants.current()
+    return Broker(grants, Ledger(config.ledger_dir), AuditLog(config.audit_dir), runtime)
+
+
+async def start(config: Config, runtime: Runtime | None = None) -> Running:
+    broker = build_broker(config, runtime)
+    path = os.fspath(config.broker_socket)
+    try:
+        server = await serve_unix(
+            path, broker.handle, KINDS, name="brokerd-shim", answerable=(BrokerError,)
+        )
+    except ProtoError as e:
+        raise StartFailed(str(e)) from None
+    except OSError as e:
+        raise StartFailed(f"cannot serve {path}: {e.strerror}") from None
+    log.info("serving %s (home %s, memoryd at %s)", path, config.home, config.memory_socket)
+    return Running(broker, server, path)
+
+
+async def serve(config: Config) -> None:
+    """Serve until SIGTERM or SIGINT."""
+    running = await start(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await running.stop()

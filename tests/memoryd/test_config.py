@@ -1,0 +1,81 @@
+"""memoryd's configuration (spec 11): defaults, $BOXMAKER_HOME, paths next to the file, refusals."""
+
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import load
+from memoryd.errors import ConfigError, StartFailed
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "memoryd.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_from_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("BOXMAKER_HOME", str(tmp_path / "h"))
+    cfg = load(None)
+    assert cfg.home.root == tmp_path / "h"
+    assert cfg.review is False and cfg.max_class == "private"
+    assert cfg.loop_socket == tmp_path / "h/run/loop-memory/memory.sock"
+    assert cfg.broker_socket == tmp_path / "h/run/broker-memory/memory.sock"
+    assert cfg.admin_socket == tmp_path / "h/run/owner-memory/admin.sock"
+    assert cfg.soul_starter is None
+
+
+def test_default_home_without_environment(monkeypatch):
+    monkeypatch.delenv("BOXMAKER_HOME", raising=False)
+    assert load(None).home.root == Path("/var/lib/boxmaker")
+
+
+def test_file_values(tmp_path, monkeypatch):
+    monkeypatch.delenv("BOXMAKER_HOME", raising=False)
+    path = write(
+        tmp_path,
+        """
+[paths]
+home = "/srv/bx"
+[memory]
+soul_starter = "persona/soul.md"
+review = true
+[index]
+max_class = "secret"
+[sockets]
+admin = "/run/bx/admin.sock"
+""",
+    )
+    cfg = load(path)
+    assert cfg.home.root == Path("/srv/bx")
+    assert cfg.soul_starter == tmp_path / "persona/soul.md"
+    assert cfg.review is True and cfg.max_class == "secret"
+    assert cfg.admin_socket == Path("/run/bx/admin.sock")
+    assert cfg.loop_socket == Path("/srv/bx/run/loop-memory/memory.sock")
+
+
+def test_soul_starter_defaults_next_to_config(tmp_path):
+    assert load(write(tmp_path, "")).soul_starter == tmp_path / "soul.md"
+
+
+@pytest.mark.parametrize(
+    "text,names",
+    [
+        ("[memory]\nreveiw = true\n", "reveiw"),
+        ("[memroy]\nreview = true\n", "memroy"),
+        ("[memory]\nreview = 'yes'\n", "review"),
+        ("[index]\nmax_class = 'top'\n", "max_class"),
+        ("[paths]\nhome = 5\n", "home"),
+        ("[paths\n", "not valid TOML"),
+    ],
+)
+def test_refusals_name_the_problem(tmp_path, text, names):
+    with pytest.raises(ConfigError) as e:
+        load(write(tmp_path, text))
+    assert names in str(e.value)
+    assert isinstance(e.value, StartFailed)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load(tmp_path / "absent.toml")

@@ -1,0 +1,81 @@
+"""brokerd-shim, as loopd-shim sees it: one tool_request, one tool_response.
+
+Whatever goes wrong on the way is not the model's fault and not a tool's answer: the call fails
+with "brokerd did not answer" (or brokerd's refusal) and a private, trusted label.
+"""
+
+import logging
+from pathlib import Path
+from typing import Protocol
+
+from proto.client import RemoteError, arequest
+from proto.errors import ProtoError
+from proto.labels import Label
+from proto.messages import ToolRequest, ToolRequestMessage, ToolResponse
+
+BROKER_TIMEOUT = 60.0  # brokerd-shim itself waits up to 30 seconds for memoryd
+NO_ANSWER = "brokerd did not answer"
+FAILURE_LABEL = Label(klass="private", untrusted=False)
+# brokerd-shim always labels its answers; should one come without, assume the worst of it.
+UNLABELLED = Label(klass="private", untrusted=True)
+
+log = logging.getLogger("loopd_shim.broker")
+
+
+class ToolBroker(Protocol):
+    async def call(self, request: ToolRequest) -> ToolResponse:
+        """The tool's answer; a failed call is an answer with ok false, never an exception."""
+        ...
+
+
+class BrokerClient:
+    """brokerd-shim, over {home}/run/loop-broker/broker.sock or [broker] socket."""
+
+    def __init__(self, socket: Path, timeout: float = BROKER_TIMEOUT):
+        self.socket = socket
+        self.timeout = timeout
+
+    def _failed(self, request: ToolRequest, output: str) -> ToolResponse:
+        return ToolResponse(call_id=request.call_id, ok=False, output=output, label=FAILURE_LABEL)
+
+    async def call(self, request: ToolRequest) -> ToolResponse:
+        try:
+            reply = await arequest(
+                self.socket, ToolRequestMessage(request=request), timeout=self.timeout
+            )
+        except RemoteError as e:
+            log.warning(
+                "session %s: brokerd refused call %s: %s", request.session, request.call_id, e
+            )
+            return self._failed(request, f"brokerd refused the call: {e}")
+        except ProtoError as e:
+            log.warning(
+                "session %s: brokerd did not answer call %s: %s",
+                request.session,
+                request.call_id,
+                e,
+            )
+            return self._failed(request, NO_ANSWER)
+        if not isinstance(reply, ToolResponse):
+            log.warning(
+                "session %s: brokerd answered call %s with %s",
+                request.session,
+                request.call_id,
+                type(reply).__name__,
+            )
+            return self._failed(request, NO_ANSWER)
+        if reply.call_id != request.call_id:
+            log.warning(
+                "session %s: brokerd answered call %s as %s",
+                request.session,
+                request.call_id,
+                reply.call_id,
+            )
+        if reply.label is None:
+            log.warning(
+                "session %s: brokerd answered call %s without a label",
+                request.session,
+                request.call_id,
+            )
+            return reply.model_copy(update={"label": UNLABELLED, "call_id": request.call_id})
+        return reply.model_copy(update={"call_id": request.call_id})

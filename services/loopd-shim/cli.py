@@ -1,0 +1,158 @@
+"""The loopd-shim command: serve, and the driver that plays the model on the control socket.
+
+  loopd-shim serve [--config loopd.toml]
+  loopd-shim start [--session ID]                       prints the session id
+  loopd-shim say SESSION TEXT                           the owner speaks
+  loopd-shim answer SESSION [TEXT] [--call 'NAME JSON']...
+                                                        the assistant answers; prints tool results
+  loopd-shim baseline SESSION [--tools]                 prints the saved system prompt (or tools)
+
+Errors are one line on stderr and a non-zero exit.
+"""
+
+import json
+import logging
+import secrets
+import sys
+from pathlib import Path
+
+import typer
+from pydantic import ValidationError
+
+from loopd_shim.config import default_control_socket, default_home, load_config
+from loopd_shim.errors import LoopdError
+from loopd_shim.sessions import SessionStore
+from proto.client import request
+from proto.errors import ProtoError
+from proto.escape import escape
+from proto.messages import (
+    AssistantMessage,
+    AssistantResults,
+    OwnerMessage,
+    SessionStart,
+    SessionStarted,
+    ToolCall,
+    ToolResultOut,
+    describe,
+)
+
+# brokerd-shim may wait 30 seconds for memoryd, and an answer can hold several calls.
+DRIVER_TIMEOUT = 300.0
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
+
+ControlSocket = typer.Option(
+    None,
+    "--control-socket",
+    envvar="BOXMAKER_CONTROL_SOCKET",
+    help="default: {home}/run/loop-control/control.sock, home from $BOXMAKER_HOME",
+)
+
+
+def _fail(text: str) -> typer.Exit:
+    typer.echo(f"loopd-shim: {text}", err=True)
+    return typer.Exit(1)
+
+
+def _ask(control_socket: Path | None, message):
+    path = control_socket or default_control_socket(default_home())
+    try:
+        return request(path, message, timeout=DRIVER_TIMEOUT)
+    except ProtoError as e:
+        raise _fail(str(e)) from None
+
+
+def parse_call(spec: str) -> ToolCall:
+    """--call 'NAME JSON' (JSON optional, {} when absent) as a tool call with a fresh id."""
+    name, _, arguments = spec.strip().partition(" ")
+    if not name:
+        raise _fail("--call needs a tool name: --call 'NAME JSON'")
+    call_id = f"call-{secrets.token_hex(4)}"
+    return _message(ToolCall, id=call_id, name=name, arguments=arguments.strip() or "{}")
+
+
+def format_result(result: ToolResultOut) -> str:
+    """One tool result for a terminal: the tool, ok or refused, the label, the escaped output."""
+    trust = "untrusted" if result.label.untrusted else "trusted"
+    outcome = "ok" if result.ok else "refused"
+    head = f"{result.name} {result.call_id}: {outcome} · {result.label.klass} · {trust}"
+    return head + "\n" + escape(result.output)
+
+
+@app.command()
+def serve(config: Path | None = typer.Option(None, "--config", help="loopd.toml")) -> None:
+    """Serve the control socket (talks to memoryd and brokerd-shim)."""
+    from loopd_shim.server import run
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        run(load_config(config))
+    except (LoopdError, ProtoError) as e:
+        raise _fail(str(e)) from None
+
+
+@app.command()
+def start(
+    session: str | None = typer.Option(None, "--session", help="default: a new id"),
+    control_socket: Path | None = ControlSocket,
+) -> None:
+    """Start a session: freeze its baseline with the memory block; print its id."""
+    reply = _ask(control_socket, _message(SessionStart, session=session))
+    if not isinstance(reply, SessionStarted):
+        raise _fail(f"unexpected reply {type(reply).__name__}")
+    typer.echo(reply.session)
+
+
+@app.command()
+def say(session: str, text: str, control_socket: Path | None = ControlSocket) -> None:
+    """Say something as the owner."""
+    _ask(control_socket, _message(OwnerMessage, session=session, content=text))
+
+
+@app.command()
+def answer(
+    session: str,
+    text: str | None = typer.Argument(None),
+    call: list[str] = typer.Option([], "--call", help="'NAME JSON', repeatable"),
+    control_socket: Path | None = ControlSocket,
+) -> None:
+    """Answer as the assistant, with content and/or tool calls; print each tool result."""
+    calls = [parse_call(spec) for spec in call]
+    message = _message(AssistantMessage, session=session, content=text, tool_calls=calls)
+    reply = _ask(control_socket, message)
+    if not isinstance(reply, AssistantResults):
+        raise _fail(f"unexpected reply {type(reply).__name__}")
+    typer.echo("\n\n".join(format_result(result) for result in reply.results), nl=bool(calls))
+
+
+@app.command()
+def baseline(
+    session: str,
+    tools: bool = typer.Option(False, "--tools", help="print the tool schemas instead"),
+    home: Path | None = typer.Option(None, "--home", envvar="BOXMAKER_HOME"),
+) -> None:
+    """Print a session's saved system prompt, read from its 0.baseline.json."""
+    try:
+        saved = SessionStore((home or default_home()) / "sessions").baseline(session)
+    except (LoopdError, OSError, ValueError) as e:
+        raise _fail(str(e)) from None
+    if tools:
+        typer.echo(json.dumps(saved["tools"], indent=1, ensure_ascii=False))
+    else:
+        typer.echo(saved["system"])
+
+
+def _message(model, **fields):
+    """A control message, or one line on stderr when the fields do not validate."""
+    try:
+        return model(**fields)
+    except ValidationError as e:
+        raise _fail(describe(e)) from None
+
+
+def main() -> None:
+    app(prog_name="loopd-shim")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""loopd-shim serve: the control socket on uvloop, wired to memoryd and brokerd-shim.
+
+The system prompt is checked once at start (a broken one stops the service rather than every
+session), and read again for each new session so an owner's edit reaches the next one.
+"""
+
+import asyncio
+import contextlib
+import logging
+import signal
+
+import uvloop
+
+from loopd_shim.broker import BrokerClient
+from loopd_shim.config import Config, read_system_prompt
+from loopd_shim.errors import LoopdError
+from loopd_shim.files import ensure_dir
+from loopd_shim.memory import MemorydClient
+from loopd_shim.service import CONTROL_KINDS, LoopService
+from loopd_shim.sessions import SessionStore
+from proto.server import serve_unix
+
+log = logging.getLogger("loopd_shim.server")
+
+
+def build_service(config: Config) -> LoopService:
+    read_system_prompt(config.system_prompt)
+    ensure_dir(config.home)
+    ensure_dir(config.sessions)
+    return LoopService(
+        SessionStore(config.sessions),
+        config.system_prompt,
+        memory=MemorydClient(config.memory_socket),
+        broker=BrokerClient(config.broker_socket),
+    )
+
+
+async def serve(config: Config, stop: asyncio.Event) -> None:
+    """Serve the control socket until stop is set."""
+    service = build_service(config)
+    server = await serve_unix(
+        config.control_socket,
+        service.handle,
+        CONTROL_KINDS,
+        name="loopd-shim control",
+        answerable=(LoopdError,),
+    )
+    log.info(
+        "loopd-shim: serving %s (memoryd %s, brokerd %s, home %s)",
+        config.control_socket,
+        config.memory_socket,
+        config.broker_socket,
+        config.home,
+    )
+    try:
+        await stop.wait()
+    finally:
+        server.close()
+        await server.wait_closed()
+        with contextlib.suppress(FileNotFoundError):
+            config.control_socket.unlink()
+        log.info("loopd-shim: stopped")
+
+
+async def _serve_until_signalled(config: Config) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await serve(config, stop)
+
+
+def run(config: Config) -> None:
+    """Serve until SIGTERM or SIGINT (the main thread's entry point)."""
+    uvloop.run(_serve_until_signalled(config))

@@ -1,0 +1,149 @@
+"""The control socket's three messages: start a session, the owner speaks, the assistant answers.
+
+A turn is the assistant's message and the results of its tool calls, appended in order: the
+assistant record, then one tool_result per call, each with the label of whoever answered it. A
+turn that ends without tool calls is finished, and memoryd is told (best effort) so its index can
+catch up. Messages to one session are handled one at a time, so its log stays in order.
+"""
+
+import asyncio
+import base64
+import logging
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from loopd_shim import core_tools
+from loopd_shim.broker import ToolBroker
+from loopd_shim.config import read_system_prompt
+from loopd_shim.errors import TurnRefused
+from loopd_shim.memory import MemorySource
+from loopd_shim.sessions import SessionStore, assemble_system
+from proto.errors import InvalidArguments
+from proto.labels import Label
+from proto.messages import (
+    AssistantMessage,
+    AssistantResults,
+    Body,
+    Ok,
+    OwnerMessage,
+    SessionStart,
+    SessionStarted,
+    ToolCall,
+    ToolRequest,
+    ToolResultOut,
+)
+from proto.records import AssistantRecord, ToolResultRecord, UserRecord, now_rfc3339
+
+CONTROL_KINDS = ("session_start", "owner_message", "assistant_message")
+
+log = logging.getLogger("loopd_shim.service")
+
+
+def new_session_id() -> str:
+    """s- and 26 random base32 characters."""
+    return "s-" + base64.b32encode(os.urandom(16)).decode("ascii").rstrip("=").lower()
+
+
+class LoopService:
+    def __init__(
+        self, sessions: SessionStore, system_prompt: Path, memory: MemorySource, broker: ToolBroker
+    ):
+        self.sessions = sessions
+        self.system_prompt = system_prompt
+        self.memory = memory
+        self.broker = broker
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    async def handle(self, message: Body) -> Body:
+        if isinstance(message, SessionStart):
+            return await self.start(message)
+        if isinstance(message, OwnerMessage):
+            return await self.owner_message(message)
+        if isinstance(message, AssistantMessage):
+            return await self.assistant_message(message)
+        raise TurnRefused(f"{type(message).__name__} is not served here")
+
+    async def start(self, message: SessionStart) -> SessionStarted:
+        """Ask memoryd for the block and freeze the baseline; nothing is written if it refuses."""
+        session = message.session or new_session_id()
+        self.sessions.folder(session)
+        system_md = read_system_prompt(self.system_prompt)
+        block = await self.memory.block()
+        tools = [dict(tool) for tool in core_tools.CORE_TOOLS]
+        async with self._locks[session]:
+            baseline = await asyncio.to_thread(
+                self.sessions.create, session, assemble_system(system_md, block), tools
+            )
+        return SessionStarted(session=session, system=baseline["system"], tools=baseline["tools"])
+
+    async def owner_message(self, message: OwnerMessage) -> Ok:
+        record = UserRecord(time=now_rfc3339(), content=message.content)
+        async with self._locks[message.session]:
+            self.sessions.require(message.session)
+            await asyncio.to_thread(self.sessions.append, message.session, record)
+        log.info("session %s: owner message appended", message.session)
+        return Ok()
+
+    async def assistant_message(self, message: AssistantMessage) -> AssistantResults:
+        session, calls = message.session, message.tool_calls
+        if not (message.content or message.reasoning_content or calls):
+            raise TurnRefused("an assistant message needs content or tool calls")
+        if len({call.id for call in calls}) != len(calls):
+            raise TurnRefused("tool call ids must be unique within a message")
+        record = AssistantRecord(
+            time=now_rfc3339(),
+            content=message.content,
+            reasoning_content=message.reasoning_content,
+            tool_calls=calls,
+        )
+        results = []
+        async with self._locks[session]:
+            self.sessions.require(session)
+            await asyncio.to_thread(self.sessions.append, session, record)
+            for call in calls:
+                result = await self._run(session, call)
+                await asyncio.to_thread(self.sessions.append, session, _result_record(result))
+                results.append(result)
+        log.info("session %s: assistant turn appended with %d tool calls", session, len(calls))
+        if not calls:
+            try:
+                await self.memory.session_updated(session)
+            except Exception as e:  # best effort (spec 9): one line, and the turn still stands
+                log.warning("session %s: session_updated failed: %s", session, e)
+        return AssistantResults(results=results)
+
+    async def _run(self, session: str, call: ToolCall) -> ToolResultOut:
+        """One tool call's result: answered here (clock, find_tool) or by brokerd-shim."""
+        tool, arguments = call.name, call.arguments
+        try:
+            if tool == "call_tool":
+                tool, arguments = core_tools.unwrap_call_tool(arguments)
+            if tool in core_tools.LOCAL_TOOLS:
+                output = core_tools.run_local(tool, arguments)
+                return _result(call, True, output, core_tools.LOCAL_LABEL)
+        except InvalidArguments as e:
+            return _result(call, False, str(e), core_tools.LOCAL_LABEL)
+        try:
+            request = ToolRequest(session=session, call_id=call.id, tool=tool, arguments=arguments)
+        except ValidationError:
+            return _result(call, False, f"{tool[:64]!r} is not a tool name", core_tools.LOCAL_LABEL)
+        response = await self.broker.call(request)
+        return _result(call, response.ok, response.output, response.label)
+
+
+def _result(call: ToolCall, ok: bool, output: str, label: Label) -> ToolResultOut:
+    return ToolResultOut(call_id=call.id, name=call.name, ok=ok, output=output, label=label)
+
+
+def _result_record(result: ToolResultOut) -> ToolResultRecord:
+    return ToolResultRecord(
+        time=now_rfc3339(),
+        call_id=result.call_id,
+        name=result.name,
+        output=result.output,
+        klass=result.label.klass,
+        untrusted=result.label.untrusted,
+    )

@@ -1,0 +1,121 @@
+"""The sessions folder: each session's frozen baseline and its append-only log.
+
+sessions/{session}/0.baseline.json is written once, when the session starts, and never again: a
+restarted loopd-shim replays it, so a memory write never reaches a session already running.
+sessions/{session}/0.jsonl holds one record a line. A last line without its newline was cut off
+by a crash in the middle of an append: it never became a record, so before appending we cut it
+away (and log it) rather than glue the next record onto it.
+"""
+
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+from loopd_shim.errors import SessionExists, SessionUnknown
+from loopd_shim.files import DIR_MODE, atomic_write, create_empty, ensure_dir, fsync_dir
+from proto.messages import is_session_id
+from proto.records import Record, append_record, now_rfc3339
+
+BASELINE = "0.baseline.json"
+LOG = "0.jsonl"
+_TAIL_CHUNK = 65536
+
+log = logging.getLogger("loopd_shim.sessions")
+
+
+def assemble_system(system_md: str, block: str) -> str:
+    """The whole system prompt: system.md, a blank line, the memory block (spec 4, 9)."""
+    return system_md.rstrip("\n") + "\n\n" + block
+
+
+def cut_partial_tail(path: Path) -> int:
+    """Cut a last line that lacks its newline; the number of bytes cut (0 when none)."""
+    try:
+        f = open(path, "r+b")
+    except FileNotFoundError:
+        return 0
+    with f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        keep, end = 0, size
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            f.seek(start)
+            newline = f.read(end - start).rfind(b"\n")
+            if newline >= 0:
+                keep = start + newline + 1
+                break
+            end = start
+        f.truncate(keep)
+        f.flush()
+        os.fsync(f.fileno())
+    return size - keep
+
+
+class SessionStore:
+    """The session folders under {home}/sessions."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def folder(self, session: str) -> Path:
+        if not is_session_id(session):
+            raise SessionUnknown(f"{session[:64]!r} is not a session id")
+        return self.root / session
+
+    def baseline_path(self, session: str) -> Path:
+        return self.folder(session) / BASELINE
+
+    def log_path(self, session: str) -> Path:
+        return self.folder(session) / LOG
+
+    def create(self, session: str, system: str, tools: list[dict]) -> dict:
+        """Write a new session's baseline and empty log; SessionExists if it has a folder."""
+        ensure_dir(self.root)
+        folder = self.folder(session)
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            raise SessionExists(
+                f"session {session} exists; a session's baseline is never rebuilt"
+            ) from None
+        os.chmod(folder, DIR_MODE)
+        baseline = {"session": session, "created": now_rfc3339(), "system": system, "tools": tools}
+        data = json.dumps(baseline, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
+        try:
+            atomic_write(folder / BASELINE, data)
+            create_empty(folder / LOG)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        fsync_dir(self.root)
+        log.info(
+            "session %s: baseline written (%d characters of system prompt)", session, len(system)
+        )
+        return baseline
+
+    def baseline(self, session: str) -> dict:
+        """The saved baseline; SessionUnknown when the session was never started."""
+        path = self.baseline_path(session)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SessionUnknown(f"no session {session}; start one first") from None
+
+    def require(self, session: str) -> None:
+        if not self.baseline_path(session).is_file():
+            raise SessionUnknown(f"no session {session}; start one first")
+
+    def append(self, session: str, record: Record) -> None:
+        """Append one record to the session's log, after cutting a half-written last line."""
+        path = self.log_path(session)
+        cut = cut_partial_tail(path)
+        if cut:
+            log.warning("%s: cut a half-written last line of %d bytes (left by a crash)", path, cut)
+        append_record(path, record)

@@ -48,3 +48,12 @@ class IndexDamaged(MemorydError):
 
 class SessionUnknown(MemorydError):
     """session_updated for a session with no log under sessions/."""
+
+
+class MalformedCall(EditRefused):
+    """A memory call whose arguments or session state do not have the right shape."""
+
+
+class FileInvalid(EditRefused):
+    """An edit refused because its file, as the owner left it, cannot be edited: unreadable,
+    missing, or holding the same entry twice."""

@@ -1,0 +1,111 @@
+"""The entries of memory.md and user.md: texts separated by a line holding only § (spec 3).
+
+The file's text is the entries joined by "\\n§\\n". memoryd writes that text followed by one final
+newline; the limit is counted with len() on the text without that final newline, so an empty file
+is "" and counts 0. The owner may edit the files by hand, so parsing is tolerant: a UTF-8 byte order
+mark and CRLF line ends are read as if absent, a line holding only § with spaces around it is a
+separator too, and separators at the start or end, or two in a row, give no empty entry. Each entry
+is trimmed. For a hand-edited file the count is that of its entries as memoryd would write them.
+
+An entry is trimmed, not empty, holds no line that is only §, and no two entries of a file are
+identical; entry_problem() says which rule a new text breaks. Invalid UTF-8 is not guessed at: the
+file is damaged (FileDamaged) and the owner has to fix it.
+"""
+
+from memoryd.errors import FileDamaged
+
+SEPARATOR = "§"
+JOINER = "\n" + SEPARATOR + "\n"
+BOM = "\ufeff"
+
+LIMITS: dict[str, int] = {"soul.md": 4_000, "memory.md": 2_200, "user.md": 1_375}
+FILE_OF_ARG: dict[str, str] = {"memory": "memory.md", "user": "user.md"}
+
+EMPTY_ENTRY = "refused: the entry is empty"
+SEPARATOR_LINE = "refused: the entry contains a line holding only §, which separates entries"
+
+
+def is_separator(line: str) -> bool:
+    return line.strip() == SEPARATOR
+
+
+def decode(data: bytes, name: str) -> str:
+    """A memory file's bytes as text: BOM dropped, CRLF read as LF; FileDamaged if not UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FileDamaged(f"{name} is not valid UTF-8 (byte {e.start})") from None
+    if text.startswith(BOM):
+        text = text[len(BOM) :]
+    return text.replace("\r\n", "\n")
+
+
+def parse(text: str) -> list[str]:
+    """The entries of a file's text, in order, each trimmed; empty ones are skipped."""
+    entries: list[str] = []
+    lines: list[str] = []
+
+    def close() -> None:
+        entry = "\n".join(lines).strip()
+        if entry:
+            entries.append(entry)
+        lines.clear()
+
+    for line in text.split("\n"):
+        if is_separator(line):
+            close()
+        else:
+            lines.append(line)
+    close()
+    return entries
+
+
+def render(entries: list[str] | tuple[str, ...]) -> str:
+    """The file's text: what counts against the limit."""
+    return JOINER.join(entries)
+
+
+def length(entries: list[str] | tuple[str, ...]) -> int:
+    return len(render(entries))
+
+
+def file_bytes(entries: list[str] | tuple[str, ...]) -> bytes:
+    """What memoryd writes: the text and a final newline, or nothing for no entries."""
+    if not entries:
+        return b""
+    return (render(entries) + "\n").encode("utf-8")
+
+
+def normalise(text: str) -> str:
+    """A new entry as it will be stored: trimmed."""
+    return text.strip()
+
+
+def entry_problem(entry: str) -> str | None:
+    """The refusal sentence for a (trimmed) entry that breaks an entry rule, or None."""
+    if not entry:
+        return EMPTY_ENTRY
+    if any(is_separator(line) for line in entry.split("\n")):
+        return SEPARATOR_LINE
+    return None
+
+
+def first_duplicate(entries: list[str] | tuple[str, ...]) -> str | None:
+    """The first entry that appears twice, or None."""
+    seen: set[str] = set()
+    for entry in entries:
+        if entry in seen:
+            return entry
+        seen.add(entry)
+    return None
+
+
+def count(n: int) -> str:
+    """A number as the spec's sentences write it: 2,200."""
+    return f"{n:,}"
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """An entry shortened to quote it in a sentence."""
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"

@@ -1,0 +1,144 @@
+"""The edit journal, edits/YYYY-MM.jsonl (spec 3): one JSON line per applied edit.
+
+A line holds id (YYYY-MM-DD-NNNN, NNNN counting from 0001 within the day, worked out from the
+journal itself), time (UTC, to the second), session, call, action, file (the file the call named,
+or null for a note), to (where the entries went: memory.md, user.md or notes.md; null for a
+rejected pending edit, which changed nothing), before and after (the entries, raw), untrusted, and
+notes (what the edit appended to notes.md: [{"kind", "text"}]). Undo adds "undoes", accept and
+reject add "pending" and "requested" (the action that waited).
+
+It is the history notes.md alone cannot give, and what undo reverts from. A line that is not valid
+JSON (a hand edit, a crash mid-append) is skipped with a log line; undo stays safe because it also
+compares the file with what the edit left.
+"""
+
+import datetime as dt
+import json
+import logging
+import os
+import re
+from pathlib import Path
+
+from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir
+
+log = logging.getLogger(__name__)
+
+EDIT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{4,})$")
+_DAY_NUMBER = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})$")
+MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+IDENTITY_FILES = ("memory.md", "user.md")
+
+
+def utc(when: dt.datetime) -> dt.datetime:
+    return when.astimezone(dt.UTC)
+
+
+def record_time(when: dt.datetime) -> str:
+    return utc(when).strftime(TIME_FORMAT)
+
+
+def read_lines(path: Path) -> list[dict]:
+    """The JSON objects of a .jsonl file, in order; damaged lines skipped and logged."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    records = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            record = None
+        if isinstance(record, dict):
+            records.append(record)
+        else:
+            log.warning("%s: line %d is not a JSON object; skipped", path.name, number)
+    return records
+
+
+def ends_without_newline(path: Path) -> bool:
+    """True when path has bytes and the last is not a newline (a hand edit, a torn append)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
+def append_record(path: Path, record: dict) -> None:
+    """Append one JSON line, fsync'd, starting on a line of its own even after a torn write."""
+    ensure_dir(path.parent)
+    new = not path.exists()
+    prefix = b"\n" if ends_without_newline(path) else b""
+    line = json.dumps(record, ensure_ascii=False).encode("utf-8")
+    append_bytes(path, prefix + line + b"\n")
+    if new:
+        fsync_dir(path.parent)
+
+
+def day_numbers(ids: list[str], day: str) -> list[int]:
+    """The NNNN of every id of the given day (ids of the form <prefix>YYYY-MM-DD-NNNN)."""
+    numbers = []
+    for value in ids:
+        m = _DAY_NUMBER.search(value) if isinstance(value, str) else None
+        if m is not None and m.group(1) == day:
+            numbers.append(int(m.group(2)))
+    return numbers
+
+
+class Journal:
+    def __init__(self, home: Home):
+        self.home = home
+
+    def month_files(self) -> list[Path]:
+        try:
+            names = sorted(p.name for p in self.home.edits.iterdir() if MONTH_FILE.match(p.name))
+        except FileNotFoundError:
+            return []
+        return [self.home.edits / name for name in names]
+
+    def records(self) -> list[dict]:
+        """Every journal line, oldest first."""
+        out: list[dict] = []
+        for path in self.month_files():
+            out.extend(read_lines(path))
+        return out
+
+    def next_id(self, when: dt.datetime) -> str:
+        day = f"{utc(when):%Y-%m-%d}"
+        ids = [r.get("id") for r in read_lines(self.home.edits_month(utc(when)))]
+        return f"{day}-{max(day_numbers(ids, day), default=0) + 1:04d}"
+
+    def append(self, when: dt.datetime, fields: dict) -> dict:
+        """Journal one edit made at when; returns the line with its new id and time."""
+        record = {"id": self.next_id(when), "time": record_time(when), **fields}
+        append_record(self.home.edits_month(utc(when)), record)
+        return record
+
+    def find(self, edit_id: str) -> dict | None:
+        m = EDIT_ID.match(edit_id)
+        if m is None:
+            return None
+        path = self.home.edits / f"{m.group(1)[:7]}.jsonl"
+        for record in read_lines(path):
+            if record.get("id") == edit_id:
+                return record
+        return None
+
+    def latest_edit_of(self, file: str) -> dict | None:
+        """The last line that changed file (memory.md or user.md)."""
+        for record in reversed(self.records()):
+            if record.get("to") == file:
+                return record
+        return None
+
+    def tail(self, n: int) -> list[dict]:
+        records = self.records()
+        return records[-n:] if n > 0 else []

@@ -1,0 +1,89 @@
+"""Review mode (spec 5): writes to memory.md and user.md wait in pending.jsonl for the owner.
+
+A pending line: {"id": "p-2026-09-24-0001", "time", "session", "call", "action", "file", "taint",
+"untrusted", "args": <the memory call's arguments>}. Ids count from 0001 within the day, over the
+ids in pending.jsonl and those the journal recorded as accepted or rejected, so an id is never
+used twice. Notes are never staged.
+
+Whether an item still waits is decided by the journal: accept and reject journal the pending id,
+then pending.jsonl is rewritten without it. A crash between the two leaves a line the journal
+already resolved, which is not listed and cannot be accepted twice.
+"""
+
+import datetime as dt
+import json
+import re
+
+from memoryd.errors import AdminRefused
+from memoryd.home import Home, atomic_write
+from memoryd.journal import Journal, append_record, day_numbers, read_lines, record_time, utc
+from proto.errors import InvalidArguments
+from proto.tools import parse_memory
+
+PENDING_ID = re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}$")
+PENDING_FILE = "pending.jsonl"
+
+
+def waiting_sentence(file: str, pending_id: str) -> str:
+    return (
+        f"waiting for the owner: review is on, so this change to {file} is pending as "
+        f"{pending_id}; it takes effect in a later session once the owner accepts it"
+    )
+
+
+class Review:
+    def __init__(self, home: Home, journal: Journal):
+        self.home = home
+        self.journal = journal
+
+    @property
+    def path(self):
+        return self.home.memory_file(PENDING_FILE)
+
+    def _resolved(self) -> set[str]:
+        return {r["pending"] for r in self.journal.records() if isinstance(r.get("pending"), str)}
+
+    def items(self) -> list[dict]:
+        """The edits still waiting, oldest first."""
+        resolved = self._resolved()
+        return [
+            item
+            for item in read_lines(self.path)
+            if isinstance(item.get("id"), str) and item["id"] not in resolved
+        ]
+
+    def next_id(self, when: dt.datetime) -> str:
+        day = f"{utc(when):%Y-%m-%d}"
+        ids = [item.get("id") for item in read_lines(self.path)]
+        ids += [r.get("pending") for r in self.journal.records()]
+        return f"p-{day}-{max(day_numbers(ids, day), default=0) + 1:04d}"
+
+    def stage(self, when: dt.datetime, fields: dict) -> dict:
+        item = {"id": self.next_id(when), "time": record_time(when), **fields}
+        append_record(self.path, item)
+        return item
+
+    def get(self, pending_id: str) -> dict:
+        """A waiting item by id; AdminRefused when there is none."""
+        if not PENDING_ID.match(pending_id):
+            raise AdminRefused(
+                f"refused: {pending_id[:64]!r} is not a pending id (p-YYYY-MM-DD-NNNN)"
+            )
+        for item in self.items():
+            if item["id"] == pending_id:
+                return item
+        raise AdminRefused(f"refused: no edit {pending_id} is waiting for review")
+
+    def discard(self, pending_id: str) -> None:
+        """Rewrite pending.jsonl without pending_id and anything the journal resolved."""
+        keep = [item for item in self.items() if item["id"] != pending_id]
+        data = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in keep)
+        atomic_write(self.path, data.encode("utf-8"))
+
+
+def args_of(item: dict):
+    """The memory call a pending item holds, parsed again; AdminRefused if it no longer parses."""
+    try:
+        return parse_memory(json.dumps(item.get("args")))
+    except InvalidArguments as e:
+        raise AdminRefused(f"refused: pending {item.get('id')} is damaged ({e})") from None

@@ -1,0 +1,51 @@
+# Shared by the scripts in this folder (sourced, not run): where things are, how a phase is
+# timed, and how to tell whether a container engine is here or can be set up.
+# shellcheck shell=bash
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${VENV:-$ROOT/.venv}"
+IMAGE="${BOXMAKER_IMAGE:-localhost/boxmaker-memory:dev}"
+BASE_IMAGE_LOCAL="localhost/boxmaker-base:bookworm"
+BASE_IMAGE_REMOTE="docker.io/library/python:3.11-slim"
+LOCAL_DIR="$ROOT/.local"
+export BOXMAKER_IMAGE="$IMAGE"
+
+say() { printf '%s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# phase NAME CMD...: run CMD, then print how long it took.
+phase() {
+    local name="$1" start rc=0
+    shift
+    start=$(date +%s)
+    say "==> $name"
+    "$@" || rc=$?
+    say "<== $name: $(($(date +%s) - start))s$([ "$rc" -eq 0 ] || echo " (failed, exit $rc)")"
+    return "$rc"
+}
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+can_apt() { is_root && command -v apt-get >/dev/null 2>&1; }
+have_podman() { command -v podman >/dev/null 2>&1; }
+
+# On machines like our CI (Debian 12, root, cgroups v1 hybrid) crun refuses to start containers
+# and the default ulimits are above what the machine allows; deploy/containers.conf fixes both.
+# Podman reads it from CONTAINERS_CONF, so /etc/containers stays untouched. Only used when runc
+# is installed, since the file names it as the runtime.
+use_containers_conf() {
+    if [ -z "${CONTAINERS_CONF:-}" ] && command -v runc >/dev/null 2>&1; then
+        export CONTAINERS_CONF="$ROOT/deploy/containers.conf"
+    fi
+}
+
+# Rootless podman maps the owner's uid to the image's user 10001, so files in {home} stay the
+# owner's; rootful podman needs no user namespace and the folders are chowned to 10001 instead.
+set_userns() {
+    if is_root; then
+        export BOXMAKER_USERNS="${BOXMAKER_USERNS:-host}"
+    else
+        export BOXMAKER_USERNS="${BOXMAKER_USERNS:-keep-id:uid=10001,gid=10001}"
+    fi
+}
+
+venv_python() { printf '%s\n' "$VENV/bin/python"; }

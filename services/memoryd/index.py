@@ -1,0 +1,303 @@
+"""The index file {home}/index/memory.sqlite3 and the connections to it (spec 6).
+
+One writer thread calls catch_up_* and reindex, which are serialised on the writer's connection;
+recall runs on any other thread, each call on a read connection taken from a small pool. The file
+is in WAL mode, so readers never wait for the writer.
+
+Reindex builds index/memory.sqlite3.new from scratch while recall goes on, then swaps it in:
+renaming a file over an SQLite database that has open connections corrupts it, so the swap waits
+for the recalls in flight, closes every connection (the last close checkpoints and removes the
+WAL), renames, and reopens. Recalls wait only for that swap, not for the build.
+
+A damaged index (not SQLite, other tables, failing quick_check) is set aside at open and replaced
+by an empty one, logged once with the runbook entry memory-index-damaged; the first catch_up_all
+fills it again, and recall answers from what is there meanwhile.
+"""
+
+import contextlib
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from memoryd import indexer
+from memoryd.errors import IndexDamaged, SessionUnknown, StartFailed
+from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
+from memoryd.query import match_expression
+from memoryd.recall import Hit, RecallLog, RecallResult, log_line, result, search
+from proto.labels import CLASS_RANK
+from proto.messages import is_session_id
+from proto.records import now_rfc3339
+
+log = logging.getLogger(__name__)
+
+DAMAGED = (
+    "the memory index is damaged; rebuild it with bxctl reindex (runbook: memory-index-damaged)"
+)
+
+
+class _Gate:
+    """Many recalls at once, or one swap: a small readers-writer lock that favours the swap."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._swapping = False
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._swapping)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._swapping)
+            self._swapping = True
+            self._cond.wait_for(lambda: self._readers == 0)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._swapping = False
+                self._cond.notify_all()
+
+
+def _create_file(path: Path) -> None:
+    """Create an empty file 0600, so SQLite (and its -wal and -shm, which copy the mode) use it."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+    os.chmod(path, FILE_MODE)
+
+
+def _remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
+
+
+def _damage(path: Path) -> str | None:
+    """Why the index at path cannot be used as it is, or None when it can."""
+    try:
+        conn = sqlite3.connect(path)
+        try:
+            problem = indexer.schema_problem(conn)
+            if problem is None:
+                (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
+                problem = None if verdict == "ok" else f"quick_check: {verdict}"
+            return problem
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as error:
+        return str(error)
+
+
+def check_fts5() -> None:
+    """Refuse to start without FTS5 in the standard library's SQLite (design section 1)."""
+    try:
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        conn.close()
+    except sqlite3.OperationalError as error:
+        raise StartFailed(
+            f"SQLite {sqlite3.sqlite_version} has no FTS5 ({error}); runbook: memoryd-start-failed"
+        ) from None
+
+
+class Index:
+    def __init__(self, home: Home, *, max_class: str = "private"):
+        if max_class not in CLASS_RANK:
+            raise ValueError(f"not a data class: {max_class!r}")
+        self.home = home
+        self.max_class = max_class
+        self.path = home.index_db
+        self._gate = _Gate()
+        self._pool: list[sqlite3.Connection] = []
+        self._pool_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._recall_log: RecallLog | None = None
+
+    # --- connections ----------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _write(self) -> sqlite3.Connection:
+        if self._writer is None:
+            raise IndexDamaged("the memory index is not open")
+        return self._writer
+
+    @contextlib.contextmanager
+    def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _close_all(self) -> None:
+        with self._pool_lock:
+            pool, self._pool = self._pool, []
+        for conn in pool:
+            conn.close()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def open(self) -> None:
+        """Create or open the index; set a damaged one aside and start an empty one."""
+        check_fts5()
+        ensure_dir(self.home.index_dir)
+        if self.path.exists():
+            problem = _damage(self.path)
+            if problem is not None:
+                log.warning(
+                    "memory-index-damaged: %s: %s; rebuilding it from sessions/ and notes.md",
+                    self.path,
+                    problem,
+                )
+                _remove_database(self.path)
+        if not self.path.exists():
+            log.info("index %s: creating it; it fills from sessions/ and notes.md", self.path)
+            _create_file(self.path)
+            conn = self._connect()
+            with self._transaction(conn):
+                indexer.create_schema(conn)
+            self._writer = conn
+        else:
+            self._writer = self._connect()
+        os.chmod(self.path, FILE_MODE)
+
+    def close(self) -> None:
+        with self._gate.exclusive():
+            self._close_all()
+        with self._pool_lock:
+            recall_log, self._recall_log = self._recall_log, None
+        if recall_log is not None:
+            recall_log.close()
+
+    # --- keeping up -----------------------------------------------------------------------------
+    def _sessions(self) -> list[str]:
+        if not self.home.sessions.is_dir():
+            return []
+        names = sorted(p.name for p in self.home.sessions.iterdir() if is_session_id(p.name))
+        return [name for name in names if self.home.session_log(name).is_file()]
+
+    def catch_up_session(self, session: str) -> int:
+        """Index a session's new records; returns the rows added."""
+        if not self.home.session_log(session).is_file():
+            raise SessionUnknown(f"no session {session} under sessions/")
+        conn = self._write()
+        with self._transaction(conn):
+            return indexer.index_session(conn, self.home, session, self.max_class)
+
+    def catch_up_notes(self) -> int:
+        """Index the new entries of notes.md; returns the rows added."""
+        conn = self._write()
+        with self._transaction(conn):
+            return indexer.index_notes(conn, self.home, self.max_class)
+
+    def catch_up_all(self) -> int:
+        """Catch up every session log and notes.md; returns the rows added."""
+        added = 0
+        for session in self._sessions():
+            try:
+                added += self.catch_up_session(session)
+            except (OSError, SessionUnknown) as error:
+                log.warning("session log %s: skipped: %s", self.home.session_log(session), error)
+        return added + self.catch_up_notes()
+
+    def reindex(self, progress: Callable[[int], None] | None = None) -> tuple[int, int, int]:
+        """Build a new index from sessions/ and notes.md and swap it in: (logs, records, notes)."""
+        ensure_dir(self.home.index_dir)
+        new = self.path.with_name(self.path.name + ".new")
+        _remove_database(new)
+        _create_file(new)
+        read = 0
+
+        def counted(n: int) -> None:
+            nonlocal read
+            read += n
+            if progress is not None and read % 10_000 == 0:
+                progress(read)
+
+        conn = sqlite3.connect(new, isolation_level=None)
+        try:
+            # Nothing reads this file before it is whole: no journal, no fsync until the end.
+            conn.execute("PRAGMA journal_mode = OFF")
+            conn.execute("PRAGMA synchronous = OFF")
+            conn.execute("BEGIN")
+            indexer.create_schema(conn)
+            logs = records = 0
+            for session in self._sessions():
+                records += indexer.index_session(conn, self.home, session, self.max_class, counted)
+                logs += 1
+            notes = indexer.index_notes(conn, self.home, self.max_class)
+            conn.execute("COMMIT")
+            conn.execute("PRAGMA journal_mode = WAL")
+        finally:
+            conn.close()
+        with open(new, "rb") as f:
+            os.fsync(f.fileno())
+        with self._gate.exclusive():
+            self._close_all()
+            # Closed cleanly, the old file left no WAL; anything left over belongs to it alone.
+            for suffix in ("-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{self.path}{suffix}")
+            os.replace(new, self.path)
+            fsync_dir(self.path.parent)
+            self._writer = self._connect()
+        log.info(
+            "index %s: rebuilt from %d logs, %d records, %d notes", self.path, logs, records, notes
+        )
+        return logs, records, notes
+
+    # --- recall ---------------------------------------------------------------------------------
+    def _take(self) -> sqlite3.Connection:
+        with self._pool_lock:
+            if self._pool:
+                return self._pool.pop()
+        if self._writer is None:
+            raise IndexDamaged("the memory index is not open")
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA query_only = 1")
+        return conn
+
+    def _give(self, conn: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            self._pool.append(conn)
+
+    def recall(self, query: str, k: int = 5, *, session: str) -> RecallResult:
+        """At most k hits for query, rendered and labelled; appends the recall log line."""
+        hits: list[Hit] = []
+        if match_expression(query) is not None:
+            with self._gate.shared():
+                conn = self._take()
+                try:
+                    hits = search(conn, query, k)
+                except sqlite3.DatabaseError as error:
+                    conn.close()
+                    log.error("index %s: recall failed: %s", self.path, error)
+                    raise IndexDamaged(DAMAGED) from None
+                self._give(conn)
+        self._log_recall(session, query, k, hits)
+        return result(query, hits)
+
+    def _log_recall(self, session: str, query: str, k: int, hits: list[Hit]) -> None:
+        with self._pool_lock:
+            if self._recall_log is None:
+                self._recall_log = RecallLog(self.home)
+        self._recall_log.append(log_line(now_rfc3339(), session, query, k, hits))

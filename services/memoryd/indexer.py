@@ -1,0 +1,258 @@
+"""Reading session logs and notes.md into the index (spec 6), one log at a time.
+
+What is indexed: the content of user records, of assistant records that have content, and each
+tool call as "name arguments"; never tool results, never reasoning. Each record carries the
+session's label in force when it was written: the highest class of the tool results before it (at
+least private), untrusted if any of them was. A record above max_class is not indexed. notes.md
+entries carry the label their header gives.
+
+Progress per log is the number of records read (spec 6's progress table) and, beside it in the
+offsets table, the byte offset reached, the label in force there and a hash of the bytes just
+before the offset. Catching up seeks to the offset, so it costs what the new records cost, not
+what the log is long; the hash tells a log that was rewritten (notes.md edited by hand) from one
+that only grew, and a rewritten log is indexed again from its start.
+
+The functions here run inside the caller's transaction and never commit.
+"""
+
+import hashlib
+import logging
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd import notes
+from memoryd.home import Home
+from proto.errors import RecordDamaged
+from proto.labels import CLASS_RANK, higher_class
+from proto.records import AssistantRecord, ToolResultRecord, UserRecord, read_records
+
+log = logging.getLogger(__name__)
+
+SCHEMA = (
+    "CREATE VIRTUAL TABLE hits USING fts5(text, tokenize = 'unicode61')",
+    "CREATE TABLE sources (rowid INTEGER PRIMARY KEY, kind TEXT, session TEXT, epoch INTEGER,"
+    " record INTEGER, time TEXT, role TEXT, class TEXT, untrusted INTEGER)",
+    "CREATE TABLE progress (log TEXT PRIMARY KEY, records INTEGER)",
+    "CREATE TABLE offsets (log TEXT PRIMARY KEY, bytes INTEGER, class TEXT, untrusted INTEGER,"
+    " tail TEXT)",
+)
+TABLES = ("hits", "sources", "progress", "offsets")
+NOTES_LOG = "memory/notes.md"
+NOTE_KINDS = ("noted", "moved", "dropped")
+# How many bytes before the offset the tail hash covers.
+TAIL_BYTES = 256
+BATCH = 20_000
+
+Row = tuple  # (kind, session, epoch, record, time, role, class, untrusted, text)
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    for statement in SCHEMA:
+        conn.execute(statement)
+
+
+def schema_problem(conn: sqlite3.Connection) -> str | None:
+    """What is wrong with an index's tables, or None when they are exactly ours."""
+    found = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+    for name, statement in zip(TABLES, SCHEMA, strict=True):
+        if found.get(name) != statement:
+            return f"table {name} is missing or has another definition"
+    return None
+
+
+@dataclass
+class LogState:
+    """How far one log has been read, and the session's label at that point."""
+
+    records: int = 0
+    bytes: int = 0
+    klass: str = "private"
+    untrusted: bool = False
+    tail: str = hashlib.sha256(b"").hexdigest()
+
+
+def log_name(session: str) -> str:
+    """The progress key of a session's log: its path relative to {home}."""
+    return f"sessions/{session}/0.jsonl"
+
+
+def _tail_hash(path: Path, offset: int) -> str:
+    with open(path, "rb") as f:
+        start = max(0, offset - TAIL_BYTES)
+        f.seek(start)
+        return hashlib.sha256(f.read(offset - start)).hexdigest()
+
+
+def load_state(conn: sqlite3.Connection, name: str) -> LogState | None:
+    row = conn.execute(
+        "SELECT p.records, o.bytes, o.class, o.untrusted, o.tail FROM progress p"
+        " JOIN offsets o ON o.log = p.log WHERE p.log = ?",
+        (name,),
+    ).fetchone()
+    if row is None:
+        return None
+    return LogState(row[0], row[1], row[2], bool(row[3]), row[4])
+
+
+def save_state(conn: sqlite3.Connection, name: str, state: LogState) -> None:
+    conn.execute("INSERT OR REPLACE INTO progress VALUES (?, ?)", (name, state.records))
+    conn.execute(
+        "INSERT OR REPLACE INTO offsets VALUES (?, ?, ?, ?, ?)",
+        (name, state.bytes, state.klass, int(state.untrusted), state.tail),
+    )
+
+
+def _still_valid(path: Path, state: LogState) -> bool:
+    """True when the log still holds the bytes read so far, as far as the tail hash shows."""
+    return os.path.getsize(path) >= state.bytes and _tail_hash(path, state.bytes) == state.tail
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> int:
+    """Add rows to sources and hits under the same rowids, in batches; returns how many."""
+    (rowid,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM sources").fetchone()
+    first = rowid + 1
+    sources: list[tuple] = []
+    texts: list[tuple[int, str]] = []
+    for row in rows:
+        rowid += 1
+        sources.append((rowid, *row[:8]))
+        texts.append((rowid, row[8]))
+        if len(sources) >= BATCH:
+            _insert_batch(conn, sources, texts)
+    _insert_batch(conn, sources, texts)
+    return rowid + 1 - first
+
+
+def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:
+    conn.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sources)
+    conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", texts)
+    sources.clear()
+    texts.clear()
+
+
+def _delete_rows(conn: sqlite3.Connection, where: str, params: tuple) -> None:
+    conn.execute(
+        f"DELETE FROM hits WHERE rowid IN (SELECT rowid FROM sources WHERE {where})", params
+    )  # noqa: S608
+    conn.execute(f"DELETE FROM sources WHERE {where}", params)  # noqa: S608
+
+
+def _session_rows(
+    path: Path, session: str, state: LogState, max_class: str, counted: Callable[[int], None]
+) -> Iterable[Row]:
+    """The rows of a session log's records past state, advancing state as records are read.
+
+    Stops quietly at damage (the caller finds out from state.damage).
+    """
+    limit = CLASS_RANK[max_class]
+    number = state.records
+    try:
+        for line in read_records(path, state.bytes, state.records):
+            record = line.record
+            if isinstance(record, ToolResultRecord):
+                state.klass = higher_class(state.klass, record.klass)
+                state.untrusted = state.untrusted or record.untrusted
+            elif CLASS_RANK[state.klass] <= limit:
+                label = (state.klass, int(state.untrusted))
+                if isinstance(record, UserRecord):
+                    if record.content:
+                        yield (
+                            "session",
+                            session,
+                            0,
+                            line.number,
+                            record.time,
+                            "user",
+                            *label,
+                            record.content,
+                        )
+                elif isinstance(record, AssistantRecord):
+                    if record.content:
+                        yield (
+                            "session",
+                            session,
+                            0,
+                            line.number,
+                            record.time,
+                            "assistant",
+                            *label,
+                            record.content,
+                        )
+                    for call in record.tool_calls:
+                        text = f"{call.name} {call.arguments}"
+                        yield (
+                            "session",
+                            session,
+                            0,
+                            line.number,
+                            record.time,
+                            "call",
+                            *label,
+                            text,
+                        )
+            state.records = line.number + 1
+            state.bytes = line.end
+            number = state.records
+            counted(1)
+    except RecordDamaged as damage:
+        log.warning("session log %s: skipped from record %d: %s", path, number, damage)
+    except (OSError, UnicodeError) as error:
+        log.warning("session log %s: skipped from record %d: %s", path, number, error)
+
+
+def index_session(
+    conn: sqlite3.Connection,
+    home: Home,
+    session: str,
+    max_class: str,
+    counted: Callable[[int], None] = lambda n: None,
+) -> int:
+    """Index the records of a session's log past its progress; returns the rows added."""
+    path = home.session_log(session)
+    name = log_name(session)
+    state = load_state(conn, name) or LogState()
+    if state.bytes and not _still_valid(path, state):
+        log.warning("session log %s changed before byte %d: indexing it again", path, state.bytes)
+        _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
+        state = LogState()
+    before = state.bytes
+    added = insert_rows(conn, _session_rows(path, session, state, max_class, counted))
+    if state.bytes != before or load_state(conn, name) is None:
+        state.tail = _tail_hash(path, state.bytes)
+        save_state(conn, name, state)
+    return added
+
+
+def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
+    """Index the notes.md entries past its progress; returns the rows added."""
+    path = home.memory_file("notes.md")
+    state = load_state(conn, NOTES_LOG) or LogState()
+    exists = path.exists()
+    if state.bytes and (not exists or not _still_valid(path, state)):
+        log.warning("notes %s changed before byte %d: indexing it again", path, state.bytes)
+        _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
+        state = LogState()
+    if not exists:
+        save_state(conn, NOTES_LOG, state)
+        return 0
+    with open(path, "rb") as f:
+        f.seek(state.bytes)
+        data = f.read()
+    # A last line without its newline is still being written.
+    data = data[: data.rfind(b"\n") + 1]
+    entries = notes.parse(data, state.bytes, state.records)
+    limit = CLASS_RANK[max_class]
+    rows = [
+        (e.kind, e.session, 0, e.number, e.time, e.source, e.klass, int(e.untrusted), e.text)
+        for e in entries
+        if e.text and CLASS_RANK[e.klass] <= limit
+    ]
+    added = insert_rows(conn, rows)
+    state.records += len(entries)
+    state.bytes += len(data)
+    state.tail = _tail_hash(path, state.bytes)
+    save_state(conn, NOTES_LOG, state)
+    return added

@@ -1,0 +1,127 @@
+"""The driver: each subcommand against loopd-shim on its control socket, and its error lines."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from loopd_shim.cli import app, format_result, parse_call
+from proto.labels import Label
+from proto.messages import ToolResultOut
+
+
+def run(stack, *args):
+    env = {"BOXMAKER_CONTROL_SOCKET": str(stack.config.control_socket)}
+    return CliRunner(env=env).invoke(app, list(args))
+
+
+@pytest.mark.parametrize(
+    "spec, name, arguments",
+    [
+        ("clock", "clock", "{}"),
+        ('recall {"query": "launch"}', "recall", '{"query": "launch"}'),
+        (
+            '  memory   {"action": "note", "text": "a b"} ',
+            "memory",
+            '{"action": "note", "text": "a b"}',
+        ),
+    ],
+)
+def test_parse_call(spec, name, arguments):
+    call = parse_call(spec)
+    assert (call.name, call.arguments) == (name, arguments)
+    assert call.id.startswith("call-") and call.id != parse_call(spec).id
+
+
+@pytest.mark.parametrize(
+    "ok, label, output, expected",
+    [
+        (True, ("private", False), "hello", "recall c1: ok · private · trusted\nhello"),
+        (
+            False,
+            ("public", True),
+            "x\x1b[31m@all",
+            "recall c1: refused · public · untrusted\nx\\x1b\\[31m\\@all",
+        ),
+    ],
+)
+def test_format_result_escapes_the_output(ok, label, output, expected):
+    result = ToolResultOut(
+        call_id="c1",
+        name="recall",
+        ok=ok,
+        output=output,
+        label=Label(klass=label[0], untrusted=label[1]),
+    )
+    assert format_result(result) == expected
+
+
+def test_a_session_through_the_driver(stack):
+    started = run(stack, "start", "--session", "s-cli")
+    assert (started.exit_code, started.stdout) == (0, "s-cli\n")
+    assert run(stack, "say", "s-cli", "When is the launch?").exit_code == 0
+
+    answered = run(
+        stack, "answer", "s-cli", "--call", 'recall {"query": "launch"}', "--call", "clock"
+    )
+    assert answered.exit_code == 0, answered.stderr
+    blocks = answered.stdout.strip().split("\n\n")
+    assert blocks[0].startswith("recall call-") and ": ok · private · trusted\n" in blocks[0]
+    assert blocks[0].endswith('(no matches for "launch")')
+    assert blocks[1].startswith("clock call-") and ": ok · public · trusted\n" in blocks[1]
+    assert stack.memoryd.updated == []
+
+    finished = run(stack, "answer", "s-cli", "Nothing on record yet.")
+    assert (finished.exit_code, finished.stdout) == (0, "")
+    assert stack.memoryd.updated == ["s-cli"]
+
+    shown = CliRunner(env={"BOXMAKER_HOME": str(stack.config.home)}).invoke(
+        app, ["baseline", "s-cli"]
+    )
+    saved = json.loads((stack.config.sessions / "s-cli" / "0.baseline.json").read_text())
+    assert shown.stdout == saved["system"] + "\n"
+    tools = CliRunner().invoke(
+        app, ["baseline", "s-cli", "--tools", "--home", str(stack.config.home)]
+    )
+    assert json.loads(tools.stdout) == saved["tools"]
+
+
+def test_start_new_id_is_generated(stack):
+    first, second = run(stack, "start"), run(stack, "start")
+    assert first.stdout.startswith("s-") and first.stdout != second.stdout
+    assert (stack.config.sessions / first.stdout.strip() / "0.baseline.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "args, error",
+    [
+        (["say", "s-none", "hi"], "no session s-none"),
+        (["answer", "s-none"], "needs content or tool calls"),
+        (["say", "../etc", "hi"], "session"),
+        (["baseline", "s-none"], "no session s-none"),
+    ],
+)
+def test_errors_are_one_line_and_exit_non_zero(stack, args, error):
+    result = (
+        run(stack, *args)
+        if args[0] != "baseline"
+        else run(stack, *args, "--home", str(stack.config.home))
+    )
+    assert result.exit_code != 0
+    assert error in result.stderr and result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+def test_memory_unavailable_is_printed(stack):
+    stack.memoryd.refuse = "soul.md cannot be read"
+    result = run(stack, "start")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "loopd-shim: memory is unavailable, so the session was not started: "
+        "soul.md cannot be read (runbook: memory-unavailable)\n"
+    )
+
+
+def test_nothing_answers_on_the_control_socket(home):
+    result = CliRunner(env={"BOXMAKER_HOME": str(home)}).invoke(app, ["start"])
+    assert result.exit_code == 1
+    assert "nothing answers on" in result.stderr and "control.sock" in result.stderr

@@ -1,0 +1,97 @@
+"""loopd-shim serve as a real process, driven by the loopd-shim command, beside the fakes.
+
+It is killed with SIGKILL part way through a session, with half a record left in the log, and
+started again: the saved baseline is replayed, not rebuilt, and the log goes on cleanly.
+"""
+
+import json
+import os
+import signal
+import socket as pysocket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from proto.records import read_records
+
+BIN = Path(sys.executable).parent / "loopd-shim"
+
+
+def driver(stack, *args):
+    env = dict(os.environ, BOXMAKER_CONTROL_SOCKET=str(stack.config.control_socket))
+    return subprocess.run(
+        [str(BIN), *args], env=env, capture_output=True, text=True, timeout=30, check=False
+    )
+
+
+def answers(path: Path) -> bool:
+    """True once something accepts connections on path (a killed server leaves a stale file)."""
+    probe = pysocket.socket(pysocket.AF_UNIX, pysocket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def start_server(config_path: Path, socket: Path) -> subprocess.Popen:
+    server = subprocess.Popen(
+        [str(BIN), "serve", "--config", str(config_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 15
+    while not answers(socket):
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            raise AssertionError(f"loopd-shim serve did not start: {server.communicate()[1]}")
+        time.sleep(0.02)
+    return server
+
+
+def test_serve_as_a_process_killed_and_restarted(fakes, tmp_path):
+    config = fakes.config
+    config_path = tmp_path / "loopd.toml"
+    config_path.write_text(
+        f'[paths]\nhome = "{config.home}"\n[prompt]\nsystem = "{config.system_prompt}"\n'
+    )
+    server = start_server(config_path, config.control_socket)
+    try:
+        assert driver(fakes, "start", "--session", "s-proc").stdout == "s-proc\n"
+        assert driver(fakes, "say", "s-proc", "hello").returncode == 0
+        answered = driver(fakes, "answer", "s-proc", "--call", 'recall {"query": "launch"}')
+        assert answered.returncode == 0 and ": ok · private · trusted" in answered.stdout
+        assert fakes.memoryd.updated == []
+    finally:
+        server.kill()
+        server.wait(5)
+
+    log = config.sessions / "s-proc" / "0.jsonl"
+    baseline = (config.sessions / "s-proc" / "0.baseline.json").read_bytes()
+    with open(log, "ab") as f:
+        f.write(b'{"type":"assistant","time":"2026-09-2')
+    fakes.memoryd.block = "# soul.md\nwritten after the session started"
+
+    server = start_server(config_path, config.control_socket)
+    try:
+        finished = driver(fakes, "answer", "s-proc", "Nothing about the launch yet.")
+        assert finished.returncode == 0, finished.stderr
+        refused = driver(fakes, "start", "--session", "s-proc")
+        assert refused.returncode == 1 and "session s-proc exists" in refused.stderr
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, stderr = server.communicate(timeout=5)
+    assert server.returncode == 0
+    assert "half-written" in stderr and "s-proc" in stderr
+    assert not config.control_socket.exists()
+
+    assert (config.sessions / "s-proc" / "0.baseline.json").read_bytes() == baseline
+    assert "written after" not in json.loads(baseline)["system"]
+    records = [line.record for line in read_records(log)]
+    assert [r.type for r in records] == ["user", "assistant", "tool_result", "assistant"]
+    assert records[-1].content == "Nothing about the launch yet."
+    assert fakes.memoryd.updated == ["s-proc"]

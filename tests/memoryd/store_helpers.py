@@ -1,0 +1,59 @@
+"""Helpers for the MemoryStore tests: a store on a temporary home, a settable clock, snapshots."""
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from memoryd.home import Home
+from memoryd.store import MemoryStore
+
+REPO = Path(__file__).resolve().parents[2]
+SOUL_STARTER = REPO / "config" / "soul.md"
+CLEAN = {"session": "mm-clean0001", "call_id": "call-1", "taint": "private", "untrusted": False}
+TAINTED = {"session": "mm-tainted01", "call_id": "call-2", "taint": "private", "untrusted": True}
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, start: dt.datetime = dt.datetime(2026, 9, 24, 21, 2, 11, tzinfo=dt.UTC)):
+        self.now = start
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, **kwargs: float) -> None:
+        self.now += dt.timedelta(**kwargs)
+
+
+def new_store(tmp_path: Path, *, review: bool = False, clock: Clock | None = None) -> MemoryStore:
+    store = MemoryStore(
+        Home(tmp_path / "home"), soul_starter=SOUL_STARTER, review=review, now=clock or Clock()
+    )
+    store.ensure()
+    return store
+
+
+def args(**fields: object) -> str:
+    return json.dumps(fields)
+
+
+def snapshot(store: MemoryStore) -> dict[str, bytes]:
+    """Every file under memory/ and its bytes."""
+    root = store.home.memory
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def memory_path(store: MemoryStore, name: str) -> Path:
+    return store.home.memory_file(name)
+
+
+def journal_lines(store: MemoryStore) -> list[dict]:
+    return store.journal.records()
+
+
+def fill(store: MemoryStore, file: str, texts: list[str]) -> None:
+    for text in texts:
+        store.call(args(action="add", file=file, text=text), **CLEAN)

@@ -17,7 +17,10 @@ SPEC_RECALL = (
     "untrusted = false\n"
 )
 
-GOOD = 'tool = "http_fetch"\nmode = "auto"\nmax_taint = "private"\nresult_class = "private"\nuntrusted = true\n'
+GOOD = (
+    'tool = "http_fetch"\nmode = "auto"\nmax_taint = "private"\n'
+    'result_class = "private"\nuntrusted = true\n'
+)
 
 
 def test_builtin_texts_are_the_spec_blocks_and_hashed_exactly(tmp_path):

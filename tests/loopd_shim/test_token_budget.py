@@ -1,0 +1,57 @@
+"""The baseline stays at 3,000 tokens or less (spec 1, item 5), counted with o200k_base.
+
+Both cases of bench/tokens.py: the starter soul.md with memory.md and user.md empty, and every
+memory file at its limit. The baseline is what loopd-shim saves for a new session (system.md, a
+blank line, memoryd's rendered block) plus the five tool schemas.
+"""
+
+import importlib.util
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from memoryd.entries import LIMITS
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "tokens.py"
+_spec = importlib.util.spec_from_file_location("bench_tokens", BENCH)
+tokens = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tokens)
+
+BUDGET = 3_000
+
+
+@pytest.fixture(scope="module")
+def baselines():
+    saved = {}
+    for case, files in (("starter", None), ("full", tokens.full_files())):
+        with tempfile.TemporaryDirectory(prefix="tokens-") as root:
+            saved[case] = tokens.saved_baseline(Path(root), files)
+    return saved
+
+
+def test_every_file_is_at_its_limit_in_the_full_case(baselines):
+    files = tokens.full_files()
+    assert len(files["soul.md"].strip()) == LIMITS["soul.md"]
+    system = baselines["full"]["system"]
+    assert "# memory.md (2,200 of 2,200 characters)" in system
+    assert "# user.md (1,375 of 1,375 characters)" in system
+    assert files["soul.md"].strip() in system
+    for name in ("memory.md", "user.md"):
+        entries = [e.strip() for e in files[name].split("\n§\n")]
+        assert len(set(entries)) == len(entries) > 10
+        assert all(entry in system for entry in entries)
+
+
+def test_starter_case_is_the_starter_soul_and_empty_files(baselines):
+    system = baselines["starter"]["system"]
+    assert tokens.SOUL_STARTER.read_text(encoding="utf-8").strip() in system
+    assert "# memory.md (0 of 2,200 characters)\n(empty)" in system
+    assert "# user.md (0 of 1,375 characters)\n(empty)" in system
+
+
+@pytest.mark.parametrize("case", ["starter", "full"])
+def test_baseline_within_budget(baselines, case):
+    figures = tokens.count_tokens(baselines[case])
+    assert figures["tools"] > 0 and figures["system"] > 0
+    assert figures["total"] <= BUDGET, f"{case} baseline is {figures['total']} tokens"

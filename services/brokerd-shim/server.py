@@ -59,7 +59,6 @@ def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
             FixtureRuntime(config.fixtures_dir),
         )
     grants = GrantsWatcher(config.grants_dir)
-    grants.current()
     return Broker(grants, Ledger(config.ledger_dir), AuditLog(config.audit_dir), runtime)
 
 
@@ -75,6 +74,7 @@ async def start(config: Config, runtime: Runtime | None = None) -> Running:
     except OSError as e:
         raise StartFailed(f"cannot serve {path}: {e.strerror}") from None
     log.info("serving %s (home %s, memoryd at %s)", path, config.home, config.memory_socket)
+    broker.grants.current()
     return Running(broker, server, path)
 
 

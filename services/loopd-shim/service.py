@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from loopd_shim import core_tools
 from loopd_shim.broker import ToolBroker
 from loopd_shim.config import read_system_prompt
-from loopd_shim.errors import TurnRefused
+from loopd_shim.errors import SessionExists, TurnRefused
 from loopd_shim.memory import MemorySource
-from loopd_shim.sessions import SessionStore, assemble_system
+from loopd_shim.sessions import EXISTS, SessionStore, assemble_system
 from proto.errors import InvalidArguments
 from proto.labels import Label
 from proto.messages import (
@@ -69,7 +69,8 @@ class LoopService:
     async def start(self, message: SessionStart) -> SessionStarted:
         """Ask memoryd for the block and freeze the baseline; nothing is written if it refuses."""
         session = message.session or new_session_id()
-        self.sessions.folder(session)
+        if self.sessions.folder(session).exists():
+            raise SessionExists(EXISTS.format(session=session))
         system_md = read_system_prompt(self.system_prompt)
         block = await self.memory.block()
         tools = [dict(tool) for tool in core_tools.CORE_TOOLS]

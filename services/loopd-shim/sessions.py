@@ -18,6 +18,7 @@ from loopd_shim.files import DIR_MODE, atomic_write, create_empty, ensure_dir, f
 from proto.messages import is_session_id
 from proto.records import Record, append_record, now_rfc3339
 
+EXISTS = "session {session} exists; a session's baseline is never rebuilt"
 BASELINE = "0.baseline.json"
 LOG = "0.jsonl"
 _TAIL_CHUNK = 65536
@@ -82,9 +83,7 @@ class SessionStore:
         try:
             folder.mkdir(mode=DIR_MODE)
         except FileExistsError:
-            raise SessionExists(
-                f"session {session} exists; a session's baseline is never rebuilt"
-            ) from None
+            raise SessionExists(EXISTS.format(session=session)) from None
         os.chmod(folder, DIR_MODE)
         baseline = {"session": session, "created": now_rfc3339(), "system": system, "tools": tools}
         data = json.dumps(baseline, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"

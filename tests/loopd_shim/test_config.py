@@ -42,10 +42,12 @@ def test_a_config_file(tmp_path):
     assert config.system_prompt == tmp_path / "etc" / "system.md"
 
 
-def test_the_example_config_reads():
+def test_the_example_config_reads(monkeypatch, tmp_path):
+    monkeypatch.setenv("BOXMAKER_HOME", str(tmp_path))
     example = Path(__file__).resolve().parents[2] / "config" / "loopd.toml"
     config = load_config(example)
-    assert config.home == Path("/var/lib/boxmaker")
+    assert config.home == tmp_path
+    assert config.control_socket == tmp_path / "run/loop-control/control.sock"
     assert config.system_prompt == example.parent / "system.md"
     assert "consolidate" in read_system_prompt(config.system_prompt)
 

@@ -76,6 +76,10 @@ def test_baseline_is_frozen_and_never_rebuilt(stack):
 
     with pytest.raises(RemoteError, match="session s-frozen exists"):
         stack.ask(SessionStart(session="s-frozen"))
+    stack.memoryd.refuse = "down for the test"
+    with pytest.raises(RemoteError, match="session s-frozen exists"):
+        stack.ask(SessionStart(session="s-frozen"))
+    stack.memoryd.refuse = None
     stack.ask(OwnerMessage(session="s-frozen", content="hello"))
     stack.ask(AssistantMessage(session="s-frozen", content="hi"))
 

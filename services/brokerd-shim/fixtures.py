@@ -89,7 +89,7 @@ class FixtureRuntime(Runtime):
         if len(data) > MAX_OUTPUT_BYTES:
             raise ToolFailed(f"the fixture for {_describe(spec)} is over {MAX_OUTPUT_BYTES} bytes")
         log.info(
-            "fixtures: session %s call %s answered from %s",
+            "fixtures: session %s call %r answered from %s",
             spec.request.session,
             spec.request.call_id,
             name,

@@ -39,14 +39,14 @@ class MemoryRuntime(Runtime):
         try:
             reply = await arequest(self.socket, call, timeout=self.timeout)
         except RemoteError as e:
-            log.warning("memory: session %s call %s: memoryd refused: %s", session, call_id, e)
+            log.warning("memory: session %s call %r: memoryd refused: %s", session, call_id, e)
             return False, f"memoryd refused the call: {e}", None
         except ProtoError as e:
-            log.warning("memory: session %s call %s: %s: %s", session, call_id, self.socket, e)
+            log.warning("memory: session %s call %r: %s", session, call_id, e)
             return False, MEMORYD_UNREACHABLE, None
         if not isinstance(reply, ToolResponse):
             log.warning(
-                "memory: session %s call %s: memoryd answered %s",
+                "memory: session %s call %r: memoryd answered %s",
                 session,
                 call_id,
                 type(reply).__name__,

@@ -49,6 +49,10 @@ def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
     try:
         for folder in (config.home, config.ledger_dir, config.audit_dir):
             ensure_dir(folder)
+        # proto's serve_unix makes only the socket's own folder 0700; its parents get the umask.
+        parent = config.broker_socket.parent
+        if parent.parent == config.home / "run":
+            ensure_dir(parent.parent)
         if not config.grants_dir.exists():
             ensure_dir(config.grants_dir)
     except OSError as e:

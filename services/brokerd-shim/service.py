@@ -16,7 +16,7 @@ from brokerd_shim.grants import GrantsWatcher
 from brokerd_shim.ledger import Ledger
 from brokerd_shim.runtime import Runtime
 from proto.labels import stricter
-from proto.messages import ToolRequestMessage, ToolResponse
+from proto.messages import ToolRequest, ToolRequestMessage, ToolResponse
 
 log = logging.getLogger("brokerd_shim.service")
 
@@ -63,7 +63,7 @@ class Broker:
         )
         return ToolResponse(call_id=request.call_id, ok=ok, output=output, label=label)
 
-    def _refuse(self, request, decision: Decision) -> ToolResponse:
+    def _refuse(self, request: ToolRequest, decision: Decision) -> ToolResponse:
         label = decision.answer_label
         self.ledger.raise_to(request.session, label)
         grant = decision.grant

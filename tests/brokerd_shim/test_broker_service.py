@@ -29,7 +29,7 @@ def audit(stack: Stack) -> list[dict]:
 def test_socket_and_folders_modes(stack):
     assert stat.S_IMODE(stack.socket.stat().st_mode) == 0o600
     assert stat.S_IMODE(stack.socket.parent.stat().st_mode) == 0o700
-    for folder in ("ledger", "audit"):
+    for folder in ("ledger", "audit", "run"):
         assert stat.S_IMODE((stack.home / folder).stat().st_mode) == 0o700
 
 

@@ -71,6 +71,8 @@ class FakeBroker:
         assert isinstance(message, ToolRequestMessage)
         req = message.request
         self.requests.append(req)
+        if req.tool == "broken":
+            raise Refusal("the broker cannot serve broken")
         ok, output, klass, untrusted = BROKER_ANSWERS.get(
             req.tool, (False, f"no grant for {req.tool}", "private", False)
         )

@@ -177,20 +177,24 @@ def test_records_and_labels_of_a_turn(stack):
     assert [r.output for r in records[2:]] == [r.output for r in reply.results]
 
 
-def test_broker_down_fails_the_call_not_the_turn(stack):
+@pytest.mark.parametrize(
+    "tool, output",
+    [
+        ("memory", "brokerd did not answer"),
+        ("broken", "brokerd refused the call: the broker cannot serve broken"),
+    ],
+)
+def test_broker_failure_fails_the_call_not_the_turn(stack, tool, output):
     stack.ask(SessionStart(session="s-nobroker"))
-    stack.stop("broker")
-    call = ToolCall(id="c1", name="memory", arguments='{"action": "note", "text": "x"}')
+    if tool == "memory":
+        stack.stop("broker")
+    call = ToolCall(id="c1", name=tool, arguments='{"action": "note", "text": "x"}')
     reply = stack.ask(AssistantMessage(session="s-nobroker", tool_calls=[call]))
     (result,) = reply.results
-    assert (result.ok, result.output) == (False, "brokerd did not answer")
+    assert (result.ok, result.output) == (False, output)
     assert (result.label.klass, result.label.untrusted) == ("private", False)
     record = log_records(stack, "s-nobroker")[-1]
-    assert (record.output, record.klass, record.untrusted) == (
-        "brokerd did not answer",
-        "private",
-        False,
-    )
+    assert (record.output, record.klass, record.untrusted) == (output, "private", False)
 
 
 @pytest.mark.parametrize(

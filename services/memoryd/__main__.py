@@ -1,0 +1,3 @@
+from memoryd.cli import main
+
+main()

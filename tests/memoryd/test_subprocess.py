@@ -1,0 +1,71 @@
+"""memoryd as a subprocess: it starts, serves, stops cleanly on SIGTERM, and a start that cannot
+succeed is one line naming the cause and memoryd-start-failed."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from proto.client import request
+from proto.messages import MemoryBlock
+from tests.memoryd_process import MemorydProcess
+
+
+def test_serves_and_stops_cleanly_on_sigterm(tmp_path):
+    memoryd = MemorydProcess(tmp_path).start()
+    try:
+        assert request(memoryd.loop_socket, MemoryBlock()).text.startswith("# soul.md")
+    finally:
+        code = memoryd.stop()
+    assert code == 0
+    assert not memoryd.admin_socket.exists()
+
+
+def test_restart_keeps_files_and_removes_stale_sockets(tmp_path):
+    memoryd = MemorydProcess(tmp_path).start()
+    (memoryd.home / "memory" / "soul.md").write_text("Edited by the owner.\n")
+    memoryd.kill()  # leaves stale sockets behind
+    assert memoryd.admin_socket.exists()
+    memoryd.start()
+    try:
+        assert "Edited by the owner." in request(memoryd.loop_socket, MemoryBlock()).text
+    finally:
+        memoryd.stop()
+
+
+@pytest.mark.parametrize(
+    "config,cause",
+    [
+        ("[memory]\nreveiw = true\n", "reveiw"),
+        ("[index]\nmax_class = 'top'\n", "max_class"),
+    ],
+)
+def test_start_failure_is_one_line(tmp_path, config, cause):
+    memoryd = MemorydProcess(tmp_path, config)
+    result = subprocess.run(
+        [sys.executable, "-m", "memoryd", "serve", "--config", str(memoryd.config)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ},
+    )
+    assert result.returncode == 2
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("memoryd: cannot start")]
+    assert len(lines) == 1
+    assert cause in lines[0] and "(runbook: memoryd-start-failed)" in lines[0]
+
+
+def test_start_failure_when_home_unwritable(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    memoryd = MemorydProcess(tmp_path)
+    memoryd.config.write_text(f'[paths]\nhome = "{blocker}/home"\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "memoryd", "serve", "--config", str(memoryd.config)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert "memoryd-start-failed" in result.stderr

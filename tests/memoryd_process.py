@@ -1,0 +1,65 @@
+"""Start memoryd as a real subprocess on a temporary home, for tests that want the real thing."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SOUL = "You are a careful personal agent.\n"
+
+
+def _answers(path: Path) -> bool:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+class MemorydProcess:
+    def __init__(self, tmp_path: Path, extra_config: str = ""):
+        self.home = tmp_path / "home"
+        (tmp_path / "soul.md").write_text(SOUL)
+        self.config = tmp_path / "memoryd.toml"
+        self.config.write_text(f'[paths]\nhome = "{self.home}"\n{extra_config}')
+        self.admin_socket = self.home / "run/owner-memory/admin.sock"
+        self.loop_socket = self.home / "run/loop-memory/memory.sock"
+        self.broker_socket = self.home / "run/broker-memory/memory.sock"
+        self.log = tmp_path / "memoryd.log"
+        self.proc = None
+
+    def start(self, timeout: float = 20.0) -> "MemorydProcess":
+        env = {**os.environ, "BOXMAKER_HOME": str(self.home)}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "serve", "--config", str(self.config)],
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.log, "ab"),  # noqa: SIM115
+            env=env,
+        )
+        deadline = time.monotonic() + timeout
+        while not all(
+            _answers(p) for p in (self.admin_socket, self.loop_socket, self.broker_socket)
+        ):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"memoryd exited: {self.log.read_text()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"memoryd did not start: {self.log.read_text()}")
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> int:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            return self.proc.wait(20)
+        return self.proc.returncode if self.proc else 0
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(20)

@@ -1,0 +1,63 @@
+"""Copy the example configuration to a folder and point it at a home other than the image's.
+
+The files in config/ are written for the container, where {home} is /var/lib/boxmaker. To run
+the services as processes on another home (scripts/stack in process mode, the integration
+tests), each TOML file's strings naming /var/lib/boxmaker are moved to that home; everything
+else, relative paths included, stays as written, so soul.md, system.md, grants/ and fixtures/
+are found next to the copied files.
+
+    python scripts/local_configs.py SOURCE_DIR DEST_DIR HOME
+"""
+
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+IMAGE_HOME = "/var/lib/boxmaker"
+
+
+class ConfigCopyError(Exception):
+    """A configuration file that still names the image's home after the rewrite."""
+
+
+def _strings(value: object):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _rewrite(text: str, home: Path) -> str:
+    lines = []
+    for line in text.splitlines(keepends=True):
+        code, hash_, comment = line.partition("#")
+        code = code.replace(f'"{IMAGE_HOME}"', f'"{home}"').replace(f'"{IMAGE_HOME}/', f'"{home}/')
+        lines.append(code + hash_ + comment)
+    return "".join(lines)
+
+
+def write_local_configs(source: Path, dest: Path, home: Path) -> Path:
+    """Copy source to dest (replacing dest) with every TOML file pointed at home; return dest."""
+    home = home.resolve()
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(source, dest)
+    for path in sorted(dest.rglob("*.toml")):
+        if path.parent != dest:
+            continue  # grants and fixture indexes name no paths of the home
+        path.write_text(_rewrite(path.read_text(encoding="utf-8"), home), encoding="utf-8")
+        left = [s for s in _strings(tomllib.loads(path.read_text("utf-8"))) if IMAGE_HOME in s]
+        if left:
+            raise ConfigCopyError(f"{path} still names {IMAGE_HOME}: {left[0]!r}")
+    return dest
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__.strip().splitlines()[-1].strip())
+    print(write_local_configs(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])))

@@ -12,7 +12,6 @@ import json
 import os
 import sqlite3
 import threading
-import time
 from dataclasses import dataclass, field
 
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
@@ -150,7 +149,7 @@ class RecallLog:
         self._month: str | None = None
         self._fd: int | None = None
         self._dirty = threading.Event()
-        self._closing = False
+        self._stopping = threading.Event()
         self._flusher = threading.Thread(target=self._flush_loop, name="recall-log", daemon=True)
         self._flusher.start()
 
@@ -185,19 +184,17 @@ class RecallLog:
                 os.close(fd)
 
     def _flush_loop(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             self._dirty.wait()
-            if self._closing:
-                return
             # Gather the lines of a short while into one fsync, and wake this thread seldom: each
             # wake-up takes the interpreter lock from the recalls.
-            time.sleep(SYNC_INTERVAL)
+            self._stopping.wait(SYNC_INTERVAL)
             self._dirty.clear()
             self._sync()
 
     def close(self) -> None:
         """fsync what was written and stop the background thread."""
-        self._closing = True
+        self._stopping.set()
         self._dirty.set()
         self._flusher.join()
         with self._lock:

@@ -17,9 +17,11 @@ lines:
 """
 
 import argparse
+import itertools
 import json
 import os
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -49,7 +51,7 @@ class Generator:
     def __init__(self, seed: int = 7):
         self.rng = random.Random(seed)
         self.words, self.weights = _words(self.rng)
-        self.cumulative = list(__import__("itertools").accumulate(self.weights))
+        self.cumulative = list(itertools.accumulate(self.weights))
 
     def text(self, n: int) -> str:
         return " ".join(self.rng.choices(self.words, cum_weights=self.cumulative, k=n))
@@ -139,7 +141,7 @@ def bench_size(records: int, queries: int, root: Path) -> None:
         )
     print(f"size {records}: catch-up ratio long/short log: {costs['long'] / costs['short']:.2f}")
 
-    direct = __import__("sqlite3").connect(home.index_db)
+    direct = sqlite3.connect(home.index_db)
     texts = [generator.query() for _ in range(queries)]
     for text in texts[:20]:  # warm the page cache for both
         direct.execute(SEARCH, (match_expression(text), 5)).fetchall()

@@ -9,9 +9,9 @@ renaming a file over an SQLite database that has open connections corrupts it, s
 for the recalls in flight, closes every connection (the last close checkpoints and removes the
 WAL), renames, and reopens. Recalls wait only for that swap, not for the build.
 
-A damaged index (not SQLite, other tables, failing quick_check) is set aside at open and replaced
-by an empty one, logged once with the runbook entry memory-index-damaged; the first catch_up_all
-fills it again, and recall answers from what is there meanwhile.
+A damaged index (not SQLite, other tables, failing quick_check) is deleted at open (it is
+disposable) and replaced by an empty one, logged once with the runbook entry memory-index-damaged;
+the first catch_up_all fills it again, and recall answers from what is there meanwhile.
 """
 
 import contextlib
@@ -157,7 +157,7 @@ class Index:
             self._writer = None
 
     def open(self) -> None:
-        """Create or open the index; set a damaged one aside and start an empty one."""
+        """Create or open the index; a damaged one is deleted and an empty one started."""
         check_fts5()
         ensure_dir(self.home.index_dir)
         if self.path.exists():

@@ -145,7 +145,8 @@ def _session_rows(
 ) -> Iterable[Row]:
     """The rows of a session log's records past state, advancing state as records are read.
 
-    Stops quietly at damage (the caller finds out from state.damage).
+    Stops at the first damaged record with a log line naming the log: the records before it are
+    indexed, and state stays before it, so each catch-up tries again from there.
     """
     limit = CLASS_RANK[max_class]
     number = state.records

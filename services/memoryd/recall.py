@@ -20,9 +20,10 @@ from proto.labels import Label, higher_class
 
 # The FTS5 query on its own: what the benchmark runs directly to compare with recall.
 SEARCH = "SELECT rowid, text FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
-_SOURCES = (
-    "SELECT rowid, kind, session, record, time, role, class, untrusted FROM sources"
-    " WHERE rowid IN ({marks})"
+# The same, with each hit's source (a lookup by rowid per hit).
+SEARCH_WITH_SOURCES = (
+    "SELECT h.text, s.kind, s.session, s.record, s.time, s.role, s.class, s.untrusted"
+    " FROM hits h JOIN sources s ON s.rowid = h.rowid WHERE hits MATCH ? ORDER BY rank LIMIT ?"
 )
 # At most how long a recall log line waits for its fsync, in seconds.
 SYNC_INTERVAL = 0.2
@@ -80,24 +81,13 @@ def search(conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
     expression = match_expression(query)
     if expression is None:
         return []
-    found = conn.execute(SEARCH, (expression, k)).fetchall()
-    if not found:
-        return []
-    marks = ", ".join("?" * len(found))
-    sources = {
-        row[0]: row[1:] for row in conn.execute(_SOURCES.format(marks=marks), [r[0] for r in found])
-    }
     terms = query_terms(query)
-    hits = []
-    for rowid, text in found:
-        source = sources.get(rowid)
-        if source is None:
-            continue
-        kind, session, record, time, role, klass, untrusted = source
-        hits.append(
-            Hit(kind, session, record, time, role, klass, bool(untrusted), snippet(text, terms))
+    return [
+        Hit(kind, session, record, time, role, klass, bool(untrusted), snippet(text, terms))
+        for text, kind, session, record, time, role, klass, untrusted in conn.execute(
+            SEARCH_WITH_SOURCES, (expression, k)
         )
-    return hits
+    ]
 
 
 def render(query: str, hits: list[Hit]) -> str:

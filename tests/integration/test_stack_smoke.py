@@ -1,0 +1,73 @@
+"""The stack comes up in both modes: private sockets, the owner's CLI answers, a write travels.
+
+In container mode it also checks what compose.yaml promises of each container: no network, no
+capabilities, a read-only root, user 10001, and only its own folders of the home.
+"""
+
+import json
+import stat
+
+import pytest
+
+from tests.integration.stack import MOUNTS
+
+MEMORY_ADD = {"action": "add", "file": "user", "text": "Owner prefers answers in UTC."}
+
+
+def test_every_socket_appears_private(stack):
+    for name, path in stack.socket_paths().items():
+        info = path.lstat()
+        assert stat.S_ISSOCK(info.st_mode), f"{name}: {path} is not a socket"
+        assert stat.S_IMODE(info.st_mode) == 0o600, f"{name}: {path} is {info.st_mode:o}"
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700, f"{name}: {path.parent}"
+
+
+def test_bxctl_answers_from_the_host_and_where_memoryd_runs(stack):
+    for result in (stack.bxctl("memory", "log"), stack.bxctl_inside("memory", "log")):
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip(), "bxctl memory log printed nothing"
+
+
+def test_a_memory_write_goes_through_all_three_roles(stack):
+    started = stack.driver("start", "--session", "smoke")
+    assert started.returncode == 0, started.stderr
+    said = stack.driver("say", "smoke", "Remember that I prefer answers in UTC.")
+    assert said.returncode == 0, said.stderr
+    answered = stack.driver("answer", "smoke", "--call", f"memory {json.dumps(MEMORY_ADD)}")
+    assert answered.returncode == 0, answered.stderr
+    assert "user.md updated" in answered.stdout
+
+    for result in (stack.bxctl("memory", "log"), stack.bxctl_inside("memory", "log")):
+        assert result.returncode == 0, result.stderr
+        [line] = [line for line in result.stdout.splitlines() if " smoke " in f" {line} "]
+        assert line.split()[-2:] == ["add", "user.md"]
+    assert (stack.home / "sessions/smoke/0.jsonl").exists()
+    assert MEMORY_ADD["text"] in (stack.home / "memory/user.md").read_text()
+
+
+@pytest.mark.container
+@pytest.mark.parametrize("role", sorted(MOUNTS))
+def test_each_container_is_locked_down(container_stack, role):
+    def run(*command):
+        return container_stack.exec(role, *command)
+
+    assert run("id", "-u").stdout.strip() == "10001"
+    assert run("ls", "/sys/class/net").stdout.split() == ["lo"], "a network interface besides lo"
+    caps = dict(
+        line.split(":\t")
+        for line in run("cat", "/proc/self/status").stdout.splitlines()
+        if line.startswith("Cap")
+    )
+    assert {caps[k] for k in ("CapEff", "CapPrm", "CapBnd")} == {"0000000000000000"}
+    assert run("touch", "/etc/boxmaker/x").returncode != 0, "the root file system is writable"
+
+    home = "/var/lib/boxmaker"
+    seen = set(run("ls", "-A", home).stdout.split()) | {
+        f"run/{name}" for name in run("ls", "-A", f"{home}/run").stdout.split()
+    }
+    own = set(MOUNTS[role]) | {"run"}
+    assert seen - {"run"} <= own, f"{role} sees {sorted(seen - own)}"
+    for folder, mode in MOUNTS[role].items():
+        wrote = run("touch", f"{home}/{folder}/.probe")
+        assert (wrote.returncode == 0) == (mode == "rw"), f"{role}: {folder} should be {mode}"
+        run("rm", "-f", f"{home}/{folder}/.probe")

@@ -8,9 +8,10 @@ entries carry the label their header gives.
 
 Progress per log is the number of records read (spec 6's progress table) and, beside it in the
 offsets table, the byte offset reached, the label in force there and a hash of the bytes just
-before the offset. Catching up seeks to the offset, so it costs what the new records cost, not
-what the log is long; the hash tells a log that was rewritten (notes.md edited by hand) from one
-that only grew, and a rewritten log is indexed again from its start.
+before the offset (for notes.md, of all the bytes before it). Catching up seeks to the offset, so
+it costs what the new records cost, not what the log is long; the hash tells a log that was
+rewritten (notes.md edited by hand) from one that only grew, and a rewritten log is indexed again
+from its start.
 
 The functions here run inside the caller's transaction and never commit.
 """
@@ -44,6 +45,8 @@ NOTES_LOG = "memory/notes.md"
 NOTE_KINDS = ("noted", "moved", "dropped")
 # How many bytes before the offset the tail hash covers.
 TAIL_BYTES = 256
+# notes.md is small and the owner may edit any entry by hand: its hash covers all it has read.
+NOTES_WINDOW = None
 BATCH = 20_000
 
 Row = tuple  # (kind, session, epoch, record, time, role, class, untrusted, text)
@@ -79,11 +82,20 @@ def log_name(session: str) -> str:
     return f"sessions/{session}/0.jsonl"
 
 
-def _tail_hash(path: Path, offset: int) -> str:
+def _tail_hash(path: Path, offset: int, window: int | None = TAIL_BYTES) -> str:
+    """The hash of the window bytes before offset (of all of them when window is None)."""
+    start = 0 if window is None else max(0, offset - window)
+    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        start = max(0, offset - TAIL_BYTES)
         f.seek(start)
-        return hashlib.sha256(f.read(offset - start)).hexdigest()
+        left = offset - start
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            digest.update(chunk)
+            left -= len(chunk)
+    return digest.hexdigest()
 
 
 def load_state(conn: sqlite3.Connection, name: str) -> LogState | None:
@@ -105,9 +117,11 @@ def save_state(conn: sqlite3.Connection, name: str, state: LogState) -> None:
     )
 
 
-def _still_valid(path: Path, state: LogState) -> bool:
-    """True when the log still holds the bytes read so far, as far as the tail hash shows."""
-    return os.path.getsize(path) >= state.bytes and _tail_hash(path, state.bytes) == state.tail
+def _still_valid(path: Path, state: LogState, window: int | None = TAIL_BYTES) -> bool:
+    """True when the log still holds the bytes read so far, as far as the hash shows."""
+    if os.path.getsize(path) < state.bytes:
+        return False
+    return _tail_hash(path, state.bytes, window) == state.tail
 
 
 def insert_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> int:
@@ -232,7 +246,7 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
     path = home.memory_file("notes.md")
     state = load_state(conn, NOTES_LOG) or LogState()
     exists = path.exists()
-    if state.bytes and (not exists or not _still_valid(path, state)):
+    if state.bytes and (not exists or not _still_valid(path, state, NOTES_WINDOW)):
         log.warning("notes %s changed before byte %d: indexing it again", path, state.bytes)
         _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
         state = LogState()
@@ -254,6 +268,6 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
     added = insert_rows(conn, rows)
     state.records += len(entries)
     state.bytes += len(data)
-    state.tail = _tail_hash(path, state.bytes)
+    state.tail = _tail_hash(path, state.bytes, NOTES_WINDOW)
     save_state(conn, NOTES_LOG, state)
     return added

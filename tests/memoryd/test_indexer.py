@@ -299,6 +299,19 @@ def test_notes_edited_by_hand_are_indexed_again(home, edited):
     index.close()
 
 
+def test_notes_edited_far_before_the_offset_are_indexed_again(home):
+    long_notes = NOTES + "§ noted 2026-09-25T08:00Z in session mm-2 · private\n" + "long " * 200
+    write_notes(home, long_notes + "\n")
+    index = opened(home)
+    index.catch_up_notes()
+    write_notes(home, long_notes.replace("example.org", "example.net") + "\n")
+    index.catch_up_notes()
+    texts = [r[6] for r in rows(home, "s.kind != 'session'")]
+    assert texts[0] == "example.net says the release moved to March."
+    assert len(texts) == 4
+    index.close()
+
+
 def test_missing_notes_is_nothing_to_index(home):
     index = opened(home)
     assert index.catch_up_notes() == 0

@@ -13,31 +13,28 @@ content an add becomes an untrusted note, and replace, remove and consolidate ar
 """
 
 import datetime as dt
-import json
 import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from memoryd import admin_text, block, edits, entries, notes
-from memoryd.entries import FILE_OF_ARG, LIMITS, count
+from memoryd import admin_text, block, edits, entries, notes, undo
+from memoryd.callargs import check_state, parse_args
+from memoryd.entries import FILE_OF_ARG
 from memoryd.errors import (
     AdminRefused,
     EditRefused,
     FileDamaged,
     FileInvalid,
-    MalformedCall,
     StartFailed,
     UntrustedSession,
 )
 from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
-from memoryd.journal import EDIT_ID, IDENTITY_FILES, Journal, ends_without_newline
+from memoryd.journal import Journal, ends_without_newline
 from memoryd.memfiles import read_entries
 from memoryd.review import Review, args_of, waiting_sentence
-from proto.errors import InvalidArguments
-from proto.labels import higher_class, is_class
-from proto.messages import is_session_id
-from proto.tools import AddArgs, ConsolidateArgs, NoteArgs, RemoveArgs, ReplaceArgs, parse_memory
+from proto.labels import higher_class
+from proto.tools import AddArgs, NoteArgs
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +44,6 @@ UNTRUSTED_ADD = (
     "saved as a note (untrusted): this session has read untrusted content. It is remembered and "
     "recall finds it; it never reaches the prompt on its own."
 )
-MEMORY_ARGS = (AddArgs, ReplaceArgs, RemoveArgs, NoteArgs, ConsolidateArgs)
 
 
 def untrusted_sentence(file: str) -> str:
@@ -56,31 +52,6 @@ def untrusted_sentence(file: str) -> str:
 
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-def parse_args(args: object):
-    """The memory call's arguments as a model, from a model, JSON text or a dict."""
-    if isinstance(args, MEMORY_ARGS):
-        return args
-    if isinstance(args, dict):
-        args = json.dumps(args)
-    if not isinstance(args, str):
-        raise MalformedCall("refused: malformed call: the arguments must be a JSON object")
-    try:
-        return parse_memory(args)
-    except InvalidArguments as e:
-        raise MalformedCall(f"refused: malformed call: {e}") from None
-
-
-def check_state(session: object, call_id: object, taint: object, untrusted: object) -> None:
-    if not is_session_id(session):
-        raise MalformedCall("refused: malformed call: the session id is not valid")
-    if not isinstance(call_id, str) or not 1 <= len(call_id) <= 200:
-        raise MalformedCall("refused: malformed call: the call id must be 1 to 200 characters")
-    if not is_class(taint):
-        raise MalformedCall("refused: malformed call: taint must be public, private or secret")
-    if not isinstance(untrusted, bool):
-        raise MalformedCall("refused: malformed call: untrusted must be true or false")
 
 
 class MemoryStore:
@@ -238,56 +209,18 @@ class MemoryStore:
 
     def undo(self, edit_id: str) -> str:
         with self._lock:
-            record = self._undoable(edit_id)
+            record = undo.undoable(self.journal, edit_id)
             file = record["to"]
             try:
                 current = read_entries(self.home, file)
             except FileDamaged as e:
                 raise AdminRefused(f"refused: {e}; undo would overwrite it") from None
-            if current != record.get("after"):
-                raise AdminRefused(
-                    f"refused: {file} has changed since edit {edit_id} (by hand, or by a write "
-                    "the journal does not hold); undo would overwrite that change"
-                )
-            restored = tuple(record.get("before") or [])
-            plan = edits.Plan("undo", file, tuple(current), restored)
+            undo.check_unchanged(record, current)
+            plan = edits.Plan("undo", file, tuple(current), tuple(record["before"]))
             new = self._apply(
                 plan, {"session": None, "call": None, "action": "undo", "undoes": edit_id}
             )
-            return (
-                f"undid {edit_id} as edit {new['id']}: {file} holds its entries from before that "
-                f"edit again ({count(plan.length)} of {count(LIMITS[file])} characters); "
-                "it takes effect in the next session"
-            )
-
-    def _undoable(self, edit_id: str) -> dict:
-        if not isinstance(edit_id, str) or not EDIT_ID.match(edit_id):
-            shown = str(edit_id)[:64]
-            raise AdminRefused(f"refused: {shown!r} is not an edit id (YYYY-MM-DD-NNNN)")
-        record = self.journal.find(edit_id)
-        if record is None:
-            raise AdminRefused(f"refused: the journal holds no edit {edit_id}")
-        if record.get("action") == "reject":
-            raise AdminRefused(f"refused: edit {edit_id} rejected a pending edit; nothing changed")
-        if record.get("to") == "notes.md":
-            raise AdminRefused(
-                f"refused: edit {edit_id} went to notes.md, which is append-only; "
-                "it cannot be undone"
-            )
-        before, after = record.get("before"), record.get("after")
-        if (
-            record.get("to") not in IDENTITY_FILES
-            or not _entry_list(before)
-            or not _entry_list(after)
-        ):
-            raise AdminRefused(f"refused: the journal line of edit {edit_id} is damaged")
-        latest = self.journal.latest_edit_of(record["to"])
-        if latest is not None and latest.get("id") != edit_id:
-            raise AdminRefused(
-                f"refused: edit {edit_id} is not the latest edit of {record['to']} "
-                f"(the latest is {latest.get('id')}); only the latest edit of a file can be undone"
-            )
-        return record
+            return undo.undone_sentence(edit_id, new["id"], file, plan.length)
 
     def pending(self) -> str:
         return admin_text.pending_text(self.review.items(), self.review_on)
@@ -342,10 +275,6 @@ class MemoryStore:
             self.review.discard(pending_id)
             log.info("%s: %s rejected by the owner (edit %s)", file, pending_id, record["id"])
             return f"rejected {pending_id} (edit {record['id']}); {file} is unchanged"
-
-
-def _entry_list(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(e, str) for e in value)
 
 
 def _wire(args) -> dict:

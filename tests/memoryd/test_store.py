@@ -1,5 +1,6 @@
 """MemoryStore on a real temporary home: the files, routing by session state, notes, refusals."""
 
+import logging
 import os
 import stat
 
@@ -460,3 +461,17 @@ def test_written_files_are_0600(tmp_path):
         *store.home.edits.iterdir(),
     ]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+def test_one_log_line_per_applied_edit(tmp_path, caplog):
+    store = new_store(tmp_path)
+    with caplog.at_level(logging.INFO, logger="memoryd.store"):
+        store.call(args(action="add", file="memory", text="a"), **CLEAN)
+        store.call(args(action="note", text="n"), **TAINTED)
+        store.undo("2026-09-24-0001")
+    session, tainted = CLEAN["session"], TAINTED["session"]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"memory.md: add by session {session} (edit 2026-09-24-0001)",
+        f"notes.md: note by session {tainted} (edit 2026-09-24-0002)",
+        "memory.md: undo by the owner (edit 2026-09-24-0003)",
+    ]

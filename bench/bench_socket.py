@@ -1,0 +1,93 @@
+"""Benchmark: recall over memoryd's brokerd socket against recall in-process on the same index.
+
+It generates a home (bench_index's generator), starts memoryd as a subprocess on it (which
+indexes everything at start), then runs the same queries both ways, interleaved, and prints the
+p50 and p99 latency of each and their ratio, measured in the same run. The socket path costs a
+connection, a frame each way, validation and a thread hop per request.
+
+    .venv/bin/python bench/bench_socket.py [--records 100000] [--queries 500]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_index import Generator, percentile
+
+from memoryd.index import Index
+from proto.client import request
+from proto.messages import MemoryCall, ToolRequest
+
+
+def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("memoryd did not start")
+        time.sleep(0.1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=500)
+    args = parser.parse_args(argv)
+    print(f"cpus {os.cpu_count()}, python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory(prefix="bench-socket-") as tmp:
+        generator = Generator()
+        home = generator.home(Path(tmp) / "home", args.records)
+        (Path(tmp) / "soul.md").write_text("A bench soul.\n")
+        config = Path(tmp) / "memoryd.toml"
+        config.write_text(f'[paths]\nhome = "{home.root}"\n')
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            sock = home.run / "broker-memory" / "memory.sock"
+            started = time.perf_counter()
+            wait_for(sock, proc)
+            print(f"records {args.records}: memoryd indexed and listening in "
+                  f"{time.perf_counter() - started:.1f} s")
+            index = Index(home)
+            index.open()
+            queries = [generator.query() for _ in range(args.queries)]
+
+            def over_socket(text: str) -> None:
+                req = ToolRequest(session="bench", call_id="c", tool="recall",
+                                  arguments=json.dumps({"query": text, "k": 5}))
+                reply = request(sock, MemoryCall(request=req, taint="private", untrusted=False))
+                if not reply.ok:
+                    raise SystemExit(f"recall failed: {reply.output}")
+
+            def in_process(text: str) -> None:
+                index.recall(text, 5, session="bench")
+
+            for text in queries[:20]:
+                over_socket(text)
+                in_process(text)
+            times: dict[str, list[float]] = {"socket": [], "in-process": []}
+            for n, text in enumerate(queries):
+                order = (("socket", over_socket), ("in-process", in_process))
+                for name, fn in order if n % 2 else order[::-1]:
+                    t0 = time.perf_counter()
+                    fn(text)
+                    times[name].append(time.perf_counter() - t0)
+            index.close()
+            for p in (50, 99):
+                s, i = percentile(times["socket"], p), percentile(times["in-process"], p)
+                print(f"records {args.records}: recall p{p} over the socket {s * 1e3:.3f} ms, "
+                      f"in-process {i * 1e3:.3f} ms, ratio {s / i:.2f}")
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from proto.errors import RecordDamaged
+from proto.files import append_bytes
 from proto.labels import DataClass
 from proto.messages import ToolCall, describe
 
@@ -107,12 +108,4 @@ def read_records(path: str | os.PathLike, offset: int = 0, number: int = 0) -> I
 
 def append_record(path: str | os.PathLike, record: Record) -> None:
     """Append one record as one line, then fsync, so it is whole on disk before we go on."""
-    data = (record_json(record) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_bytes(path, (record_json(record) + "\n").encode("utf-8"))

@@ -17,6 +17,7 @@ import stat
 from collections.abc import Awaitable, Callable, Collection
 
 from proto.errors import FrameError, FrameTimeout, PeerClosed, ProtoError
+from proto.files import ensure_dir
 from proto.frames import read_frame, write_frame
 from proto.messages import Body, Error, body_of, kind_of, parse_body
 
@@ -32,9 +33,7 @@ class SocketInUse(ProtoError):
 
 def prepare_socket_path(path: str) -> None:
     """Make the folder (0700) and remove a stale socket; refuse a live one or a non-socket."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    os.chmod(folder, 0o700)
+    ensure_dir(os.path.dirname(path))
     try:
         st = os.lstat(path)
     except FileNotFoundError:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from brokerd_shim.errors import AuditFailed
-from brokerd_shim.files import append_line, ensure_dir
+from proto.files import append_line, ensure_dir
 from proto.labels import Label
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from brokerd_shim.errors import LedgerFailed
-from brokerd_shim.files import atomic_write
+from proto.files import atomic_write
 from proto.labels import CLASS_RANK, Label, stricter
 from proto.messages import is_session_id
 

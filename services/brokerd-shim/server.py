@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from brokerd_shim.audit import AuditLog
 from brokerd_shim.config import Config
 from brokerd_shim.errors import BrokerError, StartFailed
-from brokerd_shim.files import ensure_dir
 from brokerd_shim.fixtures import FixtureRuntime
 from brokerd_shim.grants import GrantsWatcher
 from brokerd_shim.ledger import Ledger
@@ -23,6 +22,7 @@ from brokerd_shim.memory_runtime import MemoryRuntime
 from brokerd_shim.runtime import CompositeRuntime, Runtime
 from brokerd_shim.service import Broker
 from proto.errors import ProtoError
+from proto.files import ensure_dir
 from proto.server import serve_unix
 
 log = logging.getLogger("brokerd_shim")

@@ -14,10 +14,10 @@ import uvloop
 from loopd_shim.broker import BrokerClient
 from loopd_shim.config import Config, read_system_prompt
 from loopd_shim.errors import LoopdError
-from loopd_shim.files import ensure_dir
 from loopd_shim.memory import MemorydClient
 from loopd_shim.service import CONTROL_KINDS, LoopService
 from loopd_shim.sessions import SessionStore
+from proto.files import ensure_dir
 from proto.server import serve_unix
 
 log = logging.getLogger("loopd_shim.server")

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from loopd_shim.errors import SessionExists, SessionUnknown
-from loopd_shim.files import DIR_MODE, atomic_write, create_empty, ensure_dir, fsync_dir
+from proto.files import DIR_MODE, atomic_write, create_if_missing, ensure_dir, fsync_dir
 from proto.messages import is_session_id
 from proto.records import Record, append_record, now_rfc3339
 
@@ -89,7 +89,7 @@ class SessionStore:
         data = json.dumps(baseline, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
         try:
             atomic_write(folder / BASELINE, data)
-            create_empty(folder / LOG)
+            create_if_missing(folder / LOG)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise

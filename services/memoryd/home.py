@@ -1,18 +1,24 @@
-"""The layout of {home} as memoryd sees it, and the two safe ways to write a file.
+"""The layout of {home} as memoryd sees it, with the safe ways to write (from proto.files).
 
-atomic_write replaces a file whole: a temporary file in the same folder, fsync, rename, fsync the
-folder; a crash leaves the old file or the new one, never half. append_line adds one line to a
-journal and fsyncs it. Folders are 0700, files 0600 (spec 3, 6).
+memoryd writes only through these: atomic_write replaces a file whole (temp file, fsync, rename,
+fsync the folder); append_bytes/append_line add to a journal and fsync. Folders 0700, files 0600
+(spec 3, 6).
 """
 
 import datetime as dt
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-DIR_MODE = 0o700
-FILE_MODE = 0o600
+from proto.files import (  # noqa: F401  (memoryd writes through these)
+    DIR_MODE,
+    FILE_MODE,
+    append_bytes,
+    append_line,
+    atomic_write,
+    create_if_missing,
+    ensure_dir,
+    fsync_dir,
+)
 
 
 @dataclass(frozen=True)
@@ -60,76 +66,3 @@ class Home:
     def session_log(self, session: str) -> Path:
         """The log of a session whose id the caller has already validated."""
         return self.sessions / session / "0.jsonl"
-
-
-def ensure_dir(path: Path) -> None:
-    """Create a folder 0700 (and its parents) if missing, and set 0700 on it."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    os.chmod(path, DIR_MODE)
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace path with data, whole or not at all."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    fsync_dir(path.parent)
-
-
-def create_if_missing(path: Path, data: bytes) -> bool:
-    """Create path with data unless it exists; never overwrite. True when it was created."""
-    if path.exists():
-        return False
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        os.unlink(tmp)
-    fsync_dir(path.parent)
-    return True
-
-
-def append_bytes(path: Path, data: bytes) -> None:
-    """Append data to path (created 0600 if missing) and fsync before returning."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-    try:
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def append_line(path: Path, line: str) -> None:
-    """Append one line (a newline is added) to a journal, fsync'd."""
-    new = not path.exists()
-    append_bytes(path, (line + "\n").encode("utf-8"))
-    if new:
-        fsync_dir(path.parent)

@@ -108,7 +108,7 @@ def check_fts5() -> None:
         conn.close()
     except sqlite3.OperationalError as error:
         raise StartFailed(
-            f"SQLite {sqlite3.sqlite_version} has no FTS5 ({error}); runbook: memoryd-start-failed"
+            f"SQLite {sqlite3.sqlite_version} has no FTS5 ({error})"
         ) from None
 
 

@@ -15,24 +15,13 @@ import sqlite3
 from memoryd.config import Config
 from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import ensure_dir
-from memoryd.index import Index
+from memoryd.index import Index, check_fts5
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.store import MemoryStore
 from proto.errors import ProtoError
 from proto.server import serve_unix
 
 log = logging.getLogger("memoryd")
-
-
-def check_fts5() -> None:
-    try:
-        conn = sqlite3.connect(":memory:")
-        try:
-            conn.execute("CREATE VIRTUAL TABLE probe USING fts5(text)")
-        finally:
-            conn.close()
-    except sqlite3.Error as e:
-        raise StartFailed(f"this SQLite ({sqlite3.sqlite_version}) has no FTS5: {e}") from None
 
 
 def prepare(config: Config) -> MemoryService:

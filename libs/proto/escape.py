@@ -4,6 +4,7 @@
   code points, line and paragraph separators, and every code point of the invisible table are shown
   as escapes: \\x1b, \\u{200B}. A backslash is doubled so an escape cannot be forged.
 - Markdown markup and @mentions are made inert with a backslash: \\*, \\_, \\`, \\[, \\@ ...
+  (markup=False leaves them as they are, for a terminal that renders no markup).
 So what the reader sees is exactly what the text holds, and nothing in it can act.
 """
 
@@ -22,12 +23,12 @@ def _escape_char(ch: str) -> str:
     return f"\\u{{{cp:04X}}}"
 
 
-def escape(text: str) -> str:
+def escape(text: str, *, markup: bool = True) -> str:
     out = []
     for ch in text:
         if ch == "\\":
             out.append("\\\\")
-        elif ch in _MARKUP:
+        elif markup and ch in _MARKUP:
             out.append("\\" + ch)
         elif ch in "\n\t":
             out.append(ch)

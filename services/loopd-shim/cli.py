@@ -76,7 +76,7 @@ def format_result(result: ToolResultOut) -> str:
     trust = "untrusted" if result.label.untrusted else "trusted"
     outcome = "ok" if result.ok else "refused"
     head = f"{result.name} {result.call_id}: {outcome} · {result.label.klass} · {trust}"
-    return head + "\n" + escape(result.output)
+    return head + "\n" + escape(result.output, markup=False)
 
 
 @app.command()

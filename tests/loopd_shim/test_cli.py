@@ -41,7 +41,7 @@ def test_parse_call(spec, name, arguments):
             False,
             ("public", True),
             "x\x1b[31m@all",
-            "recall c1: refused · public · untrusted\nx\\x1b\\[31m\\@all",
+            "recall c1: refused · public · untrusted\nx\\x1b[31m@all",
         ),
     ],
 )

@@ -32,3 +32,8 @@ def test_escape(text, expected):
 def test_escape_cannot_be_forged():
     # A literal backslash-u sequence in the text must not read as an escape of ours.
     assert escape("\\u{200B}") == "\\\\u{200B}"
+
+
+def test_terminal_mode_keeps_markup_but_not_controls():
+    text = "[1] *bold* @here <b> \x1b[2J \u202e"
+    assert escape(text, markup=False) == "[1] *bold* @here <b> \\x1b[2J \\u{202E}"

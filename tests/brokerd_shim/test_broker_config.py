@@ -24,8 +24,8 @@ def test_defaults_from_the_environment():
 def test_the_example_config():
     config = load_config(REPO / "config" / "brokerd.toml", {"BOXMAKER_HOME": "/srv/bm"})
     assert config.home == Path("/srv/bm")
-    assert config.grants_dir == REPO / "config" / "grants"
-    assert config.fixtures_dir == REPO / "config" / "fixtures"
+    assert config.grants_dir == Path("/srv/bm/grants")
+    assert config.fixtures_dir == Path("/srv/bm/fixtures")
     assert config.memory_timeout == 30.0
 
 

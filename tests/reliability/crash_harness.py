@@ -1,0 +1,454 @@
+"""The crash suite's machinery: homes to crash in, memoryd processes, and the invariants.
+
+A template home is built once with the real MemoryStore and Index (entries in memory.md and
+user.md, notes, journal lines, a session log, an index). Each case copies it, starts
+crashing_memoryd.py with MEMORYD_CRASH_AT=N, sends one operation, sees the process die by SIGKILL,
+restarts memoryd normally on the same home, and checks the invariants of issue 9 item 1 against
+the template (the old state) and a run of the same operation that was not killed (the new state).
+"""
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memoryd import entries, notes
+from memoryd.config import load as load_config
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.server import prepare
+from memoryd.store import MemoryStore
+from proto.client import request
+from proto.errors import ProtoError
+from proto.messages import (
+    MemoryAdmin,
+    MemoryBlock,
+    MemoryCall,
+    Reindex,
+    SessionUpdated,
+    ToolRequest,
+)
+from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_record
+
+REPO = Path(__file__).resolve().parents[2]
+WRAPPER = Path(__file__).with_name("crashing_memoryd.py")
+SOUL = "You are a careful personal agent.\n"
+SESSION = "mm-clean0001"
+CLEAN = {"session": SESSION, "call_id": "c-template", "taint": "private", "untrusted": False}
+MEMORY = [
+    "Owner prefers answers in UTC.",
+    "The home server is a Debian box in the hall cupboard.",
+    "Backups run nightly at 02:30 to the NAS.",
+    "Project Larkspur ships on the second Thursday.",
+]
+REMOVED = "The old router was retired in August."
+USER = ["The owner's name is Robin.", "Robin drinks tea, not coffee."]
+IDENTITY = ("memory.md", "user.md")
+
+
+def socket_paths(home: Path) -> dict[str, Path]:
+    return {
+        "loop": home / "run/loop-memory/memory.sock",
+        "broker": home / "run/broker-memory/memory.sock",
+        "admin": home / "run/owner-memory/admin.sock",
+    }
+
+
+def _answers(path: Path) -> bool:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _say(log: Path, number: int, text: str) -> None:
+    append_record(log, UserRecord(time=f"2026-09-20T14:{number % 60:02d}:00Z", content=text))
+
+
+def append_turns(log: Path, first: int, turns: int, tainted_at: int | None = None) -> None:
+    """Append turns of user, tool call, tool result and answer records to a session log."""
+    log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for n in range(first, first + turns):
+        _say(log, n, f"turn {n}: the launch window moved to Thursday, word{n}")
+        t = f"2026-09-20T15:{n % 60:02d}:00Z"
+        call = {"id": f"call{n}", "name": "read_file", "arguments": f'{{"path":"/srv/n{n}.txt"}}'}
+        append_record(log, AssistantRecord(time=t, tool_calls=[call]))
+        append_record(
+            log,
+            ToolResultRecord(
+                time=t,
+                call_id=f"call{n}",
+                name="read_file",
+                output=f"file text {n}",
+                klass="private",
+                untrusted=tainted_at is not None and n >= tainted_at,
+            ),
+        )
+        append_record(log, AssistantRecord(time=t, content=f"answer {n} about word{n}"))
+
+
+def write_config(root: Path, review: bool = False) -> Path:
+    (root / "soul.md").write_text(SOUL)
+    config = root / "memoryd.toml"
+    config.write_text(
+        f'[paths]\nhome = "{root / "home"}"\n[memory]\nreview = {str(review).lower()}\n'
+    )
+    return config
+
+
+def build_template(root: Path, review: bool = False) -> Path:
+    """A home with entries, notes, journal lines, a session log and its index; returns home."""
+    write_config(root, review)
+    home = Home(root / "home")
+    store = MemoryStore(home, soul_starter=root / "soul.md")
+    store.ensure()
+    for text in [*MEMORY, REMOVED]:
+        store.call({"action": "add", "file": "memory", "text": text}, **CLEAN)
+    for text in USER:
+        store.call({"action": "add", "file": "user", "text": text}, **CLEAN)
+    store.call({"action": "note", "text": "The plumber comes on Tuesday."}, **CLEAN)
+    store.call(
+        {"action": "add", "file": "memory", "text": "example.org says the release moved."},
+        **{**CLEAN, "untrusted": True},
+    )
+    store.call({"action": "remove", "file": "memory", "old": REMOVED}, **CLEAN)
+    if review:
+        staging = MemoryStore(home, soul_starter=root / "soul.md", review=True)
+        staging.call(consolidate_args(), **CLEAN)
+    append_turns(home.session_log(SESSION), 0, 5, tainted_at=3)
+    index = Index(home)
+    index.open()
+    index.catch_up_all()
+    index.close()
+    return home.root
+
+
+def consolidate_args() -> dict:
+    return {
+        "action": "consolidate",
+        "file": "memory",
+        "entries": [
+            {"old": MEMORY[0], "keep": True},
+            {"old": MEMORY[1], "move": True},
+            {"old": MEMORY[2], "drop": True},
+            {"old": MEMORY[3], "text": "Project Larkspur ships on the second Thursday monthly."},
+            {"text": "The NAS is called vault."},
+        ],
+    }
+
+
+def memory_call(arguments: dict, untrusted: bool = False) -> MemoryCall:
+    req = ToolRequest(
+        session=SESSION, call_id="c-crash", tool="memory", arguments=json.dumps(arguments)
+    )
+    return MemoryCall(request=req, taint="private", untrusted=untrusted)
+
+
+def snapshot(home: Path) -> dict[str, bytes]:
+    memory = home / "memory"
+    return {
+        str(p.relative_to(memory)): p.read_bytes()
+        for p in sorted(memory.rglob("*"))
+        if p.is_file() and not p.name.endswith(".tmp")
+    }
+
+
+@dataclass
+class Outcome:
+    """What one run of an operation did: killed or not, where, and the trace of points."""
+
+    killed: bool
+    point: str | None
+    trace: list[str] = field(default_factory=list)
+
+
+class Memoryd:
+    """One memoryd process on a home, crashing (wrapper) or normal (python -m memoryd)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.home = root / "home"
+        self.config = root / "memoryd.toml"
+        self.sockets = socket_paths(self.home)
+        self.proc: subprocess.Popen | None = None
+        self.log = root / "memoryd.log"
+
+    def start(
+        self,
+        crash_at: int = 0,
+        *,
+        torn: bool = False,
+        from_start: bool = False,
+        crashing: bool = True,
+    ) -> bool:
+        """Start; True once every socket answers, False if the process died (was killed) first."""
+        env = {**os.environ, "MEMORYD_CRASH_AT": str(crash_at)}
+        env["MEMORYD_CRASH_TRACE"] = str(self.root / "trace.txt")
+        env["MEMORYD_CRASH_REPORT"] = str(self.root / "crash.txt")
+        env["MEMORYD_CRASH_TORN"] = "1" if torn else "0"
+        env["MEMORYD_CRASH_FROM"] = "start" if from_start else "serve"
+        program = [str(WRAPPER)] if crashing else ["-m", "memoryd"]
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, *program, "serve", "--config", str(self.config)],
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                env=env,
+            )
+        deadline = time.monotonic() + 30
+        while not all(_answers(p) for p in self.sockets.values()):
+            if self.proc.poll() is not None:
+                return False
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"memoryd did not start: {self.log.read_text()}")
+            time.sleep(0.01)
+        return True
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            code = self.proc.wait(20)
+            if code != 0:
+                raise RuntimeError(f"memoryd stopped with {code}: {self.log.read_text()}")
+
+    def outcome(self) -> Outcome:
+        report = self.root / "crash.txt"
+        trace = self.root / "trace.txt"
+        return Outcome(
+            killed=self.proc is not None and self.proc.returncode == -signal.SIGKILL,
+            point=report.read_text().strip() if report.exists() else None,
+            trace=trace.read_text().splitlines() if trace.exists() else [],
+        )
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation the sweep crashes inside: a name, the socket and message, a preparation."""
+
+    name: str
+    socket: str  # loop, broker, admin; "start" for the catch-up at start
+    message: object = None
+    review: bool = False
+    prepare: object = None  # a function of the case's home, run before memoryd starts
+
+
+def run_once(
+    template: Path, case: Path, op: Operation, crash_at: int, torn: bool = False
+) -> Outcome:
+    """Copy the template to case, run op under crashing memoryd with crash_at; the outcome."""
+    shutil.copytree(template, case / "home", symlinks=True)
+    write_config(case, op.review)
+    if op.prepare is not None:
+        op.prepare(case / "home")
+    memoryd = Memoryd(case)
+    up = memoryd.start(crash_at, torn=torn, from_start=op.socket == "start")
+    if up and op.socket != "start":
+        try:
+            request(memoryd.sockets[op.socket], op.message, timeout=20)
+        except ProtoError:
+            memoryd.proc.wait(10)  # the connection died with the process
+    if memoryd.proc.poll() is None:
+        memoryd.stop()
+    return memoryd.outcome()
+
+
+def index_rows(db: Path) -> tuple[Counter, dict]:
+    """The index's rows as a multiset (without rowids) and its progress table."""
+    conn = sqlite3.connect(db)
+    try:
+        rows = Counter(
+            conn.execute(
+                "SELECT s.kind, s.session, s.epoch, s.record, s.time, s.role, s.class,"
+                " s.untrusted, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+            )
+        )
+        progress = dict(conn.execute("SELECT log, records FROM progress"))
+    finally:
+        conn.close()
+    return rows, progress
+
+
+def fresh_index(home: Path, scratch: Path) -> tuple[Counter, dict]:
+    """The index a reindex of home's sessions/ and notes.md gives, built in a copy."""
+    copy = scratch / "reindexed"
+    shutil.copytree(home, copy, ignore=shutil.ignore_patterns("*.sock", "index"))
+    index = Index(Home(copy))
+    index.open()
+    index.reindex()
+    index.close()
+    return index_rows(Home(copy).index_db)
+
+
+def _entries(data: bytes) -> list[str]:
+    return entries.parse(entries.decode(data, "file"))
+
+
+def _journal_lines(home: Path, torn: bool) -> list[dict]:
+    lines = []
+    for path in sorted((home / "memory/edits").glob("*.jsonl")):
+        for raw in path.read_bytes().split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                lines.append(json.loads(raw))
+            except ValueError:
+                if not torn:
+                    raise AssertionError(
+                        f"{path.name}: a line that does not parse: {raw!r}"
+                    ) from None
+    return lines
+
+
+def check_invariants(
+    case: Path,
+    old: dict[str, bytes],
+    new: dict[str, bytes],
+    op: Operation,
+    torn: bool,
+    over_sockets: bool = True,
+) -> None:
+    """Restart memoryd normally on the crashed home and check issue 9's invariants.
+
+    The restart is a memoryd process answering on its sockets, or (over_sockets false, to keep
+    the sweep fast) the same start in this process: memoryd.server.prepare (files, the index
+    opened or rebuilt, every log caught up), then the block and a recall from the service.
+    """
+    home = case / "home"
+    now = snapshot(home)
+    for name in IDENTITY:
+        assert now[name] in (old[name], new[name]), f"{name} is neither old nor new"
+    assert now["notes.md"].startswith(old["notes.md"]), "notes.md did not only grow"
+    journal = _journal_lines(home, torn)
+    kept = {e.text for e in notes.parse(now["notes.md"])}
+    logged = {e for line in journal for key in ("before", "after") for e in line.get(key, [])}
+    # What the operation sends to notes.md (removed, moved, dropped) must be there; what it
+    # rewrites (replace, a consolidate rewrite, undo) is kept by the journal's before and after.
+    sent = {e.text for e in notes.parse(new["notes.md"])} - {
+        e.text for e in notes.parse(old["notes.md"])
+    }
+    for name in IDENTITY:
+        left = set(_entries(old[name])) - set(_entries(now[name]))
+        for entry in left:
+            if entry in sent:
+                assert entry in kept, f"{entry!r} left {name} and is not in notes.md"
+            else:
+                assert entry in kept | logged, f"{entry!r} left {name}: not in notes or journal"
+    new_lines = journal[len(_journal_of(old)) :]
+    for line in new_lines:
+        if line.get("to") in IDENTITY:
+            assert now[line["to"]] == new[line["to"]], "a journal line written before its file"
+
+    if over_sockets:
+        _restart_over_sockets(case)
+    else:
+        _restart_in_process(case)
+    assert index_rows(Home(home).index_db) == fresh_index(home, case), (
+        "the index differs from a reindex of the same logs"
+    )
+
+
+def _recall_request() -> MemoryCall:
+    recall = ToolRequest(
+        session=SESSION, call_id="c-check", tool="recall", arguments='{"query": "Thursday"}'
+    )
+    return MemoryCall(request=recall, taint="private", untrusted=False)
+
+
+def _restart_over_sockets(case: Path) -> None:
+    memoryd = Memoryd(case)
+    assert memoryd.start(crashing=False), f"memoryd did not restart: {memoryd.log.read_text()}"
+    try:
+        block = request(memoryd.sockets["loop"], MemoryBlock(), timeout=20)
+        assert block.text.startswith("# soul.md")
+        answer = request(memoryd.sockets["broker"], _recall_request(), timeout=20)
+        assert answer.ok and answer.output.startswith("[1] "), answer.output
+    finally:
+        memoryd.stop()
+
+
+def _restart_in_process(case: Path) -> None:
+    service = prepare(load_config(case / "memoryd.toml"))
+    try:
+        assert service.store.block().startswith("# soul.md")
+        answer = asyncio.run(service.on_broker(_recall_request()))
+        assert answer.ok and answer.output.startswith("[1] "), answer.output
+    finally:
+        service.close()
+        service.index.close()
+
+
+def _journal_of(files: dict[str, bytes]) -> list[dict]:
+    lines = []
+    for name in sorted(n for n in files if n.startswith("edits/")):
+        lines += [json.loads(raw) for raw in files[name].split(b"\n") if raw.strip()]
+    return lines
+
+
+def operations() -> list[Operation]:
+    """The operations the sweep crashes inside (issue 9 item 1)."""
+    replace = {
+        "action": "replace",
+        "file": "memory",
+        "old": MEMORY[1],
+        "text": "The home server is a Debian 12 box in the hall cupboard.",
+    }
+    return [
+        Operation(
+            "add",
+            "broker",
+            memory_call({"action": "add", "file": "memory", "text": "The NAS is vault."}),
+        ),
+        Operation("replace", "broker", memory_call(replace)),
+        Operation(
+            "remove", "broker", memory_call({"action": "remove", "file": "user", "old": USER[1]})
+        ),
+        Operation("consolidate", "broker", memory_call(consolidate_args())),
+        Operation("note", "broker", memory_call({"action": "note", "text": "Seen on Thursday."})),
+        Operation(
+            "untrusted-add",
+            "broker",
+            memory_call(
+                {"action": "add", "file": "memory", "text": "A page said Thursday."}, untrusted=True
+            ),
+        ),
+        Operation("undo", "admin", None),  # the message needs the template's journal
+        Operation("accept", "admin", None, review=True),
+        Operation(
+            "session_updated",
+            "loop",
+            SessionUpdated(session=SESSION),
+            prepare=lambda home: append_turns(Home(home).session_log(SESSION), 5, 3),
+        ),
+        Operation("reindex", "admin", Reindex()),
+        Operation("catch-up at start", "start", None, prepare=_new_logs),
+    ]
+
+
+def _new_logs(home: Path) -> None:
+    append_turns(Home(home).session_log(SESSION), 5, 3)
+    append_turns(Home(home).session_log("mm-second0002"), 0, 3, tainted_at=1)
+
+
+def admin_message(op: Operation, template: Path) -> MemoryAdmin | None:
+    """The undo or accept message for the template's latest edit or waiting item."""
+    if op.name == "undo":
+        lines = _journal_lines(template, torn=False)
+        latest = [line for line in lines if line.get("to") == "memory.md"][-1]
+        return MemoryAdmin(command="undo", arg=latest["id"])
+    if op.name == "accept":
+        pending = (template / "memory/pending.jsonl").read_text().splitlines()
+        return MemoryAdmin(command="accept", arg=json.loads(pending[-1])["id"])
+    return None

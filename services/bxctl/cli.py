@@ -6,7 +6,6 @@ printed through proto's escape(), so an entry cannot render as markup or mention
 one line on stderr and an exit status: 1 refused, 3 memoryd not answering.
 """
 
-import os
 import sys
 import threading
 import time
@@ -16,6 +15,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from proto.client import RemoteError, request
+from proto.config import default_home
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.escape import escape
 from proto.messages import Body, MemoryAdmin, Reindex
@@ -31,8 +31,7 @@ app.add_typer(memory_app, name="memory")
 
 
 def default_socket() -> Path:
-    home = os.environ.get("BOXMAKER_HOME") or "/var/lib/boxmaker"
-    return Path(home) / "run" / "owner-memory" / "admin.sock"
+    return default_home() / "run" / "owner-memory" / "admin.sock"
 
 
 MemorySocket = Annotated[

@@ -19,10 +19,11 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 
-from loopd_shim.config import default_control_socket, default_home, load_config
+from loopd_shim.config import default_control_socket, load_config
 from loopd_shim.errors import LoopdError
 from loopd_shim.sessions import SessionStore
 from proto.client import request
+from proto.config import default_home
 from proto.errors import ProtoError
 from proto.escape import escape
 from proto.messages import (

@@ -6,13 +6,12 @@ checkout this package runs from; a wheel install without either must be given --
 """
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from loopd_shim.errors import ConfigError
+from proto.config import ConfigFile, ConfigInvalid
 
-DEFAULT_HOME = Path("/var/lib/boxmaker")
 SYSTEM_PROMPT_ENV = "BOXMAKER_SYSTEM_PROMPT"
 _CHECKOUT_SYSTEM_MD = Path(__file__).resolve().parents[2] / "config" / "system.md"
 
@@ -23,12 +22,6 @@ _SECTIONS: dict[str, set[str]] = {
     "control": {"socket"},
     "prompt": {"system"},
 }
-
-
-def default_home() -> Path:
-    """$BOXMAKER_HOME, else /var/lib/boxmaker."""
-    env = os.environ.get("BOXMAKER_HOME")
-    return Path(env) if env else DEFAULT_HOME
 
 
 def default_control_socket(home: Path) -> Path:
@@ -48,19 +41,6 @@ class Config:
         return self.home / "sessions"
 
 
-def _check_shape(data: dict, source: str) -> None:
-    for section, table in data.items():
-        if section not in _SECTIONS:
-            raise ConfigError(f"{source}: unknown section [{section}]")
-        if not isinstance(table, dict):
-            raise ConfigError(f"{source}: [{section}] must be a table")
-        for key, value in table.items():
-            if key not in _SECTIONS[section]:
-                raise ConfigError(f"{source}: unknown key {key} in [{section}]")
-            if not isinstance(value, str) or not value:
-                raise ConfigError(f"{source}: [{section}] {key} must be a non-empty string")
-
-
 def _default_system_prompt() -> Path:
     env = os.environ.get(SYSTEM_PROMPT_ENV)
     if env:
@@ -74,33 +54,25 @@ def _default_system_prompt() -> Path:
 
 def load_config(path: Path | None) -> Config:
     """The configuration from path, or the defaults when path is None."""
-    data: dict = {}
-    base = Path.cwd()
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as e:
-            raise ConfigError(f"cannot read {path}: {e.strerror}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{path} is not valid TOML: {e}") from None
-        _check_shape(data, str(path))
-        base = path.resolve().parent
-
-    def get(section: str, key: str) -> Path | None:
-        value = data.get(section, {}).get(key)
-        return None if value is None else base / value
-
-    home = get("paths", "home") or default_home()
-    system = get("prompt", "system")
-    if system is None:
-        system = base / "system.md" if path is not None else _default_system_prompt()
-    return Config(
-        home=home,
-        memory_socket=get("memory", "socket") or home / "run" / "loop-memory" / "memory.sock",
-        broker_socket=get("broker", "socket") or home / "run" / "loop-broker" / "broker.sock",
-        control_socket=get("control", "socket") or default_control_socket(home),
-        system_prompt=system,
-    )
+    try:
+        file = ConfigFile.load(path, _SECTIONS)
+        home = file.home()
+        system = file.string("prompt", "system")
+        if system is not None:
+            system_prompt = file.base / system
+        elif path is not None:
+            system_prompt = file.base / "system.md"
+        else:
+            system_prompt = _default_system_prompt()
+        return Config(
+            home=home,
+            memory_socket=file.path("memory", "socket", home / "run/loop-memory/memory.sock"),
+            broker_socket=file.path("broker", "socket", home / "run/loop-broker/broker.sock"),
+            control_socket=file.path("control", "socket", default_control_socket(home)),
+            system_prompt=system_prompt,
+        )
+    except ConfigInvalid as e:
+        raise ConfigError(str(e)) from None
 
 
 def read_system_prompt(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""memoryd's configuration (spec 11): a TOML file, every key optional, unknown keys refused.
+"""memoryd's configuration (spec 11), read with proto.config.
 
 [paths]   home = "/var/lib/boxmaker"   # default: $BOXMAKER_HOME, then /var/lib/boxmaker
 [memory]  soul_starter = "soul.md"     # next to the config file
@@ -7,17 +7,15 @@
 [sockets] loop, broker, admin          # defaults under {home}/run/ (spec 7)
 """
 
-import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import ConfigError
 from memoryd.home import Home
+from proto.config import ConfigFile, ConfigInvalid
 from proto.labels import CLASSES
 
-DEFAULT_HOME = "/var/lib/boxmaker"
-_KEYS = {
+SECTIONS = {
     "paths": {"home"},
     "memory": {"soul_starter", "review"},
     "index": {"max_class"},
@@ -36,71 +34,31 @@ class Config:
     admin_socket: Path
 
 
-def default_home() -> Path:
-    return Path(os.environ.get("BOXMAKER_HOME") or DEFAULT_HOME)
-
-
-def _string(table: dict, key: str, where: str) -> str | None:
-    value = table.get(key)
-    if value is not None and not isinstance(value, str):
-        raise ConfigError(f"{where}: [{key}] must be a string")
-    return value
-
-
 def load(path: Path | None) -> Config:
     """Read the configuration at path (None: defaults only)."""
-    data: dict = {}
-    base = Path.cwd()
-    if path is not None:
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except OSError as e:
-            raise ConfigError(f"cannot read {path}: {e.strerror}") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path} is not valid TOML: {e}") from None
-        base = path.resolve().parent
-    where = str(path) if path else "defaults"
-    for section, table in data.items():
-        if section not in _KEYS or not isinstance(table, dict):
-            raise ConfigError(f"{where}: unknown section [{section}]")
-        unknown = set(table) - _KEYS[section]
-        if unknown:
-            raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} in [{section}]")
-    paths, memory = data.get("paths", {}), data.get("memory", {})
-    index, sockets = data.get("index", {}), data.get("sockets", {})
+    try:
+        return _load(ConfigFile.load(path, SECTIONS), has_file=path is not None)
+    except ConfigInvalid as e:
+        raise ConfigError(str(e)) from None
 
-    home_text = _string(paths, "home", where)
-    root = Path(home_text) if home_text else default_home()
-    if not root.is_absolute():
-        root = base / root
-    home = Home(root)
 
-    starter_text = _string(memory, "soul_starter", where)
-    if starter_text is not None:
-        soul_starter: Path | None = base / starter_text
-    elif path is not None:
-        soul_starter = base / "soul.md"
+def _load(file: ConfigFile, has_file: bool) -> Config:
+    home = Home(file.home())
+    starter = file.string("memory", "soul_starter")
+    if starter is not None:
+        soul_starter: Path | None = file.base / starter
     else:
-        soul_starter = None
-
-    review = memory.get("review", False)
-    if not isinstance(review, bool):
-        raise ConfigError(f"{where}: [memory] review must be true or false")
-    max_class = index.get("max_class", "private")
+        soul_starter = file.base / "soul.md" if has_file else None
+    max_class = file.value("index", "max_class") or "private"
     if max_class not in CLASSES:
-        raise ConfigError(f"{where}: [index] max_class must be one of {', '.join(CLASSES)}")
-
-    def socket(key: str, default: Path) -> Path:
-        text = _string(sockets, key, where)
-        return (base / text) if text else default
-
+        raise ConfigInvalid(f"{file.source}: [index] max_class must be one of {', '.join(CLASSES)}")
+    run = home.run
     return Config(
         home=home,
         soul_starter=soul_starter,
-        review=review,
+        review=file.flag("memory", "review", False),
         max_class=max_class,
-        loop_socket=socket("loop", home.run / "loop-memory" / "memory.sock"),
-        broker_socket=socket("broker", home.run / "broker-memory" / "memory.sock"),
-        admin_socket=socket("admin", home.run / "owner-memory" / "admin.sock"),
+        loop_socket=file.path("sockets", "loop", run / "loop-memory" / "memory.sock"),
+        broker_socket=file.path("sockets", "broker", run / "broker-memory" / "memory.sock"),
+        admin_socket=file.path("sockets", "admin", run / "owner-memory" / "admin.sock"),
     )

@@ -107,9 +107,7 @@ def check_fts5() -> None:
         conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
         conn.close()
     except sqlite3.OperationalError as error:
-        raise StartFailed(
-            f"SQLite {sqlite3.sqlite_version} has no FTS5 ({error})"
-        ) from None
+        raise StartFailed(f"SQLite {sqlite3.sqlite_version} has no FTS5 ({error})") from None
 
 
 class Index:

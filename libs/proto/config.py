@@ -1,0 +1,82 @@
+"""A role's TOML configuration file, read the same way by every role.
+
+Every section and key is optional; an unknown one is refused, so a typo cannot silently fall back
+to a default. Paths given relative are taken from the file's folder. {home} is [paths] home, else
+$BOXMAKER_HOME, else /var/lib/boxmaker. Each role lists its sections and keys and turns
+ConfigInvalid into its own start error.
+"""
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from proto.errors import ProtoError
+
+DEFAULT_HOME = Path("/var/lib/boxmaker")
+
+
+class ConfigInvalid(ProtoError):
+    """A configuration file that cannot be read, is not TOML, or has a wrong key or value."""
+
+
+def default_home(environ: Mapping[str, str] | None = None) -> Path:
+    """$BOXMAKER_HOME, else /var/lib/boxmaker."""
+    environ = os.environ if environ is None else environ
+    return Path(environ.get("BOXMAKER_HOME") or DEFAULT_HOME)
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    data: dict
+    base: Path
+    source: str
+
+    @classmethod
+    def load(cls, path: Path | None, sections: Mapping[str, set[str]]) -> "ConfigFile":
+        """Read path (None: no file, defaults only) and refuse unknown sections and keys."""
+        if path is None:
+            return cls({}, Path.cwd(), "defaults")
+        path = Path(path).absolute()
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise ConfigInvalid(f"cannot read {path}: {e.strerror}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigInvalid(f"{path} is not valid TOML: {e}") from None
+        source = str(path)
+        for section, table in data.items():
+            if section not in sections:
+                raise ConfigInvalid(f"{source}: unknown section [{section}]")
+            if not isinstance(table, dict):
+                raise ConfigInvalid(f"{source}: {section} must be a table")
+            for key in table:
+                if key not in sections[section]:
+                    raise ConfigInvalid(f"{source}: unknown key {key} in [{section}]")
+        return cls(data, path.parent, source)
+
+    def value(self, section: str, key: str) -> object:
+        return self.data.get(section, {}).get(key)
+
+    def string(self, section: str, key: str) -> str | None:
+        value = self.value(section, key)
+        if value is not None and (not isinstance(value, str) or not value or "\0" in value):
+            raise ConfigInvalid(f"{self.source}: [{section}] {key} must be a non-empty string")
+        return value
+
+    def path(self, section: str, key: str, default: Path) -> Path:
+        """The path at [section] key, relative to the file's folder, or default."""
+        value = self.string(section, key)
+        return default if value is None else self.base / value
+
+    def flag(self, section: str, key: str, default: bool) -> bool:
+        value = self.value(section, key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ConfigInvalid(f"{self.source}: [{section}] {key} must be true or false")
+        return value
+
+    def home(self, environ: Mapping[str, str] | None = None) -> Path:
+        return self.path("paths", "home", default_home(environ)).absolute()

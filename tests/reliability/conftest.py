@@ -18,3 +18,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "reliability" in item.nodeid and item.get_closest_marker("slow") is not None:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="module")
+def memoryd(tmp_path_factory):
+    """One memoryd process on a temporary home for the module."""
+    from tests.memoryd_process import MemorydProcess
+
+    process = MemorydProcess(tmp_path_factory.mktemp("memoryd")).start()
+    yield process
+    assert process.stop() == 0

@@ -14,8 +14,11 @@ def tool_call(
 ) -> ToolResponse:
     """One recall or memory call over the brokerd socket; arguments as a dict or JSON text."""
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    req = ToolRequest(session=session, call_id=f"c{next(_calls)}", tool=tool, arguments=text)
-    message = MemoryCall(request=req, taint="private", untrusted=untrusted)
+    # Built without validation, so a test can send what a hostile peer would: memoryd validates.
+    req = ToolRequest.model_construct(
+        session=session, call_id=f"c{next(_calls)}", tool=tool, arguments=text
+    )
+    message = MemoryCall.model_construct(request=req, taint="private", untrusted=untrusted)
     return request(process.broker_socket, message, timeout=30)
 
 

@@ -182,7 +182,7 @@ QUERIES: list[Query] = [
     Query("plus", "harbour + launch", HIT, "harbour"),
     Query("colon only", ":", NONE),
     Query("operators only", '* ^ ( ) " : { } - +', NONE),
-    Query("SQL drop", "'; DROP TABLE hits; --", HIT, "hits"),
+    Query("SQL drop", "'; DROP TABLE hits; --", NONE),
     Query("SQL or true", "1' OR '1'='1", NONE),
     Query("SQL attach", "x'); ATTACH DATABASE '/tmp/evil' AS e; --", NONE),
     Query("SQL union", "harbour' UNION SELECT sql FROM sqlite_master --", HIT, "harbour"),
@@ -198,7 +198,7 @@ QUERIES: list[Query] = [
     Query("accented", "café", NONE),
     Query("emoji", "🐈🐈", NONE),
     Query("json", '{"query": "harbour"}', HIT, "harbour"),
-    Query("recall header line", "[1] identity · moved", NONE),
+    Query("recall header line", "[1] identity · moved", HIT, "moved"),
 ]
 
 SESSION_IDS: list[str] = [

@@ -18,7 +18,9 @@ connection, an error reply, ok false on anything but a refused add) and lost wri
 checked after memoryd has stopped: every acknowledged note is in notes.md and the journal, every
 acknowledged add is in the journal and in memory.md unless its remove was acknowledged, every
 acknowledged remove is in the journal, gone from memory.md and in notes.md as dropped; and the
-index has read every record of every session log and every entry of notes.md.
+index has read every record of every session log and every entry of notes.md. It also prints the
+p50 of memory writes in the first and the last quarter of the run, which shows whether a write
+costs more as the journal grows.
 
     .venv/bin/python bench/bench_load.py [--clients 16] [--seconds 20] [--records 20000]
 """
@@ -64,6 +66,7 @@ class Client:
         self.records = 0
         self.entry: str | None = None
         self.times: dict[str, list[float]] = defaultdict(list)
+        self.writes: list[tuple[float, float]] = []  # (when it started, latency) of each write
         self.errors: Counter = Counter()
         self.refusals: Counter = Counter()
         self.error_samples: list[str] = []
@@ -147,7 +150,10 @@ class Client:
             await asyncio.to_thread(self._turn)
             started = time.perf_counter()  # the request, not the client's own fsync'd appends
             await arequest(self.sockets["loop"], SessionUpdated(session=self.session))
-        self.times[kind].append(time.perf_counter() - started)
+        latency = time.perf_counter() - started
+        self.times[kind].append(latency)
+        if kind in ("note", "add/remove"):
+            self.writes.append((started, latency))
         if problem is not None:
             self.errors[kind] += 1
             self.error_samples.append(f"{kind}: {problem[:200]}")
@@ -283,6 +289,15 @@ def report(clients: list[Client], elapsed: float, args, code: int) -> None:
                 f" p99 {percentile(values, 99) * 1e3:7.2f} ms, errors {errors[kind]},"
                 f" refusals {refusals[kind]}"
             )
+    writes = sorted(w for c in clients for w in c.writes)
+    if len(writes) >= 8:
+        quarter = len(writes) // 4
+        first = [latency for _, latency in writes[:quarter]]
+        last = [latency for _, latency in writes[-quarter:]]
+        print(
+            f"  memory writes p50, first quarter of the run {percentile(first, 50) * 1e3:.2f} ms,"
+            f" last quarter {percentile(last, 50) * 1e3:.2f} ms"
+        )
     acknowledged = sum(len(c.noted) + len(c.added) + len(c.removed) for c in clients)
     print(f"errors: {sum(errors.values())}")
     for line in samples[:10]:

@@ -259,6 +259,16 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
     # A last line without its newline is still being written.
     data = data[: data.rfind(b"\n") + 1]
     entries = notes.parse(data, state.bytes, state.records)
+    if state.bytes and data and (not entries or entries[0].start != state.bytes):
+        # Text past the offset that comes before any header belongs to the last entry already
+        # indexed (a torn append, an owner's added line): index notes.md again from the start,
+        # as a reindex would read it.
+        log.warning(
+            "notes %s: text after byte %d continues an entry; indexing it again", path, state.bytes
+        )
+        _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
+        save_state(conn, NOTES_LOG, LogState())
+        return index_notes(conn, home, max_class)
     limit = CLASS_RANK[max_class]
     rows = [
         (e.kind, e.session, 0, e.number, e.time, e.source, e.klass, int(e.untrusted), e.text)

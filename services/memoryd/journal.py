@@ -83,6 +83,35 @@ def append_record(path: Path, record: dict) -> None:
         fsync_dir(path.parent)
 
 
+TAIL_BYTES = 65_536
+
+
+def last_id(path: Path) -> str | None:
+    """The id of the last journal line of path that has one, read from the file's tail."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - TAIL_BYTES))
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    for raw in reversed(data.split(b"\n")):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            if EDIT_ID.match(record["id"]):
+                return record["id"]
+    if size > TAIL_BYTES:
+        ids = [r.get("id") for r in read_lines(path) if isinstance(r.get("id"), str)]
+        return ids[-1] if ids else None
+    return None
+
+
 def day_numbers(ids: list[str], day: str) -> list[int]:
     """The NNNN of every id of the given day (ids of the form <prefix>YYYY-MM-DD-NNNN)."""
     numbers = []
@@ -112,9 +141,17 @@ class Journal:
         return out
 
     def next_id(self, when: dt.datetime) -> str:
+        """The next id of the day. Ids only grow along the file, so the last id of the day is
+        in the file's tail: a write costs the same however long the month's journal is."""
         day = f"{utc(when):%Y-%m-%d}"
-        ids = [r.get("id") for r in read_lines(self.home.edits_month(utc(when)))]
-        return f"{day}-{max(day_numbers(ids, day), default=0) + 1:04d}"
+        path = self.home.edits_month(utc(when))
+        last = last_id(path)
+        if last is not None and last[:10] > day:
+            # The clock went back: fall back to every id of the day.
+            numbers = day_numbers([r.get("id") for r in read_lines(path)], day)
+        else:
+            numbers = day_numbers([last] if last else [], day)
+        return f"{day}-{max(numbers, default=0) + 1:04d}"
 
     def append(self, when: dt.datetime, fields: dict) -> dict:
         """Journal one edit made at when; returns the line with its new id and time."""
@@ -140,5 +177,12 @@ class Journal:
         return None
 
     def tail(self, n: int) -> list[dict]:
-        records = self.records()
-        return records[-n:] if n > 0 else []
+        """The last n journal lines, oldest first, reading only the months it needs."""
+        if n <= 0:
+            return []
+        out: list[dict] = []
+        for path in reversed(self.month_files()):
+            out = read_lines(path) + out
+            if len(out) >= n:
+                break
+        return out[-n:]

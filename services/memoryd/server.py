@@ -7,6 +7,7 @@ and the runbook entry memoryd-start-failed, and a non-zero exit.
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import signal
@@ -14,7 +15,7 @@ import sqlite3
 
 from memoryd.config import Config
 from memoryd.errors import MemorydError, StartFailed
-from memoryd.home import ensure_dir
+from memoryd.home import Home, ensure_dir
 from memoryd.index import Index, check_fts5
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.store import MemoryStore
@@ -22,6 +23,7 @@ from proto.errors import ProtoError
 from proto.server import serve_unix
 
 log = logging.getLogger("memoryd")
+LOCK_NAME = "memoryd.lock"
 
 
 def prepare(config: Config) -> MemoryService:
@@ -34,6 +36,8 @@ def prepare(config: Config) -> MemoryService:
         ensure_dir(home.run)
     except OSError as e:
         raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
+    lock = take_home_lock(home)
+    remove_stale_temp_files(home)
     check_fts5()
     store = MemoryStore(home, soul_starter=config.soul_starter, review=config.review)
     try:
@@ -49,7 +53,36 @@ def prepare(config: Config) -> MemoryService:
     except (OSError, sqlite3.Error) as e:
         raise StartFailed(f"cannot open the index {home.index_db}: {e}") from None
     log.info("%s: caught up, %d new records and notes", home.index_db, added)
-    return MemoryService(store, index)
+    service = MemoryService(store, index)
+    service.home_lock = lock
+    return service
+
+
+def take_home_lock(home: Home) -> int:
+    """Hold an exclusive lock on index/memoryd.lock for the process's life, so that two memoryd
+    never write one home (the second would race the first's writes and catch-up)."""
+    path = home.index_dir / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise StartFailed(f"cannot open {path}: {e.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StartFailed(f"another memoryd is running on {home.root} ({path} is locked)") from None
+    return fd
+
+
+def remove_stale_temp_files(home: Home) -> None:
+    """A crash between writing a temporary file and renaming it leaves the temporary file; the
+    real file is whole (old or new), so the leftover is removed, and logged."""
+    for path in sorted(home.memory.glob(".*.tmp")):
+        try:
+            path.unlink()
+            log.info("%s: removed a temporary file left by a crash", path)
+        except OSError as e:
+            log.warning("%s: cannot remove a leftover temporary file: %s", path, e.strerror)
 
 
 async def run(config: Config, service: MemoryService, ready: asyncio.Event | None = None) -> None:
@@ -87,4 +120,3 @@ async def run(config: Config, service: MemoryService, ready: asyncio.Event | Non
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
         service.close()
-        service.index.close()

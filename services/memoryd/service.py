@@ -8,6 +8,7 @@ text: a refused memory call as a tool_response with ok false, anything else as a
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -43,6 +44,7 @@ class MemoryService:
     def __init__(self, store: MemoryStore, index: Index, readers: int = 4):
         self.store = store
         self.index = index
+        self.home_lock: int | None = None  # the fd holding index/memoryd.lock (server.py)
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-writer")
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="memoryd-reader")
 
@@ -53,8 +55,13 @@ class MemoryService:
         return await asyncio.get_running_loop().run_in_executor(self._readers, fn, *args)
 
     def close(self) -> None:
+        """Finish the writes in flight, close the index, then let another memoryd in."""
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
+        self.index.close()
+        if self.home_lock is not None:
+            os.close(self.home_lock)
+            self.home_lock = None
 
     # --- loopd -----------------------------------------------------------------------------------
     async def on_loop(self, message: Body) -> Body:

@@ -69,3 +69,33 @@ def test_start_failure_when_home_unwritable(tmp_path):
     )
     assert result.returncode == 2
     assert "memoryd-start-failed" in result.stderr
+
+
+def test_a_second_memoryd_on_the_same_home_is_refused(tmp_path):
+    first = MemorydProcess(tmp_path).start()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "memoryd", "serve", "--config", str(first.config)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert result.returncode == 2
+        assert "another memoryd is running" in result.stderr
+        assert "memoryd-start-failed" in result.stderr
+        assert request(first.loop_socket, MemoryBlock()).text.startswith("# soul.md")
+    finally:
+        assert first.stop() == 0
+
+
+def test_temporary_files_left_by_a_crash_are_removed_at_start(tmp_path):
+    memoryd = MemorydProcess(tmp_path).start()
+    memoryd.kill()
+    leftover = memoryd.home / "memory" / ".memory.md.k2j3h4.tmp"
+    leftover.write_text("half a file")
+    memoryd.start()
+    try:
+        assert not leftover.exists()
+        assert "removed a temporary file left by a crash" in memoryd.log.read_text()
+    finally:
+        memoryd.stop()

@@ -2,7 +2,6 @@
 must equal a reindex of the same notes.md (issue 9, item 1: a log read again gives the same index).
 """
 
-import pytest
 
 from memoryd.home import Home, append_bytes
 from memoryd.index import Index
@@ -10,11 +9,6 @@ from memoryd.store import MemoryStore
 from tests.reliability.crash_harness import CLEAN, fresh_index, index_rows, write_config
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memoryd.indexer.index_notes skips the torn fragment that a reindex attaches to the "
-    "previous entry (reported to the lead)",
-)
 def test_a_torn_append_then_a_note_indexes_as_a_reindex_does(tmp_path):
     write_config(tmp_path)
     home = Home(tmp_path / "home")

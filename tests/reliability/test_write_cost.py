@@ -12,8 +12,6 @@ journal lines parsed per write, not time.
 import datetime as dt
 import json
 
-import pytest
-
 from memoryd import journal as journal_module
 from memoryd.home import Home
 from memoryd.store import MemoryStore
@@ -47,11 +45,6 @@ def _store_with_journal(tmp_path, lines: int) -> MemoryStore:
     return store
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memoryd.journal.Journal.next_id parses the whole month's journal on every write "
-    "(reported to the lead)",
-)
 def test_a_note_parses_a_bounded_number_of_journal_lines(tmp_path, monkeypatch):
     store = _store_with_journal(tmp_path, 5_000)
     counting = CountingJson()

@@ -45,8 +45,11 @@ NOTES_LOG = "memory/notes.md"
 NOTE_KINDS = ("noted", "moved", "dropped")
 # How many bytes before the offset the tail hash covers.
 TAIL_BYTES = 256
-# notes.md is small and the owner may edit any entry by hand: its hash covers all it has read.
-NOTES_WINDOW = None
+# The owner may edit notes.md by hand. A hash of the last 64 KiB read catches any edit that
+# changes the length of what came before (everything after it shifts) and any edit near the end,
+# while a write costs the same at a million notes as at ten; an in-place edit of the same length
+# further back waits for the next reindex.
+NOTES_WINDOW = 65_536
 BATCH = 20_000
 
 Row = tuple  # (kind, session, epoch, record, time, role, class, untrusted, text)

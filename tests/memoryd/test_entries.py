@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd import entries
+from memoryd import check, entries
 from memoryd.errors import FileDamaged
 
 
@@ -79,7 +79,9 @@ def valid_entries(draw):
 
 @given(st.lists(valid_entries(), max_size=6))
 def test_rendered_entries_parse_back(items):
-    items = [e for e in items if entries.entry_problem(e) is None]
+    # What memoryd writes: entries of a valid shape that pass the check (so no U+FEFF, which a
+    # file's first bytes would read as a byte order mark).
+    items = [e for e in items if entries.entry_problem(e) is None and check.problem(e) is None]
     assert entries.parse(entries.render(items)) == items
     assert entries.parse(entries.decode(entries.file_bytes(items), "memory.md")) == items
 

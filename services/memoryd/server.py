@@ -40,12 +40,7 @@ def prepare(config: Config) -> MemoryService:
     remove_stale_temp_files(home)
     check_fts5()
     store = MemoryStore(home, soul_starter=config.soul_starter, review=config.review)
-    try:
-        created = store.ensure()
-    except OSError as e:
-        raise StartFailed(f"cannot create the files of {home.memory}: {e.strerror}") from None
-    for path in created:
-        log.info("%s: created", path)
+    store.ensure()
     index = Index(home, max_class=config.max_class)
     try:
         index.open()

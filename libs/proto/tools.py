@@ -6,6 +6,7 @@ files (limits, duplicates, whether an old entry exists) is memoryd's to check.
 """
 
 import json
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
@@ -134,33 +135,27 @@ MEMORY_SCHEMA = {
 }
 
 
-def _load(tool: str, arguments: str) -> object:
+def _parse(tool: str, arguments: str, validate: Callable[[dict], BaseModel]):
     if not isinstance(arguments, str):
         raise InvalidArguments(f"{tool}: arguments must be JSON text")
     try:
-        return json.loads(arguments)
+        data = json.loads(arguments)
     except (ValueError, RecursionError):
         raise InvalidArguments(f"{tool}: arguments are not valid JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidArguments(f"{tool}: arguments must be a JSON object")
+    try:
+        return validate(data)
+    except ValidationError as e:
+        raise InvalidArguments(f"{tool}: {describe(e)}") from None
 
 
 def parse_recall(arguments: str) -> RecallArgs:
-    data = _load("recall", arguments)
-    if not isinstance(data, dict):
-        raise InvalidArguments("recall: arguments must be a JSON object")
-    try:
-        return RecallArgs.model_validate(data)
-    except ValidationError as e:
-        raise InvalidArguments(f"recall: {describe(e)}") from None
+    return _parse("recall", arguments, RecallArgs.model_validate)
 
 
 def parse_memory(arguments: str) -> AddArgs | ReplaceArgs | RemoveArgs | NoteArgs | ConsolidateArgs:
-    data = _load("memory", arguments)
-    if not isinstance(data, dict):
-        raise InvalidArguments("memory: arguments must be a JSON object")
-    try:
-        return _MEMORY.validate_python(data)
-    except ValidationError as e:
-        raise InvalidArguments(f"memory: {describe(e)}") from None
+    return _parse("memory", arguments, _MEMORY.validate_python)
 
 
 def parse_tool(tool: str, arguments: str) -> BaseModel:

@@ -7,4 +7,6 @@ from hypothesis import settings
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True)
-settings.load_profile("ci" if os.environ.get("CI", "").lower() in ("true", "1", "yes") else "default")
+settings.load_profile(
+    "ci" if os.environ.get("CI", "").lower() in ("true", "1", "yes") else "default"
+)

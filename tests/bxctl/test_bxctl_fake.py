@@ -110,3 +110,17 @@ def test_memoryd_absent_names_socket_and_runbook(tmp_path):
 def test_usage_errors(argv, tmp_path):
     result = runner.invoke(app, argv, env={"BOXMAKER_HOME": str(tmp_path)})
     assert result.exit_code == 2
+
+
+def test_progress_display_shows_elapsed_time_until_done(capsys):
+    import threading as th
+
+    from bxctl.cli import _progress
+
+    done = th.Event()
+    timer = th.Timer(0.6, done.set)
+    timer.start()
+    _progress(done)
+    err = capsys.readouterr().err
+    assert "reindexing" in err and "s" in err
+    assert err.endswith("\r")  # the line is cleared once the reindex answers

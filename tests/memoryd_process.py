@@ -2,24 +2,14 @@
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from tests.rawsocket import answers as _answers
+
 SOUL = "You are a careful personal agent.\n"
-
-
-def _answers(path: Path) -> bool:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(str(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 class MemorydProcess:

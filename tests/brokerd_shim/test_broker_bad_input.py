@@ -2,13 +2,13 @@
 
 import json
 import random
-import socket
 import struct
 
 import msgpack
 import pytest
 
 from proto.frames import MAX_FRAME
+from tests.rawsocket import exchange
 
 GOOD_REQUEST = {
     "session": "mm-test1",
@@ -16,36 +16,6 @@ GOOD_REQUEST = {
     "tool": "http_fetch",
     "arguments": '{"url": "https://example.org/notes"}',
 }
-
-
-def exchange(path, raw: bytes, timeout: float = 5.0):
-    """Send raw bytes, read one reply frame; (kind, body), or None if the shim just closed."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(str(path))
-        try:
-            sock.sendall(raw)
-            sock.shutdown(socket.SHUT_WR)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        data = b""
-        while True:
-            try:
-                chunk = sock.recv(65536)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        sock.close()
-    if not data:
-        return None
-    (length,) = struct.unpack(">I", data[:4])
-    assert len(data) == 4 + length
-    message = msgpack.unpackb(data[4:], raw=False)
-    return message["kind"], message["body"]
 
 
 def frame(payload: object) -> bytes:

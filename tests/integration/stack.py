@@ -17,13 +17,14 @@ import importlib.util
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from abc import ABC, abstractmethod
 from pathlib import Path
+
+from tests.rawsocket import answers as _answers
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG_DIR = REPO / "config"
@@ -87,17 +88,6 @@ def _local_configs_module():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _answers(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(os.fspath(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
 
 
 def venv_command(name: str) -> str:

@@ -7,13 +7,13 @@ started again: the saved baseline is replayed, not rebuilt, and the log goes on 
 import json
 import os
 import signal
-import socket as pysocket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from proto.records import read_records
+from tests.rawsocket import answers
 
 BIN = Path(sys.executable).parent / "loopd-shim"
 
@@ -23,18 +23,6 @@ def driver(stack, *args):
     return subprocess.run(
         [str(BIN), *args], env=env, capture_output=True, text=True, timeout=30, check=False
     )
-
-
-def answers(path: Path) -> bool:
-    """True once something accepts connections on path (a killed server leaves a stale file)."""
-    probe = pysocket.socket(pysocket.AF_UNIX, pysocket.SOCK_STREAM)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
 
 
 def start_server(config_path: Path, socket: Path) -> subprocess.Popen:

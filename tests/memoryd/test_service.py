@@ -5,7 +5,6 @@ import asyncio
 import hashlib
 import json
 import os
-import socket
 import stat
 import struct
 import threading
@@ -28,6 +27,7 @@ from proto.messages import (
     ToolRequest,
 )
 from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_record
+from tests.rawsocket import send_raw as raw
 
 T = "2026-09-20T14:02:11Z"
 SOUL = "You are a careful personal agent.\n"
@@ -192,26 +192,6 @@ def tree_digest(root: Path) -> dict:
         if path.is_file() and "recalls" not in path.parts:
             out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
-
-
-def raw(path: Path, data: bytes, close_write: bool = True) -> bytes:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(15)
-    s.connect(str(path))
-    try:
-        s.sendall(data)
-        if close_write:
-            s.shutdown(socket.SHUT_WR)
-    except (BrokenPipeError, ConnectionResetError):
-        pass
-    chunks = []
-    try:
-        while chunk := s.recv(65536):
-            chunks.append(chunk)
-    except ConnectionResetError:
-        pass
-    s.close()
-    return b"".join(chunks)
 
 
 def frame(kind, body) -> bytes:

@@ -11,9 +11,10 @@ import pytest
 
 from proto.client import RemoteError, arequest, request
 from proto.errors import FrameTooLarge, ProtoError, Unreachable
-from proto.frames import MAX_FRAME, decode_payload
+from proto.frames import MAX_FRAME
 from proto.messages import MemoryAdmin, MemoryAdminReply, MemoryBlock, SessionUpdated
 from proto.server import SocketInUse, prepare_socket_path, serve_unix
+from tests.rawsocket import exchange as raw_exchange
 
 
 class Refused(Exception):
@@ -28,32 +29,6 @@ async def handler(message):
             raise RuntimeError("secret traceback detail")
         return MemoryAdminReply(text=f"{message.command} {message.arg}")
     raise Refused("unexpected")
-
-
-def raw_exchange(path, data: bytes, shutdown: bool = True) -> tuple[str, dict] | None:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5)
-    s.connect(path)
-    try:
-        s.sendall(data)
-    except BrokenPipeError:
-        pass
-    if shutdown:
-        s.shutdown(socket.SHUT_WR)
-    chunks = []
-    while True:
-        try:
-            chunk = s.recv(65536)
-        except ConnectionResetError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    s.close()
-    reply = b"".join(chunks)
-    if not reply:
-        return None
-    return decode_payload(reply[4:])
 
 
 @pytest.fixture
@@ -128,7 +103,7 @@ def test_invalid_body_names_field(server):
 
 
 def test_slow_client_dropped_with_error(server):
-    kind, body = raw_exchange(server, struct.pack(">I", 50) + b"abc", shutdown=False)
+    kind, body = raw_exchange(server, struct.pack(">I", 50) + b"abc", close_write=False)
     assert kind == "error" and "in time" in body["text"]
 
 

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from proto.messages import (
     ToolRequest,
 )
 from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_record
+from tests.rawsocket import answers as _answers
 
 REPO = Path(__file__).resolve().parents[2]
 WRAPPER = Path(__file__).with_name("crashing_memoryd.py")
@@ -61,17 +61,6 @@ def socket_paths(home: Path) -> dict[str, Path]:
         "broker": home / "run/broker-memory/memory.sock",
         "admin": home / "run/owner-memory/admin.sock",
     }
-
-
-def _answers(path: Path) -> bool:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(str(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 def _say(log: Path, number: int, text: str) -> None:

@@ -20,6 +20,7 @@ from memoryd import check, entries
 from proto.client import request
 from proto.frames import MAX_FRAME
 from proto.messages import MemoryBlock
+from tests.rawsocket import exchange
 
 INTERNAL = "internal error"
 REPLIES = {
@@ -52,37 +53,6 @@ def sockets(process) -> dict[str, object]:
         "broker": process.broker_socket,
         "admin": process.admin_socket,
     }
-
-
-def exchange(path, data: bytes, timeout: float = 30) -> tuple[str, dict] | None:
-    """Send bytes, close our side, read the reply frame if one comes."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    try:
-        s.connect(str(path))
-        try:
-            s.sendall(data)
-            s.shutdown(socket.SHUT_WR)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the server may refuse a frame before it is all sent
-        chunks = []
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        s.close()
-    reply = b"".join(chunks)
-    if not reply:
-        return None
-    (length,) = struct.unpack(">I", reply[:4])
-    assert length == len(reply) - 4, "a reply frame that is not whole"
-    message = msgpack.unpackb(reply[4:], raw=False)
-    return message["kind"], message["body"]
 
 
 def _nested(depth: int) -> list:

@@ -2,7 +2,6 @@
 must equal a reindex of the same notes.md (issue 9, item 1: a log read again gives the same index).
 """
 
-
 from memoryd.home import Home, append_bytes
 from memoryd.index import Index
 from memoryd.store import MemoryStore

@@ -24,7 +24,7 @@ def where(record: dict) -> str:
         return f"{file} unchanged (pending {record.get('pending')}, {record.get('requested')})"
     if file is None or file == to:
         return str(to)
-    return f"{file} -> {to}"
+    return f"{file}, saved to {to}"
 
 
 def log_line(record: dict) -> str:

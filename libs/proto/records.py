@@ -12,15 +12,41 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
 
 from proto.errors import RecordDamaged
 from proto.files import append_bytes
 from proto.labels import DataClass
 from proto.messages import ToolCall, describe
 
-TIME_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$"
-Time = Annotated[str, StringConstraints(pattern=TIME_PATTERN)]
+TIME_PATTERN = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+    r"([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+)
+
+
+def utc_time(text: str) -> str:
+    """An RFC 3339 time as UTC: 2026-09-20T16:02:11+02:00 becomes 2026-09-20T14:02:11Z (a time
+    already in UTC with Z is kept as written)."""
+    try:
+        when = dt.datetime.fromisoformat(text.upper())
+    except ValueError:
+        raise ValueError("not an RFC 3339 time") from None
+    if text.endswith("Z") and text[10] == "T":
+        return text
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# Any RFC 3339 time is read; records carry it as UTC ("Z"), which recall and the index show.
+Time = Annotated[str, StringConstraints(pattern=TIME_PATTERN), AfterValidator(utc_time)]
 
 
 def now_rfc3339() -> str:

@@ -137,8 +137,8 @@ def test_log_lists_the_last_n_edits_one_line_each(tmp_path):
     lines = store.log().splitlines()
     assert len(lines) == 10
     assert (
-        lines[-1]
-        == f"2026-09-24-0013  2026-09-24T21:02:11Z  {TAINTED['session']}  add  user.md, saved to notes.md"
+        lines[-1] == f"2026-09-24-0013  2026-09-24T21:02:11Z  {TAINTED['session']}  add  "
+        "user.md, saved to notes.md"
     )
     assert lines[0] == f"2026-09-24-0004  2026-09-24T21:02:11Z  {CLEAN['session']}  add  memory.md"
     assert store.log(2).splitlines() == lines[-2:]

@@ -95,3 +95,29 @@ def test_damaged_line_named(tmp_path, line):
     assert e.value.line == 1
     assert e.value.offset == size
     assert "record 1" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "written,read",
+    [
+        ("2026-09-20T14:02:11Z", "2026-09-20T14:02:11Z"),
+        ("2026-09-20T14:02:11.250Z", "2026-09-20T14:02:11.250Z"),
+        ("2026-09-20T16:02:11+02:00", "2026-09-20T14:02:11Z"),
+        ("2026-09-20t14:02:11z", "2026-09-20T14:02:11Z"),
+        ("2026-09-20T00:30:00-01:00", "2026-09-20T01:30:00Z"),
+    ],
+)
+def test_any_rfc3339_time_is_read_as_utc(tmp_path, written, read):
+    log = tmp_path / "0.jsonl"
+    log.write_text(json.dumps({"type": "user", "time": written, "content": "x"}) + "\n")
+    assert [x.record.time for x in read_records(log)] == [read]
+
+
+@pytest.mark.parametrize(
+    "time", ["2026-09-20 14:02:11Z", "2026-09-20T14:02Z", "2026-13-40T99:99:99Z"]
+)
+def test_times_that_are_not_rfc3339_are_damage(tmp_path, time):
+    log = tmp_path / "0.jsonl"
+    log.write_text(json.dumps({"type": "user", "time": time, "content": "x"}) + "\n")
+    with pytest.raises(RecordDamaged):
+        list(read_records(log))

@@ -1,0 +1,3 @@
+from memory_mcp.cli import main
+
+main()

@@ -1,0 +1,126 @@
+"""The memory-mcp command.
+
+    memory-mcp [--trust untrusted|trusted] [--class public|private|secret] [--home PATH] ...
+        serve one MCP connection on stdio (what an MCP client runs)
+    memory-mcp config-snippet --home PATH [--trust ...] [--class ...] [--command PATH]
+        print the JSON that registers the server in an MCP client's configuration
+
+Log lines go to stderr, one per event (an MCP client keeps a server's stderr as its log); stdout
+is the protocol's. An option that is wrong is one line on stderr and exit status 2; a missing SDK
+is one line and exit status 1.
+"""
+
+import logging
+import math
+import sys
+from enum import StrEnum
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import typer
+
+from memory_mcp.snippet import default_command, snippet
+from proto.config import default_home
+
+TIMEOUT = 30.0
+BROKER_SOCKET = "run/broker-memory/memory.sock"
+BLOCK_SOCKET = "run/loop-memory/memory.sock"
+NO_SDK = "memory-mcp: the MCP SDK is not installed: pip install 'boxmaker-memory[mcp]'"
+
+
+class Trust(StrEnum):
+    untrusted = "untrusted"
+    trusted = "trusted"
+
+
+class DataClass(StrEnum):
+    public = "public"
+    private = "private"
+    secret = "secret"
+
+
+app = typer.Typer(
+    add_completion=False,
+    help="boxmaker's memory as an MCP server on stdio (recall, memory, memory://block).",
+)
+
+HOME_HELP = "boxmaker's home (default $BOXMAKER_HOME, then /var/lib/boxmaker)"
+
+
+def _version() -> str:
+    try:
+        return version("boxmaker-memory")
+    except PackageNotFoundError:
+        return "0"
+
+
+def _timeout(value: float) -> float:
+    if not math.isfinite(value) or value <= 0 or value > 3600:
+        raise typer.BadParameter("must be above 0 and at most 3600 seconds")
+    return value
+
+
+@app.callback(invoke_without_command=True)
+def main_command(
+    ctx: typer.Context,
+    trust: Trust = typer.Option(
+        Trust.untrusted,
+        "--trust",
+        help="untrusted: identity adds become untrusted notes; trusted: the client reads no "
+        "untrusted content (see the README)",
+    ),
+    klass: DataClass = typer.Option(
+        DataClass.private, "--class", help="the class of data the session carries"
+    ),
+    home: Path | None = typer.Option(None, "--home", help=HOME_HELP),
+    broker_socket: Path | None = typer.Option(
+        None, "--broker-socket", help=f"memoryd's brokerd socket (default {{home}}/{BROKER_SOCKET})"
+    ),
+    block_socket: Path | None = typer.Option(
+        None, "--block-socket", help=f"memoryd's loopd socket (default {{home}}/{BLOCK_SOCKET})"
+    ),
+    timeout: float = typer.Option(
+        TIMEOUT, "--timeout", callback=_timeout, help="seconds to wait for memoryd"
+    ),
+) -> None:
+    """Serve one MCP connection on stdin and stdout until the client closes it."""
+    if ctx.invoked_subcommand is not None:
+        return
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    home = (home or default_home()).absolute()
+    try:
+        import anyio
+
+        from memory_mcp.link import Memoryd
+        from memory_mcp.server import MemoryMcp
+        from memory_mcp.stdio import serve
+    except ImportError:
+        print(NO_SDK, file=sys.stderr)
+        raise typer.Exit(1) from None
+    memoryd = Memoryd(
+        broker_socket or home / BROKER_SOCKET, block_socket or home / BLOCK_SOCKET, timeout
+    )
+    handlers = MemoryMcp(memoryd, trust.value, klass.value)
+    try:
+        anyio.run(serve, handlers, _version())
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command("config-snippet")
+def config_snippet(
+    home: Path | None = typer.Option(None, "--home", help=HOME_HELP),
+    trust: Trust = typer.Option(Trust.untrusted, "--trust"),
+    klass: DataClass = typer.Option(DataClass.private, "--class"),
+    command: str | None = typer.Option(None, "--command", help="the memory-mcp to run"),
+) -> None:
+    """Print the JSON that registers this server in an MCP client's configuration."""
+    print(snippet(command or default_command(), home or default_home(), trust.value, klass.value))
+
+
+def main() -> None:
+    app()

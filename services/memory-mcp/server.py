@@ -1,0 +1,174 @@
+"""The MCP side: the SDK's low-level server with memory-mcp's handlers, served over stdio.
+
+The low-level server is used, not the decorator one, so that the tools carry exactly proto's
+schemas and every answer is memoryd's text as it is. A refused or failed tool call is a tool result
+with is_error set (the SDK's way of telling the model, as its own servers do for an unknown tool);
+a resource or prompt that cannot be served is the SDK's JSON-RPC error. Each answer to a tool call
+carries its label in _meta as "boxmaker/label", and makes the session's state stricter with it.
+"""
+
+import logging
+from datetime import UTC, datetime
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from memory_mcp.calls import GRANT_LABEL, TOOLS, Refused, prepare
+from memory_mcp.errors import MemoryMcpError
+from memory_mcp.link import Memoryd
+from memory_mcp.session import SessionState, session_id
+from proto.labels import Label, stricter
+
+log = logging.getLogger("memory_mcp.server")
+
+BLOCK_URI = "memory://block"
+BLOCK_PROMPT = "memory_block"
+BLOCK_DESCRIPTION = (
+    "The memory block a new boxmaker session starts with: soul.md, memory.md and user.md, "
+    "as memoryd renders them now."
+)
+LABEL_KEY = "boxmaker/label"
+
+
+def not_served_text(what: str, name: str) -> str:
+    served = BLOCK_URI if what == "resource" else BLOCK_PROMPT
+    return f"no {what} {name[:200]!r}: memory-mcp serves {served}"
+
+
+class MemoryMcp:
+    """One connection's handlers: its session, its state, and the link to memoryd."""
+
+    def __init__(self, memoryd: Memoryd, trust: str, klass: str, started: datetime | None = None):
+        self.memoryd = memoryd
+        self.state = SessionState(klass=klass, untrusted=trust != "trusted")
+        self.started = started or datetime.now(UTC)
+        self.session: str | None = None
+        self.calls = 0
+
+    def session_for(self, ctx) -> str:
+        """The session id, fixed at the first request that needs it, from the client's name."""
+        if self.session is None:
+            params = ctx.session.client_params
+            name = params.client_info.name if params is not None else None
+            self.session = session_id(name, self.started)
+            log.info(
+                "session %s: client %r, %s%s",
+                self.session,
+                name,
+                self.state.klass,
+                ", untrusted" if self.state.untrusted else "",
+            )
+        return self.session
+
+    # --- tools -----------------------------------------------------------------------------------
+    async def list_tools(self, ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=name, description=description, input_schema=schema)
+                for name, (description, schema) in TOOLS.items()
+            ]
+        )
+
+    async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        session = self.session_for(ctx)
+        self.calls += 1
+        call_id = f"mcp-call-{self.calls}"
+        tool = params.name
+        prepared = prepare(
+            tool, params.arguments, session, call_id, self.state.klass, self.state.untrusted
+        )
+        if isinstance(prepared, Refused):
+            log.info(
+                "session %s call %s: %r refused: %s", session, call_id, tool[:64], prepared.text
+            )
+            return self._answer(False, prepared.text, GRANT_LABEL)
+        try:
+            reply = await self.memoryd.call(prepared)
+        except MemoryMcpError as e:
+            return self._answer(False, str(e), GRANT_LABEL)
+        label = stricter(GRANT_LABEL, reply.label)
+        log.info(
+            "session %s call %s: %s ok=%s, %s%s",
+            session,
+            call_id,
+            tool,
+            reply.ok,
+            label.klass,
+            ", untrusted" if label.untrusted else "",
+        )
+        return self._answer(reply.ok, reply.output, label)
+
+    def _answer(self, ok: bool, text: str, label: Label) -> types.CallToolResult:
+        self.state.raise_to(label)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            is_error=not ok,
+            _meta={LABEL_KEY: label.to_wire()},
+        )
+
+    # --- the block: a resource and a prompt ------------------------------------------------------
+    async def _block(self, ctx) -> str:
+        try:
+            return await self.memoryd.block(self.session_for(ctx))
+        except MemoryMcpError as e:
+            raise MCPError(code=types.INTERNAL_ERROR, message=str(e)) from None
+
+    async def list_resources(self, ctx, params) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=BLOCK_URI,
+                    name="memory block",
+                    description=BLOCK_DESCRIPTION,
+                    mime_type="text/markdown",
+                )
+            ]
+        )
+
+    async def read_resource(self, ctx, params) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri != BLOCK_URI:
+            raise MCPError(code=types.INVALID_PARAMS, message=not_served_text("resource", uri))
+        text = await self._block(ctx)
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(uri=BLOCK_URI, mime_type="text/markdown", text=text)
+            ]
+        )
+
+    async def list_prompts(self, ctx, params) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[types.Prompt(name=BLOCK_PROMPT, description=BLOCK_DESCRIPTION)]
+        )
+
+    async def get_prompt(self, ctx, params) -> types.GetPromptResult:
+        if params.name != BLOCK_PROMPT:
+            raise MCPError(
+                code=types.INVALID_PARAMS, message=not_served_text("prompt", params.name)
+            )
+        text = await self._block(ctx)
+        return types.GetPromptResult(
+            description=BLOCK_DESCRIPTION,
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )
+
+    def server(self, version: str) -> Server:
+        trust = "untrusted" if self.state.untrusted else "trusted"
+        return Server(
+            "boxmaker-memory",
+            version=version,
+            instructions=(
+                "boxmaker's memory: recall searches notes and past sessions; memory edits "
+                "memory.md and user.md, and takes effect in the next session. memory://block is "
+                f"what a new session starts with. This server was registered as {trust}."
+            ),
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_read_resource=self.read_resource,
+            on_list_prompts=self.list_prompts,
+            on_get_prompt=self.get_prompt,
+        )

@@ -1,0 +1,125 @@
+"""stdin as MCP messages, one a line, with a bound on a line's length.
+
+The SDK's stdio transport reads a whole line before it looks at it, however long. This reader,
+handed to the SDK's stdio_server in its place, never holds more than MAX_MESSAGE bytes of a line:
+a longer one is skipped to its newline, and answered with the SDK's own JSON-RPC error (invalid
+request) carrying the request's id, found in the first bytes of the line, so the client's pending
+call ends at once instead of waiting. When no id can be found there, the error goes out with id
+null, as JSON-RPC asks.
+"""
+
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable
+
+import anyio
+import anyio.to_thread
+
+from proto.frames import MAX_FRAME
+
+log = logging.getLogger("memory_mcp.stdin")
+
+MAX_MESSAGE = MAX_FRAME
+HEAD = 65_536
+CHUNK = 65_536
+
+Oversized = Callable[[int | str | None, int], Awaitable[None]]
+
+
+def oversized_text(size: int) -> str:
+    return f"message of {size:,} bytes is over the limit of {MAX_MESSAGE:,} bytes; it was not read"
+
+
+def request_id(head: bytes) -> int | str | None:
+    """The top-level "id" of a JSON-RPC message from its first bytes, or None.
+
+    Walks the object's members in order with the JSON decoder, so an "id" nested inside params is
+    never taken for the request's; stops at the first member the head does not hold whole.
+    """
+    text = head.decode("utf-8", errors="ignore")
+    decoder = json.JSONDecoder()
+    at = _skip(text, 0)
+    if not text.startswith("{", at):
+        return None
+    at += 1
+    try:
+        while True:
+            key, at = decoder.raw_decode(text, _skip(text, at))
+            at = _skip(text, at)
+            if not isinstance(key, str) or not text.startswith(":", at):
+                return None
+            value, at = decoder.raw_decode(text, _skip(text, at + 1))
+            if key == "id":
+                ok = isinstance(value, int | str) and not isinstance(value, bool)
+                return value if ok else None
+            at = _skip(text, at)
+            if not text.startswith(",", at):
+                return None
+            at += 1
+    except (ValueError, RecursionError):
+        return None
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+class BoundedLines:
+    """An async iterator of stdin's lines (str) for the SDK's stdio_server(stdin=...)."""
+
+    def __init__(self, fd: int, on_oversized: Oversized):
+        self.fd = fd
+        self.on_oversized = on_oversized
+        self._buffer = bytearray()
+        self._eof = False
+
+    def __aiter__(self):
+        return self
+
+    async def _read(self) -> bytes:
+        return await anyio.to_thread.run_sync(os.read, self.fd, CHUNK, abandon_on_cancel=True)
+
+    async def __anext__(self) -> str:
+        while True:
+            end = self._buffer.find(b"\n")
+            if 0 <= end <= MAX_MESSAGE:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                return line.decode("utf-8", errors="replace")
+            if len(self._buffer) > MAX_MESSAGE:
+                await self._skip_oversized()
+                continue
+            if self._eof:
+                if self._buffer:
+                    line = bytes(self._buffer)
+                    self._buffer.clear()
+                    return line.decode("utf-8", errors="replace")
+                raise StopAsyncIteration
+            chunk = await self._read()
+            if not chunk:
+                self._eof = True
+            self._buffer += chunk
+
+    async def _skip_oversized(self) -> None:
+        head = bytes(self._buffer[:HEAD])
+        size = len(self._buffer)
+        end = self._buffer.find(b"\n")
+        while end < 0:
+            chunk = await self._read()
+            if not chunk:
+                break
+            size += len(chunk)
+            self._buffer = bytearray(chunk)
+            end = self._buffer.find(b"\n")
+        if end >= 0:
+            size -= len(self._buffer) - end - 1
+            del self._buffer[: end + 1]
+        else:
+            self._buffer.clear()
+            self._eof = True
+        ident = request_id(head)
+        log.warning("stdin: a message of %d bytes skipped (request id %r)", size, ident)
+        await self.on_oversized(ident, size)

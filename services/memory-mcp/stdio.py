@@ -1,0 +1,41 @@
+"""Serve one MCP connection on stdin and stdout until the client closes stdin.
+
+The SDK's stdio_server owns stdout (it points fd 1 at stderr while serving, so nothing stray
+reaches the wire); stdin is read through BoundedLines, which answers an oversized message with the
+SDK's JSON-RPC error on the same write stream the SDK uses.
+"""
+
+import logging
+import os
+
+import anyio
+import mcp_types as types
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+from memory_mcp.server import MemoryMcp
+from memory_mcp.stdin_lines import BoundedLines, oversized_text
+
+log = logging.getLogger("memory_mcp.stdio")
+
+
+async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
+    server = handlers.server(version)
+    ready = anyio.Event()
+    streams: dict = {}
+
+    async def oversized(ident: int | str | None, size: int) -> None:
+        await ready.wait()
+        error = types.JSONRPCError(
+            jsonrpc="2.0",
+            id=ident,
+            error=types.ErrorData(code=types.INVALID_REQUEST, message=oversized_text(size)),
+        )
+        await streams["write"].send(SessionMessage(error))
+
+    async with stdio_server(stdin=BoundedLines(stdin_fd, oversized)) as (read, write):
+        streams["write"] = write
+        ready.set()
+        log.info("serving MCP on stdio (pid %d)", os.getpid())
+        await server.run(read, write, server.create_initialization_options())
+    log.info("session %s: the client closed the connection", handlers.session or "(none)")

@@ -1,0 +1,67 @@
+"""A stand-in for memoryd's broker and loopd sockets that records every frame it gets.
+
+answer=True replies to a memory_call with a fixed tool_response and to memory_block with a fixed
+block; answer=False accepts connections and never replies (a memoryd that hangs).
+"""
+
+import socket
+import struct
+import threading
+from pathlib import Path
+
+from proto.frames import decode_payload, encode_frame
+
+BLOCK = "# soul.md\nfake\n"
+
+
+def _recv(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("closed")
+        data += chunk
+    return data
+
+
+class FakeMemoryd:
+    def __init__(self, home: Path, answer: bool = True):
+        self.answer = answer
+        self.received: list[tuple[str, dict]] = []
+        self.held: list[socket.socket] = []
+        self.listeners = []
+        for folder in ("broker-memory", "loop-memory"):
+            path = home / "run" / folder / "memory.sock"
+            path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(str(path))
+            listener.listen(16)
+            self.listeners.append(listener)
+            threading.Thread(target=self._serve, args=(listener,), daemon=True).start()
+
+    def _serve(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                (length,) = struct.unpack(">I", _recv(conn, 4))
+                kind, body = decode_payload(_recv(conn, length))
+                self.received.append((kind, body))
+                if not self.answer:
+                    self.held.append(conn)
+                    continue
+                if kind == "memory_block":
+                    conn.sendall(encode_frame("memory_block_reply", {"text": BLOCK}))
+                else:
+                    call_id = body["request"]["call_id"]
+                    reply = {"call_id": call_id, "ok": True, "output": "fake answer", "label": None}
+                    conn.sendall(encode_frame("tool_response", reply))
+                conn.close()
+            except (OSError, ConnectionError, ValueError):
+                conn.close()
+
+    def close(self) -> None:
+        for s in self.listeners + self.held:
+            s.close()

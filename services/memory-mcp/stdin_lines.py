@@ -50,10 +50,12 @@ def request_id(head: bytes) -> int | str | None:
             if not isinstance(key, str) or not text.startswith(":", at):
                 return None
             value, at = decoder.raw_decode(text, _skip(text, at + 1))
-            if key == "id":
-                ok = isinstance(value, int | str) and not isinstance(value, bool)
-                return value if ok else None
             at = _skip(text, at)
+            ended = text.startswith(",", at) or text.startswith("}", at)
+            if key == "id":
+                # a number the head cuts short (12 of 123) is not ended by , or }
+                ok = ended and isinstance(value, int | str) and not isinstance(value, bool)
+                return value if ok else None
             if not text.startswith(",", at):
                 return None
             at += 1

@@ -1,0 +1,77 @@
+"""The memory-mcp command: the registration snippet, option checks, a missing SDK, closing."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memory_mcp.cli import NO_SDK, app
+
+
+def run(*args: str, stdin: bytes = b"", code: str | None = None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "memory_mcp", *args]
+    if code is not None:
+        command = [sys.executable, "-c", code, *args]
+    return subprocess.run(command, input=stdin, capture_output=True, timeout=60, env=os.environ)
+
+
+def test_config_snippet_registers_the_server_with_the_home_and_trust(tmp_path):
+    result = CliRunner().invoke(
+        app, ["config-snippet", "--home", str(tmp_path), "--trust", "trusted", "--command", "/x/mm"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {
+        "mcpServers": {
+            "boxmaker-memory-trusted": {
+                "command": "/x/mm",
+                "args": ["--home", str(tmp_path), "--trust", "trusted", "--class", "private"],
+            }
+        }
+    }
+
+
+def test_config_snippet_defaults_to_untrusted_and_an_absolute_home_and_command(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["config-snippet", "--home", "rel/home"])
+    assert result.exit_code == 0, result.output
+    server = json.loads(result.output)["mcpServers"]["boxmaker-memory"]
+    assert server["args"] == [
+        "--home",
+        str(tmp_path / "rel/home"),
+        "--trust",
+        "untrusted",
+        "--class",
+        "private",
+    ]
+    assert Path(server["command"]).is_absolute() and Path(server["command"]).name == "memory-mcp"
+
+
+def test_wrong_options_are_refused_before_serving():
+    for args in (
+        ["--trust", "maybe"],
+        ["--class", "top"],
+        ["--timeout", "0"],
+        ["--timeout", "nan"],
+    ):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+
+
+def test_without_the_sdk_it_says_which_extra_to_install():
+    code = "import sys; sys.modules['mcp'] = None; from memory_mcp.cli import main; main()"
+    result = run(code=code)
+    assert result.returncode == 1
+    assert result.stderr.decode().strip() == NO_SDK
+    assert result.stdout == b""
+
+
+def test_stdin_closed_ends_the_server_with_nothing_on_stdout(tmp_path):
+    result = run("--home", str(tmp_path))
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout == b""
+    assert b"serving MCP on stdio" in result.stderr

@@ -1,0 +1,114 @@
+"""Benchmark: recall through memory-mcp (the SDK's stdio client, JSON-RPC, memory_call) against
+the same memory_call sent straight to memoryd's broker socket, on the same index.
+
+It generates a home (bench_index's generator), starts memoryd as a subprocess on it, starts
+memory-mcp with the SDK's own stdio client (and times that start: spawn, imports, the protocol's
+first exchange), then runs the same queries both ways, alternating which goes first, and prints
+the p50 and p99 of each and their ratio, measured in the same run.
+
+    .venv/bin/python bench/bench_mcp.py [--records 10000] [--queries 300]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+from bench_index import Generator, percentile
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from proto.client import arequest
+from proto.messages import MemoryCall, ToolRequest
+
+
+def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("memoryd did not start")
+        time.sleep(0.1)
+
+
+async def measure(home: Path, queries: list[str]) -> tuple[float, dict[str, list[float]]]:
+    sock = home / "run" / "broker-memory" / "memory.sock"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memory_mcp", "--home", str(home)]
+    )
+    started = time.perf_counter()
+    with open(os.devnull, "w") as errlog:
+        async with Client(
+            stdio_client(params, errlog=errlog),
+            client_info=types.Implementation(name="bench", version="1"),
+        ) as client:
+            await client.list_tools()
+            start_seconds = time.perf_counter() - started
+
+            async def over_mcp(text: str) -> None:
+                result = await client.call_tool("recall", {"query": text, "k": 5})
+                if result.is_error:
+                    raise SystemExit(f"recall failed: {result.content[0].text}")
+
+            async def direct(text: str) -> None:
+                req = ToolRequest(
+                    session="bench", call_id="c", tool="recall",
+                    arguments=json.dumps({"query": text, "k": 5}),
+                )
+                call = MemoryCall(request=req, taint="private", untrusted=True)
+                reply = await arequest(sock, call)
+                if not reply.ok:
+                    raise SystemExit(f"recall failed: {reply.output}")
+
+            for text in queries[:20]:
+                await over_mcp(text)
+                await direct(text)
+            times: dict[str, list[float]] = {"mcp": [], "socket": []}
+            for n, text in enumerate(queries):
+                order = (("mcp", over_mcp), ("socket", direct))
+                for name, fn in order if n % 2 else order[::-1]:
+                    t0 = time.perf_counter()
+                    await fn(text)
+                    times[name].append(time.perf_counter() - t0)
+    return start_seconds, times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=300)
+    args = parser.parse_args(argv)
+    print(f"cpus {os.cpu_count()}, python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory(prefix="bench-mcp-", dir="/tmp") as tmp:
+        generator = Generator()
+        home = generator.home(Path(tmp) / "home", args.records)
+        (Path(tmp) / "soul.md").write_text("A bench soul.\n")
+        config = Path(tmp) / "memoryd.toml"
+        config.write_text(f'[paths]\nhome = "{home.root}"\n')
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_for(home.run / "broker-memory" / "memory.sock", proc)
+            queries = [generator.query() for _ in range(args.queries)]
+            start_seconds, times = anyio.run(measure, home.root, queries)
+            print(f"memory-mcp start to first answer (spawn, imports, first exchange): "
+                  f"{start_seconds * 1e3:.0f} ms")
+            for p in (50, 99):
+                m, s = percentile(times["mcp"], p), percentile(times["socket"], p)
+                print(f"records {args.records}: recall p{p} through memory-mcp {m * 1e3:.3f} ms, "
+                      f"straight to the broker socket {s * 1e3:.3f} ms, ratio {m / s:.2f}")
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -121,11 +121,12 @@ def test_the_block_is_what_memoryd_gives_a_new_session_on_the_loopd_socket(mcp_h
     assert "Hand-written entry." in served
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_each_connection_is_one_session_named_after_the_client_in_the_log_and_undo_works(
-    mcp_home,
+    mcp_home, mode
 ):
     async def add(name, text):
-        async with mcp_home.connect("--trust", "trusted", name=name) as client:
+        async with mcp_home.connect("--trust", "trusted", name=name, mode=mode) as client:
             result = await client.call_tool(
                 "memory", {"action": "add", "file": "memory", "text": text}
             )

@@ -57,7 +57,9 @@ async def measure(home: Path, queries: list[str]) -> tuple[float, dict[str, list
 
             async def direct(text: str) -> None:
                 req = ToolRequest(
-                    session="bench", call_id="c", tool="recall",
+                    session="bench",
+                    call_id="c",
+                    tool="recall",
                     arguments=json.dumps({"query": text, "k": 5}),
                 )
                 call = MemoryCall(request=req, taint="private", untrusted=True)
@@ -98,12 +100,16 @@ def main(argv: list[str] | None = None) -> int:
             wait_for(home.run / "broker-memory" / "memory.sock", proc)
             queries = [generator.query() for _ in range(args.queries)]
             start_seconds, times = anyio.run(measure, home.root, queries)
-            print(f"memory-mcp start to first answer (spawn, imports, first exchange): "
-                  f"{start_seconds * 1e3:.0f} ms")
+            print(
+                f"memory-mcp start to first answer (spawn, imports, first exchange): "
+                f"{start_seconds * 1e3:.0f} ms"
+            )
             for p in (50, 99):
                 m, s = percentile(times["mcp"], p), percentile(times["socket"], p)
-                print(f"records {args.records}: recall p{p} through memory-mcp {m * 1e3:.3f} ms, "
-                      f"straight to the broker socket {s * 1e3:.3f} ms, ratio {m / s:.2f}")
+                print(
+                    f"records {args.records}: recall p{p} through memory-mcp {m * 1e3:.3f} ms, "
+                    f"straight to the broker socket {s * 1e3:.3f} ms, ratio {m / s:.2f}"
+                )
         finally:
             proc.terminate()
             proc.wait(30)

@@ -55,7 +55,7 @@ class MemoryMcp:
             log.info(
                 "session %s: client %r, %s%s",
                 self.session,
-                name,
+                name[:200] if isinstance(name, str) else name,
                 self.state.klass,
                 ", untrusted" if self.state.untrusted else "",
             )

@@ -180,3 +180,24 @@ def test_class_is_sent_as_the_sessions_taint(mcp_home):
     assert not result.is_error
     notes = mcp_home.memory_file("notes.md")
     assert re.search(r"§ noted \S+ in session mcp-test-client-\S+ · secret\n", notes), notes
+
+
+def test_a_block_memoryd_refuses_is_refused_with_memoryds_reason(mcp_home):
+    from mcp.shared.exceptions import MCPError
+
+    from proto.client import RemoteError, request
+    from proto.messages import MemoryBlock
+
+    (mcp_home.home / "memory" / "user.md").write_text("x" * 1_400 + "\n")
+    with pytest.raises(RemoteError) as direct:
+        request(mcp_home.memoryd.loop_socket, MemoryBlock())
+
+    async def body():
+        async with mcp_home.connect() as client:
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource(BLOCK_URI)
+            return refused.value
+
+    refused = anyio.run(body)
+    assert refused.message == f"memoryd refused: {direct.value}"
+    assert "user.md is over its limit: 1,400 of 1,375 characters" in refused.message

@@ -7,7 +7,8 @@ memoryd version, the same refusal when a file is over its limit), whatever this 
 installed. Nothing else is ever sent: not session_updated, not the owner's commands.
 
 A memoryd that is down, or slower than the timeout, is one fixed sentence naming the runbook entry
-memoryd-unreachable; the client never waits longer than the timeout.
+memoryd-unreachable; the client never waits longer than the timeout. A memoryd that refuses is
+said as brokerd says it for a call, and as loopd says it for a block (memory-unavailable).
 """
 
 import logging
@@ -26,6 +27,14 @@ MEMORYD_UNREACHABLE = (
 MEMORYD_WRONG_REPLY = "memoryd answered with something unexpected (runbook: memoryd-unreachable)"
 
 
+def call_refused_text(reason: str) -> str:
+    return f"memoryd refused the call: {reason}"
+
+
+def block_refused_text(reason: str) -> str:
+    return f"memoryd refused the memory block: {reason} (runbook: memory-unavailable)"
+
+
 class Memoryd:
     def __init__(self, broker_socket: Path, block_socket: Path, timeout: float):
         self.broker_socket = broker_socket
@@ -33,7 +42,10 @@ class Memoryd:
         self.timeout = timeout
 
     async def call(self, call: MemoryCall) -> ToolResponse:
-        reply = await self._ask(self.broker_socket, call, call.request.session)
+        try:
+            reply = await self._ask(self.broker_socket, call, call.request.session)
+        except RemoteError as e:
+            raise MemorydRefused(call_refused_text(str(e))) from None
         if not isinstance(reply, ToolResponse):
             log.warning(
                 "session %s: memoryd answered %s", call.request.session, type(reply).__name__
@@ -42,7 +54,10 @@ class Memoryd:
         return reply
 
     async def block(self, session: str) -> str:
-        reply = await self._ask(self.block_socket, MemoryBlock(), session)
+        try:
+            reply = await self._ask(self.block_socket, MemoryBlock(), session)
+        except RemoteError as e:
+            raise MemorydRefused(block_refused_text(str(e))) from None
         if not isinstance(reply, MemoryBlockReply):
             log.warning("session %s: memoryd answered %s", session, type(reply).__name__)
             raise MemorydRefused(MEMORYD_WRONG_REPLY)
@@ -53,7 +68,7 @@ class Memoryd:
             return await arequest(path, message, timeout=self.timeout)
         except RemoteError as e:
             log.warning("session %s: memoryd refused: %s", session, e)
-            raise MemorydRefused(f"memoryd refused: {e}") from None
+            raise
         except ProtoError as e:
             log.warning("session %s: %s", session, e)
             raise MemorydUnreachable(MEMORYD_UNREACHABLE) from None

@@ -1,7 +1,8 @@
 """A stand-in for memoryd's broker and loopd sockets that records every frame it gets.
 
-answer=True replies to a memory_call with a fixed tool_response and to memory_block with a fixed
-block; answer=False accepts connections and never replies (a memoryd that hangs).
+mode "answer" replies to a memory_call with a fixed tool_response and to memory_block with a fixed
+block; "hang" accepts connections and never replies; "error" replies with an error message;
+"wrong" replies with a kind neither request is answered with.
 """
 
 import socket
@@ -12,6 +13,7 @@ from pathlib import Path
 from proto.frames import decode_payload, encode_frame
 
 BLOCK = "# soul.md\nfake\n"
+ERROR_TEXT = "memory_call: request.session: the pattern does not match"
 
 
 def _recv(conn: socket.socket, n: int) -> bytes:
@@ -25,8 +27,8 @@ def _recv(conn: socket.socket, n: int) -> bytes:
 
 
 class FakeMemoryd:
-    def __init__(self, home: Path, answer: bool = True):
-        self.answer = answer
+    def __init__(self, home: Path, mode: str = "answer"):
+        self.mode = mode
         self.received: list[tuple[str, dict]] = []
         self.held: list[socket.socket] = []
         self.listeners = []
@@ -49,10 +51,14 @@ class FakeMemoryd:
                 (length,) = struct.unpack(">I", _recv(conn, 4))
                 kind, body = decode_payload(_recv(conn, length))
                 self.received.append((kind, body))
-                if not self.answer:
+                if self.mode == "hang":
                     self.held.append(conn)
                     continue
-                if kind == "memory_block":
+                if self.mode == "error":
+                    conn.sendall(encode_frame("error", {"text": ERROR_TEXT}))
+                elif self.mode == "wrong":
+                    conn.sendall(encode_frame("ok", {}))
+                elif kind == "memory_block":
                     conn.sendall(encode_frame("memory_block_reply", {"text": BLOCK}))
                 else:
                     call_id = body["request"]["call_id"]

@@ -8,11 +8,16 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from memory_mcp.calls import GRANT_LABEL
-from memory_mcp.link import MEMORYD_UNREACHABLE
+from memory_mcp.link import (
+    MEMORYD_UNREACHABLE,
+    MEMORYD_WRONG_REPLY,
+    block_refused_text,
+    call_refused_text,
+)
 from memory_mcp.server import BLOCK_PROMPT, BLOCK_URI, LABEL_KEY
 from proto.errors import InvalidArguments
 from proto.tools import parse_tool
-from tests.memory_mcp.fake_memoryd import FakeMemoryd
+from tests.memory_mcp.fake_memoryd import ERROR_TEXT, FakeMemoryd
 
 
 def text_of(result) -> str:
@@ -56,7 +61,7 @@ def test_memoryd_going_away_and_coming_back_mid_connection(mcp_home):
 
 
 def test_a_memoryd_that_never_answers_costs_the_timeout_not_a_hang(down_home):
-    fake = FakeMemoryd(down_home.home, answer=False)
+    fake = FakeMemoryd(down_home.home, mode="hang")
 
     async def body():
         async with down_home.connect("--timeout", "1") as client:
@@ -179,3 +184,26 @@ def test_unknown_resource_and_prompt_are_the_sdks_invalid_params(down_home):
     assert resource.message == "no resource 'memory://soul': memory-mcp serves memory://block"
     assert prompt.message == "no prompt 'soul': memory-mcp serves memory_block"
     assert fake.received == []
+
+
+@pytest.mark.parametrize("mode", ["error", "wrong"])
+def test_a_memoryd_that_refuses_or_answers_wrong_is_said_so(down_home, mode):
+    fake = FakeMemoryd(down_home.home, mode=mode)
+
+    async def body():
+        async with down_home.connect() as client:
+            result = await client.call_tool("recall", {"query": "anything"})
+            with pytest.raises(MCPError) as resource:
+                await client.read_resource(BLOCK_URI)
+            return result, resource.value
+
+    try:
+        result, resource = anyio.run(body)
+    finally:
+        fake.close()
+    assert result.is_error
+    if mode == "error":
+        assert text_of(result) == call_refused_text(ERROR_TEXT)
+        assert resource.message == block_refused_text(ERROR_TEXT)
+    else:
+        assert text_of(result) == MEMORYD_WRONG_REPLY == resource.message

@@ -199,5 +199,7 @@ def test_a_block_memoryd_refuses_is_refused_with_memoryds_reason(mcp_home):
             return refused.value
 
     refused = anyio.run(body)
-    assert refused.message == f"memoryd refused: {direct.value}"
+    assert refused.message == (
+        f"memoryd refused the memory block: {direct.value} (runbook: memory-unavailable)"
+    )
     assert "user.md is over its limit: 1,400 of 1,375 characters" in refused.message

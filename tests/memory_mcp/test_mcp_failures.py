@@ -77,7 +77,7 @@ def test_a_memoryd_that_never_answers_costs_the_timeout_not_a_hang(down_home):
         fake.close()
     assert result.is_error and text_of(result) == MEMORYD_UNREACHABLE
     assert resource.message == MEMORYD_UNREACHABLE
-    assert 2 <= elapsed < 8
+    assert 2 <= elapsed < 15  # two 1-second timeouts, far below the 30-second default
     assert [kind for kind, _ in fake.received] == ["memory_call", "memory_block"]
 
 

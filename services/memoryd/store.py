@@ -9,7 +9,10 @@ entries leaving the file reach notes.md (fsync) first, then the new file is rena
 
 Routing by the session's state: note goes to notes.md in any session. A clean session edits
 memory.md and user.md (or stages the edit when review is on); in a session that has read untrusted
-content an add becomes an untrusted note, and replace, remove and consolidate are refused.
+content an add becomes an untrusted note, and replace, remove and consolidate are refused. A
+session whose taint is above [index] max_class is routed the same way (classrule.py), and its
+staged edits cannot be accepted. The session's state is the stricter of what the caller says and
+what its own log shows (witness.py), when the store has a witness.
 """
 
 import datetime as dt
@@ -18,7 +21,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from memoryd import admin_text, block, edits, entries, notes, undo
+from memoryd import admin_text, block, classrule, edits, entries, notes, undo
 from memoryd.callargs import check_state, parse_args
 from memoryd.entries import FILE_OF_ARG
 from memoryd.errors import (
@@ -33,7 +36,8 @@ from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, en
 from memoryd.journal import Journal, ends_without_newline
 from memoryd.memfiles import read_entries
 from memoryd.review import Review, args_of, waiting_sentence
-from proto.labels import higher_class
+from memoryd.witness import Witness
+from proto.labels import CLASS_RANK
 from proto.tools import AddArgs, NoteArgs
 
 log = logging.getLogger(__name__)
@@ -62,8 +66,14 @@ class MemoryStore:
         soul_starter: Path | None,
         review: bool = False,
         now: Callable[[], dt.datetime] = utc_now,
+        max_class: str = "private",
+        witness: Witness | None = None,
     ):
+        if max_class not in CLASS_RANK:
+            raise ValueError(f"not a data class: {max_class!r}")
         self.home = home
+        self.max_class = max_class
+        self.witness = witness
         self.soul_starter = Path(soul_starter) if soul_starter is not None else None
         self.review_on = review
         self.now = now
@@ -112,15 +122,25 @@ class MemoryStore:
         """Apply one memory call; the answer sentence, or EditRefused with the refusal."""
         parsed = parse_args(args)
         check_state(session, call_id, taint, untrusted)
+        if self.witness is not None:
+            taint, untrusted = self.witness.stricter(session, taint, untrusted)
         state = {"session": session, "call": call_id, "taint": taint, "untrusted": untrusted}
         with self._lock:
             if isinstance(parsed, NoteArgs):
                 return self._note(parsed, None, state)
             file = FILE_OF_ARG[parsed.file]
-            if untrusted:
+            over = classrule.above(taint, self.max_class)
+            if untrusted or over:
                 if isinstance(parsed, AddArgs):
-                    return self._note(parsed, file, state)
-                raise UntrustedSession(untrusted_sentence(file))
+                    self._note(parsed, file, state)
+                    if over:
+                        return classrule.class_add_sentence(taint, self.max_class)
+                    return UNTRUSTED_ADD
+                if untrusted:
+                    raise UntrustedSession(untrusted_sentence(file))
+                raise UntrustedSession(
+                    classrule.class_refused_sentence(taint, self.max_class, file)
+                )
             plan = edits.plan(parsed, self._entries_for_edit(file))
             if self.review_on:
                 item = self.review.stage(
@@ -143,7 +163,7 @@ class MemoryStore:
     def _note(self, args: NoteArgs | AddArgs, file: str | None, state: dict) -> str:
         text = edits.new_note(args.text)
         when = self.now()
-        klass = higher_class(state["taint"], "private")
+        klass = classrule.session_class(state["taint"])
         untrusted = state["untrusted"]
         self._append_notes(notes.noted(text, when, state["session"], klass, untrusted))
         record = self.journal.append(
@@ -160,8 +180,6 @@ class MemoryStore:
         )
         session = state["session"]
         log.info("notes.md: %s by session %s (edit %s)", args.action, session, record["id"])
-        if file is not None:
-            return UNTRUSTED_ADD
         return NOTED_UNTRUSTED if untrusted else NOTED
 
     def _append_notes(self, text: str) -> None:
@@ -174,9 +192,14 @@ class MemoryStore:
         when = self.now()
         session = fields["session"]
         if plan.removals:
+            classes = classrule.entry_classes(
+                self.journal, plan.file, [r.text for r in plan.removals]
+            )
             self._append_notes(
                 "".join(
-                    notes.moved_or_dropped(r.kind, r.text, when, plan.file, session)
+                    notes.moved_or_dropped(
+                        r.kind, r.text, when, plan.file, session, classes[r.text]
+                    )
                     for r in plan.removals
                 )
             )
@@ -228,6 +251,7 @@ class MemoryStore:
     def accept(self, pending_id: str) -> str:
         with self._lock:
             item = self.review.get(pending_id)
+            self._check_stager(item)
             args = args_of(item)
             file = FILE_OF_ARG[args.file]
             try:
@@ -251,6 +275,19 @@ class MemoryStore:
             return f"accepted {pending_id} as edit {record['id']}: " + edits.updated_sentence(
                 file, plan.length
             )
+
+    def _check_stager(self, item: dict) -> None:
+        """Refuse an item staged by a session that could not edit identity now."""
+        taint = item.get("taint")
+        if item.get("untrusted") is not False:
+            reason = "had read untrusted content"
+        elif not isinstance(taint, str) or taint not in CLASS_RANK:
+            reason = "has no valid taint on record"
+        elif classrule.above(taint, self.max_class):
+            reason = f"had read {taint} content, above what memory may hold ({self.max_class})"
+        else:
+            return
+        raise AdminRefused(classrule.accept_refused_sentence(item["id"], reason))
 
     def reject(self, pending_id: str) -> str:
         with self._lock:

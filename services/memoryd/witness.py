@@ -13,25 +13,29 @@ never gets less strict while memoryd runs (taint only grows), so deleting a log 
 changes nothing.
 
 Failing closed: a log that is a symlink (or sits in a symlinked folder), that cannot be opened or
-read, or that holds a damaged record makes the session untrusted for this call, with a log line
-naming it. A session with no log at all (memoryd called directly, or a client without loopd) has
-nothing to witness: brokerd's state stands.
+read, or that holds a line that could be a tool result but does not parse as one makes the session
+untrusted, with a log line naming it. Only the tool results are read (their class and untrusted
+flag); other records are not validated here, that is the index's business. A session with no
+log at all (memoryd called directly, or a client without loopd) has nothing to witness: brokerd's
+state stands.
 """
 
 import errno
+import json
 import logging
 import os
+import re
 import stat
 import threading
 from dataclasses import dataclass
 
 from memoryd.home import Home
-from proto.labels import higher_class
-from proto.records import ToolResultRecord, parse_record
+from proto.labels import CLASS_RANK, higher_class
 
 log = logging.getLogger(__name__)
 
 TAIL_BYTES = 256
+CHUNK = 4 << 20
 
 
 @dataclass
@@ -123,19 +127,69 @@ class Witness:
         """Fold the complete records from byte start into seen (labels only get stricter)."""
         f.seek(start)
         position = start
-        for line in f:
-            if not line.endswith(b"\n"):
-                break  # still being written by loopd
-            try:
-                record = parse_record(line)
-            except ValueError:
-                # A damaged line could have been a tool result of any label.
-                seen.untrusted = True
-                raise LogUnusable(f"the record at byte {position} is damaged", path) from None
-            if isinstance(record, ToolResultRecord):
-                seen.klass = higher_class(seen.klass, record.klass)
-                seen.untrusted = seen.untrusted or record.untrusted
-            position += len(line)
+        rest = b""
+        while True:
+            chunk = f.read(CHUNK)
+            if not chunk:
+                break
+            data = rest + chunk
+            end = data.rfind(b"\n") + 1  # a last line without its newline is still being written
+            data, rest = data[:end], data[end:]
+            for offset, line in _candidate_lines(data):
+                label = _tool_result_label(line)
+                if label is _DAMAGED:
+                    # A damaged line could have been a tool result of any label.
+                    seen.untrusted = True
+                    raise LogUnusable(f"the record at byte {position + offset} is damaged", path)
+                if label is not None:
+                    seen.klass = higher_class(seen.klass, label[0])
+                    seen.untrusted = seen.untrusted or label[1]
+            position += len(data)
         seen.offset = position
         f.seek(max(0, position - TAIL_BYTES))
         seen.tail = f.read(position - max(0, position - TAIL_BYTES))
+
+
+_DAMAGED = object()
+# "tool_result" can be written in JSON only as these bytes or with \\u escapes: a line holding
+# neither cannot decode to a tool result, and is not parsed at all. Most lines (user, assistant)
+# are skipped that way, found by a search over the whole chunk, so a long log is read fast.
+_MARKERS = (b"tool_result", b"\\u")
+# How loopd writes a tool result (record_json): its label is the last two members of the object.
+_HEAD = b'{"type":"tool_result",'
+_TAIL = re.compile(rb',"class":"(public|private|secret)","untrusted":(true|false)}\n\Z')
+
+
+def _candidate_lines(data: bytes):
+    """(offset, line) of each line of data that holds a marker, in order."""
+    starts: set[int] = set()
+    for marker in _MARKERS:
+        found = data.find(marker)
+        while found != -1:
+            start = data.rfind(b"\n", 0, found) + 1
+            end = data.find(b"\n", found) + 1
+            starts.add(start)
+            found = data.find(marker, end)
+    for start in sorted(starts):
+        yield start, data[start : data.find(b"\n", start) + 1]
+
+
+def _tool_result_label(line: bytes):
+    """(class, untrusted) of a tool result line, None for another record, _DAMAGED for a line
+    that is not a record at all."""
+    if line.startswith(_HEAD):
+        m = _TAIL.search(line, max(0, len(line) - 64))
+        if m is not None:
+            return m.group(1).decode(), m.group(2) == b"true"
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return _DAMAGED
+    if not isinstance(record, dict):
+        return _DAMAGED
+    if record.get("type") != "tool_result":
+        return None
+    klass, untrusted = record.get("class"), record.get("untrusted")
+    if klass not in CLASS_RANK or not isinstance(untrusted, bool):
+        return _DAMAGED
+    return klass, untrusted

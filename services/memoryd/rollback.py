@@ -9,7 +9,8 @@ before it are taken back before the call is answered:
   free space, so a torn note is never indexed and a retry never writes it twice;
 - a renamed file is put back by renaming in a hard link to its old bytes, made before the rename
   (a link needs no data blocks, so it works on a full disk). The link is named like a temporary
-  file (.memory.md.XXXX.tmp), so one left by a crash is removed at the next start.
+  file (.memory.md.XXXX.tmp), so one left by a crash is removed at the next start. Where the
+  file system has no hard links, the old bytes are kept in memory and written back atomically.
 
 A crash (not a failure) is the crash harness's business: the order of the writes covers it.
 """
@@ -20,7 +21,7 @@ import os
 import secrets
 from pathlib import Path
 
-from memoryd.home import fsync_dir
+from memoryd.home import atomic_write, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -62,33 +63,39 @@ def append_or_cut_back(path: Path, append) -> None:
         raise
 
 
-def keep_old(path: Path) -> Path | None:
-    """A hard link to path's bytes as they are now, to put back if the edit fails (None: there
-    is no file, and putting back removes the new one)."""
+def keep_old(path: Path) -> Path | bytes | None:
+    """path's bytes as they are now, to put back if the edit fails: a hard link to them, or the
+    bytes themselves where the file system has no hard links; None when there is no file."""
     link = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         os.link(path, link)
     except FileNotFoundError:
         return None
+    except OSError as e:
+        log.info("%s: no hard link (%s); its old bytes are kept in memory", path, e.strerror)
+        return path.read_bytes()
     return link
 
 
-def put_back(link: Path | None, path: Path) -> None:
+def put_back(old: Path | bytes | None, path: Path) -> None:
     """Make path the old bytes again (atomic rename of the link), durably; log when it cannot."""
     try:
-        if link is None:
+        if old is None:
             os.unlink(path)
+            fsync_dir(path.parent)
+        elif isinstance(old, bytes):
+            atomic_write(path, old)
         else:
-            os.replace(link, path)
-        fsync_dir(path.parent)
+            os.replace(old, path)
+            fsync_dir(path.parent)
     except OSError as e:
         log.error("%s: the old bytes cannot be put back after a failed edit: %s", path, e)
 
 
-def drop(link: Path | None) -> None:
-    if link is None:
+def drop(old: Path | bytes | None) -> None:
+    if not isinstance(old, Path):
         return
     try:
-        os.unlink(link)
+        os.unlink(old)
     except OSError as e:
-        log.warning("%s: cannot remove the old bytes kept for a rollback: %s", link, e.strerror)
+        log.warning("%s: cannot remove the old bytes kept for a rollback: %s", old, e.strerror)

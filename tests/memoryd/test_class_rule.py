@@ -12,6 +12,7 @@ from memoryd.store import UNTRUSTED_ADD, MemoryStore, untrusted_sentence
 from proto.labels import Label
 
 from .store_helpers import CLEAN, SOUL_STARTER, Clock, args, memory_path, snapshot
+from .test_service import memoryd  # noqa: F401  (the fixture)
 
 SECRET = {"session": "mm-secret001", "call_id": "call-9", "taint": "secret", "untrusted": False}
 SECRET_AND_UNTRUSTED = {**SECRET, "untrusted": True}
@@ -209,3 +210,21 @@ def test_a_clean_session_writes_exactly_as_before(tmp_path):
     store.call(args(action="remove", file="memory", old="b"), **CLEAN)
     head = memory_path(store, "notes.md").read_text().splitlines()[0]
     assert head == "§ dropped 2026-09-24T21:02Z from memory.md in session mm-clean0001"
+
+
+def test_over_the_socket_a_secret_session_cannot_write_identity(memoryd):  # noqa: F811
+    """memoryd as served: brokerd says the session is secret (a grant with result_class secret)."""
+    memory_md = memoryd.home / "memory" / "memory.md"
+    add = {"action": "add", "file": "memory", "text": "the vault code is 4321"}
+    reply = memoryd.call("memory", add, session="mm-secret001", taint="secret")
+    assert reply.ok and reply.output.startswith("saved as a note (secret)")
+    assert memory_md.read_bytes() == b""
+    block = memoryd.call("recall", {"query": "vault code"}, session="mm-other01")
+    assert block.output == '(no matches for "vault code")'
+    removed = memoryd.call(
+        "memory",
+        {"action": "remove", "file": "user", "old": "x"},
+        session="mm-secret001",
+        taint="secret",
+    )
+    assert removed.ok is False and removed.output.startswith("this session has read secret")

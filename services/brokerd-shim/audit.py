@@ -25,6 +25,7 @@ from proto.messages import is_session_id
 log = logging.getLogger("brokerd_shim.audit")
 MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
 # A damaged line still names its session when this much of it survives.
+CHUNK = 4 << 20
 _SESSION_FIELD = re.compile(rb'"session":"([^"\\]{1,200})"')
 
 
@@ -87,13 +88,27 @@ def sessions_answered(folder: Path) -> set[str]:
         return sessions
     for path in paths:
         try:
-            with open(path, "rb") as f:
-                for line in f:
-                    m = _SESSION_FIELD.search(line)
-                    if m is not None:
-                        session = m.group(1).decode("utf-8", errors="replace")
-                        if is_session_id(session):
-                            sessions.add(session)
+            found = _sessions_in(path)
         except OSError as e:
             log.error("audit: %s cannot be read (%s)", path, e.strerror)
+            continue
+        sessions.update(
+            name
+            for name in (raw.decode("utf-8", errors="replace") for raw in found)
+            if is_session_id(name)
+        )
     return sessions
+
+
+def _sessions_in(path: Path) -> set[bytes]:
+    """The raw session fields of one audit file, read in chunks cut at a line's end."""
+    found: set[bytes] = set()
+    rest = b""
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            data = rest + chunk
+            end = data.rfind(b"\n") + 1
+            data, rest = data[:end], data[end:]
+            found.update(_SESSION_FIELD.findall(data))
+    found.update(_SESSION_FIELD.findall(rest))
+    return found

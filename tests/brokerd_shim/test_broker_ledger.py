@@ -97,3 +97,20 @@ def test_unwritable_folder_withholds(tmp_path):
     with pytest.raises(LedgerFailed, match="result is withheld"):
         ledger.raise_to("s1", UNTRUSTED)
     assert Ledger(folder).state("s2").label == STRICTEST
+
+
+def test_sessions_answered_reads_every_month_and_survives_damage(tmp_path):
+    from brokerd_shim.audit import sessions_answered
+
+    (tmp_path / "2026-08.jsonl").write_text(
+        '{"time":"t","session":"mm-august1","call_id":"c"}\n'
+        '{"time":"t","session":"../escape","call_id":"c"}\n'
+        "not json at all\n"
+    )
+    (tmp_path / "2026-09.jsonl").write_bytes(
+        b'{"time":"t","session":"mm-sept0001","call_id":"c","reason":"\\"session\\":\\"mm-fake\\""}\n'
+        b'\xff\xfe{"time":"t","session":"mm-damaged1","ca'  # a torn last line still names it
+    )
+    (tmp_path / "notes.txt").write_text('{"session":"mm-other"}\n')
+    assert sessions_answered(tmp_path) == {"mm-august1", "mm-sept0001", "mm-damaged1"}
+    assert sessions_answered(tmp_path / "absent") == set()

@@ -5,16 +5,28 @@ A line: {"time", "session", "call_id", "tool", "grant", "grant_sha256", "decisio
 (null when none did); label is the label answered with when something ran or the grant labelled
 the answer, null for the shim's own refusals; ok says whether the answer carried an output. Each
 line is appended and fsync'd before the answer goes out.
+
+sessions_answered reads every line once at start: the ledger takes a session the audit log has
+answered but that has no ledger record as one whose record was deleted (ledger.py).
 """
 
 import datetime as dt
 import json
+import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from brokerd_shim.errors import AuditFailed
 from proto.files import append_line, ensure_dir
 from proto.labels import Label
+from proto.messages import is_session_id
+
+log = logging.getLogger("brokerd_shim.audit")
+MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+# A damaged line still names its session when this much of it survives.
+CHUNK = 4 << 20
+_SESSION_FIELD = re.compile(rb'"session":"([^"\\]{1,200})"')
 
 
 @dataclass(frozen=True)
@@ -62,3 +74,41 @@ class AuditLog:
             raise AuditFailed(
                 f"brokerd-shim cannot write its audit log ({e.strerror}); the result is withheld"
             ) from None
+
+
+def sessions_answered(folder: Path) -> set[str]:
+    """Every session id the audit log under folder holds a line for."""
+    sessions: set[str] = set()
+    try:
+        paths = sorted(p for p in folder.iterdir() if MONTH_FILE.match(p.name))
+    except FileNotFoundError:
+        return sessions
+    except OSError as e:
+        log.error("audit: %s cannot be listed (%s)", folder, e.strerror)
+        return sessions
+    for path in paths:
+        try:
+            found = _sessions_in(path)
+        except OSError as e:
+            log.error("audit: %s cannot be read (%s)", path, e.strerror)
+            continue
+        sessions.update(
+            name
+            for name in (raw.decode("utf-8", errors="replace") for raw in found)
+            if is_session_id(name)
+        )
+    return sessions
+
+
+def _sessions_in(path: Path) -> set[bytes]:
+    """The raw session fields of one audit file, read in chunks cut at a line's end."""
+    found: set[bytes] = set()
+    rest = b""
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            data = rest + chunk
+            end = data.rfind(b"\n") + 1
+            data, rest = data[:end], data[end:]
+            found.update(_SESSION_FIELD.findall(data))
+    found.update(_SESSION_FIELD.findall(rest))
+    return found

@@ -3,8 +3,15 @@
 A session's state is the highest class of any result it has been given (at least private) and
 whether any was untrusted. It lives in {home}/ledger/<session>.json as {"session", "class",
 "untrusted"}, replaced atomically every time it changes, before the result that changed it is
-answered. A session with no file yet starts clean. A file that cannot be read or parsed is taken
-as the strictest state (secret, untrusted) and logged: failing closed is the point of the ledger.
+answered. A file that cannot be read or parsed is taken as the strictest state (secret, untrusted)
+and logged: failing closed is the point of the ledger.
+
+A missing file fails closed too (issue 12). The record is created, clean, the first time the
+shim sees a session, before that first call is answered and audited. So a session the audit log
+has answered before but with no record had its record deleted (ledger/<session>.json, or all of
+ledger/): it is taken as secret, untrusted, and that state is written back. Only a session the
+audit log has never answered starts clean. (Deleting the audit log as well is caught by memoryd,
+which reads the session's own log before routing a memory call.)
 """
 
 import json
@@ -13,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from brokerd_shim.errors import LedgerFailed
-from proto.files import atomic_write
+from proto.files import atomic_write, ensure_dir
 from proto.labels import CLASS_RANK, Label, stricter
 from proto.messages import is_session_id
 
@@ -53,8 +60,10 @@ def _parse(session: str, data: bytes) -> Label:
 class Ledger:
     """Session states under one folder, cached in memory, written through on every change."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, answered: set[str] | frozenset[str] = frozenset()):
+        """answered: the sessions the audit log holds a line for (audit.sessions_answered)."""
         self.folder = folder
+        self.answered = answered
         self._cache: dict[str, Label] = {}
 
     def _path(self, session: str) -> Path:
@@ -75,7 +84,7 @@ class Ledger:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            return CLEAN
+            return self._create(session, path)
         except OSError as e:
             log.error(
                 "ledger: %s cannot be read (%s); session %s taken as secret, untrusted",
@@ -90,19 +99,38 @@ class Ledger:
             log.error("ledger: %s is damaged; session %s taken as secret, untrusted", path, session)
             return STRICTEST
 
+    def _create(self, session: str, path: Path) -> Label:
+        """The state of a session with no record: clean if it is new, else the strictest."""
+        if session in self.answered:
+            log.error(
+                "ledger: %s is missing but the audit log has answered session %s; "
+                "taken as secret, untrusted",
+                path,
+                session,
+            )
+            label = STRICTEST
+        else:
+            label = CLEAN
+        self._write(session, label)
+        return label
+
+    def _write(self, session: str, label: Label) -> None:
+        record = {"session": session, "class": label.klass, "untrusted": label.untrusted}
+        try:
+            ensure_dir(self.folder)
+            atomic_write(self._path(session), json.dumps(record).encode("utf-8") + b"\n")
+        except OSError as e:
+            raise LedgerFailed(
+                f"brokerd-shim cannot record the state of session {session}: {e.strerror}; "
+                "the result is withheld"
+            ) from None
+
     def raise_to(self, session: str, label: Label) -> SessionState:
         """Make the session's state stricter with label, durably; the new state."""
         current = self.state(session).label
         new = stricter(current, label)
         if new != current:
-            record = {"session": session, "class": new.klass, "untrusted": new.untrusted}
-            try:
-                atomic_write(self._path(session), json.dumps(record).encode("utf-8") + b"\n")
-            except OSError as e:
-                raise LedgerFailed(
-                    f"brokerd-shim cannot record the state of session {session}: {e.strerror}; "
-                    "the result is withheld"
-                ) from None
+            self._write(session, new)
             self._cache[session] = new
             log.info(
                 "ledger: session %s is now %s%s",

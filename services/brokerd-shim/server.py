@@ -12,7 +12,7 @@ import os
 import signal
 from dataclasses import dataclass
 
-from brokerd_shim.audit import AuditLog
+from brokerd_shim.audit import AuditLog, sessions_answered
 from brokerd_shim.config import Config
 from brokerd_shim.errors import BrokerError, StartFailed
 from brokerd_shim.fixtures import FixtureRuntime
@@ -63,7 +63,8 @@ def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
             FixtureRuntime(config.fixtures_dir),
         )
     grants = GrantsWatcher(config.grants_dir)
-    return Broker(grants, Ledger(config.ledger_dir), AuditLog(config.audit_dir), runtime)
+    ledger = Ledger(config.ledger_dir, answered=sessions_answered(config.audit_dir))
+    return Broker(grants, ledger, AuditLog(config.audit_dir), runtime)
 
 
 async def start(config: Config, runtime: Runtime | None = None) -> Running:

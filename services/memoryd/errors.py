@@ -26,6 +26,11 @@ class CheckFailed(EditRefused):
     """An entry fails the check (spec 5): the text names the rule."""
 
 
+class WriteFailed(EditRefused):
+    """A write the disk refused (full, read-only): every step already taken was taken back, so
+    no memory file changed; the text says so."""
+
+
 class UntrustedSession(EditRefused):
     """An identity action other than add from a session that has read untrusted content."""
 

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir
+from memoryd.rollback import append_or_cut_back
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,9 @@ class Journal:
     def append(self, when: dt.datetime, fields: dict) -> dict:
         """Journal one edit made at when; returns the line with its new id and time."""
         record = {"id": self.next_id(when), "time": record_time(when), **fields}
-        append_record(self.home.edits_month(utc(when)), record)
+        path = self.home.edits_month(utc(when))
+        # A line torn by a full disk is cut back, so the journal ends on a whole line.
+        append_or_cut_back(path, lambda: append_record(path, record))
         return record
 
     def find(self, edit_id: str) -> dict | None:

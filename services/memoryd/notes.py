@@ -5,6 +5,10 @@ Each entry is a header line saying how it got there, then its text:
     § noted 2026-09-24T21:02Z in session mm-dh45qg · private · untrusted
     § moved 2026-09-24T20:14Z from memory.md in session mm-y73sxj3popgwumyccptb56p1ah
     § dropped 2026-09-24T20:14Z from memory.md in session mm-y73sxj3popgwumyccptb56p1ah
+    § moved 2026-09-24T20:14Z from memory.md in session mm-y73sxj3popgwumyccptb56p1ah · secret
+
+A moved or dropped entry carries the class of the session that wrote it in; the spec's header
+without a class is private, so a class is written only when it is higher (issue 12).
 
 A text line that itself starts with "§" (or with the escape "\\") is written with a "\\" in front
 and read back without it, so no text can forge a header: a planted "§ moved ..." line in a note
@@ -28,7 +32,7 @@ _NOTED = re.compile(
 )
 _MOVED = re.compile(
     rf"^§ (?P<kind>moved|dropped) (?P<time>{_TIME}) from (?P<file>memory\.md|user\.md)"
-    rf" in session (?P<session>{_SESSION})$"
+    rf" in session (?P<session>{_SESSION})(?: · (?P<klass>public|private|secret))?$"
 )
 
 
@@ -69,11 +73,20 @@ def noted(text: str, when: dt.datetime, session: str, klass: str, untrusted: boo
     return f"{head}\n{_stuff(text)}\n"
 
 
-def moved_or_dropped(kind: str, text: str, when: dt.datetime, source: str, session: str) -> str:
-    """The text to append for an entry moved or dropped from source (memory.md or user.md)."""
+def moved_or_dropped(
+    kind: str, text: str, when: dt.datetime, source: str, session: str, klass: str = "private"
+) -> str:
+    """The text to append for an entry moved or dropped from source (memory.md or user.md).
+
+    klass is the class of the session that wrote the entry in; the spec's header, which has no
+    class, stands for private, so only a higher class is written (" · secret").
+    """
     if kind not in ("moved", "dropped"):
         raise ValueError(f"not a kind of removal: {kind!r}")
-    return f"§ {kind} {header_time(when)} from {source} in session {session}\n{_stuff(text)}\n"
+    head = f"§ {kind} {header_time(when)} from {source} in session {session}"
+    if klass != "private":
+        head += f" · {klass}"
+    return f"{head}\n{_stuff(text)}\n"
 
 
 def _header(line: str) -> dict | None:
@@ -94,7 +107,7 @@ def _header(line: str) -> dict | None:
             "time": m["time"],
             "session": m["session"],
             "source": m["file"],
-            "klass": "private",
+            "klass": m["klass"] or "private",
             "untrusted": False,
         }
     return None

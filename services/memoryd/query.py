@@ -8,6 +8,8 @@ filters, parentheses, AND/NOT) survives as syntax: inside quotes it is a plain s
 
 import re
 
+from memoryd.defuse import defuse  # noqa: F401  (the defusing of snippets lives in defuse.py)
+
 SNIPPET_LIMIT = 600
 ELLIPSIS = "…"
 # Letters and digits: \w without the underscore.
@@ -51,15 +53,3 @@ def snippet(text: str, terms: list[str], limit: int = SNIPPET_LIMIT) -> str:
     if start + limit - 1 >= len(text):
         return ELLIPSIS + text[len(text) - (limit - 1) :]
     return ELLIPSIS + text[start : start + limit - 2] + ELLIPSIS
-
-
-_HEADER_LIKE = re.compile(r"^\[\d+\] ", re.MULTILINE)
-
-
-def defuse(snippet_text: str) -> str:
-    """Put a backslash before any snippet line that could pass for a hit's header line.
-
-    A recalled text that says "[2] identity · moved ..." on a line of its own would otherwise
-    read as a hit of its own, with a tag it was never given.
-    """
-    return _HEADER_LIKE.sub(lambda m: "\\" + m.group(0), snippet_text)

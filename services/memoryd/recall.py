@@ -14,8 +14,9 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
+from memoryd.defuse import defuse
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.query import defuse, match_expression, query_terms, snippet
+from memoryd.query import match_expression, query_terms, snippet
 from proto.labels import Label, higher_class
 
 # The FTS5 query on its own: what the benchmark runs directly to compare with recall.

@@ -12,14 +12,17 @@ already resolved, which is not listed and cannot be accepted twice.
 
 import datetime as dt
 import json
+import logging
 import re
 
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
 from memoryd.journal import Journal, append_record, day_numbers, read_lines, record_time, utc
+from memoryd.rollback import append_or_cut_back
 from proto.errors import InvalidArguments
 from proto.tools import parse_memory
 
+log = logging.getLogger(__name__)
 PENDING_ID = re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}$")
 PENDING_FILE = "pending.jsonl"
 
@@ -60,7 +63,7 @@ class Review:
 
     def stage(self, when: dt.datetime, fields: dict) -> dict:
         item = {"id": self.next_id(when), "time": record_time(when), **fields}
-        append_record(self.path, item)
+        append_or_cut_back(self.path, lambda: append_record(self.path, item))
         return item
 
     def get(self, pending_id: str) -> dict:
@@ -78,7 +81,12 @@ class Review:
         """Rewrite pending.jsonl without pending_id and anything the journal resolved."""
         keep = [item for item in self.items() if item["id"] != pending_id]
         data = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in keep)
-        atomic_write(self.path, data.encode("utf-8"))
+        try:
+            atomic_write(self.path, data.encode("utf-8"))
+        except OSError as e:
+            # The journal has resolved the item already: it is no longer listed, and a later
+            # discard rewrites the file without it.
+            log.warning("%s: %s not removed now: %s", self.path, pending_id, e.strerror)
 
 
 def args_of(item: dict):

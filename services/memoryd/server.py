@@ -19,6 +19,7 @@ from memoryd.home import Home, ensure_dir
 from memoryd.index import Index, check_fts5
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.store import MemoryStore
+from memoryd.witness import Witness
 from proto.errors import ProtoError
 from proto.server import serve_unix
 
@@ -39,7 +40,13 @@ def prepare(config: Config) -> MemoryService:
     lock = take_home_lock(home)
     remove_stale_temp_files(home)
     check_fts5()
-    store = MemoryStore(home, soul_starter=config.soul_starter, review=config.review)
+    store = MemoryStore(
+        home,
+        soul_starter=config.soul_starter,
+        review=config.review,
+        max_class=config.max_class,
+        witness=Witness(home),
+    )
     store.ensure()
     index = Index(home, max_class=config.max_class)
     try:

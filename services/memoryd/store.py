@@ -9,7 +9,10 @@ entries leaving the file reach notes.md (fsync) first, then the new file is rena
 
 Routing by the session's state: note goes to notes.md in any session. A clean session edits
 memory.md and user.md (or stages the edit when review is on); in a session that has read untrusted
-content an add becomes an untrusted note, and replace, remove and consolidate are refused.
+content an add becomes an untrusted note, and replace, remove and consolidate are refused. A
+session whose taint is above [index] max_class is routed the same way (classrule.py), and its
+staged edits cannot be accepted. The session's state is the stricter of what the caller says and
+what its own log shows (witness.py), when the store has a witness.
 """
 
 import datetime as dt
@@ -18,22 +21,23 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from memoryd import admin_text, block, edits, entries, notes, undo
+from memoryd import block, classrule, edits, entries, notes, rollback
 from memoryd.callargs import check_state, parse_args
 from memoryd.entries import FILE_OF_ARG
 from memoryd.errors import (
-    AdminRefused,
-    EditRefused,
     FileDamaged,
     FileInvalid,
     StartFailed,
     UntrustedSession,
+    WriteFailed,
 )
 from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
 from memoryd.journal import Journal, ends_without_newline
 from memoryd.memfiles import read_entries
-from memoryd.review import Review, args_of, waiting_sentence
-from proto.labels import higher_class
+from memoryd.owner import OwnerCommands
+from memoryd.review import Review, waiting_sentence
+from memoryd.witness import Witness
+from proto.labels import CLASS_RANK
 from proto.tools import AddArgs, NoteArgs
 
 log = logging.getLogger(__name__)
@@ -54,7 +58,7 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class MemoryStore:
+class MemoryStore(OwnerCommands):
     def __init__(
         self,
         home: Home,
@@ -62,8 +66,14 @@ class MemoryStore:
         soul_starter: Path | None,
         review: bool = False,
         now: Callable[[], dt.datetime] = utc_now,
+        max_class: str = "private",
+        witness: Witness | None = None,
     ):
+        if max_class not in CLASS_RANK:
+            raise ValueError(f"not a data class: {max_class!r}")
         self.home = home
+        self.max_class = max_class
+        self.witness = witness
         self.soul_starter = Path(soul_starter) if soul_starter is not None else None
         self.review_on = review
         self.now = now
@@ -112,21 +122,34 @@ class MemoryStore:
         """Apply one memory call; the answer sentence, or EditRefused with the refusal."""
         parsed = parse_args(args)
         check_state(session, call_id, taint, untrusted)
+        if self.witness is not None:
+            taint, untrusted = self.witness.stricter(session, taint, untrusted)
         state = {"session": session, "call": call_id, "taint": taint, "untrusted": untrusted}
         with self._lock:
             if isinstance(parsed, NoteArgs):
                 return self._note(parsed, None, state)
             file = FILE_OF_ARG[parsed.file]
-            if untrusted:
+            over = classrule.above(taint, self.max_class)
+            if untrusted or over:
                 if isinstance(parsed, AddArgs):
-                    return self._note(parsed, file, state)
-                raise UntrustedSession(untrusted_sentence(file))
+                    self._note(parsed, file, state)
+                    if over:
+                        return classrule.class_add_sentence(taint, self.max_class)
+                    return UNTRUSTED_ADD
+                if untrusted:
+                    raise UntrustedSession(untrusted_sentence(file))
+                raise UntrustedSession(
+                    classrule.class_refused_sentence(taint, self.max_class, file)
+                )
             plan = edits.plan(parsed, self._entries_for_edit(file))
             if self.review_on:
-                item = self.review.stage(
-                    self.now(),
-                    {**state, "action": parsed.action, "file": file, "args": _wire(parsed)},
-                )
+                try:
+                    item = self.review.stage(
+                        self.now(),
+                        {**state, "action": parsed.action, "file": file, "args": _wire(parsed)},
+                    )
+                except OSError as e:
+                    raise self._not_applied(file, parsed.action, session, e) from None
                 log.info(
                     "%s: %s by session %s staged as %s", file, parsed.action, session, item["id"]
                 )
@@ -143,26 +166,38 @@ class MemoryStore:
     def _note(self, args: NoteArgs | AddArgs, file: str | None, state: dict) -> str:
         text = edits.new_note(args.text)
         when = self.now()
-        klass = higher_class(state["taint"], "private")
+        klass = classrule.session_class(state["taint"])
         untrusted = state["untrusted"]
-        self._append_notes(notes.noted(text, when, state["session"], klass, untrusted))
-        record = self.journal.append(
-            when,
-            {
-                **state,
-                "action": args.action,
-                "file": file,
-                "to": "notes.md",
-                "before": [],
-                "after": [text],
-                "notes": [{"kind": "noted", "text": text}],
-            },
-        )
+        notes_path = self.home.memory_file("notes.md")
+        notes_size = rollback.size_of(notes_path)
+        try:
+            self._append_notes(notes.noted(text, when, state["session"], klass, untrusted))
+            record = self.journal.append(
+                when,
+                {
+                    **state,
+                    "action": args.action,
+                    "file": file,
+                    "to": "notes.md",
+                    "before": [],
+                    "after": [text],
+                    "notes": [{"kind": "noted", "text": text}],
+                },
+            )
+        except OSError as e:
+            rollback.cut_back(notes_path, notes_size)
+            raise self._not_applied("notes.md", args.action, state["session"], e) from None
         session = state["session"]
         log.info("notes.md: %s by session %s (edit %s)", args.action, session, record["id"])
-        if file is not None:
-            return UNTRUSTED_ADD
         return NOTED_UNTRUSTED if untrusted else NOTED
+
+    @staticmethod
+    def _not_applied(file: str, action: str, session: str | None, e: OSError) -> WriteFailed:
+        reason = e.strerror or str(e)
+        log.error("%s: %s by %s not applied: %s", file, action, session or "the owner", reason)
+        return WriteFailed(
+            f"not applied: memoryd cannot write its memory files ({reason}); {file} is unchanged"
+        )
 
     def _append_notes(self, text: str) -> None:
         path = self.home.memory_file("notes.md")
@@ -170,111 +205,57 @@ class MemoryStore:
         append_bytes(path, (prefix + text).encode("utf-8"))
 
     def _apply(self, plan: edits.Plan, fields: dict) -> dict:
-        """Write an edit in the crash-safe order; its journal line."""
+        """Write an edit in the crash-safe order; its journal line. A step that fails takes the
+        steps before it back (rollback.py) and the edit is answered as not applied."""
         when = self.now()
         session = fields["session"]
-        if plan.removals:
-            self._append_notes(
-                "".join(
-                    notes.moved_or_dropped(r.kind, r.text, when, plan.file, session)
-                    for r in plan.removals
-                )
-            )
-        atomic_write(self.home.memory_file(plan.file), entries.file_bytes(plan.after))
-        record = self.journal.append(
-            when,
-            {
-                "session": session,
-                "call": fields["call"],
-                "taint": fields.get("taint"),
-                "untrusted": fields.get("untrusted", False),
-                "action": fields["action"],
-                "file": plan.file,
-                "to": plan.file,
-                "before": list(plan.before),
-                "after": list(plan.after),
-                "notes": [{"kind": r.kind, "text": r.text} for r in plan.removals],
-                **{k: v for k, v in fields.items() if k in ("undoes", "pending", "requested")},
-            },
-        )
+        path = self.home.memory_file(plan.file)
+        notes_path = self.home.memory_file("notes.md")
+        notes_size = rollback.size_of(notes_path)
+        old = None
+        try:
+            if plan.removals:
+                self._append_notes(self._removal_text(plan, when, session))
+            old = rollback.keep_old(path)
+            atomic_write(path, entries.file_bytes(plan.after))
+            try:
+                record = self.journal.append(when, _journal_fields(plan, fields))
+            except OSError:
+                rollback.put_back(old, path)
+                old = None
+                raise
+        except OSError as e:
+            rollback.cut_back(notes_path, notes_size)
+            raise self._not_applied(plan.file, fields["action"], session, e) from None
+        finally:
+            rollback.drop(old)
         who = f"session {session}" if session else "the owner"
         log.info("%s: %s by %s (edit %s)", plan.file, fields["action"], who, record["id"])
         return record
 
-    # --- the owner's commands ---------------------------------------------------------------
-    def log(self, n: int = 10) -> str:
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise AdminRefused("refused: N must be a whole number, 1 or more")
-        return admin_text.log_text(self.journal.tail(n))
+    def _removal_text(self, plan: edits.Plan, when: dt.datetime, session: str) -> str:
+        """The notes.md entries of what leaves the file, each with its writer's class."""
+        classes = classrule.entry_classes(self.journal, plan.file, [r.text for r in plan.removals])
+        return "".join(
+            notes.moved_or_dropped(r.kind, r.text, when, plan.file, session, classes[r.text])
+            for r in plan.removals
+        )
 
-    def undo(self, edit_id: str) -> str:
-        with self._lock:
-            record = undo.undoable(self.journal, edit_id)
-            file = record["to"]
-            try:
-                current = read_entries(self.home, file)
-            except FileDamaged as e:
-                raise AdminRefused(f"refused: {e}; undo would overwrite it") from None
-            undo.check_unchanged(record, current)
-            plan = edits.Plan("undo", file, tuple(current), tuple(record["before"]))
-            new = self._apply(
-                plan, {"session": None, "call": None, "action": "undo", "undoes": edit_id}
-            )
-            return undo.undone_sentence(edit_id, new["id"], file, plan.length)
 
-    def pending(self) -> str:
-        return admin_text.pending_text(self.review.items(), self.review_on)
-
-    def accept(self, pending_id: str) -> str:
-        with self._lock:
-            item = self.review.get(pending_id)
-            args = args_of(item)
-            file = FILE_OF_ARG[args.file]
-            try:
-                plan = edits.plan(args, self._entries_for_edit(file))
-            except EditRefused as e:
-                reason = str(e).removeprefix("refused: ")
-                raise AdminRefused(
-                    f"refused: {pending_id} cannot be applied to {file} as it is now: {reason}"
-                ) from None
-            fields = {k: item.get(k) for k in ("session", "call", "taint")}
-            record = self._apply(
-                plan,
-                {
-                    **fields,
-                    "action": "accept",
-                    "pending": pending_id,
-                    "requested": args.action,
-                },
-            )
-            self.review.discard(pending_id)
-            return f"accepted {pending_id} as edit {record['id']}: " + edits.updated_sentence(
-                file, plan.length
-            )
-
-    def reject(self, pending_id: str) -> str:
-        with self._lock:
-            item = self.review.get(pending_id)
-            file = item.get("file")
-            record = self.journal.append(
-                self.now(),
-                {
-                    "session": item.get("session"),
-                    "call": item.get("call"),
-                    "untrusted": False,
-                    "action": "reject",
-                    "file": file,
-                    "to": None,
-                    "before": [],
-                    "after": [],
-                    "notes": [],
-                    "pending": pending_id,
-                    "requested": item.get("action"),
-                },
-            )
-            self.review.discard(pending_id)
-            log.info("%s: %s rejected by the owner (edit %s)", file, pending_id, record["id"])
-            return f"rejected {pending_id} (edit {record['id']}); {file} is unchanged"
+def _journal_fields(plan: edits.Plan, fields: dict) -> dict:
+    return {
+        "session": fields["session"],
+        "call": fields["call"],
+        "taint": fields.get("taint"),
+        "untrusted": fields.get("untrusted", False),
+        "action": fields["action"],
+        "file": plan.file,
+        "to": plan.file,
+        "before": list(plan.before),
+        "after": list(plan.after),
+        "notes": [{"kind": r.kind, "text": r.text} for r in plan.removals],
+        **{k: v for k, v in fields.items() if k in ("undoes", "pending", "requested")},
+    }
 
 
 def _wire(args) -> dict:

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import json
+import shutil
 import stat
 import time
 
@@ -65,6 +66,36 @@ def test_a_restart_between_the_fetch_and_the_add_keeps_the_taint(stack):
         "session": "mm-test1",
         **TAINTED,
     }
+
+
+@pytest.mark.parametrize("deleted", ["the session's record", "all of ledger/"])
+def test_a_deleted_ledger_never_makes_a_tainted_session_clean(stack, deleted):
+    """Stop the shim, delete the ledger, start it again: the session that fetched a page is
+    taken as secret and untrusted, so its identity add reaches memoryd as untrusted."""
+    assert stack.call("http_fetch", FETCH).label.to_wire() == TAINTED
+    assert stack.call("recall", RECALL, session="mm-cleanone", call_id="c0").ok
+    stack.stop()
+    if deleted == "all of ledger/":
+        shutil.rmtree(stack.home / "ledger")
+    else:
+        (stack.home / "ledger" / "mm-test1.json").unlink()
+    stack.start()
+    added = stack.call("memory", ADD, call_id="c2")
+    assert added.ok and added.output == NOTE_ANSWER
+    call = stack.memoryd.calls[-1]
+    assert (call.taint, call.untrusted) == ("secret", True)
+    assert json.loads((stack.home / "ledger" / "mm-test1.json").read_text()) == {
+        "session": "mm-test1",
+        "class": "secret",
+        "untrusted": True,
+    }
+    # A session whose record is gone fails closed, one whose record is there keeps it; a new
+    # session starts clean.
+    stack.call("memory", ADD, session="mm-cleanone", call_id="c3")
+    assert stack.memoryd.calls[-1].untrusted is (deleted == "all of ledger/")
+    fresh = stack.call("memory", ADD, session="mm-brandnew", call_id="c4")
+    assert fresh.output.startswith("memory.md updated")
+    assert (stack.memoryd.calls[-1].taint, stack.memoryd.calls[-1].untrusted) == ("private", False)
 
 
 def test_memory_call_carries_the_state_before_its_own_result(stack):

@@ -43,6 +43,9 @@ REPO = Path(__file__).resolve().parents[2]
 WRAPPER = Path(__file__).with_name("crashing_memoryd.py")
 SOUL = "You are a careful personal agent.\n"
 SESSION = "mm-clean0001"
+# The session the memory calls come from: its log (none) is clean. SESSION's own log reads
+# untrusted content at turn 3, and memoryd, which reads the caller's log, would refuse its writes.
+WRITER = "mm-writer0001"
 CLEAN = {"session": SESSION, "call_id": "c-template", "taint": "private", "untrusted": False}
 MEMORY = [
     "Owner prefers answers in UTC.",
@@ -141,7 +144,7 @@ def consolidate_args() -> dict:
 
 def memory_call(arguments: dict, untrusted: bool = False) -> MemoryCall:
     req = ToolRequest(
-        session=SESSION, call_id="c-crash", tool="memory", arguments=json.dumps(arguments)
+        session=WRITER, call_id="c-crash", tool="memory", arguments=json.dumps(arguments)
     )
     return MemoryCall(request=req, taint="private", untrusted=untrusted)
 

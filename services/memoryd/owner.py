@@ -1,0 +1,115 @@
+"""The owner's commands on the memory files: log, undo, pending, accept, reject (spec 5).
+
+A part of MemoryStore (its base class), kept apart so that store.py holds the model's calls and
+the write sequence. Undo and accept write through MemoryStore._apply, under the store's lock; an
+edit staged by a session that could not edit identity now (untrusted, or above [index] max_class)
+is refused at accept (issue 12).
+"""
+
+import logging
+
+from memoryd import admin_text, classrule, edits, undo
+from memoryd.entries import FILE_OF_ARG
+from memoryd.errors import AdminRefused, EditRefused, FileDamaged
+from memoryd.memfiles import read_entries
+from memoryd.review import args_of
+from proto.labels import CLASS_RANK
+
+log = logging.getLogger(__name__)
+
+
+class OwnerCommands:
+    # --- the owner's commands ---------------------------------------------------------------
+    def log(self, n: int = 10) -> str:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise AdminRefused("refused: N must be a whole number, 1 or more")
+        return admin_text.log_text(self.journal.tail(n))
+
+    def undo(self, edit_id: str) -> str:
+        with self._lock:
+            record = undo.undoable(self.journal, edit_id)
+            file = record["to"]
+            try:
+                current = read_entries(self.home, file)
+            except FileDamaged as e:
+                raise AdminRefused(f"refused: {e}; undo would overwrite it") from None
+            undo.check_unchanged(record, current)
+            plan = edits.Plan("undo", file, tuple(current), tuple(record["before"]))
+            new = self._apply(
+                plan, {"session": None, "call": None, "action": "undo", "undoes": edit_id}
+            )
+            return undo.undone_sentence(edit_id, new["id"], file, plan.length)
+
+    def pending(self) -> str:
+        return admin_text.pending_text(self.review.items(), self.review_on)
+
+    def accept(self, pending_id: str) -> str:
+        with self._lock:
+            item = self.review.get(pending_id)
+            self._check_stager(item)
+            args = args_of(item)
+            file = FILE_OF_ARG[args.file]
+            try:
+                plan = edits.plan(args, self._entries_for_edit(file))
+            except EditRefused as e:
+                reason = str(e).removeprefix("refused: ")
+                raise AdminRefused(
+                    f"refused: {pending_id} cannot be applied to {file} as it is now: {reason}"
+                ) from None
+            fields = {k: item.get(k) for k in ("session", "call", "taint")}
+            record = self._apply(
+                plan,
+                {
+                    **fields,
+                    "action": "accept",
+                    "pending": pending_id,
+                    "requested": args.action,
+                },
+            )
+            self.review.discard(pending_id)
+            return f"accepted {pending_id} as edit {record['id']}: " + edits.updated_sentence(
+                file, plan.length
+            )
+
+    def _check_stager(self, item: dict) -> None:
+        """Refuse an item staged by a session that could not edit identity now."""
+        taint = item.get("taint")
+        if item.get("untrusted") is not False:
+            reason = "had read untrusted content"
+        elif not isinstance(taint, str) or taint not in CLASS_RANK:
+            reason = "has no valid taint on record"
+        elif classrule.above(taint, self.max_class):
+            reason = f"had read {taint} content, above what memory may hold ({self.max_class})"
+        else:
+            return
+        raise AdminRefused(classrule.accept_refused_sentence(item["id"], reason))
+
+    def reject(self, pending_id: str) -> str:
+        with self._lock:
+            item = self.review.get(pending_id)
+            file = item.get("file")
+            try:
+                record = self._journal_reject(item, pending_id, file)
+            except OSError as e:
+                raise self._not_applied(str(file), "reject", None, e) from None
+            self.review.discard(pending_id)
+            log.info("%s: %s rejected by the owner (edit %s)", file, pending_id, record["id"])
+            return f"rejected {pending_id} (edit {record['id']}); {file} is unchanged"
+
+    def _journal_reject(self, item: dict, pending_id: str, file: object) -> dict:
+        return self.journal.append(
+            self.now(),
+            {
+                "session": item.get("session"),
+                "call": item.get("call"),
+                "untrusted": False,
+                "action": "reject",
+                "file": file,
+                "to": None,
+                "before": [],
+                "after": [],
+                "notes": [],
+                "pending": pending_id,
+                "requested": item.get("action"),
+            },
+        )

@@ -1,0 +1,207 @@
+"""A full disk (issue 12, item 3), on a real small tmpfs: each write of each memory write fails in
+turn, and the answer is the truth.
+
+For every operation the home is rebuilt on the tmpfs, notes.md, the journal and pending.jsonl are
+padded to end 10 bytes short of a page (so each append crosses into a new page and a failing one
+is torn), and the disk is filled to leave 0, 1, 2 ... pages free, until the operation applies.
+With P pages free, the (P+1)th write that needs a page fails. The invariant after each failure:
+every file under memory/ is byte for byte what it was (a torn append cut back, a renamed file put
+back, no temporary file left), the answer says "not applied", and a retry once the disk has room
+applies the write exactly once. After a success, the file holds the change with its journal line.
+"""
+
+import json
+import shutil
+
+import pytest
+
+from memoryd import entries
+from memoryd.errors import WriteFailed
+from memoryd.home import Home
+from memoryd.store import MemoryStore
+from tests.memoryd.store_helpers import CLEAN, SOUL_STARTER, TAINTED, Clock, args
+
+from .small_disk import PAGE, fill_leaving, pad_to_cross, small_tmpfs, unfill
+
+SECRET = {**CLEAN, "session": "mm-secret001", "taint": "secret"}
+NOTE_HEAD = b"\xc2\xa7 noted 2026-09-24T20:00Z in session mm-pad00001 \xc2\xb7 private\n"
+
+
+def _store(root, review=False) -> MemoryStore:
+    store = MemoryStore(Home(root / "home"), soul_starter=SOUL_STARTER, review=review, now=Clock())
+    store.ensure()
+    return store
+
+
+def _setup(root, review=False) -> MemoryStore:
+    store = _store(root)
+    for text in ("keep this", "leaving soon", "Robin drinks tea."):
+        store.call(args(action="add", file="memory", text=text), **CLEAN)
+    store.review_on = review
+    return store
+
+
+def _pending_id(store: MemoryStore) -> str:
+    answer = store.call(args(action="add", file="user", text="staged entry"), **CLEAN)
+    return answer.split("pending as ")[1].split(";")[0]
+
+
+# name: (review, prepare(store) -> context, run(store, context) -> answer, writes that need a page)
+OPERATIONS = {
+    "note": (False, None, lambda s, _: s.call(args(action="note", text="noted text"), **CLEAN), 2),
+    "add": (
+        False,
+        None,
+        lambda s, _: s.call(args(action="add", file="user", text="new"), **CLEAN),
+        2,
+    ),
+    "remove": (
+        False,
+        None,
+        lambda s, _: s.call(args(action="remove", file="memory", old="leaving soon"), **CLEAN),
+        3,
+    ),
+    "consolidate": (
+        False,
+        None,
+        lambda s, _: s.call(
+            args(
+                action="consolidate",
+                file="memory",
+                entries=[
+                    {"old": "keep this", "keep": True},
+                    {"old": "leaving soon", "move": True},
+                    {"old": "Robin drinks tea.", "text": "Robin drinks green tea."},
+                ],
+            ),
+            **CLEAN,
+        ),
+        3,
+    ),
+    "untrusted-add": (
+        False,
+        None,
+        lambda s, _: s.call(args(action="add", file="memory", text="from a page"), **TAINTED),
+        2,
+    ),
+    "secret-add": (
+        False,
+        None,
+        lambda s, _: s.call(args(action="add", file="memory", text="a secret"), **SECRET),
+        2,
+    ),
+    "undo": (False, lambda s: s.journal.records()[-1]["id"], lambda s, edit: s.undo(edit), 2),
+    "stage": (
+        True,
+        None,
+        lambda s, _: s.call(args(action="add", file="user", text="staged"), **CLEAN),
+        1,
+    ),
+    "accept": (True, _pending_id, lambda s, pid: s.accept(pid), 2),
+    "reject": (True, _pending_id, lambda s, pid: s.reject(pid), 1),
+}
+
+
+def snapshot(store: MemoryStore) -> dict[str, bytes]:
+    root = store.home.memory
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+def _pad(store: MemoryStore) -> None:
+    pad_to_cross(store.home.memory_file("notes.md"), NOTE_HEAD, b"\n", 10)
+    pad_to_cross(store.home.edits / "2026-09.jsonl", b'{"pad": "', b'"}\n', 10)
+    pending = store.home.memory_file("pending.jsonl")
+    if pending.exists():
+        pad_to_cross(pending, b'{"pad": "', b'"}\n', 10)
+
+
+def _whole(store: MemoryStore) -> None:
+    """notes.md and the journal end on a whole entry and every journal line parses."""
+    assert store.home.memory_file("notes.md").read_bytes().endswith(b"\n")
+    for line in (store.home.edits / "2026-09.jsonl").read_bytes().splitlines():
+        json.loads(line)
+
+
+@pytest.fixture(scope="module")
+def disk():
+    with small_tmpfs(64 * PAGE) as folder:
+        yield folder
+
+
+@pytest.mark.parametrize("name", list(OPERATIONS))
+def test_each_write_of_the_sequence_fails_in_turn_and_nothing_half_done_stays(disk, name):
+    review, prepare, run, writes = OPERATIONS[name]
+    outcomes = []
+    for pages in range(writes + 2):
+        shutil.rmtree(disk / "home", ignore_errors=True)
+        unfill(disk)
+        store = _setup(disk, review)
+        context = prepare(store) if prepare else None
+        _pad(store)
+        before = snapshot(store)
+        journal_before = len(store.journal.records())
+        items_before = len(store.review.items())
+        fill_leaving(disk, pages)
+        try:
+            answer = run(store, context)
+        except WriteFailed as e:
+            outcomes.append("not applied")
+            assert str(e).startswith("not applied: memoryd cannot write its memory files (")
+            assert "No space left on device" in str(e)
+            assert snapshot(store) == before, f"{name}: a file changed with {pages} pages free"
+            _whole(store)
+            unfill(disk)
+            answer = run(store, context)  # the retry, with room: applied exactly once
+            assert not answer.startswith("not applied")
+            if name == "stage":
+                assert len(store.review.items()) == items_before + 1
+            else:
+                assert len(store.journal.records()) == journal_before + 1
+            _whole(store)
+            notes_text = store.home.memory_file("notes.md").read_text()
+            assert notes_text.count("noted text") <= 1 and notes_text.count("from a page") <= 1
+            continue
+        outcomes.append("applied")
+        assert answer and not answer.startswith("not applied")
+        _whole(store)
+        line = store.journal.records()[-1]
+        if line.get("to") in ("memory.md", "user.md"):
+            written = store.home.memory_file(line["to"]).read_bytes()
+            assert written == entries.file_bytes(line["after"])
+        break
+    assert outcomes == ["not applied"] * writes + ["applied"], outcomes
+
+
+def test_the_answer_goes_back_over_the_socket_and_the_log_lists_only_what_applied(disk):
+    """memoryd itself, its whole home on the small tmpfs: an add on a full disk is answered as not
+    applied and changes nothing; once there is room the same add is applied, logged once."""
+    from tests.memoryd.test_service import Running
+
+    shutil.rmtree(disk / "home", ignore_errors=True)
+    unfill(disk)
+    (disk / "soul.md").write_text("You are a careful personal agent.\n")
+    config = disk / "memoryd.toml"
+    config.write_text(f'[paths]\nhome = "{disk / "home"}"\n')
+    running = Running(disk / "home", config)
+    try:
+        memory_md = disk / "home" / "memory" / "memory.md"
+        fill_leaving(disk, 1)  # room for memory.md's new bytes, none for the journal's new file
+        add = {"action": "add", "file": "memory", "text": "Owner likes UTC."}
+        reply = running.call("memory", add, session="mm-clean0001")
+        assert reply.ok is False
+        assert reply.output == (
+            "not applied: memoryd cannot write its memory files (No space left on device); "
+            "memory.md is unchanged"
+        )
+        assert memory_md.read_bytes() == b""
+        assert [p.name for p in memory_md.parent.iterdir() if p.name.startswith(".")] == []
+        unfill(disk)
+        reply = running.call("memory", add, session="mm-clean0001")
+        assert reply.ok and reply.output.startswith("memory.md updated")
+        log = running.admin("log", "10")
+        assert log.count(" add ") == 1, log
+    finally:
+        running.stop()
+        unfill(disk)

@@ -32,6 +32,7 @@ from memoryd.errors import (
 from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
 from memoryd.journal import Journal, ends_without_newline
 from memoryd.memfiles import read_entries
+from memoryd.owner import handedit
 from memoryd.review import Review, args_of, waiting_sentence
 from proto.labels import higher_class
 from proto.tools import AddArgs, NoteArgs
@@ -69,6 +70,7 @@ class MemoryStore:
         self.now = now
         self.journal = Journal(home)
         self.review = Review(home, self.journal)
+        self.hand_edits = handedit.HandEdits(home, self.journal, now)
         self._lock = threading.Lock()
 
     # --- start and read ---------------------------------------------------------------------
@@ -102,7 +104,15 @@ class MemoryStore:
             raise StartFailed(f"cannot create {where}: {e.strerror}") from e
         for path in created:
             log.info("%s: created", path)
+        self.detect_hand_edits()
         return created
+
+    def detect_hand_edits(self) -> None:
+        """Journal memory.md or user.md changed outside memoryd (owner/handedit.py)."""
+        try:
+            self.hand_edits.detect()
+        except OSError as e:
+            log.warning("%s: a hand edit cannot be journalled now: %s", e.filename, e.strerror)
 
     def block(self) -> str:
         return block.build(self.home)
@@ -114,6 +124,7 @@ class MemoryStore:
         check_state(session, call_id, taint, untrusted)
         state = {"session": session, "call": call_id, "taint": taint, "untrusted": untrusted}
         with self._lock:
+            self.detect_hand_edits()
             if isinstance(parsed, NoteArgs):
                 return self._note(parsed, None, state)
             file = FILE_OF_ARG[parsed.file]
@@ -180,23 +191,22 @@ class MemoryStore:
                     for r in plan.removals
                 )
             )
+        line = {
+            "session": session,
+            "call": fields["call"],
+            "taint": fields.get("taint"),
+            "untrusted": fields.get("untrusted", False),
+            "action": fields["action"],
+            "file": plan.file,
+            "to": plan.file,
+            "before": list(plan.before),
+            "after": list(plan.after),
+            "notes": [{"kind": r.kind, "text": r.text} for r in plan.removals],
+            **{k: v for k, v in fields.items() if k in ("undoes", "pending", "requested", "note")},
+        }
+        handedit.intend(self.home, line)
         atomic_write(self.home.memory_file(plan.file), entries.file_bytes(plan.after))
-        record = self.journal.append(
-            when,
-            {
-                "session": session,
-                "call": fields["call"],
-                "taint": fields.get("taint"),
-                "untrusted": fields.get("untrusted", False),
-                "action": fields["action"],
-                "file": plan.file,
-                "to": plan.file,
-                "before": list(plan.before),
-                "after": list(plan.after),
-                "notes": [{"kind": r.kind, "text": r.text} for r in plan.removals],
-                **{k: v for k, v in fields.items() if k in ("undoes", "pending", "requested")},
-            },
-        )
+        record = self.journal.append(when, line)
         who = f"session {session}" if session else "the owner"
         log.info("%s: %s by %s (edit %s)", plan.file, fields["action"], who, record["id"])
         return record
@@ -209,6 +219,7 @@ class MemoryStore:
 
     def undo(self, edit_id: str) -> str:
         with self._lock:
+            self.detect_hand_edits()
             record = undo.undoable(self.journal, edit_id)
             file = record["to"]
             try:
@@ -227,6 +238,7 @@ class MemoryStore:
 
     def accept(self, pending_id: str) -> str:
         with self._lock:
+            self.detect_hand_edits()
             item = self.review.get(pending_id)
             args = args_of(item)
             file = FILE_OF_ARG[args.file]

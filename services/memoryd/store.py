@@ -212,6 +212,17 @@ class MemoryStore:
         return record
 
     # --- the owner's commands ---------------------------------------------------------------
+    def owner_edit(self, file: str, decide: Callable[[list[str]], edits.Plan], fields: dict):
+        """An owner's edit of file (promote, edit: owner/): decide plans it from the entries as
+        they are now, under the write lock; applied and journalled like any edit. The journal
+        line, or None when the plan changes nothing."""
+        with self._lock:
+            self.detect_hand_edits()
+            plan = decide(self._entries_for_edit(file))
+            if plan.after == plan.before:
+                return None
+            return self._apply(plan, fields)
+
     def log(self, n: int = 10) -> str:
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise AdminRefused("refused: N must be a whole number, 1 or more")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from memoryd.errors import FileDamaged
 from memoryd.home import FILE_MODE, Home
-from memoryd.journal import IDENTITY_FILES, Journal, read_lines
+from memoryd.journal import IDENTITY_FILES, Journal
 from memoryd.memfiles import read_entries
 
 log = logging.getLogger(__name__)
@@ -81,11 +81,12 @@ class JournalTail:
         self._after = {}
         months = self.journal.month_files()
         for path in reversed(months):
-            for record in reversed(read_lines(path)):
-                file = record.get("to")
-                after = _entry_list(record.get("after"))
-                if file in IDENTITY_FILES and file not in self._after and after is not None:
-                    self._after[file] = after
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                continue
+            for file, after in reversed(list(_identity_afters(data))):
+                self._after.setdefault(file, after)
             if len(self._after) == len(IDENTITY_FILES):
                 break
         self._path = months[-1] if months else None
@@ -96,16 +97,8 @@ class JournalTail:
             f.seek(offset)
             data = f.read()
         end = data.rfind(b"\n") + 1  # a last line without its newline is not whole yet
-        for raw in data[:end].split(b"\n"):
-            try:
-                record = json.loads(raw.decode("utf-8")) if raw.strip() else None
-            except (UnicodeDecodeError, ValueError):
-                record = None
-            if not isinstance(record, dict):
-                continue
-            after = _entry_list(record.get("after"))
-            if record.get("to") in IDENTITY_FILES and after is not None:
-                self._after[record["to"]] = after
+        for file, after in _identity_afters(data[:end]):
+            self._after[file] = after
         return offset + end
 
     def last_after(self, file: str) -> list[str]:
@@ -187,6 +180,26 @@ class HandEdits:
             record["id"],
         )
         return record
+
+
+_NAMES = tuple(name.encode() for name in IDENTITY_FILES)
+
+
+def _identity_afters(data: bytes):
+    """(file, after) of each journal line in data that changed memory.md or user.md, in order.
+    Only lines naming one of the files are parsed, so the many notes cost a substring search."""
+    for raw in data.split(b"\n"):
+        if not any(name in raw for name in _NAMES):
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if not isinstance(record, dict):
+            continue
+        after = _entry_list(record.get("after"))
+        if record.get("to") in IDENTITY_FILES and after is not None:
+            yield record["to"], after
 
 
 def _is_unjournalled_write(fields: dict, file: str, last: list[str], current: list[str]) -> bool:

@@ -135,7 +135,7 @@ def edit(
             print(safe_json({"ok": False, "message": str(e), "copy": str(copy)}))
         else:
             print(f"bxctl: {escape(str(e))}", file=sys.stderr)
-            print(f"bxctl: your copy is kept at {escape(str(copy))}", file=sys.stderr)
+            print(f"bxctl: your copy is kept at {escape(str(copy), markup=False)}", file=sys.stderr)
         raise typer.Exit(EXIT_REFUSED) from None
     copy.unlink()
     folder.rmdir()

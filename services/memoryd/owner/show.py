@@ -92,7 +92,7 @@ def diff(record: dict) -> list[dict]:
     return changes
 
 
-MARK = {"kept": "=", "added": "+", "removed": "-", "moved": ">", "dropped": "x", "noted": "+"}
+MARK = {"kept": "=", "added": "+", "removed": "-", "moved": "^", "dropped": "x", "noted": "+"}
 
 
 INDENT = " " * 13
@@ -124,7 +124,7 @@ def render(record: dict, changes: list[dict]) -> str:
             continue
         if kind == "rewritten":
             lines.append(f"~ rewritten  {_entry(c['old'])}")
-            lines.append(f"          -> {_entry(c['new'])}")
+            lines.append(f"  now        {_entry(c['new'])}")
         elif kind in ("moved", "dropped", "noted"):
             lines.append(f"{MARK[kind]} {kind:<10} {_entry(c['entry'])}")
             lines.append(f"{INDENT}(to notes.md)")

@@ -130,6 +130,9 @@ def test_log_10000_over_a_frame_answers_in_pages(tmp_path):
         assert more[0] == rest.group(3) and int(rest.group(2)) == 10_000 - len(first)
         # With --from the window starts there, whatever N says.
         from_start = bx(proc, "memory", "log", "2", "--from", f"{month}-01-00005").stdout
-        assert re.findall(r"^(\S+)  ", from_start, re.M) == [f"{month}-01-00005", f"{month}-01-00006"]
+        assert re.findall(r"^(\S+)  ", from_start, re.M) == [
+            f"{month}-01-00005",
+            f"{month}-01-00006",
+        ]
     finally:
         proc.stop()

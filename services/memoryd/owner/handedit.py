@@ -26,6 +26,7 @@ from memoryd.errors import FileDamaged
 from memoryd.home import FILE_MODE, Home
 from memoryd.journal import IDENTITY_FILES, Journal
 from memoryd.memfiles import read_entries
+from memoryd.owner import journalscan
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,8 @@ def _entry_list(value: object) -> list[str] | None:
 
 
 class JournalTail:
-    """The last `after` the journal holds for memory.md and user.md, read incrementally."""
+    """The last `after` the journal holds for memory.md and user.md, read incrementally: the
+    first time from the journal's end (journalscan), then only what was appended since."""
 
     def __init__(self, journal: Journal):
         self.journal = journal
@@ -80,15 +82,11 @@ class JournalTail:
     def _reset(self) -> None:
         self._after = {}
         months = self.journal.month_files()
-        for path in reversed(months):
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
-                continue
-            for file, after in reversed(list(_identity_afters(data))):
-                self._after.setdefault(file, after)
-            if len(self._after) == len(IDENTITY_FILES):
-                break
+        for file in IDENTITY_FILES:
+            record = journalscan.last_with_to(months, file)
+            after = _entry_list(record.get("after")) if record is not None else None
+            if after is not None:
+                self._after[file] = after
         self._path = months[-1] if months else None
         self._offset = self._path.stat().st_size if self._path else 0
 

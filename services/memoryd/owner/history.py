@@ -8,36 +8,25 @@ before paging existed.
 
 from memoryd import admin_text
 from memoryd.errors import AdminRefused
-from memoryd.journal import EDIT_ID, Journal, read_lines
-from memoryd.owner import paging
+from memoryd.journal import EDIT_ID, Journal
+from memoryd.owner import journalscan, paging
 from memoryd.owner.args import LogArg, PendingArg
 from memoryd.review import PENDING_ID
 
 
 def log_window(journal: Journal, n: int, start: str | None) -> list[dict]:
-    """The edits log N (--from ID) names, oldest first."""
+    """The edits log N (--from ID) names, oldest first, read from the journal's end (or from
+    ID's line) through journalscan, so a long journal costs only the lines shown."""
+    months = journal.month_files()
     if start is None:
-        return journal.tail(n)
+        return journalscan.tail(months, n)
     if not EDIT_ID.match(start):
         raise AdminRefused(f"refused: {start[:64]!r} is not an edit id (YYYY-MM-DD-NNNN)")
-    month = start[:7]
-    out: list[dict] = []
-    found = False
-    for path in journal.month_files():
-        if path.name[:7] < month:
-            continue
-        for record in read_lines(path):
-            if not found and record.get("id") == start:
-                found = True
-            if found:
-                out.append(record)
-                if len(out) == n:
-                    return out
-        if not found:
-            break
-    if not found:
+    later = [path for path in months if path.name[:7] >= start[:7]]
+    window = journalscan.from_id(later, start, n)
+    if window is None:
         raise AdminRefused(f"refused: the journal holds no edit {start}")
-    return out
+    return window
 
 
 def log_item(record: dict) -> dict:

@@ -1,18 +1,17 @@
 """bxctl memory show ID: one edit whole, its entries before and after as a diff (issue 17 item 1).
 
-The journal line is found by reading its month file and parsing only the line that starts with the
-id, so a journal of 100,000 edits answers in well under a second. The diff is worked out from the
-line's before and after (pure): entries kept, added, removed, rewritten (a removed and an added
-entry in the same place), and moved or dropped ones, which went to notes.md (the line's notes).
+The journal line is found through journalscan (the month file mapped, only the line that starts
+with the id parsed), so a journal of 100,000 edits answers in well under a second. The diff is
+worked out from the line's before and after (pure): entries kept, added, removed, rewritten (a
+removed and an added entry in the same place), and moved or dropped ones, which went to notes.md
+(the line's notes).
 """
 
 import difflib
-import json
-from pathlib import Path
 
 from memoryd.errors import AdminRefused
 from memoryd.journal import EDIT_ID, Journal
-from memoryd.owner import paging
+from memoryd.owner import journalscan, paging
 
 EXTRA_KEYS = ("undoes", "pending", "requested", "note", "recovered")
 
@@ -21,35 +20,10 @@ def find(journal: Journal, edit_id: str) -> dict:
     """The journal line of edit_id; AdminRefused when there is none."""
     if not EDIT_ID.match(edit_id):
         raise AdminRefused(f"refused: {edit_id[:64]!r} is not an edit id (YYYY-MM-DD-NNNN)")
-    path = journal.home.edits / f"{edit_id[:7]}.jsonl"
-    record = _find_in(path, edit_id)
+    record = journalscan.line_with_id(journal.home.edits / f"{edit_id[:7]}.jsonl", edit_id)
     if record is None:
         raise AdminRefused(f"refused: the journal holds no edit {edit_id}")
     return record
-
-
-def _find_in(path: Path, edit_id: str) -> dict | None:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    needle = json.dumps(edit_id).encode()
-    if needle not in data:
-        return None
-    prefix = b'{"id": ' + needle
-    found = None
-    for raw in data.split(b"\n"):
-        if needle not in raw:
-            continue
-        if not raw.startswith(prefix) and found is not None:
-            continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if isinstance(record, dict) and record.get("id") == edit_id:
-            found = record
-    return found
 
 
 def _strings(value: object) -> list[str]:

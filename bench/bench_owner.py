@@ -95,8 +95,10 @@ def build(home: Path, edits: int, recalls: int) -> list[str]:
                 for _ in range(5)
             ]
             f.write(
-                json.dumps(
-                    {"time": stamp, "session": "mm-s0001", "query": "tea", "k": 5, "hits": hits}
+                json.dumps(  # as recall.log_line writes it
+                    {"time": stamp, "session": "mm-s0001", "query": "tea", "k": 5, "hits": hits},
+                    ensure_ascii=False,
+                    separators=(",", ":"),
                 )
                 + "\n"
             )

@@ -10,6 +10,7 @@ is the last `days` days (30 by default), read from the month files it spans.
 import datetime as dt
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -30,32 +31,69 @@ def _months(since: dt.datetime, until: dt.datetime) -> list[str]:
     return out
 
 
+# What RecallLog writes (recall.log_line: compact JSON, time first, a hit's keys in this order, the
+# owner's mark last). Session ids are validated, so they hold no escapes.
+TIME_PREFIX = b'{"time":"'
+OWNER_MARK = b',"by":"owner"}'
+NOTE_HIT = re.compile(
+    rb'"kind":"(?:noted|moved|dropped)","session":"[A-Za-z0-9_-]*","record":(\d+)'
+)
+
+
+def count_month(data: bytes, cutoff: bytes) -> tuple[Counter, int]:
+    """Note hits and agent recalls in one month file's bytes, from cutoff (YYYY-MM-DDTHH:MM:SS).
+
+    The lines are picked by their time and the owner's mark without parsing them, and the hits
+    found with one regular expression over the picked lines; a line memoryd did not write in its
+    own form is parsed as JSON instead."""
+    start = len(TIME_PREFIX)
+    picked: list[bytes] = []
+    counts: Counter = Counter()
+    recalls = 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        if raw.startswith(TIME_PREFIX):
+            if raw[start : start + 19] >= cutoff and not raw.endswith(OWNER_MARK):
+                picked.append(raw)
+            continue
+        line = _parse(raw)
+        if line is None or line.get("by") == "owner":
+            continue
+        if not isinstance(line.get("time"), str) or line["time"][:19].encode() < cutoff:
+            continue
+        recalls += 1
+        for hit in line.get("hits") or []:
+            if isinstance(hit, dict) and hit.get("kind") in ("noted", "moved", "dropped"):
+                if isinstance(hit.get("record"), int):
+                    counts[hit["record"]] += 1
+    recalls += len(picked)
+    for number, hits in Counter(NOTE_HIT.findall(b"\n".join(picked))).items():
+        counts[int(number)] += hits
+    return counts, recalls
+
+
+def _parse(raw: bytes) -> dict | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def note_hits(home: Home, since: dt.datetime, until: dt.datetime) -> tuple[Counter, int]:
     """Hits per note number in the window, and how many agent recalls it holds."""
     counts: Counter = Counter()
     recalls = 0
-    cutoff = since.strftime("%Y-%m-%dT%H:%M:%S")
+    cutoff = since.strftime("%Y-%m-%dT%H:%M:%S").encode()
     for month in _months(since, until):
         try:
             data = (home.recalls / f"{month}.jsonl").read_bytes()
         except FileNotFoundError:
             continue
-        for raw in data.split(b"\n"):
-            if not raw.strip():
-                continue
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(line, dict) or line.get("by") == "owner":
-                continue
-            if not isinstance(line.get("time"), str) or line["time"][:19] < cutoff:
-                continue
-            recalls += 1
-            for hit in line.get("hits") or []:
-                if isinstance(hit, dict) and hit.get("kind") in ("noted", "moved", "dropped"):
-                    if isinstance(hit.get("record"), int):
-                        counts[hit["record"]] += 1
+        month_counts, month_recalls = count_month(data, cutoff)
+        counts.update(month_counts)
+        recalls += month_recalls
     return counts, recalls
 
 

@@ -100,7 +100,7 @@ def show(text: str) -> None:
     print(escape(text))
 
 
-COLOURS = {"+": "32", "-": "31", "~": "33", "^": "36", "x": "36"}
+COLOURS = {"+": "32", "-": "31", "!": "33", "^": "36", "x": "36"}
 
 
 def use_colour() -> bool:

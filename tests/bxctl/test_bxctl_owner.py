@@ -81,7 +81,7 @@ def test_show_prints_the_edit_as_a_diff(memoryd):
     out = ok(bx(memoryd, "memory", "show", edit))
     assert f"edit {edit}" in out and "session   s-clean" in out and "consolidate" in out
     assert (
-        "~ rewritten  Owner likes UTC." in out and "  now        Owner wants times in UTC." in out
+        "! rewritten  Owner likes UTC." in out and "  now        Owner wants times in UTC." in out
     )
     assert "^ moved      Old router retired." in out and "(to notes.md)" in out
     assert "= 1 entry unchanged" in out

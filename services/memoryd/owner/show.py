@@ -97,7 +97,7 @@ def render(record: dict, changes: list[dict]) -> str:
         if kind == "kept":
             continue
         if kind == "rewritten":
-            lines.append(f"~ rewritten  {_entry(c['old'])}")
+            lines.append(f"! rewritten  {_entry(c['old'])}")
             lines.append(f"  now        {_entry(c['new'])}")
         elif kind in ("moved", "dropped", "noted"):
             lines.append(f"{MARK[kind]} {kind:<10} {_entry(c['entry'])}")

@@ -335,3 +335,30 @@ def test_show_of_a_100k_journal_is_fast(memoryd):
     month.rename(other)
     out = ok(bx(memoryd, "memory", "show", "2020-01-01-2000"))
     assert out.startswith("edit 2020-01-01-2000")
+
+
+def test_show_is_coloured_on_a_terminal_only(monkeypatch, capsys):
+    from bxctl import common
+
+    text = "edit 1\n+ added      a \x1b[31m\n- removed    b\n! rewritten  c"
+    monkeypatch.setattr(common.sys.stdout, "isatty", lambda: False, raising=False)
+    common.show_diff(text)
+    plain = capsys.readouterr().out
+    assert "\x1b" not in plain and "\\x1b\\[31m" in plain
+    monkeypatch.setattr(common.sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    common.show_diff(text)
+    coloured = capsys.readouterr().out
+    assert "\x1b[32m+ added      a \\x1b\\[31m\x1b[0m" in coloured
+    assert "\x1b[31m- removed" in coloured and coloured.startswith("edit 1\n")
+    monkeypatch.setenv("NO_COLOR", "1")
+    common.show_diff(text)
+    assert "\x1b" not in capsys.readouterr().out
+
+
+def test_stats_and_block_print_hand_edited_hostile_entries_escaped(memoryd):
+    memory_md(memoryd).write_text("fine\n§\nbad \x1b[2J\u202e \x9b\n")
+    stats_out = ok(bx(memoryd, "memory", "stats"))
+    no_raw(stats_out)
+    assert "\\x1b" in stats_out
+    assert "\x1b" not in ok(bx(memoryd, "memory", "stats", "--json"))

@@ -34,6 +34,9 @@ def _sizes_and_left_out(home: Home) -> tuple[list[dict], list[dict]]:
     return sizes, skipped
 
 
+LEFT_OUT_SHOWN = 100
+
+
 def answer(home: Home, as_json: bool) -> str:
     try:
         text, refused = block.build(home), None
@@ -42,17 +45,27 @@ def answer(home: Home, as_json: bool) -> str:
     sizes, skipped = _sizes_and_left_out(home)
     if as_json:
         return paging.dumps(
-            {"block": text, "refused": refused, "left_out": skipped, "sizes": sizes}
+            {
+                "block": text,
+                "refused": refused,
+                "left_out": skipped[:LEFT_OUT_SHOWN],
+                "left_out_total": len(skipped),
+                "sizes": sizes,
+            }
         )
     lines = [text] if text is not None else [f"(no block: the next session is refused: {refused})"]
     lines.append("")
     lines.append("-- left out of the block --")
     if not skipped:
         lines.append("(nothing)")
+    total = len(skipped)
+    skipped = skipped[:LEFT_OUT_SHOWN]  # a file edited by hand can hold any number
     for item in skipped:
         entry, _ = paging.cut_text(item["entry"], 2_000)
         lines.append(f"{item['file']} entry {item['number']}: {item['reason']}")
         lines.append("    " + entry.replace("\n", "\n    "))
+    if total > len(skipped):
+        lines.append(f"(and {total - len(skipped):,} more left out)")
     lines.append("")
     lines.append("-- sizes --")
     for size in sizes:

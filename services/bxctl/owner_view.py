@@ -123,7 +123,10 @@ def edit(
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(current["text"])
     _editor(copy)
-    text = copy.read_text(encoding="utf-8")
+    try:
+        text = copy.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"cannot read the copy {escape(str(copy), markup=False)}: {e}; it is kept", 1)
     arg = {"file": file, "text": text, "base": current["base"], "json": as_json}
     try:
         reply = ask_or_raise(

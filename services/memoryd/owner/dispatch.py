@@ -11,7 +11,17 @@ from collections.abc import Callable
 from typing import Literal
 
 from memoryd.errors import AdminRefused
-from memoryd.owner import blockview, fileedit, history, paging, promote, search, show, stats
+from memoryd.owner import (
+    blockview,
+    fileedit,
+    history,
+    journalscan,
+    paging,
+    promote,
+    search,
+    show,
+    stats,
+)
 from memoryd.owner.args import Arg, parse
 
 Kind = Literal["read", "write"]
@@ -33,7 +43,7 @@ def _owner_write(method: str) -> Callable:
         sentence = getattr(service.store, method)(arg.id)
         if not arg.json_:
             return sentence
-        last = service.store.journal.tail(1)
+        last = journalscan.tail(service.store.journal.month_files(), 1)
         return paging.dumps({"edit": last[0].get("id") if last else None, "message": sentence})
 
     return run

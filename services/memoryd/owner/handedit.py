@@ -52,10 +52,18 @@ def intend(home: Home, fields: dict) -> None:
         os.close(fd)
 
 
+INTENT_MAX = 1_048_576
+
+
 def read_intent(home: Home) -> dict | None:
+    """The intent of the last write, or None (missing, a symlink, torn, not an object)."""
     try:
-        with open(intent_path(home), "rb") as f:
-            value = json.loads(f.read(1_048_576).decode("utf-8"))
+        fd = os.open(intent_path(home), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            value = json.loads(f.read(INTENT_MAX).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     if isinstance(value, dict) and isinstance(value.get("fields"), dict):

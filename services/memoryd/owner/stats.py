@@ -40,12 +40,43 @@ NOTE_HIT = re.compile(
 )
 
 
+def _hits(data: bytes) -> Counter:
+    counts: Counter = Counter()
+    for number, hits in Counter(NOTE_HIT.findall(data)).items():
+        counts[int(number)] += hits
+    return counts
+
+
+def count_whole_month(data: bytes, cutoff: bytes) -> tuple[Counter, int] | None:
+    """The fast way, for a month file memoryd wrote whole (every line in its own form) that lies
+    entirely in the window (its first line is not older than cutoff): one regular expression over
+    the whole file, less the owner's lines. None when the file is not like that."""
+    start = len(TIME_PREFIX)
+    if not data.startswith(TIME_PREFIX) or data[start : start + 19] < cutoff:
+        return None
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if data.count(b"\n" + TIME_PREFIX) + 1 != lines:
+        return None
+    counts = _hits(data)
+    recalls = lines
+    position = data.find(OWNER_MARK + b"\n")
+    while position != -1:
+        line_start = data.rfind(b"\n", 0, position) + 1
+        counts.subtract(_hits(data[line_start:position]))
+        recalls -= 1
+        position = data.find(OWNER_MARK + b"\n", position + 1)
+    return +counts, recalls
+
+
 def count_month(data: bytes, cutoff: bytes) -> tuple[Counter, int]:
     """Note hits and agent recalls in one month file's bytes, from cutoff (YYYY-MM-DDTHH:MM:SS).
 
     The lines are picked by their time and the owner's mark without parsing them, and the hits
     found with one regular expression over the picked lines; a line memoryd did not write in its
     own form is parsed as JSON instead."""
+    whole = count_whole_month(data, cutoff)
+    if whole is not None:
+        return whole
     start = len(TIME_PREFIX)
     picked: list[bytes] = []
     counts: Counter = Counter()
@@ -68,8 +99,7 @@ def count_month(data: bytes, cutoff: bytes) -> tuple[Counter, int]:
                 if isinstance(hit.get("record"), int):
                     counts[hit["record"]] += 1
     recalls += len(picked)
-    for number, hits in Counter(NOTE_HIT.findall(b"\n".join(picked))).items():
-        counts[int(number)] += hits
+    counts.update(_hits(b"\n".join(picked)))
     return counts, recalls
 
 

@@ -10,6 +10,7 @@ skipped, as read_lines skips a damaged one.
 
 import json
 import mmap
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,10 +50,52 @@ def _line_at(data, position: int) -> tuple[int, int]:
     return start, len(data) if end == -1 else end
 
 
+ID_AT_START = re.compile(rb'\{"id": "(\d{4}-\d{2}-\d{2})-(\d{4,})"')
+
+
+def _key(edit_id: bytes | str) -> tuple[str, int] | None:
+    m = ID_AT_START.match(
+        b'{"id": "' + (edit_id.encode() if isinstance(edit_id, str) else edit_id) + b'"'
+    )
+    return (m.group(1).decode(), int(m.group(2))) if m else None
+
+
+def _bisect(data, needle: bytes, key: tuple[str, int]) -> int:
+    """Where the line starting with needle is, if ids grow along the file: found by halving the
+    file on the id of the line at the middle (a few lines parsed, not the file). -1 if not."""
+    low, high = 0, len(data)
+    while high - low > 65_536:
+        middle = (low + high) // 2
+        start = data.rfind(b"\n", 0, middle) + 1
+        m = ID_AT_START.match(data, start)
+        if m is None:
+            return -1
+        here = (m.group(1).decode(), int(m.group(2)))
+        if here == key:
+            return start
+        if here < key:
+            low = middle + 1  # no line starts between start and middle
+        else:
+            high = start
+    position = data.find(needle, max(0, low - 1), min(len(data), high + 65_536))
+    while position > 0 and data[position - 1 : position] != b"\n":
+        position = data.find(needle, position + 1, min(len(data), high + 65_536))
+    return position
+
+
 def line_with_id(path: Path, edit_id: str) -> dict | None:
-    """The journal line of edit_id in path (the last one, if a crash left two)."""
+    """The journal line of edit_id in path: by halving the file first (ids grow along it), then,
+    if that finds nothing (a clock that went back, a hand edit), by searching it from the end."""
     needle = b'{"id": ' + json.dumps(edit_id).encode()
+    key = _key(edit_id)
     with mapped(path) as data:
+        if key is not None:
+            position = _bisect(data, needle, key)
+            if position != -1:
+                start, end = _line_at(data, position)
+                record = _parse(data[start:end])
+                if record is not None and record.get("id") == edit_id:
+                    return record
         position = len(data)
         while True:
             position = data.rfind(needle, 0, position)

@@ -90,9 +90,27 @@ class Reindexed(Body):
     notes: Annotated[int, Field(ge=0)]
 
 
+ADMIN_COMMANDS = (
+    "log",
+    "undo",
+    "pending",
+    "accept",
+    "reject",
+    # bxctl's owner commands beyond the spec (design section 8, issue 17); arg is JSON for these
+    "show",
+    "block",
+    "search",
+    "stats",
+    "promote",
+    "file",
+    "edit",
+)
+ADMIN_ARG_MAX = 262_144  # edit carries a whole file (65,536 characters, JSON-escaped)
+
+
 class MemoryAdmin(Body):
-    command: Literal["log", "undo", "pending", "accept", "reject"]
-    arg: Annotated[str, StringConstraints(max_length=200)]
+    command: Literal[ADMIN_COMMANDS]  # type: ignore[valid-type]
+    arg: Annotated[str, StringConstraints(max_length=ADMIN_ARG_MAX)]
 
 
 class MemoryAdminReply(Text):

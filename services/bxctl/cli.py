@@ -1,74 +1,42 @@
-"""bxctl: reindex, and memory log, undo, pending, accept, reject (spec 10).
+"""bxctl: reindex, and memory log, undo, pending, accept, reject (spec 10), and the owner's view:
+memory show, block, search, stats, promote, edit (issue 17).
 
-One typer app per command group, joined with add_typer. Every command talks to memoryd's owner
-socket (--memory-socket, default {home}/run/owner-memory/admin.sock). Whatever memoryd answers is
-printed through proto's escape(), so an entry cannot render as markup or mention anyone. Errors are
-one line on stderr and an exit status: 1 refused, 3 memoryd not answering.
+One typer app per command group, joined with add_typer: memory_log.py (the journal and review) and
+owner_view.py (the owner's view) both fill `bxctl memory`. Every command talks to memoryd's owner
+socket (--memory-socket, default {home}/run/owner-memory/admin.sock), takes --json, and prints
+through common.py, which escapes whatever memoryd answers. Shell completion is typer's
+(--install-completion, --show-completion); help shows each option's default.
 """
 
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Annotated, NoReturn
 
 import typer
 
-from proto.client import RemoteError, request
-from proto.config import default_home
-from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
-from proto.escape import escape
-from proto.messages import Body, MemoryAdmin, Reindex
+from bxctl import memory_log, owner_view
+from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests and callers)
+    EXIT_REFUSED,
+    EXIT_UNREACHABLE,
+    Json,
+    MemorySocket,
+    ask,
+    default_socket,
+    fail,
+    safe_json,
+    show,
+)
+from proto.messages import Reindex
 
-EXIT_REFUSED = 1
-EXIT_UNREACHABLE = 3
-ADMIN_TIMEOUT = 60.0
 REINDEX_TIMEOUT = 3600.0
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="boxmaker's owner commands.")
-memory_app = typer.Typer(no_args_is_help=True, help="List and undo memory writes; review them.")
+app = typer.Typer(no_args_is_help=True, help="boxmaker's owner commands.")
+memory_app = typer.Typer(
+    no_args_is_help=True, help="See, search and correct memory; undo writes; review them."
+)
+memory_app.add_typer(memory_log.app)
+memory_app.add_typer(owner_view.app)
 app.add_typer(memory_app, name="memory")
-
-
-def default_socket() -> Path:
-    return default_home() / "run" / "owner-memory" / "admin.sock"
-
-
-MemorySocket = Annotated[
-    Path | None,
-    typer.Option(
-        "--memory-socket",
-        envvar="BOXMAKER_MEMORY_SOCKET",
-        help="memoryd's owner socket [default: $BOXMAKER_HOME/run/owner-memory/admin.sock]",
-    ),
-]
-
-
-def fail(text: str, code: int) -> NoReturn:
-    print(f"bxctl: {text}", file=sys.stderr)
-    raise typer.Exit(code)
-
-
-def ask(socket: Path | None, message: Body, timeout: float = ADMIN_TIMEOUT) -> Body:
-    path = socket or default_socket()
-    try:
-        return request(path, message, timeout=timeout)
-    except RemoteError as e:
-        fail(escape(str(e)), EXIT_REFUSED)
-    except (Unreachable, PeerClosed):
-        fail(f"memoryd is not answering on {path} (runbook: memoryd-unreachable)", EXIT_UNREACHABLE)
-    except FrameTimeout:
-        fail(
-            f"memoryd did not answer on {path} in {timeout:g} seconds "
-            "(runbook: memoryd-unreachable)",
-            EXIT_UNREACHABLE,
-        )
-    except ProtoError as e:
-        fail(f"bad answer from memoryd on {path}: {escape(str(e))}", EXIT_REFUSED)
-
-
-def show(text: str) -> None:
-    print(escape(text))
 
 
 def _progress(done: threading.Event) -> None:
@@ -85,7 +53,7 @@ def _progress(done: threading.Event) -> None:
 
 
 @app.command()
-def reindex(memory_socket: MemorySocket = None) -> None:
+def reindex(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
     """Rebuild the memory index from sessions/ and notes.md."""
     done = threading.Event()
     spinner = None
@@ -98,46 +66,10 @@ def reindex(memory_socket: MemorySocket = None) -> None:
         done.set()
         if spinner is not None:
             spinner.join()
-    print(f"reindexed: {reply.logs:,} logs, {reply.records:,} records, {reply.notes:,} notes")
-
-
-@memory_app.command("log")
-def memory_log(
-    n: Annotated[int, typer.Argument(min=1, max=10_000, help="how many edits")] = 10,
-    memory_socket: MemorySocket = None,
-) -> None:
-    """Print the last N edits: id, time, session, action, file."""
-    show(ask(memory_socket, MemoryAdmin(command="log", arg=str(n))).text)
-
-
-@memory_app.command()
-def undo(
-    edit_id: Annotated[str, typer.Argument(metavar="ID")], memory_socket: MemorySocket = None
-) -> None:
-    """Undo an edit, if it is the latest of its file and the file still holds what it left."""
-    show(ask(memory_socket, MemoryAdmin(command="undo", arg=edit_id)).text)
-
-
-@memory_app.command()
-def pending(memory_socket: MemorySocket = None) -> None:
-    """List the writes waiting for the owner (review on)."""
-    show(ask(memory_socket, MemoryAdmin(command="pending", arg="")).text)
-
-
-@memory_app.command()
-def accept(
-    pending_id: Annotated[str, typer.Argument(metavar="ID")], memory_socket: MemorySocket = None
-) -> None:
-    """Apply a pending write, checked against the file as it is now."""
-    show(ask(memory_socket, MemoryAdmin(command="accept", arg=pending_id)).text)
-
-
-@memory_app.command()
-def reject(
-    pending_id: Annotated[str, typer.Argument(metavar="ID")], memory_socket: MemorySocket = None
-) -> None:
-    """Discard a pending write (journalled)."""
-    show(ask(memory_socket, MemoryAdmin(command="reject", arg=pending_id)).text)
+    if as_json:
+        print(safe_json({"logs": reply.logs, "records": reply.records, "notes": reply.notes}))
+    else:
+        print(f"reindexed: {reply.logs:,} logs, {reply.records:,} records, {reply.notes:,} notes")
 
 
 def main() -> None:

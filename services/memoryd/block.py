@@ -42,18 +42,28 @@ def _read(home: Home, name: str) -> str:
         raise BlockRefused(str(e)) from None
 
 
-def shown_entries(name: str, file_entries: list[str]) -> list[str]:
-    """The entries that pass the check, first copies only; the others logged."""
-    shown: list[str] = []
+def left_out(file_entries: list[str]) -> list[tuple[int, str, str]]:
+    """(number from 1, entry, reason) for each entry the block leaves out."""
+    out: list[tuple[int, str, str]] = []
+    seen: set[str] = set()
     for number, entry in enumerate(file_entries, start=1):
         reason = check.problem(entry)
-        if reason is None and entry in shown:
+        if reason is None and entry in seen:
             reason = DUPLICATE_REASON
         if reason is None:
-            shown.append(entry)
+            seen.add(entry)
         else:
-            log.warning("%s: entry %d left out of the memory block: %s", name, number, reason)
-    return shown
+            out.append((number, entry, reason))
+    return out
+
+
+def shown_entries(name: str, file_entries: list[str]) -> list[str]:
+    """The entries that pass the check, first copies only; the others logged."""
+    skipped = left_out(file_entries)
+    for number, _, reason in skipped:
+        log.warning("%s: entry %d left out of the memory block: %s", name, number, reason)
+    numbers = {number for number, _, _ in skipped}
+    return [e for n, e in enumerate(file_entries, start=1) if n not in numbers]
 
 
 def _section(name: str, file_entries: list[str]) -> str:

@@ -278,8 +278,11 @@ class Index:
         with self._pool_lock:
             self._pool.append(conn)
 
-    def recall(self, query: str, k: int = 5, *, session: str) -> RecallResult:
-        """At most k hits for query, rendered and labelled; appends the recall log line."""
+    def recall(
+        self, query: str, k: int = 5, *, session: str, by: str | None = None
+    ) -> RecallResult:
+        """At most k hits for query, rendered and labelled; appends the recall log line (with
+        "by": "owner" for the owner's search, so the agent's hit counts leave it out)."""
         hits: list[Hit] = []
         if match_expression(query) is not None:
             with self._gate.shared():
@@ -291,11 +294,13 @@ class Index:
                     log.error("index %s: recall failed: %s", self.path, error)
                     raise IndexDamaged(DAMAGED) from None
                 self._give(conn)
-        self._log_recall(session, query, k, hits)
+        self._log_recall(session, query, k, hits, by)
         return result(query, hits)
 
-    def _log_recall(self, session: str, query: str, k: int, hits: list[Hit]) -> None:
+    def _log_recall(
+        self, session: str, query: str, k: int, hits: list[Hit], by: str | None = None
+    ) -> None:
         with self._pool_lock:
             if self._recall_log is None:
                 self._recall_log = RecallLog(self.home)
-        self._recall_log.append(log_line(now_rfc3339(), session, query, k, hits))
+        self._recall_log.append(log_line(now_rfc3339(), session, query, k, hits, by))

@@ -114,8 +114,10 @@ def result(query: str, hits: list[Hit]) -> RecallResult:
     return RecallResult(text=render(query, hits), label=result_label(hits), hits=hits)
 
 
-def log_line(when: str, session: str, query: str, k: int, hits: list[Hit]) -> str:
-    """One line of recalls/YYYY-MM.jsonl."""
+def log_line(
+    when: str, session: str, query: str, k: int, hits: list[Hit], by: str | None = None
+) -> str:
+    """One line of recalls/YYYY-MM.jsonl ("by": "owner" on the owner's searches)."""
     entry = {
         "time": when,
         "session": session,
@@ -123,6 +125,8 @@ def log_line(when: str, session: str, query: str, k: int, hits: list[Hit]) -> st
         "k": k,
         "hits": [hit.source() for hit in hits],
     }
+    if by is not None:
+        entry["by"] = by
     return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -18,6 +18,7 @@ import re
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
 from memoryd.journal import Journal, append_record, day_numbers, read_lines, record_time, utc
+from memoryd.owner import journalscan
 from memoryd.rollback import append_or_cut_back
 from proto.errors import InvalidArguments
 from proto.tools import parse_memory
@@ -44,7 +45,8 @@ class Review:
         return self.home.memory_file(PENDING_FILE)
 
     def _resolved(self) -> set[str]:
-        return {r["pending"] for r in self.journal.records() if isinstance(r.get("pending"), str)}
+        # A regular expression over the journal, not a parse of every line (issue 13 item 2).
+        return journalscan.pending_ids(self.journal.month_files())
 
     def items(self) -> list[dict]:
         """The edits still waiting, oldest first."""
@@ -58,7 +60,7 @@ class Review:
     def next_id(self, when: dt.datetime) -> str:
         day = f"{utc(when):%Y-%m-%d}"
         ids = [item.get("id") for item in read_lines(self.path)]
-        ids += [r.get("pending") for r in self.journal.records()]
+        ids += sorted(self._resolved())
         return f"p-{day}-{max(day_numbers(ids, day), default=0) + 1:04d}"
 
     def stage(self, when: dt.datetime, fields: dict) -> dict:

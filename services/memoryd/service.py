@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from memoryd.errors import EditRefused, MemorydError
 from memoryd.index import Index
+from memoryd.owner import dispatch as owner_commands
 from memoryd.store import MemoryStore
 from proto.errors import InvalidArguments
 from proto.messages import (
@@ -137,22 +138,12 @@ class MemoryService:
         raise MemorydError(f"{type(message).__name__} is not served on the owner socket")
 
     async def _admin(self, command: str, arg: str) -> str:
-        if command == "log":
-            return await self._read(self.store.log, _count(arg))
-        if command == "pending":
-            return await self._read(self.store.pending)
-        action = {"undo": self.store.undo, "accept": self.store.accept, "reject": self.store.reject}
-        return await self._write(self._admin_write, action[command], arg)
+        kind, run = owner_commands.lookup(command, arg)
+        if kind == "read":
+            return await self._read(run, self)
+        return await self._write(self._admin_write, run, self)
 
-    def _admin_write(self, action: Callable[[str], str], arg: str) -> str:
-        text = action(arg)
+    def _admin_write(self, action: Callable[..., str], *args) -> str:
+        text = action(*args)
         self._index_notes()
         return text
-
-
-def _count(arg: str) -> int:
-    if arg == "":
-        return 10
-    if not arg.isascii() or not arg.isdigit() or not 1 <= int(arg) <= 10_000:
-        raise MemorydError(f"log takes a number of edits from 1 to 10000, not {arg[:32]!r}")
-    return int(arg)

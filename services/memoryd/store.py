@@ -34,7 +34,8 @@ from memoryd.errors import (
 from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
 from memoryd.journal import Journal, ends_without_newline
 from memoryd.memfiles import read_entries
-from memoryd.owner import OwnerCommands
+from memoryd.owner import handedit
+from memoryd.owner.commands import OwnerCommands
 from memoryd.review import Review, waiting_sentence
 from memoryd.witness import Witness
 from proto.labels import CLASS_RANK
@@ -79,6 +80,7 @@ class MemoryStore(OwnerCommands):
         self.now = now
         self.journal = Journal(home)
         self.review = Review(home, self.journal)
+        self.hand_edits = handedit.HandEdits(home, self.journal, now)
         self._lock = threading.Lock()
 
     # --- start and read ---------------------------------------------------------------------
@@ -112,7 +114,15 @@ class MemoryStore(OwnerCommands):
             raise StartFailed(f"cannot create {where}: {e.strerror}") from e
         for path in created:
             log.info("%s: created", path)
+        self.detect_hand_edits()
         return created
+
+    def detect_hand_edits(self) -> None:
+        """Journal memory.md or user.md changed outside memoryd (owner/handedit.py)."""
+        try:
+            self.hand_edits.detect()
+        except OSError as e:
+            log.warning("%s: a hand edit cannot be journalled now: %s", e.filename, e.strerror)
 
     def block(self) -> str:
         return block.build(self.home)
@@ -126,6 +136,7 @@ class MemoryStore(OwnerCommands):
             taint, untrusted = self.witness.stricter(session, taint, untrusted)
         state = {"session": session, "call": call_id, "taint": taint, "untrusted": untrusted}
         with self._lock:
+            self.detect_hand_edits()
             if isinstance(parsed, NoteArgs):
                 return self._note(parsed, None, state)
             file = FILE_OF_ARG[parsed.file]
@@ -216,10 +227,12 @@ class MemoryStore(OwnerCommands):
         try:
             if plan.removals:
                 self._append_notes(self._removal_text(plan, when, session))
+            line = _journal_fields(plan, fields)
             old = rollback.keep_old(path)
+            handedit.intend(self.home, line)
             atomic_write(path, entries.file_bytes(plan.after))
             try:
-                record = self.journal.append(when, _journal_fields(plan, fields))
+                record = self.journal.append(when, line)
             except OSError:
                 rollback.put_back(old, path)
                 old = None
@@ -232,6 +245,18 @@ class MemoryStore(OwnerCommands):
         who = f"session {session}" if session else "the owner"
         log.info("%s: %s by %s (edit %s)", plan.file, fields["action"], who, record["id"])
         return record
+
+    # --- the owner's edits (owner/) ----------------------------------------------------------
+    def owner_edit(self, file: str, decide: Callable[[list[str]], edits.Plan], fields: dict):
+        """An owner's edit of file (promote, edit: owner/): decide plans it from the entries as
+        they are now, under the write lock; applied and journalled like any edit. The journal
+        line, or None when the plan changes nothing."""
+        with self._lock:
+            self.detect_hand_edits()
+            plan = decide(self._entries_for_edit(file))
+            if plan.after == plan.before:
+                return None
+            return self._apply(plan, fields)
 
     def _removal_text(self, plan: edits.Plan, when: dt.datetime, session: str) -> str:
         """The notes.md entries of what leaves the file, each with its writer's class."""
@@ -254,7 +279,7 @@ def _journal_fields(plan: edits.Plan, fields: dict) -> dict:
         "before": list(plan.before),
         "after": list(plan.after),
         "notes": [{"kind": r.kind, "text": r.text} for r in plan.removals],
-        **{k: v for k, v in fields.items() if k in ("undoes", "pending", "requested")},
+        **{k: v for k, v in fields.items() if k in ("undoes", "pending", "requested", "note")},
     }
 
 

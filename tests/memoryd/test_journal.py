@@ -210,18 +210,23 @@ def test_undo_refused_when_not_the_latest_edit_of_its_file(tmp_path):
         store.undo("2026-09-24-0002")  # the undo is now the latest edit of memory.md
 
 
-def test_undo_refused_when_the_file_changed_since(tmp_path):
+def test_a_hand_edit_is_journalled_and_then_undoable(tmp_path):
     store = new_store(tmp_path)
     fill(store, "memory", ["a"])
     memory_path(store, "memory.md").write_text("a\n§\nowner's addition\n")
-    before = snapshot(store)
     with pytest.raises(AdminRefused) as e:
         store.undo("2026-09-24-0001")
+    # The hand edit was journalled first, so it is the latest edit of memory.md now.
     assert str(e.value) == (
-        "refused: memory.md has changed since edit 2026-09-24-0001 (by hand, or by a write the "
-        "journal does not hold); undo would overwrite that change"
+        "refused: edit 2026-09-24-0001 is not the latest edit of memory.md (the latest is "
+        "2026-09-24-0002); only the latest edit of a file can be undone"
     )
-    assert snapshot(store) == before
+    hand = store.journal.find("2026-09-24-0002")
+    assert hand["action"] == "hand-edit" and hand["session"] == "owner"
+    assert hand["before"] == ["a"] and hand["after"] == ["a", "owner's addition"]
+    assert memory_path(store, "memory.md").read_text() == "a\n§\nowner's addition\n"
+    store.undo("2026-09-24-0002")
+    assert memory_path(store, "memory.md").read_text() == "a\n"
 
 
 def test_undo_accepts_the_same_entries_written_differently(tmp_path):

@@ -105,6 +105,8 @@ def test_accept_is_checked_against_the_file_as_it_is_then(tmp_path):
     store = new_store(tmp_path, review=True)
     store.call(args(action="add", file="memory", text="a"), **CLEAN)
     memory_path(store, "memory.md").write_text("a\n")  # the owner added the same entry by hand
+    store.detect_hand_edits()  # journalled as a hand edit; the refused accept changes nothing more
+    assert store.journal.tail(1)[0]["action"] == "hand-edit"
     before = snapshot(store)
     with pytest.raises(AdminRefused) as e:
         store.accept("p-2026-09-24-0001")

@@ -27,6 +27,7 @@ class OwnerCommands:
 
     def undo(self, edit_id: str) -> str:
         with self._lock:
+            self.detect_hand_edits()
             record = undo.undoable(self.journal, edit_id)
             file = record["to"]
             try:
@@ -45,6 +46,7 @@ class OwnerCommands:
 
     def accept(self, pending_id: str) -> str:
         with self._lock:
+            self.detect_hand_edits()
             item = self.review.get(pending_id)
             self._check_stager(item)
             args = args_of(item)

@@ -1,0 +1,120 @@
+"""What every bxctl command shares: the owner socket, asking memoryd, printing safely.
+
+Whatever memoryd answers is printed through proto's escape(), so an entry cannot render as markup,
+move the cursor or mention anyone. --json prints one JSON document with every non-ASCII and
+control character as a \\u escape, so it is as safe on a terminal. Colour only on a terminal (and
+not with NO_COLOR). Errors are one message on stderr and an exit status: 1 refused, 3 memoryd not
+answering.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from proto.client import RemoteError, request
+from proto.config import default_home
+from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
+from proto.escape import escape
+from proto.messages import Body, MemoryAdmin
+
+EXIT_REFUSED = 1
+EXIT_UNREACHABLE = 3
+ADMIN_TIMEOUT = 60.0
+
+
+def default_socket() -> Path:
+    return default_home() / "run" / "owner-memory" / "admin.sock"
+
+
+MemorySocket = Annotated[
+    Path | None,
+    typer.Option(
+        "--memory-socket",
+        envvar="BOXMAKER_MEMORY_SOCKET",
+        help="memoryd's owner socket.",
+        show_default="$BOXMAKER_HOME/run/owner-memory/admin.sock",
+    ),
+]
+Json = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document (the same fields as the text).")
+]
+
+
+def fail(text: str, code: int) -> NoReturn:
+    print(f"bxctl: {text}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def ask_or_raise(socket: Path | None, message: Body, timeout: float = ADMIN_TIMEOUT) -> Body:
+    """memoryd's answer; RemoteError when it refuses; exits when it is not answering."""
+    path = socket or default_socket()
+    try:
+        return request(path, message, timeout=timeout)
+    except RemoteError:
+        raise
+    except (Unreachable, PeerClosed):
+        fail(f"memoryd is not answering on {path} (runbook: memoryd-unreachable)", EXIT_UNREACHABLE)
+    except FrameTimeout:
+        fail(
+            f"memoryd did not answer on {path} in {timeout:g} seconds "
+            "(runbook: memoryd-unreachable)",
+            EXIT_UNREACHABLE,
+        )
+    except ProtoError as e:
+        fail(f"bad answer from memoryd on {path}: {escape(str(e))}", EXIT_REFUSED)
+
+
+def ask(socket: Path | None, message: Body, timeout: float = ADMIN_TIMEOUT) -> Body:
+    try:
+        return ask_or_raise(socket, message, timeout)
+    except RemoteError as e:
+        fail(escape(str(e)), EXIT_REFUSED)
+
+
+def admin(socket: Path | None, command: str, arg: str | dict) -> str:
+    """The text of a memory_admin answer; a dict arg travels as JSON text."""
+    if isinstance(arg, dict):
+        arg = json.dumps(arg, ensure_ascii=False, separators=(",", ":"))
+    return ask(socket, MemoryAdmin(command=command, arg=arg)).text
+
+
+def safe_json(value) -> str:
+    """value as JSON that is safe to print: ASCII only, DEL escaped too."""
+    return json.dumps(value, ensure_ascii=True, indent=2).replace("\x7f", "\\u007f")
+
+
+def print_json_text(text: str) -> None:
+    """memoryd's JSON answer, parsed and printed safely."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        fail("bad answer from memoryd: not JSON", EXIT_REFUSED)
+    print(safe_json(value))
+
+
+def show(text: str) -> None:
+    print(escape(text))
+
+
+COLOURS = {"+": "32", "-": "31", "!": "33", "^": "36", "x": "36"}
+
+
+def use_colour() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def show_diff(text: str) -> None:
+    """Escaped, with the lines of a diff coloured by their mark on a terminal."""
+    escaped = escape(text)
+    if not use_colour():
+        print(escaped)
+        return
+    out = []
+    for line in escaped.split("\n"):
+        colour = COLOURS.get(line[:1]) if line[1:2] == " " else None
+        out.append(f"\x1b[{colour}m{line}\x1b[0m" if colour else line)
+    print("\n".join(out))

@@ -1,0 +1,118 @@
+"""The `arg` of an owner command: a JSON object, checked strictly per command.
+
+The wire body stays {"command", "arg"} (design section 8), so structured arguments travel as JSON
+text in arg: {"n": 10, "from": "2026-09-24-0001", "json": true}. Unknown keys, wrong types and
+values out of range are refused with one line naming them. The five older commands still take
+their plain arg ("10" for log, an id for undo, accept and reject, "" for pending), so an older
+bxctl keeps working. `json: true` asks for the answer as one JSON document instead of text.
+"""
+
+import json
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from memoryd.errors import AdminRefused
+from proto.messages import describe
+from proto.tools import K_DEFAULT, K_MAX, K_MIN, QUERY_MAX
+
+LOG_MAX = 10_000
+EDIT_TEXT_MAX = 65_536
+Id = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+File = Literal["memory", "user"]
+
+
+class Arg(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    json_: bool = Field(False, alias="json")
+
+
+class LogArg(Arg):
+    n: Annotated[int, Field(ge=1, le=LOG_MAX)] = 10
+    from_: Id | None = Field(None, alias="from")
+
+
+class PendingArg(Arg):
+    from_: Id | None = Field(None, alias="from")
+
+
+class IdArg(Arg):
+    id: Id
+
+
+class NoArg(Arg):
+    pass
+
+
+class SearchArg(Arg):
+    query: Annotated[str, StringConstraints(min_length=1, max_length=QUERY_MAX)]
+    k: Annotated[int, Field(ge=K_MIN, le=K_MAX)] = K_DEFAULT
+
+
+class StatsArg(Arg):
+    days: Annotated[int, Field(ge=1, le=366)] = 30
+
+
+class PromoteArg(Arg):
+    ref: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
+    file: File
+
+
+class FileArg(Arg):
+    file: File
+
+
+class EditArg(Arg):
+    file: File
+    text: Annotated[str, StringConstraints(max_length=EDIT_TEXT_MAX)]
+    base: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+MODELS: dict[str, type[Arg]] = {
+    "log": LogArg,
+    "pending": PendingArg,
+    "undo": IdArg,
+    "accept": IdArg,
+    "reject": IdArg,
+    "show": IdArg,
+    "block": NoArg,
+    "search": SearchArg,
+    "stats": StatsArg,
+    "promote": PromoteArg,
+    "file": FileArg,
+    "edit": EditArg,
+}
+
+
+def _plain(command: str, arg: str) -> Arg:
+    """The older commands' plain arg."""
+    if command == "log":
+        if arg == "":
+            return LogArg()
+        if not arg.isascii() or not arg.isdigit() or not 1 <= int(arg) <= LOG_MAX:
+            raise AdminRefused(f"log takes a number of edits from 1 to 10000, not {arg[:32]!r}")
+        return LogArg(n=int(arg))
+    if command == "pending":
+        return PendingArg()
+    return IdArg(id=arg[:64]) if arg else IdArg(id="-")
+
+
+def parse(command: str, arg: str) -> Arg:
+    """The checked argument of command; AdminRefused naming what is wrong."""
+    model = MODELS.get(command)
+    if model is None:
+        raise AdminRefused(f"refused: {command[:32]!r} is not an owner command")
+    if not arg.startswith("{"):
+        if command in ("log", "pending", "undo", "accept", "reject"):
+            return _plain(command, arg)
+        raise AdminRefused(f"refused: {command} takes a JSON object as its argument")
+    try:
+        value = json.loads(arg)
+    except ValueError:
+        raise AdminRefused(f"refused: the argument of {command} is not valid JSON") from None
+    if not isinstance(value, dict):
+        raise AdminRefused(f"refused: the argument of {command} is not a JSON object")
+    try:
+        return model.model_validate(value)
+    except ValidationError as e:
+        raise AdminRefused(f"refused: invalid {command} argument: {describe(e)[:500]}") from None

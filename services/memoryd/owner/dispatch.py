@@ -1,0 +1,93 @@
+"""The owner's commands: command word -> (read or write, function), and the guard on every answer.
+
+service.py's _admin looks a command up here, runs a read on a reader thread and a write on the
+writer thread (then indexes notes.md), and answers with the text. Each function takes the service
+and the checked arg (args.py) and returns the answer: text, or one JSON document when the arg says
+"json": true. No answer leaves longer than paging.REPLY_MAX: a longer one is refused, saying so.
+"""
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Literal
+
+from memoryd.errors import AdminRefused
+from memoryd.owner import (
+    blockview,
+    fileedit,
+    history,
+    journalscan,
+    paging,
+    promote,
+    search,
+    show,
+    stats,
+)
+from memoryd.owner.args import Arg, parse
+
+Kind = Literal["read", "write"]
+
+
+def _log(service, arg) -> str:
+    return history.log_answer(service.store.journal, arg)
+
+
+def _pending(service, arg) -> str:
+    store = service.store
+    return history.pending_answer(store.review.items(), store.review_on, arg)
+
+
+def _owner_write(method: str) -> Callable:
+    """undo, accept and reject: the store's sentence, or as JSON with the edit it made."""
+
+    def run(service, arg) -> str:
+        sentence = getattr(service.store, method)(arg.id)
+        if not arg.json_:
+            return sentence
+        last = journalscan.tail(service.store.journal.month_files(), 1)
+        return paging.dumps({"edit": last[0].get("id") if last else None, "message": sentence})
+
+    return run
+
+
+COMMANDS: dict[str, tuple[Kind, Callable]] = {
+    "log": ("read", _log),
+    "pending": ("read", _pending),
+    "show": ("read", lambda s, a: show.answer(s.store.journal, a.id, a.json_)),
+    "block": ("read", lambda s, a: blockview.answer(s.store.home, a.json_)),
+    "search": ("read", lambda s, a: search.answer(s.index, a.query, a.k, a.json_)),
+    "stats": (
+        "read",
+        lambda s, a: stats.answer(s.store.home, a.days, dt.datetime.now(dt.UTC), a.json_),
+    ),
+    "file": ("read", lambda s, a: fileedit.file_answer(s.store, a)),
+    "undo": ("write", _owner_write("undo")),
+    "accept": ("write", _owner_write("accept")),
+    "reject": ("write", _owner_write("reject")),
+    "promote": ("write", lambda s, a: promote.run(s.store, a)),
+    "edit": ("write", lambda s, a: fileedit.run(s.store, a)),
+}
+
+
+def lookup(command: str, arg: str) -> tuple[Kind, Callable]:
+    """(read or write, a function of the service giving the bounded answer); AdminRefused for an
+    unknown command or a bad arg."""
+    entry = COMMANDS.get(command)
+    if entry is None:
+        raise AdminRefused(f"refused: {command[:32]!r} is not an owner command")
+    kind, fn = entry
+    checked: Arg = parse(command, arg)
+
+    def run(service) -> str:
+        return guard(fn(service, checked))
+
+    return kind, run
+
+
+def guard(text: str) -> str:
+    size = paging.utf8_len(text)
+    if size > paging.REPLY_MAX:
+        raise AdminRefused(
+            f"refused: the answer is {size:,} bytes, over the {paging.REPLY_MAX:,} one reply may "
+            "hold; it was not sent"
+        )
+    return text

@@ -1,0 +1,92 @@
+"""bxctl memory edit memory|user: the owner's editor on a copy, checked whole (issue 17 item 6).
+
+`file` hands bxctl the file's text and base, the SHA-256 of its bytes. `edit` takes the text back
+with that base: if the file changed in between, it is refused (nothing is overwritten); otherwise
+the whole text is checked, entry by entry, rule by rule, for duplicates and against the limit, and
+every problem is listed, or it is applied as one journalled edit (session "owner", action "edit").
+Entries the owner removed are kept by the journal line's before, not sent to notes.md.
+"""
+
+import hashlib
+
+from memoryd import check, edits, entries
+from memoryd.entries import FILE_OF_ARG, LIMITS
+from memoryd.errors import AdminRefused, FileDamaged
+from memoryd.memfiles import read_text
+from memoryd.owner import paging
+from memoryd.owner.args import EditArg, FileArg
+
+OWNER = "owner"
+PROBLEMS_SHOWN = 50
+
+
+def base_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_answer(store, arg: FileArg) -> str:
+    """Always JSON: bxctl needs the base to send back."""
+    name = FILE_OF_ARG[arg.file]
+    path = store.home.memory_file(name)
+    try:
+        data = path.read_bytes()
+        text = read_text(path, name)
+    except (OSError, FileDamaged) as e:
+        raise AdminRefused(f"refused: {name} cannot be read for editing: {e}") from None
+    return paging.dumps({"file": name, "text": text, "base": base_of(data)})
+
+
+def problems(name: str, text: str) -> tuple[list[str], list[str]]:
+    """The entries of text, and every problem with them (empty when it can be applied)."""
+    found = entries.parse(text)
+    out: list[str] = []
+    first: dict[str, int] = {}
+    for number, entry in enumerate(found, start=1):
+        reason = entries.entry_problem(entry) or check.problem(entry)
+        if reason is not None:
+            out.append(f"entry {number} ({entries.shorten(entry, 40)!r}): {reason}")
+        if entry in first:
+            out.append(f"entry {number} repeats entry {first[entry]}")
+        first.setdefault(entry, number)
+    length = entries.length(found)
+    if length > LIMITS[name]:
+        out.append(f"{name} would be {length:,} of {LIMITS[name]:,} characters (the limit)")
+    return found, out
+
+
+def refusal(name: str, found: list[str]) -> str:
+    shown = found[:PROBLEMS_SHOWN]
+    more = f"\n  and {len(found) - PROBLEMS_SHOWN:,} more" if len(found) > PROBLEMS_SHOWN else ""
+    lines = "\n".join(f"  {p}" for p in shown)
+    return f"refused: {name} was not changed; {len(found):,} problems:\n{lines}{more}"
+
+
+def run(store, arg: EditArg) -> str:
+    name = FILE_OF_ARG[arg.file]
+    new_entries, found = problems(name, arg.text)
+    if found:
+        raise AdminRefused(refusal(name, found))
+
+    def decide(current: list[str]) -> edits.Plan:
+        try:
+            data = store.home.memory_file(name).read_bytes()
+        except OSError as e:
+            raise AdminRefused(f"refused: {name} cannot be read ({e.strerror})") from None
+        if base_of(data) != arg.base:
+            raise AdminRefused(
+                f"refused: {name} changed since the copy was made (by a session or by hand); "
+                "nothing was overwritten"
+            )
+        return edits.Plan("edit", name, tuple(current), tuple(new_entries))
+
+    fields = {"session": OWNER, "call": None, "taint": None, "untrusted": False, "action": "edit"}
+    record = store.owner_edit(name, decide, fields)
+    if record is None:
+        sentence = f"{name} is unchanged: the copy holds the same entries"
+    else:
+        sentence = f"edit {record['id']}: " + edits.updated_sentence(
+            name, entries.length(new_entries)
+        )
+    if arg.json_:
+        return paging.dumps({"edit": record and record["id"], "file": name, "message": sentence})
+    return sentence

@@ -1,0 +1,123 @@
+"""bxctl memory log and pending, paged (issue 13 item 2) and as JSON (issue 17 item 7).
+
+`log N` is the last N edits, oldest first; `log N --from ID` is N edits starting at ID. `pending`
+is every waiting edit; `pending --from ID` starts at ID. A page holds what fits in PAGE_BYTES and
+then says how many there are and the command that shows the rest. A short answer reads exactly as
+before paging existed.
+"""
+
+from memoryd import admin_text
+from memoryd.errors import AdminRefused
+from memoryd.journal import EDIT_ID, Journal
+from memoryd.owner import journalscan, paging
+from memoryd.owner.args import LogArg, PendingArg
+from memoryd.review import PENDING_ID
+
+
+def log_window(journal: Journal, n: int, start: str | None) -> list[dict]:
+    """The edits log N (--from ID) names, oldest first, read from the journal's end (or from
+    ID's line) through journalscan, so a long journal costs only the lines shown."""
+    months = journal.month_files()
+    if start is None:
+        return journalscan.tail(months, n)
+    if not EDIT_ID.match(start):
+        raise AdminRefused(f"refused: {start[:64]!r} is not an edit id (YYYY-MM-DD-NNNN)")
+    later = [path for path in months if path.name[:7] >= start[:7]]
+    window = journalscan.from_id(later, start, n)
+    if window is None:
+        raise AdminRefused(f"refused: the journal holds no edit {start}")
+    return window
+
+
+def log_item(record: dict) -> dict:
+    keys = ("id", "time", "session", "action", "file", "to", "untrusted")
+    return {**{k: record.get(k) for k in keys}, "where": admin_text.where(record)}
+
+
+def log_answer(journal: Journal, arg: LogArg) -> str:
+    window = log_window(journal, arg.n, arg.from_)
+    if arg.json_:
+        page = paging.json_page(window, log_item)
+        rest = _log_rest(window, page, arg.n)
+        return paging.dumps(
+            {
+                "total": page.total,
+                "shown": len(page.shown),
+                "cut": page.cut,
+                "edits": page.shown,
+                "rest": rest,
+            }
+        )
+    if not window:
+        return admin_text.NO_EDITS if arg.from_ is None else f"no edits from {arg.from_}"
+    page = paging.text_page(window, admin_text.log_line)
+    lines = list(page.shown)
+    rest = _log_rest(window, page, arg.n)
+    if rest is not None:
+        lines.append(
+            f"(showing {len(page.shown):,} of {page.total:,} edits, {window[0].get('id')} to "
+            f"{window[len(page.shown) - 1].get('id')}; to see the rest: {rest})"
+        )
+    if page.cut:
+        lines.append(f"({page.cut:,} lines were cut to {paging.ITEM_BYTES:,} bytes)")
+    return "\n".join(lines)
+
+
+def _log_rest(window: list[dict], page: paging.Page, n: int) -> str | None:
+    if page.complete:
+        return None
+    left = page.total - len(page.shown)
+    return f"bxctl memory log {left} --from {window[len(page.shown)].get('id')}"
+
+
+def pending_window(items: list[dict], start: str | None) -> list[dict]:
+    if start is None:
+        return items
+    if not PENDING_ID.match(start):
+        raise AdminRefused(f"refused: {start[:64]!r} is not a pending id (p-YYYY-MM-DD-NNNN)")
+    for position, item in enumerate(items):
+        if item.get("id") == start:
+            return items[position:]
+    raise AdminRefused(f"refused: no edit {start} is waiting for review")
+
+
+def pending_answer(items: list[dict], review_on: bool, arg: PendingArg) -> str:
+    window = pending_window(items, arg.from_)
+    if arg.json_:
+        page = paging.json_page(window, _pending_dict)
+        return paging.dumps(
+            {
+                "review": review_on,
+                "waiting": len(items),
+                "total": page.total,
+                "shown": len(page.shown),
+                "cut": page.cut,
+                "pending": page.shown,
+                "rest": _pending_rest(window, page),
+            }
+        )
+    if not window:
+        return admin_text.pending_text([], review_on)
+    page = paging.text_page(window, admin_text.pending_item)
+    lines = list(page.shown)
+    rest = _pending_rest(window, page)
+    if rest is not None:
+        lines.append(
+            f"({len(items):,} edits are waiting for review; showing {len(page.shown):,}, "
+            f"{window[0].get('id')} to {window[len(page.shown) - 1].get('id')}; "
+            f"to see the rest: {rest})"
+        )
+    if page.cut:
+        lines.append(f"({page.cut:,} edits were cut to {paging.ITEM_BYTES:,} bytes)")
+    return "\n".join(lines)
+
+
+def _pending_dict(item: dict) -> dict:
+    keys = ("id", "time", "session", "call", "action", "file", "taint", "untrusted", "args")
+    return {k: item.get(k) for k in keys}
+
+
+def _pending_rest(window: list[dict], page: paging.Page) -> str | None:
+    if page.complete:
+        return None
+    return f"bxctl memory pending --from {window[len(page.shown)].get('id')}"

@@ -1,0 +1,85 @@
+"""bxctl memory promote REF --file memory|user: the owner moves a note into a file (issue 17).
+
+REF is note:N (the reference search and stats print: the Nth entry of notes.md, from 0) or a
+note's exact text. The note goes through the same plan as an add (the check, the entry rules, the
+limit), and is journalled as the owner's edit (session "owner", action "promote", with the note it
+came from), so undo reverts it like any edit. notes.md is append-only: the note stays there too.
+"""
+
+import re
+
+from memoryd import edits, notes
+from memoryd.entries import FILE_OF_ARG
+from memoryd.errors import AdminRefused, EditRefused
+from memoryd.owner import paging
+from memoryd.owner.args import PromoteArg
+from proto.tools import AddArgs
+
+NOTE_REF = re.compile(r"^note:(\d{1,9})$")
+OWNER = "owner"
+
+
+def find_note(all_notes: list[notes.NoteEntry], ref: str) -> notes.NoteEntry:
+    m = NOTE_REF.match(ref)
+    if m is not None:
+        number = int(m.group(1))
+        for note in all_notes:
+            if note.number == number:
+                return note
+        raise AdminRefused(f"refused: notes.md holds no note {ref} (it holds {len(all_notes):,})")
+    text = ref.strip()
+    for note in reversed(all_notes):
+        if note.text == text:
+            return note
+    raise AdminRefused(
+        f'refused: no note of notes.md reads exactly "{edits.shorten(text)}"; '
+        "name it by the reference search prints (note:N)"
+    )
+
+
+def run(store, arg: PromoteArg) -> str:
+    try:
+        data = store.home.memory_file("notes.md").read_bytes()
+    except FileNotFoundError:
+        data = b""
+    note = find_note(notes.parse(data), arg.ref)
+    file = FILE_OF_ARG[arg.file]
+    ref = f"note:{note.number}"
+
+    def decide(current: list[str]) -> edits.Plan:
+        try:
+            plan = edits.plan(AddArgs(action="add", file=arg.file, text=note.text), current)
+        except EditRefused as e:
+            reason = str(e).removeprefix("refused: ")
+            raise AdminRefused(f"refused: {ref} cannot go into {file}: {reason}") from None
+        return edits.Plan("promote", file, plan.before, plan.after)
+
+    fields = {
+        "session": OWNER,
+        "call": None,
+        "taint": None,
+        "untrusted": False,
+        "action": "promote",
+        "note": {"ref": ref, "session": note.session, "untrusted": note.untrusted},
+    }
+    record = store.owner_edit(file, decide, fields)
+    length = edits.entries.length(record["after"])
+    sentence = f"promoted {ref} into {file} as edit {record['id']}: " + edits.updated_sentence(
+        file, length
+    )
+    if note.untrusted:
+        sentence += (
+            f" (the note was written by session {note.session} after it read untrusted content)"
+        )
+    if arg.json_:
+        return paging.dumps(
+            {
+                "edit": record["id"],
+                "ref": ref,
+                "file": file,
+                "entry": note.text,
+                "length": length,
+                "message": sentence,
+            }
+        )
+    return sentence

@@ -1,0 +1,51 @@
+"""bxctl memory search: the owner's recall over the same index (issue 17 item 3).
+
+It calls Index.recall, the agent's own search, so hits carry the same tags and the answer the same
+label; the recall log line is marked "by": "owner" (session "owner"), and stats leaves it out of
+the agent's hit counts. A hit from notes.md carries a reference, note:N (N its number in notes.md
+counting from 0, as the index numbers it), that promote takes.
+"""
+
+from memoryd.index import Index
+from memoryd.owner import paging
+
+OWNER = "owner"
+NOTE_KINDS = ("noted", "moved", "dropped")
+
+
+def ref_of(hit) -> str | None:
+    return f"note:{hit.record}" if hit.kind in NOTE_KINDS else None
+
+
+def hit_dict(position: int, hit) -> dict:
+    return {
+        "position": position,
+        "tag": hit.tag,
+        "kind": hit.kind,
+        "session": hit.session,
+        "record": hit.record,
+        "time": hit.time,
+        "role": hit.role,
+        "class": hit.klass,
+        "untrusted": hit.untrusted,
+        "ref": ref_of(hit),
+        "snippet": hit.snippet,
+    }
+
+
+def answer(index: Index, query: str, k: int, as_json: bool) -> str:
+    result = index.recall(query, k, session=OWNER, by=OWNER)
+    label = {"class": result.label.klass, "untrusted": result.label.untrusted}
+    if as_json:
+        hits = [hit_dict(n, hit) for n, hit in enumerate(result.hits, 1)]
+        return paging.dumps({"query": query, "k": k, "hits": hits, "label": label})
+    if not result.hits:
+        return f'(no matches for "{query}")'
+    lines = []
+    for position, hit in enumerate(result.hits, 1):
+        ref = ref_of(hit)
+        lines.append(hit.header(position) + (f" · {ref}" if ref else ""))
+        lines.append("    " + hit.snippet.replace("\n", "\n    "))
+    untrusted = ", untrusted" if result.label.untrusted else ""
+    lines.append(f"(label: {result.label.klass}{untrusted})")
+    return "\n".join(lines)

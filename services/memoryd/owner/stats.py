@@ -1,0 +1,251 @@
+"""bxctl memory stats: which entries recall returns, and how big everything is (issue 17 item 4).
+
+Hit counts come from recalls/ (the recall log, one line per recall with its hits), not from the
+index, so they survive a reindex. A hit on notes.md names the note by its number; an entry of
+memory.md or user.md is counted by the hits on notes holding its exact text (a moved entry that
+came back, a promoted note). The owner's own searches ("by": "owner") are not counted. The window
+is the last `days` days (30 by default), read from the month files it spans.
+"""
+
+import datetime as dt
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+from memoryd import entries, notes
+from memoryd.errors import FileDamaged
+from memoryd.home import Home
+from memoryd.memfiles import read_entries
+from memoryd.owner import paging
+
+IDENTITY = ("memory.md", "user.md")
+
+
+def _months(since: dt.datetime, until: dt.datetime) -> list[str]:
+    out, year, month = [], since.year, since.month
+    while (year, month) <= (until.year, until.month):
+        out.append(f"{year:04d}-{month:02d}")
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return out
+
+
+# What RecallLog writes (recall.log_line: compact JSON, time first, a hit's keys in this order, the
+# owner's mark last). Session ids are validated, so they hold no escapes.
+TIME_PREFIX = b'{"time":"'
+OWNER_MARK = b',"by":"owner"}'
+NOTE_HIT = re.compile(
+    rb'"kind":"(?:noted|moved|dropped)","session":"[A-Za-z0-9_-]*","record":(\d+)'
+)
+
+
+def _hits(data: bytes) -> Counter:
+    counts: Counter = Counter()
+    for number, hits in Counter(NOTE_HIT.findall(data)).items():
+        counts[int(number)] += hits
+    return counts
+
+
+def count_whole_month(data: bytes, cutoff: bytes) -> tuple[Counter, int] | None:
+    """The fast way, for a month file memoryd wrote whole (every line in its own form) that lies
+    entirely in the window (its first line is not older than cutoff): one regular expression over
+    the whole file, less the owner's lines. None when the file is not like that."""
+    start = len(TIME_PREFIX)
+    if not data.startswith(TIME_PREFIX) or data[start : start + 19] < cutoff:
+        return None
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if data.count(b"\n" + TIME_PREFIX) + 1 != lines:
+        return None
+    counts = _hits(data)
+    recalls = lines
+    position = data.find(OWNER_MARK + b"\n")
+    while position != -1:
+        line_start = data.rfind(b"\n", 0, position) + 1
+        counts.subtract(_hits(data[line_start:position]))
+        recalls -= 1
+        position = data.find(OWNER_MARK + b"\n", position + 1)
+    return +counts, recalls
+
+
+def count_month(data: bytes, cutoff: bytes) -> tuple[Counter, int]:
+    """Note hits and agent recalls in one month file's bytes, from cutoff (YYYY-MM-DDTHH:MM:SS).
+
+    The lines are picked by their time and the owner's mark without parsing them, and the hits
+    found with one regular expression over the picked lines; a line memoryd did not write in its
+    own form is parsed as JSON instead."""
+    whole = count_whole_month(data, cutoff)
+    if whole is not None:
+        return whole
+    start = len(TIME_PREFIX)
+    picked: list[bytes] = []
+    counts: Counter = Counter()
+    recalls = 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        if raw.startswith(TIME_PREFIX):
+            if raw[start : start + 19] >= cutoff and not raw.endswith(OWNER_MARK):
+                picked.append(raw)
+            continue
+        line = _parse(raw)
+        if line is None or line.get("by") == "owner":
+            continue
+        if not isinstance(line.get("time"), str) or line["time"][:19].encode() < cutoff:
+            continue
+        recalls += 1
+        for hit in line.get("hits") or []:
+            if isinstance(hit, dict) and hit.get("kind") in ("noted", "moved", "dropped"):
+                if isinstance(hit.get("record"), int):
+                    counts[hit["record"]] += 1
+    recalls += len(picked)
+    counts.update(_hits(b"\n".join(picked)))
+    return counts, recalls
+
+
+def _parse(raw: bytes) -> dict | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def note_hits(home: Home, since: dt.datetime, until: dt.datetime) -> tuple[Counter, int]:
+    """Hits per note number in the window, and how many agent recalls it holds."""
+    counts: Counter = Counter()
+    recalls = 0
+    cutoff = since.strftime("%Y-%m-%dT%H:%M:%S").encode()
+    for month in _months(since, until):
+        try:
+            data = (home.recalls / f"{month}.jsonl").read_bytes()
+        except FileNotFoundError:
+            continue
+        month_counts, month_recalls = count_month(data, cutoff)
+        counts.update(month_counts)
+        recalls += month_recalls
+    return counts, recalls
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _tree_size(path: Path) -> int:
+    total = 0
+    try:
+        with os.scandir(path) as it:
+            for item in it:
+                if item.is_dir(follow_symlinks=False):
+                    total += _tree_size(Path(item.path))
+                elif item.is_file(follow_symlinks=False):
+                    total += item.stat(follow_symlinks=False).st_size
+    except OSError:
+        pass
+    return total
+
+
+def sizes(home: Home) -> dict[str, int | None]:
+    out = {
+        name: _size(home.memory_file(name))
+        for name in ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl")
+    }
+    db = home.index_db
+    out["index"] = sum(s or 0 for s in (_size(db), _size(Path(f"{db}-wal"))))
+    out["edits/"] = _tree_size(home.edits)
+    out["recalls/"] = _tree_size(home.recalls)
+    out["sessions/"] = _tree_size(home.sessions)
+    return out
+
+
+def collect(home: Home, days: int, now: dt.datetime) -> dict:
+    since = now - dt.timedelta(days=days)
+    counts, recalls = note_hits(home, since, now)
+    try:
+        all_notes = notes.parse(home.memory_file("notes.md").read_bytes())
+    except FileNotFoundError:
+        all_notes = []
+    by_text: Counter = Counter()
+    for note in all_notes:
+        by_text[note.text] += counts.get(note.number, 0)
+    files = {}
+    for name in IDENTITY:
+        try:
+            file_entries = read_entries(home, name)
+        except FileDamaged as e:
+            files[name] = {"problem": str(e), "entries": []}
+            continue
+        files[name] = {
+            "length": entries.length(file_entries),
+            "limit": entries.LIMITS[name],
+            "entries": [{"entry": e, "hits": by_text.get(e, 0)} for e in file_entries],
+        }
+    moved = [
+        {
+            "ref": f"note:{n.number}",
+            "from": n.source,
+            "time": n.time,
+            "entry": n.text,
+            "hits": counts.get(n.number, 0),
+        }
+        for n in all_notes
+        if n.kind == "moved"
+    ]
+    return {
+        "days": days,
+        "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "recalls": recalls,
+        "files": files,
+        "moved": moved,
+        "sizes": sizes(home),
+    }
+
+
+def _short(text: str) -> str:
+    return entries.shorten(text, 100)
+
+
+def render(stats: dict) -> str:
+    lines = [f"recall in the last {stats['days']} days: {stats['recalls']:,} recalls by sessions"]
+    never = []
+    for name, info in stats["files"].items():
+        if "problem" in info:
+            lines.append(f"{name}: {info['problem']}")
+            continue
+        lines.append(f"{name} ({info['length']:,} of {info['limit']:,} characters):")
+        for e in info["entries"]:
+            lines.append(f"  {e['hits']:>6,}  {_short(e['entry'])}")
+            if not e["hits"]:
+                never.append(f"{name}: {_short(e['entry'])}")
+    page = paging.text_page(
+        stats["moved"],
+        lambda m: f"  {m['hits']:>6,}  {m['ref']} from {m['from']}: {_short(m['entry'])}",
+        budget=paging.PAGE_BYTES // 2,
+    )
+    lines.append(f"moved notes ({len(stats['moved']):,}):")
+    lines.extend(page.shown)
+    if not page.complete:
+        lines.append(f"  (showing {len(page.shown):,} of {page.total:,}: one answer holds no more)")
+    never += [f"{m['ref']}: {_short(m['entry'])}" for m in stats["moved"] if not m["hits"]]
+    lines.append(f"never recalled ({len(never):,}):")
+    shown = paging.text_page(never, lambda s: "  " + s, budget=paging.PAGE_BYTES // 4)
+    lines.extend(shown.shown)
+    if not shown.complete:
+        lines.append(f"  (and {shown.total - len(shown.shown):,} more)")
+    lines.append("sizes (bytes):")
+    for name, size in stats["sizes"].items():
+        lines.append(f"  {name:<14} {'missing' if size is None else f'{size:,}'}")
+    return "\n".join(lines)
+
+
+def answer(home: Home, days: int, now: dt.datetime, as_json: bool) -> str:
+    stats = collect(home, days, now)
+    if as_json:
+        page = paging.json_page(stats["moved"], lambda m: m, budget=paging.PAGE_BYTES // 2)
+        stats["moved_total"] = page.total
+        stats["moved"] = page.shown
+        return paging.dumps(stats)
+    return render(stats)

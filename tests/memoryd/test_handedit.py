@@ -1,0 +1,72 @@
+"""Hand edits (issue 17 item 6): journalled as hand-edit, but never after a crash of memoryd's own
+write between its rename and its journal append."""
+
+import json
+
+import pytest
+
+from memoryd.owner import handedit
+from tests.memoryd.store_helpers import CLEAN, args, fill, memory_path, new_store
+
+
+def test_a_crash_between_rename_and_journal_is_journalled_as_the_write(tmp_path, monkeypatch):
+    store = new_store(tmp_path)
+    fill(store, "memory", ["a"])
+
+    def crash(*_args, **_kwargs):
+        raise SystemExit("killed after the rename")
+
+    monkeypatch.setattr(store.journal, "append", crash)
+    with pytest.raises(SystemExit):
+        store.call(args(action="add", file="memory", text="b"), **CLEAN)
+    assert memory_path(store, "memory.md").read_text() == "a\n§\nb\n"
+
+    restarted = new_store(tmp_path)
+    restarted.ensure()
+    last = restarted.journal.tail(1)[0]
+    assert last["action"] == "add" and last["recovered"] is True
+    assert last["session"] == CLEAN["session"] and last["after"] == ["a", "b"]
+    assert not [r for r in restarted.journal.records() if r["action"] == "hand-edit"]
+    # Undo works on it like on any edit.
+    restarted.undo(last["id"])
+    assert memory_path(store, "memory.md").read_text() == "a\n"
+
+
+def test_an_intent_that_does_not_match_is_a_hand_edit(tmp_path):
+    store = new_store(tmp_path)
+    fill(store, "memory", ["a"])
+    memory_path(store, "memory.md").write_text("a\n§\nby hand\n")
+    handedit.intend(store.home, {"to": "memory.md", "before": ["a"], "after": ["a", "other"]})
+    store.detect_hand_edits()
+    last = store.journal.tail(1)[0]
+    assert last["action"] == "hand-edit" and last["after"] == ["a", "by hand"]
+
+
+def test_nothing_is_journalled_when_the_entries_are_the_same(tmp_path):
+    store = new_store(tmp_path)
+    fill(store, "memory", ["a", "b"])
+    count = len(store.journal.records())
+    memory_path(store, "memory.md").write_bytes(b"\xef\xbb\xbfa\r\n\xc2\xa7\r\nb  \r\n")
+    store.detect_hand_edits()
+    assert len(store.journal.records()) == count
+
+
+def test_the_last_after_is_read_incrementally_across_months(tmp_path):
+    store = new_store(tmp_path)
+    fill(store, "user", ["u"])
+    edits = store.home.edits
+    old = edits / "2020-01.jsonl"
+    old.write_text(json.dumps({"id": "2020-01-01-0001", "to": "memory.md", "after": ["m"]}) + "\n")
+    tail = handedit.JournalTail(store.journal)
+    assert tail.last_after("memory.md") == ["m"] and tail.last_after("user.md") == ["u"]
+    fill(store, "memory", ["z"])
+    assert tail.last_after("memory.md") == ["z"]  # after a hand edit back to [] and the add
+
+
+def test_a_damaged_file_is_not_journalled(tmp_path):
+    store = new_store(tmp_path)
+    fill(store, "memory", ["a"])
+    count = len(store.journal.records())
+    memory_path(store, "memory.md").write_bytes(b"\xff\xfe")
+    store.detect_hand_edits()
+    assert len(store.journal.records()) == count

@@ -239,9 +239,11 @@ class MemoryStore(OwnerCommands):
                 raise
         except OSError as e:
             rollback.cut_back(notes_path, notes_size)
+            handedit.forget(self.home)
             raise self._not_applied(plan.file, fields["action"], session, e) from None
         finally:
             rollback.drop(old)
+        handedit.forget(self.home)
         who = f"session {session}" if session else "the owner"
         log.info("%s: %s by %s (edit %s)", plan.file, fields["action"], who, record["id"])
         return record

@@ -46,20 +46,22 @@ def _pending_id(store: MemoryStore) -> str:
     return answer.split("pending as ")[1].split(";")[0]
 
 
-# name: (review, prepare(store) -> context, run(store, context) -> answer, writes that need a page)
+# name: (review, prepare(store) -> context, run(store, context) -> answer, writes that need a page:
+# an edit of memory.md or user.md writes notes.md (when entries leave), the write's intent
+# (memory/.writing.json, issue 17), the new file and the journal line)
 OPERATIONS = {
     "note": (False, None, lambda s, _: s.call(args(action="note", text="noted text"), **CLEAN), 2),
     "add": (
         False,
         None,
         lambda s, _: s.call(args(action="add", file="user", text="new"), **CLEAN),
-        2,
+        3,
     ),
     "remove": (
         False,
         None,
         lambda s, _: s.call(args(action="remove", file="memory", old="leaving soon"), **CLEAN),
-        3,
+        4,
     ),
     "consolidate": (
         False,
@@ -76,7 +78,7 @@ OPERATIONS = {
             ),
             **CLEAN,
         ),
-        3,
+        4,
     ),
     "untrusted-add": (
         False,
@@ -90,14 +92,14 @@ OPERATIONS = {
         lambda s, _: s.call(args(action="add", file="memory", text="a secret"), **SECRET),
         2,
     ),
-    "undo": (False, lambda s: s.journal.records()[-1]["id"], lambda s, edit: s.undo(edit), 2),
+    "undo": (False, lambda s: s.journal.records()[-1]["id"], lambda s, edit: s.undo(edit), 3),
     "stage": (
         True,
         None,
         lambda s, _: s.call(args(action="add", file="user", text="staged"), **CLEAN),
         1,
     ),
-    "accept": (True, _pending_id, lambda s, pid: s.accept(pid), 2),
+    "accept": (True, _pending_id, lambda s, pid: s.accept(pid), 3),
     "reject": (True, _pending_id, lambda s, pid: s.reject(pid), 1),
 }
 

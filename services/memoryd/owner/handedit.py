@@ -52,6 +52,14 @@ def intend(home: Home, fields: dict) -> None:
         os.close(fd)
 
 
+def forget(home: Home) -> None:
+    """The write is journalled or taken back: its intent no longer stands."""
+    try:
+        os.unlink(intent_path(home))
+    except OSError:
+        pass
+
+
 INTENT_MAX = 1_048_576
 
 

@@ -51,29 +51,42 @@ def decode_payload(payload: bytes) -> tuple[str, dict]:
     return kind, body
 
 
-async def read_frame(
-    reader: asyncio.StreamReader, timeout: float | None = None
-) -> tuple[str, dict]:
-    """Read one frame from a stream, within timeout seconds if given."""
+async def read_payload(reader: asyncio.StreamReader, timeout: float | None = None) -> bytes:
+    """Read one frame's payload bytes from a stream, within timeout seconds if given."""
     try:
         async with asyncio.timeout(timeout):
             header = await reader.readexactly(HEADER.size)
             (length,) = HEADER.unpack(header)
             check_length(length)
-            payload = await reader.readexactly(length)
+            return await reader.readexactly(length)
     except asyncio.IncompleteReadError as e:
         raise PeerClosed("connection closed before a whole frame arrived") from e
     except TimeoutError as e:
         raise FrameTimeout("request not complete in time") from e
     except ConnectionError as e:
         raise PeerClosed("connection closed before a whole frame arrived") from e
-    return decode_payload(payload)
 
 
-async def write_frame(writer: asyncio.StreamWriter, kind: str, body: dict) -> None:
-    """Write one frame and wait until it is handed to the socket."""
-    writer.write(encode_frame(kind, body))
+async def read_frame(
+    reader: asyncio.StreamReader, timeout: float | None = None
+) -> tuple[str, dict]:
+    """Read one frame from a stream, within timeout seconds if given."""
+    return decode_payload(await read_payload(reader, timeout))
+
+
+async def write_frame(
+    writer: asyncio.StreamWriter, kind: str, body: dict, timeout: float | None = None
+) -> None:
+    """Write one frame and wait until it is handed to the socket, within timeout if given."""
+    await write_bytes(writer, encode_frame(kind, body), timeout)
+
+
+async def write_bytes(writer: asyncio.StreamWriter, frame: bytes, timeout: float | None) -> None:
+    writer.write(frame)
     try:
-        await writer.drain()
+        async with asyncio.timeout(timeout):
+            await writer.drain()
+    except TimeoutError as e:
+        raise FrameTimeout("the peer did not read its reply in time") from e
     except ConnectionError as e:
         raise PeerClosed("connection closed while writing a frame") from e

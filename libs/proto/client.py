@@ -17,7 +17,6 @@ from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.frames import HEADER, check_length, decode_payload, encode_frame, read_frame, write_frame
 from proto.messages import Body, Error, body_of, kind_of, parse_body
 
-
 CONNECT_RETRY = 1.0
 _FIRST_PAUSE = 0.01
 _LONGEST_PAUSE = 0.2

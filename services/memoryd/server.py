@@ -13,12 +13,13 @@ import os
 import signal
 import sqlite3
 
-from memoryd.config import Config
+from memoryd.config import Config, Limits
 from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, ensure_dir
 from memoryd.index import Index, check_fts5
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.store import MemoryStore
+from proto import fdbudget
 from proto.errors import ProtoError
 from proto.server import serve_unix
 
@@ -80,19 +81,50 @@ def remove_stale_temp_files(home: Home) -> None:
             log.warning("%s: cannot remove a leftover temporary file: %s", path, e.strerror)
 
 
+def connection_caps(limits: Limits) -> list[int]:
+    """The loopd, brokerd and owner sockets' caps, fitted under the descriptor limit (logged)."""
+    wanted = {
+        "loopd": limits.loop_connections,
+        "brokerd": limits.broker_connections,
+        "owner": limits.admin_connections,
+    }
+    caps, limit = fdbudget.share(wanted)
+    shown = ", ".join(f"{name} {cap}" for name, cap in caps.items())
+    if caps != wanted:
+        log.warning(
+            "descriptor limit %d is too low for the configured [limits]; connection caps cut to %s",
+            limit,
+            shown,
+        )
+    else:
+        log.info("descriptor limit %d; connection caps %s", limit, shown)
+    return list(caps.values())
+
+
 async def run(config: Config, service: MemoryService, ready: asyncio.Event | None = None) -> None:
     """Serve until a stop signal (or until the task is cancelled)."""
+    limits = config.limits
     sockets = [
         (config.loop_socket, service.on_loop, LOOP_KINDS, "memoryd loopd socket"),
         (config.broker_socket, service.on_broker, BROKER_KINDS, "memoryd brokerd socket"),
         (config.admin_socket, service.on_admin, ADMIN_KINDS, "memoryd owner socket"),
     ]
+    caps = connection_caps(limits)
     servers = []
     try:
-        for path, handler, kinds, name in sockets:
+        for (path, handler, kinds, name), cap in zip(sockets, caps, strict=True):
             try:
                 servers.append(
-                    await serve_unix(path, handler, kinds, name=name, answerable=(MemorydError,))
+                    await serve_unix(
+                        path,
+                        handler,
+                        kinds,
+                        name=name,
+                        answerable=(MemorydError,),
+                        max_connections=cap,
+                        request_timeout=limits.request_seconds,
+                        reply_timeout=limits.reply_seconds,
+                    )
                 )
             except (OSError, ProtoError) as e:
                 raise StartFailed(f"cannot listen on {path}: {e}") from None

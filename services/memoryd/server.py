@@ -15,7 +15,7 @@ import sqlite3
 
 from memoryd.config import Config, Limits
 from memoryd.errors import MemorydError, StartFailed
-from memoryd.home import Home, ensure_dir
+from memoryd.home import Home, ensure_dir, unsafe_entry
 from memoryd.index import Index, check_fts5
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.store import MemoryStore
@@ -31,7 +31,16 @@ def prepare(config: Config) -> MemoryService:
     """Everything before listening: folders, files, FTS5, the index, catching up every log."""
     home = config.home
     try:
-        ensure_dir(home.root)
+        if home.root.is_symlink() and home.root.is_dir():
+            log.info("%s: a symbolic link to %s, used as the home", home.root, home.root.resolve())
+        else:
+            ensure_dir(home.root)
+    except OSError as e:
+        raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
+    refused = unsafe_entry(home)
+    if refused is not None:
+        raise StartFailed(f"{refused}; memoryd uses only its own files and folders in its home")
+    try:
         ensure_dir(home.memory)
         ensure_dir(home.index_dir)
         ensure_dir(home.run)
@@ -59,7 +68,7 @@ def take_home_lock(home: Home) -> int:
     never write one home (the second would race the first's writes and catch-up)."""
     path = home.index_dir / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as e:
         raise StartFailed(f"cannot open {path}: {e.strerror}") from None
     try:

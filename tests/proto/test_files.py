@@ -31,7 +31,7 @@ def test_atomic_write_failure_keeps_old(tmp_path, monkeypatch):
     path = tmp_path / "memory.md"
     path.write_text("old")
 
-    def boom(*_):
+    def boom(*_, **__):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)

@@ -7,23 +7,34 @@ socket and opens a new one for each the server closes (it raises its own descrip
 so). It prints the p50 and p99 latency of each phase, the failures, and what the flood held.
 
     .venv/bin/python bench/bench_flood.py [--records 20000] [--queries 400] [--flood 1100]
+                                          [--seconds 15]
+
+The flood phase lasts at least --seconds, longer than memoryd's request deadline (5 s), so the
+flooder's connections are cut and reopened during it.
+
+A third phase sends, one after another, 700 KB bodies of 90,000 unknown keys to the owner socket
+while the recalls go on, and prints the size of the replies and how long each took.
 
 Target (issue 13): recall p99 under 100 ms with 1,100 idle connections held on the loopd socket.
 """
 
 import argparse
+import itertools
 import json
 import os
 import resource
 import selectors
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+import msgpack
 from bench_index import Generator, percentile
 
 from proto.client import request
@@ -66,13 +77,11 @@ _closed = [0]
 
 
 def _hold(selector, count: int, end: float, open_one) -> None:
-    failed = 0
     while time.monotonic() < end:
-        while len(selector.get_map()) < count and time.monotonic() < end:
-            if not open_one():
-                failed += 1
-                time.sleep(0.001)  # the listen queue is full: let the server catch up
-        for key, _ in selector.select(timeout=0.05):
+        full = False
+        while not full and len(selector.get_map()) < count and time.monotonic() < end:
+            full = not open_one()  # the listen queue is full: read, then try again
+        for key, _ in selector.select(timeout=0.001 if full else 0.05):
             try:
                 data = key.fileobj.recv(4096)
             except OSError:
@@ -81,6 +90,48 @@ def _hold(selector, count: int, end: float, open_one) -> None:
                 selector.unregister(key.fileobj)
                 key.fileobj.close()
                 _closed[0] += 1
+
+
+class BadBodies(threading.Thread):
+    """Send, one after the other, a 700 KB memory_admin body of 90,000 unknown keys."""
+
+    def __init__(self, path: Path):
+        super().__init__(daemon=True)
+        self.path = path
+        body = {"command": "log", "arg": "1", **{f"k{n:06d}": 1 for n in range(90_000)}}
+        payload = msgpack.packb({"kind": "memory_admin", "body": body}, use_bin_type=True)
+        self.frame = struct.pack(">I", len(payload)) + payload
+        self.sent = self.answered = self.largest = 0
+        self.spent = 0.0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            t0 = time.perf_counter()
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(10)
+            try:
+                s.connect(str(self.path))
+                s.sendall(self.frame)
+                reply = b""
+                while chunk := s.recv(65536):
+                    reply += chunk
+            except OSError:
+                reply = b""
+            finally:
+                s.close()
+            self.sent += 1
+            self.spent += time.perf_counter() - t0
+            if reply:
+                self.answered += 1
+                self.largest = max(self.largest, len(reply))
+
+    def mean(self) -> float:
+        return self.spent / max(self.sent, 1)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join(30)
 
 
 def limit_descriptors() -> None:
@@ -92,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--flood", type=int, default=1100)
+    parser.add_argument(
+        "--seconds", type=float, default=15.0, help="least time recalled under the flood"
+    )
     parser.add_argument("--flooder", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.flooder:
@@ -120,9 +174,14 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(0.1)
             queries = [generator.query() for _ in range(args.queries)]
 
-            def phase() -> tuple[list[float], int]:
+            def phase(seconds: float = 0.0) -> tuple[list[float], int]:
+                """Recall each query once, and go on until seconds have passed."""
                 times, failures = [], 0
-                for text in queries:
+                end = time.monotonic() + seconds
+                for n in itertools.count():
+                    if n >= len(queries) and time.monotonic() >= end:
+                        break
+                    text = queries[n % len(queries)]
                     req = ToolRequest(
                         session="bench",
                         call_id="c",
@@ -150,12 +209,17 @@ def main(argv: list[str] | None = None) -> int:
             )
             time.sleep(3.0)  # let the flood fill the cap and the listen queue
             fds = len(os.listdir(f"/proc/{proc.pid}/fd"))
-            flooded, flooded_failed = phase()
+            flooded, flooded_failed = phase(args.seconds)
             flooder.send_signal(signal.SIGINT)
             out, _ = flooder.communicate(60)
+            bad = BadBodies(home.run / "owner-memory" / "admin.sock")
+            bad.start()
+            amplified, amplified_failed = phase(args.seconds)
+            bad.stop()
             for name, times, failed in (
                 ("quiet", quiet, quiet_failed),
                 (f"{args.flood} held on loopd", flooded, flooded_failed),
+                ("90,000-key bodies sent to the owner socket", amplified, amplified_failed),
             ):
                 print(
                     f"recall over the brokerd socket, {name}: p50 "
@@ -164,6 +228,11 @@ def main(argv: list[str] | None = None) -> int:
                 )
             ratio = percentile(flooded, 99) / percentile(quiet, 99)
             print(f"p99 flooded / quiet: {ratio:.2f}; memoryd descriptors in use: {fds}")
+            print(
+                f"bad bodies: {bad.sent} sent, frame {len(bad.frame)} bytes, "
+                f"{bad.answered} answered, largest reply {bad.largest} bytes, "
+                f"mean time to the reply {bad.mean() * 1e3:.0f} ms"
+            )
             if out.strip():
                 print(f"flooder: {out.strip().splitlines()[-1]}")
             else:

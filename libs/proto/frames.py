@@ -13,6 +13,8 @@ from proto.errors import FrameMalformed, FrameTimeout, FrameTooLarge, PeerClosed
 
 MAX_FRAME = 1_048_576
 HEADER = struct.Struct(">I")
+MAX_MAP_KEYS = 256
+MAX_LIST_ITEMS = 4096
 
 
 def encode_payload(kind: str, body: dict) -> bytes:
@@ -33,12 +35,22 @@ def check_length(length: int) -> None:
         raise FrameTooLarge(f"frame length {length} is outside 1 to {MAX_FRAME} bytes")
 
 
-def decode_payload(payload: bytes) -> tuple[str, dict]:
-    """Split a payload into its kind and body, refusing anything but {kind: str, body: map}."""
+def decode_payload(payload: bytes, *, bounded: bool = False) -> tuple[str, dict]:
+    """Split a payload into its kind and body, refusing anything but {kind: str, body: map}.
+
+    bounded (a server reading a request): a map of more than MAX_MAP_KEYS keys or a list of more
+    than MAX_LIST_ITEMS items anywhere is refused before it is built, since no request has one.
+    """
+    limits = {"max_map_len": MAX_MAP_KEYS, "max_array_len": MAX_LIST_ITEMS} if bounded else {}
     try:
-        message = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+        message = msgpack.unpackb(payload, raw=False, strict_map_key=True, **limits)
     except (ValueError, TypeError, msgpack.UnpackException, RecursionError) as e:
-        raise FrameMalformed("frame payload is not valid MessagePack") from e
+        detail = (
+            f" (or holds a map over {MAX_MAP_KEYS} keys or a list over {MAX_LIST_ITEMS} items)"
+            if bounded
+            else ""
+        )
+        raise FrameMalformed(f"frame payload is not valid MessagePack{detail}") from e
     if not isinstance(message, dict):
         raise FrameMalformed("frame payload is not a map")
     if set(message) != {"kind", "body"}:

@@ -3,11 +3,13 @@
 Every role serves its sockets through serve_unix. The folder is made 0700 and the socket 0600; a
 stale socket left by a dead process is removed, a live one is refused.
 
-A socket holds at most max_connections open at once: one more is closed at once, before a byte is
-read, so a peer flooding one socket cannot take the descriptors another socket needs (the caller
-keeps the sum of its sockets' caps under the process's descriptor limit, see proto.fdbudget). The
-listen backlog is LISTEN_BACKLOG, and connections are accepted by this module's own loop, so an
-out-of-descriptors accept only pauses that socket briefly.
+A socket holds at most max_connections open at once. At the cap it stops accepting: one more
+connection waits in the kernel's listen queue (LISTEN_BACKLOG long; past that the kernel refuses
+it, EAGAIN) without a descriptor or a wake-up of this process, and is accepted when a connection
+of that socket ends. So a peer flooding one socket cannot take the descriptors or the time another
+socket needs (the caller keeps the sum of its sockets' caps under the process's descriptor limit,
+see proto.fdbudget). Connections are accepted by this module's own loop, so an out-of-descriptors
+accept only pauses that socket briefly.
 
 What one connection may cost is bounded too: the request must be whole within request_timeout
 seconds (a slow sender is cut), the reply must be taken by the peer within reply_timeout seconds
@@ -34,7 +36,7 @@ MAX_CONNECTIONS = 256
 LISTEN_BACKLOG = 1024
 ACCEPT_BATCH = 64
 ACCEPT_PAUSE = 0.05  # after an accept failed for want of descriptors
-REFUSAL_LOG_INTERVAL = 10.0
+CAP_LOG_INTERVAL = 10.0
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 log = logging.getLogger("proto.server")
@@ -78,9 +80,9 @@ class UnixServer:
         self._loop = asyncio.get_running_loop()
         self._tasks: set[asyncio.Task] = set()
         self._waiting: set[asyncio.Task] = set()  # still reading their request
-        self._refused = 0
-        self._refusal_logged = 0.0
+        self._cap_logged = -CAP_LOG_INTERVAL
         self._closed = False
+        self._accepting = True
         self._loop.add_reader(sock.fileno(), self._accept)
 
     @property
@@ -89,6 +91,9 @@ class UnixServer:
 
     def _accept(self) -> None:
         for _ in range(ACCEPT_BATCH):
+            if len(self._tasks) >= self.max_connections:
+                self._stop_accepting()
+                return
             try:
                 conn, _ = self._sock.accept()
             except (BlockingIOError, InterruptedError):
@@ -98,40 +103,42 @@ class UnixServer:
                     continue
                 if e.errno in _OUT_OF_RESOURCES:
                     log.warning("%s: cannot accept: %s; pausing briefly", self.name, e.strerror)
-                    self._pause()
+                    self._stop_accepting()
+                    self._loop.call_later(ACCEPT_PAUSE, self._resume)
                     return
                 raise
-            if len(self._tasks) >= self.max_connections:
-                conn.close()
-                self._note_refusal()
-                continue
             conn.setblocking(False)
             task = self._loop.create_task(self._run(conn))
             self._tasks.add(task)
             self._waiting.add(task)
-            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(self._finished)
 
-    def _pause(self) -> None:
-        self._loop.remove_reader(self._sock.fileno())
+    def _stop_accepting(self) -> None:
+        """At the cap: new connections wait in the listen queue (then are refused by the kernel,
+        EAGAIN), costing this process nothing, until a connection of this socket ends."""
+        if self._accepting:
+            self._loop.remove_reader(self._sock.fileno())
+            self._accepting = False
+            now = time.monotonic()
+            if len(self._tasks) >= self.max_connections and (
+                now - self._cap_logged >= CAP_LOG_INTERVAL
+            ):
+                log.warning(
+                    "%s: %d connections open, the cap; new ones wait in the listen queue",
+                    self.name,
+                    len(self._tasks),
+                )
+                self._cap_logged = now
 
-        def resume() -> None:
-            if not self._closed:
-                self._loop.add_reader(self._sock.fileno(), self._accept)
+    def _resume(self) -> None:
+        if not self._accepting and not self._closed:
+            self._loop.add_reader(self._sock.fileno(), self._accept)
+            self._accepting = True
 
-        self._loop.call_later(ACCEPT_PAUSE, resume)
-
-    def _note_refusal(self) -> None:
-        self._refused += 1
-        now = time.monotonic()
-        if now - self._refusal_logged >= REFUSAL_LOG_INTERVAL:
-            log.warning(
-                "%s: %d connections open, the cap; closed %d more at once",
-                self.name,
-                len(self._tasks),
-                self._refused,
-            )
-            self._refusal_logged = now
-            self._refused = 0
+    def _finished(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if len(self._tasks) < self.max_connections:
+            self._resume()
 
     async def _run(self, conn: socket.socket) -> None:
         task = asyncio.current_task()
@@ -157,8 +164,10 @@ class UnixServer:
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(ValueError, OSError):
-            self._loop.remove_reader(self._sock.fileno())
+        if self._accepting:
+            with contextlib.suppress(ValueError, OSError):
+                self._loop.remove_reader(self._sock.fileno())
+            self._accepting = False
         self._sock.close()
         for task in self._waiting:
             task.cancel()

@@ -91,7 +91,7 @@ def test_a_peer_that_does_not_read_its_reply_is_cut(serve, caplog):
     s.close()
 
 
-def test_connections_over_the_cap_are_closed_at_once(serve):
+def test_connections_over_the_cap_wait_until_one_ends(serve):
     path, served = serve(max_connections=2, request_timeout=30)
     held = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]
     for s in held:
@@ -100,9 +100,15 @@ def test_connections_over_the_cap_are_closed_at_once(serve):
     while served.open_connections() < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     extra = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    extra.settimeout(5)
+    extra.settimeout(0.5)
     extra.connect(path)
-    assert extra.recv(10) == b""
+    extra.sendall(encode_frame("memory_admin", {"command": "log", "arg": "4"}))
+    with pytest.raises(TimeoutError):
+        extra.recv(10)
+    assert served.open_connections() == 2
+    held.pop().close()
+    extra.settimeout(5)
+    assert extra.recv(100)
     extra.close()
     for s in held:
         s.close()
@@ -121,17 +127,38 @@ def test_a_slow_sender_is_cut_and_told(serve):
     assert time.monotonic() - began < 3
 
 
-def test_a_large_bad_body_is_refused_briefly(serve, caplog):
-    path, _ = serve()
-    body = {"command": "log", "arg": "1", **{f"\x1b\n{n}": 1 for n in range(90_000)}}
+def bad_frame(extra_keys) -> bytes:
+    body = {"command": "log", "arg": "1", **{key: 1 for key in extra_keys}}
     payload = msgpack.packb({"kind": "memory_admin", "body": body}, use_bin_type=True)
-    frame = len(payload).to_bytes(4, "big") + payload
+    return len(payload).to_bytes(4, "big") + payload
+
+
+def test_a_body_of_90000_keys_is_refused_before_it_is_built(serve, caplog):
+    path, _ = serve()
+    frame = bad_frame(f"\x1b\n{n}" for n in range(90_000))
+    assert len(frame) > 600_000
     with caplog.at_level(logging.INFO, logger="proto.server"):
+        began = time.monotonic()
         kind, reply = exchange(path, frame, timeout=30)
-    assert kind == "error" and len(reply["text"]) < 600
-    assert "89995 more problems" in reply["text"]
+        spent = time.monotonic() - began
+    assert kind == "error" and len(reply["text"]) < 300
+    assert "map over 256 keys" in reply["text"]
+    assert spent < 2.0
     lines = [r.getMessage() for r in caplog.records]
     assert all("\n" not in line and "\x1b" not in line and len(line) < 2000 for line in lines)
+
+
+def test_unknown_keys_are_named_few_and_counted(serve, caplog):
+    path, _ = serve()
+    forged = "\x1b[2J\nmemoryd: ERROR forged"
+    frame = bad_frame([forged, *(f"k{n}" for n in range(249))])
+    with caplog.at_level(logging.INFO, logger="proto.server"):
+        kind, reply = exchange(path, frame, timeout=30)
+    assert kind == "error" and "245 more problems" in reply["text"]
+    assert len(reply["text"]) < 400
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("forged" in line for line in lines)
+    assert all("\n" not in line and "\x1b" not in line for line in lines)
 
 
 def test_the_client_retries_a_refused_connect_briefly(tmp_path):

@@ -44,9 +44,14 @@ class Served:
         return self.server.open_connections
 
     def close(self):
-        self.loop.call_soon_threadsafe(self.server.close)
+        async def shut() -> None:
+            self.server.close()
+            await asyncio.wait_for(self.server.wait_closed(), 5)
+
+        asyncio.run_coroutine_threadsafe(shut(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        self.loop.close()
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Collection
 
 from proto.errors import FrameError, FrameTimeout, FrameTooLarge, PeerClosed, ProtoError
 from proto.escape import for_log
-from proto.frames import MAX_FRAME, decode_payload, encode_frame, read_payload, write_bytes
+from proto.frames import MAX_FRAME, decode_payload, encode_frame, read_payload
 from proto.messages import Body, Error, body_of, kind_of, parse_body
 
 LARGE_FRAME = 64 * 1024
@@ -95,11 +95,15 @@ def reply_frame(reply: Body, name: str) -> bytes:
 async def send_reply(
     writer: asyncio.StreamWriter, reply: Body, name: str, reply_timeout: float
 ) -> None:
-    """Send reply; a peer that does not take it within reply_timeout is cut (and logged)."""
+    """Send reply whole and close; a peer that does not take it within reply_timeout is cut."""
     frame = reply_frame(reply, name)
     try:
-        await write_bytes(writer, frame, reply_timeout)
-    except FrameTimeout:
+        async with asyncio.timeout(reply_timeout):
+            writer.write(frame)
+            await writer.drain()
+            writer.close()  # flushes what drain left buffered, then closes
+            await writer.wait_closed()
+    except TimeoutError:
         log.info("%s: cut a peer that did not read its %d-byte reply in time", name, len(frame))
-    except (PeerClosed, ConnectionError):
+    except (ConnectionError, OSError):
         pass

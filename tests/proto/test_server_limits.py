@@ -96,6 +96,22 @@ def test_a_peer_that_does_not_read_its_reply_is_cut(serve, caplog):
     s.close()
 
 
+def test_a_large_reply_read_slowly_within_the_deadline_arrives_whole(serve):
+    path, _ = serve(reply_timeout=5)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(path)
+    s.sendall(encode_frame("memory_admin", {"command": "log", "arg": "big"}))
+    time.sleep(0.5)
+    got = b""
+    s.settimeout(5)
+    while chunk := s.recv(8192):
+        got += chunk
+        time.sleep(0.0005)
+    s.close()
+    assert len(got) == 4 + int.from_bytes(got[:4], "big") > 900_000
+
+
 def test_connections_over_the_cap_wait_until_one_ends(serve):
     path, served = serve(max_connections=2, request_timeout=30)
     held = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]

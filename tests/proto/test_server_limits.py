@@ -4,6 +4,7 @@ refused connect briefly."""
 
 import asyncio
 import logging
+import resource
 import socket
 import threading
 import time
@@ -202,6 +203,41 @@ def test_the_client_retries_a_refused_connect_briefly(tmp_path):
         starter.join()
         for s in served:
             s.close()
+
+
+def test_the_client_retries_a_full_listen_queue(serve):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 2048:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    path, served = serve(max_connections=1, request_timeout=30)
+    held = []
+    try:
+        full = False
+        for _ in range(3000):  # the cap, then the listen queue, then EAGAIN
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.setblocking(False)
+            try:
+                s.connect(path)
+            except BlockingIOError:
+                s.close()
+                full = True
+                break
+            held.append(s)
+        assert full, "the listen queue never filled"
+
+        def release():
+            time.sleep(0.2)
+            for s in held:
+                s.close()
+
+        releaser = threading.Thread(target=release)
+        releaser.start()
+        assert request(path, MemoryAdmin(command="log", arg="5"), timeout=30).text == "log 5"
+        releaser.join()
+    finally:
+        for s in held:
+            s.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_the_client_gives_up_on_a_refused_socket_within_about_a_second(tmp_path):

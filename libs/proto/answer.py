@@ -6,13 +6,15 @@ error) is its own clear text, anything else is "internal error" (the traceback g
 never to the peer). Bad input never makes a traceback: it is refused with a bounded text.
 
 Every string a peer chose (a kind, an error naming its keys) reaches a log line through
-escape.for_log. A frame over LARGE_FRAME bytes is decoded and validated on a thread, so a big
-body does not stall the other sockets' event loop. A reply that would exceed MAX_FRAME is never
+escape.for_log, and lines about bad peers are throttled (a Throttle per socket). A frame over
+LARGE_FRAME bytes is decoded and validated on a thread, so a big body does not stall the other
+sockets' event loop. A reply that would exceed MAX_FRAME is never
 sent: the peer gets a short error saying so, and the log a line naming the kind and the size.
 """
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Collection
 
 from proto.errors import FrameError, FrameTimeout, FrameTooLarge, PeerClosed, ProtoError
@@ -21,9 +23,33 @@ from proto.frames import MAX_FRAME, decode_payload, encode_frame, read_payload
 from proto.messages import Body, Error, body_of, kind_of, parse_body
 
 LARGE_FRAME = 64 * 1024
+LINES_PER_WINDOW = 20  # log lines of one kind and socket about bad peers, per window
+WINDOW_SECONDS = 10.0
 
 Handler = Callable[[Body], Awaitable[Body]]
 log = logging.getLogger("proto.server")
+
+
+class Throttle:
+    """At most LINES_PER_WINDOW lines of each kind per socket in WINDOW_SECONDS, so a peer that
+    opens connections by the thousand cannot turn each into a log line; the first line of the
+    next window says how many were left out."""
+
+    def __init__(self) -> None:
+        self._windows: dict[tuple[str, str], list] = {}
+
+    def info(self, name: str, event: str, text: str, *args: object) -> None:
+        now = time.monotonic()
+        window = self._windows.setdefault((name, event), [now, 0, 0])
+        if now - window[0] >= WINDOW_SECONDS:
+            if window[2]:
+                text += f" (and {window[2]} more like this in the last {WINDOW_SECONDS:g} s)"
+            window[:] = [now, 0, 0]
+        if window[1] < LINES_PER_WINDOW:
+            window[1] += 1
+            log.info(text, name, *args)
+        else:
+            window[2] += 1
 
 
 class KindRefused(ProtoError):
@@ -46,18 +72,20 @@ async def answer(
     request_timeout: float,
     shown: tuple[type[Exception], ...],
     request_read: Callable[[], None] = lambda: None,
+    throttle: Throttle | None = None,
 ) -> Body | None:
     """The reply to the one request on reader, or None when there is nobody to answer."""
+    _throttle = throttle or Throttle()
     try:
         payload = await read_payload(reader, timeout=request_timeout)
     except PeerClosed:
-        log.info("%s: peer closed before a whole request", name)
+        _throttle.info(name, "closed", "%s: peer closed before a whole request")
         return None
     except FrameTimeout as e:
-        log.info("%s: dropped a slow request: %s", name, e)
+        _throttle.info(name, "slow", "%s: dropped a slow request: %s", e)
         return Error(text=str(e))
     except FrameError as e:
-        log.info("%s: refused a frame: %s", name, for_log(e))
+        _throttle.info(name, "frame", "%s: refused a frame: %s", for_log(e))
         return Error(text=str(e))
     request_read()
     try:
@@ -66,7 +94,7 @@ async def answer(
         else:
             kind, message = decode_request(payload, kinds)
     except ProtoError as e:
-        log.info("%s: refused a request: %s", name, for_log(e))
+        _throttle.info(name, "request", "%s: refused a request: %s", for_log(e))
         return Error(text=str(e))
     try:
         return await handler(message)
@@ -93,10 +121,15 @@ def reply_frame(reply: Body, name: str) -> bytes:
 
 
 async def send_reply(
-    writer: asyncio.StreamWriter, reply: Body, name: str, reply_timeout: float
+    writer: asyncio.StreamWriter,
+    reply: Body,
+    name: str,
+    reply_timeout: float,
+    throttle: Throttle | None = None,
 ) -> None:
     """Send reply whole and close; a peer that does not take it within reply_timeout is cut."""
     frame = reply_frame(reply, name)
+    _throttle = throttle or Throttle()
     try:
         async with asyncio.timeout(reply_timeout):
             writer.write(frame)
@@ -104,6 +137,8 @@ async def send_reply(
             writer.close()  # flushes what drain left buffered, then closes
             await writer.wait_closed()
     except TimeoutError:
-        log.info("%s: cut a peer that did not read its %d-byte reply in time", name, len(frame))
+        _throttle.info(
+            name, "reply", "%s: cut a peer that did not read its %d-byte reply in time", len(frame)
+        )
     except (ConnectionError, OSError):
         pass

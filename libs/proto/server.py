@@ -26,7 +26,7 @@ import stat
 import time
 from collections.abc import Collection
 
-from proto.answer import Handler, answer, send_reply
+from proto.answer import Handler, Throttle, answer, send_reply
 from proto.errors import ProtoError
 from proto.files import ensure_dir
 
@@ -199,10 +199,14 @@ async def serve_unix(
     path = os.fspath(path)
     prepare_socket_path(path)
 
+    throttle = Throttle()
+
     async def serve_one(reader, writer, request_read) -> None:
-        reply = await answer(reader, handler, kinds, name, request_timeout, shown, request_read)
+        reply = await answer(
+            reader, handler, kinds, name, request_timeout, shown, request_read, throttle
+        )
         if reply is not None:
-            await send_reply(writer, reply, name, reply_timeout)
+            await send_reply(writer, reply, name, reply_timeout, throttle)
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:

@@ -300,3 +300,16 @@ def test_kind_refused_is_a_proto_error():
 )
 def test_caps_fit_under_the_descriptor_limit(wanted, limit, expected):
     assert fit_caps(wanted, limit) == expected
+
+
+def test_lines_about_bad_peers_are_throttled(caplog):
+    from proto.answer import LINES_PER_WINDOW, Throttle
+
+    throttle = Throttle()
+    with caplog.at_level(logging.INFO, logger="proto.server"):
+        for _ in range(LINES_PER_WINDOW * 50):
+            throttle.info("loopd", "slow", "%s: dropped a slow request")
+        throttle.info("owner", "slow", "%s: dropped a slow request")
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == LINES_PER_WINDOW + 1
+    assert lines[-1] == "owner: dropped a slow request"

@@ -1,6 +1,7 @@
 """Start memoryd as a real subprocess on a temporary home, for tests that want the real thing."""
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -13,7 +14,8 @@ SOUL = "You are a careful personal agent.\n"
 
 
 class MemorydProcess:
-    def __init__(self, tmp_path: Path, extra_config: str = ""):
+    def __init__(self, tmp_path: Path, extra_config: str = "", nofile: int | None = None):
+        self.nofile = nofile  # RLIMIT_NOFILE of the process, as `ulimit -n` would set it
         self.home = tmp_path / "home"
         (tmp_path / "soul.md").write_text(SOUL)
         self.config = tmp_path / "memoryd.toml"
@@ -31,6 +33,7 @@ class MemorydProcess:
             stdout=subprocess.DEVNULL,
             stderr=open(self.log, "ab"),  # noqa: SIM115
             env=env,
+            preexec_fn=None if self.nofile is None else self._limit_descriptors,
         )
         deadline = time.monotonic() + timeout
         while not all(
@@ -42,6 +45,9 @@ class MemorydProcess:
                 raise RuntimeError(f"memoryd did not start: {self.log.read_text()}")
             time.sleep(0.05)
         return self
+
+    def _limit_descriptors(self) -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
 
     def stop(self) -> int:
         if self.proc and self.proc.poll() is None:

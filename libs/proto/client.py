@@ -2,15 +2,34 @@
 
 request() connects, writes one frame, reads one frame and closes. A reply of kind error becomes a
 RemoteError carrying the peer's text; anything else is returned as its model.
+
+A connect that is refused (a server restarting) or finds the listen queue full (EAGAIN) is tried
+again, with a growing pause, for at most CONNECT_RETRY seconds: a burst of clients is served, a
+socket nobody serves is reported after that second.
 """
 
 import asyncio
 import os
 import socket
+import time
 
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.frames import HEADER, check_length, decode_payload, encode_frame, read_frame, write_frame
 from proto.messages import Body, Error, body_of, kind_of, parse_body
+
+CONNECT_RETRY = 1.0
+_FIRST_PAUSE = 0.01
+_LONGEST_PAUSE = 0.2
+_RETRIED = (ConnectionRefusedError, BlockingIOError, InterruptedError)
+
+
+def _pauses(budget: float):
+    """The pauses between connect attempts, adding up to at most budget seconds."""
+    pause, spent = _FIRST_PAUSE, 0.0
+    while spent + pause <= budget:
+        yield pause
+        spent += pause
+        pause = min(pause * 2, _LONGEST_PAUSE)
 
 
 class RemoteError(ProtoError):
@@ -35,20 +54,37 @@ def _recv_exactly(sock: socket.socket, n: int) -> bytes:
     return b"".join(chunks)
 
 
+def _connect(path: str, timeout: float) -> socket.socket:
+    """A socket connected to path, trying a refused or full socket again for a short while."""
+    pauses = _pauses(min(CONNECT_RETRY, timeout))
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(path)
+            return sock
+        except _RETRIED as e:
+            sock.close()
+            pause = next(pauses, None)
+            if pause is None:
+                raise Unreachable(f"nothing answers on {path}: {e.strerror}") from None
+            time.sleep(pause)
+        except (FileNotFoundError, NotADirectoryError) as e:
+            sock.close()
+            raise Unreachable(f"nothing answers on {path}: {e.strerror}") from None
+        except TimeoutError:
+            sock.close()
+            raise Unreachable(f"nothing answers on {path}: timed out") from None
+        except OSError as e:
+            sock.close()
+            raise Unreachable(f"cannot connect to {path}: {e.strerror}") from None
+
+
 def request(path: str | os.PathLike, message: Body, timeout: float = 30.0) -> Body:
     """Send one message to the socket at path and return the reply's model."""
     frame = encode_frame(kind_of(message), body_of(message))
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
+    sock = _connect(os.fspath(path), timeout)
     try:
-        try:
-            sock.connect(os.fspath(path))
-        except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as e:
-            raise Unreachable(f"nothing answers on {os.fspath(path)}: {e.strerror}") from None
-        except TimeoutError:
-            raise Unreachable(f"nothing answers on {os.fspath(path)}: timed out") from None
-        except OSError as e:
-            raise Unreachable(f"cannot connect to {os.fspath(path)}: {e.strerror}") from None
         try:
             sock.sendall(frame)
             (length,) = HEADER.unpack(_recv_exactly(sock, HEADER.size))
@@ -63,16 +99,27 @@ def request(path: str | os.PathLike, message: Body, timeout: float = 30.0) -> Bo
     return _reply(*decode_payload(payload))
 
 
+async def _aconnect(path: str, timeout: float):
+    pauses = _pauses(min(CONNECT_RETRY, timeout))
+    while True:
+        try:
+            return await asyncio.open_unix_connection(path)
+        except _RETRIED as e:
+            pause = next(pauses, None)
+            if pause is None:
+                raise Unreachable(f"nothing answers on {path}: {e.strerror}") from None
+            await asyncio.sleep(pause)
+        except (FileNotFoundError, NotADirectoryError) as e:
+            raise Unreachable(f"nothing answers on {path}: {e.strerror}") from None
+        except OSError as e:
+            raise Unreachable(f"cannot connect to {path}: {e.strerror}") from None
+
+
 async def arequest(path: str | os.PathLike, message: Body, timeout: float = 30.0) -> Body:
     """The async twin of request(), for roles that call other roles."""
     try:
         async with asyncio.timeout(timeout):
-            try:
-                reader, writer = await asyncio.open_unix_connection(os.fspath(path))
-            except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as e:
-                raise Unreachable(f"nothing answers on {os.fspath(path)}: {e.strerror}") from None
-            except OSError as e:
-                raise Unreachable(f"cannot connect to {os.fspath(path)}: {e.strerror}") from None
+            reader, writer = await _aconnect(os.fspath(path), timeout)
             try:
                 await write_frame(writer, kind_of(message), body_of(message))
                 kind, body = await read_frame(reader)

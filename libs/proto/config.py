@@ -78,5 +78,31 @@ class ConfigFile:
             raise ConfigInvalid(f"{self.source}: [{section}] {key} must be true or false")
         return value
 
+    def number(self, section: str, key: str, default: float, *, low: float, high: float) -> float:
+        """A number (int or float) at [section] key, from low to high, or default."""
+        value = self.value(section, key)
+        if value is None:
+            return default
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not low <= value <= high
+        ):
+            raise ConfigInvalid(
+                f"{self.source}: [{section}] {key} must be a number from {low:g} to {high:g}"
+            )
+        return value
+
+    def whole(self, section: str, key: str, default: int, *, low: int, high: int) -> int:
+        """A whole number at [section] key, from low to high, or default."""
+        value = self.value(section, key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigInvalid(
+                f"{self.source}: [{section}] {key} must be a whole number from {low} to {high}"
+            )
+        return value
+
     def home(self, environ: Mapping[str, str] | None = None) -> Path:
         return self.path("paths", "home", default_home(environ)).absolute()

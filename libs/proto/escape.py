@@ -39,3 +39,17 @@ def escape(text: str, *, markup: bool = True) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+LOG_LIMIT = 1000
+
+
+def for_log(text: object, limit: int = LOG_LIMIT) -> str:
+    """text made fit for one log line: escaped as escape() does (no markup), newlines and tabs
+    too, and cut to limit characters with the count of what was left out. A peer's string goes
+    through this before any log line, so it can neither forge a line nor flood the log."""
+    text = str(text)
+    cut = len(text) - limit if len(text) > limit else 0
+    shown = escape(text[:limit] if cut else text, markup=False)
+    shown = shown.replace("\n", "\\x0a").replace("\t", "\\x09")
+    return f"{shown}... ({cut} more characters)" if cut else shown

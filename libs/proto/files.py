@@ -1,26 +1,131 @@
-"""The safe ways every role writes: folders 0700, files 0600, whole-file replacement and
-fsync'd appends.
+"""The safe ways every role reads and writes: folders 0700, files 0600, whole-file replacement
+and fsync'd appends, and never through a symbolic link.
 
 atomic_write replaces a file whole (a temporary file in the same folder, fsync, rename, fsync the
 folder): a crash leaves the old file or the new one, never half. append_bytes and append_line add
 to a journal and fsync before returning. ensure_dir makes every folder it creates 0700, parents
 included (os.makedirs gives parents the umask's mode).
+
+A role's files are what they claim to be. Each file is opened inside its folder's descriptor, the
+folder opened with O_NOFOLLOW and the file with O_NOFOLLOW and O_NONBLOCK, then checked with fstat:
+a symbolic link (at the file or at its folder) or anything but a regular file (a FIFO, a device)
+raises NotRegular and is neither read, written nor waited on. ensure_dir refuses a link or a
+non-folder where its folder should be, and sets the mode through the folder's own descriptor, so
+it never chmods a folder elsewhere.
 """
 
+import errno
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
+
+from proto.errors import ProtoError
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class NotRegular(ProtoError, OSError):
+    """A path a role owns is a symbolic link, or not the regular file or folder it should be.
+    strerror says what it is ("a symbolic link, which is not followed"), filename where."""
+
+    def __str__(self) -> str:
+        return f"{self.filename} is {self.strerror}"
+
+
+def _what(st: os.stat_result) -> str:
+    if stat.S_ISLNK(st.st_mode):
+        return "a symbolic link, which is not followed"
+    if stat.S_ISDIR(st.st_mode):
+        return "not a file"
+    if stat.S_ISFIFO(st.st_mode):
+        return "a FIFO, not a regular file"
+    return "not a regular file"
+
+
+def _refuse(path: str | os.PathLike, why: str) -> NotRegular:
+    return NotRegular(errno.ELOOP, why, os.fspath(path))
+
+
+def _open_dir(path: str | os.PathLike) -> int:
+    """A descriptor of the folder at path, refusing a symbolic link or a non-folder there."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+    except OSError as e:
+        if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        try:
+            st = os.lstat(path)
+        except OSError:
+            raise e from None
+        if stat.S_ISDIR(st.st_mode):
+            raise
+        raise _refuse(
+            path,
+            "a symbolic link, which is not followed"
+            if stat.S_ISLNK(st.st_mode)
+            else "not a folder",
+        ) from None
+
+
+def open_file(path: str | os.PathLike, flags: int, mode: int = FILE_MODE) -> int:
+    """A descriptor of the regular file at path, opened with flags, never through a link."""
+    path = Path(path)
+    folder = _open_dir(path.parent)
+    try:
+        try:
+            fd = os.open(path.name, flags | _NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=folder)
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                raise
+            raise _refuse(path, "a symbolic link, which is not followed") from None
+    finally:
+        os.close(folder)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _refuse(path, _what(st))
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_file(path: str | os.PathLike) -> bytes:
+    """The whole content of the regular file at path, in one open."""
+    with os.fdopen(open_file(path, os.O_RDONLY), "rb") as f:
+        return f.read()
+
+
+def open_read(path: str | os.PathLike):
+    """The regular file at path opened for reading in binary (a file object)."""
+    return os.fdopen(open_file(path, os.O_RDONLY), "rb")
+
+
+def check_entry(path: str | os.PathLike, folder: bool = False) -> None:
+    """Refuse path unless it is missing or a real folder (folder) or regular file (not folder)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if folder and not stat.S_ISDIR(st.st_mode):
+        why = (
+            "a symbolic link, which is not followed"
+            if stat.S_ISLNK(st.st_mode)
+            else ("not a folder")
+        )
+        raise _refuse(path, why)
+    if not folder and not stat.S_ISREG(st.st_mode):
+        raise _refuse(path, _what(st))
 
 
 def ensure_dir(path: str | os.PathLike) -> None:
-    """Create a folder and any missing parents, each 0700, and set 0700 on the folder itself."""
+    """Create a folder and any missing parents, each 0700, and set 0700 on the folder itself;
+    a symbolic link or a non-folder where the folder should be is refused (NotRegular)."""
     path = Path(path)
     missing = []
     probe = path
-    while not probe.exists():
+    while not os.path.lexists(probe):
         missing.append(probe)
         if probe.parent == probe:
             break
@@ -30,8 +135,17 @@ def ensure_dir(path: str | os.PathLike) -> None:
             folder.mkdir(mode=DIR_MODE)
         except FileExistsError:
             pass
-        os.chmod(folder, DIR_MODE)
-    os.chmod(path, DIR_MODE)
+        _chmod_dir(folder)
+    if not missing:
+        _chmod_dir(path)
+
+
+def _chmod_dir(path: Path) -> None:
+    fd = _open_dir(path)
+    try:
+        os.fchmod(fd, DIR_MODE)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(path: str | os.PathLike) -> None:
@@ -42,8 +156,10 @@ def fsync_dir(path: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def _write_temp(folder: Path, name: str, data: bytes) -> str:
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+def _write_temp(folder: int, name: str, data: bytes) -> str:
+    """A new temporary file in the folder of descriptor folder holding data, fsync'd; its name."""
+    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE, dir_fd=folder)
     try:
         os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as f:
@@ -51,46 +167,66 @@ def _write_temp(folder: Path, name: str, data: bytes) -> str:
             f.flush()
             os.fsync(f.fileno())
     except BaseException:
-        os.unlink(tmp)
+        os.unlink(tmp, dir_fd=folder)
         raise
     return tmp
 
 
-def atomic_write(path: str | os.PathLike, data: bytes) -> None:
-    """Replace path with data, whole or not at all."""
-    path = Path(path)
-    tmp = _write_temp(path.parent, path.name, data)
+def _check_at(folder: int, path: Path) -> bool:
+    """True when path exists in folder; NotRegular when it is there but not a regular file."""
     try:
-        os.replace(tmp, path)
-    except BaseException:
+        st = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse(path, _what(st))
+    return True
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> None:
+    """Replace path with data, whole or not at all; refused if path is not a regular file."""
+    path = Path(path)
+    folder = _open_dir(path.parent)
+    try:
+        _check_at(folder, path)
+        tmp = _write_temp(folder, path.name, data)
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    fsync_dir(path.parent)
+            os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=folder)
+            except FileNotFoundError:
+                pass
+            raise
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 def create_if_missing(path: str | os.PathLike, data: bytes = b"") -> bool:
     """Create path with data unless it exists; never overwrite. True when it was created."""
     path = Path(path)
-    if path.exists():
-        return False
-    tmp = _write_temp(path.parent, path.name, data)
+    folder = _open_dir(path.parent)
     try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
+        if os.path.lexists(path):
+            return False
+        tmp = _write_temp(folder, path.name, data)
+        try:
+            os.link(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(tmp, dir_fd=folder)
+        os.fsync(folder)
+        return True
     finally:
-        os.unlink(tmp)
-    fsync_dir(path.parent)
-    return True
+        os.close(folder)
 
 
 def append_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Append data to path (created 0600 if missing) and fsync before returning."""
-    new = not os.path.exists(path)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    new = not os.path.lexists(path)
+    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         written = 0
         while written < len(data):

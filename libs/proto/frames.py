@@ -13,6 +13,8 @@ from proto.errors import FrameMalformed, FrameTimeout, FrameTooLarge, PeerClosed
 
 MAX_FRAME = 1_048_576
 HEADER = struct.Struct(">I")
+MAX_MAP_KEYS = 256
+MAX_LIST_ITEMS = 4096
 
 
 def encode_payload(kind: str, body: dict) -> bytes:
@@ -33,12 +35,22 @@ def check_length(length: int) -> None:
         raise FrameTooLarge(f"frame length {length} is outside 1 to {MAX_FRAME} bytes")
 
 
-def decode_payload(payload: bytes) -> tuple[str, dict]:
-    """Split a payload into its kind and body, refusing anything but {kind: str, body: map}."""
+def decode_payload(payload: bytes, *, bounded: bool = False) -> tuple[str, dict]:
+    """Split a payload into its kind and body, refusing anything but {kind: str, body: map}.
+
+    bounded (a server reading a request): a map of more than MAX_MAP_KEYS keys or a list of more
+    than MAX_LIST_ITEMS items anywhere is refused before it is built, since no request has one.
+    """
+    limits = {"max_map_len": MAX_MAP_KEYS, "max_array_len": MAX_LIST_ITEMS} if bounded else {}
     try:
-        message = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+        message = msgpack.unpackb(payload, raw=False, strict_map_key=True, **limits)
     except (ValueError, TypeError, msgpack.UnpackException, RecursionError) as e:
-        raise FrameMalformed("frame payload is not valid MessagePack") from e
+        detail = (
+            f" (or holds a map over {MAX_MAP_KEYS} keys or a list over {MAX_LIST_ITEMS} items)"
+            if bounded
+            else ""
+        )
+        raise FrameMalformed(f"frame payload is not valid MessagePack{detail}") from e
     if not isinstance(message, dict):
         raise FrameMalformed("frame payload is not a map")
     if set(message) != {"kind", "body"}:
@@ -51,29 +63,42 @@ def decode_payload(payload: bytes) -> tuple[str, dict]:
     return kind, body
 
 
-async def read_frame(
-    reader: asyncio.StreamReader, timeout: float | None = None
-) -> tuple[str, dict]:
-    """Read one frame from a stream, within timeout seconds if given."""
+async def read_payload(reader: asyncio.StreamReader, timeout: float | None = None) -> bytes:
+    """Read one frame's payload bytes from a stream, within timeout seconds if given."""
     try:
         async with asyncio.timeout(timeout):
             header = await reader.readexactly(HEADER.size)
             (length,) = HEADER.unpack(header)
             check_length(length)
-            payload = await reader.readexactly(length)
+            return await reader.readexactly(length)
     except asyncio.IncompleteReadError as e:
         raise PeerClosed("connection closed before a whole frame arrived") from e
     except TimeoutError as e:
         raise FrameTimeout("request not complete in time") from e
     except ConnectionError as e:
         raise PeerClosed("connection closed before a whole frame arrived") from e
-    return decode_payload(payload)
 
 
-async def write_frame(writer: asyncio.StreamWriter, kind: str, body: dict) -> None:
-    """Write one frame and wait until it is handed to the socket."""
-    writer.write(encode_frame(kind, body))
+async def read_frame(
+    reader: asyncio.StreamReader, timeout: float | None = None
+) -> tuple[str, dict]:
+    """Read one frame from a stream, within timeout seconds if given."""
+    return decode_payload(await read_payload(reader, timeout))
+
+
+async def write_frame(
+    writer: asyncio.StreamWriter, kind: str, body: dict, timeout: float | None = None
+) -> None:
+    """Write one frame and wait until it is handed to the socket, within timeout if given."""
+    await write_bytes(writer, encode_frame(kind, body), timeout)
+
+
+async def write_bytes(writer: asyncio.StreamWriter, frame: bytes, timeout: float | None) -> None:
+    writer.write(frame)
     try:
-        await writer.drain()
+        async with asyncio.timeout(timeout):
+            await writer.drain()
+    except TimeoutError as e:
+        raise FrameTimeout("the peer did not read its reply in time") from e
     except ConnectionError as e:
         raise PeerClosed("connection closed while writing a frame") from e

@@ -3,9 +3,17 @@
 Each kind is a pydantic model with unknown keys refused and no type coercion (a wire peer gets
 exactly the types it sent checked). parse_body turns (kind, body) into its model and refuses
 unknown kinds; body_of turns a model back into a wire body.
+
+A refusal is bounded whatever the body holds: unknown keys are found by one pass over the body
+before pydantic runs (so 90,000 of them cost a set difference, not 90,000 error objects), lists of
+models stop at their first bad item, and the text names the first PROBLEMS_SHOWN problems and
+the count of the others.
 """
 
+import functools
 import re
+import types
+import typing
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -146,7 +154,7 @@ class AssistantMessage(Body):
     session: SessionId
     content: str | None = None
     reasoning_content: str | None = None
-    tool_calls: list[ToolCall] = []
+    tool_calls: Annotated[list[ToolCall], Field(fail_fast=True)] = []
 
 
 class ToolResultOut(Body):
@@ -158,7 +166,7 @@ class ToolResultOut(Body):
 
 
 class AssistantResults(Body):
-    results: list[ToolResultOut]
+    results: Annotated[list[ToolResultOut], Field(fail_fast=True)]
 
 
 KINDS: dict[str, type[Body]] = {
@@ -184,13 +192,85 @@ KINDS: dict[str, type[Body]] = {
 KIND_OF: dict[type[Body], str] = {model: kind for kind, model in KINDS.items()}
 
 
+PROBLEMS_SHOWN = 5
+ERRORS_READ = 100  # beyond this many pydantic errors, only their count is reported
+WHERE_LIMIT = 64
+
+
+def _bounded(problems: list[str], total: int) -> str:
+    text = "; ".join(problems[:PROBLEMS_SHOWN])
+    if total > PROBLEMS_SHOWN:
+        text += f"; and {total - PROBLEMS_SHOWN} more problems"
+    return text
+
+
 def describe(error: ValidationError) -> str:
-    """One line naming each field that failed and why."""
+    """One bounded line naming the first few fields that failed and why, and the count."""
+    total = error.error_count()
+    if total > ERRORS_READ:
+        return f"{total} problems"
     parts = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(p)[:64] for p in item["loc"]) or "body"
+    for item in error.errors(include_url=False)[:PROBLEMS_SHOWN]:
+        where = ".".join(str(p)[:WHERE_LIMIT] for p in item["loc"]) or "body"
         parts.append(f"{where}: {item['msg']}")
-    return "; ".join(parts)
+    return _bounded(parts, total)
+
+
+def _models_in(annotation: object) -> tuple[type[BaseModel] | None, bool]:
+    """(the model a field holds, whether it holds a list of them), or (None, False)."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _models_in(typing.get_args(annotation)[0])
+    if origin is list:
+        model, _ = _models_in(typing.get_args(annotation)[0])
+        return model, model is not None
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            model, many = _models_in(arg)
+            if model is not None:
+                return model, many
+        return None, False
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation, False
+    return None, False
+
+
+@functools.cache
+def _shape(model: type[BaseModel]) -> tuple[frozenset[str], tuple]:
+    """The keys a model knows, and (wire key, model, is a list) for each field holding models."""
+    keys = set()
+    inner = []
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        keys.update((name, key))
+        held, many = _models_in(field.annotation)
+        if held is not None:
+            inner.append((key, held, many))
+    return frozenset(keys), tuple(inner)
+
+
+def unknown_keys(model: type[BaseModel], body: dict, where: str = "") -> tuple[list[str], int]:
+    """The first few unknown keys of body and of the models inside it, and how many in all."""
+    known, inner = _shape(model)
+    named: list[str] = []
+    total = 0
+    if not body.keys() <= known:
+        for key in body:
+            if key not in known:
+                total += 1
+                if len(named) < PROBLEMS_SHOWN:
+                    named.append(f"{where}{str(key)[:WHERE_LIMIT]}")
+    for key, held, many in inner:
+        value = body.get(key)
+        items = enumerate(value) if many and isinstance(value, list) else [(None, value)]
+        for index, item in items:
+            if not isinstance(item, dict):
+                continue
+            at = f"{where}{key}." if index is None else f"{where}{key}.{index}."
+            more, count = unknown_keys(held, item, at)
+            named.extend(more[: PROBLEMS_SHOWN - len(named)])
+            total += count
+    return named, total
 
 
 def parse_body(kind: str, body: dict) -> Body:
@@ -198,6 +278,10 @@ def parse_body(kind: str, body: dict) -> Body:
     model = KINDS.get(kind)
     if model is None:
         raise InvalidMessage(f"unknown message kind {kind[:64]!r}")
+    named, total = unknown_keys(model, body)
+    if total:
+        problems = [f"{where}: unknown key" for where in named]
+        raise InvalidMessage(f"invalid {kind} body: {_bounded(problems, total)}")
     try:
         return model.model_validate(body)
     except ValidationError as e:

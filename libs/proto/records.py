@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from proto.errors import RecordDamaged
-from proto.files import append_bytes
+from proto.files import append_bytes, open_read
 from proto.labels import DataClass
 from proto.messages import ToolCall, describe
 
@@ -113,7 +113,7 @@ def read_records(path: str | os.PathLike, offset: int = 0, number: int = 0) -> I
 
     Raises RecordDamaged at the first complete line that is not a valid record.
     """
-    with open(path, "rb") as f:
+    with open_read(path) as f:
         f.seek(offset)
         position = offset
         for line in f:

@@ -1,30 +1,47 @@
 """The server side of a socket: bind, accept, one request per connection, dispatch, reply.
 
 Every role serves its sockets through serve_unix. The folder is made 0700 and the socket 0600; a
-stale socket left by a dead process is removed, a live one is refused. A request must be whole
-within request_timeout seconds. Whatever goes wrong with one request is answered with an error
-message where the socket still allows it, logged as one line, and the server goes on: a handler's
-ProtoError is its own clear text, anything else is "internal error" (the traceback goes to the log,
-never to the peer).
+stale socket left by a dead process is removed, a live one is refused.
+
+A socket holds at most max_connections open at once. At the cap it stops accepting: one more
+connection waits in the kernel's listen queue (LISTEN_BACKLOG long; past that the kernel refuses
+it, EAGAIN) without a descriptor or a wake-up of this process, and is accepted when a connection
+of that socket ends. So a peer flooding one socket cannot take the descriptors or the time another
+socket needs (the caller keeps the sum of its sockets' caps under the process's descriptor limit,
+see proto.fdbudget). Connections are accepted by this module's own loop, so an out-of-descriptors
+accept only pauses that socket briefly.
+
+What one connection may cost is bounded too: the request must be whole within request_timeout
+seconds (a slow sender is cut), the reply must be taken by the peer within reply_timeout seconds
+(a peer that never reads is cut), and a reply is never larger than MAX_FRAME (proto.answer).
 """
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import socket
 import stat
-from collections.abc import Awaitable, Callable, Collection
+import time
+from collections.abc import Collection
 
-from proto.errors import FrameError, FrameTimeout, PeerClosed, ProtoError
+from proto.answer import Handler, Throttle, answer, send_reply
+from proto.errors import ProtoError
 from proto.files import ensure_dir
-from proto.frames import read_frame, write_frame
-from proto.messages import Body, Error, body_of, kind_of, parse_body
 
 REQUEST_TIMEOUT = 10.0
+REPLY_TIMEOUT = 10.0
+MAX_CONNECTIONS = 256
+LISTEN_BACKLOG = 1024
+ACCEPT_BATCH = 64
+ACCEPT_PAUSE = 0.05  # after an accept failed for want of descriptors
+CAP_LOG_INTERVAL = 10.0
+_OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
-Handler = Callable[[Body], Awaitable[Body]]
 log = logging.getLogger("proto.server")
+
+__all__ = ["Handler", "SocketInUse", "UnixServer", "prepare_socket_path", "serve_unix"]
 
 
 class SocketInUse(ProtoError):
@@ -52,6 +69,117 @@ def prepare_socket_path(path: str) -> None:
     raise SocketInUse(f"{path} is served by another live process")
 
 
+class UnixServer:
+    """One listening socket: accepts up to the cap, serves each connection in its own task."""
+
+    def __init__(self, sock: socket.socket, name: str, serve_one, max_connections: int):
+        self._sock = sock
+        self.name = name
+        self._serve_one = serve_one
+        self.max_connections = max_connections
+        self._loop = asyncio.get_running_loop()
+        self._tasks: set[asyncio.Task] = set()
+        self._waiting: set[asyncio.Task] = set()  # still reading their request
+        self._cap_logged = -CAP_LOG_INTERVAL
+        self._closed = False
+        self._accepting = True
+        self._loop.add_reader(sock.fileno(), self._accept)
+
+    @property
+    def open_connections(self) -> int:
+        return len(self._tasks)
+
+    def _accept(self) -> None:
+        for _ in range(ACCEPT_BATCH):
+            if len(self._tasks) >= self.max_connections:
+                self._stop_accepting()
+                return
+            try:
+                conn, _ = self._sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:
+                if e.errno == errno.ECONNABORTED:
+                    continue
+                if e.errno in _OUT_OF_RESOURCES:
+                    log.warning("%s: cannot accept: %s; pausing briefly", self.name, e.strerror)
+                    self._stop_accepting()
+                    self._loop.call_later(ACCEPT_PAUSE, self._resume)
+                    return
+                raise
+            conn.setblocking(False)
+            task = self._loop.create_task(self._run(conn))
+            self._tasks.add(task)
+            self._waiting.add(task)
+            task.add_done_callback(self._finished)
+
+    def _stop_accepting(self) -> None:
+        """At the cap: new connections wait in the listen queue (then are refused by the kernel,
+        EAGAIN), costing this process nothing, until a connection of this socket ends."""
+        if self._accepting:
+            self._loop.remove_reader(self._sock.fileno())
+            self._accepting = False
+            now = time.monotonic()
+            if len(self._tasks) >= self.max_connections and (
+                now - self._cap_logged >= CAP_LOG_INTERVAL
+            ):
+                log.warning(
+                    "%s: %d connections open, the cap; new ones wait in the listen queue",
+                    self.name,
+                    len(self._tasks),
+                )
+                self._cap_logged = now
+
+    def _resume(self) -> None:
+        if not self._accepting and not self._closed:
+            self._loop.add_reader(self._sock.fileno(), self._accept)
+            self._accepting = True
+
+    def _finished(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if len(self._tasks) < self.max_connections:
+            self._resume()
+
+    async def _run(self, conn: socket.socket) -> None:
+        task = asyncio.current_task()
+        try:
+            reader = asyncio.StreamReader()
+            protocol = asyncio.StreamReaderProtocol(reader)
+            transport, _ = await self._loop.connect_accepted_socket(lambda: protocol, sock=conn)
+        except OSError:
+            conn.close()
+            return
+        writer = asyncio.StreamWriter(transport, protocol, reader, self._loop)
+        try:
+            await self._serve_one(reader, writer, lambda: self._waiting.discard(task))
+        except Exception:
+            log.exception("%s: failed to answer a request", self.name)
+        finally:
+            self._waiting.discard(task)
+            transport.abort()
+
+    def close(self) -> None:
+        """Stop accepting and drop the connections still waiting for their request; those being
+        answered finish (wait_closed waits for them)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._accepting:
+            with contextlib.suppress(ValueError, OSError):
+                self._loop.remove_reader(self._sock.fileno())
+            self._accepting = False
+        self._sock.close()
+        for task in self._waiting:
+            task.cancel()
+
+    def is_serving(self) -> bool:
+        return not self._closed
+
+    async def wait_closed(self) -> None:
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
 async def serve_unix(
     path: str | os.PathLike,
     handler: Handler,
@@ -59,8 +187,10 @@ async def serve_unix(
     *,
     name: str,
     request_timeout: float = REQUEST_TIMEOUT,
+    reply_timeout: float = REPLY_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
     answerable: tuple[type[Exception], ...] = (),
-) -> asyncio.AbstractServer:
+) -> UnixServer:
     """Start serving path; only message kinds in kinds reach handler.
 
     A handler's exception of a class in answerable (or a ProtoError) is answered with its text.
@@ -69,57 +199,26 @@ async def serve_unix(
     path = os.fspath(path)
     prepare_socket_path(path)
 
-    async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    throttle = Throttle()
+
+    async def serve_one(reader, writer, request_read) -> None:
+        reply = await answer(
+            reader, handler, kinds, name, request_timeout, shown, request_read, throttle
+        )
+        if reply is not None:
+            await send_reply(writer, reply, name, reply_timeout, throttle)
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        old_umask = os.umask(0o177)
         try:
-            reply = await _one_request(reader, handler, kinds, name, request_timeout, shown)
-            if reply is not None:
-                await write_frame(writer, kind_of(reply), body_of(reply))
-        except (PeerClosed, ConnectionError):
-            pass
-        except Exception:
-            log.exception("%s: failed to answer a request", name)
+            sock.bind(path)
         finally:
-            writer.close()
-            with contextlib.suppress(ConnectionError, OSError):
-                await writer.wait_closed()
-
-    old_umask = os.umask(0o177)
-    try:
-        server = await asyncio.start_unix_server(on_connection, path=path)
-    finally:
-        os.umask(old_umask)
-    os.chmod(path, 0o600)
-    return server
-
-
-async def _one_request(
-    reader: asyncio.StreamReader,
-    handler: Handler,
-    kinds: Collection[str],
-    name: str,
-    request_timeout: float,
-    shown: tuple[type[Exception], ...],
-) -> Body | None:
-    try:
-        kind, body = await read_frame(reader, timeout=request_timeout)
-    except PeerClosed:
-        log.info("%s: peer closed before a whole request", name)
-        return None
-    except FrameTimeout as e:
-        log.info("%s: dropped a slow request: %s", name, e)
-        return Error(text=str(e))
-    except FrameError as e:
-        log.info("%s: refused a frame: %s", name, e)
-        return Error(text=str(e))
-    if kind not in kinds:
-        log.info("%s: refused kind %r", name, kind[:64])
-        return Error(text=f"message kind {kind[:64]!r} is not served on this socket")
-    try:
-        message = parse_body(kind, body)
-        return await handler(message)
-    except shown as e:
-        log.info("%s: %s refused: %s", name, kind, e)
-        return Error(text=str(e))
-    except Exception:
-        log.exception("%s: %s failed", name, kind)
-        return Error(text="internal error; see the service's log")
+            os.umask(old_umask)
+        os.chmod(path, 0o600)
+        sock.listen(LISTEN_BACKLOG)
+        sock.setblocking(False)
+        return UnixServer(sock, name, serve_one, max_connections)
+    except BaseException:
+        sock.close()
+        raise

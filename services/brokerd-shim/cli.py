@@ -4,7 +4,6 @@ Errors at start are one line on stderr naming the cause, and exit status 1; ever
 logged, one line per event, to stderr.
 """
 
-import logging
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import uvloop
 from brokerd_shim.config import load_config
 from brokerd_shim.errors import BrokerError
 from brokerd_shim.server import serve
+from proto import logline
 
 app = typer.Typer(
     add_completion=False, help="Stands in for brokerd (spec 8) for boxmaker's memory."
@@ -30,11 +30,7 @@ def serve_command(
     config: Path | None = typer.Option(None, "--config", help="brokerd.toml (optional)"),
 ) -> None:
     """Serve tool_request on the broker socket until SIGTERM or SIGINT."""
-    logging.basicConfig(
-        level=logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-    )
+    logline.configure("%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         settings = load_config(config)
         uvloop.run(serve(settings))

@@ -11,7 +11,6 @@ Errors are one line on stderr and a non-zero exit.
 """
 
 import json
-import logging
 import secrets
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 from loopd_shim.config import default_control_socket, load_config
 from loopd_shim.errors import LoopdError
 from loopd_shim.sessions import SessionStore
+from proto import logline
 from proto.client import request
 from proto.config import default_home
 from proto.errors import ProtoError
@@ -85,7 +85,7 @@ def serve(config: Path | None = typer.Option(None, "--config", help="loopd.toml"
     """Serve the control socket (talks to memoryd and brokerd-shim)."""
     from loopd_shim.server import run
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logline.configure("%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         run(load_config(config))
     except (LoopdError, ProtoError) as e:

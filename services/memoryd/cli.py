@@ -1,6 +1,5 @@
 """memoryd serve --config PATH: the memory role's command line."""
 
-import logging
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,6 +10,7 @@ import uvloop
 from memoryd import config as config_module
 from memoryd.errors import StartFailed
 from memoryd.server import prepare, run
+from proto import logline
 
 app = typer.Typer(add_completion=False, help="memoryd: boxmaker's memory role.")
 
@@ -28,9 +28,7 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the memory block, recall and memory calls, and the owner's commands."""
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr, format="memoryd: %(levelname)s %(message)s"
-    )
+    logline.configure("memoryd: %(levelname)s %(message)s")
     try:
         cfg = config_module.load(config)
         service = prepare(cfg)

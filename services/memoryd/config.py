@@ -5,6 +5,11 @@
           review = false
 [index]   max_class = "private"
 [sockets] loop, broker, admin          # defaults under {home}/run/ (spec 7)
+[limits]  loop_connections = 256      # open connections each socket holds at most
+          broker_connections = 256
+          admin_connections = 64
+          request_seconds = 5.0       # a whole request must arrive within this
+          reply_seconds = 10.0        # the peer must take its reply within this
 """
 
 from dataclasses import dataclass
@@ -20,7 +25,25 @@ SECTIONS = {
     "memory": {"soul_starter", "review"},
     "index": {"max_class"},
     "sockets": {"loop", "broker", "admin"},
+    "limits": {
+        "loop_connections",
+        "broker_connections",
+        "admin_connections",
+        "request_seconds",
+        "reply_seconds",
+    },
 }
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one peer may hold of memoryd: connections per socket, seconds per request and reply."""
+
+    loop_connections: int = 256
+    broker_connections: int = 256
+    admin_connections: int = 64
+    request_seconds: float = 5.0
+    reply_seconds: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +55,7 @@ class Config:
     loop_socket: Path
     broker_socket: Path
     admin_socket: Path
+    limits: Limits = Limits()
 
 
 def load(path: Path | None) -> Config:
@@ -61,4 +85,19 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
         loop_socket=file.path("sockets", "loop", run / "loop-memory" / "memory.sock"),
         broker_socket=file.path("sockets", "broker", run / "broker-memory" / "memory.sock"),
         admin_socket=file.path("sockets", "admin", run / "owner-memory" / "admin.sock"),
+        limits=_limits(file),
+    )
+
+
+def _limits(file: ConfigFile) -> Limits:
+    default = Limits()
+    return Limits(
+        **{
+            key: file.whole("limits", key, getattr(default, key), low=1, high=100_000)
+            for key in ("loop_connections", "broker_connections", "admin_connections")
+        },
+        **{
+            key: file.number("limits", key, getattr(default, key), low=0.1, high=3600)
+            for key in ("request_seconds", "reply_seconds")
+        },
     )

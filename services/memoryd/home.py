@@ -1,23 +1,32 @@
-"""The layout of {home} as memoryd sees it, with the safe ways to write (from proto.files).
+"""The layout of {home} as memoryd sees it, with the safe ways to read and write (proto.files).
 
 memoryd writes only through these: atomic_write replaces a file whole (temp file, fsync, rename,
 fsync the folder); append_bytes/append_line add to a journal and fsync. Folders 0700, files 0600
-(spec 3, 6).
+(spec 3, 6). It reads its own files through read_file/open_read. None of them follows a symbolic
+link or opens anything but a regular file (NotRegular); unsafe_entry finds, at start, a link or a
+non-regular file where memoryd keeps its own.
 """
 
 import datetime as dt
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from proto.files import (  # noqa: F401  (memoryd writes through these)
     DIR_MODE,
     FILE_MODE,
+    NotRegular,
     append_bytes,
     append_line,
     atomic_write,
+    check_entry,
     create_if_missing,
     ensure_dir,
     fsync_dir,
+    open_file,
+    open_read,
+    read_file,
 )
 
 
@@ -66,3 +75,36 @@ class Home:
     def session_log(self, session: str) -> Path:
         """The log of a session whose id the caller has already validated."""
         return self.sessions / session / "0.jsonl"
+
+    def owned_entries(self) -> list[tuple[Path, bool]]:
+        """(path, is a folder) of everything memoryd keeps in {home}, as far as it exists now."""
+        folders = [self.memory, self.edits, self.recalls, self.index_dir]
+        files = [self.memory_file(name) for name in MEMORY_FILES]
+        files += [self.index_dir / name for name in INDEX_FILES]
+        for folder in (self.edits, self.recalls):
+            try:
+                files += [folder / n for n in sorted(os.listdir(folder)) if MONTH_FILE.match(n)]
+            except (FileNotFoundError, NotADirectoryError):
+                pass
+        return [(p, True) for p in folders] + [(p, False) for p in files]
+
+
+MEMORY_FILES = ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl")
+INDEX_FILES = (
+    "memory.sqlite3",
+    "memory.sqlite3-wal",
+    "memory.sqlite3-shm",
+    "memory.sqlite3-journal",
+    "memoryd.lock",
+)
+MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+
+
+def unsafe_entry(home: Home) -> NotRegular | None:
+    """The first of memoryd's own paths that is a symbolic link or not what it should be."""
+    for path, folder in home.owned_entries():
+        try:
+            check_entry(path, folder=folder)
+        except NotRegular as e:
+            return e
+    return None

@@ -188,15 +188,28 @@ class Index:
 
     # --- keeping up -----------------------------------------------------------------------------
     def _sessions(self) -> list[str]:
+        """The sessions whose log can be indexed; a symbolic link (at sessions/<id> or at its
+        0.jsonl) or a log that is not a regular file is skipped with a log line."""
         if not self.home.sessions.is_dir():
             return []
         names = sorted(p.name for p in self.home.sessions.iterdir() if is_session_id(p.name))
-        return [name for name in names if self.home.session_log(name).is_file()]
+        found = []
+        for name in names:
+            problem = indexer.log_problem(self.home, name)
+            if problem is None:
+                found.append(name)
+            elif not isinstance(problem, FileNotFoundError):
+                log.warning("session log %s: skipped: %s", self.home.session_log(name), problem)
+        return found
 
     def catch_up_session(self, session: str) -> int:
         """Index a session's new records; returns the rows added."""
-        if not self.home.session_log(session).is_file():
+        problem = indexer.log_problem(self.home, session)
+        if isinstance(problem, FileNotFoundError):
             raise SessionUnknown(f"no session {session} under sessions/")
+        if problem is not None:
+            log.warning("session log %s: skipped: %s", self.home.session_log(session), problem)
+            raise SessionUnknown(f"session {session}: {problem}")
         conn = self._write()
         with self._transaction(conn):
             return indexer.index_session(conn, self.home, session, self.max_class)

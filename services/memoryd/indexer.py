@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd import notes
-from memoryd.home import Home
+from memoryd.home import Home, check_entry, open_read
 from proto.errors import RecordDamaged
 from proto.labels import CLASS_RANK, higher_class
 from proto.records import AssistantRecord, ToolResultRecord, UserRecord, read_records
@@ -80,6 +80,20 @@ class LogState:
     tail: str = hashlib.sha256(b"").hexdigest()
 
 
+def log_problem(home: Home, session: str) -> OSError | None:
+    """Why a session's log cannot be indexed (FileNotFoundError when there is none), or None.
+    Neither sessions/<id> nor its 0.jsonl may be a symbolic link: memoryd does not follow one."""
+    folder = home.sessions / session
+    try:
+        check_entry(folder, folder=True)
+        check_entry(home.session_log(session))
+        if not folder.is_dir() or not home.session_log(session).is_file():
+            raise FileNotFoundError(f"no session {session}")
+    except OSError as e:
+        return e
+    return None
+
+
 def log_name(session: str) -> str:
     """The progress key of a session's log: its path relative to {home}."""
     return f"sessions/{session}/0.jsonl"
@@ -89,7 +103,7 @@ def _tail_hash(path: Path, offset: int, window: int | None = TAIL_BYTES) -> str:
     """The hash of the window bytes before offset (of all of them when window is None)."""
     start = 0 if window is None else max(0, offset - window)
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_read(path) as f:
         f.seek(start)
         left = offset - start
         while left > 0:
@@ -248,7 +262,7 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
     """Index the notes.md entries past its progress; returns the rows added."""
     path = home.memory_file("notes.md")
     state = load_state(conn, NOTES_LOG) or LogState()
-    exists = path.exists()
+    exists = os.path.lexists(path)
     if state.bytes and (not exists or not _still_valid(path, state, NOTES_WINDOW)):
         log.warning("notes %s changed before byte %d: indexing it again", path, state.bytes)
         _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
@@ -256,7 +270,7 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
     if not exists:
         save_state(conn, NOTES_LOG, state)
         return 0
-    with open(path, "rb") as f:
+    with open_read(path) as f:
         f.seek(state.bytes)
         data = f.read()
     # A last line without its newline is still being written.

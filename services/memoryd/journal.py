@@ -19,7 +19,7 @@ import os
 import re
 from pathlib import Path
 
-from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir
+from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir, open_read, read_file
 from memoryd.rollback import append_or_cut_back
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def record_time(when: dt.datetime) -> str:
 def read_lines(path: Path) -> list[dict]:
     """The JSON objects of a .jsonl file, in order; damaged lines skipped and logged."""
     try:
-        data = path.read_bytes()
+        data = read_file(path)
     except FileNotFoundError:
         return []
     records = []
@@ -63,7 +63,7 @@ def read_lines(path: Path) -> list[dict]:
 def ends_without_newline(path: Path) -> bool:
     """True when path has bytes and the last is not a newline (a hand edit, a torn append)."""
     try:
-        with open(path, "rb") as f:
+        with open_read(path) as f:
             f.seek(0, os.SEEK_END)
             if f.tell() == 0:
                 return False
@@ -76,7 +76,7 @@ def ends_without_newline(path: Path) -> bool:
 def append_record(path: Path, record: dict) -> None:
     """Append one JSON line, fsync'd, starting on a line of its own even after a torn write."""
     ensure_dir(path.parent)
-    new = not path.exists()
+    new = not os.path.lexists(path)
     prefix = b"\n" if ends_without_newline(path) else b""
     line = json.dumps(record, ensure_ascii=False).encode("utf-8")
     append_bytes(path, prefix + line + b"\n")
@@ -90,7 +90,7 @@ TAIL_BYTES = 65_536
 def last_id(path: Path) -> str | None:
     """The id of the last journal line of path that has one, read from the file's tail."""
     try:
-        with open(path, "rb") as f:
+        with open_read(path) as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
             f.seek(max(0, size - TAIL_BYTES))

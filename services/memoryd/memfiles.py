@@ -1,6 +1,7 @@
 """Reading the memory files from disk, each in one read, as they are now.
 
-Each file is read whole with one open and one read, so a reader running beside the writer sees
+Each file is read whole with one open and one read (never through a symbolic link, never from a
+FIFO: proto.files.read_file), so a reader running beside the writer sees
 the file before or after an atomic rename, never a mix. A missing, unreadable or non-UTF-8 file
 raises FileDamaged naming the file and the problem: memoryd created every file at start, so a
 missing one is a sign something is wrong, not an empty memory.
@@ -11,13 +12,16 @@ from pathlib import Path
 from memoryd import entries
 from memoryd.errors import FileDamaged
 from memoryd.home import Home
+from proto.files import NotRegular, read_file
 
 
 def read_text(path: Path, name: str) -> str:
     try:
-        data = path.read_bytes()
+        data = read_file(path)
     except FileNotFoundError:
         raise FileDamaged(f"{name} is missing") from None
+    except NotRegular as e:
+        raise FileDamaged(f"{name} is {e.strerror}") from None
     except IsADirectoryError:
         raise FileDamaged(f"{name} is not a file") from None
     except OSError as e:

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 
 from memoryd.defuse import defuse
-from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
+from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
 from memoryd.query import match_expression, query_terms, snippet
 from proto.labels import Label, higher_class
 
@@ -165,7 +165,7 @@ class RecallLog:
             os.close(self._fd)
         ensure_dir(self.home.recalls)
         path = self.home.recalls_month(when)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        self._fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
         self._month = f"{when:%Y-%m}"
         fsync_dir(path.parent)
 

@@ -13,13 +13,14 @@ import os
 import signal
 import sqlite3
 
-from memoryd.config import Config
+from memoryd.config import Config, Limits
 from memoryd.errors import MemorydError, StartFailed
-from memoryd.home import Home, ensure_dir
+from memoryd.home import Home, ensure_dir, unsafe_entry
 from memoryd.index import Index, check_fts5
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.store import MemoryStore
 from memoryd.witness import Witness
+from proto import fdbudget
 from proto.errors import ProtoError
 from proto.server import serve_unix
 
@@ -31,7 +32,16 @@ def prepare(config: Config) -> MemoryService:
     """Everything before listening: folders, files, FTS5, the index, catching up every log."""
     home = config.home
     try:
-        ensure_dir(home.root)
+        if home.root.is_symlink() and home.root.is_dir():
+            log.info("%s: a symbolic link to %s, used as the home", home.root, home.root.resolve())
+        else:
+            ensure_dir(home.root)
+    except OSError as e:
+        raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
+    refused = unsafe_entry(home)
+    if refused is not None:
+        raise StartFailed(f"{refused}; memoryd uses only its own files and folders in its home")
+    try:
         ensure_dir(home.memory)
         ensure_dir(home.index_dir)
         ensure_dir(home.run)
@@ -65,7 +75,7 @@ def take_home_lock(home: Home) -> int:
     never write one home (the second would race the first's writes and catch-up)."""
     path = home.index_dir / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as e:
         raise StartFailed(f"cannot open {path}: {e.strerror}") from None
     try:
@@ -87,19 +97,50 @@ def remove_stale_temp_files(home: Home) -> None:
             log.warning("%s: cannot remove a leftover temporary file: %s", path, e.strerror)
 
 
+def connection_caps(limits: Limits) -> list[int]:
+    """The loopd, brokerd and owner sockets' caps, fitted under the descriptor limit (logged)."""
+    wanted = {
+        "loopd": limits.loop_connections,
+        "brokerd": limits.broker_connections,
+        "owner": limits.admin_connections,
+    }
+    caps, limit = fdbudget.share(wanted)
+    shown = ", ".join(f"{name} {cap}" for name, cap in caps.items())
+    if caps != wanted:
+        log.warning(
+            "descriptor limit %d is too low for the configured [limits]; connection caps cut to %s",
+            limit,
+            shown,
+        )
+    else:
+        log.info("descriptor limit %d; connection caps %s", limit, shown)
+    return list(caps.values())
+
+
 async def run(config: Config, service: MemoryService, ready: asyncio.Event | None = None) -> None:
     """Serve until a stop signal (or until the task is cancelled)."""
+    limits = config.limits
     sockets = [
         (config.loop_socket, service.on_loop, LOOP_KINDS, "memoryd loopd socket"),
         (config.broker_socket, service.on_broker, BROKER_KINDS, "memoryd brokerd socket"),
         (config.admin_socket, service.on_admin, ADMIN_KINDS, "memoryd owner socket"),
     ]
+    caps = connection_caps(limits)
     servers = []
     try:
-        for path, handler, kinds, name in sockets:
+        for (path, handler, kinds, name), cap in zip(sockets, caps, strict=True):
             try:
                 servers.append(
-                    await serve_unix(path, handler, kinds, name=name, answerable=(MemorydError,))
+                    await serve_unix(
+                        path,
+                        handler,
+                        kinds,
+                        name=name,
+                        answerable=(MemorydError,),
+                        max_connections=cap,
+                        request_timeout=limits.request_seconds,
+                        reply_timeout=limits.reply_seconds,
+                    )
                 )
             except (OSError, ProtoError) as e:
                 raise StartFailed(f"cannot listen on {path}: {e}") from None

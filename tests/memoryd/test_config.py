@@ -79,3 +79,28 @@ def test_refusals_name_the_problem(tmp_path, text, names):
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load(tmp_path / "absent.toml")
+
+
+def test_limits_default_and_from_the_file(tmp_path):
+    assert load(None).limits.loop_connections == 256
+    assert load(None).limits.request_seconds == 5.0
+    cfg = load(write(tmp_path, "[limits]\nadmin_connections = 8\nreply_seconds = 2.5\n"))
+    assert cfg.limits.admin_connections == 8 and cfg.limits.reply_seconds == 2.5
+    assert cfg.limits.broker_connections == 256
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "loop_connections = 0",
+        "loop_connections = 2.5",
+        "loop_connections = true",
+        "request_seconds = 0",
+        "request_seconds = '5'",
+        "reply_seconds = 100000",
+        "connections = 5",
+    ],
+)
+def test_bad_limits_are_refused(tmp_path, text):
+    with pytest.raises(ConfigError, match="limits"):
+        load(write(tmp_path, f"[limits]\n{text}\n"))

@@ -5,7 +5,14 @@ import stat
 
 import pytest
 
-from proto.files import append_line, atomic_write, create_if_missing, ensure_dir
+from proto.files import (
+    NotRegular,
+    append_line,
+    atomic_write,
+    create_if_missing,
+    ensure_dir,
+    read_file,
+)
 
 
 def mode(path) -> int:
@@ -31,7 +38,7 @@ def test_atomic_write_failure_keeps_old(tmp_path, monkeypatch):
     path = tmp_path / "memory.md"
     path.write_text("old")
 
-    def boom(*_):
+    def boom(*_, **__):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", boom)
@@ -53,3 +60,72 @@ def test_append_line(tmp_path):
     append_line(path, '{"a":1}')
     append_line(path, '{"b":2}')
     assert path.read_text() == '{"a":1}\n{"b":2}\n' and mode(path) == 0o600
+
+
+# --- never through a symbolic link, never a FIFO (issue 13) ----------------------------------
+
+
+@pytest.fixture
+def outside(tmp_path):
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    (folder / "target").write_bytes(b"outside\n")
+    return folder
+
+
+def test_append_refuses_a_link_at_the_file(tmp_path, outside):
+    link = tmp_path / "journal.jsonl"
+    link.symlink_to(outside / "target")
+    with pytest.raises(NotRegular, match="journal.jsonl is a symbolic link"):
+        append_line(link, "x")
+    assert (outside / "target").read_bytes() == b"outside\n"
+
+
+def test_append_refuses_a_link_at_the_folder(tmp_path, outside):
+    (tmp_path / "edits").symlink_to(outside)
+    with pytest.raises(NotRegular, match="edits is a symbolic link"):
+        append_line(tmp_path / "edits" / "2026-09.jsonl", "x")
+    assert sorted(os.listdir(outside)) == ["target"]
+
+
+def test_atomic_write_refuses_a_link_and_leaves_it(tmp_path, outside):
+    link = tmp_path / "memory.md"
+    link.symlink_to(outside / "target")
+    with pytest.raises(NotRegular):
+        atomic_write(link, b"new")
+    assert link.is_symlink() and (outside / "target").read_bytes() == b"outside\n"
+    (tmp_path / "memory").symlink_to(outside)
+    with pytest.raises(NotRegular):
+        atomic_write(tmp_path / "memory" / "user.md", b"new")
+    assert sorted(os.listdir(outside)) == ["target"]
+
+
+def test_read_refuses_a_link_and_a_fifo_without_waiting(tmp_path, outside):
+    link = tmp_path / "notes.md"
+    link.symlink_to(outside / "target")
+    with pytest.raises(NotRegular, match="symbolic link"):
+        read_file(link)
+    fifo = tmp_path / "fifo.md"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegular, match="FIFO"):
+        read_file(fifo)  # would block forever if opened without O_NONBLOCK
+    with pytest.raises(OSError):  # no reader: ENXIO at once; with one, NotRegular
+        append_line(fifo, "x")
+
+
+def test_ensure_dir_refuses_a_link_and_never_chmods_its_target(tmp_path, outside):
+    (tmp_path / "edits").symlink_to(outside)
+    with pytest.raises(NotRegular, match="edits is a symbolic link"):
+        ensure_dir(tmp_path / "edits")
+    assert mode(outside) == 0o755
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(NotRegular, match="not a folder"):
+        ensure_dir(tmp_path / "plain")
+
+
+def test_create_if_missing_leaves_a_dangling_link(tmp_path, outside):
+    link = tmp_path / "soul.md"
+    link.symlink_to(outside / "missing")
+    assert create_if_missing(link, b"starter") is False
+    assert not (outside / "missing").exists()

@@ -16,9 +16,11 @@ A crash (not a failure) is the crash harness's business: the order of the writes
 """
 
 import contextlib
+import errno
 import logging
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from memoryd.home import atomic_write, fsync_dir
@@ -29,7 +31,7 @@ log = logging.getLogger(__name__)
 def size_of(path: Path) -> int | None:
     """The size of path now, or None when it does not exist."""
     try:
-        return os.stat(path).st_size
+        return os.lstat(path).st_size
     except FileNotFoundError:
         return None
 
@@ -41,9 +43,17 @@ def cut_back(path: Path, size: int | None) -> None:
             os.unlink(path)
             fsync_dir(path.parent)
         return
-    fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        if os.fstat(fd).st_size != size:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENXIO):
+            return  # a link or a FIFO: the append never wrote through it, nothing to take back
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return
+        if info.st_size != size:
             os.ftruncate(fd, size)
             os.fsync(fd)
     finally:

@@ -38,6 +38,7 @@ from memoryd.owner import handedit
 from memoryd.owner.commands import OwnerCommands
 from memoryd.review import Review, waiting_sentence
 from memoryd.witness import Witness
+from proto.files import NotRegular
 from proto.labels import CLASS_RANK
 from proto.tools import AddArgs, NoteArgs
 
@@ -204,7 +205,7 @@ class MemoryStore(OwnerCommands):
 
     @staticmethod
     def _not_applied(file: str, action: str, session: str | None, e: OSError) -> WriteFailed:
-        reason = e.strerror or str(e)
+        reason = str(e) if isinstance(e, NotRegular) else e.strerror or str(e)
         log.error("%s: %s by %s not applied: %s", file, action, session or "the owner", reason)
         return WriteFailed(
             f"not applied: memoryd cannot write its memory files ({reason}); {file} is unchanged"

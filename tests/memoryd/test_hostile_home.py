@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from memoryd.errors import FileInvalid
+from memoryd.errors import FileInvalid, WriteFailed
 from memoryd.home import Home
 from memoryd.index import Index
-from proto.client import RemoteError, request
+from proto.client import request
 from proto.files import NotRegular
 from proto.messages import MemoryCall, ToolRequest
 from tests.memoryd.store_helpers import CLEAN, args, new_store
@@ -129,7 +129,7 @@ def test_an_edit_refuses_a_memory_md_swapped_for_a_link(tmp_path, outside):
 def test_a_note_refuses_a_notes_md_swapped_for_a_link(tmp_path, outside):
     store = new_store(tmp_path)
     swap_for_link(store.home.memory_file("notes.md"), outside / "target.md")
-    with pytest.raises(NotRegular, match="notes.md is a symbolic link"):
+    with pytest.raises(WriteFailed, match=r"^not applied: .*notes.md is a symbolic link"):
         store.call(args(action="note", text="a note"), **CLEAN)
     assert untouched(outside)
 
@@ -137,7 +137,7 @@ def test_a_note_refuses_a_notes_md_swapped_for_a_link(tmp_path, outside):
 def test_the_journal_refuses_an_edits_folder_swapped_for_a_link(tmp_path, outside):
     store = new_store(tmp_path)
     swap_for_link(store.home.edits, outside)
-    with pytest.raises(NotRegular, match="edits is a symbolic link"):
+    with pytest.raises(WriteFailed, match=r"^not applied: .*edits is a symbolic link"):
         store.call(args(action="note", text="a note"), **CLEAN)
     assert untouched(outside)
 
@@ -162,10 +162,12 @@ def test_a_write_refused_for_a_link_is_answered_over_the_socket(tmp_path, outsid
         req = ToolRequest(
             session="mm-1", call_id="c1", tool="memory", arguments=args(action="note", text="n")
         )
-        with pytest.raises(RemoteError, match="notes.md is a symbolic link"):
-            request(
-                memoryd.broker_socket, MemoryCall(request=req, taint="private", untrusted=False)
-            )
+        reply = request(
+            memoryd.broker_socket, MemoryCall(request=req, taint="private", untrusted=False)
+        )
+        assert reply.ok is False
+        assert reply.output.startswith("not applied: ")
+        assert "notes.md is a symbolic link" in reply.output
         assert "Traceback" not in memoryd.log.read_text()
     finally:
         memoryd.stop()

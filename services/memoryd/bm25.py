@@ -101,8 +101,7 @@ def agrees_with_fts5() -> bool:
         rows, tokens = totals(averages)
         avgdl = tokens / rows
         sizes = {
-            rowid: varints(sz)[0]
-            for rowid, sz in conn.execute("SELECT id, sz FROM hits_docsize")
+            rowid: varints(sz)[0] for rowid, sz in conn.execute("SELECT id, sz FROM hits_docsize")
         }
         texts = dict(conn.execute("SELECT rowid, text FROM hits"))
         for _ in range(30):
@@ -114,7 +113,9 @@ def agrees_with_fts5() -> bool:
                 "SELECT rowid, rank FROM hits WHERE hits MATCH ? ORDER BY rank", (expression,)
             ):
                 counts = texts[rowid].split()
-                parts = [(weight, counts.count(w)) for weight, w in zip(weights, query)]
+                parts = [
+                    (weight, counts.count(w)) for weight, w in zip(weights, query, strict=True)
+                ]
                 if -score(parts, sizes[rowid], avgdl) != rank:
                     log.warning(
                         "bm25: this SQLite rounds bm25 differently (%r != %r); recall uses the"

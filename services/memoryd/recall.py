@@ -23,9 +23,7 @@ from proto.labels import Label, higher_class
 # The FTS5 query on its own: what the benchmark runs directly to compare with recall.
 SEARCH = "SELECT rowid, text FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
 # A hit's source.
-SOURCE = (
-    "SELECT kind, session, record, time, role, class, untrusted FROM sources WHERE rowid = ?"
-)
+SOURCE = "SELECT kind, session, record, time, role, class, untrusted FROM sources WHERE rowid = ?"
 # At most how long a recall log line waits for its fsync, in seconds.
 SYNC_INTERVAL = 0.2
 _SAID = {

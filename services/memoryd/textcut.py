@@ -14,7 +14,7 @@ the pages asked for:
 
 import sqlite3
 
-from memoryd.query import ELLIPSIS, SNIPPET_LIMIT, _first_match, _LEAD, snippet
+from memoryd.query import _LEAD, ELLIPSIS, SNIPPET_LIMIT, _first_match, snippet
 
 WHOLE = 65_536
 # The search region, plus room for a window that starts at its very end (4 bytes a character).

@@ -91,7 +91,10 @@ def _ensure_vocab(conn: sqlite3.Connection) -> None:
     (query_only,) = conn.execute("PRAGMA query_only").fetchone()
     conn.execute("PRAGMA query_only = 0")
     try:
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB_ROW} USING fts5vocab(main, hits, 'row')")
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB_ROW}"
+            " USING fts5vocab(main, hits, 'row')"
+        )
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB_INSTANCE}"
             " USING fts5vocab(main, hits, 'instance')"
@@ -215,7 +218,7 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
     kth = scores[ranked[k - 1]]
     if not common_bound * (1 + MARGIN) + MARGIN < kth:
         return None
-    for higher, lower in zip(ranked[:k], ranked[1 : k + 1]):
+    for higher, lower in zip(ranked[:k], ranked[1 : k + 1], strict=False):
         a, b = scores[higher], scores[lower]
         if a != b and a - b <= MARGIN * a:
             return None

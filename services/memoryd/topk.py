@@ -119,13 +119,14 @@ def _generation(conn: sqlite3.Connection) -> _Stats:
         identity = None
     key = (identity, blocks.get(bm25.AVERAGES_ID), blocks.get(bm25.STRUCTURE_ID))
     with _STATS_LOCK:
-        stats = _stats.get(path)
+        stats = _stats.get(path) if path else None
         if stats is not None and stats.key == key:
             return stats
     rows, tokens_ = bm25.totals(blocks.get(bm25.AVERAGES_ID))
     stats = _Stats(key, rows, tokens_ / rows if rows else 0.0)
-    with _STATS_LOCK:
-        _stats[path] = stats
+    if path:  # an in-memory database has no name to keep its figures under
+        with _STATS_LOCK:
+            _stats[path] = stats
     return stats
 
 

@@ -34,18 +34,20 @@ import sqlite3
 from memoryd import bm25, vocab
 
 PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
-RANKED = "SELECT rowid, rank FROM hits WHERE hits MATCH ? ORDER BY rank"
-HOLDING = "SELECT rowid FROM hits WHERE hits MATCH ?"
-# The times one term occurs in each listed row: highlight() marks each occurrence with one char.
-TIMES = (
-    "SELECT j.value, length(highlight(hits, 0, char(1), '')) - length(hits.text)"
-    " FROM json_each(?) AS j CROSS JOIN hits ON hits.rowid = j.value WHERE hits MATCH ?"
+# Each row holding a term, with the times it holds it (fts5vocab: no text is read).
+INSTANCES = f"SELECT doc, count(*) FROM temp.{vocab.VOCAB_INSTANCE} WHERE term = ? GROUP BY doc"
+# Each row matching an AND of two phrases, with how many occurrences of either it holds:
+# highlight() adds one character per occurrence.
+MARKED = (
+    "SELECT rowid, length(highlight(hits, 0, char(1), '')) - length(text) FROM hits"
+    " WHERE hits MATCH ?"
 )
 SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
-PLAIN_BELOW = 4_000
-# The rare terms' rows, together, at most this many (the rarest term is always rare).
-RARE_BUDGET = 20_000
+PLAIN_BELOW = 1_500
+# When the essential terms' rows come to more than this share of all the query's rows, the plain
+# query costs little more: fall back to it.
+READ_SHARE = 0.5
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
 
@@ -78,87 +80,59 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
     if not stats.rows:
         return None
     docs = {
-        token: vocab.docs(conn, stats, token, spelling[token], RARE_BUDGET) for token in spelling
+        token: vocab.docs(conn, stats, token, spelling[token], PLAIN_BELOW) for token in spelling
     }
-    if sum(docs.values()) <= PLAIN_BELOW:
-        return None
-    rare: set[str] = set()
-    budget = 0
-    for token in sorted(spelling, key=lambda token: (docs[token], token)):
-        if rare and budget + docs[token] > RARE_BUDGET:
-            break
-        rare.add(token)
-        budget += docs[token]
-    common = [token for token in spelling if token not in rare]
-    if not common:
+    total = sum(docs.values())
+    if total <= PLAIN_BELOW:
         return None
     weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
-    common_bound = sum(
-        weight * bm25.PHRASE_BOUND
-        for weight, token in zip(weights, phrase_tokens, strict=True)
-        if token not in rare
-    )
-    rare_terms = [term for term, token in zip(terms, phrase_tokens, strict=True) if token in rare]
-    rare_any = _or([spelling[token] for token in spelling if token in rare])
-    with_common: set[int] = set()
-    for token in common:
-        query = f'"{spelling[token]}" AND ({rare_any})'
-        with_common.update(rowid for (rowid,) in conn.execute(HOLDING, (query,)))
-
-    # Rows without a common term: FTS5's rare score is their full score, best first.
+    bounds = dict.fromkeys(spelling, 0.0)
+    for weight, token in zip(weights, phrase_tokens, strict=True):
+        bounds[token] += weight * bm25.PHRASE_BOUND
+    parts = [(weight, token) for weight, token in zip(weights, phrase_tokens, strict=True)]
+    left = sorted(spelling, key=lambda token: (docs[token], token))  # rarest first
+    times: dict[str, dict[int, int]] = {token: {} for token in spelling}
     scores: dict[int, float] = {}
-    rare_scores: list[tuple[int, float]] = []
-    for rowid, rank in conn.execute(RANKED, (_or(rare_terms),)):
-        if rowid in with_common:
-            rare_scores.append((rowid, -rank))
-        elif len(scores) < k:
-            scores[rowid] = -rank
-    kth = sorted(scores.values(), reverse=True)[k - 1] if len(scores) >= k else None
-    computed = {
-        rowid
-        for rowid, rare_score in rare_scores
-        if kth is None or _reaches(rare_score + common_bound, kth)
-    }
-    scores.update(_full_scores(conn, computed, terms, phrase_tokens, weights, stats.avgdl))
-    ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
-    if len(ranked) < k:
-        return None
-    kth = scores[ranked[k - 1]]
-    if _reaches(common_bound, kth):
-        return None
+    read = 0
+    while len(left) > 1:
+        token = left.pop(0)
+        read += docs[token]
+        if read > total * READ_SHARE:
+            return None
+        times[token] = dict(conn.execute(INSTANCES, (token,)))
+        for other in left:
+            # highlight() marks the occurrences of both phrases: take the essential one's off.
+            query = f'"{spelling[other]}" AND "{spelling[token]}"'
+            for rowid, marks in conn.execute(MARKED, (query,)):
+                times[other][rowid] = marks - times[token][rowid]
+        new = [rowid for rowid in times[token] if rowid not in scores]
+        sizes = _sizes(conn, new)
+        for rowid in new:
+            held = [(weight, times[t].get(rowid, 0)) for weight, t in parts]
+            scores[rowid] = bm25.score(held, sizes[rowid], stats.avgdl)
+        if len(scores) < k:
+            continue
+        ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
+        kth = scores[ranked[k - 1]]
+        rest = sum(bounds[t] for t in left)
+        if rest * (1 + MARGIN) + MARGIN < kth:
+            return ranked[:k] if _clear(scores, ranked, k) else None
+    return None
+
+
+def _clear(scores: dict[int, float], ranked: list[int], k: int) -> bool:
+    """False when two neighbours of the top k (and the next row) are nearly, not exactly, equal:
+    one rounding apart, their order would rest on the last bit."""
     for higher, lower in zip(ranked[:k], ranked[1 : k + 1], strict=False):
         a, b = scores[higher], scores[lower]
-        if a != b and a - b <= MARGIN * a and (higher in computed or lower in computed):
-            return None
-    return ranked[:k]
+        if a != b and a - b <= MARGIN * a:
+            return False
+    return True
 
 
-def _reaches(bound: float, score: float) -> bool:
-    """True unless bound, allowing for rounding, is surely below score."""
-    return not bound * (1 + MARGIN) + MARGIN < score
-
-
-def _full_scores(
-    conn: sqlite3.Connection,
-    rowids: set[int],
-    terms: list[str],
-    phrase_tokens: list[str],
-    weights: list[float],
-    avgdl: float,
-) -> dict[int, float]:
-    """The exact bm25 of each listed row for the whole query, computed as FTS5 computes it."""
+def _sizes(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
+    """Each row's length in tokens, from FTS5's docsize table."""
     if not rowids:
         return {}
     listed = json.dumps(sorted(rowids))
-    times: dict[str, dict[int, int]] = {}
-    for term, token in zip(terms, phrase_tokens, strict=True):
-        if token not in times:
-            times[token] = dict(conn.execute(TIMES, (listed, f'"{term}"')))
-    sizes = {rowid: bm25.varints(size)[0] for rowid, size in conn.execute(SIZES, (listed,))}
-    parts = [(weight, times[token]) for weight, token in zip(weights, phrase_tokens, strict=True)]
-    return {
-        rowid: bm25.score(
-            [(weight, held.get(rowid, 0)) for weight, held in parts], sizes[rowid], avgdl
-        )
-        for rowid in rowids
-    }
+    return {rowid: bm25.varints(size)[0] for rowid, size in conn.execute(SIZES, (listed,))}

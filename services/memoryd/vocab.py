@@ -23,6 +23,7 @@ from memoryd import bm25, indexer
 
 BOUNDED_COUNT = "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIMIT ?)"
 VOCAB_ROW = "memoryd_vocab_row"
+VOCAB_INSTANCE = "memoryd_vocab_instance"
 _LOCK = threading.Lock()
 
 
@@ -63,11 +64,11 @@ def tokens(term: str) -> tuple[str, ...]:
 
 
 def ensure_vocab(conn: sqlite3.Connection) -> None:
-    """The connection's fts5vocab table over hits, in its temp schema (nothing in the file)."""
+    """The connection's fts5vocab tables over hits, in its temp schema (nothing in the file)."""
     (found,) = conn.execute(
-        "SELECT count(*) FROM temp.sqlite_master WHERE name = ?", (VOCAB_ROW,)
+        "SELECT count(*) FROM temp.sqlite_master WHERE name IN (?, ?)", (VOCAB_ROW, VOCAB_INSTANCE)
     ).fetchone()
-    if found:
+    if found == 2:
         return
     # A reader connection is query_only, which forbids even its temp schema.
     (query_only,) = conn.execute("PRAGMA query_only").fetchone()
@@ -76,6 +77,10 @@ def ensure_vocab(conn: sqlite3.Connection) -> None:
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_ROW}"
             " USING fts5vocab(main, hits, 'row')"
+        )
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_INSTANCE}"
+            " USING fts5vocab(main, hits, 'instance')"
         )
     finally:
         conn.execute(f"PRAGMA query_only = {int(query_only)}")

@@ -45,7 +45,7 @@ def _both(conn: sqlite3.Connection, query: str, k: int) -> tuple[list[int], list
 def eager(monkeypatch):
     """Thresholds low enough that tiny corpora take the fast path."""
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
-    monkeypatch.setattr(topk, "RARE_BUDGET", 3)
+    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
 
 
 texts_strategy = st.lists(
@@ -113,7 +113,7 @@ def test_figures_follow_the_index_as_it_changes(tmp_path, monkeypatch):
     thousands of rows and the "mid" rows lead. Counts kept from before would keep the old order.
     """
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
-    monkeypatch.setattr(topk, "RARE_BUDGET", 300)
+    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
     path = tmp_path / "index.sqlite3"
     texts = ["rare"] * 20 + ["mid"] * 200 + ["pad common"] * 6_000
     conn = _table(path, texts)

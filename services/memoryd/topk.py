@@ -45,9 +45,12 @@ MARKED = (
 SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
 PLAIN_BELOW = 1_500
-# When the essential terms' rows come to more than this share of all the query's rows, the plain
-# query costs little more: fall back to it.
-READ_SHARE = 0.5
+# Reading a row here costs about what FTS5's scoring of it costs, so the way round pays only when
+# the terms it can skip hold most of the rows: it is tried when the commonest term holds at least
+# COMMON_SHARE of them, and given up (for the plain query) once the essential terms' rows would
+# come to more than READ_SHARE of them.
+COMMON_SHARE = 0.6
+READ_SHARE = 0.4
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
 
@@ -83,7 +86,7 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
         token: vocab.docs(conn, stats, token, spelling[token], PLAIN_BELOW) for token in spelling
     }
     total = sum(docs.values())
-    if total <= PLAIN_BELOW:
+    if total <= PLAIN_BELOW or max(docs.values()) < total * COMMON_SHARE:
         return None
     weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
     bounds = dict.fromkeys(spelling, 0.0)

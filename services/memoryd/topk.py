@@ -28,14 +28,13 @@ rounds differently from bm25.py. Everything runs inside the caller's read transa
 the statements see one state of the index.
 """
 
+import heapq
 import json
 import sqlite3
 
-from memoryd import bm25, vocab
+from memoryd import bm25, estimate, vocab
 
 PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
-# Each row holding a term, with the times it holds it (fts5vocab: no text is read).
-INSTANCES = f"SELECT doc, count(*) FROM temp.{vocab.VOCAB_INSTANCE} WHERE term = ? GROUP BY doc"
 # Each row matching an AND of two phrases, with how many occurrences of either it holds:
 # highlight() adds one character per occurrence.
 MARKED = (
@@ -45,12 +44,8 @@ MARKED = (
 SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
 PLAIN_BELOW = 1_500
-# Reading a row here costs about what FTS5's scoring of it costs, so the way round pays only when
-# the terms it can skip hold most of the rows: it is tried when the commonest term holds at least
-# COMMON_SHARE of them, and given up (for the plain query) once the essential terms' rows would
-# come to more than READ_SHARE of them.
-COMMON_SHARE = 0.6
-READ_SHARE = 0.4
+# The rows read (the rarer terms' rows), at most this many; the commoner terms are skipped.
+READ_LIMIT = 60_000
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
 
@@ -83,44 +78,68 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
     if not stats.rows:
         return None
     docs = {
-        token: vocab.docs(conn, stats, token, spelling[token], PLAIN_BELOW) for token in spelling
+        token: vocab.docs(conn, stats, token, spelling[token], READ_LIMIT) for token in spelling
     }
-    total = sum(docs.values())
-    if total <= PLAIN_BELOW or max(docs.values()) < total * COMMON_SHARE:
+    if sum(docs.values()) <= PLAIN_BELOW:
         return None
     weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
-    bounds = dict.fromkeys(spelling, 0.0)
+    weight_of = dict.fromkeys(spelling, 0.0)
     for weight, token in zip(weights, phrase_tokens, strict=True):
-        bounds[token] += weight * bm25.PHRASE_BOUND
-    parts = [(weight, token) for weight, token in zip(weights, phrase_tokens, strict=True)]
-    left = sorted(spelling, key=lambda token: (docs[token], token))  # rarest first
-    times: dict[str, dict[int, int]] = {token: {} for token in spelling}
+        weight_of[token] += weight
+    # The commonest terms are not read (while the others' rows stay within READ_LIMIT).
+    read: list[str] = []
+    budget = 0
+    for token in sorted(spelling, key=lambda token: (docs[token], token)):
+        if read and budget + docs[token] > READ_LIMIT:
+            break
+        read.append(token)
+        budget += docs[token]
+    skipped = [token for token in spelling if token not in read]
+    skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in skipped)
+    # Rows that hold a skipped term and a read one, with the skipped term's count.
+    read_any = " OR ".join(f'"{spelling[token]}"' for token in read)
+    marks = {
+        token: dict(conn.execute(MARKED, (f'"{spelling[token]}" AND ({read_any})',)))
+        for token in skipped
+    }
+    parameters: list = [stats.avgdl]
+    for token in read:
+        parameters += [token, weight_of[token]]
+    rows = conn.execute(estimate.statement(vocab.VOCAB_INSTANCE, len(read)), parameters)
     scores: dict[int, float] = {}
-    read = 0
-    while len(left) > 1:
-        token = left.pop(0)
-        read += docs[token]
-        if read > total * READ_SHARE:
-            return None
-        times[token] = dict(conn.execute(INSTANCES, (token,)))
-        for other in left:
-            # highlight() marks the occurrences of both phrases: take the essential one's off.
-            query = f'"{spelling[other]}" AND "{spelling[token]}"'
-            for rowid, marks in conn.execute(MARKED, (query,)):
-                times[other][rowid] = marks - times[token][rowid]
-        new = [rowid for rowid in times[token] if rowid not in scores]
-        sizes = _sizes(conn, new)
-        for rowid in new:
-            held = [(weight, times[t].get(rowid, 0)) for weight, t in parts]
-            scores[rowid] = bm25.score(held, sizes[rowid], stats.avgdl)
-        if len(scores) < k:
-            continue
-        ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
-        kth = scores[ranked[k - 1]]
-        rest = sum(bounds[t] for t in left)
-        if rest * (1 + MARGIN) + MARGIN < kth:
-            return ranked[:k] if _clear(scores, ranked, k) else None
-    return None
+    best: list[float] = []  # the k best scores so far, least first
+    kth = None
+    for rowid, held_text, size, guess in rows:
+        if kth is not None and not _reaches(guess + skipped_bound, kth):
+            break
+        held = dict(item.split(":") for item in held_text.split(" "))
+        times = {token: int(count) for token, count in held.items()}
+        for token in skipped:
+            if rowid in marks[token]:
+                # highlight() marked the read terms' occurrences too.
+                times[token] = marks[token][rowid] - sum(times[t] for t in read if t in times)
+        if size is None:
+            size = _sizes(conn, [rowid])[rowid]
+        parts = [
+            (weight, times.get(token, 0))
+            for weight, token in zip(weights, phrase_tokens, strict=True)
+        ]
+        scores[rowid] = bm25.score(parts, size, stats.avgdl)
+        heapq.heappush(best, scores[rowid])
+        if len(best) > k:
+            heapq.heappop(best)
+        if len(best) == k:
+            kth = best[0]
+    rows.close()
+    if kth is None or _reaches(skipped_bound, kth):
+        return None
+    ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
+    return ranked[:k] if _clear(scores, ranked, k) else None
+
+
+def _reaches(bound: float, score: float) -> bool:
+    """True unless bound, allowing for rounding, is surely below score."""
+    return not bound * (1 + MARGIN) + MARGIN < score
 
 
 def _clear(scores: dict[int, float], ranked: list[int], k: int) -> bool:

@@ -46,6 +46,10 @@ SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_eac
 PLAIN_BELOW = 1_500
 # The rows read (the rarer terms' rows), at most this many; the commoner terms are skipped.
 READ_LIMIT = 60_000
+# Reading a row here costs about what FTS5's ranking of it costs, so the way round pays only when
+# the skipped terms hold most of the query's rows: when the rows read would be more than this
+# share of them, the plain query answers.
+READ_SHARE = 0.4
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
 
@@ -80,20 +84,24 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
     docs = {
         token: vocab.docs(conn, stats, token, spelling[token], READ_LIMIT) for token in spelling
     }
-    if sum(docs.values()) <= PLAIN_BELOW:
+    total = sum(docs.values())
+    if total <= PLAIN_BELOW:
         return None
     weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
     weight_of = dict.fromkeys(spelling, 0.0)
     for weight, token in zip(weights, phrase_tokens, strict=True):
         weight_of[token] += weight
-    # The commonest terms are not read (while the others' rows stay within READ_LIMIT).
+    # The commonest terms are not read: the others' rows come to at most limit.
+    limit = min(READ_LIMIT, READ_SHARE * total)
     read: list[str] = []
     budget = 0
     for token in sorted(spelling, key=lambda token: (docs[token], token)):
-        if read and budget + docs[token] > READ_LIMIT:
+        if budget + docs[token] > limit:
             break
         read.append(token)
         budget += docs[token]
+    if not read:
+        return None
     skipped = [token for token in spelling if token not in read]
     skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in skipped)
     # Rows that hold a skipped term and a read one, with the skipped term's count.

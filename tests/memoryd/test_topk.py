@@ -45,7 +45,8 @@ def _both(conn: sqlite3.Connection, query: str, k: int) -> tuple[list[int], list
 def eager(monkeypatch):
     """Thresholds low enough that tiny corpora take the fast path."""
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
-    monkeypatch.setattr(topk, "READ_LIMIT", 3)
+    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
+    monkeypatch.setattr(topk, "READ_LIMIT", 2000)
 
 
 texts_strategy = st.lists(
@@ -70,7 +71,7 @@ query_strategy = st.lists(
     texts=texts_strategy,
     query=query_strategy,
     k=st.integers(1, 10),
-    read_limit=st.sampled_from([0, 3, 40, 10**6]),
+    read_limit=st.sampled_from([0, 3, 15, 40, 10**6]),
 )
 def test_the_fast_answer_is_the_plain_answer(eager, monkeypatch, texts, query, k, read_limit):
     monkeypatch.setattr(topk, "READ_LIMIT", read_limit)
@@ -119,6 +120,7 @@ def test_figures_follow_the_index_as_it_changes(tmp_path, monkeypatch):
     thousands of rows and the "mid" rows lead. Counts kept from before would keep the old order.
     """
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
     monkeypatch.setattr(topk, "READ_LIMIT", 300)
     path = tmp_path / "index.sqlite3"
     texts = ["rare"] * 20 + ["mid"] * 200 + ["pad common"] * 6_000

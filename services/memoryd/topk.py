@@ -50,6 +50,8 @@ READ_LIMIT = 60_000
 # the skipped terms hold most of the query's rows: when the rows read would be more than this
 # share of them, the plain query answers.
 READ_SHARE = 0.4
+# Tried only when the skipped terms' bound is below this many times the rarest term's idf.
+TRY_BELOW = 1.0
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
 
@@ -104,6 +106,10 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
         return None
     skipped = [token for token in spelling if token not in read]
     skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in skipped)
+    if skipped_bound >= TRY_BELOW * max(weight_of[token] for token in read):
+        # The k-th score would have to beat the skipped terms' bound, and a row that holds one
+        # rare term seldom scores more than that term's idf: not worth trying.
+        return None
     # Rows that hold a skipped term and a read one, with the skipped term's count.
     read_any = " OR ".join(f'"{spelling[token]}"' for token in read)
     marks = {

@@ -46,6 +46,7 @@ def eager(monkeypatch):
     """Thresholds low enough that tiny corpora take the fast path."""
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
     monkeypatch.setattr(topk, "READ_SHARE", 1.0)
+    monkeypatch.setattr(topk, "TRY_BELOW", 1e9)
     monkeypatch.setattr(topk, "READ_LIMIT", 2000)
 
 
@@ -121,6 +122,7 @@ def test_figures_follow_the_index_as_it_changes(tmp_path, monkeypatch):
     """
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
     monkeypatch.setattr(topk, "READ_SHARE", 1.0)
+    monkeypatch.setattr(topk, "TRY_BELOW", 1e9)
     monkeypatch.setattr(topk, "READ_LIMIT", 300)
     path = tmp_path / "index.sqlite3"
     texts = ["rare"] * 20 + ["mid"] * 200 + ["pad common"] * 6_000

@@ -51,7 +51,7 @@ READ_LIMIT = 60_000
 # share of them, the plain query answers.
 READ_SHARE = 0.4
 # Tried only when the skipped terms' bound is below this many times the rarest term's idf.
-TRY_BELOW = 1.0
+TRY_BELOW = 1.5
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
 

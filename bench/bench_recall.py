@@ -107,12 +107,13 @@ def bench_size(records: int, queries: int, root: Path) -> None:
     (root / "soul.md").write_text("A bench soul.\n")
     config = root / "memoryd.toml"
     config.write_text(f'[paths]\nhome = "{home.root}"\n')
+    sock = home.run / "broker-memory" / "memory.sock"
+    sock.unlink(missing_ok=True)  # left by a run on a kept home: wait for this memoryd's own
     proc = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
         stderr=subprocess.DEVNULL,
     )
     try:
-        sock = home.run / "broker-memory" / "memory.sock"
         wait_for(sock, proc)
         texts = [generator.query() for _ in range(queries)]
         direct = sqlite3.connect(home.index_db)

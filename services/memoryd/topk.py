@@ -54,9 +54,11 @@ READ_LIMIT = 60_000
 # Reading a row here costs about what FTS5's ranking of it costs, so the way round pays only when
 # the skipped terms hold most of the query's rows: when the rows read would be more than this
 # share of them, the plain query answers.
-READ_SHARE = 0.4
+READ_SHARE = 1.0
 # Tried only when the skipped terms' bound is below this many times the rarest term's idf.
 TRY_BELOW = 1.5
+# Rows scored at a time, in the order of their bound.
+BATCH = 256
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
 
@@ -134,27 +136,32 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
     scores: dict[int, float] = {}
     best: list[float] = []  # the k best scores so far, least first
     kth = None
-    for rowid, held_text, size, guess in rows:
-        if kth is not None and not _reaches(guess + skipped_bound, kth):
+    while True:
+        batch = rows.fetchmany(BATCH)
+        if kth is not None:
+            batch = [row for row in batch if _reaches(row[2] + skipped_bound, kth)]
+        if not batch:
             break
-        held = dict(item.split(":") for item in held_text.split(" "))
-        times = {token: int(count) for token, count in held.items()}
-        for token in skipped:
-            if rowid in marks[token]:
-                # highlight() marked the read terms' occurrences too.
-                times[token] = marks[token][rowid] - sum(times[t] for t in read if t in times)
-        if size is None:
-            size = _sizes(conn, [rowid])[rowid]
-        parts = [
-            (weight, times.get(token, 0))
-            for weight, token in zip(weights, phrase_tokens, strict=True)
-        ]
-        scores[rowid] = bm25.score(parts, size, stats.avgdl)
-        heapq.heappush(best, scores[rowid])
-        if len(best) > k:
-            heapq.heappop(best)
-        if len(best) == k:
-            kth = best[0]
+        sizes = _sizes(conn, [row[0] for row in batch])
+        for rowid, held_text, _bound in batch:
+            times = {}
+            for item in held_text.split(" "):
+                token, count = item.split(":")
+                times[token] = int(count)
+            for token in skipped:
+                if rowid in marks[token]:
+                    # highlight() marked the read terms' occurrences too.
+                    times[token] = marks[token][rowid] - sum(times.get(t, 0) for t in read)
+            parts = [
+                (weight, times.get(token, 0))
+                for weight, token in zip(weights, phrase_tokens, strict=True)
+            ]
+            scores[rowid] = bm25.score(parts, sizes[rowid], stats.avgdl)
+            heapq.heappush(best, scores[rowid])
+            if len(best) > k:
+                heapq.heappop(best)
+            if len(best) == k:
+                kth = best[0]
     rows.close()
     if kth is None or _reaches(skipped_bound, kth):
         return None

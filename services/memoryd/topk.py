@@ -54,7 +54,7 @@ READ_LIMIT = 60_000
 # Reading a row here costs about what FTS5's ranking of it costs, so the way round pays only when
 # the skipped terms hold most of the query's rows: when the rows read would be more than this
 # share of them, the plain query answers.
-READ_SHARE = 1.0
+READ_SHARE = 0.4
 # Tried only when the skipped terms' bound is below this many times the rarest term's idf.
 TRY_BELOW = 1.5
 # Rows scored at a time, in the order of their bound.

@@ -1,31 +1,32 @@
 """The spec's recall query, answered without scoring what cannot reach the top k (issue 14).
 
 The spec's query, `hits MATCH '"a" OR "b" ...' ORDER BY rank LIMIT k`, scores every row that holds
-any term: one common word puts hundreds of thousands of rows in play. The answer here is the same
-rowids in the same order (bm25, equal scores by rowid, as FTS5's sorter leaves them), found in the
-manner of MaxScore:
+any term: one common word puts hundreds of thousands of rows in play. fast() gives the same rowids
+in the same order (bm25, equal scores by rowid, as FTS5 leaves them), in the manner of MaxScore:
 
-1. Each term's row count n(t) (vocab.py) gives its idf; one phrase adds less than idf * (k1 + 1)
-   to any row's score.
-2. The rarest terms, together in at most RARE_BUDGET rows, are the rare ones; the rest are the
-   common ones. The rare query (the spec's query over the rare terms only, in the same order) is
-   ranked by FTS5 itself. For a row that holds no common term it gives exactly the row's full
-   score: a phrase the row does not hold adds exactly 0.0 to FTS5's sum.
-3. Which of those rows also hold a common term comes from one FTS5 query per common term,
-   `"common" AND ("rare" OR ...)`, which FTS5 answers by seeking in the common term's list, not
-   reading it. Such a row scores at most its rare score plus the common terms' bounds: only the
-   ones whose bound reaches the k-th exact score so far are scored in full, by bm25.py, which
-   reproduces FTS5's arithmetic bit for bit (term counts from highlight(), row length from
-   FTS5's docsize table).
-4. A row that holds only common terms scores at most the sum of their bounds. When that sum (with
-   a margin for rounding) is below the k-th score, no such row can enter the top k, and the
-   candidates' top k, ordered by (score desc, rowid asc), is the answer.
+1. Each term's row count n(t) (vocab.py, cached per index generation) gives its idf; one phrase
+   adds less than idf * (k1 + 1) to any row's score, whatever the row.
+2. The rarer terms are read, the commonest skipped: rarest first, while the rows read stay within
+   READ_SHARE of all the query's rows (and READ_LIMIT).
+3. For every row holding a read term, estimate.py gives (inside SQLite, from fts5vocab counts) the
+   read terms it holds, their counts, and a bound of their part of its score. Which of those rows
+   also hold a skipped term, and how often, comes from one FTS5 query per skipped term,
+   `"skipped" AND ("read" OR ...)`, which FTS5 answers by seeking in the skipped term's list, not
+   reading it; highlight() counts the occurrences.
+4. The rows are scored exactly (bm25.py reproduces FTS5's arithmetic bit for bit, the row's length
+   from FTS5's docsize table) in batches, highest bound first, until the next bound plus the
+   skipped terms' bounds is below the k-th score: no row further on can reach the top k.
+5. A row that holds only skipped terms scores less than the sum of their bounds. When that sum
+   (with a margin for rounding) is below the k-th score, no such row can enter the top k, and the
+   scored rows' top k, by (score desc, rowid asc), is the answer.
 
-Anything else falls back to the plain query: a term FTS5 does not read as exactly one token, a
-query whose terms are all rare (the plain query is cheap then), a bound the k-th score does not
-clear, two computed scores so close that one rounding could swap them, or a SQLite whose bm25
-rounds differently from bm25.py. Everything runs inside the caller's read transaction, so all
-the statements see one state of the index.
+Everything else falls back to the spec's query, run as FALLBACK (same rows, same order, cheaper):
+a term FTS5 does not read as exactly one token; fewer than PLAIN_BELOW rows in all (the plain
+query is cheap then); no term that can be read within the limits; skipped terms whose bound is
+too high to be worth trying (TRY_BELOW) or that the k-th score does not clear; two scores so
+close that one rounding could swap them; or a SQLite whose bm25 rounds differently from bm25.py.
+Everything runs inside the caller's read transaction, so all the statements see one state of the
+index.
 """
 
 import heapq
@@ -77,10 +78,6 @@ def best_rowids(conn: sqlite3.Connection, terms: list[str], expression: str, k: 
     """The rowids of the spec's query for these terms (expression is its MATCH text), best first."""
     found = fast(conn, terms, k)
     return fallback(conn, expression, k) if found is None else found
-
-
-def _or(terms: list[str]) -> str:
-    return " OR ".join(f'"{term}"' for term in terms)
 
 
 def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None:

@@ -3,7 +3,7 @@
 FTS5's idf needs n(t), the rows holding term t. FTS5 keeps no such count: it counts a term's whole
 list every time (fts5vocab does the same). The exact top-k search (topk.py) needs n(t) for every
 query term, so it is counted once per index generation and kept: a rare term's with a bounded FTS5
-count (at most the rare budget + 1 rows read), a common term's from fts5vocab.
+count (at most topk.READ_LIMIT + 1 rows read), a common term's from fts5vocab.
 
 A generation is what the index holds between two commits: the key is the file's identity with
 FTS5's averages record (rows, tokens) and structure record (its segments, and a counter that every
@@ -25,6 +25,8 @@ BOUNDED_COUNT = "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIM
 VOCAB_ROW = "memoryd_vocab_row"
 VOCAB_INSTANCE = "memoryd_vocab_instance"
 _LOCK = threading.Lock()
+# Counts kept per generation, at most (a few MB).
+MAX_TERMS = 100_000
 
 
 @dataclass
@@ -125,5 +127,7 @@ def docs(conn: sqlite3.Connection, stats: Stats, token: str, spelling: str, budg
         row = conn.execute(f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?", (token,)).fetchone()
         count = 0 if row is None else row[0]
     with _LOCK:
+        if len(stats.docs) >= MAX_TERMS:
+            stats.docs.clear()
         stats.docs[token] = count
     return count

@@ -14,18 +14,17 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
+from memoryd import topk
 from memoryd.defuse import defuse
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
-from memoryd.query import match_expression, query_terms, snippet
+from memoryd.query import match_expression, query_terms
+from memoryd.textcut import hit_snippet
 from proto.labels import Label, higher_class
 
 # The FTS5 query on its own: what the benchmark runs directly to compare with recall.
 SEARCH = "SELECT rowid, text FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
-# The same, with each hit's source (a lookup by rowid per hit).
-SEARCH_WITH_SOURCES = (
-    "SELECT h.text, s.kind, s.session, s.record, s.time, s.role, s.class, s.untrusted"
-    " FROM hits h JOIN sources s ON s.rowid = h.rowid WHERE hits MATCH ? ORDER BY rank LIMIT ?"
-)
+# A hit's source.
+SOURCE = "SELECT kind, session, record, time, role, class, untrusted FROM sources WHERE rowid = ?"
 # At most how long a recall log line waits for its fsync, in seconds.
 SYNC_INTERVAL = 0.2
 _SAID = {
@@ -78,17 +77,29 @@ class RecallResult:
 
 
 def search(conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
-    """At most k hits for the query, best first (bm25); none for a query without any term."""
+    """At most k hits for the query, best first (bm25); none for a query without any term.
+
+    The hits are the spec's query's (topk.py finds them without scoring every row), each with its
+    source and a snippet cut without loading the whole text (textcut.py), all in one read
+    transaction so that a commit in between cannot mix two states of the index.
+    """
     expression = match_expression(query)
     if expression is None:
         return []
     terms = query_terms(query)
-    return [
-        Hit(kind, session, record, time, role, klass, bool(untrusted), snippet(text, terms))
-        for text, kind, session, record, time, role, klass, untrusted in conn.execute(
-            SEARCH_WITH_SOURCES, (expression, k)
-        )
-    ]
+    conn.execute("BEGIN")
+    try:
+        hits = []
+        for rowid in topk.best_rowids(conn, terms, expression, k):
+            source = conn.execute(SOURCE, (rowid,)).fetchone()
+            if source is None:
+                continue
+            kind, session, record, time, role, klass, untrusted = source
+            text = hit_snippet(conn, rowid, terms)
+            hits.append(Hit(kind, session, record, time, role, klass, bool(untrusted), text))
+        return hits
+    finally:
+        conn.execute("COMMIT")
 
 
 def render(query: str, hits: list[Hit]) -> str:

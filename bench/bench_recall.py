@@ -1,0 +1,176 @@
+"""Benchmark: exact top-k recall over memoryd's socket against the spec's plain query (issue 14).
+
+For each size (records in session logs; default 10 thousand, 100 thousand and a million) it
+generates a home with words drawn from a Zipf distribution over a 30,000-word vocabulary
+(bench_index's generator and layout), builds the index (Index.reindex, in this process), starts
+memoryd as a process on it, and runs queries of 2 to 6 words drawn from the commoner half of the
+vocabulary, k = 5:
+
+- recall over memoryd's brokerd socket (connect, frame, validation, search, snippets, rendering,
+  label, recall log line), p50 and p99;
+- the spec's plain FTS5 query (recall.SEARCH) run directly on the same file with sqlite3, p50 and
+  p99, interleaved with the socket's in the same run;
+- for every query, the rowids of the exact top-k (topk.best_rowids) against the plain query's:
+  all must be equal; and how many queries the fast path answered (the rest fell back).
+
+    .venv/bin/python bench/bench_recall.py [--sizes 10000,100000,1000000] [--queries 500]
+"""
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_index import Generator, percentile
+from bench_socket import wait_for
+
+from memoryd import topk
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.query import match_expression, query_terms
+from memoryd.recall import SEARCH
+from proto.client import request
+from proto.messages import MemoryCall, ToolRequest
+
+VOCABULARY = 30_000
+K = 5
+
+
+class ZipfGenerator(Generator):
+    """bench_index's generator over a 30,000-word vocabulary; queries from its commoner half."""
+
+    def __init__(self, seed: int = 14):
+        super().__init__(seed)
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        words: set[str] = set()
+        while len(words) < VOCABULARY:
+            words.add("".join(self.rng.choices(letters, k=self.rng.randint(3, 9))))
+        self.words = sorted(words)
+        self.rng.shuffle(self.words)
+        self.weights = [1.0 / (rank + 1) for rank in range(VOCABULARY)]
+        total = 0.0
+        self.cumulative = []
+        for weight in self.weights:
+            total += weight
+            self.cumulative.append(total)
+
+    def query(self) -> str:
+        return " ".join(self.rng.sample(self.words[: VOCABULARY // 2], self.rng.randint(2, 6)))
+
+
+def _recall_over(sock: Path, text: str) -> None:
+    req = ToolRequest(
+        session="bench", call_id="c", tool="recall", arguments=json.dumps({"query": text, "k": K})
+    )
+    reply = request(sock, MemoryCall(request=req, taint="private", untrusted=False))
+    if not reply.ok:
+        raise SystemExit(f"recall failed: {reply.output}")
+
+
+def _compare(home: Home, queries: list[str]) -> tuple[int, int]:
+    """(queries whose fast answer equals the plain one, queries the fast path answered)."""
+    conn = sqlite3.connect(home.index_db, isolation_level=None)
+    equal = answered = 0
+    for text in queries:
+        terms, expression = query_terms(text), match_expression(text)
+        conn.execute("BEGIN")
+        try:
+            fast = topk.fast(conn, terms, K)
+            found = topk.best_rowids(conn, terms, expression, K)
+            plain = topk.plain(conn, expression, K)
+        finally:
+            conn.execute("COMMIT")
+        answered += fast is not None
+        equal += found == plain
+    conn.close()
+    return equal, answered
+
+
+def bench_size(records: int, queries: int, root: Path) -> None:
+    generator = ZipfGenerator()
+    started = time.perf_counter()
+    if (root / "home").is_dir():  # kept from an earlier run (--keep): the same seed, same home
+        home = Home(root / "home")
+        print(f"size {records}: reusing {home.root}")
+    else:
+        home = generator.home(root / "home", records)
+        index = Index(home)
+        index.open()
+        index.reindex()
+        index.close()
+        print(f"size {records}: generated and indexed in {time.perf_counter() - started:.1f} s")
+    (root / "soul.md").write_text("A bench soul.\n")
+    config = root / "memoryd.toml"
+    config.write_text(f'[paths]\nhome = "{home.root}"\n')
+    sock = home.run / "broker-memory" / "memory.sock"
+    sock.unlink(missing_ok=True)  # left by a run on a kept home: wait for this memoryd's own
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(sock, proc)
+        texts = [generator.query() for _ in range(queries)]
+        direct = sqlite3.connect(home.index_db)
+        for text in texts[:20]:  # warm the page cache for both
+            _recall_over(sock, text)
+            direct.execute(SEARCH, (match_expression(text), K)).fetchall()
+        times: dict[str, list[float]] = {"socket": [], "plain": []}
+        for n, text in enumerate(texts):
+            for which in ("socket", "plain") if n % 2 else ("plain", "socket"):
+                t0 = time.perf_counter()
+                if which == "socket":
+                    _recall_over(sock, text)
+                else:
+                    direct.execute(SEARCH, (match_expression(text), K)).fetchall()
+                times[which].append(time.perf_counter() - t0)
+        direct.close()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    for p in (50, 99):
+        s, d = percentile(times["socket"], p), percentile(times["plain"], p)
+        print(
+            f"size {records}: recall p{p} over the socket {s * 1e3:.3f} ms,"
+            f" plain FTS5 query p{p} {d * 1e3:.3f} ms, ratio {s / d:.3f}"
+        )
+    print(
+        f"size {records}: max over the socket {max(times['socket']) * 1e3:.3f} ms,"
+        f" plain {max(times['plain']) * 1e3:.3f} ms"
+    )
+    equal, answered = _compare(home, texts)
+    print(
+        f"size {records}: answers equal to the plain query's: {equal} of {len(texts)};"
+        f" fast path {answered}, fallback to the plain query {len(texts) - answered}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument(
+        "--keep", type=Path, help="build each size's home under this folder and keep it"
+    )
+    args = parser.parse_args(argv)
+    print(
+        f"cpus {os.cpu_count()}, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}"
+    )
+    for size in (int(s) for s in args.sizes.split(",")):
+        if args.keep is not None:
+            root = args.keep / f"size-{size}"
+            root.mkdir(parents=True, exist_ok=True)
+            bench_size(size, args.queries, root)
+            continue
+        with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
+            bench_size(size, args.queries, Path(tmp))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

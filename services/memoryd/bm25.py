@@ -1,0 +1,129 @@
+"""FTS5's bm25, reproduced in Python to the last bit, and the index figures it needs.
+
+The exact top-k search (topk.py) scores a few candidate rows itself instead of letting FTS5 score
+every row that holds a common term. Its answer must be FTS5's own, bit for bit, so this follows
+fts5Bm25Function (ext/fts5/fts5_aux.c) operation by operation:
+
+    idf(t)  = log((N - n(t) + 0.5) / (n(t) + 0.5)), or 1e-6 when that is <= 0
+    score   = sum over the query's phrases, in order, of
+              idf * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * D / avgdl)))
+
+with k1 = 1.2, b = 0.75, N the table's rows, n(t) the rows holding t, f the times the row holds t,
+D the row's tokens and avgdl the table's tokens over N. FTS5 ranks by -score. A phrase the row does
+not hold adds exactly 0.0, so it can be left out of the sum.
+
+N and the table's tokens come from FTS5's averages record (hits_data, id 1), D from hits_docsize;
+both are lists of SQLite varints. `agrees_with_fts5` checks the whole reproduction against FTS5
+itself once per process (a build of SQLite that fuses multiply-adds would round differently);
+when it disagrees, the caller uses the plain query only.
+"""
+
+import functools
+import logging
+import math
+import random
+import sqlite3
+
+log = logging.getLogger(__name__)
+
+K1 = 1.2
+B = 0.75
+# The most one phrase can add to a score: f / (f + positive) < 1.
+PHRASE_BOUND = K1 + 1.0
+AVERAGES_ID = 1
+STRUCTURE_ID = 10
+
+
+def idf(rows: int, docs: int) -> float:
+    value = math.log((rows - docs + 0.5) / (docs + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def term_score(weight: float, freq: float, size: float, avgdl: float) -> float:
+    """One phrase's part of a row's score: weight is the phrase's idf."""
+    return weight * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))
+
+
+def score(parts: list[tuple[float, int]], size: int, avgdl: float) -> float:
+    """A row's bm25 (positive: FTS5's rank is its negation): parts are (idf, times) per phrase,
+    in the query's order."""
+    total = 0.0
+    for weight, freq in parts:
+        if freq:
+            total += term_score(weight, float(freq), float(size), avgdl)
+    return total
+
+
+def varints(data: bytes) -> list[int]:
+    """The SQLite varints in data (big-endian 7 bits a byte; a 9th byte holds 8)."""
+    values = []
+    pos = 0
+    while pos < len(data):
+        value = 0
+        for i in range(9):
+            byte = data[pos]
+            pos += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        values.append(value)
+    return values
+
+
+def totals(averages: bytes | None) -> tuple[int, int]:
+    """(rows, tokens) of an FTS5 table from its averages record; (0, 0) when it has none."""
+    if not averages:
+        return 0, 0
+    values = varints(averages)
+    return values[0], sum(values[1:])
+
+
+_SELF_CHECK_ROWS = 400
+
+
+@functools.cache
+def agrees_with_fts5() -> bool:
+    """True when score() gives FTS5's rank (negated) for every row of a small random corpus."""
+    rng = random.Random(14)
+    words = [f"w{n}" for n in range(12)]
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        conn.execute("CREATE VIRTUAL TABLE hits USING fts5(text, tokenize = 'unicode61')")
+        for rowid in range(1, _SELF_CHECK_ROWS + 1):
+            text = " ".join(rng.choices(words, weights=range(12, 0, -1), k=rng.randint(1, 30)))
+            conn.execute("INSERT INTO hits (rowid, text) VALUES (?, ?)", (rowid, text))
+        (averages,) = conn.execute(
+            "SELECT block FROM hits_data WHERE id = ?", (AVERAGES_ID,)
+        ).fetchone()
+        rows, tokens = totals(averages)
+        avgdl = tokens / rows
+        sizes = {
+            rowid: varints(sz)[0] for rowid, sz in conn.execute("SELECT id, sz FROM hits_docsize")
+        }
+        texts = dict(conn.execute("SELECT rowid, text FROM hits"))
+        for _ in range(30):
+            query = rng.sample(words, rng.randint(1, 5))
+            docs = {w: sum(w in texts[r].split() for r in texts) for w in query}
+            weights = [idf(rows, docs[w]) for w in query]
+            expression = " OR ".join(f'"{w}"' for w in query)
+            for rowid, rank in conn.execute(
+                "SELECT rowid, rank FROM hits WHERE hits MATCH ? ORDER BY rank", (expression,)
+            ):
+                counts = texts[rowid].split()
+                parts = [
+                    (weight, counts.count(w)) for weight, w in zip(weights, query, strict=True)
+                ]
+                if -score(parts, sizes[rowid], avgdl) != rank:
+                    log.warning(
+                        "bm25: this SQLite rounds bm25 differently (%r != %r); recall uses the"
+                        " plain FTS5 query only",
+                        -score(parts, sizes[rowid], avgdl),
+                        rank,
+                    )
+                    return False
+        return True
+    finally:
+        conn.close()

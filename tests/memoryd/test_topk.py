@@ -1,0 +1,162 @@
+"""Exact top-k (topk.py): the same rowids, in the same order, as the spec's plain FTS5 query.
+
+The corpora use small vocabularies and repeated texts, so that equal scores (ties) are common, and
+the thresholds are lowered so that the fast path (not the fallback) answers most queries.
+"""
+
+import random
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryd import bm25, indexer, topk, vocab
+from memoryd.query import match_expression, query_terms
+
+WORDS = ["alpha", "Beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
+# Drawn from this, the first words are common and the last ones rare (about as Zipf would have it).
+SKEWED = [word for rank, word in enumerate(WORDS, 1) for _ in range(max(1, 12 // rank))]
+
+
+def _table(path, texts: list[str]) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(indexer.SCHEMA[0])
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO hits (rowid, text) VALUES (?, ?)", [(n, t) for n, t in enumerate(texts, 1)]
+    )
+    conn.execute("COMMIT")
+    return conn
+
+
+def _both(conn: sqlite3.Connection, query: str, k: int) -> tuple[list[int], list[int] | None]:
+    terms = query_terms(query)
+    plain = topk.plain(conn, match_expression(query), k)
+    conn.execute("BEGIN")
+    try:
+        fast = topk.fast(conn, terms, k)
+    finally:
+        conn.execute("COMMIT")
+    return plain, fast
+
+
+@pytest.fixture()
+def eager(monkeypatch):
+    """Thresholds low enough that tiny corpora take the fast path."""
+    monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
+    monkeypatch.setattr(topk, "TRY_BELOW", 1e9)
+    monkeypatch.setattr(topk, "READ_LIMIT", 2000)
+
+
+texts_strategy = st.lists(
+    st.one_of(
+        st.lists(st.sampled_from(SKEWED), min_size=1, max_size=12).map(" ".join),
+        st.sampled_from(["alpha", "alpha Beta", "gamma gamma", "zeta eta theta"]),  # repeats
+    ),
+    min_size=1,
+    max_size=120,
+)
+query_strategy = st.lists(
+    st.sampled_from(WORDS + ["ALPHA", "beta", "nothere", "Gamma"]), min_size=1, max_size=6
+).map(" ".join)
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    texts=texts_strategy,
+    query=query_strategy,
+    k=st.integers(1, 10),
+    read_limit=st.sampled_from([0, 3, 15, 40, 10**6]),
+)
+def test_the_fast_answer_is_the_plain_answer(eager, monkeypatch, texts, query, k, read_limit):
+    monkeypatch.setattr(topk, "READ_LIMIT", read_limit)
+    conn = _table(":memory:", texts)
+    try:
+        plain, fast = _both(conn, query, k)
+        assert topk.fallback(conn, match_expression(query), k) == plain
+        if fast is not None:
+            assert fast == plain
+    finally:
+        conn.close()
+
+
+def test_the_fast_path_answers_most_queries_and_agrees_with_ties(eager):
+    rng = random.Random(5)
+    texts = [" ".join(rng.choices(SKEWED, k=rng.randint(1, 8))) for _ in range(3000)]
+    conn = _table(":memory:", texts)
+    answered = 0
+    for _ in range(200):
+        query = " ".join(rng.sample(WORDS, rng.randint(2, 5)))
+        k = rng.randint(1, 10)
+        plain, fast = _both(conn, query, k)
+        if fast is not None:
+            answered += 1
+            assert fast == plain
+    conn.close()
+    assert answered >= 60  # the rest fell back: all the terms as common as each other
+
+
+def test_a_common_term_is_not_scored_row_by_row(tmp_path):
+    """At default thresholds, a query with one common and one rare term takes the fast path."""
+    rng = random.Random(9)
+    texts = [f"common filler{rng.randint(0, 500)}" for _ in range(20_000)]
+    for n in range(0, 20_000, 400):
+        texts[n] += " rare"
+    conn = _table(tmp_path / "index.sqlite3", texts)
+    plain, fast = _both(conn, "rare common", 5)
+    assert fast is not None
+    assert fast == plain
+    conn.close()
+
+
+def test_figures_follow_the_index_as_it_changes(tmp_path, monkeypatch):
+    """Per-term counts are cached per generation: a commit that changes them is seen.
+
+    Before the commit "rare" is rarer than "mid", so its rows lead; after it "rare" is in
+    thousands of rows and the "mid" rows lead. Counts kept from before would keep the old order.
+    """
+    monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
+    monkeypatch.setattr(topk, "TRY_BELOW", 1e9)
+    monkeypatch.setattr(topk, "READ_LIMIT", 300)
+    path = tmp_path / "index.sqlite3"
+    texts = ["rare"] * 20 + ["mid"] * 200 + ["pad common"] * 6_000
+    conn = _table(path, texts)
+    plain, fast = _both(conn, "rare mid common", 10)
+    assert fast == plain == list(range(1, 11))
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO hits (rowid, text) VALUES (?, ?)",
+        [(10_000 + n, "rare pad pad pad pad pad pad pad") for n in range(4_000)],
+    )
+    conn.execute("COMMIT")
+    plain, fast = _both(conn, "rare mid common", 10)
+    assert fast == plain == list(range(21, 31))
+    conn.close()
+
+
+def test_terms_that_are_not_one_token_fall_back(eager):
+    """The tokens come from FTS5's own tokenizer. No term of query_terms was found that FTS5
+    splits or drops, but if one ever is (a newer Unicode), the fast path leaves it to FTS5."""
+    assert vocab.tokens("Café") == ("cafe",)
+    assert vocab.tokens("ALPHA") == ("alpha",)
+    assert vocab.tokens("a\u00b7b") == ("a", "b")
+    assert vocab.tokens("\u0300") == ()
+    conn = _table(":memory:", ["a b"] * 5 + ["a"] * 50 + ["z"] * 500)
+    conn.execute("BEGIN")
+    assert topk.fast(conn, ["a", "b"], 3) is not None
+    assert topk.fast(conn, ["a\u00b7b", "a"], 3) is None
+    assert topk.fast(conn, ["\u0300", "a"], 3) is None
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_bm25_reproduction_agrees_with_this_sqlite():
+    assert bm25.agrees_with_fts5()
+    assert bm25.varints(bytes([0x8F, 0x50, 0x05])) == [2000, 5]

@@ -4,6 +4,7 @@
 [memory]  soul_starter = "soul.md"     # next to the config file
           review = false
 [index]   max_class = "private"
+[recall]  mode = "spec"                # spec | context | hybrid (design section 8)
 [sockets] loop, broker, admin          # defaults under {home}/run/ (spec 7)
 """
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from memoryd.errors import ConfigError
 from memoryd.home import Home
+from memoryd.modes import MODES as RECALL_MODES
 from proto.config import ConfigFile, ConfigInvalid
 from proto.labels import CLASSES
 
@@ -19,6 +21,7 @@ SECTIONS = {
     "paths": {"home"},
     "memory": {"soul_starter", "review"},
     "index": {"max_class"},
+    "recall": {"mode"},
     "sockets": {"loop", "broker", "admin"},
 }
 
@@ -32,6 +35,7 @@ class Config:
     loop_socket: Path
     broker_socket: Path
     admin_socket: Path
+    recall_mode: str = "spec"
 
 
 def load(path: Path | None) -> Config:
@@ -52,6 +56,11 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
     max_class = file.value("index", "max_class") or "private"
     if max_class not in CLASSES:
         raise ConfigInvalid(f"{file.source}: [index] max_class must be one of {', '.join(CLASSES)}")
+    recall_mode = file.string("recall", "mode") or "spec"
+    if recall_mode not in RECALL_MODES:
+        raise ConfigInvalid(
+            f"{file.source}: [recall] mode must be one of {', '.join(RECALL_MODES)}"
+        )
     run = home.run
     return Config(
         home=home,
@@ -61,4 +70,5 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
         loop_socket=file.path("sockets", "loop", run / "loop-memory" / "memory.sock"),
         broker_socket=file.path("sockets", "broker", run / "broker-memory" / "memory.sock"),
         admin_socket=file.path("sockets", "admin", run / "owner-memory" / "admin.sock"),
+        recall_mode=recall_mode,
     )

@@ -22,9 +22,10 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from memoryd import indexer
+from memoryd import indexer, modes
 from memoryd.errors import IndexDamaged, SessionUnknown, StartFailed
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
+from memoryd.modes import context
 from memoryd.query import match_expression
 from memoryd.recall import Hit, RecallLog, RecallResult, log_line, result, search
 from proto.labels import CLASS_RANK
@@ -111,9 +112,12 @@ def check_fts5() -> None:
 
 
 class Index:
-    def __init__(self, home: Home, *, max_class: str = "private"):
+    def __init__(self, home: Home, *, max_class: str = "private", mode: str = "spec"):
         if max_class not in CLASS_RANK:
             raise ValueError(f"not a data class: {max_class!r}")
+        if mode not in modes.MODES:
+            raise ValueError(f"not a recall mode: {mode!r}")
+        self.mode = mode
         self.home = home
         self.max_class = max_class
         self.path = home.index_db
@@ -177,6 +181,10 @@ class Index:
         else:
             self._writer = self._connect()
         os.chmod(self.path, FILE_MODE)
+        # Recall modes (issue 15): the configured mode's tables, built from the spec's if the
+        # index was made for another mode.
+        with self._transaction(self._writer) as conn:
+            modes.prepare(conn, self.mode, self.path)
 
     def close(self) -> None:
         with self._gate.exclusive():
@@ -238,6 +246,7 @@ class Index:
             conn.execute("PRAGMA synchronous = OFF")
             conn.execute("BEGIN")
             indexer.create_schema(conn)
+            modes.prepare(conn, self.mode, new)  # recall modes (issue 15)
             logs = records = 0
             for session in self._sessions():
                 records += indexer.index_session(conn, self.home, session, self.max_class, counted)
@@ -285,7 +294,7 @@ class Index:
             with self._gate.shared():
                 conn = self._take()
                 try:
-                    hits = search(conn, query, k)
+                    hits = self._search(conn, query, k)
                 except sqlite3.DatabaseError as error:
                     conn.close()
                     log.error("index %s: recall failed: %s", self.path, error)
@@ -294,8 +303,15 @@ class Index:
         self._log_recall(session, query, k, hits)
         return result(query, hits)
 
+    def _search(self, conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
+        # Recall modes (issue 15): spec is the spec's search, untouched.
+        if self.mode == "context":
+            return context.search(conn, query, k)
+        return search(conn, query, k)
+
     def _log_recall(self, session: str, query: str, k: int, hits: list[Hit]) -> None:
         with self._pool_lock:
             if self._recall_log is None:
                 self._recall_log = RecallLog(self.home)
-        self._recall_log.append(log_line(now_rfc3339(), session, query, k, hits))
+        line = log_line(now_rfc3339(), session, query, k, hits)
+        self._recall_log.append(modes.tag_log_line(line, self.mode))

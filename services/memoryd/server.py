@@ -41,7 +41,7 @@ def prepare(config: Config) -> MemoryService:
     check_fts5()
     store = MemoryStore(home, soul_starter=config.soul_starter, review=config.review)
     store.ensure()
-    index = Index(home, max_class=config.max_class)
+    index = Index(home, max_class=config.max_class, mode=config.recall_mode)
     try:
         index.open()
         added = index.catch_up_all()

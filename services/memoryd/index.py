@@ -126,6 +126,7 @@ class Index:
         self._pool_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._recall_log: RecallLog | None = None
+        self._hybrid = None  # modes.hybrid.Hybrid in mode hybrid (needs the [hybrid] extra)
 
     # --- connections ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -161,6 +162,12 @@ class Index:
     def open(self) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started."""
         check_fts5()
+        # Recall mode hybrid (issue 15): refuse to start without the extra, before any change.
+        embedder = None
+        if self.mode == "hybrid":
+            from memoryd.modes import embed
+
+            embedder = embed.shared()
         ensure_dir(self.home.index_dir)
         if self.path.exists():
             problem = _damage(self.path)
@@ -185,8 +192,15 @@ class Index:
         # index was made for another mode.
         with self._transaction(self._writer) as conn:
             modes.prepare(conn, self.mode, self.path)
+        if embedder is not None and self._hybrid is None:
+            from memoryd.modes import hybrid
+
+            self._hybrid = hybrid.Hybrid(embedder, self._embedding_connection, self.path)
 
     def close(self) -> None:
+        if self._hybrid is not None:
+            self._hybrid.close()
+            self._hybrid = None
         with self._gate.exclusive():
             self._close_all()
         with self._pool_lock:
@@ -267,6 +281,8 @@ class Index:
             os.replace(new, self.path)
             fsync_dir(self.path.parent)
             self._writer = self._connect()
+        if self._hybrid is not None:
+            self._hybrid.reset()
         log.info(
             "index %s: rebuilt from %d logs, %d records, %d notes", self.path, logs, records, notes
         )
@@ -307,7 +323,27 @@ class Index:
         # Recall modes (issue 15): spec is the spec's search, untouched.
         if self.mode == "context":
             return context.search(conn, query, k)
+        if self._hybrid is not None:
+            return self._hybrid.search(conn, query, k)
         return search(conn, query, k)
+
+    @contextlib.contextmanager
+    def _embedding_connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for the hybrid embedder's batch, held under the gate (issue 15)."""
+        with self._gate.shared():
+            if self._writer is None:
+                raise sqlite3.OperationalError("the memory index is not open")
+            conn = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+            try:
+                yield conn
+            finally:
+                conn.close()
+
+    def drain_embeddings(self, timeout: float = 60.0) -> bool:
+        """Wait until every row has its vector (hybrid; tests and benchmarks)."""
+        return self._hybrid is None or self._hybrid.drain(timeout)
 
     def _log_recall(self, session: str, query: str, k: int, hits: list[Hit]) -> None:
         with self._pool_lock:

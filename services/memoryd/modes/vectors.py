@@ -1,12 +1,13 @@
 """The hybrid mode's vectors in memory: the index's vectors table as one matrix, for exact search.
 
-A reader loads the matrix once, then appends the vectors written since (the background embedder
-writes them in rising rowid order) into spare capacity, so a snapshot taken before stays valid; a
-delete raises recall_mode.generation, and a changed generation or a count that does not add up
-loads the whole table again. While the embedder is writing, the matrix is brought up to date at
-most every REFRESH_INTERVAL seconds (rows not in it are still found lexically). Beside the matrix,
-for each row the positions of its neighbours (two before, two after in the same session), so a
-row's best neighbour cosine is one gather.
+A reader loads the matrix once, then appends the vectors written since into spare capacity, so a
+snapshot taken before stays valid. Within a generation vectors are written in rising rowid order
+(the embedder takes the lowest pending rowids first, and a new row's rowid is above every other),
+so the highest rowid tells what is new without counting the table; a delete raises
+recall_mode.generation, and a changed generation loads the whole table again. While the embedder
+is writing, the matrix is brought up to date at most every REFRESH_INTERVAL seconds (rows not in
+it are still found lexically). Beside the matrix, for each row the positions of its neighbours
+(two before, two after in the same session), so a row's best neighbour cosine is one gather.
 """
 
 import sqlite3
@@ -68,21 +69,17 @@ class Matrix:
             now = time.monotonic()
             if self._key is not None and now - self._checked < REFRESH_INTERVAL:
                 return self._snapshot()
-            generation, count = conn.execute(
-                "SELECT (SELECT generation FROM recall_mode), (SELECT count(*) FROM vectors)"
+            generation, highest = conn.execute(
+                "SELECT (SELECT generation FROM recall_mode), (SELECT max(rowid) FROM vectors)"
             ).fetchone()
             self._checked = now
-            if self._key == (generation, count):
+            if self._key == (generation, highest):
                 return self._snapshot()
             if self._key is None or self._key[0] != generation:
                 self._clear()
             last = int(self._rowids[self._n - 1]) if self._n else 0
-            rows = conn.execute(_ROWS, (last,)).fetchall()
-            if self._n + len(rows) != count:
-                self._clear()
-                rows = conn.execute(_ROWS, (0,)).fetchall()
-            self._append(rows)
-            self._key = (generation, count)
+            self._append(conn.execute(_ROWS, (last,)).fetchall())
+            self._key = (generation, highest)
             return self._snapshot()
 
     def _append(self, rows: list[tuple]) -> None:

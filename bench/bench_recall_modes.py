@@ -67,6 +67,7 @@ def quality(args) -> None:
     turns = sum(len(s.turns) for c in convs for s in c.sessions)
     print(f"{len(convs)} conversations, {turns} turns, {questions} questions: {dict(kinds)}")
     results: dict[str, dict[str, list[int]]] = {}
+    dense = collections.defaultdict(lambda: [0, 0, 0])
     with tempfile.TemporaryDirectory() as tmp:
         for mode in args.modes:
             found = collections.defaultdict(lambda: [0, 0, 0])  # kind -> [@5, @10, n]
@@ -81,13 +82,13 @@ def quality(args) -> None:
                 for q in conv.questions:
                     hits = index.recall(q.text, k=10, session="mm-eval").hits
                     ranked = [(hit.session, hit.record) for hit in hits]
-                    answers = set(q.answers)
-                    for key in (q.kind, "all"):
-                        found[key][0] += any(r in answers for r in ranked[:5])
-                        found[key][1] += any(r in answers for r in ranked[:10])
-                        found[key][2] += 1
+                    _count(found, q, ranked)
+                    if mode == "hybrid":
+                        _count(dense, q, _dense_only(index, q.text))
                 index.close()
             results[mode] = dict(found)
+        if dense:
+            results["dense alone (diagnostic)"] = dict(dense)
     print("| mode | all @5 | all @10 | " + " | ".join(f"{k} @5 / @10" for k in KINDS) + " |")
     print("| --- " * (3 + len(KINDS)) + "|")
     for mode, found in results.items():
@@ -104,6 +105,29 @@ def quality(args) -> None:
         if spec5 and mode in results:
             ratio = (results[mode]["all"][0] / results[mode]["all"][2]) / (spec5[0] / spec5[2])
             print(f"{mode} recall@5 / spec recall@5 = {ratio:.2f}")
+
+
+def _count(found, question, ranked: list[tuple[str, int]]) -> None:
+    answers = set(question.answers)
+    for key in (question.kind, "all"):
+        found[key][0] += any(r in answers for r in ranked[:5])
+        found[key][1] += any(r in answers for r in ranked[:10])
+        found[key][2] += 1
+
+
+def _dense_only(index: Index, query: str) -> list[tuple[str, int]]:
+    """The 10 rows of highest cosine with the query, no neighbours, no lexical part."""
+    conn = index._take()
+    try:
+        matrix = index._hybrid.matrix.refresh(conn)
+        cosine = matrix.vectors @ index._hybrid.embedder.embed([query])[0]
+        best = [int(matrix.rowids[i]) for i in cosine.argsort()[::-1][:10]]
+        return [
+            conn.execute("SELECT session, record FROM sources WHERE rowid = ?", (r,)).fetchone()
+            for r in best
+        ]
+    finally:
+        index._give(conn)
 
 
 def _rss() -> dict[str, int]:

@@ -267,6 +267,7 @@ class Index:
                 logs += 1
             notes = indexer.index_notes(conn, self.home, self.max_class)
             conn.execute("COMMIT")
+            modes.carry_over(conn, self.path)  # recall mode hybrid (issue 15): vectors kept
             conn.execute("PRAGMA journal_mode = WAL")
         finally:
             conn.close()

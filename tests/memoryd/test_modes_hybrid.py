@@ -209,3 +209,30 @@ def test_fusion_weights_lexical_and_dense():
     assert hybrid.fuse([(3, -10.0), (2, -1.0)], rowids, scores, 3) == [3, 1, 2]
     assert hybrid.fuse([], rowids, scores, 2) == [1, 3]
     assert hybrid.fuse([(2, -1.0)], rowids[:0], scores[:0], 5) == [2]
+
+
+def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch):
+    home = Home(tmp_path / "h")
+    append(home, "mm-pets", PETS)
+    append(home, "mm-talk", CONVERSATION)
+    index = opened(home)
+    index.catch_up_all()
+    assert index.drain_embeddings(60)
+    before = vectors(home.index_db)
+    # The owner rewrites one log by hand; the embedder is stopped, so only carried vectors exist.
+    index._hybrid.close()
+    home.session_log("mm-talk").write_text("")
+    append(home, "mm-talk", [user("2023-07-01T10:00:00Z", "I started learning Portuguese")])
+    index.reindex()
+    after = vectors(home.index_db)
+    assert set(after) == {key for key in before if key[1] == "mm-pets"}
+    for key, vector in after.items():
+        assert np.array_equal(vector, before[key])
+    assert pending(home.index_db) == 1  # the new row waits for the embedder
+    # The embedder writes it below the carried rowids: readers load the whole matrix again.
+    index._hybrid.step()
+    conn = sqlite3.connect(home.index_db)
+    snapshot = index._hybrid.matrix.refresh(conn)
+    conn.close()
+    assert len(snapshot.rowids) == len(PETS) + 1
+    index.close()

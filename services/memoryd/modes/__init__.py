@@ -13,6 +13,7 @@ mode recorded in the index itself, so the same code serves a reindex's new file 
 import json
 import logging
 import sqlite3
+from pathlib import Path
 
 from memoryd.modes import context
 
@@ -122,6 +123,43 @@ def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
         from memoryd.modes import hybrid_tables
 
         hybrid_tables.rows_deleted(conn, where, params)
+
+
+def carry_over(conn: sqlite3.Connection, old: Path) -> int:
+    """Hook: a reindex built conn's file beside the index old; copy from old the vectors of the
+    rows whose text did not change (hybrid), so the embedder computes only what is new. Runs its
+    own transaction (an attached database can only be detached outside one); returns how many
+    vectors were carried."""
+    if recorded(conn) != "hybrid" or not old.exists():
+        return 0
+    conn.execute("ATTACH DATABASE ? AS old", (str(old),))
+    try:
+        found = conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = 'vectors'").fetchone()
+        if found is None:
+            return 0
+        conn.execute("BEGIN")
+        conn.execute(
+            "CREATE TEMP TABLE carried AS SELECT o.kind, o.session, o.record, o.role, oh.text,"
+            " ov.vector FROM old.vectors ov JOIN old.sources o ON o.rowid = ov.rowid"
+            " JOIN old.hits oh ON oh.rowid = ov.rowid"
+        )
+        conn.execute("CREATE INDEX temp.carried_key ON carried(session, kind, record, role)")
+        before = conn.total_changes
+        conn.execute(
+            "INSERT INTO vectors SELECT n.rowid, c.vector FROM sources n"
+            " JOIN hits nh ON nh.rowid = n.rowid JOIN carried c ON c.session = n.session"
+            " AND c.kind = n.kind AND c.record = n.record AND c.role IS n.role"
+            " AND c.text = nh.text"
+        )
+        carried = conn.total_changes - before
+        conn.execute("DELETE FROM vector_pending WHERE rowid IN (SELECT rowid FROM vectors)")
+        conn.execute("DROP TABLE temp.carried")
+        conn.execute("COMMIT")
+        return carried
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.execute("DETACH DATABASE old")
 
 
 def tag_log_line(line: str, mode: str) -> str:

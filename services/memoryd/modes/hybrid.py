@@ -148,6 +148,11 @@ class Hybrid:
             vectors = self.embedder.embed([text or "" for _, text in rows])
             conn.execute("BEGIN IMMEDIATE")
             try:
+                (highest,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM vectors").fetchone()
+                if rows[0][0] < highest:
+                    # Below vectors already there (carried over by a reindex): readers must load
+                    # the whole matrix again, not only what lies above their highest rowid.
+                    conn.execute("UPDATE recall_mode SET generation = generation + 1")
                 for (rowid, text), vector in zip(rows, vectors, strict=True):
                     taken = conn.execute("DELETE FROM vector_pending WHERE rowid = ?", (rowid,))
                     # A row deleted meanwhile left the pending list with its sources row.

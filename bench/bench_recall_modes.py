@@ -170,7 +170,7 @@ def one_scale(home_root: str, mode: str, queries_file: str) -> None:
     built = time.perf_counter() - started
     out = {"mode": mode, "rows": rows, "build_rate": rows / built}
     if mode == "hybrid":
-        index._hybrid.close()  # stop the thread; embed for a fixed time on this one instead
+        index._hybrid.stop_embedder()  # stop the thread; embed for a fixed time on this one instead
         hybrid = index._hybrid
         done, started = 0, time.perf_counter()
         while time.perf_counter() - started < EMBED_SECONDS:

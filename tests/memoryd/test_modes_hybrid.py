@@ -220,7 +220,7 @@ def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch):
     assert index.drain_embeddings(60)
     before = vectors(home.index_db)
     # The owner rewrites one log by hand; the embedder is stopped, so only carried vectors exist.
-    index._hybrid.close()
+    index._hybrid.stop_embedder()
     home.session_log("mm-talk").write_text("")
     append(home, "mm-talk", [user("2023-07-01T10:00:00Z", "I started learning Portuguese")])
     index.reindex()

@@ -18,6 +18,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -42,12 +43,13 @@ Connect = Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]
 
 def dense_scores(matrix: Snapshot, query_vector: np.ndarray) -> np.ndarray:
     """Each row's cosine with the query plus NEIGHBOUR_WEIGHT x its best neighbour's."""
-    cosine = matrix.vectors @ query_vector
-    if not len(cosine):
-        return cosine
-    near = np.where(matrix.neighbours >= 0, cosine[matrix.neighbours.clip(0)], -np.inf)
-    best = near.max(axis=1)
-    return cosine + NEIGHBOUR_WEIGHT * np.where(np.isfinite(best), best, 0.0)
+    n = len(matrix.rowids)
+    padded = np.empty(n + 1, dtype=np.float32)
+    np.matmul(matrix.vectors, query_vector, out=padded[:n])
+    padded[n] = -np.inf  # where a row has no neighbour
+    best = padded[matrix.neighbours].max(axis=1)
+    best[best == -np.inf] = 0.0
+    return padded[:n] + NEIGHBOUR_WEIGHT * best
 
 
 def fuse(
@@ -83,16 +85,21 @@ class Hybrid:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memoryd-query-embed")
         self._thread = threading.Thread(target=self._run, name="memoryd-embedder", daemon=True)
         self._thread.start()
 
     # --- recall ---------------------------------------------------------------------------------
     def search(self, conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
+        # The question's vector is computed on another thread while SQLite ranks it lexically
+        # (both release the interpreter lock).
+        embedding = self._pool.submit(self.embedder.embed, [query])
         lexical = context.ranked(conn, query, LEXICAL_DEPTH)
         matrix = self.matrix.refresh(conn)
+        query_vector = embedding.result()[0]
         scores = np.zeros(0, dtype=np.float32)
         if len(matrix.rowids):
-            scores = dense_scores(matrix, self.embedder.embed([query])[0])
+            scores = dense_scores(matrix, query_vector)
         return context.hits(conn, fuse(lexical, matrix.rowids, scores, k), query)
 
     # --- the embedder ---------------------------------------------------------------------------
@@ -117,10 +124,15 @@ class Hybrid:
             if left == 0:
                 return True
 
-    def close(self) -> None:
+    def stop_embedder(self) -> None:
+        """Stop the background thread (close; benchmarks that drive step() themselves)."""
         self._stop.set()
         self._wake.set()
         self._thread.join()
+
+    def close(self) -> None:
+        self.stop_embedder()
+        self._pool.shutdown(wait=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -33,7 +33,8 @@ def pack(vector: np.ndarray) -> bytes:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """rowids (n,) rising, vectors (n, 384) float32, neighbours (n, 4) positions or -1."""
+    """rowids (n,) rising, vectors (n, 384) float32, neighbours (n, 4) int32 positions, n where
+    there is none (so a gather from the cosines with one more value at the end needs no mask)."""
 
     rowids: np.ndarray
     vectors: np.ndarray
@@ -52,7 +53,7 @@ class Matrix:
         self._rowids = np.zeros(0, dtype=np.int64)
         self._vectors = np.zeros((0, DIMENSIONS), dtype=np.float32)
         self._groups: list[str] = []
-        self._neighbours = np.full((0, 2 * NEIGHBOURS), -1, dtype=np.int64)
+        self._neighbours = np.zeros((0, 2 * NEIGHBOURS), dtype=np.int32)
 
     def _snapshot(self) -> Snapshot:
         n = self._n
@@ -105,13 +106,13 @@ class Matrix:
 
 def neighbours(groups: list[str]) -> np.ndarray:
     """For each position, the positions of the 2 before and 2 after it in its group (in the
-    order of the list, which is rowid order), -1 where there is none."""
+    order of the list, which is rowid order), len(groups) where there is none."""
     n = len(groups)
     codes: dict[str, int] = {}
     group = np.array([codes.setdefault(g, len(codes)) for g in groups], dtype=np.int64)
     order = np.lexsort((np.arange(n), group))
     sorted_group = group[order]
-    out = np.full((n, 2 * NEIGHBOURS), -1, dtype=np.int64)
+    out = np.full((n, 2 * NEIGHBOURS), n, dtype=np.int32)
     shifts = [s for s in range(-NEIGHBOURS, NEIGHBOURS + 1) if s]
     for column, shift in enumerate(shifts):
         at = np.arange(n) + shift

@@ -11,7 +11,8 @@ Prints recall@5 and @10 per mode, overall and per question kind.
 scale: one home of generated conversations (seeds from 1000) with at least SIZE turns; for each
 mode, in a fresh process: the index built from nothing (catch_up_all; build rate in records a
 second), recall latency p50/p99 of Index.recall over 300 questions of those conversations, and the
-process's RSS (VmRSS after the queries, VmHWM the peak). In hybrid, the background embedder runs
+process's RSS (VmRSS after the queries, VmHWM the peak) and the index's size on disk
+(index_mb). In hybrid, the background embedder runs
 for EMBED_SECONDS to measure its rate; the remaining vectors are then written by the benchmark
 from a cache of the texts' vectors (the generated turns repeat; the embedder does not cache), so
 that the latency is that of a complete matrix.
@@ -161,6 +162,29 @@ def _fill_vectors(index: Index) -> None:
     conn.execute("COMMIT")
 
 
+def _hybrid_parts(index: Index, questions: list[str]) -> dict[str, float]:
+    """Median cost of the two parts hybrid adds to context: the question's vector, and the
+    dense scores over the whole matrix (matrix-vector product and neighbour gather)."""
+    from memoryd.modes.hybrid import dense_scores
+
+    conn = index._take()
+    matrix = index._hybrid.matrix.refresh(conn)
+    index._give(conn)
+    embed_ms, dense_ms = [], []
+    for q in questions:
+        t0 = time.perf_counter()
+        vector = index._hybrid.embedder.embed([q])[0]
+        t1 = time.perf_counter()
+        dense_scores(matrix, vector)
+        t2 = time.perf_counter()
+        embed_ms.append((t1 - t0) * 1000)
+        dense_ms.append((t2 - t1) * 1000)
+    return {
+        "embed_query_p50_ms": statistics.median(embed_ms),
+        "dense_scores_p50_ms": statistics.median(dense_ms),
+    }
+
+
 def one_scale(home_root: str, mode: str, queries_file: str) -> None:
     home = Home(Path(home_root))
     questions = json.loads(Path(queries_file).read_text())
@@ -187,7 +211,12 @@ def one_scale(home_root: str, mode: str, queries_file: str) -> None:
     times.sort()
     out["p50_ms"] = statistics.median(times)
     out["p99_ms"] = times[int(0.99 * (len(times) - 1))]
+    if mode == "hybrid":
+        out.update(_hybrid_parts(index, questions[:50]))
     out.update(_rss())
+    index.close()
+    files = home.index_dir.glob("memory.sqlite3*")
+    out["index_mb"] = round(sum(f.stat().st_size for f in files) / 2**20, 1)
     print(json.dumps(out), flush=True)
 
 

@@ -8,6 +8,7 @@ import sqlite3
 
 import pytest
 
+from memoryd import indexer
 from memoryd.config import load
 from memoryd.errors import ConfigError
 from memoryd.home import Home
@@ -78,10 +79,11 @@ def test_the_spec_mode_index_holds_only_the_spec_tables(tmp_path, talked):
     index = opened(talked, "spec")
     index.catch_up_all()
     index.close()
-    names = {name for _, name, _, _ in schema(talked.index_db)}
-    assert "recall_mode" not in names and "context_hits" not in names
-    assert {"hits", "sources", "progress", "offsets"} <= names
-    assert not any(name.startswith("context") for name in names)
+    entries = schema(talked.index_db)
+    tables = {name: sql for kind, name, _, sql in entries if kind == "table"}
+    own = {name: sql for name, sql in tables.items() if not name.startswith("hits_")}
+    assert own == dict(zip(indexer.TABLES, indexer.SCHEMA, strict=True))
+    assert not [name for kind, name, _, sql in entries if kind == "index" and sql is not None]
 
 
 def test_switching_back_to_spec_leaves_exactly_the_spec_schema(tmp_path, talked):

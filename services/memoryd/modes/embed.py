@@ -17,14 +17,6 @@ from pathlib import Path
 
 from memoryd.errors import StartFailed
 
-# memoryd runs several recalls at once on 2 cores beside other work: one BLAS and one tokenizer
-# thread per call does better than threads that spin against each other (a 100,000-row
-# matrix-vector product measured 15 ms single-threaded, 66 ms with the default threads, on a busy
-# machine). Only takes effect when numpy is imported after this module, as memoryd does.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 DIMENSIONS = 384

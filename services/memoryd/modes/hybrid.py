@@ -34,7 +34,7 @@ LEXICAL_WEIGHT = 0.7
 DENSE_WEIGHT = 0.3
 NEIGHBOUR_WEIGHT = 0.5
 EMBED_BATCH = 32
-# How often an idle embedder looks for pending rows, in seconds (a catch-up also wakes it).
+# How often an idle embedder looks for pending rows, in seconds (catch-up does not wake it).
 POLL = 2.0
 
 Connect = Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]

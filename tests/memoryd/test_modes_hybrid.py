@@ -19,6 +19,7 @@ from memoryd.errors import StartFailed  # noqa: E402
 from memoryd.home import Home  # noqa: E402
 from memoryd.index import Index  # noqa: E402
 from memoryd.modes import embed, hybrid  # noqa: E402
+from memoryd.modes import vectors as matrix_module  # noqa: E402
 from tests.memoryd.test_modes_context import CONVERSATION, context_contents, said, user  # noqa: E402
 from tests.memoryd.test_reindex import append, append_note, contents  # noqa: E402
 
@@ -183,20 +184,25 @@ def test_a_switch_to_hybrid_embeds_what_is_there_and_back_to_spec_drops_it(tmp_p
     assert not names & {"vectors", "vector_pending", "recall_mode", "context_hits"}
 
 
-def test_deleted_rows_leave_the_matrix(tmp_path):
+def test_deleted_rows_leave_the_matrix_at_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix_module, "REFRESH_INTERVAL", 3600.0)  # appends wait; deletes must not
     home = Home(tmp_path / "h")
-    append(home, "mm-pets", PETS)
+    append(home, "mm-talk", CONVERSATION)
     index = opened(home)
     index.catch_up_all()
+    append(home, "mm-pets", PETS)  # rowids after mm-talk's
+    index.catch_up_all()
     assert index.drain_embeddings(60)
-    assert index.recall("any new animals in the household?", k=1, session="q").hits
-    home.session_log("mm-pets").write_text("")  # rewritten: its rows go
+    question = "any new animals in the household?"
+    assert index.recall(question, k=1, session="q").hits[0].snippet == PETS[0]["content"]
+    # The log is rewritten: its rows go, and the new row takes the first of their rowids.
+    home.session_log("mm-pets").write_text("")
     append(home, "mm-pets", [user("2023-06-01T10:00:00Z", "The garden needs watering")])
     index.catch_up_session("mm-pets")
     assert index.drain_embeddings(60)
-    index._hybrid.matrix.reset()
-    hits = index.recall("any new animals in the household?", k=5, session="q").hits
-    assert [hit.snippet for hit in hits] == ["The garden needs watering"]
+    hits = index.recall(question, k=1, session="q").hits
+    # With the old matrix the new row would carry the puppy's vector and come first.
+    assert hits[0].snippet != "The garden needs watering"
     index.close()
 
 

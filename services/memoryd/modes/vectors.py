@@ -4,10 +4,11 @@ A reader loads the matrix once, then appends the vectors written since into spar
 snapshot taken before stays valid. Within a generation vectors are written in rising rowid order
 (the embedder takes the lowest pending rowids first, and a new row's rowid is above every other),
 so the highest rowid tells what is new without counting the table; a delete raises
-recall_mode.generation, and a changed generation loads the whole table again. While the embedder
-is writing, the matrix is brought up to date at most every REFRESH_INTERVAL seconds (rows not in
-it are still found lexically). Beside the matrix, for each row the positions of its neighbours
-(two before, two after in the same session), so a row's best neighbour cosine is one gather.
+recall_mode.generation, and a changed generation loads the whole table again at once. While the
+embedder is writing, new vectors are appended at most every REFRESH_INTERVAL seconds (rows not
+in the matrix yet are still found lexically). Beside the matrix, for each row the positions of
+its neighbours (two before, two after in the same session), so a row's best neighbour cosine is
+one gather.
 """
 
 import sqlite3
@@ -67,17 +68,18 @@ class Matrix:
     def refresh(self, conn: sqlite3.Connection) -> Snapshot:
         """The matrix of the index conn reads, up to date (or at most REFRESH_INTERVAL old)."""
         with self._lock:
-            now = time.monotonic()
-            if self._key is not None and now - self._checked < REFRESH_INTERVAL:
-                return self._snapshot()
             generation, highest = conn.execute(
                 "SELECT (SELECT generation FROM recall_mode), (SELECT max(rowid) FROM vectors)"
             ).fetchone()
-            self._checked = now
             if self._key == (generation, highest):
                 return self._snapshot()
+            now = time.monotonic()
             if self._key is None or self._key[0] != generation:
+                # Rows were deleted (their rowids may be reused): never answer from the old matrix.
                 self._clear()
+            elif now - self._checked < REFRESH_INTERVAL:
+                return self._snapshot()  # only new vectors: they can wait a moment
+            self._checked = now
             last = int(self._rowids[self._n - 1]) if self._n else 0
             self._append(conn.execute(_ROWS, (last,)).fetchall())
             self._key = (generation, highest)

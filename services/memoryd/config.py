@@ -4,6 +4,7 @@
 [memory]  soul_starter = "soul.md"     # next to the config file
           review = false
 [index]   max_class = "private"
+[recall]  mode = "spec"                # spec | context | hybrid (design section 8)
 [sockets] loop, broker, admin          # defaults under {home}/run/ (spec 7)
 [limits]  loop_connections = 256      # open connections each socket holds at most
           broker_connections = 256
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from memoryd.errors import ConfigError
 from memoryd.home import Home
+from memoryd.modes import MODES as RECALL_MODES
 from proto.config import ConfigFile, ConfigInvalid
 from proto.labels import CLASSES
 
@@ -24,6 +26,7 @@ SECTIONS = {
     "paths": {"home"},
     "memory": {"soul_starter", "review"},
     "index": {"max_class"},
+    "recall": {"mode"},
     "sockets": {"loop", "broker", "admin"},
     "limits": {
         "loop_connections",
@@ -56,6 +59,7 @@ class Config:
     broker_socket: Path
     admin_socket: Path
     limits: Limits = Limits()
+    recall_mode: str = "spec"
 
 
 def load(path: Path | None) -> Config:
@@ -76,6 +80,11 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
     max_class = file.value("index", "max_class") or "private"
     if max_class not in CLASSES:
         raise ConfigInvalid(f"{file.source}: [index] max_class must be one of {', '.join(CLASSES)}")
+    recall_mode = file.string("recall", "mode") or "spec"
+    if recall_mode not in RECALL_MODES:
+        raise ConfigInvalid(
+            f"{file.source}: [recall] mode must be one of {', '.join(RECALL_MODES)}"
+        )
     run = home.run
     return Config(
         home=home,
@@ -86,6 +95,7 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
         broker_socket=file.path("sockets", "broker", run / "broker-memory" / "memory.sock"),
         admin_socket=file.path("sockets", "admin", run / "owner-memory" / "admin.sock"),
         limits=_limits(file),
+        recall_mode=recall_mode,
     )
 
 

@@ -22,9 +22,10 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from memoryd import indexer
+from memoryd import indexer, modes
 from memoryd.errors import IndexDamaged, SessionUnknown, StartFailed
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
+from memoryd.modes import context
 from memoryd.query import match_expression
 from memoryd.recall import Hit, RecallLog, RecallResult, log_line, result, search
 from proto.labels import CLASS_RANK
@@ -111,9 +112,12 @@ def check_fts5() -> None:
 
 
 class Index:
-    def __init__(self, home: Home, *, max_class: str = "private"):
+    def __init__(self, home: Home, *, max_class: str = "private", mode: str = "spec"):
         if max_class not in CLASS_RANK:
             raise ValueError(f"not a data class: {max_class!r}")
+        if mode not in modes.MODES:
+            raise ValueError(f"not a recall mode: {mode!r}")
+        self.mode = mode
         self.home = home
         self.max_class = max_class
         self.path = home.index_db
@@ -122,6 +126,7 @@ class Index:
         self._pool_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._recall_log: RecallLog | None = None
+        self._hybrid = None  # modes.hybrid.Hybrid in mode hybrid (needs the [hybrid] extra)
 
     # --- connections ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -157,6 +162,12 @@ class Index:
     def open(self) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started."""
         check_fts5()
+        # Recall mode hybrid (issue 15): refuse to start without the extra, before any change.
+        embedder = None
+        if self.mode == "hybrid":
+            from memoryd.modes import embed
+
+            embedder = embed.shared()
         ensure_dir(self.home.index_dir)
         if self.path.exists():
             problem = _damage(self.path)
@@ -177,8 +188,19 @@ class Index:
         else:
             self._writer = self._connect()
         os.chmod(self.path, FILE_MODE)
+        # Recall modes (issue 15): the configured mode's tables, built from the spec's if the
+        # index was made for another mode.
+        with self._transaction(self._writer) as conn:
+            modes.prepare(conn, self.mode, self.path)
+        if embedder is not None and self._hybrid is None:
+            from memoryd.modes import hybrid
+
+            self._hybrid = hybrid.Hybrid(embedder, self._embedding_connection, self.path)
 
     def close(self) -> None:
+        if self._hybrid is not None:
+            self._hybrid.close()
+            self._hybrid = None
         with self._gate.exclusive():
             self._close_all()
         with self._pool_lock:
@@ -251,12 +273,14 @@ class Index:
             conn.execute("PRAGMA synchronous = OFF")
             conn.execute("BEGIN")
             indexer.create_schema(conn)
+            modes.prepare(conn, self.mode, new)  # recall modes (issue 15)
             logs = records = 0
             for session in self._sessions():
                 records += indexer.index_session(conn, self.home, session, self.max_class, counted)
                 logs += 1
             notes = indexer.index_notes(conn, self.home, self.max_class)
             conn.execute("COMMIT")
+            modes.carry_over(conn, self.path)  # recall mode hybrid (issue 15): vectors kept
             conn.execute("PRAGMA journal_mode = WAL")
         finally:
             conn.close()
@@ -271,6 +295,8 @@ class Index:
             os.replace(new, self.path)
             fsync_dir(self.path.parent)
             self._writer = self._connect()
+        if self._hybrid is not None:
+            self._hybrid.reset()
         log.info(
             "index %s: rebuilt from %d logs, %d records, %d notes", self.path, logs, records, notes
         )
@@ -301,7 +327,7 @@ class Index:
             with self._gate.shared():
                 conn = self._take()
                 try:
-                    hits = search(conn, query, k)
+                    hits = self._search(conn, query, k)
                 except sqlite3.DatabaseError as error:
                     conn.close()
                     log.error("index %s: recall failed: %s", self.path, error)
@@ -310,10 +336,37 @@ class Index:
         self._log_recall(session, query, k, hits, by)
         return result(query, hits)
 
+    def _search(self, conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
+        # Recall modes (issue 15): spec is the spec's search, untouched.
+        if self.mode == "context":
+            return context.search(conn, query, k)
+        if self._hybrid is not None:
+            return self._hybrid.search(conn, query, k)
+        return search(conn, query, k)
+
+    @contextlib.contextmanager
+    def _embedding_connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for the hybrid embedder's batch, held under the gate (issue 15)."""
+        with self._gate.shared():
+            if self._writer is None:
+                raise sqlite3.OperationalError("the memory index is not open")
+            conn = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+            try:
+                yield conn
+            finally:
+                conn.close()
+
+    def drain_embeddings(self, timeout: float = 60.0) -> bool:
+        """Wait until every row has its vector (hybrid; tests and benchmarks)."""
+        return self._hybrid is None or self._hybrid.drain(timeout)
+
     def _log_recall(
         self, session: str, query: str, k: int, hits: list[Hit], by: str | None = None
     ) -> None:
         with self._pool_lock:
             if self._recall_log is None:
                 self._recall_log = RecallLog(self.home)
-        self._recall_log.append(log_line(now_rfc3339(), session, query, k, hits, by))
+        line = log_line(now_rfc3339(), session, query, k, hits, by)
+        self._recall_log.append(modes.tag_log_line(line, self.mode))

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd import notes
+from memoryd import modes, notes
 from memoryd.home import Home, check_entry, open_read
 from proto.errors import RecordDamaged
 from proto.labels import CLASS_RANK, higher_class
@@ -160,11 +160,13 @@ def insert_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> int:
 def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:
     conn.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sources)
     conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", texts)
+    modes.rows_added(conn, sources, texts)  # recall modes (issue 15): their tables follow
     sources.clear()
     texts.clear()
 
 
 def _delete_rows(conn: sqlite3.Connection, where: str, params: tuple) -> None:
+    modes.rows_deleted(conn, where, params)  # recall modes (issue 15): their tables follow
     conn.execute(
         f"DELETE FROM hits WHERE rowid IN (SELECT rowid FROM sources WHERE {where})", params
     )  # noqa: S608

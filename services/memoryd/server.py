@@ -58,7 +58,7 @@ def prepare(config: Config) -> MemoryService:
         witness=Witness(home),
     )
     store.ensure()
-    index = Index(home, max_class=config.max_class)
+    index = Index(home, max_class=config.max_class, mode=config.recall_mode)
     try:
         index.open()
         added = index.catch_up_all()

@@ -1,0 +1,274 @@
+"""Evaluation of the recall modes (issue 15): what each finds, how fast, at what memory.
+
+    .venv/bin/python bench/bench_recall_modes.py quality [--conversations 10] [--modes ...]
+    .venv/bin/python bench/bench_recall_modes.py scale [--sizes 10000,100000] [--modes ...]
+
+quality: for each generated conversation (bench/recall_eval, seeded: seeds 1..N), a home with its
+sessions as session logs, indexed in each mode; every question asked through Index.recall with
+k=10; a question counts as found at k when one of its answering turns is among the first k hits.
+Prints recall@5 and @10 per mode, overall and per question kind.
+
+scale: one home of generated conversations (seeds from 1000) with at least SIZE turns; for each
+mode, in a fresh process: the index built from nothing (catch_up_all; build rate in records a
+second), recall latency p50/p99 of Index.recall over 300 questions of those conversations, and the
+process's RSS (VmRSS after the queries, VmHWM the peak) and the index's size on disk
+(index_mb). In hybrid, the background embedder runs
+for EMBED_SECONDS to measure its rate; the remaining vectors are then written by the benchmark
+from a cache of the texts' vectors (the generated turns repeat; the embedder does not cache), so
+that the latency is that of a complete matrix.
+"""
+
+import argparse
+import collections
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from recall_eval.conversations import Conversation, conversation
+
+from memoryd.home import Home, ensure_dir
+from memoryd.index import Index
+
+MODES = ("spec", "context", "hybrid")
+KINDS = ("third", "paraphrase", "detail", "when", "date")
+EMBED_SECONDS = 60.0
+QUERIES = 300
+
+
+def write_home(home: Home, conversations: list[Conversation]) -> int:
+    turns = 0
+    for conv in conversations:
+        for session in conv.sessions:
+            path = home.session_log(session.name)
+            ensure_dir(path.parent)
+            with open(path, "w", encoding="utf-8") as f:
+                for number, (role, text) in enumerate(session.turns):
+                    record = {"type": role, "time": session.time(number), "content": text}
+                    f.write(json.dumps(record) + "\n")
+            turns += len(session.turns)
+    return turns
+
+
+def fresh_index(home: Home, mode: str) -> Index:
+    for leftover in home.index_dir.glob("memory.sqlite3*") if home.index_dir.exists() else []:
+        leftover.unlink()
+    index = Index(home, mode=mode)
+    index.open()
+    return index
+
+
+def quality(args) -> None:
+    convs = [conversation(seed) for seed in range(1, args.conversations + 1)]
+    questions = sum(len(c.questions) for c in convs)
+    kinds = collections.Counter(q.kind for c in convs for q in c.questions)
+    turns = sum(len(s.turns) for c in convs for s in c.sessions)
+    print(f"{len(convs)} conversations, {turns} turns, {questions} questions: {dict(kinds)}")
+    results: dict[str, dict[str, list[int]]] = {}
+    dense = collections.defaultdict(lambda: [0, 0, 0])
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode in args.modes:
+            found = collections.defaultdict(lambda: [0, 0, 0])  # kind -> [@5, @10, n]
+            for n, conv in enumerate(convs):
+                home = Home(Path(tmp) / f"c{n}")
+                if not home.sessions.exists():
+                    write_home(home, [conv])
+                index = fresh_index(home, mode)
+                index.catch_up_all()
+                if not index.drain_embeddings(3600):
+                    sys.exit("the embedder did not finish")
+                for q in conv.questions:
+                    hits = index.recall(q.text, k=10, session="mm-eval").hits
+                    ranked = [(hit.session, hit.record) for hit in hits]
+                    _count(found, q, ranked)
+                    if mode == "hybrid":
+                        _count(dense, q, _dense_only(index, q.text))
+                index.close()
+            results[mode] = dict(found)
+        if dense:
+            results["dense alone (diagnostic)"] = dict(dense)
+    print("| mode | all @5 | all @10 | " + " | ".join(f"{k} @5 / @10" for k in KINDS) + " |")
+    print("| --- " * (3 + len(KINDS)) + "|")
+    for mode, found in results.items():
+        cells = [
+            f"{found['all'][0] / found['all'][2]:.3f}",
+            f"{found['all'][1] / found['all'][2]:.3f}",
+        ]
+        for kind in KINDS:
+            at5, at10, n = found.get(kind, [0, 0, 0])
+            cells.append(f"{at5 / n:.2f} / {at10 / n:.2f} (n={n})" if n else "-")
+        print(f"| {mode} | " + " | ".join(cells) + " |")
+    spec5 = results.get("spec", {}).get("all")
+    for mode in ("context", "hybrid"):
+        if spec5 and mode in results:
+            ratio = (results[mode]["all"][0] / results[mode]["all"][2]) / (spec5[0] / spec5[2])
+            print(f"{mode} recall@5 / spec recall@5 = {ratio:.2f}")
+
+
+def _count(found, question, ranked: list[tuple[str, int]]) -> None:
+    answers = set(question.answers)
+    for key in (question.kind, "all"):
+        found[key][0] += any(r in answers for r in ranked[:5])
+        found[key][1] += any(r in answers for r in ranked[:10])
+        found[key][2] += 1
+
+
+def _dense_only(index: Index, query: str) -> list[tuple[str, int]]:
+    """The 10 rows of highest cosine with the query, no neighbours, no lexical part."""
+    conn = index._take()
+    try:
+        matrix = index._hybrid.matrix.refresh(conn)
+        cosine = matrix.vectors @ index._hybrid.embedder.embed([query])[0]
+        best = [int(matrix.rowids[i]) for i in cosine.argsort()[::-1][:10]]
+        return [
+            conn.execute("SELECT session, record FROM sources WHERE rowid = ?", (r,)).fetchone()
+            for r in best
+        ]
+    finally:
+        index._give(conn)
+
+
+def _rss() -> dict[str, int]:
+    status = Path("/proc/self/status").read_text()
+    out = {}
+    for line in status.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(value.split()[0]) // 1024
+    return out
+
+
+def _fill_vectors(index: Index) -> None:
+    """Write the vectors still pending, from a cache of the texts' vectors (benchmark only)."""
+    from memoryd.modes.vectors import pack
+
+    conn = index._write()
+    cache: dict[str, bytes] = {}
+    embedder = index._hybrid.embedder
+    rows = conn.execute(
+        "SELECT p.rowid, h.text FROM vector_pending p JOIN hits h ON h.rowid = p.rowid"
+    ).fetchall()
+    todo = sorted({text for _, text in rows})
+    for start in range(0, len(todo), 64):
+        chunk = todo[start : start + 64]
+        for text, vector in zip(chunk, embedder.embed(chunk), strict=True):
+            cache[text] = pack(vector)
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO vectors VALUES (?, ?)", [(r, cache[t]) for r, t in rows])
+    conn.execute("DELETE FROM vector_pending")
+    conn.execute("COMMIT")
+
+
+def _hybrid_parts(index: Index, questions: list[str]) -> dict[str, float]:
+    """Median cost of the two parts hybrid adds to context: the question's vector, and the
+    dense scores over the whole matrix (matrix-vector product and neighbour gather)."""
+    from memoryd.modes.hybrid import dense_scores
+
+    conn = index._take()
+    matrix = index._hybrid.matrix.refresh(conn)
+    index._give(conn)
+    embed_ms, dense_ms = [], []
+    for q in questions:
+        t0 = time.perf_counter()
+        vector = index._hybrid.embedder.embed([q])[0]
+        t1 = time.perf_counter()
+        dense_scores(matrix, vector)
+        t2 = time.perf_counter()
+        embed_ms.append((t1 - t0) * 1000)
+        dense_ms.append((t2 - t1) * 1000)
+    return {
+        "embed_query_p50_ms": statistics.median(embed_ms),
+        "dense_scores_p50_ms": statistics.median(dense_ms),
+    }
+
+
+def one_scale(home_root: str, mode: str, queries_file: str) -> None:
+    home = Home(Path(home_root))
+    questions = json.loads(Path(queries_file).read_text())
+    started = time.perf_counter()
+    index = fresh_index(home, mode)
+    rows = index.catch_up_all()
+    built = time.perf_counter() - started
+    out = {"mode": mode, "rows": rows, "build_rate": rows / built}
+    if mode == "hybrid":
+        index._hybrid.stop_embedder()  # stop the thread; embed for a fixed time on this one instead
+        hybrid = index._hybrid
+        done, started = 0, time.perf_counter()
+        while time.perf_counter() - started < EMBED_SECONDS:
+            done += hybrid.step()
+        out["embed_rate"] = done / (time.perf_counter() - started)
+        _fill_vectors(index)
+    for q in questions[:20]:
+        index.recall(q, k=10, session="mm-warm")
+    times = []
+    for q in questions[:QUERIES]:
+        t0 = time.perf_counter()
+        index.recall(q, k=10, session="mm-bench")
+        times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    out["p50_ms"] = statistics.median(times)
+    out["p99_ms"] = times[int(0.99 * (len(times) - 1))]
+    if mode == "hybrid":
+        out.update(_hybrid_parts(index, questions[:50]))
+    out.update(_rss())
+    index.close()
+    files = home.index_dir.glob("memory.sqlite3*")
+    out["index_mb"] = round(sum(f.stat().st_size for f in files) / 2**20, 1)
+    print(json.dumps(out), flush=True)
+
+
+def scale(args) -> None:
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            home = Home(Path(tmp) / "home")
+            convs, turns, seed = [], 0, 1000
+            while turns < size:
+                convs.append(conversation(seed))
+                turns += sum(len(s.turns) for s in convs[-1].sessions)
+                seed += 1
+            write_home(home, convs)
+            questions = [q.text for c in convs for q in c.questions]
+            queries = Path(tmp) / "queries.json"
+            step = max(1, len(questions) // QUERIES)
+            queries.write_text(json.dumps(questions[::step]))
+            print(f"size {size}: {turns} turns in {len(convs)} conversations", flush=True)
+            for mode in args.modes:
+                run = subprocess.run(
+                    [sys.executable, __file__, "one-scale", str(home.root), mode, str(queries)],
+                    capture_output=True,
+                    text=True,
+                )
+                if run.returncode:
+                    sys.exit(run.stderr[-3000:])
+                print(f"  {run.stdout.strip()}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    q = sub.add_parser("quality")
+    q.add_argument("--conversations", type=int, default=10)
+    q.add_argument("--modes", type=lambda s: s.split(","), default=list(MODES))
+    s = sub.add_parser("scale")
+    s.add_argument(
+        "--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[10_000, 100_000]
+    )
+    s.add_argument("--modes", type=lambda s: s.split(","), default=list(MODES))
+    o = sub.add_parser("one-scale")
+    o.add_argument("home")
+    o.add_argument("mode")
+    o.add_argument("queries")
+    args = parser.parse_args()
+    if args.command == "quality":
+        quality(args)
+    elif args.command == "scale":
+        scale(args)
+    else:
+        one_scale(args.home, args.mode, args.queries)
+
+
+if __name__ == "__main__":
+    main()

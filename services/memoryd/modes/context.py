@@ -1,0 +1,131 @@
+"""The context mode's table: each record indexed with its neighbours' text and its date in words.
+
+context_hits (rowid = the spec's sources/hits rowid) holds three columns under the porter
+unicode61 tokenizer: the record's own text, the text of its neighbours (the two rows before and
+the two after it in the same session, each cut to NEIGHBOUR_CHARS), and its date in words. A query
+is the spec's terms less the stopwords, ranked by bm25 with the neighbour column at NEAR_WEIGHT, so
+a turn that answers without naming the subject ("yes, in May") is found through the turns around
+it. Hits are built from the spec's tables: snippets are of the record's own text, tags and labels
+are the spec's.
+
+Everything here is a function of the spec's tables and of each session's row order (rowids rise
+with the records of a session, in a reindex as in catch-up), so an index built incrementally and
+one built by a reindex hold the same rows.
+"""
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from memoryd.modes.dates import date_words
+from memoryd.modes.stopwords import content_terms
+from memoryd.recall import Hit
+from memoryd.textcut import hit_snippet
+
+SCHEMA = (
+    "CREATE VIRTUAL TABLE context_hits USING fts5(text, near, date, tokenize = 'porter unicode61')",
+    # Finds the rows before a session's new ones without a scan of sources.
+    "CREATE INDEX context_sessions ON sources(session, kind)",
+)
+DROP = ("DROP TABLE IF EXISTS context_hits", "DROP INDEX IF EXISTS context_sessions")
+OBJECTS = ("context_hits", "context_sessions")
+NEIGHBOURS = 2
+NEAR_WEIGHT = 0.4
+DATE_WEIGHT = 1.0
+NEIGHBOUR_CHARS = 1000
+RANKED = (
+    f"SELECT rowid, bm25(context_hits, 1.0, {NEAR_WEIGHT}, {DATE_WEIGHT}) AS score"
+    " FROM context_hits WHERE context_hits MATCH ? ORDER BY score LIMIT ?"
+)
+_BEFORE = (
+    "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+    " WHERE s.session = ? AND s.kind = 'session' AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
+)
+_HIT = (
+    "SELECT s.kind, s.session, s.record, s.time, s.role, s.class, s.untrusted"
+    " FROM sources s WHERE s.rowid = ?"
+)
+
+
+def create(conn: sqlite3.Connection) -> None:
+    for statement in SCHEMA:
+        conn.execute(statement)
+
+
+def drop(conn: sqlite3.Connection) -> None:
+    for statement in DROP:
+        conn.execute(statement)
+
+
+def _near(window: Sequence[tuple], i: int) -> str:
+    lo, hi = max(0, i - NEIGHBOURS), min(len(window), i + NEIGHBOURS + 1)
+    return "\n".join(window[j][2][:NEIGHBOUR_CHARS] for j in range(lo, hi) if j != i)
+
+
+def rows_added(conn: sqlite3.Connection, sources: Iterable[tuple], texts: Iterable[tuple]) -> None:
+    """Index rows just added to sources/hits, and rewrite the neighbour column of the rows before
+    them in their session. sources rows are (rowid, kind, session, epoch, record, time, ...)."""
+    text_of = dict(texts)
+    out: list[tuple[int, str, str, str]] = []
+    sessions: dict[str, list[tuple[int, str, str]]] = {}
+    for row in sources:
+        rowid, kind, session, time = row[0], row[1], row[2], row[5]
+        if kind == "session":
+            sessions.setdefault(session, []).append((rowid, time, text_of[rowid]))
+        else:
+            out.append((rowid, text_of[rowid], "", date_words(time)))
+    stale: list[tuple[int]] = []
+    for session, new in sessions.items():
+        new.sort()
+        before = conn.execute(_BEFORE, (session, new[0][0], 2 * NEIGHBOURS)).fetchall()[::-1]
+        window = before + new
+        start = max(0, len(before) - NEIGHBOURS)
+        stale.extend((window[i][0],) for i in range(start, len(before)))
+        for i in range(start, len(window)):
+            rowid, time, text = window[i]
+            out.append((rowid, text, _near(window, i), date_words(time)))
+    conn.executemany("DELETE FROM context_hits WHERE rowid = ?", stale)
+    conn.executemany("INSERT INTO context_hits (rowid, text, near, date) VALUES (?, ?, ?, ?)", out)
+
+
+def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
+    """Drop the rows that the spec's tables are about to lose (where: the indexer's own clause
+    over sources, never built from input)."""
+    conn.execute(
+        f"DELETE FROM context_hits WHERE rowid IN (SELECT rowid FROM sources WHERE {where})",  # noqa: S608
+        params,
+    )
+
+
+def match_expression(query: str) -> str | None:
+    """The FTS5 expression of the context query: its content terms, quoted, joined with OR."""
+    terms = content_terms(query)
+    if not terms:
+        return None
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+def ranked(conn: sqlite3.Connection, query: str, limit: int) -> list[tuple[int, float]]:
+    """(rowid, bm25) of the best limit rows, best first (bm25 is negative: lower is better)."""
+    expression = match_expression(query)
+    if expression is None:
+        return []
+    return conn.execute(RANKED, (expression, limit)).fetchall()
+
+
+def hits(conn: sqlite3.Connection, rowids: Iterable[int], query: str) -> list[Hit]:
+    """The hits of rowids in that order, as the spec renders them (snippet of the record's own
+    text around the first content term)."""
+    terms = content_terms(query)
+    found = []
+    for rowid in rowids:
+        row = conn.execute(_HIT, (rowid,)).fetchone()
+        if row is None:
+            continue
+        kind, session, record, time, role, klass, untrusted = row
+        cut = hit_snippet(conn, rowid, terms)  # never the whole of a long text (textcut.py)
+        found.append(Hit(kind, session, record, time, role, klass, bool(untrusted), cut))
+    return found
+
+
+def search(conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
+    return hits(conn, [rowid for rowid, _ in ranked(conn, query, k)], query)

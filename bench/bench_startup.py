@@ -9,7 +9,8 @@ notes.md) and no index, as after `rm -r index/` or a first start on old sessions
   catch-up is done, with the catch-up's records per second;
 - then, on the caught-up home: a reindex over the owner's socket while one client asks for the
   memory block in a loop and another writes notes in a loop: the reindex's records per second,
-  the block's p50/p99 and the notes' p50/p99 and maximum during the reindex.
+  the block's p50/p99 and the notes' p50/p99 and maximum during the reindex;
+- then a warm start (stop, start again on the whole index): time to the first memory_block.
 
 With --python-path DIR (a checkout's libs:services), the same runs against another memoryd, to
 print today's figures beside these.
@@ -116,6 +117,13 @@ def cold_start(memoryd: Memoryd, records: int) -> None:
     )
 
 
+def warm_start(memoryd: Memoryd, records: int) -> None:
+    started = memoryd.spawn()
+    _until(lambda: request(memoryd.loop, MemoryBlock(), timeout=60))
+    block = time.perf_counter() - started
+    print(f"warm start, {records} records: first memory_block {block:.2f} s after the spawn")
+
+
 def reindex_under_load(memoryd: Memoryd, records: int) -> None:
     done = threading.Event()
     blocks: list[float] = []
@@ -179,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             cold_start(memoryd, args.records)
             reindex_under_load(memoryd, args.records)
+            memoryd.stop()
+            warm_start(memoryd, args.records)
         finally:
             memoryd.stop()
     return 0

@@ -194,7 +194,9 @@ class Index:
                 added += self.catch_up_session(session)
             except (OSError, SessionUnknown) as error:
                 log.warning("session log %s: skipped: %s", self.home.session_log(session), error)
-        return added + self.catch_up_notes()
+        added += self.catch_up_notes()
+        self.catching_up = None
+        return added
 
     def reindex(self, progress: Callable[[int], None] | None = None) -> tuple[int, int, int]:
         """Build a new index from sessions/ and notes.md and swap it in: (logs, records, notes)."""

@@ -45,9 +45,13 @@ def prepare(config: Config) -> MemoryService:
     index = Index(home, max_class=config.max_class, max_record_bytes=config.max_record_bytes)
     try:
         index.open()
+        sessions = index.sessions()
     except (OSError, sqlite3.Error) as e:
         raise StartFailed(f"cannot open the index {home.index_db}: {e}") from None
+    # Listed now, so that a recall from the first moment says how many logs are left to read.
+    index.catching_up = (0, len(sessions))
     service = MemoryService(store, index, write_deadline=config.write_deadline)
+    service.to_catch_up = sessions
     service.home_lock = lock
     return service
 

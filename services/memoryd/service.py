@@ -74,6 +74,7 @@ class MemoryService:
         self.write_deadline = write_deadline
         self.home_lock: int | None = None  # the fd holding index/memoryd.lock (server.py)
         self.caught_up = threading.Event()  # set when the catch-up after the start is done
+        self.to_catch_up: list[str] | None = None  # the logs listed at the start (prepare)
         self._writer = Writer()
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="memoryd-reader")
         self._rebuilder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-reindex")
@@ -127,14 +128,17 @@ class MemoryService:
     # --- the catch-up after a start --------------------------------------------------------------
     def start_catch_up(self) -> asyncio.Task:
         """Start catching up every log in the background (after the sockets listen)."""
-        self._catch_up_task = asyncio.get_running_loop().create_task(self.catch_up())
+        sessions, self.to_catch_up = self.to_catch_up, None
+        self._catch_up_task = asyncio.get_running_loop().create_task(self.catch_up(sessions))
         return self._catch_up_task
 
-    async def catch_up(self) -> int:
-        """Catch up notes.md, then every log under sessions/, at the writer's lowest priority;
-        index.catching_up says how far it is meanwhile. Returns the rows added."""
+    async def catch_up(self, sessions: list[str] | None = None) -> int:
+        """Catch up notes.md, then every log under sessions/ (as listed before the sockets
+        opened, by prepare), at the writer's lowest priority; index.catching_up says how far it
+        is meanwhile. Returns the rows added."""
         try:
-            sessions = await self._read(self.index.sessions)
+            if sessions is None:
+                sessions = await self._read(self.index.sessions)
             self.index.catching_up = (0, len(sessions))
             added = await self._write(self._notes_at_start, priority=BACKGROUND)
             for read, session in enumerate(sessions, 1):

@@ -52,15 +52,21 @@ def main(argv: list[str] | None = None) -> int:
             sock = home.run / "broker-memory" / "memory.sock"
             started = time.perf_counter()
             wait_for(sock, proc)
-            print(f"records {args.records}: memoryd indexed and listening in "
-                  f"{time.perf_counter() - started:.1f} s")
+            print(
+                f"records {args.records}: memoryd indexed and listening in "
+                f"{time.perf_counter() - started:.1f} s"
+            )
             index = Index(home)
             index.open()
             queries = [generator.query() for _ in range(args.queries)]
 
             def over_socket(text: str) -> None:
-                req = ToolRequest(session="bench", call_id="c", tool="recall",
-                                  arguments=json.dumps({"query": text, "k": 5}))
+                req = ToolRequest(
+                    session="bench",
+                    call_id="c",
+                    tool="recall",
+                    arguments=json.dumps({"query": text, "k": 5}),
+                )
                 reply = request(sock, MemoryCall(request=req, taint="private", untrusted=False))
                 if not reply.ok:
                     raise SystemExit(f"recall failed: {reply.output}")
@@ -81,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             index.close()
             for p in (50, 99):
                 s, i = percentile(times["socket"], p), percentile(times["in-process"], p)
-                print(f"records {args.records}: recall p{p} over the socket {s * 1e3:.3f} ms, "
-                      f"in-process {i * 1e3:.3f} ms, ratio {s / i:.2f}")
+                print(
+                    f"records {args.records}: recall p{p} over the socket {s * 1e3:.3f} ms, "
+                    f"in-process {i * 1e3:.3f} ms, ratio {s / i:.2f}"
+                )
         finally:
             proc.terminate()
             proc.wait(30)

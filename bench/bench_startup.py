@@ -15,12 +15,13 @@ notes.md) and no index, as after `rm -r index/` or a first start on old sessions
 With --python-path DIR (a checkout's libs:services), the same runs against another memoryd, to
 print today's figures beside these.
 
-    .venv/bin/python bench/bench_startup.py [--records 1000000] [--python-path OLD]
+    .venv/bin/python bench/bench_startup.py [--records 1000000] [--python-path OLD] [--reuse DIR]
 """
 
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -95,6 +96,19 @@ def _note(path: Path, n: int):
     args = json.dumps({"action": "note", "text": f"bench note {n} about the reindex"})
     req = ToolRequest(session="bench", call_id=f"n{n}", tool="memory", arguments=args)
     return request(path, MemoryCall(request=req, taint="private", untrusted=False), timeout=60)
+
+
+def empty_start(root: Path, python_path: str | None) -> None:
+    """The same start on an empty home: what starting the interpreter and memoryd costs alone."""
+    root.mkdir()
+    memoryd = Memoryd(root, python_path)
+    started = memoryd.spawn()
+    try:
+        _until(lambda: request(memoryd.loop, MemoryBlock(), timeout=60))
+        block = time.perf_counter() - started
+    finally:
+        memoryd.stop()
+    print(f"cold start, empty home: first memory_block {block:.2f} s after the spawn")
 
 
 def cold_start(memoryd: Memoryd, records: int) -> None:
@@ -176,13 +190,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--python-path", default=None, help="run another memoryd (libs:services)")
+    parser.add_argument(
+        "--reuse", type=Path, default=None, help="a folder holding home/ from an earlier run"
+    )
     args = parser.parse_args(argv)
     print(f"cpus {os.cpu_count()}, python {sys.version.split()[0]}")
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
-        root = Path(tmp)
-        started = time.perf_counter()
-        Generator().home(root / "home", args.records)
-        print(f"generated {args.records} records in {time.perf_counter() - started:.1f} s")
+        root = args.reuse or Path(tmp)
+        if args.reuse is None:
+            started = time.perf_counter()
+            Generator().home(root / "home", args.records)
+            print(f"generated {args.records} records in {time.perf_counter() - started:.1f} s")
+        else:  # a cold start again: no index, no sockets
+            shutil.rmtree(root / "home/index", ignore_errors=True)
+            shutil.rmtree(root / "home/run", ignore_errors=True)
+        empty_start(Path(tmp) / "empty", args.python_path)
         memoryd = Memoryd(root, args.python_path)
         try:
             cold_start(memoryd, args.records)

@@ -251,7 +251,7 @@ class MemoryService:
                 self._admin_write, action[command], arg, deadline=self._deadline()
             )
         except NotStarted:
-            log.warning("memory %s %s: not carried out: not started in time", command, arg[:64])
+            log.warning("memory %s %r: not carried out: not started in time", command, arg[:64])
             raise MemorydError(NOT_DONE) from None
 
     async def _reindex(self) -> tuple[int, int, int]:

@@ -15,8 +15,9 @@ its text, and a long log line is never read whole (sessionrows.py). The settings
 is indexed are stamped in the settings table (indexsettings.py), so that an index built with
 others is rebuilt.
 
-A session log is read in parts of at most PART_RECORDS records or PART_BYTES bytes, each part in
-its own transaction (index_session_part), so that the one writer is free between parts.
+A session log is read in parts of at most PART_SECONDS of reading, PART_RECORDS records or
+PART_BYTES bytes, each part in its own transaction (index_session_part), so that the one writer is
+free between parts: a memory call waits for at most one part.
 
 The functions here run inside the caller's transaction and never commit.
 """
@@ -57,9 +58,10 @@ TABLES = ("hits", "sources", "progress", "offsets", "settings")
 # An index made before settings were stamped has no settings table; it is not damaged, only
 # built with unknown settings (index.py rebuilds it).
 OPTIONAL_TABLES = ("settings",)
-# One part of a catch-up: at most this many records, or this many bytes of log.
-PART_RECORDS = 2_000
-PART_BYTES = 8 << 20
+# One part of a catch-up: at most this long reading, this many records, this many bytes of log.
+PART_SECONDS = 0.2
+PART_RECORDS = 50_000
+PART_BYTES = 16 << 20
 NOTES_LOG = "memory/notes.md"
 NOTE_KINDS = ("noted", "moved", "dropped")
 # How many bytes before the offset the tail hash covers.
@@ -201,7 +203,7 @@ def index_session_part(
     Writes nothing when the log has nothing new (its progress row aside, for a log never seen).
     """
     settings = _settings(settings)
-    part = part or Part(PART_RECORDS, PART_BYTES)
+    part = part or Part(PART_RECORDS, PART_BYTES, PART_SECONDS)
     path = home.session_log(session)
     name = log_name(session)
     state = load_state(conn, name) or LogState()

@@ -28,9 +28,6 @@ log = logging.getLogger("memoryd.indexer")
 # A session log line longer than this is read in chunks, never whole.
 LINE_CAP = 1 << 20
 
-# Records read between two chances for other threads to take the interpreter lock.
-YIELD_EVERY = 16
-
 Row = tuple  # (kind, session, epoch, record, time, role, class, untrusted, text)
 
 
@@ -40,6 +37,7 @@ class Part:
 
     records: int | None = None
     bytes: int | None = None
+    seconds: float | None = None  # of reading (the rows' insert comes after)
     done: bool = False
 
 
@@ -72,6 +70,7 @@ def session_rows(
     limit = CLASS_RANK[settings.max_class]
     number = state.records
     first_byte = state.bytes
+    started = time.monotonic()
     read = 0
     try:
         lines = read_records(
@@ -103,13 +102,14 @@ def session_rows(
             number = state.records
             counted(1)
             read += 1
-            if read % YIELD_EVERY == 0:
-                # Parsing holds the interpreter lock; let a waiting recall or block thread in now
-                # rather than at the next forced switch (5 ms), which it would wait for at each
-                # of its steps.
-                time.sleep(0)
-            if (part.records is not None and read >= part.records) or (
-                part.bytes is not None and state.bytes - first_byte >= part.bytes
+            if (
+                (part.records is not None and read >= part.records)
+                or (part.bytes is not None and state.bytes - first_byte >= part.bytes)
+                or (
+                    part.seconds is not None
+                    and read % 64 == 0
+                    and time.monotonic() - started >= part.seconds
+                )
             ):
                 return
         part.done = True

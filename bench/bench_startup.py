@@ -54,6 +54,7 @@ class Memoryd:
         self.proc: subprocess.Popen | None = None
 
     def spawn(self) -> float:
+        self.logged_before = self.log.stat().st_size if self.log.exists() else 0
         with open(self.log, "ab") as log:
             started = time.perf_counter()
             self.proc = subprocess.Popen(
@@ -70,7 +71,10 @@ class Memoryd:
             self.proc.wait(120)
 
     def logged(self, text: bytes) -> bool:
-        return text in self.log.read_bytes()
+        """Whether this run of memoryd (since the last spawn) logged text."""
+        with open(self.log, "rb") as f:
+            f.seek(self.logged_before)
+            return text in f.read()
 
 
 def _until(ask, deadline: float = 600.0):

@@ -237,6 +237,10 @@ class Index:
             conn.execute("PRAGMA journal_mode = WAL")
         finally:
             conn.close()
+        # Written without fsync: flush it all now, off the writer, so that the swap's fsync
+        # only has the tail to write.
+        with open(new, "rb") as f:
+            os.fsync(f.fileno())
         return Rebuilt(new, logs, records, notes)
 
     def finish_new(self, built: Rebuilt) -> tuple[int, int, int]:

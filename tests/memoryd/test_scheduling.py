@@ -15,11 +15,19 @@ import pytest
 
 from memoryd import indexer
 from memoryd.config import load
+from memoryd.errors import MemorydError
 from memoryd.index import Index
 from memoryd.server import prepare
-from memoryd.service import NOT_APPLIED, MemoryService
+from memoryd.service import NOT_APPLIED, NOT_DONE, MemoryService
 from memoryd.writer import WRITE
-from proto.messages import MemoryBlock, MemoryCall, Reindex, SessionUpdated, ToolRequest
+from proto.messages import (
+    MemoryAdmin,
+    MemoryBlock,
+    MemoryCall,
+    Reindex,
+    SessionUpdated,
+    ToolRequest,
+)
 from proto.records import UserRecord, append_record
 
 SOUL = "You are a careful personal agent.\n"
@@ -265,3 +273,31 @@ def test_a_write_during_a_reindex_answers_before_the_reindex_ends(tmp_path, monk
     assert (reindexed.logs, reindexed.records) == (1, 1)
     # The note came after the build read notes.md: the swap's catch-up put it in the new index.
     assert found.output.startswith("[1] memory · note")
+
+
+def test_an_owner_command_not_started_by_its_deadline_changes_nothing(tmp_path):
+    service = prepare(load(_config(tmp_path)))
+    service.write_deadline = 0.05
+    home = tmp_path / "home"
+
+    async def scenario():
+        added = await service.on_broker(
+            _call("memory", {"action": "add", "file": "memory", "text": "Owner likes UTC."})
+        )
+        assert added.ok
+        edit = json.loads(next((home / "memory/edits").glob("*.jsonl")).read_text())["id"]
+        before = (home / "memory/memory.md").read_bytes()
+        release = _block_writer(service)
+        pending = asyncio.ensure_future(service.on_admin(MemoryAdmin(command="undo", arg=edit)))
+        await asyncio.sleep(0.2)
+        release.set()
+        with pytest.raises(MemorydError) as refused:
+            await pending
+        return str(refused.value), before
+
+    try:
+        text, before = asyncio.run(scenario())
+    finally:
+        service.close()
+    assert text == NOT_DONE
+    assert (home / "memory/memory.md").read_bytes() == before

@@ -27,7 +27,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memoryd import notes
@@ -165,6 +165,8 @@ def insert_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> int:
 
 
 def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:
+    if not sources:
+        return
     conn.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sources)
     conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", texts)
     sources.clear()
@@ -228,14 +230,16 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings)
     """Index the notes.md entries past its progress; returns the rows added."""
     settings = _settings(max_class)
     path = home.memory_file("notes.md")
-    state = load_state(conn, NOTES_LOG) or LogState()
+    saved = load_state(conn, NOTES_LOG)
+    state = LogState() if saved is None else replace(saved)
     exists = path.exists()
     if state.bytes and (not exists or not _still_valid(path, state, NOTES_WINDOW)):
         log.warning("notes %s changed before byte %d: indexing it again", path, state.bytes)
         _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
         state = LogState()
     if not exists:
-        save_state(conn, NOTES_LOG, state)
+        if state != saved:
+            save_state(conn, NOTES_LOG, state)
         return 0
     with open(path, "rb") as f:
         f.seek(state.bytes)
@@ -273,8 +277,9 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings)
     added = insert_rows(conn, rows)
     state.records += len(entries)
     state.bytes += len(data)
-    state.tail = _tail_hash(path, state.bytes, NOTES_WINDOW)
-    save_state(conn, NOTES_LOG, state)
+    if data or state != saved:  # nothing new: nothing written (no commit for the writer)
+        state.tail = _tail_hash(path, state.bytes, NOTES_WINDOW)
+        save_state(conn, NOTES_LOG, state)
     return added
 
 

@@ -8,6 +8,7 @@ the template (the old state) and a run of the same operation that was not killed
 """
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -56,10 +58,18 @@ IDENTITY = ("memory.md", "user.md")
 
 
 def socket_paths(home: Path) -> dict[str, Path]:
+    """A case's sockets: under home/run/ as by default, unless that path would pass the 107
+    bytes AF_UNIX allows (pytest's temporary paths can); then under a short folder of /tmp
+    named after the home."""
+    if len(str(home / "run/broker-memory/memory.sock")) <= 100:
+        run = home / "run"
+    else:
+        digest = hashlib.sha256(str(home).encode()).hexdigest()[:12]
+        run = Path(tempfile.gettempdir()) / f"crash-{digest}"
     return {
-        "loop": home / "run/loop-memory/memory.sock",
-        "broker": home / "run/broker-memory/memory.sock",
-        "admin": home / "run/owner-memory/admin.sock",
+        "loop": run / "loop-memory/memory.sock",
+        "broker": run / "broker-memory/memory.sock",
+        "admin": run / "owner-memory/admin.sock",
     }
 
 
@@ -92,8 +102,11 @@ def append_turns(log: Path, first: int, turns: int, tainted_at: int | None = Non
 def write_config(root: Path, review: bool = False) -> Path:
     (root / "soul.md").write_text(SOUL)
     config = root / "memoryd.toml"
+    sockets = socket_paths(root / "home")
     config.write_text(
         f'[paths]\nhome = "{root / "home"}"\n[memory]\nreview = {str(review).lower()}\n'
+        f'[sockets]\nloop = "{sockets["loop"]}"\nbroker = "{sockets["broker"]}"\n'
+        f'admin = "{sockets["admin"]}"\n'
     )
     return config
 
@@ -264,7 +277,10 @@ def run_once(
             memoryd.proc.wait(10)  # the connection died with the process
     if memoryd.proc.poll() is None:
         memoryd.stop()
-    return memoryd.outcome()
+    outcome = memoryd.outcome()
+    if not up and not outcome.killed:
+        raise RuntimeError(f"memoryd stopped without being killed: {memoryd.log.read_text()}")
+    return outcome
 
 
 def index_rows(db: Path) -> tuple[Counter, dict]:

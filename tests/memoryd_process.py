@@ -26,8 +26,11 @@ class MemorydProcess:
         self.log = tmp_path / "memoryd.log"
         self.proc = None
 
-    def start(self, timeout: float = 20.0) -> "MemorydProcess":
+    def start(self, timeout: float = 20.0, caught_up: bool = True) -> "MemorydProcess":
+        """Start; return once every socket answers and (caught_up) the catch-up of the logs,
+        which runs in the background once memoryd serves, is done."""
         env = {**os.environ, "BOXMAKER_HOME": str(self.home)}
+        logged = self.log.stat().st_size if self.log.exists() else 0
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memoryd", "serve", "--config", str(self.config)],
             stdout=subprocess.DEVNULL,
@@ -38,7 +41,7 @@ class MemorydProcess:
         deadline = time.monotonic() + timeout
         while not all(
             _answers(p) for p in (self.admin_socket, self.loop_socket, self.broker_socket)
-        ):
+        ) or (caught_up and not self._caught_up_since(logged)):
             if self.proc.poll() is not None:
                 raise RuntimeError(f"memoryd exited: {self.log.read_text()}")
             if time.monotonic() > deadline:
@@ -48,6 +51,11 @@ class MemorydProcess:
 
     def _limit_descriptors(self) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
+
+    def _caught_up_since(self, offset: int) -> bool:
+        with open(self.log, "rb") as f:
+            f.seek(offset)
+            return b": caught up, " in f.read()
 
     def stop(self) -> int:
         if self.proc and self.proc.poll() is None:

@@ -25,7 +25,14 @@ from pydantic import (
 from proto.errors import RecordDamaged
 from proto.files import append_bytes, open_read
 from proto.labels import DataClass
+from proto.longlines import LineShrinker
 from proto.messages import ToolCall, describe
+
+# A line longer than the reader's max_line keeps this much of each string (memoryd passes its own).
+KEEP_BYTES = 65_536
+# Past max_line, what lies outside a line's strings may hold at most this much.
+LONG_LINE_STRUCTURE = 1 << 20
+CHUNK = 1 << 20
 
 TIME_PATTERN = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
@@ -94,6 +101,7 @@ class LogLine:
     start: int
     end: int
     record: UserRecord | AssistantRecord | ToolResultRecord
+    cut: bool = False  # longer than the reader's max_line: its strings were cut
 
 
 def parse_record(line: bytes) -> UserRecord | AssistantRecord | ToolResultRecord:
@@ -108,28 +116,81 @@ def record_json(record: Record) -> str:
     )
 
 
-def read_records(path: str | os.PathLike, offset: int = 0, number: int = 0) -> Iterator[LogLine]:
+def read_records(
+    path: str | os.PathLike,
+    offset: int = 0,
+    number: int = 0,
+    *,
+    max_line: int | None = None,
+    keep: int = KEEP_BYTES,
+) -> Iterator[LogLine]:
     """Yield the complete records of a log from byte offset on, numbered from number.
 
+    With max_line, a line longer than max_line bytes is never held whole: it is read in chunks
+    and each of its strings keeps its first keep bytes (proto.longlines); its LogLine says cut.
     Raises RecordDamaged at the first complete line that is not a valid record.
     """
+    limit = -1 if max_line is None else max_line + 1
     with open_read(path) as f:
         f.seek(offset)
         position = offset
-        for line in f:
+        while True:
+            line = f.readline(limit)
             if not line.endswith(b"\n"):
-                return
-            start, position = position, position + len(line)
-            try:
-                record = parse_record(line)
-            except ValidationError as e:
-                raise RecordDamaged(
-                    f"{os.fspath(path)}: record {number} at byte {start} is damaged: {describe(e)}",
-                    line=number,
-                    offset=start,
-                ) from None
-            yield LogLine(number, start, position, record)
+                if not line or max_line is None or len(line) <= max_line:
+                    return  # the end, or a last line still being written
+                shrunk = _read_long_line(f, line, keep)
+                if shrunk is None:
+                    return
+                data, length = shrunk
+                cut = True
+                if data is None:
+                    raise RecordDamaged(
+                        f"{os.fspath(path)}: record {number} at byte {position} is damaged: over"
+                        f" {LONG_LINE_STRUCTURE} bytes outside its strings",
+                        line=number,
+                        offset=position,
+                    )
+            else:
+                data, length, cut = line, len(line), False
+            start, position = position, position + length
+            yield LogLine(number, start, position, _parse_at(path, data, number, start), cut)
             number += 1
+
+
+def _parse_at(
+    path: str | os.PathLike, data: bytes, number: int, start: int
+) -> "UserRecord | AssistantRecord | ToolResultRecord":
+    try:
+        return parse_record(data)
+    except ValidationError as e:
+        raise RecordDamaged(
+            f"{os.fspath(path)}: record {number} at byte {start} is damaged: {describe(e)}",
+            line=number,
+            offset=start,
+        ) from None
+
+
+def _read_long_line(f, head: bytes, keep: int) -> tuple[bytes | None, int] | None:
+    """The rest of a line longer than the reader's max_line, read in chunks and kept small:
+    (the line as kept, or None when its structure is too large; its length on disk with the
+    newline), or None when it has no newline yet. Leaves f just past the line's newline."""
+    shrinker = LineShrinker(keep, limit=LONG_LINE_STRUCTURE)
+    shrinker.feed(head)
+    length = len(head)
+    while True:
+        chunk = f.read(CHUNK)
+        if not chunk:
+            return None
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            shrinker.feed(chunk[:newline])
+            length += newline + 1
+            f.seek(f.tell() - len(chunk) + newline + 1)
+            break
+        shrinker.feed(chunk)
+        length += len(chunk)
+    return (None if shrinker.too_large else shrinker.result()), length
 
 
 def append_record(path: str | os.PathLike, record: Record) -> None:

@@ -3,7 +3,9 @@
 [paths]   home = "/var/lib/boxmaker"   # default: $BOXMAKER_HOME, then /var/lib/boxmaker
 [memory]  soul_starter = "soul.md"     # next to the config file
           review = false
+          write_deadline = 20          # seconds a memory write may wait for the writer
 [index]   max_class = "private"
+          max_record_bytes = 65536     # what one record (or note) may index of its text
 [recall]  mode = "spec"                # spec | context | hybrid (design section 8)
 [sockets] loop, broker, admin          # defaults under {home}/run/ (spec 7)
 [limits]  loop_connections = 256      # open connections each socket holds at most
@@ -18,14 +20,17 @@ from pathlib import Path
 
 from memoryd.errors import ConfigError
 from memoryd.home import Home
+from memoryd.indexer import RECORD_BYTES
 from memoryd.modes import MODES as RECALL_MODES
 from proto.config import ConfigFile, ConfigInvalid
 from proto.labels import CLASSES
 
+WRITE_DEADLINE = 20.0
+
 SECTIONS = {
     "paths": {"home"},
-    "memory": {"soul_starter", "review"},
-    "index": {"max_class"},
+    "memory": {"soul_starter", "review", "write_deadline"},
+    "index": {"max_class", "max_record_bytes"},
     "recall": {"mode"},
     "sockets": {"loop", "broker", "admin"},
     "limits": {
@@ -60,6 +65,9 @@ class Config:
     admin_socket: Path
     limits: Limits = Limits()
     recall_mode: str = "spec"
+    max_record_bytes: int = RECORD_BYTES
+    # Shorter than brokerd's 30 s: a memory call not started by then is answered as not applied.
+    write_deadline: float = WRITE_DEADLINE
 
 
 def load(path: Path | None) -> Config:
@@ -86,7 +94,11 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
             f"{file.source}: [recall] mode must be one of {', '.join(RECALL_MODES)}"
         )
     run = home.run
+    record_bytes = _number(file, "index", "max_record_bytes", RECORD_BYTES, 1024, 1 << 30)
+    deadline = _number(file, "memory", "write_deadline", WRITE_DEADLINE, 1, 3600)
     return Config(
+        max_record_bytes=int(record_bytes),
+        write_deadline=float(deadline),
         home=home,
         soul_starter=soul_starter,
         review=file.flag("memory", "review", False),
@@ -111,3 +123,16 @@ def _limits(file: ConfigFile) -> Limits:
             for key in ("request_seconds", "reply_seconds")
         },
     )
+
+
+def _number(file: ConfigFile, section: str, key: str, default: float, low: int, high: int) -> float:
+    """A whole number (for write_deadline, a number) from low to high at [section] key."""
+    value = file.value(section, key)
+    if value is None:
+        return default
+    whole_only = key != "write_deadline"
+    kinds = (int,) if whole_only else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+        kind = "a whole number" if whole_only else "a number"
+        raise ConfigInvalid(f"{file.source}: [{section}] {key} must be {kind} from {low} to {high}")
+    return value

@@ -4,14 +4,22 @@ One writer thread calls catch_up_* and reindex, which are serialised on the writ
 recall runs on any other thread, each call on a read connection taken from a small pool. The file
 is in WAL mode, so readers never wait for the writer.
 
-Reindex builds index/memory.sqlite3.new from scratch while recall goes on, then swaps it in:
-renaming a file over an SQLite database that has open connections corrupts it, so the swap waits
-for the recalls in flight, closes every connection (the last close checkpoints and removes the
-WAL), renames, and reopens. Recalls wait only for that swap, not for the build.
+Catching up goes a part at a time (indexer.index_session_part), each part its own transaction,
+so the writer thread can run a memory call between two parts; a transaction that changed nothing
+is rolled back, not committed. While the catch-up after a start runs, `catching_up` says how far it
+is, and recall says so in one line after its hits (and the recall log line says partial).
 
-A damaged index (not SQLite, other tables, failing quick_check) is deleted at open (it is
-disposable) and replaced by an empty one, logged once with the runbook entry memory-index-damaged;
-the first catch_up_all fills it again, and recall answers from what is there meanwhile.
+Reindex builds index/memory.sqlite3.new from scratch while recall goes on, off the writer thread
+(build_new); then, on the writer, it catches the new file up with what was written meanwhile and
+swaps it in (finish_new): renaming a file over an SQLite database that has open connections
+corrupts it, so the swap waits for the recalls in flight, closes every connection (the last close
+checkpoints and removes the WAL), renames, and reopens. Recalls wait only for that swap.
+
+At open: a memory.sqlite3.new left by a reindex that was killed is removed (logged); a damaged
+index (not SQLite, other tables, failing quick_check) is deleted (it is disposable) and replaced
+by an empty one, logged once with the runbook entry memory-index-damaged; so is an index built
+with other settings (max_class, max_record_bytes, format: the settings table), logged. The
+catch-up fills it again, and recall answers from what is there meanwhile.
 """
 
 import contextlib
@@ -20,11 +28,14 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memoryd import indexer, modes
-from memoryd.errors import IndexDamaged, SessionUnknown, StartFailed
+from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
+from memoryd.indexer import RECORD_BYTES, Part, Settings
+from memoryd.indexfile import Gate, check_fts5, create_file, damage, remove_database
 from memoryd.modes import context
 from memoryd.query import match_expression
 from memoryd.recall import Hit, RecallLog, RecallResult, log_line, result, search
@@ -39,80 +50,25 @@ DAMAGED = (
 )
 
 
-class _Gate:
-    """Many recalls at once, or one swap: a small readers-writer lock that favours the swap."""
+@dataclass(frozen=True)
+class Rebuilt:
+    """A new index file built by build_new, waiting for finish_new."""
 
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._swapping = False
-
-    @contextlib.contextmanager
-    def shared(self) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: not self._swapping)
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                self._cond.notify_all()
-
-    @contextlib.contextmanager
-    def exclusive(self) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: not self._swapping)
-            self._swapping = True
-            self._cond.wait_for(lambda: self._readers == 0)
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._swapping = False
-                self._cond.notify_all()
-
-
-def _create_file(path: Path) -> None:
-    """Create an empty file 0600, so SQLite (and its -wal and -shm, which copy the mode) use it."""
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
-    os.chmod(path, FILE_MODE)
-
-
-def _remove_database(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"{path}{suffix}")
-
-
-def _damage(path: Path) -> str | None:
-    """Why the index at path cannot be used as it is, or None when it can."""
-    try:
-        conn = sqlite3.connect(path)
-        try:
-            problem = indexer.schema_problem(conn)
-            if problem is None:
-                (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
-                problem = None if verdict == "ok" else f"quick_check: {verdict}"
-            return problem
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as error:
-        return str(error)
-
-
-def check_fts5() -> None:
-    """Refuse to start without FTS5 in the standard library's SQLite (design section 1)."""
-    try:
-        conn = sqlite3.connect(":memory:")
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
-        conn.close()
-    except sqlite3.OperationalError as error:
-        raise StartFailed(f"SQLite {sqlite3.sqlite_version} has no FTS5 ({error})") from None
+    path: Path
+    logs: int
+    records: int
+    notes: int
 
 
 class Index:
-    def __init__(self, home: Home, *, max_class: str = "private", mode: str = "spec"):
+    def __init__(
+        self,
+        home: Home,
+        *,
+        max_class: str = "private",
+        max_record_bytes: int = RECORD_BYTES,
+        mode: str = "spec",
+    ):
         if max_class not in CLASS_RANK:
             raise ValueError(f"not a data class: {max_class!r}")
         if mode not in modes.MODES:
@@ -120,8 +76,12 @@ class Index:
         self.mode = mode
         self.home = home
         self.max_class = max_class
+        self.settings = Settings(max_class=max_class, max_record_bytes=max_record_bytes)
         self.path = home.index_db
-        self._gate = _Gate()
+        self.new_path = self.path.with_name(self.path.name + ".new")
+        # (logs read, logs) while the catch-up after a start runs; None when it is done.
+        self.catching_up: tuple[int, int] | None = None
+        self._gate = Gate()
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
@@ -142,13 +102,14 @@ class Index:
 
     @contextlib.contextmanager
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        changes = conn.total_changes
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
+        conn.execute("COMMIT" if conn.total_changes != changes else "ROLLBACK")
 
     def _close_all(self) -> None:
         with self._pool_lock:
@@ -169,21 +130,35 @@ class Index:
 
             embedder = embed.shared()
         ensure_dir(self.home.index_dir)
+        if any(os.path.lexists(f"{self.new_path}{suffix}") for suffix in ("", "-wal", "-journal")):
+            log.info("index %s: removed, left by a reindex that did not finish", self.new_path)
+            remove_database(self.new_path)
         if self.path.exists():
-            problem = _damage(self.path)
+            problem, stamp = damage(self.path)
+            wanted = self.settings.stamp()
             if problem is not None:
                 log.warning(
                     "memory-index-damaged: %s: %s; rebuilding it from sessions/ and notes.md",
                     self.path,
                     problem,
                 )
-                _remove_database(self.path)
+                remove_database(self.path)
+            elif stamp != wanted:
+                log.warning(
+                    "index %s: built with %s, configured %s; rebuilding it from sessions/ and"
+                    " notes.md",
+                    self.path,
+                    indexer.describe_stamp(stamp),
+                    indexer.describe_stamp(wanted),
+                )
+                remove_database(self.path)
         if not self.path.exists():
             log.info("index %s: creating it; it fills from sessions/ and notes.md", self.path)
-            _create_file(self.path)
+            create_file(self.path)
             conn = self._connect()
             with self._transaction(conn):
                 indexer.create_schema(conn)
+                indexer.write_stamp(conn, self.settings)
             self._writer = conn
         else:
             self._writer = self._connect()
@@ -209,9 +184,9 @@ class Index:
             recall_log.close()
 
     # --- keeping up -----------------------------------------------------------------------------
-    def _sessions(self) -> list[str]:
-        """The sessions whose log can be indexed; a symbolic link (at sessions/<id> or at its
-        0.jsonl) or a log that is not a regular file is skipped with a log line."""
+    def sessions(self) -> list[str]:
+        """The sessions whose log can be indexed, by name; a symbolic link (at sessions/<id> or
+        at its 0.jsonl) or a log that is not a regular file is skipped with a log line."""
         if not self.home.sessions.is_dir():
             return []
         names = sorted(p.name for p in self.home.sessions.iterdir() if is_session_id(p.name))
@@ -224,8 +199,8 @@ class Index:
                 log.warning("session log %s: skipped: %s", self.home.session_log(name), problem)
         return found
 
-    def catch_up_session(self, session: str) -> int:
-        """Index a session's new records; returns the rows added."""
+    def catch_up_session_part(self, session: str) -> tuple[int, bool]:
+        """Index one part of a session's new records: (rows added, read to the end)."""
         problem = indexer.log_problem(self.home, session)
         if isinstance(problem, FileNotFoundError):
             raise SessionUnknown(f"no session {session} under sessions/")
@@ -234,30 +209,45 @@ class Index:
             raise SessionUnknown(f"session {session}: {problem}")
         conn = self._write()
         with self._transaction(conn):
-            return indexer.index_session(conn, self.home, session, self.max_class)
+            return indexer.index_session_part(conn, self.home, session, self.settings)
+
+    def catch_up_session(self, session: str) -> int:
+        """Index a session's new records, a part at a time; returns the rows added."""
+        added, done = self.catch_up_session_part(session)
+        while not done:
+            more, done = self.catch_up_session_part(session)
+            added += more
+        return added
 
     def catch_up_notes(self) -> int:
         """Index the new entries of notes.md; returns the rows added."""
         conn = self._write()
         with self._transaction(conn):
-            return indexer.index_notes(conn, self.home, self.max_class)
+            return indexer.index_notes(conn, self.home, self.settings)
 
     def catch_up_all(self) -> int:
-        """Catch up every session log and notes.md; returns the rows added."""
+        """Catch up every session log and notes.md on this thread; returns the rows added."""
         added = 0
-        for session in self._sessions():
+        for session in self.sessions():
             try:
                 added += self.catch_up_session(session)
             except (OSError, SessionUnknown) as error:
                 log.warning("session log %s: skipped: %s", self.home.session_log(session), error)
-        return added + self.catch_up_notes()
+        added += self.catch_up_notes()
+        self.catching_up = None
+        return added
 
     def reindex(self, progress: Callable[[int], None] | None = None) -> tuple[int, int, int]:
         """Build a new index from sessions/ and notes.md and swap it in: (logs, records, notes)."""
+        return self.finish_new(self.build_new(progress))
+
+    def build_new(self, progress: Callable[[int], None] | None = None) -> Rebuilt:
+        """Build index/memory.sqlite3.new from sessions/ and notes.md; touches nothing else, so
+        it runs off the writer thread. One build at a time (the caller sees to it)."""
         ensure_dir(self.home.index_dir)
-        new = self.path.with_name(self.path.name + ".new")
-        _remove_database(new)
-        _create_file(new)
+        new = self.new_path
+        remove_database(new)
+        create_file(new)
         read = 0
 
         def counted(n: int) -> None:
@@ -273,18 +263,40 @@ class Index:
             conn.execute("PRAGMA synchronous = OFF")
             conn.execute("BEGIN")
             indexer.create_schema(conn)
+            indexer.write_stamp(conn, self.settings)
             modes.prepare(conn, self.mode, new)  # recall modes (issue 15)
             logs = records = 0
-            for session in self._sessions():
-                records += indexer.index_session(conn, self.home, session, self.max_class, counted)
+            whole = Part()
+            for session in self.sessions():
+                records += indexer.index_session_part(
+                    conn, self.home, session, self.settings, counted, replace(whole)
+                )[0]
                 logs += 1
-            notes = indexer.index_notes(conn, self.home, self.max_class)
+            notes = indexer.index_notes(conn, self.home, self.settings)
             conn.execute("COMMIT")
             modes.carry_over(conn, self.path)  # recall mode hybrid (issue 15): vectors kept
             conn.execute("PRAGMA journal_mode = WAL")
         finally:
             conn.close()
+        # Written without fsync: flush it all now, off the writer, so that the swap's fsync
+        # only has the tail to write.
         with open(new, "rb") as f:
+            os.fsync(f.fileno())
+        return Rebuilt(new, logs, records, notes)
+
+    def finish_new(self, built: Rebuilt) -> tuple[int, int, int]:
+        """On the writer: catch the new file up with what was written during the build, then
+        swap it in. Returns (logs, records, notes) of the new index."""
+        conn = sqlite3.connect(built.path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA synchronous = NORMAL")
+            with self._transaction(conn):
+                for session in self.sessions():
+                    indexer.index_session(conn, self.home, session, self.settings)
+                indexer.index_notes(conn, self.home, self.settings)
+        finally:
+            conn.close()  # the last connection: checkpoints and removes the new file's WAL
+        with open(built.path, "rb") as f:
             os.fsync(f.fileno())
         with self._gate.exclusive():
             self._close_all()
@@ -292,15 +304,19 @@ class Index:
             for suffix in ("-wal", "-shm", "-journal"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(f"{self.path}{suffix}")
-            os.replace(new, self.path)
+            os.replace(built.path, self.path)
             fsync_dir(self.path.parent)
             self._writer = self._connect()
         if self._hybrid is not None:
             self._hybrid.reset()
         log.info(
-            "index %s: rebuilt from %d logs, %d records, %d notes", self.path, logs, records, notes
+            "index %s: rebuilt from %d logs, %d records, %d notes",
+            self.path,
+            built.logs,
+            built.records,
+            built.notes,
         )
-        return logs, records, notes
+        return built.logs, built.records, built.notes
 
     # --- recall ---------------------------------------------------------------------------------
     def _take(self) -> sqlite3.Connection:
@@ -321,7 +337,9 @@ class Index:
         self, query: str, k: int = 5, *, session: str, by: str | None = None
     ) -> RecallResult:
         """At most k hits for query, rendered and labelled; appends the recall log line (with
-        "by": "owner" for the owner's search, so the agent's hit counts leave it out)."""
+        "by": "owner" for the owner's search, so the agent's hit counts leave it out). While the
+        catch-up after a start runs, a line after the hits says how far it is."""
+        catching_up = self.catching_up
         hits: list[Hit] = []
         if match_expression(query) is not None:
             with self._gate.shared():
@@ -333,8 +351,13 @@ class Index:
                     log.error("index %s: recall failed: %s", self.path, error)
                     raise IndexDamaged(DAMAGED) from None
                 self._give(conn)
-        self._log_recall(session, query, k, hits, by)
-        return result(query, hits)
+        self._log_recall(session, query, k, hits, by, partial=catching_up is not None)
+        answer = result(query, hits)
+        if catching_up is None:
+            return answer
+        read, logs = catching_up
+        note = f"(the index is catching up: {read} of {logs} session logs read)"
+        return replace(answer, text=f"{answer.text}\n{note}")
 
     def _search(self, conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
         # Recall modes (issue 15): spec is the spec's search, untouched.
@@ -363,10 +386,20 @@ class Index:
         return self._hybrid is None or self._hybrid.drain(timeout)
 
     def _log_recall(
-        self, session: str, query: str, k: int, hits: list[Hit], by: str | None = None
+        self,
+        session: str,
+        query: str,
+        k: int,
+        hits: list[Hit],
+        by: str | None = None,
+        *,
+        partial: bool = False,
     ) -> None:
         with self._pool_lock:
             if self._recall_log is None:
                 self._recall_log = RecallLog(self.home)
-        line = log_line(now_rfc3339(), session, query, k, hits, by)
+        line = log_line(now_rfc3339(), session, query, k, hits, by, partial=partial)
         self._recall_log.append(modes.tag_log_line(line, self.mode))
+
+
+__all__ = ["Index", "Rebuilt", "check_fts5"]

@@ -1,10 +1,7 @@
 """Reading session logs and notes.md into the index (spec 6), one log at a time.
 
-What is indexed: the content of user records, of assistant records that have content, and each
-tool call as "name arguments"; never tool results, never reasoning. Each record carries the
-session's label in force when it was written: the highest class of the tool results before it (at
-least private), untrusted if any of them was. A record above max_class is not indexed. notes.md
-entries carry the label their header gives.
+What a session record gives is in sessionrows.py; notes.md entries carry the label their header
+gives.
 
 Progress per log is the number of records read (spec 6's progress table) and, beside it in the
 offsets table, the byte offset reached, the label in force there and a hash of the bytes just
@@ -12,6 +9,15 @@ before the offset (for notes.md, of all the bytes before it). Catching up seeks 
 it costs what the new records cost, not what the log is long; the hash tells a log that was
 rewritten (notes.md edited by hand) from one that only grew, and a rewritten log is indexed again
 from its start.
+
+What one record may cost is bounded (issue 13 item 4): a row indexes at most max_record_bytes of
+its text, and a long log line is never read whole (sessionrows.py). The settings that change what
+is indexed are stamped in the settings table (indexsettings.py), so that an index built with
+others is rebuilt.
+
+A session log is read in parts of at most PART_SECONDS of reading, PART_RECORDS records or
+PART_BYTES bytes, each part in its own transaction (index_session_part), so that the one writer is
+free between parts: a memory call waits for at most one part.
 
 The functions here run inside the caller's transaction and never commit.
 """
@@ -21,14 +27,21 @@ import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memoryd import modes, notes
 from memoryd.home import Home, check_entry, open_read
-from proto.errors import RecordDamaged
-from proto.labels import CLASS_RANK, higher_class
-from proto.records import AssistantRecord, ToolResultRecord, UserRecord, read_records
+from memoryd.indexsettings import (
+    RECORD_BYTES,
+    Settings,
+    cap_text,
+    describe_stamp,
+    read_stamp,
+    write_stamp,
+)
+from memoryd.sessionrows import Part, Row, session_rows
+from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +52,16 @@ SCHEMA = (
     "CREATE TABLE progress (log TEXT PRIMARY KEY, records INTEGER)",
     "CREATE TABLE offsets (log TEXT PRIMARY KEY, bytes INTEGER, class TEXT, untrusted INTEGER,"
     " tail TEXT)",
+    "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT)",
 )
-TABLES = ("hits", "sources", "progress", "offsets")
+TABLES = ("hits", "sources", "progress", "offsets", "settings")
+# An index made before settings were stamped has no settings table; it is not damaged, only
+# built with unknown settings (index.py rebuilds it).
+OPTIONAL_TABLES = ("settings",)
+# One part of a catch-up: at most this long reading, this many records, this many bytes of log.
+PART_SECONDS = 0.2
+PART_RECORDS = 50_000
+PART_BYTES = 16 << 20
 NOTES_LOG = "memory/notes.md"
 NOTE_KINDS = ("noted", "moved", "dropped")
 # How many bytes before the offset the tail hash covers.
@@ -52,8 +73,6 @@ TAIL_BYTES = 256
 NOTES_WINDOW = 65_536
 BATCH = 20_000
 
-Row = tuple  # (kind, session, epoch, record, time, role, class, untrusted, text)
-
 
 def create_schema(conn: sqlite3.Connection) -> None:
     for statement in SCHEMA:
@@ -64,6 +83,8 @@ def schema_problem(conn: sqlite3.Connection) -> str | None:
     """What is wrong with an index's tables, or None when they are exactly ours."""
     found = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     for name, statement in zip(TABLES, SCHEMA, strict=True):
+        if name in OPTIONAL_TABLES and name not in found:
+            continue
         if found.get(name) != statement:
             return f"table {name} is missing or has another definition"
     return None
@@ -158,6 +179,8 @@ def insert_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> int:
 
 
 def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:
+    if not sources:
+        return
     conn.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sources)
     conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", texts)
     modes.rows_added(conn, sources, texts)  # recall modes (issue 15): their tables follow
@@ -173,78 +196,32 @@ def _delete_rows(conn: sqlite3.Connection, where: str, params: tuple) -> None:
     conn.execute(f"DELETE FROM sources WHERE {where}", params)  # noqa: S608
 
 
-def _session_rows(
-    path: Path, session: str, state: LogState, max_class: str, counted: Callable[[int], None]
-) -> Iterable[Row]:
-    """The rows of a session log's records past state, advancing state as records are read.
-
-    Stops at the first damaged record with a log line naming the log: the records before it are
-    indexed, and state stays before it, so each catch-up tries again from there.
-    """
-    limit = CLASS_RANK[max_class]
-    number = state.records
-    try:
-        for line in read_records(path, state.bytes, state.records):
-            record = line.record
-            if isinstance(record, ToolResultRecord):
-                state.klass = higher_class(state.klass, record.klass)
-                state.untrusted = state.untrusted or record.untrusted
-            elif CLASS_RANK[state.klass] <= limit:
-                label = (state.klass, int(state.untrusted))
-                if isinstance(record, UserRecord):
-                    if record.content:
-                        yield (
-                            "session",
-                            session,
-                            0,
-                            line.number,
-                            record.time,
-                            "user",
-                            *label,
-                            record.content,
-                        )
-                elif isinstance(record, AssistantRecord):
-                    if record.content:
-                        yield (
-                            "session",
-                            session,
-                            0,
-                            line.number,
-                            record.time,
-                            "assistant",
-                            *label,
-                            record.content,
-                        )
-                    for call in record.tool_calls:
-                        text = f"{call.name} {call.arguments}"
-                        yield (
-                            "session",
-                            session,
-                            0,
-                            line.number,
-                            record.time,
-                            "call",
-                            *label,
-                            text,
-                        )
-            state.records = line.number + 1
-            state.bytes = line.end
-            number = state.records
-            counted(1)
-    except RecordDamaged as damage:
-        log.warning("session log %s: skipped from record %d: %s", path, number, damage)
-    except (OSError, UnicodeError) as error:
-        log.warning("session log %s: skipped from record %d: %s", path, number, error)
-
-
 def index_session(
     conn: sqlite3.Connection,
     home: Home,
     session: str,
-    max_class: str,
+    max_class: str | Settings,
     counted: Callable[[int], None] = lambda n: None,
 ) -> int:
     """Index the records of a session's log past its progress; returns the rows added."""
+    added, _ = index_session_part(conn, home, session, max_class, counted, Part())
+    return added
+
+
+def index_session_part(
+    conn: sqlite3.Connection,
+    home: Home,
+    session: str,
+    settings: str | Settings,
+    counted: Callable[[int], None] = lambda n: None,
+    part: Part | None = None,
+) -> tuple[int, bool]:
+    """Index at most a part of a session's log past its progress: (rows added, read to the end).
+
+    Writes nothing when the log has nothing new (its progress row aside, for a log never seen).
+    """
+    settings = _settings(settings)
+    part = part or Part(PART_RECORDS, PART_BYTES, PART_SECONDS)
     path = home.session_log(session)
     name = log_name(session)
     state = load_state(conn, name) or LogState()
@@ -253,24 +230,32 @@ def index_session(
         _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
         state = LogState()
     before = state.bytes
-    added = insert_rows(conn, _session_rows(path, session, state, max_class, counted))
+    added = insert_rows(conn, session_rows(path, session, state, settings, counted, part))
     if state.bytes != before or load_state(conn, name) is None:
         state.tail = _tail_hash(path, state.bytes)
         save_state(conn, name, state)
-    return added
+    return added, part.done
 
 
-def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
+def _settings(value: str | Settings) -> Settings:
+    """Settings from a max_class alone (the callers and tests that only set that) or as given."""
+    return Settings(max_class=value) if isinstance(value, str) else value
+
+
+def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings) -> int:
     """Index the notes.md entries past its progress; returns the rows added."""
+    settings = _settings(max_class)
     path = home.memory_file("notes.md")
-    state = load_state(conn, NOTES_LOG) or LogState()
+    saved = load_state(conn, NOTES_LOG)
+    state = LogState() if saved is None else replace(saved)
     exists = os.path.lexists(path)
     if state.bytes and (not exists or not _still_valid(path, state, NOTES_WINDOW)):
         log.warning("notes %s changed before byte %d: indexing it again", path, state.bytes)
         _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
         state = LogState()
     if not exists:
-        save_state(conn, NOTES_LOG, state)
+        if state != saved:
+            save_state(conn, NOTES_LOG, state)
         return 0
     with open_read(path) as f:
         f.seek(state.bytes)
@@ -287,16 +272,39 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str) -> int:
         )
         _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
         save_state(conn, NOTES_LOG, LogState())
-        return index_notes(conn, home, max_class)
-    limit = CLASS_RANK[max_class]
-    rows = [
-        (e.kind, e.session, 0, e.number, e.time, e.source, e.klass, int(e.untrusted), e.text)
-        for e in entries
-        if e.text and CLASS_RANK[e.klass] <= limit
-    ]
+        return index_notes(conn, home, settings)
+    limit = CLASS_RANK[settings.max_class]
+    rows = []
+    for e in entries:
+        if not e.text or CLASS_RANK[e.klass] > limit:
+            continue
+        capped = cap_text(e.text, settings.max_record_bytes)
+        if capped is not None:
+            log.info(
+                "notes %s: entry %d: indexed its first %d bytes",
+                path,
+                e.number,
+                settings.max_record_bytes,
+            )
+        text = e.text if capped is None else capped
+        rows.append(
+            (e.kind, e.session, 0, e.number, e.time, e.source, e.klass, int(e.untrusted), text)
+        )
     added = insert_rows(conn, rows)
     state.records += len(entries)
     state.bytes += len(data)
-    state.tail = _tail_hash(path, state.bytes, NOTES_WINDOW)
-    save_state(conn, NOTES_LOG, state)
+    if data or state != saved:  # nothing new: nothing written (no commit for the writer)
+        state.tail = _tail_hash(path, state.bytes, NOTES_WINDOW)
+        save_state(conn, NOTES_LOG, state)
     return added
+
+
+__all__ = [
+    "RECORD_BYTES",
+    "Part",
+    "Settings",
+    "cap_text",
+    "describe_stamp",
+    "read_stamp",
+    "write_stamp",
+]

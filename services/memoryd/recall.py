@@ -126,9 +126,17 @@ def result(query: str, hits: list[Hit]) -> RecallResult:
 
 
 def log_line(
-    when: str, session: str, query: str, k: int, hits: list[Hit], by: str | None = None
+    when: str,
+    session: str,
+    query: str,
+    k: int,
+    hits: list[Hit],
+    by: str | None = None,
+    *,
+    partial: bool = False,
 ) -> str:
-    """One line of recalls/YYYY-MM.jsonl ("by": "owner" on the owner's searches)."""
+    """One line of recalls/YYYY-MM.jsonl ("by": "owner" on the owner's searches; "partial": true
+    when the index was catching up)."""
     entry = {
         "time": when,
         "session": session,
@@ -138,6 +146,8 @@ def log_line(
     }
     if by is not None:
         entry["by"] = by
+    if partial:
+        entry["partial"] = True
     return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
 
 

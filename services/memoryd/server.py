@@ -1,5 +1,5 @@
-"""memoryd's start and run: make what is missing, open the index, catch up, then serve three
-sockets (spec 7) until SIGTERM or SIGINT.
+"""memoryd's start and run: make what is missing, open the index, then serve three sockets (spec 7)
+until SIGTERM or SIGINT, catching up every log in the background meanwhile (issue 14 item 3).
 
 A start that cannot succeed raises StartFailed; the CLI turns it into one line naming the cause
 and the runbook entry memoryd-start-failed, and a non-zero exit.
@@ -29,7 +29,8 @@ LOCK_NAME = "memoryd.lock"
 
 
 def prepare(config: Config) -> MemoryService:
-    """Everything before listening: folders, files, FTS5, the index, catching up every log."""
+    """Everything before listening: folders, files, FTS5, the index opened (the catch-up of the
+    logs runs once the sockets listen: MemoryService.start_catch_up)."""
     home = config.home
     try:
         if home.root.is_symlink() and home.root.is_dir():
@@ -58,14 +59,21 @@ def prepare(config: Config) -> MemoryService:
         witness=Witness(home),
     )
     store.ensure()
-    index = Index(home, max_class=config.max_class, mode=config.recall_mode)
+    index = Index(
+        home,
+        max_class=config.max_class,
+        max_record_bytes=config.max_record_bytes,
+        mode=config.recall_mode,
+    )
     try:
         index.open()
-        added = index.catch_up_all()
+        sessions = index.sessions()
     except (OSError, sqlite3.Error) as e:
         raise StartFailed(f"cannot open the index {home.index_db}: {e}") from None
-    log.info("%s: caught up, %d new records and notes", home.index_db, added)
-    service = MemoryService(store, index)
+    # Listed now, so that a recall from the first moment says how many logs are left to read.
+    index.catching_up = (0, len(sessions))
+    service = MemoryService(store, index, write_deadline=config.write_deadline)
+    service.to_catch_up = sessions
     service.home_lock = lock
     return service
 
@@ -150,6 +158,7 @@ async def run(config: Config, service: MemoryService, ready: asyncio.Event | Non
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
+        service.start_catch_up()
         if ready is not None:
             ready.set()
         await stop.wait()

@@ -1,22 +1,37 @@
 """memoryd's handlers: one function per message kind, on top of MemoryStore and Index.
 
-SQLite and file work never run on the event loop. Writes (memory calls, admin commands, indexing,
-reindex) go to one writer thread, so they are serialised; reads (the block, recall, log, pending)
-go to a small pool of reader threads and may run beside a write. Refusals are answered with their
-text: a refused memory call as a tool_response with ok false, anything else as an error.
+SQLite and file work never run on the event loop. Writes (memory calls, admin commands, indexing)
+go to one writer thread (writer.py), so they are serialised, memory calls and the owner's writes
+first; index work goes a part at a time, so no write waits behind a whole catch-up. A reindex
+builds its new file on a thread of its own and takes the writer only to catch it up and swap it
+in. Reads (the block, recall, log, pending) go to a small pool of reader threads and may run
+beside a write. Refusals are answered with their text: a refused memory call as a tool_response
+with ok false, anything else as an error.
+
+The catch-up of every log after a start runs in the background (catch_up), at the writer's lowest
+priority, while the sockets already serve; recall says how far it is.
+
+An answer says what happened (issue 12 item 4): a memory call that the writer has not started
+within write_deadline seconds is not applied and is answered so (NOT_APPLIED); once a write is
+applied, a failure of the index after it is logged, not answered: the next write, catch-up or start
+indexes what was missed.
 """
 
 import asyncio
 import logging
 import os
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from memoryd.errors import EditRefused, MemorydError
+from memoryd.config import WRITE_DEADLINE
+from memoryd.errors import EditRefused, MemorydError, SessionUnknown
 from memoryd.index import Index
 from memoryd.owner import dispatch as owner_commands
 from memoryd.store import MemoryStore
+from memoryd.writer import BACKGROUND, SESSION, WRITE, NotStarted, Writer
 from proto.errors import InvalidArguments
 from proto.messages import (
     Body,
@@ -39,24 +54,51 @@ T = TypeVar("T")
 LOOP_KINDS = frozenset({"memory_block", "session_updated"})
 BROKER_KINDS = frozenset({"memory_call"})
 ADMIN_KINDS = frozenset({"reindex", "memory_admin"})
+NOT_APPLIED = (
+    "memoryd was too busy to start this memory call in time; it was not applied and nothing was"
+    " written. Try again."
+)
+NOT_DONE = "memoryd was too busy to start this command in time; nothing was changed. Try again."
 
 
 class MemoryService:
-    def __init__(self, store: MemoryStore, index: Index, readers: int = 4):
+    def __init__(
+        self,
+        store: MemoryStore,
+        index: Index,
+        readers: int = 4,
+        *,
+        write_deadline: float = WRITE_DEADLINE,
+    ):
         self.store = store
         self.index = index
+        self.write_deadline = write_deadline
         self.home_lock: int | None = None  # the fd holding index/memoryd.lock (server.py)
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-writer")
+        self.caught_up = threading.Event()  # set when the catch-up after the start is done
+        self.to_catch_up: list[str] | None = None  # the logs listed at the start (prepare)
+        self._writer = Writer()
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="memoryd-reader")
+        self._rebuilder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-reindex")
+        self._reindexing: asyncio.Lock | None = None
+        self._catch_up_task: asyncio.Task | None = None
 
-    async def _write(self, fn: Callable[..., T], *args) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._writer, fn, *args)
+    async def _write(
+        self, fn: Callable[..., T], *args, priority: int = WRITE, deadline: float | None = None
+    ) -> T:
+        future = self._writer.submit(priority, fn, *args, deadline=deadline)
+        return await asyncio.wrap_future(future)
+
+    def _deadline(self) -> float:
+        return time.monotonic() + self.write_deadline
 
     async def _read(self, fn: Callable[..., T], *args) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._readers, fn, *args)
 
     def close(self) -> None:
         """Finish the writes in flight, close the index, then let another memoryd in."""
+        if self._catch_up_task is not None:
+            self._catch_up_task.cancel()
+        self._rebuilder.shutdown(wait=True)
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self.index.close()
@@ -69,10 +111,58 @@ class MemoryService:
         if isinstance(message, MemoryBlock):
             return MemoryBlockReply(text=await self._read(self.store.block))
         if isinstance(message, SessionUpdated):
-            added = await self._write(self.index.catch_up_session, message.session)
+            added = await self._catch_up_session(message.session, SESSION)
             log.info("session %s: indexed %d new records", message.session, added)
             return Ok()
         raise MemorydError(f"{type(message).__name__} is not served on the loopd socket")
+
+    async def _catch_up_session(self, session: str, priority: int) -> int:
+        """Index a session's new records a part at a time, each part a job for the writer."""
+        added, done = 0, False
+        while not done:
+            more, done = await self._write(
+                self.index.catch_up_session_part, session, priority=priority
+            )
+            added += more
+        return added
+
+    # --- the catch-up after a start --------------------------------------------------------------
+    def start_catch_up(self) -> asyncio.Task:
+        """Start catching up every log in the background (after the sockets listen)."""
+        sessions, self.to_catch_up = self.to_catch_up, None
+        self._catch_up_task = asyncio.get_running_loop().create_task(self.catch_up(sessions))
+        return self._catch_up_task
+
+    async def catch_up(self, sessions: list[str] | None = None) -> int:
+        """Catch up notes.md, then every log under sessions/ (as listed before the sockets
+        opened, by prepare), at the writer's lowest priority; index.catching_up says how far it
+        is meanwhile. Returns the rows added."""
+        try:
+            if sessions is None:
+                sessions = await self._read(self.index.sessions)
+            self.index.catching_up = (0, len(sessions))
+            added = await self._write(self._notes_at_start, priority=BACKGROUND)
+            for read, session in enumerate(sessions, 1):
+                try:
+                    added += await self._catch_up_session(session, BACKGROUND)
+                except (OSError, SessionUnknown) as error:
+                    log.warning(
+                        "session log %s: skipped: %s", self.index.home.session_log(session), error
+                    )
+                self.index.catching_up = (read, len(sessions))
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # logged; the index keeps what it has, the next start goes on
+            log.error("index %s: the catch-up stopped: %r", self.index.path, error)
+            self.index.catching_up = None
+            return 0
+        self.index.catching_up = None
+        self.caught_up.set()
+        log.info("%s: caught up, %d new records and notes", self.index.path, added)
+        return added
+
+    def _notes_at_start(self) -> int:
+        return self.index.catch_up_notes()
 
     # --- brokerd ---------------------------------------------------------------------------------
     async def on_broker(self, message: Body) -> Body:
@@ -90,7 +180,20 @@ class MemoryService:
                 )
             if request.tool == "memory":
                 args = parse_memory(request.arguments)
-                output = await self._write(self._apply, args, message)
+                try:
+                    output = await self._write(
+                        self._apply, args, message, deadline=self._deadline()
+                    )
+                except NotStarted:
+                    log.warning(
+                        "session %s: memory call %s not applied: not started within %g s",
+                        request.session,
+                        request.call_id,
+                        self.write_deadline,
+                    )
+                    return ToolResponse(
+                        call_id=request.call_id, ok=False, output=NOT_APPLIED, label=None
+                    )
                 return ToolResponse(call_id=request.call_id, ok=True, output=output, label=None)
         except (InvalidArguments, EditRefused) as e:
             log.info(
@@ -123,14 +226,15 @@ class MemoryService:
     def _index_notes(self) -> None:
         try:
             self.index.catch_up_notes()
-        except MemorydError as e:
-            # The write is done and journalled; the index catches up at the next start or reindex.
-            log.warning("memory/notes.md: not indexed now: %s", e)
+        except Exception as e:  # noqa: BLE001 - whatever it is, the write before it stands
+            # The write is done and journalled: its answer is the applied one. The index catches
+            # up at the next write, start or reindex (notes.md is read from its last offset).
+            log.warning("memory/notes.md: not indexed now, caught up later: %r", e)
 
     # --- the owner -------------------------------------------------------------------------------
     async def on_admin(self, message: Body) -> Body:
         if isinstance(message, Reindex):
-            logs, records, notes = await self._write(self.index.reindex)
+            logs, records, notes = await self._reindex()
             log.info("reindexed: %d logs, %d records, %d notes", logs, records, notes)
             return Reindexed(logs=logs, records=records, notes=notes)
         if isinstance(message, MemoryAdmin):
@@ -141,7 +245,20 @@ class MemoryService:
         kind, run = owner_commands.lookup(command, arg)
         if kind == "read":
             return await self._read(run, self)
-        return await self._write(self._admin_write, run, self)
+        try:
+            return await self._write(self._admin_write, run, self, deadline=self._deadline())
+        except NotStarted:
+            log.warning("memory %s: not carried out: not started in time", command)
+            raise MemorydError(NOT_DONE) from None
+
+    async def _reindex(self) -> tuple[int, int, int]:
+        """Build the new index off the writer, then catch it up and swap it on the writer."""
+        if self._reindexing is None:
+            self._reindexing = asyncio.Lock()
+        async with self._reindexing:
+            loop = asyncio.get_running_loop()
+            built = await loop.run_in_executor(self._rebuilder, self.index.build_new)
+            return await self._write(self.index.finish_new, built)
 
     def _admin_write(self, action: Callable[..., str], *args) -> str:
         text = action(*args)

@@ -8,6 +8,7 @@ the template (the old state) and a run of the same operation that was not killed
 """
 
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -59,10 +61,18 @@ IDENTITY = ("memory.md", "user.md")
 
 
 def socket_paths(home: Path) -> dict[str, Path]:
+    """A case's sockets: under home/run/ as by default, unless that path would pass the 107
+    bytes AF_UNIX allows (pytest's temporary paths can); then under a short folder of /tmp
+    named after the home."""
+    if len(str(home / "run/broker-memory/memory.sock")) <= 100:
+        run = home / "run"
+    else:
+        digest = hashlib.sha256(str(home).encode()).hexdigest()[:12]
+        run = Path(tempfile.gettempdir()) / f"crash-{digest}"
     return {
-        "loop": home / "run/loop-memory/memory.sock",
-        "broker": home / "run/broker-memory/memory.sock",
-        "admin": home / "run/owner-memory/admin.sock",
+        "loop": run / "loop-memory/memory.sock",
+        "broker": run / "broker-memory/memory.sock",
+        "admin": run / "owner-memory/admin.sock",
     }
 
 
@@ -95,8 +105,11 @@ def append_turns(log: Path, first: int, turns: int, tainted_at: int | None = Non
 def write_config(root: Path, review: bool = False) -> Path:
     (root / "soul.md").write_text(SOUL)
     config = root / "memoryd.toml"
+    sockets = socket_paths(root / "home")
     config.write_text(
         f'[paths]\nhome = "{root / "home"}"\n[memory]\nreview = {str(review).lower()}\n'
+        f'[sockets]\nloop = "{sockets["loop"]}"\nbroker = "{sockets["broker"]}"\n'
+        f'admin = "{sockets["admin"]}"\n'
     )
     return config
 
@@ -186,13 +199,15 @@ class Memoryd:
         from_start: bool = False,
         crashing: bool = True,
     ) -> bool:
-        """Start; True once every socket answers, False if the process died (was killed) first."""
+        """Start; True once every socket answers and the catch-up after the start is done (its
+        log line), False if the process died (was killed) first."""
         env = {**os.environ, "MEMORYD_CRASH_AT": str(crash_at)}
         env["MEMORYD_CRASH_TRACE"] = str(self.root / "trace.txt")
         env["MEMORYD_CRASH_REPORT"] = str(self.root / "crash.txt")
         env["MEMORYD_CRASH_TORN"] = "1" if torn else "0"
         env["MEMORYD_CRASH_FROM"] = "start" if from_start else "serve"
         program = [str(WRAPPER)] if crashing else ["-m", "memoryd"]
+        logged = self.log.stat().st_size if self.log.exists() else 0
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, *program, "serve", "--config", str(self.config)],
@@ -201,13 +216,20 @@ class Memoryd:
                 env=env,
             )
         deadline = time.monotonic() + 30
-        while not all(_answers(p) for p in self.sockets.values()):
+        while not (
+            all(_answers(p) for p in self.sockets.values()) and self._caught_up_since(logged)
+        ):
             if self.proc.poll() is not None:
                 return False
             if time.monotonic() > deadline:
                 raise RuntimeError(f"memoryd did not start: {self.log.read_text()}")
             time.sleep(0.01)
         return True
+
+    def _caught_up_since(self, offset: int) -> bool:
+        with open(self.log, "rb") as f:
+            f.seek(offset)
+            return b": caught up, " in f.read()
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -235,6 +257,8 @@ class Operation:
     message: object = None
     review: bool = False
     prepare: object = None  # a function of the case's home, run before memoryd starts
+    # A function of the case's home, run once memoryd serves and has caught up, before the message.
+    after_start: object = None
 
 
 def run_once(
@@ -247,6 +271,8 @@ def run_once(
         op.prepare(case / "home")
     memoryd = Memoryd(case)
     up = memoryd.start(crash_at, torn=torn, from_start=op.socket == "start")
+    if up and op.after_start is not None:
+        op.after_start(case / "home")
     if up and op.socket != "start":
         try:
             request(memoryd.sockets[op.socket], op.message, timeout=20)
@@ -254,7 +280,10 @@ def run_once(
             memoryd.proc.wait(10)  # the connection died with the process
     if memoryd.proc.poll() is None:
         memoryd.stop()
-    return memoryd.outcome()
+    outcome = memoryd.outcome()
+    if not up and not outcome.killed:
+        raise RuntimeError(f"memoryd stopped without being killed: {memoryd.log.read_text()}")
+    return outcome
 
 
 def index_rows(db: Path) -> tuple[Counter, dict]:
@@ -347,6 +376,8 @@ def check_invariants(
         _restart_over_sockets(case)
     else:
         _restart_in_process(case)
+    leftover = Home(home).index_db.with_name("memory.sqlite3.new")
+    assert not leftover.exists(), "the start left a reindex's memory.sqlite3.new behind"
     assert index_rows(Home(home).index_db) == fresh_index(home, case), (
         "the index differs from a reindex of the same logs"
     )
@@ -374,6 +405,7 @@ def _restart_over_sockets(case: Path) -> None:
 def _restart_in_process(case: Path) -> None:
     service = prepare(load_config(case / "memoryd.toml"))
     try:
+        service.index.catch_up_all()  # what the catch-up in the background does once serving
         assert service.store.block().startswith("# soul.md")
         answer = asyncio.run(service.on_broker(_recall_request()))
         assert answer.ok and answer.output.startswith("[1] "), answer.output
@@ -422,7 +454,7 @@ def operations() -> list[Operation]:
             "session_updated",
             "loop",
             SessionUpdated(session=SESSION),
-            prepare=lambda home: append_turns(Home(home).session_log(SESSION), 5, 3),
+            after_start=lambda home: append_turns(Home(home).session_log(SESSION), 5, 3),
         ),
         Operation("reindex", "admin", Reindex()),
         Operation("catch-up at start", "start", None, prepare=_new_logs),

@@ -102,14 +102,20 @@ class Index:
 
     @contextlib.contextmanager
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        # A transaction that changed nothing is rolled back (no commit, no fsync); total_changes
+        # does not count schema changes (a recall mode's tables), schema_version does.
         changes = conn.total_changes
         conn.execute("BEGIN IMMEDIATE")
+        schema = conn.execute("PRAGMA schema_version").fetchone()[0]
         try:
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT" if conn.total_changes != changes else "ROLLBACK")
+        changed = conn.total_changes != changes
+        if not changed:
+            changed = conn.execute("PRAGMA schema_version").fetchone()[0] != schema
+        conn.execute("COMMIT" if changed else "ROLLBACK")
 
     def _close_all(self) -> None:
         with self._pool_lock:

@@ -13,9 +13,11 @@ from tests.memoryd.test_recall import user, write_log
 
 
 def _index(tmp_path, texts) -> Index:
+    """An index that keeps whole texts (a cap far above [index] max_record_bytes' default), so
+    the texts here are longer than what textcut reads whole."""
     home = Home(tmp_path)
     write_log(home, "mm-1", [user(text) for text in texts])
-    index = Index(home)
+    index = Index(home, max_record_bytes=1 << 30)
     index.open()
     index.catch_up_all()
     return index

@@ -59,6 +59,7 @@ class LineShrinker:
         self.too_large = False
         self.cut = False  # some string was cut
         self._out = bytearray()
+        self._structure_bytes = 0  # what lies outside strings: what limit bounds
         self._in_string = False
         self._kept = bytearray()  # the current string's content kept so far
         self._string_cut = False
@@ -97,7 +98,8 @@ class LineShrinker:
 
     def _structure(self, data: bytes) -> None:
         self._out += data
-        if len(self._out) > self.limit:
+        self._structure_bytes += len(data)
+        if self._structure_bytes > self.limit:
             self.too_large = True
 
     def _content(self, data: bytes) -> None:
@@ -118,7 +120,8 @@ class LineShrinker:
         self._kept.clear()
         self._string_cut = False
         self._in_string = False
-        self._structure(kept + b'"')
+        self._out += kept  # a string's content is bounded by keep, not by limit
+        self._structure(b'"')
 
     def result(self) -> bytes:
         """The line as kept; an unfinished string stays unfinished (the parser calls it damage)."""

@@ -108,3 +108,18 @@ def test_a_long_damaged_line_is_damage(tmp_path):
         assert damage.line == 0
     else:
         raise AssertionError("not damage")
+
+
+def test_a_kept_string_longer_than_the_structure_limit_is_not_refused():
+    shrinker = LineShrinker(keep=1 << 20, limit=1 << 10)
+    line = json.dumps({"type": "user", "content": "x" * 600_000}).encode()
+    for start in range(0, len(line), 4096):
+        shrinker.feed(line[start : start + 4096])
+    assert not shrinker.too_large
+    assert json.loads(shrinker.result()) == json.loads(line)
+
+
+def test_structure_past_the_limit_is_refused():
+    shrinker = LineShrinker(keep=16, limit=1 << 10)
+    shrinker.feed(json.dumps([1] * 2_000).encode())
+    assert shrinker.too_large

@@ -24,7 +24,6 @@ from proto.config import default_home
 
 TIMEOUT = 30.0
 BROKER_SOCKET = "run/broker-memory/memory.sock"
-BLOCK_SOCKET = "run/loop-memory/memory.sock"
 NO_SDK = "memory-mcp: the MCP SDK is not installed: pip install 'boxmaker-memory[mcp]'"
 
 
@@ -76,11 +75,11 @@ def main_command(
     broker_socket: Path | None = typer.Option(
         None, "--broker-socket", help=f"memoryd's brokerd socket (default {{home}}/{BROKER_SOCKET})"
     ),
-    block_socket: Path | None = typer.Option(
-        None, "--block-socket", help=f"memoryd's loopd socket (default {{home}}/{BLOCK_SOCKET})"
-    ),
     timeout: float = typer.Option(
-        TIMEOUT, "--timeout", callback=_timeout, help="seconds to wait for memoryd"
+        TIMEOUT,
+        "--timeout",
+        callback=_timeout,
+        help="seconds to wait for memoryd, and for reading the block from {home}/memory",
     ),
 ) -> None:
     """Serve one MCP connection on stdin and stdout until the client closes it."""
@@ -95,16 +94,15 @@ def main_command(
     try:
         import anyio
 
+        from memory_mcp.blockfiles import BlockFiles
         from memory_mcp.link import Memoryd
         from memory_mcp.server import MemoryMcp
         from memory_mcp.stdio import serve
     except ImportError:
         print(NO_SDK, file=sys.stderr)
         raise typer.Exit(1) from None
-    memoryd = Memoryd(
-        broker_socket or home / BROKER_SOCKET, block_socket or home / BLOCK_SOCKET, timeout
-    )
-    handlers = MemoryMcp(memoryd, trust.value, klass.value)
+    memoryd = Memoryd(broker_socket or home / BROKER_SOCKET, timeout)
+    handlers = MemoryMcp(memoryd, BlockFiles(home, timeout), trust.value, klass.value)
     try:
         anyio.run(serve, handlers, _version())
     except KeyboardInterrupt:

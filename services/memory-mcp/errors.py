@@ -17,5 +17,9 @@ class MemorydRefused(MemoryMcpError):
     """memoryd answered with an error message, or with a kind it should not have."""
 
 
+class BlockUnavailable(MemoryMcpError):
+    """The memory block cannot be built from {home}/memory/ (runbook: memory-unavailable)."""
+
+
 class StartFailed(MemoryMcpError):
     """memory-mcp cannot start: an option is invalid or the SDK is missing."""

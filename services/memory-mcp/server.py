@@ -5,6 +5,8 @@ schemas and every answer is memoryd's text as it is. A refused or failed tool ca
 with is_error set (the SDK's way of telling the model, as its own servers do for an unknown tool);
 a resource or prompt that cannot be served is the SDK's JSON-RPC error. Each answer to a tool call
 carries its label in _meta as "boxmaker/label", and makes the session's state stricter with it.
+Tool calls go to memoryd (link.py); the block is rendered from {home}/memory/ with memoryd's own
+code (blockfiles.py).
 """
 
 import logging
@@ -14,6 +16,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from memory_mcp.blockfiles import BlockFiles
 from memory_mcp.calls import GRANT_LABEL, TOOLS, Refused, prepare
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.link import Memoryd
@@ -26,7 +29,7 @@ BLOCK_URI = "memory://block"
 BLOCK_PROMPT = "memory_block"
 BLOCK_DESCRIPTION = (
     "The memory block a new boxmaker session starts with: soul.md, memory.md and user.md, "
-    "as memoryd renders them now."
+    "rendered now as memoryd renders them."
 )
 LABEL_KEY = "boxmaker/label"
 
@@ -37,10 +40,18 @@ def not_served_text(what: str, name: str) -> str:
 
 
 class MemoryMcp:
-    """One connection's handlers: its session, its state, and the link to memoryd."""
+    """One connection's handlers: its session, its state, the link to memoryd and the block."""
 
-    def __init__(self, memoryd: Memoryd, trust: str, klass: str, started: datetime | None = None):
+    def __init__(
+        self,
+        memoryd: Memoryd,
+        block_files: BlockFiles,
+        trust: str,
+        klass: str,
+        started: datetime | None = None,
+    ):
         self.memoryd = memoryd
+        self.block_files = block_files
         self.state = SessionState(klass=klass, untrusted=trust != "trusted")
         self.started = started or datetime.now(UTC)
         self.session: str | None = None
@@ -110,7 +121,7 @@ class MemoryMcp:
     # --- the block: a resource and a prompt ------------------------------------------------------
     async def _block(self, ctx) -> str:
         try:
-            return await self.memoryd.block(self.session_for(ctx))
+            return await self.block_files.read(self.session_for(ctx))
         except MemoryMcpError as e:
             raise MCPError(code=types.INTERNAL_ERROR, message=str(e)) from None
 

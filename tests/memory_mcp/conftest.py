@@ -51,6 +51,20 @@ class McpHome:
     def memory_file(self, name: str) -> str:
         return (self.home / "memory" / name).read_text()
 
+    def write_memory(self, memory: str = "", user: str = "", soul: str = "A test soul.\n") -> None:
+        """The three files of the block, as memoryd would have created them (folder 0700)."""
+        folder = self.home / "memory"
+        folder.mkdir(parents=True, mode=0o700, exist_ok=True)
+        for name, text in (("soul.md", soul), ("memory.md", memory), ("user.md", user)):
+            (folder / name).write_text(text)
+
+    def expected_block(self) -> str:
+        """The block as memoryd's own code renders these files."""
+        from memoryd.block import build
+        from memoryd.home import Home
+
+        return build(Home(self.home))
+
 
 @pytest.fixture
 def mcp_home():

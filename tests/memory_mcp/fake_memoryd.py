@@ -1,8 +1,12 @@
 """A stand-in for memoryd's broker and loopd sockets that records every frame it gets.
 
-mode "answer" replies to a memory_call with a fixed tool_response and to memory_block with a fixed
-block; "hang" accepts connections and never replies; "error" replies with an error message;
-"wrong" replies with a kind neither request is answered with.
+memory-mcp should only ever send memory_call on the broker socket; the loopd socket is served too
+(memory_block answered with a fixed block), so that a memory-mcp that asked it would succeed and be
+seen doing so in `received`. mode "answer" replies to a memory_call with a fixed tool_response;
+"hang" accepts connections and never replies; "error" replies with an error message; "wrong"
+replies with a kind no request is answered with.
+
+Watcher listens on a socket path memory-mcp must never connect to, and counts the connections.
 """
 
 import socket
@@ -71,3 +75,24 @@ class FakeMemoryd:
     def close(self) -> None:
         for s in self.listeners + self.held:
             s.close()
+
+
+class Watcher:
+    def __init__(self, path: Path):
+        self.connections = 0
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(path))
+        self.listener.listen(16)
+        threading.Thread(target=self._count, daemon=True).start()
+
+    def _count(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.listener.close()

@@ -57,6 +57,7 @@ def test_wrong_options_are_refused_before_serving():
         ["--class", "top"],
         ["--timeout", "0"],
         ["--timeout", "nan"],
+        ["--block-socket", "/tmp/x.sock"],  # gone: the block is read from {home}/memory
     ):
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2, (args, result.output)

@@ -1,4 +1,7 @@
-"""memory-mcp when memoryd is down, hangs, or the client sends what brokerd would refuse."""
+"""memory-mcp when memoryd is down, hangs, or the client sends what brokerd would refuse.
+
+The fake memoryd serves the loopd socket too: every test that uses it checks that only memory_call
+reached it, and the block always comes from the files."""
 
 import re
 import time
@@ -7,17 +10,13 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from memory_mcp.blockfiles import cannot_build_text
 from memory_mcp.calls import GRANT_LABEL
-from memory_mcp.link import (
-    MEMORYD_UNREACHABLE,
-    MEMORYD_WRONG_REPLY,
-    block_refused_text,
-    call_refused_text,
-)
+from memory_mcp.link import MEMORYD_UNREACHABLE, MEMORYD_WRONG_REPLY, call_refused_text
 from memory_mcp.server import BLOCK_PROMPT, BLOCK_URI, LABEL_KEY
 from proto.errors import InvalidArguments
 from proto.tools import parse_tool
-from tests.memory_mcp.fake_memoryd import ERROR_TEXT, FakeMemoryd
+from tests.memory_mcp.fake_memoryd import BLOCK, ERROR_TEXT, FakeMemoryd
 
 
 def text_of(result) -> str:
@@ -40,45 +39,67 @@ def test_memoryd_down_is_one_sentence_naming_the_runbook_entry_at_once(down_home
     for result in (recall, add):
         assert result.is_error and text_of(result) == MEMORYD_UNREACHABLE
     assert "runbook: memoryd-unreachable" in MEMORYD_UNREACHABLE
-    assert resource.message == MEMORYD_UNREACHABLE == prompt.message
+    # a home memoryd never started has no memory/: the block is refused as loopd would refuse it
+    assert resource.message == cannot_build_text("soul.md is missing") == prompt.message
+    assert resource.message.endswith("(runbook: memory-unavailable)")
     assert elapsed < 10
+
+
+def test_the_block_is_read_from_the_files_while_memoryd_is_down(down_home):
+    down_home.write_memory(memory="Hand-written entry.\n", user="Prefers UTC.\n")
+
+    async def body():
+        async with down_home.connect() as client:
+            recall = await client.call_tool("recall", {"query": "anything"})
+            resource = await client.read_resource(BLOCK_URI)
+            prompt = await client.get_prompt(BLOCK_PROMPT)
+            return recall, resource.contents[0].text, prompt.messages[0].content.text
+
+    recall, resource, prompt = anyio.run(body)
+    assert recall.is_error and text_of(recall) == MEMORYD_UNREACHABLE
+    assert resource == prompt == down_home.expected_block()
+    assert "Hand-written entry." in resource and "Prefers UTC." in resource
 
 
 def test_memoryd_going_away_and_coming_back_mid_connection(mcp_home):
     async def body():
         async with mcp_home.connect() as client:
             first = await client.call_tool("recall", {"query": "anything"})
+            block = (await client.read_resource(BLOCK_URI)).contents[0].text
             mcp_home.memoryd.kill()
             down = await client.call_tool("recall", {"query": "anything"})
+            block_down = (await client.read_resource(BLOCK_URI)).contents[0].text
             await anyio.to_thread.run_sync(mcp_home.memoryd.start)
             back = await client.call_tool("recall", {"query": "anything"})
-            return first, down, back
+            return first, block, down, block_down, back
 
-    first, down, back = anyio.run(body)
+    first, block, down, block_down, back = anyio.run(body)
     assert not first.is_error and text_of(first) == '(no matches for "anything")'
     assert down.is_error and text_of(down) == MEMORYD_UNREACHABLE
+    assert block_down == block == mcp_home.expected_block()
     assert not back.is_error and text_of(back) == '(no matches for "anything")'
 
 
 def test_a_memoryd_that_never_answers_costs_the_timeout_not_a_hang(down_home):
+    down_home.write_memory(memory="An entry.\n")
     fake = FakeMemoryd(down_home.home, mode="hang")
 
     async def body():
         async with down_home.connect("--timeout", "1") as client:
             started = time.monotonic()
             result = await client.call_tool("recall", {"query": "anything"})
-            with pytest.raises(MCPError) as resource:
-                await client.read_resource(BLOCK_URI)
-            return result, resource.value, time.monotonic() - started
+            called = time.monotonic() - started
+            block = (await client.read_resource(BLOCK_URI)).contents[0].text
+            return result, block, called, time.monotonic() - started - called
 
     try:
-        result, resource, elapsed = anyio.run(body)
+        result, block, called, read = anyio.run(body)
     finally:
         fake.close()
     assert result.is_error and text_of(result) == MEMORYD_UNREACHABLE
-    assert resource.message == MEMORYD_UNREACHABLE
-    assert 2 <= elapsed < 15  # two 1-second timeouts, far below the 30-second default
-    assert [kind for kind, _ in fake.received] == ["memory_call", "memory_block"]
+    assert 1 <= called < 10  # one 1-second timeout, far below the 30-second default
+    assert block == down_home.expected_block() and read < 1  # the block never waits on memoryd
+    assert [kind for kind, _ in fake.received] == ["memory_call"]
 
 
 def _brokerd_sentence(tool: str, arguments) -> str:
@@ -188,22 +209,23 @@ def test_unknown_resource_and_prompt_are_the_sdks_invalid_params(down_home):
 
 @pytest.mark.parametrize("mode", ["error", "wrong"])
 def test_a_memoryd_that_refuses_or_answers_wrong_is_said_so(down_home, mode):
+    down_home.write_memory(user="Prefers UTC.\n")
     fake = FakeMemoryd(down_home.home, mode=mode)
 
     async def body():
         async with down_home.connect() as client:
             result = await client.call_tool("recall", {"query": "anything"})
-            with pytest.raises(MCPError) as resource:
-                await client.read_resource(BLOCK_URI)
-            return result, resource.value
+            resource = await client.read_resource(BLOCK_URI)
+            return result, resource.contents[0].text
 
     try:
-        result, resource = anyio.run(body)
+        result, block = anyio.run(body)
     finally:
         fake.close()
     assert result.is_error
     if mode == "error":
         assert text_of(result) == call_refused_text(ERROR_TEXT)
-        assert resource.message == block_refused_text(ERROR_TEXT)
     else:
-        assert text_of(result) == MEMORYD_WRONG_REPLY == resource.message
+        assert text_of(result) == MEMORYD_WRONG_REPLY
+    assert block == down_home.expected_block() != BLOCK  # from the files, never asked of memoryd
+    assert [kind for kind, _ in fake.received] == ["memory_call"]

@@ -1,7 +1,8 @@
 """memoryd's configuration (spec 11), read with proto.config.
 
 [paths]   home = "/var/lib/boxmaker"   # default: $BOXMAKER_HOME, then /var/lib/boxmaker
-[memory]  soul_starter = "soul.md"     # next to the config file
+[memory]  soul_starter = "soul.md"     # next to the config file; without one (or with no config
+                                       # file at all) the starter shipped in this package
           review = false
 [index]   max_class = "private"
 [sockets] loop, broker, admin          # defaults under {home}/run/ (spec 7)
@@ -15,6 +16,9 @@ from memoryd.home import Home
 from proto.config import ConfigFile, ConfigInvalid
 from proto.labels import CLASSES
 
+# The generic starter persona (spec 3), shipped as package data; config/soul.md is the same file.
+PACKAGED_SOUL = Path(__file__).with_name("soul.md")
+
 SECTIONS = {
     "paths": {"home"},
     "memory": {"soul_starter", "review"},
@@ -26,7 +30,7 @@ SECTIONS = {
 @dataclass(frozen=True)
 class Config:
     home: Home
-    soul_starter: Path | None
+    soul_starter: Path
     review: bool
     max_class: str
     loop_socket: Path
@@ -46,9 +50,11 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
     home = Home(file.home())
     starter = file.string("memory", "soul_starter")
     if starter is not None:
-        soul_starter: Path | None = file.base / starter
+        soul_starter = file.base / starter
+    elif has_file and (file.base / "soul.md").exists():
+        soul_starter = file.base / "soul.md"
     else:
-        soul_starter = file.base / "soul.md" if has_file else None
+        soul_starter = PACKAGED_SOUL
     max_class = file.value("index", "max_class") or "private"
     if max_class not in CLASSES:
         raise ConfigInvalid(f"{file.source}: [index] max_class must be one of {', '.join(CLASSES)}")

@@ -113,7 +113,10 @@ async def _one_request(
         return Error(text=str(e))
     if kind not in kinds:
         log.info("%s: refused kind %r", name, kind[:64])
-        return Error(text=f"message kind {kind[:64]!r} is not served on this socket")
+        return Error(
+            text=f"message kind {kind[:64]!r} is not served on this socket, which serves "
+            f"{', '.join(sorted(kinds))}: is it the right socket? (runbook: wrong-socket)"
+        )
     try:
         message = parse_body(kind, body)
         return await handler(message)

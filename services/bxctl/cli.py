@@ -2,10 +2,12 @@
 
 One typer app per command group, joined with add_typer. Every command talks to memoryd's owner
 socket (--memory-socket, default {home}/run/owner-memory/admin.sock). Whatever memoryd answers is
-printed through proto's escape(), so an entry cannot render as markup or mention anyone. Errors are
-one line on stderr and an exit status: 1 refused, 3 memoryd not answering.
+printed through proto's escape(), so an entry cannot render as markup or mention anyone; an
+underscore inside a word (my_sess_1) is left alone, since it cannot start emphasis, so ids read as
+they are. Errors are one line on stderr and an exit status: 1 refused, 3 memoryd not answering.
 """
 
+import re
 import sys
 import threading
 import time
@@ -15,7 +17,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from proto.client import RemoteError, request
-from proto.config import default_home
+from proto.config import default_home, host_paths
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.escape import escape
 from proto.messages import Body, MemoryAdmin, Reindex
@@ -54,7 +56,7 @@ def ask(socket: Path | None, message: Body, timeout: float = ADMIN_TIMEOUT) -> B
     try:
         return request(path, message, timeout=timeout)
     except RemoteError as e:
-        fail(escape(str(e)), EXIT_REFUSED)
+        fail(escape_ids(host_paths(str(e), default_home())), EXIT_REFUSED)
     except (Unreachable, PeerClosed):
         fail(f"memoryd is not answering on {path} (runbook: memoryd-unreachable)", EXIT_UNREACHABLE)
     except FrameTimeout:
@@ -67,8 +69,26 @@ def ask(socket: Path | None, message: Body, timeout: float = ADMIN_TIMEOUT) -> B
         fail(f"bad answer from memoryd on {path}: {escape(str(e))}", EXIT_REFUSED)
 
 
+_INTRAWORD_UNDERSCORE = re.compile(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])")
+
+
+def escape_ids(text: str) -> str:
+    """escape(), but an underscore between two letters or digits stays as it is (inert markup)."""
+    return "_".join(escape(part) for part in _INTRAWORD_UNDERSCORE.split(text))
+
+
 def show(text: str) -> None:
-    print(escape(text))
+    """Lines of ids, times and file names (log, undo, accept, reject)."""
+    print(escape_ids(text))
+
+
+def show_pending(text: str) -> None:
+    """The pending list: indented lines hold a write's entries, escaped in full; heads are ids."""
+    print(
+        "\n".join(
+            escape(line) if line.startswith(" ") else escape_ids(line) for line in text.split("\n")
+        )
+    )
 
 
 def _progress(done: threading.Event) -> None:
@@ -121,7 +141,7 @@ def undo(
 @memory_app.command()
 def pending(memory_socket: MemorySocket = None) -> None:
     """List the writes waiting for the owner (review on)."""
-    show(ask(memory_socket, MemoryAdmin(command="pending", arg="")).text)
+    show_pending(ask(memory_socket, MemoryAdmin(command="pending", arg="")).text)
 
 
 @memory_app.command()

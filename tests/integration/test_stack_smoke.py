@@ -45,11 +45,20 @@ def test_a_memory_write_goes_through_all_three_roles(stack):
     assert MEMORY_ADD["text"] in (stack.home / "memory/user.md").read_text()
 
 
-@pytest.mark.container
+@pytest.fixture(
+    params=[
+        pytest.param("container", marks=pytest.mark.container),
+        pytest.param("rootless", marks=pytest.mark.container),
+    ]
+)
+def in_containers(request):
+    yield request.getfixturevalue(f"{request.param}_stack")
+
+
 @pytest.mark.parametrize("role", sorted(MOUNTS))
-def test_each_container_is_locked_down(container_stack, role):
+def test_each_container_is_locked_down(in_containers, role):
     def run(*command):
-        return container_stack.exec(role, *command)
+        return in_containers.exec(role, *command)
 
     assert run("id", "-u").stdout.strip() == "10001"
     assert run("ls", "/sys/class/net").stdout.split() == ["lo"], "a network interface besides lo"

@@ -104,6 +104,11 @@ def _progress(done: threading.Event) -> None:
     sys.stderr.flush()
 
 
+def counted(n: int, noun: str) -> str:
+    """1 note, 2 notes, 1,208 records."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 @app.command()
 def reindex(memory_socket: MemorySocket = None) -> None:
     """Rebuild the memory index from sessions/ and notes.md."""
@@ -118,7 +123,10 @@ def reindex(memory_socket: MemorySocket = None) -> None:
         done.set()
         if spinner is not None:
             spinner.join()
-    print(f"reindexed: {reply.logs:,} logs, {reply.records:,} records, {reply.notes:,} notes")
+    print(
+        f"reindexed: {counted(reply.logs, 'log')}, {counted(reply.records, 'record')}, "
+        f"{counted(reply.notes, 'note')}"
+    )
 
 
 @memory_app.command("log")

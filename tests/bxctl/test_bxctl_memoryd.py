@@ -76,7 +76,9 @@ def test_reindex(memoryd):
     call(memoryd, {"action": "note", "text": "one"})
     result = bx(memoryd, "reindex")
     assert result.exit_code == 0
-    assert result.stdout == "reindexed: 0 logs, 0 records, 1 notes\n"
+    assert result.stdout == "reindexed: 0 logs, 0 records, 1 note\n"
+    call(memoryd, {"action": "note", "text": "two"})
+    assert bx(memoryd, "reindex").stdout == "reindexed: 0 logs, 0 records, 2 notes\n"
 
 
 def test_review_pending_accept_reject(reviewed):

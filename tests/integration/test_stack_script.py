@@ -95,7 +95,7 @@ def test_stack_up_status_install_uninstall_down(container_engine):
         status = stack("status")
         assert status.returncode == 0, status.stdout + status.stderr
         for role in SERVICES:
-            assert f"\n{role}: healthy (" in f"\n{status.stdout}", status.stdout
+            assert f"\n{role}: healthy ({root / 'home'}/run/" in f"\n{status.stdout}", status.stdout
 
         logs = stack("logs", "memoryd", "20")
         assert logs.returncode == 0 and "memoryd" in logs.stdout + logs.stderr

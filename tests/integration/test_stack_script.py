@@ -10,11 +10,13 @@ import secrets
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.integration.stack import REPO, SERVICES, short_temp_home
+from proto.health import check
+from tests.integration.stack import MOUNTS, REPO, SERVICES, short_temp_home
 
 SCRIPTS = REPO / "scripts"
 sys.path.insert(0, os.fspath(SCRIPTS))
@@ -143,6 +145,48 @@ def test_stack_up_status_install_uninstall_down(container_engine):
         timeout=60,
     )
     assert left.stdout.strip() == ""
+
+
+@pytest.mark.container
+def test_podman_compose_by_hand_without_containers_conf(container_engine):
+    """compose.yaml alone (no CONTAINERS_CONF) starts the stack: its rlimits fit the machine."""
+    if container_engine.rootless:
+        pytest.skip("checks root's podman-compose; the rootless path is scripts/stack as a user")
+    root = short_temp_home("bx-hand-")
+    home = root / "home"
+    for folder in (*{f for mounts in MOUNTS.values() for f in mounts}, "grants", "fixtures"):
+        (home / folder).mkdir(parents=True, exist_ok=True)
+    for path in [root, *root.rglob("*")]:
+        os.chown(path, 10001, 10001)
+    project = f"bxhand{secrets.token_hex(3)}"
+    env = {k: v for k, v in os.environ.items() if k != "CONTAINERS_CONF"}
+    env["BOXMAKER_HOME"] = os.fspath(home)
+    compose = [
+        os.fspath(Path(sys.executable).with_name("podman-compose")),
+        "-p",
+        project,
+        "-f",
+        os.fspath(REPO / "compose.yaml"),
+    ]
+    try:
+        up = subprocess.run(
+            [*compose, "up", "-d"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
+        deadline = time.monotonic() + 60
+        while not all(check(role, home, timeout=2)[0] for role in SERVICES):
+            assert time.monotonic() < deadline, [check(r, home)[1] for r in SERVICES]
+            time.sleep(0.5)
+    finally:
+        subprocess.run(
+            [*compose, "down"], env=env, capture_output=True, timeout=300, stdin=subprocess.DEVNULL
+        )
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.skipif(

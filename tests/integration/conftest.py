@@ -13,14 +13,9 @@ import time
 
 import pytest
 
+from tests.integration.container_stack import CREATED_CONTAINERS, ContainerStack
 from tests.integration.engines import Engine, conmons_of, engine, engine_problem
-from tests.integration.stack import (
-    CREATED_CONTAINERS,
-    IMAGE,
-    ContainerStack,
-    ProcessStack,
-    short_temp_home,
-)
+from tests.integration.stack import IMAGE, ProcessStack, short_temp_home
 
 IN_CI = os.environ.get("CI", "").lower() in ("true", "1", "yes")
 

@@ -48,4 +48,26 @@ set_userns() {
     fi
 }
 
+# Rootless podman for root's CI: an unprivileged user that scripts/setup-rootless creates, with
+# its own storage (vfs), runtime folder and containers.conf. rootless_podman runs podman as that
+# user; with no systemd/logind here, XDG_RUNTIME_DIR is a folder we make under /run/user.
+ROOTLESS_USER="${BOXMAKER_ROOTLESS_USER:-boxmaker-podman}"
+ROOTLESS_HOME="${BOXMAKER_ROOTLESS_HOME:-/var/lib/$ROOTLESS_USER}"
+rootless_uid() { id -u "$ROOTLESS_USER"; }
+rootless_runtime_dir() { printf '/run/user/%s\n' "$(rootless_uid)"; }
+# ROOTLESS_AS: the command prefix that runs what follows as the rootless user, with its
+# environment (setpriv execs, so a background job's $! is the command's own pid).
+rootless_prefix() {
+    local uid
+    uid=$(rootless_uid)
+    ROOTLESS_AS=(setpriv --reuid="$uid" --regid="$(id -g "$ROOTLESS_USER")" --init-groups
+        env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$ROOTLESS_HOME" USER="$ROOTLESS_USER"
+        LOGNAME="$ROOTLESS_USER" XDG_RUNTIME_DIR="/run/user/$uid")
+}
+rootless_run() { # CMD...: run CMD as the rootless user, in its home
+    rootless_prefix
+    (cd "$ROOTLESS_HOME" && exec "${ROOTLESS_AS[@]}" "$@")
+}
+rootless_podman() { rootless_run podman "$@"; }
+
 venv_python() { printf '%s\n' "$VENV/bin/python"; }

@@ -60,7 +60,10 @@ def decode_request(payload: bytes, kinds: Collection[str]) -> tuple[str, Body]:
     """The kind and model of a request payload; FrameError, KindRefused or InvalidMessage."""
     kind, body = decode_payload(payload, bounded=True)
     if kind not in kinds:
-        raise KindRefused(f"message kind {kind[:64]!r} is not served on this socket")
+        raise KindRefused(
+            f"message kind {kind[:64]!r} is not served on this socket, which serves "
+            f"{', '.join(sorted(kinds))}: is it the right socket? (runbook: wrong-socket)"
+        )
     return kind, parse_body(kind, body)
 
 

@@ -27,6 +27,18 @@ def default_home(environ: Mapping[str, str] | None = None) -> Path:
     return Path(environ.get("BOXMAKER_HOME") or DEFAULT_HOME)
 
 
+def host_paths(text: str, home: Path) -> str:
+    """text with the containers' home (/var/lib/boxmaker) shown as this side's home.
+
+    A role in a container names its own paths; a message shown on the host (the driver, bxctl)
+    should name the folder the owner can open. Display only: nothing decides on the result.
+    """
+    inside = f"{DEFAULT_HOME}/"
+    if home == DEFAULT_HOME or inside not in text:
+        return text
+    return text.replace(inside, f"{home}/")
+
+
 @dataclass(frozen=True)
 class ConfigFile:
     data: dict

@@ -154,8 +154,22 @@ def parse_recall(arguments: str) -> RecallArgs:
     return _parse("recall", arguments, RecallArgs.model_validate)
 
 
+MEMORY_ACTIONS = tuple(MEMORY_SCHEMA["properties"]["action"]["enum"])
+
+
+def _validate_memory(data: dict):
+    action = data.get("action")
+    if action not in MEMORY_ACTIONS:
+        got = "no action" if action is None else "an unknown action"
+        raise InvalidArguments(
+            f'memory: {got}; "action" must be one of {", ".join(MEMORY_ACTIONS)}, '
+            'for example {"action":"add","file":"memory","text":"..."}'
+        )
+    return _MEMORY.validate_python(data)
+
+
 def parse_memory(arguments: str) -> AddArgs | ReplaceArgs | RemoveArgs | NoteArgs | ConsolidateArgs:
-    return _parse("memory", arguments, _MEMORY.validate_python)
+    return _parse("memory", arguments, _validate_memory)
 
 
 def parse_tool(tool: str, arguments: str) -> BaseModel:

@@ -52,6 +52,11 @@ def _progress(done: threading.Event) -> None:
     sys.stderr.flush()
 
 
+def counted(n: int, noun: str) -> str:
+    """1 note, 2 notes, 1,208 records."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 @app.command()
 def reindex(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
     """Rebuild the memory index from sessions/ and notes.md."""
@@ -69,7 +74,10 @@ def reindex(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
     if as_json:
         print(safe_json({"logs": reply.logs, "records": reply.records, "notes": reply.notes}))
     else:
-        print(f"reindexed: {reply.logs:,} logs, {reply.records:,} records, {reply.notes:,} notes")
+        print(
+            f"reindexed: {counted(reply.logs, 'log')}, {counted(reply.records, 'record')}, "
+            f"{counted(reply.notes, 'note')}"
+        )
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ answering.
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -16,7 +17,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from proto.client import RemoteError, request
-from proto.config import default_home
+from proto.config import default_home, host_paths
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.escape import escape
 from proto.messages import Body, MemoryAdmin
@@ -72,7 +73,7 @@ def ask(socket: Path | None, message: Body, timeout: float = ADMIN_TIMEOUT) -> B
     try:
         return ask_or_raise(socket, message, timeout)
     except RemoteError as e:
-        fail(escape(str(e)), EXIT_REFUSED)
+        fail(escape_ids(host_paths(str(e), default_home())), EXIT_REFUSED)
 
 
 def admin(socket: Path | None, command: str, arg: str | dict) -> str:
@@ -96,8 +97,27 @@ def print_json_text(text: str) -> None:
     print(safe_json(value))
 
 
+_INTRAWORD_UNDERSCORE = re.compile(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])")
+
+
+def escape_ids(text: str) -> str:
+    """escape(), but an underscore between two letters or digits stays as it is (inert markup),
+    so ids such as my_sess_1 read as they are."""
+    return "_".join(escape(part) for part in _INTRAWORD_UNDERSCORE.split(text))
+
+
 def show(text: str) -> None:
-    print(escape(text))
+    """Lines of ids, times and file names (log, undo, accept, reject)."""
+    print(escape_ids(text))
+
+
+def show_pending(text: str) -> None:
+    """The pending list: indented lines hold a write's entries, escaped in full; heads are ids."""
+    print(
+        "\n".join(
+            escape(line) if line.startswith(" ") else escape_ids(line) for line in text.split("\n")
+        )
+    )
 
 
 COLOURS = {"+": "32", "-": "31", "!": "33", "^": "36", "x": "36"}

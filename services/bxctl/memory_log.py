@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from bxctl.common import Json, MemorySocket, admin, print_json_text, show
+from bxctl.common import Json, MemorySocket, admin, print_json_text, show, show_pending
 
 app = typer.Typer()
 
@@ -22,7 +22,13 @@ FromPending = Annotated[
 
 
 def answer(
-    memory_socket, command: str, plain: str, structured: dict, as_json: bool, paged: bool = False
+    memory_socket,
+    command: str,
+    plain: str,
+    structured: dict,
+    as_json: bool,
+    paged: bool = False,
+    printer=show,
 ) -> None:
     """Send the plain arg unless --json or a page was asked for; print the answer."""
     if as_json or paged:
@@ -35,7 +41,7 @@ def answer(
     if as_json:
         print_json_text(text)
     else:
-        show(text)
+        printer(text)
 
 
 @app.command("log")
@@ -64,7 +70,8 @@ def pending(
     start: FromPending = None, as_json: Json = False, memory_socket: MemorySocket = None
 ) -> None:
     """List the writes waiting for the owner (review on), a page at a time."""
-    answer(memory_socket, "pending", "", {"from": start}, as_json, start is not None)
+    paged = start is not None
+    answer(memory_socket, "pending", "", {"from": start}, as_json, paged, show_pending)
 
 
 @app.command()

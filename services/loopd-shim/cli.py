@@ -7,7 +7,8 @@
                                                         the assistant answers; prints tool results
   loopd-shim baseline SESSION [--tools]                 prints the saved system prompt (or tools)
 
-Errors are one line on stderr and a non-zero exit.
+Errors are one line on stderr and a non-zero exit; each says what to do or names a runbook page.
+`answer` exits 1 when a tool call was refused (its result is still printed).
 """
 
 import json
@@ -22,9 +23,9 @@ from loopd_shim.config import default_control_socket, load_config
 from loopd_shim.errors import LoopdError
 from loopd_shim.sessions import SessionStore
 from proto import logline
-from proto.client import request
-from proto.config import default_home
-from proto.errors import ProtoError
+from proto.client import RemoteError, request
+from proto.config import default_home, host_paths
+from proto.errors import ProtoError, Unreachable
 from proto.escape import escape
 from proto.messages import (
     AssistantMessage,
@@ -51,7 +52,7 @@ ControlSocket = typer.Option(
 
 
 def _fail(text: str) -> typer.Exit:
-    typer.echo(f"loopd-shim: {text}", err=True)
+    typer.echo(f"loopd-shim: {escape(host_paths(text, default_home()), markup=False)}", err=True)
     return typer.Exit(1)
 
 
@@ -59,8 +60,14 @@ def _ask(control_socket: Path | None, message):
     path = control_socket or default_control_socket(default_home())
     try:
         return request(path, message, timeout=DRIVER_TIMEOUT)
-    except ProtoError as e:
+    except Unreachable as e:
+        raise _fail(
+            f"{e}; is the stack up? See scripts/stack status (runbook: loopd-unreachable)"
+        ) from None
+    except RemoteError as e:
         raise _fail(str(e)) from None
+    except ProtoError as e:
+        raise _fail(f"{e} (runbook: loopd-unreachable)") from None
 
 
 def parse_call(spec: str) -> ToolCall:
@@ -124,6 +131,8 @@ def answer(
     if not isinstance(reply, AssistantResults):
         raise _fail(f"unexpected reply {type(reply).__name__}")
     typer.echo("\n\n".join(format_result(result) for result in reply.results), nl=bool(calls))
+    if any(not result.ok for result in reply.results):
+        raise typer.Exit(1)
 
 
 @app.command()

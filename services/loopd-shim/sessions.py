@@ -26,6 +26,10 @@ _TAIL_CHUNK = 65536
 log = logging.getLogger("loopd_shim.sessions")
 
 
+def _unknown(session: str) -> str:
+    return f"no session {session}; start it first with: loopd-shim start --session {session}"
+
+
 def assemble_system(system_md: str, block: str) -> str:
     """The whole system prompt: system.md, a blank line, the memory block (spec 4, 9)."""
     return system_md.rstrip("\n") + "\n\n" + block
@@ -105,11 +109,11 @@ class SessionStore:
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise SessionUnknown(f"no session {session}; start one first") from None
+            raise SessionUnknown(_unknown(session)) from None
 
     def require(self, session: str) -> None:
         if not self.baseline_path(session).is_file():
-            raise SessionUnknown(f"no session {session}; start one first")
+            raise SessionUnknown(_unknown(session))
 
     def append(self, session: str, record: Record) -> None:
         """Append one record to the session's log, after cutting a half-written last line."""

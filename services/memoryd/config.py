@@ -1,7 +1,8 @@
 """memoryd's configuration (spec 11), read with proto.config.
 
 [paths]   home = "/var/lib/boxmaker"   # default: $BOXMAKER_HOME, then /var/lib/boxmaker
-[memory]  soul_starter = "soul.md"     # next to the config file
+[memory]  soul_starter = "soul.md"     # next to the config file; without one (or with no config
+                                       # file at all) the starter shipped in this package
           review = false
           write_deadline = 20          # seconds a memory write may wait for the writer
 [index]   max_class = "private"
@@ -26,6 +27,8 @@ from proto.config import ConfigFile, ConfigInvalid
 from proto.labels import CLASSES
 
 WRITE_DEADLINE = 20.0
+# The generic starter persona (spec 3), shipped as package data; config/soul.md is the same file.
+PACKAGED_SOUL = Path(__file__).with_name("soul.md")
 
 SECTIONS = {
     "paths": {"home"},
@@ -57,7 +60,7 @@ class Limits:
 @dataclass(frozen=True)
 class Config:
     home: Home
-    soul_starter: Path | None
+    soul_starter: Path
     review: bool
     max_class: str
     loop_socket: Path
@@ -82,9 +85,11 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
     home = Home(file.home())
     starter = file.string("memory", "soul_starter")
     if starter is not None:
-        soul_starter: Path | None = file.base / starter
+        soul_starter = file.base / starter
+    elif has_file and (file.base / "soul.md").exists():
+        soul_starter = file.base / "soul.md"
     else:
-        soul_starter = file.base / "soul.md" if has_file else None
+        soul_starter = PACKAGED_SOUL
     max_class = file.value("index", "max_class") or "private"
     if max_class not in CLASSES:
         raise ConfigInvalid(f"{file.source}: [index] max_class must be one of {', '.join(CLASSES)}")

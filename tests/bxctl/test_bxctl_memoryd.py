@@ -76,7 +76,9 @@ def test_reindex(memoryd):
     call(memoryd, {"action": "note", "text": "one"})
     result = bx(memoryd, "reindex")
     assert result.exit_code == 0
-    assert result.stdout == "reindexed: 0 logs, 0 records, 1 notes\n"
+    assert result.stdout == "reindexed: 0 logs, 0 records, 1 note\n"
+    call(memoryd, {"action": "note", "text": "two"})
+    assert bx(memoryd, "reindex").stdout == "reindexed: 0 logs, 0 records, 2 notes\n"
 
 
 def test_review_pending_accept_reject(reviewed):
@@ -97,3 +99,22 @@ def test_review_pending_accept_reject(reviewed):
     assert "Owner is Bob." not in (reviewed.home / "memory/user.md").read_text()
     again = bx(reviewed, "memory", "accept", pid.group(0))
     assert again.exit_code == 1
+
+
+def test_ids_print_as_they_are_and_entries_stay_escaped(reviewed):
+    args = {"action": "add", "file": "user", "text": "Owner writes *bold* as @ada."}
+    assert call(reviewed, args, session="my_sess_1").ok
+    listing = bx(reviewed, "memory", "pending")
+    assert listing.exit_code == 0, listing.output
+    head, *entry_lines = listing.stdout.splitlines()
+    assert " my_sess_1 " in f" {head} " and "\\_" not in head
+    assert any("\\*bold\\* as \\@ada" in line for line in entry_lines)
+
+
+def test_the_wrong_socket_points_at_the_runbook_without_a_backslash(memoryd):
+    result = runner.invoke(
+        app, ["memory", "log", "--memory-socket", str(memoryd.loop_socket)], env={}
+    )
+    assert result.exit_code == 1
+    assert "'memory_admin' is not served on this socket" in result.stderr
+    assert "\\" not in result.stderr and "(runbook: wrong-socket)" in result.stderr

@@ -1,15 +1,21 @@
-"""Fixtures that bring the stack up in process mode and in container mode.
+"""Fixtures that bring the stack up as processes, in rootful containers and in rootless ones.
 
-`stack` is parametrised over both modes; the container one is marked `container`. Without a
-container engine (no DOCKER_HOST answering, or no image) the container case is skipped, except
-where CI=true: there a container test that cannot run fails, since a skip would hide it.
+`stack` is parametrised over the three (process, container, rootless); the container ones are
+marked `container`. `container` is root's own podman when the tests run as root, else the user's
+(rootless); `rootless` is always an unprivileged user's podman (tests/integration/engines.py).
+Without an engine and the image the container cases are skipped, except where CI=true: there a
+container test that cannot run fails, since a skip would hide it. At the end of a run that made
+containers, a conmon process of theirs still running fails the run (issue 16: exec sessions).
 """
 
 import os
+import time
 
 import pytest
 
-from tests.integration.stack import IMAGE, ContainerStack, ProcessStack, short_temp_home
+from tests.integration.container_stack import CREATED_CONTAINERS, ContainerStack
+from tests.integration.engines import Engine, conmons_of, engine, engine_problem
+from tests.integration.stack import IMAGE, ProcessStack, short_temp_home
 
 IN_CI = os.environ.get("CI", "").lower() in ("true", "1", "yes")
 
@@ -20,14 +26,16 @@ def _cannot_run(reason: str):
     pytest.skip(reason)
 
 
-def _container_engine_problem() -> str | None:
-    """Why the container stack cannot run here, or None when it can."""
-    if not os.environ.get("DOCKER_HOST"):
-        return "DOCKER_HOST is not set (scripts/test starts podman's API socket and sets it)"
+def _container_engine_problem(name: str) -> str | None:
+    """Why the engine name (rootful, rootless) cannot run the stack here, or None when it can."""
+    problem = engine_problem(name)
+    if problem:
+        return problem
     try:
         import docker
 
-        client = docker.from_env()
+        url = engine(name).docker_host
+        client = docker.DockerClient(base_url=url)
         try:
             client.ping()
             client.images.get(IMAGE)
@@ -36,17 +44,28 @@ def _container_engine_problem() -> str | None:
     except ImportError:
         return "the docker client library is missing (pip install -e '.[test]')"
     except Exception as e:  # noqa: BLE001 - any failure here means: no usable engine
-        return f"{IMAGE} is not usable through {os.environ['DOCKER_HOST']}: {e}"
+        return f"{IMAGE} is not usable through {url}: {e}"
     return None
 
 
 @pytest.fixture(scope="session")
-def container_engine() -> None:
-    """Skip (or, where CI=true, fail) when no engine and image are here."""
+def container_engine() -> Engine:
+    """The default engine (rootful as root, else rootless); skip or, where CI=true, fail."""
     os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
-    problem = _container_engine_problem()
+    name = "rootful" if os.getuid() == 0 else "rootless"
+    problem = _container_engine_problem(name)
     if problem:
         _cannot_run(problem)
+    return engine(name)
+
+
+@pytest.fixture(scope="session")
+def rootless_engine() -> Engine:
+    os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    problem = _container_engine_problem("rootless")
+    if problem:
+        _cannot_run(problem)
+    return engine("rootless")
 
 
 @pytest.fixture
@@ -59,9 +78,8 @@ def process_stack():
         stack.stop()
 
 
-@pytest.fixture
-def container_stack(container_engine):
-    stack = ContainerStack(short_temp_home("bx-cont-"))
+def _running_container_stack(eng: Engine):
+    stack = ContainerStack(short_temp_home(f"bx-{eng.name}-"), eng)
     try:
         stack.start()
         stack.wait_ready()
@@ -70,9 +88,25 @@ def container_stack(container_engine):
         stack.stop()
 
 
-@pytest.fixture(params=["process", pytest.param("container", marks=pytest.mark.container)])
+@pytest.fixture
+def container_stack(container_engine):
+    yield from _running_container_stack(container_engine)
+
+
+@pytest.fixture
+def rootless_stack(rootless_engine):
+    yield from _running_container_stack(rootless_engine)
+
+
+@pytest.fixture(
+    params=[
+        "process",
+        pytest.param("container", marks=pytest.mark.container),
+        pytest.param("rootless", marks=pytest.mark.container),
+    ]
+)
 def stack(request):
-    """The stack, once as processes and once in containers."""
+    """The stack as processes, in containers (rootful as root), and under rootless podman."""
     yield request.getfixturevalue(f"{request.param}_stack")
 
 
@@ -94,8 +128,27 @@ def pytest_runtest_makereport(item, call):
         _container_tests_passed.append(item.nodeid)
 
 
+def _leftover_conmons(wait: float = 15.0) -> list[str]:
+    """conmon processes of the containers these tests made, after giving them wait seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = conmons_of(CREATED_CONTAINERS)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
+
+
 def pytest_sessionfinish(session, exitstatus):
-    """scripts/test sets BOXMAKER_REQUIRE_CONTAINER_TESTS=1: then no container test run fails."""
+    """scripts/test sets BOXMAKER_REQUIRE_CONTAINER_TESTS=1: then no container test run fails.
+    Whenever container tests ran, a conmon of theirs still running afterwards fails the run."""
     if os.environ.get("BOXMAKER_REQUIRE_CONTAINER_TESTS") == "1" and not _container_tests_passed:
         print("\nBOXMAKER_REQUIRE_CONTAINER_TESTS=1 but no container test passed")
         session.exitstatus = 1
+    if CREATED_CONTAINERS:
+        left = _leftover_conmons()
+        if left:
+            print(f"\n{len(left)} conmon processes of the tests' containers are left:")
+            print("\n".join(left[:10]))
+            session.exitstatus = 1
+        else:
+            print(f"\nno conmon left of the {len(CREATED_CONTAINERS)} containers the tests made")

@@ -4,10 +4,8 @@ Two ways to bring it up, one interface (Stack), so a scenario is written once an
 
 - ProcessStack: the three services as subprocesses of this Python, with the example
   configuration copied next to the home and pointed at it (scripts/local_configs.py).
-- ContainerStack: the built image (localhost/boxmaker-memory:dev), one container per role through
-  testcontainers against podman's Docker API (DOCKER_HOST), each with no network, no
-  capabilities, a read-only root, user 10001 and only its own folders of the home bind-mounted,
-  as compose.yaml has it.
+- ContainerStack (container_stack.py): one container per role from the built image, rootful or
+  rootless, locked down as compose.yaml has it.
 
 The driver (loopd-shim start|say|answer) and bxctl always run on the host from this venv, against
 the sockets in the home; ContainerStack.bxctl_inside runs bxctl by exec in memoryd's container.
@@ -237,91 +235,4 @@ class ProcessStack(Stack):
                 process.kill()
                 process.wait(timeout=10)
         self.processes.clear()
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-class ContainerStack(Stack):
-    mode = "container"
-
-    def __init__(self, root: Path, image: str = IMAGE):
-        self.root = root
-        self.home = make_home(root)
-        self.image = image
-        self.containers: dict = {}
-        if os.getuid() == 0:
-            # Rootful podman: the container's 10001 is 10001 on the host.
-            for folder in {folder for mounts in MOUNTS.values() for folder in mounts}:
-                for path in [self.home / folder, *(self.home / folder).rglob("*")]:
-                    os.chown(path, IMAGE_UID, IMAGE_UID)
-            os.chown(self.home / "run", IMAGE_UID, IMAGE_UID)
-
-    def _container(self, name: str):
-        from testcontainers.core.container import DockerContainer
-
-        container = DockerContainer(
-            self.image,
-            command=[name, "serve", "--config", f"/etc/boxmaker/{CONFIG_OF[name]}"],
-            env={"BOXMAKER_HOME": IMAGE_HOME},
-            network_mode="none",
-            read_only=True,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            user=f"{IMAGE_UID}:{IMAGE_UID}",
-            **(
-                {}
-                if os.getuid() == 0
-                else {"userns_mode": f"keep-id:uid={IMAGE_UID},gid={IMAGE_UID}"}
-            ),
-        )
-        for folder, mode in MOUNTS[name].items():
-            container.with_volume_mapping(
-                os.fspath(self.home / folder), f"{IMAGE_HOME}/{folder}", mode
-            )
-        container.tmpfs.update(TMPFS)
-        return container
-
-    def start_service(self, name: str) -> None:
-        if name in self.containers:
-            self.containers[name].get_wrapped_container().start()
-            return
-        self.containers[name] = self._container(name).start()
-
-    def kill_service(self, name: str) -> None:
-        wrapped = self.containers[name].get_wrapped_container()
-        wrapped.kill()
-        wrapped.wait(timeout=30)
-
-    def start(self) -> "ContainerStack":
-        for name in SERVICES:
-            self.start_service(name)
-        return self
-
-    def exec(self, name: str, *command: str) -> subprocess.CompletedProcess:
-        """Run a command in a role's container, as its user."""
-        wrapped = self.containers[name].get_wrapped_container()
-        exit_code, (stdout, stderr) = wrapped.exec_run(list(command), demux=True)
-        return subprocess.CompletedProcess(
-            list(command),
-            exit_code,
-            (stdout or b"").decode(errors="replace"),
-            (stderr or b"").decode(errors="replace"),
-        )
-
-    def bxctl_inside(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return self.exec("memoryd", "bxctl", *args)
-
-    def logs(self) -> str:
-        parts = []
-        for name, container in self.containers.items():
-            try:
-                out, err = (part.decode(errors="replace") for part in container.get_logs())
-                parts.append(f"--- {name}\n{out}{err}")
-            except Exception as e:  # noqa: BLE001 - logs are for the failure message only
-                parts.append(f"--- {name}: no logs ({e})")
-        return "\n".join(parts)
-
-    def stop(self) -> None:
-        for container in self.containers.values():
-            container.stop()
-        self.containers.clear()
         shutil.rmtree(self.root, ignore_errors=True)

@@ -130,14 +130,14 @@ def test_m5a_proofs(stack):
         )
     )
     assert "saved as a note (untrusted): this session has read untrusted content." in out
-    refused = ok(
-        stack.driver(
-            "answer",
-            "s-fetch",
-            "--call",
-            call("memory", {"action": "remove", "file": "memory", "old": TEA}),
-        )
+    refused = stack.driver(
+        "answer",
+        "s-fetch",
+        "--call",
+        call("memory", {"action": "remove", "file": "memory", "old": TEA}),
     )
+    assert refused.returncode == 1, refused  # a refused call: the driver exits 1
+    refused = refused.stdout
     assert "this session has read untrusted content; it can take notes but not change" in refused
     ok(stack.driver("answer", "s-fetch", "The page says the release moved to March."))
     assert planted in (home / "memory" / "notes.md").read_text()

@@ -125,3 +125,40 @@ def test_nothing_answers_on_the_control_socket(home):
     result = CliRunner(env={"BOXMAKER_HOME": str(home)}).invoke(app, ["start"])
     assert result.exit_code == 1
     assert "nothing answers on" in result.stderr and "control.sock" in result.stderr
+
+
+def test_nothing_answers_points_at_the_runbook_and_stack_status(home):
+    result = CliRunner(env={"BOXMAKER_HOME": str(home)}).invoke(app, ["start"])
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert "scripts/stack status" in result.stderr
+    assert result.stderr.rstrip().endswith("(runbook: loopd-unreachable)")
+
+
+def test_unknown_session_says_how_to_start_it(stack):
+    result = run(stack, "answer", "nosuch", "hello")
+    assert result.exit_code == 1
+    assert "loopd-shim start --session nosuch" in result.stderr
+
+
+def test_a_refused_call_exits_1_and_still_prints_its_result(stack):
+    run(stack, "start", "--session", "s-refused")
+    result = run(stack, "answer", "s-refused", "--call", "no_such_tool {}", "--call", "clock")
+    assert result.exit_code == 1
+    blocks = result.stdout.strip().split("\n\n")
+    assert ": refused · " in blocks[0] and ": ok · " in blocks[1]
+    fine = run(stack, "answer", "s-refused", "--call", "clock")
+    assert fine.exit_code == 0, fine.stderr
+
+
+def test_an_error_from_a_role_in_a_container_names_the_host_path(stack, monkeypatch):
+    stack.memoryd.refuse = "nothing answers on /var/lib/boxmaker/run/loop-memory/memory.sock"
+    result = CliRunner(
+        env={
+            "BOXMAKER_CONTROL_SOCKET": str(stack.config.control_socket),
+            "BOXMAKER_HOME": str(stack.config.home),
+        }
+    ).invoke(app, ["start"])
+    assert result.exit_code == 1
+    assert f"{stack.config.home}/run/loop-memory/memory.sock" in result.stderr
+    assert "/var/lib/boxmaker" not in result.stderr

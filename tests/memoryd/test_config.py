@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.config import load
+from memoryd.config import PACKAGED_SOUL, load
 from memoryd.errors import ConfigError, StartFailed
 
 
@@ -22,7 +22,7 @@ def test_defaults_from_environment(monkeypatch, tmp_path):
     assert cfg.loop_socket == tmp_path / "h/run/loop-memory/memory.sock"
     assert cfg.broker_socket == tmp_path / "h/run/broker-memory/memory.sock"
     assert cfg.admin_socket == tmp_path / "h/run/owner-memory/admin.sock"
-    assert cfg.soul_starter is None
+    assert cfg.soul_starter == PACKAGED_SOUL and PACKAGED_SOUL.is_file()
 
 
 def test_default_home_without_environment(monkeypatch):
@@ -55,7 +55,17 @@ admin = "/run/bx/admin.sock"
 
 
 def test_soul_starter_defaults_next_to_config(tmp_path):
+    (tmp_path / "soul.md").write_text("Mine.\n")
     assert load(write(tmp_path, "")).soul_starter == tmp_path / "soul.md"
+
+
+def test_soul_starter_without_one_next_to_config_is_the_packaged_one(tmp_path):
+    assert load(write(tmp_path, "")).soul_starter == PACKAGED_SOUL
+
+
+def test_packaged_starter_is_the_repository_starter():
+    repo_starter = Path(__file__).resolve().parents[2] / "config/soul.md"
+    assert PACKAGED_SOUL.read_bytes() == repo_starter.read_bytes()
 
 
 @pytest.mark.parametrize(

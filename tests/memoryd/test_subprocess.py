@@ -4,12 +4,15 @@ succeed is one line naming the cause and memoryd-start-failed."""
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
+from memoryd.config import PACKAGED_SOUL
 from proto.client import request
 from proto.messages import MemoryBlock
 from tests.memoryd_process import MemorydProcess
+from tests.rawsocket import answers
 
 
 def test_serves_and_stops_cleanly_on_sigterm(tmp_path):
@@ -20,6 +23,33 @@ def test_serves_and_stops_cleanly_on_sigterm(tmp_path):
         code = memoryd.stop()
     assert code == 0
     assert not memoryd.admin_socket.exists()
+
+
+def test_starts_with_only_boxmaker_home_and_the_packaged_starter(tmp_path):
+    """No config file at all: soul.md is copied from the starter shipped with the package."""
+    home = tmp_path / "home"
+    log = open(tmp_path / "memoryd.log", "ab")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "serve"],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env={**os.environ, "BOXMAKER_HOME": str(home)},
+        cwd=tmp_path,
+    )
+    try:
+        socket_path = home / "run/loop-memory/memory.sock"
+        deadline = time.monotonic() + 20
+        while not answers(socket_path):
+            assert proc.poll() is None, (tmp_path / "memoryd.log").read_text()
+            assert time.monotonic() < deadline, (tmp_path / "memoryd.log").read_text()
+            time.sleep(0.05)
+        block = request(socket_path, MemoryBlock()).text
+        assert block.startswith("# soul.md\n" + PACKAGED_SOUL.read_text().splitlines()[0])
+        assert (home / "memory/soul.md").read_bytes() == PACKAGED_SOUL.read_bytes()
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        log.close()
 
 
 def test_restart_keeps_files_and_removes_stale_sockets(tmp_path):

@@ -1,0 +1,65 @@
+"""A role's health check: one real request on one of its sockets, answered within a deadline.
+
+    python -m proto.health ROLE [--home PATH] [--timeout SECONDS]
+
+memoryd is asked for the memory block on its loopd socket (it reads its files to answer); each
+shim gets a request of a kind its socket does not serve, which its event loop reads and refuses
+with an error reply (no session, audit line or file is touched). A role that is stopped (SIGSTOP),
+stuck or gone does not answer in time and is unhealthy. compose.yaml runs this in each container
+and `scripts/stack status` runs it on the host or by exec. Prints one line; exit 0 healthy,
+1 unhealthy.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from proto.client import RemoteError, request
+from proto.config import default_home
+from proto.errors import ProtoError
+from proto.messages import MemoryBlock, MemoryBlockReply
+
+DEFAULT_TIMEOUT = 5.0
+
+# role -> (socket under {home}, whether an error reply still means the role answered)
+CHECKS = {
+    "memoryd": ("run/loop-memory/memory.sock", False),
+    "brokerd-shim": ("run/loop-broker/broker.sock", True),
+    "loopd-shim": ("run/loop-control/control.sock", True),
+}
+
+
+def check(role: str, home: Path, timeout: float = DEFAULT_TIMEOUT) -> tuple[bool, str]:
+    """(healthy, one line saying why) for role's socket under home."""
+    relative, refusal_is_an_answer = CHECKS[role]
+    path = home / relative
+    started = time.monotonic()
+    try:
+        reply = request(path, MemoryBlock(), timeout=timeout)
+    except RemoteError as e:
+        if not refusal_is_an_answer:
+            return False, f"{role}: unhealthy: {path} refused the memory block: {e}"
+        reply = None
+    except ProtoError as e:
+        return False, f"{role}: unhealthy: {e}"
+    took = (time.monotonic() - started) * 1000
+    if reply is not None and not isinstance(reply, MemoryBlockReply):
+        return False, f"{role}: unhealthy: {path} answered {type(reply).__name__}"
+    return True, f"{role}: healthy ({path} answered in {took:.0f} ms)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m proto.health", description=__doc__)
+    parser.add_argument("role", choices=sorted(CHECKS))
+    parser.add_argument("--home", type=Path, default=None, help="default: $BOXMAKER_HOME")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    args = parser.parse_args(argv)
+    healthy, line = check(args.role, args.home or default_home(os.environ), args.timeout)
+    print(line)
+    return 0 if healthy else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

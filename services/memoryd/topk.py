@@ -6,34 +6,34 @@ in the same order (bm25, equal scores by rowid, as FTS5 leaves them), in the man
 
 1. Each term's row count n(t) (vocab.py, cached per index generation) gives its idf; one phrase
    adds less than idf * (k1 + 1) to any row's score, whatever the row.
-2. The rarer terms are read, the commonest skipped: rarest first, while the rows read stay within
-   READ_SHARE of all the query's rows (and READ_LIMIT).
-3. For every row holding a read term, estimate.py gives (inside SQLite, from fts5vocab counts) the
-   read terms it holds, their counts, and a bound of their part of its score. Which of those rows
-   also hold a skipped term, and how often, comes from one FTS5 query per skipped term,
-   `"skipped" AND ("read" OR ...)`, which FTS5 answers by seeking in the skipped term's list, not
-   reading it; highlight() counts the occurrences.
-4. The rows are scored exactly (bm25.py reproduces FTS5's arithmetic bit for bit, the row's length
-   from FTS5's docsize table) in batches, highest bound first, until the next bound plus the
-   skipped terms' bounds is below the k-th score: no row further on can reach the top k.
+2. The terms are split, rarest first, into the read ones and the skipped ones: as few read terms
+   as make the skipped terms' bounds (their sum) small beside the rarest term's idf (TRY_BELOW),
+   within READ_SHARE of all the query's rows (and READ_LIMIT); otherwise the plain query answers.
+3. FTS5 ranks the rows holding a read term by the read terms' phrases only (their part of the
+   score, row length included), best first. A row's whole score is at most that part plus the
+   skipped terms' bounds.
+4. The rows are scored exactly in that order, a batch at a time, until the next row's part plus
+   the skipped terms' bounds is below the k-th score: no row further on can reach the top k. To
+   score a row, its text is tokenized by FTS5's tokenizer (tokencount.py) for every query term's
+   count, its length comes from FTS5's docsize table, and bm25.py repeats FTS5's arithmetic bit
+   for bit.
 5. A row that holds only skipped terms scores less than the sum of their bounds. When that sum
    (with a margin for rounding) is below the k-th score, no such row can enter the top k, and the
    scored rows' top k, by (score desc, rowid asc), is the answer.
 
 Everything else falls back to the spec's query, run as FALLBACK (same rows, same order, cheaper):
 a term FTS5 does not read as exactly one token; fewer than PLAIN_BELOW rows in all (the plain
-query is cheap then); no term that can be read within the limits; skipped terms whose bound is
-too high to be worth trying (TRY_BELOW) or that the k-th score does not clear; two scores so
-close that one rounding could swap them; or a SQLite whose bm25 rounds differently from bm25.py.
-Everything runs inside the caller's read transaction, so all the statements see one state of the
-index.
+query is cheap then); no split within the limits; fewer than k rows holding a read term; skipped
+terms whose bound the k-th score does not clear; two scores so close that one rounding could swap
+them; or a SQLite whose bm25 rounds differently from bm25.py. Everything runs inside the caller's
+read transaction, so all the statements see one state of the index.
 """
 
 import heapq
 import json
 import sqlite3
 
-from memoryd import bm25, estimate, vocab
+from memoryd import bm25, tokencount, vocab
 
 # The spec's query.
 PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
@@ -41,25 +41,22 @@ PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
 # on bm25() with a LIMIT keeps only the k best as rows arrive, in rowid order, ties in arrival
 # order: the same rows in the same order (the tests compare the two).
 FALLBACK = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
-# Each row matching an AND of two phrases, with how many occurrences of either it holds:
-# highlight() adds one character per occurrence.
-MARKED = (
-    "SELECT rowid, length(highlight(hits, 0, char(1), '')) - length(text) FROM hits"
-    " WHERE hits MATCH ?"
-)
+# The rows holding a read term, with the read phrases' part of their score, best first.
+PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits)"
 SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
 PLAIN_BELOW = 1_500
-# The rows read (the rarer terms' rows), at most this many; the commoner terms are skipped.
+# The rows read (the rarer terms' rows), at most this many.
 READ_LIMIT = 60_000
-# Reading a row here costs about what FTS5's ranking of it costs, so the way round pays only when
-# the skipped terms hold most of the query's rows: when the rows read would be more than this
-# share of them, the plain query answers.
-READ_SHARE = 0.4
-# Tried only when the skipped terms' bound is below this many times the rarest term's idf.
+# FTS5 ranks a read row at what the plain query pays for it, so the way round pays only when the
+# skipped terms hold most of the query's rows: when the read rows would be more than this share
+# of them, the plain query answers.
+READ_SHARE = 0.5
+# Terms are read until the skipped ones' bounds sum to less than this many times the rarest
+# term's idf: a row holding the rarest term once, of average length, scores about its idf.
 TRY_BELOW = 1.5
-# Rows scored at a time, in the order of their bound.
-BATCH = 256
+# Rows scored at a time, in the order of their read part.
+BATCH = 64
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
 
@@ -78,6 +75,26 @@ def best_rowids(conn: sqlite3.Connection, terms: list[str], expression: str, k: 
     """The rowids of the spec's query for these terms (expression is its MATCH text), best first."""
     found = fast(conn, terms, k)
     return fallback(conn, expression, k) if found is None else found
+
+
+def split(
+    docs: dict[str, int], weight_of: dict[str, float], total: int
+) -> tuple[list[str], float] | None:
+    """The read tokens (rarest first) and the skipped ones' bound, or None for the plain query."""
+    limit = min(READ_LIMIT, READ_SHARE * total)
+    order = sorted(docs, key=lambda token: (docs[token], token))
+    skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in order)
+    rows = 0
+    for n, token in enumerate(order):
+        rows += docs[token]
+        if rows > limit:
+            return None
+        skipped_bound -= weight_of[token] * bm25.PHRASE_BOUND
+        if n == len(order) - 1 or skipped_bound < TRY_BELOW * weight_of[order[0]]:
+            # Recomputed from the skipped terms themselves: no subtraction's rounding left.
+            rest = order[n + 1 :]
+            return order[: n + 1], sum(weight_of[t] * bm25.PHRASE_BOUND for t in rest)
+    return None
 
 
 def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None:
@@ -103,52 +120,32 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
     weight_of = dict.fromkeys(spelling, 0.0)
     for weight, token in zip(weights, phrase_tokens, strict=True):
         weight_of[token] += weight
-    # The commonest terms are not read: the others' rows come to at most limit.
-    limit = min(READ_LIMIT, READ_SHARE * total)
-    read: list[str] = []
-    budget = 0
-    for token in sorted(spelling, key=lambda token: (docs[token], token)):
-        if budget + docs[token] > limit:
-            break
-        read.append(token)
-        budget += docs[token]
-    if not read:
+    chosen = split(docs, weight_of, total)
+    if chosen is None:
         return None
-    skipped = [token for token in spelling if token not in read]
-    skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in skipped)
-    if skipped_bound >= TRY_BELOW * max(weight_of[token] for token in read):
-        # The k-th score would have to beat the skipped terms' bound, and a row that holds one
-        # rare term seldom scores more than that term's idf: not worth trying.
-        return None
-    # Rows that hold a skipped term and a read one, with the skipped term's count.
-    read_any = " OR ".join(f'"{spelling[token]}"' for token in read)
-    marks = {
-        token: dict(conn.execute(MARKED, (f'"{spelling[token]}" AND ({read_any})',)))
-        for token in skipped
-    }
-    parameters: list = [stats.avgdl]
-    for token in read:
-        parameters += [token, weight_of[token]]
-    rows = conn.execute(estimate.statement(vocab.VOCAB_INSTANCE, len(read)), parameters)
+    read, skipped_bound = chosen
+    # The read phrases as the query has them (a token twice is two phrases, as in FTS5's sum).
+    read_expression = " OR ".join(
+        f'"{term}"' for term, token in zip(terms, phrase_tokens, strict=True) if token in read
+    )
+    rows = conn.execute(PARTS, (read_expression,))
     scores: dict[int, float] = {}
     best: list[float] = []  # the k best scores so far, least first
     kth = None
-    while True:
+    done = False
+    while not done:
         batch = rows.fetchmany(BATCH)
         if kth is not None:
-            batch = [row for row in batch if _reaches(row[2] + skipped_bound, kth)]
+            kept = [row for row in batch if _reaches(row[1] + skipped_bound, kth)]
+            done = len(kept) < len(batch)  # parts come best first: the rest are lower still
+            batch = kept
         if not batch:
             break
-        sizes = _sizes(conn, [row[0] for row in batch])
-        for rowid, held_text, _bound in batch:
-            times = {}
-            for item in held_text.split(" "):
-                token, count = item.split(":")
-                times[token] = int(count)
-            for token in skipped:
-                if rowid in marks[token]:
-                    # highlight() marked the read terms' occurrences too.
-                    times[token] = marks[token][rowid] - sum(times.get(t, 0) for t in read)
+        rowids = [rowid for rowid, _part in batch]
+        held = tokencount.counts(conn, rowids, list(spelling))
+        sizes = _sizes(conn, rowids)
+        for rowid in rowids:
+            times = held[rowid]
             parts = [
                 (weight, times.get(token, 0))
                 for weight, token in zip(weights, phrase_tokens, strict=True)

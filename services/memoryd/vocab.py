@@ -44,7 +44,7 @@ _stats: dict[str, Stats] = {}
 
 
 @functools.lru_cache(maxsize=1)
-def _probe() -> tuple[sqlite3.Connection, threading.Lock]:
+def probe() -> tuple[sqlite3.Connection, threading.Lock]:
     conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
     conn.execute(indexer.SCHEMA[0])  # the same tokenizer as the index's hits table
     conn.execute("CREATE VIRTUAL TABLE probe USING fts5vocab(hits, 'instance')")
@@ -54,7 +54,7 @@ def _probe() -> tuple[sqlite3.Connection, threading.Lock]:
 @functools.lru_cache(maxsize=50_000)
 def tokens(term: str) -> tuple[str, ...]:
     """The tokens FTS5's tokenizer makes of a query term (usually one: the term, folded)."""
-    conn, lock = _probe()
+    conn, lock = probe()
     with lock:
         conn.execute("BEGIN")
         try:

@@ -73,9 +73,15 @@ query_strategy = st.lists(
     query=query_strategy,
     k=st.integers(1, 10),
     read_limit=st.sampled_from([0, 3, 15, 40, 10**6]),
+    try_below=st.sampled_from([0.0, 0.5, 1.5, 3.0, 1e9]),
+    batch=st.sampled_from([1, 3, 64]),
 )
-def test_the_fast_answer_is_the_plain_answer(eager, monkeypatch, texts, query, k, read_limit):
+def test_the_fast_answer_is_the_plain_answer(
+    eager, monkeypatch, texts, query, k, read_limit, try_below, batch
+):
     monkeypatch.setattr(topk, "READ_LIMIT", read_limit)
+    monkeypatch.setattr(topk, "TRY_BELOW", try_below)
+    monkeypatch.setattr(topk, "BATCH", batch)
     conn = _table(":memory:", texts)
     try:
         plain, fast = _both(conn, query, k)
@@ -123,7 +129,7 @@ def test_figures_follow_the_index_as_it_changes(tmp_path, monkeypatch):
     """
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
     monkeypatch.setattr(topk, "READ_SHARE", 1.0)
-    monkeypatch.setattr(topk, "TRY_BELOW", 1e9)
+    monkeypatch.setattr(topk, "TRY_BELOW", 1.0)
     monkeypatch.setattr(topk, "READ_LIMIT", 300)
     path = tmp_path / "index.sqlite3"
     texts = ["rare"] * 20 + ["mid"] * 200 + ["pad common"] * 6_000

@@ -42,7 +42,12 @@ PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
 # order: the same rows in the same order (the tests compare the two).
 FALLBACK = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
 # The rows holding a read term, with the read phrases' part of their score, best first.
-PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits)"
+PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+# The read rows fetched first (best first); eight times more each time the last one fetched could
+# still reach the top k.
+PARTS_FIRST = 256
+# The rows holding a skipped term and a read one.
+HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
 SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
 PLAIN_BELOW = 1_500
@@ -57,6 +62,10 @@ READ_SHARE = 0.5
 TRY_BELOW = 1.5
 # Rows scored at a time, in the order of their read part.
 BATCH = 64
+# Estimated costs, in the same unit: an FTS5 AND per row of the skipped term's list, and the
+# exact scoring of one row (its text tokenized); measured at a million records.
+AND_COST = 0.07
+SCORE_COST = 15.0
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
 
@@ -77,10 +86,8 @@ def best_rowids(conn: sqlite3.Connection, terms: list[str], expression: str, k: 
     return fallback(conn, expression, k) if found is None else found
 
 
-def split(
-    docs: dict[str, int], weight_of: dict[str, float], total: int
-) -> tuple[list[str], float] | None:
-    """The read tokens (rarest first) and the skipped ones' bound, or None for the plain query."""
+def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list[str] | None:
+    """The read tokens (rarest first), or None for the plain query."""
     limit = min(READ_LIMIT, READ_SHARE * total)
     order = sorted(docs, key=lambda token: (docs[token], token))
     skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in order)
@@ -91,9 +98,7 @@ def split(
             return None
         skipped_bound -= weight_of[token] * bm25.PHRASE_BOUND
         if n == len(order) - 1 or skipped_bound < TRY_BELOW * weight_of[order[0]]:
-            # Recomputed from the skipped terms themselves: no subtraction's rounding left.
-            rest = order[n + 1 :]
-            return order[: n + 1], sum(weight_of[t] * bm25.PHRASE_BOUND for t in rest)
+            return order[: n + 1]
     return None
 
 
@@ -120,47 +125,133 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
     weight_of = dict.fromkeys(spelling, 0.0)
     for weight, token in zip(weights, phrase_tokens, strict=True):
         weight_of[token] += weight
-    chosen = split(docs, weight_of, total)
-    if chosen is None:
+    read = split(docs, weight_of, total)
+    if read is None:
         return None
-    read, skipped_bound = chosen
     # The read phrases as the query has them (a token twice is two phrases, as in FTS5's sum).
     read_expression = " OR ".join(
         f'"{term}"' for term, token in zip(terms, phrase_tokens, strict=True) if token in read
     )
-    rows = conn.execute(PARTS, (read_expression,))
+    skipped = [token for token in docs if token not in read]
+    bound_of = {token: weight_of[token] * bm25.PHRASE_BOUND for token in skipped}
+    skipped_bound = sum(bound_of.values())
+    limit = max(PARTS_FIRST, k)
+    while True:
+        parts = conn.execute(PARTS, (read_expression, limit)).fetchall()
+        if len(parts) < k:
+            return None
+        # The read rows not returned have a part of at most the last one's (None: none left).
+        cutoff = parts[-1][1] if len(parts) == limit else None
+        probed = _probe_skipped(conn, parts, k, skipped, docs, bound_of, spelling, read_expression)
+        unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
+        scores = _score(conn, parts, cutoff, k, probed, bound_of, weights, phrase_tokens, stats)
+        best = heapq.nlargest(k, scores.values())
+        # A row holding no read term scores less than the skipped terms' bounds.
+        if len(best) < k or _reaches(skipped_bound, best[-1]):
+            return None
+        # A read row not returned that holds no probed term scores at most cutoff + unknown.
+        if cutoff is None or not _reaches(cutoff + unknown, best[-1]):
+            break
+        limit *= 8
+    ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
+    return ranked[:k] if _clear(scores, ranked, k) else None
+
+
+def _score(
+    conn: sqlite3.Connection,
+    parts: list[tuple[int, float]],
+    cutoff: float | None,
+    k: int,
+    probed: dict[str, set[int]],
+    bound_of: dict[str, float],
+    weights: list[float],
+    phrase_tokens: list[str],
+    stats: vocab.Stats,
+) -> dict[int, float]:
+    """The exact scores of the read rows that can reach the top k; the others are left out.
+
+    parts are the read rows FTS5 returned (rowid, read part), best first; cutoff bounds the part
+    of those it did not return (None: it returned all). A probed term's holders among the rows
+    not returned are scored too when their bound lets them near the k-th score.
+    """
+    unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
+    held: dict[int, float] = {}  # rowid: the bounds of the probed terms it holds
+    for token, rowids in probed.items():
+        for rowid in rowids:
+            held[rowid] = held.get(rowid, 0.0) + bound_of[token]
     scores: dict[int, float] = {}
     best: list[float] = []  # the k best scores so far, least first
-    kth = None
-    done = False
-    while not done:
-        batch = rows.fetchmany(BATCH)
-        if kth is not None:
-            kept = [row for row in batch if _reaches(row[1] + skipped_bound, kth)]
-            done = len(kept) < len(batch)  # parts come best first: the rest are lower still
-            batch = kept
+    uppers: list[tuple[float, int]] = []
+    for rowid, part in parts:
+        if not unknown and rowid not in held:
+            # It holds no skipped term: FTS5's sum of the read phrases is its whole score, the
+            # skipped phrases adding exactly 0.0 to it.
+            scores[rowid] = part
+            _keep(best, part, k)
+        else:
+            uppers.append((part + unknown + held.pop(rowid, 0.0), rowid))
+    if cutoff is not None:
+        uppers += [(cutoff + unknown + bound, rowid) for rowid, bound in held.items()]
+    uppers.sort(key=lambda item: (-item[0], item[1]))
+    tokens = list(dict.fromkeys(phrase_tokens))
+    for start in range(0, len(uppers), BATCH):
+        kth = best[0] if len(best) == k else None
+        batch = [
+            rowid
+            for upper, rowid in uppers[start : start + BATCH]
+            if kth is None or _reaches(upper, kth)
+        ]
         if not batch:
             break
-        rowids = [rowid for rowid, _part in batch]
-        held = tokencount.counts(conn, rowids, list(spelling))
-        sizes = _sizes(conn, rowids)
-        for rowid in rowids:
-            times = held[rowid]
-            parts = [
+        times_of = tokencount.counts(conn, batch, tokens)
+        sizes = _sizes(conn, batch)
+        for rowid in batch:
+            times = times_of[rowid]
+            row_parts = [
                 (weight, times.get(token, 0))
                 for weight, token in zip(weights, phrase_tokens, strict=True)
             ]
-            scores[rowid] = bm25.score(parts, sizes[rowid], stats.avgdl)
-            heapq.heappush(best, scores[rowid])
-            if len(best) > k:
-                heapq.heappop(best)
-            if len(best) == k:
-                kth = best[0]
-    rows.close()
-    if kth is None or _reaches(skipped_bound, kth):
-        return None
-    ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
-    return ranked[:k] if _clear(scores, ranked, k) else None
+            scores[rowid] = bm25.score(row_parts, sizes[rowid], stats.avgdl)
+            _keep(best, scores[rowid], k)
+    return scores
+
+
+def _keep(best: list[float], score: float, k: int) -> None:
+    """Keep score among the k best (a heap, least first)."""
+    heapq.heappush(best, score)
+    if len(best) > k:
+        heapq.heappop(best)
+
+
+def _probe_skipped(
+    conn: sqlite3.Connection,
+    parts: list[tuple[int, float]],
+    k: int,
+    skipped: list[str],
+    docs: dict[str, int],
+    bound_of: dict[str, float],
+    spelling: dict[str, str],
+    read_expression: str,
+) -> dict[str, set[int]]:
+    """For the skipped terms worth it, the read rows that hold them (one FTS5 AND each).
+
+    A read row known to hold no skipped term needs no scoring: its read part is its score. A
+    term's AND costs about a scan of its list; leaving it unprobed costs the scoring of every
+    read row its bound lets near the k-th score. The cheaper is chosen, commonest term last.
+    """
+    kth_below = parts[k - 1][1]
+    probed: dict[str, set[int]] = {}
+    left = sorted(skipped, key=lambda token: (docs[token], token))
+    while left:
+        unknown = sum(bound_of[token] for token in left)
+        near = sum(1 for _rowid, part in parts if _reaches(part + unknown, kth_below))
+        token = left[0]
+        if AND_COST * docs[token] > SCORE_COST * near:
+            break
+        found = conn.execute(HOLDERS, (f'"{spelling[token]}" AND ({read_expression})',))
+        probed[token] = {rowid for (rowid,) in found}
+        left.pop(0)
+    return probed
 
 
 def _reaches(bound: float, score: float) -> bool:

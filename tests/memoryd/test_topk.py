@@ -75,10 +75,16 @@ query_strategy = st.lists(
     read_limit=st.sampled_from([0, 3, 15, 40, 10**6]),
     try_below=st.sampled_from([0.0, 0.5, 1.5, 3.0, 1e9]),
     batch=st.sampled_from([1, 3, 64]),
+    and_cost=st.sampled_from([0.0, 0.07, 1e9]),
+    parts_first=st.sampled_from([1, 2, 256]),
 )
 def test_the_fast_answer_is_the_plain_answer(
-    eager, monkeypatch, texts, query, k, read_limit, try_below, batch
+    eager, monkeypatch, texts, query, k, read_limit, try_below, batch, and_cost, parts_first
 ):
+    """Every split of the terms, batch size and choice of probed terms gives the plain answer
+    when it gives one (and_cost 0 probes every skipped term, 1e9 none)."""
+    monkeypatch.setattr(topk, "AND_COST", and_cost)
+    monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
     monkeypatch.setattr(topk, "READ_LIMIT", read_limit)
     monkeypatch.setattr(topk, "TRY_BELOW", try_below)
     monkeypatch.setattr(topk, "BATCH", batch)

@@ -51,6 +51,8 @@ HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
 SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
 PLAIN_BELOW = 1_500
+# A term's rows are counted by FTS5 up to this many (cheap), beyond it by fts5vocab (its list).
+COUNT_LIMIT = 20_000
 # The rows read (the rarer terms' rows), at most this many.
 READ_LIMIT = 60_000
 # FTS5 ranks a read row at what the plain query pays for it, so the way round pays only when the
@@ -59,7 +61,7 @@ READ_LIMIT = 60_000
 READ_SHARE = 0.5
 # Terms are read until the skipped ones' bounds sum to less than this many times the rarest
 # term's idf: a row holding the rarest term once, of average length, scores about its idf.
-TRY_BELOW = 1.5
+TRY_BELOW = 1.3
 # Rows scored at a time, in the order of their read part.
 BATCH = 64
 # Estimated costs, in the same unit: an FTS5 AND per row of the skipped term's list, and the
@@ -116,7 +118,7 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
     if not stats.rows:
         return None
     docs = {
-        token: vocab.docs(conn, stats, token, spelling[token], READ_LIMIT) for token in spelling
+        token: vocab.docs(conn, stats, token, spelling[token], COUNT_LIMIT) for token in spelling
     }
     total = sum(docs.values())
     if total <= PLAIN_BELOW:

@@ -3,7 +3,7 @@
 FTS5's idf needs n(t), the rows holding term t. FTS5 keeps no such count: it counts a term's whole
 list every time (fts5vocab does the same). The exact top-k search (topk.py) needs n(t) for every
 query term, so it is counted once per index generation and kept: a rare term's with a bounded FTS5
-count (at most topk.READ_LIMIT + 1 rows read), a common term's from fts5vocab.
+count (at most topk.COUNT_LIMIT + 1 rows read), a common term's from fts5vocab.
 
 A generation is what the index holds between two commits: the key is the file's identity with
 FTS5's averages record (rows, tokens) and structure record (its segments, and a counter that every

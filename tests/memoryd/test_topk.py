@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd import bm25, indexer, topk, vocab
+from memoryd import bm25, indexer, tokencount, topk, vocab
 from memoryd.query import match_expression, query_terms
 
 WORDS = ["alpha", "Beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
@@ -172,3 +172,73 @@ def test_terms_that_are_not_one_token_fall_back(eager):
 def test_bm25_reproduction_agrees_with_this_sqlite():
     assert bm25.agrees_with_fts5()
     assert bm25.varints(bytes([0x8F, 0x50, 0x05])) == [2000, 5]
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    texts=texts_strategy,
+    deleted=st.sets(st.integers(1, 120), max_size=60),
+    added=st.lists(st.lists(st.sampled_from(SKEWED), min_size=1, max_size=8).map(" ".join)),
+    query=query_strategy,
+    k=st.integers(1, 10),
+    try_below=st.sampled_from([0.5, 1.5, 1e9]),
+    and_cost=st.sampled_from([0.0, 1e9]),
+)
+def test_the_fast_answer_is_the_plain_answer_after_deletes(
+    eager, monkeypatch, texts, deleted, added, query, k, try_below, and_cost
+):
+    """Rows deleted (FTS5 keeps delete markers until a merge) and rows added after them, some
+    under reused rowids, as when a session log or notes.md is read again."""
+    monkeypatch.setattr(topk, "TRY_BELOW", try_below)
+    monkeypatch.setattr(topk, "AND_COST", and_cost)
+    conn = _table(":memory:", texts)
+    try:
+        conn.execute("BEGIN")
+        conn.executemany("DELETE FROM hits WHERE rowid = ?", [(n,) for n in sorted(deleted)])
+        (top,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM hits").fetchone()
+        conn.executemany(
+            "INSERT INTO hits (rowid, text) VALUES (?, ?)",
+            [(top + n, text) for n, text in enumerate(added, 1)],
+        )
+        conn.execute("COMMIT")
+        plain, fast = _both(conn, query, k)
+        assert topk.fallback(conn, match_expression(query), k) == plain
+        if fast is not None:
+            assert fast == plain
+    finally:
+        conn.close()
+
+
+def test_only_rows_that_may_hold_a_skipped_term_are_tokenized(tmp_path, monkeypatch):
+    """A read row that holds no skipped term scores what FTS5 ranked it: it is not tokenized.
+
+    3,000 rows hold "rare" (read), 12,000 "mid" (skipped, its holders found by an AND), and 30
+    hold both; the rows scored one by one are at most those 30.
+    """
+    rng = random.Random(3)
+    texts = [f"filler{rng.randint(0, 900)} pad" for _ in range(60_000)]
+    for n in range(0, 60_000, 20):
+        texts[n] += " rare"
+    for n in range(1, 60_000, 5):
+        texts[n] += " mid"
+    for n in range(0, 3_000, 100):
+        texts[n] += " mid"
+    conn = _table(tmp_path / "index.sqlite3", texts)
+    tokenized: list[int] = []
+    counts = tokencount.counts
+
+    def counting(conn, rowids, tokens):
+        tokenized.extend(rowids)
+        return counts(conn, rowids, tokens)
+
+    monkeypatch.setattr(tokencount, "counts", counting)
+    monkeypatch.setattr(topk, "TRY_BELOW", 1.5)  # "mid" is not much commoner than "rare"
+    plain, fast = _both(conn, "mid rare", 5)
+    assert fast is not None
+    assert fast == plain
+    assert len(tokenized) <= 30
+    conn.close()

@@ -8,7 +8,7 @@ count (at most topk.COUNT_LIMIT + 1 rows read), a common term's from fts5vocab.
 A generation is what the index holds between two commits: the key is the file's identity with
 FTS5's averages record (rows, tokens) and structure record (its segments, and a counter that every
 write moves on). A commit changes the structure record, so a count is never used past the commit
-that changes it; a reindex makes a new file. The fts5vocab tables live in each connection's temp
+that changes it; a reindex makes a new file. The fts5vocab table lives in each connection's temp
 schema: nothing is added to the index file. Everything here runs on reader threads, never on the
 event loop.
 """
@@ -23,7 +23,6 @@ from memoryd import bm25, indexer
 
 BOUNDED_COUNT = "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIMIT ?)"
 VOCAB_ROW = "memoryd_vocab_row"
-VOCAB_INSTANCE = "memoryd_vocab_instance"
 _LOCK = threading.Lock()
 # Counts kept per generation, at most (a few MB).
 MAX_TERMS = 100_000
@@ -66,11 +65,11 @@ def tokens(term: str) -> tuple[str, ...]:
 
 
 def ensure_vocab(conn: sqlite3.Connection) -> None:
-    """The connection's fts5vocab tables over hits, in its temp schema (nothing in the file)."""
+    """The connection's fts5vocab table over hits, in its temp schema (nothing in the file)."""
     (found,) = conn.execute(
-        "SELECT count(*) FROM temp.sqlite_master WHERE name IN (?, ?)", (VOCAB_ROW, VOCAB_INSTANCE)
+        "SELECT count(*) FROM temp.sqlite_master WHERE name = ?", (VOCAB_ROW,)
     ).fetchone()
-    if found == 2:
+    if found:
         return
     # A reader connection is query_only, which forbids even its temp schema.
     (query_only,) = conn.execute("PRAGMA query_only").fetchone()
@@ -79,10 +78,6 @@ def ensure_vocab(conn: sqlite3.Connection) -> None:
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_ROW}"
             " USING fts5vocab(main, hits, 'row')"
-        )
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_INSTANCE}"
-            " USING fts5vocab(main, hits, 'instance')"
         )
     finally:
         conn.execute(f"PRAGMA query_only = {int(query_only)}")

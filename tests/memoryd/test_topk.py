@@ -242,3 +242,25 @@ def test_only_rows_that_may_hold_a_skipped_term_are_tokenized(tmp_path, monkeypa
     assert fast == plain
     assert len(tokenized) <= 30
     conn.close()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_sweep_of_corpora_and_settings_agrees_with_the_plain_query(eager, monkeypatch, seed):
+    """Seeded corpora big enough for every path: few rows fetched (PARTS_FIRST 1, so the rows
+    FTS5 did not return matter), skipped terms probed or not, batches of one row or many."""
+    rng = random.Random(seed)
+    texts = [" ".join(rng.choices(SKEWED, k=rng.randint(1, 12))) for _ in range(150)]
+    conn = _table(":memory:", texts)
+    answered = 0
+    for _ in range(60):
+        monkeypatch.setattr(topk, "TRY_BELOW", rng.choice([0.5, 1.0, 1.5, 1e9]))
+        monkeypatch.setattr(topk, "AND_COST", rng.choice([0.0, 1e9]))
+        monkeypatch.setattr(topk, "PARTS_FIRST", rng.choice([1, 4, 256]))
+        monkeypatch.setattr(topk, "BATCH", rng.choice([1, 64]))
+        query = " ".join(rng.sample(WORDS, rng.randint(2, 4)))
+        plain, fast = _both(conn, query, rng.randint(1, 10))
+        if fast is not None:
+            answered += 1
+            assert fast == plain, query
+    conn.close()
+    assert answered >= 15

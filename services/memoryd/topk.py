@@ -106,6 +106,8 @@ def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list
 
 def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None:
     """The answer without scoring every row, or None when only the plain query can give it."""
+    if k < 1:
+        return None
     phrases = [vocab.tokens(term) for term in terms]
     if any(len(found) != 1 for found in phrases) or not bm25.agrees_with_fts5():
         return None

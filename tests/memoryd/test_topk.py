@@ -264,3 +264,12 @@ def test_a_sweep_of_corpora_and_settings_agrees_with_the_plain_query(eager, monk
             assert fast == plain, query
     conn.close()
     assert answered >= 15
+
+
+def test_k_below_one_is_left_to_the_plain_query(eager):
+    conn = _table(":memory:", ["alpha beta"] * 40 + ["alpha"] * 400)
+    conn.execute("BEGIN")
+    assert topk.fast(conn, ["alpha", "beta"], 0) is None
+    assert topk.best_rowids(conn, ["alpha", "beta"], '"alpha" OR "beta"', 0) == []
+    conn.execute("COMMIT")
+    conn.close()

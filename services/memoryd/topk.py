@@ -9,17 +9,21 @@ in the same order (bm25, equal scores by rowid, as FTS5 leaves them), in the man
 2. The terms are split, rarest first, into the read ones and the skipped ones: as few read terms
    as make the skipped terms' bounds (their sum) small beside the rarest term's idf (TRY_BELOW),
    within READ_SHARE of all the query's rows (and READ_LIMIT); otherwise the plain query answers.
-3. FTS5 ranks the rows holding a read term by the read terms' phrases only (their part of the
-   score, row length included), best first. A row's whole score is at most that part plus the
-   skipped terms' bounds.
-4. The rows are scored exactly in that order, a batch at a time, until the next row's part plus
-   the skipped terms' bounds is below the k-th score: no row further on can reach the top k. To
-   score a row, its text is tokenized by FTS5's tokenizer (tokencount.py) for every query term's
-   count, its length comes from FTS5's docsize table, and bm25.py repeats FTS5's arithmetic bit
-   for bit.
-5. A row that holds only skipped terms scores less than the sum of their bounds. When that sum
-   (with a margin for rounding) is below the k-th score, no such row can enter the top k, and the
-   scored rows' top k, by (score desc, rowid asc), is the answer.
+3. FTS5 ranks the rows holding a read term by the read phrases only (PARTS): each row's read
+   part of its score, row length included, best first, PARTS_FIRST rows at a time.
+4. For each skipped term whose AND is cheaper than the scoring it saves, one FTS5 query
+   `"skipped" AND ("read" OR ...)` (HOLDERS) gives the read rows holding it. A read row known to
+   hold no skipped term needs nothing more: the skipped phrases add exactly 0.0 to FTS5's sum, so
+   its read part is its score, bit for bit.
+5. The other read rows are scored exactly, highest bound first (read part plus the bounds of the
+   skipped terms they may hold), until the next bound is below the k-th score: their texts
+   tokenized by FTS5's tokenizer (tokencount.py), their lengths from FTS5's docsize table, and
+   bm25.py repeating FTS5's arithmetic bit for bit.
+6. A row that holds only skipped terms scores less than the sum of their bounds, and a read row
+   PARTS did not return less than the last part returned plus that sum (or plus the bounds of
+   the probed terms it holds, when it is known to hold some: those rows are scored). When these
+   are below the k-th score (with a margin for rounding), the scored rows' top k, by (score desc,
+   rowid asc), is the answer; when only the second is not, PARTS returns eight times more rows.
 
 Everything else falls back to the spec's query, run as FALLBACK (same rows, same order, cheaper):
 a term FTS5 does not read as exactly one token; fewer than PLAIN_BELOW rows in all (the plain

@@ -152,7 +152,9 @@ def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None
         cutoff = parts[-1][1] if len(parts) == limit else None
         probed = _probe_skipped(conn, parts, k, skipped, docs, bound_of, spelling, read_expression)
         unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
-        scores = _score(conn, parts, cutoff, k, probed, bound_of, weights, phrase_tokens, stats)
+        scores = _score(
+            conn, parts, cutoff, k, probed, bound_of, weights, phrase_tokens, stats.avgdl
+        )
         best = heapq.nlargest(k, scores.values())
         # A row holding no read term scores less than the skipped terms' bounds.
         if len(best) < k or _reaches(skipped_bound, best[-1]):
@@ -174,7 +176,7 @@ def _score(
     bound_of: dict[str, float],
     weights: list[float],
     phrase_tokens: list[str],
-    stats: vocab.Stats,
+    avgdl: float,
 ) -> dict[int, float]:
     """The exact scores of the read rows that can reach the top k; the others are left out.
 
@@ -219,7 +221,7 @@ def _score(
                 (weight, times.get(token, 0))
                 for weight, token in zip(weights, phrase_tokens, strict=True)
             ]
-            scores[rowid] = bm25.score(row_parts, sizes[rowid], stats.avgdl)
+            scores[rowid] = bm25.score(row_parts, sizes[rowid], avgdl)
             _keep(best, scores[rowid], k)
     return scores
 

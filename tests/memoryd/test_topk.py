@@ -6,6 +6,8 @@ the thresholds are lowered so that the fast path (not the fallback) answers most
 
 import random
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -273,3 +275,12 @@ def test_k_below_one_is_left_to_the_plain_query(eager):
     assert topk.best_rowids(conn, ["alpha", "beta"], '"alpha" OR "beta"', 0) == []
     conn.execute("COMMIT")
     conn.close()
+
+
+@pytest.mark.parametrize("module", ["recall", "topk", "vocab", "tokencount", "bm25"])
+def test_each_search_module_can_be_imported_first(module):
+    """No import cycle bites whichever module a tool or test imports first."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"import memoryd.{module}"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr

@@ -3,12 +3,12 @@
 FTS5's idf needs n(t), the rows holding term t. FTS5 keeps no such count: it counts a term's whole
 list every time (fts5vocab does the same). The exact top-k search (topk.py) needs n(t) for every
 query term, so it is counted once per index generation and kept: a rare term's with a bounded FTS5
-count (at most topk.READ_LIMIT + 1 rows read), a common term's from fts5vocab.
+count (at most topk.COUNT_LIMIT + 1 rows read), a common term's from fts5vocab.
 
 A generation is what the index holds between two commits: the key is the file's identity with
 FTS5's averages record (rows, tokens) and structure record (its segments, and a counter that every
 write moves on). A commit changes the structure record, so a count is never used past the commit
-that changes it; a reindex makes a new file. The fts5vocab tables live in each connection's temp
+that changes it; a reindex makes a new file. The fts5vocab table lives in each connection's temp
 schema: nothing is added to the index file. Everything here runs on reader threads, never on the
 event loop.
 """
@@ -19,11 +19,10 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
-from memoryd import bm25, indexer
+from memoryd import bm25
 
 BOUNDED_COUNT = "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIMIT ?)"
 VOCAB_ROW = "memoryd_vocab_row"
-VOCAB_INSTANCE = "memoryd_vocab_instance"
 _LOCK = threading.Lock()
 # Counts kept per generation, at most (a few MB).
 MAX_TERMS = 100_000
@@ -44,8 +43,11 @@ _stats: dict[str, Stats] = {}
 
 
 @functools.lru_cache(maxsize=1)
-def _probe() -> tuple[sqlite3.Connection, threading.Lock]:
+def probe() -> tuple[sqlite3.Connection, threading.Lock]:
     conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    # Imported here: indexer imports the recall modes, which import recall, which imports this.
+    from memoryd import indexer
+
     conn.execute(indexer.SCHEMA[0])  # the same tokenizer as the index's hits table
     conn.execute("CREATE VIRTUAL TABLE probe USING fts5vocab(hits, 'instance')")
     return conn, threading.Lock()
@@ -54,7 +56,7 @@ def _probe() -> tuple[sqlite3.Connection, threading.Lock]:
 @functools.lru_cache(maxsize=50_000)
 def tokens(term: str) -> tuple[str, ...]:
     """The tokens FTS5's tokenizer makes of a query term (usually one: the term, folded)."""
-    conn, lock = _probe()
+    conn, lock = probe()
     with lock:
         conn.execute("BEGIN")
         try:
@@ -66,11 +68,11 @@ def tokens(term: str) -> tuple[str, ...]:
 
 
 def ensure_vocab(conn: sqlite3.Connection) -> None:
-    """The connection's fts5vocab tables over hits, in its temp schema (nothing in the file)."""
+    """The connection's fts5vocab table over hits, in its temp schema (nothing in the file)."""
     (found,) = conn.execute(
-        "SELECT count(*) FROM temp.sqlite_master WHERE name IN (?, ?)", (VOCAB_ROW, VOCAB_INSTANCE)
+        "SELECT count(*) FROM temp.sqlite_master WHERE name = ?", (VOCAB_ROW,)
     ).fetchone()
-    if found == 2:
+    if found:
         return
     # A reader connection is query_only, which forbids even its temp schema.
     (query_only,) = conn.execute("PRAGMA query_only").fetchone()
@@ -79,10 +81,6 @@ def ensure_vocab(conn: sqlite3.Connection) -> None:
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_ROW}"
             " USING fts5vocab(main, hits, 'row')"
-        )
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_INSTANCE}"
-            " USING fts5vocab(main, hits, 'instance')"
         )
     finally:
         conn.execute(f"PRAGMA query_only = {int(query_only)}")

@@ -6,12 +6,14 @@ the thresholds are lowered so that the fast path (not the fallback) answers most
 
 import random
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd import bm25, indexer, topk, vocab
+from memoryd import bm25, indexer, tokencount, topk, vocab
 from memoryd.query import match_expression, query_terms
 
 WORDS = ["alpha", "Beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
@@ -73,9 +75,21 @@ query_strategy = st.lists(
     query=query_strategy,
     k=st.integers(1, 10),
     read_limit=st.sampled_from([0, 3, 15, 40, 10**6]),
+    try_below=st.sampled_from([0.0, 0.5, 1.5, 3.0, 1e9]),
+    batch=st.sampled_from([1, 3, 64]),
+    and_cost=st.sampled_from([0.0, 0.07, 1e9]),
+    parts_first=st.sampled_from([1, 2, 256]),
 )
-def test_the_fast_answer_is_the_plain_answer(eager, monkeypatch, texts, query, k, read_limit):
+def test_the_fast_answer_is_the_plain_answer(
+    eager, monkeypatch, texts, query, k, read_limit, try_below, batch, and_cost, parts_first
+):
+    """Every split of the terms, batch size and choice of probed terms gives the plain answer
+    when it gives one (and_cost 0 probes every skipped term, 1e9 none)."""
+    monkeypatch.setattr(topk, "AND_COST", and_cost)
+    monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
     monkeypatch.setattr(topk, "READ_LIMIT", read_limit)
+    monkeypatch.setattr(topk, "TRY_BELOW", try_below)
+    monkeypatch.setattr(topk, "BATCH", batch)
     conn = _table(":memory:", texts)
     try:
         plain, fast = _both(conn, query, k)
@@ -123,7 +137,7 @@ def test_figures_follow_the_index_as_it_changes(tmp_path, monkeypatch):
     """
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
     monkeypatch.setattr(topk, "READ_SHARE", 1.0)
-    monkeypatch.setattr(topk, "TRY_BELOW", 1e9)
+    monkeypatch.setattr(topk, "TRY_BELOW", 1.0)
     monkeypatch.setattr(topk, "READ_LIMIT", 300)
     path = tmp_path / "index.sqlite3"
     texts = ["rare"] * 20 + ["mid"] * 200 + ["pad common"] * 6_000
@@ -160,3 +174,113 @@ def test_terms_that_are_not_one_token_fall_back(eager):
 def test_bm25_reproduction_agrees_with_this_sqlite():
     assert bm25.agrees_with_fts5()
     assert bm25.varints(bytes([0x8F, 0x50, 0x05])) == [2000, 5]
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    texts=texts_strategy,
+    deleted=st.sets(st.integers(1, 120), max_size=60),
+    added=st.lists(st.lists(st.sampled_from(SKEWED), min_size=1, max_size=8).map(" ".join)),
+    query=query_strategy,
+    k=st.integers(1, 10),
+    try_below=st.sampled_from([0.5, 1.5, 1e9]),
+    and_cost=st.sampled_from([0.0, 1e9]),
+)
+def test_the_fast_answer_is_the_plain_answer_after_deletes(
+    eager, monkeypatch, texts, deleted, added, query, k, try_below, and_cost
+):
+    """Rows deleted (FTS5 keeps delete markers until a merge) and rows added after them, some
+    under reused rowids, as when a session log or notes.md is read again."""
+    monkeypatch.setattr(topk, "TRY_BELOW", try_below)
+    monkeypatch.setattr(topk, "AND_COST", and_cost)
+    conn = _table(":memory:", texts)
+    try:
+        conn.execute("BEGIN")
+        conn.executemany("DELETE FROM hits WHERE rowid = ?", [(n,) for n in sorted(deleted)])
+        (top,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM hits").fetchone()
+        conn.executemany(
+            "INSERT INTO hits (rowid, text) VALUES (?, ?)",
+            [(top + n, text) for n, text in enumerate(added, 1)],
+        )
+        conn.execute("COMMIT")
+        plain, fast = _both(conn, query, k)
+        assert topk.fallback(conn, match_expression(query), k) == plain
+        if fast is not None:
+            assert fast == plain
+    finally:
+        conn.close()
+
+
+def test_only_rows_that_may_hold_a_skipped_term_are_tokenized(tmp_path, monkeypatch):
+    """A read row that holds no skipped term scores what FTS5 ranked it: it is not tokenized.
+
+    3,000 rows hold "rare" (read), 12,000 "mid" (skipped, its holders found by an AND), and 30
+    hold both; the rows scored one by one are at most those 30.
+    """
+    rng = random.Random(3)
+    texts = [f"filler{rng.randint(0, 900)} pad" for _ in range(60_000)]
+    for n in range(0, 60_000, 20):
+        texts[n] += " rare"
+    for n in range(1, 60_000, 5):
+        texts[n] += " mid"
+    for n in range(0, 3_000, 100):
+        texts[n] += " mid"
+    conn = _table(tmp_path / "index.sqlite3", texts)
+    tokenized: list[int] = []
+    counts = tokencount.counts
+
+    def counting(conn, rowids, tokens):
+        tokenized.extend(rowids)
+        return counts(conn, rowids, tokens)
+
+    monkeypatch.setattr(tokencount, "counts", counting)
+    monkeypatch.setattr(topk, "TRY_BELOW", 1.5)  # "mid" is not much commoner than "rare"
+    plain, fast = _both(conn, "mid rare", 5)
+    assert fast is not None
+    assert fast == plain
+    assert len(tokenized) <= 30
+    conn.close()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_sweep_of_corpora_and_settings_agrees_with_the_plain_query(eager, monkeypatch, seed):
+    """Seeded corpora big enough for every path: few rows fetched (PARTS_FIRST 1, so the rows
+    FTS5 did not return matter), skipped terms probed or not, batches of one row or many."""
+    rng = random.Random(seed)
+    texts = [" ".join(rng.choices(SKEWED, k=rng.randint(1, 12))) for _ in range(150)]
+    conn = _table(":memory:", texts)
+    answered = 0
+    for _ in range(60):
+        monkeypatch.setattr(topk, "TRY_BELOW", rng.choice([0.5, 1.0, 1.5, 1e9]))
+        monkeypatch.setattr(topk, "AND_COST", rng.choice([0.0, 1e9]))
+        monkeypatch.setattr(topk, "PARTS_FIRST", rng.choice([1, 4, 256]))
+        monkeypatch.setattr(topk, "BATCH", rng.choice([1, 64]))
+        query = " ".join(rng.sample(WORDS, rng.randint(2, 4)))
+        plain, fast = _both(conn, query, rng.randint(1, 10))
+        if fast is not None:
+            answered += 1
+            assert fast == plain, query
+    conn.close()
+    assert answered >= 15
+
+
+def test_k_below_one_is_left_to_the_plain_query(eager):
+    conn = _table(":memory:", ["alpha beta"] * 40 + ["alpha"] * 400)
+    conn.execute("BEGIN")
+    assert topk.fast(conn, ["alpha", "beta"], 0) is None
+    assert topk.best_rowids(conn, ["alpha", "beta"], '"alpha" OR "beta"', 0) == []
+    conn.execute("COMMIT")
+    conn.close()
+
+
+@pytest.mark.parametrize("module", ["recall", "topk", "vocab", "tokencount", "bm25"])
+def test_each_search_module_can_be_imported_first(module):
+    """No import cycle bites whichever module a tool or test imports first."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"import memoryd.{module}"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr

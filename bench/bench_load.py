@@ -47,6 +47,7 @@ from memoryd.journal import Journal
 from proto.client import arequest
 from proto.errors import ProtoError
 from proto.messages import MemoryBlock, MemoryCall, SessionUpdated, ToolRequest
+from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, under
 from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_session_record
 
 MIX = (("recall", 40), ("note", 25), ("add/remove", 10), ("memory_block", 15), ("session", 10))
@@ -214,8 +215,8 @@ def start_memoryd(root: Path, home: Home) -> tuple[subprocess.Popen, dict[str, P
     config = root / "memoryd.toml"
     config.write_text(f'[paths]\nhome = "{home.root}"\n')
     sockets = {
-        "loop": home.run / "loop-memory" / "memory.sock",
-        "broker": home.run / "broker-memory" / "memory.sock",
+        "loop": under(home.root, LOOP_MEMORY_SOCKET),
+        "broker": under(home.root, BROKER_MEMORY_SOCKET),
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],

@@ -199,7 +199,7 @@ class FolderScan:
 
     signature: tuple
     folder: tuple[int, int, int, int]
-    files: tuple[tuple[str, tuple[int, int, int, int]], ...]
+    files: tuple[tuple[str, tuple[int, int, int, int]], ...]  # (path, stamp)
     newest_ns: int
 
     def unchanged(self, folder: Path) -> bool:
@@ -211,7 +211,7 @@ class FolderScan:
         try:
             if _stamp(os.stat(folder)) != self.folder:
                 return False
-            return all(_stamp(os.stat(folder / name)) == stamp for name, stamp in self.files)
+            return all(_stamp(os.stat(path)) == stamp for path, stamp in self.files)
         except OSError:
             return False
 
@@ -230,7 +230,7 @@ def scan_folder(folder: Path) -> FolderScan | None:
                 s = None
             items.append((e.name, s and (s.st_mtime_ns, s.st_size, s.st_ino)))
             if s is not None:
-                files.append((e.name, _stamp(s)))
+                files.append((e.path, _stamp(s)))
                 newest = max(newest, s.st_mtime_ns, s.st_ctime_ns)
             else:
                 newest = time.time_ns()  # a dangling entry: never trust a stat-only check

@@ -55,3 +55,14 @@ def test_every_role_defaults_to_the_table(tmp_path, monkeypatch):
         "brokerd-shim": Path(LOOP_BROKER_SOCKET),
         "loopd-shim": Path(LOOP_CONTROL_SOCKET),
     }
+
+
+def test_scripts_stack_lists_the_same_sockets():
+    """scripts/stack is bash and runs before any venv exists, so it spells the table out: it must
+    spell the same one."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "scripts" / "stack").read_text()
+    listed = re.search(r"^SOCKETS=\(([^)]*)\)", text, re.MULTILINE)
+    assert listed is not None
+    assert listed.group(1).split() == [str(s) for s in SOCKETS]

@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from brokerd_shim.audit import AuditEntry, AuditLog
 from brokerd_shim.decide import Decision, decide
+from brokerd_shim.errors import Stopping
 from brokerd_shim.grants import Grant, GrantSet, GrantsWatcher
 from brokerd_shim.ledger import Ledger
 from brokerd_shim.runtime import Runtime
@@ -28,6 +29,7 @@ from proto.labels import Label, stricter
 from proto.messages import ToolRequest, ToolRequestMessage, ToolResponse
 
 log = logging.getLogger("brokerd_shim.service")
+STOPPING = "brokerd-shim is stopping; the call was not run: try again once it is back"
 T = TypeVar("T")
 
 
@@ -41,7 +43,12 @@ class Broker:
         self._grants_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brokerd-grants")
 
     async def _on(self, thread: ThreadPoolExecutor, fn: Callable[..., T], *args) -> T:
-        return await asyncio.get_running_loop().run_in_executor(thread, fn, *args)
+        loop = asyncio.get_running_loop()
+        try:
+            future = loop.run_in_executor(thread, fn, *args)
+        except RuntimeError:  # the executor is shut down: close() has run
+            raise Stopping(STOPPING) from None
+        return await future
 
     async def current_grants(self) -> GrantSet:
         """The grant set as grants/ holds it now, checked on the grants thread."""

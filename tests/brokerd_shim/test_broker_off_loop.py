@@ -12,6 +12,8 @@ import shutil
 import threading
 import time
 
+import pytest
+
 from brokerd_shim import audit as audit_module
 from brokerd_shim import grants as grants_module
 from brokerd_shim.config import load_config
@@ -147,3 +149,13 @@ def test_a_grant_changed_within_the_settling_time_is_still_seen(tmp_path):
     for n in range(3):
         shutil.copy(EXAMPLE_GRANTS / "http_fetch.toml", tmp_path / f"g{n}.toml")
         assert len(watcher.current().grants) == n + 1
+
+
+def test_a_call_that_arrives_after_close_is_refused_with_a_reason(home):
+    from brokerd_shim.errors import Stopping
+
+    broker = broker_in(home)
+    broker.close()
+    with pytest.raises(Stopping):
+        asyncio.run(broker.handle(message("c9")))
+    assert not (home / "ledger" / "mm-off1.json").exists()

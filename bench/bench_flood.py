@@ -39,6 +39,7 @@ from bench_index import Generator, percentile
 
 from proto.client import request
 from proto.messages import MemoryCall, ToolRequest
+from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
 
 NOFILE = 1024
 
@@ -165,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             preexec_fn=limit_descriptors,
         )
         try:
-            broker = home.run / "broker-memory" / "memory.sock"
-            loop_socket = home.run / "loop-memory" / "memory.sock"
+            broker = under(home.root, BROKER_MEMORY_SOCKET)
+            loop_socket = under(home.root, LOOP_MEMORY_SOCKET)
             deadline = time.monotonic() + 600
             while not (broker.exists() and loop_socket.exists()):
                 if proc.poll() is not None or time.monotonic() > deadline:
@@ -212,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             flooded, flooded_failed = phase(args.seconds)
             flooder.send_signal(signal.SIGINT)
             out, _ = flooder.communicate(60)
-            bad = BadBodies(home.run / "owner-memory" / "admin.sock")
+            bad = BadBodies(under(home.root, OWNER_ADMIN_SOCKET))
             bad.start()
             amplified, amplified_failed = phase(args.seconds)
             bad.stop()

@@ -47,7 +47,8 @@ from memoryd.journal import Journal
 from proto.client import arequest
 from proto.errors import ProtoError
 from proto.messages import MemoryBlock, MemoryCall, SessionUpdated, ToolRequest
-from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_record
+from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, under
+from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_session_record
 
 MIX = (("recall", 40), ("note", 25), ("add/remove", 10), ("memory_block", 15), ("session", 10))
 
@@ -92,10 +93,10 @@ class Client:
         log = self.home.session_log(self.session)
         t = "2026-11-30T12:00:00Z"
         n = self.records
-        append_record(log, UserRecord(time=t, content=self.generator.text(12)))
+        append_session_record(log, UserRecord(time=t, content=self.generator.text(12)))
         call = {"id": f"t{n}", "name": "read_file", "arguments": '{"path":"/srv/x"}'}
-        append_record(log, AssistantRecord(time=t, tool_calls=[call]))
-        append_record(
+        append_session_record(log, AssistantRecord(time=t, tool_calls=[call]))
+        append_session_record(
             log,
             ToolResultRecord(
                 time=t,
@@ -106,7 +107,7 @@ class Client:
                 untrusted=False,
             ),
         )
-        append_record(log, AssistantRecord(time=t, content=self.generator.text(10)))
+        append_session_record(log, AssistantRecord(time=t, content=self.generator.text(10)))
         self.records += 4
 
     async def one(self, kind: str) -> None:
@@ -214,8 +215,8 @@ def start_memoryd(root: Path, home: Home) -> tuple[subprocess.Popen, dict[str, P
     config = root / "memoryd.toml"
     config.write_text(f'[paths]\nhome = "{home.root}"\n')
     sockets = {
-        "loop": home.run / "loop-memory" / "memory.sock",
-        "broker": home.run / "broker-memory" / "memory.sock",
+        "loop": under(home.root, LOOP_MEMORY_SOCKET),
+        "broker": under(home.root, BROKER_MEMORY_SOCKET),
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],

@@ -22,6 +22,7 @@ from bench_index import Generator, percentile
 from memoryd.index import Index
 from proto.client import request
 from proto.messages import MemoryCall, ToolRequest
+from proto.paths import BROKER_MEMORY_SOCKET, under
 
 
 def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 600) -> None:
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             stderr=subprocess.DEVNULL,
         )
         try:
-            sock = home.run / "broker-memory" / "memory.sock"
+            sock = under(home.root, BROKER_MEMORY_SOCKET)
             started = time.perf_counter()
             wait_for(sock, proc)
             print(

@@ -14,7 +14,7 @@ import socket
 import time
 
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
-from proto.frames import HEADER, check_length, decode_payload, encode_frame, read_frame, write_frame
+from proto.frames import decode_payload, encode_frame, read_frame, recv_payload, write_frame
 from proto.messages import Body, Error, body_of, kind_of, parse_body
 
 CONNECT_RETRY = 1.0
@@ -41,17 +41,6 @@ def _reply(kind: str, body: dict) -> Body:
     if isinstance(message, Error):
         raise RemoteError(message.text)
     return message
-
-
-def _recv_exactly(sock: socket.socket, n: int) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(n - got, 65536))
-        if not chunk:
-            raise PeerClosed("connection closed before a whole reply arrived")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
 
 
 def _connect(path: str, timeout: float) -> socket.socket:
@@ -87,9 +76,7 @@ def request(path: str | os.PathLike, message: Body, timeout: float = 30.0) -> Bo
     try:
         try:
             sock.sendall(frame)
-            (length,) = HEADER.unpack(_recv_exactly(sock, HEADER.size))
-            check_length(length)
-            payload = _recv_exactly(sock, length)
+            payload = recv_payload(sock)
         except TimeoutError:
             raise FrameTimeout(f"no reply from {os.fspath(path)} in {timeout:g} seconds") from None
         except (ConnectionError, BrokenPipeError):

@@ -5,6 +5,7 @@ against MAX_FRAME before a single byte of payload is read, so a peer cannot make
 """
 
 import asyncio
+import socket
 import struct
 
 import msgpack
@@ -33,6 +34,13 @@ def encode_frame(kind: str, body: dict) -> bytes:
 def check_length(length: int) -> None:
     if length < 1 or length > MAX_FRAME:
         raise FrameTooLarge(f"frame length {length} is outside 1 to {MAX_FRAME} bytes")
+
+
+def payload_length(header: bytes) -> int:
+    """The payload length a frame's 4-byte header announces, refused unless 1 to MAX_FRAME."""
+    (length,) = HEADER.unpack(header)
+    check_length(length)
+    return length
 
 
 def decode_payload(payload: bytes, *, bounded: bool = False) -> tuple[str, dict]:
@@ -68,15 +76,32 @@ async def read_payload(reader: asyncio.StreamReader, timeout: float | None = Non
     try:
         async with asyncio.timeout(timeout):
             header = await reader.readexactly(HEADER.size)
-            (length,) = HEADER.unpack(header)
-            check_length(length)
-            return await reader.readexactly(length)
+            return await reader.readexactly(payload_length(header))
     except asyncio.IncompleteReadError as e:
         raise PeerClosed("connection closed before a whole frame arrived") from e
     except TimeoutError as e:
         raise FrameTimeout("request not complete in time") from e
     except ConnectionError as e:
         raise PeerClosed("connection closed before a whole frame arrived") from e
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 65536))
+        if not chunk:
+            raise PeerClosed("connection closed before a whole reply arrived")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def recv_payload(sock: socket.socket) -> bytes:
+    """The blocking twin of read_payload, for the blocking client: one frame's payload bytes.
+
+    The socket's own timeout applies (TimeoutError); a peer that closes early is PeerClosed.
+    """
+    return _recv_exactly(sock, payload_length(_recv_exactly(sock, HEADER.size)))
 
 
 async def read_frame(

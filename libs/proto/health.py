@@ -20,21 +20,22 @@ from proto.client import RemoteError, request
 from proto.config import default_home
 from proto.errors import ProtoError
 from proto.messages import MemoryBlock, MemoryBlockReply
+from proto.paths import LOOP_BROKER_SOCKET, LOOP_CONTROL_SOCKET, LOOP_MEMORY_SOCKET, under
 
 DEFAULT_TIMEOUT = 5.0
 
 # role -> (socket under {home}, whether an error reply still means the role answered)
 CHECKS = {
-    "memoryd": ("run/loop-memory/memory.sock", False),
-    "brokerd-shim": ("run/loop-broker/broker.sock", True),
-    "loopd-shim": ("run/loop-control/control.sock", True),
+    "memoryd": (LOOP_MEMORY_SOCKET, False),
+    "brokerd-shim": (LOOP_BROKER_SOCKET, True),
+    "loopd-shim": (LOOP_CONTROL_SOCKET, True),
 }
 
 
 def check(role: str, home: Path, timeout: float = DEFAULT_TIMEOUT) -> tuple[bool, str]:
     """(healthy, one line saying why) for role's socket under home."""
     relative, refusal_is_an_answer = CHECKS[role]
-    path = home / relative
+    path = under(home, relative)
     started = time.monotonic()
     try:
         reply = request(path, MemoryBlock(), timeout=timeout)

@@ -5,6 +5,10 @@ and escape included), line and paragraph separators and format characters are wr
 or \\u{NNNN}, and a message is cut at LINE_LIMIT characters. So a peer's string that reached a log
 line by any path can neither forge another line nor paint the terminal nor flood the log. A
 traceback (a bug, never bad input) is appended below its line as logging does.
+
+Every role (memoryd, the two shims, memory-mcp) calls configure_role() once at start, so their
+lines look alike: time, logger name (which starts with the role's package), level, message. A role
+that cannot start says so in one line on stderr and exits EXIT_START_FAILED, the same for all.
 """
 
 import logging
@@ -12,6 +16,10 @@ import sys
 import unicodedata
 
 LINE_LIMIT = 4000
+ROLE_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+# The exit status of every role whose start failed (bad configuration, a live socket, a home that
+# cannot be used). 1 stays for "the command ran and said no" (a refused call in the driver).
+EXIT_START_FAILED = 2
 _ESCAPED = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
@@ -43,3 +51,8 @@ def configure(fmt: str, level: int = logging.INFO) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLineFormatter(fmt))
     logging.basicConfig(level=level, handlers=[handler])
+
+
+def configure_role(level: int = logging.INFO) -> None:
+    """The one log setup of every role: ROLE_FORMAT to stderr, one line per event."""
+    configure(ROLE_FORMAT, level)

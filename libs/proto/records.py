@@ -193,6 +193,7 @@ def _read_long_line(f, head: bytes, keep: int) -> tuple[bytes | None, int] | Non
     return (None if shrinker.too_large else shrinker.result()), length
 
 
-def append_record(path: str | os.PathLike, record: Record) -> None:
-    """Append one record as one line, then fsync, so it is whole on disk before we go on."""
+def append_session_record(path: str | os.PathLike, record: Record) -> None:
+    """Append one session-log record as one line, then fsync, so it is whole on disk before we go
+    on. (memoryd's journal has its own append_record for its edit lines.)"""
     append_bytes(path, (record_json(record) + "\n").encode("utf-8"))

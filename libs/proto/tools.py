@@ -135,15 +135,30 @@ MEMORY_SCHEMA = {
 }
 
 
-def _parse(tool: str, arguments: str, validate: Callable[[dict], BaseModel]):
+def parse_json_object(
+    arguments: str, tool: str | None = None, *, blank_is_empty: bool = False
+) -> dict:
+    """The JSON object a model wrote as a tool's arguments, for every tool of every role.
+
+    InvalidArguments, its text starting "{tool}: " when tool is given, when the text is not JSON or
+    not an object. blank_is_empty: text of only white space counts as {} (loopd's local tools).
+    """
+    prefix = f"{tool}: " if tool is not None else ""
     if not isinstance(arguments, str):
-        raise InvalidArguments(f"{tool}: arguments must be JSON text")
+        raise InvalidArguments(f"{prefix}arguments must be JSON text")
+    if blank_is_empty and not arguments.strip():
+        return {}
     try:
         data = json.loads(arguments)
     except (ValueError, RecursionError):
-        raise InvalidArguments(f"{tool}: arguments are not valid JSON") from None
+        raise InvalidArguments(f"{prefix}arguments are not valid JSON") from None
     if not isinstance(data, dict):
-        raise InvalidArguments(f"{tool}: arguments must be a JSON object")
+        raise InvalidArguments(f"{prefix}arguments must be a JSON object")
+    return data
+
+
+def _parse(tool: str, arguments: str, validate: Callable[[dict], BaseModel]):
+    data = parse_json_object(arguments, tool)
     try:
         return validate(data)
     except ValidationError as e:

@@ -1,11 +1,12 @@
 """The brokerd-shim command: brokerd-shim serve [--config PATH].
 
-Errors at start are one line on stderr naming the cause, and exit status 1; everything after is
-logged, one line per event, to stderr.
+Errors at start are one line on stderr naming the cause, and exit status 2 (EXIT_START_FAILED, as
+every role); everything after is logged, one line per event, to stderr.
 """
 
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 import uvloop
@@ -27,16 +28,16 @@ def _root() -> None:
 
 @app.command("serve")
 def serve_command(
-    config: Path | None = typer.Option(None, "--config", help="brokerd.toml (optional)"),
+    config: Annotated[Path | None, typer.Option("--config", help="brokerd.toml (optional)")] = None,
 ) -> None:
     """Serve tool_request on the broker socket until SIGTERM or SIGINT."""
-    logline.configure("%(asctime)s %(name)s %(levelname)s %(message)s")
+    logline.configure_role()
     try:
         settings = load_config(config)
         uvloop.run(serve(settings))
     except BrokerError as e:
         print(f"brokerd-shim: {e}", file=sys.stderr)
-        raise typer.Exit(1) from None
+        raise typer.Exit(logline.EXIT_START_FAILED) from None
     except KeyboardInterrupt:
         pass
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from brokerd_shim.errors import ConfigError
 from proto.config import ConfigFile, ConfigInvalid
+from proto.paths import BROKER_MEMORY_SOCKET, LOOP_BROKER_SOCKET, under
 
 MEMORY_TIMEOUT = 30.0
 
@@ -67,8 +68,8 @@ def load_config(path: Path | None, environ: Mapping[str, str] | None = None) -> 
         home = file.home(environ)
         return Config(
             home=home,
-            broker_socket=file.path("broker", "socket", home / "run/loop-broker/broker.sock"),
-            memory_socket=file.path("memory", "socket", home / "run/broker-memory/memory.sock"),
+            broker_socket=file.path("broker", "socket", under(home, LOOP_BROKER_SOCKET)),
+            memory_socket=file.path("memory", "socket", under(home, BROKER_MEMORY_SOCKET)),
             memory_timeout=_timeout(file),
             grants_dir=file.path("grants", "dir", home / "grants"),
             fixtures_dir=file.path("fixtures", "dir", home / "fixtures"),

@@ -8,7 +8,6 @@ which this shim cannot put to the owner) and max_taint (a session holding a high
 max_taint is denied). What remains is allowed, with the RunSpec the runtime gets.
 """
 
-import json
 from dataclasses import dataclass
 
 from brokerd_shim.builtin import MEMORY_TOOLS
@@ -19,7 +18,7 @@ from brokerd_shim.runtime import RunSpec
 from proto.errors import InvalidArguments
 from proto.labels import CLASS_RANK, Label
 from proto.messages import ToolRequest
-from proto.tools import parse_tool
+from proto.tools import parse_json_object, parse_tool
 
 SHIM_LABEL = Label(klass="private", untrusted=False)
 
@@ -65,16 +64,6 @@ def _deny(reason: str, grant: Grant | None = None, label: Label | None = None) -
     return Decision("deny", grant, reason=reason, label=label)
 
 
-def _parse_other(arguments: str) -> dict:
-    try:
-        data = json.loads(arguments)
-    except (ValueError, RecursionError):
-        raise InvalidArguments("arguments are not valid JSON") from None
-    if not isinstance(data, dict):
-        raise InvalidArguments("arguments must be a JSON object")
-    return data
-
-
 def decide(grants: GrantSet, request: ToolRequest, state: SessionState) -> Decision:
     if not grants.valid:
         return _deny(grants_invalid_text(grants.problems))
@@ -85,7 +74,7 @@ def decide(grants: GrantSet, request: ToolRequest, state: SessionState) -> Decis
         if request.tool in MEMORY_TOOLS:
             arguments = parse_tool(request.tool, request.arguments)
         else:
-            arguments = _parse_other(request.arguments)
+            arguments = parse_json_object(request.arguments)
     except InvalidArguments as e:
         return _deny(str(e), candidates[0], candidates[0].label)
     grant, why = None, None

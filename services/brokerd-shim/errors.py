@@ -32,3 +32,7 @@ class AuditFailed(BrokerError):
 
 class ToolFailed(BrokerError):
     """A runtime could not produce a tool's output; the text is the answer's output."""
+
+
+class Stopping(BrokerError):
+    """brokerd-shim is stopping: a call that arrived too late is not run or recorded."""

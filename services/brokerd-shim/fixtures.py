@@ -13,6 +13,7 @@ call's arguments (as JSON values). file is a plain file name in the fixtures fol
 pattern: the call's arguments never form a path. The runtime adds no label (the grant's applies).
 """
 
+import asyncio
 import logging
 import re
 import tomllib
@@ -74,6 +75,10 @@ class FixtureRuntime(Runtime):
         return None
 
     async def run(self, spec: RunSpec) -> str:
+        # index.toml and the fixture are files: read on a thread, never on the event loop.
+        return await asyncio.to_thread(self._answer, spec)
+
+    def _answer(self, spec: RunSpec) -> str:
         name = self._find(spec)
         if name is None:
             raise ToolFailed(f"no fixture for {_describe(spec)}")

@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import re
+import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,32 +184,90 @@ def load_grants(folder: Path) -> GrantSet:
     return GrantSet(grants=tuple(grants), problems=tuple(problems))
 
 
-def folder_signature(folder: Path) -> tuple | None:
-    """What changes when a file in folder is added, removed or rewritten; None if unreadable."""
+# A folder or file changed this recently may change again within the same timestamp tick (coarse
+# file system clocks), so a stat would not see it: such a set is rescanned in full on every call.
+SETTLED_NS = 2_000_000_000
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+@dataclass(frozen=True)
+class FolderScan:
+    """One listing of grants/: what it holds (signature) and the stats a cheap check compares."""
+
+    signature: tuple
+    folder: tuple[int, int, int, int]
+    files: tuple[tuple[str, tuple[int, int, int, int]], ...]  # (path, stamp)
+    newest_ns: int
+
+    def unchanged(self, folder: Path) -> bool:
+        """True when a stat of the folder and of each file listed shows none of them changed.
+
+        A file added or removed changes the folder's stamp; a file rewritten in place changes its
+        own. Nothing is listed and nothing is read.
+        """
+        try:
+            if _stamp(os.stat(folder)) != self.folder:
+                return False
+            return all(_stamp(os.stat(path)) == stamp for path, stamp in self.files)
+        except OSError:
+            return False
+
+
+def scan_folder(folder: Path) -> FolderScan | None:
+    """The folder's listing with each entry's stat; None if the folder cannot be listed."""
     try:
         st = os.stat(folder)
-        items = [(st.st_mtime_ns, st.st_ino)]
+        items: list = [(st.st_mtime_ns, st.st_ino)]
+        files = []
+        newest = max(st.st_mtime_ns, st.st_ctime_ns)
         for e in os.scandir(folder):
             try:
                 s = e.stat()
             except OSError:
                 s = None
             items.append((e.name, s and (s.st_mtime_ns, s.st_size, s.st_ino)))
+            if s is not None:
+                files.append((e.path, _stamp(s)))
+                newest = max(newest, s.st_mtime_ns, s.st_ctime_ns)
+            else:
+                newest = time.time_ns()  # a dangling entry: never trust a stat-only check
     except OSError:
         return None
-    return tuple(sorted(items, key=repr))
+    return FolderScan(tuple(sorted(items, key=repr)), _stamp(st), tuple(files), newest)
+
+
+def folder_signature(folder: Path) -> tuple | None:
+    """What changes when a file in folder is added, removed or rewritten; None if unreadable."""
+    scan = scan_folder(folder)
+    return None if scan is None else scan.signature
 
 
 class GrantsWatcher:
-    """The current grant set of a folder, reloaded whenever its files change."""
+    """The current grant set of a folder, reloaded only when its files change.
+
+    A call first stats the folder and the files it held last time (no listing, no reading); only
+    when one of them changed, or the last change is too recent to trust a stat (SETTLED_NS), is
+    the folder listed again, and only when the listing differs are the grants parsed again. Not
+    thread-safe: the broker calls it from one thread.
+    """
 
     def __init__(self, folder: Path):
         self.folder = folder
         self._signature: tuple | None = ()
+        self._settled: FolderScan | None = None
         self._set = GrantSet()
 
     def current(self) -> GrantSet:
-        signature = folder_signature(self.folder)
+        if self._settled is not None and self._settled.unchanged(self.folder):
+            return self._set
+        self._settled = None
+        scan = scan_folder(self.folder)
+        signature = None if scan is None else scan.signature
+        if scan is not None and time.time_ns() - scan.newest_ns > SETTLED_NS:
+            self._settled = scan
         if signature is None or signature != self._signature:
             previous, self._set = self._set, load_grants(self.folder)
             self._signature = signature

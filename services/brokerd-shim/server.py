@@ -2,7 +2,8 @@
 
 start() prepares {home} (ledger/, audit/, grants/ at 0700), builds the broker and serves
 tool_request on the broker socket through proto's serve_unix. serve() runs until SIGTERM or SIGINT,
-then closes the server and removes the socket. Tests call start() inside their own event loop.
+then closes the server, lets the writer thread finish what it holds, and removes the socket. Tests
+call start() inside their own event loop.
 """
 
 import asyncio
@@ -39,6 +40,7 @@ class Running:
     async def stop(self) -> None:
         self.server.close()
         await self.server.wait_closed()
+        await asyncio.to_thread(self.broker.close)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.socket)
         log.info("stopped; %s removed", self.socket)
@@ -68,18 +70,21 @@ def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
 
 
 async def start(config: Config, runtime: Runtime | None = None) -> Running:
-    broker = build_broker(config, runtime)
+    # It reads the whole audit log once (sessions_answered): off the event loop, as every file.
+    broker = await asyncio.to_thread(build_broker, config, runtime)
     path = os.fspath(config.broker_socket)
     try:
         server = await serve_unix(
             path, broker.handle, KINDS, name="brokerd-shim", answerable=(BrokerError,)
         )
     except ProtoError as e:
+        broker.close()
         raise StartFailed(str(e)) from None
     except OSError as e:
+        broker.close()
         raise StartFailed(f"cannot serve {path}: {e.strerror}") from None
     log.info("serving %s (home %s, memoryd at %s)", path, config.home, config.memory_socket)
-    broker.grants.current()
+    await broker.current_grants()
     return Running(broker, server, path)
 
 

@@ -6,19 +6,31 @@ stricter), make the session's state stricter with the answered label (durably), 
 line, answer. The ledger and the audit log are written before the answer goes out, so a restart
 cannot forget a result loopd-shim has been given. Denials carry the shim's own label, except an
 argument refusal, which carries its grant's.
+
+Nothing here blocks the event loop. The ledger and the audit log are read and written on one
+writer thread, so their writes keep the order of the calls and a slow disk delays only the answers
+waiting for it; grants/ is checked (a stat, a reload only when it changed) on its own thread. The
+runtime's call to memoryd is the only awaited network step.
 """
 
+import asyncio
 import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from brokerd_shim.audit import AuditEntry, AuditLog
 from brokerd_shim.decide import Decision, decide
-from brokerd_shim.grants import GrantsWatcher
+from brokerd_shim.errors import Stopping
+from brokerd_shim.grants import Grant, GrantSet, GrantsWatcher
 from brokerd_shim.ledger import Ledger
 from brokerd_shim.runtime import Runtime
-from proto.labels import stricter
+from proto.labels import Label, stricter
 from proto.messages import ToolRequest, ToolRequestMessage, ToolResponse
 
 log = logging.getLogger("brokerd_shim.service")
+STOPPING = "brokerd-shim is stopping; the call was not run: try again once it is back"
+T = TypeVar("T")
 
 
 class Broker:
@@ -27,16 +39,44 @@ class Broker:
         self.ledger = ledger
         self.audit = audit
         self.runtime = runtime
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brokerd-writer")
+        self._grants_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brokerd-grants")
+
+    async def _on(self, thread: ThreadPoolExecutor, fn: Callable[..., T], *args) -> T:
+        loop = asyncio.get_running_loop()
+        try:
+            future = loop.run_in_executor(thread, fn, *args)
+        except RuntimeError:  # the executor is shut down: close() has run
+            raise Stopping(STOPPING) from None
+        return await future
+
+    async def current_grants(self) -> GrantSet:
+        """The grant set as grants/ holds it now, checked on the grants thread."""
+        return await self._on(self._grants_thread, self.grants.current)
+
+    def close(self) -> None:
+        """Finish the writes already queued, then stop the threads."""
+        self._writer.shutdown(wait=True)
+        self._grants_thread.shutdown(wait=True)
 
     async def handle(self, message: ToolRequestMessage) -> ToolResponse:
         request = message.request
-        state = self.ledger.state(request.session)
-        decision = decide(self.grants.current(), request, state)
+        state, grants = await asyncio.gather(
+            self._on(self._writer, self.ledger.state, request.session), self.current_grants()
+        )
+        decision = decide(grants, request, state)
         if decision.spec is None:
-            return self._refuse(request, decision)
+            return await self._on(self._writer, self._refuse, request, decision)
         grant = decision.grant
         ok, output, runtime_label = await self.runtime.run_labelled(decision.spec)
         label = stricter(grant.label, runtime_label)
+        await self._on(self._writer, self._record_allowed, request, grant, ok, output, label)
+        return ToolResponse(call_id=request.call_id, ok=ok, output=output, label=label)
+
+    def _record_allowed(
+        self, request: ToolRequest, grant: Grant, ok: bool, output: str, label: Label
+    ) -> None:
+        """On the writer thread: the session's state, then the audit line, then the log line."""
         self.ledger.raise_to(request.session, label)
         self.audit.append(
             AuditEntry(
@@ -61,9 +101,9 @@ class Broker:
             label.klass,
             ", untrusted" if label.untrusted else "",
         )
-        return ToolResponse(call_id=request.call_id, ok=ok, output=output, label=label)
 
     def _refuse(self, request: ToolRequest, decision: Decision) -> ToolResponse:
+        """On the writer thread: record a call that does not run, and its answer."""
         label = decision.answer_label
         self.ledger.raise_to(request.session, label)
         grant = decision.grant

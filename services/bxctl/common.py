@@ -21,6 +21,7 @@ from proto.config import default_home, host_paths
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.escape import escape
 from proto.messages import Body, MemoryAdmin
+from proto.paths import OWNER_ADMIN_SOCKET, under
 
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
@@ -28,7 +29,7 @@ ADMIN_TIMEOUT = 60.0
 
 
 def default_socket() -> Path:
-    return default_home() / "run" / "owner-memory" / "admin.sock"
+    return under(default_home(), OWNER_ADMIN_SOCKET)
 
 
 MemorySocket = Annotated[
@@ -37,7 +38,7 @@ MemorySocket = Annotated[
         "--memory-socket",
         envvar="BOXMAKER_MEMORY_SOCKET",
         help="memoryd's owner socket.",
-        show_default="$BOXMAKER_HOME/run/owner-memory/admin.sock",
+        show_default=f"$BOXMAKER_HOME/{OWNER_ADMIN_SOCKET}",
     ),
 ]
 Json = Annotated[

@@ -8,13 +8,15 @@
   loopd-shim baseline SESSION [--tools]                 prints the saved system prompt (or tools)
 
 Errors are one line on stderr and a non-zero exit; each says what to do or names a runbook page.
-`answer` exits 1 when a tool call was refused (its result is still printed).
+`answer` exits 1 when a tool call was refused (its result is still printed); the driver's other
+errors exit 1; `serve` that cannot start exits 2 (EXIT_START_FAILED, as every role).
 """
 
 import json
 import secrets
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from pydantic import ValidationError
@@ -37,23 +39,26 @@ from proto.messages import (
     ToolResultOut,
     describe,
 )
+from proto.paths import LOOP_CONTROL_SOCKET
 
 # brokerd-shim may wait 30 seconds for memoryd, and an answer can hold several calls.
 DRIVER_TIMEOUT = 300.0
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
 
-ControlSocket = typer.Option(
-    None,
-    "--control-socket",
-    envvar="BOXMAKER_CONTROL_SOCKET",
-    help="default: {home}/run/loop-control/control.sock, home from $BOXMAKER_HOME",
-)
+ControlSocket = Annotated[
+    Path | None,
+    typer.Option(
+        "--control-socket",
+        envvar="BOXMAKER_CONTROL_SOCKET",
+        help=f"default: {{home}}/{LOOP_CONTROL_SOCKET}, home from $BOXMAKER_HOME",
+    ),
+]
 
 
-def _fail(text: str) -> typer.Exit:
+def _fail(text: str, code: int = 1) -> typer.Exit:
     typer.echo(f"loopd-shim: {escape(host_paths(text, default_home()), markup=False)}", err=True)
-    return typer.Exit(1)
+    return typer.Exit(code)
 
 
 def _ask(control_socket: Path | None, message):
@@ -88,21 +93,23 @@ def format_result(result: ToolResultOut) -> str:
 
 
 @app.command()
-def serve(config: Path | None = typer.Option(None, "--config", help="loopd.toml")) -> None:
+def serve(
+    config: Annotated[Path | None, typer.Option("--config", help="loopd.toml")] = None,
+) -> None:
     """Serve the control socket (talks to memoryd and brokerd-shim)."""
     from loopd_shim.server import run
 
-    logline.configure("%(asctime)s %(name)s %(levelname)s %(message)s")
+    logline.configure_role()
     try:
         run(load_config(config))
     except (LoopdError, ProtoError) as e:
-        raise _fail(str(e)) from None
+        raise _fail(str(e), logline.EXIT_START_FAILED) from None
 
 
 @app.command()
 def start(
-    session: str | None = typer.Option(None, "--session", help="default: a new id"),
-    control_socket: Path | None = ControlSocket,
+    session: Annotated[str | None, typer.Option("--session", help="default: a new id")] = None,
+    control_socket: ControlSocket = None,
 ) -> None:
     """Start a session: freeze its baseline with the memory block; print its id."""
     reply = _ask(control_socket, _message(SessionStart, session=session))
@@ -112,7 +119,7 @@ def start(
 
 
 @app.command()
-def say(session: str, text: str, control_socket: Path | None = ControlSocket) -> None:
+def say(session: str, text: str, control_socket: ControlSocket = None) -> None:
     """Say something as the owner."""
     _ask(control_socket, _message(OwnerMessage, session=session, content=text))
 
@@ -120,12 +127,14 @@ def say(session: str, text: str, control_socket: Path | None = ControlSocket) ->
 @app.command()
 def answer(
     session: str,
-    text: str | None = typer.Argument(None),
-    call: list[str] = typer.Option([], "--call", help="'NAME JSON', repeatable"),
-    control_socket: Path | None = ControlSocket,
+    text: Annotated[str | None, typer.Argument()] = None,
+    call: Annotated[
+        list[str] | None, typer.Option("--call", help="'NAME JSON', repeatable")
+    ] = None,
+    control_socket: ControlSocket = None,
 ) -> None:
     """Answer as the assistant, with content and/or tool calls; print each tool result."""
-    calls = [parse_call(spec) for spec in call]
+    calls = [parse_call(spec) for spec in call or ()]
     message = _message(AssistantMessage, session=session, content=text, tool_calls=calls)
     reply = _ask(control_socket, message)
     if not isinstance(reply, AssistantResults):
@@ -138,8 +147,8 @@ def answer(
 @app.command()
 def baseline(
     session: str,
-    tools: bool = typer.Option(False, "--tools", help="print the tool schemas instead"),
-    home: Path | None = typer.Option(None, "--home", envvar="BOXMAKER_HOME"),
+    tools: Annotated[bool, typer.Option("--tools", help="print the tool schemas instead")] = False,
+    home: Annotated[Path | None, typer.Option("--home", envvar="BOXMAKER_HOME")] = None,
 ) -> None:
     """Print a session's saved system prompt, read from its 0.baseline.json."""
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from loopd_shim.errors import ConfigError
 from proto.config import ConfigFile, ConfigInvalid
+from proto.paths import LOOP_BROKER_SOCKET, LOOP_CONTROL_SOCKET, LOOP_MEMORY_SOCKET, under
 
 SYSTEM_PROMPT_ENV = "BOXMAKER_SYSTEM_PROMPT"
 _CHECKOUT_SYSTEM_MD = Path(__file__).resolve().parents[2] / "config" / "system.md"
@@ -25,7 +26,7 @@ _SECTIONS: dict[str, set[str]] = {
 
 
 def default_control_socket(home: Path) -> Path:
-    return home / "run" / "loop-control" / "control.sock"
+    return under(home, LOOP_CONTROL_SOCKET)
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,8 @@ def load_config(path: Path | None) -> Config:
             system_prompt = _default_system_prompt()
         return Config(
             home=home,
-            memory_socket=file.path("memory", "socket", home / "run/loop-memory/memory.sock"),
-            broker_socket=file.path("broker", "socket", home / "run/loop-broker/broker.sock"),
+            memory_socket=file.path("memory", "socket", under(home, LOOP_MEMORY_SOCKET)),
+            broker_socket=file.path("broker", "socket", under(home, LOOP_BROKER_SOCKET)),
             control_socket=file.path("control", "socket", default_control_socket(home)),
             system_prompt=system_prompt,
         )

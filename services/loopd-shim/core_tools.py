@@ -10,7 +10,7 @@ import json
 from proto.errors import InvalidArguments
 from proto.labels import Label
 from proto.records import now_rfc3339
-from proto.tools import MEMORY_SCHEMA, RECALL_SCHEMA
+from proto.tools import MEMORY_SCHEMA, RECALL_SCHEMA, parse_json_object
 
 _NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -80,15 +80,7 @@ LOCAL_TOOLS = frozenset({"clock", "find_tool"})
 
 def parse_object(tool: str, arguments: str) -> dict:
     """The JSON object the model wrote as arguments; empty text counts as {}."""
-    if not arguments.strip():
-        return {}
-    try:
-        data = json.loads(arguments)
-    except (ValueError, RecursionError):
-        raise InvalidArguments(f"{tool}: arguments are not valid JSON") from None
-    if not isinstance(data, dict):
-        raise InvalidArguments(f"{tool}: arguments must be a JSON object")
-    return data
+    return parse_json_object(arguments, tool, blank_is_empty=True)
 
 
 def clock(arguments: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from loopd_shim.errors import SessionExists, SessionUnknown
 from proto.files import DIR_MODE, atomic_write, create_if_missing, ensure_dir, fsync_dir
 from proto.messages import is_session_id
-from proto.records import Record, append_record, now_rfc3339
+from proto.records import Record, append_session_record, now_rfc3339
 
 EXISTS = "session {session} exists; a session's baseline is never rebuilt"
 BASELINE = "0.baseline.json"
@@ -121,4 +121,4 @@ class SessionStore:
         cut = cut_partial_tail(path)
         if cut:
             log.warning("%s: cut a half-written last line of %d bytes (left by a crash)", path, cut)
-        append_record(path, record)
+        append_session_record(path, record)

@@ -10,20 +10,21 @@ is the protocol's. An option that is wrong is one line on stderr and exit status
 is one line and exit status 1.
 """
 
-import logging
 import math
 import sys
 from enum import StrEnum
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from memory_mcp.snippet import default_command, snippet
+from proto import logline
 from proto.config import default_home
+from proto.paths import BROKER_MEMORY_SOCKET, under
 
 TIMEOUT = 30.0
-BROKER_SOCKET = "run/broker-memory/memory.sock"
 NO_SDK = "memory-mcp: the MCP SDK is not installed: pip install 'boxmaker-memory[mcp]'"
 
 
@@ -44,6 +45,7 @@ app = typer.Typer(
 )
 
 HOME_HELP = "boxmaker's home (default $BOXMAKER_HOME, then /var/lib/boxmaker)"
+HomeOption = Annotated[Path | None, typer.Option("--home", help=HOME_HELP)]
 
 
 def _version() -> str:
@@ -62,34 +64,38 @@ def _timeout(value: float) -> float:
 @app.callback(invoke_without_command=True)
 def main_command(
     ctx: typer.Context,
-    trust: Trust = typer.Option(
-        Trust.untrusted,
-        "--trust",
-        help="untrusted: identity adds become untrusted notes; trusted: the client reads no "
-        "untrusted content (see the README)",
-    ),
-    klass: DataClass = typer.Option(
-        DataClass.private, "--class", help="the class of data the session carries"
-    ),
-    home: Path | None = typer.Option(None, "--home", help=HOME_HELP),
-    broker_socket: Path | None = typer.Option(
-        None, "--broker-socket", help=f"memoryd's brokerd socket (default {{home}}/{BROKER_SOCKET})"
-    ),
-    timeout: float = typer.Option(
-        TIMEOUT,
-        "--timeout",
-        callback=_timeout,
-        help="seconds to wait for memoryd, and for reading the block from {home}/memory",
-    ),
+    trust: Annotated[
+        Trust,
+        typer.Option(
+            "--trust",
+            help="untrusted: identity adds become untrusted notes; trusted: the client reads no "
+            "untrusted content (see the README)",
+        ),
+    ] = Trust.untrusted,
+    klass: Annotated[
+        DataClass, typer.Option("--class", help="the class of data the session carries")
+    ] = DataClass.private,
+    home: HomeOption = None,
+    broker_socket: Annotated[
+        Path | None,
+        typer.Option(
+            "--broker-socket",
+            help=f"memoryd's brokerd socket (default {{home}}/{BROKER_MEMORY_SOCKET})",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            callback=_timeout,
+            help="seconds to wait for memoryd, and for reading the block from {home}/memory",
+        ),
+    ] = TIMEOUT,
 ) -> None:
     """Serve one MCP connection on stdin and stdout until the client closes it."""
     if ctx.invoked_subcommand is not None:
         return
-    logging.basicConfig(
-        level=logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-    )
+    logline.configure_role()
     home = (home or default_home()).absolute()
     try:
         import anyio
@@ -101,7 +107,7 @@ def main_command(
     except ImportError:
         print(NO_SDK, file=sys.stderr)
         raise typer.Exit(1) from None
-    memoryd = Memoryd(broker_socket or home / BROKER_SOCKET, timeout)
+    memoryd = Memoryd(broker_socket or under(home, BROKER_MEMORY_SOCKET), timeout)
     handlers = MemoryMcp(memoryd, BlockFiles(home, timeout), trust.value, klass.value)
     try:
         anyio.run(serve, handlers, _version())
@@ -111,10 +117,10 @@ def main_command(
 
 @app.command("config-snippet")
 def config_snippet(
-    home: Path | None = typer.Option(None, "--home", help=HOME_HELP),
-    trust: Trust = typer.Option(Trust.untrusted, "--trust"),
-    klass: DataClass = typer.Option(DataClass.private, "--class"),
-    command: str | None = typer.Option(None, "--command", help="the memory-mcp to run"),
+    home: HomeOption = None,
+    trust: Annotated[Trust, typer.Option("--trust")] = Trust.untrusted,
+    klass: Annotated[DataClass, typer.Option("--class")] = DataClass.private,
+    command: Annotated[str | None, typer.Option("--command", help="the memory-mcp to run")] = None,
 ) -> None:
     """Print the JSON that registers this server in an MCP client's configuration."""
     print(snippet(command or default_command(), home or default_home(), trust.value, klass.value))

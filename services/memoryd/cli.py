@@ -28,14 +28,14 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the memory block, recall and memory calls, and the owner's commands."""
-    logline.configure("memoryd: %(levelname)s %(message)s")
+    logline.configure_role()
     try:
         cfg = config_module.load(config)
         service = prepare(cfg)
         uvloop.run(run(cfg, service))
     except StartFailed as e:
         print(f"memoryd: cannot start: {e} (runbook: memoryd-start-failed)", file=sys.stderr)
-        raise typer.Exit(2) from None
+        raise typer.Exit(logline.EXIT_START_FAILED) from None
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from memoryd.indexer import RECORD_BYTES
 from memoryd.modes import MODES as RECALL_MODES
 from proto.config import ConfigFile, ConfigInvalid
 from proto.labels import CLASSES
+from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
 
 WRITE_DEADLINE = 20.0
 # The generic starter persona (spec 3), shipped as package data; config/soul.md is the same file.
@@ -98,7 +99,6 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
         raise ConfigInvalid(
             f"{file.source}: [recall] mode must be one of {', '.join(RECALL_MODES)}"
         )
-    run = home.run
     record_bytes = _number(file, "index", "max_record_bytes", RECORD_BYTES, 1024, 1 << 30)
     deadline = _number(file, "memory", "write_deadline", WRITE_DEADLINE, 1, 3600)
     return Config(
@@ -108,9 +108,9 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
         soul_starter=soul_starter,
         review=file.flag("memory", "review", False),
         max_class=max_class,
-        loop_socket=file.path("sockets", "loop", run / "loop-memory" / "memory.sock"),
-        broker_socket=file.path("sockets", "broker", run / "broker-memory" / "memory.sock"),
-        admin_socket=file.path("sockets", "admin", run / "owner-memory" / "admin.sock"),
+        loop_socket=file.path("sockets", "loop", under(home.root, LOOP_MEMORY_SOCKET)),
+        broker_socket=file.path("sockets", "broker", under(home.root, BROKER_MEMORY_SOCKET)),
+        admin_socket=file.path("sockets", "admin", under(home.root, OWNER_ADMIN_SOCKET)),
         limits=_limits(file),
         recall_mode=recall_mode,
     )

@@ -64,8 +64,8 @@ PART_RECORDS = 50_000
 PART_BYTES = 16 << 20
 NOTES_LOG = "memory/notes.md"
 NOTE_KINDS = ("noted", "moved", "dropped")
-# How many bytes before the offset the tail hash covers.
-TAIL_BYTES = 256
+# How many bytes before a log's indexed offset the tail hash covers (a rewritten log is caught).
+TAIL_HASH_BYTES = 256
 # The owner may edit notes.md by hand. A hash of the last 64 KiB read catches any edit that
 # changes the length of what came before (everything after it shifts) and any edit near the end,
 # while a write costs the same at a million notes as at ten; an in-place edit of the same length
@@ -120,7 +120,7 @@ def log_name(session: str) -> str:
     return f"sessions/{session}/0.jsonl"
 
 
-def _tail_hash(path: Path, offset: int, window: int | None = TAIL_BYTES) -> str:
+def _tail_hash(path: Path, offset: int, window: int | None = TAIL_HASH_BYTES) -> str:
     """The hash of the window bytes before offset (of all of them when window is None)."""
     start = 0 if window is None else max(0, offset - window)
     digest = hashlib.sha256()
@@ -155,7 +155,7 @@ def save_state(conn: sqlite3.Connection, name: str, state: LogState) -> None:
     )
 
 
-def _still_valid(path: Path, state: LogState, window: int | None = TAIL_BYTES) -> bool:
+def _still_valid(path: Path, state: LogState, window: int | None = TAIL_HASH_BYTES) -> bool:
     """True when the log still holds the bytes read so far, as far as the hash shows."""
     if os.path.getsize(path) < state.bytes:
         return False

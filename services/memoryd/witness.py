@@ -34,7 +34,8 @@ from proto.labels import CLASS_RANK, higher_class
 
 log = logging.getLogger(__name__)
 
-TAIL_BYTES = 256
+# How many bytes before the offset read so far are kept to recognise the same log next time.
+KEPT_TAIL_BYTES = 256
 CHUNK = 4 << 20
 
 
@@ -121,7 +122,7 @@ class Witness:
     def _same_log(fd: int, info: os.stat_result, seen: Seen) -> bool:
         if (info.st_dev, info.st_ino) != (seen.device, seen.inode) or info.st_size < seen.offset:
             return False
-        start = max(0, seen.offset - TAIL_BYTES)
+        start = max(0, seen.offset - KEPT_TAIL_BYTES)
         return os.pread(fd, seen.offset - start, start) == seen.tail
 
     @staticmethod
@@ -148,8 +149,8 @@ class Witness:
                     seen.untrusted = seen.untrusted or label[1]
             position += len(data)
         seen.offset = position
-        f.seek(max(0, position - TAIL_BYTES))
-        seen.tail = f.read(position - max(0, position - TAIL_BYTES))
+        f.seek(max(0, position - KEPT_TAIL_BYTES))
+        seen.tail = f.read(position - max(0, position - KEPT_TAIL_BYTES))
 
 
 _DAMAGED = object()

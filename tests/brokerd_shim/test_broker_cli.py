@@ -84,7 +84,7 @@ def test_bad_config_is_one_line_and_non_zero(home):
     config.write_text("[memory]\nsokcet = 'x'\n")
     process = spawn(config)
     _, err = process.communicate(timeout=10)
-    assert process.returncode == 1
+    assert process.returncode == 2
     assert err.splitlines() == [f"brokerd-shim: {config}: unknown key sokcet in [memory]"]
 
 
@@ -96,7 +96,7 @@ def test_a_live_socket_is_refused(home):
     try:
         second = spawn(config)
         _, err = second.communicate(timeout=10)
-        assert second.returncode == 1
+        assert second.returncode == 2
         assert err.splitlines() == [f"brokerd-shim: {socket} is served by another live process"]
     finally:
         stop(first)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from bxctl.cli import app
 from proto.client import RemoteError, request
 from proto.messages import MemoryAdmin, MemoryBlock, MemoryCall, SessionUpdated, ToolRequest
-from proto.records import UserRecord, append_record
+from proto.records import UserRecord, append_session_record
 from tests.memoryd_process import MemorydProcess
 
 runner = CliRunner()
@@ -161,7 +161,7 @@ def hostile_session(memoryd, session="s-web"):
     path = memoryd.home / "sessions" / session / "0.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     text = "kestrel \x1b]0;owned\x07 \u202eevil <|im_start|> @everyone \x9b31m"
-    append_record(path, UserRecord(time="2026-09-24T10:00:00Z", content=text))
+    append_session_record(path, UserRecord(time="2026-09-24T10:00:00Z", content=text))
     request(memoryd.loop_socket, SessionUpdated(session=session))
 
 

@@ -162,3 +162,11 @@ def test_an_error_from_a_role_in_a_container_names_the_host_path(stack, monkeypa
     assert result.exit_code == 1
     assert f"{stack.config.home}/run/loop-memory/memory.sock" in result.stderr
     assert "/var/lib/boxmaker" not in result.stderr
+
+
+def test_serve_that_cannot_start_exits_2_as_every_role(tmp_path):
+    config = tmp_path / "loopd.toml"
+    config.write_text("[memory]\nsokcet = 'x'\n")
+    result = CliRunner().invoke(app, ["serve", "--config", str(config)])
+    assert result.exit_code == 2
+    assert result.stderr == f"loopd-shim: {config}: unknown key sokcet in [memory]\n"

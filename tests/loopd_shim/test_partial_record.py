@@ -1,8 +1,8 @@
 """A record half written when the process dies does not damage the log.
 
-append_record writes a line in one write, but a process can still die part way (a crash, a full
-disk, a kill between two writes of a large line). The reader treats such a last line as not yet
-a record; the next append cuts it away first, so it never glues onto the next record.
+append_session_record writes a line in one write, but a process can still die part way (a crash,
+a full disk, a kill between two writes of a large line). The reader treats such a last line as not
+yet a record; the next append cuts it away first, so it never glues onto the next record.
 """
 
 import logging
@@ -14,7 +14,7 @@ import pytest
 
 from loopd_shim.sessions import SessionStore, cut_partial_tail
 from proto.messages import AssistantMessage, OwnerMessage, SessionStart
-from proto.records import UserRecord, append_record, read_records, record_json
+from proto.records import UserRecord, append_session_record, read_records, record_json
 
 WHOLE = b'{"type":"user","time":"2026-09-20T14:02:11Z","content":"one"}\n'
 
@@ -91,7 +91,7 @@ def test_append_after_a_cut_is_numbered_from_the_whole_records(tmp_path):
     store = SessionStore(tmp_path)
     (tmp_path / "s-cut").mkdir()
     log = store.log_path("s-cut")
-    append_record(log, UserRecord(time="2026-09-20T14:02:11Z", content="a"))
+    append_session_record(log, UserRecord(time="2026-09-20T14:02:11Z", content="a"))
     kill_mid_append(log, UserRecord(time="2026-09-20T14:02:12Z", content="half"))
 
     store.append("s-cut", UserRecord(time="2026-09-20T14:02:13Z", content="b"))

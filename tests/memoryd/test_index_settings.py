@@ -12,7 +12,7 @@ from memoryd.config import load
 from memoryd.errors import ConfigError
 from memoryd.home import Home
 from memoryd.index import Index
-from proto.records import ToolResultRecord, UserRecord, append_record
+from proto.records import ToolResultRecord, UserRecord, append_session_record
 
 T = "2026-09-20T14:02:11Z"
 
@@ -20,11 +20,11 @@ T = "2026-09-20T14:02:11Z"
 def _say(home: Home, session: str, text: str) -> None:
     log = home.session_log(session)
     log.parent.mkdir(parents=True, exist_ok=True)
-    append_record(log, UserRecord(time=T, content=text))
+    append_session_record(log, UserRecord(time=T, content=text))
 
 
 def _read_secret(home: Home, session: str) -> None:
-    append_record(
+    append_session_record(
         home.session_log(session),
         ToolResultRecord(
             time=T, call_id="c1", name="read_file", output="x", klass="secret", untrusted=False

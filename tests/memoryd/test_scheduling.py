@@ -28,7 +28,7 @@ from proto.messages import (
     SessionUpdated,
     ToolRequest,
 )
-from proto.records import UserRecord, append_record
+from proto.records import UserRecord, append_session_record
 
 SOUL = "You are a careful personal agent.\n"
 T = "2026-09-20T14:02:11Z"
@@ -45,7 +45,7 @@ def _log(home: Path, session: str, texts: list[str]) -> None:
     folder = home / "sessions" / session
     folder.mkdir(parents=True, exist_ok=True)
     for text in texts:
-        append_record(folder / "0.jsonl", UserRecord(time=T, content=text))
+        append_session_record(folder / "0.jsonl", UserRecord(time=T, content=text))
 
 
 def _call(tool: str, args: dict, call_id: str = "c1") -> MemoryCall:

@@ -26,7 +26,7 @@ from proto.messages import (
     SessionUpdated,
     ToolRequest,
 )
-from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_record
+from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_session_record
 from tests.rawsocket import send_raw as raw
 
 T = "2026-09-20T14:02:11Z"
@@ -93,7 +93,7 @@ def write_log(home: Path, session: str, records) -> None:
     folder = home / "sessions" / session
     folder.mkdir(parents=True, exist_ok=True)
     for r in records:
-        append_record(folder / "0.jsonl", r)
+        append_session_record(folder / "0.jsonl", r)
 
 
 def test_sockets_and_files_have_their_modes(memoryd):

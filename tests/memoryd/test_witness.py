@@ -8,7 +8,7 @@ import pytest
 
 from memoryd.home import Home
 from memoryd.witness import Witness
-from proto.records import ToolResultRecord, UserRecord, append_record, record_json
+from proto.records import ToolResultRecord, UserRecord, append_session_record, record_json
 
 from .test_service import memoryd, write_log  # noqa: F401  (the fixture)
 
@@ -101,7 +101,7 @@ def test_a_log_rewritten_in_place_before_the_offset_is_read_again(home):
 def test_an_unusable_log_fails_closed_with_a_log_line(home, tmp_path, how, caplog):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    append_record(elsewhere / "0.jsonl", user())
+    append_session_record(elsewhere / "0.jsonl", user())
     folder = home.sessions / SESSION
     if how == "symlinked folder":
         home.sessions.mkdir(parents=True)

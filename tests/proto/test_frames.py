@@ -110,3 +110,43 @@ def test_fuzz_payload_decoder(payload):
     except ProtoError:
         return
     assert isinstance(kind, str) and isinstance(body, dict)
+
+
+# The blocking client reads frames through the same decoder as the async side (recv_payload).
+def test_recv_payload_reads_one_frame_over_a_socket():
+    import socket
+
+    from proto.frames import recv_payload
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        frame = encode_frame("memory_block", {"x": "é" * 70_000})
+        theirs.sendall(frame + encode_frame("error", {"text": "next"}))
+        assert decode_payload(recv_payload(ours)) == ("memory_block", {"x": "é" * 70_000})
+        assert decode_payload(recv_payload(ours)) == ("error", {"text": "next"})
+
+
+@pytest.mark.parametrize("length", [0, MAX_FRAME + 1])
+def test_recv_payload_refuses_a_length_before_reading_the_payload(length):
+    import socket
+
+    from proto.frames import recv_payload
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        theirs.sendall(struct.pack(">I", length))
+        with pytest.raises(FrameTooLarge):
+            recv_payload(ours)
+
+
+def test_recv_payload_names_a_peer_that_closes_mid_frame():
+    import socket
+
+    from proto.frames import recv_payload
+
+    ours, theirs = socket.socketpair()
+    with ours:
+        theirs.sendall(encode_frame("memory_block", {})[:-1])
+        theirs.close()
+        with pytest.raises(PeerClosed):
+            recv_payload(ours)

@@ -9,7 +9,7 @@ from proto.records import (
     AssistantRecord,
     ToolResultRecord,
     UserRecord,
-    append_record,
+    append_session_record,
     read_records,
 )
 
@@ -42,7 +42,7 @@ def sample_records():
 def test_write_then_read_with_offsets(tmp_path):
     log = tmp_path / "0.jsonl"
     for r in sample_records():
-        append_record(log, r)
+        append_session_record(log, r)
     lines = list(read_records(log))
     assert [x.number for x in lines] == [0, 1, 2, 3]
     assert [x.record for x in lines] == sample_records()
@@ -57,7 +57,7 @@ def test_write_then_read_with_offsets(tmp_path):
 def test_read_from_offset_continues_numbering(tmp_path):
     log = tmp_path / "0.jsonl"
     for r in sample_records():
-        append_record(log, r)
+        append_session_record(log, r)
     first = list(read_records(log))
     rest = list(read_records(log, offset=first[1].end, number=2))
     assert rest == first[2:]
@@ -65,7 +65,7 @@ def test_read_from_offset_continues_numbering(tmp_path):
 
 def test_partial_last_line_is_not_a_record_nor_damage(tmp_path):
     log = tmp_path / "0.jsonl"
-    append_record(log, sample_records()[0])
+    append_session_record(log, sample_records()[0])
     with open(log, "ab") as f:
         f.write(b'{"type":"user","time":"2026-09-20T14:02:11Z","cont')
     assert len(list(read_records(log))) == 1
@@ -86,7 +86,7 @@ def test_partial_last_line_is_not_a_record_nor_damage(tmp_path):
 )
 def test_damaged_line_named(tmp_path, line):
     log = tmp_path / "0.jsonl"
-    append_record(log, sample_records()[0])
+    append_session_record(log, sample_records()[0])
     size = log.stat().st_size
     with open(log, "ab") as f:
         f.write(line)

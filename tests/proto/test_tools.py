@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proto.errors import InvalidArguments
-from proto.tools import parse_memory, parse_recall, parse_tool
+from proto.tools import parse_json_object, parse_memory, parse_recall, parse_tool
 
 
 @pytest.mark.parametrize(
@@ -168,3 +168,36 @@ def test_fuzz_parsers_on_raw_text(text):
             parse(text)
         except InvalidArguments:
             pass
+
+
+# One JSON-object parser for every role: proto's memory tools, loopd-shim's local tools and
+# call_tool, brokerd-shim's other tools.
+@pytest.mark.parametrize(
+    ("text", "tool", "blank", "problem"),
+    [
+        ("[1]", None, False, "arguments must be a JSON object"),
+        ("{", None, False, "arguments are not valid JSON"),
+        ("[" * 100_000, "clock", True, "clock: arguments are not valid JSON"),
+        ('"x"', "recall", False, "recall: arguments must be a JSON object"),
+        ("  ", "recall", False, "recall: arguments are not valid JSON"),
+        (b"{}", "memory", False, "memory: arguments must be JSON text"),
+    ],
+)
+def test_parse_json_object_refuses_naming_the_tool(text, tool, blank, problem):
+    with pytest.raises(InvalidArguments) as refused:
+        parse_json_object(text, tool, blank_is_empty=blank)
+    assert str(refused.value) == problem
+
+
+def test_parse_json_object_blank_is_empty_only_when_asked():
+    assert parse_json_object(" \n", "clock", blank_is_empty=True) == {}
+    assert parse_json_object('{"a": [1]}') == {"a": [1]}
+
+
+def test_every_role_uses_the_one_parser():
+    from brokerd_shim.decide import decide
+    from loopd_shim import core_tools
+
+    assert core_tools.parse_json_object is parse_json_object
+    assert decide.__globals__["parse_json_object"] is parse_json_object
+    assert "_parse_other" not in decide.__globals__

@@ -38,7 +38,7 @@ from proto.messages import (
     SessionUpdated,
     ToolRequest,
 )
-from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_record
+from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_session_record
 from tests.rawsocket import answers as _answers
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,7 +77,9 @@ def socket_paths(home: Path) -> dict[str, Path]:
 
 
 def _say(log: Path, number: int, text: str) -> None:
-    append_record(log, UserRecord(time=f"2026-09-20T14:{number % 60:02d}:00Z", content=text))
+    append_session_record(
+        log, UserRecord(time=f"2026-09-20T14:{number % 60:02d}:00Z", content=text)
+    )
 
 
 def append_turns(log: Path, first: int, turns: int, tainted_at: int | None = None) -> None:
@@ -87,8 +89,8 @@ def append_turns(log: Path, first: int, turns: int, tainted_at: int | None = Non
         _say(log, n, f"turn {n}: the launch window moved to Thursday, word{n}")
         t = f"2026-09-20T15:{n % 60:02d}:00Z"
         call = {"id": f"call{n}", "name": "read_file", "arguments": f'{{"path":"/srv/n{n}.txt"}}'}
-        append_record(log, AssistantRecord(time=t, tool_calls=[call]))
-        append_record(
+        append_session_record(log, AssistantRecord(time=t, tool_calls=[call]))
+        append_session_record(
             log,
             ToolResultRecord(
                 time=t,
@@ -99,7 +101,7 @@ def append_turns(log: Path, first: int, turns: int, tainted_at: int | None = Non
                 untrusted=tainted_at is not None and n >= tainted_at,
             ),
         )
-        append_record(log, AssistantRecord(time=t, content=f"answer {n} about word{n}"))
+        append_session_record(log, AssistantRecord(time=t, content=f"answer {n} about word{n}"))
 
 
 def write_config(root: Path, review: bool = False) -> Path:

@@ -1,0 +1,52 @@
+"""Every role sets up its log the same way (proto.logline.configure_role) and exits with the same
+status (EXIT_START_FAILED, 2) when it cannot start."""
+
+import pytest
+from typer.testing import CliRunner
+
+from proto import logline
+
+
+@pytest.fixture
+def configured(monkeypatch):
+    calls = []
+    monkeypatch.setattr(logline, "configure_role", lambda *a, **k: calls.append(a))
+    return calls
+
+
+def _apps():
+    from brokerd_shim.cli import app as brokerd
+    from loopd_shim.cli import app as loopd
+    from memoryd.cli import app as memoryd
+
+    return {"memoryd": memoryd, "brokerd-shim": brokerd, "loopd-shim": loopd}
+
+
+@pytest.mark.parametrize("role", ["memoryd", "brokerd-shim", "loopd-shim"])
+def test_a_role_that_cannot_start_exits_2(role, tmp_path, configured):
+    config = tmp_path / "role.toml"
+    config.write_text("[nosuchsection]\nkey = 1\n")
+    result = CliRunner().invoke(_apps()[role], ["serve", "--config", str(config)])
+    assert result.exit_code == logline.EXIT_START_FAILED == 2, result.output
+    assert result.stderr.count("\n") == 1 and "nosuchsection" in result.stderr
+    assert result.stderr.startswith(f"{role}: ")
+    assert configured == [()]
+
+
+def test_memory_mcp_logs_through_the_role_setup(tmp_path, configured):
+    pytest.importorskip("mcp")
+    from memory_mcp.cli import app
+
+    result = CliRunner().invoke(app, ["--home", str(tmp_path)], input="")
+    assert result.exit_code == 0, result.output
+    assert configured == [()]
+
+
+def test_the_role_format_names_time_logger_and_level():
+    import logging
+
+    formatter = logline.OneLineFormatter(logline.ROLE_FORMAT)
+    record = logging.LogRecord("memoryd.index", logging.WARNING, "x", 1, "a\nb", None, None)
+    line = formatter.format(record)
+    assert line.endswith(" memoryd.index WARNING a\\x0ab")
+    assert "\n" not in line

@@ -18,6 +18,9 @@ import logging
 import os
 import re
 from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir, open_read, read_file
 from memoryd.rollback import append_or_cut_back
@@ -39,8 +42,60 @@ def record_time(when: dt.datetime) -> str:
     return utc(when).strftime(TIME_FORMAT)
 
 
-def read_lines(path: Path) -> list[dict]:
-    """The JSON objects of a .jsonl file, in order; damaged lines skipped and logged."""
+class NoteLine(BaseModel):
+    """What an edit appended to notes.md: kind noted, moved or dropped, and the entry."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: str
+    text: str
+
+
+class EditLine(BaseModel):
+    """One line of edits/YYYY-MM.jsonl. Fields in the order memoryd writes them; a line holds
+    only the fields its writer set (a reject has no taint), so dump() gives the same bytes as
+    before the model existed. Keys this model does not know are kept."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    time: str | None = None
+    session: str | None = None
+    call: str | None = None
+    taint: str | None = None
+    untrusted: bool = False
+    action: str | None = None
+    file: str | None = None
+    to: str | None = None
+    before: list[str] = []
+    after: list[str] = []
+    notes: list[NoteLine] = []
+    undoes: str | None = None  # undo
+    pending: str | None = None  # accept, reject
+    requested: str | None = None  # accept, reject: the action that waited
+    note: dict | None = None  # promote: the note it came from
+    recovered: bool | None = None  # a write journalled after a crash (owner/handedit.py)
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+Line = TypeVar("Line", bound=BaseModel)
+
+
+def parse_line(raw: bytes, model: type[Line]) -> Line | str:
+    """raw as a model, or why it is not one (a line's own damage, said for a log line)."""
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as e:
+        kinds = {error["type"] for error in e.errors()}
+        if kinds & {"json_invalid", "model_type", "model_attributes_type"}:
+            return "is not a JSON object"
+        where = ".".join(str(part) for part in e.errors()[0]["loc"])
+        return f"is not a {model.__name__} ({where}: {e.errors()[0]['type']})"
+
+
+def read_lines(path: Path, model: type[Line]) -> list[Line]:
+    """The lines of a .jsonl file as models, in order; a damaged line is skipped with a log line
+    naming the file and the line."""
     try:
         data = read_file(path)
     except FileNotFoundError:
@@ -49,14 +104,11 @@ def read_lines(path: Path) -> list[dict]:
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            record = None
-        if isinstance(record, dict):
-            records.append(record)
+        record = parse_line(raw, model)
+        if isinstance(record, str):
+            log.warning("%s: line %d %s; skipped", path, number, record)
         else:
-            log.warning("%s: line %d is not a JSON object; skipped", path.name, number)
+            records.append(record)
     return records
 
 
@@ -108,7 +160,7 @@ def last_id(path: Path) -> str | None:
             if EDIT_ID.match(record["id"]):
                 return record["id"]
     if size > TAIL_BYTES:
-        ids = [r.get("id") for r in read_lines(path) if isinstance(r.get("id"), str)]
+        ids = [r.id for r in read_lines(path, EditLine)]
         return ids[-1] if ids else None
     return None
 
@@ -134,11 +186,11 @@ class Journal:
             return []
         return [self.home.edits / name for name in names]
 
-    def records(self) -> list[dict]:
+    def records(self) -> list[EditLine]:
         """Every journal line, oldest first."""
-        out: list[dict] = []
+        out: list[EditLine] = []
         for path in self.month_files():
-            out.extend(read_lines(path))
+            out.extend(read_lines(path, EditLine))
         return out
 
     def next_id(self, when: dt.datetime) -> str:
@@ -149,43 +201,45 @@ class Journal:
         last = last_id(path)
         if last is not None and last[:10] > day:
             # The clock went back: fall back to every id of the day.
-            numbers = day_numbers([r.get("id") for r in read_lines(path)], day)
+            numbers = day_numbers([r.id for r in read_lines(path, EditLine)], day)
         else:
             numbers = day_numbers([last] if last else [], day)
         return f"{day}-{max(numbers, default=0) + 1:04d}"
 
-    def append(self, when: dt.datetime, fields: dict) -> dict:
+    def append(self, when: dt.datetime, fields: dict) -> EditLine:
         """Journal one edit made at when; returns the line with its new id and time."""
-        record = {"id": self.next_id(when), "time": record_time(when), **fields}
+        record = EditLine.model_validate(
+            {"id": self.next_id(when), "time": record_time(when), **fields}
+        )
         path = self.home.edits_month(utc(when))
         # A line torn by a full disk is cut back, so the journal ends on a whole line.
-        append_or_cut_back(path, lambda: append_record(path, record))
+        append_or_cut_back(path, lambda: append_record(path, record.dump()))
         return record
 
-    def find(self, edit_id: str) -> dict | None:
+    def find(self, edit_id: str) -> EditLine | None:
         m = EDIT_ID.match(edit_id)
         if m is None:
             return None
         path = self.home.edits / f"{m.group(1)[:7]}.jsonl"
-        for record in read_lines(path):
-            if record.get("id") == edit_id:
+        for record in read_lines(path, EditLine):
+            if record.id == edit_id:
                 return record
         return None
 
-    def latest_edit_of(self, file: str) -> dict | None:
+    def latest_edit_of(self, file: str) -> EditLine | None:
         """The last line that changed file (memory.md or user.md)."""
         for record in reversed(self.records()):
-            if record.get("to") == file:
+            if record.to == file:
                 return record
         return None
 
-    def tail(self, n: int) -> list[dict]:
+    def tail(self, n: int) -> list[EditLine]:
         """The last n journal lines, oldest first, reading only the months it needs."""
         if n <= 0:
             return []
-        out: list[dict] = []
+        out: list[EditLine] = []
         for path in reversed(self.month_files()):
-            out = read_lines(path) + out
+            out = read_lines(path, EditLine) + out
             if len(out) >= n:
                 break
         return out[-n:]

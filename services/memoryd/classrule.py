@@ -11,7 +11,8 @@ entry into the file. An undo only restores what an earlier edit wrote, so the wa
 entry no journal line brought in (the owner's hand edit) is the owner's: private.
 """
 
-from memoryd.journal import EditLine, Journal, read_lines
+from memoryd.journal import EditLine, Journal
+from memoryd.linefile import read_lines
 from proto.labels import CLASS_RANK, higher_class
 
 FLOOR = "private"

@@ -7,8 +7,10 @@ rejected pending edit, which changed nothing), before and after (the entries, ra
 notes (what the edit appended to notes.md: [{"kind", "text"}]). Undo adds "undoes", accept and
 reject add "pending" and "requested" (the action that waited).
 
-It is the history notes.md alone cannot give, and what undo reverts from. A line that is not valid
-JSON (a hand edit, a crash mid-append) is skipped with a log line; undo stays safe because it also
+Each line is an EditLine (the model below), validated as it is read (linefile.py) and dumped as it
+is written. It is the history notes.md alone cannot give, and what undo reverts from. A line that
+is not valid JSON or not an edit line (a hand edit, a crash mid-append) is skipped with a log line
+naming the file and the line; undo stays safe because it also
 compares the file with what the edit left.
 """
 
@@ -18,11 +20,11 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir, open_read, read_file
+from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir, open_read
+from memoryd.linefile import read_lines
 from memoryd.rollback import append_or_cut_back
 
 log = logging.getLogger(__name__)
@@ -76,40 +78,6 @@ class EditLine(BaseModel):
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)
-
-
-Line = TypeVar("Line", bound=BaseModel)
-
-
-def parse_line(raw: bytes, model: type[Line]) -> Line | str:
-    """raw as a model, or why it is not one (a line's own damage, said for a log line)."""
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as e:
-        kinds = {error["type"] for error in e.errors()}
-        if kinds & {"json_invalid", "model_type", "model_attributes_type"}:
-            return "is not a JSON object"
-        where = ".".join(str(part) for part in e.errors()[0]["loc"])
-        return f"is not a {model.__name__} ({where}: {e.errors()[0]['type']})"
-
-
-def read_lines(path: Path, model: type[Line]) -> list[Line]:
-    """The lines of a .jsonl file as models, in order; a damaged line is skipped with a log line
-    naming the file and the line."""
-    try:
-        data = read_file(path)
-    except FileNotFoundError:
-        return []
-    records = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        record = parse_line(raw, model)
-        if isinstance(record, str):
-            log.warning("%s: line %d %s; skipped", path, number, record)
-        else:
-            records.append(record)
-    return records
 
 
 def ends_without_newline(path: Path) -> bool:

@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict
 from memoryd.caller import Caller
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
-from memoryd.journal import Journal, append_record, day_numbers, read_lines, record_time, utc
+from memoryd.journal import Journal, append_record, day_numbers, record_time, utc
+from memoryd.linefile import read_lines
 from memoryd.owner import journalscan
 from memoryd.rollback import append_or_cut_back
 from proto.errors import InvalidArguments

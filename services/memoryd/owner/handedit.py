@@ -24,7 +24,8 @@ from pathlib import Path
 
 from memoryd.errors import FileDamaged
 from memoryd.home import FILE_MODE, Home
-from memoryd.journal import IDENTITY_FILES, EditLine, Journal, parse_line
+from memoryd.journal import IDENTITY_FILES, EditLine, Journal
+from memoryd.linefile import parse_line
 from memoryd.memfiles import read_entries
 from memoryd.owner import journalscan
 

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memoryd.journal import EditLine, parse_line
+from memoryd.journal import EditLine
+from memoryd.linefile import parse_line
 
 
 @contextmanager

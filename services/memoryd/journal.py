@@ -47,7 +47,7 @@ def record_time(when: dt.datetime) -> str:
 class NoteLine(BaseModel):
     """What an edit appended to notes.md: kind noted, moved or dropped, and the entry."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     kind: str
     text: str
 
@@ -57,7 +57,7 @@ class EditLine(BaseModel):
     only the fields its writer set (a reject has no taint), so dump() gives the same bytes as
     before the model existed. Keys this model does not know are kept."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     id: str
     time: str | None = None
     session: str | None = None

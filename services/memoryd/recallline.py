@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 class RecallHit(BaseModel):
     """A hit as the recall log keeps it (Hit.source)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     kind: str
     session: str
     record: int
@@ -26,7 +26,7 @@ class RecallLine(BaseModel):
     only the fields its writer set ("by": "owner" on the owner's searches, "partial": true when
     the index was catching up, "mode" when a recall mode other than spec answered)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     time: str
     session: str
     query: str

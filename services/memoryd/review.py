@@ -36,7 +36,7 @@ class PendingLine(BaseModel):
     """One line of pending.jsonl, fields in the order memoryd writes them. args is checked again
     when the item is accepted (args_of), so a damaged one is refused then, naming the item."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
     id: str
     time: str
     session: str | None = None

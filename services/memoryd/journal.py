@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir, open_read
-from memoryd.linefile import read_lines
+from memoryd.linefile import all_ids, line_id, read_lines
 from memoryd.rollback import append_or_cut_back
 
 log = logging.getLogger(__name__)
@@ -120,17 +120,18 @@ def last_id(path: Path) -> str | None:
     for raw in reversed(data.split(b"\n")):
         if not raw.strip():
             continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if isinstance(record, dict) and isinstance(record.get("id"), str):
-            if EDIT_ID.match(record["id"]):
-                return record["id"]
+        edit_id = _id_of(raw)
+        if edit_id is not None:
+            return edit_id
     if size > TAIL_BYTES:
-        ids = [r.id for r in read_lines(path, EditLine)]
+        ids = [i for i in all_ids(path) if EDIT_ID.match(i)]
         return ids[-1] if ids else None
     return None
+
+
+def _id_of(raw: bytes) -> str | None:
+    edit_id = line_id(raw)
+    return edit_id if edit_id is not None and EDIT_ID.match(edit_id) else None
 
 
 def day_numbers(ids: list[str], day: str) -> list[int]:
@@ -169,7 +170,7 @@ class Journal:
         last = last_id(path)
         if last is not None and last[:10] > day:
             # The clock went back: fall back to every id of the day.
-            numbers = day_numbers([r.id for r in read_lines(path, EditLine)], day)
+            numbers = day_numbers(all_ids(path), day)
         else:
             numbers = day_numbers([last] if last else [], day)
         return f"{day}-{max(numbers, default=0) + 1:04d}"

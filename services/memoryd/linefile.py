@@ -7,6 +7,7 @@ is damaged: it is skipped with a log line naming the file and the line, as proto
 session logs. What memoryd writes is the model dumped, so a line reads back as it was written.
 """
 
+import json
 import logging
 from pathlib import Path
 from typing import TypeVar
@@ -51,3 +52,22 @@ def read_lines(path: Path, model: type[Line]) -> list[Line]:
         else:
             records.append(record)
     return records
+
+
+def line_id(raw: bytes) -> str | None:
+    """The "id" of a line, even of one otherwise damaged (ids once written are never reused)."""
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    edit_id = value.get("id") if isinstance(value, dict) else None
+    return edit_id if isinstance(edit_id, str) else None
+
+
+def all_ids(path: Path) -> list[str]:
+    """The id of every line of path that has one, damaged lines included, in file order."""
+    try:
+        data = read_file(path)
+    except FileNotFoundError:
+        return []
+    return [found for raw in data.split(b"\n") if raw.strip() and (found := line_id(raw))]

@@ -21,7 +21,7 @@ from memoryd.caller import Caller
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
 from memoryd.journal import Journal, append_record, day_numbers, record_time, utc
-from memoryd.linefile import read_lines
+from memoryd.linefile import all_ids, read_lines
 from memoryd.owner import journalscan
 from memoryd.rollback import append_or_cut_back
 from proto.errors import InvalidArguments
@@ -78,7 +78,7 @@ class Review:
 
     def next_id(self, when: dt.datetime) -> str:
         day = f"{utc(when):%Y-%m-%d}"
-        ids = [item.id for item in read_lines(self.path, PendingLine)]
+        ids = all_ids(self.path)  # a damaged line's id too: an id is never used twice
         ids += sorted(self._resolved())
         return f"p-{day}-{max(day_numbers(ids, day), default=0) + 1:04d}"
 

@@ -137,3 +137,17 @@ def test_the_caller_is_taken_from_the_message_whole_and_cannot_change():
         "taint": "private",
         "untrusted": False,
     }
+
+
+def test_the_id_of_a_damaged_line_is_never_used_again(tmp_path):
+    store = new_store(tmp_path, review=True)
+    edits = store.home.edits / "2026-09.jsonl"
+    good = json.loads(raw_lines("edits-2026-09.jsonl")[0])
+    edits.write_text(json.dumps({**good, "id": "2026-09-24-0007", "after": 5}) + "\n")
+    pending = store.home.memory_file("pending.jsonl")
+    item = json.loads(raw_lines("pending.jsonl")[0])
+    pending.write_text(json.dumps({**item, "id": "p-2026-09-24-0004", "untrusted": "no"}) + "\n")
+    when = dt.datetime(2026, 9, 24, 22, tzinfo=dt.UTC)
+    assert store.journal.records() == [] and store.review.items() == []
+    assert store.journal.next_id(when) == "2026-09-24-0008"
+    assert store.review.next_id(when) == "p-2026-09-24-0005"

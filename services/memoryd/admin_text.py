@@ -6,35 +6,36 @@ escapes whatever it prints. Pure functions over journal and pending records.
 
 import json
 
+from memoryd.journal import EditLine
+from memoryd.review import PendingLine
+
 OWNER = "owner"
 NO_EDITS = "no edits yet"
 NO_PENDING = "no edits are waiting for review"
 REVIEW_OFF = "review is off; no edits are waiting for review"
 
 
-def where(record: dict) -> str:
+def where(record: EditLine) -> str:
     """The file column of a log line: where the edit went, and what it refers to."""
-    file, to = record.get("file"), record.get("to")
-    action = record.get("action")
+    file, to = record.file, record.to
+    action = record.action
     if action == "undo":
-        return f"{to} (undoes {record.get('undoes')})"
+        return f"{to} (undoes {record.undoes})"
     if action == "accept":
-        return f"{to} (pending {record.get('pending')}, {record.get('requested')})"
+        return f"{to} (pending {record.pending}, {record.requested})"
     if action == "reject":
-        return f"{file} unchanged (pending {record.get('pending')}, {record.get('requested')})"
+        return f"{file} unchanged (pending {record.pending}, {record.requested})"
     if file is None or file == to:
         return str(to)
     return f"{file}, saved to {to}"
 
 
-def log_line(record: dict) -> str:
-    session = record.get("session") or OWNER
-    return f"{record.get('id')}  {record.get('time')}  {session}  {record.get('action')}  " + where(
-        record
-    )
+def log_line(record: EditLine) -> str:
+    session = record.session or OWNER
+    return f"{record.id}  {record.time}  {session}  {record.action}  " + where(record)
 
 
-def log_text(records: list[dict]) -> str:
+def log_text(records: list[EditLine]) -> str:
     if not records:
         return NO_EDITS
     return "\n".join(log_line(r) for r in records)
@@ -44,13 +45,10 @@ def _value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def pending_item(item: dict) -> str:
-    head = (
-        f"{item.get('id')}  {item.get('time')}  {item.get('session')}  "
-        f"{item.get('action')}  {item.get('file')}"
-    )
+def pending_item(item: PendingLine) -> str:
+    head = f"{item.id}  {item.time}  {item.session}  {item.action}  {item.file}"
     lines = [head]
-    args = item.get("args") if isinstance(item.get("args"), dict) else {}
+    args = item.args if isinstance(item.args, dict) else {}
     for key, value in args.items():
         if key in ("action", "file"):
             continue
@@ -62,7 +60,7 @@ def pending_item(item: dict) -> str:
     return "\n".join(lines)
 
 
-def pending_text(items: list[dict], review_on: bool) -> str:
+def pending_text(items: list[PendingLine], review_on: bool) -> str:
     if not items:
         return NO_PENDING if review_on else REVIEW_OFF
     return "\n".join(pending_item(item) for item in items)

@@ -1,22 +1,31 @@
-"""A memory call as the server hands it over: its arguments and the session's state, validated.
+"""A memory call from loose values, for what drives MemoryStore without the server: tests, the
+crash harness, a tool. The server never comes here: proto.messages has validated its memory_call
+and service.py hands the store the parsed arguments and a Caller as they are.
 
-The server may pass the parsed model, the JSON text the model wrote, or a dict. Anything that does
-not have the shape of spec 5 is refused with MalformedCall naming what is wrong. The session id
-goes into notes.md headers, so it must match the SessionId pattern.
+The arguments may be the parsed model, the JSON text the model wrote, or a dict; anything that
+does not have the shape of spec 5 is refused with MalformedCall naming what is wrong, and so is a
+session state that brokerd could not have sent (Caller.checked).
 """
 
 import json
 
+from memoryd.caller import Caller
 from memoryd.errors import MalformedCall
 from proto.errors import InvalidArguments
-from proto.labels import is_class
-from proto.messages import is_session_id
-from proto.tools import AddArgs, ConsolidateArgs, NoteArgs, RemoveArgs, ReplaceArgs, parse_memory
+from proto.tools import (
+    AddArgs,
+    ConsolidateArgs,
+    MemoryArgs,
+    NoteArgs,
+    RemoveArgs,
+    ReplaceArgs,
+    parse_memory,
+)
 
 MEMORY_ARGS = (AddArgs, ReplaceArgs, RemoveArgs, NoteArgs, ConsolidateArgs)
 
 
-def parse_args(args: object):
+def parse_args(args: object) -> MemoryArgs:
     """The memory call's arguments as a model, from a model, JSON text or a dict."""
     if isinstance(args, MEMORY_ARGS):
         return args
@@ -30,12 +39,9 @@ def parse_args(args: object):
         raise MalformedCall(f"refused: malformed call: {e}") from None
 
 
-def check_state(session: object, call_id: object, taint: object, untrusted: object) -> None:
-    if not is_session_id(session):
-        raise MalformedCall("refused: malformed call: the session id is not valid")
-    if not isinstance(call_id, str) or not 1 <= len(call_id) <= 200:
-        raise MalformedCall("refused: malformed call: the call id must be 1 to 200 characters")
-    if not is_class(taint):
-        raise MalformedCall("refused: malformed call: taint must be public, private or secret")
-    if not isinstance(untrusted, bool):
-        raise MalformedCall("refused: malformed call: untrusted must be true or false")
+def loose_call(
+    args: object, *, session: object, call_id: object, taint: object, untrusted: object
+) -> tuple[MemoryArgs, Caller]:
+    """(arguments, caller) for MemoryStore.call, checked in that order."""
+    parsed = parse_args(args)
+    return parsed, Caller.checked(session, call_id, taint, untrusted)

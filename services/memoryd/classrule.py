@@ -11,7 +11,8 @@ entry into the file. An undo only restores what an earlier edit wrote, so the wa
 entry no journal line brought in (the owner's hand edit) is the owner's: private.
 """
 
-from memoryd.journal import Journal, read_lines
+from memoryd.journal import EditLine, Journal
+from memoryd.linefile import read_lines
 from proto.labels import CLASS_RANK, higher_class
 
 FLOOR = "private"
@@ -48,15 +49,8 @@ def accept_refused_sentence(pending_id: str, reason: str) -> str:
     return f"refused: {pending_id} was staged by a session that {reason}; it cannot be accepted"
 
 
-def _brought_in(record: dict, text: str) -> bool:
-    after, before = record.get("after"), record.get("before")
-    return (
-        isinstance(after, list)
-        and isinstance(before, list)
-        and text in after
-        and text not in before
-        and record.get("action") != "undo"
-    )
+def _brought_in(record: EditLine, text: str) -> bool:
+    return text in record.after and text not in record.before and record.action != "undo"
 
 
 def entry_classes(journal: Journal, file: str, texts: list[str]) -> dict[str, str]:
@@ -68,12 +62,12 @@ def entry_classes(journal: Journal, file: str, texts: list[str]) -> dict[str, st
     found: dict[str, str] = {}
     wanted = set(texts)
     for path in reversed(journal.month_files()):
-        for record in reversed(read_lines(path)):
-            if record.get("to") != file:
+        for record in reversed(read_lines(path, EditLine)):
+            if record.to != file:
                 continue
             for text in wanted - found.keys():
                 if _brought_in(record, text):
-                    found[text] = session_class(record.get("taint"))
+                    found[text] = session_class(record.taint)
             if found.keys() >= wanted:
                 return found
     return {text: found.get(text, FLOOR) for text in texts}

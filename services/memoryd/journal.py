@@ -7,8 +7,10 @@ rejected pending edit, which changed nothing), before and after (the entries, ra
 notes (what the edit appended to notes.md: [{"kind", "text"}]). Undo adds "undoes", accept and
 reject add "pending" and "requested" (the action that waited).
 
-It is the history notes.md alone cannot give, and what undo reverts from. A line that is not valid
-JSON (a hand edit, a crash mid-append) is skipped with a log line; undo stays safe because it also
+Each line is an EditLine (the model below), validated as it is read (linefile.py) and dumped as it
+is written. It is the history notes.md alone cannot give, and what undo reverts from. A line that
+is not valid JSON or not an edit line (a hand edit, a crash mid-append) is skipped with a log line
+naming the file and the line; undo stays safe because it also
 compares the file with what the edit left.
 """
 
@@ -19,7 +21,10 @@ import os
 import re
 from pathlib import Path
 
-from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir, open_read, read_file
+from pydantic import BaseModel, ConfigDict
+
+from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir, open_read
+from memoryd.linefile import all_ids, line_id, read_lines
 from memoryd.rollback import append_or_cut_back
 
 log = logging.getLogger(__name__)
@@ -39,25 +44,40 @@ def record_time(when: dt.datetime) -> str:
     return utc(when).strftime(TIME_FORMAT)
 
 
-def read_lines(path: Path) -> list[dict]:
-    """The JSON objects of a .jsonl file, in order; damaged lines skipped and logged."""
-    try:
-        data = read_file(path)
-    except FileNotFoundError:
-        return []
-    records = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            record = None
-        if isinstance(record, dict):
-            records.append(record)
-        else:
-            log.warning("%s: line %d is not a JSON object; skipped", path.name, number)
-    return records
+class NoteLine(BaseModel):
+    """What an edit appended to notes.md: kind noted, moved or dropped, and the entry."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    kind: str
+    text: str
+
+
+class EditLine(BaseModel):
+    """One line of edits/YYYY-MM.jsonl. Fields in the order memoryd writes them; a line holds
+    only the fields its writer set (a reject has no taint), so dump() gives the same bytes as
+    before the model existed. Keys this model does not know are kept."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    id: str
+    time: str | None = None
+    session: str | None = None
+    call: str | None = None
+    taint: str | None = None
+    untrusted: bool = False
+    action: str | None = None
+    file: str | None = None
+    to: str | None = None
+    before: list[str] = []
+    after: list[str] = []
+    notes: list[NoteLine] = []
+    undoes: str | None = None  # undo
+    pending: str | None = None  # accept, reject
+    requested: str | None = None  # accept, reject: the action that waited
+    note: dict | None = None  # promote: the note it came from
+    recovered: bool | None = None  # a write journalled after a crash (owner/handedit.py)
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", exclude_unset=True)
 
 
 def ends_without_newline(path: Path) -> bool:
@@ -100,17 +120,18 @@ def last_id(path: Path) -> str | None:
     for raw in reversed(data.split(b"\n")):
         if not raw.strip():
             continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if isinstance(record, dict) and isinstance(record.get("id"), str):
-            if EDIT_ID.match(record["id"]):
-                return record["id"]
+        edit_id = _id_of(raw)
+        if edit_id is not None:
+            return edit_id
     if size > TAIL_BYTES:
-        ids = [r.get("id") for r in read_lines(path) if isinstance(r.get("id"), str)]
+        ids = [i for i in all_ids(path) if EDIT_ID.match(i)]
         return ids[-1] if ids else None
     return None
+
+
+def _id_of(raw: bytes) -> str | None:
+    edit_id = line_id(raw)
+    return edit_id if edit_id is not None and EDIT_ID.match(edit_id) else None
 
 
 def day_numbers(ids: list[str], day: str) -> list[int]:
@@ -134,11 +155,11 @@ class Journal:
             return []
         return [self.home.edits / name for name in names]
 
-    def records(self) -> list[dict]:
+    def records(self) -> list[EditLine]:
         """Every journal line, oldest first."""
-        out: list[dict] = []
+        out: list[EditLine] = []
         for path in self.month_files():
-            out.extend(read_lines(path))
+            out.extend(read_lines(path, EditLine))
         return out
 
     def next_id(self, when: dt.datetime) -> str:
@@ -149,43 +170,45 @@ class Journal:
         last = last_id(path)
         if last is not None and last[:10] > day:
             # The clock went back: fall back to every id of the day.
-            numbers = day_numbers([r.get("id") for r in read_lines(path)], day)
+            numbers = day_numbers(all_ids(path), day)
         else:
             numbers = day_numbers([last] if last else [], day)
         return f"{day}-{max(numbers, default=0) + 1:04d}"
 
-    def append(self, when: dt.datetime, fields: dict) -> dict:
+    def append(self, when: dt.datetime, fields: dict) -> EditLine:
         """Journal one edit made at when; returns the line with its new id and time."""
-        record = {"id": self.next_id(when), "time": record_time(when), **fields}
+        record = EditLine.model_validate(
+            {"id": self.next_id(when), "time": record_time(when), **fields}
+        )
         path = self.home.edits_month(utc(when))
         # A line torn by a full disk is cut back, so the journal ends on a whole line.
-        append_or_cut_back(path, lambda: append_record(path, record))
+        append_or_cut_back(path, lambda: append_record(path, record.dump()))
         return record
 
-    def find(self, edit_id: str) -> dict | None:
+    def find(self, edit_id: str) -> EditLine | None:
         m = EDIT_ID.match(edit_id)
         if m is None:
             return None
         path = self.home.edits / f"{m.group(1)[:7]}.jsonl"
-        for record in read_lines(path):
-            if record.get("id") == edit_id:
+        for record in read_lines(path, EditLine):
+            if record.id == edit_id:
                 return record
         return None
 
-    def latest_edit_of(self, file: str) -> dict | None:
+    def latest_edit_of(self, file: str) -> EditLine | None:
         """The last line that changed file (memory.md or user.md)."""
         for record in reversed(self.records()):
-            if record.get("to") == file:
+            if record.to == file:
                 return record
         return None
 
-    def tail(self, n: int) -> list[dict]:
+    def tail(self, n: int) -> list[EditLine]:
         """The last n journal lines, oldest first, reading only the months it needs."""
         if n <= 0:
             return []
-        out: list[dict] = []
+        out: list[EditLine] = []
         for path in reversed(self.month_files()):
-            out = read_lines(path) + out
+            out = read_lines(path, EditLine) + out
             if len(out) >= n:
                 break
         return out[-n:]

@@ -8,7 +8,6 @@ memory-tainted.
 """
 
 import datetime as dt
-import json
 import os
 import sqlite3
 import threading
@@ -18,6 +17,7 @@ from memoryd import topk
 from memoryd.defuse import defuse
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
 from memoryd.query import match_expression, query_terms
+from memoryd.recallline import RecallLine
 from memoryd.textcut import hit_snippet
 from proto.labels import Label, higher_class
 
@@ -135,20 +135,15 @@ def log_line(
     *,
     partial: bool = False,
 ) -> str:
-    """One line of recalls/YYYY-MM.jsonl ("by": "owner" on the owner's searches; "partial": true
-    when the index was catching up)."""
-    entry = {
-        "time": when,
-        "session": session,
-        "query": query,
-        "k": k,
-        "hits": [hit.source() for hit in hits],
-    }
+    """One line of recalls/YYYY-MM.jsonl (RecallLine)."""
+    line = RecallLine(
+        time=when, session=session, query=query, k=k, hits=[hit.source() for hit in hits]
+    )
     if by is not None:
-        entry["by"] = by
+        line.by = by
     if partial:
-        entry["partial"] = True
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+        line.partial = True
+    return line.dump_line()
 
 
 class RecallLog:

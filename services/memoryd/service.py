@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from memoryd.caller import Caller
 from memoryd.config import WRITE_DEADLINE
 from memoryd.errors import EditRefused, MemorydError, SessionUnknown
 from memoryd.index import Index
@@ -46,7 +47,7 @@ from proto.messages import (
     SessionUpdated,
     ToolResponse,
 )
-from proto.tools import parse_memory, parse_recall
+from proto.tools import MemoryArgs, parse_memory, parse_recall
 
 log = logging.getLogger("memoryd")
 T = TypeVar("T")
@@ -211,15 +212,8 @@ class MemoryService:
             label=None,
         )
 
-    def _apply(self, args, message: MemoryCall) -> str:
-        request = message.request
-        output = self.store.call(
-            args,
-            session=request.session,
-            call_id=request.call_id,
-            taint=message.taint,
-            untrusted=message.untrusted,
-        )
+    def _apply(self, args: MemoryArgs, message: MemoryCall) -> str:
+        output = self.store.call(args, Caller.of(message))
         self._index_notes()
         return output
 

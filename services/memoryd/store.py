@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memoryd import block, classrule, edits, entries, notes, rollback
-from memoryd.callargs import check_state, parse_args
+from memoryd.caller import Caller
 from memoryd.entries import FILE_OF_ARG
 from memoryd.errors import (
     FileDamaged,
@@ -32,7 +32,7 @@ from memoryd.errors import (
     WriteFailed,
 )
 from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
-from memoryd.journal import Journal, ends_without_newline
+from memoryd.journal import EditLine, Journal, ends_without_newline
 from memoryd.memfiles import read_entries
 from memoryd.owner import handedit
 from memoryd.owner.commands import OwnerCommands
@@ -40,7 +40,7 @@ from memoryd.review import Review, waiting_sentence
 from memoryd.witness import Witness
 from proto.files import NotRegular
 from proto.labels import CLASS_RANK
-from proto.tools import AddArgs, NoteArgs
+from proto.tools import AddArgs, MemoryArgs, NoteArgs
 
 log = logging.getLogger(__name__)
 
@@ -129,22 +129,22 @@ class MemoryStore(OwnerCommands):
         return block.build(self.home)
 
     # --- the memory tool --------------------------------------------------------------------
-    def call(self, args, *, session: str, call_id: str, taint: str, untrusted: bool) -> str:
+    def call(self, args: MemoryArgs, caller: Caller) -> str:
         """Apply one memory call; the answer sentence, or EditRefused with the refusal."""
-        parsed = parse_args(args)
-        check_state(session, call_id, taint, untrusted)
         if self.witness is not None:
-            taint, untrusted = self.witness.stricter(session, taint, untrusted)
-        state = {"session": session, "call": call_id, "taint": taint, "untrusted": untrusted}
+            caller = caller.stricter(
+                *self.witness.stricter(caller.session, caller.taint, caller.untrusted)
+            )
+        taint, untrusted = caller.taint, caller.untrusted
         with self._lock:
             self.detect_hand_edits()
-            if isinstance(parsed, NoteArgs):
-                return self._note(parsed, None, state)
-            file = FILE_OF_ARG[parsed.file]
+            if isinstance(args, NoteArgs):
+                return self._note(args, None, caller)
+            file = FILE_OF_ARG[args.file]
             over = classrule.above(taint, self.max_class)
             if untrusted or over:
-                if isinstance(parsed, AddArgs):
-                    self._note(parsed, file, state)
+                if isinstance(args, AddArgs):
+                    self._note(args, file, caller)
                     if over:
                         return classrule.class_add_sentence(taint, self.max_class)
                     return UNTRUSTED_ADD
@@ -153,20 +153,17 @@ class MemoryStore(OwnerCommands):
                 raise UntrustedSession(
                     classrule.class_refused_sentence(taint, self.max_class, file)
                 )
-            plan = edits.plan(parsed, self._entries_for_edit(file))
+            plan = edits.plan(args, self._entries_for_edit(file))
             if self.review_on:
                 try:
-                    item = self.review.stage(
-                        self.now(),
-                        {**state, "action": parsed.action, "file": file, "args": _wire(parsed)},
-                    )
+                    item = self.review.stage(self.now(), caller, args, file)
                 except OSError as e:
-                    raise self._not_applied(file, parsed.action, session, e) from None
+                    raise self._not_applied(file, args.action, caller.session, e) from None
                 log.info(
-                    "%s: %s by session %s staged as %s", file, parsed.action, session, item["id"]
+                    "%s: %s by session %s staged as %s", file, args.action, caller.session, item.id
                 )
-                return waiting_sentence(file, item["id"])
-            self._apply(plan, {**state, "action": parsed.action})
+                return waiting_sentence(file, item.id)
+            self._apply(plan, caller, args.action)
             return edits.updated_sentence(file, plan.length)
 
     def _entries_for_edit(self, file: str) -> list[str]:
@@ -175,19 +172,20 @@ class MemoryStore(OwnerCommands):
         except FileDamaged as e:
             raise FileInvalid(f"refused: {e}; the owner must fix it before it can be edited") from e
 
-    def _note(self, args: NoteArgs | AddArgs, file: str | None, state: dict) -> str:
+    def _note(self, args: NoteArgs | AddArgs, file: str | None, caller: Caller) -> str:
         text = edits.new_note(args.text)
         when = self.now()
-        klass = classrule.session_class(state["taint"])
-        untrusted = state["untrusted"]
+        klass = classrule.session_class(caller.taint)
+        untrusted = caller.untrusted
+        session = caller.session
         notes_path = self.home.memory_file("notes.md")
         notes_size = rollback.size_of(notes_path)
         try:
-            self._append_notes(notes.noted(text, when, state["session"], klass, untrusted))
+            self._append_notes(notes.noted(text, when, session, klass, untrusted))
             record = self.journal.append(
                 when,
                 {
-                    **state,
+                    **caller.head(),
                     "action": args.action,
                     "file": file,
                     "to": "notes.md",
@@ -198,9 +196,8 @@ class MemoryStore(OwnerCommands):
             )
         except OSError as e:
             rollback.cut_back(notes_path, notes_size)
-            raise self._not_applied("notes.md", args.action, state["session"], e) from None
-        session = state["session"]
-        log.info("notes.md: %s by session %s (edit %s)", args.action, session, record["id"])
+            raise self._not_applied("notes.md", args.action, session, e) from None
+        log.info("notes.md: %s by session %s (edit %s)", args.action, session, record.id)
         return NOTED_UNTRUSTED if untrusted else NOTED
 
     @staticmethod
@@ -216,11 +213,14 @@ class MemoryStore(OwnerCommands):
         prefix = "\n" if ends_without_newline(path) else ""
         append_bytes(path, (prefix + text).encode("utf-8"))
 
-    def _apply(self, plan: edits.Plan, fields: dict) -> dict:
+    def _apply(
+        self, plan: edits.Plan, caller: Caller, action: str, extra: dict | None = None
+    ) -> EditLine:
         """Write an edit in the crash-safe order; its journal line. A step that fails takes the
-        steps before it back (rollback.py) and the edit is answered as not applied."""
+        steps before it back (rollback.py) and the edit is answered as not applied. extra: what
+        an owner's edit adds to its line (undoes, pending and requested, note)."""
         when = self.now()
-        session = fields["session"]
+        session = caller.session
         path = self.home.memory_file(plan.file)
         notes_path = self.home.memory_file("notes.md")
         notes_size = rollback.size_of(notes_path)
@@ -228,7 +228,7 @@ class MemoryStore(OwnerCommands):
         try:
             if plan.removals:
                 self._append_notes(self._removal_text(plan, when, session))
-            line = _journal_fields(plan, fields)
+            line = _journal_fields(plan, caller, action, extra or {})
             old = rollback.keep_old(path)
             handedit.intend(self.home, line)
             atomic_write(path, entries.file_bytes(plan.after))
@@ -241,16 +241,23 @@ class MemoryStore(OwnerCommands):
         except OSError as e:
             rollback.cut_back(notes_path, notes_size)
             handedit.forget(self.home)
-            raise self._not_applied(plan.file, fields["action"], session, e) from None
+            raise self._not_applied(plan.file, action, session, e) from None
         finally:
             rollback.drop(old)
         handedit.forget(self.home)
         who = f"session {session}" if session else "the owner"
-        log.info("%s: %s by %s (edit %s)", plan.file, fields["action"], who, record["id"])
+        log.info("%s: %s by %s (edit %s)", plan.file, action, who, record.id)
         return record
 
     # --- the owner's edits (owner/) ----------------------------------------------------------
-    def owner_edit(self, file: str, decide: Callable[[list[str]], edits.Plan], fields: dict):
+    def owner_edit(
+        self,
+        file: str,
+        decide: Callable[[list[str]], edits.Plan],
+        caller: Caller,
+        action: str,
+        extra: dict | None = None,
+    ):
         """An owner's edit of file (promote, edit: owner/): decide plans it from the entries as
         they are now, under the write lock; applied and journalled like any edit. The journal
         line, or None when the plan changes nothing."""
@@ -259,7 +266,7 @@ class MemoryStore(OwnerCommands):
             plan = decide(self._entries_for_edit(file))
             if plan.after == plan.before:
                 return None
-            return self._apply(plan, fields)
+            return self._apply(plan, caller, action, extra)
 
     def _removal_text(self, plan: edits.Plan, when: dt.datetime, session: str) -> str:
         """The notes.md entries of what leaves the file, each with its writer's class."""
@@ -270,21 +277,14 @@ class MemoryStore(OwnerCommands):
         )
 
 
-def _journal_fields(plan: edits.Plan, fields: dict) -> dict:
+def _journal_fields(plan: edits.Plan, caller: Caller, action: str, extra: dict) -> dict:
     return {
-        "session": fields["session"],
-        "call": fields["call"],
-        "taint": fields.get("taint"),
-        "untrusted": fields.get("untrusted", False),
-        "action": fields["action"],
+        **caller.head(),
+        "action": action,
         "file": plan.file,
         "to": plan.file,
         "before": list(plan.before),
         "after": list(plan.after),
         "notes": [{"kind": r.kind, "text": r.text} for r in plan.removals],
-        **{k: v for k, v in fields.items() if k in ("undoes", "pending", "requested", "note")},
+        **extra,
     }
-
-
-def _wire(args) -> dict:
-    return args.model_dump(mode="json", exclude_none=True)

@@ -8,14 +8,10 @@ pending edit changed nothing.
 
 from memoryd.entries import LIMITS, count
 from memoryd.errors import AdminRefused
-from memoryd.journal import EDIT_ID, IDENTITY_FILES, Journal
+from memoryd.journal import EDIT_ID, IDENTITY_FILES, EditLine, Journal
 
 
-def _entry_list(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(e, str) for e in value)
-
-
-def undoable(journal: Journal, edit_id: object) -> dict:
+def undoable(journal: Journal, edit_id: object) -> EditLine:
     """The journal line of edit_id if it is the latest edit of its file; AdminRefused otherwise."""
     if not isinstance(edit_id, str) or not EDIT_ID.match(edit_id):
         shown = str(edit_id)[:64]
@@ -23,32 +19,28 @@ def undoable(journal: Journal, edit_id: object) -> dict:
     record = journal.find(edit_id)
     if record is None:
         raise AdminRefused(f"refused: the journal holds no edit {edit_id}")
-    if record.get("action") == "reject":
+    if record.action == "reject":
         raise AdminRefused(f"refused: edit {edit_id} rejected a pending edit; nothing changed")
-    if record.get("to") == "notes.md":
+    if record.to == "notes.md":
         raise AdminRefused(
             f"refused: edit {edit_id} went to notes.md, which is append-only; it cannot be undone"
         )
-    if (
-        record.get("to") not in IDENTITY_FILES
-        or not _entry_list(record.get("before"))
-        or not _entry_list(record.get("after"))
-    ):
+    if record.to not in IDENTITY_FILES:
         raise AdminRefused(f"refused: the journal line of edit {edit_id} is damaged")
-    latest = journal.latest_edit_of(record["to"])
-    if latest is not None and latest.get("id") != edit_id:
+    latest = journal.latest_edit_of(record.to)
+    if latest is not None and latest.id != edit_id:
         raise AdminRefused(
-            f"refused: edit {edit_id} is not the latest edit of {record['to']} "
-            f"(the latest is {latest.get('id')}); only the latest edit of a file can be undone"
+            f"refused: edit {edit_id} is not the latest edit of {record.to} "
+            f"(the latest is {latest.id}); only the latest edit of a file can be undone"
         )
     return record
 
 
-def check_unchanged(record: dict, current: list[str]) -> None:
+def check_unchanged(record: EditLine, current: list[str]) -> None:
     """AdminRefused unless the file's entries are exactly what the edit left."""
-    if current != record["after"]:
+    if current != record.after:
         raise AdminRefused(
-            f"refused: {record['to']} has changed since edit {record['id']} (by hand, or by a "
+            f"refused: {record.to} has changed since edit {record.id} (by hand, or by a "
             "write the journal does not hold); undo would overwrite that change"
         )
 

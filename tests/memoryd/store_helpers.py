@@ -4,6 +4,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from memoryd.callargs import loose_call
 from memoryd.home import Home
 from memoryd.store import MemoryStore
 
@@ -51,9 +52,10 @@ def memory_path(store: MemoryStore, name: str) -> Path:
 
 
 def journal_lines(store: MemoryStore) -> list[dict]:
-    return store.journal.records()
+    """The journal's lines as written (the keys each line holds)."""
+    return [line.dump() for line in store.journal.records()]
 
 
 def fill(store: MemoryStore, file: str, texts: list[str]) -> None:
     for text in texts:
-        store.call(args(action="add", file=file, text=text), **CLEAN)
+        store.call(*loose_call(args(action="add", file=file, text=text), **CLEAN))

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from memoryd import block, check
+from memoryd.callargs import loose_call
 from memoryd.errors import BlockRefused
 
 from .store_helpers import CLEAN, SOUL_STARTER, args, fill, memory_path, new_store
@@ -143,8 +144,12 @@ def test_the_block_is_whole_while_writes_happen(tmp_path):
         try:
             n = 0
             while not stop.is_set():
-                store.call(args(action="add", file="memory", text=f"fact {n}"), **CLEAN)
-                store.call(args(action="remove", file="memory", old=f"fact {n}"), **CLEAN)
+                store.call(
+                    *loose_call(args(action="add", file="memory", text=f"fact {n}"), **CLEAN)
+                )
+                store.call(
+                    *loose_call(args(action="remove", file="memory", old=f"fact {n}"), **CLEAN)
+                )
                 n += 1
         except BaseException as e:  # reported below
             errors.append(e)

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from memoryd.callargs import loose_call
 from memoryd.errors import AdminRefused, UntrustedSession
 from memoryd.home import Home
 from memoryd.index import Index
@@ -43,7 +44,9 @@ def test_a_secret_session_add_becomes_a_secret_note_the_index_leaves_out(tmp_pat
     name = f"{file}.md"
     before = memory_path(store, name).read_bytes()
     block_before = store.block()
-    answer = store.call(args(action="add", file=file, text="launch code 1234"), **SECRET)
+    answer = store.call(
+        *loose_call(args(action="add", file=file, text="launch code 1234"), **SECRET)
+    )
     assert answer == (
         "saved as a note (secret): this session has read secret content, above what memory may "
         "hold (private). It is kept in notes.md; recall leaves it out and it never reaches the "
@@ -54,7 +57,7 @@ def test_a_secret_session_add_becomes_a_secret_note_the_index_leaves_out(tmp_pat
     head = memory_path(store, "notes.md").read_text().splitlines()[0]
     assert head.endswith("in session mm-secret001 · secret")
     [line] = store.journal.records()
-    assert (line["to"], line["file"], line["taint"]) == ("notes.md", name, "secret")
+    assert (line.to, line.file, line.taint) == ("notes.md", name, "secret")
     index = indexed(store, "private")
     assert index.recall("launch code", 5, session="mm-other").hits == []
     index.close()
@@ -74,10 +77,10 @@ def test_a_secret_session_add_becomes_a_secret_note_the_index_leaves_out(tmp_pat
 )
 def test_a_secret_session_cannot_change_identity(tmp_path, call):
     store = store_with(tmp_path)
-    store.call(args(action="add", file="memory", text="kept entry"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="kept entry"), **CLEAN))
     before = snapshot(store)
     with pytest.raises(UntrustedSession) as refused:
-        store.call(json.dumps(call), **SECRET)
+        store.call(*loose_call(json.dumps(call), **SECRET))
     assert str(refused.value) == (
         "this session has read secret content, above what memory may hold (private); "
         "it can take notes but not change memory.md."
@@ -87,35 +90,47 @@ def test_a_secret_session_cannot_change_identity(tmp_path, call):
 
 def test_untrusted_and_secret_keeps_the_spec_refusal_and_the_honest_add(tmp_path):
     store = store_with(tmp_path)
-    store.call(args(action="add", file="memory", text="kept entry"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="kept entry"), **CLEAN))
     with pytest.raises(UntrustedSession) as refused:
-        store.call(args(action="remove", file="memory", old="kept entry"), **SECRET_AND_UNTRUSTED)
+        store.call(
+            *loose_call(
+                args(action="remove", file="memory", old="kept entry"), **SECRET_AND_UNTRUSTED
+            )
+        )
     assert str(refused.value) == untrusted_sentence("memory.md")
-    answer = store.call(args(action="add", file="memory", text="x y"), **SECRET_AND_UNTRUSTED)
+    answer = store.call(
+        *loose_call(args(action="add", file="memory", text="x y"), **SECRET_AND_UNTRUSTED)
+    )
     assert answer != UNTRUSTED_ADD and answer.startswith("saved as a note (secret)")
     assert "· secret · untrusted" in memory_path(store, "notes.md").read_text()
 
 
 def test_at_or_below_max_class_nothing_changes(tmp_path):
     store = store_with(tmp_path, max_class="secret")
-    answer = store.call(args(action="add", file="memory", text="allowed here"), **SECRET)
+    answer = store.call(
+        *loose_call(args(action="add", file="memory", text="allowed here"), **SECRET)
+    )
     assert answer.startswith("memory.md updated")
     assert memory_path(store, "memory.md").read_text() == "allowed here\n"
 
 
 def test_review_mode_is_no_way_around_the_class_rule(tmp_path):
     store = store_with(tmp_path, review=True)
-    answer = store.call(args(action="add", file="memory", text="launch code"), **SECRET)
+    answer = store.call(
+        *loose_call(args(action="add", file="memory", text="launch code"), **SECRET)
+    )
     assert answer.startswith("saved as a note (secret)")
     assert not memory_path(store, "pending.jsonl").exists()
     with pytest.raises(UntrustedSession):
-        store.call(args(action="remove", file="memory", old="launch code"), **SECRET)
+        store.call(*loose_call(args(action="remove", file="memory", old="launch code"), **SECRET))
 
 
 def test_accept_refuses_an_edit_staged_above_max_class(tmp_path):
     # Staged while the owner allowed secret in identity, accepted after max_class went back down.
     staged = store_with(tmp_path, max_class="secret", review=True)
-    answer = staged.call(args(action="add", file="memory", text="launch code"), **SECRET)
+    answer = staged.call(
+        *loose_call(args(action="add", file="memory", text="launch code"), **SECRET)
+    )
     pending_id = answer.split("pending as ")[1].split(";")[0]
     store = store_with(tmp_path, max_class="private", review=True)
     before = snapshot(store)
@@ -149,13 +164,15 @@ def test_accept_refuses_a_hand_written_untrusted_pending_line(tmp_path):
 
 def _consolidate_away(store, text, **state):
     call = {"action": "consolidate", "file": "memory", "entries": [{"old": text, "move": True}]}
-    store.call(json.dumps(call), **state)
+    store.call(*loose_call(json.dumps(call), **state))
 
 
 def test_a_moved_entry_keeps_the_class_of_the_session_that_wrote_it_in(tmp_path):
     clock = Clock()
     store = store_with(tmp_path, max_class="secret", clock=clock)
-    store.call(args(action="add", file="memory", text="the vault code is 4321"), **SECRET)
+    store.call(
+        *loose_call(args(action="add", file="memory", text="the vault code is 4321"), **SECRET)
+    )
     clock.advance(minutes=1)
     _consolidate_away(store, "the vault code is 4321", **CLEAN)
     notes_text = memory_path(store, "notes.md").read_text()
@@ -177,16 +194,16 @@ def test_a_moved_entry_keeps_the_class_of_the_session_that_wrote_it_in(tmp_path)
 def test_the_class_survives_an_undo_and_a_second_removal(tmp_path):
     clock = Clock()
     store = store_with(tmp_path, max_class="secret", clock=clock)
-    store.call(args(action="add", file="memory", text="secret fact"), **SECRET)
+    store.call(*loose_call(args(action="add", file="memory", text="secret fact"), **SECRET))
     clock.advance(minutes=1)
-    store.call(args(action="add", file="memory", text="plain fact"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="plain fact"), **CLEAN))
     clock.advance(minutes=1)
-    store.call(args(action="remove", file="memory", old="secret fact"), **CLEAN)
-    removal = store.journal.records()[-1]["id"]
+    store.call(*loose_call(args(action="remove", file="memory", old="secret fact"), **CLEAN))
+    removal = store.journal.records()[-1].id
     store.undo(removal)
     clock.advance(minutes=1)
-    store.call(args(action="remove", file="memory", old="secret fact"), **CLEAN)
-    store.call(args(action="remove", file="memory", old="plain fact"), **CLEAN)
+    store.call(*loose_call(args(action="remove", file="memory", old="secret fact"), **CLEAN))
+    store.call(*loose_call(args(action="remove", file="memory", old="plain fact"), **CLEAN))
     heads = [ln for ln in memory_path(store, "notes.md").read_text().splitlines() if ln[:2] == "§ "]
     assert heads[0].endswith(" · secret") and heads[1].endswith(" · secret")
     assert heads[2].endswith("in session mm-clean0001")  # private: the spec's header, unchanged
@@ -195,19 +212,19 @@ def test_the_class_survives_an_undo_and_a_second_removal(tmp_path):
 def test_an_entry_the_owner_wrote_by_hand_leaves_as_private(tmp_path):
     store = store_with(tmp_path)
     memory_path(store, "memory.md").write_text("hand written\n")
-    store.call(args(action="remove", file="memory", old="hand written"), **CLEAN)
+    store.call(*loose_call(args(action="remove", file="memory", old="hand written"), **CLEAN))
     head = memory_path(store, "notes.md").read_text().splitlines()[0]
     assert head.startswith("§ dropped ") and head.endswith("in session mm-clean0001")
 
 
 def test_a_clean_session_writes_exactly_as_before(tmp_path):
     store = store_with(tmp_path)
-    assert store.call(args(action="add", file="memory", text="a"), **CLEAN).startswith(
+    assert store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN)).startswith(
         "memory.md updated"
     )
     public = {**CLEAN, "taint": "public"}
-    store.call(args(action="add", file="memory", text="b"), **public)
-    store.call(args(action="remove", file="memory", old="b"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="b"), **public))
+    store.call(*loose_call(args(action="remove", file="memory", old="b"), **CLEAN))
     head = memory_path(store, "notes.md").read_text().splitlines()[0]
     assert head == "§ dropped 2026-09-24T21:02Z from memory.md in session mm-clean0001"
 

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from memoryd.callargs import loose_call
 from memoryd.owner import handedit
 from tests.memoryd.store_helpers import CLEAN, args, fill, memory_path, new_store
 
@@ -18,17 +19,17 @@ def test_a_crash_between_rename_and_journal_is_journalled_as_the_write(tmp_path,
 
     monkeypatch.setattr(store.journal, "append", crash)
     with pytest.raises(SystemExit):
-        store.call(args(action="add", file="memory", text="b"), **CLEAN)
+        store.call(*loose_call(args(action="add", file="memory", text="b"), **CLEAN))
     assert memory_path(store, "memory.md").read_text() == "a\n§\nb\n"
 
     restarted = new_store(tmp_path)
     restarted.ensure()
     last = restarted.journal.tail(1)[0]
-    assert last["action"] == "add" and last["recovered"] is True
-    assert last["session"] == CLEAN["session"] and last["after"] == ["a", "b"]
-    assert not [r for r in restarted.journal.records() if r["action"] == "hand-edit"]
+    assert last.action == "add" and last.recovered is True
+    assert last.session == CLEAN["session"] and last.after == ["a", "b"]
+    assert not [r for r in restarted.journal.records() if r.action == "hand-edit"]
     # Undo works on it like on any edit.
-    restarted.undo(last["id"])
+    restarted.undo(last.id)
     assert memory_path(store, "memory.md").read_text() == "a\n"
 
 
@@ -39,7 +40,7 @@ def test_an_intent_that_does_not_match_is_a_hand_edit(tmp_path):
     handedit.intend(store.home, {"to": "memory.md", "before": ["a"], "after": ["a", "other"]})
     store.detect_hand_edits()
     last = store.journal.tail(1)[0]
-    assert last["action"] == "hand-edit" and last["after"] == ["a", "by hand"]
+    assert last.action == "hand-edit" and last.after == ["a", "by hand"]
 
 
 def test_nothing_is_journalled_when_the_entries_are_the_same(tmp_path):

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from memoryd.callargs import loose_call
 from memoryd.errors import FileInvalid, WriteFailed
 from memoryd.home import Home
 from memoryd.index import Index
@@ -122,7 +123,7 @@ def test_an_edit_refuses_a_memory_md_swapped_for_a_link(tmp_path, outside):
     store = new_store(tmp_path)
     swap_for_link(store.home.memory_file("memory.md"), outside / "target.md")
     with pytest.raises(FileInvalid, match="memory.md is a symbolic link"):
-        store.call(args(action="add", file="memory", text="a fact"), **CLEAN)
+        store.call(*loose_call(args(action="add", file="memory", text="a fact"), **CLEAN))
     assert untouched(outside)
 
 
@@ -130,7 +131,7 @@ def test_a_note_refuses_a_notes_md_swapped_for_a_link(tmp_path, outside):
     store = new_store(tmp_path)
     swap_for_link(store.home.memory_file("notes.md"), outside / "target.md")
     with pytest.raises(WriteFailed, match=r"^not applied: .*notes.md is a symbolic link"):
-        store.call(args(action="note", text="a note"), **CLEAN)
+        store.call(*loose_call(args(action="note", text="a note"), **CLEAN))
     assert untouched(outside)
 
 
@@ -138,7 +139,7 @@ def test_the_journal_refuses_an_edits_folder_swapped_for_a_link(tmp_path, outsid
     store = new_store(tmp_path)
     swap_for_link(store.home.edits, outside)
     with pytest.raises(WriteFailed, match=r"^not applied: .*edits is a symbolic link"):
-        store.call(args(action="note", text="a note"), **CLEAN)
+        store.call(*loose_call(args(action="note", text="a note"), **CLEAN))
     assert untouched(outside)
 
 

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from memoryd import entries, notes
+from memoryd.callargs import loose_call
 from memoryd.errors import AdminRefused
 from memoryd.journal import Journal, append_record
 
@@ -27,19 +28,21 @@ FIELDS = {"id", "time", "session", "call", "action", "file", "to", "before", "af
 # --- lines and ids ------------------------------------------------------------------------------
 def test_every_kind_of_edit_is_journalled_with_every_field(tmp_path):
     store = new_store(tmp_path)
-    store.call(args(action="add", file="memory", text="one"), **CLEAN)
-    store.call(args(action="replace", file="memory", old="one", text="uno"), **CLEAN)
-    store.call(args(action="add", file="memory", text="two"), **CLEAN)
-    store.call(args(action="remove", file="memory", old="two"), **CLEAN)
-    store.call(args(action="note", text="seen"), **TAINTED)
-    store.call(args(action="add", file="user", text="told"), **TAINTED)
+    store.call(*loose_call(args(action="add", file="memory", text="one"), **CLEAN))
+    store.call(*loose_call(args(action="replace", file="memory", old="one", text="uno"), **CLEAN))
+    store.call(*loose_call(args(action="add", file="memory", text="two"), **CLEAN))
+    store.call(*loose_call(args(action="remove", file="memory", old="two"), **CLEAN))
+    store.call(*loose_call(args(action="note", text="seen"), **TAINTED))
+    store.call(*loose_call(args(action="add", file="user", text="told"), **TAINTED))
     store.call(
-        args(
-            action="consolidate",
-            file="memory",
-            entries=[{"old": "uno", "move": True}, {"text": "new"}],
+        *loose_call(
+            args(
+                action="consolidate",
+                file="memory",
+                entries=[{"old": "uno", "move": True}, {"text": "new"}],
+            ),
+            **CLEAN,
         ),
-        **CLEAN,
     )
     lines = journal_lines(store)
     assert all(FIELDS <= set(line) for line in lines)
@@ -67,12 +70,12 @@ def test_every_kind_of_edit_is_journalled_with_every_field(tmp_path):
 def test_ids_count_within_the_day_and_files_by_month(tmp_path):
     clock = Clock(dt.datetime(2026, 9, 30, 23, 59, 58, tzinfo=dt.UTC))
     store = new_store(tmp_path, clock=clock)
-    store.call(args(action="note", text="a"), **CLEAN)
-    store.call(args(action="note", text="b"), **CLEAN)
+    store.call(*loose_call(args(action="note", text="a"), **CLEAN))
+    store.call(*loose_call(args(action="note", text="b"), **CLEAN))
     clock.advance(seconds=5)
-    store.call(args(action="note", text="c"), **CLEAN)
+    store.call(*loose_call(args(action="note", text="c"), **CLEAN))
     clock.advance(days=1)
-    store.call(args(action="note", text="d"), **CLEAN)
+    store.call(*loose_call(args(action="note", text="d"), **CLEAN))
     assert [x["id"] for x in journal_lines(store)] == [
         "2026-09-30-0001",
         "2026-09-30-0002",
@@ -84,16 +87,16 @@ def test_ids_count_within_the_day_and_files_by_month(tmp_path):
 
 def test_ids_are_derived_from_the_journal_across_restarts(tmp_path):
     store = new_store(tmp_path)
-    store.call(args(action="note", text="a"), **CLEAN)
+    store.call(*loose_call(args(action="note", text="a"), **CLEAN))
     again = new_store(tmp_path)
-    again.call(args(action="note", text="b"), **CLEAN)
+    again.call(*loose_call(args(action="note", text="b"), **CLEAN))
     assert [x["id"] for x in journal_lines(again)] == ["2026-09-24-0001", "2026-09-24-0002"]
 
 
 def test_times_are_utc(tmp_path):
     east = dt.timezone(dt.timedelta(hours=2))
     store = new_store(tmp_path, clock=Clock(dt.datetime(2026, 9, 25, 1, 30, 0, tzinfo=east)))
-    store.call(args(action="note", text="a"), **CLEAN)
+    store.call(*loose_call(args(action="note", text="a"), **CLEAN))
     [line] = journal_lines(store)
     assert (line["id"], line["time"]) == ("2026-09-24-0001", "2026-09-24T23:30:00Z")
     assert memory_path(store, "notes.md").read_text().startswith("§ noted 2026-09-24T23:30Z ")
@@ -102,17 +105,17 @@ def test_times_are_utc(tmp_path):
 def test_entries_are_stored_raw(tmp_path):
     store = new_store(tmp_path)
     text = 'quote " backslash \\ and *markdown* @here'
-    store.call(args(action="add", file="memory", text=text), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text=text), **CLEAN))
     assert journal_lines(store)[-1]["after"] == [text]
 
 
 def test_a_torn_or_damaged_line_is_skipped_and_the_next_starts_on_its_own_line(tmp_path, caplog):
     store = new_store(tmp_path)
-    store.call(args(action="note", text="a"), **CLEAN)
+    store.call(*loose_call(args(action="note", text="a"), **CLEAN))
     path = store.home.edits / "2026-09.jsonl"
     with open(path, "ab") as f:
         f.write(b'{"id": "2026-09-24-0002", "tim')  # a crash mid-append
-    store.call(args(action="note", text="b"), **CLEAN)
+    store.call(*loose_call(args(action="note", text="b"), **CLEAN))
     lines = journal_lines(store)
     assert [x["after"] for x in lines] == [["a"], ["b"]]
     assert "2026-09.jsonl: line 2 is not a JSON object" in caplog.text
@@ -132,8 +135,8 @@ def test_log_lists_the_last_n_edits_one_line_each(tmp_path):
     store = new_store(tmp_path)
     assert store.log() == "no edits yet"
     for n in range(12):
-        store.call(args(action="add", file="memory", text=f"entry {n}"), **CLEAN)
-    store.call(args(action="add", file="user", text="planted"), **TAINTED)
+        store.call(*loose_call(args(action="add", file="memory", text=f"entry {n}"), **CLEAN))
+    store.call(*loose_call(args(action="add", file="user", text="planted"), **TAINTED))
     lines = store.log().splitlines()
     assert len(lines) == 10
     assert (
@@ -158,12 +161,14 @@ def test_undo_of_the_latest_edit_restores_before_and_is_journalled(tmp_path):
     store = new_store(tmp_path)
     fill(store, "memory", ["one", "two"])
     store.call(
-        args(
-            action="consolidate",
-            file="memory",
-            entries=[{"old": "one", "move": True}, {"old": "two", "text": "2"}],
+        *loose_call(
+            args(
+                action="consolidate",
+                file="memory",
+                entries=[{"old": "one", "move": True}, {"old": "two", "text": "2"}],
+            ),
+            **CLEAN,
         ),
-        **CLEAN,
     )
     notes_before = memory_path(store, "notes.md").read_bytes()
     answer = store.undo("2026-09-24-0003")
@@ -222,8 +227,8 @@ def test_a_hand_edit_is_journalled_and_then_undoable(tmp_path):
         "2026-09-24-0002); only the latest edit of a file can be undone"
     )
     hand = store.journal.find("2026-09-24-0002")
-    assert hand["action"] == "hand-edit" and hand["session"] == "owner"
-    assert hand["before"] == ["a"] and hand["after"] == ["a", "owner's addition"]
+    assert hand.action == "hand-edit" and hand.session == "owner"
+    assert hand.before == ["a"] and hand.after == ["a", "owner's addition"]
     assert memory_path(store, "memory.md").read_text() == "a\n§\nowner's addition\n"
     store.undo("2026-09-24-0002")
     assert memory_path(store, "memory.md").read_text() == "a\n"
@@ -258,8 +263,8 @@ def test_undo_accepts_the_same_entries_written_differently(tmp_path):
 )
 def test_undo_refusals(tmp_path, edit_id, reason):
     store = new_store(tmp_path)
-    store.call(args(action="note", text="n"), **CLEAN)
-    store.call(args(action="add", file="memory", text="t"), **TAINTED)
+    store.call(*loose_call(args(action="note", text="n"), **CLEAN))
+    store.call(*loose_call(args(action="add", file="memory", text="t"), **TAINTED))
     before = snapshot(store)
     with pytest.raises(AdminRefused) as e:
         store.undo(edit_id)
@@ -280,7 +285,7 @@ def test_undo_refused_when_the_file_is_unreadable(tmp_path):
 def test_undo_of_a_remove_keeps_the_dropped_entry_in_notes(tmp_path):
     store = new_store(tmp_path)
     fill(store, "memory", ["a"])
-    store.call(args(action="remove", file="memory", old="a"), **CLEAN)
+    store.call(*loose_call(args(action="remove", file="memory", old="a"), **CLEAN))
     store.undo("2026-09-24-0002")
     assert entries.parse(memory_path(store, "memory.md").read_text()) == ["a"]
     assert [e.kind for e in notes.parse(memory_path(store, "notes.md").read_bytes())] == ["dropped"]

@@ -23,7 +23,7 @@ def test_every_id_is_found_in_order_or_not(tmp_path, seed):
     path = tmp_path / "2026-11.jsonl"
     write(path, ids, pad=rng.randrange(10, 600))
     for edit_id in rng.sample(ids, 200) + [ids[0], ids[-1]]:
-        assert journalscan.line_with_id(path, edit_id)["id"] == edit_id
+        assert journalscan.line_with_id(path, edit_id).id == edit_id
     assert journalscan.line_with_id(path, "2026-11-30-9999") is None
     assert journalscan.line_with_id(path, "2026-11-01-0000") is None
 
@@ -34,14 +34,14 @@ def test_tail_and_from_id_across_months(tmp_path):
         f.write("not json\n")
     write(tmp_path / "2026-11.jsonl", [f"2026-11-01-{n:04d}" for n in range(1, 4)])
     months = [tmp_path / "2026-10.jsonl", tmp_path / "2026-11.jsonl"]
-    assert [r["id"] for r in journalscan.tail(months, 4)] == [
+    assert [r.id for r in journalscan.tail(months, 4)] == [
         "2026-10-01-0005",
         "2026-11-01-0001",
         "2026-11-01-0002",
         "2026-11-01-0003",
     ]
     window = journalscan.from_id(months, "2026-10-01-0004", 3)
-    assert [r["id"] for r in window] == ["2026-10-01-0004", "2026-10-01-0005", "2026-11-01-0001"]
+    assert [r.id for r in window] == ["2026-10-01-0004", "2026-10-01-0005", "2026-11-01-0001"]
     assert journalscan.from_id(months, "2026-09-01-0001", 3) is None
     last = journalscan.last_with_to(months, "memory.md")
-    assert last["id"] == "2026-11-01-0003" and journalscan.last_with_to(months, "user.md") is None
+    assert last.id == "2026-11-01-0003" and journalscan.last_with_to(months, "user.md") is None

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from memoryd import entries, notes
+from memoryd.callargs import loose_call
 from memoryd.errors import AdminRefused, EditRefused, UntrustedSession
 from memoryd.review import waiting_sentence
 from memoryd.store import NOTED, UNTRUSTED_ADD
@@ -19,7 +20,7 @@ def pending_lines(store):
 
 def test_review_off_writes_at_once(tmp_path):
     store = new_store(tmp_path)
-    store.call(args(action="add", file="memory", text="a"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
     assert entries.parse(memory_path(store, "memory.md").read_text()) == ["a"]
     assert not memory_path(store, "pending.jsonl").exists()
     assert store.pending() == "review is off; no edits are waiting for review"
@@ -28,7 +29,7 @@ def test_review_off_writes_at_once(tmp_path):
 def test_review_on_stages_a_write_and_says_it_waits(tmp_path):
     store = new_store(tmp_path, review=True)
     before = memory_path(store, "memory.md").read_bytes()
-    answer = store.call(args(action="add", file="memory", text="  a fact  "), **CLEAN)
+    answer = store.call(*loose_call(args(action="add", file="memory", text="  a fact  "), **CLEAN))
     assert answer == waiting_sentence("memory.md", "p-2026-09-24-0001")
     assert "waiting for the owner" in answer and "p-2026-09-24-0001" in answer
     assert memory_path(store, "memory.md").read_bytes() == before
@@ -55,16 +56,19 @@ def test_review_on_still_refuses_what_would_fail_now(tmp_path):
     store = new_store(tmp_path, review=True)
     before = snapshot(store)
     with pytest.raises(EditRefused, match="matches no entry"):
-        store.call(args(action="remove", file="user", old="nothing"), **CLEAN)
+        store.call(*loose_call(args(action="remove", file="user", old="nothing"), **CLEAN))
     assert snapshot(store) == before
 
 
 def test_notes_are_never_staged(tmp_path):
     store = new_store(tmp_path, review=True)
-    assert store.call(args(action="note", text="n"), **CLEAN) == NOTED
-    assert store.call(args(action="add", file="memory", text="t"), **TAINTED) == UNTRUSTED_ADD
+    assert store.call(*loose_call(args(action="note", text="n"), **CLEAN)) == NOTED
+    assert (
+        store.call(*loose_call(args(action="add", file="memory", text="t"), **TAINTED))
+        == UNTRUSTED_ADD
+    )
     with pytest.raises(UntrustedSession):
-        store.call(args(action="remove", file="memory", old="t"), **TAINTED)
+        store.call(*loose_call(args(action="remove", file="memory", old="t"), **TAINTED))
     assert len(notes.parse(memory_path(store, "notes.md").read_bytes())) == 2
     assert not memory_path(store, "pending.jsonl").exists()
     assert store.pending() == "no edits are waiting for review"
@@ -72,7 +76,7 @@ def test_notes_are_never_staged(tmp_path):
 
 def test_accept_applies_with_the_same_checks_and_is_journalled(tmp_path):
     store = new_store(tmp_path, review=True)
-    store.call(args(action="add", file="user", text="Name: Sam"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="user", text="Name: Sam"), **CLEAN))
     answer = store.accept("p-2026-09-24-0001")
     assert answer == (
         "accepted p-2026-09-24-0001 as edit 2026-09-24-0001: user.md updated (9 of 1,375 "
@@ -103,10 +107,10 @@ def test_accept_applies_with_the_same_checks_and_is_journalled(tmp_path):
 
 def test_accept_is_checked_against_the_file_as_it_is_then(tmp_path):
     store = new_store(tmp_path, review=True)
-    store.call(args(action="add", file="memory", text="a"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
     memory_path(store, "memory.md").write_text("a\n")  # the owner added the same entry by hand
     store.detect_hand_edits()  # journalled as a hand edit; the refused accept changes nothing more
-    assert store.journal.tail(1)[0]["action"] == "hand-edit"
+    assert store.journal.tail(1)[0].action == "hand-edit"
     before = snapshot(store)
     with pytest.raises(AdminRefused) as e:
         store.accept("p-2026-09-24-0001")
@@ -120,10 +124,10 @@ def test_accept_is_checked_against_the_file_as_it_is_then(tmp_path):
 
 def test_two_staged_edits_second_goes_stale_after_the_first(tmp_path):
     store = new_store(tmp_path, review=False)
-    store.call(args(action="add", file="memory", text="a"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
     store.review_on = True
-    store.call(args(action="replace", file="memory", old="a", text="b"), **CLEAN)
-    store.call(args(action="remove", file="memory", old="a"), **CLEAN)
+    store.call(*loose_call(args(action="replace", file="memory", old="a", text="b"), **CLEAN))
+    store.call(*loose_call(args(action="remove", file="memory", old="a"), **CLEAN))
     store.accept("p-2026-09-24-0001")
     with pytest.raises(AdminRefused, match='old "a" matches no entry of memory.md as it is now'):
         store.accept("p-2026-09-24-0002")
@@ -135,11 +139,13 @@ def test_two_staged_edits_second_goes_stale_after_the_first(tmp_path):
 def test_accept_of_a_consolidate_moves_entries_with_the_session_of_the_call(tmp_path):
     store = new_store(tmp_path, review=True)
     store.review_on = False
-    store.call(args(action="add", file="memory", text="old fact"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="old fact"), **CLEAN))
     store.review_on = True
     store.call(
-        args(action="consolidate", file="memory", entries=[{"old": "old fact", "move": True}]),
-        **CLEAN,
+        *loose_call(
+            args(action="consolidate", file="memory", entries=[{"old": "old fact", "move": True}]),
+            **CLEAN,
+        ),
     )
     assert '    {"old": "old fact", "move": true}' in store.pending()
     store.accept("p-2026-09-24-0001")
@@ -150,8 +156,8 @@ def test_accept_of_a_consolidate_moves_entries_with_the_session_of_the_call(tmp_
 
 def test_reject_discards_and_is_journalled(tmp_path):
     store = new_store(tmp_path, review=True)
-    store.call(args(action="add", file="memory", text="a"), **CLEAN)
-    store.call(args(action="add", file="memory", text="b"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
+    store.call(*loose_call(args(action="add", file="memory", text="b"), **CLEAN))
     before = memory_path(store, "memory.md").read_bytes()
     assert store.reject("p-2026-09-24-0001") == (
         "rejected p-2026-09-24-0001 (edit 2026-09-24-0001); memory.md is unchanged"
@@ -172,16 +178,16 @@ def test_reject_discards_and_is_journalled(tmp_path):
 
 def test_pending_ids_are_never_reused(tmp_path):
     store = new_store(tmp_path, review=True)
-    store.call(args(action="add", file="memory", text="a"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
     store.reject("p-2026-09-24-0001")
-    store.call(args(action="add", file="memory", text="b"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="b"), **CLEAN))
     assert [item["id"] for item in pending_lines(store)] == ["p-2026-09-24-0002"]
 
 
 def test_a_pending_line_the_journal_already_resolved_is_not_listed(tmp_path):
     """A crash between the journal line and the rewrite of pending.jsonl cannot apply twice."""
     store = new_store(tmp_path, review=True)
-    store.call(args(action="add", file="memory", text="a"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
     stale = memory_path(store, "pending.jsonl").read_bytes()
     store.accept("p-2026-09-24-0001")
     memory_path(store, "pending.jsonl").write_bytes(stale)
@@ -200,7 +206,7 @@ def test_bad_pending_ids_are_refused(tmp_path, pending_id):
 
 def test_a_damaged_pending_line_is_refused_not_applied(tmp_path):
     store = new_store(tmp_path, review=True)
-    store.call(args(action="add", file="memory", text="a"), **CLEAN)
+    store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
     item = pending_lines(store)[0]
     item["args"] = {"action": "add", "file": "soul", "text": "x"}
     memory_path(store, "pending.jsonl").write_text(json.dumps(item) + "\n")

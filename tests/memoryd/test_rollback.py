@@ -6,6 +6,7 @@ import errno
 
 import pytest
 
+from memoryd.callargs import loose_call
 from memoryd.errors import WriteFailed
 
 from .store_helpers import CLEAN, args, fill, new_store, snapshot
@@ -34,7 +35,7 @@ def test_a_journal_failure_after_the_rename_puts_everything_back(tmp_path, monke
         monkeypatch.setattr("memoryd.rollback.os.link", no_link)
     _journal_fails(store, monkeypatch)
     with pytest.raises(WriteFailed) as failed:
-        store.call(args(action="remove", file="memory", old="leaving"), **CLEAN)
+        store.call(*loose_call(args(action="remove", file="memory", old="leaving"), **CLEAN))
     assert str(failed.value) == (
         "not applied: memoryd cannot write its memory files (No space left on device); "
         "memory.md is unchanged"
@@ -60,5 +61,5 @@ def test_a_real_journal_append_that_fails_is_cut_back(tmp_path, monkeypatch):
 
     monkeypatch.setattr(journal_module, "append_bytes", torn_append)
     with pytest.raises(WriteFailed):
-        store.call(args(action="note", text="seen on Thursday"), **CLEAN)
+        store.call(*loose_call(args(action="note", text="seen on Thursday"), **CLEAN))
     assert snapshot(store) == before

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd import entries, notes
+from memoryd.callargs import loose_call
 from memoryd.config import load as load_config
 from memoryd.home import Home
 from memoryd.index import Index
@@ -123,18 +124,20 @@ def build_template(root: Path, review: bool = False) -> Path:
     store = MemoryStore(home, soul_starter=root / "soul.md")
     store.ensure()
     for text in [*MEMORY, REMOVED]:
-        store.call({"action": "add", "file": "memory", "text": text}, **CLEAN)
+        store.call(*loose_call({"action": "add", "file": "memory", "text": text}, **CLEAN))
     for text in USER:
-        store.call({"action": "add", "file": "user", "text": text}, **CLEAN)
-    store.call({"action": "note", "text": "The plumber comes on Tuesday."}, **CLEAN)
+        store.call(*loose_call({"action": "add", "file": "user", "text": text}, **CLEAN))
+    store.call(*loose_call({"action": "note", "text": "The plumber comes on Tuesday."}, **CLEAN))
     store.call(
-        {"action": "add", "file": "memory", "text": "example.org says the release moved."},
-        **{**CLEAN, "untrusted": True},
+        *loose_call(
+            {"action": "add", "file": "memory", "text": "example.org says the release moved."},
+            **{**CLEAN, "untrusted": True},
+        ),
     )
-    store.call({"action": "remove", "file": "memory", "old": REMOVED}, **CLEAN)
+    store.call(*loose_call({"action": "remove", "file": "memory", "old": REMOVED}, **CLEAN))
     if review:
         staging = MemoryStore(home, soul_starter=root / "soul.md", review=True)
-        staging.call(consolidate_args(), **CLEAN)
+        staging.call(*loose_call(consolidate_args(), **CLEAN))
     append_turns(home.session_log(SESSION), 0, 5, tainted_at=3)
     index = Index(home)
     index.open()

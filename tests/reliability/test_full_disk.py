@@ -16,6 +16,7 @@ import shutil
 import pytest
 
 from memoryd import entries
+from memoryd.callargs import loose_call
 from memoryd.errors import WriteFailed
 from memoryd.home import Home
 from memoryd.store import MemoryStore
@@ -36,13 +37,13 @@ def _store(root, review=False) -> MemoryStore:
 def _setup(root, review=False) -> MemoryStore:
     store = _store(root)
     for text in ("keep this", "leaving soon", "Robin drinks tea."):
-        store.call(args(action="add", file="memory", text=text), **CLEAN)
+        store.call(*loose_call(args(action="add", file="memory", text=text), **CLEAN))
     store.review_on = review
     return store
 
 
 def _pending_id(store: MemoryStore) -> str:
-    answer = store.call(args(action="add", file="user", text="staged entry"), **CLEAN)
+    answer = store.call(*loose_call(args(action="add", file="user", text="staged entry"), **CLEAN))
     return answer.split("pending as ")[1].split(";")[0]
 
 
@@ -50,53 +51,66 @@ def _pending_id(store: MemoryStore) -> str:
 # an edit of memory.md or user.md writes notes.md (when entries leave), the write's intent
 # (memory/.writing.json, issue 17), the new file and the journal line)
 OPERATIONS = {
-    "note": (False, None, lambda s, _: s.call(args(action="note", text="noted text"), **CLEAN), 2),
+    "note": (
+        False,
+        None,
+        lambda s, _: s.call(*loose_call(args(action="note", text="noted text"), **CLEAN)),
+        2,
+    ),
     "add": (
         False,
         None,
-        lambda s, _: s.call(args(action="add", file="user", text="new"), **CLEAN),
+        lambda s, _: s.call(*loose_call(args(action="add", file="user", text="new"), **CLEAN)),
         3,
     ),
     "remove": (
         False,
         None,
-        lambda s, _: s.call(args(action="remove", file="memory", old="leaving soon"), **CLEAN),
+        lambda s, _: s.call(
+            *loose_call(args(action="remove", file="memory", old="leaving soon"), **CLEAN)
+        ),
         4,
     ),
     "consolidate": (
         False,
         None,
         lambda s, _: s.call(
-            args(
-                action="consolidate",
-                file="memory",
-                entries=[
-                    {"old": "keep this", "keep": True},
-                    {"old": "leaving soon", "move": True},
-                    {"old": "Robin drinks tea.", "text": "Robin drinks green tea."},
-                ],
+            *loose_call(
+                args(
+                    action="consolidate",
+                    file="memory",
+                    entries=[
+                        {"old": "keep this", "keep": True},
+                        {"old": "leaving soon", "move": True},
+                        {"old": "Robin drinks tea.", "text": "Robin drinks green tea."},
+                    ],
+                ),
+                **CLEAN,
             ),
-            **CLEAN,
         ),
         4,
     ),
     "untrusted-add": (
         False,
         None,
-        lambda s, _: s.call(args(action="add", file="memory", text="from a page"), **TAINTED),
+        lambda s, _: s.call(
+            *loose_call(args(action="add", file="memory", text="from a page"), **TAINTED)
+        ),
         2,
     ),
     "secret-add": (
         False,
         None,
-        lambda s, _: s.call(args(action="add", file="memory", text="a secret"), **SECRET),
+        lambda s, _: s.call(
+            *loose_call(args(action="add", file="memory", text="a secret"), **SECRET)
+        ),
         2,
     ),
-    "undo": (False, lambda s: s.journal.records()[-1]["id"], lambda s, edit: s.undo(edit), 3),
+    "undo": (False, lambda s: s.journal.records()[-1].id, lambda s, edit: s.undo(edit), 3),
     "stage": (
         True,
         None,
-        lambda s, _: s.call(args(action="add", file="user", text="staged"), **CLEAN),
+        lambda s, _: s.call(*loose_call(args(action="add", file="user", text="staged"), **CLEAN)),
         1,
     ),
     "accept": (True, _pending_id, lambda s, pid: s.accept(pid), 3),
@@ -169,9 +183,9 @@ def test_each_write_of_the_sequence_fails_in_turn_and_nothing_half_done_stays(di
         assert answer and not answer.startswith("not applied")
         _whole(store)
         line = store.journal.records()[-1]
-        if line.get("to") in ("memory.md", "user.md"):
-            written = store.home.memory_file(line["to"]).read_bytes()
-            assert written == entries.file_bytes(line["after"])
+        if line.to in ("memory.md", "user.md"):
+            written = store.home.memory_file(line.to).read_bytes()
+            assert written == entries.file_bytes(line.after)
         break
     assert outcomes == ["not applied"] * writes + ["applied"], outcomes
 

@@ -2,6 +2,7 @@
 must equal a reindex of the same notes.md (issue 9, item 1: a log read again gives the same index).
 """
 
+from memoryd.callargs import loose_call
 from memoryd.home import Home, append_bytes
 from memoryd.index import Index
 from memoryd.store import MemoryStore
@@ -15,12 +16,12 @@ def test_a_torn_append_then_a_note_indexes_as_a_reindex_does(tmp_path):
     store.ensure()
     index = Index(home)
     index.open()
-    store.call({"action": "note", "text": "The first note."}, **CLEAN)
+    store.call(*loose_call({"action": "note", "text": "The first note."}, **CLEAN))
     index.catch_up_notes()
     # What a kill in the middle of the next append's os.write leaves: half a header, no newline.
     append_bytes(home.memory_file("notes.md"), "§ noted 2026-11-30T04:1".encode())
     index.catch_up_notes()
-    store.call({"action": "note", "text": "The third note."}, **CLEAN)
+    store.call(*loose_call({"action": "note", "text": "The third note."}, **CLEAN))
     index.catch_up_notes()
     index.close()
     assert index_rows(home.index_db) == fresh_index(home.root, tmp_path)

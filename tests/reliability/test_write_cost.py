@@ -13,6 +13,7 @@ import datetime as dt
 import json
 
 from memoryd import journal as journal_module
+from memoryd.callargs import loose_call
 from memoryd.home import Home
 from memoryd.store import MemoryStore
 from tests.reliability.crash_harness import CLEAN, write_config
@@ -49,12 +50,12 @@ def test_a_note_parses_a_bounded_number_of_journal_lines(tmp_path, monkeypatch):
     store = _store_with_journal(tmp_path, 5_000)
     counting = CountingJson()
     monkeypatch.setattr(journal_module, "json", counting)
-    store.call({"action": "note", "text": "One more note."}, **CLEAN)
+    store.call(*loose_call({"action": "note", "text": "One more note."}, **CLEAN))
     assert counting.loads_calls <= 10
 
 
 def test_the_id_after_a_long_journal_follows_the_last_one(tmp_path):
     """Whatever the fix, ids go on from the journal's last one."""
     store = _store_with_journal(tmp_path, 1_200)
-    store.call({"action": "note", "text": "One more note."}, **CLEAN)
-    assert store.journal.records()[-1]["id"].endswith("-1201")
+    store.call(*loose_call({"action": "note", "text": "One more note."}, **CLEAN))
+    assert store.journal.records()[-1].id.endswith("-1201")

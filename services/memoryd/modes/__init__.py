@@ -10,13 +10,13 @@ The indexer calls rows_added and rows_deleted where it changes the spec's tables
 mode recorded in the index itself, so the same code serves a reindex's new file and the live one.
 """
 
-import json
 import logging
 import os
 import sqlite3
 from pathlib import Path
 
 from memoryd.modes import context
+from memoryd.recallline import RecallLine
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +175,6 @@ def tag_log_line(line: str, mode: str) -> str:
     """The recall log line with the mode that answered; spec's line is left as it is."""
     if mode == "spec":
         return line
-    entry = json.loads(line)
-    entry["mode"] = mode
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    entry = RecallLine.model_validate_json(line)
+    entry.mode = mode
+    return entry.dump_line()

@@ -9,10 +9,12 @@ is refused at accept (issue 12).
 import logging
 
 from memoryd import admin_text, classrule, edits, undo
+from memoryd.caller import UNDO, Caller
 from memoryd.entries import FILE_OF_ARG
 from memoryd.errors import AdminRefused, EditRefused, FileDamaged
+from memoryd.journal import EditLine
 from memoryd.memfiles import read_entries
-from memoryd.review import args_of
+from memoryd.review import PendingLine, args_of
 from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
@@ -29,17 +31,15 @@ class OwnerCommands:
         with self._lock:
             self.detect_hand_edits()
             record = undo.undoable(self.journal, edit_id)
-            file = record["to"]
+            file = record.to
             try:
                 current = read_entries(self.home, file)
             except FileDamaged as e:
                 raise AdminRefused(f"refused: {e}; undo would overwrite it") from None
             undo.check_unchanged(record, current)
-            plan = edits.Plan("undo", file, tuple(current), tuple(record["before"]))
-            new = self._apply(
-                plan, {"session": None, "call": None, "action": "undo", "undoes": edit_id}
-            )
-            return undo.undone_sentence(edit_id, new["id"], file, plan.length)
+            plan = edits.Plan("undo", file, tuple(current), tuple(record.before))
+            new = self._apply(plan, UNDO, "undo", {"undoes": edit_id})
+            return undo.undone_sentence(edit_id, new.id, file, plan.length)
 
     def pending(self) -> str:
         return admin_text.pending_text(self.review.items(), self.review_on)
@@ -58,25 +58,19 @@ class OwnerCommands:
                 raise AdminRefused(
                     f"refused: {pending_id} cannot be applied to {file} as it is now: {reason}"
                 ) from None
-            fields = {k: item.get(k) for k in ("session", "call", "taint")}
+            stager = Caller(item.session, item.call, item.taint, False)
             record = self._apply(
-                plan,
-                {
-                    **fields,
-                    "action": "accept",
-                    "pending": pending_id,
-                    "requested": args.action,
-                },
+                plan, stager, "accept", {"pending": pending_id, "requested": args.action}
             )
             self.review.discard(pending_id)
-            return f"accepted {pending_id} as edit {record['id']}: " + edits.updated_sentence(
+            return f"accepted {pending_id} as edit {record.id}: " + edits.updated_sentence(
                 file, plan.length
             )
 
-    def _check_stager(self, item: dict) -> None:
+    def _check_stager(self, item: PendingLine) -> None:
         """Refuse an item staged by a session that could not edit identity now."""
-        taint = item.get("taint")
-        if item.get("untrusted") is not False:
+        taint = item.taint
+        if item.untrusted is not False:
             reason = "had read untrusted content"
         elif not isinstance(taint, str) or taint not in CLASS_RANK:
             reason = "has no valid taint on record"
@@ -84,26 +78,26 @@ class OwnerCommands:
             reason = f"had read {taint} content, above what memory may hold ({self.max_class})"
         else:
             return
-        raise AdminRefused(classrule.accept_refused_sentence(item["id"], reason))
+        raise AdminRefused(classrule.accept_refused_sentence(item.id, reason))
 
     def reject(self, pending_id: str) -> str:
         with self._lock:
             item = self.review.get(pending_id)
-            file = item.get("file")
+            file = item.file
             try:
                 record = self._journal_reject(item, pending_id, file)
             except OSError as e:
                 raise self._not_applied(str(file), "reject", None, e) from None
             self.review.discard(pending_id)
-            log.info("%s: %s rejected by the owner (edit %s)", file, pending_id, record["id"])
-            return f"rejected {pending_id} (edit {record['id']}); {file} is unchanged"
+            log.info("%s: %s rejected by the owner (edit %s)", file, pending_id, record.id)
+            return f"rejected {pending_id} (edit {record.id}); {file} is unchanged"
 
-    def _journal_reject(self, item: dict, pending_id: str, file: object) -> dict:
+    def _journal_reject(self, item: PendingLine, pending_id: str, file: object) -> EditLine:
         return self.journal.append(
             self.now(),
             {
-                "session": item.get("session"),
-                "call": item.get("call"),
+                "session": item.session,
+                "call": item.call,
                 "untrusted": False,
                 "action": "reject",
                 "file": file,
@@ -112,6 +106,6 @@ class OwnerCommands:
                 "after": [],
                 "notes": [],
                 "pending": pending_id,
-                "requested": item.get("action"),
+                "requested": item.action,
             },
         )

@@ -44,7 +44,7 @@ def _owner_write(method: str) -> Callable:
         if not arg.json_:
             return sentence
         last = journalscan.tail(service.store.journal.month_files(), 1)
-        return paging.dumps({"edit": last[0].get("id") if last else None, "message": sentence})
+        return paging.dumps({"edit": last[0].id if last else None, "message": sentence})
 
     return run
 

@@ -10,13 +10,13 @@ Entries the owner removed are kept by the journal line's before, not sent to not
 import hashlib
 
 from memoryd import check, edits, entries
+from memoryd.caller import OWNER
 from memoryd.entries import FILE_OF_ARG, LIMITS
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.memfiles import read_text
 from memoryd.owner import paging
 from memoryd.owner.args import EditArg, FileArg
 
-OWNER = "owner"
 PROBLEMS_SHOWN = 50
 
 
@@ -79,14 +79,11 @@ def run(store, arg: EditArg) -> str:
             )
         return edits.Plan("edit", name, tuple(current), tuple(new_entries))
 
-    fields = {"session": OWNER, "call": None, "taint": None, "untrusted": False, "action": "edit"}
-    record = store.owner_edit(name, decide, fields)
+    record = store.owner_edit(name, decide, OWNER, "edit")
     if record is None:
         sentence = f"{name} is unchanged: the copy holds the same entries"
     else:
-        sentence = f"edit {record['id']}: " + edits.updated_sentence(
-            name, entries.length(new_entries)
-        )
+        sentence = f"edit {record.id}: " + edits.updated_sentence(name, entries.length(new_entries))
     if arg.json_:
-        return paging.dumps({"edit": record and record["id"], "file": name, "message": sentence})
+        return paging.dumps({"edit": record and record.id, "file": name, "message": sentence})
     return sentence

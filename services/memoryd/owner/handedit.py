@@ -24,7 +24,8 @@ from pathlib import Path
 
 from memoryd.errors import FileDamaged
 from memoryd.home import FILE_MODE, Home
-from memoryd.journal import IDENTITY_FILES, Journal
+from memoryd.journal import IDENTITY_FILES, EditLine, Journal
+from memoryd.linefile import parse_line
 from memoryd.memfiles import read_entries
 from memoryd.owner import journalscan
 
@@ -100,9 +101,8 @@ class JournalTail:
         months = self.journal.month_files()
         for file in IDENTITY_FILES:
             record = journalscan.last_with_to(months, file)
-            after = _entry_list(record.get("after")) if record is not None else None
-            if after is not None:
-                self._after[file] = after
+            if record is not None:
+                self._after[file] = record.after
         self._path = months[-1] if months else None
         self._offset = self._path.stat().st_size if self._path else 0
 
@@ -143,7 +143,7 @@ class HandEdits:
         self.now = now
         self.tail = JournalTail(journal)
 
-    def detect(self) -> list[dict]:
+    def detect(self) -> list[EditLine]:
         """Journal every identity file that differs from the journal's last after."""
         records = []
         for file in IDENTITY_FILES:
@@ -152,7 +152,7 @@ class HandEdits:
                 records.append(record)
         return records
 
-    def _detect(self, file: str) -> dict | None:
+    def _detect(self, file: str) -> EditLine | None:
         try:
             current = read_entries(self.home, file)
         except FileDamaged as e:
@@ -168,7 +168,7 @@ class HandEdits:
                 "%s: memoryd's write was renamed into place but not journalled before a crash; "
                 "journalled now as edit %s",
                 file,
-                record["id"],
+                record.id,
             )
             return record
         record = self.journal.append(
@@ -191,7 +191,7 @@ class HandEdits:
             file,
             len(last),
             len(current),
-            record["id"],
+            record.id,
         )
         return record
 
@@ -205,15 +205,9 @@ def _identity_afters(data: bytes):
     for raw in data.split(b"\n"):
         if not any(name in raw for name in _NAMES):
             continue
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if not isinstance(record, dict):
-            continue
-        after = _entry_list(record.get("after"))
-        if record.get("to") in IDENTITY_FILES and after is not None:
-            yield record["to"], after
+        record = parse_line(raw, EditLine)
+        if not isinstance(record, str) and record.to in IDENTITY_FILES:
+            yield record.to, record.after
 
 
 def _is_unjournalled_write(fields: dict, file: str, last: list[str], current: list[str]) -> bool:

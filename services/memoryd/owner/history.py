@@ -8,13 +8,13 @@ before paging existed.
 
 from memoryd import admin_text
 from memoryd.errors import AdminRefused
-from memoryd.journal import EDIT_ID, Journal
+from memoryd.journal import EDIT_ID, EditLine, Journal
 from memoryd.owner import journalscan, paging
 from memoryd.owner.args import LogArg, PendingArg
-from memoryd.review import PENDING_ID
+from memoryd.review import PENDING_ID, PendingLine
 
 
-def log_window(journal: Journal, n: int, start: str | None) -> list[dict]:
+def log_window(journal: Journal, n: int, start: str | None) -> list[EditLine]:
     """The edits log N (--from ID) names, oldest first, read from the journal's end (or from
     ID's line) through journalscan, so a long journal costs only the lines shown."""
     months = journal.month_files()
@@ -29,9 +29,9 @@ def log_window(journal: Journal, n: int, start: str | None) -> list[dict]:
     return window
 
 
-def log_item(record: dict) -> dict:
+def log_item(record: EditLine) -> dict:
     keys = ("id", "time", "session", "action", "file", "to", "untrusted")
-    return {**{k: record.get(k) for k in keys}, "where": admin_text.where(record)}
+    return {**{k: getattr(record, k) for k in keys}, "where": admin_text.where(record)}
 
 
 def log_answer(journal: Journal, arg: LogArg) -> str:
@@ -55,33 +55,33 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
     rest = _log_rest(window, page, arg.n)
     if rest is not None:
         lines.append(
-            f"(showing {len(page.shown):,} of {page.total:,} edits, {window[0].get('id')} to "
-            f"{window[len(page.shown) - 1].get('id')}; to see the rest: {rest})"
+            f"(showing {len(page.shown):,} of {page.total:,} edits, {window[0].id} to "
+            f"{window[len(page.shown) - 1].id}; to see the rest: {rest})"
         )
     if page.cut:
         lines.append(f"({page.cut:,} lines were cut to {paging.ITEM_BYTES:,} bytes)")
     return "\n".join(lines)
 
 
-def _log_rest(window: list[dict], page: paging.Page, n: int) -> str | None:
+def _log_rest(window: list[EditLine], page: paging.Page, n: int) -> str | None:
     if page.complete:
         return None
     left = page.total - len(page.shown)
-    return f"bxctl memory log {left} --from {window[len(page.shown)].get('id')}"
+    return f"bxctl memory log {left} --from {window[len(page.shown)].id}"
 
 
-def pending_window(items: list[dict], start: str | None) -> list[dict]:
+def pending_window(items: list[PendingLine], start: str | None) -> list[PendingLine]:
     if start is None:
         return items
     if not PENDING_ID.match(start):
         raise AdminRefused(f"refused: {start[:64]!r} is not a pending id (p-YYYY-MM-DD-NNNN)")
     for position, item in enumerate(items):
-        if item.get("id") == start:
+        if item.id == start:
             return items[position:]
     raise AdminRefused(f"refused: no edit {start} is waiting for review")
 
 
-def pending_answer(items: list[dict], review_on: bool, arg: PendingArg) -> str:
+def pending_answer(items: list[PendingLine], review_on: bool, arg: PendingArg) -> str:
     window = pending_window(items, arg.from_)
     if arg.json_:
         page = paging.json_page(window, _pending_dict)
@@ -104,7 +104,7 @@ def pending_answer(items: list[dict], review_on: bool, arg: PendingArg) -> str:
     if rest is not None:
         lines.append(
             f"({len(items):,} edits are waiting for review; showing {len(page.shown):,}, "
-            f"{window[0].get('id')} to {window[len(page.shown) - 1].get('id')}; "
+            f"{window[0].id} to {window[len(page.shown) - 1].id}; "
             f"to see the rest: {rest})"
         )
     if page.cut:
@@ -112,12 +112,12 @@ def pending_answer(items: list[dict], review_on: bool, arg: PendingArg) -> str:
     return "\n".join(lines)
 
 
-def _pending_dict(item: dict) -> dict:
+def _pending_dict(item: PendingLine) -> dict:
     keys = ("id", "time", "session", "call", "action", "file", "taint", "untrusted", "args")
-    return {k: item.get(k) for k in keys}
+    return {k: getattr(item, k) for k in keys}
 
 
-def _pending_rest(window: list[dict], page: paging.Page) -> str | None:
+def _pending_rest(window: list[PendingLine], page: paging.Page) -> str | None:
     if page.complete:
         return None
-    return f"bxctl memory pending --from {window[len(page.shown)].get('id')}"
+    return f"bxctl memory pending --from {window[len(page.shown)].id}"

@@ -15,6 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memoryd.journal import EditLine
+from memoryd.linefile import parse_line
+
 
 @contextmanager
 def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
@@ -36,12 +39,10 @@ def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
             view.close()
 
 
-def _parse(raw: bytes) -> dict | None:
-    try:
-        value = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
+def _parse(raw: bytes) -> EditLine | None:
+    """The journal line raw, validated; None for a damaged line (skipped, as read_lines does)."""
+    record = parse_line(raw, EditLine)
+    return None if isinstance(record, str) else record
 
 
 def _line_at(data, position: int) -> tuple[int, int]:
@@ -83,7 +84,7 @@ def _bisect(data, needle: bytes, key: tuple[str, int]) -> int:
     return position
 
 
-def line_with_id(path: Path, edit_id: str) -> dict | None:
+def line_with_id(path: Path, edit_id: str) -> EditLine | None:
     """The journal line of edit_id in path: by halving the file first (ids grow along it), then,
     if that finds nothing (a clock that went back, a hand edit), by searching it from the end."""
     needle = b'{"id": ' + json.dumps(edit_id).encode()
@@ -94,7 +95,7 @@ def line_with_id(path: Path, edit_id: str) -> dict | None:
             if position != -1:
                 start, end = _line_at(data, position)
                 record = _parse(data[start:end])
-                if record is not None and record.get("id") == edit_id:
+                if record is not None and record.id == edit_id:
                     return record
         position = len(data)
         while True:
@@ -104,11 +105,11 @@ def line_with_id(path: Path, edit_id: str) -> dict | None:
             if position == 0 or data[position - 1 : position] == b"\n":
                 start, end = _line_at(data, position)
                 record = _parse(data[start:end])
-                if record is not None and record.get("id") == edit_id:
+                if record is not None and record.id == edit_id:
                     return record
 
 
-def last_with_to(paths: list[Path], file: str) -> dict | None:
+def last_with_to(paths: list[Path], file: str) -> EditLine | None:
     """The last journal line (over paths, oldest first) whose "to" is file."""
     needle = b'"to": ' + json.dumps(file).encode()
     for path in reversed(paths):
@@ -120,15 +121,15 @@ def last_with_to(paths: list[Path], file: str) -> dict | None:
                     break
                 start, end = _line_at(data, position)
                 record = _parse(data[start:end])
-                if record is not None and record.get("to") == file:
+                if record is not None and record.to == file:
                     return record
                 position = start
     return None
 
 
-def tail(paths: list[Path], n: int) -> list[dict]:
+def tail(paths: list[Path], n: int) -> list[EditLine]:
     """The last n parseable lines over paths (oldest first), oldest first."""
-    out: list[dict] = []
+    out: list[EditLine] = []
     for path in reversed(paths):
         with mapped(path) as data:
             end = len(data)
@@ -148,10 +149,10 @@ def tail(paths: list[Path], n: int) -> list[dict]:
     return out[-n:] if n else []
 
 
-def from_id(paths: list[Path], edit_id: str, n: int) -> list[dict] | None:
+def from_id(paths: list[Path], edit_id: str, n: int) -> list[EditLine] | None:
     """n parseable lines starting at edit_id's (None when no line has that id)."""
     needle = b'{"id": ' + json.dumps(edit_id).encode()
-    out: list[dict] = []
+    out: list[EditLine] = []
     found = False
     for path in paths:
         with mapped(path) as data:

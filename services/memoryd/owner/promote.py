@@ -9,6 +9,7 @@ came from), so undo reverts it like any edit. notes.md is append-only: the note 
 import re
 
 from memoryd import edits, notes
+from memoryd.caller import OWNER
 from memoryd.entries import FILE_OF_ARG
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.owner import paging
@@ -16,7 +17,6 @@ from memoryd.owner.args import PromoteArg
 from proto.tools import AddArgs
 
 NOTE_REF = re.compile(r"^note:(\d{1,9})$")
-OWNER = "owner"
 
 
 def find_note(all_notes: list[notes.NoteEntry], ref: str) -> notes.NoteEntry:
@@ -54,17 +54,10 @@ def run(store, arg: PromoteArg) -> str:
             raise AdminRefused(f"refused: {ref} cannot go into {file}: {reason}") from None
         return edits.Plan("promote", file, plan.before, plan.after)
 
-    fields = {
-        "session": OWNER,
-        "call": None,
-        "taint": None,
-        "untrusted": False,
-        "action": "promote",
-        "note": {"ref": ref, "session": note.session, "untrusted": note.untrusted},
-    }
-    record = store.owner_edit(file, decide, fields)
-    length = edits.entries.length(record["after"])
-    sentence = f"promoted {ref} into {file} as edit {record['id']}: " + edits.updated_sentence(
+    came_from = {"ref": ref, "session": note.session, "untrusted": note.untrusted}
+    record = store.owner_edit(file, decide, OWNER, "promote", {"note": came_from})
+    length = edits.entries.length(record.after)
+    sentence = f"promoted {ref} into {file} as edit {record.id}: " + edits.updated_sentence(
         file, length
     )
     if note.untrusted:
@@ -74,7 +67,7 @@ def run(store, arg: PromoteArg) -> str:
     if arg.json_:
         return paging.dumps(
             {
-                "edit": record["id"],
+                "edit": record.id,
                 "ref": ref,
                 "file": file,
                 "entry": note.text,

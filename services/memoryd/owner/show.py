@@ -10,13 +10,13 @@ removed and an added entry in the same place), and moved or dropped ones, which 
 import difflib
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import EDIT_ID, Journal
+from memoryd.journal import EDIT_ID, EditLine, Journal
 from memoryd.owner import journalscan, paging
 
 EXTRA_KEYS = ("undoes", "pending", "requested", "note", "recovered")
 
 
-def find(journal: Journal, edit_id: str) -> dict:
+def find(journal: Journal, edit_id: str) -> EditLine:
     """The journal line of edit_id; AdminRefused when there is none."""
     if not EDIT_ID.match(edit_id):
         raise AdminRefused(f"refused: {edit_id[:64]!r} is not an edit id (YYYY-MM-DD-NNNN)")
@@ -26,17 +26,20 @@ def find(journal: Journal, edit_id: str) -> dict:
     return record
 
 
-def _strings(value: object) -> list[str]:
-    return [e for e in value if isinstance(e, str)] if isinstance(value, list) else []
+def _extras(record: EditLine) -> dict:
+    """The keys beyond the common ones a line holds (undoes, pending, requested, note,
+    recovered), as written."""
+    written = record.model_fields_set
+    return {key: getattr(record, key) for key in EXTRA_KEYS if key in written}
 
 
-def diff(record: dict) -> list[dict]:
+def diff(record: EditLine) -> list[dict]:
     """The changes an edit made, in file order: kept, added, removed, rewritten, moved, dropped."""
-    before, after = _strings(record.get("before")), _strings(record.get("after"))
+    before, after = record.before, record.after
     went = {}
-    for note in record.get("notes") or []:
-        if isinstance(note, dict) and note.get("kind") in ("moved", "dropped"):
-            went[note.get("text")] = note["kind"]
+    for note in record.notes:
+        if note.kind in ("moved", "dropped"):
+            went[note.text] = note.kind
     changes: list[dict] = []
 
     def removed(entry: str) -> dict:
@@ -59,10 +62,10 @@ def diff(record: dict) -> list[dict]:
             new = new[len(pairs) :]
         changes.extend(removed(e) for e in old)
         changes.extend({"change": "added", "entry": e} for e in new)
-    if record.get("to") == "notes.md":
-        for note in record.get("notes") or []:
-            if isinstance(note, dict) and note.get("kind") == "noted":
-                changes.append({"change": "noted", "entry": note.get("text"), "to": "notes.md"})
+    if record.to == "notes.md":
+        for note in record.notes:
+            if note.kind == "noted":
+                changes.append({"change": "noted", "entry": note.text, "to": "notes.md"})
     return changes
 
 
@@ -78,18 +81,18 @@ def _entry(text: object) -> str:
     return cut.replace("\n", "\n" + INDENT)
 
 
-def render(record: dict, changes: list[dict]) -> str:
-    session = record.get("session") or "owner"
+def render(record: EditLine, changes: list[dict]) -> str:
+    session = record.session or "owner"
     lines = [
-        f"edit {record.get('id')}",
-        f"time      {record.get('time')}",
-        f"session   {session}" + ("  (untrusted)" if record.get("untrusted") else ""),
-        f"action    {record.get('action')}",
-        f"file      {record.get('file')}",
-        f"to        {record.get('to')}",
+        f"edit {record.id}",
+        f"time      {record.time}",
+        f"session   {session}" + ("  (untrusted)" if record.untrusted else ""),
+        f"action    {record.action}",
+        f"file      {record.file}",
+        f"to        {record.to}",
     ]
-    lines += [f"{key:<9} {record[key]}" for key in EXTRA_KEYS if key in record]
-    before, after = _strings(record.get("before")), _strings(record.get("after"))
+    lines += [f"{key:<9} {value}" for key, value in _extras(record).items()]
+    before, after = record.before, record.after
     lines.append(f"entries   {len(before)} before, {len(after)} after")
     kept = sum(1 for c in changes if c["change"] == "kept")
     for c in changes:
@@ -116,10 +119,10 @@ def answer(journal: Journal, edit_id: str, as_json: bool) -> str:
     changes = diff(record)
     if as_json:
         keys = ("id", "time", "session", "call", "taint", "untrusted", "action", "file", "to")
-        shown = {k: record.get(k) for k in keys}
-        shown.update({k: record[k] for k in EXTRA_KEYS if k in record})
-        shown["before"] = _strings(record.get("before"))
-        shown["after"] = _strings(record.get("after"))
+        shown = {k: getattr(record, k) for k in keys}
+        shown.update(_extras(record))
+        shown["before"] = record.before
+        shown["after"] = record.after
         shown["changes"] = changes
         return paging.dumps(shown)
     return render(record, changes)

@@ -8,7 +8,7 @@ is the last `days` days (30 by default), read from the month files it spans.
 """
 
 import datetime as dt
-import json
+import logging
 import os
 import re
 from collections import Counter
@@ -17,8 +17,12 @@ from pathlib import Path
 from memoryd import entries, notes
 from memoryd.errors import FileDamaged
 from memoryd.home import Home
+from memoryd.linefile import parse_line
 from memoryd.memfiles import read_entries
 from memoryd.owner import paging
+from memoryd.recallline import RecallLine
+
+log = logging.getLogger(__name__)
 
 IDENTITY = ("memory.md", "user.md")
 
@@ -68,12 +72,13 @@ def count_whole_month(data: bytes, cutoff: bytes) -> tuple[Counter, int] | None:
     return +counts, recalls
 
 
-def count_month(data: bytes, cutoff: bytes) -> tuple[Counter, int]:
+def count_month(data: bytes, cutoff: bytes, path: Path | None = None) -> tuple[Counter, int]:
     """Note hits and agent recalls in one month file's bytes, from cutoff (YYYY-MM-DDTHH:MM:SS).
 
     The lines are picked by their time and the owner's mark without parsing them, and the hits
     found with one regular expression over the picked lines; a line memoryd did not write in its
-    own form is parsed as JSON instead."""
+    own form is validated as a RecallLine instead (a damaged one is skipped, naming path and
+    the line)."""
     whole = count_whole_month(data, cutoff)
     if whole is not None:
         return whole
@@ -81,34 +86,26 @@ def count_month(data: bytes, cutoff: bytes) -> tuple[Counter, int]:
     picked: list[bytes] = []
     counts: Counter = Counter()
     recalls = 0
-    for raw in data.split(b"\n"):
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         if raw.startswith(TIME_PREFIX):
             if raw[start : start + 19] >= cutoff and not raw.endswith(OWNER_MARK):
                 picked.append(raw)
             continue
-        line = _parse(raw)
-        if line is None or line.get("by") == "owner":
+        line = parse_line(raw, RecallLine)
+        if isinstance(line, str):
+            log.warning("%s: line %d %s; not counted", path or "recall log", number, line)
             continue
-        if not isinstance(line.get("time"), str) or line["time"][:19].encode() < cutoff:
+        if line.by == "owner" or line.time[:19].encode() < cutoff:
             continue
         recalls += 1
-        for hit in line.get("hits") or []:
-            if isinstance(hit, dict) and hit.get("kind") in ("noted", "moved", "dropped"):
-                if isinstance(hit.get("record"), int):
-                    counts[hit["record"]] += 1
+        for hit in line.hits:
+            if hit.kind in ("noted", "moved", "dropped"):
+                counts[hit.record] += 1
     recalls += len(picked)
     counts.update(_hits(b"\n".join(picked)))
     return counts, recalls
-
-
-def _parse(raw: bytes) -> dict | None:
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def note_hits(home: Home, since: dt.datetime, until: dt.datetime) -> tuple[Counter, int]:
@@ -117,11 +114,12 @@ def note_hits(home: Home, since: dt.datetime, until: dt.datetime) -> tuple[Count
     recalls = 0
     cutoff = since.strftime("%Y-%m-%dT%H:%M:%S").encode()
     for month in _months(since, until):
+        path = home.recalls / f"{month}.jsonl"
         try:
-            data = (home.recalls / f"{month}.jsonl").read_bytes()
+            data = path.read_bytes()
         except FileNotFoundError:
             continue
-        month_counts, month_recalls = count_month(data, cutoff)
+        month_counts, month_recalls = count_month(data, cutoff, path)
         counts.update(month_counts)
         recalls += month_recalls
     return counts, recalls

@@ -32,6 +32,11 @@ def recall_lines(seed: int, n: int = 1_500) -> list[dict]:
         }
         if rng.random() < 0.1:
             line["by"] = "owner"
+        # Written after the owner's mark: a partial recall, a recall mode other than spec.
+        if rng.random() < 0.2:
+            line["partial"] = True
+        if rng.random() < 0.2:
+            line["mode"] = "context"
         out.append(line)
     return out
 

@@ -36,9 +36,11 @@ def _months(since: dt.datetime, until: dt.datetime) -> list[str]:
 
 
 # What RecallLog writes (recall.log_line: compact JSON, time first, a hit's keys in this order, the
-# owner's mark last). Session ids are validated, so they hold no escapes.
+# owner's mark after the hits, and "partial" or "mode" after it when set). Session ids are
+# validated, so they hold no escapes; a query's quotes are escaped, so the mark's unescaped quotes
+# can only be the key itself.
 TIME_PREFIX = b'{"time":"'
-OWNER_MARK = b',"by":"owner"}'
+OWNER_MARK = b',"by":"owner"'
 NOTE_HIT = re.compile(
     rb'"kind":"(?:noted|moved|dropped)","session":"[A-Za-z0-9_-]*","record":(\d+)'
 )
@@ -63,12 +65,15 @@ def count_whole_month(data: bytes, cutoff: bytes) -> tuple[Counter, int] | None:
         return None
     counts = _hits(data)
     recalls = lines
-    position = data.find(OWNER_MARK + b"\n")
+    position = data.find(OWNER_MARK)
     while position != -1:
         line_start = data.rfind(b"\n", 0, position) + 1
         counts.subtract(_hits(data[line_start:position]))
         recalls -= 1
-        position = data.find(OWNER_MARK + b"\n", position + 1)
+        line_end = data.find(b"\n", position)
+        if line_end == -1:
+            break
+        position = data.find(OWNER_MARK, line_end)
     return +counts, recalls
 
 
@@ -90,7 +95,7 @@ def count_month(data: bytes, cutoff: bytes, path: Path | None = None) -> tuple[C
         if not raw.strip():
             continue
         if raw.startswith(TIME_PREFIX):
-            if raw[start : start + 19] >= cutoff and not raw.endswith(OWNER_MARK):
+            if raw[start : start + 19] >= cutoff and OWNER_MARK not in raw:
                 picked.append(raw)
             continue
         line = parse_line(raw, RecallLine)

@@ -17,7 +17,7 @@ import time
 from bench_recall import K, ZipfGenerator
 
 from memoryd import bm25, recall, topk, vocab
-from memoryd.query import query_terms
+from memoryd.query import Query, query_terms
 
 
 class Timed:
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     for text in texts:
         account.clear()
         started = time.perf_counter()
-        recall.search(conn, text, K)
+        recall.search(conn, Query.parse(text), K)
         took = time.perf_counter() - started
         stats = vocab.generation(conn)
         docs = sorted(

@@ -7,7 +7,11 @@ is in WAL mode, so readers never wait for the writer.
 Catching up goes a part at a time (indexer.index_session_part), each part its own transaction,
 so the writer thread can run a memory call between two parts; a transaction that changed nothing
 is rolled back, not committed. While the catch-up after a start runs, `catching_up` says how far it
-is, and recall says so in one line after its hits (and the recall log line says partial).
+is, and recall (recall.py) says so in one line after its hits (and the recall log line says
+partial).
+
+Recall itself lives in recall.py: the index only hands out read connections (reader), from a
+small pool, under the swap gate, a damaged file reported as IndexDamaged.
 
 Reindex builds index/memory.sqlite3.new from scratch while recall goes on, off the writer thread
 (build_new); then, on the writer, it catches the new file up with what was written meanwhile and
@@ -30,18 +34,19 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memoryd import indexer, modes
 from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
 from memoryd.indexer import RECORD_BYTES, Part, Settings
 from memoryd.indexfile import Gate, check_fts5, create_file, damage, remove_database
-from memoryd.modes import context
-from memoryd.query import match_expression
-from memoryd.recall import Hit, RecallLog, RecallResult, log_line, result, search
 from proto.labels import CLASS_RANK
 from proto.messages import is_session_id
-from proto.records import now_rfc3339
+
+if TYPE_CHECKING:
+    from memoryd.modes.hybrid import Hybrid
+    from memoryd.recall import Recaller, RecallResult
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +90,8 @@ class Index:
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
-        self._recall_log: RecallLog | None = None
-        self._hybrid = None  # modes.hybrid.Hybrid in mode hybrid (needs the [hybrid] extra)
+        self._recaller: Recaller | None = None  # Index.recall's, for the tests
+        self._hybrid: Hybrid | None = None  # in mode hybrid (needs the [hybrid] extra)
 
     # --- connections ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -185,9 +190,9 @@ class Index:
         with self._gate.exclusive():
             self._close_all()
         with self._pool_lock:
-            recall_log, self._recall_log = self._recall_log, None
-        if recall_log is not None:
-            recall_log.close()
+            recaller, self._recaller = self._recaller, None
+        if recaller is not None:
+            recaller.close()
 
     # --- keeping up -----------------------------------------------------------------------------
     def sessions(self) -> list[str]:
@@ -324,7 +329,12 @@ class Index:
         )
         return built.logs, built.records, built.notes
 
-    # --- recall ---------------------------------------------------------------------------------
+    # --- readers -------------------------------------------------------------------------------
+    @property
+    def hybrid(self) -> "Hybrid | None":
+        """The hybrid mode's matrix and embedder (mode hybrid only), which recall searches."""
+        return self._hybrid
+
     def _take(self) -> sqlite3.Connection:
         with self._pool_lock:
             if self._pool:
@@ -339,39 +349,36 @@ class Index:
         with self._pool_lock:
             self._pool.append(conn)
 
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[sqlite3.Connection]:
+        """A read connection from the pool, held under the swap gate (a reindex's swap waits for
+        it) and given back after. A sqlite3.DatabaseError inside becomes IndexDamaged (logged,
+        the connection closed, never given back)."""
+        with self._gate.shared():
+            conn = self._take()
+            try:
+                yield conn
+            except sqlite3.DatabaseError as error:
+                conn.close()
+                log.error("index %s: recall failed: %s", self.path, error)
+                raise IndexDamaged(DAMAGED) from None
+            except BaseException:
+                conn.close()
+                raise
+            self._give(conn)
+
     def recall(
         self, query: str, k: int = 5, *, session: str, by: str | None = None
-    ) -> RecallResult:
-        """At most k hits for query, rendered and labelled; appends the recall log line (with
-        "by": "owner" for the owner's search, so the agent's hit counts leave it out). While the
-        catch-up after a start runs, a line after the hits says how far it is."""
-        catching_up = self.catching_up
-        hits: list[Hit] = []
-        if match_expression(query) is not None:
-            with self._gate.shared():
-                conn = self._take()
-                try:
-                    hits = self._search(conn, query, k)
-                except sqlite3.DatabaseError as error:
-                    conn.close()
-                    log.error("index %s: recall failed: %s", self.path, error)
-                    raise IndexDamaged(DAMAGED) from None
-                self._give(conn)
-        self._log_recall(session, query, k, hits, by, partial=catching_up is not None)
-        answer = result(query, hits)
-        if catching_up is None:
-            return answer
-        read, logs = catching_up
-        note = f"(the index is catching up: {read} of {logs} session logs read)"
-        return replace(answer, text=f"{answer.text}\n{note}")
+    ) -> "RecallResult":
+        """recall.Recaller(self).recall, with one Recaller (and recall log) per index, closed with
+        it: a thin delegate the tests call. memoryd itself recalls through its own Recaller."""
+        from memoryd.recall import Recaller  # recall.py imports this module, not the reverse
 
-    def _search(self, conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
-        # Recall modes (issue 15): spec is the spec's search, untouched.
-        if self.mode == "context":
-            return context.search(conn, query, k)
-        if self._hybrid is not None:
-            return self._hybrid.search(conn, query, k)
-        return search(conn, query, k)
+        with self._pool_lock:
+            if self._recaller is None:
+                self._recaller = Recaller(self)
+            recaller = self._recaller
+        return recaller.recall(query, k, session=session, by=by)
 
     @contextlib.contextmanager
     def _embedding_connection(self) -> Iterator[sqlite3.Connection]:
@@ -390,22 +397,6 @@ class Index:
     def drain_embeddings(self, timeout: float = 60.0) -> bool:
         """Wait until every row has its vector (hybrid; tests and benchmarks)."""
         return self._hybrid is None or self._hybrid.drain(timeout)
-
-    def _log_recall(
-        self,
-        session: str,
-        query: str,
-        k: int,
-        hits: list[Hit],
-        by: str | None = None,
-        *,
-        partial: bool = False,
-    ) -> None:
-        with self._pool_lock:
-            if self._recall_log is None:
-                self._recall_log = RecallLog(self.home)
-        line = log_line(now_rfc3339(), session, query, k, hits, by, partial=partial)
-        self._recall_log.append(modes.tag_log_line(line, self.mode))
 
 
 __all__ = ["Index", "Rebuilt", "check_fts5"]

@@ -7,6 +7,8 @@ filters, parentheses, AND/NOT) survives as syntax: inside quotes it is a plain s
 """
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from memoryd.defuse import defuse  # noqa: F401  (the defusing of snippets lives in defuse.py)
 
@@ -23,15 +25,35 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(_TERM.findall(query)))
 
 
-def match_expression(query: str) -> str | None:
-    """The FTS5 MATCH expression for a query, or None when it has no letter or digit at all."""
-    terms = query_terms(query)
+def terms_expression(terms: Sequence[str]) -> str | None:
+    """The FTS5 MATCH expression for these terms: each quoted, joined with OR; None for none."""
     if not terms:
         return None
     return " OR ".join(f'"{term}"' for term in terms)
 
 
-def _first_match(text: str, terms: list[str]) -> int:
+def match_expression(query: str) -> str | None:
+    """The FTS5 MATCH expression for a query, or None when it has no letter or digit at all."""
+    return terms_expression(query_terms(query))
+
+
+@dataclass(frozen=True)
+class Query:
+    """A recall query, split once: its text as the model wrote it, its terms and their MATCH
+    expression (None when it has no term: nothing is searched). recall.py makes it, and topk,
+    textcut and the recall modes take their terms from it."""
+
+    text: str
+    terms: tuple[str, ...]
+    expression: str | None
+
+    @classmethod
+    def parse(cls, text: str) -> "Query":
+        terms = tuple(query_terms(text))
+        return cls(text=text, terms=terms, expression=terms_expression(terms))
+
+
+def _first_match(text: str, terms: Sequence[str]) -> int:
     """Where the first of the terms starts as a whole token (ignoring case), else 0."""
     if not terms:
         return 0
@@ -40,7 +62,7 @@ def _first_match(text: str, terms: list[str]) -> int:
     return found.start() if found else 0
 
 
-def snippet(text: str, terms: list[str], limit: int = SNIPPET_LIMIT) -> str:
+def snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_LIMIT) -> str:
     """The text when it fits in limit characters, else a window around the first matching term,
     with an ellipsis at each cut end; never longer than limit characters."""
     text = text.strip()

@@ -31,6 +31,7 @@ from memoryd.config import WRITE_DEADLINE
 from memoryd.errors import EditRefused, MemorydError, SessionUnknown
 from memoryd.index import Index
 from memoryd.owner import dispatch as owner_commands
+from memoryd.recall import Recaller
 from memoryd.store import MemoryStore
 from memoryd.writer import BACKGROUND, SESSION, WRITE, NotStarted, Writer
 from proto.errors import InvalidArguments
@@ -73,6 +74,7 @@ class MemoryService:
     ):
         self.store = store
         self.index = index
+        self.recaller = Recaller(index)  # recall and the recall log (recall.py)
         self.write_deadline = write_deadline
         self.home_lock: int | None = None  # the fd holding index/memoryd.lock (server.py)
         self.caught_up = threading.Event()  # set when the catch-up after the start is done
@@ -102,6 +104,7 @@ class MemoryService:
         self._rebuilder.shutdown(wait=True)
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
+        self.recaller.close()
         self.index.close()
         if self.home_lock is not None:
             os.close(self.home_lock)
@@ -174,7 +177,7 @@ class MemoryService:
             if request.tool == "recall":
                 args = parse_recall(request.arguments)
                 result = await self._read(
-                    lambda: self.index.recall(args.query, args.k, session=request.session)
+                    lambda: self.recaller.recall(args.query, args.k, session=request.session)
                 )
                 return ToolResponse(
                     call_id=request.call_id, ok=True, output=result.text, label=result.label

@@ -13,6 +13,7 @@ the pages asked for:
 """
 
 import sqlite3
+from collections.abc import Sequence
 
 from memoryd.query import _LEAD, ELLIPSIS, SNIPPET_LIMIT, _first_match, snippet
 
@@ -31,7 +32,7 @@ def _decode_prefix(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def long_snippet(head: str, terms: list[str], limit: int = SNIPPET_LIMIT) -> str:
+def long_snippet(head: str, terms: Sequence[str], limit: int = SNIPPET_LIMIT) -> str:
     """query.snippet's window for a text longer than WHOLE bytes, from its first characters."""
     text = head.lstrip()
     searched = text[: max(0, len(text) - limit)]
@@ -42,7 +43,7 @@ def long_snippet(head: str, terms: list[str], limit: int = SNIPPET_LIMIT) -> str
     return ELLIPSIS + text[start : start + limit - 2] + ELLIPSIS
 
 
-def hit_snippet(conn: sqlite3.Connection, rowid: int, terms: list[str]) -> str:
+def hit_snippet(conn: sqlite3.Connection, rowid: int, terms: Sequence[str]) -> str:
     """The snippet of row rowid of hits for a query's terms."""
     with conn.blobopen("hits_content", "c0", rowid, readonly=True) as blob:
         size = len(blob)

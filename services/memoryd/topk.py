@@ -36,6 +36,7 @@ read transaction, so all the statements see one state of the index.
 import heapq
 import json
 import sqlite3
+from collections.abc import Sequence
 
 from memoryd import bm25, tokencount, vocab
 
@@ -86,7 +87,9 @@ def fallback(conn: sqlite3.Connection, expression: str, k: int) -> list[int]:
     return [rowid for (rowid,) in conn.execute(FALLBACK, (expression, k))]
 
 
-def best_rowids(conn: sqlite3.Connection, terms: list[str], expression: str, k: int) -> list[int]:
+def best_rowids(
+    conn: sqlite3.Connection, terms: Sequence[str], expression: str, k: int
+) -> list[int]:
     """The rowids of the spec's query for these terms (expression is its MATCH text), best first."""
     found = fast(conn, terms, k)
     return fallback(conn, expression, k) if found is None else found
@@ -108,7 +111,7 @@ def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list
     return None
 
 
-def fast(conn: sqlite3.Connection, terms: list[str], k: int) -> list[int] | None:
+def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | None:
     """The answer without scoring every row, or None when only the plain query can give it."""
     if k < 1:
         return None

@@ -16,9 +16,10 @@ one built by a reindex hold the same rows.
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from memoryd.hit import Hit
 from memoryd.modes.dates import date_words
-from memoryd.modes.stopwords import content_terms
-from memoryd.recall import Hit
+from memoryd.modes.stopwords import without_stopwords
+from memoryd.query import Query, terms_expression
 from memoryd.textcut import hit_snippet
 
 SCHEMA = (
@@ -96,26 +97,23 @@ def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
     )
 
 
-def match_expression(query: str) -> str | None:
-    """The FTS5 expression of the context query: its content terms, quoted, joined with OR."""
-    terms = content_terms(query)
-    if not terms:
-        return None
-    return " OR ".join(f'"{term}"' for term in terms)
+def query_terms(query: Query) -> list[str]:
+    """The context query's terms: the query's own (split once, by recall) less the stopwords."""
+    return without_stopwords(query.terms)
 
 
-def ranked(conn: sqlite3.Connection, query: str, limit: int) -> list[tuple[int, float]]:
+def ranked(conn: sqlite3.Connection, query: Query, limit: int) -> list[tuple[int, float]]:
     """(rowid, bm25) of the best limit rows, best first (bm25 is negative: lower is better)."""
-    expression = match_expression(query)
+    expression = terms_expression(query_terms(query))
     if expression is None:
         return []
     return conn.execute(RANKED, (expression, limit)).fetchall()
 
 
-def hits(conn: sqlite3.Connection, rowids: Iterable[int], query: str) -> list[Hit]:
+def hits(conn: sqlite3.Connection, rowids: Iterable[int], query: Query) -> list[Hit]:
     """The hits of rowids in that order, as the spec renders them (snippet of the record's own
     text around the first content term)."""
-    terms = content_terms(query)
+    terms = query_terms(query)
     found = []
     for rowid in rowids:
         row = conn.execute(_HIT, (rowid,)).fetchone()
@@ -127,5 +125,5 @@ def hits(conn: sqlite3.Connection, rowids: Iterable[int], query: str) -> list[Hi
     return found
 
 
-def search(conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
+def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
     return hits(conn, [rowid for rowid, _ in ranked(conn, query, k)], query)

@@ -21,10 +21,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from memoryd.hit import Hit
 from memoryd.modes import context
 from memoryd.modes.embed import Embedder
 from memoryd.modes.vectors import Matrix, Snapshot, pack
-from memoryd.recall import Hit
+from memoryd.query import Query
 
 log = logging.getLogger(__name__)
 
@@ -88,14 +89,14 @@ class Hybrid:
         self._thread.start()
 
     # --- recall ---------------------------------------------------------------------------------
-    def search(self, conn: sqlite3.Connection, query: str, k: int) -> list[Hit]:
+    def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
         # (Embedding the question on another thread beside the lexical query was tried: no gain
         # on the busy 2-core machine, 32.3 against 31.4 ms p50 at 30,000 rows, alternated.)
         lexical = context.ranked(conn, query, LEXICAL_DEPTH)
         matrix = self.matrix.refresh(conn)
         scores = np.zeros(0, dtype=np.float32)
         if len(matrix.rowids):
-            scores = dense_scores(matrix, self.embedder.embed([query])[0])
+            scores = dense_scores(matrix, self.embedder.embed([query.text])[0])
         return context.hits(conn, fuse(lexical, matrix.rowids, scores, k), query)
 
     # --- the embedder ---------------------------------------------------------------------------

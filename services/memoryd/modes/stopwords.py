@@ -3,6 +3,7 @@ terms of the context and hybrid modes: the spec's terms without stopwords, unles
 left. The list is a data file beside this module, read once."""
 
 import functools
+from collections.abc import Sequence
 from importlib import resources
 
 from memoryd.query import query_terms
@@ -17,7 +18,12 @@ def stopwords() -> frozenset[str]:
 def content_terms(query: str) -> list[str]:
     """The query's terms (as the spec splits them) less the stopwords; all of them when every
     term is a stopword ("who is she"), so such a query still finds something."""
-    terms = query_terms(query)
+    return without_stopwords(query_terms(query))
+
+
+def without_stopwords(terms: Sequence[str]) -> list[str]:
+    """Terms already split (query.Query.terms) less the stopwords; all of them when every term
+    is a stopword."""
     words = stopwords()
     kept = [term for term in terms if term.lower() not in words]
-    return kept or terms
+    return kept or list(terms)

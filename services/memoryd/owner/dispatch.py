@@ -54,7 +54,7 @@ COMMANDS: dict[str, tuple[Kind, Callable]] = {
     "pending": ("read", _pending),
     "show": ("read", lambda s, a: show.answer(s.store.journal, a.id, a.json_)),
     "block": ("read", lambda s, a: blockview.answer(s.store.home, a.json_)),
-    "search": ("read", lambda s, a: search.answer(s.index, a.query, a.k, a.json_)),
+    "search": ("read", lambda s, a: search.answer(s.recaller, a.query, a.k, a.json_)),
     "stats": (
         "read",
         lambda s, a: stats.answer(s.store.home, a.days, dt.datetime.now(dt.UTC), a.json_),

@@ -1,13 +1,13 @@
 """bxctl memory search: the owner's recall over the same index (issue 17 item 3).
 
-It calls Index.recall, the agent's own search, so hits carry the same tags and the answer the same
-label; the recall log line is marked "by": "owner" (session "owner"), and stats leaves it out of
-the agent's hit counts. A hit from notes.md carries a reference, note:N (N its number in notes.md
-counting from 0, as the index numbers it), that promote takes.
+It calls Recaller.recall (recall.py), the agent's own search, so hits carry the same tags and the
+answer the same label; the recall log line is marked "by": "owner" (session "owner"), and stats
+leaves it out of the agent's hit counts. A hit from notes.md carries a reference, note:N (N its
+number in notes.md counting from 0, as the index numbers it), that promote takes.
 """
 
-from memoryd.index import Index
 from memoryd.owner import paging
+from memoryd.recall import Recaller
 
 OWNER = "owner"
 NOTE_KINDS = ("noted", "moved", "dropped")
@@ -33,8 +33,8 @@ def hit_dict(position: int, hit) -> dict:
     }
 
 
-def answer(index: Index, query: str, k: int, as_json: bool) -> str:
-    result = index.recall(query, k, session=OWNER, by=OWNER)
+def answer(recaller: Recaller, query: str, k: int, as_json: bool) -> str:
+    result = recaller.recall(query, k, session=OWNER, by=OWNER)
     label = {"class": result.label.klass, "untrusted": result.label.untrusted}
     if as_json:
         hits = [hit_dict(n, hit) for n, hit in enumerate(result.hits, 1)]

@@ -19,7 +19,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
-from memoryd import bm25
+from memoryd import bm25, indexer
 
 BOUNDED_COUNT = "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIMIT ?)"
 VOCAB_ROW = "memoryd_vocab_row"
@@ -45,9 +45,6 @@ _stats: dict[str, Stats] = {}
 @functools.lru_cache(maxsize=1)
 def probe() -> tuple[sqlite3.Connection, threading.Lock]:
     conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    # Imported here: indexer imports the recall modes, which import recall, which imports this.
-    from memoryd import indexer
-
     conn.execute(indexer.SCHEMA[0])  # the same tokenizer as the index's hits table
     conn.execute("CREATE VIRTUAL TABLE probe USING fts5vocab(hits, 'instance')")
     return conn, threading.Lock()

@@ -27,7 +27,7 @@ import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from memoryd import modes, notes
@@ -40,7 +40,7 @@ from memoryd.indexsettings import (
     read_stamp,
     write_stamp,
 )
-from memoryd.sessionrows import Part, Row, session_rows
+from memoryd.sessionrows import LogState, Part, Row, session_rows
 from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
@@ -88,17 +88,6 @@ def schema_problem(conn: sqlite3.Connection) -> str | None:
         if found.get(name) != statement:
             return f"table {name} is missing or has another definition"
     return None
-
-
-@dataclass
-class LogState:
-    """How far one log has been read, and the session's label at that point."""
-
-    records: int = 0
-    bytes: int = 0
-    klass: str = "private"
-    untrusted: bool = False
-    tail: str = hashlib.sha256(b"").hexdigest()
 
 
 def log_problem(home: Home, session: str) -> OSError | None:

@@ -8,22 +8,32 @@ at most max_record_bytes of its text, and a line longer than LINE_CAP is read in
 logged, naming the log and the record).
 """
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from memoryd.indexsettings import Settings, cap_text
 from proto.errors import RecordDamaged
 from proto.labels import CLASS_RANK, higher_class
 from proto.records import AssistantRecord, ToolResultRecord, UserRecord, read_records
 
-if TYPE_CHECKING:
-    from memoryd.indexer import LogState
-
 log = logging.getLogger("memoryd.indexer")
+
+
+@dataclass
+class LogState:
+    """How far one log has been read, and the session's label at that point (the indexer keeps
+    it per log in its offsets table)."""
+
+    records: int = 0
+    bytes: int = 0
+    klass: str = "private"
+    untrusted: bool = False
+    tail: str = hashlib.sha256(b"").hexdigest()
+
 
 # A session log line longer than this is read in chunks, never whole.
 LINE_CAP = 1 << 20
@@ -56,7 +66,7 @@ def _record_texts(record: UserRecord | AssistantRecord) -> Iterable[tuple[str, s
 def session_rows(
     path: Path,
     session: str,
-    state: "LogState",
+    state: LogState,
     settings: Settings,
     counted: Callable[[int], None],
     part: Part,

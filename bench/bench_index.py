@@ -9,7 +9,7 @@ lines:
   second;
 - catch-up: the cost of indexing two new records appended to the 10-record log and to the long
   log, and their ratio (flat means near 1);
-- recall: latency p50 and p99 of Index.recall (search, sources, snippets, lines, label and the
+- recall: latency p50 and p99 of recall (recall_on: search, sources, snippets, lines, label and the
   fsync'd recall log line) next to the same FTS5 query run directly on the same database file
   with the standard library (recall.SEARCH), and their ratios.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 from memoryd.home import Home, ensure_dir
 from memoryd.index import Index
 from memoryd.query import match_expression
-from memoryd.recall import SEARCH
+from memoryd.recall import SEARCH, recall_on
 
 VOCABULARY = 20_000
 SESSION_RECORDS = 1_000
@@ -145,7 +145,7 @@ def bench_size(records: int, queries: int, root: Path) -> None:
     texts = [generator.query() for _ in range(queries)]
     for text in texts[:20]:  # warm the page cache for both
         direct.execute(SEARCH, (match_expression(text), 5)).fetchall()
-        index.recall(text, 5, session="bench")
+        recall_on(index, text, 5, session="bench")
     direct_times, recall_times = [], []
     for n, text in enumerate(texts):
         for which in ("direct", "recall") if n % 2 else ("recall", "direct"):
@@ -154,7 +154,7 @@ def bench_size(records: int, queries: int, root: Path) -> None:
                 direct.execute(SEARCH, (match_expression(text), 5)).fetchall()
                 direct_times.append(time.perf_counter() - started)
             else:
-                index.recall(text, 5, session="bench")
+                recall_on(index, text, 5, session="bench")
                 recall_times.append(time.perf_counter() - started)
     direct.close()
     for p in (50, 99):

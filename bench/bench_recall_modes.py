@@ -4,13 +4,13 @@
     .venv/bin/python bench/bench_recall_modes.py scale [--sizes 10000,100000] [--modes ...]
 
 quality: for each generated conversation (bench/recall_eval, seeded: seeds 1..N), a home with its
-sessions as session logs, indexed in each mode; every question asked through Index.recall with
+sessions as session logs, indexed in each mode; every question asked through recall_on with
 k=10; a question counts as found at k when one of its answering turns is among the first k hits.
 Prints recall@5 and @10 per mode, overall and per question kind.
 
 scale: one home of generated conversations (seeds from 1000) with at least SIZE turns; for each
 mode, in a fresh process: the index built from nothing (catch_up_all; build rate in records a
-second), recall latency p50/p99 of Index.recall over 300 questions of those conversations, and the
+second), recall latency p50/p99 of recall_on over 300 questions of those conversations, and the
 process's RSS (VmRSS after the queries, VmHWM the peak) and the index's size on disk
 (index_mb). In hybrid, the background embedder runs
 for EMBED_SECONDS to measure its rate; the remaining vectors are then written by the benchmark
@@ -32,6 +32,7 @@ from recall_eval.conversations import Conversation, conversation
 
 from memoryd.home import Home, ensure_dir
 from memoryd.index import Index
+from memoryd.recall import recall_on
 
 MODES = ("spec", "context", "hybrid")
 KINDS = ("third", "paraphrase", "detail", "when", "date")
@@ -81,7 +82,7 @@ def quality(args) -> None:
                 if not index.drain_embeddings(3600):
                     sys.exit("the embedder did not finish")
                 for q in conv.questions:
-                    hits = index.recall(q.text, k=10, session="mm-eval").hits
+                    hits = recall_on(index, q.text, k=10, session="mm-eval").hits
                     ranked = [(hit.session, hit.record) for hit in hits]
                     _count(found, q, ranked)
                     if mode == "hybrid":
@@ -202,11 +203,11 @@ def one_scale(home_root: str, mode: str, queries_file: str) -> None:
         out["embed_rate"] = done / (time.perf_counter() - started)
         _fill_vectors(index)
     for q in questions[:20]:
-        index.recall(q, k=10, session="mm-warm")
+        recall_on(index, q, k=10, session="mm-warm")
     times = []
     for q in questions[:QUERIES]:
         t0 = time.perf_counter()
-        index.recall(q, k=10, session="mm-bench")
+        recall_on(index, q, k=10, session="mm-bench")
         times.append((time.perf_counter() - t0) * 1000)
     times.sort()
     out["p50_ms"] = statistics.median(times)

@@ -20,6 +20,7 @@ from pathlib import Path
 from bench_index import Generator, percentile
 
 from memoryd.index import Index
+from memoryd.recall import recall_on
 from proto.client import request
 from proto.messages import MemoryCall, ToolRequest
 from proto.paths import BROKER_MEMORY_SOCKET, under
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                     raise SystemExit(f"recall failed: {reply.output}")
 
             def in_process(text: str) -> None:
-                index.recall(text, 5, session="bench")
+                recall_on(index, text, 5, session="bench")
 
             for text in queries[:20]:
                 over_socket(text)

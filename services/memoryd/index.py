@@ -46,7 +46,6 @@ from proto.messages import is_session_id
 
 if TYPE_CHECKING:
     from memoryd.modes.hybrid import Hybrid
-    from memoryd.recall import Recaller, RecallResult
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +89,7 @@ class Index:
         self._pool: list[sqlite3.Connection] = []
         self._pool_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
-        self._recaller: Recaller | None = None  # Index.recall's, for the tests
+        self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
         self._hybrid: Hybrid | None = None  # in mode hybrid (needs the [hybrid] extra)
 
     # --- connections ----------------------------------------------------------------------------
@@ -190,9 +189,14 @@ class Index:
         with self._gate.exclusive():
             self._close_all()
         with self._pool_lock:
-            recaller, self._recaller = self._recaller, None
-        if recaller is not None:
-            recaller.close()
+            closing, self._on_close = self._on_close, []
+        for close in closing:
+            close()
+
+    def on_close(self, close: Callable[[], None]) -> None:
+        """Call close when the index closes (a Recaller made for it: recall.recall_on)."""
+        with self._pool_lock:
+            self._on_close.append(close)
 
     # --- keeping up -----------------------------------------------------------------------------
     def sessions(self) -> list[str]:
@@ -366,19 +370,6 @@ class Index:
                 conn.close()
                 raise
             self._give(conn)
-
-    def recall(
-        self, query: str, k: int = 5, *, session: str, by: str | None = None
-    ) -> "RecallResult":
-        """recall.Recaller(self).recall, with one Recaller (and recall log) per index, closed with
-        it: a thin delegate the tests call. memoryd itself recalls through its own Recaller."""
-        from memoryd.recall import Recaller  # recall.py imports this module, not the reverse
-
-        with self._pool_lock:
-            if self._recaller is None:
-                self._recaller = Recaller(self)
-            recaller = self._recaller
-        return recaller.recall(query, k, session=session, by=by)
 
     @contextlib.contextmanager
     def _embedding_connection(self) -> Iterator[sqlite3.Connection]:

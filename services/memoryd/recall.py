@@ -9,7 +9,7 @@ memory-tainted.
 The query is split once, into a query.Query, which the search (topk.py, textcut.py) and the recall
 modes (modes/context.py, modes/hybrid.py) take their terms from. Recaller runs a recall on a read
 connection that Index hands out (Index.reader) and owns the recall log; the index knows nothing of
-recall (Index.recall, kept for the tests, only delegates here).
+recall (recall_on, for the tests and benchmarks, keeps one Recaller per index).
 """
 
 import datetime as dt
@@ -269,3 +269,27 @@ __all__ = [
     "result_label",
     "search",
 ]
+
+
+_RECALLERS: dict[Index, Recaller] = {}  # each removed and closed when its index closes
+_RECALLERS_LOCK = threading.Lock()
+
+
+def recall_on(
+    index: Index, query: str, k: int = 5, *, session: str, by: str | None = None
+) -> RecallResult:
+    """Recall on index through one Recaller kept for it and closed with it (tests, benchmarks:
+    memoryd itself holds its own Recaller)."""
+    with _RECALLERS_LOCK:
+        recaller = _RECALLERS.get(index)
+        if recaller is None:
+            recaller = _RECALLERS[index] = Recaller(index)
+            index.on_close(lambda: _forget(index))
+    return recaller.recall(query, k, session=session, by=by)
+
+
+def _forget(index: Index) -> None:
+    with _RECALLERS_LOCK:
+        recaller = _RECALLERS.pop(index, None)
+    if recaller is not None:
+        recaller.close()

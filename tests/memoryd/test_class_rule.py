@@ -9,6 +9,7 @@ from memoryd.callargs import loose_call
 from memoryd.errors import AdminRefused, UntrustedSession
 from memoryd.home import Home
 from memoryd.index import Index
+from memoryd.recall import recall_on
 from memoryd.store import UNTRUSTED_ADD, MemoryStore, untrusted_sentence
 from proto.labels import Label
 
@@ -59,7 +60,7 @@ def test_a_secret_session_add_becomes_a_secret_note_the_index_leaves_out(tmp_pat
     [line] = store.journal.records()
     assert (line.to, line.file, line.taint) == ("notes.md", name, "secret")
     index = indexed(store, "private")
-    assert index.recall("launch code", 5, session="mm-other").hits == []
+    assert recall_on(index, "launch code", 5, session="mm-other").hits == []
     index.close()
 
 
@@ -179,7 +180,7 @@ def test_a_moved_entry_keeps_the_class_of_the_session_that_wrote_it_in(tmp_path)
     assert notes_text.splitlines()[0].endswith("in session mm-clean0001 · secret")
     # An index that holds secret shows it as secret, never private.
     index = indexed(store, "secret")
-    answer = index.recall("vault", 5, session="mm-other")
+    answer = recall_on(index, "vault", 5, session="mm-other")
     assert answer.text.splitlines()[0] == "[1] identity · moved 2026-09-24 from memory.md · secret"
     assert answer.label == Label(klass="secret", untrusted=False)
     index.close()
@@ -187,7 +188,7 @@ def test_a_moved_entry_keeps_the_class_of_the_session_that_wrote_it_in(tmp_path)
     private_index = Index(store.home, max_class="private")
     private_index.open()
     private_index.reindex()
-    assert private_index.recall("vault", 5, session="mm-other").hits == []
+    assert recall_on(private_index, "vault", 5, session="mm-other").hits == []
     private_index.close()
 
 

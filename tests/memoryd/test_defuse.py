@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from memoryd.defuse import HEADER_START, defuse, escape_controls
 from memoryd.home import Home
 from memoryd.index import Index
-from memoryd.recall import Hit, render
+from memoryd.recall import Hit, recall_on, render
 from proto.invisible import is_invisible
 from proto.records import ToolResultRecord, UserRecord, append_session_record
 
@@ -174,7 +174,7 @@ def test_session_records_and_notes_are_defused_through_the_index(tmp_path):
     index = Index(home)
     index.open()
     index.catch_up_all()
-    answer = index.recall("harbour", 5, session="mm-3").text
+    answer = recall_on(index, "harbour", 5, session="mm-3").text
     index.close()
     headers = [line for line in model_lines(answer) if header_like(line)]
     assert sorted({line[:4] for line in headers}) == ["[1] ", "[2] "], answer

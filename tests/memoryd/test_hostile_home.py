@@ -15,6 +15,7 @@ from memoryd.callargs import loose_call
 from memoryd.errors import FileInvalid, WriteFailed
 from memoryd.home import Home
 from memoryd.index import Index
+from memoryd.recall import recall_on
 from proto.client import request
 from proto.files import NotRegular
 from proto.messages import MemoryCall, ToolRequest
@@ -150,7 +151,7 @@ def test_the_recall_log_refuses_a_recalls_folder_swapped_for_a_link(tmp_path, ou
     swap_for_link(store.home.recalls, outside)
     try:
         with pytest.raises(NotRegular):
-            index.recall("anything", 5, session="mm-1")
+            recall_on(index, "anything", 5, session="mm-1")
     finally:
         index.close()
     assert untouched(outside)
@@ -194,7 +195,7 @@ def test_symlinked_session_logs_are_skipped_with_a_log_line(tmp_path, outside, c
         with caplog.at_level(logging.WARNING):
             added = index.catch_up_all()
         assert added == 1
-        assert "from outside" not in index.recall("secret outside", 5, session="mm-real").text
+        assert "from outside" not in recall_on(index, "secret outside", 5, session="mm-real").text
         skipped = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
         assert any("mm-linked" in m and "symbolic link" in m for m in skipped)
         assert any("mm-filelink" in m and "symbolic link" in m for m in skipped)

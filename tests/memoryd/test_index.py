@@ -8,6 +8,7 @@ import pytest
 
 from memoryd.home import Home, ensure_dir
 from memoryd.index import Index
+from memoryd.recall import recall_on
 
 SCHEMA = [
     "CREATE VIRTUAL TABLE hits USING fts5(text, tokenize = 'unicode61')",
@@ -60,7 +61,7 @@ def test_open_keeps_an_existing_index(home, caplog):
         again.open()
     assert caplog.records == []
     assert again.catch_up_all() == 0
-    assert len(again.recall("launch", session="mm-2").hits) == 1
+    assert len(recall_on(again, "launch", session="mm-2").hits) == 1
     again.close()
 
 
@@ -109,9 +110,9 @@ def test_a_damaged_index_is_rebuilt(home, caplog, damage):
         again.open()
     damaged = [r.getMessage() for r in caplog.records if "memory-index-damaged" in r.getMessage()]
     assert len(damaged) == 1 and str(home.index_db) in damaged[0]
-    assert again.recall("launch", session="mm-2").hits == []  # serving, empty until caught up
+    assert recall_on(again, "launch", session="mm-2").hits == []  # serving, empty until caught up
     assert again.catch_up_all() == 2
-    assert len(again.recall("launch", session="mm-2").hits) == 1
+    assert len(recall_on(again, "launch", session="mm-2").hits) == 1
     assert home.index_db.stat().st_mode & 0o777 == 0o600
     again.close()
 

@@ -9,6 +9,7 @@ import pytest
 from memoryd.errors import SessionUnknown
 from memoryd.home import Home, ensure_dir
 from memoryd.index import Index
+from memoryd.recall import recall_on
 
 T = "2026-09-20T14:02:11Z"
 
@@ -108,8 +109,8 @@ def test_what_is_indexed(home):
         ("session", "mm-1", 2, "call", "private", 0, 'read_file {"path":"/srv/notes/q3.txt"}'),
         ("session", "mm-1", 2, "call", "private", 0, "clock {}"),
     ]
-    assert index.recall("injected", session="mm-2").hits == []
-    assert index.recall("thoughts", session="mm-2").hits == []
+    assert recall_on(index, "injected", session="mm-2").hits == []
+    assert recall_on(index, "thoughts", session="mm-2").hits == []
     index.close()
 
 
@@ -209,7 +210,7 @@ def test_a_damaged_log_is_skipped_with_a_line_naming_it(home, caplog, damage):
         assert index.catch_up_all() == 2
     assert any("sessions/mm-bad/0.jsonl" in r.getMessage() for r in caplog.records)
     assert [r[6] for r in rows(home)] == ["before damage", "good session"]
-    assert index.recall("after", session="x").hits == []
+    assert recall_on(index, "after", session="x").hits == []
     index.close()
 
 

@@ -16,6 +16,7 @@ from memoryd.index import Index
 from memoryd.modes import recorded
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import content_terms, stopwords
+from memoryd.recall import recall_on
 from tests.memoryd.test_reindex import append, append_note, contents, random_records
 
 
@@ -104,31 +105,33 @@ def test_a_neighbour_finds_the_turn_that_answers_without_the_subject(tmp_path, t
     question = "what did Caroline take to Lisbon"
     index = opened(talked, "context")
     index.catch_up_all()
-    texts = [hit.snippet for hit in index.recall(question, k=3, session="mm-q").hits]
+    texts = [hit.snippet for hit in recall_on(index, question, k=3, session="mm-q").hits]
     index.close()
     assert "Yes, both of them" in texts  # shares no word with the question; its neighbours do
     spec_home = Home(tmp_path / "spec")
     append(spec_home, "mm-talk", CONVERSATION)
     spec = opened(spec_home, "spec")
     spec.catch_up_all()
-    assert "Yes, both of them" not in [h.snippet for h in spec.recall(question, session="q").hits]
+    assert "Yes, both of them" not in [
+        h.snippet for h in recall_on(spec, question, session="q").hits
+    ]
     spec.close()
 
 
 def test_porter_stems_and_stopwords_go(talked):
     index = opened(talked, "context")
     index.catch_up_all()
-    hits = index.recall("what was the glazing like", k=1, session="mm-q").hits
+    hits = recall_on(index, "what was the glazing like", k=1, session="mm-q").hits
     assert hits[0].snippet == "A small bowl, glazed blue. It cracked in the kiln though"
     # A question of stopwords only still searches with them.
-    assert index.recall("what was it", k=5, session="mm-q").hits
+    assert recall_on(index, "what was it", k=5, session="mm-q").hits
     index.close()
 
 
 def test_when_questions_meet_the_date_column(talked):
     index = opened(talked, "context")
     index.catch_up_all()
-    hits = index.recall("anything from June 2023", k=3, session="mm-q").hits
+    hits = recall_on(index, "anything from June 2023", k=3, session="mm-q").hits
     assert hits and all(hit.time.startswith("2023-06") for hit in hits)
     index.close()
 
@@ -136,7 +139,7 @@ def test_when_questions_meet_the_date_column(talked):
 def test_hits_render_as_the_spec_does_and_the_log_names_the_mode(talked):
     index = opened(talked, "context")
     index.catch_up_all()
-    result = index.recall("kiln", k=5, session="mm-q")
+    result = recall_on(index, "kiln", k=5, session="mm-q")
     index.close()
     first = result.hits[0]
     assert first.snippet == "A small bowl, glazed blue. It cracked in the kiln though"
@@ -152,7 +155,7 @@ def test_hits_render_as_the_spec_does_and_the_log_names_the_mode(talked):
 def test_the_spec_log_line_has_no_mode(talked):
     index = opened(talked, "spec")
     index.catch_up_all()
-    index.recall("kiln", k=5, session="mm-q")
+    recall_on(index, "kiln", k=5, session="mm-q")
     index.close()
     (log_file,) = talked.recalls.iterdir()
     assert "mode" not in json.loads(log_file.read_text().splitlines()[-1])

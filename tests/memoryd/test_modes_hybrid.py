@@ -20,6 +20,7 @@ from memoryd.home import Home  # noqa: E402
 from memoryd.index import Index  # noqa: E402
 from memoryd.modes import embed, hybrid  # noqa: E402
 from memoryd.modes import vectors as matrix_module  # noqa: E402
+from memoryd.recall import recall_on
 from tests.memoryd.test_modes_context import CONVERSATION, context_contents, said, user  # noqa: E402
 from tests.memoryd.test_reindex import append, append_note, contents  # noqa: E402
 
@@ -123,11 +124,11 @@ def test_a_paraphrase_sharing_no_word_is_found(tmp_path):
     index.catch_up_all()
     assert index.drain_embeddings(60)
     question = "any new animals in the household?"
-    hits = index.recall(question, k=1, session="mm-q").hits
+    hits = recall_on(index, question, k=1, session="mm-q").hits
     assert hits[0].snippet == "We adopted a puppy from the shelter last week"
     index.close()
     context = opened(Home(tmp_path / "h"), "context")
-    assert context.recall(question, k=1, session="mm-q").hits == []
+    assert recall_on(context, question, k=1, session="mm-q").hits == []
     context.close()
 
 
@@ -137,7 +138,7 @@ def test_rows_without_a_vector_are_found_lexically(tmp_path, monkeypatch):
     append(home, "mm-pets", PETS)
     index = opened(home)
     index.catch_up_all()
-    hits = index.recall("quarterly report", k=2, session="mm-q").hits
+    hits = recall_on(index, "quarterly report", k=2, session="mm-q").hits
     assert hits[0].snippet == "The quarterly report is due on Friday"
     assert pending(home.index_db) == len(PETS)
     index.close()
@@ -175,7 +176,7 @@ def test_a_switch_to_hybrid_embeds_what_is_there_and_back_to_spec_drops_it(tmp_p
     index = opened(home)
     assert index.drain_embeddings(60)
     assert len(vectors(home.index_db)) == len(PETS)
-    assert index.recall("any new animals in the household?", k=1, session="q").hits
+    assert recall_on(index, "any new animals in the household?", k=1, session="q").hits
     index.close()
     opened(home, "spec").close()
     conn = sqlite3.connect(home.index_db)
@@ -194,13 +195,13 @@ def test_deleted_rows_leave_the_matrix_at_once(tmp_path, monkeypatch):
     index.catch_up_all()
     assert index.drain_embeddings(60)
     question = "any new animals in the household?"
-    assert index.recall(question, k=1, session="q").hits[0].snippet == PETS[0]["content"]
+    assert recall_on(index, question, k=1, session="q").hits[0].snippet == PETS[0]["content"]
     # The log is rewritten: its rows go, and the new row takes the first of their rowids.
     home.session_log("mm-pets").write_text("")
     append(home, "mm-pets", [user("2023-06-01T10:00:00Z", "The garden needs watering")])
     index.catch_up_session("mm-pets")
     assert index.drain_embeddings(60)
-    hits = index.recall(question, k=1, session="q").hits
+    hits = recall_on(index, question, k=1, session="q").hits
     # With the old matrix the new row would carry the puppy's vector and come first.
     assert hits[0].snippet != "The garden needs watering"
     index.close()

@@ -8,6 +8,7 @@ import pytest
 from memoryd.errors import IndexDamaged
 from memoryd.home import Home, ensure_dir
 from memoryd.index import Index
+from memoryd.recall import recall_on
 from proto.labels import Label
 
 
@@ -129,7 +130,7 @@ def index(tmp_path):
     ],
 )
 def test_hit_line_and_tag_of_every_kind(index, query, header, text):
-    answer = index.recall(query, 1, session="mm-new")
+    answer = recall_on(index, query, 1, session="mm-new")
     assert answer.text == f"{header}\n{text}"
 
 
@@ -144,7 +145,7 @@ def test_hit_line_and_tag_of_every_kind(index, query, header, text):
     ],
 )
 def test_result_label(index, query, label):
-    assert index.recall(query, 10, session="mm-new").label == label
+    assert recall_on(index, query, 10, session="mm-new").label == label
 
 
 def test_secret_hits_make_the_result_secret(tmp_path):
@@ -153,7 +154,7 @@ def test_secret_hits_make_the_result_secret(tmp_path):
     index = Index(home, max_class="secret")
     index.open()
     index.catch_up_all()
-    answer = index.recall("classified", session="mm-2")
+    answer = recall_on(index, "classified", session="mm-2")
     assert answer.label == Label(klass="secret", untrusted=False)
     assert answer.text.startswith("[1] memory · session mm-1, ")
     assert answer.text.split("\n")[0].endswith(" · secret")
@@ -161,17 +162,17 @@ def test_secret_hits_make_the_result_secret(tmp_path):
 
 
 def test_no_matches(index):
-    answer = index.recall("zebra", session="mm-new")
+    answer = recall_on(index, "zebra", session="mm-new")
     assert answer.text == '(no matches for "zebra")'
     assert answer.hits == []
 
 
 def test_a_query_without_terms_does_not_touch_sqlite(tmp_path):
     index = Index(Home(tmp_path))  # never opened: any SQLite use would fail
-    answer = index.recall('*^"()', session="mm-1")
+    answer = recall_on(index, '*^"()', session="mm-1")
     assert answer.text == '(no matches for "*^"()")'
     with pytest.raises(IndexDamaged):
-        index.recall("words", session="mm-1")
+        recall_on(index, "words", session="mm-1")
     index.close()
 
 
@@ -183,7 +184,7 @@ def test_at_most_k_hits_best_first(tmp_path, k):
     index = Index(home)
     index.open()
     index.catch_up_all()
-    hits = index.recall("apple", k, session="mm-2").hits
+    hits = recall_on(index, "apple", k, session="mm-2").hits
     assert len(hits) == min(k, 5)
     assert [h.record for h in hits] == [4, 3, 2, 1, 0][: len(hits)]
     index.close()
@@ -195,7 +196,7 @@ def test_long_texts_come_back_as_snippets(tmp_path):
     index = Index(home)
     index.open()
     index.catch_up_all()
-    header, snippet = index.recall("needle", session="mm-2").text.split("\n")
+    header, snippet = recall_on(index, "needle", session="mm-2").text.split("\n")
     assert len(snippet) <= 600
     assert "needle" in snippet
     assert snippet.startswith("…") and snippet.endswith("…")
@@ -209,15 +210,15 @@ def test_a_recalled_text_cannot_forge_a_hit_line(tmp_path):
     index = Index(home)
     index.open()
     index.catch_up_all()
-    lines = index.recall("obey", session="mm-2").text.split("\n")
+    lines = recall_on(index, "obey", session="mm-2").text.split("\n")
     assert [line for line in lines if line.startswith("[")] == [lines[0]]
     index.close()
 
 
 def test_the_recall_log(index):
-    index.recall("launch", 5, session="mm-a")
-    index.recall("zebra", 3, session="mm-b")
-    index.recall("?!", 2, session="mm-c")
+    recall_on(index, "launch", 5, session="mm-a")
+    recall_on(index, "zebra", 3, session="mm-b")
+    recall_on(index, "?!", 2, session="mm-c")
     [month] = list(index.home.recalls.iterdir())
     assert month.name.endswith(".jsonl") and len(month.stem) == 7
     assert month.stat().st_mode & 0o777 == 0o600
@@ -242,7 +243,7 @@ def test_concurrent_recalls_while_catching_up(index):
     def recalls():
         try:
             for _ in range(50):
-                assert index.recall("launch", session="mm-r").hits
+                assert recall_on(index, "launch", session="mm-r").hits
         except Exception as error:  # noqa: BLE001
             errors.append(error)
 
@@ -255,4 +256,4 @@ def test_concurrent_recalls_while_catching_up(index):
     for thread in threads:
         thread.join()
     assert errors == []
-    assert len(index.recall("update", 10, session="mm-r").hits) == 10
+    assert len(recall_on(index, "update", 10, session="mm-r").hits) == 10

@@ -9,6 +9,7 @@ import pytest
 
 from memoryd.home import Home, ensure_dir
 from memoryd.index import Index
+from memoryd.recall import recall_on
 
 CLASSES = ["public", "private", "secret"]
 
@@ -119,7 +120,7 @@ def test_reindex_replaces_the_file_and_readers_see_the_new_one(tmp_path):
     index = Index(home)
     index.open()
     index.catch_up_all()
-    assert index.recall("ephemeral", session="x").hits  # a pooled reader on the old file
+    assert recall_on(index, "ephemeral", session="x").hits  # a pooled reader on the old file
     before = home.index_db.stat().st_ino
     (home.session_log("mm-gone")).unlink()
     seen = []
@@ -127,8 +128,8 @@ def test_reindex_replaces_the_file_and_readers_see_the_new_one(tmp_path):
     assert home.index_db.stat().st_ino != before
     assert home.index_db.stat().st_mode & 0o777 == 0o600
     assert not home.index_db.with_name("memory.sqlite3.new").exists()
-    assert index.recall("ephemeral", session="x").hits == []
-    assert index.recall("lasting", session="x").hits
+    assert recall_on(index, "ephemeral", session="x").hits == []
+    assert recall_on(index, "lasting", session="x").hits
     conn = sqlite3.connect(home.index_db)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -155,7 +156,7 @@ def test_recall_keeps_answering_during_reindex(tmp_path):
     def recalls():
         while not stop.is_set():
             try:
-                answered.append(len(index.recall("launch", 5, session="mm-r").hits))
+                answered.append(len(recall_on(index, "launch", 5, session="mm-r").hits))
             except Exception as error:  # noqa: BLE001
                 errors.append(error)
 
@@ -176,5 +177,5 @@ def test_reindex_of_an_empty_home(tmp_path):
     index = Index(Home(tmp_path / "home"))
     index.open()
     assert index.reindex() == (0, 0, 0)
-    assert index.recall("anything", session="x").hits == []
+    assert recall_on(index, "anything", session="x").hits == []
     index.close()

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.query import snippet
+from memoryd.recall import recall_on
 from memoryd.textcut import HEAD, WHOLE, _decode_prefix, long_snippet
 from tests.memoryd.test_recall import user, write_log
 
@@ -26,10 +27,10 @@ def _index(tmp_path, texts) -> Index:
 def test_a_huge_record_is_not_loaded_to_cut_its_snippet(tmp_path):
     huge = "needle " + "filler " * 600_000  # 4.2 MB
     index = _index(tmp_path, [huge])
-    index.recall("warm up", session="mm-2")
+    recall_on(index, "warm up", session="mm-2")
     tracemalloc.start()
     try:
-        answer = index.recall("needle", session="mm-2")
+        answer = recall_on(index, "needle", session="mm-2")
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -42,7 +43,7 @@ def test_a_huge_record_is_not_loaded_to_cut_its_snippet(tmp_path):
 def test_a_huge_record_gives_the_window_around_its_first_match(tmp_path):
     huge = "filler " * 5_000 + "needle in the hay " + "filler " * 100_000
     index = _index(tmp_path, [huge])
-    header, text = index.recall("needle", session="mm-2").text.split("\n")
+    header, text = recall_on(index, "needle", session="mm-2").text.split("\n")
     index.close()
     assert text == snippet(huge, ["needle"])
     assert "needle" in text
@@ -51,7 +52,7 @@ def test_a_huge_record_gives_the_window_around_its_first_match(tmp_path):
 def test_a_match_past_the_first_bytes_of_a_huge_record_is_not_looked_for(tmp_path):
     huge = "filler " * (WHOLE // 7 + 1_000) + "needle " + "filler " * 10
     index = _index(tmp_path, [huge])
-    header, text = index.recall("needle", session="mm-2").text.split("\n")
+    header, text = recall_on(index, "needle", session="mm-2").text.split("\n")
     index.close()
     assert text == huge[:599] + "…"
 
@@ -64,7 +65,7 @@ def test_texts_of_normal_size_are_cut_as_before(tmp_path):
         "é" * (WHOLE // 2 - 10) + " needle",  # two bytes a character: under WHOLE bytes
     ]
     index = _index(tmp_path, texts)
-    hits = index.recall("needle", k=10, session="mm-2").hits
+    hits = recall_on(index, "needle", k=10, session="mm-2").hits
     index.close()
     assert sorted(hit.snippet for hit in hits) == sorted(snippet(t, ["needle"]) for t in texts)
 

@@ -37,6 +37,10 @@ class InvalidMessage(ProtoError):
     """An unknown kind, or a body that does not validate."""
 
 
+class UnexpectedReply(ProtoError):
+    """A valid reply, but not of the kind the request asked for (client.request(reply=...))."""
+
+
 class InvalidArguments(ProtoError):
     """Tool arguments that do not have the shape or limits of their tool."""
 

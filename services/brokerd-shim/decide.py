@@ -9,6 +9,7 @@ max_taint is denied). What remains is allowed, with the RunSpec the runtime gets
 """
 
 from dataclasses import dataclass
+
 from pydantic import BaseModel
 
 from brokerd_shim.builtin import MEMORY_TOOLS

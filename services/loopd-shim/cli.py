@@ -14,7 +14,6 @@ errors exit 1; `serve` that cannot start exits 2 (EXIT_START_FAILED, as every ro
 
 import json
 import secrets
-import sys
 from pathlib import Path
 from typing import Annotated
 

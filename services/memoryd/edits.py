@@ -192,7 +192,9 @@ def _consolidate(
         elif choice in ("rewrite", "new"):
             after.append(new_entry(cast(str, item.text)))
         else:
-            removals.append(Removal("moved" if choice == "move" else "dropped", cast(str, item.old)))
+            removals.append(
+                Removal("moved" if choice == "move" else "dropped", cast(str, item.old))
+            )
     twice = entries.first_duplicate(after)
     if twice is not None:
         raise EditRefused(twice_in_result_sentence(file, twice))

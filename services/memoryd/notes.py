@@ -65,9 +65,7 @@ def _unstuff(line: str) -> str:
     return line[1:] if line.startswith("\\") else line
 
 
-def noted(
-    text: str, when: dt.datetime, session: str | None, klass: str, untrusted: bool
-) -> str:
+def noted(text: str, when: dt.datetime, session: str | None, klass: str, untrusted: bool) -> str:
     """The text to append for a noted entry."""
     head = f"§ noted {header_time(when)} in session {session} · {klass}"
     if untrusted:

@@ -271,9 +271,7 @@ class MemoryStore(OwnerCommands):
                 return None
             return self._apply(plan, caller, action, extra)
 
-    def _removal_text(
-        self, plan: edits.Plan, when: dt.datetime, session: str | None
-    ) -> str:
+    def _removal_text(self, plan: edits.Plan, when: dt.datetime, session: str | None) -> str:
         """The notes.md entries of what leaves the file, each with its writer's class."""
         classes = classrule.entry_classes(self.journal, plan.file, [r.text for r in plan.removals])
         return "".join(

@@ -42,7 +42,9 @@ class OwnerCommands:
         def _entries_for_edit(self, file: str) -> list[str]: ...
 
         @staticmethod
-        def _not_applied(file: str, action: str, session: str | None, e: OSError) -> WriteFailed: ...
+        def _not_applied(
+            file: str, action: str, session: str | None, e: OSError
+        ) -> WriteFailed: ...
 
         def _apply(
             self, plan: edits.Plan, caller: Caller, action: str, extra: dict | None = None

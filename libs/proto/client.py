@@ -46,7 +46,8 @@ def _reply(kind: str, body: dict, expected: type[Reply]) -> Reply:
     if isinstance(message, Error):
         raise RemoteError(message.text)
     if not isinstance(message, expected):
-        raise UnexpectedReply(f"answered {kind}, not {KIND_OF.get(expected, expected.__name__)}")
+        wanted = KIND_OF.get(expected, expected.__name__)
+        raise UnexpectedReply(f"answered {kind}, not {wanted}", type(message).__name__)
     return message
 
 

@@ -38,7 +38,14 @@ class InvalidMessage(ProtoError):
 
 
 class UnexpectedReply(ProtoError):
-    """A valid reply, but not of the kind the request asked for (client.request(reply=...))."""
+    """A valid reply, but not of the kind the request asked for (client.request(reply=...)).
+
+    got is the reply's model name (e.g. "Ok"), for a caller's own message.
+    """
+
+    def __init__(self, message: str, got: str):
+        super().__init__(message)
+        self.got = got
 
 
 class InvalidArguments(ProtoError):

@@ -1,7 +1,9 @@
 """One request, one reply: the client side of every socket, blocking (CLI, tests) and async (roles).
 
 request() connects, writes one frame, reads one frame and closes. A reply of kind error becomes a
-RemoteError carrying the peer's text; anything else is returned as its model.
+RemoteError carrying the peer's text; anything else is returned as its model. Given reply=Model,
+request() returns that model's type (a reply of another kind is UnexpectedReply), so the caller
+needs no isinstance check.
 
 A connect that is refused (a server restarting) or finds the listen queue full (EAGAIN) is tried
 again, with a growing pause, for at most CONNECT_RETRY seconds: a burst of clients is served, a
@@ -12,10 +14,13 @@ import asyncio
 import os
 import socket
 import time
+from typing import TypeVar, overload
 
-from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
+from proto.errors import FrameTimeout, PeerClosed, ProtoError, UnexpectedReply, Unreachable
 from proto.frames import decode_payload, encode_frame, read_frame, recv_payload, write_frame
-from proto.messages import Body, Error, body_of, kind_of, parse_body
+from proto.messages import KIND_OF, Body, Error, body_of, kind_of, parse_body
+
+Reply = TypeVar("Reply", bound=Body)
 
 CONNECT_RETRY = 1.0
 _FIRST_PAUSE = 0.01
@@ -36,10 +41,13 @@ class RemoteError(ProtoError):
     """The peer answered with an error message."""
 
 
-def _reply(kind: str, body: dict) -> Body:
+def _reply(kind: str, body: dict, expected: type[Reply]) -> Reply:
     message = parse_body(kind, body)
     if isinstance(message, Error):
         raise RemoteError(message.text)
+    if not isinstance(message, expected):
+        wanted = KIND_OF.get(expected, expected.__name__)
+        raise UnexpectedReply(f"answered {kind}, not {wanted}", type(message).__name__)
     return message
 
 
@@ -69,8 +77,16 @@ def _connect(path: str, timeout: float) -> socket.socket:
             raise Unreachable(f"cannot connect to {path}: {e.strerror}") from None
 
 
-def request(path: str | os.PathLike, message: Body, timeout: float = 30.0) -> Body:
-    """Send one message to the socket at path and return the reply's model."""
+@overload
+def request(path: str | os.PathLike, message: Body, timeout: float = 30.0) -> Body: ...
+@overload
+def request(
+    path: str | os.PathLike, message: Body, timeout: float = 30.0, *, reply: type[Reply]
+) -> Reply: ...
+def request(
+    path: str | os.PathLike, message: Body, timeout: float = 30.0, *, reply: type[Body] = Body
+) -> Body:
+    """Send one message to the socket at path and return the reply's model (of type reply)."""
     frame = encode_frame(kind_of(message), body_of(message))
     sock = _connect(os.fspath(path), timeout)
     try:
@@ -83,7 +99,7 @@ def request(path: str | os.PathLike, message: Body, timeout: float = 30.0) -> Bo
             raise PeerClosed(f"{os.fspath(path)} closed the connection") from None
     finally:
         sock.close()
-    return _reply(*decode_payload(payload))
+    return _reply(*decode_payload(payload), reply)
 
 
 async def _aconnect(path: str, timeout: float):
@@ -102,7 +118,15 @@ async def _aconnect(path: str, timeout: float):
             raise Unreachable(f"cannot connect to {path}: {e.strerror}") from None
 
 
-async def arequest(path: str | os.PathLike, message: Body, timeout: float = 30.0) -> Body:
+@overload
+async def arequest(path: str | os.PathLike, message: Body, timeout: float = 30.0) -> Body: ...
+@overload
+async def arequest(
+    path: str | os.PathLike, message: Body, timeout: float = 30.0, *, reply: type[Reply]
+) -> Reply: ...
+async def arequest(
+    path: str | os.PathLike, message: Body, timeout: float = 30.0, *, reply: type[Body] = Body
+) -> Body:
     """The async twin of request(), for roles that call other roles."""
     try:
         async with asyncio.timeout(timeout):
@@ -118,4 +142,4 @@ async def arequest(path: str | os.PathLike, message: Body, timeout: float = 30.0
                     pass
     except TimeoutError:
         raise FrameTimeout(f"no reply from {os.fspath(path)} in {timeout:g} seconds") from None
-    return _reply(kind, body)
+    return _reply(kind, body, reply)

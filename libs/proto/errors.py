@@ -37,6 +37,17 @@ class InvalidMessage(ProtoError):
     """An unknown kind, or a body that does not validate."""
 
 
+class UnexpectedReply(ProtoError):
+    """A valid reply, but not of the kind the request asked for (client.request(reply=...)).
+
+    got is the reply's model name (e.g. "Ok"), for a caller's own message.
+    """
+
+    def __init__(self, message: str, got: str):
+        super().__init__(message)
+        self.got = got
+
+
 class InvalidArguments(ProtoError):
     """Tool arguments that do not have the shape or limits of their tool."""
 

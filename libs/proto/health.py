@@ -18,7 +18,7 @@ from pathlib import Path
 
 from proto.client import RemoteError, request
 from proto.config import default_home
-from proto.errors import ProtoError
+from proto.errors import ProtoError, UnexpectedReply
 from proto.messages import MemoryBlock, MemoryBlockReply
 from proto.paths import LOOP_BROKER_SOCKET, LOOP_CONTROL_SOCKET, LOOP_MEMORY_SOCKET, under
 
@@ -38,16 +38,15 @@ def check(role: str, home: Path, timeout: float = DEFAULT_TIMEOUT) -> tuple[bool
     path = under(home, relative)
     started = time.monotonic()
     try:
-        reply = request(path, MemoryBlock(), timeout=timeout)
+        request(path, MemoryBlock(), timeout=timeout, reply=MemoryBlockReply)
     except RemoteError as e:
         if not refusal_is_an_answer:
             return False, f"{role}: unhealthy: {path} refused the memory block: {e}"
-        reply = None
+    except UnexpectedReply as e:
+        return False, f"{role}: unhealthy: {path} answered {e.got}"
     except ProtoError as e:
         return False, f"{role}: unhealthy: {e}"
     took = (time.monotonic() - started) * 1000
-    if reply is not None and not isinstance(reply, MemoryBlockReply):
-        return False, f"{role}: unhealthy: {path} answered {type(reply).__name__}"
     return True, f"{role}: healthy ({path} answered in {took:.0f} ms)"
 
 

@@ -4,7 +4,7 @@ DataClass is ordered public < private < secret. A Label pairs a class with the u
 stricter of two labels has the higher class, and is untrusted if either is.
 """
 
-from typing import Literal
+from typing import Literal, TypeGuard, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,12 +14,16 @@ CLASS_RANK: dict[str, int] = {"public": 0, "private": 1, "secret": 2}
 CLASSES: tuple[str, ...] = ("public", "private", "secret")
 
 
-def higher_class(a: str, b: str) -> str:
+# A class as the caller holds it: DataClass where it is known to be one, str where it is not.
+ClassT = TypeVar("ClassT", bound=str)
+
+
+def higher_class(a: ClassT, b: ClassT) -> ClassT:
     """The higher of two data classes."""
     return a if CLASS_RANK[a] >= CLASS_RANK[b] else b
 
 
-def is_class(value: object) -> bool:
+def is_class(value: object) -> TypeGuard[DataClass]:
     return isinstance(value, str) and value in CLASS_RANK
 
 

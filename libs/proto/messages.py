@@ -14,7 +14,7 @@ import functools
 import re
 import types
 import typing
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
@@ -28,7 +28,7 @@ SessionId = Annotated[str, StringConstraints(pattern=SESSION_ID_PATTERN)]
 CallId = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
-def is_session_id(value: object) -> bool:
+def is_session_id(value: object) -> TypeGuard[str]:
     """True when value may name a session (and so a folder)."""
     return isinstance(value, str) and _SESSION_ID.fullmatch(value) is not None
 
@@ -238,7 +238,7 @@ def _models_in(annotation: object) -> tuple[type[BaseModel] | None, bool]:
 @functools.cache
 def _shape(model: type[BaseModel]) -> tuple[frozenset[str], tuple]:
     """The keys a model knows, and (wire key, model, is a list) for each field holding models."""
-    keys = set()
+    keys: set[str] = set()
     inner = []
     for name, field in model.model_fields.items():
         key = field.alias or name

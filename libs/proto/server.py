@@ -195,7 +195,7 @@ async def serve_unix(
 
     A handler's exception of a class in answerable (or a ProtoError) is answered with its text.
     """
-    shown = (ProtoError, *answerable)
+    shown: tuple[type[Exception], ...] = (ProtoError, *answerable)
     path = os.fspath(path)
     prepare_socket_path(path)
 

@@ -7,7 +7,7 @@ files (limits, duplicates, whether an old entry exists) is memoryd's to check.
 
 import json
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
@@ -121,7 +121,7 @@ _ENTRY_SCHEMA = {
     "additionalProperties": False,
 }
 
-MEMORY_SCHEMA = {
+MEMORY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "action": {"enum": ["add", "replace", "remove", "note", "consolidate"]},

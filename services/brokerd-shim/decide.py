@@ -10,6 +10,8 @@ max_taint is denied). What remains is allowed, with the RunSpec the runtime gets
 
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from brokerd_shim.builtin import MEMORY_TOOLS
 from brokerd_shim.constraints import why_not_covered
 from brokerd_shim.grants import Grant, GrantSet
@@ -70,6 +72,7 @@ def decide(grants: GrantSet, request: ToolRequest, state: SessionState) -> Decis
     candidates = grants.candidates(request.tool)
     if not candidates:
         return _deny(no_grant_text(request.tool))
+    arguments: BaseModel | dict
     try:
         if request.tool in MEMORY_TOOLS:
             arguments = parse_tool(request.tool, request.arguments)
@@ -80,7 +83,11 @@ def decide(grants: GrantSet, request: ToolRequest, state: SessionState) -> Decis
     grant, why = None, None
     for candidate in candidates:
         constraints = candidate.constraints
-        why = None if constraints.empty else why_not_covered(constraints, arguments)
+        # Grants for recall and memory carry no constraints (grants.py refuses them).
+        if constraints.empty or not isinstance(arguments, dict):
+            why = None
+        else:
+            why = why_not_covered(constraints, arguments)
         if why is None:
             grant = candidate
             break

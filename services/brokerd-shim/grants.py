@@ -21,7 +21,7 @@ from pathlib import Path
 from brokerd_shim.builtin import BUILTIN_PREFIX, BUILTIN_TEXTS, MEMORY_TOOLS
 from brokerd_shim.constraints import Constraints
 from brokerd_shim.errors import GrantProblem
-from proto.labels import CLASS_RANK, Label
+from proto.labels import DataClass, Label, is_class
 
 log = logging.getLogger("brokerd_shim.grants")
 
@@ -40,8 +40,8 @@ class Grant:
     id: str
     tool: str
     mode: str
-    max_taint: str
-    result_class: str
+    max_taint: DataClass
+    result_class: DataClass
     untrusted: bool
     sha256: str
     constraints: Constraints = field(default_factory=Constraints)
@@ -52,9 +52,9 @@ class Grant:
         return Label(klass=self.result_class, untrusted=self.untrusted)
 
 
-def _class(data: dict, key: str) -> str:
+def _class(data: dict, key: str) -> DataClass:
     value = data[key]
-    if not isinstance(value, str) or value not in CLASS_RANK:
+    if not is_class(value):
         raise GrantProblem(f"{key} must be one of public, private, secret")
     return value
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from brokerd_shim.errors import LedgerFailed
 from proto.files import atomic_write, ensure_dir
-from proto.labels import CLASS_RANK, Label, stricter
+from proto.labels import CLASS_RANK, DataClass, Label, stricter
 from proto.messages import is_session_id
 
 log = logging.getLogger("brokerd_shim.ledger")
@@ -36,7 +36,7 @@ class SessionState:
     label: Label
 
     @property
-    def klass(self) -> str:
+    def klass(self) -> DataClass:
         return self.label.klass
 
     @property

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from brokerd_shim.runtime import RunSpec, Runtime
 from proto.client import RemoteError, arequest
-from proto.errors import ProtoError
+from proto.errors import ProtoError, UnexpectedReply
 from proto.labels import Label
 from proto.messages import MemoryCall, ToolResponse
 
@@ -37,19 +37,14 @@ class MemoryRuntime(Runtime):
         )
         session, call_id = spec.request.session, spec.request.call_id
         try:
-            reply = await arequest(self.socket, call, timeout=self.timeout)
+            reply = await arequest(self.socket, call, timeout=self.timeout, reply=ToolResponse)
         except RemoteError as e:
             log.warning("memory: session %s call %r: memoryd refused: %s", session, call_id, e)
             return False, f"memoryd refused the call: {e}", None
+        except UnexpectedReply as e:
+            log.warning("memory: session %s call %r: memoryd answered %s", session, call_id, e.got)
+            return False, MEMORYD_WRONG_REPLY, None
         except ProtoError as e:
             log.warning("memory: session %s call %r: %s", session, call_id, e)
             return False, MEMORYD_UNREACHABLE, None
-        if not isinstance(reply, ToolResponse):
-            log.warning(
-                "memory: session %s call %r: memoryd answered %s",
-                session,
-                call_id,
-                type(reply).__name__,
-            )
-            return False, MEMORYD_WRONG_REPLY, None
         return reply.ok, reply.output, reply.label

@@ -24,7 +24,7 @@ from brokerd_shim.runtime import CompositeRuntime, Runtime
 from brokerd_shim.service import Broker
 from proto.errors import ProtoError
 from proto.files import ensure_dir
-from proto.server import serve_unix
+from proto.server import UnixServer, serve_unix
 
 log = logging.getLogger("brokerd_shim")
 
@@ -34,7 +34,7 @@ KINDS = frozenset({"tool_request"})
 @dataclass
 class Running:
     broker: Broker
-    server: asyncio.AbstractServer
+    server: UnixServer
     socket: str
 
     async def stop(self) -> None:

@@ -65,10 +65,10 @@ class Broker:
             self._on(self._writer, self.ledger.state, request.session), self.current_grants()
         )
         decision = decide(grants, request, state)
-        if decision.spec is None:
+        grant, spec = decision.grant, decision.spec
+        if spec is None or grant is None:  # decide() allows (sets spec) only by a grant
             return await self._on(self._writer, self._refuse, request, decision)
-        grant = decision.grant
-        ok, output, runtime_label = await self.runtime.run_labelled(decision.spec)
+        ok, output, runtime_label = await self.runtime.run_labelled(spec)
         label = stricter(grant.label, runtime_label)
         await self._on(self._writer, self._record_allowed, request, grant, ok, output, label)
         return ToolResponse(call_id=request.call_id, ok=ok, output=output, label=label)
@@ -128,4 +128,6 @@ class Broker:
             decision.decision,
             decision.reason,
         )
-        return ToolResponse(call_id=request.call_id, ok=False, output=decision.reason, label=label)
+        # decide() gives every deny and ask its reason.
+        output = decision.reason or ""
+        return ToolResponse(call_id=request.call_id, ok=False, output=output, label=label)

@@ -26,7 +26,7 @@ from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests 
     safe_json,
     show,
 )
-from proto.messages import Reindex
+from proto.messages import Reindex, Reindexed
 
 REINDEX_TIMEOUT = 3600.0
 
@@ -66,7 +66,7 @@ def reindex(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
         spinner = threading.Thread(target=_progress, args=(done,), daemon=True)
         spinner.start()
     try:
-        reply = ask(memory_socket, Reindex(), timeout=REINDEX_TIMEOUT)
+        reply = ask(memory_socket, Reindex(), Reindexed, timeout=REINDEX_TIMEOUT)
     finally:
         done.set()
         if spinner is not None:

@@ -16,11 +16,11 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from proto.client import RemoteError, request
+from proto.client import RemoteError, Reply, request
 from proto.config import default_home, host_paths
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.escape import escape
-from proto.messages import Body, MemoryAdmin
+from proto.messages import Body, MemoryAdmin, MemoryAdminReply
 from proto.paths import OWNER_ADMIN_SOCKET, under
 
 EXIT_REFUSED = 1
@@ -51,11 +51,13 @@ def fail(text: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
-def ask_or_raise(socket: Path | None, message: Body, timeout: float = ADMIN_TIMEOUT) -> Body:
-    """memoryd's answer; RemoteError when it refuses; exits when it is not answering."""
+def ask_or_raise(
+    socket: Path | None, message: Body, reply: type[Reply], timeout: float = ADMIN_TIMEOUT
+) -> Reply:
+    """memoryd's answer (a reply); RemoteError when it refuses; exits when it is not answering."""
     path = socket or default_socket()
     try:
-        return request(path, message, timeout=timeout)
+        return request(path, message, timeout=timeout, reply=reply)
     except RemoteError:
         raise
     except (Unreachable, PeerClosed):
@@ -70,9 +72,11 @@ def ask_or_raise(socket: Path | None, message: Body, timeout: float = ADMIN_TIME
         fail(f"bad answer from memoryd on {path}: {escape(str(e))}", EXIT_REFUSED)
 
 
-def ask(socket: Path | None, message: Body, timeout: float = ADMIN_TIMEOUT) -> Body:
+def ask(
+    socket: Path | None, message: Body, reply: type[Reply], timeout: float = ADMIN_TIMEOUT
+) -> Reply:
     try:
-        return ask_or_raise(socket, message, timeout)
+        return ask_or_raise(socket, message, reply, timeout)
     except RemoteError as e:
         fail(escape_ids(host_paths(str(e), default_home())), EXIT_REFUSED)
 
@@ -81,7 +85,7 @@ def admin(socket: Path | None, command: str, arg: str | dict) -> str:
     """The text of a memory_admin answer; a dict arg travels as JSON text."""
     if isinstance(arg, dict):
         arg = json.dumps(arg, ensure_ascii=False, separators=(",", ":"))
-    return ask(socket, MemoryAdmin(command=command, arg=arg)).text
+    return ask(socket, MemoryAdmin(command=command, arg=arg), MemoryAdminReply).text
 
 
 def safe_json(value) -> str:

@@ -30,7 +30,7 @@ from bxctl.common import (
 )
 from proto.client import RemoteError
 from proto.escape import escape
-from proto.messages import MemoryAdmin
+from proto.messages import MemoryAdmin, MemoryAdminReply
 
 app = typer.Typer()
 
@@ -132,6 +132,7 @@ def edit(
         reply = ask_or_raise(
             memory_socket,
             MemoryAdmin(command="edit", arg=json.dumps(arg, ensure_ascii=False)),
+            MemoryAdminReply,
         )
     except RemoteError as e:
         if as_json:

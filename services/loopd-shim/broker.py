@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from proto.client import RemoteError, arequest
-from proto.errors import ProtoError
+from proto.errors import ProtoError, UnexpectedReply
 from proto.labels import Label
 from proto.messages import ToolRequest, ToolRequestMessage, ToolResponse
 
@@ -41,27 +41,30 @@ class BrokerClient:
     async def call(self, request: ToolRequest) -> ToolResponse:
         try:
             reply = await arequest(
-                self.socket, ToolRequestMessage(request=request), timeout=self.timeout
+                self.socket,
+                ToolRequestMessage(request=request),
+                timeout=self.timeout,
+                reply=ToolResponse,
             )
         except RemoteError as e:
             log.warning(
                 "session %s: brokerd refused call %s: %s", request.session, request.call_id, e
             )
             return self._failed(request, f"brokerd refused the call: {e}")
+        except UnexpectedReply as e:
+            log.warning(
+                "session %s: brokerd answered call %s with %s",
+                request.session,
+                request.call_id,
+                e.got,
+            )
+            return self._failed(request, NO_ANSWER)
         except ProtoError as e:
             log.warning(
                 "session %s: brokerd did not answer call %s: %s",
                 request.session,
                 request.call_id,
                 e,
-            )
-            return self._failed(request, NO_ANSWER)
-        if not isinstance(reply, ToolResponse):
-            log.warning(
-                "session %s: brokerd answered call %s with %s",
-                request.session,
-                request.call_id,
-                type(reply).__name__,
             )
             return self._failed(request, NO_ANSWER)
         if reply.call_id != request.call_id:

@@ -14,7 +14,6 @@ errors exit 1; `serve` that cannot start exits 2 (EXIT_START_FAILED, as every ro
 
 import json
 import secrets
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -25,13 +24,14 @@ from loopd_shim.config import default_control_socket, load_config
 from loopd_shim.errors import LoopdError
 from loopd_shim.sessions import SessionStore
 from proto import logline
-from proto.client import RemoteError, request
+from proto.client import RemoteError, Reply, request
 from proto.config import default_home, host_paths
-from proto.errors import ProtoError, Unreachable
+from proto.errors import ProtoError, UnexpectedReply, Unreachable
 from proto.escape import escape
 from proto.messages import (
     AssistantMessage,
     AssistantResults,
+    Body,
     OwnerMessage,
     SessionStart,
     SessionStarted,
@@ -61,10 +61,12 @@ def _fail(text: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _ask(control_socket: Path | None, message):
+def _ask(control_socket: Path | None, message: Body, reply: type[Reply]) -> Reply:
     path = control_socket or default_control_socket(default_home())
     try:
-        return request(path, message, timeout=DRIVER_TIMEOUT)
+        return request(path, message, timeout=DRIVER_TIMEOUT, reply=reply)
+    except UnexpectedReply as e:
+        raise _fail(f"unexpected reply {e.got}") from None
     except Unreachable as e:
         raise _fail(
             f"{e}; is the stack up? See scripts/stack status (runbook: loopd-unreachable)"
@@ -112,16 +114,14 @@ def start(
     control_socket: ControlSocket = None,
 ) -> None:
     """Start a session: freeze its baseline with the memory block; print its id."""
-    reply = _ask(control_socket, _message(SessionStart, session=session))
-    if not isinstance(reply, SessionStarted):
-        raise _fail(f"unexpected reply {type(reply).__name__}")
+    reply = _ask(control_socket, _message(SessionStart, session=session), SessionStarted)
     typer.echo(reply.session)
 
 
 @app.command()
 def say(session: str, text: str, control_socket: ControlSocket = None) -> None:
     """Say something as the owner."""
-    _ask(control_socket, _message(OwnerMessage, session=session, content=text))
+    _ask(control_socket, _message(OwnerMessage, session=session, content=text), Body)
 
 
 @app.command()
@@ -136,9 +136,7 @@ def answer(
     """Answer as the assistant, with content and/or tool calls; print each tool result."""
     calls = [parse_call(spec) for spec in call or ()]
     message = _message(AssistantMessage, session=session, content=text, tool_calls=calls)
-    reply = _ask(control_socket, message)
-    if not isinstance(reply, AssistantResults):
-        raise _fail(f"unexpected reply {type(reply).__name__}")
+    reply = _ask(control_socket, message, AssistantResults)
     typer.echo("\n\n".join(format_result(result) for result in reply.results), nl=bool(calls))
     if any(not result.ok for result in reply.results):
         raise typer.Exit(1)
@@ -174,4 +172,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

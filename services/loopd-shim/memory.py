@@ -10,7 +10,7 @@ from typing import Protocol
 
 from loopd_shim.errors import MemoryUnavailable
 from proto.client import arequest
-from proto.errors import ProtoError
+from proto.errors import ProtoError, UnexpectedReply
 from proto.messages import MemoryBlock, MemoryBlockReply, SessionUpdated
 
 BLOCK_TIMEOUT = 10.0
@@ -37,11 +37,13 @@ class MemorydClient:
 
     async def block(self) -> str:
         try:
-            reply = await arequest(self.socket, MemoryBlock(), timeout=BLOCK_TIMEOUT)
+            reply = await arequest(
+                self.socket, MemoryBlock(), timeout=BLOCK_TIMEOUT, reply=MemoryBlockReply
+            )
+        except UnexpectedReply as e:
+            raise MemoryUnavailable(f"memoryd answered {e.got}, not the block") from None
         except ProtoError as e:
             raise MemoryUnavailable(str(e)) from None
-        if not isinstance(reply, MemoryBlockReply):
-            raise MemoryUnavailable(f"memoryd answered {type(reply).__name__}, not the block")
         return reply.text
 
     async def session_updated(self, session: str) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from loopd_shim import core_tools
-from loopd_shim.broker import ToolBroker
+from loopd_shim.broker import UNLABELLED, ToolBroker
 from loopd_shim.config import read_system_prompt
 from loopd_shim.errors import SessionExists, TurnRefused
 from loopd_shim.memory import MemorySource
@@ -132,7 +132,9 @@ class LoopService:
         except ValidationError:
             return _result(call, False, f"{tool[:64]!r} is not a tool name", core_tools.LOCAL_LABEL)
         response = await self.broker.call(request)
-        return _result(call, response.ok, response.output, response.label)
+        # ToolBroker.call already puts UNLABELLED on an answer without a label.
+        label = UNLABELLED if response.label is None else response.label
+        return _result(call, response.ok, response.output, label)
 
 
 def _result(call: ToolCall, ok: bool, output: str, label: Label) -> ToolResultOut:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from proto.errors import FrameTooLarge, InvalidArguments
 from proto.frames import MAX_FRAME, encode_frame
-from proto.labels import Label
+from proto.labels import DataClass, Label
 from proto.messages import MemoryCall, ToolRequest, body_of, kind_of
 from proto.tools import MEMORY_SCHEMA, RECALL_SCHEMA, parse_tool
 
@@ -47,7 +47,12 @@ class Refused:
 
 
 def prepare(
-    tool: str, arguments: dict | None, session: str, call_id: str, taint: str, untrusted: bool
+    tool: str,
+    arguments: dict | None,
+    session: str,
+    call_id: str,
+    taint: DataClass,
+    untrusted: bool,
 ) -> MemoryCall | Refused:
     """The memory_call to send for one tools/call, or the sentence refusing it."""
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from memory_mcp.errors import MemorydRefused, MemorydUnreachable
 from proto.client import RemoteError, arequest
-from proto.errors import ProtoError
+from proto.errors import ProtoError, UnexpectedReply
 from proto.messages import MemoryCall, ToolResponse
 
 log = logging.getLogger("memory_mcp.link")
@@ -37,14 +37,15 @@ class Memoryd:
     async def call(self, call: MemoryCall) -> ToolResponse:
         session = call.request.session
         try:
-            reply = await arequest(self.broker_socket, call, timeout=self.timeout)
+            return await arequest(
+                self.broker_socket, call, timeout=self.timeout, reply=ToolResponse
+            )
         except RemoteError as e:
             log.warning("session %s: memoryd refused: %s", session, e)
             raise MemorydRefused(call_refused_text(str(e))) from None
+        except UnexpectedReply as e:
+            log.warning("session %s: memoryd answered %s", session, e.got)
+            raise MemorydRefused(MEMORYD_WRONG_REPLY) from None
         except ProtoError as e:
             log.warning("session %s: %s", session, e)
             raise MemorydUnreachable(MEMORYD_UNREACHABLE) from None
-        if not isinstance(reply, ToolResponse):
-            log.warning("session %s: memoryd answered %s", session, type(reply).__name__)
-            raise MemorydRefused(MEMORYD_WRONG_REPLY)
-        return reply

@@ -21,7 +21,7 @@ from memory_mcp.calls import GRANT_LABEL, TOOLS, Refused, prepare
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.link import Memoryd
 from memory_mcp.session import SessionState, session_id
-from proto.labels import Label, stricter
+from proto.labels import Label, is_class, stricter
 
 log = logging.getLogger("memory_mcp.server")
 
@@ -52,6 +52,8 @@ class MemoryMcp:
     ):
         self.memoryd = memoryd
         self.block_files = block_files
+        if not is_class(klass):
+            raise ValueError(f"not a data class: {klass!r}")
         self.state = SessionState(klass=klass, untrusted=trust != "trusted")
         self.started = started or datetime.now(UTC)
         self.session: str | None = None
@@ -115,7 +117,7 @@ class MemoryMcp:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             is_error=not ok,
-            _meta={LABEL_KEY: label.to_wire()},
+            meta={LABEL_KEY: label.to_wire()},
         )
 
     # --- the block: a resource and a prompt ------------------------------------------------------

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from proto.labels import Label, higher_class
+from proto.labels import DataClass, Label, higher_class
 from proto.messages import is_session_id
 
 PREFIX = "mcp-"
@@ -49,7 +49,7 @@ def session_id(client_name: object, started: datetime) -> str:
 class SessionState:
     """The class and untrusted flag memory_call carries; only ever raised."""
 
-    klass: str
+    klass: DataClass
     untrusted: bool
 
     def raise_to(self, label: Label) -> None:

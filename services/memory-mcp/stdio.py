@@ -33,7 +33,10 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
         )
         await streams["write"].send(SessionMessage(error))
 
-    async with stdio_server(stdin=BoundedLines(stdin_fd, oversized)) as (read, write):
+    # stdio_server only iterates its stdin's lines, which BoundedLines gives (with a size cap);
+    # the SDK's annotation names anyio's AsyncFile, which it is not.
+    lines = BoundedLines(stdin_fd, oversized)
+    async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
         streams["write"] = write
         ready.set()
         log.info("serving MCP on stdio (pid %d)", os.getpid())

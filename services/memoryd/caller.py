@@ -41,7 +41,7 @@ class Caller:
             raise MalformedCall("refused: malformed call: taint must be public, private or secret")
         if not isinstance(untrusted, bool):
             raise MalformedCall("refused: malformed call: untrusted must be true or false")
-        return cls(session, call_id, taint, untrusted)  # type: ignore[arg-type]
+        return cls(session, call_id, taint, untrusted)
 
     def stricter(self, taint: str, untrusted: bool) -> "Caller":
         """This caller with the label a witness found (never less strict: witness.py)."""

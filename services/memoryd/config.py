@@ -118,15 +118,19 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
 
 def _limits(file: ConfigFile) -> Limits:
     default = Limits()
+
+    def whole(key: str) -> int:
+        return file.whole("limits", key, getattr(default, key), low=1, high=100_000)
+
+    def seconds(key: str) -> float:
+        return file.number("limits", key, getattr(default, key), low=0.1, high=3600)
+
     return Limits(
-        **{
-            key: file.whole("limits", key, getattr(default, key), low=1, high=100_000)
-            for key in ("loop_connections", "broker_connections", "admin_connections")
-        },
-        **{
-            key: file.number("limits", key, getattr(default, key), low=0.1, high=3600)
-            for key in ("request_seconds", "reply_seconds")
-        },
+        loop_connections=whole("loop_connections"),
+        broker_connections=whole("broker_connections"),
+        admin_connections=whole("admin_connections"),
+        request_seconds=seconds("request_seconds"),
+        reply_seconds=seconds("reply_seconds"),
     )
 
 

@@ -11,6 +11,7 @@ remove and consolidate bring it back under, add is refused with the limit senten
 """
 
 from dataclasses import dataclass
+from typing import cast
 
 from memoryd import check, entries
 from memoryd.entries import FILE_OF_ARG, LIMITS, count, shorten
@@ -123,6 +124,7 @@ def plan(args: IdentityArgs, current: list[str] | tuple[str, ...]) -> Plan:
     duplicate = entries.first_duplicate(before)
     if duplicate is not None:
         raise FileInvalid(hand_duplicate_sentence(file, duplicate))
+    removals: tuple[Removal, ...]
     if isinstance(args, AddArgs):
         after, removals = _add(file, before, args), ()
     elif isinstance(args, ReplaceArgs):
@@ -184,12 +186,15 @@ def _consolidate(
     removals: list[Removal] = []
     for item in args.entries:
         choice = item.choice
+        # ConsolidateEntry's own check: every choice but new has old, rewrite and new have text.
         if choice == "keep":
-            after.append(item.old)
+            after.append(cast(str, item.old))
         elif choice in ("rewrite", "new"):
-            after.append(new_entry(item.text))
+            after.append(new_entry(cast(str, item.text)))
         else:
-            removals.append(Removal("moved" if choice == "move" else "dropped", item.old))
+            removals.append(
+                Removal("moved" if choice == "move" else "dropped", cast(str, item.old))
+            )
     twice = entries.first_duplicate(after)
     if twice is not None:
         raise EditRefused(twice_in_result_sentence(file, twice))

@@ -65,7 +65,7 @@ def _unstuff(line: str) -> str:
     return line[1:] if line.startswith("\\") else line
 
 
-def noted(text: str, when: dt.datetime, session: str, klass: str, untrusted: bool) -> str:
+def noted(text: str, when: dt.datetime, session: str | None, klass: str, untrusted: bool) -> str:
     """The text to append for a noted entry."""
     head = f"§ noted {header_time(when)} in session {session} · {klass}"
     if untrusted:
@@ -74,7 +74,12 @@ def noted(text: str, when: dt.datetime, session: str, klass: str, untrusted: boo
 
 
 def moved_or_dropped(
-    kind: str, text: str, when: dt.datetime, source: str, session: str, klass: str = "private"
+    kind: str,
+    text: str,
+    when: dt.datetime,
+    source: str,
+    session: str | None,
+    klass: str = "private",
 ) -> str:
     """The text to append for an entry moved or dropped from source (memory.md or user.md).
 

@@ -175,9 +175,11 @@ class MemoryService:
         request = message.request
         try:
             if request.tool == "recall":
-                args = parse_recall(request.arguments)
+                recall_args = parse_recall(request.arguments)
                 result = await self._read(
-                    lambda: self.recaller.recall(args.query, args.k, session=request.session)
+                    lambda: self.recaller.recall(
+                        recall_args.query, recall_args.k, session=request.session
+                    )
                 )
                 return ToolResponse(
                     call_id=request.call_id, ok=True, output=result.text, label=result.label

@@ -27,6 +27,7 @@ from memoryd.entries import FILE_OF_ARG
 from memoryd.errors import (
     FileDamaged,
     FileInvalid,
+    MalformedCall,
     StartFailed,
     UntrustedSession,
     WriteFailed,
@@ -131,11 +132,13 @@ class MemoryStore(OwnerCommands):
     # --- the memory tool --------------------------------------------------------------------
     def call(self, args: MemoryArgs, caller: Caller) -> str:
         """Apply one memory call; the answer sentence, or EditRefused with the refusal."""
+        session, taint, untrusted = caller.session, caller.taint, caller.untrusted
+        if session is None or taint is None:
+            # Only the owner's callers (caller.py OWNER, UNDO) lack them, and they never get here.
+            raise MalformedCall("refused: malformed call: a memory call names a session and taint")
         if self.witness is not None:
-            caller = caller.stricter(
-                *self.witness.stricter(caller.session, caller.taint, caller.untrusted)
-            )
-        taint, untrusted = caller.taint, caller.untrusted
+            taint, untrusted = self.witness.stricter(session, taint, untrusted)
+            caller = caller.stricter(taint, untrusted)
         with self._lock:
             self.detect_hand_edits()
             if isinstance(args, NoteArgs):
@@ -268,7 +271,7 @@ class MemoryStore(OwnerCommands):
                 return None
             return self._apply(plan, caller, action, extra)
 
-    def _removal_text(self, plan: edits.Plan, when: dt.datetime, session: str) -> str:
+    def _removal_text(self, plan: edits.Plan, when: dt.datetime, session: str | None) -> str:
         """The notes.md entries of what leaves the file, each with its writer's class."""
         classes = classrule.entry_classes(self.journal, plan.file, [r.text for r in plan.removals])
         return "".join(

@@ -20,9 +20,14 @@ class FakeMemoryd:
 
     def __init__(self):
         self.seen: list = []
+        self.wrong_kind = False  # answer each request with the other request's reply
 
     async def handle(self, message):
         self.seen.append(message)
+        if self.wrong_kind:
+            if isinstance(message, Reindex):
+                return MemoryAdminReply(text="not counts")
+            return Reindexed(logs=1, records=2, notes=3)
         if isinstance(message, Reindex):
             return Reindexed(logs=42, records=1208, notes=7)
         if isinstance(message, MemoryAdmin):
@@ -79,6 +84,19 @@ def test_memory_commands_send_and_print_escaped(fake, argv, sent):
     assert result.exit_code == 0, result.output
     assert fake.seen == [sent]
     assert result.stdout == f"{sent.command}:{sent.arg} \\@here \\<b\\>\\x1b\\[2J\n"
+
+
+@pytest.mark.parametrize(
+    "argv,expected",
+    [(["reindex"], "not reindexed"), (["memory", "log", "1"], "answered reindexed")],
+)
+def test_reply_of_another_kind_is_a_bad_answer(fake, argv, expected):
+    fake.wrong_kind = True
+    result = runner.invoke(app, [*argv, "--memory-socket", str(fake.path)])
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit)  # a message, not a traceback
+    assert "bad answer from memoryd" in result.stderr
+    assert expected in result.stderr
 
 
 def test_socket_from_envvar(fake):

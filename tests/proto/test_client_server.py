@@ -10,9 +10,15 @@ import msgpack
 import pytest
 
 from proto.client import RemoteError, arequest, request
-from proto.errors import FrameTooLarge, ProtoError, Unreachable
+from proto.errors import FrameTooLarge, ProtoError, UnexpectedReply, Unreachable
 from proto.frames import MAX_FRAME
-from proto.messages import MemoryAdmin, MemoryAdminReply, MemoryBlock, SessionUpdated
+from proto.messages import (
+    MemoryAdmin,
+    MemoryAdminReply,
+    MemoryBlock,
+    MemoryBlockReply,
+    SessionUpdated,
+)
 from proto.server import SocketInUse, prepare_socket_path, serve_unix
 from tests.rawsocket import exchange as raw_exchange
 
@@ -62,6 +68,27 @@ def test_request_reply(server):
 def test_async_request(server):
     reply = asyncio.run(arequest(server, MemoryAdmin(command="undo", arg="x")))
     assert reply.text == "undo x"
+
+
+def test_request_of_a_reply_type(server):
+    message = MemoryAdmin(command="log", arg="3")
+    reply = request(server, message, reply=MemoryAdminReply)
+    assert type(reply) is MemoryAdminReply and reply.text == "log 3"
+    reply = asyncio.run(arequest(server, message, reply=MemoryAdminReply))
+    assert type(reply) is MemoryAdminReply and reply.text == "log 3"
+
+
+def test_reply_of_another_kind_is_unexpected(server):
+    message = MemoryAdmin(command="log", arg="3")
+    with pytest.raises(
+        UnexpectedReply, match="answered memory_admin_reply, not memory_block_reply"
+    ):
+        request(server, message, reply=MemoryBlockReply)
+    with pytest.raises(UnexpectedReply, match="not memory_block_reply"):
+        asyncio.run(arequest(server, message, reply=MemoryBlockReply))
+    # An error reply stays a RemoteError, whatever the reply type asked for.
+    with pytest.raises(RemoteError, match="refused on purpose"):
+        request(server, MemoryAdmin(command="log", arg="refuse"), reply=MemoryBlockReply)
 
 
 def test_answerable_error_text_reaches_peer(server):
@@ -142,3 +169,4 @@ def test_stale_socket_removed_live_refused(tmp_path, server):
 
 def test_errors_share_one_base():
     assert issubclass(SocketInUse, ProtoError) and issubclass(RemoteError, ProtoError)
+    assert issubclass(UnexpectedReply, ProtoError)

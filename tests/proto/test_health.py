@@ -1,13 +1,18 @@
 """proto.health against real roles: healthy when the role answers, unhealthy when it is stopped
 (SIGSTOP) or gone, within the deadline."""
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from proto.health import check
+from proto.messages import Ok
+from proto.paths import LOOP_CONTROL_SOCKET, LOOP_MEMORY_SOCKET, under
+from proto.server import serve_unix
 from tests.memoryd_process import MemorydProcess
 
 
@@ -52,3 +57,52 @@ def test_the_command_exits_by_health(tmp_path):
         assert shim.returncode == 1 and "unhealthy" in shim.stdout
     finally:
         memoryd.stop()
+
+
+class _Refused(Exception):
+    pass
+
+
+def _serve_memory_block_at(path, answer):
+    """A socket at path answering memory_block with answer(); its loop runs in a thread."""
+    loop = asyncio.new_event_loop()
+
+    async def handle(message):
+        return answer()
+
+    server = loop.run_until_complete(
+        serve_unix(path, handle, {"memory_block"}, name="fake", answerable=(_Refused,))
+    )
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    async def close():
+        server.close()
+        await server.wait_closed()
+
+    def stop():
+        asyncio.run_coroutine_threadsafe(close(), loop).result(5)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+
+    return stop
+
+
+def test_a_reply_of_another_kind_is_unhealthy_a_refusal_is_an_answer_for_the_shims(tmp_path):
+    stop = _serve_memory_block_at(under(tmp_path, LOOP_MEMORY_SOCKET), Ok)
+    try:
+        healthy, line = check("memoryd", tmp_path, timeout=2)
+        assert not healthy and line.endswith("answered Ok"), line
+    finally:
+        stop()
+
+    def refuse():
+        raise _Refused("no block here")
+
+    stop = _serve_memory_block_at(under(tmp_path, LOOP_CONTROL_SOCKET), refuse)
+    try:
+        healthy, line = check("loopd-shim", tmp_path, timeout=2)
+        assert healthy and line.startswith("loopd-shim: healthy"), line
+    finally:
+        stop()

@@ -50,7 +50,7 @@ def recorded(conn: sqlite3.Connection) -> str:
 def _objects(mode: str) -> tuple[str, ...]:
     if mode == "spec":
         return ()
-    names = ("recall_mode", *context.OBJECTS)
+    names: tuple[str, ...] = ("recall_mode", *context.OBJECTS)
     if mode == "hybrid":
         from memoryd.modes import hybrid_tables
 

@@ -6,21 +6,50 @@ edit staged by a session that could not edit identity now (untrusted, or above [
 is refused at accept (issue 12).
 """
 
+import datetime as dt
 import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from memoryd import admin_text, classrule, edits, undo
 from memoryd.caller import UNDO, Caller
 from memoryd.entries import FILE_OF_ARG
-from memoryd.errors import AdminRefused, EditRefused, FileDamaged
-from memoryd.journal import EditLine
+from memoryd.errors import AdminRefused, EditRefused, FileDamaged, WriteFailed
+from memoryd.home import Home
+from memoryd.journal import EditLine, Journal
 from memoryd.memfiles import read_entries
-from memoryd.review import PendingLine, args_of
+from memoryd.review import PendingLine, Review, args_of
 from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
 
 
 class OwnerCommands:
+    # What MemoryStore (store.py) sets and defines, declared for the type checker.
+    home: Home
+    journal: Journal
+    review: Review
+    review_on: bool
+    max_class: str
+    now: Callable[[], dt.datetime]
+    _lock: threading.Lock
+
+    if TYPE_CHECKING:
+
+        def detect_hand_edits(self) -> None: ...
+
+        def _entries_for_edit(self, file: str) -> list[str]: ...
+
+        @staticmethod
+        def _not_applied(
+            file: str, action: str, session: str | None, e: OSError
+        ) -> WriteFailed: ...
+
+        def _apply(
+            self, plan: edits.Plan, caller: Caller, action: str, extra: dict | None = None
+        ) -> EditLine: ...
+
     # --- the owner's commands ---------------------------------------------------------------
     def log(self, n: int = 10) -> str:
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
@@ -31,7 +60,7 @@ class OwnerCommands:
         with self._lock:
             self.detect_hand_edits()
             record = undo.undoable(self.journal, edit_id)
-            file = record.to
+            file = cast(str, record.to)  # undo.undoable found memory.md or user.md there
             try:
                 current = read_entries(self.home, file)
             except FileDamaged as e:

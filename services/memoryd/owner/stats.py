@@ -174,7 +174,7 @@ def collect(home: Home, days: int, now: dt.datetime) -> dict:
     by_text: Counter = Counter()
     for note in all_notes:
         by_text[note.text] += counts.get(note.number, 0)
-    files = {}
+    files: dict[str, dict[str, object]] = {}
     for name in IDENTITY:
         try:
             file_entries = read_entries(home, name)

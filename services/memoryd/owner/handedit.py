@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 
 from memoryd.errors import FileDamaged
-from memoryd.home import FILE_MODE, Home
+from memoryd.home import FILE_MODE, Home, open_read
 from memoryd.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.linefile import parse_line
 from memoryd.memfiles import read_entries
@@ -107,7 +107,7 @@ class JournalTail:
         self._offset = self._path.stat().st_size if self._path else 0
 
     def _read_from(self, path: Path, offset: int) -> int:
-        with open(path, "rb") as f:
+        with open_read(path) as f:  # no link followed, a regular file only
             f.seek(offset)
             data = f.read()
         end = data.rfind(b"\n") + 1  # a last line without its newline is not whole yet

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memoryd.home import open_read
 from memoryd.journal import EditLine
 from memoryd.linefile import parse_line
 
@@ -23,7 +24,7 @@ from memoryd.linefile import parse_line
 def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
     """The bytes of path, mapped (b"" for a missing or empty file)."""
     try:
-        f = open(path, "rb")
+        f = open_read(path)  # no link followed, a regular file only
     except FileNotFoundError:
         yield b""
         return

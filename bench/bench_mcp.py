@@ -23,19 +23,12 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 from bench_index import Generator, percentile
+from bench_socket import wait_for
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from proto.client import arequest
 from proto.messages import MemoryBlock, MemoryCall, ToolRequest
-
-
-def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("memoryd did not start")
-        time.sleep(0.1)
 
 
 async def alternate(times: dict[str, list[float]], pair, rounds: int) -> None:

@@ -207,15 +207,31 @@ def test_deleted_rows_leave_the_matrix_at_once(tmp_path, monkeypatch):
     index.close()
 
 
-def test_fusion_weights_lexical_and_dense():
+FUSION_CASES = [
+    # (lexical (rowid, bm25), bound, expected order); dense scores 1: 0.9, 2: 0.1, 3: 0.5, so
+    # min-maxed 1: 1.0, 2: 0.0, 3: 0.5, weighed 0.2.
+    # 3: 0.8 x 10/10 + 0.2 x 0.5 = 0.9; 2: 0.8 x 0.5 = 0.4; 1: 0.2 x 1 = 0.2.
+    ([(3, -10.0), (2, -5.0)], 10.0, [3, 2, 1]),
+    # Rows that hold little of the query's weight: a strong dense score passes them.
+    # 3: 0.8 x 0.25 + 0.1 = 0.3; 1: 0.2; 2: 0.8 x 0.125 = 0.1.
+    ([(3, -10.0), (2, -5.0)], 40.0, [3, 1, 2]),
+    # 1: 0.2 beats 3: 0.8 x 0.05 + 0.1 = 0.14 and 2: 0.8 x 0.025 = 0.02.
+    ([(3, -10.0), (2, -5.0)], 200.0, [1, 3, 2]),
+    # The best row never scores above the lexical weight, whatever a stale bound says.
+    ([(3, -10.0), (2, -5.0)], 5.0, [3, 2, 1]),
+    ([], 0.0, [1, 3, 2]),
+]
+
+
+@pytest.mark.parametrize(("lexical", "bound", "expected"), FUSION_CASES)
+def test_fusion_weighs_lexical_by_the_query_bound_and_dense(lexical, bound, expected):
     rowids = np.array([1, 2, 3])
     scores = np.array([0.9, 0.1, 0.5], dtype=np.float32)
-    # 3: 0.7 x 1 + 0.3 x 0.5 = 0.85; 2: 0.7 x 0.5 + 0.3 x 0 = 0.35; 1: 0.3 x 1 = 0.3.
-    assert hybrid.fuse([(3, -10.0), (2, -5.0)], rowids, scores, 3) == [3, 2, 1]
-    # A strong enough dense score beats a weak lexical one.
-    assert hybrid.fuse([(3, -10.0), (2, -1.0)], rowids, scores, 3) == [3, 1, 2]
-    assert hybrid.fuse([], rowids, scores, 2) == [1, 3]
-    assert hybrid.fuse([(2, -1.0)], rowids[:0], scores[:0], 5) == [2]
+    assert hybrid.fuse(lexical, bound, rowids, scores, 3) == expected
+
+
+def test_fusion_without_vectors_is_lexical():
+    assert hybrid.fuse([(2, -1.0), (5, -0.5)], 3.0, np.zeros(0, np.int64), np.zeros(0), 5) == [2, 5]
 
 
 def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch):

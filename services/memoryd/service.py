@@ -31,6 +31,7 @@ from memoryd.config import WRITE_DEADLINE
 from memoryd.errors import EditRefused, MemorydError, SessionUnknown
 from memoryd.index import Index
 from memoryd.owner import dispatch as owner_commands
+from memoryd.rebuild import Rebuilder
 from memoryd.recall import Recaller
 from memoryd.store import MemoryStore
 from memoryd.writer import BACKGROUND, SESSION, WRITE, NotStarted, Writer
@@ -82,6 +83,7 @@ class MemoryService:
         self._writer = Writer()
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="memoryd-reader")
         self._rebuilder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-reindex")
+        self._rebuild = Rebuilder()  # the reindex's build, in a child process (rebuild.py)
         self._reindexing: asyncio.Lock | None = None
         self._catch_up_task: asyncio.Task | None = None
 
@@ -101,6 +103,7 @@ class MemoryService:
         """Finish the writes in flight, close the index, then let another memoryd in."""
         if self._catch_up_task is not None:
             self._catch_up_task.cancel()
+        self._rebuild.stop()
         self._rebuilder.shutdown(wait=True)
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
@@ -251,12 +254,12 @@ class MemoryService:
             raise MemorydError(NOT_DONE) from None
 
     async def _reindex(self) -> tuple[int, int, int]:
-        """Build the new index off the writer, then catch it up and swap it on the writer."""
+        """Build the new index in a child process, then catch it up and swap it on the writer."""
         if self._reindexing is None:
             self._reindexing = asyncio.Lock()
         async with self._reindexing:
             loop = asyncio.get_running_loop()
-            built = await loop.run_in_executor(self._rebuilder, self.index.build_new)
+            built = await loop.run_in_executor(self._rebuilder, self._rebuild.build, self.index)
             return await self._write(self.index.finish_new, built)
 
     def _admin_write(self, action: Callable[..., str], *args) -> str:

@@ -245,7 +245,7 @@ def test_a_write_during_a_reindex_answers_before_the_reindex_ends(tmp_path, monk
     service.index.catch_up_all()
     building = threading.Event()
     release = threading.Event()
-    real_build = service.index.build_new
+    real_build = service._rebuild.build  # the build in its child process (rebuild.py)
 
     def slow_build(*args):
         built = real_build(*args)
@@ -253,7 +253,7 @@ def test_a_write_during_a_reindex_answers_before_the_reindex_ends(tmp_path, monk
         release.wait(10)  # a long build: the writer must stay free meanwhile
         return built
 
-    monkeypatch.setattr(service.index, "build_new", slow_build)
+    monkeypatch.setattr(service._rebuild, "build", slow_build)
 
     async def scenario():
         reindex = asyncio.ensure_future(service.on_admin(Reindex()))

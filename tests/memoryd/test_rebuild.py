@@ -1,0 +1,144 @@
+"""A reindex's build runs in a child process (rebuild.py): the same index as a build in process,
+and a build that fails or is stopped leaves the index as it was and says so."""
+
+import asyncio
+import os
+import signal
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from memoryd import rebuild
+from memoryd.config import load
+from memoryd.errors import MemorydError
+from memoryd.home import Home
+from memoryd.index import Index
+from memoryd.rebuild import Rebuilder, RebuildFailed
+from memoryd.server import prepare
+from proto.messages import Reindex
+from tests.memoryd.test_scheduling import _call, _config, _log
+
+
+def _rows(path) -> list[tuple]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(
+            "SELECT s.session, s.record, s.kind, h.text FROM sources s JOIN hits h"
+            " ON h.rowid = s.rowid ORDER BY s.rowid"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_the_child_builds_what_a_build_in_process_builds(tmp_path):
+    home = tmp_path / "home"
+    _log(home, "s-one", ["the alpha launch is on Thursday", "kestrel nests on the roof"])
+    _log(home, "s-two", ["the heron came back"])
+    service = prepare(load(_config(tmp_path)))
+    try:
+        service.index.catch_up_all()
+        built = Rebuilder().build(service.index)
+        in_child = _rows(built.path)
+        os.replace(built.path, tmp_path / "child.sqlite3")
+        in_process = service.index.build_new()
+        assert (built.logs, built.records) == (in_process.logs, in_process.records) == (2, 3)
+        assert in_child == _rows(in_process.path)
+        assert len(in_child) == 3
+    finally:
+        service.close()
+
+
+def test_the_build_runs_in_another_process(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    _log(home, "s-one", ["kestrel"])
+    service = prepare(load(_config(tmp_path)))
+    pids = []
+    real_popen = rebuild.subprocess.Popen
+
+    def popen(*args, **kwargs):
+        child = real_popen(*args, **kwargs)
+        pids.append(child.pid)
+        return child
+
+    monkeypatch.setattr(rebuild.subprocess, "Popen", popen)
+    try:
+        reply = asyncio.run(service.on_admin(Reindex()))
+    finally:
+        service.close()
+    assert (reply.logs, reply.records) == (1, 1)
+    assert len(pids) == 1 and pids[0] != os.getpid()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-c", "import sys; sys.exit(3)"],  # the child fails
+        ["-c", "print('no counts here')"],  # the child says nothing memoryd can read
+        ["-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],  # killed
+    ],
+)
+def test_a_failed_build_fails_the_reindex_and_keeps_the_index(tmp_path, monkeypatch, argv):
+    home = tmp_path / "home"
+    _log(home, "s-one", ["kestrel nests on the roof"])
+    service = prepare(load(_config(tmp_path)))
+    monkeypatch.setattr(rebuild, "arguments", lambda index: [])
+    real_popen = rebuild.subprocess.Popen
+    monkeypatch.setattr(
+        rebuild.subprocess,
+        "Popen",
+        lambda command, **kw: real_popen([command[0], *argv], **kw),
+    )
+
+    async def scenario():
+        await service.catch_up()
+        with pytest.raises(MemorydError) as refused:
+            await service.on_admin(Reindex())
+        found = await service.on_broker(_call("recall", {"query": "kestrel"}))
+        return refused.value, found
+
+    try:
+        refused, found = asyncio.run(scenario())
+    finally:
+        service.close()
+    assert isinstance(refused, RebuildFailed)
+    assert str(refused) == rebuild.FAILED
+    assert found.output.startswith("[1] ")  # the old index still answers
+
+
+def test_stop_ends_a_build_in_flight_and_refuses_the_next(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    _log(home, "s-one", ["kestrel"])
+    index = Index(Home(home))
+    rebuilder = Rebuilder()
+    real_popen = rebuild.subprocess.Popen
+    started = threading.Event()
+    children = []
+
+    def popen(command, **kw):
+        children.append(real_popen([command[0], "-c", "import time; time.sleep(60)"], **kw))
+        started.set()
+        return children[-1]
+
+    monkeypatch.setattr(rebuild.subprocess, "Popen", popen)
+    outcome: list[BaseException] = []
+
+    def run():
+        try:
+            rebuilder.build(index)
+        except RebuildFailed as e:
+            outcome.append(e)
+
+    thread = threading.Thread(target=run)
+    began = time.monotonic()
+    thread.start()
+    assert started.wait(10)
+    rebuilder.stop()
+    thread.join(10)
+    assert not thread.is_alive() and time.monotonic() - began < 10
+    assert len(outcome) == 1
+    assert children[0].returncode == -signal.SIGTERM
+    with pytest.raises(RebuildFailed):
+        rebuilder.build(index)
+    assert len(children) == 1  # no child started after stop

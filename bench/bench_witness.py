@@ -2,7 +2,8 @@
 
 Before each memory call memoryd reads the calling session's log to its end. The first call of a
 session in memoryd's life reads the whole log; later calls read only what the log gained. This
-prints both, for a log of N turns (four records a turn), and the cost of one turn's growth.
+prints both, for a log of N turns (four records a turn), and the cost of one turn's growth; then
+how memoryd splits a first call: the whole read ahead of the writer, the tail on it.
 
     .venv/bin/python bench/bench_witness.py [--turns 20000]
 """
@@ -66,11 +67,24 @@ def main() -> None:
                 f.write(one)
             witness.stricter(SESSION, "private", False)
         grown = (time.perf_counter() - start) / rounds
+        # As memoryd makes a session's first call: the whole read ahead, off the writer thread
+        # (service._read_ahead), then the writer's read of what came meanwhile (a turn here).
+        fresh = Witness(home)
+        start = time.perf_counter()
+        fresh.read_ahead(SESSION)
+        ahead = time.perf_counter() - start
+        with open(log, "a") as f:
+            f.write(one)
+        start = time.perf_counter()
+        fresh.stricter(SESSION, "private", False)
+        on_writer = time.perf_counter() - start
     print(f"log: {options.turns:,} turns, {size / 1e6:.1f} MB")
     print(f"first call (whole log):       {first * 1e3:9.1f} ms")
     print(f"later call, log unchanged:    {unchanged * 1e6:9.1f} us")
     print(f"later call, log grew a turn:  {grown * 1e6:9.1f} us (append included)")
     print(f"first / later (unchanged):    {first / unchanged:9.0f}x")
+    print(f"first call in memoryd: read ahead {ahead * 1e3:.1f} ms off the writer, then")
+    print(f"  {on_writer * 1e6:.1f} us on the writer (the writer's share: {on_writer / ahead:.4%})")
 
 
 if __name__ == "__main__":

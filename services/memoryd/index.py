@@ -14,10 +14,11 @@ Recall itself lives in recall.py: the index only hands out read connections (rea
 small pool, under the swap gate, a damaged file reported as IndexDamaged.
 
 Reindex builds index/memory.sqlite3.new from scratch while recall goes on, off the writer thread
-(build_new; memoryd runs it in a child process, rebuild.py); then, on the writer, it catches the new file up with what was written meanwhile and
-swaps it in (finish_new): renaming a file over an SQLite database that has open connections
-corrupts it, so the swap waits for the recalls in flight, closes every connection (the last close
-checkpoints and removes the WAL), renames, and reopens. Recalls wait only for that swap.
+(build_new; memoryd runs it in a child process, rebuild.py); then, on the writer, it catches the
+new file up with what was written meanwhile and swaps it in (finish_new): renaming a file over an
+SQLite database that has open connections corrupts it, so the swap waits for the recalls in
+flight, closes every connection (the last close checkpoints and removes the WAL), renames, and
+reopens. Recalls wait only for that swap.
 
 At open: a memory.sqlite3.new left by a reindex that was killed is removed (logged); a damaged
 index (not SQLite, other tables, failing quick_check) is deleted (it is disposable) and replaced

@@ -84,6 +84,9 @@ class MemoryService:
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="memoryd-reader")
         self._rebuilder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-reindex")
         self._rebuild = Rebuilder()  # the reindex's build, in a child process (rebuild.py)
+        # The witness's reads of session logs ahead of the writer (witness.py), one per session.
+        self._witnessing = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memoryd-witness")
+        self._reading_ahead: dict[str, asyncio.Future] = {}
         self._reindexing: asyncio.Lock | None = None
         self._catch_up_task: asyncio.Task | None = None
 
@@ -106,6 +109,7 @@ class MemoryService:
         self._rebuild.stop()
         self._rebuilder.shutdown(wait=True)
         self._writer.shutdown(wait=True)
+        self._witnessing.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self.recaller.close()
         self.index.close()
@@ -189,10 +193,10 @@ class MemoryService:
                 )
             if request.tool == "memory":
                 args = parse_memory(request.arguments)
+                deadline = self._deadline()
                 try:
-                    output = await self._write(
-                        self._apply, args, message, deadline=self._deadline()
-                    )
+                    await self._read_ahead(request.session, deadline)
+                    output = await self._write(self._apply, args, message, deadline=deadline)
                 except NotStarted:
                     log.warning(
                         "session %s: memory call %s not applied: not started within %g s",
@@ -219,6 +223,24 @@ class MemoryService:
             output=f"memoryd serves recall and memory, not {request.tool[:64]!r}",
             label=None,
         )
+
+    async def _read_ahead(self, session: str, deadline: float) -> None:
+        """Have the witness read the session's log before the call takes the writer, so the
+        writer reads only the tail (witness.py); one read a session at a time, shared by its
+        calls. NotStarted when the read outlasts the call's deadline (it goes on for the next)."""
+        witness = self.store.witness
+        if witness is None:
+            return
+        running = self._reading_ahead.get(session)
+        if running is None:
+            loop = asyncio.get_running_loop()
+            running = loop.run_in_executor(self._witnessing, witness.read_ahead, session)
+            self._reading_ahead[session] = running
+            running.add_done_callback(lambda _: self._reading_ahead.pop(session, None))
+        try:
+            await asyncio.wait_for(asyncio.shield(running), deadline - time.monotonic())
+        except TimeoutError:
+            raise NotStarted from None
 
     def _apply(self, args: MemoryArgs, message: MemoryCall) -> str:
         output = self.store.call(args, Caller.of(message))

@@ -7,8 +7,11 @@ session's log, sessions/<id>/0.jsonl, records the class and untrusted label of e
 stricter of brokerd's state and the log's.
 
 Cost: each session's state is kept in memory with the log's device, inode, the offset read to and
-a hash of the bytes before it, so a call reads only what the log gained since the last call. A log
-that was replaced, shrank or changed before the offset is read whole. A session's witnessed label
+the bytes before it, so a call reads only what the log gained since the last call. A log that was
+replaced, shrank or changed before the offset is read whole. That first whole read (about 2 s for
+200 MB) is done ahead of the writer thread (read_ahead, from the service on a thread of its own),
+so the writer, which every session's writes wait for, reads only the last few lines; each session
+has its own lock, so one session's long read holds up no other session. A session's witnessed label
 never gets less strict while memoryd runs (taint only grows), so deleting a log after the fact
 changes nothing.
 
@@ -64,11 +67,25 @@ class Witness:
     def __init__(self, home: Home):
         self.home = home
         self._seen: dict[str, Seen] = {}
-        self._lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+
+    def _lock(self, session: str) -> threading.Lock:
+        with self._locks_lock:
+            return self._locks.setdefault(session, threading.Lock())
+
+    def read_ahead(self, session: str) -> None:
+        """Read the session's log up to its end now, so that the next stricter() reads only what
+        is added meanwhile. An unusable log is left for stricter() to report."""
+        with self._lock(session):
+            try:
+                self._read(session)
+            except LogUnusable:
+                pass
 
     def stricter(self, session: str, taint: str, untrusted: bool) -> tuple[str, bool]:
         """The stricter of brokerd's state (taint, untrusted) and the session log's."""
-        with self._lock:
+        with self._lock(session):
             try:
                 seen = self._read(session)
             except LogUnusable as e:
@@ -91,7 +108,8 @@ class Witness:
     def _read(self, session: str) -> Seen:
         folder = self.home.sessions / session
         path = self.home.session_log(session)
-        seen = self._seen.setdefault(session, Seen())
+        with self._locks_lock:
+            seen = self._seen.setdefault(session, Seen())
         if seen.klass == "secret" and seen.untrusted:
             return seen  # nothing in the log can make it stricter
         try:

@@ -11,7 +11,9 @@ new file up and swaps it in on its writer thread, as before.
 
 A child that fails, is killed or prints no counts fails the reindex (RebuildFailed, the old index
 untouched, the half-built file removed at the next build or start); memoryd stops a child still
-running when it stops itself.
+running when it stops itself. A child never outlives memoryd, even one killed with SIGKILL: its
+stdin is a pipe that memoryd never writes to, and the child exits as soon as that pipe ends, so no
+orphan goes on writing memory.sqlite3.new beside the next memoryd's own build.
 """
 
 import argparse
@@ -54,13 +56,19 @@ class Rebuilder:
         with self._lock:
             if self._stopped:
                 raise RebuildFailed(FAILED)
+            # stdin stays open, unwritten, until this process ends (see the module docstring).
             self._child = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, env=env
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
             )
         child = self._child
         try:
-            out, _ = child.communicate()
+            out = child.stdout.read() if child.stdout is not None else b""
+            child.wait()
         finally:
+            if child.stdin is not None:
+                child.stdin.close()
+            if child.stdout is not None:
+                child.stdout.close()
             with self._lock:
                 self._child = None
         if child.returncode != 0:
@@ -96,6 +104,19 @@ def arguments(index: Index) -> list[str]:
     ]
 
 
+def _exit_with_parent() -> None:
+    """Wait for the end of stdin (memoryd, the parent, is gone) and end this process at once."""
+    try:
+        # The descriptor itself, not sys.stdin: a daemon thread blocked in a buffered read would
+        # hold its lock when the interpreter shuts down after a build that finished.
+        while os.read(0, 65536):
+            pass
+    except OSError:
+        pass
+    log.error("the reindex's build stopped: memoryd, which started it, is gone")
+    os._exit(1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="memoryd.rebuild", description=__doc__.splitlines()[0])
     parser.add_argument("--home", required=True, type=Path)
@@ -104,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-record-bytes", required=True, type=int)
     args = parser.parse_args(argv)
     configure_role()
+    threading.Thread(target=_exit_with_parent, name="rebuild-parent", daemon=True).start()
     index = Index(
         Home(args.home),
         mode=args.mode,

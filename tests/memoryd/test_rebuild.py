@@ -5,6 +5,8 @@ import asyncio
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 
@@ -142,3 +144,42 @@ def test_stop_ends_a_build_in_flight_and_refuses_the_next(tmp_path, monkeypatch)
     with pytest.raises(RebuildFailed):
         rebuilder.build(index)
     assert len(children) == 1  # no child started after stop
+
+
+PARENT = """
+import subprocess, sys, time
+child = subprocess.Popen(
+    [sys.executable, "-c", "import threading, time\\n"
+     "from memoryd.rebuild import _exit_with_parent\\n"
+     "threading.Thread(target=_exit_with_parent, daemon=True).start()\\n"
+     "time.sleep(60)"],
+    stdin=subprocess.PIPE,
+)
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_build_never_outlives_memoryd_killed_with_sigkill():
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE)
+    try:
+        child = int(parent.stdout.readline())
+        time.sleep(0.5)
+        assert _alive(child)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(child)
+    finally:
+        parent.kill()
+        parent.wait()

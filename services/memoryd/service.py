@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from memoryd import bm25
 from memoryd.caller import Caller
 from memoryd.config import WRITE_DEADLINE
 from memoryd.errors import EditRefused, MemorydError, SessionUnknown
@@ -141,6 +142,9 @@ class MemoryService:
     def start_catch_up(self) -> asyncio.Task:
         """Start catching up every log in the background (after the sockets listen)."""
         sessions, self.to_catch_up = self.to_catch_up, None
+        # The exact top-k's one check of bm25.py against FTS5 (about 0.1 s), made now on a reader
+        # rather than in the first recall that needs it.
+        asyncio.get_running_loop().run_in_executor(self._readers, bm25.agrees_with_fts5)
         self._catch_up_task = asyncio.get_running_loop().create_task(self.catch_up(sessions))
         return self._catch_up_task
 

@@ -33,17 +33,15 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memoryd import indexer, modes
+from memoryd import indexer, modes, newindex
 from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.indexer import RECORD_BYTES, Part, Settings
+from memoryd.indexer import RECORD_BYTES, Settings
 from memoryd.indexfile import Gate, check_fts5, create_file, damage, remove_database
+from memoryd.newindex import Rebuilt
 from proto.labels import CLASS_RANK
-from proto.messages import is_session_id
 
 if TYPE_CHECKING:
     from memoryd.modes.hybrid import Hybrid
@@ -53,16 +51,6 @@ log = logging.getLogger(__name__)
 DAMAGED = (
     "the memory index is damaged; rebuild it with bxctl reindex (runbook: memory-index-damaged)"
 )
-
-
-@dataclass(frozen=True)
-class Rebuilt:
-    """A new index file built by build_new, waiting for finish_new."""
-
-    path: Path
-    logs: int
-    records: int
-    notes: int
 
 
 class Index:
@@ -83,7 +71,7 @@ class Index:
         self.max_class = max_class
         self.settings = Settings(max_class=max_class, max_record_bytes=max_record_bytes)
         self.path = home.index_db
-        self.new_path = self.path.with_name(self.path.name + ".new")
+        self.new_path = newindex.new_path(self.path)
         # (logs read, logs) while the catch-up after a start runs; None when it is done.
         self.catching_up: tuple[int, int] | None = None
         self._gate = Gate()
@@ -201,19 +189,8 @@ class Index:
 
     # --- keeping up -----------------------------------------------------------------------------
     def sessions(self) -> list[str]:
-        """The sessions whose log can be indexed, by name; a symbolic link (at sessions/<id> or
-        at its 0.jsonl) or a log that is not a regular file is skipped with a log line."""
-        if not self.home.sessions.is_dir():
-            return []
-        names = sorted(p.name for p in self.home.sessions.iterdir() if is_session_id(p.name))
-        found = []
-        for name in names:
-            problem = indexer.log_problem(self.home, name)
-            if problem is None:
-                found.append(name)
-            elif not isinstance(problem, FileNotFoundError):
-                log.warning("session log %s: skipped: %s", self.home.session_log(name), problem)
-        return found
+        """The sessions whose log can be indexed, by name (newindex.indexable_sessions)."""
+        return newindex.indexable_sessions(self.home)
 
     def catch_up_session_part(self, session: str) -> tuple[int, bool]:
         """Index one part of a session's new records: (rows added, read to the end)."""
@@ -258,47 +235,9 @@ class Index:
         return self.finish_new(self.build_new(progress))
 
     def build_new(self, progress: Callable[[int], None] | None = None) -> Rebuilt:
-        """Build index/memory.sqlite3.new from sessions/ and notes.md; touches nothing else, so
-        it runs off the writer thread. One build at a time (the caller sees to it)."""
-        ensure_dir(self.home.index_dir)
-        new = self.new_path
-        remove_database(new)
-        create_file(new)
-        read = 0
-
-        def counted(n: int) -> None:
-            nonlocal read
-            read += n
-            if progress is not None and read % 10_000 == 0:
-                progress(read)
-
-        conn = sqlite3.connect(new, isolation_level=None)
-        try:
-            # Nothing reads this file before it is whole: no journal, no fsync until the end.
-            conn.execute("PRAGMA journal_mode = OFF")
-            conn.execute("PRAGMA synchronous = OFF")
-            conn.execute("BEGIN")
-            indexer.create_schema(conn)
-            indexer.write_stamp(conn, self.settings)
-            modes.prepare(conn, self.mode, new)  # recall modes (issue 15)
-            logs = records = 0
-            whole = Part()
-            for session in self.sessions():
-                records += indexer.index_session_part(
-                    conn, self.home, session, self.settings, counted, replace(whole)
-                )[0]
-                logs += 1
-            notes = indexer.index_notes(conn, self.home, self.settings)
-            conn.execute("COMMIT")
-            modes.carry_over(conn, self.path)  # recall mode hybrid (issue 15): vectors kept
-            conn.execute("PRAGMA journal_mode = WAL")
-        finally:
-            conn.close()
-        # Written without fsync: flush it all now, off the writer, so that the swap's fsync
-        # only has the tail to write.
-        with open(new, "rb") as f:
-            os.fsync(f.fileno())
-        return Rebuilt(new, logs, records, notes)
+        """Build index/memory.sqlite3.new from sessions/ and notes.md (newindex.py) in this
+        process; memoryd's reindex runs the same build in a child process (rebuild.py)."""
+        return newindex.build(self.home, self.settings, self.mode, self.path, progress)
 
     def finish_new(self, built: Rebuilt) -> tuple[int, int, int]:
         """On the writer: catch the new file up with what was written during the build, then

@@ -4,7 +4,7 @@ Building a new index from sessions/ parses every record in Python. On one of mem
 holds the interpreter lock nearly all the time, and each step of a memory_block request waits for
 it (up to the 5 ms switch interval a step): the block's p99 during a reindex of a million records
 was 15 ms on a quiet machine and 40 ms on a busy one. The build touches nothing but
-index/memory.sqlite3.new (Index.build_new), so memoryd runs it as `python -m memoryd.rebuild` with
+index/memory.sqlite3.new (newindex.py), so memoryd runs it as `python -m memoryd.rebuild` with
 the home, the mode and the settings on the command line. The child writes its log lines to the
 same stderr in the same format and prints its counts as one JSON line; memoryd then catches the
 new file up and swaps it in on its writer thread, as before.
@@ -25,11 +25,17 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from memoryd import newindex
 from memoryd.errors import MemorydError
 from memoryd.home import Home
-from memoryd.index import Index, Rebuilt
+from memoryd.indexer import Settings
+from memoryd.newindex import Rebuilt
 from proto.logline import configure_role
+
+if TYPE_CHECKING:
+    from memoryd.index import Index
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +54,7 @@ class Rebuilder:
         self._child: subprocess.Popen | None = None
         self._stopped = False
 
-    def build(self, index: Index) -> Rebuilt:
+    def build(self, index: "Index") -> Rebuilt:
         """Build index.new_path in a child process (blocking: run it on a thread of its own)."""
         command = [sys.executable, "-m", "memoryd.rebuild", *arguments(index)]
         # The child imports memoryd as this process does, wherever that came from.
@@ -91,7 +97,7 @@ class Rebuilder:
                 self._child.send_signal(signal.SIGTERM)
 
 
-def arguments(index: Index) -> list[str]:
+def arguments(index: "Index") -> list[str]:
     return [
         "--home",
         str(index.home.root),
@@ -126,13 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     configure_role()
     threading.Thread(target=_exit_with_parent, name="rebuild-parent", daemon=True).start()
-    index = Index(
-        Home(args.home),
-        mode=args.mode,
-        max_class=args.max_class,
-        max_record_bytes=args.max_record_bytes,
-    )
-    built = index.build_new()
+    home = Home(args.home)
+    settings = Settings(max_class=args.max_class, max_record_bytes=args.max_record_bytes)
+    built = newindex.build(home, settings, args.mode, home.index_db)
     print(json.dumps({"logs": built.logs, "records": built.records, "notes": built.notes}))
     return 0
 

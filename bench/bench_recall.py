@@ -13,7 +13,12 @@ vocabulary, k = 5:
 - for every query, the rowids of the exact top-k (topk.best_rowids) against the plain query's:
   all must be equal; and how many queries the fast path answered (the rest fell back).
 
+With --write-between, before each recall over the socket a record is appended to a session log
+of its own and memoryd is told (session_updated, answered once the index has committed it), as
+while sessions run: every recall then meets an index that changed since the last one.
+
     .venv/bin/python bench/bench_recall.py [--sizes 10000,100000,1000000] [--queries 500]
+                                           [--write-between]
 """
 
 import argparse
@@ -30,12 +35,14 @@ from bench_index import Generator, percentile
 from bench_socket import wait_for
 
 from memoryd import topk
+from memoryd.config import load
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.query import match_expression, query_terms
 from memoryd.recall import SEARCH
 from proto.client import request
-from proto.messages import MemoryCall, ToolRequest
+from proto.messages import MemoryCall, Ok, SessionUpdated, ToolRequest
+from proto.records import UserRecord, append_session_record
 
 VOCABULARY = 30_000
 K = 5
@@ -72,11 +79,21 @@ def _recall_over(sock: Path, text: str) -> None:
         raise SystemExit(f"recall failed: {reply.output}")
 
 
-def _compare(home: Home, queries: list[str]) -> tuple[int, int]:
-    """(queries whose fast answer equals the plain one, queries the fast path answered)."""
+def _compare(home: Home, queries: list[str], write_between: bool) -> tuple[int, int]:
+    """(queries whose fast answer equals the plain one, queries the fast path answered); with
+    write_between, a record indexed (in this process) before each, so that the counts kept from
+    one index generation to the next are what is compared."""
+    index = Index(home)
+    index.open()
     conn = sqlite3.connect(home.index_db, isolation_level=None)
     equal = answered = 0
-    for text in queries:
+    for n, text in enumerate(queries):
+        if write_between:
+            log = home.session_log(WRITER)
+            append_session_record(
+                log, UserRecord(time="2026-11-30T09:00:00Z", content=f"compare {n} {text}")
+            )
+            index.catch_up_session(WRITER)
         terms, expression = query_terms(text), match_expression(text)
         conn.execute("BEGIN")
         try:
@@ -88,10 +105,24 @@ def _compare(home: Home, queries: list[str]) -> tuple[int, int]:
         answered += fast is not None
         equal += found == plain
     conn.close()
+    index.close()
     return equal, answered
 
 
-def bench_size(records: int, queries: int, root: Path) -> None:
+WRITER = "bench-writer"
+
+
+def _write_one(home: Home, loop_sock: Path, n: int) -> None:
+    """Append a record to the writer session's log and wait until memoryd has indexed it."""
+    log = home.session_log(WRITER)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    append_session_record(
+        log, UserRecord(time="2026-11-30T09:00:00Z", content=f"writer record {n} kestrel heron")
+    )
+    request(loop_sock, SessionUpdated(session=WRITER), reply=Ok)
+
+
+def bench_size(records: int, queries: int, root: Path, write_between: bool = False) -> None:
     generator = ZipfGenerator()
     started = time.perf_counter()
     if (root / "home").is_dir():  # kept from an earlier run (--keep): the same seed, same home
@@ -108,6 +139,7 @@ def bench_size(records: int, queries: int, root: Path) -> None:
     config = root / "memoryd.toml"
     config.write_text(f'[paths]\nhome = "{home.root}"\n')
     sock = home.run / "broker-memory" / "memory.sock"
+    loop_sock = load(config).loop_socket
     sock.unlink(missing_ok=True)  # left by a run on a kept home: wait for this memoryd's own
     proc = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
@@ -122,6 +154,8 @@ def bench_size(records: int, queries: int, root: Path) -> None:
             direct.execute(SEARCH, (match_expression(text), K)).fetchall()
         times: dict[str, list[float]] = {"socket": [], "plain": []}
         for n, text in enumerate(texts):
+            if write_between:
+                _write_one(home, loop_sock, n)
             for which in ("socket", "plain") if n % 2 else ("plain", "socket"):
                 t0 = time.perf_counter()
                 if which == "socket":
@@ -133,6 +167,8 @@ def bench_size(records: int, queries: int, root: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(30)
+    if write_between:
+        print(f"size {records}: a record written and indexed before each recall")
     for p in (50, 99):
         s, d = percentile(times["socket"], p), percentile(times["plain"], p)
         print(
@@ -143,7 +179,7 @@ def bench_size(records: int, queries: int, root: Path) -> None:
         f"size {records}: max over the socket {max(times['socket']) * 1e3:.3f} ms,"
         f" plain {max(times['plain']) * 1e3:.3f} ms"
     )
-    equal, answered = _compare(home, texts)
+    equal, answered = _compare(home, texts, write_between)
     print(
         f"size {records}: answers equal to the plain query's: {equal} of {len(texts)};"
         f" fast path {answered}, fallback to the plain query {len(texts) - answered}"
@@ -157,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--keep", type=Path, help="build each size's home under this folder and keep it"
     )
+    parser.add_argument(
+        "--write-between", action="store_true", help="a record written before each recall"
+    )
     args = parser.parse_args(argv)
     print(
         f"cpus {os.cpu_count()}, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}"
@@ -165,10 +204,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep is not None:
             root = args.keep / f"size-{size}"
             root.mkdir(parents=True, exist_ok=True)
-            bench_size(size, args.queries, root)
+            bench_size(size, args.queries, root, args.write_between)
             continue
         with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
-            bench_size(size, args.queries, Path(tmp))
+            bench_size(size, args.queries, Path(tmp), args.write_between)
     return 0
 
 

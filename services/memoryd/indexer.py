@@ -177,7 +177,18 @@ def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tu
     texts.clear()
 
 
+# The file's count of deletions (the header's user_version), raised in the transaction that
+# deletes rows, so that no reader carries its term counts past a deletion (vocab.py).
+DELETIONS_PRAGMA = "user_version"
+
+
+def _note_deletion(conn: sqlite3.Connection) -> None:
+    (deletions,) = conn.execute(f"PRAGMA {DELETIONS_PRAGMA}").fetchone()
+    conn.execute(f"PRAGMA {DELETIONS_PRAGMA} = {(int(deletions) + 1) & 0x7FFFFFFF}")
+
+
 def _delete_rows(conn: sqlite3.Connection, where: str, params: tuple) -> None:
+    _note_deletion(conn)
     modes.rows_deleted(conn, where, params)  # recall modes (issue 15): their tables follow
     conn.execute(
         f"DELETE FROM hits WHERE rowid IN (SELECT rowid FROM sources WHERE {where})", params

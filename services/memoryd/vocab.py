@@ -11,6 +11,14 @@ write moves on). A commit changes the structure record, so a count is never used
 that changes it; a reindex makes a new file. The fts5vocab table lives in each connection's temp
 schema: nothing is added to the index file. Everything here runs on reader threads, never on the
 event loop.
+
+Counts carried from one generation to the next: a commit that only added rows (a session's new
+records, the common case while sessions run) leaves every n(t) as it was plus the new rows that
+hold t, which FTS5 counts cheaply with `rowid > the last rowid counted` (it seeks in the term's
+list). Only added means: the same file, no deletion since (the indexer raises the file's
+user_version in the transaction that deletes rows, so a reader sees it in step with
+the rows), and the table's rows grown by exactly the rows above the old last rowid (which also
+catches a writer other than memoryd's indexer). Anything else counts afresh.
 """
 
 import functools
@@ -30,12 +38,25 @@ MAX_TERMS = 100_000
 
 @dataclass
 class Stats:
-    """One index generation's figures: rows, average row length, rows per term (filled lazily)."""
+    """One index generation's figures: rows, average row length, rows per term (filled lazily),
+    and the counts of an earlier generation still to be brought up to date (token: (count,
+    rowid counted up to))."""
 
     key: tuple
     rows: int
     avgdl: float
+    last_rowid: int = 0
+    deletions: int = 0
     docs: dict[str, int] = field(default_factory=dict)
+    carried: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+DELETIONS = f"PRAGMA {indexer.DELETIONS_PRAGMA}"
+# FTS5 walks its rows in rowid order and seeks to a rowid bound: both are cheap.
+LAST_ROWID = "SELECT coalesce((SELECT rowid FROM hits ORDER BY rowid DESC LIMIT 1), 0)"
+ADDED = "SELECT count(*) FROM hits WHERE rowid > ?"
+ADDED_HOLDING = "SELECT count(*) FROM hits WHERE hits MATCH ? AND rowid > ?"
+
 
 
 # Per database file: the figures of the last generation seen.
@@ -99,24 +120,50 @@ def generation(conn: sqlite3.Connection) -> Stats:
         identity = None
     key = (identity, blocks.get(bm25.AVERAGES_ID), blocks.get(bm25.STRUCTURE_ID))
     with _LOCK:
-        stats = _stats.get(path) if path else None
-        if stats is not None and stats.key == key:
-            return stats
+        before = _stats.get(path) if path else None
+    if before is not None and before.key == key:
+        return before
     rows, tokens_ = bm25.totals(blocks.get(bm25.AVERAGES_ID))
-    stats = Stats(key, rows, tokens_ / rows if rows else 0.0)
+    (last_rowid,) = conn.execute(LAST_ROWID).fetchone()
+    (deletions,) = conn.execute(DELETIONS).fetchone()
+    stats = Stats(key, rows, tokens_ / rows if rows else 0.0, last_rowid, deletions)
+    if before is not None and _only_added(conn, stats, before):
+        with _LOCK:
+            carried = dict(before.carried)
+            carried.update((t, (n, before.last_rowid)) for t, n in before.docs.items())
+        if len(carried) <= MAX_TERMS:
+            stats.carried = carried
     if path:  # an in-memory database has no name to keep its figures under
         with _LOCK:
             _stats[path] = stats
     return stats
 
 
+def _only_added(conn: sqlite3.Connection, now: Stats, before: Stats) -> bool:
+    """Whether the index moved from before to now only by adding rows (module docstring)."""
+    if before.key[0] is None or before.key[0] != now.key[0]:
+        return False
+    if before.deletions != now.deletions or now.last_rowid < before.last_rowid:
+        return False
+    (added,) = conn.execute(ADDED, (before.last_rowid,)).fetchone()
+    return now.rows == before.rows + added
+
+
 def docs(conn: sqlite3.Connection, stats: Stats, token: str, spelling: str, budget: int) -> int:
-    """The rows holding token: counted up to budget + 1 with FTS5 (cheap), beyond that
-    from fts5vocab (which reads the whole list), kept for the generation."""
+    """The rows holding token: an earlier generation's count plus the rows added since, or
+    counted up to budget + 1 with FTS5 (cheap), beyond that from fts5vocab (which reads the
+    whole list); kept for the generation."""
     with _LOCK:
         known = stats.docs.get(token)
+        carried = stats.carried.get(token)
     if known is not None:
         return known
+    if carried is not None:
+        count, since = carried
+        (added,) = conn.execute(ADDED_HOLDING, (f'"{spelling}"', since)).fetchone()
+        with _LOCK:
+            stats.docs[token] = count + added
+        return count + added
     (count,) = conn.execute(BOUNDED_COUNT, (f'"{spelling}"', budget + 1)).fetchone()
     if count > budget:
         row = conn.execute(f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?", (token,)).fetchone()

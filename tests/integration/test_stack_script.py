@@ -93,6 +93,7 @@ def test_stack_up_status_install_uninstall_down(container_engine):
         assert up.returncode == 0, up.stderr[-3000:]
         assert "Paste this line to talk to it:" in up.stdout
         assert f"export BOXMAKER_HOME={root / 'home'} PATH=" in up.stdout
+        assert f"memory-mcp config-snippet --home {root / 'home'}" in up.stdout
 
         status = stack("status")
         assert status.returncode == 0, status.stdout + status.stderr

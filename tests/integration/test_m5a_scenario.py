@@ -156,6 +156,17 @@ def test_m5a_proofs(stack):
     assert "untrusted" in header, header
     assert "memory-tainted · session s-fetch" in out  # the assistant's words after the page
 
+    # A reindex (its build a child process of memoryd, inside the container) rebuilds the index
+    # from the logs and notes.md: the same recall finds the note, labelled as before.
+    reindexed = ok(stack.bxctl("reindex"))
+    assert reindexed.startswith("reindexed: ") and " logs, " in reindexed, reindexed
+    again = ok(
+        stack.driver(
+            "answer", "s-after", "--call", call("recall", {"query": "release March example"})
+        )
+    )
+    assert "memory-tainted · note" in again and planted in again, again
+
     # (5) The baseline with every memory file at its limit stays within 3,000 tokens. The owner
     # edits the files by hand (in place, so the files keep their owner).
     for name, text in tokens.full_files().items():

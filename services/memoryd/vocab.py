@@ -58,7 +58,6 @@ ADDED = "SELECT count(*) FROM hits WHERE rowid > ?"
 ADDED_HOLDING = "SELECT count(*) FROM hits WHERE hits MATCH ? AND rowid > ?"
 
 
-
 # Per database file: the figures of the last generation seen.
 _stats: dict[str, Stats] = {}
 

@@ -76,6 +76,25 @@ def test_the_model_loads_and_embeds_with_no_socket(monkeypatch):
     assert found[0] @ found[1] > 0.5 > found[0] @ found[2]
 
 
+def test_a_batch_of_mixed_lengths_gives_each_text_its_own_vector_in_order():
+    """Texts run in groups sorted by length (embed.GROUP): each vector is the one the text gets
+    alone (up to the int8 model's dynamic quantisation), in the caller's order."""
+    embedder = embed.shared()
+    texts = [
+        "Biscuit",
+        "We adopted a puppy called Biscuit last spring, and she sleeps on the sofa. " * 6,
+        "",
+        "The launch window moved to Thursday.",
+        "[PAD] [PAD]",
+        *[f"note {n}: " + "word " * (n * 7) for n in range(13)],
+    ]
+    together = embedder.embed(texts)
+    alone = np.stack([embedder.embed([text])[0] for text in texts])
+    assert together.shape == (len(texts), embed.DIMENSIONS)
+    assert float((together * alone).sum(axis=1).min()) > 0.995
+    assert embedder.embed([]).shape == (0, embed.DIMENSIONS)
+
+
 def test_the_model_file_must_be_the_pinned_one(monkeypatch):
     monkeypatch.setattr(embed, "MODEL_SHA256", "0" * 64)
     with pytest.raises(embed.ModelInvalid, match="not the pinned"):

@@ -191,9 +191,10 @@ def test_podman_compose_by_hand_without_containers_conf(container_engine):
 
 
 @pytest.mark.skipif(
-    not Path("/run/systemd/system").is_dir(), reason="systemd is not running on this machine"
+    shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed here"
 )
 def test_units_are_valid_for_systemd(tmp_path):
+    """systemd-analyze verify reads a unit file offline: no running systemd is needed."""
     unit = tmp_path / "container-x.service"
     unit.write_text(finish_unit(GENERATED, ["CONTAINERS_CONF=/etc/x.conf"], None))
     verified = subprocess.run(

@@ -71,3 +71,27 @@ rootless_run() { # CMD...: run CMD as the rootless user, in its home
 rootless_podman() { rootless_run podman "$@"; }
 
 venv_python() { printf '%s\n' "$VENV/bin/python"; }
+
+# left_from_before_boot FILE: FILE exists and is older than this boot. Podman marks each boot's
+# first use with an "alive" file under /run; where /run is not a tmpfs (or a machine image was
+# taken with it) that file, and the state beside it, outlive a restart and describe processes
+# that are gone.
+left_from_before_boot() {
+    local booted
+    [ -e "$1" ] || return 1
+    booted=$(awk '/^btime/ {print $2}' /proc/stat 2>/dev/null) || return 1
+    [ -n "$booted" ] && [ "$(stat -c %Y "$1")" -lt "$booted" ]
+}
+
+# clear_run_state MARKER DIR...: empty each DIR when MARKER is left from before this boot, as the
+# restart would have done on a tmpfs.
+clear_run_state() {
+    local marker="$1" dir
+    shift
+    left_from_before_boot "$marker" || return 0
+    say "podman's state under /run is older than this boot; clearing it ($*)"
+    for dir in "$@"; do
+        [ -d "$dir" ] && find "$dir" -mindepth 1 -delete
+    done
+    return 0
+}

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# What is kept of the child's stdout (its last line holds the counts).
+OUTPUT_KEPT = 65_536
 FAILED = "the reindex failed and the index is as it was; memoryd's log says why"
 
 
@@ -63,12 +65,18 @@ class Rebuilder:
             if self._stopped:
                 raise RebuildFailed(FAILED)
             # stdin stays open, unwritten, until this process ends (see the module docstring).
-            self._child = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
-            )
+            try:
+                self._child = subprocess.Popen(
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+                )
+            except OSError as e:  # no process to be had (a limit on processes or files)
+                log.error("index %s: the reindex's build cannot start: %s", index.new_path, e)
+                raise RebuildFailed(FAILED) from None
         child = self._child
         try:
-            out = child.stdout.read() if child.stdout is not None else b""
+            out = b""
+            while chunk := child.stdout.read(OUTPUT_KEPT) if child.stdout is not None else b"":
+                out = (out + chunk)[-OUTPUT_KEPT:]  # the counts are the last line
             child.wait()
         finally:
             if child.stdin is not None:

@@ -183,3 +183,32 @@ def test_a_build_never_outlives_memoryd_killed_with_sigkill():
     finally:
         parent.kill()
         parent.wait()
+
+
+def _rebuilder_running(monkeypatch, argv: list[str]) -> Rebuilder:
+    real_popen = rebuild.subprocess.Popen
+    monkeypatch.setattr(rebuild, "arguments", lambda index: [])
+    monkeypatch.setattr(
+        rebuild.subprocess, "Popen", lambda command, **kw: real_popen([command[0], *argv], **kw)
+    )
+    return Rebuilder()
+
+
+def test_only_the_tail_of_a_long_output_is_kept_and_its_last_line_counts(tmp_path, monkeypatch):
+    index = Index(Home(tmp_path / "home"))
+    script = 'print(\'x\' * 5_000_000); print(\'{"logs": 2, "records": 7, "notes": 1}\')'
+    built = _rebuilder_running(monkeypatch, ["-c", script]).build(index)
+    assert (built.logs, built.records, built.notes) == (2, 7, 1)
+    assert built.path == index.new_path
+
+
+def test_no_process_to_be_had_fails_the_reindex(tmp_path, monkeypatch, caplog):
+    index = Index(Home(tmp_path / "home"))
+
+    def refused(*args, **kwargs):
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(rebuild.subprocess, "Popen", refused)
+    with pytest.raises(RebuildFailed):
+        Rebuilder().build(index)
+    assert "the reindex's build cannot start" in caplog.text

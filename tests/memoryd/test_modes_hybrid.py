@@ -253,7 +253,18 @@ def test_fusion_without_vectors_is_lexical():
     assert hybrid.fuse([(2, -1.0), (5, -0.5)], 3.0, np.zeros(0, np.int64), np.zeros(0), 5) == [2, 5]
 
 
-def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch):
+def _in_process(index: Index) -> None:
+    index.reindex()
+
+
+def _in_a_child(index: Index) -> None:
+    from memoryd.rebuild import Rebuilder  # memoryd's own reindex (service.py)
+
+    index.finish_new(Rebuilder().build(index))
+
+
+@pytest.mark.parametrize("reindex", [_in_process, _in_a_child])
+def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch, reindex):
     home = Home(tmp_path / "h")
     append(home, "mm-pets", PETS)
     append(home, "mm-talk", CONVERSATION)
@@ -265,7 +276,7 @@ def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch):
     index._hybrid.stop_embedder()
     home.session_log("mm-talk").write_text("")
     append(home, "mm-talk", [user("2023-07-01T10:00:00Z", "I started learning Portuguese")])
-    index.reindex()
+    reindex(index)
     after = vectors(home.index_db)
     assert set(after) == {key for key in before if key[1] == "mm-pets"}
     for key, vector in after.items():

@@ -17,12 +17,12 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from memoryd import journalscan
 from memoryd.caller import Caller
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
 from memoryd.journal import Journal, append_record, day_numbers, record_time, utc
 from memoryd.linefile import all_ids, read_lines
-from memoryd.owner import journalscan
 from memoryd.rollback import append_or_cut_back
 from proto.errors import InvalidArguments
 from proto.tools import parse_memory

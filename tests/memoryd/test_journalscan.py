@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from memoryd.owner import journalscan
+from memoryd import journalscan
 
 
 def write(path, ids, pad=300):

@@ -10,12 +10,12 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Literal
 
+from memoryd import journalscan
 from memoryd.errors import AdminRefused
 from memoryd.owner import (
     blockview,
     fileedit,
     history,
-    journalscan,
     paging,
     promote,
     search,

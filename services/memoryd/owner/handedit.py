@@ -22,12 +22,12 @@ import logging
 import os
 from pathlib import Path
 
+from memoryd import journalscan
 from memoryd.errors import FileDamaged
 from memoryd.home import FILE_MODE, Home, open_read
 from memoryd.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.linefile import parse_line
 from memoryd.memfiles import read_entries
-from memoryd.owner import journalscan
 
 log = logging.getLogger(__name__)
 

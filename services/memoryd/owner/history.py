@@ -6,10 +6,10 @@ then says how many there are and the command that shows the rest. A short answer
 before paging existed.
 """
 
-from memoryd import admin_text
+from memoryd import admin_text, journalscan
 from memoryd.errors import AdminRefused
 from memoryd.journal import EDIT_ID, EditLine, Journal
-from memoryd.owner import journalscan, paging
+from memoryd.owner import paging
 from memoryd.owner.args import LogArg, PendingArg
 from memoryd.review import PENDING_ID, PendingLine
 

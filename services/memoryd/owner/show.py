@@ -9,9 +9,10 @@ removed and an added entry in the same place), and moved or dropped ones, which 
 
 import difflib
 
+from memoryd import journalscan
 from memoryd.errors import AdminRefused
 from memoryd.journal import EDIT_ID, EditLine, Journal
-from memoryd.owner import journalscan, paging
+from memoryd.owner import paging
 
 EXTRA_KEYS = ("undoes", "pending", "requested", "note", "recovered")
 

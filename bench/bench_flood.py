@@ -34,12 +34,13 @@ import threading
 import time
 from pathlib import Path
 
+import memoryd_proc
 import msgpack
 from bench_index import Generator, percentile
 
 from proto.client import request
 from proto.messages import MemoryCall, ToolRequest
-from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
+from proto.paths import OWNER_ADMIN_SOCKET, under
 
 NOFILE = 1024
 
@@ -156,23 +157,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-flood-") as tmp:
         generator = Generator()
         home = generator.home(Path(tmp) / "home", args.records)
-        config = Path(tmp) / "memoryd.toml"
-        config.write_text(f'[paths]\nhome = "{home.root}"\n')
-        (Path(tmp) / "soul.md").write_text("A bench soul.\n")
-        log = open(Path(tmp) / "memoryd.log", "wb")  # noqa: SIM115
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
-            stderr=log,
+        proc = memoryd_proc.start(
+            Path(tmp),
+            home,
+            log=Path(tmp) / "memoryd.log",
             preexec_fn=limit_descriptors,
+            wait=("loop", "broker"),
         )
         try:
-            broker = under(home.root, BROKER_MEMORY_SOCKET)
-            loop_socket = under(home.root, LOOP_MEMORY_SOCKET)
-            deadline = time.monotonic() + 600
-            while not (broker.exists() and loop_socket.exists()):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("memoryd did not start")
-                time.sleep(0.1)
+            broker = memoryd_proc.sockets(home)["broker"]
+            loop_socket = memoryd_proc.sockets(home)["loop"]
             queries = [generator.query() for _ in range(args.queries)]
 
             def phase(seconds: float = 0.0) -> tuple[list[float], int]:
@@ -239,9 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print("flooder: (stopped before reporting)")
         finally:
-            proc.terminate()
-            proc.wait(30)
-            log.close()
+            memoryd_proc.stop(proc)
     return 0
 
 

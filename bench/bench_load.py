@@ -32,13 +32,13 @@ import os
 import random
 import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import memoryd_proc
 from bench_index import Generator, percentile
 
 from memoryd import entries, notes
@@ -47,7 +47,6 @@ from memoryd.journal import Journal
 from proto.client import arequest
 from proto.errors import ProtoError
 from proto.messages import MemoryBlock, MemoryCall, SessionUpdated, ToolRequest
-from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, under
 from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_session_record
 
 MIX = (("recall", 40), ("note", 25), ("add/remove", 10), ("memory_block", 15), ("session", 10))
@@ -175,11 +174,9 @@ def verify(home: Home, clients: list[Client]) -> tuple[int, list[str]]:
     index; and a line per loss."""
     lost: list[str] = []
     journal = Journal(home).records()
-    journal_notes = {line["after"][0] for line in journal if line.get("action") == "note"}
-    journal_adds = {e for line in journal if line.get("action") == "add" for e in line["after"]}
-    journal_removes = {
-        n["text"] for line in journal if line.get("action") == "remove" for n in line["notes"]
-    }
+    journal_notes = {line.after[0] for line in journal if line.action == "note"}
+    journal_adds = {e for line in journal if line.action == "add" for e in line.after}
+    journal_removes = {n.text for line in journal if line.action == "remove" for n in line.notes}
     notes_data = home.memory_file("notes.md").read_bytes()
     parsed = notes.parse(notes_data)
     noted = {e.text for e in parsed if e.kind == "noted"}
@@ -210,26 +207,6 @@ def verify(home: Home, clients: list[Client]) -> tuple[int, list[str]]:
     return len(lost), lost
 
 
-def start_memoryd(root: Path, home: Home) -> tuple[subprocess.Popen, dict[str, Path]]:
-    (root / "soul.md").write_text("A load-test soul.\n")
-    config = root / "memoryd.toml"
-    config.write_text(f'[paths]\nhome = "{home.root}"\n')
-    sockets = {
-        "loop": under(home.root, LOOP_MEMORY_SOCKET),
-        "broker": under(home.root, BROKER_MEMORY_SOCKET),
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
-        stderr=open(root / "memoryd.log", "wb"),  # noqa: SIM115
-    )
-    deadline = time.monotonic() + 600
-    while not all(p.exists() for p in sockets.values()):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"memoryd did not start: {(root / 'memoryd.log').read_text()}")
-        time.sleep(0.05)
-    return proc, sockets
-
-
 async def drive(clients: list[Client], seconds: float) -> float:
     started = time.perf_counter()
     await asyncio.gather(*(c.run(started + seconds) for c in clients))
@@ -249,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         generator = Generator()
         home = generator.home(root / "home", args.records)
-        proc, sockets = start_memoryd(root, home)
+        proc = memoryd_proc.start(root, home, log=root / "memoryd.log", wait=("loop", "broker"))
+        sockets = memoryd_proc.sockets(home)
         try:
             clients = [Client(n, home, sockets, generator) for n in range(args.clients)]
             elapsed = asyncio.run(drive(clients, args.seconds))

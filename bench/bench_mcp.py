@@ -14,7 +14,6 @@ memoryd gives it to loopd (memory_block on the loopd socket), alternating, and p
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,8 +21,8 @@ from pathlib import Path
 
 import anyio
 import mcp_types as types
+import memoryd_proc
 from bench_index import Generator, percentile
-from bench_socket import wait_for
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -109,18 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-mcp-", dir="/tmp") as tmp:
         generator = Generator()
         home = generator.home(Path(tmp) / "home", args.records)
-        (Path(tmp) / "soul.md").write_text("A bench soul.\n")
         memory_md = "\n§\n".join(f"Bench fact {n}: the {n}th thing to remember." for n in range(40))
         (home.memory / "memory.md").parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         (home.memory / "memory.md").write_text(memory_md[:2_200].rsplit("\n§\n", 1)[0] + "\n")
-        config = Path(tmp) / "memoryd.toml"
-        config.write_text(f'[paths]\nhome = "{home.root}"\n')
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
-            stderr=subprocess.DEVNULL,
-        )
+        proc = memoryd_proc.start(Path(tmp), home)
         try:
-            wait_for(home.run / "broker-memory" / "memory.sock", proc)
             queries = [generator.query() for _ in range(args.queries)]
             start_seconds, times = anyio.run(measure, home.root, queries, args.blocks)
             print(
@@ -140,8 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"memory_block on the loopd socket {s * 1e3:.3f} ms, ratio {m / s:.2f}"
                 )
         finally:
-            proc.terminate()
-            proc.wait(30)
+            memoryd_proc.stop(proc)
     return 0
 
 

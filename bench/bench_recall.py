@@ -25,17 +25,15 @@ import argparse
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import memoryd_proc
 from bench_index import Generator, percentile
-from bench_socket import wait_for
 
 from memoryd import topk
-from memoryd.config import load
 from memoryd.home import Home
 from memoryd.index import Index
 from memoryd.query import match_expression, query_terms
@@ -135,18 +133,9 @@ def bench_size(records: int, queries: int, root: Path, write_between: bool = Fal
         index.reindex()
         index.close()
         print(f"size {records}: generated and indexed in {time.perf_counter() - started:.1f} s")
-    (root / "soul.md").write_text("A bench soul.\n")
-    config = root / "memoryd.toml"
-    config.write_text(f'[paths]\nhome = "{home.root}"\n')
-    sock = home.run / "broker-memory" / "memory.sock"
-    loop_sock = load(config).loop_socket
-    sock.unlink(missing_ok=True)  # left by a run on a kept home: wait for this memoryd's own
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
-        stderr=subprocess.DEVNULL,
-    )
+    proc = memoryd_proc.start(root, home, wait=("loop", "broker"))
+    sock, loop_sock = memoryd_proc.sockets(home)["broker"], memoryd_proc.sockets(home)["loop"]
     try:
-        wait_for(sock, proc)
         texts = [generator.query() for _ in range(queries)]
         direct = sqlite3.connect(home.index_db)
         for text in texts[:20]:  # warm the page cache for both
@@ -165,8 +154,7 @@ def bench_size(records: int, queries: int, root: Path, write_between: bool = Fal
                 times[which].append(time.perf_counter() - t0)
         direct.close()
     finally:
-        proc.terminate()
-        proc.wait(30)
+        memoryd_proc.stop(proc)
     if write_between:
         print(f"size {records}: a record written and indexed before each recall")
     for p in (50, 99):

@@ -11,27 +11,18 @@ connection, a frame each way, validation and a thread hop per request.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import memoryd_proc
 from bench_index import Generator, percentile
 
 from memoryd.index import Index
 from memoryd.recall import recall_on
 from proto.client import request
 from proto.messages import MemoryCall, ToolRequest
-from proto.paths import BROKER_MEMORY_SOCKET, under
-
-
-def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("memoryd did not start")
-        time.sleep(0.1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,17 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-socket-") as tmp:
         generator = Generator()
         home = generator.home(Path(tmp) / "home", args.records)
-        (Path(tmp) / "soul.md").write_text("A bench soul.\n")
-        config = Path(tmp) / "memoryd.toml"
-        config.write_text(f'[paths]\nhome = "{home.root}"\n')
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
-            stderr=subprocess.DEVNULL,
-        )
+        started = time.perf_counter()
+        proc = memoryd_proc.start(Path(tmp), home)
         try:
-            sock = under(home.root, BROKER_MEMORY_SOCKET)
-            started = time.perf_counter()
-            wait_for(sock, proc)
+            sock = memoryd_proc.sockets(home)["broker"]
             print(
                 f"records {args.records}: memoryd indexed and listening in "
                 f"{time.perf_counter() - started:.1f} s"
@@ -94,8 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"in-process {i * 1e3:.3f} ms, ratio {s / i:.2f}"
                 )
         finally:
-            proc.terminate()
-            proc.wait(30)
+            memoryd_proc.stop(proc)
     return 0
 
 

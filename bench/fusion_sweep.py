@@ -54,7 +54,7 @@ def collect(seeds: range) -> list[dict]:
                 questions.append(
                     {
                         "kind": q.kind,
-                        "lexical": context.ranked(conn, query, 100),
+                        "lexical": context.ranked(conn, terms, 100),
                         "bound": sum(bm25.idf(rows, n) for n in counts) * bm25.PHRASE_BOUND,
                         "rowids": matrix.rowids.copy(),
                         "dense": dense_scores(matrix, vector),

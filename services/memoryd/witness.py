@@ -30,7 +30,7 @@ import os
 import re
 import stat
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memoryd.home import Home
 from proto.labels import CLASS_RANK, higher_class
@@ -44,7 +44,8 @@ CHUNK = 4 << 20
 
 @dataclass
 class Seen:
-    """How far one session's log was read and the label in force at that point."""
+    """How far one session's log was read and the label in force at that point; lock: held
+    while the log is read."""
 
     device: int = -1
     inode: int = -1
@@ -52,6 +53,7 @@ class Seen:
     tail: bytes = b""
     klass: str = "public"
     untrusted: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
 class LogUnusable(Exception):
@@ -67,27 +69,28 @@ class Witness:
     def __init__(self, home: Home):
         self.home = home
         self._seen: dict[str, Seen] = {}
-        self._locks: dict[str, threading.Lock] = {}
-        self._locks_lock = threading.Lock()
+        self._seen_lock = threading.Lock()
 
-    def _lock(self, session: str) -> threading.Lock:
-        with self._locks_lock:
-            return self._locks.setdefault(session, threading.Lock())
+    def _seen_of(self, session: str) -> Seen:
+        with self._seen_lock:
+            return self._seen.setdefault(session, Seen())
 
     def read_ahead(self, session: str) -> None:
         """Read the session's log up to its end now, so that the next stricter() reads only what
         is added meanwhile. An unusable log is left for stricter() to report."""
-        with self._lock(session):
+        seen = self._seen_of(session)
+        with seen.lock:
             try:
-                self._read(session)
+                self._read(session, seen)
             except LogUnusable:
                 pass
 
     def stricter(self, session: str, taint: str, untrusted: bool) -> tuple[str, bool]:
         """The stricter of brokerd's state (taint, untrusted) and the session log's."""
-        with self._lock(session):
+        seen = self._seen_of(session)
+        with seen.lock:
             try:
-                seen = self._read(session)
+                self._read(session, seen)
             except LogUnusable as e:
                 log.warning(
                     "session %s: log %s: %s; treated as untrusted", session, e.path, e.reason
@@ -105,11 +108,10 @@ class Witness:
             )
         return klass, untrusted or seen.untrusted
 
-    def _read(self, session: str) -> Seen:
+    def _read(self, session: str, seen: Seen) -> Seen:
+        """Fold what the session's log gained into seen (its lock held by the caller)."""
         folder = self.home.sessions / session
         path = self.home.session_log(session)
-        with self._locks_lock:
-            seen = self._seen.setdefault(session, Seen())
         if seen.klass == "secret" and seen.untrusted:
             return seen  # nothing in the log can make it stricter
         try:

@@ -102,18 +102,18 @@ def query_terms(query: Query) -> list[str]:
     return without_stopwords(query.terms)
 
 
-def ranked(conn: sqlite3.Connection, query: Query, limit: int) -> list[tuple[int, float]]:
-    """(rowid, bm25) of the best limit rows, best first (bm25 is negative: lower is better)."""
-    expression = terms_expression(query_terms(query))
+def ranked(conn: sqlite3.Connection, terms: list[str], limit: int) -> list[tuple[int, float]]:
+    """(rowid, bm25) of the best limit rows for the context terms (query_terms), best first (bm25
+    is negative: lower is better)."""
+    expression = terms_expression(terms)
     if expression is None:
         return []
     return conn.execute(RANKED, (expression, limit)).fetchall()
 
 
-def hits(conn: sqlite3.Connection, rowids: Iterable[int], query: Query) -> list[Hit]:
+def hits(conn: sqlite3.Connection, rowids: Iterable[int], terms: list[str]) -> list[Hit]:
     """The hits of rowids in that order, as the spec renders them (snippet of the record's own
-    text around the first content term)."""
-    terms = query_terms(query)
+    text around the first of the context terms)."""
     found = []
     for rowid in rowids:
         row = conn.execute(_HIT, (rowid,)).fetchone()
@@ -126,4 +126,5 @@ def hits(conn: sqlite3.Connection, rowids: Iterable[int], query: Query) -> list[
 
 
 def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
-    return hits(conn, [rowid for rowid, _ in ranked(conn, query, k)], query)
+    terms = query_terms(query)
+    return hits(conn, [rowid for rowid, _ in ranked(conn, terms, k)], terms)

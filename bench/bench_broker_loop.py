@@ -1,4 +1,4 @@
-"""What brokerd-shim's files cost its event loop (issue 18, item 6).
+"""What brokerd-shim's files cost its event loop.
 
 Two figures:
 1. grants/ per call: the full listing (scandir + a stat of every entry, what each call paid

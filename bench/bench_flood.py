@@ -15,7 +15,7 @@ flooder's connections are cut and reopened during it.
 A third phase sends, one after another, 700 KB bodies of 90,000 unknown keys to the owner socket
 while the recalls go on, and prints the size of the replies and how long each took.
 
-Target (issue 13): recall p99 under 100 ms with 1,100 idle connections held on the loopd socket.
+Target: recall p99 under 100 ms with 1,100 idle connections held on the loopd socket.
 """
 
 import argparse

@@ -1,4 +1,4 @@
-"""Benchmark of memoryd's index: reindex speed, catch-up cost, recall latency (issue 4).
+"""Benchmark of memoryd's index: reindex speed, catch-up cost, recall latency.
 
 For each size (records in session logs; default 10 thousand, 100 thousand and a million) it
 generates a home in a temporary folder: one long session holding half the records, sessions of
@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 
 from memoryd.home import Home, ensure_dir
-from memoryd.index import Index
-from memoryd.query import match_expression
-from memoryd.recall import SEARCH, recall_on
+from memoryd.index.index import Index
+from memoryd.recall.recaller import SEARCH, recall_on
+from memoryd.search.query import match_expression
 
 VOCABULARY = 20_000
 SESSION_RECORDS = 1_000

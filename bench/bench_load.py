@@ -1,4 +1,4 @@
-"""Load benchmark: concurrent clients drive memoryd over its sockets for a fixed time (issue 9).
+"""Load benchmark: concurrent clients drive memoryd over its sockets for a fixed time.
 
 It generates a home (bench_index's generator: session logs and a notes.md), starts memoryd as a
 subprocess on it, and runs --clients asyncio tasks (default 16) for --seconds (default 20), each
@@ -41,9 +41,9 @@ from pathlib import Path
 import memoryd_proc
 from bench_index import Generator, percentile
 
-from memoryd import entries, notes
 from memoryd.home import Home
-from memoryd.journal import Journal
+from memoryd.journal.journal import Journal
+from memoryd.memory import entries, notes
 from proto.client import arequest
 from proto.errors import ProtoError
 from proto.messages import MemoryBlock, MemoryCall, SessionUpdated, ToolRequest

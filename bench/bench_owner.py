@@ -1,4 +1,4 @@
-"""Benchmark of the owner's view (issue 17): show and stats over a journal of 100,000 edits.
+"""Benchmark of the owner's view: show and stats over a journal of 100,000 edits.
 
 It builds a home with a journal of N edits (default 100,000) in one month file: each an add,
 replace, remove or consolidate of memory.md with 20 entries of about 100 characters before and
@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memoryd import notes  # noqa: E402
+from memoryd.memory import notes
 from proto.client import request  # noqa: E402
 from proto.frames import MAX_FRAME  # noqa: E402
 from proto.messages import MemoryAdmin  # noqa: E402

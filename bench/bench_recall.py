@@ -1,4 +1,4 @@
-"""Benchmark: exact top-k recall over memoryd's socket against the spec's plain query (issue 14).
+"""Benchmark: exact top-k recall over memoryd's socket against the spec's plain query.
 
 For each size (records in session logs; default 10 thousand, 100 thousand and a million) it
 generates a home with words drawn from a Zipf distribution over a 30,000-word vocabulary
@@ -33,11 +33,11 @@ from pathlib import Path
 import memoryd_proc
 from bench_index import Generator, percentile
 
-from memoryd import topk
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.query import match_expression, query_terms
-from memoryd.recall import SEARCH
+from memoryd.index.index import Index
+from memoryd.recall import topk
+from memoryd.recall.recaller import SEARCH
+from memoryd.search.query import match_expression, query_terms
 from proto.client import request
 from proto.messages import MemoryCall, Ok, SessionUpdated, ToolRequest
 from proto.records import UserRecord, append_session_record

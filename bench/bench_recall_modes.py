@@ -1,4 +1,4 @@
-"""Evaluation of the recall modes (issue 15): what each finds, how fast, at what memory.
+"""Evaluation of the recall modes: what each finds, how fast, at what memory.
 
     .venv/bin/python bench/bench_recall_modes.py quality [--conversations 10] [--modes ...]
     .venv/bin/python bench/bench_recall_modes.py scale [--sizes 10000,100000] [--modes ...]
@@ -31,8 +31,8 @@ from pathlib import Path
 from recall_eval.conversations import Conversation, conversation
 
 from memoryd.home import Home, ensure_dir
-from memoryd.index import Index
-from memoryd.recall import recall_on
+from memoryd.index.index import Index
+from memoryd.recall.recaller import recall_on
 
 MODES = ("spec", "context", "hybrid")
 KINDS = ("third", "paraphrase", "detail", "when", "date")

@@ -1,4 +1,4 @@
-"""Benchmark of memoryd's memory with one huge record (issue 13 item 4).
+"""Benchmark of memoryd's memory with one huge record.
 
 A home of N ordinary records (bench_index's generator) plus a session whose one user record is
 50 MB of words, with a word of its own ("zebraquux") all through it. memoryd starts as a process

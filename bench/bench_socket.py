@@ -19,8 +19,8 @@ from pathlib import Path
 import memoryd_proc
 from bench_index import Generator, percentile
 
-from memoryd.index import Index
-from memoryd.recall import recall_on
+from memoryd.index.index import Index
+from memoryd.recall.recaller import recall_on
 from proto.client import request
 from proto.messages import MemoryCall, ToolRequest
 

@@ -1,4 +1,4 @@
-"""Benchmark of memoryd's start and of a reindex under load (issues 14 items 3-4, 12 item 4).
+"""Benchmark of memoryd's start and of a reindex under load.
 
 For a home of N records (bench_index's generator: one long session, sessions of 1,000 records, a
 notes.md) and no index, as after `rm -r index/` or a first start on old sessions, it starts

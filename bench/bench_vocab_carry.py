@@ -21,9 +21,9 @@ from pathlib import Path
 
 from bench_recall import WRITER, ZipfGenerator
 
-from memoryd import vocab
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.index import Index
+from memoryd.recall import vocab
 from proto.records import UserRecord, append_session_record
 
 ROUNDS = 30

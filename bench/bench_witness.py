@@ -1,4 +1,4 @@
-"""What memoryd's witness of a session's taint costs (issue 12, item 2).
+"""What memoryd's witness of a session's taint costs.
 
 Before each memory call memoryd reads the calling session's log to its end. The first call of a
 session in memoryd's life reads the whole log; later calls read only what the log gained. This
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from memoryd.home import Home
-from memoryd.witness import Witness
+from memoryd.trust.witness import Witness
 from proto.records import AssistantRecord, ToolResultRecord, UserRecord, record_json
 
 SESSION = "mm-bench0001"

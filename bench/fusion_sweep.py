@@ -1,5 +1,5 @@
 """How hybrid's fusion was chosen: lexical divisors and weights compared on conversations of other
-seeds than the evaluation's (issue 15).
+seeds than the evaluation's.
 
     .venv/bin/python bench/fusion_sweep.py                  # seeds 101..110 (the dev set)
     .venv/bin/python bench/fusion_sweep.py --first-seed 1   # the evaluation's (report only)
@@ -23,12 +23,12 @@ import numpy as np
 from bench_recall_modes import KINDS, fresh_index, write_home
 from recall_eval.conversations import conversation
 
-from memoryd import bm25
 from memoryd.home import Home
 from memoryd.modes import context
 from memoryd.modes.hybrid import DENSE_DEPTH, dense_scores
 from memoryd.modes.lexbound import COUNT
-from memoryd.query import Query
+from memoryd.search import bm25
+from memoryd.search.query import Query
 
 
 def collect(seeds: range) -> list[dict]:

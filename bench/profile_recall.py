@@ -1,4 +1,4 @@
-"""Where recall's time goes, query by query (issue 14): the slowest queries of a run, in process.
+"""Where recall's time goes, query by query: the slowest queries of a run, in process.
 
 Runs bench_recall's queries (same seed, same generator) through recall.search on an index built by
 `bench_recall.py --keep DIR`, and prints the slowest ones with the row counts of their terms, the
@@ -16,8 +16,10 @@ import time
 
 from bench_recall import K, ZipfGenerator
 
-from memoryd import bm25, recall, topk, vocab
-from memoryd.query import Query, query_terms
+from memoryd.recall import recaller as recall
+from memoryd.recall import topk, vocab
+from memoryd.search import bm25
+from memoryd.search.query import Query, query_terms
 
 
 class Timed:

@@ -23,9 +23,9 @@ import bpe_openai
 
 from loopd_shim.service import LoopService
 from loopd_shim.sessions import SessionStore
-from memoryd.entries import JOINER, LIMITS
 from memoryd.home import Home
-from memoryd.store import MemoryStore
+from memoryd.memory.entries import JOINER, LIMITS
+from memoryd.memory.store import MemoryStore
 from proto.messages import SessionStart, ToolRequest, ToolResponse
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,1 +1,1 @@
-"""The recall modes' evaluation (issue 15): generated conversations, questions, and the runner."""
+"""The recall modes' evaluation: generated conversations, questions, and the runner."""

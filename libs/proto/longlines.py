@@ -1,4 +1,4 @@
-"""One very long JSON line, read in chunks and kept small (issue 13 item 4).
+"""One very long JSON line, read in chunks and kept small.
 
 A session record can be tens of megabytes (a tool result holding a whole file). To label and index
 it, memoryd needs its structure (type, time, class, untrusted, call names) and the first part of its

@@ -104,7 +104,7 @@ ADMIN_COMMANDS = (
     "pending",
     "accept",
     "reject",
-    # bxctl's owner commands beyond the spec (design section 8, issue 17); arg is JSON for these
+    # bxctl's owner commands beyond the spec; arg is JSON for these
     "show",
     "block",
     "search",

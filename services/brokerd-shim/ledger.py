@@ -6,7 +6,7 @@ whether any was untrusted. It lives in {home}/ledger/<session>.json as {"session
 answered. A file that cannot be read or parsed is taken as the strictest state (secret, untrusted)
 and logged: failing closed is the point of the ledger.
 
-A missing file fails closed too (issue 12). The record is created, clean, the first time the
+A missing file fails closed too. The record is created, clean, the first time the
 shim sees a session, before that first call is answered and audited. So a session the audit log
 has answered before but with no record had its record deleted (ledger/<session>.json, or all of
 ledger/): it is taken as secret, untrusted, and that state is written back. Only a session the

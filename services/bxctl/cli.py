@@ -1,5 +1,5 @@
 """bxctl: reindex, and memory log, undo, pending, accept, reject (spec 10), and the owner's view:
-memory show, block, search, stats, promote, edit (issue 17).
+memory show, block, search, stats, promote, edit.
 
 One typer app per command group, joined with add_typer: memory_log.py (the journal and review) and
 owner_view.py (the owner's view) both fill `bxctl memory`. Every command talks to memoryd's owner

@@ -1,4 +1,4 @@
-"""bxctl memory show, block, search, stats, promote, edit: the owner's view (issue 17).
+"""bxctl memory show, block, search, stats, promote, edit: the owner's view.
 
 Each sends memory_admin with a JSON arg and prints memoryd's answer escaped (or, with --json, its
 JSON document). edit runs $EDITOR on a private copy and sends the whole text back with the base

@@ -25,9 +25,9 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from memory_mcp.errors import BlockUnavailable
-from memoryd import block
 from memoryd.errors import MemorydError
 from memoryd.home import Home
+from memoryd.memory import block
 
 log = logging.getLogger("memory_mcp.blockfiles")
 

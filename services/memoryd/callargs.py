@@ -9,8 +9,8 @@ session state that brokerd could not have sent (Caller.checked).
 
 import json
 
-from memoryd.caller import Caller
 from memoryd.errors import MalformedCall
+from memoryd.trust.caller import Caller
 from proto.errors import InvalidArguments
 from proto.tools import (
     AddArgs,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from memoryd.errors import ConfigError
 from memoryd.home import Home
-from memoryd.indexer import RECORD_BYTES
+from memoryd.index.indexer import RECORD_BYTES
 from memoryd.modes import MODES as RECALL_MODES
 from proto.config import ConfigFile, ConfigInvalid
 from proto.labels import CLASSES

@@ -1,5 +1,5 @@
 """memoryd's start and run: make what is missing, open the index, then serve three sockets (spec 7)
-until SIGTERM or SIGINT, catching up every log in the background meanwhile (issue 14 item 3).
+until SIGTERM or SIGINT, catching up every log in the background meanwhile.
 
 A start that cannot succeed raises StartFailed; the CLI turns it into one line naming the cause
 and the runbook entry memoryd-start-failed, and a non-zero exit.
@@ -16,10 +16,10 @@ import sqlite3
 from memoryd.config import Config, Limits
 from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, ensure_dir, unsafe_entry
-from memoryd.index import Index, check_fts5
+from memoryd.index.index import Index, check_fts5
+from memoryd.memory.store import MemoryStore
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
-from memoryd.store import MemoryStore
-from memoryd.witness import Witness
+from memoryd.trust.witness import Witness
 from proto import fdbudget
 from proto.errors import ProtoError
 from proto.server import serve_unix

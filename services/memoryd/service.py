@@ -11,7 +11,7 @@ with ok false, anything else as an error.
 The catch-up of every log after a start runs in the background (catch_up), at the writer's lowest
 priority, while the sockets already serve; recall says how far it is.
 
-An answer says what happened (issue 12 item 4): a memory call that the writer has not started
+An answer says what happened: a memory call that the writer has not started
 within write_deadline seconds is not applied and is answered so (NOT_APPLIED); once a write is
 applied, a failure of the index after it is logged, not answered: the next write, catch-up or start
 indexes what was missed.
@@ -26,15 +26,15 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from memoryd import bm25
-from memoryd.caller import Caller
 from memoryd.config import WRITE_DEADLINE
 from memoryd.errors import EditRefused, MemorydError, SessionUnknown
-from memoryd.index import Index
+from memoryd.index.index import Index
+from memoryd.index.rebuild import Rebuilder
+from memoryd.memory.store import MemoryStore
 from memoryd.owner import dispatch as owner_commands
-from memoryd.rebuild import Rebuilder
-from memoryd.recall import Recaller
-from memoryd.store import MemoryStore
+from memoryd.recall.recaller import Recaller
+from memoryd.search import bm25
+from memoryd.trust.caller import Caller
 from memoryd.writer import BACKGROUND, SESSION, WRITE, NotStarted, Writer
 from proto.errors import InvalidArguments
 from proto.messages import (

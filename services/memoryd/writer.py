@@ -1,4 +1,4 @@
-"""memoryd's one writer thread, with priorities and deadlines (issue 12 item 4, issue 14 item 3).
+"""memoryd's one writer thread, with priorities and deadlines.
 
 Every write to memory/ and to the index runs on this one thread, so writes never race. Jobs wait
 in a queue ordered by priority, then by arrival: memory calls and the owner's writes first, then

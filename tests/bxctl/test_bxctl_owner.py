@@ -1,4 +1,4 @@
-"""bxctl's owner view (issue 17) against a real memoryd subprocess: show, block, search, stats,
+"""bxctl's owner view against a real memoryd subprocess: show, block, search, stats,
 promote, edit, hand edits, --json on every command, and hostile entries printed escaped."""
 
 import json

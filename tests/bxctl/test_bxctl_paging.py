@@ -1,4 +1,4 @@
-"""Long owner answers are paged under one frame (issue 13 item 2), against a real memoryd.
+"""Long owner answers are paged under one frame, against a real memoryd.
 
 Hundreds of staged edits of 2,100 characters, and a journal whose last 10,000 lines exceed a frame:
 bxctl memory pending and bxctl memory log 10000 answer, say how many there are and the command

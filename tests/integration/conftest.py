@@ -5,7 +5,7 @@ marked `container`. `container` is root's own podman when the tests run as root,
 (rootless); `rootless` is always an unprivileged user's podman (tests/integration/engines.py).
 Without an engine and the image the container cases are skipped, except where CI=true: there a
 container test that cannot run fails, since a skip would hide it. At the end of a run that made
-containers, a conmon process of theirs still running fails the run (issue 16: exec sessions).
+containers, a conmon process of theirs still running fails the run (exec sessions).
 """
 
 import os

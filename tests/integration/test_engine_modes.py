@@ -1,4 +1,4 @@
-"""What each container engine mode promises (issue 16 item 1, issue 13 items 4 and 7).
+"""What each container engine mode promises.
 
 Rootless: `podman info` of the engine says rootless, each role runs as 10001 with no capabilities,
 and what the roles write in the home belongs on the host to the user who runs podman (keep-id).

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.entries import LIMITS
+from memoryd.memory.entries import LIMITS
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "tokens.py"
 _spec = importlib.util.spec_from_file_location("bench_tokens", BENCH)

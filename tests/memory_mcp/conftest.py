@@ -60,8 +60,8 @@ class McpHome:
 
     def expected_block(self) -> str:
         """The block as memoryd's own code renders these files."""
-        from memoryd.block import build
         from memoryd.home import Home
+        from memoryd.memory.block import build
 
         return build(Home(self.home))
 

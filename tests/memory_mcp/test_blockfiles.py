@@ -8,8 +8,8 @@ import pytest
 
 from memory_mcp.blockfiles import BlockFiles, cannot_build_text, too_slow_reason
 from memory_mcp.errors import BlockUnavailable
-from memoryd.block import build
 from memoryd.home import Home
+from memoryd.memory.block import build
 
 
 def write_memory(home, memory="", user="", soul="A soul.\n"):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from memoryd.callargs import loose_call
 from memoryd.home import Home
-from memoryd.store import MemoryStore
+from memoryd.memory.store import MemoryStore
 
 REPO = Path(__file__).resolve().parents[2]
 SOUL_STARTER = REPO / "config" / "soul.md"

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from memoryd import block, check
 from memoryd.callargs import loose_call
 from memoryd.errors import BlockRefused
+from memoryd.memory import block, check
 
 from .store_helpers import CLEAN, SOUL_STARTER, args, fill, memory_path, new_store
 
@@ -61,7 +61,7 @@ def test_counts_have_thousands_separators_and_files_at_their_limit_are_served(tm
 def test_an_entry_failing_the_check_is_left_out_and_logged(tmp_path, caplog, bad, reason):
     store = new_store(tmp_path)
     memory_path(store, "user.md").write_text(f"good one\n§\n{bad}\n§\ngood two\n")
-    with caplog.at_level(logging.WARNING, logger="memoryd.block"):
+    with caplog.at_level(logging.WARNING, logger="memoryd.memory.block"):
         text = store.block()
     count = len(f"good one\n§\n{bad}\n§\ngood two")
     assert text.endswith(f"# user.md ({count} of 1,375 characters)\ngood one\n§\ngood two")
@@ -71,7 +71,7 @@ def test_an_entry_failing_the_check_is_left_out_and_logged(tmp_path, caplog, bad
 def test_a_duplicate_entry_written_by_hand_is_shown_once_and_logged(tmp_path, caplog):
     store = new_store(tmp_path)
     memory_path(store, "memory.md").write_text("a\n§\nb\n§\na\n")
-    with caplog.at_level(logging.WARNING, logger="memoryd.block"):
+    with caplog.at_level(logging.WARNING, logger="memoryd.memory.block"):
         text = store.block()
     assert "# memory.md (9 of 2,200 characters)\na\n§\nb\n\n# user.md" in text
     assert (

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import check
 from memoryd.errors import CheckFailed
+from memoryd.memory import check
 from proto.invisible import DEFAULT_IGNORABLE, EXTRA_INVISIBLE, is_invisible
 
 REPO = Path(__file__).resolve().parents[2]

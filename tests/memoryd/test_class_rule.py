@@ -1,4 +1,4 @@
-"""Class is taint too (issue 12, item 1): a session above [index] max_class never writes identity,
+"""Class is taint too: a session above [index] max_class never writes identity,
 and entries leaving identity keep the class of the session that wrote them in."""
 
 import json
@@ -8,9 +8,9 @@ import pytest
 from memoryd.callargs import loose_call
 from memoryd.errors import AdminRefused, UntrustedSession
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.recall import recall_on
-from memoryd.store import UNTRUSTED_ADD, MemoryStore, untrusted_sentence
+from memoryd.index.index import Index
+from memoryd.memory.store import UNTRUSTED_ADD, MemoryStore, untrusted_sentence
+from memoryd.recall.recaller import recall_on
 from proto.labels import Label
 
 from .store_helpers import CLEAN, SOUL_STARTER, Clock, args, memory_path, snapshot

@@ -1,4 +1,4 @@
-"""No recalled text forges a hit header, under any line boundary (issue 12, item 5).
+"""No recalled text forges a hit header, under any line boundary.
 
 The property is checked on the rendered recall answer, as the model reads it: split at every line
 boundary str.splitlines knows (and the ones a terminal keeps: \\r, \\x0b, \\x0c, \\x1c-\\x1e,
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd.defuse import HEADER_START, defuse, escape_controls
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.recall import Hit, recall_on, render
+from memoryd.index.index import Index
+from memoryd.recall.recaller import Hit, recall_on, render
+from memoryd.search.defuse import HEADER_START, defuse, escape_controls
 from proto.invisible import is_invisible
 from proto.records import ToolResultRecord, UserRecord, append_session_record
 

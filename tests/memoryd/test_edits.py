@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from memoryd import check, edits, entries
-from memoryd.edits import Removal
 from memoryd.errors import CheckFailed, EditRefused, FileInvalid
+from memoryd.memory import check, edits, entries
+from memoryd.memory.edits import Removal
 from proto.tools import parse_memory
 
 THINK_OPEN = check.TEMPLATE_TAGS[0]

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryd import check, entries
 from memoryd.errors import FileDamaged
+from memoryd.memory import check, entries
 
 
 @pytest.mark.parametrize(

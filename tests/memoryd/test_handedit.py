@@ -1,4 +1,4 @@
-"""Hand edits (issue 17 item 6): journalled as hand-edit, but never after a crash of memoryd's own
+"""Hand edits: journalled as hand-edit, but never after a crash of memoryd's own
 write between its rename and its journal append."""
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 from memoryd.callargs import loose_call
-from memoryd.owner import handedit
+from memoryd.memory import handedit
 from tests.memoryd.store_helpers import CLEAN, args, fill, memory_path, new_store
 
 

@@ -1,4 +1,4 @@
-"""Files that are not what they claim (issue 13, item 5): memoryd neither reads, writes nor chmods
+"""Files that are not what they claim: memoryd neither reads, writes nor chmods
 through a symbolic link in its home, never waits on a FIFO, and says which path is wrong."""
 
 import json
@@ -14,8 +14,8 @@ import pytest
 from memoryd.callargs import loose_call
 from memoryd.errors import FileInvalid, WriteFailed
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.recall import recall_on
+from memoryd.index.index import Index
+from memoryd.recall.recaller import recall_on
 from proto.client import request
 from proto.files import NotRegular
 from proto.messages import MemoryCall, ToolRequest

@@ -1,5 +1,5 @@
-"""memoryd as a process against peers that flood, dawdle, never read, or send hostile bodies
-(issue 13, items 1 to 3). Nothing here is timed beyond generous bounds."""
+"""memoryd as a process against peers that flood, dawdle, never read, or send hostile bodies.
+Nothing here is timed beyond generous bounds."""
 
 import json
 import resource

@@ -1,5 +1,4 @@
-"""What an index was built with, a reindex's leftover, and the cost of one record (issue 13
-items 4 and 6)."""
+"""What an index was built with, a reindex's leftover, and the cost of one record."""
 
 import json
 import logging
@@ -11,7 +10,7 @@ import pytest
 from memoryd.config import load
 from memoryd.errors import ConfigError
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.index import Index
 from proto.records import ToolResultRecord, UserRecord, append_session_record
 
 T = "2026-09-20T14:02:11Z"
@@ -114,7 +113,7 @@ def test_a_record_indexes_its_first_max_record_bytes(tmp_path, caplog):
 
 def test_a_line_past_the_reader_cap_keeps_its_label(tmp_path, monkeypatch):
     """A huge tool result is read in chunks, never whole, and still raises the session's class."""
-    from memoryd import sessionrows
+    from memoryd.index import sessionrows
 
     monkeypatch.setattr(sessionrows, "LINE_CAP", 10_000)
     home = Home(tmp_path / "home")

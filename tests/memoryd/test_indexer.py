@@ -8,8 +8,8 @@ import pytest
 
 from memoryd.errors import SessionUnknown
 from memoryd.home import Home, ensure_dir
-from memoryd.index import Index
-from memoryd.recall import recall_on
+from memoryd.index.index import Index
+from memoryd.recall.recaller import recall_on
 
 T = "2026-09-20T14:02:11Z"
 
@@ -294,7 +294,7 @@ def test_notes_edited_by_hand_are_indexed_again(home, edited):
     write_notes(home, edited)
     index.catch_up_notes()
     texts = [r[6] for r in rows(home, "s.kind != 'session'")]
-    from memoryd import notes
+    from memoryd.memory import notes
 
     assert texts == [e.text for e in notes.parse(edited.encode()) if e.text]
     index.close()

@@ -1,11 +1,11 @@
-"""journalscan finds journal lines without reading the journal whole (issue 17, show and log)."""
+"""journalscan finds journal lines without reading the journal whole."""
 
 import json
 import random
 
 import pytest
 
-from memoryd import journalscan
+from memoryd.journal import scan as journalscan
 
 
 def write(path, ids, pad=300):

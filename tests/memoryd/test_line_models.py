@@ -1,4 +1,4 @@
-"""Issue 18: the caller is one frozen value; journal, pending and recall-log lines are models.
+"""The caller is one frozen value; journal, pending and recall-log lines are models.
 
 The lines under tests/data/records were written by the code before the models existed: each reads
 as its model and dumps back to the same bytes. A line that is not of its model's shape is skipped
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.caller import Caller
-from memoryd.journal import EditLine, Journal
-from memoryd.linefile import read_lines
+from memoryd.journal.journal import EditLine, Journal
+from memoryd.journal.linefile import read_lines
+from memoryd.journal.recallline import RecallLine
+from memoryd.memory.review import PendingLine
 from memoryd.owner import stats
-from memoryd.recallline import RecallLine
-from memoryd.review import PendingLine
+from memoryd.trust.caller import Caller
 from proto.messages import MemoryCall, ToolRequest
 
 from .store_helpers import CLEAN, new_store

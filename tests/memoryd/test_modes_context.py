@@ -1,4 +1,4 @@
-"""Recall mode context (issue 15): neighbours, porter, stopwords, dates; spec left exactly as is;
+"""Recall mode context: neighbours, porter, stopwords, dates; spec left exactly as is;
 the same index after a reindex as after catch-up; a mode switch rebuilds the mode's tables."""
 
 import json
@@ -8,15 +8,15 @@ import sqlite3
 
 import pytest
 
-from memoryd import indexer
 from memoryd.config import load
 from memoryd.errors import ConfigError
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index import indexer
+from memoryd.index.index import Index
 from memoryd.modes import recorded
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import content_terms, stopwords
-from memoryd.recall import recall_on
+from memoryd.recall.recaller import recall_on
 from tests.memoryd.test_reindex import append, append_note, contents, random_records
 
 

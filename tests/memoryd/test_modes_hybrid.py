@@ -1,4 +1,4 @@
-"""Recall mode hybrid (issue 15): the pinned model loads offline (no socket), paraphrases are
+"""Recall mode hybrid: the pinned model loads offline (no socket), paraphrases are
 found, rows without a vector are found lexically, the index (vectors included) is the same after
 a reindex as after catch-up, and without the extra memoryd refuses to start in one line."""
 
@@ -17,10 +17,10 @@ import numpy as np  # noqa: E402
 
 from memoryd.errors import StartFailed  # noqa: E402
 from memoryd.home import Home  # noqa: E402
-from memoryd.index import Index  # noqa: E402
+from memoryd.index.index import Index  # noqa: E402
 from memoryd.modes import embed, hybrid  # noqa: E402
 from memoryd.modes import vectors as matrix_module  # noqa: E402
-from memoryd.recall import recall_on
+from memoryd.recall.recaller import recall_on
 from tests.memoryd.test_modes_context import CONVERSATION, context_contents, said, user  # noqa: E402
 from tests.memoryd.test_reindex import append, append_note, contents  # noqa: E402
 
@@ -258,7 +258,7 @@ def _in_process(index: Index) -> None:
 
 
 def _in_a_child(index: Index) -> None:
-    from memoryd.rebuild import Rebuilder  # memoryd's own reindex (service.py)
+    from memoryd.index.rebuild import Rebuilder  # memoryd's own reindex (service.py)
 
     index.finish_new(Rebuilder().build(index))
 

@@ -1,4 +1,4 @@
-"""stats' hit counts (issue 17 item 4): the fast paths agree with parsing every line as JSON."""
+"""stats' hit counts: the fast paths agree with parsing every line as JSON."""
 
 import json
 import random

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.query import defuse, match_expression, query_terms, snippet
+from memoryd.search.query import defuse, match_expression, query_terms, snippet
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,12 @@ import time
 
 import pytest
 
-from memoryd import rebuild
 from memoryd.config import load
 from memoryd.errors import MemorydError
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.rebuild import Rebuilder, RebuildFailed
+from memoryd.index import rebuild
+from memoryd.index.index import Index
+from memoryd.index.rebuild import Rebuilder, RebuildFailed
 from memoryd.server import prepare
 from proto.messages import Reindex
 from tests.memoryd.test_scheduling import _call, _config, _log
@@ -150,7 +150,7 @@ PARENT = """
 import subprocess, sys, time
 child = subprocess.Popen(
     [sys.executable, "-c", "import threading, time\\n"
-     "from memoryd.rebuild import _exit_with_parent\\n"
+     "from memoryd.index.rebuild import _exit_with_parent\\n"
      "threading.Thread(target=_exit_with_parent, daemon=True).start()\\n"
      "time.sleep(60)"],
     stdin=subprocess.PIPE,

@@ -7,8 +7,8 @@ import pytest
 
 from memoryd.errors import IndexDamaged
 from memoryd.home import Home, ensure_dir
-from memoryd.index import Index
-from memoryd.recall import recall_on
+from memoryd.index.index import Index
+from memoryd.recall.recaller import recall_on
 from proto.labels import Label
 
 

@@ -1,4 +1,4 @@
-"""Recall lives in recall.py (issue 18 item 3): the index hands out read connections, recall.py's
+"""Recall lives in recall.py: the index hands out read connections, recall.py's
 Recaller searches, renders and logs, and the query is split into terms once per recall."""
 
 import json
@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from memoryd import query
 from memoryd.errors import IndexDamaged
 from memoryd.home import Home, ensure_dir
-from memoryd.index import Index
-from memoryd.recall import Recaller
+from memoryd.index.index import Index
+from memoryd.recall.recaller import Recaller
+from memoryd.search import query
 
 
 def write_log(home: Home, session: str, texts: list[str]) -> None:
@@ -42,7 +42,7 @@ def opened(tmp_path, mode: str = "spec") -> Index:
 
 
 def test_the_index_module_does_not_import_recall():
-    code = "import sys, memoryd.index; print('memoryd.recall' in sys.modules)"
+    code = "import sys, memoryd.index; print('memoryd.recall.recaller' in sys.modules)"
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "False"
 

@@ -8,8 +8,8 @@ import threading
 import pytest
 
 from memoryd.home import Home, ensure_dir
-from memoryd.index import Index
-from memoryd.recall import recall_on
+from memoryd.index.index import Index
+from memoryd.recall.recaller import recall_on
 
 CLASSES = ["public", "private", "secret"]
 

@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from memoryd import entries, notes
 from memoryd.callargs import loose_call
 from memoryd.errors import AdminRefused, EditRefused, UntrustedSession
-from memoryd.review import waiting_sentence
-from memoryd.store import NOTED, UNTRUSTED_ADD
+from memoryd.memory import entries, notes
+from memoryd.memory.review import waiting_sentence
+from memoryd.memory.store import NOTED, UNTRUSTED_ADD
 
 from .store_helpers import CLEAN, TAINTED, args, journal_lines, memory_path, new_store, snapshot
 

@@ -1,4 +1,4 @@
-"""A write that fails part way is taken back (issue 12, item 3), on any file system: the journal
+"""A write that fails part way is taken back, on any file system: the journal
 append failing after the rename puts the old file back and cuts notes.md back. (The real full
 disk is tests/reliability/test_full_disk.py; these run without root.)"""
 
@@ -32,7 +32,7 @@ def test_a_journal_failure_after_the_rename_puts_everything_back(tmp_path, monke
         def no_link(*_a, **_k):
             raise OSError(errno.EPERM, "Operation not permitted")
 
-        monkeypatch.setattr("memoryd.rollback.os.link", no_link)
+        monkeypatch.setattr("memoryd.journal.rollback.os.link", no_link)
     _journal_fails(store, monkeypatch)
     with pytest.raises(WriteFailed) as failed:
         store.call(*loose_call(args(action="remove", file="memory", old="leaving"), **CLEAN))
@@ -52,7 +52,7 @@ def test_a_real_journal_append_that_fails_is_cut_back(tmp_path, monkeypatch):
     store = new_store(tmp_path)
     fill(store, "memory", ["keep"])
     before = snapshot(store)
-    import memoryd.journal as journal_module
+    import memoryd.journal.journal as journal_module
 
     def torn_append(path, data):
         with open(path, "ab") as f:

@@ -1,5 +1,5 @@
-"""memoryd serves before its catch-up, writes go before index work, and answers say what happened
-(issue 14 item 3, issue 12 item 4). In-process: prepare() and the handlers, on a real home.
+"""memoryd serves before its catch-up, writes go before index work, and answers say what happened.
+In-process: prepare() and the handlers, on a real home.
 
 Nothing here is timed: a slow indexer is injected (a part that waits, or a build that waits for an
 event) and the tests assert what finished before what.
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import indexer
 from memoryd.config import load
 from memoryd.errors import MemorydError
-from memoryd.index import Index
+from memoryd.index import indexer
+from memoryd.index.index import Index
 from memoryd.server import prepare
 from memoryd.service import NOT_APPLIED, NOT_DONE, MemoryService
 from memoryd.writer import WRITE

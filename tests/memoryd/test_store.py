@@ -6,11 +6,17 @@ import stat
 
 import pytest
 
-from memoryd import check, edits, entries, notes
 from memoryd.callargs import loose_call
 from memoryd.errors import EditRefused, FileInvalid, MalformedCall, StartFailed, UntrustedSession
 from memoryd.home import Home
-from memoryd.store import NOTED, NOTED_UNTRUSTED, UNTRUSTED_ADD, MemoryStore, untrusted_sentence
+from memoryd.memory import check, edits, entries, notes
+from memoryd.memory.store import (
+    NOTED,
+    NOTED_UNTRUSTED,
+    UNTRUSTED_ADD,
+    MemoryStore,
+    untrusted_sentence,
+)
 from proto.tools import AddArgs
 
 from .store_helpers import (
@@ -412,7 +418,7 @@ def test_crash_before_the_rename_loses_no_entry(tmp_path, monkeypatch):
     def crash(*_a, **_k):
         raise Crash
 
-    monkeypatch.setattr("memoryd.store.atomic_write", crash)
+    monkeypatch.setattr("memoryd.memory.store.atomic_write", crash)
     with pytest.raises(Crash):
         store.call(*loose_call(args(action="remove", file="memory", old="leaving"), **CLEAN))
     # the entry reached notes.md first; memory.md still holds it: it is in both, never neither
@@ -439,7 +445,7 @@ def test_order_of_writes_is_notes_then_file_then_journal(tmp_path, monkeypatch):
     store = new_store(tmp_path)
     fill(store, "memory", ["keep", "leaving"])
     order: list[str] = []
-    import memoryd.store as store_module
+    import memoryd.memory.store as store_module
 
     real_append, real_write = store_module.append_bytes, store_module.atomic_write
     real_journal = store.journal.append
@@ -480,7 +486,7 @@ def test_written_files_are_0600(tmp_path):
 
 def test_one_log_line_per_applied_edit(tmp_path, caplog):
     store = new_store(tmp_path)
-    with caplog.at_level(logging.INFO, logger="memoryd.store"):
+    with caplog.at_level(logging.INFO, logger="memoryd.memory.store"):
         store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
         store.call(*loose_call(args(action="note", text="n"), **TAINTED))
         store.undo("2026-09-24-0001")

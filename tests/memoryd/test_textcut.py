@@ -1,4 +1,4 @@
-"""Snippets cut without loading a record's whole text (issue 13, item 4; textcut.py)."""
+"""Snippets cut without loading a record's whole text (textcut.py)."""
 
 import tracemalloc
 
@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryd.home import Home
-from memoryd.index import Index
-from memoryd.query import snippet
-from memoryd.recall import recall_on
-from memoryd.textcut import HEAD, WHOLE, _decode_prefix, long_snippet
+from memoryd.index.index import Index
+from memoryd.recall.recaller import recall_on
+from memoryd.search.query import snippet
+from memoryd.search.textcut import HEAD, WHOLE, _decode_prefix, long_snippet
 from tests.memoryd.test_recall import user, write_log
 
 

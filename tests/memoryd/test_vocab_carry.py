@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd import vocab
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.index import Index
+from memoryd.recall import vocab
 from tests.memoryd.test_scheduling import _log
 from tests.memoryd.test_topk import SKEWED, WORDS, _both, eager  # noqa: F401  (the fixture)
 

@@ -1,4 +1,4 @@
-"""memoryd's own witness (issue 12, item 2): the session's log, read to its end, makes brokerd's
+"""memoryd's own witness: the session's log, read to its end, makes brokerd's
 word stricter, never looser; an unusable log fails closed for identity writes."""
 
 import logging
@@ -7,7 +7,7 @@ import os
 import pytest
 
 from memoryd.home import Home
-from memoryd.witness import Witness
+from memoryd.trust.witness import Witness
 from proto.records import ToolResultRecord, UserRecord, append_session_record, record_json
 
 from .test_service import memoryd, write_log  # noqa: F401  (the fixture)
@@ -114,7 +114,7 @@ def test_an_unusable_log_fails_closed_with_a_log_line(home, tmp_path, how, caplo
             os.mkdir(folder / "0.jsonl")  # a folder where the log should be cannot be read
         else:
             (folder / "0.jsonl").write_bytes(b'{"type":"tool_result","oops":1}\n')
-    with caplog.at_level(logging.WARNING, logger="memoryd.witness"):
+    with caplog.at_level(logging.WARNING, logger="memoryd.trust.witness"):
         assert Witness(home).stricter(SESSION, "private", False) == ("private", True)
     [line] = [r.getMessage() for r in caplog.records]
     assert SESSION in line and "treated as untrusted" in line

@@ -10,7 +10,7 @@ import time
 from memoryd.config import load
 from memoryd.server import prepare
 from memoryd.service import NOT_APPLIED
-from memoryd.witness import Witness
+from memoryd.trust.witness import Witness
 from proto.messages import MemoryCall, ToolRequest
 from proto.records import ToolResultRecord, UserRecord, append_session_record
 from tests.memoryd.test_scheduling import _config

@@ -62,7 +62,7 @@ def test_append_line(tmp_path):
     assert path.read_text() == '{"a":1}\n{"b":2}\n' and mode(path) == 0o600
 
 
-# --- never through a symbolic link, never a FIFO (issue 13) ----------------------------------
+# --- never through a symbolic link, never a FIFO ----------------------------------
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def test_the_role_format_names_time_logger_and_level():
     import logging
 
     formatter = logline.OneLineFormatter(logline.ROLE_FORMAT)
-    record = logging.LogRecord("memoryd.index", logging.WARNING, "x", 1, "a\nb", None, None)
+    record = logging.LogRecord("memoryd.index.index", logging.WARNING, "x", 1, "a\nb", None, None)
     line = formatter.format(record)
-    assert line.endswith(" memoryd.index WARNING a\\x0ab")
+    assert line.endswith(" memoryd.index.index WARNING a\\x0ab")
     assert "\n" not in line

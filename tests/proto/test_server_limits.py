@@ -1,4 +1,4 @@
-"""serve_unix's bounds (issue 13): a cap per socket, a deadline for the request and for the
+"""serve_unix's bounds: a cap per socket, a deadline for the request and for the
 reply, no reply over MAX_FRAME, bounded refusals and log lines, and a client that retries a
 refused connect briefly."""
 

@@ -3,7 +3,7 @@
 A template home is built once with the real MemoryStore and Index (entries in memory.md and
 user.md, notes, journal lines, a session log, an index). Each case copies it, starts
 crashing_memoryd.py with MEMORYD_CRASH_AT=N, sends one operation, sees the process die by SIGKILL,
-restarts memoryd normally on the same home, and checks the invariants of issue 9 item 1 against
+restarts memoryd normally on the same home, and checks the crash invariants (below) against
 the template (the old state) and a run of the same operation that was not killed (the new state).
 """
 
@@ -22,13 +22,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd import entries, notes
 from memoryd.callargs import loose_call
 from memoryd.config import load as load_config
 from memoryd.home import Home
-from memoryd.index import Index
+from memoryd.index.index import Index
+from memoryd.memory import entries, notes
+from memoryd.memory.store import MemoryStore
 from memoryd.server import prepare
-from memoryd.store import MemoryStore
 from proto.client import request
 from proto.errors import ProtoError
 from proto.messages import (
@@ -346,7 +346,7 @@ def check_invariants(
     torn: bool,
     over_sockets: bool = True,
 ) -> None:
-    """Restart memoryd normally on the crashed home and check issue 9's invariants.
+    """Restart memoryd normally on the crashed home and check the crash invariants.
 
     The restart is a memoryd process answering on its sockets, or (over_sockets false, to keep
     the sweep fast) the same start in this process: memoryd.server.prepare (files, the index
@@ -427,7 +427,7 @@ def _journal_of(files: dict[str, bytes]) -> list[dict]:
 
 
 def operations() -> list[Operation]:
-    """The operations the sweep crashes inside (issue 9 item 1)."""
+    """The operations the sweep crashes inside."""
     replace = {
         "action": "replace",
         "file": "memory",

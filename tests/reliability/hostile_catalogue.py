@@ -1,4 +1,4 @@
-"""A catalogue of hostile input for memoryd, each item with the answer it must get (issue 9).
+"""A catalogue of hostile input for memoryd, each item with the answer it must get.
 
 WRITES are memory calls a model could make: invisible and direction-changing characters, tag
 characters, control characters, chat-template markup, the spec's phrases in mixed case and
@@ -15,8 +15,8 @@ SESSION_IDS try to leave sessions/; every one must be refused before any path is
 
 from dataclasses import dataclass
 
-from memoryd.check import RULE_1, RULE_2, RULE_3, RULE_4, TEMPLATE_TAGS
-from memoryd.entries import EMPTY_ENTRY, SEPARATOR_LINE
+from memoryd.memory.check import RULE_1, RULE_2, RULE_3, RULE_4, TEMPLATE_TAGS
+from memoryd.memory.entries import EMPTY_ENTRY, SEPARATOR_LINE
 
 ACCEPTED = "accepted"
 NOTE_TOO_LONG = "memory: note.text: String should have at most 1000 characters"

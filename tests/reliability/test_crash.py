@@ -1,4 +1,4 @@
-"""Crash safety (issue 9, item 1): memoryd killed with SIGKILL at every crash point of a write.
+"""Crash safety: memoryd killed with SIGKILL at every crash point of a write.
 
 For each operation (add, replace, remove, consolidate with moves, note, an untrusted add, undo,
 accept, session_updated, reindex, the catch-up at start) a run that is not killed traces every

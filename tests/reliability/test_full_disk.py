@@ -1,4 +1,4 @@
-"""A full disk (issue 12, item 3), on a real small tmpfs: each write of each memory write fails in
+"""A full disk, on a real small tmpfs: each write of each memory write fails in
 turn, and the answer is the truth.
 
 For every operation the home is rebuilt on the tmpfs, notes.md, the journal and pending.jsonl are
@@ -15,11 +15,11 @@ import shutil
 
 import pytest
 
-from memoryd import entries
 from memoryd.callargs import loose_call
 from memoryd.errors import WriteFailed
 from memoryd.home import Home
-from memoryd.store import MemoryStore
+from memoryd.memory import entries
+from memoryd.memory.store import MemoryStore
 from tests.memoryd.store_helpers import CLEAN, SOUL_STARTER, TAINTED, Clock, args
 
 from .small_disk import PAGE, fill_leaving, pad_to_cross, small_tmpfs, unfill
@@ -49,7 +49,7 @@ def _pending_id(store: MemoryStore) -> str:
 
 # name: (review, prepare(store) -> context, run(store, context) -> answer, writes that need a page:
 # an edit of memory.md or user.md writes notes.md (when entries leave), the write's intent
-# (memory/.writing.json, issue 17), the new file and the journal line)
+# (memory/.writing.json, the new file and the journal line)
 OPERATIONS = {
     "note": (
         False,

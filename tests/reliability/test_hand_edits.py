@@ -1,4 +1,4 @@
-"""The owner's editor (issue 9, item 4): memory.md as editors leave it, against a running memoryd.
+"""The owner's editor: memory.md as editors leave it, against a running memoryd.
 
 CRLF line ends, a byte order mark, a line holding only § at the end, an entry that fails the
 check, a duplicate, a lone CR, an over-limit file, invalid UTF-8, a missing file: each gets a
@@ -8,8 +8,8 @@ and reason, and an edit either keeps every entry the owner wrote or changes noth
 
 import pytest
 
-from memoryd import entries
-from memoryd.check import RULE_1, RULE_3
+from memoryd.memory import entries
+from memoryd.memory.check import RULE_1, RULE_3
 from proto.client import RemoteError, request
 from proto.messages import MemoryBlock
 from tests.reliability.calls import memory

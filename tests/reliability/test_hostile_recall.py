@@ -1,4 +1,4 @@
-"""Hostile recall queries and session ids (issue 9, item 3), over memoryd's sockets.
+"""Hostile recall queries and session ids, over memoryd's sockets.
 
 Each query of the catalogue gets its answer: hits, the no-matches sentence, or a refusal of its
 arguments; none reaches SQLite as syntax, the index is whole afterwards and every recall is in the

@@ -1,11 +1,11 @@
-"""Hostile memory writes (issue 9, item 3): each item of the catalogue gets its answer over
+"""Hostile memory writes: each item of the catalogue gets its answer over
 memoryd's brokerd socket, a refused write changes no file, and an accepted one is stored as
 written and reaches the memory block."""
 
 import pytest
 
-from memoryd import entries, notes
-from memoryd.check import RULE_1, RULE_2, RULE_3, RULE_4
+from memoryd.memory import entries, notes
+from memoryd.memory.check import RULE_1, RULE_2, RULE_3, RULE_4
 from proto.client import request
 from proto.messages import MemoryBlock
 from tests.reliability.calls import memory, recall

@@ -1,4 +1,4 @@
-"""Fuzzing every memoryd socket with hypothesis (issue 9, item 3).
+"""Fuzzing every memoryd socket with hypothesis.
 
 Raw bytes, frames of arbitrary MessagePack, and well-framed messages of every kind with fields of
 every type go to the loopd, brokerd and owner sockets of a running memoryd. Each must be answered
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd import check, entries
+from memoryd.memory import check, entries
 from proto.client import request
 from proto.frames import MAX_FRAME
 from proto.messages import MemoryBlock

@@ -1,11 +1,11 @@
 """A crash in the middle of an append to notes.md, then another note: the index built note by note
-must equal a reindex of the same notes.md (issue 9, item 1: a log read again gives the same index).
+must equal a reindex of the same notes.md (a log read again gives the same index).
 """
 
 from memoryd.callargs import loose_call
 from memoryd.home import Home, append_bytes
-from memoryd.index import Index
-from memoryd.store import MemoryStore
+from memoryd.index.index import Index
+from memoryd.memory.store import MemoryStore
 from tests.reliability.crash_harness import CLEAN, fresh_index, index_rows, write_config
 
 

@@ -1,4 +1,4 @@
-"""A memory write's cost must not grow with the journal (issue 9, item 2: memoryd under load).
+"""A memory write's cost must not grow with the journal (memoryd under load).
 
 Every write journals one line, and the journal's id for it (YYYY-MM-DD-NNNN) is worked out from
 the journal. If that means reading and parsing the whole month's file, each write costs time in
@@ -12,15 +12,15 @@ journal lines parsed per write, not time.
 import datetime as dt
 import json
 
-from memoryd import journal as journal_module
 from memoryd.callargs import loose_call
 from memoryd.home import Home
-from memoryd.store import MemoryStore
+from memoryd.journal import journal as journal_module
+from memoryd.memory.store import MemoryStore
 from tests.reliability.crash_harness import CLEAN, write_config
 
 
 class CountingJson:
-    """json as memoryd.journal uses it, counting the lines it parses."""
+    """json as memoryd.journal.journal uses it, counting the lines it parses."""
 
     def __init__(self) -> None:
         self.loads_calls = 0

@@ -15,8 +15,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+from memoryd.journal.recallline import RecallLine
 from memoryd.modes import context
-from memoryd.recallline import RecallLine
 
 log = logging.getLogger(__name__)
 

@@ -16,11 +16,11 @@ one built by a reindex hold the same rows.
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from memoryd.hit import Hit
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
-from memoryd.query import Query, terms_expression
-from memoryd.textcut import hit_snippet
+from memoryd.search.hit import Hit
+from memoryd.search.query import Query, terms_expression
+from memoryd.search.textcut import hit_snippet
 
 SCHEMA = (
     "CREATE VIRTUAL TABLE context_hits USING fts5(text, near, date, tokenize = 'porter unicode61')",

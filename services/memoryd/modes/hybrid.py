@@ -25,12 +25,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.hit import Hit
 from memoryd.modes import context
 from memoryd.modes.embed import Embedder
 from memoryd.modes.lexbound import TermCounts
 from memoryd.modes.vectors import Matrix, Snapshot, pack
-from memoryd.query import Query
+from memoryd.search.hit import Hit
+from memoryd.search.query import Query
 
 log = logging.getLogger(__name__)
 

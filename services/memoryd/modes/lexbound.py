@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from memoryd import bm25
+from memoryd.search import bm25
 
 COUNT = "SELECT count(*) FROM context_hits WHERE context_hits MATCH ?"
 AVERAGES = "SELECT block FROM context_hits_data WHERE id = ?"

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Sequence
 from importlib import resources
 
-from memoryd.query import query_terms
+from memoryd.search.query import query_terms
 
 
 @functools.cache

@@ -1,15 +1,15 @@
 """bxctl memory block: the block exactly as the next session gets it, then what it leaves out and
-why, and each file's size against its limit (issue 17 item 2).
+why, and each file's size against its limit.
 
 The block is block.build's, the same function memory_block answers with; the entries left out are
 block.left_out's, the same rules the block applies. A refused block is shown as its refusal.
 """
 
-from memoryd import block, entries
-from memoryd.entries import LIMITS
 from memoryd.errors import BlockRefused, FileDamaged
 from memoryd.home import Home
-from memoryd.memfiles import read_text
+from memoryd.memory import block, entries
+from memoryd.memory.entries import LIMITS
+from memoryd.memory.memfiles import read_text
 from memoryd.owner import paging
 
 

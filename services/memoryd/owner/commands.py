@@ -3,7 +3,7 @@
 A part of MemoryStore (its base class), kept apart so that store.py holds the model's calls and
 the write sequence. Undo and accept write through MemoryStore._apply, under the store's lock; an
 edit staged by a session that could not edit identity now (untrusted, or above [index] max_class)
-is refused at accept (issue 12).
+is refused at accept.
 """
 
 import datetime as dt
@@ -12,14 +12,16 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
-from memoryd import admin_text, classrule, edits, undo
-from memoryd.caller import UNDO, Caller
-from memoryd.entries import FILE_OF_ARG
 from memoryd.errors import AdminRefused, EditRefused, FileDamaged, WriteFailed
 from memoryd.home import Home
-from memoryd.journal import EditLine, Journal
-from memoryd.memfiles import read_entries
-from memoryd.review import PendingLine, Review, args_of
+from memoryd.journal.journal import EditLine, Journal
+from memoryd.memory import edits, undo
+from memoryd.memory.entries import FILE_OF_ARG
+from memoryd.memory.memfiles import read_entries
+from memoryd.memory.review import PendingLine, Review, args_of
+from memoryd.owner import admin_text
+from memoryd.trust import classrule
+from memoryd.trust.caller import UNDO, Caller
 from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)

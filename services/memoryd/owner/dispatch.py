@@ -10,18 +10,9 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Literal
 
-from memoryd import journalscan
 from memoryd.errors import AdminRefused
-from memoryd.owner import (
-    blockview,
-    fileedit,
-    history,
-    paging,
-    promote,
-    search,
-    show,
-    stats,
-)
+from memoryd.journal import scan as journalscan
+from memoryd.owner import blockview, fileedit, history, paging, promote, search, show, stats
 from memoryd.owner.args import Arg, parse
 
 Kind = Literal["read", "write"]

@@ -1,4 +1,4 @@
-"""bxctl memory edit memory|user: the owner's editor on a copy, checked whole (issue 17 item 6).
+"""bxctl memory edit memory|user: the owner's editor on a copy, checked whole.
 
 `file` hands bxctl the file's text and base, the SHA-256 of its bytes. `edit` takes the text back
 with that base: if the file changed in between, it is refused (nothing is overwritten); otherwise
@@ -9,13 +9,13 @@ Entries the owner removed are kept by the journal line's before, not sent to not
 
 import hashlib
 
-from memoryd import check, edits, entries
-from memoryd.caller import OWNER
-from memoryd.entries import FILE_OF_ARG, LIMITS
 from memoryd.errors import AdminRefused, FileDamaged
-from memoryd.memfiles import read_text
+from memoryd.memory import check, edits, entries
+from memoryd.memory.entries import FILE_OF_ARG, LIMITS
+from memoryd.memory.memfiles import read_text
 from memoryd.owner import paging
 from memoryd.owner.args import EditArg, FileArg
+from memoryd.trust.caller import OWNER
 
 PROBLEMS_SHOWN = 50
 

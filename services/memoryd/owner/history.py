@@ -1,4 +1,4 @@
-"""bxctl memory log and pending, paged (issue 13 item 2) and as JSON (issue 17 item 7).
+"""bxctl memory log and pending, paged and as JSON.
 
 `log N` is the last N edits, oldest first; `log N --from ID` is N edits starting at ID. `pending`
 is every waiting edit; `pending --from ID` starts at ID. A page holds what fits in PAGE_BYTES and
@@ -6,12 +6,12 @@ then says how many there are and the command that shows the rest. A short answer
 before paging existed.
 """
 
-from memoryd import admin_text, journalscan
 from memoryd.errors import AdminRefused
-from memoryd.journal import EDIT_ID, EditLine, Journal
-from memoryd.owner import paging
+from memoryd.journal import scan as journalscan
+from memoryd.journal.journal import EDIT_ID, EditLine, Journal
+from memoryd.memory.review import PENDING_ID, PendingLine
+from memoryd.owner import admin_text, paging
 from memoryd.owner.args import LogArg, PendingArg
-from memoryd.review import PENDING_ID, PendingLine
 
 
 def log_window(journal: Journal, n: int, start: str | None) -> list[EditLine]:

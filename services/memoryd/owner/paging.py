@@ -1,4 +1,4 @@
-"""Pages: no owner answer may exceed one frame (MAX_FRAME, 1 MiB) (issue 13 item 2).
+"""Pages: no owner answer may exceed one frame (MAX_FRAME, 1 MiB).
 
 A long answer is cut into pages of at most PAGE_BYTES of UTF-8 text, and one item (a log line, a
 pending edit) into at most ITEM_BYTES; whatever is cut says so, and a page that does not hold

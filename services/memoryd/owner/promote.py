@@ -1,4 +1,4 @@
-"""bxctl memory promote REF --file memory|user: the owner moves a note into a file (issue 17).
+"""bxctl memory promote REF --file memory|user: the owner moves a note into a file.
 
 REF is note:N (the reference search and stats print: the Nth entry of notes.md, from 0) or a
 note's exact text. The note goes through the same plan as an add (the check, the entry rules, the
@@ -8,12 +8,12 @@ came from), so undo reverts it like any edit. notes.md is append-only: the note 
 
 import re
 
-from memoryd import edits, notes
-from memoryd.caller import OWNER
-from memoryd.entries import FILE_OF_ARG
 from memoryd.errors import AdminRefused, EditRefused
+from memoryd.memory import edits, notes
+from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.owner import paging
 from memoryd.owner.args import PromoteArg
+from memoryd.trust.caller import OWNER
 from proto.tools import AddArgs
 
 NOTE_REF = re.compile(r"^note:(\d{1,9})$")

@@ -1,4 +1,4 @@
-"""bxctl memory search: the owner's recall over the same index (issue 17 item 3).
+"""bxctl memory search: the owner's recall over the same index.
 
 It calls Recaller.recall (recall.py), the agent's own search, so hits carry the same tags and the
 answer the same label; the recall log line is marked "by": "owner" (session "owner"), and stats
@@ -7,7 +7,7 @@ number in notes.md counting from 0, as the index numbers it), that promote takes
 """
 
 from memoryd.owner import paging
-from memoryd.recall import Recaller
+from memoryd.recall.recaller import Recaller
 
 OWNER = "owner"
 NOTE_KINDS = ("noted", "moved", "dropped")

@@ -1,4 +1,4 @@
-"""bxctl memory show ID: one edit whole, its entries before and after as a diff (issue 17 item 1).
+"""bxctl memory show ID: one edit whole, its entries before and after as a diff.
 
 The journal line is found through journalscan (the month file mapped, only the line that starts
 with the id parsed), so a journal of 100,000 edits answers in well under a second. The diff is
@@ -9,9 +9,9 @@ removed and an added entry in the same place), and moved or dropped ones, which 
 
 import difflib
 
-from memoryd import journalscan
 from memoryd.errors import AdminRefused
-from memoryd.journal import EDIT_ID, EditLine, Journal
+from memoryd.journal import scan as journalscan
+from memoryd.journal.journal import EDIT_ID, EditLine, Journal
 from memoryd.owner import paging
 
 EXTRA_KEYS = ("undoes", "pending", "requested", "note", "recovered")

@@ -1,4 +1,4 @@
-"""bxctl memory stats: which entries recall returns, and how big everything is (issue 17 item 4).
+"""bxctl memory stats: which entries recall returns, and how big everything is.
 
 Hit counts come from recalls/ (the recall log, one line per recall with its hits), not from the
 index, so they survive a reindex. A hit on notes.md names the note by its number; an entry of
@@ -14,13 +14,13 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from memoryd import entries, notes
 from memoryd.errors import FileDamaged
 from memoryd.home import Home
-from memoryd.linefile import parse_line
-from memoryd.memfiles import read_entries
+from memoryd.journal.linefile import parse_line
+from memoryd.journal.recallline import RecallLine
+from memoryd.memory import entries, notes
+from memoryd.memory.memfiles import read_entries
 from memoryd.owner import paging
-from memoryd.recallline import RecallLine
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,311 @@
+"""Reading session logs and notes.md into the index (spec 6), one log at a time.
+
+What a session record gives is in sessionrows.py; notes.md entries carry the label their header
+gives.
+
+Progress per log is the number of records read (spec 6's progress table) and, beside it in the
+offsets table, the byte offset reached, the label in force there and a hash of the bytes just
+before the offset (for notes.md, of all the bytes before it). Catching up seeks to the offset, so
+it costs what the new records cost, not what the log is long; the hash tells a log that was
+rewritten (notes.md edited by hand) from one that only grew, and a rewritten log is indexed again
+from its start.
+
+What one record may cost is bounded: a row indexes at most max_record_bytes of
+its text, and a long log line is never read whole (sessionrows.py). The settings that change what
+is indexed are stamped in the settings table (indexsettings.py), so that an index built with
+others is rebuilt.
+
+A session log is read in parts of at most PART_SECONDS of reading, PART_RECORDS records or
+PART_BYTES bytes, each part in its own transaction (index_session_part), so that the one writer is
+free between parts: a memory call waits for at most one part.
+
+The functions here run inside the caller's transaction and never commit.
+"""
+
+import hashlib
+import logging
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from memoryd import modes
+from memoryd.home import Home, check_entry, open_read
+from memoryd.index.sessionrows import LogState, Part, Row, session_rows
+from memoryd.index.settings import (
+    RECORD_BYTES,
+    Settings,
+    cap_text,
+    describe_stamp,
+    read_stamp,
+    write_stamp,
+)
+from memoryd.memory import notes
+from proto.labels import CLASS_RANK
+
+log = logging.getLogger(__name__)
+
+SCHEMA = (
+    "CREATE VIRTUAL TABLE hits USING fts5(text, tokenize = 'unicode61')",
+    "CREATE TABLE sources (rowid INTEGER PRIMARY KEY, kind TEXT, session TEXT, epoch INTEGER,"
+    " record INTEGER, time TEXT, role TEXT, class TEXT, untrusted INTEGER)",
+    "CREATE TABLE progress (log TEXT PRIMARY KEY, records INTEGER)",
+    "CREATE TABLE offsets (log TEXT PRIMARY KEY, bytes INTEGER, class TEXT, untrusted INTEGER,"
+    " tail TEXT)",
+    "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT)",
+)
+TABLES = ("hits", "sources", "progress", "offsets", "settings")
+# An index made before settings were stamped has no settings table; it is not damaged, only
+# built with unknown settings (index.py rebuilds it).
+OPTIONAL_TABLES = ("settings",)
+# One part of a catch-up: at most this long reading, this many records, this many bytes of log.
+PART_SECONDS = 0.2
+PART_RECORDS = 50_000
+PART_BYTES = 16 << 20
+NOTES_LOG = "memory/notes.md"
+NOTE_KINDS = ("noted", "moved", "dropped")
+# How many bytes before a log's indexed offset the tail hash covers (a rewritten log is caught).
+TAIL_HASH_BYTES = 256
+# The owner may edit notes.md by hand. A hash of the last 64 KiB read catches any edit that
+# changes the length of what came before (everything after it shifts) and any edit near the end,
+# while a write costs the same at a million notes as at ten; an in-place edit of the same length
+# further back waits for the next reindex.
+NOTES_WINDOW = 65_536
+BATCH = 20_000
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    for statement in SCHEMA:
+        conn.execute(statement)
+
+
+def schema_problem(conn: sqlite3.Connection) -> str | None:
+    """What is wrong with an index's tables, or None when they are exactly ours."""
+    found = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+    for name, statement in zip(TABLES, SCHEMA, strict=True):
+        if name in OPTIONAL_TABLES and name not in found:
+            continue
+        if found.get(name) != statement:
+            return f"table {name} is missing or has another definition"
+    return None
+
+
+def log_problem(home: Home, session: str) -> OSError | None:
+    """Why a session's log cannot be indexed (FileNotFoundError when there is none), or None.
+    Neither sessions/<id> nor its 0.jsonl may be a symbolic link: memoryd does not follow one."""
+    folder = home.sessions / session
+    try:
+        check_entry(folder, folder=True)
+        check_entry(home.session_log(session))
+        if not folder.is_dir() or not home.session_log(session).is_file():
+            raise FileNotFoundError(f"no session {session}")
+    except OSError as e:
+        return e
+    return None
+
+
+def log_name(session: str) -> str:
+    """The progress key of a session's log: its path relative to {home}."""
+    return f"sessions/{session}/0.jsonl"
+
+
+def _tail_hash(path: Path, offset: int, window: int | None = TAIL_HASH_BYTES) -> str:
+    """The hash of the window bytes before offset (of all of them when window is None)."""
+    start = 0 if window is None else max(0, offset - window)
+    digest = hashlib.sha256()
+    with open_read(path) as f:
+        f.seek(start)
+        left = offset - start
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            digest.update(chunk)
+            left -= len(chunk)
+    return digest.hexdigest()
+
+
+def load_state(conn: sqlite3.Connection, name: str) -> LogState | None:
+    row = conn.execute(
+        "SELECT p.records, o.bytes, o.class, o.untrusted, o.tail FROM progress p"
+        " JOIN offsets o ON o.log = p.log WHERE p.log = ?",
+        (name,),
+    ).fetchone()
+    if row is None:
+        return None
+    return LogState(row[0], row[1], row[2], bool(row[3]), row[4])
+
+
+def save_state(conn: sqlite3.Connection, name: str, state: LogState) -> None:
+    conn.execute("INSERT OR REPLACE INTO progress VALUES (?, ?)", (name, state.records))
+    conn.execute(
+        "INSERT OR REPLACE INTO offsets VALUES (?, ?, ?, ?, ?)",
+        (name, state.bytes, state.klass, int(state.untrusted), state.tail),
+    )
+
+
+def _still_valid(path: Path, state: LogState, window: int | None = TAIL_HASH_BYTES) -> bool:
+    """True when the log still holds the bytes read so far, as far as the hash shows."""
+    if os.path.getsize(path) < state.bytes:
+        return False
+    return _tail_hash(path, state.bytes, window) == state.tail
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> int:
+    """Add rows to sources and hits under the same rowids, in batches; returns how many."""
+    (rowid,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM sources").fetchone()
+    first = rowid + 1
+    sources: list[tuple] = []
+    texts: list[tuple[int, str]] = []
+    for row in rows:
+        rowid += 1
+        sources.append((rowid, *row[:8]))
+        texts.append((rowid, row[8]))
+        if len(sources) >= BATCH:
+            _insert_batch(conn, sources, texts)
+    _insert_batch(conn, sources, texts)
+    return rowid + 1 - first
+
+
+def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:
+    if not sources:
+        return
+    conn.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sources)
+    conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", texts)
+    modes.rows_added(conn, sources, texts)  # recall modes: their tables follow
+    sources.clear()
+    texts.clear()
+
+
+# The file's count of deletions (the header's user_version), raised in the transaction that
+# deletes rows, so that no reader carries its term counts past a deletion (vocab.py).
+DELETIONS_PRAGMA = "user_version"
+
+
+def _note_deletion(conn: sqlite3.Connection) -> None:
+    (deletions,) = conn.execute(f"PRAGMA {DELETIONS_PRAGMA}").fetchone()
+    conn.execute(f"PRAGMA {DELETIONS_PRAGMA} = {(int(deletions) + 1) & 0x7FFFFFFF}")
+
+
+def _delete_rows(conn: sqlite3.Connection, where: str, params: tuple) -> None:
+    _note_deletion(conn)
+    modes.rows_deleted(conn, where, params)  # recall modes: their tables follow
+    conn.execute(
+        f"DELETE FROM hits WHERE rowid IN (SELECT rowid FROM sources WHERE {where})", params
+    )  # noqa: S608
+    conn.execute(f"DELETE FROM sources WHERE {where}", params)  # noqa: S608
+
+
+def index_session(
+    conn: sqlite3.Connection,
+    home: Home,
+    session: str,
+    max_class: str | Settings,
+    counted: Callable[[int], None] = lambda n: None,
+) -> int:
+    """Index the records of a session's log past its progress; returns the rows added."""
+    added, _ = index_session_part(conn, home, session, max_class, counted, Part())
+    return added
+
+
+def index_session_part(
+    conn: sqlite3.Connection,
+    home: Home,
+    session: str,
+    settings: str | Settings,
+    counted: Callable[[int], None] = lambda n: None,
+    part: Part | None = None,
+) -> tuple[int, bool]:
+    """Index at most a part of a session's log past its progress: (rows added, read to the end).
+
+    Writes nothing when the log has nothing new (its progress row aside, for a log never seen).
+    """
+    settings = _settings(settings)
+    part = part or Part(PART_RECORDS, PART_BYTES, PART_SECONDS)
+    path = home.session_log(session)
+    name = log_name(session)
+    state = load_state(conn, name) or LogState()
+    if state.bytes and not _still_valid(path, state):
+        log.warning("session log %s changed before byte %d: indexing it again", path, state.bytes)
+        _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
+        state = LogState()
+    before = state.bytes
+    added = insert_rows(conn, session_rows(path, session, state, settings, counted, part))
+    if state.bytes != before or load_state(conn, name) is None:
+        state.tail = _tail_hash(path, state.bytes)
+        save_state(conn, name, state)
+    return added, part.done
+
+
+def _settings(value: str | Settings) -> Settings:
+    """Settings from a max_class alone (the callers and tests that only set that) or as given."""
+    return Settings(max_class=value) if isinstance(value, str) else value
+
+
+def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings) -> int:
+    """Index the notes.md entries past its progress; returns the rows added."""
+    settings = _settings(max_class)
+    path = home.memory_file("notes.md")
+    saved = load_state(conn, NOTES_LOG)
+    state = LogState() if saved is None else replace(saved)
+    exists = os.path.lexists(path)
+    if state.bytes and (not exists or not _still_valid(path, state, NOTES_WINDOW)):
+        log.warning("notes %s changed before byte %d: indexing it again", path, state.bytes)
+        _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
+        state = LogState()
+    if not exists:
+        if state != saved:
+            save_state(conn, NOTES_LOG, state)
+        return 0
+    with open_read(path) as f:
+        f.seek(state.bytes)
+        data = f.read()
+    # A last line without its newline is still being written.
+    data = data[: data.rfind(b"\n") + 1]
+    entries = notes.parse(data, state.bytes, state.records)
+    if state.bytes and data and (not entries or entries[0].start != state.bytes):
+        # Text past the offset that comes before any header belongs to the last entry already
+        # indexed (a torn append, an owner's added line): index notes.md again from the start,
+        # as a reindex would read it.
+        log.warning(
+            "notes %s: text after byte %d continues an entry; indexing it again", path, state.bytes
+        )
+        _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
+        save_state(conn, NOTES_LOG, LogState())
+        return index_notes(conn, home, settings)
+    limit = CLASS_RANK[settings.max_class]
+    rows = []
+    for e in entries:
+        if not e.text or CLASS_RANK[e.klass] > limit:
+            continue
+        capped = cap_text(e.text, settings.max_record_bytes)
+        if capped is not None:
+            log.info(
+                "notes %s: entry %d: indexed its first %d bytes",
+                path,
+                e.number,
+                settings.max_record_bytes,
+            )
+        text = e.text if capped is None else capped
+        rows.append(
+            (e.kind, e.session, 0, e.number, e.time, e.source, e.klass, int(e.untrusted), text)
+        )
+    added = insert_rows(conn, rows)
+    state.records += len(entries)
+    state.bytes += len(data)
+    if data or state != saved:  # nothing new: nothing written (no commit for the writer)
+        state.tail = _tail_hash(path, state.bytes, NOTES_WINDOW)
+        save_state(conn, NOTES_LOG, state)
+    return added
+
+
+__all__ = [
+    "RECORD_BYTES",
+    "Part",
+    "Settings",
+    "cap_text",
+    "describe_stamp",
+    "read_stamp",
+    "write_stamp",
+]

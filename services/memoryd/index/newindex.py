@@ -1,0 +1,106 @@
+"""A new index file built from nothing: what a reindex writes before it swaps the file in.
+
+build() reads every indexable session log and notes.md into index/memory.sqlite3.new and touches
+nothing else, so it can run anywhere: on a thread (Index.build_new, tests) or in a child process
+(rebuild.py, memoryd's reindex). It needs only the home, the settings and the recall mode; the
+index in use (index.py) then catches the new file up with what was written meanwhile and swaps it
+in on its writer (Index.finish_new).
+"""
+
+import logging
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from memoryd import modes
+from memoryd.home import Home, ensure_dir
+from memoryd.index import indexer
+from memoryd.index.dbfile import create_file, remove_database
+from memoryd.index.indexer import Part, Settings
+from proto.messages import is_session_id
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """A new index file built by build(), waiting for Index.finish_new."""
+
+    path: Path
+    logs: int
+    records: int
+    notes: int
+
+
+def new_path(path: Path) -> Path:
+    """Where the new file of the index at path is built."""
+    return path.with_name(path.name + ".new")
+
+
+def indexable_sessions(home: Home) -> list[str]:
+    """The sessions whose log can be indexed, by name; a symbolic link (at sessions/<id> or at
+    its 0.jsonl) or a log that is not a regular file is skipped with a log line."""
+    if not home.sessions.is_dir():
+        return []
+    names = sorted(p.name for p in home.sessions.iterdir() if is_session_id(p.name))
+    found = []
+    for name in names:
+        problem = indexer.log_problem(home, name)
+        if problem is None:
+            found.append(name)
+        elif not isinstance(problem, FileNotFoundError):
+            log.warning("session log %s: skipped: %s", home.session_log(name), problem)
+    return found
+
+
+def build(
+    home: Home,
+    settings: Settings,
+    mode: str,
+    path: Path,
+    progress: Callable[[int], None] | None = None,
+) -> Rebuilt:
+    """Build new_path(path) from sessions/ and notes.md, in recall mode mode, carrying over the
+    vectors of unchanged rows from the index at path (hybrid). One build at a time (the caller
+    sees to it)."""
+    ensure_dir(home.index_dir)
+    new = new_path(path)
+    remove_database(new)
+    create_file(new)
+    read = 0
+
+    def counted(n: int) -> None:
+        nonlocal read
+        read += n
+        if progress is not None and read % 10_000 == 0:
+            progress(read)
+
+    conn = sqlite3.connect(new, isolation_level=None)
+    try:
+        # Nothing reads this file before it is whole: no journal, no fsync until the end.
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("BEGIN")
+        indexer.create_schema(conn)
+        indexer.write_stamp(conn, settings)
+        modes.prepare(conn, mode, new)  # recall modes
+        logs = records = 0
+        whole = Part()
+        for session in indexable_sessions(home):
+            records += indexer.index_session_part(
+                conn, home, session, settings, counted, replace(whole)
+            )[0]
+            logs += 1
+        notes = indexer.index_notes(conn, home, settings)
+        conn.execute("COMMIT")
+        modes.carry_over(conn, path)  # recall mode hybrid: vectors kept
+        conn.execute("PRAGMA journal_mode = WAL")
+    finally:
+        conn.close()
+    # Written without fsync: flush it all now, off the writer, so that the swap's fsync only has
+    # the tail to write.
+    with open(new, "rb") as f:
+        os.fsync(f.fileno())
+    return Rebuilt(new, logs, records, notes)

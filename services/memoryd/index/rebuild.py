@@ -1,0 +1,153 @@
+"""A reindex's build in a process of its own, so that memoryd's interpreter stays free to serve.
+
+Building a new index from sessions/ parses every record in Python. On one of memoryd's threads that
+holds the interpreter lock nearly all the time, and each step of a memory_block request waits for
+it (up to the 5 ms switch interval a step): the block's p99 during a reindex of a million records
+was 15 ms on a quiet machine and 40 ms on a busy one. The build touches nothing but
+index/memory.sqlite3.new (newindex.py), so memoryd runs it as `python -m memoryd.index.rebuild` with
+the home, the mode and the settings on the command line. The child writes its log lines to the
+same stderr in the same format and prints its counts as one JSON line; memoryd then catches the
+new file up and swaps it in on its writer thread, as before.
+
+A child that fails, is killed or prints no counts fails the reindex (RebuildFailed, the old index
+untouched, the half-built file removed at the next build or start); memoryd stops a child still
+running when it stops itself. A child never outlives memoryd, even one killed with SIGKILL: its
+stdin is a pipe that memoryd never writes to, and the child exits as soon as that pipe ends, so no
+orphan goes on writing memory.sqlite3.new beside the next memoryd's own build.
+"""
+
+import argparse
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memoryd.errors import MemorydError
+from memoryd.home import Home
+from memoryd.index import newindex
+from memoryd.index.indexer import Settings
+from memoryd.index.newindex import Rebuilt
+from proto.logline import configure_role
+
+if TYPE_CHECKING:
+    from memoryd.index.index import Index
+
+log = logging.getLogger(__name__)
+
+# What is kept of the child's stdout (its last line holds the counts).
+OUTPUT_KEPT = 65_536
+FAILED = "the reindex failed and the index is as it was; memoryd's log says why"
+
+
+class RebuildFailed(MemorydError):
+    """The process building the new index did not finish it."""
+
+
+class Rebuilder:
+    """Runs one build at a time in a child process; stop() ends a build in flight."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._child: subprocess.Popen | None = None
+        self._stopped = False
+
+    def build(self, index: "Index") -> Rebuilt:
+        """Build index.new_path in a child process (blocking: run it on a thread of its own)."""
+        command = [sys.executable, "-m", "memoryd.index.rebuild", *arguments(index)]
+        # The child imports memoryd as this process does, wherever that came from.
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        with self._lock:
+            if self._stopped:
+                raise RebuildFailed(FAILED)
+            # stdin stays open, unwritten, until this process ends (see the module docstring).
+            try:
+                self._child = subprocess.Popen(
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+                )
+            except OSError as e:  # no process to be had (a limit on processes or files)
+                log.error("index %s: the reindex's build cannot start: %s", index.new_path, e)
+                raise RebuildFailed(FAILED) from None
+        child = self._child
+        try:
+            out = b""
+            while chunk := child.stdout.read(OUTPUT_KEPT) if child.stdout is not None else b"":
+                out = (out + chunk)[-OUTPUT_KEPT:]  # the counts are the last line
+            child.wait()
+        finally:
+            if child.stdin is not None:
+                child.stdin.close()
+            if child.stdout is not None:
+                child.stdout.close()
+            with self._lock:
+                self._child = None
+        if child.returncode != 0:
+            log.error(
+                "index %s: the reindex's build exited with %s", index.new_path, child.returncode
+            )
+            raise RebuildFailed(FAILED)
+        try:
+            counts = json.loads(out.decode().strip().splitlines()[-1])
+            return Rebuilt(index.new_path, counts["logs"], counts["records"], counts["notes"])
+        except (ValueError, IndexError, KeyError, TypeError):
+            log.error("index %s: the reindex's build printed no counts", index.new_path)
+            raise RebuildFailed(FAILED) from None
+
+    def stop(self) -> None:
+        """End the build in flight, if any, and refuse new ones (memoryd is stopping)."""
+        with self._lock:
+            self._stopped = True
+            if self._child is not None and self._child.poll() is None:
+                self._child.send_signal(signal.SIGTERM)
+
+
+def arguments(index: "Index") -> list[str]:
+    return [
+        "--home",
+        str(index.home.root),
+        "--mode",
+        index.mode,
+        "--max-class",
+        index.settings.max_class,
+        "--max-record-bytes",
+        str(index.settings.max_record_bytes),
+    ]
+
+
+def _exit_with_parent() -> None:
+    """Wait for the end of stdin (memoryd, the parent, is gone) and end this process at once."""
+    try:
+        # The descriptor itself, not sys.stdin: a daemon thread blocked in a buffered read would
+        # hold its lock when the interpreter shuts down after a build that finished.
+        while os.read(0, 65536):
+            pass
+    except OSError:
+        pass
+    log.error("the reindex's build stopped: memoryd, which started it, is gone")
+    os._exit(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="memoryd.index.rebuild", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--home", required=True, type=Path)
+    parser.add_argument("--mode", required=True)
+    parser.add_argument("--max-class", required=True)
+    parser.add_argument("--max-record-bytes", required=True, type=int)
+    args = parser.parse_args(argv)
+    configure_role()
+    threading.Thread(target=_exit_with_parent, name="rebuild-parent", daemon=True).start()
+    home = Home(args.home)
+    settings = Settings(max_class=args.max_class, max_record_bytes=args.max_record_bytes)
+    built = newindex.build(home, settings, args.mode, home.index_db)
+    print(json.dumps({"logs": built.logs, "records": built.records, "notes": built.notes}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

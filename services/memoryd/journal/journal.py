@@ -1,0 +1,214 @@
+"""The edit journal, edits/YYYY-MM.jsonl (spec 3): one JSON line per applied edit.
+
+A line holds id (YYYY-MM-DD-NNNN, NNNN counting from 0001 within the day, worked out from the
+journal itself), time (UTC, to the second), session, call, action, file (the file the call named,
+or null for a note), to (where the entries went: memory.md, user.md or notes.md; null for a
+rejected pending edit, which changed nothing), before and after (the entries, raw), untrusted, and
+notes (what the edit appended to notes.md: [{"kind", "text"}]). Undo adds "undoes", accept and
+reject add "pending" and "requested" (the action that waited).
+
+Each line is an EditLine (the model below), validated as it is read (linefile.py) and dumped as it
+is written. It is the history notes.md alone cannot give, and what undo reverts from. A line that
+is not valid JSON or not an edit line (a hand edit, a crash mid-append) is skipped with a log line
+naming the file and the line; undo stays safe because it also
+compares the file with what the edit left.
+"""
+
+import datetime as dt
+import json
+import logging
+import os
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir, open_read
+from memoryd.journal.linefile import all_ids, line_id, read_lines
+from memoryd.journal.rollback import append_or_cut_back
+
+log = logging.getLogger(__name__)
+
+EDIT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{4,})$")
+_DAY_NUMBER = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})$")
+MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+IDENTITY_FILES = ("memory.md", "user.md")
+
+
+def utc(when: dt.datetime) -> dt.datetime:
+    return when.astimezone(dt.UTC)
+
+
+def record_time(when: dt.datetime) -> str:
+    return utc(when).strftime(TIME_FORMAT)
+
+
+class NoteLine(BaseModel):
+    """What an edit appended to notes.md: kind noted, moved or dropped, and the entry."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    kind: str
+    text: str
+
+
+class EditLine(BaseModel):
+    """One line of edits/YYYY-MM.jsonl. Fields in the order memoryd writes them; a line holds
+    only the fields its writer set (a reject has no taint), so dump() gives the same bytes as
+    before the model existed. Keys this model does not know are kept."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    id: str
+    time: str | None = None
+    session: str | None = None
+    call: str | None = None
+    taint: str | None = None
+    untrusted: bool = False
+    action: str | None = None
+    file: str | None = None
+    to: str | None = None
+    before: list[str] = []
+    after: list[str] = []
+    notes: list[NoteLine] = []
+    undoes: str | None = None  # undo
+    pending: str | None = None  # accept, reject
+    requested: str | None = None  # accept, reject: the action that waited
+    note: dict | None = None  # promote: the note it came from
+    recovered: bool | None = None  # a write journalled after a crash (owner/handedit.py)
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+def ends_without_newline(path: Path) -> bool:
+    """True when path has bytes and the last is not a newline (a hand edit, a torn append)."""
+    try:
+        with open_read(path) as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
+def append_record(path: Path, record: dict) -> None:
+    """Append one JSON line, fsync'd, starting on a line of its own even after a torn write."""
+    ensure_dir(path.parent)
+    new = not os.path.lexists(path)
+    prefix = b"\n" if ends_without_newline(path) else b""
+    line = json.dumps(record, ensure_ascii=False).encode("utf-8")
+    append_bytes(path, prefix + line + b"\n")
+    if new:
+        fsync_dir(path.parent)
+
+
+TAIL_BYTES = 65_536
+
+
+def last_id(path: Path) -> str | None:
+    """The id of the last journal line of path that has one, read from the file's tail."""
+    try:
+        with open_read(path) as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - TAIL_BYTES))
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    for raw in reversed(data.split(b"\n")):
+        if not raw.strip():
+            continue
+        edit_id = _id_of(raw)
+        if edit_id is not None:
+            return edit_id
+    if size > TAIL_BYTES:
+        ids = [i for i in all_ids(path) if EDIT_ID.match(i)]
+        return ids[-1] if ids else None
+    return None
+
+
+def _id_of(raw: bytes) -> str | None:
+    edit_id = line_id(raw)
+    return edit_id if edit_id is not None and EDIT_ID.match(edit_id) else None
+
+
+def day_numbers(ids: list[str], day: str) -> list[int]:
+    """The NNNN of every id of the given day (ids of the form <prefix>YYYY-MM-DD-NNNN)."""
+    numbers = []
+    for value in ids:
+        m = _DAY_NUMBER.search(value) if isinstance(value, str) else None
+        if m is not None and m.group(1) == day:
+            numbers.append(int(m.group(2)))
+    return numbers
+
+
+class Journal:
+    def __init__(self, home: Home):
+        self.home = home
+
+    def month_files(self) -> list[Path]:
+        try:
+            names = sorted(p.name for p in self.home.edits.iterdir() if MONTH_FILE.match(p.name))
+        except FileNotFoundError:
+            return []
+        return [self.home.edits / name for name in names]
+
+    def records(self) -> list[EditLine]:
+        """Every journal line, oldest first."""
+        out: list[EditLine] = []
+        for path in self.month_files():
+            out.extend(read_lines(path, EditLine))
+        return out
+
+    def next_id(self, when: dt.datetime) -> str:
+        """The next id of the day. Ids only grow along the file, so the last id of the day is
+        in the file's tail: a write costs the same however long the month's journal is."""
+        day = f"{utc(when):%Y-%m-%d}"
+        path = self.home.edits_month(utc(when))
+        last = last_id(path)
+        if last is not None and last[:10] > day:
+            # The clock went back: fall back to every id of the day.
+            numbers = day_numbers(all_ids(path), day)
+        else:
+            numbers = day_numbers([last] if last else [], day)
+        return f"{day}-{max(numbers, default=0) + 1:04d}"
+
+    def append(self, when: dt.datetime, fields: dict) -> EditLine:
+        """Journal one edit made at when; returns the line with its new id and time."""
+        record = EditLine.model_validate(
+            {"id": self.next_id(when), "time": record_time(when), **fields}
+        )
+        path = self.home.edits_month(utc(when))
+        # A line torn by a full disk is cut back, so the journal ends on a whole line.
+        append_or_cut_back(path, lambda: append_record(path, record.dump()))
+        return record
+
+    def find(self, edit_id: str) -> EditLine | None:
+        m = EDIT_ID.match(edit_id)
+        if m is None:
+            return None
+        path = self.home.edits / f"{m.group(1)[:7]}.jsonl"
+        for record in read_lines(path, EditLine):
+            if record.id == edit_id:
+                return record
+        return None
+
+    def latest_edit_of(self, file: str) -> EditLine | None:
+        """The last line that changed file (memory.md or user.md)."""
+        for record in reversed(self.records()):
+            if record.to == file:
+                return record
+        return None
+
+    def tail(self, n: int) -> list[EditLine]:
+        """The last n journal lines, oldest first, reading only the months it needs."""
+        if n <= 0:
+            return []
+        out: list[EditLine] = []
+        for path in reversed(self.month_files()):
+            out = read_lines(path, EditLine) + out
+            if len(out) >= n:
+                break
+        return out[-n:]

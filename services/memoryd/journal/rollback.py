@@ -1,0 +1,111 @@
+"""Taking a failed write back, so that a full disk never leaves half an edit.
+
+The invariant: after any failure, each memory file is unchanged or holds the change together with
+its journal line, and notes.md and the journal end on a whole entry. An edit writes notes.md
+(append), then its file (rename), then its journal line (append). When a step fails, the steps
+before it are taken back before the call is answered:
+
+- an append is cut back to the size the file had before it (ftruncate, fsync), which needs no
+  free space, so a torn note is never indexed and a retry never writes it twice;
+- a renamed file is put back by renaming in a hard link to its old bytes, made before the rename
+  (a link needs no data blocks, so it works on a full disk). The link is named like a temporary
+  file (.memory.md.XXXX.tmp), so one left by a crash is removed at the next start. Where the
+  file system has no hard links, the old bytes are kept in memory and written back atomically.
+
+A crash (not a failure) is the crash harness's business: the order of the writes covers it.
+"""
+
+import contextlib
+import errno
+import logging
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from memoryd.home import atomic_write, fsync_dir
+
+log = logging.getLogger(__name__)
+
+
+def size_of(path: Path) -> int | None:
+    """The size of path now, or None when it does not exist."""
+    try:
+        return os.lstat(path).st_size
+    except FileNotFoundError:
+        return None
+
+
+def cut_back(path: Path, size: int | None) -> None:
+    """Truncate path to size (remove it when size is None: the append created it), durably."""
+    if size is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+            fsync_dir(path.parent)
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENXIO):
+            return  # a link or a FIFO: the append never wrote through it, nothing to take back
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return
+        if info.st_size != size:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append_or_cut_back(path: Path, append) -> None:
+    """Run append() (which adds to path); if it fails, cut path back before re-raising."""
+    before = size_of(path)
+    try:
+        append()
+    except BaseException:
+        try:
+            cut_back(path, before)
+        except OSError as e:
+            log.error("%s: a failed append cannot be cut back to %s bytes: %s", path, before, e)
+        raise
+
+
+def keep_old(path: Path) -> Path | bytes | None:
+    """path's bytes as they are now, to put back if the edit fails: a hard link to them, or the
+    bytes themselves where the file system has no hard links; None when there is no file."""
+    link = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        os.link(path, link)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        log.info("%s: no hard link (%s); its old bytes are kept in memory", path, e.strerror)
+        return path.read_bytes()
+    return link
+
+
+def put_back(old: Path | bytes | None, path: Path) -> None:
+    """Make path the old bytes again (atomic rename of the link), durably; log when it cannot."""
+    try:
+        if old is None:
+            os.unlink(path)
+            fsync_dir(path.parent)
+        elif isinstance(old, bytes):
+            atomic_write(path, old)
+        else:
+            os.replace(old, path)
+            fsync_dir(path.parent)
+    except OSError as e:
+        log.error("%s: the old bytes cannot be put back after a failed edit: %s", path, e)
+
+
+def drop(old: Path | bytes | None) -> None:
+    if not isinstance(old, Path):
+        return
+    try:
+        os.unlink(old)
+    except OSError as e:
+        log.warning("%s: cannot remove the old bytes kept for a rollback: %s", old, e.strerror)

@@ -1,0 +1,192 @@
+"""Reading a long journal without reading it whole: the owner's commands over 100,000 edits.
+
+A month of edits/ can hold hundreds of megabytes (each identity edit carries its file's entries
+before and after). These look at the month files through mmap and parse only the lines they need:
+the line of one id, the last line that changed a file, the last N lines, N lines from an id. They
+rely on what memoryd writes (json.dumps with its default separators: a line starts with
+{"id": "...", and the key "to" reads "to": "memory.md"); a line written otherwise by hand is
+skipped, as read_lines skips a damaged one.
+"""
+
+import json
+import mmap
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from memoryd.home import open_read
+from memoryd.journal.journal import EditLine
+from memoryd.journal.linefile import parse_line
+
+
+@contextmanager
+def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
+    """The bytes of path, mapped (b"" for a missing or empty file)."""
+    try:
+        f = open_read(path)  # no link followed, a regular file only
+    except FileNotFoundError:
+        yield b""
+        return
+    with f:
+        try:
+            view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # empty
+            yield b""
+            return
+        try:
+            yield view
+        finally:
+            view.close()
+
+
+def _parse(raw: bytes) -> EditLine | None:
+    """The journal line raw, validated; None for a damaged line (skipped, as read_lines does)."""
+    record = parse_line(raw, EditLine)
+    return None if isinstance(record, str) else record
+
+
+def _line_at(data, position: int) -> tuple[int, int]:
+    start = data.rfind(b"\n", 0, position) + 1
+    end = data.find(b"\n", position)
+    return start, len(data) if end == -1 else end
+
+
+ID_AT_START = re.compile(rb'\{"id": "(\d{4}-\d{2}-\d{2})-(\d{4,})"')
+
+
+def _key(edit_id: bytes | str) -> tuple[str, int] | None:
+    m = ID_AT_START.match(
+        b'{"id": "' + (edit_id.encode() if isinstance(edit_id, str) else edit_id) + b'"'
+    )
+    return (m.group(1).decode(), int(m.group(2))) if m else None
+
+
+def _bisect(data, needle: bytes, key: tuple[str, int]) -> int:
+    """Where the line starting with needle is, if ids grow along the file: found by halving the
+    file on the id of the line at the middle (a few lines parsed, not the file). -1 if not."""
+    low, high = 0, len(data)
+    while high - low > 65_536:
+        middle = (low + high) // 2
+        start = data.rfind(b"\n", 0, middle) + 1
+        m = ID_AT_START.match(data, start)
+        if m is None:
+            return -1
+        here = (m.group(1).decode(), int(m.group(2)))
+        if here == key:
+            return start
+        if here < key:
+            low = middle + 1  # no line starts between start and middle
+        else:
+            high = start
+    position = data.find(needle, max(0, low - 1), min(len(data), high + 65_536))
+    while position > 0 and data[position - 1 : position] != b"\n":
+        position = data.find(needle, position + 1, min(len(data), high + 65_536))
+    return position
+
+
+def line_with_id(path: Path, edit_id: str) -> EditLine | None:
+    """The journal line of edit_id in path: by halving the file first (ids grow along it), then,
+    if that finds nothing (a clock that went back, a hand edit), by searching it from the end."""
+    needle = b'{"id": ' + json.dumps(edit_id).encode()
+    key = _key(edit_id)
+    with mapped(path) as data:
+        if key is not None:
+            position = _bisect(data, needle, key)
+            if position != -1:
+                start, end = _line_at(data, position)
+                record = _parse(data[start:end])
+                if record is not None and record.id == edit_id:
+                    return record
+        position = len(data)
+        while True:
+            position = data.rfind(needle, 0, position)
+            if position == -1:
+                return None
+            if position == 0 or data[position - 1 : position] == b"\n":
+                start, end = _line_at(data, position)
+                record = _parse(data[start:end])
+                if record is not None and record.id == edit_id:
+                    return record
+
+
+def last_with_to(paths: list[Path], file: str) -> EditLine | None:
+    """The last journal line (over paths, oldest first) whose "to" is file."""
+    needle = b'"to": ' + json.dumps(file).encode()
+    for path in reversed(paths):
+        with mapped(path) as data:
+            position = len(data)
+            while True:
+                position = data.rfind(needle, 0, position)
+                if position == -1:
+                    break
+                start, end = _line_at(data, position)
+                record = _parse(data[start:end])
+                if record is not None and record.to == file:
+                    return record
+                position = start
+    return None
+
+
+def tail(paths: list[Path], n: int) -> list[EditLine]:
+    """The last n parseable lines over paths (oldest first), oldest first."""
+    out: list[EditLine] = []
+    for path in reversed(paths):
+        with mapped(path) as data:
+            end = len(data)
+            while end > 0 and len(out) < n:
+                start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
+                raw = data[start:end].strip()
+                if raw:
+                    record = _parse(raw)
+                    if record is not None:
+                        out.append(record)
+                end = start
+                if start == 0:
+                    break
+        if len(out) >= n:
+            break
+    out.reverse()
+    return out[-n:] if n else []
+
+
+def from_id(paths: list[Path], edit_id: str, n: int) -> list[EditLine] | None:
+    """n parseable lines starting at edit_id's (None when no line has that id)."""
+    needle = b'{"id": ' + json.dumps(edit_id).encode()
+    out: list[EditLine] = []
+    found = False
+    for path in paths:
+        with mapped(path) as data:
+            position = 0
+            if not found:
+                position = data.find(needle)
+                while position > 0 and data[position - 1 : position] != b"\n":
+                    position = data.find(needle, position + 1)
+                if position == -1:
+                    continue
+                found = True
+            while position < len(data) and len(out) < n:
+                end = data.find(b"\n", position)
+                end = len(data) if end == -1 else end
+                raw = data[position:end].strip()
+                record = _parse(raw) if raw else None
+                if record is not None:
+                    out.append(record)
+                position = end + 1
+        if len(out) >= n:
+            break
+    return out if found else None
+
+
+PENDING_KEY = re.compile(rb'"pending": "(p-\d{4}-\d{2}-\d{2}-\d{4,})"')
+
+
+def pending_ids(paths: list[Path]) -> set[str]:
+    """Every pending id the journal resolved (accept and reject lines carry "pending"), found by
+    one regular expression over each month instead of parsing every line. A quote inside an entry
+    is escaped in JSON, so only the key itself can match."""
+    found: set[str] = set()
+    for path in paths:
+        with mapped(path) as data:
+            found.update(m.decode() for m in PENDING_KEY.findall(data))
+    return found

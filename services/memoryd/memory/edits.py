@@ -1,0 +1,201 @@
+"""An identity action and the file as it is now -> the planned change (spec 5). Pure: no I/O.
+
+plan() takes the parsed arguments of add, replace, remove or consolidate and the entries of the
+file as read from disk just now, and returns the entries before and after and the entries leaving
+the file (moved or dropped, in order), or raises EditRefused with the sentence for the model.
+Every rule is checked before anything is decided, so a refused edit changes nothing.
+
+A file that breaks the entry rules by hand (the same entry twice) cannot be edited: old could not
+name one entry. A file the owner left over its limit can be edited as long as the result fits:
+remove and consolidate bring it back under, add is refused with the limit sentence.
+"""
+
+from dataclasses import dataclass
+from typing import cast
+
+from memoryd.errors import EditRefused, FileInvalid
+from memoryd.memory import check, entries
+from memoryd.memory.entries import FILE_OF_ARG, LIMITS, count, shorten
+from proto.tools import NOTE_MAX, AddArgs, ConsolidateArgs, RemoveArgs, ReplaceArgs
+
+IdentityArgs = AddArgs | ReplaceArgs | RemoveArgs | ConsolidateArgs
+
+
+def limit_sentence(file: str, length: int) -> str:
+    return (
+        f"{file} would be {count(length)} of {count(LIMITS[file])} characters; "
+        "use consolidate to move entries to notes"
+    )
+
+
+def updated_sentence(file: str, length: int) -> str:
+    return (
+        f"{file} updated ({count(length)} of {count(LIMITS[file])} characters); "
+        "it takes effect in the next session"
+    )
+
+
+def duplicate_sentence(file: str) -> str:
+    return f"refused: {file} already holds this entry"
+
+
+def stale_sentence(file: str, old: str) -> str:
+    return (
+        f'refused: old "{shorten(old)}" matches no entry of {file} as it is now; '
+        "the file may have changed since this session started"
+    )
+
+
+def same_sentence() -> str:
+    return "refused: the new text is the same as old; nothing to change"
+
+
+def named_twice_sentence(file: str, old: str) -> str:
+    return f'refused: consolidate names the entry "{shorten(old)}" of {file} more than once'
+
+
+def missing_sentence(file: str, missing: list[str]) -> str:
+    more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+    return (
+        f'refused: consolidate must name every entry of {file} once; it leaves out "'
+        f'{shorten(missing[0])}"{more}'
+    )
+
+
+def twice_in_result_sentence(file: str, entry: str) -> str:
+    return f'refused: consolidate would leave the entry "{shorten(entry)}" twice in {file}'
+
+
+def hand_duplicate_sentence(file: str, entry: str) -> str:
+    return (
+        f'refused: {file} holds the entry "{shorten(entry)}" twice (edited by hand); '
+        "the owner must fix the file before it can be edited"
+    )
+
+
+def note_length_sentence(length: int) -> str:
+    return f"refused: a note is 1 to {count(NOTE_MAX)} characters; this one is {count(length)}"
+
+
+@dataclass(frozen=True)
+class Removal:
+    """An entry leaving the file for notes.md: kind is moved or dropped."""
+
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    action: str
+    file: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    removals: tuple[Removal, ...] = ()
+
+    @property
+    def length(self) -> int:
+        return entries.length(self.after)
+
+
+def new_entry(text: str) -> str:
+    """A new or rewritten entry as it will be stored; EditRefused when it breaks a rule."""
+    entry = entries.normalise(text)
+    sentence = entries.entry_problem(entry)
+    if sentence is not None:
+        raise EditRefused(sentence)
+    check.check(entry)
+    return entry
+
+
+def new_note(text: str) -> str:
+    """A note as it will be stored; EditRefused when too long, empty or failing the check."""
+    note = text.strip()
+    if not 1 <= len(note) <= NOTE_MAX:
+        raise EditRefused(note_length_sentence(len(note)))
+    check.check(note)
+    return note
+
+
+def plan(args: IdentityArgs, current: list[str] | tuple[str, ...]) -> Plan:
+    """The change args make to a file whose entries are current."""
+    file = FILE_OF_ARG[args.file]
+    before = tuple(current)
+    duplicate = entries.first_duplicate(before)
+    if duplicate is not None:
+        raise FileInvalid(hand_duplicate_sentence(file, duplicate))
+    removals: tuple[Removal, ...]
+    if isinstance(args, AddArgs):
+        after, removals = _add(file, before, args), ()
+    elif isinstance(args, ReplaceArgs):
+        after, removals = _replace(file, before, args), ()
+    elif isinstance(args, RemoveArgs):
+        after, removals = _remove(file, before, args)
+    elif isinstance(args, ConsolidateArgs):
+        after, removals = _consolidate(file, before, args)
+    else:
+        raise EditRefused("refused: not an action that edits memory.md or user.md")
+    result = Plan(args.action, file, before, after, removals)
+    if result.length > LIMITS[file]:
+        raise EditRefused(limit_sentence(file, result.length))
+    return result
+
+
+def _add(file: str, before: tuple[str, ...], args: AddArgs) -> tuple[str, ...]:
+    entry = new_entry(args.text)
+    if entry in before:
+        raise EditRefused(duplicate_sentence(file))
+    return (*before, entry)
+
+
+def _replace(file: str, before: tuple[str, ...], args: ReplaceArgs) -> tuple[str, ...]:
+    if args.old not in before:
+        raise EditRefused(stale_sentence(file, args.old))
+    entry = new_entry(args.text)
+    if entry == args.old:
+        raise EditRefused(same_sentence())
+    if entry in before:
+        raise EditRefused(duplicate_sentence(file))
+    return tuple(entry if e == args.old else e for e in before)
+
+
+def _remove(
+    file: str, before: tuple[str, ...], args: RemoveArgs
+) -> tuple[tuple[str, ...], tuple[Removal, ...]]:
+    if args.old not in before:
+        raise EditRefused(stale_sentence(file, args.old))
+    return tuple(e for e in before if e != args.old), (Removal("dropped", args.old),)
+
+
+def _consolidate(
+    file: str, before: tuple[str, ...], args: ConsolidateArgs
+) -> tuple[tuple[str, ...], tuple[Removal, ...]]:
+    named: set[str] = set()
+    for item in args.entries:
+        if item.old is None:
+            continue
+        if item.old not in before:
+            raise EditRefused(stale_sentence(file, item.old))
+        if item.old in named:
+            raise EditRefused(named_twice_sentence(file, item.old))
+        named.add(item.old)
+    missing = [e for e in before if e not in named]
+    if missing:
+        raise EditRefused(missing_sentence(file, missing))
+    after: list[str] = []
+    removals: list[Removal] = []
+    for item in args.entries:
+        choice = item.choice
+        # ConsolidateEntry's own check: every choice but new has old, rewrite and new have text.
+        if choice == "keep":
+            after.append(cast(str, item.old))
+        elif choice in ("rewrite", "new"):
+            after.append(new_entry(cast(str, item.text)))
+        else:
+            removals.append(
+                Removal("moved" if choice == "move" else "dropped", cast(str, item.old))
+            )
+    twice = entries.first_duplicate(after)
+    if twice is not None:
+        raise EditRefused(twice_in_result_sentence(file, twice))
+    return tuple(after), tuple(removals)

@@ -1,0 +1,151 @@
+"""notes.md: memoryd's append-only file of experience (spec 3).
+
+Each entry is a header line saying how it got there, then its text:
+
+    § noted 2026-09-24T21:02Z in session mm-dh45qg · private · untrusted
+    § moved 2026-09-24T20:14Z from memory.md in session mm-y73sxj3popgwumyccptb56p1ah
+    § dropped 2026-09-24T20:14Z from memory.md in session mm-y73sxj3popgwumyccptb56p1ah
+    § moved 2026-09-24T20:14Z from memory.md in session mm-y73sxj3popgwumyccptb56p1ah · secret
+
+A moved or dropped entry carries the class of the session that wrote it in; the spec's header
+without a class is private, so a class is written only when it is higher.
+
+A text line that itself starts with "§" (or with the escape "\\") is written with a "\\" in front
+and read back without it, so no text can forge a header: a planted "§ moved ..." line in a note
+would otherwise come back from recall tagged identity.
+
+This module formats and parses; writing (append, fsync) is home.append_bytes's.
+"""
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from proto.messages import SESSION_ID_PATTERN
+
+HEADER_TIME = "%Y-%m-%dT%H:%MZ"
+_SESSION = SESSION_ID_PATTERN.strip("^$")
+_TIME = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z"
+_NOTED = re.compile(
+    rf"^§ noted (?P<time>{_TIME}) in session (?P<session>{_SESSION})"
+    r" · (?P<klass>public|private|secret)(?P<untrusted> · untrusted)?$"
+)
+_MOVED = re.compile(
+    rf"^§ (?P<kind>moved|dropped) (?P<time>{_TIME}) from (?P<file>memory\.md|user\.md)"
+    rf" in session (?P<session>{_SESSION})(?: · (?P<klass>public|private|secret))?$"
+)
+
+
+@dataclass(frozen=True)
+class NoteEntry:
+    """One entry of notes.md: how it got there, its label, its text and its byte span."""
+
+    number: int
+    kind: str  # noted, moved or dropped
+    time: str  # as in the header: 2026-09-24T21:02Z
+    session: str
+    source: str | None  # memory.md or user.md for moved and dropped
+    klass: str
+    untrusted: bool
+    text: str
+    start: int
+    end: int
+
+
+def header_time(when: dt.datetime) -> str:
+    return when.astimezone(dt.UTC).strftime(HEADER_TIME)
+
+
+def _stuff(text: str) -> str:
+    lines = text.split("\n")
+    return "\n".join("\\" + line if line.startswith(("§", "\\")) else line for line in lines)
+
+
+def _unstuff(line: str) -> str:
+    return line[1:] if line.startswith("\\") else line
+
+
+def noted(text: str, when: dt.datetime, session: str | None, klass: str, untrusted: bool) -> str:
+    """The text to append for a noted entry."""
+    head = f"§ noted {header_time(when)} in session {session} · {klass}"
+    if untrusted:
+        head += " · untrusted"
+    return f"{head}\n{_stuff(text)}\n"
+
+
+def moved_or_dropped(
+    kind: str,
+    text: str,
+    when: dt.datetime,
+    source: str,
+    session: str | None,
+    klass: str = "private",
+) -> str:
+    """The text to append for an entry moved or dropped from source (memory.md or user.md).
+
+    klass is the class of the session that wrote the entry in; the spec's header, which has no
+    class, stands for private, so only a higher class is written (" · secret").
+    """
+    if kind not in ("moved", "dropped"):
+        raise ValueError(f"not a kind of removal: {kind!r}")
+    head = f"§ {kind} {header_time(when)} from {source} in session {session}"
+    if klass != "private":
+        head += f" · {klass}"
+    return f"{head}\n{_stuff(text)}\n"
+
+
+def _header(line: str) -> dict | None:
+    m = _NOTED.match(line)
+    if m:
+        return {
+            "kind": "noted",
+            "time": m["time"],
+            "session": m["session"],
+            "source": None,
+            "klass": m["klass"],
+            "untrusted": m["untrusted"] is not None,
+        }
+    m = _MOVED.match(line)
+    if m:
+        return {
+            "kind": m["kind"],
+            "time": m["time"],
+            "session": m["session"],
+            "source": m["file"],
+            "klass": m["klass"] or "private",
+            "untrusted": False,
+        }
+    return None
+
+
+def parse(data: bytes, offset: int = 0, number: int = 0) -> list[NoteEntry]:
+    """The entries of notes.md bytes that start at byte offset of the file, numbered from number.
+
+    Text before the first header (an owner's hand edit) belongs to no entry and is skipped; a line
+    that looks like a header but does not parse is text of the entry it stands in. Invalid UTF-8
+    is read with replacement characters, so a damaged byte costs one character, not the file.
+    """
+    entries: list[NoteEntry] = []
+    current: dict | None = None
+    body: list[str] = []
+    position = offset
+
+    def close(end: int) -> None:
+        nonlocal number
+        if current is not None:
+            text = "\n".join(_unstuff(line) for line in body).strip()
+            entries.append(NoteEntry(number=number, text=text, end=end, **current))
+            number += 1
+
+    for raw in data.splitlines(keepends=True):
+        line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        head = _header(line) if line.startswith("§ ") else None
+        if head is not None:
+            close(position)
+            current = {**head, "start": position}
+            body = []
+        elif current is not None:
+            body.append(line)
+        position += len(raw)
+    close(position)
+    return entries

@@ -1,0 +1,126 @@
+"""Review mode (spec 5): writes to memory.md and user.md wait in pending.jsonl for the owner.
+
+A pending line: {"id": "p-2026-09-24-0001", "time", "session", "call", "action", "file", "taint",
+"untrusted", "args": <the memory call's arguments>}. Ids count from 0001 within the day, over the
+ids in pending.jsonl and those the journal recorded as accepted or rejected, so an id is never
+used twice. Notes are never staged.
+
+Whether an item still waits is decided by the journal: accept and reject journal the pending id,
+then pending.jsonl is rewritten without it. A crash between the two leaves a line the journal
+already resolved, which is not listed and cannot be accepted twice.
+"""
+
+import datetime as dt
+import json
+import logging
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from memoryd.errors import AdminRefused
+from memoryd.home import Home, atomic_write
+from memoryd.journal import scan as journalscan
+from memoryd.journal.journal import Journal, append_record, day_numbers, record_time, utc
+from memoryd.journal.linefile import all_ids, read_lines
+from memoryd.journal.rollback import append_or_cut_back
+from memoryd.trust.caller import Caller
+from proto.errors import InvalidArguments
+from proto.tools import parse_memory
+
+log = logging.getLogger(__name__)
+PENDING_ID = re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}$")
+PENDING_FILE = "pending.jsonl"
+
+
+class PendingLine(BaseModel):
+    """One line of pending.jsonl, fields in the order memoryd writes them. args is checked again
+    when the item is accepted (args_of), so a damaged one is refused then, naming the item."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    id: str
+    time: str
+    session: str | None = None
+    call: str | None = None
+    taint: str | None = None
+    untrusted: bool | None = None
+    action: str | None = None
+    file: str | None = None
+    args: object = None
+
+    def dump(self) -> dict:
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+def waiting_sentence(file: str, pending_id: str) -> str:
+    return (
+        f"waiting for the owner: review is on, so this change to {file} is pending as "
+        f"{pending_id}; it takes effect in a later session once the owner accepts it"
+    )
+
+
+class Review:
+    def __init__(self, home: Home, journal: Journal):
+        self.home = home
+        self.journal = journal
+
+    @property
+    def path(self):
+        return self.home.memory_file(PENDING_FILE)
+
+    def _resolved(self) -> set[str]:
+        # A regular expression over the journal, not a parse of every line.
+        return journalscan.pending_ids(self.journal.month_files())
+
+    def items(self) -> list[PendingLine]:
+        """The edits still waiting, oldest first."""
+        resolved = self._resolved()
+        return [item for item in read_lines(self.path, PendingLine) if item.id not in resolved]
+
+    def next_id(self, when: dt.datetime) -> str:
+        day = f"{utc(when):%Y-%m-%d}"
+        ids = all_ids(self.path)  # a damaged line's id too: an id is never used twice
+        ids += sorted(self._resolved())
+        return f"p-{day}-{max(day_numbers(ids, day), default=0) + 1:04d}"
+
+    def stage(self, when: dt.datetime, caller: Caller, args, file: str) -> PendingLine:
+        """Stage a session's edit of file (memory.md or user.md); the pending line."""
+        item = PendingLine(
+            id=self.next_id(when),
+            time=record_time(when),
+            **caller.head(),
+            action=args.action,
+            file=file,
+            args=args.model_dump(mode="json", exclude_none=True),
+        )
+        append_or_cut_back(self.path, lambda: append_record(self.path, item.dump()))
+        return item
+
+    def get(self, pending_id: str) -> PendingLine:
+        """A waiting item by id; AdminRefused when there is none."""
+        if not PENDING_ID.match(pending_id):
+            raise AdminRefused(
+                f"refused: {pending_id[:64]!r} is not a pending id (p-YYYY-MM-DD-NNNN)"
+            )
+        for item in self.items():
+            if item.id == pending_id:
+                return item
+        raise AdminRefused(f"refused: no edit {pending_id} is waiting for review")
+
+    def discard(self, pending_id: str) -> None:
+        """Rewrite pending.jsonl without pending_id and anything the journal resolved."""
+        keep = [item for item in self.items() if item.id != pending_id]
+        data = "".join(json.dumps(item.dump(), ensure_ascii=False) + "\n" for item in keep)
+        try:
+            atomic_write(self.path, data.encode("utf-8"))
+        except OSError as e:
+            # The journal has resolved the item already: it is no longer listed, and a later
+            # discard rewrites the file without it.
+            log.warning("%s: %s not removed now: %s", self.path, pending_id, e.strerror)
+
+
+def args_of(item: PendingLine):
+    """The memory call a pending item holds, parsed again; AdminRefused if it no longer parses."""
+    try:
+        return parse_memory(json.dumps(item.args))
+    except InvalidArguments as e:
+        raise AdminRefused(f"refused: pending {item.id} is damaged ({e})") from None

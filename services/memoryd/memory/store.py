@@ -1,0 +1,294 @@
+"""MemoryStore: memoryd's {home}/memory/, the one place that changes it (spec 3, 4, 5).
+
+The server calls call, undo, accept and reject from one writer thread (and a lock here serialises
+them anyway), and block from any thread. Every edit reads its file from disk as it is now, since
+the owner may have edited it, and plans the change with edits.py before touching anything: a
+refused call changes no file. An applied edit writes in the order that loses nothing on a crash:
+entries leaving the file reach notes.md (fsync) first, then the new file is renamed into place
+(atomic_write: fsync, rename, fsync the folder), then the journal line is appended.
+
+Routing by the session's state: note goes to notes.md in any session. A clean session edits
+memory.md and user.md (or stages the edit when review is on); in a session that has read untrusted
+content an add becomes an untrusted note, and replace, remove and consolidate are refused. A
+session whose taint is above [index] max_class is routed the same way (classrule.py), and its
+staged edits cannot be accepted. The session's state is the stricter of what the caller says and
+what its own log shows (witness.py), when the store has a witness.
+"""
+
+import datetime as dt
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from memoryd.errors import (
+    FileDamaged,
+    FileInvalid,
+    MalformedCall,
+    StartFailed,
+    UntrustedSession,
+    WriteFailed,
+)
+from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
+from memoryd.journal import rollback
+from memoryd.journal.journal import EditLine, Journal, ends_without_newline
+from memoryd.memory import block, edits, entries, handedit, notes
+from memoryd.memory.entries import FILE_OF_ARG
+from memoryd.memory.memfiles import read_entries
+from memoryd.memory.review import Review, waiting_sentence
+from memoryd.owner.commands import OwnerCommands
+from memoryd.trust import classrule
+from memoryd.trust.caller import Caller
+from memoryd.trust.witness import Witness
+from proto.files import NotRegular
+from proto.labels import CLASS_RANK
+from proto.tools import AddArgs, MemoryArgs, NoteArgs
+
+log = logging.getLogger(__name__)
+
+NOTED = "noted"
+NOTED_UNTRUSTED = "noted (untrusted)"
+UNTRUSTED_ADD = (
+    "saved as a note (untrusted): this session has read untrusted content. It is remembered and "
+    "recall finds it; it never reaches the prompt on its own."
+)
+
+
+def untrusted_sentence(file: str) -> str:
+    return f"this session has read untrusted content; it can take notes but not change {file}."
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class MemoryStore(OwnerCommands):
+    def __init__(
+        self,
+        home: Home,
+        *,
+        soul_starter: Path | None,
+        review: bool = False,
+        now: Callable[[], dt.datetime] = utc_now,
+        max_class: str = "private",
+        witness: Witness | None = None,
+    ):
+        if max_class not in CLASS_RANK:
+            raise ValueError(f"not a data class: {max_class!r}")
+        self.home = home
+        self.max_class = max_class
+        self.witness = witness
+        self.soul_starter = Path(soul_starter) if soul_starter is not None else None
+        self.review_on = review
+        self.now = now
+        self.journal = Journal(home)
+        self.review = Review(home, self.journal)
+        self.hand_edits = handedit.HandEdits(home, self.journal, now)
+        self._lock = threading.Lock()
+
+    # --- start and read ---------------------------------------------------------------------
+    def ensure(self) -> list[Path]:
+        """Create memory/ and its files where missing (never overwriting); what was created."""
+        created: list[Path] = []
+        try:
+            for folder in (self.home.memory, self.home.edits, self.home.recalls):
+                existed = folder.exists()
+                ensure_dir(folder)
+                if not existed:
+                    created.append(folder)
+            soul = self.home.memory_file("soul.md")
+            if not soul.exists():
+                if self.soul_starter is None:
+                    raise StartFailed("soul.md is missing and no [memory] soul_starter is set")
+                try:
+                    starter = self.soul_starter.read_bytes()
+                except OSError as e:
+                    raise StartFailed(
+                        f"the soul.md starter {self.soul_starter} cannot be read ({e.strerror})"
+                    ) from None
+                if create_if_missing(soul, starter):
+                    created.append(soul)
+            for name in ("memory.md", "user.md", "notes.md"):
+                path = self.home.memory_file(name)
+                if create_if_missing(path, b""):
+                    created.append(path)
+        except OSError as e:
+            where = e.filename or self.home.memory
+            raise StartFailed(f"cannot create {where}: {e.strerror}") from e
+        for path in created:
+            log.info("%s: created", path)
+        self.detect_hand_edits()
+        return created
+
+    def detect_hand_edits(self) -> None:
+        """Journal memory.md or user.md changed outside memoryd (owner/handedit.py)."""
+        try:
+            self.hand_edits.detect()
+        except OSError as e:
+            log.warning("%s: a hand edit cannot be journalled now: %s", e.filename, e.strerror)
+
+    def block(self) -> str:
+        return block.build(self.home)
+
+    # --- the memory tool --------------------------------------------------------------------
+    def call(self, args: MemoryArgs, caller: Caller) -> str:
+        """Apply one memory call; the answer sentence, or EditRefused with the refusal."""
+        session, taint, untrusted = caller.session, caller.taint, caller.untrusted
+        if session is None or taint is None:
+            # Only the owner's callers (caller.py OWNER, UNDO) lack them, and they never get here.
+            raise MalformedCall("refused: malformed call: a memory call names a session and taint")
+        if self.witness is not None:
+            taint, untrusted = self.witness.stricter(session, taint, untrusted)
+            caller = caller.stricter(taint, untrusted)
+        with self._lock:
+            self.detect_hand_edits()
+            if isinstance(args, NoteArgs):
+                return self._note(args, None, caller)
+            file = FILE_OF_ARG[args.file]
+            over = classrule.above(taint, self.max_class)
+            if untrusted or over:
+                if isinstance(args, AddArgs):
+                    self._note(args, file, caller)
+                    if over:
+                        return classrule.class_add_sentence(taint, self.max_class)
+                    return UNTRUSTED_ADD
+                if untrusted:
+                    raise UntrustedSession(untrusted_sentence(file))
+                raise UntrustedSession(
+                    classrule.class_refused_sentence(taint, self.max_class, file)
+                )
+            plan = edits.plan(args, self._entries_for_edit(file))
+            if self.review_on:
+                try:
+                    item = self.review.stage(self.now(), caller, args, file)
+                except OSError as e:
+                    raise self._not_applied(file, args.action, caller.session, e) from None
+                log.info(
+                    "%s: %s by session %s staged as %s", file, args.action, caller.session, item.id
+                )
+                return waiting_sentence(file, item.id)
+            self._apply(plan, caller, args.action)
+            return edits.updated_sentence(file, plan.length)
+
+    def _entries_for_edit(self, file: str) -> list[str]:
+        try:
+            return read_entries(self.home, file)
+        except FileDamaged as e:
+            raise FileInvalid(f"refused: {e}; the owner must fix it before it can be edited") from e
+
+    def _note(self, args: NoteArgs | AddArgs, file: str | None, caller: Caller) -> str:
+        text = edits.new_note(args.text)
+        when = self.now()
+        klass = classrule.session_class(caller.taint)
+        untrusted = caller.untrusted
+        session = caller.session
+        notes_path = self.home.memory_file("notes.md")
+        notes_size = rollback.size_of(notes_path)
+        try:
+            self._append_notes(notes.noted(text, when, session, klass, untrusted))
+            record = self.journal.append(
+                when,
+                {
+                    **caller.head(),
+                    "action": args.action,
+                    "file": file,
+                    "to": "notes.md",
+                    "before": [],
+                    "after": [text],
+                    "notes": [{"kind": "noted", "text": text}],
+                },
+            )
+        except OSError as e:
+            rollback.cut_back(notes_path, notes_size)
+            raise self._not_applied("notes.md", args.action, session, e) from None
+        log.info("notes.md: %s by session %s (edit %s)", args.action, session, record.id)
+        return NOTED_UNTRUSTED if untrusted else NOTED
+
+    @staticmethod
+    def _not_applied(file: str, action: str, session: str | None, e: OSError) -> WriteFailed:
+        reason = str(e) if isinstance(e, NotRegular) else e.strerror or str(e)
+        log.error("%s: %s by %s not applied: %s", file, action, session or "the owner", reason)
+        return WriteFailed(
+            f"not applied: memoryd cannot write its memory files ({reason}); {file} is unchanged"
+        )
+
+    def _append_notes(self, text: str) -> None:
+        path = self.home.memory_file("notes.md")
+        prefix = "\n" if ends_without_newline(path) else ""
+        append_bytes(path, (prefix + text).encode("utf-8"))
+
+    def _apply(
+        self, plan: edits.Plan, caller: Caller, action: str, extra: dict | None = None
+    ) -> EditLine:
+        """Write an edit in the crash-safe order; its journal line. A step that fails takes the
+        steps before it back (rollback.py) and the edit is answered as not applied. extra: what
+        an owner's edit adds to its line (undoes, pending and requested, note)."""
+        when = self.now()
+        session = caller.session
+        path = self.home.memory_file(plan.file)
+        notes_path = self.home.memory_file("notes.md")
+        notes_size = rollback.size_of(notes_path)
+        old = None
+        try:
+            if plan.removals:
+                self._append_notes(self._removal_text(plan, when, session))
+            line = _journal_fields(plan, caller, action, extra or {})
+            old = rollback.keep_old(path)
+            handedit.intend(self.home, line)
+            atomic_write(path, entries.file_bytes(plan.after))
+            try:
+                record = self.journal.append(when, line)
+            except OSError:
+                rollback.put_back(old, path)
+                old = None
+                raise
+        except OSError as e:
+            rollback.cut_back(notes_path, notes_size)
+            handedit.forget(self.home)
+            raise self._not_applied(plan.file, action, session, e) from None
+        finally:
+            rollback.drop(old)
+        handedit.forget(self.home)
+        who = f"session {session}" if session else "the owner"
+        log.info("%s: %s by %s (edit %s)", plan.file, action, who, record.id)
+        return record
+
+    # --- the owner's edits (owner/) ----------------------------------------------------------
+    def owner_edit(
+        self,
+        file: str,
+        decide: Callable[[list[str]], edits.Plan],
+        caller: Caller,
+        action: str,
+        extra: dict | None = None,
+    ):
+        """An owner's edit of file (promote, edit: owner/): decide plans it from the entries as
+        they are now, under the write lock; applied and journalled like any edit. The journal
+        line, or None when the plan changes nothing."""
+        with self._lock:
+            self.detect_hand_edits()
+            plan = decide(self._entries_for_edit(file))
+            if plan.after == plan.before:
+                return None
+            return self._apply(plan, caller, action, extra)
+
+    def _removal_text(self, plan: edits.Plan, when: dt.datetime, session: str | None) -> str:
+        """The notes.md entries of what leaves the file, each with its writer's class."""
+        classes = classrule.entry_classes(self.journal, plan.file, [r.text for r in plan.removals])
+        return "".join(
+            notes.moved_or_dropped(r.kind, r.text, when, plan.file, session, classes[r.text])
+            for r in plan.removals
+        )
+
+
+def _journal_fields(plan: edits.Plan, caller: Caller, action: str, extra: dict) -> dict:
+    return {
+        **caller.head(),
+        "action": action,
+        "file": plan.file,
+        "to": plan.file,
+        "before": list(plan.before),
+        "after": list(plan.after),
+        "notes": [{"kind": r.kind, "text": r.text} for r in plan.removals],
+        **extra,
+    }

@@ -1,0 +1,53 @@
+"""Which edit bxctl memory undo may revert (spec 5, Undo), and the sentences saying why not.
+
+Only the latest edit of a file (undo and accept count as edits of it), and only while the file
+holds exactly what that edit left, so an undo never overwrites a later change. A note, or an add
+that became a note, went to notes.md, which is append-only: it cannot be undone. A rejected
+pending edit changed nothing.
+"""
+
+from memoryd.errors import AdminRefused
+from memoryd.journal.journal import EDIT_ID, IDENTITY_FILES, EditLine, Journal
+from memoryd.memory.entries import LIMITS, count
+
+
+def undoable(journal: Journal, edit_id: object) -> EditLine:
+    """The journal line of edit_id if it is the latest edit of its file; AdminRefused otherwise."""
+    if not isinstance(edit_id, str) or not EDIT_ID.match(edit_id):
+        shown = str(edit_id)[:64]
+        raise AdminRefused(f"refused: {shown!r} is not an edit id (YYYY-MM-DD-NNNN)")
+    record = journal.find(edit_id)
+    if record is None:
+        raise AdminRefused(f"refused: the journal holds no edit {edit_id}")
+    if record.action == "reject":
+        raise AdminRefused(f"refused: edit {edit_id} rejected a pending edit; nothing changed")
+    if record.to == "notes.md":
+        raise AdminRefused(
+            f"refused: edit {edit_id} went to notes.md, which is append-only; it cannot be undone"
+        )
+    if record.to not in IDENTITY_FILES:
+        raise AdminRefused(f"refused: the journal line of edit {edit_id} is damaged")
+    latest = journal.latest_edit_of(record.to)
+    if latest is not None and latest.id != edit_id:
+        raise AdminRefused(
+            f"refused: edit {edit_id} is not the latest edit of {record.to} "
+            f"(the latest is {latest.id}); only the latest edit of a file can be undone"
+        )
+    return record
+
+
+def check_unchanged(record: EditLine, current: list[str]) -> None:
+    """AdminRefused unless the file's entries are exactly what the edit left."""
+    if current != record.after:
+        raise AdminRefused(
+            f"refused: {record.to} has changed since edit {record.id} (by hand, or by a "
+            "write the journal does not hold); undo would overwrite that change"
+        )
+
+
+def undone_sentence(edit_id: str, new_id: str, file: str, length: int) -> str:
+    return (
+        f"undid {edit_id} as edit {new_id}: {file} holds its entries from before that edit again "
+        f"({count(length)} of {count(LIMITS[file])} characters); "
+        "it takes effect in the next session"
+    )

@@ -1,0 +1,295 @@
+"""Recall: search the index, tag each hit, render the answer, label it, log it (spec 5).
+
+Each hit starts with one of three source tags, so the model can weigh it: identity for entries
+moved out of memory.md or user.md, memory for records and notes of clean sessions and for dropped
+entries, memory-tainted for records and notes of sessions that had read untrusted content. The
+result's class is the highest among the hits (at least private), and it is untrusted if any hit is
+memory-tainted.
+
+The query is split once, into a query.Query, which the search (topk.py, textcut.py) and the recall
+modes (modes/context.py, modes/hybrid.py) take their terms from. Recaller runs a recall on a read
+connection that Index hands out (Index.reader) and owns the recall log; the index knows nothing of
+recall (recall_on, for the tests and benchmarks, keeps one Recaller per index).
+"""
+
+import datetime as dt
+import logging
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass, field, replace
+
+from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
+from memoryd.index.index import Index
+from memoryd.journal.recallline import RecallHit, RecallLine
+from memoryd.modes import context, tag_log_line
+from memoryd.recall import topk
+from memoryd.search.defuse import defuse
+from memoryd.search.hit import Hit
+from memoryd.search.query import Query
+from memoryd.search.textcut import hit_snippet
+from proto.labels import Label, higher_class
+from proto.records import now_rfc3339
+
+log = logging.getLogger(__name__)
+
+# The FTS5 query on its own: what the benchmark runs directly to compare with recall.
+SEARCH = "SELECT rowid, text FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
+# A hit's source.
+SOURCE = "SELECT kind, session, record, time, role, class, untrusted FROM sources WHERE rowid = ?"
+# At most how long a recall log line waits for its fsync, in seconds.
+SYNC_INTERVAL = 0.2
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    text: str
+    label: Label
+    hits: list[Hit] = field(default_factory=list)
+
+
+def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
+    """At most k hits for the query, best first (bm25); none for a query without any term.
+
+    The hits are the spec's query's (topk.py finds them without scoring every row), each with its
+    source and a snippet cut without loading the whole text (textcut.py), all in one read
+    transaction so that a commit in between cannot mix two states of the index.
+    """
+    if query.expression is None:
+        return []
+    conn.execute("BEGIN")
+    try:
+        hits = []
+        for rowid in topk.best_rowids(conn, query.terms, query.expression, k):
+            source = conn.execute(SOURCE, (rowid,)).fetchone()
+            if source is None:
+                continue
+            kind, session, record, time, role, klass, untrusted = source
+            text = hit_snippet(conn, rowid, query.terms)
+            hits.append(Hit(kind, session, record, time, role, klass, bool(untrusted), text))
+        return hits
+    finally:
+        conn.execute("COMMIT")
+
+
+def render(query: str, hits: list[Hit]) -> str:
+    """The answer to the model: each hit's line then its snippet, or the no-matches sentence."""
+    if not hits:
+        return f'(no matches for "{query}")'
+    lines = []
+    for position, hit in enumerate(hits, 1):
+        lines.append(hit.header(position))
+        lines.append(defuse(hit.snippet))
+    return "\n".join(lines)
+
+
+def result_label(hits: list[Hit]) -> Label:
+    """The highest class among the hits (at least private); untrusted if any is memory-tainted."""
+    klass = "private"
+    for hit in hits:
+        klass = higher_class(klass, hit.klass)
+    untrusted = any(hit.tag == "memory-tainted" for hit in hits)
+    # Validated as any label is: the class comes from the index as text.
+    return Label.model_validate({"class": klass, "untrusted": untrusted})
+
+
+def result(query: str, hits: list[Hit]) -> RecallResult:
+    return RecallResult(text=render(query, hits), label=result_label(hits), hits=hits)
+
+
+def log_line(
+    when: str,
+    session: str,
+    query: str,
+    k: int,
+    hits: list[Hit],
+    by: str | None = None,
+    *,
+    partial: bool = False,
+) -> str:
+    """One line of recalls/YYYY-MM.jsonl (RecallLine)."""
+    kept = [RecallHit(kind=h.kind, session=h.session, record=h.record, tag=h.tag) for h in hits]
+    line = RecallLine(time=when, session=session, query=query, k=k, hits=kept)
+    if by is not None:
+        line.by = by
+    if partial:
+        line.partial = True
+    return line.dump_line()
+
+
+class RecallLog:
+    """recalls/YYYY-MM.jsonl: one line per recall, written before the recall answers.
+
+    Each line is one write to a file opened for appending, so a crash of memoryd loses none; the
+    fsync runs on a background thread, so no recall waits for the disk: at most the lines of the
+    last SYNC_INTERVAL before a power cut can be lost, and the log only feeds hit counts.
+    """
+
+    def __init__(self, home: Home):
+        self.home = home
+        self._lock = threading.Lock()
+        self._month: str | None = None
+        self._fd: int | None = None
+        self._dirty = threading.Event()
+        self._stopping = threading.Event()
+        self._flusher = threading.Thread(target=self._flush_loop, name="recall-log", daemon=True)
+        self._flusher.start()
+
+    def append(self, line: str) -> None:
+        data = (line + "\n").encode("utf-8")
+        when = dt.datetime.now(dt.UTC)
+        with self._lock:
+            fd = self._fd
+            if fd is None or self._month != f"{when:%Y-%m}":
+                fd = self._open(when)
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+        self._dirty.set()
+
+    def _open(self, when: dt.datetime) -> int:
+        if self._fd is not None:
+            os.fsync(self._fd)
+            os.close(self._fd)
+        ensure_dir(self.home.recalls)
+        path = self.home.recalls_month(when)
+        fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        self._fd = fd
+        self._month = f"{when:%Y-%m}"
+        fsync_dir(path.parent)
+        return fd
+
+    def _sync(self) -> None:
+        with self._lock:
+            fd = None if self._fd is None else os.dup(self._fd)
+        if fd is not None:
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def _flush_loop(self) -> None:
+        while not self._stopping.is_set():
+            self._dirty.wait()
+            # Gather the lines of a short while into one fsync, and wake this thread seldom: each
+            # wake-up takes the interpreter lock from the recalls.
+            self._stopping.wait(SYNC_INTERVAL)
+            self._dirty.clear()
+            self._sync()
+
+    def close(self) -> None:
+        """fsync what was written and stop the background thread."""
+        self._stopping.set()
+        self._dirty.set()
+        self._flusher.join()
+        with self._lock:
+            if self._fd is not None:
+                os.fsync(self._fd)
+                os.close(self._fd)
+                self._fd = None
+
+
+class Recaller:
+    """Runs recall on an Index and writes the recall log (one line per recall, before the answer).
+
+    Each recall takes a read connection from the index (Index.reader: pooled, held under the
+    reindex swap's gate, a damaged file reported as IndexDamaged), searches in the index's recall
+    mode, renders and labels the hits, and logs them. While the catch-up after a start runs, a line
+    after the hits says how far it is, and the log line says partial.
+    """
+
+    def __init__(self, index: Index):
+        self.index = index
+        self._lock = threading.Lock()
+        self._log: RecallLog | None = None
+
+    def recall(
+        self, query: str, k: int = 5, *, session: str, by: str | None = None
+    ) -> RecallResult:
+        """At most k hits for query, rendered and labelled; appends the recall log line (with
+        "by": "owner" for the owner's search, so the agent's hit counts leave it out)."""
+        catching_up = self.index.catching_up
+        parsed = Query.parse(query)
+        hits: list[Hit] = []
+        if parsed.expression is not None:
+            with self.index.reader() as conn:
+                hits = self._search(conn, parsed, k)
+        self._append(session, query, k, hits, by, partial=catching_up is not None)
+        answer = result(query, hits)
+        if catching_up is None:
+            return answer
+        read, logs = catching_up
+        note = f"(the index is catching up: {read} of {logs} session logs read)"
+        return replace(answer, text=f"{answer.text}\n{note}")
+
+    def _search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
+        # Recall modes: spec is the spec's search, untouched.
+        if self.index.mode == "context":
+            return context.search(conn, query, k)
+        hybrid = self.index.hybrid
+        if hybrid is not None:
+            return hybrid.search(conn, query, k)
+        return search(conn, query, k)
+
+    def _append(
+        self,
+        session: str,
+        query: str,
+        k: int,
+        hits: list[Hit],
+        by: str | None,
+        *,
+        partial: bool,
+    ) -> None:
+        with self._lock:
+            if self._log is None:
+                self._log = RecallLog(self.index.home)
+            recall_log = self._log
+        line = log_line(now_rfc3339(), session, query, k, hits, by, partial=partial)
+        recall_log.append(tag_log_line(line, self.index.mode))
+
+    def close(self) -> None:
+        """fsync the recall log and stop its thread (the index is closed by its owner)."""
+        with self._lock:
+            recall_log, self._log = self._log, None
+        if recall_log is not None:
+            recall_log.close()
+
+
+__all__ = [
+    "SEARCH",
+    "Hit",
+    "Query",
+    "RecallLog",
+    "RecallResult",
+    "Recaller",
+    "log_line",
+    "render",
+    "result",
+    "result_label",
+    "search",
+]
+
+
+_RECALLERS: dict[Index, Recaller] = {}  # each removed and closed when its index closes
+_RECALLERS_LOCK = threading.Lock()
+
+
+def recall_on(
+    index: Index, query: str, k: int = 5, *, session: str, by: str | None = None
+) -> RecallResult:
+    """Recall on index through one Recaller kept for it and closed with it (tests, benchmarks:
+    memoryd itself holds its own Recaller)."""
+    with _RECALLERS_LOCK:
+        recaller = _RECALLERS.get(index)
+        if recaller is None:
+            recaller = _RECALLERS[index] = Recaller(index)
+            index.on_close(lambda: _forget(index))
+    return recaller.recall(query, k, session=session, by=by)
+
+
+def _forget(index: Index) -> None:
+    with _RECALLERS_LOCK:
+        recaller = _RECALLERS.pop(index, None)
+    if recaller is not None:
+        recaller.close()

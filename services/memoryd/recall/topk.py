@@ -1,0 +1,291 @@
+"""The spec's recall query, answered without scoring what cannot reach the top k.
+
+The spec's query, `hits MATCH '"a" OR "b" ...' ORDER BY rank LIMIT k`, scores every row that holds
+any term: one common word puts hundreds of thousands of rows in play. fast() gives the same rowids
+in the same order (bm25, equal scores by rowid, as FTS5 leaves them), in the manner of MaxScore:
+
+1. Each term's row count n(t) (vocab.py, cached per index generation) gives its idf; one phrase
+   adds less than idf * (k1 + 1) to any row's score, whatever the row.
+2. The terms are split, rarest first, into the read ones and the skipped ones: as few read terms
+   as make the skipped terms' bounds (their sum) small beside the rarest term's idf (TRY_BELOW),
+   within READ_SHARE of all the query's rows (and READ_LIMIT); otherwise the plain query answers.
+3. FTS5 ranks the rows holding a read term by the read phrases only (PARTS): each row's read
+   part of its score, row length included, best first, PARTS_FIRST rows at a time.
+4. For each skipped term whose AND is cheaper than the scoring it saves, one FTS5 query
+   `"skipped" AND ("read" OR ...)` (HOLDERS) gives the read rows holding it. A read row known to
+   hold no skipped term needs nothing more: the skipped phrases add exactly 0.0 to FTS5's sum, so
+   its read part is its score, bit for bit.
+5. The other read rows are scored exactly, highest bound first (read part plus the bounds of the
+   skipped terms they may hold), until the next bound is below the k-th score: their texts
+   tokenized by FTS5's tokenizer (tokencount.py), their lengths from FTS5's docsize table, and
+   bm25.py repeating FTS5's arithmetic bit for bit.
+6. A row that holds only skipped terms scores less than the sum of their bounds, and a read row
+   PARTS did not return less than the last part returned plus that sum (or plus the bounds of
+   the probed terms it holds, when it is known to hold some: those rows are scored). When these
+   are below the k-th score (with a margin for rounding), the scored rows' top k, by (score desc,
+   rowid asc), is the answer; when only the second is not, PARTS returns eight times more rows.
+
+Everything else falls back to the spec's query, run as FALLBACK (same rows, same order, cheaper):
+a term FTS5 does not read as exactly one token; fewer than PLAIN_BELOW rows in all (the plain
+query is cheap then); no split within the limits; fewer than k rows holding a read term; skipped
+terms whose bound the k-th score does not clear; two scores so close that one rounding could swap
+them; or a SQLite whose bm25 rounds differently from bm25.py. Everything runs inside the caller's
+read transaction, so all the statements see one state of the index.
+"""
+
+import heapq
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from memoryd.recall import tokencount, vocab
+from memoryd.search import bm25
+
+# The spec's query.
+PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
+# The same answer, cheaper: `ORDER BY rank` makes FTS5 sort every matching row, while an ORDER BY
+# on bm25() with a LIMIT keeps only the k best as rows arrive, in rowid order, ties in arrival
+# order: the same rows in the same order (the tests compare the two).
+FALLBACK = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+# The rows holding a read term, with the read phrases' part of their score, best first.
+PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+# The read rows fetched first (best first); eight times more each time the last one fetched could
+# still reach the top k.
+PARTS_FIRST = 256
+# The rows holding a skipped term and a read one.
+HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
+SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
+# Below this many rows holding any term, the plain query is cheap: no need to be clever.
+PLAIN_BELOW = 1_500
+# A term's rows are counted by FTS5 up to this many (cheap), beyond it by fts5vocab (its list).
+COUNT_LIMIT = 20_000
+# The rows read (the rarer terms' rows), at most this many.
+READ_LIMIT = 60_000
+# FTS5 ranks a read row at what the plain query pays for it, so the way round pays only when the
+# skipped terms hold most of the query's rows: when the read rows would be more than this share
+# of them, the plain query answers.
+READ_SHARE = 0.5
+# Terms are read until the skipped ones' bounds sum to less than this many times the rarest
+# term's idf: a row holding the rarest term once, of average length, scores about its idf.
+TRY_BELOW = 1.3
+# Rows scored at a time, in the order of their read part.
+BATCH = 64
+# Estimated costs, in the same unit: an FTS5 AND per row of the skipped term's list, and the
+# exact scoring of one row (its text tokenized); measured at a million records.
+AND_COST = 0.07
+SCORE_COST = 15.0
+# Relative margin for rounding when a bound is compared with a score.
+MARGIN = 1e-9
+
+
+def plain(conn: sqlite3.Connection, expression: str, k: int) -> list[int]:
+    """The spec's query's rowids, as the spec writes it."""
+    return [rowid for (rowid,) in conn.execute(PLAIN, (expression, k))]
+
+
+def fallback(conn: sqlite3.Connection, expression: str, k: int) -> list[int]:
+    """The spec's query's rowids, by the cheaper statement."""
+    return [rowid for (rowid,) in conn.execute(FALLBACK, (expression, k))]
+
+
+def best_rowids(
+    conn: sqlite3.Connection, terms: Sequence[str], expression: str, k: int
+) -> list[int]:
+    """The rowids of the spec's query for these terms (expression is its MATCH text), best first."""
+    found = fast(conn, terms, k)
+    return fallback(conn, expression, k) if found is None else found
+
+
+def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list[str] | None:
+    """The read tokens (rarest first), or None for the plain query."""
+    limit = min(READ_LIMIT, READ_SHARE * total)
+    order = sorted(docs, key=lambda token: (docs[token], token))
+    skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in order)
+    rows = 0
+    for n, token in enumerate(order):
+        rows += docs[token]
+        if rows > limit:
+            return None
+        skipped_bound -= weight_of[token] * bm25.PHRASE_BOUND
+        if n == len(order) - 1 or skipped_bound < TRY_BELOW * weight_of[order[0]]:
+            return order[: n + 1]
+    return None
+
+
+def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | None:
+    """The answer without scoring every row, or None when only the plain query can give it."""
+    if k < 1:
+        return None
+    phrases = [vocab.tokens(term) for term in terms]
+    if any(len(found) != 1 for found in phrases) or not bm25.agrees_with_fts5():
+        return None
+    phrase_tokens = [found[0] for found in phrases]
+    spelling: dict[str, str] = {}
+    for term, token in zip(terms, phrase_tokens, strict=True):
+        spelling.setdefault(token, term)
+    vocab.ensure_vocab(conn)
+    stats = vocab.generation(conn)
+    if not stats.rows:
+        return None
+    docs = {
+        token: vocab.docs(conn, stats, token, spelling[token], COUNT_LIMIT) for token in spelling
+    }
+    total = sum(docs.values())
+    if total <= PLAIN_BELOW:
+        return None
+    weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
+    weight_of = dict.fromkeys(spelling, 0.0)
+    for weight, token in zip(weights, phrase_tokens, strict=True):
+        weight_of[token] += weight
+    read = split(docs, weight_of, total)
+    if read is None:
+        return None
+    # The read phrases as the query has them (a token twice is two phrases, as in FTS5's sum).
+    read_expression = " OR ".join(
+        f'"{term}"' for term, token in zip(terms, phrase_tokens, strict=True) if token in read
+    )
+    skipped = [token for token in docs if token not in read]
+    bound_of = {token: weight_of[token] * bm25.PHRASE_BOUND for token in skipped}
+    skipped_bound = sum(bound_of.values())
+    limit = max(PARTS_FIRST, k)
+    while True:
+        parts = conn.execute(PARTS, (read_expression, limit)).fetchall()
+        if len(parts) < k:
+            return None
+        # The read rows not returned have a part of at most the last one's (None: none left).
+        cutoff = parts[-1][1] if len(parts) == limit else None
+        probed = _probe_skipped(conn, parts, k, skipped, docs, bound_of, spelling, read_expression)
+        unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
+        scores = _score(
+            conn, parts, cutoff, k, probed, bound_of, weights, phrase_tokens, stats.avgdl
+        )
+        best = heapq.nlargest(k, scores.values())
+        # A row holding no read term scores less than the skipped terms' bounds.
+        if len(best) < k or _reaches(skipped_bound, best[-1]):
+            return None
+        # A read row not returned that holds no probed term scores at most cutoff + unknown.
+        if cutoff is None or not _reaches(cutoff + unknown, best[-1]):
+            break
+        limit *= 8
+    ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
+    return ranked[:k] if _clear(scores, ranked, k) else None
+
+
+def _score(
+    conn: sqlite3.Connection,
+    parts: list[tuple[int, float]],
+    cutoff: float | None,
+    k: int,
+    probed: dict[str, set[int]],
+    bound_of: dict[str, float],
+    weights: list[float],
+    phrase_tokens: list[str],
+    avgdl: float,
+) -> dict[int, float]:
+    """The exact scores of the read rows that can reach the top k; the others are left out.
+
+    parts are the read rows FTS5 returned (rowid, read part), best first; cutoff bounds the part
+    of those it did not return (None: it returned all). A probed term's holders among the rows
+    not returned are scored too when their bound lets them near the k-th score.
+    """
+    unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
+    held: dict[int, float] = {}  # rowid: the bounds of the probed terms it holds
+    for token, rowids in probed.items():
+        for rowid in rowids:
+            held[rowid] = held.get(rowid, 0.0) + bound_of[token]
+    scores: dict[int, float] = {}
+    best: list[float] = []  # the k best scores so far, least first
+    uppers: list[tuple[float, int]] = []
+    for rowid, part in parts:
+        if not unknown and rowid not in held:
+            # It holds no skipped term: FTS5's sum of the read phrases is its whole score, the
+            # skipped phrases adding exactly 0.0 to it.
+            scores[rowid] = part
+            _keep(best, part, k)
+        else:
+            uppers.append((part + unknown + held.pop(rowid, 0.0), rowid))
+    if cutoff is not None:
+        uppers += [(cutoff + unknown + bound, rowid) for rowid, bound in held.items()]
+    uppers.sort(key=lambda item: (-item[0], item[1]))
+    tokens = list(dict.fromkeys(phrase_tokens))
+    for start in range(0, len(uppers), BATCH):
+        kth = best[0] if len(best) == k else None
+        batch = [
+            rowid
+            for upper, rowid in uppers[start : start + BATCH]
+            if kth is None or _reaches(upper, kth)
+        ]
+        if not batch:
+            break
+        times_of = tokencount.counts(conn, batch, tokens)
+        sizes = _sizes(conn, batch)
+        for rowid in batch:
+            times = times_of[rowid]
+            row_parts = [
+                (weight, times.get(token, 0))
+                for weight, token in zip(weights, phrase_tokens, strict=True)
+            ]
+            scores[rowid] = bm25.score(row_parts, sizes[rowid], avgdl)
+            _keep(best, scores[rowid], k)
+    return scores
+
+
+def _keep(best: list[float], score: float, k: int) -> None:
+    """Keep score among the k best (a heap, least first)."""
+    heapq.heappush(best, score)
+    if len(best) > k:
+        heapq.heappop(best)
+
+
+def _probe_skipped(
+    conn: sqlite3.Connection,
+    parts: list[tuple[int, float]],
+    k: int,
+    skipped: list[str],
+    docs: dict[str, int],
+    bound_of: dict[str, float],
+    spelling: dict[str, str],
+    read_expression: str,
+) -> dict[str, set[int]]:
+    """For the skipped terms worth it, the read rows that hold them (one FTS5 AND each).
+
+    A read row known to hold no skipped term needs no scoring: its read part is its score. A
+    term's AND costs about a scan of its list; leaving it unprobed costs the scoring of every
+    read row its bound lets near the k-th score. The cheaper is chosen, commonest term last.
+    """
+    kth_below = parts[k - 1][1]
+    probed: dict[str, set[int]] = {}
+    left = sorted(skipped, key=lambda token: (docs[token], token))
+    while left:
+        unknown = sum(bound_of[token] for token in left)
+        near = sum(1 for _rowid, part in parts if _reaches(part + unknown, kth_below))
+        token = left[0]
+        if AND_COST * docs[token] > SCORE_COST * near:
+            break
+        found = conn.execute(HOLDERS, (f'"{spelling[token]}" AND ({read_expression})',))
+        probed[token] = {rowid for (rowid,) in found}
+        left.pop(0)
+    return probed
+
+
+def _reaches(bound: float, score: float) -> bool:
+    """True unless bound, allowing for rounding, is surely below score."""
+    return not bound * (1 + MARGIN) + MARGIN < score
+
+
+def _clear(scores: dict[int, float], ranked: list[int], k: int) -> bool:
+    """False when two neighbours of the top k (and the next row) are nearly, not exactly, equal:
+    one rounding apart, their order would rest on the last bit."""
+    for higher, lower in zip(ranked[:k], ranked[1 : k + 1], strict=False):
+        a, b = scores[higher], scores[lower]
+        if a != b and a - b <= MARGIN * a:
+            return False
+    return True
+
+
+def _sizes(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
+    """Each row's length in tokens, from FTS5's docsize table."""
+    if not rowids:
+        return {}
+    listed = json.dumps(sorted(rowids))
+    return {rowid: bm25.varints(size)[0] for rowid, size in conn.execute(SIZES, (listed,))}

@@ -1,0 +1,77 @@
+"""The recall query and its snippets, as pure text functions (spec 5).
+
+The model's query reaches FTS5 only as quoted terms: it is split on anything that is not a letter
+or digit, each term is wrapped in double quotes, and the terms are joined with OR. A term holds
+only letters and digits, so it can hold no quote, and no FTS5 operator (NEAR, *, ^, column
+filters, parentheses, AND/NOT) survives as syntax: inside quotes it is a plain string.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memoryd.search.defuse import defuse  # noqa: F401  (the defusing of snippets lives in defuse.py)
+
+SNIPPET_LIMIT = 600
+ELLIPSIS = "…"
+# Letters and digits: \w without the underscore.
+_TERM = re.compile(r"[^\W_]+")
+# Characters shown before the first matching term when a text is cut.
+_LEAD = 120
+
+
+def query_terms(query: str) -> list[str]:
+    """The terms of a query: its runs of letters and digits, in order, without repeats."""
+    return list(dict.fromkeys(_TERM.findall(query)))
+
+
+def terms_expression(terms: Sequence[str]) -> str | None:
+    """The FTS5 MATCH expression for these terms: each quoted, joined with OR; None for none."""
+    if not terms:
+        return None
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+def match_expression(query: str) -> str | None:
+    """The FTS5 MATCH expression for a query, or None when it has no letter or digit at all."""
+    return terms_expression(query_terms(query))
+
+
+@dataclass(frozen=True)
+class Query:
+    """A recall query, split once: its text as the model wrote it, its terms and their MATCH
+    expression (None when it has no term: nothing is searched). recall.py makes it, and topk,
+    textcut and the recall modes take their terms from it."""
+
+    text: str
+    terms: tuple[str, ...]
+    expression: str | None
+
+    @classmethod
+    def parse(cls, text: str) -> "Query":
+        terms = tuple(query_terms(text))
+        return cls(text=text, terms=terms, expression=terms_expression(terms))
+
+
+def _first_match(text: str, terms: Sequence[str]) -> int:
+    """Where the first of the terms starts as a whole token (ignoring case), else 0."""
+    if not terms:
+        return 0
+    alternatives = "|".join(re.escape(term) for term in terms)
+    found = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", text, re.IGNORECASE)
+    return found.start() if found else 0
+
+
+def snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_LIMIT) -> str:
+    """The text when it fits in limit characters, else a window around the first matching term,
+    with an ellipsis at each cut end; never longer than limit characters."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    position = _first_match(text, terms)
+    start = max(0, position - _LEAD)
+    if start == 0:
+        return text[: limit - 1] + ELLIPSIS
+    if start + limit - 1 >= len(text):
+        return ELLIPSIS + text[len(text) - (limit - 1) :]
+    return ELLIPSIS + text[start : start + limit - 2] + ELLIPSIS

@@ -4,9 +4,9 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from memoryd.callargs import loose_call
 from memoryd.home import Home
 from memoryd.memory.store import MemoryStore
+from tests.callargs import loose_call
 
 REPO = Path(__file__).resolve().parents[2]
 SOUL_STARTER = REPO / "config" / "soul.md"

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from memoryd.callargs import loose_call
 from memoryd.errors import BlockRefused
 from memoryd.memory import block, check
+from tests.callargs import loose_call
 
 from .store_helpers import CLEAN, SOUL_STARTER, args, fill, memory_path, new_store
 

@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-from memoryd.callargs import loose_call
 from memoryd.errors import AdminRefused, UntrustedSession
 from memoryd.home import Home
 from memoryd.index.index import Index
 from memoryd.memory.store import UNTRUSTED_ADD, MemoryStore, untrusted_sentence
 from memoryd.recall.recaller import recall_on
 from proto.labels import Label
+from tests.callargs import loose_call
 
 from .store_helpers import CLEAN, SOUL_STARTER, Clock, args, memory_path, snapshot
 from .test_service import memoryd  # noqa: F401  (the fixture)

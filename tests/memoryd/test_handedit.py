@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from memoryd.callargs import loose_call
 from memoryd.memory import handedit
+from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, args, fill, memory_path, new_store
 
 

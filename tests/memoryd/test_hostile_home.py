@@ -11,7 +11,6 @@ import time
 
 import pytest
 
-from memoryd.callargs import loose_call
 from memoryd.errors import FileInvalid, WriteFailed
 from memoryd.home import Home
 from memoryd.index.index import Index
@@ -19,6 +18,7 @@ from memoryd.recall.recaller import recall_on
 from proto.client import request
 from proto.files import NotRegular
 from proto.messages import MemoryCall, ToolRequest
+from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, args, new_store
 from tests.memoryd.test_index import write_log
 from tests.memoryd_process import MemorydProcess

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from memoryd.callargs import loose_call
 from memoryd.errors import AdminRefused
 from memoryd.journal.journal import Journal, append_record
 from memoryd.memory import entries, notes
+from tests.callargs import loose_call
 
 from .store_helpers import (
     CLEAN,

@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from memoryd.callargs import loose_call
 from memoryd.errors import AdminRefused, EditRefused, UntrustedSession
 from memoryd.memory import entries, notes
 from memoryd.memory.review import waiting_sentence
 from memoryd.memory.store import NOTED, UNTRUSTED_ADD
+from tests.callargs import loose_call
 
 from .store_helpers import CLEAN, TAINTED, args, journal_lines, memory_path, new_store, snapshot
 

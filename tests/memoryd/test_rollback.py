@@ -6,8 +6,8 @@ import errno
 
 import pytest
 
-from memoryd.callargs import loose_call
 from memoryd.errors import WriteFailed
+from tests.callargs import loose_call
 
 from .store_helpers import CLEAN, args, fill, new_store, snapshot
 

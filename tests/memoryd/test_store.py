@@ -6,7 +6,6 @@ import stat
 
 import pytest
 
-from memoryd.callargs import loose_call
 from memoryd.errors import EditRefused, FileInvalid, MalformedCall, StartFailed, UntrustedSession
 from memoryd.home import Home
 from memoryd.memory import check, edits, entries, notes
@@ -18,6 +17,7 @@ from memoryd.memory.store import (
     untrusted_sentence,
 )
 from proto.tools import AddArgs
+from tests.callargs import loose_call
 
 from .store_helpers import (
     CLEAN,

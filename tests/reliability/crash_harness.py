@@ -22,7 +22,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.callargs import loose_call
 from memoryd.config import load as load_config
 from memoryd.home import Home
 from memoryd.index.index import Index
@@ -40,6 +39,7 @@ from proto.messages import (
     ToolRequest,
 )
 from proto.records import AssistantRecord, ToolResultRecord, UserRecord, append_session_record
+from tests.callargs import loose_call
 from tests.rawsocket import answers as _answers
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,11 +15,11 @@ import shutil
 
 import pytest
 
-from memoryd.callargs import loose_call
 from memoryd.errors import WriteFailed
 from memoryd.home import Home
 from memoryd.memory import entries
 from memoryd.memory.store import MemoryStore
+from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, SOUL_STARTER, TAINTED, Clock, args
 
 from .small_disk import PAGE, fill_leaving, pad_to_cross, small_tmpfs, unfill

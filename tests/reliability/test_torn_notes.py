@@ -2,10 +2,10 @@
 must equal a reindex of the same notes.md (a log read again gives the same index).
 """
 
-from memoryd.callargs import loose_call
 from memoryd.home import Home, append_bytes
 from memoryd.index.index import Index
 from memoryd.memory.store import MemoryStore
+from tests.callargs import loose_call
 from tests.reliability.crash_harness import CLEAN, fresh_index, index_rows, write_config
 
 

@@ -12,10 +12,10 @@ journal lines parsed per write, not time.
 import datetime as dt
 import json
 
-from memoryd.callargs import loose_call
 from memoryd.home import Home
 from memoryd.journal import journal as journal_module
 from memoryd.memory.store import MemoryStore
+from tests.callargs import loose_call
 from tests.reliability.crash_harness import CLEAN, write_config
 
 

@@ -1,6 +1,6 @@
-"""A memory call from loose values, for what drives MemoryStore without the server: tests, the
-crash harness, a tool. The server never comes here: proto.messages has validated its memory_call
-and service.py hands the store the parsed arguments and a Caller as they are.
+"""A memory call from loose values, for the tests that drive MemoryStore without the server.
+The server never comes here: proto.messages has validated its memory_call and service.py hands
+the store the parsed arguments and a Caller as they are.
 
 The arguments may be the parsed model, the JSON text the model wrote, or a dict; anything that
 does not have the shape of spec 5 is refused with MalformedCall naming what is wrong, and so is a

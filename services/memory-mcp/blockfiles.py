@@ -2,12 +2,12 @@
 
 memory-mcp sends memoryd nothing but memory_call on the broker socket (design section 8), so it
 does not ask for the block: it builds it from soul.md, memory.md and user.md with
-memoryd.block.build, the very function memoryd answers loopd's memory_block with. The text is the
-one a new session gets, an entry left out (it fails the check, or repeats one) is left out here
-too, and a file over its limit, missing, unreadable or a symbolic link refuses the block with
+memoryd.public.memory_block, the very function memoryd answers loopd's memory_block with. The text
+is the one a new session gets, an entry left out (it fails the check, or repeats one) is left out
+here too, and a file over its limit, missing, unreadable or a symbolic link refuses the block with
 memoryd's reason. memoryd's file primitives open each file inside its folder with O_NOFOLLOW and
-read only regular files, so no link is followed and no FIFO is waited on. This needs read access
-to {home}/memory, which the owner running memory-mcp on the host has.
+read only regular files, so no link is followed and no FIFO is waited on. This needs read access to
+{home}/memory, which the owner running memory-mcp on the host has.
 
 The files are read in one worker thread, off the event loop, and the wait for it is bounded by
 --timeout: a read that takes longer (a stalled disk) is an error at the timeout, never a hang. At
@@ -25,9 +25,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from memory_mcp.errors import BlockUnavailable
-from memoryd.errors import MemorydError
-from memoryd.home import Home
-from memoryd.memory import block
+from memoryd.public import MemorydError, memory_block
 
 log = logging.getLogger("memory_mcp.blockfiles")
 
@@ -43,8 +41,8 @@ def too_slow_reason(folder: Path, timeout: float) -> str:
 class BlockFiles:
     """Builds the block from {home}/memory/ in one daemon worker thread, each wait bounded."""
 
-    def __init__(self, home: Path, timeout: float, build: Callable[[Home], str] = block.build):
-        self.home = Home(home)
+    def __init__(self, home: Path, timeout: float, build: Callable[[Path], str] = memory_block):
+        self.home = home
         self.timeout = timeout
         self._build = build
         self._jobs: queue.SimpleQueue[Future] = queue.SimpleQueue()
@@ -58,7 +56,7 @@ class BlockFiles:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(job), self.timeout)
         except TimeoutError:
-            reason = too_slow_reason(self.home.memory, self.timeout)
+            reason = too_slow_reason(self.home / "memory", self.timeout)
         except MemorydError as e:
             reason = str(e)
         except Exception:

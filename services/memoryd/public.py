@@ -1,0 +1,22 @@
+"""What another package may use of memoryd: the memory block as a new session gets it.
+
+memory-mcp offers the block to its clients without asking memoryd for it (it reaches memoryd only
+through the broker socket, as brokerd does), so it renders the block from {home}/memory/ itself.
+This is the one function it calls, so the text is memoryd's own and memory-mcp depends on no
+module inside memoryd's rooms.
+"""
+
+from pathlib import Path
+
+from memoryd.errors import MemorydError
+from memoryd.home import Home
+from memoryd.memory import block
+
+# memory_block raises MemorydError when the block cannot be built (a file over its limit,
+# missing, unreadable, a link): its text is the reason a new session would be refused with.
+__all__ = ["MemorydError", "memory_block"]
+
+
+def memory_block(home: Path) -> str:
+    """The block memoryd would serve loopd for the home at home; MemorydError if none."""
+    return block.build(Home(home))

@@ -1,13 +1,23 @@
 """memoryd's own witness: the session's log, read to its end, makes brokerd's
 word stricter, never looser; an unusable log fails closed for identity writes."""
 
+import json
 import logging
 import os
+import socket
+import tempfile
+import threading
+from pathlib import Path
+from unittest.mock import patch
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryd.home import Home
+from memoryd.trust import logscan
 from memoryd.trust.witness import Witness
+from proto.labels import CLASS_RANK, CLASSES
 from proto.records import ToolResultRecord, UserRecord, append_session_record, record_json
 
 from .test_service import memoryd, write_log  # noqa: F401  (the fixture)
@@ -151,3 +161,167 @@ def test_memoryd_alone_stops_the_identity_write(memoryd):  # noqa: F811
         session="mm-cleanlog1",
     )
     assert clean.ok and clean.output.startswith("memory.md updated")
+
+
+# --- long lines, any chunking: the verdict is what the records say -------------------------------
+def _escaped(text: str) -> str:
+    """text as a JSON string with every character a \\u escape (what a writer may legally do)."""
+    return (
+        '"'
+        + "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else json.dumps(c)[1:-1] for c in text)
+        + '"'
+    )
+
+
+_tool_records = st.fixed_dictionaries(
+    {
+        "class": st.sampled_from(CLASSES),
+        "untrusted": st.booleans(),
+        "output": st.text(max_size=40).map(lambda s: s * 7),
+        "order": st.permutations(
+            ["type", "time", "call_id", "name", "output", "class", "untrusted"]
+        ),
+        "escape": st.booleans(),
+    }
+)
+_lines = st.lists(
+    st.one_of(
+        _tool_records,
+        st.text(max_size=300).map(lambda s: ("user", s)),
+        st.sampled_from(
+            [
+                b'{"type":"tool_result","output":"x","class":"public"}\n',  # no untrusted
+                b'{"type":"tool_result","class":"top","untrusted":false}\n',
+                b'{"type":"tool_result","output":"cut off\n',
+                b'["tool_result"]\n',
+                b'{"type":"tool_result","untrusted":"no","class":"public"}\n',
+            ]
+        ),
+    ),
+    max_size=8,
+)
+
+
+def _line(item) -> tuple[bytes, tuple[str, bool] | None, bool]:
+    """(the line, its label if it is a tool result, whether it is damaged)."""
+    if isinstance(item, bytes):
+        return item, None, True
+    if isinstance(item, tuple):
+        return (record_json(user(item[1])) + "\n").encode(), None, False
+    values = {
+        "type": "tool_result", "time": T, "call_id": "c", "name": "http_fetch",
+        "output": item["output"], "class": item["class"], "untrusted": item["untrusted"],
+    }  # fmt: skip
+    members = []
+    for key in item["order"]:
+        value = values[key]
+        if item["escape"]:
+            text = _escaped(value) if isinstance(value, str) else json.dumps(value)
+            members.append(f"{_escaped(key)}:{text}")
+        else:
+            members.append(f"{json.dumps(key)}:{json.dumps(value, ensure_ascii=False)}")
+    line = ("{" + ",".join(members) + "}\n").encode()
+    assert json.loads(line) == values  # the oracle: the line says what values says
+    return line, (item["class"], item["untrusted"]), False
+
+
+@settings(max_examples=150, deadline=None)
+@given(_lines, st.integers(1, 64), st.integers(0, 200), st.floats(0, 1))
+def test_any_log_read_in_any_pieces_gives_what_its_records_say(items, chunk, short, cut):
+    """Chunks and the long-line threshold made tiny, so labels straddle chunks and most lines
+    are read as long ones; the log is also read in two goes, cut anywhere."""
+    lines = [_line(item) for item in items]
+    data = b"".join(line for line, _, _ in lines)
+    klass = higher_class_of([label[0] for _, label, _ in lines if label] or ["public"])
+    untrusted = any(label[1] for _, label, _ in lines if label)
+    damaged = any(bad for _, _, bad in lines)
+    with tempfile.TemporaryDirectory() as folder:
+        home = Home(Path(folder))
+        path = home.session_log(SESSION)
+        path.parent.mkdir(parents=True)
+        witness = Witness(home)
+        at = int(len(data) * cut)
+        with patch.object(logscan, "CHUNK", chunk), patch.object(logscan, "SHORT_LINE", short):
+            path.write_bytes(data[:at])
+            first = witness.judge(SESSION)
+            with open(path, "ab") as f:
+                f.write(data[at:])
+            verdict = witness.judge(SESSION)
+    assert CLASS_RANK[verdict.klass] >= CLASS_RANK[first.klass]
+    assert verdict.untrusted >= first.untrusted
+    if damaged:
+        assert verdict.untrusted and CLASS_RANK[verdict.klass] >= CLASS_RANK[klass]
+    else:
+        assert (verdict.klass, verdict.untrusted) == (klass, untrusted)
+
+
+def higher_class_of(classes: list[str]) -> str:
+    return max(classes, key=CLASS_RANK.__getitem__)
+
+
+@pytest.mark.parametrize("after", [True, False])
+@pytest.mark.parametrize("output_mib", [1, 9])
+def test_a_long_line_is_judged_by_its_label_wherever_it_stands(home, after, output_mib):
+    """A tool result of megabytes, its label after or before the output, among short lines."""
+    output = ('{"k": "v\\\\", "n": [1, 2]} ' * (output_mib << 15))[: output_mib << 20]
+    line = result("secret", untrusted=True, output=output)
+    values = json.loads(record_json(line))
+    order = (
+        ["type", "output", "class", "untrusted"]
+        if after
+        else ["class", "untrusted", "type", "output"]
+    )
+    body = {key: values[key] for key in order}
+    write_log(home.root, SESSION, [user(), result("public")])
+    with open(home.session_log(SESSION), "ab") as f:
+        f.write((json.dumps(body) + "\n").encode())
+    witness = Witness(home)
+    assert witness.stricter(SESSION, "public", False) == ("secret", True)
+
+
+def _judge_within(witness: Witness, seconds: float):
+    """The verdict, judged on a thread: a witness that blocks fails the test, not hangs it."""
+    verdicts = []
+    thread = threading.Thread(target=lambda: verdicts.append(witness.judge(SESSION)), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert verdicts, f"the witness did not answer within {seconds} s"
+    return verdicts[0]
+
+
+@pytest.mark.parametrize(
+    "kind", ["fifo", "socket", "folder", "symlink to a fifo", "dangling symlink"]
+)
+def test_a_log_that_is_not_a_regular_file_is_untrusted_at_once(home, tmp_path, kind, caplog):
+    folder = home.sessions / SESSION
+    folder.mkdir(parents=True)
+    path = folder / "0.jsonl"
+    held = None
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        held.bind(str(path))
+        held.listen()
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "symlink to a fifo":
+        os.mkfifo(tmp_path / "fifo")
+        path.symlink_to(tmp_path / "fifo")
+    else:
+        path.symlink_to(tmp_path / "nothing-here")
+    witness = Witness(home)
+    try:
+        with caplog.at_level(logging.WARNING, logger="memoryd.trust.witness"):
+            verdict = _judge_within(witness, 10)
+    finally:
+        if held is not None:
+            held.close()
+    assert verdict.untrusted and verdict.problem
+    assert witness.apply(SESSION, verdict, "private", False) == ("private", True)
+    [line] = [r.getMessage() for r in caplog.records]
+    assert SESSION in line and "treated as untrusted" in line
+    # Untrusted it stays, whatever the log becomes.
+    os.unlink(path) if not path.is_dir() or path.is_symlink() else path.rmdir()
+    write_log(home.root, SESSION, [user()])
+    assert witness.stricter(SESSION, "private", False) == ("private", True)

@@ -1,12 +1,14 @@
 """memoryd's own witness: the session's log, read to its end, makes brokerd's
 word stricter, never looser; an unusable log fails closed for identity writes."""
 
+import asyncio
 import json
 import logging
 import os
 import socket
 import tempfile
 import threading
+import time
 from pathlib import Path
 from unittest.mock import patch
 
@@ -14,13 +16,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memoryd.config import load
 from memoryd.home import Home
+from memoryd.server import prepare
+from memoryd.service import NOT_APPLIED
 from memoryd.trust import logscan
 from memoryd.trust.witness import Witness
 from proto.labels import CLASS_RANK, CLASSES
+from proto.messages import MemoryCall, ToolRequest
 from proto.records import ToolResultRecord, UserRecord, append_session_record, record_json
 
 from .test_service import memoryd, write_log  # noqa: F401  (the fixture)
+from .test_witness_ahead import _journal
 
 T = "2026-09-20T14:02:11Z"
 SESSION = "mm-witness01"
@@ -325,3 +332,146 @@ def test_a_log_that_is_not_a_regular_file_is_untrusted_at_once(home, tmp_path, k
     os.unlink(path) if not path.is_dir() or path.is_symlink() else path.rmdir()
     write_log(home.root, SESSION, [user()])
     assert witness.stricter(SESSION, "private", False) == ("private", True)
+
+
+# --- in memoryd: one session's read never delays another's call ---------------------------------
+def _note_call(session: str, text: str, call_id: str = "c1", action: str = "note") -> MemoryCall:
+    args = {"action": "note", "text": text} if action == "note" else {
+        "action": "add", "file": "memory", "text": text
+    }  # fmt: skip
+    request = ToolRequest(
+        session=session, call_id=call_id, tool="memory", arguments=json.dumps(args)
+    )
+    return MemoryCall(request=request, taint="private", untrusted=False)
+
+
+def _hold_reads(monkeypatch, sessions: set[str], release: threading.Event):
+    """Reads of these sessions' logs wait for release (or memoryd's stop), as reads of huge
+    logs would; returns the sessions whose reads are under way."""
+    real = Witness._read_from
+    under_way: list[str] = []
+
+    def read_from(f, start, seen, path):
+        session = path.parent.name
+        if session in sessions:
+            under_way.append(session)
+            while not release.is_set() and not f.stopping():
+                time.sleep(0.01)
+        return real(f, start, seen, path)
+
+    monkeypatch.setattr(Witness, "_read_from", staticmethod(read_from))
+    return under_way
+
+
+def _service(tmp_path):
+    (tmp_path / "soul.md").write_text("A careful agent.\n")
+    config = tmp_path / "memoryd.toml"
+    config.write_text(f'[paths]\nhome = "{tmp_path / "home"}"\n')
+    return prepare(load(config))
+
+
+async def _until(condition, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not reached in time"
+        await asyncio.sleep(0.01)
+
+
+def test_two_sessions_reading_huge_logs_leave_a_third_call_prompt(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    huge = ["s-huge1", "s-huge2", "s-huge3"]
+    for session in huge:
+        write_log(home, session, [user(), result("secret", untrusted=True)])
+    write_log(home, "s-small", [user(), result("private")])
+    service = _service(tmp_path)
+    release = threading.Event()
+    under_way = _hold_reads(monkeypatch, set(huge), release)
+
+    async def scenario():
+        held = [asyncio.ensure_future(service.on_broker(_note_call(s, "Held."))) for s in huge]
+        await _until(lambda: sorted(under_way) == huge)
+        started = time.monotonic()
+        quick = [
+            await service.on_broker(_note_call("s-nolog", "No log here.")),
+            await service.on_broker(_note_call("s-small", "Small log.", action="add")),
+        ]
+        waited = time.monotonic() - started
+        still_held = [not h.done() for h in held]
+        release.set()
+        return quick, waited, still_held, await asyncio.gather(*held)
+
+    try:
+        quick, waited, still_held, held = asyncio.run(scenario())
+    finally:
+        release.set()
+        service.close()
+    assert [q.ok for q in quick] == [True, True] and quick[0].output == "noted"
+    assert quick[1].output.startswith("memory.md updated")  # the small log is clean: applied
+    assert still_held == [True, True, True] and waited < 5  # generous: it is milliseconds
+    # Their logs, once read, count: brokerd said clean, the logs say untrusted.
+    assert [(h.ok, h.output) for h in held] == [(True, "noted (untrusted)")] * 3
+    assert [line["session"] for line in _journal(home)][:2] == ["s-nolog", "s-small"]
+
+
+def test_a_call_is_judged_by_a_read_that_began_after_it_arrived(tmp_path, monkeypatch):
+    """A call that comes while its session's log is being read waits for the next read: the
+    record the session read meanwhile counts for it."""
+    home = tmp_path / "home"
+    write_log(home, "s-busy", [user()])
+    service = _service(tmp_path)
+    real = Witness._read_from
+    done_reading, release = threading.Event(), threading.Event()
+
+    def read_from(f, start, seen, path):
+        found = real(f, start, seen, path)
+        if not done_reading.is_set():  # the first read has reached the end: hold its verdict
+            done_reading.set()
+            release.wait(20)
+        return found
+
+    monkeypatch.setattr(Witness, "_read_from", staticmethod(read_from))
+
+    async def scenario():
+        first = asyncio.ensure_future(
+            service.on_broker(_note_call("s-busy", "Before.", "c1", action="add"))
+        )
+        await asyncio.to_thread(done_reading.wait, 10)
+        append_session_record(home / "sessions/s-busy/0.jsonl", result("public", untrusted=True))
+        second = asyncio.ensure_future(
+            service.on_broker(_note_call("s-busy", "After.", "c2", action="add"))
+        )
+        await asyncio.sleep(0.2)
+        release.set()
+        return await first, await second
+
+    try:
+        first, second = asyncio.run(scenario())
+    finally:
+        release.set()
+        service.close()
+    assert first.ok and first.output.startswith("memory.md updated")
+    assert second.ok and second.output.startswith("saved as a note (untrusted)")
+    assert "After." not in (home / "memory/memory.md").read_text()
+
+
+def test_a_read_under_way_when_memoryd_stops_is_answered_not_applied(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    write_log(home, "s-huge1", [user()])
+    service = _service(tmp_path)
+    release = threading.Event()
+    under_way = _hold_reads(monkeypatch, {"s-huge1"}, release)
+
+    async def scenario():
+        call = asyncio.ensure_future(service.on_broker(_note_call("s-huge1", "Stopped.")))
+        await _until(lambda: under_way == ["s-huge1"])
+        started = time.monotonic()
+        await asyncio.to_thread(service.witness.close)
+        return await call, time.monotonic() - started
+
+    try:
+        reply, seconds = asyncio.run(scenario())
+    finally:
+        release.set()
+        service.close()
+    assert not reply.ok and reply.output == NOT_APPLIED and seconds < 5
+    assert _journal(home) == []

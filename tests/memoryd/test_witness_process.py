@@ -24,8 +24,11 @@ UNTRUSTED_ADD = "saved as a note (untrusted)"
 @pytest.fixture
 def memoryd(tmp_path):
     proc = MemorydProcess(tmp_path).start()
-    yield proc
-    proc.stop()
+    try:
+        yield proc
+        proc.stop()
+    finally:
+        proc.kill()  # one that did not stop on SIGTERM is not left running
 
 
 def _add(proc: MemorydProcess, session: str, text: str, timeout: float = 60.0) -> ToolResponse:

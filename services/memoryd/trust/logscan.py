@@ -126,8 +126,8 @@ def _tool_result_label(line: bytes):
     """(class, untrusted) of a tool result line, None for another record, _DAMAGED for a line
     that is not a record at all."""
     try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+        record = json.loads(line.decode("utf-8"))  # a str skips json's guess of the encoding
+    except (ValueError, RecursionError):  # not UTF-8 JSON, or nested past the parser's depth
         return _DAMAGED
     if not isinstance(record, dict):
         return _DAMAGED

@@ -9,6 +9,9 @@ never inside an escape, a UTF-8 character or a surrogate pair. Memory stays in p
 
 What is dropped is not checked: a line whose only fault lies past the cut of a string reads as a
 whole record, cut. A line whose structure alone is over `limit` bytes is refused (too_large).
+Each string keeps up to `keep` bytes, so a line of many strings keeps up to `keep` bytes for each
+three bytes of structure; a reader that needs a bound on all it holds sets `held_limit` (the
+witness does), and a line that keeps more is refused too.
 """
 
 import re
@@ -58,9 +61,10 @@ def safe_prefix(raw: bytes) -> bytes:
 class LineShrinker:
     """Feed one line's bytes (without its newline) in chunks; result() is the line kept small."""
 
-    def __init__(self, keep: int, limit: int):
+    def __init__(self, keep: int, limit: int, held_limit: int | None = None):
         self.keep = keep
         self.limit = limit
+        self.held_limit = held_limit  # if set: all that is kept, strings too, is bounded
         self.too_large = False
         self.cut = False  # some string was cut
         self._out = bytearray()
@@ -125,8 +129,10 @@ class LineShrinker:
         self._kept.clear()
         self._string_cut = False
         self._in_string = False
-        self._out += kept  # a string's content is bounded by keep, not by limit
+        self._out += kept  # a string's content is bounded by keep (and held_limit), not by limit
         self._structure(b'"')
+        if self.held_limit is not None and len(self._out) > self.held_limit:
+            self.too_large = True
 
     def result(self) -> bytes:
         """The line as kept; an unfinished string stays unfinished (the parser calls it damage)."""

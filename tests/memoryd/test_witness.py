@@ -475,3 +475,23 @@ def test_a_read_under_way_when_memoryd_stops_is_answered_not_applied(tmp_path, m
         service.close()
     assert not reply.ok and reply.output == NOT_APPLIED and seconds < 5
     assert _journal(home) == []
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [1] * 700_000,  # 1.4 MB of structure: more than the indexer takes either
+        ["s" * 300] * 10_000,  # 3 MB of short strings, each kept whole: more than HELD_LIMIT
+    ],
+    ids=["structure", "many strings"],
+)
+def test_a_long_line_too_large_to_keep_small_is_damage_so_untrusted(home, extra, caplog):
+    body = json.loads(record_json(result("public")))
+    body["extra"] = extra  # before the label: the line cannot be judged without holding it
+    body = {k: body[k] for k in ["type", "extra", "output", "class", "untrusted", "time"]}
+    write_log(home.root, SESSION, [user()])
+    with open(home.session_log(SESSION), "ab") as f:
+        f.write((json.dumps(body) + "\n").encode())
+    with caplog.at_level(logging.WARNING, logger="memoryd.trust.witness"):
+        assert Witness(home).stricter(SESSION, "public", False) == ("public", True)
+    assert "is damaged" in caplog.text

@@ -12,9 +12,10 @@ KEEP is more than any string the label depends on can take in JSON ("tool_result
 \\u escapes is 66 bytes), so a cut never changes a key or value that decides a label, and a cut
 string, still over 250 bytes, can never read as one of them.
 
-Fail closed: a line that could be a tool result but does not parse as one, or whose structure
-alone is over the limit the indexer also refuses, counts as damaged: the caller makes the session
-untrusted. A last line without its newline is still being written: it is left for the next read.
+Fail closed: a line that could be a tool result but does not parse as one, whose structure alone
+is over the limit the indexer also refuses, or whose kept bytes are over HELD_LIMIT counts as
+damaged: the caller makes the session untrusted. A last line without its newline is still being
+written: it is left for the next read.
 """
 
 import json
@@ -28,6 +29,9 @@ from proto.records import LONG_LINE_STRUCTURE
 CHUNK = 256 << 10
 SHORT_LINE = 256 << 10
 KEEP = 256
+# All a long line may keep, its strings' first KEEP bytes included: a line of a million short
+# strings is refused (damaged: untrusted) rather than held.
+HELD_LIMIT = 2 * LONG_LINE_STRUCTURE
 
 # "tool_result" can be written in JSON only as these bytes or with \\u escapes: a line holding
 # neither cannot decode to a tool result, and is not parsed at all. Most lines (user, assistant)
@@ -92,7 +96,7 @@ def scan(f, start: int, klass: str, untrusted: bool, stopping: Callable[[], bool
         result.offset += end
         rest = data[end:]
         if len(rest) > SHORT_LINE:
-            long = LineShrinker(KEEP, limit=LONG_LINE_STRUCTURE)
+            long = LineShrinker(KEEP, limit=LONG_LINE_STRUCTURE, held_limit=HELD_LIMIT)
             long.feed(rest)
             long_length, rest = len(rest), b""
 

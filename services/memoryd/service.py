@@ -35,7 +35,7 @@ from memoryd.owner import dispatch as owner_commands
 from memoryd.recall.recaller import Recaller
 from memoryd.search import bm25
 from memoryd.trust.caller import Caller
-from memoryd.trust.witness import Witness, WitnessStopped
+from memoryd.trust.witness import NoVerdict, Witness
 from memoryd.writer import BACKGROUND, SESSION, WRITE, NotStarted, Writer
 from proto.errors import InvalidArguments
 from proto.messages import (
@@ -241,7 +241,7 @@ class MemoryService:
         asked = asyncio.wrap_future(self.witness.ask(caller.session))
         try:
             verdict = await asyncio.wait_for(asked, deadline - time.monotonic())
-        except (TimeoutError, WitnessStopped):
+        except (TimeoutError, NoVerdict):
             raise NotStarted from None
         taint, untrusted = self.witness.apply(
             caller.session, verdict, caller.taint, caller.untrusted

@@ -495,3 +495,25 @@ def test_a_long_line_too_large_to_keep_small_is_damage_so_untrusted(home, extra,
     with caplog.at_level(logging.WARNING, logger="memoryd.trust.witness"):
         assert Witness(home).stricter(SESSION, "public", False) == ("public", True)
     assert "is damaged" in caplog.text
+
+
+def test_no_thread_for_a_read_answers_not_applied_and_the_next_call_reads(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    write_log(home, "s-nothread", [user(), result("public", untrusted=True)])
+    service = _service(tmp_path)
+    real_start = threading.Thread.start
+
+    def no_thread(thread):
+        if thread.name == "memoryd-witness":
+            raise RuntimeError("can't start new thread")
+        real_start(thread)
+
+    try:
+        with patch.object(threading.Thread, "start", no_thread):
+            refused = asyncio.run(service.on_broker(_note_call("s-nothread", "No thread.")))
+        later = asyncio.run(service.on_broker(_note_call("s-nothread", "A thread.", "c2")))
+    finally:
+        service.close()
+    assert not refused.ok and refused.output == NOT_APPLIED
+    assert later.ok and later.output == "noted (untrusted)"
+    assert [line["call"] for line in _journal(home)] == ["c2"]

@@ -83,8 +83,9 @@ class LogUnusable(Exception):
         self.path = path
 
 
-class WitnessStopped(Exception):
-    """memoryd is stopping: the log was not read to its end, there is no verdict."""
+class NoVerdict(Exception):
+    """The log was not read to its end (memoryd is stopping, or no thread could be started for
+    the read): the call must not go on as if it had been."""
 
 
 @dataclass
@@ -115,17 +116,25 @@ class Witness:
         future: Future[Verdict] = Future()
         with self._seen_lock:
             if self._stop.is_set():
-                future.set_exception(WitnessStopped())
+                future.set_exception(NoVerdict())
                 return future
             waiting = self._waiting.setdefault(session, _Waiting())
             waiting.calls.append(future)
             if not waiting.running:
-                waiting.running = True
                 thread = threading.Thread(
                     target=self._serve, args=(session, waiting), name="memoryd-witness", daemon=True
                 )
+                try:
+                    thread.start()
+                except RuntimeError as e:  # out of threads: this call gets no verdict
+                    log.error("session %s: no thread to read its log: %s", session, e)
+                    waiting.calls.remove(future)
+                    if not waiting.calls:
+                        del self._waiting[session]
+                    future.set_exception(NoVerdict())
+                    return future
+                waiting.running = True
                 self._threads.add(thread)
-                thread.start()
         return future
 
     def _serve(self, session: str, waiting: _Waiting) -> None:
@@ -140,7 +149,7 @@ class Witness:
                         return
                 try:
                     outcome: Verdict | BaseException = self.judge(session)
-                except WitnessStopped as e:
+                except NoVerdict as e:
                     outcome = e
                 for call in calls:
                     if isinstance(outcome, BaseException):
@@ -152,14 +161,14 @@ class Witness:
                 self._threads.discard(threading.current_thread())
 
     def close(self) -> None:
-        """Stop every read within a chunk; the calls still waiting get WitnessStopped."""
+        """Stop every read within a chunk; the calls still waiting get NoVerdict."""
         with self._seen_lock:
             self._stop.set()
             threads = list(self._threads)
             for waiting in self._waiting.values():
                 for call in waiting.calls:
                     if call.set_running_or_notify_cancel():
-                        call.set_exception(WitnessStopped())
+                        call.set_exception(NoVerdict())
                 waiting.calls = []
         for thread in threads:
             thread.join(STOP_SECONDS / max(1, len(threads)))
@@ -167,7 +176,7 @@ class Witness:
     # --- the verdict ------------------------------------------------------------------------------
     def judge(self, session: str) -> Verdict:
         """Read the session's log to its end now (under the session's lock) and say what it
-        shows. WitnessStopped if memoryd stops meanwhile."""
+        shows. NoVerdict if memoryd stops meanwhile."""
         seen = self._seen_of(session)
         with seen.lock:
             try:
@@ -179,7 +188,7 @@ class Witness:
                 )
                 return Verdict(seen.klass, True, e.reason)
             except logscan.Stopped:
-                raise WitnessStopped() from None
+                raise NoVerdict() from None
             except Exception as e:  # noqa: BLE001 - whatever went wrong, the log told nothing
                 seen.untrusted = True
                 log.error("session %s: log not read: %r; treated as untrusted", session, e)

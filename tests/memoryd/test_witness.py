@@ -2,6 +2,7 @@
 word stricter, never looser; an unusable log fails closed for identity writes."""
 
 import asyncio
+import errno
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ from memoryd.home import Home
 from memoryd.server import prepare
 from memoryd.service import NOT_APPLIED
 from memoryd.trust import logscan
+from memoryd.trust import witness as witness_module
 from memoryd.trust.witness import Witness
 from proto.labels import CLASS_RANK, CLASSES
 from proto.messages import MemoryCall, ToolRequest
@@ -517,3 +519,19 @@ def test_no_thread_for_a_read_answers_not_applied_and_the_next_call_reads(tmp_pa
     assert not refused.ok and refused.output == NOT_APPLIED
     assert later.ok and later.output == "noted (untrusted)"
     assert [line["call"] for line in _journal(home)] == ["c2"]
+
+
+def test_an_open_that_fails_for_want_of_descriptors_is_untrusted_for_that_call_only(
+    home, monkeypatch
+):
+    write_log(home.root, SESSION, [user(), result("private")])
+    witness = Witness(home)
+    real_open = witness_module.open_file
+
+    def out_of_descriptors(path, flags):
+        raise OSError(errno.EMFILE, "Too many open files", str(path))
+
+    monkeypatch.setattr(witness_module, "open_file", out_of_descriptors)
+    assert witness.stricter(SESSION, "public", False) == ("public", True)
+    monkeypatch.setattr(witness_module, "open_file", real_open)
+    assert witness.stricter(SESSION, "public", False) == ("private", False)

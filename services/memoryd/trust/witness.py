@@ -23,11 +23,13 @@ deleting a log after the fact changes nothing.
 Failing closed: a log that is not a regular file (a symlink, a FIFO, a socket, a device, a
 folder), that sits in a symlinked folder, that cannot be opened or read, or that holds a line
 that could be a tool result but does not parse as one makes the session untrusted, with a log
-line naming it. What the log is is checked with lstat before it is opened, and it is opened with
-O_NOFOLLOW and O_NONBLOCK (proto.files), so a FIFO is judged at once, never waited on. Only the
-tool results are read (their class and untrusted flag); other records are not validated here,
-that is the index's business. A session with no log at all (memoryd called directly, or a client
-without loopd) has nothing to witness: brokerd's state stands.
+line naming it: for good when the log is not a regular file or a line is damaged, for the call
+when an open or a read fails (out of descriptors, say), which may pass. What the log is is
+checked with lstat before it is opened, and it is opened with O_NOFOLLOW and O_NONBLOCK
+(proto.files), so a FIFO is judged at once, never waited on. Only the tool results are read
+(their class and untrusted flag); other records are not validated here, that is the index's
+business. A session with no log at all (memoryd called directly, or a client without loopd) has
+nothing to witness: brokerd's state stands.
 """
 
 import logging
@@ -182,7 +184,6 @@ class Witness:
             try:
                 self._read(session, seen)
             except LogUnusable as e:
-                seen.untrusted = True  # what the log could have shown is unknown
                 log.warning(
                     "session %s: log %s: %s; treated as untrusted", session, e.path, e.reason
                 )
@@ -190,7 +191,6 @@ class Witness:
             except logscan.Stopped:
                 raise NoVerdict() from None
             except Exception as e:  # noqa: BLE001 - whatever went wrong, the log told nothing
-                seen.untrusted = True
                 log.error("session %s: log not read: %r; treated as untrusted", session, e)
                 return Verdict(seen.klass, True, f"not read ({type(e).__name__})")
             return Verdict(seen.klass, seen.untrusted)
@@ -224,6 +224,8 @@ class Witness:
             check_entry(path)  # lstat: anything but a regular file is refused before an open
             fd = open_file(path, os.O_RDONLY)
         except NotRegular as e:
+            # Not what loopd writes: the session stays untrusted whatever the path holds later.
+            seen.untrusted = True
             raise LogUnusable(str(e.strerror), e.filename or path) from None
         except FileNotFoundError:
             return seen

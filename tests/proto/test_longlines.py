@@ -137,3 +137,14 @@ def _shrink_with(line: bytes, shrinker: LineShrinker) -> LineShrinker:
     for start in range(0, len(line), 4096):
         shrinker.feed(line[start : start + 4096])
     return shrinker
+
+
+@given(
+    st.lists(st.sampled_from(['"', "\\", "x", "\\\\", '\\"', "é", "\n"]), max_size=400),
+    st.integers(1, 300),
+)
+def test_strings_dense_with_escapes_end_where_json_says(parts, chunk):
+    """Runs of backslashes and escaped quotes of any length, across chunks and windows."""
+    value = {"a": "".join(parts), "b": ["".join(reversed(parts)), "end"]}
+    data = json.dumps(value, ensure_ascii=False).encode()
+    assert json.loads(_shrink(data, 10_000, chunk).result()) == value

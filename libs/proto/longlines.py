@@ -9,11 +9,19 @@ never inside an escape, a UTF-8 character or a surrogate pair. Memory stays in p
 
 What is dropped is not checked: a line whose only fault lies past the cut of a string reads as a
 whole record, cut. A line whose structure alone is over `limit` bytes is refused (too_large).
+Each string keeps up to `keep` bytes, so a line of many strings keeps up to `keep` bytes for each
+three bytes of structure; a reader that needs a bound on all it holds sets `held_limit` (the
+witness does), and a line that keeps more is refused too.
 """
 
 import re
 
 _HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9A-Fa-f]{2}\Z")
+# A string's content up to its closing quote or the chunk's end: runs of plain bytes and whole
+# escapes, matched in C (possessive: no backtracking state), so a string full of escaped quotes
+# costs no Python step per quote. It stops short only at a backslash that ends the chunk. A string
+# without a backslash before the next quote is found faster still, with find.
+_CONTENT = re.compile(rb'[^"\\]*+(?:\\.[^"\\]*+)*+', re.DOTALL)
 
 
 def _backslash_run(data: bytes) -> int:
@@ -53,9 +61,10 @@ def safe_prefix(raw: bytes) -> bytes:
 class LineShrinker:
     """Feed one line's bytes (without its newline) in chunks; result() is the line kept small."""
 
-    def __init__(self, keep: int, limit: int):
+    def __init__(self, keep: int, limit: int, held_limit: int | None = None):
         self.keep = keep
         self.limit = limit
+        self.held_limit = held_limit  # if set: all that is kept, strings too, is bounded
         self.too_large = False
         self.cut = False  # some string was cut
         self._out = bytearray()
@@ -63,7 +72,7 @@ class LineShrinker:
         self._in_string = False
         self._kept = bytearray()  # the current string's content kept so far
         self._string_cut = False
-        self._carry = 0  # backslashes that ended the previous chunk inside a string
+        self._escaped = False  # the previous chunk ended inside a string with an escape's backslash
 
     def feed(self, chunk: bytes) -> None:
         position, end = 0, len(chunk)
@@ -75,26 +84,26 @@ class LineShrinker:
                 position = stop
                 if quote >= 0:
                     self._in_string = True
-                    self._carry = 0
+                continue
+            if self._escaped:  # this byte completes the escape the last chunk began
+                self._content(chunk[position : position + 1])
+                self._escaped = False
+                position += 1
                 continue
             quote = chunk.find(b'"', position)
-            if quote < 0:
-                segment = chunk[position:]
-                run = _backslash_run(segment)
-                self._carry = self._carry + run if run == len(segment) else run
-                self._content(segment)
+            stop = end if quote < 0 else quote
+            if chunk.find(b"\\", position, stop) >= 0:  # escapes: the quote may be one of them
+                stop = _CONTENT.match(chunk, position).end()  # type: ignore[union-attr]
+            if not self._string_cut:
+                self._content(chunk[position:stop])
+            if stop == end:
                 return
-            before = chunk[position:quote]
-            run = _backslash_run(before)
-            if run == len(before):
-                run += self._carry
-            self._carry = 0
-            if run % 2:  # an escaped quote: part of the content
-                self._content(chunk[position : quote + 1])
-            else:
-                self._content(before)
+            if chunk[stop] == 0x22:  # the closing quote
                 self._close_string()
-            position = quote + 1
+            else:  # a backslash, the chunk's last byte: its escape goes on in the next chunk
+                self._content(chunk[stop : stop + 1])
+                self._escaped = True
+            position = stop + 1
 
     def _structure(self, data: bytes) -> None:
         self._out += data
@@ -120,8 +129,10 @@ class LineShrinker:
         self._kept.clear()
         self._string_cut = False
         self._in_string = False
-        self._out += kept  # a string's content is bounded by keep, not by limit
+        self._out += kept  # a string's content is bounded by keep (and held_limit), not by limit
         self._structure(b'"')
+        if self.held_limit is not None and len(self._out) > self.held_limit:
+            self.too_large = True
 
     def result(self) -> bytes:
         """The line as kept; an unfinished string stays unfinished (the parser calls it damage)."""

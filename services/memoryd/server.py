@@ -56,7 +56,6 @@ def prepare(config: Config) -> MemoryService:
         soul_starter=config.soul_starter,
         review=config.review,
         max_class=config.max_class,
-        witness=Witness(home),
     )
     store.ensure()
     index = Index(
@@ -72,7 +71,10 @@ def prepare(config: Config) -> MemoryService:
         raise StartFailed(f"cannot open the index {home.index_db}: {e}") from None
     # Listed now, so that a recall from the first moment says how many logs are left to read.
     index.catching_up = (0, len(sessions))
-    service = MemoryService(store, index, write_deadline=config.write_deadline)
+    # The witness is the service's: it reads session logs off the writer thread (service.py).
+    service = MemoryService(
+        store, index, write_deadline=config.write_deadline, witness=Witness(home)
+    )
     service.to_catch_up = sessions
     service.home_lock = lock
     return service

@@ -35,6 +35,7 @@ from memoryd.owner import dispatch as owner_commands
 from memoryd.recall.recaller import Recaller
 from memoryd.search import bm25
 from memoryd.trust.caller import Caller
+from memoryd.trust.witness import NoVerdict, Witness
 from memoryd.writer import BACKGROUND, SESSION, WRITE, NotStarted, Writer
 from proto.errors import InvalidArguments
 from proto.messages import (
@@ -73,9 +74,13 @@ class MemoryService:
         readers: int = 4,
         *,
         write_deadline: float = WRITE_DEADLINE,
+        witness: Witness | None = None,
     ):
         self.store = store
         self.index = index
+        # Reads each calling session's log on that session's own thread, never on the writer
+        # (witness.py); the writer gets the caller already made stricter.
+        self.witness = witness
         self.recaller = Recaller(index)  # recall and the recall log (recall.py)
         self.write_deadline = write_deadline
         self.home_lock: int | None = None  # the fd holding index/memoryd.lock (server.py)
@@ -85,9 +90,6 @@ class MemoryService:
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="memoryd-reader")
         self._rebuilder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-reindex")
         self._rebuild = Rebuilder()  # the reindex's build, in a child process (rebuild.py)
-        # The witness's reads of session logs ahead of the writer (witness.py), one per session.
-        self._witnessing = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memoryd-witness")
-        self._reading_ahead: dict[str, asyncio.Future] = {}
         self._reindexing: asyncio.Lock | None = None
         self._catch_up_task: asyncio.Task | None = None
 
@@ -107,10 +109,11 @@ class MemoryService:
         """Finish the writes in flight, close the index, then let another memoryd in."""
         if self._catch_up_task is not None:
             self._catch_up_task.cancel()
+        if self.witness is not None:
+            self.witness.close()  # its reads stop within a chunk; calls waiting are not applied
         self._rebuild.stop()
         self._rebuilder.shutdown(wait=True)
         self._writer.shutdown(wait=True)
-        self._witnessing.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self.recaller.close()
         self.index.close()
@@ -199,8 +202,8 @@ class MemoryService:
                 args = parse_memory(request.arguments)
                 deadline = self._deadline()
                 try:
-                    await self._read_ahead(request.session, deadline)
-                    output = await self._write(self._apply, args, message, deadline=deadline)
+                    caller = await self._witnessed(message, deadline)
+                    output = await self._write(self._apply, args, caller, deadline=deadline)
                 except NotStarted:
                     log.warning(
                         "session %s: memory call %s not applied: not started within %g s",
@@ -228,26 +231,25 @@ class MemoryService:
             label=None,
         )
 
-    async def _read_ahead(self, session: str, deadline: float) -> None:
-        """Have the witness read the session's log before the call takes the writer, so the
-        writer reads only the tail (witness.py); one read a session at a time, shared by its
-        calls. NotStarted when the read outlasts the call's deadline (it goes on for the next)."""
-        witness = self.store.witness
-        if witness is None:
-            return
-        running = self._reading_ahead.get(session)
-        if running is None:
-            loop = asyncio.get_running_loop()
-            running = loop.run_in_executor(self._witnessing, witness.read_ahead, session)
-            self._reading_ahead[session] = running
-            running.add_done_callback(lambda _: self._reading_ahead.pop(session, None))
+    async def _witnessed(self, message: MemoryCall, deadline: float) -> Caller:
+        """The caller, made stricter by what its session's log shows, read to its end after the
+        call arrived (witness.py) on the session's own thread. NotStarted when the read outlasts
+        the call's deadline (it goes on for the session's next call) or memoryd stops."""
+        caller = Caller.of(message)
+        if self.witness is None or caller.session is None or caller.taint is None:
+            return caller
+        asked = asyncio.wrap_future(self.witness.ask(caller.session))
         try:
-            await asyncio.wait_for(asyncio.shield(running), deadline - time.monotonic())
-        except TimeoutError:
+            verdict = await asyncio.wait_for(asked, deadline - time.monotonic())
+        except (TimeoutError, NoVerdict):
             raise NotStarted from None
+        taint, untrusted = self.witness.apply(
+            caller.session, verdict, caller.taint, caller.untrusted
+        )
+        return caller.stricter(taint, untrusted)
 
-    def _apply(self, args: MemoryArgs, message: MemoryCall) -> str:
-        output = self.store.call(args, Caller.of(message))
+    def _apply(self, args: MemoryArgs, caller: Caller) -> str:
+        output = self.store.call(args, caller)
         self._index_notes()
         return output
 

@@ -1,4 +1,4 @@
-"""The witness reads a session's log ahead of the writer (witness.py, service._read_ahead): a long
+"""The witness reads a session's log ahead of the writer (witness.py, service._witnessed): a long
 first read of one session's log holds up no other session's write, calls of one session share one
 read, and a read that outlasts the call's deadline is answered "not applied", nothing written."""
 
@@ -128,10 +128,10 @@ def test_calls_of_one_session_share_one_read_and_the_log_still_counts(tmp_path, 
         release.set()
         service.close()
     assert [r.ok for r in replies] == [True] * 4
-    # One whole read ahead for the four calls; then the writer read, for each call, from where
-    # that read stopped (the end of the log), not from its start.
+    # One whole read for the first call; the calls that came during it share one more read,
+    # from where that read stopped (the end of the log), not from its start; the writer reads none.
     size = (home / "sessions" / SLOW / "0.jsonl").stat().st_size
-    assert reads == [(SLOW, 0)] + [(SLOW, size)] * 4
+    assert reads[0] == (SLOW, 0) and set(reads[1:]) <= {(SLOW, size)} and len(reads) <= 2
     # brokerd said clean, the log says untrusted: the add became a note, as the witness wants.
     assert replies[3].output.startswith("saved as a note (untrusted)")
     assert "Kestrels" not in (home / "memory/memory.md").read_text()

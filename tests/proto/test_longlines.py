@@ -123,3 +123,28 @@ def test_structure_past_the_limit_is_refused():
     shrinker = LineShrinker(keep=16, limit=1 << 10)
     shrinker.feed(json.dumps([1] * 2_000).encode())
     assert shrinker.too_large
+
+
+def test_held_limit_bounds_the_kept_strings_too():
+    line = json.dumps(["s" * 300] * 5_000).encode()  # 1.5 MB kept at keep 300; 15 kB structure
+    bounded = _shrink_with(line, LineShrinker(keep=300, limit=1 << 20, held_limit=1 << 20))
+    unbounded = _shrink_with(line, LineShrinker(keep=300, limit=1 << 20))
+    assert bounded.too_large and not unbounded.too_large
+    assert json.loads(unbounded.result()) == json.loads(line)
+
+
+def _shrink_with(line: bytes, shrinker: LineShrinker) -> LineShrinker:
+    for start in range(0, len(line), 4096):
+        shrinker.feed(line[start : start + 4096])
+    return shrinker
+
+
+@given(
+    st.lists(st.sampled_from(['"', "\\", "x", "\\\\", '\\"', "é", "\n"]), max_size=400),
+    st.integers(1, 300),
+)
+def test_strings_dense_with_escapes_end_where_json_says(parts, chunk):
+    """Runs of backslashes and escaped quotes of any length, across chunks and windows."""
+    value = {"a": "".join(parts), "b": ["".join(reversed(parts)), "end"]}
+    data = json.dumps(value, ensure_ascii=False).encode()
+    assert json.loads(_shrink(data, 10_000, chunk).result()) == value

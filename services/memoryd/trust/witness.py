@@ -6,40 +6,50 @@ session's log, sessions/<id>/0.jsonl, records the class and untrusted label of e
 (spec 1), so before a memory call is routed, memoryd reads the log to its end and uses the
 stricter of brokerd's state and the log's.
 
-Cost: each session's state is kept in memory with the log's device, inode, the offset read to and
-the bytes before it, so a call reads only what the log gained since the last call. A log that was
-replaced, shrank or changed before the offset is read whole. That first whole read (about 2 s for
-200 MB) is done ahead of the writer thread (read_ahead, from the service on a thread of its own),
-so the writer, which every session's writes wait for, reads only the last few lines; each session
-has its own lock, so one session's long read holds up no other session. A session's witnessed label
-never gets less strict while memoryd runs (taint only grows), so deleting a log after the fact
-changes nothing.
+One session's log never holds up another session's call. Each session with a call waiting has a
+reader thread of its own (ask), started for it and ended when no call of it waits: no pool is
+shared, so two sessions reading huge logs leave a third's read untouched, and the writer thread
+never reads a log (the service hands it a caller already made stricter). A call is answered from
+a read that began after the call arrived and went to the log's end; calls that arrive during a
+read wait for the next one, which reads only what the log gained.
 
-Failing closed: a log that is a symlink (or sits in a symlinked folder), that cannot be opened or
-read, or that holds a line that could be a tool result but does not parse as one makes the session
-untrusted, with a log line naming it. Only the tool results are read (their class and untrusted
-flag); other records are not validated here, that is the index's business. A session with no
-log at all (memoryd called directly, or a client without loopd) has nothing to witness: brokerd's
-state stands.
+Cost: each session's state is kept in memory with the log's device, inode, the offset read to and
+the bytes before it, so a read takes only what the log gained since the last. A log that was
+replaced, shrank or changed before the offset is read whole. Reading is in bounded pieces
+(logscan.py): memory does not grow with a line's length and time grows with it linearly. A
+session's witnessed label never gets less strict while memoryd runs (taint only grows), so
+deleting a log after the fact changes nothing.
+
+Failing closed: a log that is not a regular file (a symlink, a FIFO, a socket, a device, a
+folder), that sits in a symlinked folder, that cannot be opened or read, or that holds a line
+that could be a tool result but does not parse as one makes the session untrusted, with a log
+line naming it: for good when the log is not a regular file or a line is damaged, for the call
+when an open or a read fails (out of descriptors, say), which may pass. What the log is is
+checked with lstat before it is opened, and it is opened with O_NOFOLLOW and O_NONBLOCK
+(proto.files), so a FIFO is judged at once, never waited on. Only the tool results are read
+(their class and untrusted flag); other records are not validated here, that is the index's
+business. A session with no log at all (memoryd called directly, or a client without loopd) has
+nothing to witness: brokerd's state stands.
 """
 
-import errno
-import json
 import logging
 import os
-import re
 import stat
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from memoryd.home import Home
-from proto.labels import CLASS_RANK, higher_class
+from memoryd.trust import logscan
+from proto.files import NotRegular, check_entry, open_file
+from proto.labels import higher_class
 
 log = logging.getLogger(__name__)
 
 # How many bytes before the offset read so far are kept to recognise the same log next time.
 KEPT_TAIL_BYTES = 256
-CHUNK = 4 << 20
+# How long close() waits for the reader threads, each of which stops within one chunk.
+STOP_SECONDS = 5.0
 
 
 @dataclass
@@ -56,6 +66,16 @@ class Seen:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What a session's log shows: its strictest label, and why it could not be used, if so
+    (the label is then untrusted)."""
+
+    klass: str
+    untrusted: bool
+    problem: str | None = None
+
+
 class LogUnusable(Exception):
     """The log cannot be trusted to tell the session's label: the caller fails closed."""
 
@@ -65,28 +85,100 @@ class LogUnusable(Exception):
         self.path = path
 
 
+class NoVerdict(Exception):
+    """The log was not read to its end (memoryd is stopping, or no thread could be started for
+    the read): the call must not go on as if it had been."""
+
+
+@dataclass
+class _Waiting:
+    """The calls of one session waiting for a read, and whether its reader thread runs."""
+
+    calls: list[Future] = field(default_factory=list)
+    running: bool = False
+
+
 class Witness:
     def __init__(self, home: Home):
         self.home = home
         self._seen: dict[str, Seen] = {}
         self._seen_lock = threading.Lock()
+        self._waiting: dict[str, _Waiting] = {}
+        self._threads: set[threading.Thread] = set()
+        self._stop = threading.Event()
 
     def _seen_of(self, session: str) -> Seen:
         with self._seen_lock:
             return self._seen.setdefault(session, Seen())
 
-    def read_ahead(self, session: str) -> None:
-        """Read the session's log up to its end now, so that the next stricter() reads only what
-        is added meanwhile. An unusable log is left for stricter() to report."""
-        seen = self._seen_of(session)
-        with seen.lock:
-            try:
-                self._read(session, seen)
-            except LogUnusable:
-                pass
+    # --- for the service: one reader thread per session with a call waiting ----------------------
+    def ask(self, session: str) -> "Future[Verdict]":
+        """The verdict of a read of the session's log that begins after now, on that session's
+        own reader thread. Cancelling the future before the read begins drops it."""
+        future: Future[Verdict] = Future()
+        with self._seen_lock:
+            if self._stop.is_set():
+                future.set_exception(NoVerdict())
+                return future
+            waiting = self._waiting.setdefault(session, _Waiting())
+            waiting.calls.append(future)
+            if not waiting.running:
+                thread = threading.Thread(
+                    target=self._serve, args=(session, waiting), name="memoryd-witness", daemon=True
+                )
+                try:
+                    thread.start()
+                except RuntimeError as e:  # out of threads: this call gets no verdict
+                    log.error("session %s: no thread to read its log: %s", session, e)
+                    waiting.calls.remove(future)
+                    if not waiting.calls:
+                        del self._waiting[session]
+                    future.set_exception(NoVerdict())
+                    return future
+                waiting.running = True
+                self._threads.add(thread)
+        return future
 
-    def stricter(self, session: str, taint: str, untrusted: bool) -> tuple[str, bool]:
-        """The stricter of brokerd's state (taint, untrusted) and the session log's."""
+    def _serve(self, session: str, waiting: _Waiting) -> None:
+        try:
+            while True:
+                with self._seen_lock:
+                    calls = [f for f in waiting.calls if f.set_running_or_notify_cancel()]
+                    waiting.calls = []
+                    if not calls:
+                        waiting.running = False
+                        del self._waiting[session]
+                        return
+                try:
+                    outcome: Verdict | BaseException = self.judge(session)
+                except NoVerdict as e:
+                    outcome = e
+                for call in calls:
+                    if isinstance(outcome, BaseException):
+                        call.set_exception(outcome)
+                    else:
+                        call.set_result(outcome)
+        finally:
+            with self._seen_lock:
+                self._threads.discard(threading.current_thread())
+
+    def close(self) -> None:
+        """Stop every read within a chunk; the calls still waiting get NoVerdict."""
+        with self._seen_lock:
+            self._stop.set()
+            threads = list(self._threads)
+            for waiting in self._waiting.values():
+                for call in waiting.calls:
+                    if call.set_running_or_notify_cancel():
+                        call.set_exception(NoVerdict())
+                waiting.calls = []
+        for thread in threads:
+            thread.join(STOP_SECONDS / max(1, len(threads)))
+
+    # --- the verdict ------------------------------------------------------------------------------
+    def judge(self, session: str) -> Verdict:
+        """Read the session's log to its end now (under the session's lock) and say what it
+        shows. NoVerdict if memoryd stops meanwhile."""
         seen = self._seen_of(session)
         with seen.lock:
             try:
@@ -95,43 +187,60 @@ class Witness:
                 log.warning(
                     "session %s: log %s: %s; treated as untrusted", session, e.path, e.reason
                 )
-                return taint, True
-        klass = higher_class(taint, seen.klass)
-        if klass != taint or (seen.untrusted and not untrusted):
+                return Verdict(seen.klass, True, e.reason)
+            except logscan.Stopped:
+                raise NoVerdict() from None
+            except Exception as e:  # noqa: BLE001 - whatever went wrong, the log told nothing
+                log.error("session %s: log not read: %r; treated as untrusted", session, e)
+                return Verdict(seen.klass, True, f"not read ({type(e).__name__})")
+            return Verdict(seen.klass, seen.untrusted)
+
+    def stricter(self, session: str, taint: str, untrusted: bool) -> tuple[str, bool]:
+        """The stricter of brokerd's state (taint, untrusted) and the session log's, read now."""
+        return self.apply(session, self.judge(session), taint, untrusted)
+
+    @staticmethod
+    def apply(session: str, verdict: Verdict, taint: str, untrusted: bool) -> tuple[str, bool]:
+        """The stricter of brokerd's state (taint, untrusted) and the verdict's."""
+        klass = higher_class(taint, verdict.klass)
+        if verdict.problem is None and (klass != taint or (verdict.untrusted and not untrusted)):
             log.info(
                 "session %s: its log shows %s%s, stricter than brokerd's %s%s",
                 session,
-                seen.klass,
-                " untrusted" if seen.untrusted else "",
+                verdict.klass,
+                " untrusted" if verdict.untrusted else "",
                 taint,
                 " untrusted" if untrusted else "",
             )
-        return klass, untrusted or seen.untrusted
+        return klass, untrusted or verdict.untrusted
 
+    # --- reading ---------------------------------------------------------------------------------
     def _read(self, session: str, seen: Seen) -> Seen:
         """Fold what the session's log gained into seen (its lock held by the caller)."""
-        folder = self.home.sessions / session
         path = self.home.session_log(session)
         if seen.klass == "secret" and seen.untrusted:
             return seen  # nothing in the log can make it stricter
         try:
-            if stat.S_ISLNK(os.lstat(folder).st_mode):
-                raise LogUnusable("its folder is a symlink", path)
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            check_entry(path)  # lstat: anything but a regular file is refused before an open
+            fd = open_file(path, os.O_RDONLY)
+        except NotRegular as e:
+            # Not what loopd writes: the session stays untrusted whatever the path holds later.
+            seen.untrusted = True
+            raise LogUnusable(str(e.strerror), e.filename or path) from None
         except FileNotFoundError:
             return seen
         except OSError as e:
-            if e.errno == errno.ELOOP:
-                raise LogUnusable("it is a symlink", path) from None
             raise LogUnusable(f"cannot be opened ({e.strerror})", path) from None
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise LogUnusable("it is not a regular file", path)
             start = seen.offset if self._same_log(fd, info, seen) else 0
-            with os.fdopen(fd, "rb", closefd=False) as f:
-                self._read_from(f, start, seen, path)
+            with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
+                damaged_at = self._read_from(_Stoppable(f, self._stop), start, seen, path)
             seen.device, seen.inode = info.st_dev, info.st_ino
+            if damaged_at is not None:  # read past: seen.untrusted keeps it for the next read
+                raise LogUnusable(f"the record at byte {damaged_at} is damaged", path)
         except OSError as e:
             raise LogUnusable(f"cannot be read ({e.strerror})", path) from None
         finally:
@@ -146,73 +255,29 @@ class Witness:
         return os.pread(fd, seen.offset - start, start) == seen.tail
 
     @staticmethod
-    def _read_from(f, start: int, seen: Seen, path) -> None:
-        """Fold the complete records from byte start into seen (labels only get stricter)."""
-        f.seek(start)
-        position = start
-        rest = b""
-        while True:
-            chunk = f.read(CHUNK)
-            if not chunk:
-                break
-            data = rest + chunk
-            end = data.rfind(b"\n") + 1  # a last line without its newline is still being written
-            data, rest = data[:end], data[end:]
-            for offset, line in _candidate_lines(data):
-                label = _tool_result_label(line)
-                if label is _DAMAGED:
-                    # A damaged line could have been a tool result of any label.
-                    seen.untrusted = True
-                    raise LogUnusable(f"the record at byte {position + offset} is damaged", path)
-                if label is not None:
-                    seen.klass = higher_class(seen.klass, label[0])
-                    seen.untrusted = seen.untrusted or label[1]
-            position += len(data)
-        seen.offset = position
-        f.seek(max(0, position - KEPT_TAIL_BYTES))
-        seen.tail = f.read(position - max(0, position - KEPT_TAIL_BYTES))
+    def _read_from(f, start: int, seen: Seen, path) -> int | None:
+        """Fold the complete records from byte start into seen (labels only get stricter);
+        where the first damaged record begins, if one is."""
+        found = logscan.scan(f, start, seen.klass, seen.untrusted, f.stopping)
+        seen.klass, seen.untrusted = found.klass, found.untrusted
+        seen.offset = found.offset
+        f.seek(max(0, found.offset - KEPT_TAIL_BYTES))
+        seen.tail = f.read(found.offset - max(0, found.offset - KEPT_TAIL_BYTES))
+        return found.damaged_at
 
 
-_DAMAGED = object()
-# "tool_result" can be written in JSON only as these bytes or with \\u escapes: a line holding
-# neither cannot decode to a tool result, and is not parsed at all. Most lines (user, assistant)
-# are skipped that way, found by a search over the whole chunk, so a long log is read fast.
-_MARKERS = (b"tool_result", b"\\u")
-# How loopd writes a tool result (record_json): its label is the last two members of the object.
-_HEAD = b'{"type":"tool_result",'
-_TAIL = re.compile(rb',"class":"(public|private|secret)","untrusted":(true|false)}\n\Z')
+class _Stoppable:
+    """A log's file object whose reader can tell that memoryd is stopping."""
 
+    def __init__(self, f, stop: threading.Event):
+        self._f = f
+        self._stop = stop
 
-def _candidate_lines(data: bytes):
-    """(offset, line) of each line of data that holds a marker, in order."""
-    starts: set[int] = set()
-    for marker in _MARKERS:
-        found = data.find(marker)
-        while found != -1:
-            start = data.rfind(b"\n", 0, found) + 1
-            end = data.find(b"\n", found) + 1
-            starts.add(start)
-            found = data.find(marker, end)
-    for start in sorted(starts):
-        yield start, data[start : data.find(b"\n", start) + 1]
+    def stopping(self) -> bool:
+        return self._stop.is_set()
 
+    def seek(self, offset: int) -> int:
+        return self._f.seek(offset)
 
-def _tool_result_label(line: bytes):
-    """(class, untrusted) of a tool result line, None for another record, _DAMAGED for a line
-    that is not a record at all."""
-    if line.startswith(_HEAD):
-        m = _TAIL.search(line, max(0, len(line) - 64))
-        if m is not None:
-            return m.group(1).decode(), m.group(2) == b"true"
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return _DAMAGED
-    if not isinstance(record, dict):
-        return _DAMAGED
-    if record.get("type") != "tool_result":
-        return None
-    klass, untrusted = record.get("class"), record.get("untrusted")
-    if klass not in CLASS_RANK or not isinstance(untrusted, bool):
-        return _DAMAGED
-    return klass, untrusted
+    def read(self, size: int) -> bytes:
+        return self._f.read(size)

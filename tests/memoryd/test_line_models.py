@@ -21,7 +21,7 @@ from memoryd.owner import stats
 from memoryd.trust.caller import Caller
 from proto.messages import MemoryCall, ToolRequest
 
-from .store_helpers import CLEAN, new_store
+from .store_helpers import CLEAN, new_store, owner
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "records"
 
@@ -70,7 +70,7 @@ def test_pending_and_recall_lines_on_disk_read_and_dump_to_the_same_bytes():
 def test_a_journal_with_lines_on_disk_reads_through_the_owners_commands(tmp_path):
     store = new_store(tmp_path)
     shutil.copy(DATA / "edits-2026-09.jsonl", store.home.edits / "2026-09.jsonl")
-    log = store.log(20)
+    log = owner(store, "log", "20")
     assert (
         "2026-09-24-0009  2026-09-24T21:03:14Z  owner  undo  memory.md (undoes 2026-09-24-0008)"
         in log
@@ -105,7 +105,7 @@ def test_a_pending_line_of_the_wrong_shape_is_not_listed_and_is_named(tmp_path, 
     good = raw_lines("pending.jsonl")[0]
     bad = json.dumps({**json.loads(good), "id": "p-2026-09-24-0002", "untrusted": "no"})
     path.write_bytes(good + b"\n" + bad.encode() + b"\n")
-    listed = store.pending()
+    listed = owner(store, "pending")
     assert "p-2026-09-24-0001" in listed and "p-2026-09-24-0002" not in listed
     assert f"{path}: line 2 is not a PendingLine (untrusted:" in caplog.text
 

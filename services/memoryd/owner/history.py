@@ -97,7 +97,7 @@ def pending_answer(items: list[PendingLine], review_on: bool, arg: PendingArg) -
             }
         )
     if not window:
-        return admin_text.pending_text([], review_on)
+        return admin_text.nothing_waiting(review_on)
     page = paging.text_page(window, admin_text.pending_item)
     lines = list(page.shown)
     rest = _pending_rest(window, page)

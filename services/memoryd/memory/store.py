@@ -235,10 +235,11 @@ class MemoryStore:
         notes_path = self.home.memory_file("notes.md")
         notes_size = rollback.size_of(notes_path)
         old = None
+        # Built before anything is written: a line the model refuses leaves every file as it was.
+        line = _journal_edit(plan, caller, action, extra or {})
         try:
             if plan.removals:
                 self._append_notes(self._removal_text(plan, when, session))
-            line = _journal_edit(plan, caller, action, extra or {})
             old = rollback.keep_old(path)
             handedit.intend(self.home, line.dump())
             atomic_write(path, entries.file_bytes(plan.after))

@@ -30,8 +30,11 @@ def log_window(journal: Journal, n: int, start: str | None) -> list[EditLine]:
 
 
 def log_item(record: EditLine) -> dict:
+    """An edit as log --json gives it: the same session and file as its text line."""
     keys = ("id", "time", "session", "action", "file", "to", "untrusted")
-    return {**{k: getattr(record, k) for k in keys}, "where": admin_text.where(record)}
+    item = {k: getattr(record, k) for k in keys}
+    item["session"] = record.session or admin_text.OWNER
+    return {**item, "where": admin_text.where(record)}
 
 
 def log_answer(journal: Journal, arg: LogArg) -> str:

@@ -11,7 +11,8 @@ It is derived, never trusted over the journal:
 - it is kept by reading only what was appended since it last looked (whole lines only; a torn
   line is read once it ends), and checks before each use that the part it covers is unchanged:
   the same month files, each of the same inode and size (the last one at least as long), and the
-  same bytes just before where it stopped. Anything else rebuilds it from the journal;
+  same bytes just before where it stopped. Anything else rebuilds it from the journal. (A hand
+  rewrite that keeps all of these is not seen; the next check below still holds for undo);
 - the latest edit's line is read back from the journal at its offset and must carry the id;
 - an entry whose class it does not hold (a journal with lost or damaged lines) is looked up by
   walking the journal back, as if there were no index.
@@ -84,6 +85,7 @@ class JournalIndex:
         self._months: list[tuple[str, int, int]] = []  # what is covered: name, inode, size
         self._ready = False
         self._saved = 0  # journal bytes the saved copy covers
+        self._tail = ""  # the hash of the last bytes covered (_tail_hash)
 
     # --- what callers ask --------------------------------------------------------------------
     def last_after(self, file: str) -> list[str]:
@@ -125,11 +127,12 @@ class JournalIndex:
         months = self.journal.month_files()
         if not self._ready:
             self._ready = self._load(months) or self._rebuild(months)
-        elif not self._covers_prefix(months):
+        elif not self._covers_prefix(months) or self._tail_hash() != self._tail:
             log.info("%s: the journal changed outside memoryd's appends; index rebuilt", self.path)
             self._ready = self._rebuild(months)
         else:
             self._read_on(months)
+        self._tail = self._tail_hash()
         self._maybe_save()
 
     def _covers_prefix(self, months: list[Path]) -> bool:
@@ -158,7 +161,10 @@ class JournalIndex:
     def _read_on(self, months: list[Path]) -> None:
         """Read the lines appended since the index last looked, in order."""
         covered = {name: size for name, _, size in self._months}
+        last = self._months[-1][0] if self._months else ""
         for path in months:
+            if path.name < last:
+                continue  # covered whole, and unchanged (_covers_prefix)
             start = covered.get(path.name, 0)
             with open_read(path) as f:
                 inode = os.fstat(f.fileno()).st_ino
@@ -221,7 +227,7 @@ class JournalIndex:
         saved = {
             "format": FORMAT,
             "months": self._months,
-            "tail": self._tail_hash(),
+            "tail": self._tail,
             "files": {
                 name: {
                     "id": s.id,
@@ -244,12 +250,14 @@ class JournalIndex:
 
     def _load(self, months: list[Path]) -> bool:
         """The saved copy, if it is of a prefix of the journal as it is now; then the rest read."""
+        for left in self.path.parent.glob(f".{self.path.name}.*.tmp"):
+            left.unlink(missing_ok=True)  # a save cut short by a crash; the copy is old or new
         try:
             saved = _Saved.model_validate_json(read_file(self.path))
             files = {name: _state(value) for name, value in saved.files.items()}
         except FileNotFoundError:
             return False
-        except (OSError, ValidationError, ValueError, TypeError) as e:
+        except (OSError, ValidationError, ValueError, TypeError, KeyError) as e:
             log.warning("%s: the saved journal index is not usable (%s); rebuilt", self.path, e)
             return False
         if saved.format != FORMAT or not set(files) <= set(IDENTITY_FILES):

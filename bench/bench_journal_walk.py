@@ -27,6 +27,7 @@ services/ and libs/: the memoryd it starts is the one its python imports.
 import argparse
 import datetime as dt
 import json
+import os
 import random
 import statistics
 import sys
@@ -82,6 +83,8 @@ def build(home: Path, edits: int) -> int:
                 "notes": [],
             }
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())  # or the first write's fsync of the journal would flush the build
     (memory / "memory.md").write_text("\n§\n".join(current) + "\n")
     return path.stat().st_size
 

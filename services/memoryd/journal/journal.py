@@ -7,11 +7,15 @@ rejected pending edit, which changed nothing), before and after (the entries, ra
 notes (what the edit appended to notes.md: [{"kind", "text"}]). Undo adds "undoes", accept and
 reject add "pending" and "requested" (the action that waited).
 
-Each line is an EditLine (the model below), validated as it is read (linefile.py) and dumped as it
-is written. It is the history notes.md alone cannot give, and what undo reverts from. A line that
-is not valid JSON or not an edit line (a hand edit, a crash mid-append) is skipped with a log line
-naming the file and the line; undo stays safe because it also
-compares the file with what the edit left.
+A writer builds its edit as an Edit (the model below), which refuses a key it does not know, so a
+misspelt one fails the write instead of being journalled; the journal adds the id and the time and
+appends it. Each line reads back as an EditLine, validated as it is read (linefile.py), keeping a
+key a later memoryd may have written. The journal is read without reading a month whole through
+scan.py (a line by id, the last lines, a file's last line) and byfile.py (each identity file's
+latest edit and its entries' classes). It is the history notes.md alone cannot give, and what undo
+reverts from. A line that is not valid JSON or not an edit line (a hand edit, a crash mid-append)
+is skipped with a log line naming the file and the line; undo stays safe because it also compares
+the file with what the edit left.
 """
 
 import datetime as dt
@@ -180,7 +184,8 @@ class Journal:
         return [self.home.edits / name for name in names]
 
     def records(self) -> list[EditLine]:
-        """Every journal line, oldest first."""
+        """Every journal line, oldest first: the whole journal parsed, for tests and tools that
+        check it whole; memoryd's own reads go through scan.py and byfile.py."""
         out: list[EditLine] = []
         for path in self.month_files():
             out.extend(read_lines(path, EditLine))

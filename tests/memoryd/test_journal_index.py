@@ -102,12 +102,12 @@ OPS = st.tuples(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(OPS, min_size=1, max_size=30))
-def test_the_index_kept_saved_or_rebuilt_answers_as_the_journal(monkeypatch_ops):
+def test_the_index_kept_saved_or_rebuilt_answers_as_the_journal(ops):
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
         patch.setattr(byfile, "SAVE_BYTES", 0)  # saved at every catch-up
         clock = Clock()
         store = store_on(Path(tmp) / "home", clock)
-        for op in monkeypatch_ops:
+        for op in ops:
             run(store, clock, op)
             for file in IDENTITY_FILES:
                 latest, after, classes = truth(store, file)
@@ -224,3 +224,15 @@ def test_a_save_cut_short_leaves_the_old_copy_and_its_leftover_is_removed(tmp_pa
     index = JournalIndex(store.journal, store.journal_index.path)
     assert index.came_with("memory.md", ["oldest"]) == {"oldest": "secret"}
     assert not leftover.exists()
+
+
+def test_the_latest_edit_is_read_from_the_journal_not_taken_from_the_copy(tmp_path, monkeypatch):
+    monkeypatch.setattr(byfile, "SAVE_BYTES", 0)
+    store = built(tmp_path)
+    path = store.journal_index.path
+    saved = json.loads(path.read_text())
+    saved["files"]["memory.md"]["offset"] = 0  # where the first edit's line starts
+    path.write_text(json.dumps(saved))
+    monkeypatch.setattr(byfile, "SAVE_BYTES", 1 << 40)
+    latest = JournalIndex(store.journal, path).latest("memory.md")
+    assert latest is not None and latest.after == ["oldest", *(f"e{n}" for n in range(6))]

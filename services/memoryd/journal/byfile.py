@@ -106,7 +106,7 @@ class JournalIndex:
                 return record
             if attempt == 0:
                 log.warning("%s: the journal differs from its index at %s; rebuilt", file, state.id)
-                self._ready = False
+                self._rebuild(self.journal.month_files())
         return scan.last_with_to(self.journal.month_files(), file)
 
     def came_with(self, file: str, texts: list[str]) -> dict[str, str | None]:
@@ -215,6 +215,7 @@ class JournalIndex:
             state.came_with = dict(walk_back(months, file, wanted))
             self._files[file] = state
         self._saved = 0
+        self._tail = self._tail_hash()
         return True
 
     def _covered_bytes(self) -> int:

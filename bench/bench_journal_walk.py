@@ -15,8 +15,9 @@ sockets, as brokerd and bxctl send them, the benchmark times, REPEAT times over:
 - undo of the consolidate, by the owner;
 
 and, for each, a note by another session sent 50 ms after it (so it arrives while the write
-runs): the time from sending the note to its answer. It also times memoryd's start to serving on
-this home twice: the first start builds whatever it keeps about the journal, the second reuses it.
+runs): the time from sending the note to its answer, and whether it was applied. It also times
+memoryd's start to serving on this home twice: the first start builds whatever it keeps about the
+journal, the second reuses it.
 
     .venv/bin/python bench/bench_journal_walk.py [--edits 100000] [--repeat 3]
 
@@ -89,7 +90,7 @@ def build(home: Path, edits: int) -> int:
     return path.stat().st_size
 
 
-def memory_call(proc: MemorydProcess, session: str, arguments: dict) -> str:
+def memory_call(proc: MemorydProcess, session: str, arguments: dict, check: bool = True) -> str:
     req = ToolRequest(
         session=session,
         call_id=f"c-{time.monotonic_ns()}",
@@ -99,7 +100,7 @@ def memory_call(proc: MemorydProcess, session: str, arguments: dict) -> str:
     reply = request(
         proc.broker_socket, MemoryCall(request=req, taint="private", untrusted=False), timeout=300
     )
-    if not reply.ok:
+    if check and not reply.ok:
         raise SystemExit(f"{arguments['action']} was refused: {reply.output}")
     return reply.output
 
@@ -117,15 +118,19 @@ def last_edit(proc: MemorydProcess, action: str) -> str:
     return [e["id"] for e in edits if e["action"] == action][-1]
 
 
-def with_a_note(proc: MemorydProcess, write, number: int) -> tuple[float, float]:
-    """(seconds the write took, seconds another session's note sent during it waited)."""
-    waited: list[float] = []
+def with_a_note(proc: MemorydProcess, write, number: int) -> tuple[float, float, bool]:
+    """(seconds the write took, seconds another session's note sent during it waited for its
+    answer, whether the note was applied: memoryd answers a write it could not start within its
+    write deadline as not applied)."""
+    waited: list[tuple[float, bool]] = []
 
     def note() -> None:
         time.sleep(NOTE_DELAY)
         t0 = time.perf_counter()
-        memory_call(proc, "mm-other01", {"action": "note", "text": f"meanwhile {number}"})
-        waited.append(time.perf_counter() - t0)
+        said = memory_call(
+            proc, "mm-other01", {"action": "note", "text": f"meanwhile {number}"}, check=False
+        )
+        waited.append((time.perf_counter() - t0, said.startswith("noted")))
 
     other = threading.Thread(target=note)
     t0 = time.perf_counter()
@@ -133,7 +138,7 @@ def with_a_note(proc: MemorydProcess, write, number: int) -> tuple[float, float]
     write()
     took = time.perf_counter() - t0
     other.join()
-    return took, waited[0]
+    return took, *waited[0]
 
 
 def consolidate_away(proc: MemorydProcess) -> None:
@@ -176,11 +181,13 @@ def main() -> None:
         print(f"start to serving, second start: {start(proc):.2f} s")
         took: dict[str, list[float]] = {}
         waited: dict[str, list[float]] = {}
+        refused: dict[str, int] = {}
 
         def timed(name: str, write, number: int) -> None:
-            spent, wait = with_a_note(proc, write, number)
+            spent, wait, applied = with_a_note(proc, write, number)
             took.setdefault(name, []).append(spent)
             waited.setdefault(name, []).append(wait)
+            refused[name] = refused.get(name, 0) + (not applied)
 
         try:
             for round_ in range(options.repeat):
@@ -210,6 +217,8 @@ def main() -> None:
         for name in took:
             report(name, took[name])
             report(f"  another session's note sent during {name}, its answer after", waited[name])
+            if refused[name]:
+                print(f"  ({refused[name]} of those notes answered as not applied: too busy)")
 
 
 if __name__ == "__main__":

@@ -236,3 +236,21 @@ def test_the_latest_edit_is_read_from_the_journal_not_taken_from_the_copy(tmp_pa
     monkeypatch.setattr(byfile, "SAVE_BYTES", 1 << 40)
     latest = JournalIndex(store.journal, path).latest("memory.md")
     assert latest is not None and latest.after == ["oldest", *(f"e{n}" for n in range(6))]
+
+
+def test_a_torn_last_line_is_read_past_once_the_next_edit_ends_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(byfile, "SAVE_BYTES", 0)
+    store = built(tmp_path)
+    month = store.journal.month_files()[-1]
+    with open(month, "ab") as f:  # what a crash in the middle of an append leaves
+        f.write(b'{"id": "2026-09-24-0099", "to": "memory.md", "after": ["tor')
+    store.journal_index.catch_up()  # saved while the journal ends torn
+    store.call(
+        *loose_call(args(action="remove", file="memory", old="oldest"), **caller(3, "private"))
+    )
+    for index in (store.journal_index, JournalIndex(store.journal, store.journal_index.path)):
+        latest, after, classes = truth(store, "memory.md")
+        assert answers(index, "memory.md", list(classes)) == (latest, after, classes)
+        assert after == [f"e{n}" for n in range(6)]
+    head = memory_path(store, "notes.md").read_text().splitlines()[0]
+    assert head.endswith(" · secret")  # the class of the edit that brought it in, before the tear

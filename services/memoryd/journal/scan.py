@@ -11,7 +11,7 @@ skipped, as read_lines skips a damaged one.
 import json
 import mmap
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
@@ -110,7 +110,7 @@ def line_with_id(path: Path, edit_id: str) -> EditLine | None:
                     return record
 
 
-def lines_to(paths: list[Path], file: str) -> Iterator[tuple[Path, int, EditLine]]:
+def lines_to(paths: list[Path], file: str) -> Generator[tuple[Path, int, EditLine], None, None]:
     """Every journal line whose "to" is file, newest first (over paths, oldest first), with its
     month file and the offset where it starts; only those lines are parsed."""
     needle = b'"to": ' + json.dumps(file).encode()

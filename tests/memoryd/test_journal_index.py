@@ -254,3 +254,27 @@ def test_a_torn_last_line_is_read_past_once_the_next_edit_ends_it(tmp_path, monk
         assert after == [f"e{n}" for n in range(6)]
     head = memory_path(store, "notes.md").read_text().splitlines()[0]
     assert head.endswith(" · secret")  # the class of the edit that brought it in, before the tear
+
+
+def test_the_resolved_pending_ids_are_those_the_journal_names(tmp_path, monkeypatch):
+    monkeypatch.setattr(byfile, "SAVE_BYTES", 0)
+    store = MemoryStore(
+        Home(tmp_path / "home"), soul_starter=SOUL_STARTER, now=Clock(), review=True
+    )
+    store.ensure()
+    for number in range(4):
+        store.call(
+            *loose_call(
+                args(action="add", file="memory", text=f"e{number}"), **caller(1, "private")
+            )
+        )
+    owner(store, "accept", "p-2026-09-24-0002")
+    owner(store, "reject", "p-2026-09-24-0003")
+    months = store.journal.month_files()
+    assert scan.pending_ids(months) == {"p-2026-09-24-0002", "p-2026-09-24-0003"}
+    for path in (store.journal_index.path, tmp_path / "none.json"):
+        assert JournalIndex(store.journal, path).resolved_pending() == scan.pending_ids(months)
+    assert store.journal_index.resolved_pending() == scan.pending_ids(months)
+    listed = owner(store, "pending")
+    assert "p-2026-09-24-0001" in listed and "p-2026-09-24-0004" in listed
+    assert "p-2026-09-24-0002" not in listed and "p-2026-09-24-0003" not in listed

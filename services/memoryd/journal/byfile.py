@@ -17,6 +17,9 @@ It is derived, never trusted over the journal:
 - an entry whose class it does not hold (a journal with lost or damaged lines) is looked up by
   walking the journal back, as if there were no index.
 
+It also keeps the pending ids the journal has resolved (accept and reject lines carry them), which
+review asks for at every staged edit, accept and listing.
+
 It is saved (atomically) to index/journal-index.json once it covers SAVE_BYTES more of the
 journal than the saved copy, so a start reads only the journal's tail; a missing, damaged or stale
 copy is rebuilt by walking the journal back from its end, once, at start.
@@ -26,6 +29,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +43,7 @@ from memoryd.journal.linefile import parse_line
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 SAVE_BYTES = 4 * 1024 * 1024
 TAIL_CHECK = 256
 _NAMES = tuple(f'"to": "{name}"'.encode() for name in IDENTITY_FILES)
@@ -75,6 +79,7 @@ class _Saved(BaseModel):
     months: list[tuple[str, int, int]]  # name, inode, size covered
     tail: str
     files: dict[str, dict]
+    resolved: list[str]
 
 
 class JournalIndex:
@@ -86,16 +91,30 @@ class JournalIndex:
         self._ready = False
         self._saved = 0  # journal bytes the saved copy covers
         self._tail = ""  # the hash of the last bytes covered (_tail_hash)
+        self._resolved: set[str] = set()
+        # The writer keeps it; review's listing asks from a reader thread.
+        self._lock = threading.RLock()
 
     # --- what callers ask --------------------------------------------------------------------
     def last_after(self, file: str) -> list[str]:
         """What memoryd last left in file according to the journal ([] before any edit)."""
-        self.catch_up()
-        state = self._files.get(file)
-        return list(state.after) if state else []
+        with self._lock:
+            self.catch_up()
+            state = self._files.get(file)
+            return list(state.after) if state else []
+
+    def resolved_pending(self) -> set[str]:
+        """Every pending id an accept or reject line of the journal names."""
+        with self._lock:
+            self.catch_up()
+            return set(self._resolved)
 
     def latest(self, file: str) -> EditLine | None:
         """The journal's last line that changed file, read from the journal itself."""
+        with self._lock:
+            return self._latest(file)
+
+    def _latest(self, file: str) -> EditLine | None:
         for attempt in range(2):
             self.catch_up()
             state = self._files.get(file)
@@ -112,8 +131,9 @@ class JournalIndex:
     def came_with(self, file: str, texts: list[str]) -> dict[str, str | None]:
         """For each of texts (entries of file now), the class source of the edit that last
         brought it in (None when no line did: the owner's)."""
-        self.catch_up()
-        known = self._files.get(file, FileState()).came_with
+        with self._lock:
+            self.catch_up()
+            known = dict(self._files.get(file, FileState()).came_with)
         found = {t: known[t] for t in texts if t in known}
         missing = [t for t in texts if t not in found]
         if missing:
@@ -124,6 +144,10 @@ class JournalIndex:
     def catch_up(self) -> None:
         """Bring the index up to the journal's end, rebuilding it if the journal changed under
         it."""
+        with self._lock:
+            self._catch_up()
+
+    def _catch_up(self) -> None:
         months = self.journal.month_files()
         if not self._ready:
             self._ready = self._load(months) or self._rebuild(months)
@@ -178,6 +202,7 @@ class JournalIndex:
             self._months.append((path.name, inode, start + end))
 
     def _take_lines(self, month: str, start: int, data: bytes) -> None:
+        self._resolved.update(m.decode() for m in scan.PENDING_KEY.findall(data))
         position = 0
         while position < len(data):
             end = data.find(b"\n", position)
@@ -195,6 +220,7 @@ class JournalIndex:
         classes of the entries it found and left."""
         self._files = {}
         self._months = []
+        self._resolved = scan.pending_ids(months)
         for path in months:
             with open_read(path) as f:
                 st = os.fstat(f.fileno())
@@ -240,6 +266,7 @@ class JournalIndex:
                 }
                 for name, s in self._files.items()
             },
+            "resolved": sorted(self._resolved),
         }
         try:
             ensure_dir(self.path.parent)
@@ -273,6 +300,7 @@ class JournalIndex:
             self._months = []
             return False
         self._files = files
+        self._resolved = set(saved.resolved)
         self._saved = self._covered_bytes()
         self._read_on(months)
         return True

@@ -86,7 +86,7 @@ class MemoryStore:
         self.now = now
         self.journal = Journal(home)
         self.journal_index = JournalIndex(self.journal, home.index_dir / JOURNAL_INDEX)
-        self.review = Review(home, self.journal)
+        self.review = Review(home, self.journal_index)
         self.hand_edits = handedit.HandEdits(home, self.journal, self.journal_index, now)
         # Every write to memory/ holds it (the writer thread serialises them anyway).
         self.lock = threading.Lock()

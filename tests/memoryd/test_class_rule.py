@@ -310,3 +310,25 @@ def test_a_promoted_note_leaves_identity_again_with_its_class(tmp_path):
     assert _heads(restarted)[-1].startswith("§ dropped ") and _heads(restarted)[-1].endswith(
         " · secret"
     )
+
+
+@pytest.mark.parametrize("way", ["owner's edit", "hand edit", "accept"])
+def test_an_entry_kept_through_an_owners_change_keeps_its_class(tmp_path, way):
+    clock = Clock()
+    store = store_with(tmp_path, max_class="secret", clock=clock, review=way == "accept")
+    add = args(action="add", file="memory", text="the vault code is 4321")
+    store.call(*loose_call(add, **SECRET))
+    if way == "accept":
+        owner(store, "accept", "p-2026-09-24-0001")
+    path = memory_path(store, "memory.md")
+    text = "the vault code is 4321\n§\nthe owner's own line\n"
+    if way == "owner's edit":
+        base = json.loads(owner(store, "file", {"file": "memory"}))["base"]
+        owner(store, "edit", {"file": "memory", "text": text, "base": base})
+    else:
+        path.write_text(text)
+    clock.advance(minutes=1)
+    later = store_with(tmp_path, max_class="secret", clock=clock)  # review off
+    remove = args(action="remove", file="memory", old="the vault code is 4321")
+    later.call(*loose_call(remove, **CLEAN))
+    assert _heads(later)[-1].startswith("§ dropped ") and _heads(later)[-1].endswith(" · secret")

@@ -12,7 +12,7 @@ It is derived, never trusted over the journal:
   line is read once it ends), and checks before each use that the part it covers is unchanged:
   the same month files, each of the same inode and size (the last one at least as long), and the
   same bytes just before where it stopped. Anything else rebuilds it from the journal. (A hand
-  rewrite that keeps all of these is not seen; the next check below still holds for undo);
+  rewrite of older lines that keeps all of these goes unseen, but undo is still safe: see below);
 - the latest edit's line is read back from the journal at its offset and must carry the id;
 - an entry whose class it does not hold (a journal with lost or damaged lines) is looked up by
   walking the journal back, as if there were no index.

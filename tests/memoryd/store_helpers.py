@@ -3,9 +3,13 @@
 import datetime as dt
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 from memoryd.home import Home
+from memoryd.journal import scan
+from memoryd.journal.journal import EditLine
 from memoryd.memory.store import MemoryStore
+from memoryd.owner import dispatch
 from tests.callargs import loose_call
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,3 +63,19 @@ def journal_lines(store: MemoryStore) -> list[dict]:
 def fill(store: MemoryStore, file: str, texts: list[str]) -> None:
     for text in texts:
         store.call(*loose_call(args(action="add", file=file, text=text), **CLEAN))
+
+
+def owner(store: MemoryStore, command: str, arg: str | dict = "") -> str:
+    """An owner's command as bxctl sends it (a plain arg or a JSON object), run through memoryd's
+    dispatch on this store; its answer."""
+    _, run = dispatch.lookup(command, arg if isinstance(arg, str) else json.dumps(arg))
+    return run(SimpleNamespace(store=store))
+
+
+def last_line(store: MemoryStore) -> EditLine:
+    """The journal's last line, read as the owner's commands read it."""
+    return scan.tail(store.journal.month_files(), 1)[0]
+
+
+def line_of(store: MemoryStore, edit_id: str) -> EditLine | None:
+    return scan.line_with_id(store.home.edits / f"{edit_id[:7]}.jsonl", edit_id)

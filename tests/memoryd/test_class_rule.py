@@ -13,7 +13,16 @@ from memoryd.recall.recaller import recall_on
 from proto.labels import Label
 from tests.callargs import loose_call
 
-from .store_helpers import CLEAN, SOUL_STARTER, Clock, args, memory_path, snapshot
+from .store_helpers import (
+    CLEAN,
+    SOUL_STARTER,
+    Clock,
+    args,
+    last_line,
+    memory_path,
+    owner,
+    snapshot,
+)
 from .test_service import memoryd  # noqa: F401  (the fixture)
 
 SECRET = {"session": "mm-secret001", "call_id": "call-9", "taint": "secret", "untrusted": False}
@@ -246,3 +255,80 @@ def test_over_the_socket_a_secret_session_cannot_write_identity(memoryd):  # noq
         taint="secret",
     )
     assert removed.ok is False and removed.output.startswith("this session has read secret")
+
+
+# --- a note's class goes with it into identity and out again ---------------------------------
+@pytest.mark.parametrize("ref", ["note:1", "launch code 1234"])
+def test_promote_of_a_note_above_max_class_is_refused_naming_its_class(tmp_path, ref):
+    store = store_with(tmp_path)
+    store.call(*loose_call(args(action="note", text="an ordinary note"), **CLEAN))
+    store.call(*loose_call(args(action="add", file="memory", text="launch code 1234"), **SECRET))
+    before = snapshot(store)
+    with pytest.raises(AdminRefused) as refused:
+        owner(store, "promote", {"ref": ref, "file": "memory"})
+    assert str(refused.value) == (
+        "refused: note:1 is a secret note, above what memory may hold (private); it stays in "
+        "notes.md and cannot be promoted"
+    )
+    assert snapshot(store) == before
+    # A note at or below max_class is promoted as before, its line as the owner's.
+    owner(store, "promote", {"ref": "note:0", "file": "user"})
+    assert last_line(store).note == {"ref": "note:0", "session": "mm-clean0001", "untrusted": False}
+
+
+def _heads(store) -> list[str]:
+    return [ln for ln in memory_path(store, "notes.md").read_text().splitlines() if ln[:2] == "§ "]
+
+
+def test_a_promoted_note_leaves_identity_again_with_its_class(tmp_path):
+    clock = Clock()
+    store = store_with(tmp_path, max_class="secret", clock=clock)
+    store.call(*loose_call(args(action="note", text="the vault code is 4321"), **SECRET))
+    owner(store, "promote", {"ref": "note:0", "file": "memory"})
+    promoted = last_line(store)
+    assert promoted.taint is None and promoted.note == {
+        "ref": "note:0",
+        "session": "mm-secret001",
+        "untrusted": False,
+        "class": "secret",
+    }
+    clock.advance(minutes=1)
+    _consolidate_away(store, "the vault code is 4321", **CLEAN)
+    assert _heads(store)[-1].endswith("from memory.md in session mm-clean0001 · secret")
+    index = indexed(store, "secret")
+    answer = recall_on(index, "vault", 5, session="mm-other")
+    assert all(line.endswith(" · secret") for line in answer.text.splitlines() if "moved" in line)
+    index.close()
+    # Undo brings it back; a later removal, by a store that rebuilt its index from the journal
+    # alone, still knows its class.
+    store.undo(last_line(store).id)
+    store.journal_index.path.unlink(missing_ok=True)
+    restarted = store_with(tmp_path, max_class="secret", clock=clock)
+    restarted.call(
+        *loose_call(args(action="remove", file="memory", old="the vault code is 4321"), **CLEAN)
+    )
+    assert _heads(restarted)[-1].startswith("§ dropped ") and _heads(restarted)[-1].endswith(
+        " · secret"
+    )
+
+
+@pytest.mark.parametrize("way", ["owner's edit", "hand edit", "accept"])
+def test_an_entry_kept_through_an_owners_change_keeps_its_class(tmp_path, way):
+    clock = Clock()
+    store = store_with(tmp_path, max_class="secret", clock=clock, review=way == "accept")
+    add = args(action="add", file="memory", text="the vault code is 4321")
+    store.call(*loose_call(add, **SECRET))
+    if way == "accept":
+        owner(store, "accept", "p-2026-09-24-0001")
+    path = memory_path(store, "memory.md")
+    text = "the vault code is 4321\n§\nthe owner's own line\n"
+    if way == "owner's edit":
+        base = json.loads(owner(store, "file", {"file": "memory"}))["base"]
+        owner(store, "edit", {"file": "memory", "text": text, "base": base})
+    else:
+        path.write_text(text)
+    clock.advance(minutes=1)
+    later = store_with(tmp_path, max_class="secret", clock=clock)  # review off
+    remove = args(action="remove", file="memory", old="the vault code is 4321")
+    later.call(*loose_call(remove, **CLEAN))
+    assert _heads(later)[-1].startswith("§ dropped ") and _heads(later)[-1].endswith(" · secret")

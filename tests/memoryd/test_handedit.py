@@ -5,9 +5,10 @@ import json
 
 import pytest
 
+from memoryd.journal.byfile import JournalIndex
 from memoryd.memory import handedit
 from tests.callargs import loose_call
-from tests.memoryd.store_helpers import CLEAN, args, fill, memory_path, new_store
+from tests.memoryd.store_helpers import CLEAN, args, fill, last_line, memory_path, new_store
 
 
 def test_a_crash_between_rename_and_journal_is_journalled_as_the_write(tmp_path, monkeypatch):
@@ -24,7 +25,7 @@ def test_a_crash_between_rename_and_journal_is_journalled_as_the_write(tmp_path,
 
     restarted = new_store(tmp_path)
     restarted.ensure()
-    last = restarted.journal.tail(1)[0]
+    last = last_line(restarted)
     assert last.action == "add" and last.recovered is True
     assert last.session == CLEAN["session"] and last.after == ["a", "b"]
     assert not [r for r in restarted.journal.records() if r.action == "hand-edit"]
@@ -39,7 +40,7 @@ def test_an_intent_that_does_not_match_is_a_hand_edit(tmp_path):
     memory_path(store, "memory.md").write_text("a\n§\nby hand\n")
     handedit.intend(store.home, {"to": "memory.md", "before": ["a"], "after": ["a", "other"]})
     store.detect_hand_edits()
-    last = store.journal.tail(1)[0]
+    last = last_line(store)
     assert last.action == "hand-edit" and last.after == ["a", "by hand"]
 
 
@@ -58,7 +59,7 @@ def test_the_last_after_is_read_incrementally_across_months(tmp_path):
     edits = store.home.edits
     old = edits / "2020-01.jsonl"
     old.write_text(json.dumps({"id": "2020-01-01-0001", "to": "memory.md", "after": ["m"]}) + "\n")
-    tail = handedit.JournalTail(store.journal)
+    tail = JournalIndex(store.journal, tmp_path / "journal-index.json")
     assert tail.last_after("memory.md") == ["m"] and tail.last_after("user.md") == ["u"]
     fill(store, "memory", ["z"])
     assert tail.last_after("memory.md") == ["z"]  # after a hand edit back to [] and the add

@@ -17,8 +17,10 @@ from .store_helpers import (
     args,
     fill,
     journal_lines,
+    line_of,
     memory_path,
     new_store,
+    owner,
     snapshot,
 )
 
@@ -133,27 +135,38 @@ def test_append_record_writes_one_json_line(tmp_path):
 # --- bxctl memory log [N] -------------------------------------------------------------------------
 def test_log_lists_the_last_n_edits_one_line_each(tmp_path):
     store = new_store(tmp_path)
-    assert store.log() == "no edits yet"
+    assert owner(store, "log") == "no edits yet"
     for n in range(12):
         store.call(*loose_call(args(action="add", file="memory", text=f"entry {n}"), **CLEAN))
     store.call(*loose_call(args(action="add", file="user", text="planted"), **TAINTED))
-    lines = store.log().splitlines()
+    lines = owner(store, "log").splitlines()
     assert len(lines) == 10
     assert (
         lines[-1] == f"2026-09-24-0013  2026-09-24T21:02:11Z  {TAINTED['session']}  add  "
         "user.md, saved to notes.md"
     )
     assert lines[0] == f"2026-09-24-0004  2026-09-24T21:02:11Z  {CLEAN['session']}  add  memory.md"
-    assert store.log(2).splitlines() == lines[-2:]
-    assert "entry" not in store.log(13)  # entries are not shown
-    assert len(store.log(100).splitlines()) == 13
+    assert owner(store, "log", "2").splitlines() == lines[-2:]
+    assert "entry" not in owner(store, "log", "13")  # entries are not shown
+    assert len(owner(store, "log", "100").splitlines()) == 13
 
 
-@pytest.mark.parametrize("n", [0, -1, True, "3"])
-def test_log_refuses_a_bad_n(tmp_path, n):
+@pytest.mark.parametrize(
+    ("arg", "refusal"),
+    [
+        ("0", "log takes a number of edits from 1 to 10000, not '0'"),
+        ("-1", "log takes a number of edits from 1 to 10000, not '-1'"),
+        ("10001", "log takes a number of edits from 1 to 10000, not '10001'"),
+        ({"n": 0}, "refused: invalid log argument: n: "),
+        ({"n": True}, "refused: invalid log argument: n: "),
+        ({"n": "3"}, "refused: invalid log argument: n: "),
+    ],
+)
+def test_log_refuses_a_bad_n(tmp_path, arg, refusal):
     store = new_store(tmp_path)
-    with pytest.raises(AdminRefused, match="1 or more"):
-        store.log(n)
+    with pytest.raises(AdminRefused) as e:
+        owner(store, "log", arg)
+    assert str(e.value).startswith(refusal)
 
 
 # --- undo ---------------------------------------------------------------------------------------
@@ -186,7 +199,7 @@ def test_undo_of_the_latest_edit_restores_before_and_is_journalled(tmp_path):
         "memory.md",
     )
     assert (last["before"], last["after"], last["session"]) == (["2"], ["one", "two"], None)
-    assert store.log(1).endswith("owner  undo  memory.md (undoes 2026-09-24-0003)")
+    assert owner(store, "log", "1").endswith("owner  undo  memory.md (undoes 2026-09-24-0003)")
 
 
 def test_undo_of_an_undo_redoes(tmp_path):
@@ -226,7 +239,7 @@ def test_a_hand_edit_is_journalled_and_then_undoable(tmp_path):
         "refused: edit 2026-09-24-0001 is not the latest edit of memory.md (the latest is "
         "2026-09-24-0002); only the latest edit of a file can be undone"
     )
-    hand = store.journal.find("2026-09-24-0002")
+    hand = line_of(store, "2026-09-24-0002")
     assert hand.action == "hand-edit" and hand.session == "owner"
     assert hand.before == ["a"] and hand.after == ["a", "owner's addition"]
     assert memory_path(store, "memory.md").read_text() == "a\n§\nowner's addition\n"

@@ -12,16 +12,28 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from memoryd.journal.journal import EditLine, Journal
+from memoryd.callargs import loose_call
+from memoryd.journal.journal import Edit, EditLine, Journal
 from memoryd.journal.linefile import read_lines
 from memoryd.journal.recallline import RecallLine
+from memoryd.memory import edits
 from memoryd.memory.review import PendingLine
 from memoryd.owner import stats
-from memoryd.trust.caller import Caller
+from memoryd.trust.caller import OWNER, Caller
 from proto.messages import MemoryCall, ToolRequest
 
-from .store_helpers import CLEAN, new_store
+from .store_helpers import (
+    CLEAN,
+    TAINTED,
+    args,
+    last_line,
+    memory_path,
+    new_store,
+    owner,
+    snapshot,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "records"
 
@@ -70,7 +82,7 @@ def test_pending_and_recall_lines_on_disk_read_and_dump_to_the_same_bytes():
 def test_a_journal_with_lines_on_disk_reads_through_the_owners_commands(tmp_path):
     store = new_store(tmp_path)
     shutil.copy(DATA / "edits-2026-09.jsonl", store.home.edits / "2026-09.jsonl")
-    log = store.log(20)
+    log = owner(store, "log", "20")
     assert (
         "2026-09-24-0009  2026-09-24T21:03:14Z  owner  undo  memory.md (undoes 2026-09-24-0008)"
         in log
@@ -105,7 +117,7 @@ def test_a_pending_line_of_the_wrong_shape_is_not_listed_and_is_named(tmp_path, 
     good = raw_lines("pending.jsonl")[0]
     bad = json.dumps({**json.loads(good), "id": "p-2026-09-24-0002", "untrusted": "no"})
     path.write_bytes(good + b"\n" + bad.encode() + b"\n")
-    listed = store.pending()
+    listed = owner(store, "pending")
     assert "p-2026-09-24-0001" in listed and "p-2026-09-24-0002" not in listed
     assert f"{path}: line 2 is not a PendingLine (untrusted:" in caplog.text
 
@@ -151,3 +163,93 @@ def test_the_id_of_a_damaged_line_is_never_used_again(tmp_path):
     assert store.journal.records() == [] and store.review.items() == []
     assert store.journal.next_id(when) == "2026-09-24-0008"
     assert store.review.next_id(when) == "p-2026-09-24-0005"
+
+
+def _keys(line: dict) -> list[str]:
+    return list(line)
+
+
+def _data_keys() -> dict[str, list[str]]:
+    lines = [json.loads(raw) for raw in raw_lines("edits-2026-09.jsonl")]
+    by_id = {line["id"][-4:]: line for line in lines}
+    kinds = {
+        "add": "0001",
+        "note": "0004",
+        "untrusted add": "0005",
+        "secret add": "0006",
+        "replace": "0007",
+        "consolidate": "0008",
+        "undo": "0009",
+        "promote": "0010",
+        "hand-edit": "0011",
+        "accept": "0012",
+        "reject": "0013",
+        "recovered": "0014",
+    }
+    return {kind: _keys(by_id[number]) for kind, number in kinds.items()}
+
+
+def test_every_kind_of_line_is_written_with_the_keys_in_the_order_written_before(
+    tmp_path, monkeypatch
+):
+    secret = {**CLEAN, "session": "mm-secret001", "taint": "secret"}
+    store = new_store(tmp_path / "one")
+    written: dict[str, list[str]] = {}
+
+    def call(kind: str, caller: dict, **fields) -> None:
+        store.call(*loose_call(args(**fields), **caller))
+        written[kind] = _keys(last_line(store).dump())
+
+    call("add", CLEAN, action="add", file="memory", text="a")
+    call("note", CLEAN, action="note", text="n")
+    call("untrusted add", TAINTED, action="add", file="user", text="t")
+    call("secret add", secret, action="add", file="user", text="s")
+    call("replace", CLEAN, action="replace", file="memory", old="a", text="b")
+    moved = [{"old": "b", "move": True}]
+    consolidate = {"action": "consolidate", "file": "memory", "entries": moved}
+    store.call(*loose_call(json.dumps(consolidate), **CLEAN))
+    written["consolidate"] = _keys(last_line(store).dump())
+    owner(store, "undo", last_line(store).id)
+    written["undo"] = _keys(last_line(store).dump())
+    owner(store, "promote", {"ref": "note:0", "file": "user"})
+    written["promote"] = _keys(last_line(store).dump())
+    memory_path(store, "memory.md").write_text("by hand\n")
+    store.detect_hand_edits()
+    written["hand-edit"] = _keys(last_line(store).dump())
+
+    review = new_store(tmp_path / "two", review=True)
+    for text in ("x", "y"):
+        review.call(*loose_call(args(action="add", file="user", text=text), **CLEAN))
+    owner(review, "accept", "p-2026-09-24-0001")
+    written["accept"] = _keys(last_line(review).dump())
+    owner(review, "reject", "p-2026-09-24-0002")
+    written["reject"] = _keys(last_line(review).dump())
+
+    crashed = new_store(tmp_path / "three")
+
+    def killed(*_args, **_kwargs):
+        raise SystemExit("killed after the rename")
+
+    monkeypatch.setattr(crashed.journal, "append", killed)
+    with pytest.raises(SystemExit):
+        crashed.call(*loose_call(args(action="add", file="memory", text="r"), **CLEAN))
+    restarted = new_store(tmp_path / "three")
+    written["recovered"] = _keys(last_line(restarted).dump())
+
+    assert written == _data_keys()
+
+
+@pytest.mark.parametrize("key", ["sesion", "undoe", "Note", "written_by"])
+def test_an_edit_with_a_key_the_journal_does_not_know_is_refused_and_writes_nothing(tmp_path, key):
+    store = new_store(tmp_path)
+    store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
+    before = snapshot(store)
+
+    def decide(current):
+        return edits.Plan("promote", "memory.md", tuple(current), (*current, "b"))
+
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        store.owner_edit("memory.md", decide, OWNER, "promote", {key: "x"})
+    assert snapshot(store) == before
+    with pytest.raises(ValidationError, match=key):
+        Edit(**{key: "x"})

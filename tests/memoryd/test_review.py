@@ -10,7 +10,17 @@ from memoryd.memory.review import waiting_sentence
 from memoryd.memory.store import NOTED, UNTRUSTED_ADD
 from tests.callargs import loose_call
 
-from .store_helpers import CLEAN, TAINTED, args, journal_lines, memory_path, new_store, snapshot
+from .store_helpers import (
+    CLEAN,
+    TAINTED,
+    args,
+    journal_lines,
+    last_line,
+    memory_path,
+    new_store,
+    owner,
+    snapshot,
+)
 
 
 def pending_lines(store):
@@ -23,7 +33,7 @@ def test_review_off_writes_at_once(tmp_path):
     store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
     assert entries.parse(memory_path(store, "memory.md").read_text()) == ["a"]
     assert not memory_path(store, "pending.jsonl").exists()
-    assert store.pending() == "review is off; no edits are waiting for review"
+    assert owner(store, "pending") == "review is off; no edits are waiting for review"
 
 
 def test_review_on_stages_a_write_and_says_it_waits(tmp_path):
@@ -46,7 +56,7 @@ def test_review_on_stages_a_write_and_says_it_waits(tmp_path):
         "file": "memory.md",
         "args": {"action": "add", "file": "memory", "text": "  a fact  "},
     }
-    assert store.pending() == (
+    assert owner(store, "pending") == (
         f"p-2026-09-24-0001  2026-09-24T21:02:11Z  {CLEAN['session']}  add  memory.md\n"
         '  text: "  a fact  "'
     )
@@ -71,7 +81,7 @@ def test_notes_are_never_staged(tmp_path):
         store.call(*loose_call(args(action="remove", file="memory", old="t"), **TAINTED))
     assert len(notes.parse(memory_path(store, "notes.md").read_bytes())) == 2
     assert not memory_path(store, "pending.jsonl").exists()
-    assert store.pending() == "no edits are waiting for review"
+    assert owner(store, "pending") == "no edits are waiting for review"
 
 
 def test_accept_applies_with_the_same_checks_and_is_journalled(tmp_path):
@@ -98,7 +108,7 @@ def test_accept_applies_with_the_same_checks_and_is_journalled(tmp_path):
         ["Name: Sam"],
     )
     assert pending_lines(store) == []
-    assert store.pending() == "no edits are waiting for review"
+    assert owner(store, "pending") == "no edits are waiting for review"
     with pytest.raises(AdminRefused, match="no edit p-2026-09-24-0001 is waiting"):
         store.accept("p-2026-09-24-0001")
     store.undo("2026-09-24-0001")  # an accept is an edit of its file
@@ -110,7 +120,7 @@ def test_accept_is_checked_against_the_file_as_it_is_then(tmp_path):
     store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
     memory_path(store, "memory.md").write_text("a\n")  # the owner added the same entry by hand
     store.detect_hand_edits()  # journalled as a hand edit; the refused accept changes nothing more
-    assert store.journal.tail(1)[0].action == "hand-edit"
+    assert last_line(store).action == "hand-edit"
     before = snapshot(store)
     with pytest.raises(AdminRefused) as e:
         store.accept("p-2026-09-24-0001")
@@ -119,7 +129,7 @@ def test_accept_is_checked_against_the_file_as_it_is_then(tmp_path):
         "memory.md already holds this entry"
     )
     assert snapshot(store) == before
-    assert "p-2026-09-24-0001" in store.pending()
+    assert "p-2026-09-24-0001" in owner(store, "pending")
 
 
 def test_two_staged_edits_second_goes_stale_after_the_first(tmp_path):
@@ -147,7 +157,7 @@ def test_accept_of_a_consolidate_moves_entries_with_the_session_of_the_call(tmp_
             **CLEAN,
         ),
     )
-    assert '    {"old": "old fact", "move": true}' in store.pending()
+    assert '    {"old": "old fact", "move": true}' in owner(store, "pending")
     store.accept("p-2026-09-24-0001")
     [moved] = notes.parse(memory_path(store, "notes.md").read_bytes())
     assert (moved.kind, moved.session, moved.text) == ("moved", CLEAN["session"], "old fact")
@@ -171,7 +181,9 @@ def test_reject_discards_and_is_journalled(tmp_path):
         None,
     )
     assert [item["id"] for item in pending_lines(store)] == ["p-2026-09-24-0002"]
-    assert store.log(1).endswith("reject  memory.md unchanged (pending p-2026-09-24-0001, add)")
+    assert owner(store, "log", "1").endswith(
+        "reject  memory.md unchanged (pending p-2026-09-24-0001, add)"
+    )
     with pytest.raises(AdminRefused, match="rejected a pending edit; nothing changed"):
         store.undo("2026-09-24-0001")
 
@@ -191,7 +203,7 @@ def test_a_pending_line_the_journal_already_resolved_is_not_listed(tmp_path):
     stale = memory_path(store, "pending.jsonl").read_bytes()
     store.accept("p-2026-09-24-0001")
     memory_path(store, "pending.jsonl").write_bytes(stale)
-    assert store.pending() == "no edits are waiting for review"
+    assert owner(store, "pending") == "no edits are waiting for review"
     with pytest.raises(AdminRefused, match="no edit p-2026-09-24-0001 is waiting"):
         store.accept("p-2026-09-24-0001")
 

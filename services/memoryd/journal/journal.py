@@ -7,11 +7,15 @@ rejected pending edit, which changed nothing), before and after (the entries, ra
 notes (what the edit appended to notes.md: [{"kind", "text"}]). Undo adds "undoes", accept and
 reject add "pending" and "requested" (the action that waited).
 
-Each line is an EditLine (the model below), validated as it is read (linefile.py) and dumped as it
-is written. It is the history notes.md alone cannot give, and what undo reverts from. A line that
-is not valid JSON or not an edit line (a hand edit, a crash mid-append) is skipped with a log line
-naming the file and the line; undo stays safe because it also
-compares the file with what the edit left.
+A writer builds its edit as an Edit (the model below), which refuses a key it does not know, so a
+misspelt one fails the write instead of being journalled; the journal adds the id and the time and
+appends it. Each line reads back as an EditLine, validated as it is read (linefile.py), keeping a
+key a later memoryd may have written. The journal is read without reading a month whole through
+scan.py (a line by id, the last lines, a file's last line) and byfile.py (each identity file's
+latest edit and its entries' classes). It is the history notes.md alone cannot give, and what undo
+reverts from. A line that is not valid JSON or not an edit line (a hand edit, a crash mid-append)
+is skipped with a log line naming the file and the line; undo stays safe because it also compares
+the file with what the edit left.
 """
 
 import datetime as dt
@@ -52,14 +56,13 @@ class NoteLine(BaseModel):
     text: str
 
 
-class EditLine(BaseModel):
-    """One line of edits/YYYY-MM.jsonl. Fields in the order memoryd writes them; a line holds
-    only the fields its writer set (a reject has no taint), so dump() gives the same bytes as
-    before the model existed. Keys this model does not know are kept."""
+class Edit(BaseModel):
+    """An edit as its writer builds it, before the journal gives it an id and a time. Keys are
+    fields of this model and nothing else (a misspelt one is refused, never journalled). Fields in
+    the order memoryd writes them; an edit holds only the fields its writer set (a reject has no
+    taint), so dump() gives the same bytes as before the model existed."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
-    id: str
-    time: str | None = None
+    model_config = ConfigDict(extra="forbid", strict=True)
     session: str | None = None
     call: str | None = None
     taint: str | None = None
@@ -74,10 +77,35 @@ class EditLine(BaseModel):
     pending: str | None = None  # accept, reject
     requested: str | None = None  # accept, reject: the action that waited
     note: dict | None = None  # promote: the note it came from
-    recovered: bool | None = None  # a write journalled after a crash (owner/handedit.py)
+    recovered: bool | None = None  # a write journalled after a crash (memory/handedit.py)
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+class EditLine(Edit):
+    """One line of edits/YYYY-MM.jsonl as read back: the edit with its id and time first. Keys
+    this model does not know (a line a later memoryd wrote) are kept as read, not refused."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    id: str
+    time: str | None = None
+
+    def dump(self) -> dict:
+        fields = self.model_dump(mode="json", exclude_unset=True)
+        head = {key: fields.pop(key) for key in ("id", "time") if key in fields}
+        return {**head, **fields}
+
+
+def class_source(record: EditLine) -> str | None:
+    """What decides the class of the entries a line brought into a file: the promoted note's own
+    class where the promote recorded it, the writing session's taint otherwise (None for the
+    owner's edits, which are private)."""
+    if record.action == "promote" and isinstance(record.note, dict):
+        klass = record.note.get("class")
+        if isinstance(klass, str):
+            return klass
+    return record.taint
 
 
 def ends_without_newline(path: Path) -> bool:
@@ -156,7 +184,8 @@ class Journal:
         return [self.home.edits / name for name in names]
 
     def records(self) -> list[EditLine]:
-        """Every journal line, oldest first."""
+        """Every journal line, oldest first: the whole journal parsed, for tests and tools that
+        check it whole; memoryd's own reads go through scan.py and byfile.py."""
         out: list[EditLine] = []
         for path in self.month_files():
             out.extend(read_lines(path, EditLine))
@@ -175,40 +204,12 @@ class Journal:
             numbers = day_numbers([last] if last else [], day)
         return f"{day}-{max(numbers, default=0) + 1:04d}"
 
-    def append(self, when: dt.datetime, fields: dict) -> EditLine:
-        """Journal one edit made at when; returns the line with its new id and time."""
+    def append(self, when: dt.datetime, edit: Edit) -> EditLine:
+        """Journal one edit made at when; returns its line, with its new id and time."""
         record = EditLine.model_validate(
-            {"id": self.next_id(when), "time": record_time(when), **fields}
+            {"id": self.next_id(when), "time": record_time(when), **edit.dump()}
         )
         path = self.home.edits_month(utc(when))
         # A line torn by a full disk is cut back, so the journal ends on a whole line.
         append_or_cut_back(path, lambda: append_record(path, record.dump()))
         return record
-
-    def find(self, edit_id: str) -> EditLine | None:
-        m = EDIT_ID.match(edit_id)
-        if m is None:
-            return None
-        path = self.home.edits / f"{m.group(1)[:7]}.jsonl"
-        for record in read_lines(path, EditLine):
-            if record.id == edit_id:
-                return record
-        return None
-
-    def latest_edit_of(self, file: str) -> EditLine | None:
-        """The last line that changed file (memory.md or user.md)."""
-        for record in reversed(self.records()):
-            if record.to == file:
-                return record
-        return None
-
-    def tail(self, n: int) -> list[EditLine]:
-        """The last n journal lines, oldest first, reading only the months it needs."""
-        if n <= 0:
-            return []
-        out: list[EditLine] = []
-        for path in reversed(self.month_files()):
-            out = read_lines(path, EditLine) + out
-            if len(out) >= n:
-                break
-        return out[-n:]

@@ -11,8 +11,8 @@ skipped, as read_lines skips a damaged one.
 import json
 import mmap
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Generator, Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from memoryd.home import open_read
@@ -110,8 +110,9 @@ def line_with_id(path: Path, edit_id: str) -> EditLine | None:
                     return record
 
 
-def last_with_to(paths: list[Path], file: str) -> EditLine | None:
-    """The last journal line (over paths, oldest first) whose "to" is file."""
+def lines_to(paths: list[Path], file: str) -> Generator[tuple[Path, int, EditLine], None, None]:
+    """Every journal line whose "to" is file, newest first (over paths, oldest first), with its
+    month file and the offset where it starts; only those lines are parsed."""
     needle = b'"to": ' + json.dumps(file).encode()
     for path in reversed(paths):
         with mapped(path) as data:
@@ -123,9 +124,28 @@ def last_with_to(paths: list[Path], file: str) -> EditLine | None:
                 start, end = _line_at(data, position)
                 record = _parse(data[start:end])
                 if record is not None and record.to == file:
-                    return record
+                    yield path, start, record
                 position = start
+
+
+def last_with_to(paths: list[Path], file: str) -> EditLine | None:
+    """The last journal line (over paths, oldest first) whose "to" is file."""
+    with closing(lines_to(paths, file)) as found:
+        for _, _, record in found:
+            return record
     return None
+
+
+def line_at(path: Path, offset: int) -> EditLine | None:
+    """The journal line that starts at offset of path (None when there is none, or it is not
+    whole or not an edit line)."""
+    with mapped(path) as data:
+        if offset < 0 or offset >= len(data) or (offset and data[offset - 1 : offset] != b"\n"):
+            return None
+        end = data.find(b"\n", offset)
+        if end == -1:
+            return None
+        return _parse(data[offset:end])
 
 
 def tail(paths: list[Path], n: int) -> list[EditLine]:

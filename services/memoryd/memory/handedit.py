@@ -13,8 +13,9 @@ is its before, the write was memoryd's: its journal line is appended as it would
 `"recovered": true`. A power cut in that window can still show up as a hand edit; that is the one
 case left, and the record still holds the right before and after.
 
-The journal's last after per file is kept by JournalTail, which reads only what was appended since
-it last looked, so a write costs the same however long the journal is.
+The journal's last after per file comes from the journal's index by file (journal/byfile.py),
+which reads only what was appended since it last looked, so a write costs the same however long
+the journal is.
 """
 
 import json
@@ -22,11 +23,12 @@ import logging
 import os
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from memoryd.errors import FileDamaged
-from memoryd.home import FILE_MODE, Home, open_read
-from memoryd.journal import scan as journalscan
-from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
-from memoryd.journal.linefile import parse_line
+from memoryd.home import FILE_MODE, Home
+from memoryd.journal.byfile import JournalIndex
+from memoryd.journal.journal import IDENTITY_FILES, Edit, EditLine, Journal
 from memoryd.memory.memfiles import read_entries
 
 log = logging.getLogger(__name__)
@@ -80,68 +82,14 @@ def read_intent(home: Home) -> dict | None:
     return None
 
 
-def _entry_list(value: object) -> list[str] | None:
-    if isinstance(value, list) and all(isinstance(e, str) for e in value):
-        return value
-    return None
-
-
-class JournalTail:
-    """The last `after` the journal holds for memory.md and user.md, read incrementally: the
-    first time from the journal's end (journalscan), then only what was appended since."""
-
-    def __init__(self, journal: Journal):
-        self.journal = journal
-        self._path: Path | None = None  # the newest month file read, and how far
-        self._offset = 0
-        self._after: dict[str, list[str]] = {}
-
-    def _reset(self) -> None:
-        self._after = {}
-        months = self.journal.month_files()
-        for file in IDENTITY_FILES:
-            record = journalscan.last_with_to(months, file)
-            if record is not None:
-                self._after[file] = record.after
-        self._path = months[-1] if months else None
-        self._offset = self._path.stat().st_size if self._path else 0
-
-    def _read_from(self, path: Path, offset: int) -> int:
-        with open_read(path) as f:  # no link followed, a regular file only
-            f.seek(offset)
-            data = f.read()
-        end = data.rfind(b"\n") + 1  # a last line without its newline is not whole yet
-        for file, after in _identity_afters(data[:end]):
-            self._after[file] = after
-        return offset + end
-
-    def last_after(self, file: str) -> list[str]:
-        """What memoryd last left in file according to the journal ([] before any edit)."""
-        months = self.journal.month_files()
-        try:
-            if self._path is None or self._path not in months:
-                self._reset()
-            else:
-                later = months[months.index(self._path) + 1 :]
-                if self._path.stat().st_size < self._offset:
-                    self._reset()
-                else:
-                    self._offset = self._read_from(self._path, self._offset)
-                    for path in later:
-                        self._path, self._offset = path, self._read_from(path, 0)
-        except FileNotFoundError:
-            self._reset()
-        return list(self._after.get(file, []))
-
-
 class HandEdits:
     """Detects and journals hand edits; called by MemoryStore under its lock."""
 
-    def __init__(self, home: Home, journal: Journal, now):
+    def __init__(self, home: Home, journal: Journal, index: JournalIndex, now):
         self.home = home
         self.journal = journal
         self.now = now
-        self.tail = JournalTail(journal)
+        self.index = index
 
     def detect(self) -> list[EditLine]:
         """Journal every identity file that differs from the journal's last after."""
@@ -158,12 +106,13 @@ class HandEdits:
         except FileDamaged as e:
             log.warning("%s: not compared with the journal: %s", file, e)
             return None
-        last = self.tail.last_after(file)
+        last = self.index.last_after(file)
         if current == last:
             return None
-        intent = read_intent(self.home)
-        if intent is not None and _is_unjournalled_write(intent["fields"], file, last, current):
-            record = self.journal.append(self.now(), {**intent["fields"], "recovered": True})
+        intended = _intended_edit(read_intent(self.home))
+        if intended is not None and _is_unjournalled_write(intended, file, last, current):
+            intended.recovered = True
+            record = self.journal.append(self.now(), intended)
             log.info(
                 "%s: memoryd's write was renamed into place but not journalled before a crash; "
                 "journalled now as edit %s",
@@ -171,21 +120,19 @@ class HandEdits:
                 record.id,
             )
             return record
-        record = self.journal.append(
-            self.now(),
-            {
-                "session": OWNER_SESSION,
-                "call": None,
-                "taint": None,
-                "untrusted": False,
-                "action": HAND_EDIT,
-                "file": file,
-                "to": file,
-                "before": last,
-                "after": current,
-                "notes": [],
-            },
+        edit = Edit(
+            session=OWNER_SESSION,
+            call=None,
+            taint=None,
+            untrusted=False,
+            action=HAND_EDIT,
+            file=file,
+            to=file,
+            before=last,
+            after=current,
+            notes=[],
         )
+        record = self.journal.append(self.now(), edit)
         log.info(
             "%s: edited outside memoryd (%d entries before, %d now); journalled as edit %s",
             file,
@@ -196,23 +143,15 @@ class HandEdits:
         return record
 
 
-_NAMES = tuple(name.encode() for name in IDENTITY_FILES)
+def _intended_edit(intent: dict | None) -> Edit | None:
+    """The edit an intent holds, or None when it holds none (a damaged or foreign file)."""
+    if intent is None:
+        return None
+    try:
+        return Edit.model_validate(intent["fields"])
+    except ValidationError:
+        return None
 
 
-def _identity_afters(data: bytes):
-    """(file, after) of each journal line in data that changed memory.md or user.md, in order.
-    Only lines naming one of the files are parsed, so the many notes cost a substring search."""
-    for raw in data.split(b"\n"):
-        if not any(name in raw for name in _NAMES):
-            continue
-        record = parse_line(raw, EditLine)
-        if not isinstance(record, str) and record.to in IDENTITY_FILES:
-            yield record.to, record.after
-
-
-def _is_unjournalled_write(fields: dict, file: str, last: list[str], current: list[str]) -> bool:
-    return (
-        fields.get("to") == file
-        and _entry_list(fields.get("before")) == last
-        and _entry_list(fields.get("after")) == current
-    )
+def _is_unjournalled_write(edit: Edit, file: str, last: list[str], current: list[str]) -> bool:
+    return edit.to == file and edit.before == last and edit.after == current

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
-from memoryd.journal import scan as journalscan
-from memoryd.journal.journal import Journal, append_record, day_numbers, record_time, utc
+from memoryd.journal.byfile import JournalIndex
+from memoryd.journal.journal import append_record, day_numbers, record_time, utc
 from memoryd.journal.linefile import all_ids, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from memoryd.trust.caller import Caller
@@ -59,17 +59,17 @@ def waiting_sentence(file: str, pending_id: str) -> str:
 
 
 class Review:
-    def __init__(self, home: Home, journal: Journal):
+    def __init__(self, home: Home, index: JournalIndex):
         self.home = home
-        self.journal = journal
+        self.index = index
 
     @property
     def path(self):
         return self.home.memory_file(PENDING_FILE)
 
     def _resolved(self) -> set[str]:
-        # A regular expression over the journal, not a parse of every line.
-        return journalscan.pending_ids(self.journal.month_files())
+        # Kept by the journal's index as the journal grows, not searched for in it each time.
+        return self.index.resolved_pending()
 
     def items(self) -> list[PendingLine]:
         """The edits still waiting, oldest first."""

@@ -31,12 +31,12 @@ from memoryd.errors import (
 )
 from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
 from memoryd.journal import rollback
-from memoryd.journal.journal import EditLine, Journal, ends_without_newline
-from memoryd.memory import block, edits, entries, handedit, notes
+from memoryd.journal.byfile import JournalIndex
+from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
+from memoryd.memory import block, edits, entries, handedit, notes, ownerwrites
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.memory.memfiles import read_entries
 from memoryd.memory.review import Review, waiting_sentence
-from memoryd.owner.commands import OwnerCommands
 from memoryd.trust import classrule
 from memoryd.trust.caller import Caller
 from memoryd.trust.witness import Witness
@@ -62,7 +62,10 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class MemoryStore(OwnerCommands):
+JOURNAL_INDEX = "journal-index.json"
+
+
+class MemoryStore:
     def __init__(
         self,
         home: Home,
@@ -82,9 +85,11 @@ class MemoryStore(OwnerCommands):
         self.review_on = review
         self.now = now
         self.journal = Journal(home)
-        self.review = Review(home, self.journal)
-        self.hand_edits = handedit.HandEdits(home, self.journal, now)
-        self._lock = threading.Lock()
+        self.journal_index = JournalIndex(self.journal, home.index_dir / JOURNAL_INDEX)
+        self.review = Review(home, self.journal_index)
+        self.hand_edits = handedit.HandEdits(home, self.journal, self.journal_index, now)
+        # Every write to memory/ holds it (the writer thread serialises them anyway).
+        self.lock = threading.Lock()
 
     # --- start and read ---------------------------------------------------------------------
     def ensure(self) -> list[Path]:
@@ -121,7 +126,7 @@ class MemoryStore(OwnerCommands):
         return created
 
     def detect_hand_edits(self) -> None:
-        """Journal memory.md or user.md changed outside memoryd (owner/handedit.py)."""
+        """Journal memory.md or user.md changed outside memoryd (memory/handedit.py)."""
         try:
             self.hand_edits.detect()
         except OSError as e:
@@ -140,7 +145,7 @@ class MemoryStore(OwnerCommands):
         if self.witness is not None:
             taint, untrusted = self.witness.stricter(session, taint, untrusted)
             caller = caller.stricter(taint, untrusted)
-        with self._lock:
+        with self.lock:
             self.detect_hand_edits()
             if isinstance(args, NoteArgs):
                 return self._note(args, None, caller)
@@ -157,20 +162,21 @@ class MemoryStore(OwnerCommands):
                 raise UntrustedSession(
                     classrule.class_refused_sentence(taint, self.max_class, file)
                 )
-            plan = edits.plan(args, self._entries_for_edit(file))
+            plan = edits.plan(args, self.entries_for_edit(file))
             if self.review_on:
                 try:
                     item = self.review.stage(self.now(), caller, args, file)
                 except OSError as e:
-                    raise self._not_applied(file, args.action, caller.session, e) from None
+                    raise self.not_applied(file, args.action, caller.session, e) from None
                 log.info(
                     "%s: %s by session %s staged as %s", file, args.action, caller.session, item.id
                 )
                 return waiting_sentence(file, item.id)
-            self._apply(plan, caller, args.action)
+            self.apply(plan, caller, args.action)
             return edits.updated_sentence(file, plan.length)
 
-    def _entries_for_edit(self, file: str) -> list[str]:
+    def entries_for_edit(self, file: str) -> list[str]:
+        """The entries of file as they are now; FileInvalid when it cannot be parsed."""
         try:
             return read_entries(self.home, file)
         except FileDamaged as e:
@@ -186,26 +192,25 @@ class MemoryStore(OwnerCommands):
         notes_size = rollback.size_of(notes_path)
         try:
             self._append_notes(notes.noted(text, when, session, klass, untrusted))
-            record = self.journal.append(
-                when,
-                {
-                    **caller.head(),
-                    "action": args.action,
-                    "file": file,
-                    "to": "notes.md",
-                    "before": [],
-                    "after": [text],
-                    "notes": [{"kind": "noted", "text": text}],
-                },
+            edit = Edit(
+                **caller.head(),
+                action=args.action,
+                file=file,
+                to="notes.md",
+                before=[],
+                after=[text],
+                notes=[NoteLine(kind="noted", text=text)],
             )
+            record = self.journal.append(when, edit)
         except OSError as e:
             rollback.cut_back(notes_path, notes_size)
-            raise self._not_applied("notes.md", args.action, session, e) from None
+            raise self.not_applied("notes.md", args.action, session, e) from None
         log.info("notes.md: %s by session %s (edit %s)", args.action, session, record.id)
         return NOTED_UNTRUSTED if untrusted else NOTED
 
     @staticmethod
-    def _not_applied(file: str, action: str, session: str | None, e: OSError) -> WriteFailed:
+    def not_applied(file: str, action: str, session: str | None, e: OSError) -> WriteFailed:
+        """The answer to a write that failed and was taken back (logged)."""
         reason = str(e) if isinstance(e, NotRegular) else e.strerror or str(e)
         log.error("%s: %s by %s not applied: %s", file, action, session or "the owner", reason)
         return WriteFailed(
@@ -217,24 +222,26 @@ class MemoryStore(OwnerCommands):
         prefix = "\n" if ends_without_newline(path) else ""
         append_bytes(path, (prefix + text).encode("utf-8"))
 
-    def _apply(
+    def apply(
         self, plan: edits.Plan, caller: Caller, action: str, extra: dict | None = None
     ) -> EditLine:
-        """Write an edit in the crash-safe order; its journal line. A step that fails takes the
-        steps before it back (rollback.py) and the edit is answered as not applied. extra: what
-        an owner's edit adds to its line (undoes, pending and requested, note)."""
+        """Write an edit in the crash-safe order; its journal line. The caller holds self.lock.
+        A step that fails takes the steps before it back (rollback.py) and the edit is answered
+        as not applied. extra: the fields an owner's edit adds to its line (undoes, pending and
+        requested, note), checked as the line's own."""
         when = self.now()
         session = caller.session
         path = self.home.memory_file(plan.file)
         notes_path = self.home.memory_file("notes.md")
         notes_size = rollback.size_of(notes_path)
         old = None
+        # Built before anything is written: a line the model refuses leaves every file as it was.
+        line = _journal_edit(plan, caller, action, extra or {})
         try:
             if plan.removals:
                 self._append_notes(self._removal_text(plan, when, session))
-            line = _journal_fields(plan, caller, action, extra or {})
             old = rollback.keep_old(path)
-            handedit.intend(self.home, line)
+            handedit.intend(self.home, line.dump())
             atomic_write(path, entries.file_bytes(plan.after))
             try:
                 record = self.journal.append(when, line)
@@ -245,7 +252,7 @@ class MemoryStore(OwnerCommands):
         except OSError as e:
             rollback.cut_back(notes_path, notes_size)
             handedit.forget(self.home)
-            raise self._not_applied(plan.file, action, session, e) from None
+            raise self.not_applied(plan.file, action, session, e) from None
         finally:
             rollback.drop(old)
         handedit.forget(self.home)
@@ -265,30 +272,41 @@ class MemoryStore(OwnerCommands):
         """An owner's edit of file (promote, edit: owner/): decide plans it from the entries as
         they are now, under the write lock; applied and journalled like any edit. The journal
         line, or None when the plan changes nothing."""
-        with self._lock:
+        with self.lock:
             self.detect_hand_edits()
-            plan = decide(self._entries_for_edit(file))
+            plan = decide(self.entries_for_edit(file))
             if plan.after == plan.before:
                 return None
-            return self._apply(plan, caller, action, extra)
+            return self.apply(plan, caller, action, extra)
+
+    # --- the owner's writes that name an edit (ownerwrites.py) --------------------------------
+    def undo(self, edit_id: str) -> str:
+        return ownerwrites.undo_edit(self, edit_id)
+
+    def accept(self, pending_id: str) -> str:
+        return ownerwrites.accept(self, pending_id)
+
+    def reject(self, pending_id: str) -> str:
+        return ownerwrites.reject(self, pending_id)
 
     def _removal_text(self, plan: edits.Plan, when: dt.datetime, session: str | None) -> str:
         """The notes.md entries of what leaves the file, each with its writer's class."""
-        classes = classrule.entry_classes(self.journal, plan.file, [r.text for r in plan.removals])
+        texts = [r.text for r in plan.removals]
+        classes = classrule.entry_classes(self.journal_index, plan.file, texts)
         return "".join(
             notes.moved_or_dropped(r.kind, r.text, when, plan.file, session, classes[r.text])
             for r in plan.removals
         )
 
 
-def _journal_fields(plan: edits.Plan, caller: Caller, action: str, extra: dict) -> dict:
-    return {
+def _journal_edit(plan: edits.Plan, caller: Caller, action: str, extra: dict) -> Edit:
+    return Edit(
         **caller.head(),
-        "action": action,
-        "file": plan.file,
-        "to": plan.file,
-        "before": list(plan.before),
-        "after": list(plan.after),
-        "notes": [{"kind": r.kind, "text": r.text} for r in plan.removals],
+        action=action,
+        file=plan.file,
+        to=plan.file,
+        before=list(plan.before),
+        after=list(plan.after),
+        notes=[NoteLine(kind=r.kind, text=r.text) for r in plan.removals],
         **extra,
-    }
+    )

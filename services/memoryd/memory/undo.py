@@ -7,16 +7,20 @@ pending edit changed nothing.
 """
 
 from memoryd.errors import AdminRefused
+from memoryd.journal import scan
+from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import EDIT_ID, IDENTITY_FILES, EditLine, Journal
 from memoryd.memory.entries import LIMITS, count
 
 
-def undoable(journal: Journal, edit_id: object) -> EditLine:
-    """The journal line of edit_id if it is the latest edit of its file; AdminRefused otherwise."""
+def undoable(journal: Journal, index: JournalIndex, edit_id: object) -> EditLine:
+    """The journal line of edit_id if it is the latest edit of its file; AdminRefused otherwise.
+    The line is found by halving its month file (scan.line_with_id), the file's latest edit by
+    the journal's index, so neither reads the month whole."""
     if not isinstance(edit_id, str) or not EDIT_ID.match(edit_id):
         shown = str(edit_id)[:64]
         raise AdminRefused(f"refused: {shown!r} is not an edit id (YYYY-MM-DD-NNNN)")
-    record = journal.find(edit_id)
+    record = scan.line_with_id(journal.home.edits / f"{edit_id[:7]}.jsonl", edit_id)
     if record is None:
         raise AdminRefused(f"refused: the journal holds no edit {edit_id}")
     if record.action == "reject":
@@ -27,7 +31,7 @@ def undoable(journal: Journal, edit_id: object) -> EditLine:
         )
     if record.to not in IDENTITY_FILES:
         raise AdminRefused(f"refused: the journal line of edit {edit_id} is damaged")
-    latest = journal.latest_edit_of(record.to)
+    latest = index.latest(record.to)
     if latest is not None and latest.id != edit_id:
         raise AdminRefused(
             f"refused: edit {edit_id} is not the latest edit of {record.to} "

@@ -35,12 +35,6 @@ def log_line(record: EditLine) -> str:
     return f"{record.id}  {record.time}  {session}  {record.action}  " + where(record)
 
 
-def log_text(records: list[EditLine]) -> str:
-    if not records:
-        return NO_EDITS
-    return "\n".join(log_line(r) for r in records)
-
-
 def _value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -60,7 +54,6 @@ def pending_item(item: PendingLine) -> str:
     return "\n".join(lines)
 
 
-def pending_text(items: list[PendingLine], review_on: bool) -> str:
-    if not items:
-        return NO_PENDING if review_on else REVIEW_OFF
-    return "\n".join(pending_item(item) for item in items)
+def nothing_waiting(review_on: bool) -> str:
+    """The answer of pending when no edit waits."""
+    return NO_PENDING if review_on else REVIEW_OFF

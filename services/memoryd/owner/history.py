@@ -30,8 +30,11 @@ def log_window(journal: Journal, n: int, start: str | None) -> list[EditLine]:
 
 
 def log_item(record: EditLine) -> dict:
+    """An edit as log --json gives it: the same session and file as its text line."""
     keys = ("id", "time", "session", "action", "file", "to", "untrusted")
-    return {**{k: getattr(record, k) for k in keys}, "where": admin_text.where(record)}
+    item = {k: getattr(record, k) for k in keys}
+    item["session"] = record.session or admin_text.OWNER
+    return {**item, "where": admin_text.where(record)}
 
 
 def log_answer(journal: Journal, arg: LogArg) -> str:
@@ -97,7 +100,7 @@ def pending_answer(items: list[PendingLine], review_on: bool, arg: PendingArg) -
             }
         )
     if not window:
-        return admin_text.pending_text([], review_on)
+        return admin_text.nothing_waiting(review_on)
     page = paging.text_page(window, admin_text.pending_item)
     lines = list(page.shown)
     rest = _pending_rest(window, page)

@@ -4,6 +4,12 @@ REF is note:N (the reference search and stats print: the Nth entry of notes.md, 
 note's exact text. The note goes through the same plan as an add (the check, the entry rules, the
 limit), and is journalled as the owner's edit (session "owner", action "promote", with the note it
 came from), so undo reverts it like any edit. notes.md is append-only: the note stays there too.
+
+A note keeps its class: one above [index] max_class (written by a session that had read more than
+memory may hold, so recall never shows it) is refused, naming its class, rather than promoted
+into identity, which every prompt holds. A note of a class above private that memory may hold is
+promoted with its class on the journal line (note.class), so the entry leaves the file again, by
+a later move, with that class and not as the owner's private (trust/classrule.py).
 """
 
 import re
@@ -13,6 +19,7 @@ from memoryd.memory import edits, notes
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.owner import paging
 from memoryd.owner.args import PromoteArg
+from memoryd.trust import classrule
 from memoryd.trust.caller import OWNER
 from proto.tools import AddArgs
 
@@ -45,6 +52,8 @@ def run(store, arg: PromoteArg) -> str:
     note = find_note(notes.parse(data), arg.ref)
     file = FILE_OF_ARG[arg.file]
     ref = f"note:{note.number}"
+    if classrule.above(note.klass, store.max_class):
+        raise AdminRefused(classrule.promote_refused_sentence(ref, note.klass, store.max_class))
 
     def decide(current: list[str]) -> edits.Plan:
         try:
@@ -54,7 +63,10 @@ def run(store, arg: PromoteArg) -> str:
             raise AdminRefused(f"refused: {ref} cannot go into {file}: {reason}") from None
         return edits.Plan("promote", file, plan.before, plan.after)
 
-    came_from = {"ref": ref, "session": note.session, "untrusted": note.untrusted}
+    came_from: dict = {"ref": ref, "session": note.session, "untrusted": note.untrusted}
+    klass = classrule.session_class(note.klass)
+    if klass != classrule.FLOOR:  # as in notes.md's headers, a class only when above private
+        came_from["class"] = klass
     record = store.owner_edit(file, decide, OWNER, "promote", {"note": came_from})
     length = edits.entries.length(record.after)
     sentence = f"promoted {ref} into {file} as edit {record.id}: " + edits.updated_sentence(

@@ -5,6 +5,10 @@ with the id parsed), so a journal of 100,000 edits answers in well under a secon
 worked out from the line's before and after (pure): entries kept, added, removed, rewritten (a
 removed and an added entry in the same place), and moved or dropped ones, which went to notes.md
 (the line's notes).
+
+An edit that went to notes.md (a note, or an add by a session that could not change the file it
+named) changed no entry of any file: it is shown as the note it became, with the file it named
+unchanged and what made it a note (untrusted, a class above private), never as an added entry.
 """
 
 import difflib
@@ -13,8 +17,11 @@ from memoryd.errors import AdminRefused
 from memoryd.journal import scan as journalscan
 from memoryd.journal.journal import EDIT_ID, EditLine, Journal
 from memoryd.owner import paging
+from memoryd.owner.admin_text import OWNER
+from memoryd.trust import classrule
 
 EXTRA_KEYS = ("undoes", "pending", "requested", "note", "recovered")
+NOTES = "notes.md"
 
 
 def find(journal: Journal, edit_id: str) -> EditLine:
@@ -35,7 +42,14 @@ def _extras(record: EditLine) -> dict:
 
 
 def diff(record: EditLine) -> list[dict]:
-    """The changes an edit made, in file order: kept, added, removed, rewritten, moved, dropped."""
+    """The changes an edit made, in file order: kept, added, removed, rewritten, moved, dropped;
+    for an edit that went to notes.md, the notes it appended."""
+    if record.to == NOTES:
+        return [
+            {"change": "noted", "entry": note.text, "to": NOTES}
+            for note in record.notes
+            if note.kind == "noted"
+        ]
     before, after = record.before, record.after
     went = {}
     for note in record.notes:
@@ -63,10 +77,6 @@ def diff(record: EditLine) -> list[dict]:
             new = new[len(pairs) :]
         changes.extend(removed(e) for e in old)
         changes.extend({"change": "added", "entry": e} for e in new)
-    if record.to == "notes.md":
-        for note in record.notes:
-            if note.kind == "noted":
-                changes.append({"change": "noted", "entry": note.text, "to": "notes.md"})
     return changes
 
 
@@ -82,8 +92,22 @@ def _entry(text: object) -> str:
     return cut.replace("\n", "\n" + INDENT)
 
 
+def _as_note(record: EditLine) -> str:
+    """The entries line of an edit that went to notes.md: what it changed and why a note."""
+    why = []
+    klass = classrule.session_class(record.taint)
+    if klass != classrule.FLOOR:
+        why.append(klass)
+    if record.untrusted:
+        why.append("untrusted")
+    said = f" ({', '.join(why)})" if why else ""
+    if record.file is None:
+        return f"entries   none changed; a note in notes.md{said}"
+    return f"entries   {record.file} unchanged; saved as a note in notes.md{said}"
+
+
 def render(record: EditLine, changes: list[dict]) -> str:
-    session = record.session or "owner"
+    session = record.session or OWNER
     lines = [
         f"edit {record.id}",
         f"time      {record.time}",
@@ -93,8 +117,10 @@ def render(record: EditLine, changes: list[dict]) -> str:
         f"to        {record.to}",
     ]
     lines += [f"{key:<9} {value}" for key, value in _extras(record).items()]
-    before, after = record.before, record.after
-    lines.append(f"entries   {len(before)} before, {len(after)} after")
+    if record.to == NOTES:
+        lines.append(_as_note(record))
+    else:
+        lines.append(f"entries   {len(record.before)} before, {len(record.after)} after")
     kept = sum(1 for c in changes if c["change"] == "kept")
     for c in changes:
         kind = c["change"]
@@ -121,6 +147,7 @@ def answer(journal: Journal, edit_id: str, as_json: bool) -> str:
     if as_json:
         keys = ("id", "time", "session", "call", "taint", "untrusted", "action", "file", "to")
         shown = {k: getattr(record, k) for k in keys}
+        shown["session"] = record.session or OWNER  # as the text says it
         shown.update(_extras(record))
         shown["before"] = record.before
         shown["after"] = record.after

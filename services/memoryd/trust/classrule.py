@@ -5,14 +5,14 @@ max_class has read. Such a session is routed as a session that read untrusted co
 becomes a note labelled with its class (the index leaves notes above max_class out), and replace,
 remove and consolidate are refused. A pending edit staged by such a session cannot be accepted.
 
-An entry that leaves memory.md or user.md (moved, dropped) keeps the class of the session that
-wrote it in: entry_classes walks the journal back from its end to the last edit that brought the
-entry into the file. An undo only restores what an earlier edit wrote, so the walk goes past it; an
-entry no journal line brought in (the owner's hand edit) is the owner's: private.
+An entry that leaves memory.md or user.md (moved, dropped) keeps the class it came in with: that of
+the session whose edit last brought it into the file, or, for a promoted note, the note's own class
+(journal.class_source). The journal's index by file (journal/byfile.py) holds it for every entry a
+file holds now; an undo only restores what an earlier edit wrote, so it brings nothing in; an entry
+no journal line brought in, and the owner's own edits, are the owner's: private.
 """
 
-from memoryd.journal.journal import EditLine, Journal
-from memoryd.journal.linefile import read_lines
+from memoryd.journal.byfile import JournalIndex
 from proto.labels import CLASS_RANK, higher_class
 
 FLOOR = "private"
@@ -49,25 +49,13 @@ def accept_refused_sentence(pending_id: str, reason: str) -> str:
     return f"refused: {pending_id} was staged by a session that {reason}; it cannot be accepted"
 
 
-def _brought_in(record: EditLine, text: str) -> bool:
-    return text in record.after and text not in record.before and record.action != "undo"
+def promote_refused_sentence(ref: str, klass: str, max_class: str) -> str:
+    return (
+        f"refused: {ref} is a {klass} note, above what memory may hold ({max_class}); "
+        "it stays in notes.md and cannot be promoted"
+    )
 
 
-def entry_classes(journal: Journal, file: str, texts: list[str]) -> dict[str, str]:
-    """The class of each entry of file in texts: that of the edit that last brought it in.
-
-    Reads the journal's months newest first and stops as soon as every text is placed, so an
-    edit of recent entries reads only the current month.
-    """
-    found: dict[str, str] = {}
-    wanted = set(texts)
-    for path in reversed(journal.month_files()):
-        for record in reversed(read_lines(path, EditLine)):
-            if record.to != file:
-                continue
-            for text in wanted - found.keys():
-                if _brought_in(record, text):
-                    found[text] = session_class(record.taint)
-            if found.keys() >= wanted:
-                return found
-    return {text: found.get(text, FLOOR) for text in texts}
+def entry_classes(index: JournalIndex, file: str, texts: list[str]) -> dict[str, str]:
+    """The class of each entry of file in texts: the one it came into the file with."""
+    return {text: session_class(source) for text, source in index.came_with(file, texts).items()}

@@ -22,22 +22,22 @@ def _layout_rooms() -> dict[str, set[str]]:
     """From the README's Layout block: memoryd's folders (relative) and the modules each names."""
     readme = (ROOT / "README.md").read_text()
     block = readme[readme.index("## Layout") :]
-    rooms: dict[str, set[str]] = {}
+    texts: dict[str, str] = {}
     current = None
     for line in block.splitlines():
         head = re.match(r"^    (services/memoryd/|  [a-z_]+/)\s+(.*)$", line)
         if head:
             current = "" if head.group(1).startswith("services") else head.group(1).strip()
-            text = head.group(2)
+            texts[current] = head.group(2)
         elif current is not None and re.match(r"^ {20,}\S", line):
-            text = line
+            texts[current] += " " + line.strip()
         else:
-            current = None if not line.startswith("      ") else current
-            continue
+            current = None
+    rooms = {}
+    for room, text in texts.items():
         names = text.split(":", 1)[1] if ":" in text else text
-        rooms.setdefault(current, set()).update(
-            re.findall(r"[a-z_][a-z_0-9]*", names.split("(")[0])
-        )
+        names = re.sub(r"\([^)]*\)", "", names)
+        rooms[room] = set(re.findall(r"[a-z_][a-z_0-9]*", names))
     return rooms
 
 

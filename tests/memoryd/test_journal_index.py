@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.callargs import loose_call
 from memoryd.errors import MemorydError
 from memoryd.home import Home
 from memoryd.journal import byfile, scan
@@ -18,6 +17,7 @@ from memoryd.journal.byfile import JournalIndex, walk_back
 from memoryd.journal.journal import IDENTITY_FILES
 from memoryd.memory import entries
 from memoryd.memory.store import MemoryStore
+from tests.callargs import loose_call
 from tests.memoryd.store_helpers import SOUL_STARTER, Clock, args, memory_path, owner
 
 CLASSES = ("public", "private", "secret")

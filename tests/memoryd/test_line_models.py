@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from memoryd.callargs import loose_call
 from memoryd.journal.journal import Edit, EditLine, Journal
 from memoryd.journal.linefile import read_lines
 from memoryd.journal.recallline import RecallLine
@@ -23,6 +22,7 @@ from memoryd.memory.review import PendingLine
 from memoryd.owner import stats
 from memoryd.trust.caller import OWNER, Caller
 from proto.messages import MemoryCall, ToolRequest
+from tests.callargs import loose_call
 
 from .store_helpers import (
     CLEAN,

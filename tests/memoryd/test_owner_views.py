@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from memoryd.callargs import loose_call
+from tests.callargs import loose_call
 from tests.memoryd.store_helpers import (
     CLEAN,
     TAINTED,

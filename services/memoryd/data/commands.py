@@ -8,12 +8,13 @@ archive. One backup or restore at a time.
 
 import threading
 
-from memoryd.data import backup, restore, snapshot
+from memoryd.data import backup, exchange, forget, importing, restore, snapshot
 from memoryd.errors import AdminRefused
 from memoryd.owner import paging
 from memoryd.writer import WRITE
 
 _busy = threading.Lock()
+LINES_SHOWN = 2_000  # of an import's report, so that the answer fits one reply
 
 
 def _one_at_a_time():
@@ -88,7 +89,33 @@ def run_restore(service, arg) -> str:
     )
 
 
+def run_forget(service, arg) -> str:
+    if arg.dry_run:
+        return paging.dumps(forget.preview(service, arg.id))
+    return paging.dumps(forget.run(service, arg.id))
+
+
+def run_export(service, arg) -> str:
+    store = service.store
+    path, n_entries, n_notes = exchange.export(store.home, store.journal, arg.format, store.now())
+    message = f"exported {n_entries:,} entries and {n_notes:,} notes to {path}"
+    return paging.dumps({"path": path, "entries": n_entries, "notes": n_notes, "message": message})
+
+
+def run_import(service, arg) -> str:
+    result = importing.run(service, arg.name, arg.dry_run)
+    lines = result["lines"]
+    shown = lines[:LINES_SHOWN]
+    result["lines"] = shown
+    if len(lines) > len(shown):
+        result["message"] += f" ({len(lines) - len(shown):,} more lines not shown)"
+    return paging.dumps(result)
+
+
 TABLE = {
     "backup": ("read", run_backup),
     "restore": ("read", run_restore),
+    "forget": ("write", run_forget),
+    "export": ("read", run_export),
+    "import": ("write", run_import),
 }

@@ -1,0 +1,256 @@
+"""bxctl memory forget ID: the owner makes memoryd forget a note, an entry or a session record.
+
+ID is note:N (as search prints it), memory.md:N or user.md:N (the Nth entry of the file now, from
+1), an entry's exact text, or session:ID:N (record N of a session's log, as search prints it).
+Its text is then removed from every place memoryd holds it, on the writer thread, in an order
+that loses nothing on a crash: an entry of memory.md or user.md equal to it is removed (an owner's
+edit, action "forget"); a note equal to it keeps its header and gets the marker for text
+(notes.md rewritten atomically); the journal's copies of it, the recall log's queries holding it
+and pending writes holding it go (scrub.py); its keys are listed in forgotten.jsonl, so that no
+catch-up or reindex puts it back; and its rows leave the index (purge.py). The journal line says
+what was forgotten by id and when, never the text. It cannot be undone (undo says why), and
+session logs, which are loopd's, keep their text: the answer says so.
+"""
+
+import datetime as dt
+import logging
+import re
+from dataclasses import dataclass, field
+
+from memoryd.data import forgotten, scrub
+from memoryd.data.purge import purge, reset_tail
+from memoryd.errors import AdminRefused
+from memoryd.home import Home, atomic_write, read_file
+from memoryd.journal.journal import IDENTITY_FILES
+from memoryd.memory import edits, notes
+from memoryd.memory.memfiles import read_entries
+from memoryd.trust.caller import OWNER
+from proto.messages import SESSION_ID_PATTERN
+
+log = logging.getLogger(__name__)
+
+NOTE = re.compile(r"^note:(\d{1,9})$")
+ENTRY = re.compile(r"^(memory\.md|user\.md):(\d{1,4})$")
+SESSION = re.compile(rf"^session:({SESSION_ID_PATTERN.strip('^$')}):(\d{{1,12}})$")
+LOGS_STAY = (
+    "session logs are loopd's and stay as they are: what was said in a session stays in its log "
+    "under sessions/, and memoryd will not index it again"
+)
+
+
+@dataclass
+class Target:
+    id: str
+    what: str  # said to the owner, without the text
+    texts: list[str]
+    keys: list[str] = field(default_factory=list)
+
+
+def _notes(home: Home) -> list[notes.NoteEntry]:
+    try:
+        return notes.parse(read_file(home.memory_file("notes.md")))
+    except FileNotFoundError:
+        return []
+
+
+def _session_texts(index, session: str, record: int) -> list[str]:
+    with index.reader() as conn:
+        rows = conn.execute(
+            "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+            " WHERE s.kind = 'session' AND s.session = ? AND s.record = ? ORDER BY s.rowid",
+            (session, record),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def resolve(home: Home, index, ref: str) -> Target:
+    """What ref names, with its text(s); AdminRefused when it names nothing to forget."""
+    m = NOTE.match(ref)
+    if m:
+        number = int(m.group(1))
+        for note in _notes(home):
+            if note.number == number:
+                if forgotten.is_marker(note.text):
+                    raise AdminRefused(f"refused: {ref} is already forgotten")
+                what = f"{ref} ({note.kind} {note.time} in session {note.session})"
+                return Target(ref, what, [note.text])
+        raise AdminRefused(f"refused: notes.md holds no note {ref}")
+    m = ENTRY.match(ref)
+    if m:
+        file, number = m.group(1), int(m.group(2))
+        current = read_entries(home, file)
+        if not 1 <= number <= len(current):
+            raise AdminRefused(
+                f"refused: {file} holds {len(current)} entries, not an entry {number}"
+            )
+        return Target(ref, f"entry {number} of {file}", [current[number - 1]])
+    m = SESSION.match(ref)
+    if m:
+        session, record = m.group(1), int(m.group(2))
+        key = forgotten.session_key(session, record)
+        if key in forgotten.keys(home):
+            raise AdminRefused(f"refused: {ref} is already forgotten")
+        texts = _session_texts(index, session, record)
+        if not texts:
+            raise AdminRefused(
+                f"refused: the index holds no record {record} of session {session} "
+                "(name it as search prints it)"
+            )
+        return Target(ref, f"record {record} of session {session}", texts, [key])
+    text = ref.strip()
+    for file in IDENTITY_FILES:
+        if text in read_entries(home, file):
+            return Target("entry", f"an entry of {file}", [text])
+    raise AdminRefused(
+        f"refused: {ref[:64]!r} names nothing to forget: give note:N, memory.md:N, user.md:N, "
+        "session:ID:N (as search prints them) or an entry's exact text"
+    )
+
+
+@dataclass
+class Places:
+    entries: dict[str, int] = field(default_factory=dict)  # file -> entries holding the text
+    notes: list[int] = field(default_factory=list)  # note numbers holding it
+    journal: int = 0  # lines
+    recalls: int = 0  # lines
+    pending: int = 0  # lines
+
+    def said(self) -> str:
+        parts = [f"{n} entr{'y' if n == 1 else 'ies'} of {f}" for f, n in self.entries.items()]
+        if self.notes:
+            parts.append(f"{len(self.notes)} note(s) of notes.md")
+        parts.append(f"{self.journal} journal line(s)")
+        parts.append(f"{self.recalls} recall log line(s)")
+        if self.pending:
+            parts.append(f"{self.pending} pending write(s)")
+        return ", ".join(parts)
+
+
+def places(home: Home, journal, target: Target) -> Places:
+    found = Places()
+    for file in IDENTITY_FILES:
+        n = sum(1 for e in read_entries(home, file) if e in target.texts)
+        if n:
+            found.entries[file] = n
+    found.notes = [n.number for n in _notes(home) if n.text in target.texts]
+    for text in target.texts:
+        found.journal += sum(scrub.holds(p, text) for p in journal.month_files())
+        found.recalls += sum(scrub.holds(p, text) for p in _recall_months(home))
+        found.pending += scrub.holds(home.memory_file("pending.jsonl"), text)
+    return found
+
+
+def _recall_months(home: Home):
+    try:
+        return sorted(p for p in home.recalls.iterdir() if p.name.endswith(".jsonl"))
+    except FileNotFoundError:
+        return []
+
+
+def preview(service, ref: str) -> dict:
+    """What forget would do, said without the text (a read)."""
+    store = service.store
+    target = resolve(store.home, service.index, ref)
+    where = places(store.home, store.journal, target)
+    message = (
+        f"forget {target.what}? Its text would go from {where.said()} and the index; "
+        f"this cannot be undone. {LOGS_STAY}"
+    )
+    return {"id": target.id, "what": target.what, "places": where.said(), "message": message}
+
+
+def run(service, ref: str) -> dict:
+    """Forget ref (on the writer thread)."""
+    store = service.store
+    home: Home = store.home
+    with store._lock:
+        store.detect_hand_edits()
+    target = resolve(home, service.index, ref)
+    where = places(home, store.journal, target)
+    when = store.now().astimezone(dt.UTC)
+    stamp = f"{when:%Y-%m-%dT%H:%MZ}"
+    marker = forgotten.marker(stamp)
+    forgot = {"id": target.id if target.id != "entry" else "an entry", "at": stamp}
+    edit_ids = []
+    for file in where.entries:
+        record = store.owner_edit(
+            file, _without(target.texts, file), OWNER, "forget", {"forgot": forgot}
+        )
+        if record is not None:
+            edit_ids.append(record.id)
+    if where.notes:
+        _mark_notes(home, where.notes, marker)
+        target.keys += [forgotten.note_key(n) for n in where.notes]
+    if not edit_ids:
+        line = store.journal.append(
+            when,
+            {
+                "session": "owner",
+                "call": None,
+                "taint": None,
+                "untrusted": False,
+                "action": "forget",
+                "file": None,
+                "to": "notes.md" if where.notes else None,
+                "before": [],
+                "after": [],
+                "notes": [],
+                "forgot": forgot,
+            },
+        )
+        edit_ids.append(line.id)
+    for text in target.texts:
+        _scrub(home, store.journal, text, marker)
+    for key in target.keys:
+        forgotten.add(home, key, stamp, edit_ids[-1])
+    reset_tail(store)
+    purge(service.index, target.keys)
+    log.info("forgot %s as edit %s (%s)", target.what, edit_ids[-1], where.said())
+    message = (
+        f"forgot {target.what} as edit {edit_ids[-1]}: its text is gone from {where.said()} "
+        f"and the index; this cannot be undone. {LOGS_STAY}"
+    )
+    return {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
+
+
+def _without(texts: list[str], file: str):
+    def decide(current: list[str]) -> edits.Plan:
+        after = tuple(e for e in current if e not in texts)
+        return edits.Plan("forget", file, tuple(current), after)
+
+    return decide
+
+
+def _mark_notes(home: Home, numbers: list[int], marker: str) -> None:
+    """notes.md with the text of each numbered note replaced by the marker, headers kept."""
+    path = home.memory_file("notes.md")
+    data = read_file(path)
+    wanted = set(numbers)
+    out, last = [], 0
+    for note in notes.parse(data):
+        if note.number not in wanted:
+            continue
+        header_end = data.index(b"\n", note.start) + 1
+        out += [data[last:header_end], marker.encode() + b"\n"]
+        last = note.end
+    out.append(data[last:])
+    atomic_write(path, b"".join(out))
+
+
+def _scrub(home: Home, journal, text: str, marker: str) -> None:
+    for path in journal.month_files():
+        scrub.rewrite(
+            path, text, lambda v: scrub.replace_equal(v, text, marker), scrub.journal_dumps
+        )
+
+    def query(value: dict) -> dict:
+        if isinstance(value.get("query"), str) and text in value["query"]:
+            return {**value, "query": marker}
+        return value
+
+    for path in _recall_months(home):
+        scrub.rewrite(path, text, query, scrub.compact_dumps)
+    pending = home.memory_file("pending.jsonl")
+    scrub.rewrite(
+        pending, text, lambda v: None if scrub.contains(v, text) else v, scrub.journal_dumps
+    )

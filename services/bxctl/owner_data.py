@@ -148,7 +148,77 @@ def restore(
     _say(reply, as_json)
 
 
-def _stdout(path: Path) -> None:
-    with open(path, "rb") as f:
-        shutil.copyfileobj(f, sys.stdout.buffer)
-    sys.stdout.flush()
+@app.command("export")
+def export_memory(
+    fmt: Annotated[
+        str, typer.Option("--format", help="jsonl (for import) or markdown (for reading).")
+    ] = "jsonl",
+    out: Out = None,
+    as_json: Json = False,
+    memory_socket: MemorySocket = None,
+) -> None:
+    """Export every entry and note with its provenance (docs/export-format.md)."""
+    if fmt not in ("jsonl", "markdown"):
+        fail(f"--format is jsonl or markdown, not {escape(fmt)}", EXIT_REFUSED)
+    if out is not None and os.path.lexists(out):
+        fail(f"{escape(str(out), markup=False)} exists; nothing was exported", EXIT_REFUSED)
+    reply = _ask(memory_socket, "export", {"format": fmt})
+    if out is not None:
+        copy_new(_where(reply["path"]), out)
+        reply["copy"] = str(out)
+        reply["message"] += f"; copied to {out}"
+        _say(reply, as_json)
+    elif as_json:
+        _say(reply, True)
+    else:
+        # jsonl is ASCII (every other character \u-escaped); markdown is printed escaped.
+        data = _where(reply["path"]).read_bytes().decode("utf-8")
+        print(data if fmt == "jsonl" else escape(data, markup=False), end="")
+
+
+@app.command("import")
+def import_memory(
+    file: Annotated[Path, typer.Argument(help="An export in jsonl.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would change; write nothing.")
+    ] = False,
+    as_json: Json = False,
+    memory_socket: MemorySocket = None,
+) -> None:
+    """Bring an export's entries and notes in as the owner's journalled edits."""
+    name, copy = _hand_over(file)
+    try:
+        reply = _ask(memory_socket, "import", {"name": name, "dry_run": dry_run})
+    finally:
+        if copy is not None:
+            copy.unlink(missing_ok=True)
+    if as_json:
+        _say(reply, True)
+        return
+    for line in reply["lines"]:
+        print(escape(line, markup=False))
+    show(reply["message"])
+
+
+@app.command()
+def forget(
+    ref: Annotated[
+        str,
+        typer.Argument(metavar="ID", help="note:N, memory.md:N, user.md:N or session:ID:N."),
+    ],
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask first.")] = False,
+    as_json: Json = False,
+    memory_socket: MemorySocket = None,
+) -> None:
+    """Forget a note, an entry or a session record everywhere memoryd holds it. Cannot be undone."""
+    if not yes:
+        shown = _ask(memory_socket, "forget", {"id": ref, "dry_run": True})
+        print(escape(host_paths(shown["message"], default_home()), markup=False), file=sys.stderr)
+        try:
+            agreed = typer.confirm("Forget it?", default=False, err=True)
+        except typer.Abort:  # no answer (end of input)
+            agreed = False
+        if not agreed:
+            fail("not forgotten: nothing was changed", EXIT_REFUSED)
+    reply = _ask(memory_socket, "forget", {"id": ref})
+    _say(reply, as_json)

@@ -14,10 +14,11 @@ session logs, which are loopd's, keep their text: the answer says so.
 
 import datetime as dt
 import logging
+import os
 import re
 from dataclasses import dataclass, field
 
-from memoryd.data import forgotten, scrub
+from memoryd.data import forgotten, layout, scrub
 from memoryd.data.purge import purge, reset_tail
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
@@ -210,7 +211,20 @@ def run(service, ref: str) -> dict:
         f"forgot {target.what} as edit {edit_ids[-1]}: its text is gone from {where.said()} "
         f"and the index; this cannot be undone. {LOGS_STAY}"
     )
+    kept = _backups(home)
+    if kept:
+        message += (
+            f" The {kept} backups in {layout.backups(home)} made before still hold it: remove "
+            "them to be rid of it there too."
+        )
     return {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
+
+
+def _backups(home: Home) -> int:
+    try:
+        return sum(1 for n in os.listdir(layout.backups(home)) if n.endswith(".tar.gz"))
+    except OSError:
+        return 0
 
 
 def _without(texts: list[str], file: str):

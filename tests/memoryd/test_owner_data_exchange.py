@@ -179,3 +179,16 @@ def test_exports_replace_the_previous_one(md):
     second = md.data("export", format="markdown")["path"]
     assert first != second
     assert not __import__("os").path.exists(first)
+
+
+def test_every_line_of_an_export_fits_the_schema_in_the_repository(md):
+    jsonschema = pytest.importorskip("jsonschema")
+    from tests.memoryd.store_helpers import REPO
+
+    schema = json.loads((REPO / "docs" / "export-schema-v1.json").read_text())
+    fill(md)
+    lines = exported(md)
+    for line in lines:
+        jsonschema.validate(line, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**lines[1], "kind": "secret"}, schema)

@@ -78,6 +78,10 @@ def recalls(home: Path, lines: int) -> None:
             f.write(json.dumps(line, separators=(",", ":")) + "\n")
 
 
+def _stamp(into: list[float]) -> None:
+    into.append(time.perf_counter())
+
+
 class Writes:
     """A note through the writer every 10 ms; the longest a note waited to start."""
 
@@ -90,7 +94,7 @@ class Writes:
         while not self._stop.is_set():
             sent = time.perf_counter()
             started: list[float] = []
-            self.m.service._writer.submit(WRITE, lambda: started.append(time.perf_counter()))
+            self.m.service._writer.submit(WRITE, _stamp, started)
             while not started and not self._stop.is_set():
                 time.sleep(0.0005)
             if started:

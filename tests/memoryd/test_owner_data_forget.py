@@ -185,3 +185,14 @@ def test_a_forgotten_session_record_is_not_indexed_again_by_catch_up(md):
     md.index.catch_up_all()
     assert md.recall("vault").startswith("(no matches")
     assert "noted" in md.recall("noted")
+
+
+def test_restoring_an_older_backup_keeps_forgotten_session_records_forgotten(md):
+    md.say("s-three", "the alarm code is four four two", "ok")
+    older = md.data("backup")["path"]
+    md.data("forget", id="session:s-three:0")
+    shutil.copy(older, md.home.root / "backups" / "older.tar.gz")
+    md.data("restore", name="older.tar.gz", replace=True)
+    assert "session:s-three:0" in forgotten.keys(md.home)
+    md.index.reindex()
+    assert md.recall("alarm").startswith("(no matches")

@@ -7,6 +7,8 @@ archive. One backup or restore at a time.
 """
 
 import threading
+from collections.abc import Callable
+from typing import Literal
 
 from memoryd.data import backup, exchange, forget, importing, restore, snapshot
 from memoryd.errors import AdminRefused
@@ -112,7 +114,7 @@ def run_import(service, arg) -> str:
     return paging.dumps(result)
 
 
-TABLE = {
+TABLE: dict[str, tuple[Literal["read", "write"], Callable[..., str]]] = {
     "backup": ("read", run_backup),
     "restore": ("read", run_restore),
     "forget": ("write", run_forget),

@@ -51,8 +51,8 @@ def items(home: Home, journal: Journal) -> list[dict]:
             for entry in line.after:
                 if entry not in before:
                     added[(line.to, entry)] = _provenance(line, line.to)
-        for note in line.notes:
-            appended.setdefault((note.kind, note.text), []).append(_provenance(line, "notes.md"))
+        for noted in line.notes:
+            appended.setdefault((noted.kind, noted.text), []).append(_provenance(line, "notes.md"))
     out: list[dict] = []
     for file in IDENTITY_FILES:
         for text in read_entries(home, file):

@@ -32,7 +32,7 @@ from proto.tools import AddArgs
 IMPORT_MAX = 64 << 20
 SESSION_ID = re.compile(SESSION_ID_PATTERN)
 TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z$")
-FILE_ARG = {"memory.md": "memory", "user.md": "user"}
+FILE_ARG: dict[str, Literal["memory", "user"]] = {"memory.md": "memory", "user.md": "user"}
 
 
 class Provenance(BaseModel):

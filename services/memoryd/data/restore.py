@@ -6,7 +6,8 @@ thread: a home that holds memory (entries, notes, edits or pending writes) is re
 replace, which first holds the files as they are (snapshot.py) and, once the new ones are laid,
 writes them to a backup of their own and says where. The files are laid by lay.py (a kill leaves
 before or after). The index follows: notes.md is indexed again from its start, and the rows of
-every key the restored forgotten.jsonl lists are deleted. Session logs in an archive are checked,
+every key the restored forgotten.jsonl lists are deleted; session records forgotten in the home
+before stay forgotten (their logs are not restored). Session logs in an archive are checked,
 never laid: sessions/ is loopd's (memoryd reads it only).
 """
 
@@ -98,6 +99,10 @@ def _lay(service, staging, members: list[str], replace: bool):
             "then replaces it"
         )
     held = snapshot.take(home, False) if there is not None else None
+    # Session records the owner made memoryd forget stay forgotten: the logs are not restored,
+    # so an older archive must not bring them back into the index. (Note keys belong to the
+    # notes.md they were made in, which the archive replaces.)
+    sessions_forgotten = sorted(k for k in forgotten.keys(home) if k.startswith("session:"))
     try:
         wanted = [m.removeprefix("memory/") for m in members]
         current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
@@ -108,6 +113,11 @@ def _lay(service, staging, members: list[str], replace: bool):
             held.close()
         raise
     reset_tail(store)
+    restored = forgotten.keys(home)
+    stamp = store.now().strftime("%Y-%m-%dT%H:%MZ")
+    for key in sessions_forgotten:
+        if key not in restored:
+            forgotten.add(home, key, stamp, "restore")
     log.info("%s: restored %d files", home.memory, len(wanted))
     purge(service.index, sorted(forgotten.keys(home)))
     reindex_notes(service.index)

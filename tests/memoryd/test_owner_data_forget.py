@@ -196,3 +196,28 @@ def test_restoring_an_older_backup_keeps_forgotten_session_records_forgotten(md)
     assert "session:s-three:0" in forgotten.keys(md.home)
     md.index.reindex()
     assert md.recall("alarm").startswith("(no matches")
+
+
+def test_a_forget_stopped_part_way_is_finished_by_its_words(md, monkeypatch):
+    from memoryd.data import scrub
+
+    text = "The spare key is under the blue pot."
+    md.call({"action": "add", "file": "memory", "text": text})
+    md.call({"action": "add", "file": "memory", "text": "Another fact."})
+    real = scrub.rewrite
+
+    def crash(*a, **k):
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(scrub, "rewrite", crash)
+    with pytest.raises(SystemExit):
+        md.admin("forget", {"id": "memory.md:1"})
+    monkeypatch.setattr(scrub, "rewrite", real)
+    assert text not in md.home.memory_file("memory.md").read_text()
+    assert any(text.encode() in p.read_bytes() for p in md.home.edits.iterdir())  # left behind
+    count = len(md.store.journal.records())
+    md.store.detect_hand_edits()
+    assert len(md.store.journal.records()) == count  # no hand edit: the journal agrees
+    md.data("forget", id=text)
+    for path in written_files(md):
+        assert text.encode() not in path.read_bytes(), path

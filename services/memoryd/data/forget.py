@@ -1,15 +1,20 @@
 """bxctl memory forget ID: the owner makes memoryd forget a note, an entry or a session record.
 
 ID is note:N (as search prints it), memory.md:N or user.md:N (the Nth entry of the file now, from
-1), an entry's exact text, or session:ID:N (record N of a session's log, as search prints it).
-Its text is then removed from every place memoryd holds it, on the writer thread, in an order
-that loses nothing on a crash: an entry of memory.md or user.md equal to it is removed (an owner's
-edit, action "forget"); a note equal to it keeps its header and gets the marker for text
-(notes.md rewritten atomically); the journal's copies of it, the recall log's queries holding it
-and pending writes holding it go (scrub.py); its keys are listed in forgotten.jsonl, so that no
-catch-up or reindex puts it back; and its rows leave the index (purge.py). The journal line says
-what was forgotten by id and when, never the text. It cannot be undone (undo says why), and
-session logs, which are loopd's, keep their text: the answer says so.
+1), session:ID:N (record N of a session's log, as search prints it), or exact text: an entry's,
+or any text the journal, the recall log or pending writes still hold.
+Its text is then removed from every place memoryd holds it, on the writer thread: first the
+files (an entry of memory.md or user.md equal to it is removed by an owner's edit, action
+"forget", whose journal line holds the marker where the text was; a note equal to it keeps its
+header and gets the marker, notes.md rewritten atomically), then the journal's older copies, the
+recall log's queries holding it and pending writes holding it (scrub.py), then its keys go to
+forgotten.jsonl, so that no catch-up or reindex puts it back, and its rows leave the index
+(purge.py). The files come first so that the journal never says less than the files hold (the
+hand-edit check compares them). A forget stopped by a crash part way is finished by running it
+again: by the same id while the id still names something, else by the text's exact words, which
+forget takes for any text memoryd still holds. The journal says what was forgotten by id and when,
+never the text. It cannot be undone (undo says why), and session logs, which are loopd's, keep
+their text: the answer says so.
 """
 
 import datetime as dt
@@ -64,16 +69,19 @@ def _session_texts(index, session: str, record: int) -> list[str]:
     return [r[0] for r in rows]
 
 
-def resolve(home: Home, index, ref: str) -> Target:
+def resolve(home: Home, index, journal, ref: str) -> Target:
     """What ref names, with its text(s); AdminRefused when it names nothing to forget."""
     m = NOTE.match(ref)
     if m:
         number = int(m.group(1))
         for note in _notes(home):
             if note.number == number:
-                if forgotten.is_marker(note.text):
-                    raise AdminRefused(f"refused: {ref} is already forgotten")
                 what = f"{ref} ({note.kind} {note.time} in session {note.session})"
+                if forgotten.is_marker(note.text):
+                    if forgotten.note_key(number) in forgotten.keys(home):
+                        raise AdminRefused(f"refused: {ref} is already forgotten")
+                    # A forget stopped before it listed the key: finish it.
+                    return Target(ref, what, [], [forgotten.note_key(number)])
                 return Target(ref, what, [note.text])
         raise AdminRefused(f"refused: notes.md holds no note {ref}")
     m = ENTRY.match(ref)
@@ -89,9 +97,9 @@ def resolve(home: Home, index, ref: str) -> Target:
     if m:
         session, record = m.group(1), int(m.group(2))
         key = forgotten.session_key(session, record)
-        if key in forgotten.keys(home):
-            raise AdminRefused(f"refused: {ref} is already forgotten")
         texts = _session_texts(index, session, record)
+        if key in forgotten.keys(home) and not texts:
+            raise AdminRefused(f"refused: {ref} is already forgotten")
         if not texts:
             raise AdminRefused(
                 f"refused: the index holds no record {record} of session {session} "
@@ -102,6 +110,10 @@ def resolve(home: Home, index, ref: str) -> Target:
     for file in IDENTITY_FILES:
         if text in read_entries(home, file):
             return Target("entry", f"an entry of {file}", [text])
+    # Any other exact text memoryd still holds (an entry removed long ago that the journal keeps,
+    # or what a forget stopped by a crash left behind) can be forgotten by its words.
+    if text and places(home, journal, Target("text", "", [text])).anything():
+        return Target("text", "the text given", [text])
     raise AdminRefused(
         f"refused: {ref[:64]!r} names nothing to forget: give note:N, memory.md:N, user.md:N, "
         "session:ID:N (as search prints them) or an entry's exact text"
@@ -115,6 +127,9 @@ class Places:
     journal: int = 0  # lines
     recalls: int = 0  # lines
     pending: int = 0  # lines
+
+    def anything(self) -> bool:
+        return bool(self.entries or self.notes or self.journal or self.recalls or self.pending)
 
     def said(self) -> str:
         parts = [f"{n} entr{'y' if n == 1 else 'ies'} of {f}" for f, n in self.entries.items()]
@@ -151,7 +166,7 @@ def _recall_months(home: Home):
 def preview(service, ref: str) -> dict:
     """What forget would do, said without the text (a read)."""
     store = service.store
-    target = resolve(store.home, service.index, ref)
+    target = resolve(store.home, service.index, store.journal, ref)
     where = places(store.home, store.journal, target)
     message = (
         f"forget {target.what}? Its text would go from {where.said()} and the index; "
@@ -166,16 +181,16 @@ def run(service, ref: str) -> dict:
     home: Home = store.home
     with store._lock:
         store.detect_hand_edits()
-    target = resolve(home, service.index, ref)
+    target = resolve(home, service.index, store.journal, ref)
     where = places(home, store.journal, target)
     when = store.now().astimezone(dt.UTC)
     stamp = f"{when:%Y-%m-%dT%H:%MZ}"
     marker = forgotten.marker(stamp)
-    forgot = {"id": target.id if target.id != "entry" else "an entry", "at": stamp}
+    forgot = {"id": target.id, "at": stamp}
     edit_ids = []
     for file in where.entries:
         record = store.owner_edit(
-            file, _without(target.texts, file), OWNER, "forget", {"forgot": forgot}
+            file, _without(target.texts, file, marker), OWNER, "forget", {"forgot": forgot}
         )
         if record is not None:
             edit_ids.append(record.id)
@@ -227,10 +242,14 @@ def _backups(home: Home) -> int:
         return 0
 
 
-def _without(texts: list[str], file: str):
+def _without(texts: list[str], file: str, marker: str):
+    """The plan removing texts from file; its journal line's before holds the marker in their
+    place, so the line never carries the text."""
+
     def decide(current: list[str]) -> edits.Plan:
         after = tuple(e for e in current if e not in texts)
-        return edits.Plan("forget", file, tuple(current), after)
+        before = tuple(marker if e in texts else e for e in current)
+        return edits.Plan("forget", file, before, after)
 
     return decide
 

@@ -288,3 +288,25 @@ def test_a_kill_during_the_lay_leaves_before_or_after(tmp_path, monkeypatch, sto
         assert not [p for p in b.home.memory.iterdir() if p.name.startswith(".restore")]
     finally:
         b.close()
+
+
+def test_a_full_disk_while_staging_a_restore_changes_nothing(tmp_path, monkeypatch):
+    a = Memoryd(tmp_path / "a")
+    fill(a)
+    made = a.data("backup")
+    a.close()
+    b = Memoryd(tmp_path / "b")
+    try:
+        shutil.copy(made["path"], b.home.root / "backups" / "a.tar.gz")
+        held = memory_bytes(b)
+
+        def full(source, dest):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(archive, "_copy", full)
+        with pytest.raises(AdminRefused, match="No space left.*as it was"):
+            b.admin("restore", {"name": "a.tar.gz"})
+        assert memory_bytes(b) == held
+        assert not [p for p in b.home.memory.iterdir() if p.name.startswith(".restore")]
+    finally:
+        b.close()

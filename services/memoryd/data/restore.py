@@ -78,8 +78,19 @@ def run(service, name: str, replace: bool) -> Laid:
             raise Damaged("refused: the archive holds no soul.md; it is not a whole backup")
         future = service._writer.submit(0, _lay, service, staging, members, replace)
         held, waited = future.result()
+    except OSError as e:
+        if lay.committed(home, staging):  # past its plan: the next start finishes it
+            log.error("%s: restore stopped after its point of no return: %s", home.memory, e)
+            raise AdminRefused(
+                f"refused: the restore stopped part way ({e.strerror or e}); memoryd finishes it "
+                "at its next start (restart it)"
+            ) from None
+        shutil.rmtree(staging, ignore_errors=True)
+        raise AdminRefused(
+            f"refused: the restore failed ({e.strerror or e}); the home is as it was"
+        ) from None
     except BaseException:
-        if not lay.committed(home, staging):  # past its plan, the next start finishes it
+        if not lay.committed(home, staging):
             shutil.rmtree(staging, ignore_errors=True)
         raise
     before = None

@@ -92,7 +92,7 @@ class ImportArg(Arg):
 
 
 class ForgetArg(Arg):
-    id: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    id: Annotated[str, StringConstraints(min_length=1, max_length=4_000)]
     dry_run: bool = False
 
 

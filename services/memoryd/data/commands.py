@@ -94,7 +94,13 @@ def run_restore(service, arg) -> str:
 def run_forget(service, arg) -> str:
     if arg.dry_run:
         return paging.dumps(forget.preview(service, arg.id))
-    return paging.dumps(forget.run(service, arg.id))
+    try:
+        return paging.dumps(forget.run(service, arg.id))
+    except OSError as e:
+        raise AdminRefused(
+            f"refused: forget stopped part way ({e.strerror or e}); run it again with the same "
+            "id, or with the text's exact words, to finish it"
+        ) from None
 
 
 def run_export(service, arg) -> str:

@@ -221,3 +221,18 @@ def test_a_forget_stopped_part_way_is_finished_by_its_words(md, monkeypatch):
     md.data("forget", id=text)
     for path in written_files(md):
         assert text.encode() not in path.read_bytes(), path
+
+
+def test_forgetting_a_note_does_not_index_every_note_again(md, caplog):
+    for n in range(5):
+        md.call({"action": "note", "text": f"Note number {n} about the garden."})
+    with md.index.reader() as conn:
+        before = dict(conn.execute("SELECT record, rowid FROM sources WHERE kind = 'noted'"))
+    md.data("forget", id="note:1")
+    md.call({"action": "note", "text": "A later note about the shed."})
+    assert "indexing it again" not in caplog.text
+    with md.index.reader() as conn:
+        after = dict(conn.execute("SELECT record, rowid FROM sources WHERE kind = 'noted'"))
+    assert {k: v for k, v in before.items() if k != 1} == {k: after[k] for k in before if k != 1}
+    assert 1 not in after and 5 in after
+    assert "shed" in md.recall("shed")

@@ -1,9 +1,10 @@
 """The owner's data commands as owner/dispatch.py runs them: backup, restore, export, import,
 forget. Each answers one JSON document (bxctl prints it, or its message).
 
-backup and restore are registered as reads: they run on a reader thread and take the writer only
-for their short step (a snapshot; laying the files), so writes wait for that step, not for the
-archive. One backup or restore at a time.
+backup, restore and forget are registered as reads: they run on a reader thread and take the
+writer only for their own step (a snapshot; laying the files; the forget once its index rows are
+found), so writes wait for that step, not for the archive or a scan of the index. One backup or
+restore at a time.
 """
 
 import threading
@@ -34,7 +35,9 @@ def run_backup(service, arg) -> str:
     home = service.store.home
     lock = _one_at_a_time()
     try:
-        snap = service._writer.submit(WRITE, snapshot.take, home, arg.with_sessions).result()
+        snap = service._writer.submit(WRITE, snapshot.take, home).result()
+        if arg.with_sessions:
+            snapshot.add_sessions(snap, home)
         made = backup.make(home, snap, arg.with_sessions)
         removed = backup.prune(home, arg.keep) if arg.keep else []
     finally:
@@ -92,10 +95,16 @@ def run_restore(service, arg) -> str:
 
 
 def run_forget(service, arg) -> str:
+    """A read: the index rows to delete are found on this reader thread, then the writer is
+    taken for the forget itself."""
     if arg.dry_run:
         return paging.dumps(forget.preview(service, arg.id))
+    found = forget.hints(service, arg.id)
     try:
-        return paging.dumps(forget.run(service, arg.id))
+        future = service._writer.submit(
+            WRITE, service._admin_write, forget.run, service, arg.id, found
+        )
+        return paging.dumps(future.result())
     except OSError as e:
         raise AdminRefused(
             f"refused: forget stopped part way ({e.strerror or e}); run it again with the same "
@@ -123,7 +132,7 @@ def run_import(service, arg) -> str:
 TABLE: dict[str, tuple[Literal["read", "write"], Callable[..., str]]] = {
     "backup": ("read", run_backup),
     "restore": ("read", run_restore),
-    "forget": ("write", run_forget),
+    "forget": ("read", run_forget),
     "export": ("read", run_export),
     "import": ("write", run_import),
 }

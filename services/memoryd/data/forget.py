@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from memoryd.data import forgotten, layout, scrub
-from memoryd.data.purge import purge, reset_tail
+from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
 from memoryd.journal.journal import IDENTITY_FILES
@@ -59,17 +59,29 @@ def _notes(home: Home) -> list[notes.NoteEntry]:
         return []
 
 
-def _session_texts(index, session: str, record: int) -> list[str]:
+def _session_texts(index, session: str, record: int, rowids: list[int]) -> list[str]:
+    """The indexed texts of a session record: by the rowids found before when they still hold
+    it (no scan on the writer), else by a scan."""
+    where = "s.kind = 'session' AND s.session = ? AND s.record = ?"
     with index.reader() as conn:
+        if rowids:
+            marks = ",".join("?" * len(rowids))
+            rows = conn.execute(
+                "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+                f" WHERE s.rowid IN ({marks}) AND {where} ORDER BY s.rowid",  # noqa: S608
+                (*rowids, session, record),
+            ).fetchall()
+            if len(rows) == len(rowids):
+                return [r[0] for r in rows]
         rows = conn.execute(
             "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
-            " WHERE s.kind = 'session' AND s.session = ? AND s.record = ? ORDER BY s.rowid",
+            f" WHERE {where} ORDER BY s.rowid",  # noqa: S608
             (session, record),
         ).fetchall()
     return [r[0] for r in rows]
 
 
-def resolve(home: Home, index, journal, ref: str) -> Target:
+def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> Target:
     """What ref names, with its text(s); AdminRefused when it names nothing to forget."""
     m = NOTE.match(ref)
     if m:
@@ -97,7 +109,7 @@ def resolve(home: Home, index, journal, ref: str) -> Target:
     if m:
         session, record = m.group(1), int(m.group(2))
         key = forgotten.session_key(session, record)
-        texts = _session_texts(index, session, record)
+        texts = _session_texts(index, session, record, (hints or {}).get(key, []))
         if key in forgotten.keys(home) and not texts:
             raise AdminRefused(f"refused: {ref} is already forgotten")
         if not texts:
@@ -175,13 +187,24 @@ def preview(service, ref: str) -> dict:
     return {"id": target.id, "what": target.what, "places": where.said(), "message": message}
 
 
-def run(service, ref: str) -> dict:
-    """Forget ref (on the writer thread)."""
+def hints(service, ref: str) -> dict[str, list[int]]:
+    """The index rows of each key forgetting ref would list, found on a reader before the writer
+    is taken (finding them scans the index; deleting them by rowid does not)."""
+    store = service.store
+    target = resolve(store.home, service.index, store.journal, ref)
+    where = places(store.home, store.journal, target)
+    keys = target.keys + [forgotten.note_key(n) for n in where.notes]
+    with service.index.reader() as conn:
+        return {key: rows_of(conn, key) for key in keys}
+
+
+def run(service, ref: str, found: dict[str, list[int]] | None = None) -> dict:
+    """Forget ref (on the writer thread); found: hints() taken just before."""
     store = service.store
     home: Home = store.home
     with store._lock:
         store.detect_hand_edits()
-    target = resolve(home, service.index, store.journal, ref)
+    target = resolve(home, service.index, store.journal, ref, found)
     where = places(home, store.journal, target)
     when = store.now().astimezone(dt.UTC)
     stamp = f"{when:%Y-%m-%dT%H:%MZ}"
@@ -194,8 +217,9 @@ def run(service, ref: str) -> dict:
         )
         if record is not None:
             edit_ids.append(record.id)
+    shifts: list[tuple[int, int]] = []
     if where.notes:
-        _mark_notes(home, where.notes, marker)
+        shifts = _mark_notes(home, where.notes, marker)
         target.keys += [forgotten.note_key(n) for n in where.notes]
     if not edit_ids:
         line = store.journal.append(
@@ -220,7 +244,9 @@ def run(service, ref: str) -> dict:
     for key in target.keys:
         forgotten.add(home, key, stamp, edit_ids[-1])
     reset_tail(store)
-    purge(service.index, target.keys)
+    purge(service.index, target.keys, found)
+    if shifts:
+        shift_notes(service.index, shifts)
     log.info("forgot %s as edit %s (%s)", target.what, edit_ids[-1], where.said())
     message = (
         f"forgot {target.what} as edit {edit_ids[-1]}: its text is gone from {where.said()} "
@@ -254,20 +280,24 @@ def _without(texts: list[str], file: str, marker: str):
     return decide
 
 
-def _mark_notes(home: Home, numbers: list[int], marker: str) -> None:
-    """notes.md with the text of each numbered note replaced by the marker, headers kept."""
+def _mark_notes(home: Home, numbers: list[int], marker: str) -> list[tuple[int, int]]:
+    """notes.md with the text of each numbered note replaced by the marker, headers kept; the
+    (old end, change of length) of each note marked."""
     path = home.memory_file("notes.md")
     data = read_file(path)
     wanted = set(numbers)
-    out, last = [], 0
+    out, last, shifts = [], 0, []
     for note in notes.parse(data):
         if note.number not in wanted:
             continue
         header_end = data.index(b"\n", note.start) + 1
-        out += [data[last:header_end], marker.encode() + b"\n"]
+        body = marker.encode() + b"\n"
+        out += [data[last:header_end], body]
+        shifts.append((note.end, len(body) - (note.end - header_end)))
         last = note.end
     out.append(data[last:])
     atomic_write(path, b"".join(out))
+    return shifts
 
 
 def _scrub(home: Home, journal, text: str, marker: str) -> None:

@@ -109,7 +109,7 @@ def _lay(service, staging, members: list[str], replace: bool):
             f"refused: the home holds memory ({there}); restore --replace backs it up first, "
             "then replaces it"
         )
-    held = snapshot.take(home, False) if there is not None else None
+    held = snapshot.take(home) if there is not None else None
     # Session records the owner made memoryd forget stay forgotten: the logs are not restored,
     # so an older archive must not bring them back into the index. (Note keys belong to the
     # notes.md they were made in, which the archive replaces.)

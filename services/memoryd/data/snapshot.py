@@ -76,14 +76,23 @@ def _hold(name: str, path: Path) -> Held | None:
     return Held(name, fd, size)
 
 
-def take(home: Home, with_sessions: bool) -> Snapshot:
-    """Hold every memoryd file (and the session logs, if asked); run it on the writer thread."""
+def take(home: Home) -> Snapshot:
+    """Hold every memoryd file; run it on the writer thread."""
     started = time.monotonic()
     snap = Snapshot()
+    _add(snap, layout.memory_files(home))
+    snap.waited = time.monotonic() - started
+    return snap
+
+
+def add_sessions(snap: Snapshot, home: Home) -> None:
+    """Hold the session logs recall reads too. Off the writer: loopd appends them, not memoryd,
+    so no write of memoryd's can land half in them; each is cut to its last whole record."""
+    _add(snap, layout.session_files(home))
+
+
+def _add(snap: Snapshot, listed: list[tuple[str, Path]]) -> None:
     try:
-        listed = layout.memory_files(home)
-        if with_sessions:
-            listed += layout.session_files(home)
         for name, path in listed:
             held = _hold(name, path)
             if held is not None:
@@ -91,5 +100,3 @@ def take(home: Home, with_sessions: bool) -> Snapshot:
     except BaseException:
         snap.close()
         raise
-    snap.waited = time.monotonic() - started
-    return snap

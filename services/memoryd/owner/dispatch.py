@@ -59,8 +59,8 @@ COMMANDS: dict[str, tuple[Kind, Callable]] = {
     "edit": ("write", lambda s, a: fileedit.run(s.store, a)),
 }
 
-# The owner's data (memoryd/data/commands.py): backup and restore run as reads and take the writer
-# only for their short step; export reads; import and forget write.
+# The owner's data (memoryd/data/commands.py): backup, restore and forget run as reads and take
+# the writer only for their own step; export reads; import writes.
 COMMANDS.update(data_commands.TABLE)
 
 

@@ -236,3 +236,19 @@ def test_forgetting_a_note_does_not_index_every_note_again(md, caplog):
     assert {k: v for k, v in before.items() if k != 1} == {k: after[k] for k in before if k != 1}
     assert 1 not in after and 5 in after
     assert "shed" in md.recall("shed")
+
+
+def test_recalls_after_a_forget_still_reach_the_recall_log(md):
+    md.call({"action": "note", "text": "The pin is nine nine one."})
+    md.recall("The pin is nine nine one.")  # the month file is open now, and holds the text
+    md.data("forget", id="note:0")
+    md.recall("after the forget")
+    md.service.recaller.close()  # flush
+    lines = [
+        json.loads(line)
+        for path in md.home.recalls.iterdir()
+        for line in path.read_text().splitlines()
+    ]
+    assert [line["query"] for line in lines][-1] == "after the forget"
+    assert not any("nine nine one" in line["query"] for line in lines)
+    assert any(forgotten.is_marker(line["query"]) for line in lines)

@@ -23,7 +23,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from memoryd.data import forgotten, layout, scrub
+from memoryd.data import forgotten, layout, recalllog, scrub
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
@@ -240,7 +240,7 @@ def run(service, ref: str, found: dict[str, list[int]] | None = None) -> dict:
         )
         edit_ids.append(line.id)
     for text in target.texts:
-        _scrub(home, store.journal, text, marker)
+        _scrub(service, store.journal, text, marker)
     for key in target.keys:
         forgotten.add(home, key, stamp, edit_ids[-1])
     reset_tail(store)
@@ -300,7 +300,8 @@ def _mark_notes(home: Home, numbers: list[int], marker: str) -> list[tuple[int, 
     return shifts
 
 
-def _scrub(home: Home, journal, text: str, marker: str) -> None:
+def _scrub(service, journal, text: str, marker: str) -> None:
+    home: Home = service.store.home
     for path in journal.month_files():
         scrub.rewrite(
             path, text, lambda v: scrub.replace_equal(v, text, marker), scrub.journal_dumps
@@ -311,8 +312,9 @@ def _scrub(home: Home, journal, text: str, marker: str) -> None:
             return {**value, "query": marker}
         return value
 
-    for path in _recall_months(home):
-        scrub.rewrite(path, text, query, scrub.compact_dumps)
+    with recalllog.held(service):
+        for path in _recall_months(home):
+            scrub.rewrite(path, text, query, scrub.compact_dumps)
     pending = home.memory_file("pending.jsonl")
     scrub.rewrite(
         pending, text, lambda v: None if scrub.contains(v, text) else v, scrub.journal_dumps

@@ -17,7 +17,7 @@ import shutil
 import time
 from dataclasses import dataclass
 
-from memoryd.data import backup, forgotten, lay, layout, snapshot
+from memoryd.data import backup, forgotten, lay, layout, recalllog, snapshot
 from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import purge, reindex_notes, reset_tail
 from memoryd.errors import AdminRefused, MemorydError
@@ -118,7 +118,8 @@ def _lay(service, staging, members: list[str], replace: bool):
         wanted = [m.removeprefix("memory/") for m in members]
         current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
         remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
-        lay.commit(home, staging, wanted, remove)
+        with recalllog.held(service):
+            lay.commit(home, staging, wanted, remove)
     except BaseException:
         if held is not None:
             held.close()

@@ -211,14 +211,18 @@ def forget(
     memory_socket: MemorySocket = None,
 ) -> None:
     """Forget a note, an entry or a session record everywhere memoryd holds it. Cannot be undone."""
+    arg: dict = {"id": ref}
     if not yes:
         shown = _ask(memory_socket, "forget", {"id": ref, "dry_run": True})
+        for text in shown["texts"]:
+            print("    " + escape(text, markup=False).replace("\n", "\n    "), file=sys.stderr)
         print(escape(host_paths(shown["message"], default_home()), markup=False), file=sys.stderr)
+        arg["check"] = shown["check"]
         try:
             agreed = typer.confirm("Forget it?", default=False, err=True)
         except typer.Abort:  # no answer (end of input)
             agreed = False
         if not agreed:
             fail("not forgotten: nothing was changed", EXIT_REFUSED)
-    reply = _ask(memory_socket, "forget", {"id": ref})
+    reply = _ask(memory_socket, "forget", arg)
     _say(reply, as_json)

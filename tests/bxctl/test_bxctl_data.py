@@ -126,6 +126,7 @@ def test_forget_asks_first_and_then_forgets(memoryd):
     fill(memoryd)
     no = bx(memoryd, "memory", "forget", "note:0", input="n\n")
     assert no.exit_code == 1 and "cannot be undone" in no.stderr
+    assert "The launch moved to Thursday." in no.stderr  # shown before the question
     notes = (memoryd.home / "memory" / "notes.md").read_text()
     assert "Thursday" in notes
     yes = ok(bx(memoryd, "memory", "forget", "note:0", input="y\n"))

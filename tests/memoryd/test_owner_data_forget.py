@@ -252,3 +252,16 @@ def test_recalls_after_a_forget_still_reach_the_recall_log(md):
     assert [line["query"] for line in lines][-1] == "after the forget"
     assert not any("nine nine one" in line["query"] for line in lines)
     assert any(forgotten.is_marker(line["query"]) for line in lines)
+
+
+def test_forget_acts_only_on_what_the_owner_was_shown(md):
+    md.call({"action": "add", "file": "memory", "text": "First entry here."})
+    shown = md.data("forget", id="memory.md:1", dry_run=True)
+    assert shown["texts"] == ["First entry here."]
+    md.call(
+        {"action": "replace", "file": "memory", "old": "First entry here.", "text": "Rewritten."}
+    )
+    held = md.home.memory_file("memory.md").read_bytes()
+    with pytest.raises(AdminRefused, match="no longer names what you were shown"):
+        md.admin("forget", {"id": "memory.md:1", "check": shown["check"]})
+    assert md.home.memory_file("memory.md").read_bytes() == held

@@ -102,7 +102,7 @@ def run_forget(service, arg) -> str:
     found = forget.hints(service, arg.id)
     try:
         future = service._writer.submit(
-            WRITE, service._admin_write, forget.run, service, arg.id, found
+            WRITE, service._admin_write, forget.run, service, arg.id, found, arg.check
         )
         return paging.dumps(future.result())
     except OSError as e:

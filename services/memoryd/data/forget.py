@@ -18,6 +18,7 @@ their text: the answer says so.
 """
 
 import datetime as dt
+import hashlib
 import logging
 import os
 import re
@@ -175,8 +176,15 @@ def _recall_months(home: Home):
         return []
 
 
+def check_of(texts: list[str]) -> str:
+    """What the owner was shown, so that the forget acts on that and nothing else. It travels to
+    bxctl and back within one command and is never stored."""
+    return hashlib.sha256("\0".join(texts).encode()).hexdigest()
+
+
 def preview(service, ref: str) -> dict:
-    """What forget would do, said without the text (a read)."""
+    """What forget would do (a read): where the text is, and the text itself for the owner to
+    see before saying yes (bxctl prints it escaped); the message holds no text."""
     store = service.store
     target = resolve(store.home, service.index, store.journal, ref)
     where = places(store.home, store.journal, target)
@@ -184,7 +192,14 @@ def preview(service, ref: str) -> dict:
         f"forget {target.what}? Its text would go from {where.said()} and the index; "
         f"this cannot be undone. {LOGS_STAY}"
     )
-    return {"id": target.id, "what": target.what, "places": where.said(), "message": message}
+    return {
+        "id": target.id,
+        "what": target.what,
+        "texts": target.texts,
+        "check": check_of(target.texts),
+        "places": where.said(),
+        "message": message,
+    }
 
 
 def hints(service, ref: str) -> dict[str, list[int]]:
@@ -198,13 +213,21 @@ def hints(service, ref: str) -> dict[str, list[int]]:
         return {key: rows_of(conn, key) for key in keys}
 
 
-def run(service, ref: str, found: dict[str, list[int]] | None = None) -> dict:
-    """Forget ref (on the writer thread); found: hints() taken just before."""
+def run(
+    service, ref: str, found: dict[str, list[int]] | None = None, check: str | None = None
+) -> dict:
+    """Forget ref (on the writer thread); found: hints() taken just before; check: the preview's,
+    when the owner was shown what ref named."""
     store = service.store
     home: Home = store.home
     with store._lock:
         store.detect_hand_edits()
     target = resolve(home, service.index, store.journal, ref, found)
+    if check is not None and check != check_of(target.texts):
+        raise AdminRefused(
+            f"refused: {ref[:64]} no longer names what you were shown (memory changed meanwhile); "
+            "nothing was forgotten: run forget again"
+        )
     where = places(home, store.journal, target)
     when = store.now().astimezone(dt.UTC)
     stamp = f"{when:%Y-%m-%dT%H:%MZ}"

@@ -94,6 +94,7 @@ class ImportArg(Arg):
 class ForgetArg(Arg):
     id: Annotated[str, StringConstraints(min_length=1, max_length=4_000)]
     dry_run: bool = False
+    check: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None
 
 
 MODELS: dict[str, type[Arg]] = {

@@ -204,15 +204,15 @@ def test_a_forget_stopped_part_way_is_finished_by_its_words(md, monkeypatch):
     text = "The spare key is under the blue pot."
     md.call({"action": "add", "file": "memory", "text": text})
     md.call({"action": "add", "file": "memory", "text": "Another fact."})
-    real = scrub.rewrite
 
     def crash(*a, **k):
         raise SystemExit("killed")
 
     monkeypatch.setattr(scrub, "rewrite", crash)
+    monkeypatch.setattr(scrub, "finish", crash)
     with pytest.raises(SystemExit):
         md.admin("forget", {"id": "memory.md:1"})
-    monkeypatch.setattr(scrub, "rewrite", real)
+    monkeypatch.undo()
     assert text not in md.home.memory_file("memory.md").read_text()
     assert any(text.encode() in p.read_bytes() for p in md.home.edits.iterdir())  # left behind
     count = len(md.store.journal.records())
@@ -265,3 +265,19 @@ def test_forget_acts_only_on_what_the_owner_was_shown(md):
     with pytest.raises(AdminRefused, match="no longer names what you were shown"):
         md.admin("forget", {"id": "memory.md:1", "check": shown["check"]})
     assert md.home.memory_file("memory.md").read_bytes() == held
+
+
+def test_a_journal_line_appended_while_forget_prepares_is_scrubbed_too(md):
+    from memoryd.data import forget
+
+    text = "The safe combination is left two right nine."
+    md.call({"action": "add", "file": "memory", "text": text})
+    found = forget.prepare(md.service, "memory.md:1")
+    assert found.months  # the month holding it was rewritten up to its end, off the writer
+    md.call({"action": "add", "file": "memory", "text": "A later entry."})  # journals the text
+    md.service._writer.submit(0, forget.run, md.service, "memory.md:1", found).result()
+    found.drop()
+    for path in written_files(md):
+        assert text.encode() not in path.read_bytes(), path
+    assert md.home.memory_file("memory.md").read_text() == "A later entry.\n"
+    assert not list(md.home.edits.glob(".*.tmp"))

@@ -99,7 +99,7 @@ def run_forget(service, arg) -> str:
     taken for the forget itself."""
     if arg.dry_run:
         return paging.dumps(forget.preview(service, arg.id))
-    found = forget.hints(service, arg.id)
+    found = forget.prepare(service, arg.id)
     try:
         future = service._writer.submit(
             WRITE, service._admin_write, forget.run, service, arg.id, found, arg.check
@@ -110,6 +110,8 @@ def run_forget(service, arg) -> str:
             f"refused: forget stopped part way ({e.strerror or e}); run it again with the same "
             "id, or with the text's exact words, to finish it"
         ) from None
+    finally:
+        found.drop()  # what the writer did not use
 
 
 def run_export(service, arg) -> str:

@@ -202,27 +202,62 @@ def preview(service, ref: str) -> dict:
     }
 
 
-def hints(service, ref: str) -> dict[str, list[int]]:
-    """The index rows of each key forgetting ref would list, found on a reader before the writer
-    is taken (finding them scans the index; deleting them by rowid does not)."""
+@dataclass
+class Found:
+    """What forget finds on a reader before it takes the writer: the index rows of each key it
+    will list (finding them scans the index; deleting them by rowid does not), and each journal
+    month that holds the text, rewritten up to its end then (scrub.prepare)."""
+
+    stamp: str  # the marker's time
+    rows: dict[str, list[int]] = field(default_factory=dict)
+    months: dict[tuple[str, str], scrub.Prepared] = field(default_factory=dict)
+
+    def drop(self) -> None:
+        for prepared in self.months.values():
+            prepared.drop()
+        self.months = {}
+
+
+def prepare(service, ref: str) -> Found:
+    """Found for ref; the caller drops it once the forget ran (or failed)."""
     store = service.store
     target = resolve(store.home, service.index, store.journal, ref)
     where = places(store.home, store.journal, target)
     keys = target.keys + [forgotten.note_key(n) for n in where.notes]
+    found = Found(stamp_of(store.now()))
+    marker = forgotten.marker(found.stamp)
     with service.index.reader() as conn:
-        return {key: rows_of(conn, key) for key in keys}
+        found.rows = {key: rows_of(conn, key) for key in keys}
+    try:
+        for text in target.texts:
+            change = _journal_change(text, marker)
+            for path in store.journal.month_files():
+                prepared = scrub.prepare(path, text, change, scrub.journal_dumps)
+                if prepared is not None:
+                    found.months[(str(path), text)] = prepared
+    except BaseException:
+        found.drop()
+        raise
+    return found
 
 
-def run(
-    service, ref: str, found: dict[str, list[int]] | None = None, check: str | None = None
-) -> dict:
-    """Forget ref (on the writer thread); found: hints() taken just before; check: the preview's,
-    when the owner was shown what ref named."""
+def stamp_of(when: dt.datetime) -> str:
+    return f"{when.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
+
+
+def _journal_change(text: str, marker: str):
+    return lambda value: scrub.replace_equal(value, text, marker)
+
+
+def run(service, ref: str, found: Found | None = None, check: str | None = None) -> dict:
+    """Forget ref (on the writer thread); found: prepare()'s, just before; check: the
+    preview's, when the owner was shown what ref named."""
     store = service.store
     home: Home = store.home
     with store._lock:
         store.detect_hand_edits()
-    target = resolve(home, service.index, store.journal, ref, found)
+    found = found or Found(stamp_of(store.now()))
+    target = resolve(home, service.index, store.journal, ref, found.rows)
     if check is not None and check != check_of(target.texts):
         raise AdminRefused(
             f"refused: {ref[:64]} no longer names what you were shown (memory changed meanwhile); "
@@ -230,7 +265,7 @@ def run(
         )
     where = places(home, store.journal, target)
     when = store.now().astimezone(dt.UTC)
-    stamp = f"{when:%Y-%m-%dT%H:%MZ}"
+    stamp = found.stamp
     marker = forgotten.marker(stamp)
     forgot = {"id": target.id, "at": stamp}
     edit_ids = []
@@ -263,11 +298,11 @@ def run(
         )
         edit_ids.append(line.id)
     for text in target.texts:
-        _scrub(service, store.journal, text, marker)
+        _scrub(service, store.journal, text, marker, found)
     for key in target.keys:
         forgotten.add(home, key, stamp, edit_ids[-1])
     reset_tail(store)
-    purge(service.index, target.keys, found)
+    purge(service.index, target.keys, found.rows)
     if shifts:
         shift_notes(service.index, shifts)
     log.info("forgot %s as edit %s (%s)", target.what, edit_ids[-1], where.said())
@@ -323,12 +358,15 @@ def _mark_notes(home: Home, numbers: list[int], marker: str) -> list[tuple[int, 
     return shifts
 
 
-def _scrub(service, journal, text: str, marker: str) -> None:
+def _scrub(service, journal, text: str, marker: str, found: Found) -> None:
     home: Home = service.store.home
+    change = _journal_change(text, marker)
     for path in journal.month_files():
-        scrub.rewrite(
-            path, text, lambda v: scrub.replace_equal(v, text, marker), scrub.journal_dumps
-        )
+        prepared = found.months.pop((str(path), text), None)
+        if prepared is not None:
+            scrub.finish(prepared, text, change, scrub.journal_dumps)
+        else:
+            scrub.rewrite(path, text, change, scrub.journal_dumps)
 
     def query(value: dict) -> dict:
         if isinstance(value.get("query"), str) and text in value["query"]:

@@ -82,8 +82,8 @@ def carry_out(home: Home, plan: dict) -> None:
 
 
 def recover(home: Home) -> None:
-    """At start: finish a restore whose plan was written; drop staging folders without one; make
-    backups/ if it is missing (0700)."""
+    """At start: finish a restore whose plan was written; drop staging folders without one and
+    the temporary files of a rewrite a kill stopped; make backups/ if it is missing (0700)."""
     try:
         ensure_dir(home.root / "backups")
     except OSError as e:
@@ -102,6 +102,12 @@ def recover(home: Home) -> None:
         log.info("%s: finished a restore that was stopped after its point of no return", path)
     if not home.memory.is_dir():
         return
+    for folder in (home.edits, home.recalls):
+        for tmp in folder.glob(".*.tmp") if folder.is_dir() else ():
+            tmp.unlink(
+                missing_ok=True
+            )  # a forget's rewrite that a kill stopped: the month is whole
+            log.info("%s: removed a temporary file left by a crash", tmp)
     for folder in home.memory.iterdir():
         if folder.name.startswith(STAGING_PREFIX) and not folder.is_symlink():
             shutil.rmtree(folder, ignore_errors=True)

@@ -2,7 +2,10 @@
 
 A month file is searched for the text as JSON writes it (one byte search through mmap); only a
 file that holds it is rewritten, streamed to a temporary file beside it, fsync'd and renamed over
-it (the folder fsync'd), so a kill leaves the old file or the new one. In a line that holds the
+it (the folder fsync'd), so a kill leaves the old file or the new one (and a temporary file that
+the next start removes). A journal month is rewritten in two steps, so that the writer does not
+wait for a long month: prepare() on a reader up to the month's end then, finish() on the writer
+with the lines appended since. In a line that holds the
 text, the journal's strings equal to it (entries before and after, notes) become the marker; in
 the recall log, a query that contains it does. pending.jsonl loses the items whose arguments
 hold it: a pending write of forgotten text can no longer be accepted.
@@ -12,6 +15,7 @@ import json
 import mmap
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import FILE_MODE, fsync_dir, open_read
@@ -46,40 +50,128 @@ def _lines_with(path: Path, find: bytes) -> Iterator[int]:
                 position = data.find(find, end)
 
 
+def _temp(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+
+
+def _transform(lines, out, find: bytes, change: Callable[[dict], dict | None], dumps) -> int:
+    """Write lines to out, each holding find through change (None drops it); how many changed."""
+    changed = 0
+    for raw in lines:
+        if find not in raw:
+            out.write(raw)
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        new = change(value) if isinstance(value, dict) else None
+        changed += new != value
+        if new is not None:
+            out.write(dumps(new).encode("utf-8") + b"\n")
+    return changed
+
+
+def _upto(f, size: int):
+    """The whole lines of f from where it is up to byte size; f is left after the last of them
+    (a line still being appended is left for finish())."""
+    left = size - f.tell()
+    while left > 0:
+        raw = f.readline(left)
+        if not raw:
+            return
+        if not raw.endswith(b"\n"):
+            f.seek(-len(raw), os.SEEK_CUR)
+            return
+        left -= len(raw)
+        yield raw
+
+
+def _swap(tmp: Path, path: Path) -> None:
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
 def rewrite(path: Path, text: str, change: Callable[[dict], dict | None], dumps) -> int:
     """Rewrite the lines of path holding text through change (None drops the line); how many
     lines changed. A file that does not hold it is not touched."""
     find = needle(text)
     if next(_lines_with(path, find), None) is None:
         return 0
-    changed = 0
-    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
+    tmp = _temp(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
     try:
         with os.fdopen(fd, "wb") as out, open_read(path) as f:
-            for raw in f:
-                if find in raw:
-                    try:
-                        value = json.loads(raw)
-                    except ValueError:
-                        value = None
-                    new = change(value) if isinstance(value, dict) else None
-                    changed += new != value
-                    if new is not None:
-                        out.write(dumps(new).encode("utf-8") + b"\n")
-                    continue
-                out.write(raw)
+            changed = _transform(f, out, find, change, dumps)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp, path)
+        _swap(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        tmp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
     return changed
+
+
+@dataclass
+class Prepared:
+    """A month rewritten up to size by prepare(), off the writer; finish() adds the rest."""
+
+    path: Path
+    tmp: Path
+    inode: int
+    size: int
+    changed: int
+
+    def drop(self) -> None:
+        self.tmp.unlink(missing_ok=True)
+
+
+def prepare(path: Path, text: str, change, dumps) -> Prepared | None:
+    """On a reader: path's lines as they are now, through change, into a temporary file beside
+    it (fsync'd); None when path does not hold text. The journal only grows between this and
+    finish(), so the writer then has only the lines appended since to read."""
+    find = needle(text)
+    if next(_lines_with(path, find), None) is None:
+        return None
+    tmp = _temp(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb") as out, open_read(path) as f:
+            st = os.fstat(f.fileno())
+            size = st.st_size
+            changed = _transform(_upto(f, size), out, find, change, dumps)
+            size = f.tell()
+            out.flush()
+            os.fsync(out.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return Prepared(path, tmp, st.st_ino, size, changed)
+
+
+def finish(prep: Prepared, text: str, change, dumps) -> int:
+    """On the writer: the lines appended since prepare(), through change, then the rename. A
+    file replaced meanwhile (another rewrite) is rewritten whole instead."""
+    try:
+        st = os.stat(prep.path, follow_symlinks=False)
+    except FileNotFoundError:
+        prep.drop()
+        return 0
+    if st.st_ino != prep.inode or st.st_size < prep.size:
+        prep.drop()
+        return rewrite(prep.path, text, change, dumps)
+    try:
+        fd = os.open(prep.tmp, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+        with os.fdopen(fd, "ab") as out, open_read(prep.path) as f:
+            f.seek(prep.size)
+            changed = _transform(f, out, needle(text), change, dumps)
+            out.flush()
+            os.fsync(out.fileno())
+        _swap(prep.tmp, prep.path)
+    except BaseException:
+        prep.drop()
+        raise
+    return prep.changed + changed
 
 
 def replace_equal(value, text: str, marker: str):

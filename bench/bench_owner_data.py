@@ -8,8 +8,9 @@ as real edits carry) and a recall log of R/10 lines. memoryd runs in this proces
 service, the writer thread), and while each command runs a second thread sends a note every
 10 ms through the writer, so the figures include what a write waited:
 
-- backup: the time, the archive's size, how long the snapshot held the writer, and the longest
-  wait of a concurrent write (with and without --with-sessions);
+- backup: the time, the archive's size (and the files' size: the generated journal repeats few
+  words, so it compresses far better than a real one), how long the snapshot held the writer,
+  and the longest wait of a concurrent write (with and without --with-sessions);
 - restore: the archive into an empty home (read and checked whole, laid, notes.md indexed again);
 - forget: an entry that every journal line carries (the worst case: every month rewritten), a
   note, and a session record.
@@ -24,6 +25,7 @@ import os
 import random
 import shutil
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -138,9 +140,13 @@ def main(argv: list[str] | None = None) -> int:
               f"indexed in {time.perf_counter() - started:.1f} s")  # fmt: skip
         for sessions in (False, True):
             out, took, waited = timed(m, "backup", with_sessions=sessions)
+            with tarfile.open(out["path"], "r:gz") as tar:
+                manifest = json.loads(tar.extractfile("manifest.json").read())
+            raw = sum(f["size"] for f in manifest["files"])
             print(
                 f"backup{' --with-sessions' if sessions else ''}: {took:.2f} s, "
-                f"{out['size'] / 1e6:.1f} MB, {out['files']} files; the snapshot held the writer "
+                f"{out['size'] / 1e6:.1f} MB archive of {raw / 1e6:.1f} MB in "
+                f"{out['files']} files; the snapshot held the writer "
                 f"{out['writer_wait_ms']:.1f} ms; the longest wait of a concurrent write "
                 f"{waited * 1000:.1f} ms"
             )

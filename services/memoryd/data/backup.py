@@ -136,7 +136,11 @@ def prune(home: Home, keep: int) -> list[str]:
     names = [n for _, _, n in sorted(found)]
     gone = names[: max(0, len(names) - keep)]
     for name in gone:
-        os.unlink(folder / name)
+        try:
+            os.unlink(folder / name)
+        except OSError as e:  # the new backup stands; the old one waits for the next prune
+            log.warning("%s: cannot be removed: %s", folder / name, e.strerror)
+            continue
         log.info("%s: removed (keeping the newest %d backups)", folder / name, keep)
     if gone:
         fsync_dir(folder)

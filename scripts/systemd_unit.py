@@ -1,11 +1,18 @@
-"""Finish a unit that `podman generate systemd --new` wrote, for scripts/stack install.
+"""Finish a unit that `podman generate systemd --new` wrote, for scripts/stack install; or write
+the daily memory backup's service and timer.
 
     python scripts/systemd_unit.py UNIT_FILE [--env NAME=VALUE]... [--after UNIT]
+    python scripts/systemd_unit.py --backup-dir DIR --container NAME --podman PATH --keep N
+        [--env NAME=VALUE]... [--after UNIT]
 
 Prints the unit with each --env as an Environment= line of [Service] (podman on machines like
 our CI needs CONTAINERS_CONF, and a unit starts with systemd's environment, not the owner's), and
 with Wants= and After= on the role it needs (brokerd-shim after memoryd, loopd-shim after
 brokerd-shim), so that the stack comes back in order after a reboot. Pure text in, text out.
+
+The backup runs `bxctl memory backup --keep N` inside memoryd's container once a day (Persistent:
+a day missed while the machine was off runs at the next start): memoryd writes the archive to
+{home}/backups/ and removes all but the newest N it made.
 """
 
 import argparse
@@ -33,16 +40,61 @@ def finish_unit(text: str, env: list[str], after: str | None) -> str:
     return "\n".join(out) + "\n"
 
 
+BACKUP_UNIT = "boxmaker-memory-backup"
+
+
+def backup_service(
+    container: str, podman: str, keep: int, env: list[str], after: str | None
+) -> str:
+    """The oneshot service the timer starts."""
+    lines = ["[Unit]", f"Description=boxmaker: back up memory (keep the newest {keep})"]
+    if after:
+        lines += [f"Wants={after}", f"After={after}"]
+    lines += ["", "[Service]", "Type=oneshot"]
+    lines += [f'Environment="{item}"' for item in env]
+    lines.append(f"ExecStart={podman} exec {container} bxctl memory backup --keep {keep}")
+    return "\n".join(lines) + "\n"
+
+
+def backup_timer() -> str:
+    return (
+        "[Unit]\nDescription=boxmaker: back up memory daily\n\n"
+        "[Timer]\nOnCalendar=daily\nPersistent=true\nRandomizedDelaySec=15min\n\n"
+        "[Install]\nWantedBy=timers.target\n"
+    )
+
+
+def _backup_units(args) -> int:
+    if not args.container or not args.podman or args.keep is None or args.keep < 1:
+        print(
+            "systemd_unit.py: --backup-dir needs --container, --podman and --keep N >= 1",
+            file=sys.stderr,
+        )
+        return 2
+    service = backup_service(args.container, args.podman, args.keep, args.env, args.after)
+    (args.backup_dir / f"{BACKUP_UNIT}.service").write_text(service, encoding="utf-8")
+    (args.backup_dir / f"{BACKUP_UNIT}.timer").write_text(backup_timer(), encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("unit", type=Path)
+    parser.add_argument("unit", type=Path, nargs="?")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--after", default=None, metavar="UNIT")
+    parser.add_argument("--backup-dir", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--container", default=None)
+    parser.add_argument("--podman", default=None)
+    parser.add_argument("--keep", type=int, default=None)
     args = parser.parse_args(argv)
     for item in args.env:
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier() or '"' in value or "\n" in value:
             parser.error(f"--env {item!r}: NAME=VALUE without quotes or newlines")
+    if args.backup_dir is not None:
+        return _backup_units(args)
+    if args.unit is None:
+        parser.error("a UNIT_FILE, or --backup-dir")
     try:
         text = args.unit.read_text(encoding="utf-8")
         sys.stdout.write(finish_unit(text, args.env, args.after))

@@ -112,6 +112,12 @@ ADMIN_COMMANDS = (
     "promote",
     "file",
     "edit",
+    # the owner's data: backup, restore, export, import, forget
+    "backup",
+    "restore",
+    "export",
+    "import",
+    "forget",
 )
 ADMIN_ARG_MAX = 262_144  # edit carries a whole file (65,536 characters, JSON-escaped)
 

@@ -14,7 +14,7 @@ import time
 
 import typer
 
-from bxctl import memory_log, owner_view
+from bxctl import memory_log, owner_data, owner_view
 from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests and callers)
     EXIT_REFUSED,
     EXIT_UNREACHABLE,
@@ -36,6 +36,7 @@ memory_app = typer.Typer(
 )
 memory_app.add_typer(memory_log.app)
 memory_app.add_typer(owner_view.app)
+memory_app.add_typer(owner_data.app)
 app.add_typer(memory_app, name="memory")
 
 

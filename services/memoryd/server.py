@@ -14,6 +14,7 @@ import signal
 import sqlite3
 
 from memoryd.config import Config, Limits
+from memoryd.data import lay
 from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, ensure_dir, unsafe_entry
 from memoryd.index.index import Index, check_fts5
@@ -49,6 +50,7 @@ def prepare(config: Config) -> MemoryService:
     except OSError as e:
         raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
     lock = take_home_lock(home)
+    lay.recover(home)  # a restore killed after its point of no return is finished now
     remove_stale_temp_files(home)
     check_fts5()
     store = MemoryStore(

@@ -46,6 +46,7 @@ MOUNTS = {
     "memoryd": {
         "memory": "rw",
         "index": "rw",
+        "backups": "rw",
         "sessions": "ro",
         "run/loop-memory": "rw",
         "run/broker-memory": "rw",

@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from memoryd import modes
+from memoryd.data import forgotten
 from memoryd.home import Home, check_entry, open_read
 from memoryd.index.sessionrows import LogState, Part, Row, session_rows
 from memoryd.index.settings import (
@@ -231,7 +232,11 @@ def index_session_part(
         _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
         state = LogState()
     before = state.bytes
-    added = insert_rows(conn, session_rows(path, session, state, settings, counted, part))
+    rows = session_rows(path, session, state, settings, counted, part)
+    skip = forgotten.keys(home)  # what the owner made memoryd forget is never indexed again
+    if skip:
+        rows = (r for r in rows if forgotten.session_key(session, r[3]) not in skip)
+    added = insert_rows(conn, rows)
     if state.bytes != before or load_state(conn, name) is None:
         state.tail = _tail_hash(path, state.bytes)
         save_state(conn, name, state)
@@ -275,9 +280,10 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings)
         save_state(conn, NOTES_LOG, LogState())
         return index_notes(conn, home, settings)
     limit = CLASS_RANK[settings.max_class]
+    skip = forgotten.keys(home)
     rows = []
     for e in entries:
-        if not e.text or CLASS_RANK[e.klass] > limit:
+        if not e.text or CLASS_RANK[e.klass] > limit or forgotten.note_key(e.number) in skip:
             continue
         capped = cap_text(e.text, settings.max_record_bytes)
         if capped is not None:

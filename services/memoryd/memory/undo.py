@@ -6,6 +6,7 @@ that became a note, went to notes.md, which is append-only: it cannot be undone.
 pending edit changed nothing.
 """
 
+from memoryd.data import forgotten
 from memoryd.errors import AdminRefused
 from memoryd.journal import scan
 from memoryd.journal.byfile import JournalIndex
@@ -23,6 +24,16 @@ def undoable(journal: Journal, index: JournalIndex, edit_id: object) -> EditLine
     record = scan.line_with_id(journal.home.edits / f"{edit_id[:7]}.jsonl", edit_id)
     if record is None:
         raise AdminRefused(f"refused: the journal holds no edit {edit_id}")
+    if record.action == "forget":
+        raise AdminRefused(
+            f"refused: edit {edit_id} is the owner's forget; forgetting cannot be undone, since "
+            "the text it removed is no longer held anywhere"
+        )
+    if any(forgotten.is_marker(e) for e in (*record.before, *record.after)):
+        raise AdminRefused(
+            f"refused: undoing edit {edit_id} would need text the owner has since made memoryd "
+            "forget; that text is no longer held anywhere"
+        )
     if record.action == "reject":
         raise AdminRefused(f"refused: edit {edit_id} rejected a pending edit; nothing changed")
     if record.to == "notes.md":

@@ -68,6 +68,35 @@ class EditArg(Arg):
     base: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
+# The owner's data (memoryd/data/): backup, restore, export, import, forget.
+FileName = Annotated[str, StringConstraints(pattern=r"^\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+
+
+class BackupArg(Arg):
+    with_sessions: bool = False
+    keep: Annotated[int, Field(ge=1, le=1000)] | None = None
+
+
+class RestoreArg(Arg):
+    name: FileName
+    replace: bool = False
+
+
+class ExportArg(Arg):
+    format: Literal["jsonl", "markdown"] = "jsonl"
+
+
+class ImportArg(Arg):
+    name: FileName
+    dry_run: bool = False
+
+
+class ForgetArg(Arg):
+    id: Annotated[str, StringConstraints(min_length=1, max_length=4_000)]
+    dry_run: bool = False
+    check: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")] | None = None
+
+
 MODELS: dict[str, type[Arg]] = {
     "log": LogArg,
     "pending": PendingArg,
@@ -81,6 +110,11 @@ MODELS: dict[str, type[Arg]] = {
     "promote": PromoteArg,
     "file": FileArg,
     "edit": EditArg,
+    "backup": BackupArg,
+    "restore": RestoreArg,
+    "export": ExportArg,
+    "import": ImportArg,
+    "forget": ForgetArg,
 }
 
 

@@ -10,6 +10,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Literal
 
+from memoryd.data import commands as data_commands
 from memoryd.errors import AdminRefused
 from memoryd.journal import scan as journalscan
 from memoryd.owner import blockview, fileedit, history, paging, promote, search, show, stats
@@ -57,6 +58,10 @@ COMMANDS: dict[str, tuple[Kind, Callable]] = {
     "promote": ("write", lambda s, a: promote.run(s.store, a)),
     "edit": ("write", lambda s, a: fileedit.run(s.store, a)),
 }
+
+# The owner's data (memoryd/data/commands.py): backup, restore and forget run as reads and take
+# the writer only for their own step; export reads; import writes.
+COMMANDS.update(data_commands.TABLE)
 
 
 def lookup(command: str, arg: str) -> tuple[Kind, Callable]:

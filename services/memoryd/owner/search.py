@@ -3,7 +3,8 @@
 It calls Recaller.recall (recall.py), the agent's own search, so hits carry the same tags and the
 answer the same label; the recall log line is marked "by": "owner" (session "owner"), and stats
 leaves it out of the agent's hit counts. A hit from notes.md carries a reference, note:N (N its
-number in notes.md counting from 0, as the index numbers it), that promote takes.
+number in notes.md counting from 0, as the index numbers it), that promote takes; a session
+record's, session:ID:N, is what forget takes.
 """
 
 from memoryd.owner import paging
@@ -14,7 +15,11 @@ NOTE_KINDS = ("noted", "moved", "dropped")
 
 
 def ref_of(hit) -> str | None:
-    return f"note:{hit.record}" if hit.kind in NOTE_KINDS else None
+    """note:N for a note (promote and forget take it), session:ID:N for a session record
+    (forget takes it)."""
+    if hit.kind in NOTE_KINDS:
+        return f"note:{hit.record}"
+    return f"session:{hit.session}:{hit.record}" if hit.kind == "session" else None
 
 
 def hit_dict(position: int, hit) -> dict:

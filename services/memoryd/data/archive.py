@@ -1,0 +1,205 @@
+"""The backup archive: a gzip'd tar of memoryd's files with manifest.json as its last member.
+
+The manifest names the format and its version, memoryd's version, when it was made, each file
+with its size and sha256, and the counts (entries, notes, edits, pending, records). It comes last
+because it is written as the files stream through their hashes, and so a truncated archive has
+none. verify() reads an archive whole before anything is laid: every member must be a regular
+file with a name memoryd would write (no absolute path, no "..", no link), listed once in the
+manifest with the same size and sha256, and the manifest must list nothing that is missing.
+"""
+
+import datetime as dt
+import gzip
+import hashlib
+import io
+import json
+import os
+import tarfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.data import layout
+from memoryd.data.snapshot import Snapshot
+from memoryd.errors import AdminRefused
+
+FORMAT = "boxmaker-memory-backup"
+VERSION = 1
+MANIFEST = "manifest.json"
+MANIFEST_MAX = 64 << 20
+COMPRESS_LEVEL = 1  # the journal compresses well even at 1; higher costs time, not much size
+
+
+def memoryd_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("boxmaker-memory")
+    except Exception:  # noqa: BLE001 - a source tree without its metadata
+        return "unknown"
+
+
+class Damaged(AdminRefused):
+    """An archive restore refuses: the text names what is wrong."""
+
+
+class _Hashing(io.RawIOBase):
+    """A held file read through sha256, for tarfile.addfile."""
+
+    def __init__(self, chunks):
+        self._chunks = chunks
+        self._left = b""
+        self.digest = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self._left:
+            try:
+                self._left = next(self._chunks)
+            except StopIteration:
+                return 0
+            self.digest.update(self._left)
+        n = min(len(buffer), len(self._left))
+        buffer[:n] = self._left[:n]
+        self._left = self._left[n:]
+        return n
+
+
+def _info(name: str, size: int, when: float) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    info.mode = 0o600
+    info.mtime = int(when)
+    return info
+
+
+def write(out, snap: Snapshot, counts: dict, with_sessions: bool) -> dict:
+    """Write the archive of snap to the binary file out; returns the manifest."""
+    now = dt.datetime.now(dt.UTC)
+    files = []
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=COMPRESS_LEVEL, mtime=0) as gz:
+        with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+            for held in snap.files:
+                reader = _Hashing(held.chunks())
+                tar.addfile(_info(held.name, held.size, now.timestamp()), io.BufferedReader(reader))
+                files.append(
+                    {"path": held.name, "size": held.size, "sha256": reader.digest.hexdigest()}
+                )
+            manifest = {
+                "format": FORMAT,
+                "version": VERSION,
+                "memoryd": memoryd_version(),
+                "created": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "with_sessions": with_sessions,
+                "files": files,
+                "counts": counts,
+            }
+            data = json.dumps(manifest, indent=1).encode()
+            tar.addfile(_info(MANIFEST, len(data), now.timestamp()), io.BytesIO(data))
+    return manifest
+
+
+@dataclass
+class Verified:
+    manifest: dict
+    staged: list[str]  # member names, laid under the staging folder
+
+
+def _check_manifest(value: object) -> dict:
+    if not isinstance(value, dict) or value.get("format") != FORMAT:
+        raise Damaged("refused: not a boxmaker memory backup (its manifest is foreign)")
+    version = value.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise Damaged("refused: the archive's manifest has no format version")
+    if version > VERSION:
+        raise Damaged(
+            f"refused: the archive is format {version}, made by a newer memoryd "
+            f"({value.get('memoryd')!s:.32}); this one reads format {VERSION}"
+        )
+    files = value.get("files")
+    if not isinstance(files, list) or not all(
+        isinstance(f, dict)
+        and isinstance(f.get("path"), str)
+        and isinstance(f.get("size"), int)
+        and isinstance(f.get("sha256"), str)
+        for f in files
+    ):
+        raise Damaged("refused: the archive's manifest does not list its files properly")
+    return value
+
+
+def _member_problem(member: tarfile.TarInfo) -> str | None:
+    name = member.name
+    parts = name.split("/")
+    if name.startswith("/") or ".." in parts:
+        return f"the archive holds a path that climbs out of the home: {name[:200]!r}"
+    if member.issym() or member.islnk():
+        return f"the archive holds a link: {name[:200]!r}"
+    if not member.isfile():
+        return f"the archive holds something other than a file: {name[:200]!r}"
+    if name != MANIFEST and not layout.MEMBER.match(name):
+        return f"the archive holds a file memoryd does not write: {name[:200]!r}"
+    return None
+
+
+def verify(path: Path, stage: Callable[[str], Path]) -> Verified:
+    """Read the archive at path whole; each member is checked, hashed and written where stage
+    says; Damaged, naming the first problem, unless every file matches the manifest."""
+    seen: dict[str, tuple[int, str]] = {}
+    manifest = None
+    try:
+        with tarfile.open(path, mode="r:gz") as tar:
+            for member in tar:
+                problem = _member_problem(member)
+                if problem is not None:
+                    raise Damaged(f"refused: {problem}")
+                if manifest is not None:
+                    raise Damaged(f"refused: the archive holds {member.name!r} after its manifest")
+                if member.name in seen:
+                    raise Damaged(f"refused: the archive holds {member.name!r} twice")
+                source = tar.extractfile(member)
+                if source is None:
+                    raise Damaged(f"refused: {member.name!r} cannot be read from the archive")
+                if member.name == MANIFEST:
+                    if member.size > MANIFEST_MAX:
+                        raise Damaged("refused: the archive's manifest is too large")
+                    try:
+                        manifest = _check_manifest(json.loads(source.read()))
+                    except ValueError:
+                        raise Damaged("refused: the archive's manifest is not JSON") from None
+                    continue
+                seen[member.name] = _copy(source, stage(member.name))
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise Damaged(f"refused: the archive is truncated or damaged ({e})") from None
+    except tarfile.TarError as e:
+        raise Damaged(f"refused: the archive is not a readable tar.gz ({e})") from None
+    if manifest is None:
+        raise Damaged("refused: the archive has no manifest (truncated, or not a memoryd backup)")
+    listed = {f["path"]: (f["size"], f["sha256"]) for f in manifest["files"]}
+    for name, (size, digest) in listed.items():
+        if name not in seen:
+            raise Damaged(f"refused: the archive lacks {name!r}, which its manifest lists")
+        if seen[name] != (size, digest):
+            raise Damaged(f"refused: {name!r} does not match its size and sha256 in the manifest")
+    for name in seen:
+        if name not in listed:
+            raise Damaged(f"refused: the archive holds {name!r}, which its manifest does not list")
+    return Verified(manifest, list(seen))
+
+
+def _copy(source, dest: Path) -> tuple[int, str]:
+    digest = hashlib.sha256()
+    size = 0
+    os.makedirs(dest.parent, mode=0o700, exist_ok=True)
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        while chunk := source.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+            out.write(chunk)
+        out.flush()
+        os.fsync(out.fileno())
+    return size, digest.hexdigest()

@@ -1,0 +1,140 @@
+"""The owner's data commands as owner/dispatch.py runs them: backup, restore, export, import,
+forget. Each answers one JSON document (bxctl prints it, or its message).
+
+backup, restore and forget are registered as reads: they run on a reader thread and take the
+writer only for their own step (a snapshot; laying the files; the forget once its index rows are
+found), so writes wait for that step, not for the archive or a scan of the index. One backup or
+restore at a time.
+"""
+
+import threading
+from collections.abc import Callable
+from typing import Literal
+
+from memoryd.data import backup, exchange, forget, importing, restore, snapshot
+from memoryd.errors import AdminRefused
+from memoryd.owner import paging
+from memoryd.writer import WRITE
+
+_busy = threading.Lock()
+LINES_SHOWN = 2_000  # of an import's report, so that the answer fits one reply
+
+
+def _one_at_a_time():
+    if not _busy.acquire(blocking=False):
+        raise AdminRefused("refused: a backup or restore is already running; try again after it")
+    return _busy
+
+
+def _count_text(counts: dict) -> str:
+    keys = ("entries", "notes", "edits", "pending", "records")
+    return ", ".join(f"{counts.get(k, 0):,} {k}" for k in keys)
+
+
+def run_backup(service, arg) -> str:
+    home = service.store.home
+    lock = _one_at_a_time()
+    try:
+        snap = service._writer.submit(WRITE, snapshot.take, home).result()
+        if arg.with_sessions:
+            snapshot.add_sessions(snap, home)
+        made = backup.make(home, snap, arg.with_sessions)
+        removed = backup.prune(home, arg.keep) if arg.keep else []
+    finally:
+        lock.release()
+    counts = made.manifest["counts"]
+    message = (
+        f"backup written to {made.path} ({made.size:,} bytes, {len(made.manifest['files'])} "
+        f"files): {_count_text(counts)}; writes waited {made.waited * 1000:.1f} ms for it"
+    )
+    if removed:
+        message += f"; removed {len(removed)} older backups (keeping {arg.keep})"
+    return paging.dumps(
+        {
+            "path": str(made.path),
+            "size": made.size,
+            "files": len(made.manifest["files"]),
+            "counts": counts,
+            "writer_wait_ms": round(made.waited * 1000, 3),
+            "removed": removed,
+            "message": message,
+        }
+    )
+
+
+def run_restore(service, arg) -> str:
+    lock = _one_at_a_time()
+    try:
+        laid = restore.run(service, arg.name, arg.replace)
+    finally:
+        lock.release()
+    manifest = laid.manifest
+    sessions = sum(1 for f in manifest["files"] if f["path"].startswith("sessions/"))
+    message = (
+        f"restored {arg.name} (made {manifest.get('created')} by memoryd "
+        f"{manifest.get('memoryd')}): {_count_text(manifest.get('counts', {}))}; "
+        "the index was rebuilt from notes.md and sessions/"
+    )
+    if laid.before:
+        message += f"; what the home held before is backed up in {laid.before}"
+    if sessions:
+        message += (
+            f"; the archive's {sessions} session logs were checked but not laid: sessions/ is "
+            "loopd's (runbook: restore-from-a-backup)"
+        )
+    return paging.dumps(
+        {
+            "restored": arg.name,
+            "counts": manifest.get("counts", {}),
+            "before": laid.before,
+            "session_logs": sessions,
+            "writer_wait_ms": round(laid.waited * 1000, 3),
+            "message": message,
+        }
+    )
+
+
+def run_forget(service, arg) -> str:
+    """A read: the index rows to delete are found on this reader thread, then the writer is
+    taken for the forget itself."""
+    if arg.dry_run:
+        return paging.dumps(forget.preview(service, arg.id))
+    found = forget.prepare(service, arg.id)
+    try:
+        future = service._writer.submit(
+            WRITE, service._admin_write, forget.run, service, arg.id, found, arg.check
+        )
+        return paging.dumps(future.result())
+    except OSError as e:
+        raise AdminRefused(
+            f"refused: forget stopped part way ({e.strerror or e}); run it again with the same "
+            "id, or with the text's exact words, to finish it"
+        ) from None
+    finally:
+        found.drop()  # what the writer did not use
+
+
+def run_export(service, arg) -> str:
+    store = service.store
+    path, n_entries, n_notes = exchange.export(store.home, store.journal, arg.format, store.now())
+    message = f"exported {n_entries:,} entries and {n_notes:,} notes to {path}"
+    return paging.dumps({"path": path, "entries": n_entries, "notes": n_notes, "message": message})
+
+
+def run_import(service, arg) -> str:
+    result = importing.run(service, arg.name, arg.dry_run)
+    lines = result["lines"]
+    shown = lines[:LINES_SHOWN]
+    result["lines"] = shown
+    if len(lines) > len(shown):
+        result["message"] += f" ({len(lines) - len(shown):,} more lines not shown)"
+    return paging.dumps(result)
+
+
+TABLE: dict[str, tuple[Literal["read", "write"], Callable[..., str]]] = {
+    "backup": ("read", run_backup),
+    "restore": ("read", run_restore),
+    "forget": ("read", run_forget),
+    "export": ("read", run_export),
+    "import": ("write", run_import),
+}

@@ -1,0 +1,382 @@
+"""bxctl memory forget ID: the owner makes memoryd forget a note, an entry or a session record.
+
+ID is note:N (as search prints it), memory.md:N or user.md:N (the Nth entry of the file now, from
+1), session:ID:N (record N of a session's log, as search prints it), or exact text: an entry's,
+or any text the journal, the recall log or pending writes still hold.
+Its text is then removed from every place memoryd holds it, on the writer thread: first the
+files (an entry of memory.md or user.md equal to it is removed by an owner's edit, action
+"forget", whose journal line holds the marker where the text was; a note equal to it keeps its
+header and gets the marker, notes.md rewritten atomically), then the journal's older copies, the
+recall log's queries holding it and pending writes holding it (scrub.py), then its keys go to
+forgotten.jsonl, so that no catch-up or reindex puts it back, and its rows leave the index
+(purge.py). The files come first so that the journal never says less than the files hold (the
+hand-edit check compares them). A forget stopped by a crash part way is finished by running it
+again: by the same id while the id still names something, else by the text's exact words, which
+forget takes for any text memoryd still holds. The journal says what was forgotten by id and when,
+never the text. It cannot be undone (undo says why), and session logs, which are loopd's, keep
+their text: the answer says so.
+"""
+
+import datetime as dt
+import hashlib
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+
+from memoryd.data import forgotten, layout, recalllog, scrub
+from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
+from memoryd.errors import AdminRefused
+from memoryd.home import Home, atomic_write, read_file
+from memoryd.journal.journal import IDENTITY_FILES
+from memoryd.memory import edits, notes
+from memoryd.memory.memfiles import read_entries
+from memoryd.trust.caller import OWNER
+from proto.messages import SESSION_ID_PATTERN
+
+log = logging.getLogger(__name__)
+
+NOTE = re.compile(r"^note:(\d{1,9})$")
+ENTRY = re.compile(r"^(memory\.md|user\.md):(\d{1,4})$")
+SESSION = re.compile(rf"^session:({SESSION_ID_PATTERN.strip('^$')}):(\d{{1,12}})$")
+LOGS_STAY = (
+    "session logs are loopd's and stay as they are: what was said in a session stays in its log "
+    "under sessions/, and memoryd will not index it again"
+)
+
+
+@dataclass
+class Target:
+    id: str
+    what: str  # said to the owner, without the text
+    texts: list[str]
+    keys: list[str] = field(default_factory=list)
+
+
+def _notes(home: Home) -> list[notes.NoteEntry]:
+    try:
+        return notes.parse(read_file(home.memory_file("notes.md")))
+    except FileNotFoundError:
+        return []
+
+
+def _session_texts(index, session: str, record: int, rowids: list[int]) -> list[str]:
+    """The indexed texts of a session record: by the rowids found before when they still hold
+    it (no scan on the writer), else by a scan."""
+    where = "s.kind = 'session' AND s.session = ? AND s.record = ?"
+    with index.reader() as conn:
+        if rowids:
+            marks = ",".join("?" * len(rowids))
+            rows = conn.execute(
+                "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+                f" WHERE s.rowid IN ({marks}) AND {where} ORDER BY s.rowid",  # noqa: S608
+                (*rowids, session, record),
+            ).fetchall()
+            if len(rows) == len(rowids):
+                return [r[0] for r in rows]
+        rows = conn.execute(
+            "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+            f" WHERE {where} ORDER BY s.rowid",  # noqa: S608
+            (session, record),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> Target:
+    """What ref names, with its text(s); AdminRefused when it names nothing to forget."""
+    m = NOTE.match(ref)
+    if m:
+        number = int(m.group(1))
+        for note in _notes(home):
+            if note.number == number:
+                what = f"{ref} ({note.kind} {note.time} in session {note.session})"
+                if forgotten.is_marker(note.text):
+                    if forgotten.note_key(number) in forgotten.keys(home):
+                        raise AdminRefused(f"refused: {ref} is already forgotten")
+                    # A forget stopped before it listed the key: finish it.
+                    return Target(ref, what, [], [forgotten.note_key(number)])
+                return Target(ref, what, [note.text])
+        raise AdminRefused(f"refused: notes.md holds no note {ref}")
+    m = ENTRY.match(ref)
+    if m:
+        file, number = m.group(1), int(m.group(2))
+        current = read_entries(home, file)
+        if not 1 <= number <= len(current):
+            raise AdminRefused(
+                f"refused: {file} holds {len(current)} entries, not an entry {number}"
+            )
+        return Target(ref, f"entry {number} of {file}", [current[number - 1]])
+    m = SESSION.match(ref)
+    if m:
+        session, record = m.group(1), int(m.group(2))
+        key = forgotten.session_key(session, record)
+        texts = _session_texts(index, session, record, (hints or {}).get(key, []))
+        if key in forgotten.keys(home) and not texts:
+            raise AdminRefused(f"refused: {ref} is already forgotten")
+        if not texts:
+            raise AdminRefused(
+                f"refused: the index holds no record {record} of session {session} "
+                "(name it as search prints it)"
+            )
+        return Target(ref, f"record {record} of session {session}", texts, [key])
+    text = ref.strip()
+    for file in IDENTITY_FILES:
+        if text in read_entries(home, file):
+            return Target("entry", f"an entry of {file}", [text])
+    # Any other exact text memoryd still holds (an entry removed long ago that the journal keeps,
+    # or what a forget stopped by a crash left behind) can be forgotten by its words.
+    if text and places(home, journal, Target("text", "", [text])).anything():
+        return Target("text", "the text given", [text])
+    raise AdminRefused(
+        f"refused: {ref[:64]!r} names nothing to forget: give note:N, memory.md:N, user.md:N, "
+        "session:ID:N (as search prints them) or an entry's exact text"
+    )
+
+
+@dataclass
+class Places:
+    entries: dict[str, int] = field(default_factory=dict)  # file -> entries holding the text
+    notes: list[int] = field(default_factory=list)  # note numbers holding it
+    journal: int = 0  # lines
+    recalls: int = 0  # lines
+    pending: int = 0  # lines
+
+    def anything(self) -> bool:
+        return bool(self.entries or self.notes or self.journal or self.recalls or self.pending)
+
+    def said(self) -> str:
+        parts = [f"{n} entr{'y' if n == 1 else 'ies'} of {f}" for f, n in self.entries.items()]
+        if self.notes:
+            parts.append(f"{len(self.notes)} note(s) of notes.md")
+        parts.append(f"{self.journal} journal line(s)")
+        parts.append(f"{self.recalls} recall log line(s)")
+        if self.pending:
+            parts.append(f"{self.pending} pending write(s)")
+        return ", ".join(parts)
+
+
+def places(home: Home, journal, target: Target) -> Places:
+    found = Places()
+    for file in IDENTITY_FILES:
+        n = sum(1 for e in read_entries(home, file) if e in target.texts)
+        if n:
+            found.entries[file] = n
+    found.notes = [n.number for n in _notes(home) if n.text in target.texts]
+    for text in target.texts:
+        found.journal += sum(scrub.holds(p, text) for p in journal.month_files())
+        found.recalls += sum(scrub.holds(p, text) for p in _recall_months(home))
+        found.pending += scrub.holds(home.memory_file("pending.jsonl"), text)
+    return found
+
+
+def _recall_months(home: Home):
+    try:
+        return sorted(p for p in home.recalls.iterdir() if p.name.endswith(".jsonl"))
+    except FileNotFoundError:
+        return []
+
+
+def check_of(texts: list[str]) -> str:
+    """What the owner was shown, so that the forget acts on that and nothing else. It travels to
+    bxctl and back within one command and is never stored."""
+    return hashlib.sha256("\0".join(texts).encode()).hexdigest()
+
+
+def preview(service, ref: str) -> dict:
+    """What forget would do (a read): where the text is, and the text itself for the owner to
+    see before saying yes (bxctl prints it escaped); the message holds no text."""
+    store = service.store
+    target = resolve(store.home, service.index, store.journal, ref)
+    where = places(store.home, store.journal, target)
+    message = (
+        f"forget {target.what}? Its text would go from {where.said()} and the index; "
+        f"this cannot be undone. {LOGS_STAY}"
+    )
+    return {
+        "id": target.id,
+        "what": target.what,
+        "texts": target.texts,
+        "check": check_of(target.texts),
+        "places": where.said(),
+        "message": message,
+    }
+
+
+@dataclass
+class Found:
+    """What forget finds on a reader before it takes the writer: the index rows of each key it
+    will list (finding them scans the index; deleting them by rowid does not), and each journal
+    month that holds the text, rewritten up to its end then (scrub.prepare)."""
+
+    stamp: str  # the marker's time
+    rows: dict[str, list[int]] = field(default_factory=dict)
+    months: dict[tuple[str, str], scrub.Prepared] = field(default_factory=dict)
+
+    def drop(self) -> None:
+        for prepared in self.months.values():
+            prepared.drop()
+        self.months = {}
+
+
+def prepare(service, ref: str) -> Found:
+    """Found for ref; the caller drops it once the forget ran (or failed)."""
+    store = service.store
+    target = resolve(store.home, service.index, store.journal, ref)
+    where = places(store.home, store.journal, target)
+    keys = target.keys + [forgotten.note_key(n) for n in where.notes]
+    found = Found(stamp_of(store.now()))
+    marker = forgotten.marker(found.stamp)
+    with service.index.reader() as conn:
+        found.rows = {key: rows_of(conn, key) for key in keys}
+    try:
+        for text in target.texts:
+            change = _journal_change(text, marker)
+            for path in store.journal.month_files():
+                prepared = scrub.prepare(path, text, change, scrub.journal_dumps)
+                if prepared is not None:
+                    found.months[(str(path), text)] = prepared
+    except BaseException:
+        found.drop()
+        raise
+    return found
+
+
+def stamp_of(when: dt.datetime) -> str:
+    return f"{when.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
+
+
+def _journal_change(text: str, marker: str):
+    return lambda value: scrub.replace_equal(value, text, marker)
+
+
+def run(service, ref: str, found: Found | None = None, check: str | None = None) -> dict:
+    """Forget ref (on the writer thread); found: prepare()'s, just before; check: the
+    preview's, when the owner was shown what ref named."""
+    store = service.store
+    home: Home = store.home
+    with store._lock:
+        store.detect_hand_edits()
+    found = found or Found(stamp_of(store.now()))
+    target = resolve(home, service.index, store.journal, ref, found.rows)
+    if check is not None and check != check_of(target.texts):
+        raise AdminRefused(
+            f"refused: {ref[:64]} no longer names what you were shown (memory changed meanwhile); "
+            "nothing was forgotten: run forget again"
+        )
+    where = places(home, store.journal, target)
+    when = store.now().astimezone(dt.UTC)
+    stamp = found.stamp
+    marker = forgotten.marker(stamp)
+    forgot = {"id": target.id, "at": stamp}
+    edit_ids = []
+    for file in where.entries:
+        record = store.owner_edit(
+            file, _without(target.texts, file, marker), OWNER, "forget", {"forgot": forgot}
+        )
+        if record is not None:
+            edit_ids.append(record.id)
+    shifts: list[tuple[int, int]] = []
+    if where.notes:
+        shifts = _mark_notes(home, where.notes, marker)
+        target.keys += [forgotten.note_key(n) for n in where.notes]
+    if not edit_ids:
+        line = store.journal.append(
+            when,
+            {
+                "session": "owner",
+                "call": None,
+                "taint": None,
+                "untrusted": False,
+                "action": "forget",
+                "file": None,
+                "to": "notes.md" if where.notes else None,
+                "before": [],
+                "after": [],
+                "notes": [],
+                "forgot": forgot,
+            },
+        )
+        edit_ids.append(line.id)
+    for text in target.texts:
+        _scrub(service, store.journal, text, marker, found)
+    for key in target.keys:
+        forgotten.add(home, key, stamp, edit_ids[-1])
+    reset_tail(store)
+    purge(service.index, target.keys, found.rows)
+    if shifts:
+        shift_notes(service.index, shifts)
+    log.info("forgot %s as edit %s (%s)", target.what, edit_ids[-1], where.said())
+    message = (
+        f"forgot {target.what} as edit {edit_ids[-1]}: its text is gone from {where.said()} "
+        f"and the index; this cannot be undone. {LOGS_STAY}"
+    )
+    kept = _backups(home)
+    if kept:
+        message += (
+            f" The {kept} backups in {layout.backups(home)} made before still hold it: remove "
+            "them to be rid of it there too."
+        )
+    return {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
+
+
+def _backups(home: Home) -> int:
+    try:
+        return sum(1 for n in os.listdir(layout.backups(home)) if n.endswith(".tar.gz"))
+    except OSError:
+        return 0
+
+
+def _without(texts: list[str], file: str, marker: str):
+    """The plan removing texts from file; its journal line's before holds the marker in their
+    place, so the line never carries the text."""
+
+    def decide(current: list[str]) -> edits.Plan:
+        after = tuple(e for e in current if e not in texts)
+        before = tuple(marker if e in texts else e for e in current)
+        return edits.Plan("forget", file, before, after)
+
+    return decide
+
+
+def _mark_notes(home: Home, numbers: list[int], marker: str) -> list[tuple[int, int]]:
+    """notes.md with the text of each numbered note replaced by the marker, headers kept; the
+    (old end, change of length) of each note marked."""
+    path = home.memory_file("notes.md")
+    data = read_file(path)
+    wanted = set(numbers)
+    out, last, shifts = [], 0, []
+    for note in notes.parse(data):
+        if note.number not in wanted:
+            continue
+        header_end = data.index(b"\n", note.start) + 1
+        body = marker.encode() + b"\n"
+        out += [data[last:header_end], body]
+        shifts.append((note.end, len(body) - (note.end - header_end)))
+        last = note.end
+    out.append(data[last:])
+    atomic_write(path, b"".join(out))
+    return shifts
+
+
+def _scrub(service, journal, text: str, marker: str, found: Found) -> None:
+    home: Home = service.store.home
+    change = _journal_change(text, marker)
+    for path in journal.month_files():
+        prepared = found.months.pop((str(path), text), None)
+        if prepared is not None:
+            scrub.finish(prepared, text, change, scrub.journal_dumps)
+        else:
+            scrub.rewrite(path, text, change, scrub.journal_dumps)
+
+    def query(value: dict) -> dict:
+        if isinstance(value.get("query"), str) and text in value["query"]:
+            return {**value, "query": marker}
+        return value
+
+    with recalllog.held(service):
+        for path in _recall_months(home):
+            scrub.rewrite(path, text, query, scrub.compact_dumps)
+    pending = home.memory_file("pending.jsonl")
+    scrub.rewrite(
+        pending, text, lambda v: None if scrub.contains(v, text) else v, scrub.journal_dumps
+    )

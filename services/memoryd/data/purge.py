@@ -1,0 +1,98 @@
+"""Taking forgotten records out of the index in use, on the writer thread.
+
+The rows go through the indexer's own delete (so the recall modes' tables and the count of
+deletions that readers watch follow), with SQLite's secure_delete on, so the freed pages are
+zeroed, and the WAL is checkpointed and truncated after, so no old page image keeps the text.
+FTS5's term lists keep the words (not the text) of a deleted row until a merge rewrites them:
+bxctl reindex drops them (the rebuilt index skips every forgotten key).
+"""
+
+import sqlite3
+
+from memoryd.index import indexer
+from memoryd.index.sessionrows import LogState
+from memoryd.memory.handedit import JournalTail
+
+NOTE_KINDS = "kind IN ('noted', 'moved', 'dropped')"
+
+
+def condition(key: str) -> tuple[str, tuple]:
+    """The rows of sources that key (note:N, session:ID:N) names, as a WHERE clause."""
+    kind, _, rest = key.partition(":")
+    if kind == "note":
+        return f"{NOTE_KINDS} AND record = ?", (int(rest),)
+    session, _, record = rest.rpartition(":")
+    return "kind = 'session' AND session = ? AND record = ?", (session, int(record))
+
+
+def rows_of(conn: sqlite3.Connection, key: str) -> list[int]:
+    """The rowids key names (a scan of sources: run it on a reader, off the writer)."""
+    where, params = condition(key)
+    sql = f"SELECT rowid FROM sources WHERE {where}"  # noqa: S608 - fixed text, bound values
+    return [r[0] for r in conn.execute(sql, params)]
+
+
+def _still(conn: sqlite3.Connection, key: str, rowids: list[int]) -> bool:
+    """True when rowids are still rows of key: looked up by rowid, not scanned. A row of a key
+    is only ever added again after its old one is deleted, so rowids that all still hold the
+    key are all of its rows."""
+    if not rowids:
+        return False
+    where, params = condition(key)
+    marks = ",".join("?" * len(rowids))
+    sql = f"SELECT count(*) FROM sources WHERE rowid IN ({marks}) AND {where}"  # noqa: S608
+    return conn.execute(sql, (*rowids, *params)).fetchone()[0] == len(rowids)
+
+
+def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> int:
+    """Delete the index rows of keys (note:N, session:ID:N); the rows deleted. hints: the rowids
+    of each key found on a reader before, so that the writer need not scan for them."""
+    if not keys:
+        return 0
+    hints = hints or {}
+    conn: sqlite3.Connection = index._write()
+    conn.execute("PRAGMA secure_delete = ON")
+    before = conn.total_changes
+    with index._transaction(conn):
+        for key in keys:
+            rowids = hints.get(key, [])
+            if _still(conn, key, rowids):
+                marks = ",".join("?" * len(rowids))
+                indexer._delete_rows(conn, f"rowid IN ({marks})", tuple(rowids))
+            else:
+                indexer._delete_rows(conn, *condition(key))
+    deleted = conn.total_changes - before
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error:
+        pass  # readers hold it: the next checkpoint overwrites those frames
+    return deleted
+
+
+def reindex_notes(index) -> int:
+    """Index notes.md again from its start (its bytes were replaced whole); the rows added."""
+    conn: sqlite3.Connection = index._write()
+    with index._transaction(conn):
+        indexer._delete_rows(conn, NOTE_KINDS, ())
+        indexer.save_state(conn, indexer.NOTES_LOG, LogState())
+        return indexer.index_notes(conn, index.home, index.settings)
+
+
+def reset_tail(store) -> None:
+    """The journal was replaced or rewritten: what the hand-edit check read of it is stale."""
+    store.hand_edits.tail = JournalTail(store.journal)
+
+
+def shift_notes(index, shifts: list[tuple[int, int]]) -> None:
+    """notes.md had notes rewritten in place (forget): move the index's offset in it by what the
+    notes before the offset grew or shrank, and hash its new tail, so that the next catch-up goes
+    on from there instead of indexing every note again."""
+    conn: sqlite3.Connection = index._write()
+    path = index.home.memory_file("notes.md")
+    with index._transaction(conn):
+        state = indexer.load_state(conn, indexer.NOTES_LOG)
+        if state is None or not state.bytes:
+            return
+        state.bytes += sum(change for end, change in shifts if end <= state.bytes)
+        state.tail = indexer._tail_hash(path, state.bytes, indexer.NOTES_WINDOW)
+        indexer.save_state(conn, indexer.NOTES_LOG, state)

@@ -4,7 +4,6 @@ with the owner's commands run on the threads service.py runs them on (no sockets
 import json
 from pathlib import Path
 
-from memoryd.callargs import loose_call
 from memoryd.data import lay
 from memoryd.home import Home
 from memoryd.index.index import Index
@@ -13,6 +12,7 @@ from memoryd.owner import dispatch
 from memoryd.service import MemoryService
 from memoryd.writer import WRITE
 from proto.records import AssistantRecord, UserRecord, append_session_record
+from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, SOUL_STARTER, TAINTED, Clock
 
 T = "2026-09-20T14:02:11Z"

@@ -103,7 +103,7 @@ def test_backup_wipe_restore_answers_exactly_as_before(tmp_path):
         assert out["before"] is None
         assert memory_bytes(m) == files
         assert answers(m) == before
-        last = m.store.journal.latest_edit_of("memory.md").id
+        last = m.store.journal_index.latest("memory.md").id
         assert "undid" in m.admin("undo", last)
         assert "The router was replaced" not in m.home.memory_file("memory.md").read_text()
     finally:

@@ -136,7 +136,7 @@ def test_undo_of_a_forget_or_of_an_edit_that_needs_the_text_is_refused(md):
             ],
         }
     )
-    dropping = md.store.journal.latest_edit_of("memory.md").id
+    dropping = md.store.journal_index.latest("memory.md").id
     done = md.data("forget", id="note:0")  # the dropped entry, now a note
     with pytest.raises(AdminRefused, match="forgetting cannot be undone"):
         md.admin("undo", done["edits"][-1])
@@ -151,7 +151,7 @@ def test_forget_of_an_entry_is_journalled_without_its_text_and_is_no_hand_edit(m
     md.call({"action": "add", "file": "memory", "text": "Keep this one."})
     md.call({"action": "add", "file": "memory", "text": "Forget this one."})
     done = md.data("forget", id="memory.md:2")
-    line = md.store.journal.find(done["edits"][0])
+    line = next(r for r in md.store.journal.records() if r.id == done["edits"][0])
     assert line.action == "forget" and line.after == ["Keep this one."]
     assert forgotten.is_marker(line.before[1])
     count = len(md.store.journal.records())
@@ -281,3 +281,25 @@ def test_a_journal_line_appended_while_forget_prepares_is_scrubbed_too(md):
         assert text.encode() not in path.read_bytes(), path
     assert md.home.memory_file("memory.md").read_text() == "A later entry.\n"
     assert not list(md.home.edits.glob(".*.tmp"))
+
+
+def test_forget_scrubs_the_saved_journal_index(tmp_path, monkeypatch):
+    """The journal's derived index holds entry text and is saved under index/: a forget drops it,
+    so the saved copy never keeps what the journal no longer holds."""
+    from memoryd.journal import byfile
+
+    monkeypatch.setattr(byfile, "SAVE_BYTES", 1)  # the copy is saved at every catch-up
+    m = Memoryd(tmp_path / "home")
+    try:
+        m.call({"action": "add", "file": "memory", "text": "The vault code is qz7x7qz."})
+        m.call({"action": "add", "file": "memory", "text": "Tea at four."})
+        saved = m.home.index_dir / "journal-index.json"
+        assert b"qz7x7qz" in saved.read_bytes()
+        json.loads(m.admin("forget", {"id": "memory.md:1"}))
+        assert not saved.exists() or b"qz7x7qz" not in saved.read_bytes()
+        m.call({"action": "add", "file": "memory", "text": "Coffee at nine."})
+        assert b"Tea at four." in saved.read_bytes()  # saved again, from the scrubbed journal
+        assert b"qz7x7qz" not in saved.read_bytes()
+        assert "Tea at four." in m.admin("block", {"json": True})
+    finally:
+        m.close()

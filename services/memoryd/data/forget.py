@@ -28,7 +28,7 @@ from memoryd.data import forgotten, layout, recalllog, scrub
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
-from memoryd.journal.journal import IDENTITY_FILES
+from memoryd.journal.journal import IDENTITY_FILES, Edit
 from memoryd.memory import edits, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust.caller import OWNER
@@ -254,7 +254,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     preview's, when the owner was shown what ref named."""
     store = service.store
     home: Home = store.home
-    with store._lock:
+    with store.lock:
         store.detect_hand_edits()
     found = found or Found(stamp_of(store.now()))
     target = resolve(home, service.index, store.journal, ref, found.rows)
@@ -282,19 +282,21 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     if not edit_ids:
         line = store.journal.append(
             when,
-            {
-                "session": "owner",
-                "call": None,
-                "taint": None,
-                "untrusted": False,
-                "action": "forget",
-                "file": None,
-                "to": "notes.md" if where.notes else None,
-                "before": [],
-                "after": [],
-                "notes": [],
-                "forgot": forgot,
-            },
+            Edit.model_validate(
+                {
+                    "session": "owner",
+                    "call": None,
+                    "taint": None,
+                    "untrusted": False,
+                    "action": "forget",
+                    "file": None,
+                    "to": "notes.md" if where.notes else None,
+                    "before": [],
+                    "after": [],
+                    "notes": [],
+                    "forgot": forgot,
+                }
+            ),
         )
         edit_ids.append(line.id)
     for text in target.texts:

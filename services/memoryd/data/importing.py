@@ -22,6 +22,7 @@ from memoryd.data import exchange, layout
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import Home, read_file
 from memoryd.journal import rollback
+from memoryd.journal.journal import Edit
 from memoryd.memory import check, edits, entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust import classrule
@@ -177,7 +178,7 @@ def run(service, name: str, dry_run: bool) -> dict:
     if len(data) > IMPORT_MAX:
         raise AdminRefused(f"refused: {name} is over {IMPORT_MAX:,} bytes")
     parsed = parse(data)
-    with store._lock:
+    with store.lock:
         store.detect_hand_edits()
     state = State(home)
     report, applied, skipped = [], 0, 0
@@ -227,26 +228,28 @@ def _apply(store, item: Item, what: str) -> str:
         block = notes.moved_or_dropped(kind, text, when, source, session, klass)
     notes_path = store.home.memory_file("notes.md")
     size = rollback.size_of(notes_path)
-    with store._lock:
+    with store.lock:
         try:
-            store._append_notes(block)
+            store.append_notes(block)
             record = store.journal.append(
                 now,
-                {
-                    "session": "owner",
-                    "call": None,
-                    "taint": None,
-                    "untrusted": False,
-                    "action": "import",
-                    "file": None,
-                    "to": "notes.md",
-                    "before": [],
-                    "after": [text],
-                    "notes": [{"kind": kind, "text": text}],
-                    "imported": prov,
-                },
+                Edit.model_validate(
+                    {
+                        "session": "owner",
+                        "call": None,
+                        "taint": None,
+                        "untrusted": False,
+                        "action": "import",
+                        "file": None,
+                        "to": "notes.md",
+                        "before": [],
+                        "after": [text],
+                        "notes": [{"kind": kind, "text": text}],
+                        "imported": prov,
+                    }
+                ),
             )
         except OSError as e:
             rollback.cut_back(notes_path, size)
-            raise store._not_applied("notes.md", "import", None, e) from None
+            raise store.not_applied("notes.md", "import", None, e) from None
     return record.id

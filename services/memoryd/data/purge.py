@@ -11,7 +11,6 @@ import sqlite3
 
 from memoryd.index import indexer
 from memoryd.index.sessionrows import LogState
-from memoryd.memory.handedit import JournalTail
 
 NOTE_KINDS = "kind IN ('noted', 'moved', 'dropped')"
 
@@ -79,8 +78,9 @@ def reindex_notes(index) -> int:
 
 
 def reset_tail(store) -> None:
-    """The journal was replaced or rewritten: what the hand-edit check read of it is stale."""
-    store.hand_edits.tail = JournalTail(store.journal)
+    """The journal was replaced or rewritten: its derived index (which holds entry text) is
+    dropped, saved copy and all, and rebuilt from the journal when next asked."""
+    store.journal_index.discard()
 
 
 def shift_notes(index, shifts: list[tuple[int, int]]) -> None:

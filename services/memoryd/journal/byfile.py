@@ -141,6 +141,14 @@ class JournalIndex:
         return found
 
     # --- keeping it ---------------------------------------------------------------------------
+    def discard(self) -> None:
+        """Forget everything, the saved copy too: the journal was rewritten (a forget scrubs text
+        the copy may hold; a restore replaces every month). The next question rebuilds."""
+        with self._lock:
+            self.path.unlink(missing_ok=True)
+            self._files, self._months, self._resolved = {}, [], set()
+            self._ready, self._saved, self._tail = False, 0, ""
+
     def catch_up(self) -> None:
         """Bring the index up to the journal's end, rebuilding it if the journal changed under
         it."""

@@ -78,6 +78,8 @@ class Edit(BaseModel):
     requested: str | None = None  # accept, reject: the action that waited
     note: dict | None = None  # promote: the note it came from
     recovered: bool | None = None  # a write journalled after a crash (memory/handedit.py)
+    forgot: dict | None = None  # forget: {"id", "at"} of what the owner made memoryd forget
+    imported: dict | None = None  # import: the provenance the entry came with
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)

@@ -191,7 +191,7 @@ class MemoryStore:
         notes_path = self.home.memory_file("notes.md")
         notes_size = rollback.size_of(notes_path)
         try:
-            self._append_notes(notes.noted(text, when, session, klass, untrusted))
+            self.append_notes(notes.noted(text, when, session, klass, untrusted))
             edit = Edit(
                 **caller.head(),
                 action=args.action,
@@ -217,7 +217,7 @@ class MemoryStore:
             f"not applied: memoryd cannot write its memory files ({reason}); {file} is unchanged"
         )
 
-    def _append_notes(self, text: str) -> None:
+    def append_notes(self, text: str) -> None:
         path = self.home.memory_file("notes.md")
         prefix = "\n" if ends_without_newline(path) else ""
         append_bytes(path, (prefix + text).encode("utf-8"))
@@ -239,7 +239,7 @@ class MemoryStore:
         line = _journal_edit(plan, caller, action, extra or {})
         try:
             if plan.removals:
-                self._append_notes(self._removal_text(plan, when, session))
+                self.append_notes(self._removal_text(plan, when, session))
             old = rollback.keep_old(path)
             handedit.intend(self.home, line.dump())
             atomic_write(path, entries.file_bytes(plan.after))

@@ -100,7 +100,7 @@ def depth(value: Any) -> int:
     while stack:
         item, level = stack.pop()
         if isinstance(item, dict):
-            children = item.values()
+            children = list(item.values())
         elif isinstance(item, list):
             children = item
         else:

@@ -17,6 +17,9 @@ The answers (JSON-RPC 2.0, section 5.1 and the examples of section 7):
   transport answers a batch exactly so); carrying out the elements one by one would give each a
   separate answer, which is not a batch's answer either. One line, one answer, and nothing done
   that the answer does not say.
+- a string that holds half of a surrogate pair (JSON can spell it, "\\ud800", but UTF-8 cannot
+  write it, and the SDK, echoing it in an id or a "Method not found", dies writing the answer):
+  Invalid Request;
 - a message nested more than MAX_DEPTH deep: Invalid Request, with its id when it has one, found
   without the recursive parser (top_level_id) when Python's own cannot go that deep.
 A blank line carries no message and gets no answer. A valid notification or response gets none
@@ -52,6 +55,7 @@ BATCH = (
     " carried out; send each message on a line of its own"
 )
 BAD_ID = "Invalid Request: an id is a string or a whole number"
+LONE_SURROGATE = "Invalid Request: a string holds half of a surrogate pair, which is not text"
 NOT_MESSAGE = "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
 
 
@@ -83,7 +87,9 @@ def screen(line: str) -> Refusal | None:
     # A null id is only an error response's, about a message its sender could not read.
     if "id" in value and not valid_id(ident) and (ident is not None or "method" in value):
         return Refusal(None, types.INVALID_REQUEST, BAD_ID)
-    ident = ident if valid_id(ident) else None
+    ident = ident if valid_id(ident) and not (isinstance(ident, str) and _lone(ident)) else None
+    if _SURROGATE_ESCAPE.search(line) and holds_lone_surrogate(value):
+        return Refusal(ident, types.INVALID_REQUEST, LONE_SURROGATE)
     if depth(value) > MAX_DEPTH:
         return Refusal(ident, types.INVALID_REQUEST, too_deep_text())
     try:
@@ -91,6 +97,31 @@ def screen(line: str) -> Refusal | None:
     except ValidationError:
         return Refusal(ident, types.INVALID_REQUEST, NOT_MESSAGE)
     return None
+
+
+def _lone(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def holds_lone_surrogate(value: Any) -> bool:
+    """True when a string of value (or a member's name) holds half of a surrogate pair, which
+    JSON's escapes can spell but no answer can carry: UTF-8 has no way to write it."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _lone(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def depth(value: Any) -> int:
@@ -110,6 +141,9 @@ def depth(value: Any) -> int:
     return deepest
 
 
+# Where JSON spells half of a surrogate pair: \uD800 to \uDFFF (the pair's two halves together
+# decode to one character; only a half alone is refused).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _COLON = re.compile(r"\s*:\s*")
 

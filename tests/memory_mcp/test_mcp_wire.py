@@ -9,6 +9,7 @@ a malformed envelope) is one Invalid Request (-32600) carrying the id when it is
 number and null otherwise. After each line a ping must still be answered.
 """
 
+import contextlib
 import json
 import os
 import queue
@@ -114,7 +115,8 @@ class McpWire:
     def close(self) -> None:
         try:
             if self.process.stdin is not None:
-                self.process.stdin.close()
+                with contextlib.suppress(BrokenPipeError):  # a server that died
+                    self.process.stdin.close()
             self.process.wait(10)
         finally:
             if self.process.poll() is None:
@@ -185,6 +187,18 @@ HOSTILE = {
     "a string": (b'"ping"', None, INVALID),
     "null": (b"null", None, INVALID),
     "not JSON": (b'{"jsonrpc": "2.0", "method"', None, types.PARSE_ERROR),
+    "an id with half a surrogate pair": (
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}',
+        None,
+        INVALID,
+    ),
+    "a method with half a surrogate pair": (
+        b'{"jsonrpc":"2.0","id":13,"method":"\\udfff"}',
+        13,
+        INVALID,
+    ),
+    "a query with half a surrogate pair": (call(14, '{"query": "a\\ud83d"}'), 14, INVALID),
+    "a query with a whole surrogate pair": (call(15, '{"query": "\\ud83d\\ude00"}'), 15, None),
     "NaN": (b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":NaN}}', None, -32700),
     "invalid UTF-8": (b'{"jsonrpc":"2.0","id":6,"method":"ping"\xff}', None, -32700),
     "no jsonrpc member": (b'{"id":7,"method":"ping"}', 7, INVALID),
@@ -270,7 +284,7 @@ JSON_SCALARS = st.one_of(
     st.booleans(),
     st.integers(-(2**63), 2**63),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.text(st.characters(exclude_categories=["Cs"]), max_size=8),
+    st.text(max_size=8),  # any code point, halves of surrogate pairs too (JSON escapes them)
 )
 JSON_VALUES = st.recursive(
     JSON_SCALARS,
@@ -298,6 +312,24 @@ METHODS = st.one_of(
     st.text(max_size=12),
     JSON_VALUES,
 )
+# Params the handlers take further: a tool call, a resource, a prompt, each with what may be wrong.
+PARAMS = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "name": st.one_of(st.sampled_from(["recall", "memory"]), st.text(max_size=6)),
+            "arguments": st.one_of(st.dictionaries(st.text(max_size=8), JSON_VALUES), JSON_VALUES),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "arguments": st.fixed_dictionaries(
+                {"query": st.text(max_size=20)}, optional={"k": JSON_VALUES}
+            )
+        }
+    ).map(lambda p: {"name": "recall", **p}),
+    st.fixed_dictionaries({"uri": st.one_of(st.just("memory://block"), st.text(max_size=12))}),
+    st.fixed_dictionaries({"name": st.one_of(st.just("memory_block"), st.text(max_size=12))}),
+)
 IDS = st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=8), JSON_VALUES)
 
 
@@ -310,7 +342,10 @@ def messages(draw) -> dict:
         ("jsonrpc", st.one_of(st.just("2.0"), JSON_VALUES)),
         ("id", IDS),
         ("method", METHODS),
-        ("params", st.one_of(st.dictionaries(st.text(max_size=6), JSON_VALUES), JSON_VALUES)),
+        (
+            "params",
+            st.one_of(PARAMS, st.dictionaries(st.text(max_size=6), JSON_VALUES), JSON_VALUES),
+        ),
         ("result", JSON_VALUES),
         ("error", JSON_VALUES),
     ):
@@ -348,6 +383,14 @@ def expected_ids(line: str) -> tuple[str, list]:
     ident = ident if isinstance(ident, int | str) and not isinstance(ident, bool) else None
     if "method" in value and "id" in value and ident is None:
         return "error", [None]  # a request's id is a string or a number in MCP, never null
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # half a surrogate pair somewhere: not text, and no answer holds it
+        try:
+            json.dumps(ident, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            ident = None
+        return "error", [ident]
     try:
         message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError:

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from memory_mcp.screen import BATCH, MAX_DEPTH, top_level_id
 from tests.integration.stack import short_temp_home
+from tests.memoryd_process import MemorydProcess
 
 WAIT = 5.0  # what the issue gave a line before calling it unanswered
 
@@ -37,11 +38,20 @@ WAIT = 5.0  # what the issue gave a line before calling it unanswered
 class McpWire:
     """memory-mcp as a subprocess, initialised, with its stdout read into a queue of messages."""
 
-    def __init__(self) -> None:
+    def __init__(self, with_memoryd: bool = False) -> None:
         self.root = short_temp_home("mcp-wire-")
+        self.memoryd = MemorydProcess(self.root) if with_memoryd else None
+        home = self.memoryd.home if self.memoryd is not None else self.root
+        if self.memoryd is not None:
+            try:
+                self.memoryd.start()
+            except BaseException:
+                self.memoryd.kill()
+                shutil.rmtree(self.root, ignore_errors=True)
+                raise
         self.errlog = open(self.root / "memory-mcp.log", "wb")  # noqa: SIM115 (closed in close)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "memory_mcp", "--home", str(self.root)],
+            [sys.executable, "-m", "memory_mcp", "--home", str(home), "--trust", "trusted"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.errlog,
@@ -126,6 +136,8 @@ class McpWire:
             if self.process.stdout is not None:
                 self.process.stdout.close()
             self.errlog.close()
+            if self.memoryd is not None:
+                self.memoryd.kill()
             shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -139,6 +151,14 @@ def wire():
 @pytest.fixture(scope="module")
 def shared_wire():
     connection = McpWire()
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(scope="module")
+def served_wire():
+    """memory-mcp with its memoryd up: tool calls reach memoryd and come back."""
+    connection = McpWire(with_memoryd=True)
     yield connection
     connection.close()
 
@@ -419,6 +439,35 @@ def test_every_line_gets_exactly_one_answer_or_a_notifications_silence(shared_wi
         assert answer["error"]["code"] in (types.PARSE_ERROR, INVALID), (line, answer)
     else:
         assert ("result" in answer) != ("error" in answer), (line, answer)
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(LINES)
+def test_with_memoryd_up_every_line_gets_exactly_one_answer_too(served_wire, line):
+    kind, ids = expected_ids(line)
+    answers = served_wire.answers_to(line.encode(), [] if kind == "silence" else ids)
+    assert len(answers) == (0 if kind == "silence" else 1), (line, answers)
+    if answers:
+        assert answers[0]["id"] == ids[0], (line, answers)
+
+
+def test_with_memoryd_up_a_recall_is_answered_after_the_random_lines(served_wire):
+    line = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": "r",
+            "method": "tools/call",
+            "params": {"name": "recall", "arguments": {"query": "anything at all"}},
+        }
+    )
+    (answer,) = served_wire.answers_to(line.encode(), ["r"])
+    assert answer["result"]["isError"] is False, answer
+    with pytest.raises(queue.Empty):
+        served_wire.next_reply(timeout=0.5)
 
 
 def test_after_the_random_lines_a_normal_request_is_served_and_nothing_more_came(shared_wire):

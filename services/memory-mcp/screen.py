@@ -64,7 +64,10 @@ def too_deep_text() -> str:
 
 
 def valid_id(value: Any) -> bool:
-    return isinstance(value, int | str) and not isinstance(value, bool)
+    """An id MCP allows and an answer can carry: a whole number, or a string that is text."""
+    if isinstance(value, str):
+        return not _lone(value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _no_constant(name: str) -> Any:
@@ -87,7 +90,7 @@ def screen(line: str) -> Refusal | None:
     # A null id is only an error response's, about a message its sender could not read.
     if "id" in value and not valid_id(ident) and (ident is not None or "method" in value):
         return Refusal(None, types.INVALID_REQUEST, BAD_ID)
-    ident = ident if valid_id(ident) and not (isinstance(ident, str) and _lone(ident)) else None
+    ident = ident if valid_id(ident) else None
     if _SURROGATE_ESCAPE.search(line) and holds_lone_surrogate(value):
         return Refusal(ident, types.INVALID_REQUEST, LONE_SURROGATE)
     if depth(value) > MAX_DEPTH:

@@ -290,6 +290,7 @@ def test_valid_notifications_and_responses_get_no_answer(wire):
         ('{"params": {"id": 5}}', None),
         ('{"id": {"id": 1}}', None),
         ('{"id": true}', None),
+        ('{"id": "\\udc00", "params": ' + nested(5000) + "}", None),
         ("[1, 2]", None),
         ("", None),
     ],

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 import anyio.to_thread
 
+from memory_mcp.screen import valid_id
 from proto.frames import MAX_FRAME
 
 log = logging.getLogger("memory_mcp.stdin")
@@ -54,7 +55,7 @@ def request_id(head: bytes) -> int | str | None:
             ended = text.startswith(",", at) or text.startswith("}", at)
             if key == "id":
                 # a number the head cuts short (12 of 123) is not ended by , or }
-                ok = ended and isinstance(value, int | str) and not isinstance(value, bool)
+                ok = ended and valid_id(value)
                 return value if ok else None
             if not text.startswith(",", at):
                 return None

@@ -29,7 +29,7 @@ from typing import TypeVar
 from memoryd.config import WRITE_DEADLINE
 from memoryd.errors import EditRefused, MemorydError, SessionUnknown
 from memoryd.index.index import Index
-from memoryd.index.rebuild import Rebuilder
+from memoryd.index.rebuild import Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
 from memoryd.owner import dispatch as owner_commands
 from memoryd.recall.recaller import Recaller
@@ -288,7 +288,7 @@ class MemoryService:
         async with self._reindexing:
             loop = asyncio.get_running_loop()
             built = await loop.run_in_executor(self._rebuilder, self._rebuild.build, self.index)
-            return await self._write(self.index.finish_new, built)
+            return await self._write(finish_or_discard, self.index, built)
 
     def _admin_write(self, action: Callable[..., str], *args) -> str:
         text = action(*args)

@@ -20,6 +20,8 @@ from memory_mcp.stdin_lines import MAX_MESSAGE, BoundedLines, request_id
         (b'{"id":true}', None),
         (b'{"id":null}', None),
         (b'{"id":1.5}', None),
+        (b'{"id":"\\ud800"}', None),  # half a surrogate pair: no answer could carry it
+        (b'{"id":"\\ud83d\\ude00"}', "\U0001f600"),
         (b"[1,2]", None),
         (b"not json", None),
         (b"", None),

@@ -212,3 +212,125 @@ def test_no_process_to_be_had_fails_the_reindex(tmp_path, monkeypatch, caplog):
     with pytest.raises(RebuildFailed):
         Rebuilder().build(index)
     assert "the reindex's build cannot start" in caplog.text
+
+
+# A child that writes what a build writes beside the index (the new file, its rollback journal and
+# WAL, a super-journal), then ends in one of the ways a build can end without finishing.
+WRITES = (
+    "import os, sys, signal, time\n"
+    "new = sys.argv[1]\n"
+    "for name in (new, new + '-journal', new + '-wal', new + '-mj0A1B2C3D'):\n"
+    "    with open(name, 'wb') as f:\n"
+    "        f.write(b'x' * 40000)\n"
+    "print('written', flush=True)\n"
+)
+ENDINGS = {
+    "exits with an error": "sys.exit(1)",
+    "raises": "raise OSError(28, 'No space left on device')",
+    "kills itself": "os.kill(os.getpid(), signal.SIGKILL)",
+    "prints no counts": "print('no counts here')",
+    "prints broken counts": "print('{\"logs\": 1')",
+}
+
+
+def _index_dir(index: Index) -> dict[str, int]:
+    folder = index.path.parent
+    return {p.name: p.stat().st_size for p in folder.iterdir()} if folder.is_dir() else {}
+
+
+def _opened_index(tmp_path) -> Index:
+    home = tmp_path / "home"
+    _log(home, "s-one", ["kestrel nests on the roof"])
+    index = Index(Home(home))
+    index.open()
+    index.catch_up_all()
+    return index
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_a_failed_build_leaves_nothing_it_wrote(tmp_path, monkeypatch, ending):
+    index = _opened_index(tmp_path)
+    try:
+        before = _index_dir(index)
+        argv = ["-c", WRITES + ENDINGS[ending], str(index.new_path)]
+        with pytest.raises(RebuildFailed):
+            _rebuilder_running(monkeypatch, argv).build(index)
+        assert _index_dir(index) == before
+        assert not any(name.startswith("memory.sqlite3.new") for name in _index_dir(index))
+    finally:
+        index.close()
+
+
+def test_a_build_stopped_midway_leaves_nothing_it_wrote(tmp_path, monkeypatch):
+    """memoryd stopping (or anything that ends the wait) kills the child before its files go, so
+    no child goes on writing into a file already removed."""
+    index = _opened_index(tmp_path)
+    try:
+        before = _index_dir(index)
+        # The child keeps writing until it is stopped: its files must not come back after.
+        argv = [
+            "-c",
+            WRITES + "while True:\n    open(new, 'ab').write(b'y' * 4096); time.sleep(0.01)\n",
+            str(index.new_path),
+        ]
+        rebuilder = _rebuilder_running(monkeypatch, argv)
+        outcome: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                rebuilder.build(index)
+            except RebuildFailed as e:
+                outcome.append(e)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not index.new_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert index.new_path.exists()
+        rebuilder.stop()
+        thread.join(10)
+        assert not thread.is_alive() and len(outcome) == 1
+        time.sleep(0.1)
+        assert _index_dir(index) == before
+    finally:
+        index.close()
+
+
+def test_a_catch_up_that_fails_after_the_build_removes_the_new_file(tmp_path, monkeypatch):
+    """The build finished, then catching the new file up on the writer failed (a full disk): the
+    reindex fails, the new file is gone, the old index answers and later writes go on."""
+    home = tmp_path / "home"
+    _log(home, "s-one", ["kestrel nests on the roof"])
+    service = prepare(load(_config(tmp_path)))
+    real_finish = service.index.finish_new
+    seen = []
+
+    def full(built):
+        seen.append(built.path.exists())
+        with open(built.path, "ab") as f:
+            f.write(b"\0" * 100_000)
+        raise sqlite3.OperationalError("database or disk is full")
+
+    async def scenario():
+        await service.catch_up()
+        before = _index_dir(service.index)
+        monkeypatch.setattr(service.index, "finish_new", full)
+        with pytest.raises(sqlite3.OperationalError):
+            await service.on_admin(Reindex())
+        after = _index_dir(service.index)
+        found = await service.on_broker(_call("recall", {"query": "kestrel"}))
+        note = await service.on_broker(_call("memory", {"action": "note", "text": "heron"}, "c2"))
+        monkeypatch.setattr(service.index, "finish_new", real_finish)
+        again = await service.on_admin(Reindex())
+        return before, after, found, note, again
+
+    try:
+        before, after, found, note, again = asyncio.run(scenario())
+    finally:
+        service.close()
+    assert seen == [True]
+    assert after == before
+    assert found.output.startswith("[1] ")
+    assert note.ok
+    assert (again.logs, again.records, again.notes) == (1, 1, 1)

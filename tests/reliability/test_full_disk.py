@@ -8,6 +8,8 @@ With P pages free, the (P+1)th write that needs a page fails. The invariant afte
 every file under memory/ is byte for byte what it was (a torn append cut back, a renamed file put
 back, no temporary file left), the answer says "not applied", and a retry once the disk has room
 applies the write exactly once. After a success, the file holds the change with its journal line.
+A reindex whose build runs out of room fails, and gives back every page it took: the disk and the
+index folder are as they were, and the next write is applied.
 """
 
 import json
@@ -19,10 +21,13 @@ from memoryd.errors import WriteFailed
 from memoryd.home import Home
 from memoryd.memory import entries
 from memoryd.memory.store import MemoryStore
+from proto.client import RemoteError, request
+from proto.messages import Reindex
+from proto.records import UserRecord, append_session_record
 from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, SOUL_STARTER, TAINTED, Clock, args
 
-from .small_disk import PAGE, fill_leaving, pad_to_cross, small_tmpfs, unfill
+from .small_disk import PAGE, fill_leaving, free_bytes, pad_to_cross, small_tmpfs, unfill
 
 SECRET = {**CLEAN, "session": "mm-secret001", "taint": "secret"}
 NOTE_HEAD = b"\xc2\xa7 noted 2026-09-24T20:00Z in session mm-pad00001 \xc2\xb7 private\n"
@@ -224,3 +229,54 @@ def test_the_answer_goes_back_over_the_socket_and_the_log_lists_only_what_applie
     finally:
         running.stop()
         unfill(disk)
+
+
+WORDS = "kestrel heron osprey lapwing curlew dunlin plover redshank godwit whimbrel".split()
+
+
+def _talk(home, records: int) -> None:
+    folder = home / "sessions" / "mm-talk0001"
+    folder.mkdir(parents=True)
+    for n in range(records):
+        text = f"{WORDS[n % 10]} record {n} saw {WORDS[(n * 7) % 10]} number{n} at site{n % 97}"
+        append_session_record(
+            folder / "0.jsonl", UserRecord(time="2026-09-24T20:00:00Z", content=text)
+        )
+
+
+@pytest.mark.parametrize("pages", [0, 3, 40])
+def test_a_reindex_that_runs_out_of_room_gives_every_page_back(pages):
+    """memoryd on a small tmpfs with an index of some hundred pages; the disk filled to leave
+    fewer than the new index needs. The reindex fails, nothing it wrote stays (the free space and
+    the index folder are what they were), the old index answers, and the next note is written."""
+    from tests.memoryd.test_service import Running
+
+    with small_tmpfs(1024 * PAGE) as disk:
+        (disk / "soul.md").write_text("You are a careful personal agent.\n")
+        config = disk / "memoryd.toml"
+        config.write_text(f'[paths]\nhome = "{disk / "home"}"\n')
+        _talk(disk / "home", 3000)
+        running = Running(disk / "home", config)
+        try:
+            assert running.service.caught_up.wait(30)
+            index_dir = disk / "home" / "index"
+            index_size = sum(p.stat().st_size for p in index_dir.iterdir())  # with its WAL
+            assert index_size > (pages + 20) * PAGE  # the new index cannot fit in what is left
+            fill_leaving(disk, pages + 8)  # room for a note, none for a new index
+            free = free_bytes(disk)
+            names = sorted(p.name for p in index_dir.iterdir())
+            with pytest.raises(RemoteError) as failed:
+                request(running.cfg.admin_socket, Reindex(), timeout=60)
+            assert "the reindex failed and the index is as it was" in str(failed.value)
+            assert sorted(p.name for p in index_dir.iterdir()) == names
+            assert free_bytes(disk) == free
+            found = running.call("recall", {"query": "osprey"})
+            assert found.output.startswith("[1] "), found.output
+            note = running.call("memory", {"action": "note", "text": "the godwit came back"})
+            assert note.ok, note.output
+            unfill(disk)
+            reply = request(running.cfg.admin_socket, Reindex(), timeout=60)
+            assert reply.records == 3000
+        finally:
+            running.stop()
+            unfill(disk)

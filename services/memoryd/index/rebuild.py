@@ -10,13 +10,17 @@ same stderr in the same format and prints its counts as one JSON line; memoryd t
 new file up and swaps it in on its writer thread, as before.
 
 A child that fails, is killed or prints no counts fails the reindex (RebuildFailed, the old index
-untouched, the half-built file removed at the next build or start); memoryd stops a child still
-running when it stops itself. A child never outlives memoryd, even one killed with SIGKILL: its
+untouched), and memoryd removes what the child wrote (discard()) as soon as the child is gone,
+whatever way it ended: a build that failed on a full disk must give the disk back at once, or
+every later write is refused until a restart. A catch-up or swap that fails on the writer after
+the build removes the new file too (finish_or_discard). memoryd stops a child still running when
+it stops itself. A child never outlives memoryd, even one killed with SIGKILL: its
 stdin is a pipe that memoryd never writes to, and the child exits as soon as that pipe ends, so no
 orphan goes on writing memory.sqlite3.new beside the next memoryd's own build.
 """
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -57,7 +61,15 @@ class Rebuilder:
         self._stopped = False
 
     def build(self, index: "Index") -> Rebuilt:
-        """Build index.new_path in a child process (blocking: run it on a thread of its own)."""
+        """Build index.new_path in a child process (blocking: run it on a thread of its own).
+        When the build fails, nothing it wrote is left behind."""
+        try:
+            return self._build(index)
+        except BaseException:
+            discard(index.new_path)
+            raise
+
+    def _build(self, index: "Index") -> Rebuilt:
         command = [sys.executable, "-m", "memoryd.index.rebuild", *arguments(index)]
         # The child imports memoryd as this process does, wherever that came from.
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
@@ -79,6 +91,11 @@ class Rebuilder:
                 out = (out + chunk)[-OUTPUT_KEPT:]  # the counts are the last line
             child.wait()
         finally:
+            # Whatever ended the wait, the child is gone before its file is removed: a child
+            # still writing would fill the disk again through the unlinked file.
+            if child.poll() is None:
+                child.kill()
+                child.wait()
             if child.stdin is not None:
                 child.stdin.close()
             if child.stdout is not None:
@@ -103,6 +120,37 @@ class Rebuilder:
             self._stopped = True
             if self._child is not None and self._child.poll() is None:
                 self._child.send_signal(signal.SIGTERM)
+
+
+def discard(path: Path) -> None:
+    """Remove the new index file at path and everything SQLite made beside it (its WAL, shared
+    memory, rollback journal, and the super-journal of a transaction with the old index attached),
+    so that a failed reindex leaves the home as it was. Never raises: it runs while another error
+    is on its way to the owner."""
+    beside = [path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+    with contextlib.suppress(OSError):
+        beside += [p for p in path.parent.iterdir() if p.name.startswith(path.name + "-mj")]
+    removed = []
+    for file in beside:
+        try:
+            os.unlink(file)
+            removed.append(file.name)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            log.error("index %s: cannot remove what the failed reindex wrote: %s", file, e)
+    if removed:
+        log.info("index %s: removed what the failed reindex wrote: %s", path, ", ".join(removed))
+
+
+def finish_or_discard(index: "Index", built: Rebuilt) -> tuple[int, int, int]:
+    """On the writer: Index.finish_new, and when it fails (a full disk while catching the new file
+    up), the new file removed before the error goes on."""
+    try:
+        return index.finish_new(built)
+    except BaseException:
+        discard(built.path)
+        raise
 
 
 def arguments(index: "Index") -> list[str]:

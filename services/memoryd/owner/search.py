@@ -9,6 +9,7 @@ record's, session:ID:N, is what forget takes.
 
 from memoryd.owner import paging
 from memoryd.recall.recaller import Recaller
+from memoryd.search.defuse import defuse
 
 OWNER = "owner"
 NOTE_KINDS = ("noted", "moved", "dropped")
@@ -50,7 +51,8 @@ def answer(recaller: Recaller, query: str, k: int, as_json: bool) -> str:
     for position, hit in enumerate(result.hits, 1):
         ref = ref_of(hit)
         lines.append(hit.header(position) + (f" · {ref}" if ref else ""))
-        lines.append("    " + hit.snippet.replace("\n", "\n    "))
+        # Defused as recall's answer is: indented or not, no snippet line may look like a hit's.
+        lines.append("    " + defuse(hit.snippet).replace("\n", "\n    "))
     untrusted = ", untrusted" if result.label.untrusted else ""
     lines.append(f"(label: {result.label.klass}{untrusted})")
     return "\n".join(lines)

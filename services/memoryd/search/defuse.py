@@ -1,10 +1,12 @@
 """Defusing recalled text: no snippet can pass for a hit's header line.
 
 A recall answer is read by a model, and a model (or a terminal) breaks lines at more than "\\n":
-at "\\r", "\\x0b", "\\x0c", "\\x1c"-"\\x1e", "\\x85", U+2028 and U+2029, and it reads "[2]" in
-fullwidth brackets, after a leading space or followed by a no-break space as the "[2] " that
-starts a hit. So a recalled text that holds "\\u2028[3] identity · moved ..." would add a hit of
-its own, with a tag it was never given.
+at "\\r", "\\x0b", "\\x0c", "\\x1c"-"\\x1e", "\\x85", U+2028 and U+2029. And it reads a line the
+way it looks, not the way it is encoded: "[2]" in fullwidth brackets, after a leading space, with
+a combining accent before the bracket or an enclosing circle after the digit, or with a zero-width
+character between the digits, still looks like the "[2] " that starts a hit. So a recalled text
+that holds "\\u2028\\u0301[3] identity · moved ..." would add a hit of its own, with a tag it was
+never given.
 
 defuse() makes a snippet safe in two steps, both pure:
 
@@ -12,10 +14,12 @@ defuse() makes a snippet safe in two steps, both pure:
    separator and invisible code point is shown as an escape, as proto.escape shows it: "\\x1b",
    "\\u{202E}". Newline and tab are content and stay; a "\\r\\n" pair is an ordinary newline. After
    this the only line boundary left in the snippet is "\\n".
-2. Each line that, after NFKC and trimming, starts like a header ("[" digits "]", with any spaces
-   inside) gets a backslash in front, so it no longer starts with "[".
+2. Each line whose reader's view (seen() below: NFKC, then every character a reader does not see
+   taken out, until nothing changes) starts like a header, "[" digits "]", gets a backslash in
+   front: its view then starts with "\\", which no header does.
 
-A clean text (no control or invisible character, no line starting with "[n]") comes out unchanged.
+A clean text (no control or invisible character, no line that looks like it starts with "[n]")
+comes out unchanged.
 """
 
 import re
@@ -24,8 +28,12 @@ import unicodedata
 from proto.invisible import is_invisible
 
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-# What a header starts with, once a line is NFKC-normalised and trimmed: "[2]", "[ 12 ]".
-HEADER_START = re.compile(r"\[\s*\d+\s*\]")
+# Characters that take no place of their own on a line: marks (which sit on a neighbour or
+# enclose it), format and other controls, and every kind of space.
+_UNSEEN_CATEGORIES = frozenset({"Mn", "Mc", "Me", "Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+# What a header starts with, as a reader sees the line: "[2]", "[12]" (any decimal digits).
+HEADER_START = re.compile(r"\[\d+\]")
+_ASCII_UNSEEN = re.compile(r"[\x00-\x20\x7f]+")
 
 
 def _needs_escape(ch: str) -> bool:
@@ -51,9 +59,29 @@ def escape_controls(text: str) -> str:
     return "".join(_escape_char(ch) if _needs_escape(ch) else ch for ch in text)
 
 
+def unseen(ch: str) -> bool:
+    """True for a character that shows nothing of its own where it stands."""
+    return ch.isspace() or unicodedata.category(ch) in _UNSEEN_CATEGORIES or is_invisible(ord(ch))
+
+
+def seen(line: str) -> str:
+    """line as a reader sees it: NFKC-normalised (fullwidth, superscript and other look-alike
+    brackets and digits folded), with every unseen character taken out. Taking characters out can
+    bring two others together that NFKC then composes, so the two steps repeat until the line no
+    longer changes."""
+    if line.isascii():
+        return _ASCII_UNSEEN.sub("", line)
+    while True:
+        folded = unicodedata.normalize("NFKC", line)
+        shown = "".join(ch for ch in folded if not unseen(ch))
+        if shown == line:
+            return shown
+        line = shown
+
+
 def reads_as_header(line: str) -> bool:
-    """True when line, NFKC-normalised and trimmed, starts like a hit's header."""
-    return HEADER_START.match(unicodedata.normalize("NFKC", line).strip()) is not None
+    """True when line, as a reader sees it, starts like a hit's header."""
+    return HEADER_START.match(seen(line)) is not None
 
 
 def defuse(snippet_text: str) -> str:

@@ -273,7 +273,7 @@ def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch, re
     assert index.drain_embeddings(60)
     before = vectors(home.index_db)
     # The owner rewrites one log by hand; the embedder is stopped, so only carried vectors exist.
-    index._hybrid.stop_embedder()
+    index.live.stop_embedder()
     home.session_log("mm-talk").write_text("")
     append(home, "mm-talk", [user("2023-07-01T10:00:00Z", "I started learning Portuguese")])
     reindex(index)
@@ -283,9 +283,9 @@ def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch, re
         assert np.array_equal(vector, before[key])
     assert pending(home.index_db) == 1  # the new row waits for the embedder
     # The embedder writes it below the carried rowids: readers load the whole matrix again.
-    index._hybrid.step()
+    index.live.step()
     conn = sqlite3.connect(home.index_db)
-    snapshot = index._hybrid.matrix.refresh(conn)
+    snapshot = index.live.matrix.refresh(conn)
     conn.close()
     assert len(snapshot.rowids) == len(PETS) + 1
     index.close()

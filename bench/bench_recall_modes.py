@@ -48,10 +48,28 @@ def write_home(home: Home, conversations: list[Conversation]) -> int:
             ensure_dir(path.parent)
             with open(path, "w", encoding="utf-8") as f:
                 for number, (role, text) in enumerate(session.turns):
-                    record = {"type": role, "time": session.time(number), "content": text}
-                    f.write(json.dumps(record) + "\n")
+                    f.write(json.dumps(_record(role, text, session.time(number), number)) + "\n")
             turns += len(session.turns)
     return turns
+
+
+def _record(role: str, text: str, time: str, number: int) -> dict:
+    """A session log record: a turn, a tool call ("name arguments") or its result."""
+    if role == "call":
+        name, _, arguments = text.partition(" ")
+        call = {"id": f"c{number}", "name": name, "arguments": arguments}
+        return {"type": "assistant", "time": time, "tool_calls": [call]}
+    if role == "result":
+        return {
+            "type": "tool_result",
+            "time": time,
+            "call_id": f"c{number - 1}",
+            "name": "tool",
+            "output": text,
+            "class": "private",
+            "untrusted": False,
+        }
+    return {"type": role, "time": time, "content": text}
 
 
 def fresh_index(home: Home, mode: str) -> Index:

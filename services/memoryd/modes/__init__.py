@@ -53,7 +53,7 @@ def recorded(conn: sqlite3.Connection) -> str:
 def _recorded_mode(conn: sqlite3.Connection) -> registry.Mode | None:
     """The recorded mode, None for spec or a name no mode has (its tables are not kept)."""
     name = recorded(conn)
-    if name == "spec" or name not in MODES:
+    if name == "spec" or name not in registry.names():
         return None
     return registry.get(name)
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryd.modes import fusion
-from memoryd.modes.arrange import Place, arrange, own_call
+from memoryd.modes.arrange import Place, arrange, keep_spec, own_call
 
 
 @pytest.mark.parametrize(
@@ -136,3 +136,31 @@ def test_a_bound_above_the_best_row_scales_the_lexical_part_down():
     assert combined[1] == pytest.approx(0.25)
     fusion.add_lexical(combined, [(2, -10.0)], 1.0, 5.0)  # a stale bound below the best row
     assert combined[2] == pytest.approx(1.0)
+
+
+@given(
+    candidates(),
+    st.lists(st.integers(1, 10_000), max_size=8, unique=True),
+    st.integers(1, 12),
+)
+def test_the_spec_best_rows_are_kept_near_the_top(found, spec, k):
+    scores, places = found
+    spec = [r for r in spec if r in places] + [r for r in places if r not in spec][:2]
+    deadlines = (2, 4, 7, 9)
+    order = arrange(scores, places, 12)
+    full = keep_spec(order, spec, places, deadlines, 12)
+    kept = [r for r in spec if not places[r].own_call][: len(deadlines)]
+    for deadline, rowid in zip(deadlines, kept, strict=False):
+        if deadline <= len(full):
+            assert full.index(rowid) < deadline
+    assert len(set(full)) == len(full)
+    assert set(full) <= set(order) | set(kept)
+    assert keep_spec(order, spec, places, deadlines, k) == full[:k]  # the list for k is a prefix
+
+
+def test_keep_spec_moves_the_spec_best_up_but_never_down():
+    where = {r: Place("a", r * 10, False) for r in range(1, 9)}
+    # The spec's best (8) is due at 2, its second (7) at 4; 1 and 2 keep their places.
+    assert keep_spec([1, 2, 3, 4, 5, 6], [8, 7], where, (2, 4), 6) == [1, 8, 2, 7, 3, 4]
+    # Already near the top: nothing moves.
+    assert keep_spec([8, 7, 1, 2], [8, 7], where, (2, 4), 4) == [8, 7, 1, 2]

@@ -13,7 +13,7 @@ from memoryd.search.query import Query
 
 class Context(Mode):
     name = "context"
-    objects = context.OBJECTS
+    objects: tuple[str, ...] = context.OBJECTS
 
     def create(self, conn: sqlite3.Connection) -> None:
         context.create(conn)

@@ -5,8 +5,11 @@ unicode61 tokenizer: the record's own text, the text of its neighbours (the two 
 the two after it in the same session, each cut to NEIGHBOUR_CHARS), and its date in words. A query
 is the spec's terms less the stopwords, ranked by bm25 with the neighbour column at NEAR_WEIGHT, so
 a turn that answers without naming the subject ("yes, in May") is found through the turns around
-it. Hits are built from the spec's tables: snippets are of the record's own text, tags and labels
-are the spec's.
+it. That ranking is fused with the spec's own (fusion.py: the spec's ranking as a part of the
+score, and its best rows kept near the top, arrange.keep_spec), so a question answered through
+words context drops is still found where the spec finds it; then the agent's own recall and
+memory calls go last and session runs are damped (arrange.py). Hits are built from the spec's
+tables: snippets are of the record's own text, tags and labels are the spec's.
 
 Everything here is a function of the spec's tables and of each session's row order (rowids rise
 with the records of a session, in a reindex as in catch-up), so an index built incrementally and

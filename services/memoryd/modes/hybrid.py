@@ -1,14 +1,16 @@
 """The hybrid mode: context's ranking fused with exact cosine search over sentence embeddings.
 
-Fusion: bm25 of context's top LEXICAL_DEPTH divided by the most the query could score
-(lexbound.py: how much of the question's weight a row holds, not how it ranks among the lexical
-hits); each record's cosine plus its best neighbour's cosine at NEIGHBOUR_WEIGHT, min-maxed over
-the dense top DENSE_DEPTH; LEXICAL_WEIGHT x lexical + DENSE_WEIGHT x dense over the union of both
-lists. The issue's fusion divided bm25 by the query's best row, with 0.7 and 0.3: a row sharing
-only a name with the question then scores the full lexical weight, and a turn that answers in
-other words, found by the model alone, never passes it. Divisor and weights were chosen on
-conversations of other seeds than the evaluation's (BENCHMARKS.md). A record without a vector yet
-(the background embedder has not reached it) competes on its lexical score alone.
+Fusion (fusion.py): bm25 of context's top LEXICAL_DEPTH divided by the most the query could
+score (lexbound.py: how much of the question's weight a row holds, not how it ranks among the
+lexical hits), the spec's own ranking, and each record's cosine plus its best neighbour's cosine
+at NEIGHBOUR_WEIGHT, min-maxed over the dense top DENSE_DEPTH; LEXICAL_WEIGHT, SPEC_WEIGHT and
+DENSE_WEIGHT of them over the union of the lists, then arranged as context's are (the spec's
+best rows kept near the top, the agent's own calls last, session runs damped: arrange.py). The
+question is embedded without the names that carry no meaning for it (names.py): as typed, its
+vector lands on the turns that greet the person it names. Divisor and weights were chosen on
+conversations of three shapes and of other seeds than the evaluation's (bench/fusion_sweep.py).
+A record without a vector yet (the background embedder has not reached it) competes on its
+lexical and spec parts alone.
 
 The embedder runs on its own thread: it takes the pending rowids in rowid order, a batch at a
 time, computes their vectors outside any transaction of the writer's, and writes them, all under

@@ -11,9 +11,12 @@ neighbour's) of the question as typed and without its common names (names.py). T
 ranking in the grid, recall at 5 and 10 ("any": one answer found; "all": every answer found),
 per shape and kind, and the worst margin against the spec's over every shape and kind.
 
-A ranking: lexical (context's bm25 over the best row's, or over the bound) x wl + spec's bm25
-over its best row x ws + dense min-maxed over its top 100 x wd, then the agent's own calls last
-and each pick damping its session run (arrange.py; damp 1.0 = off).
+A ranking: lexical (context's bm25 over the best row's, or over the bound; `lexical` is context's
+query without stopwords, `lexical_all` with them, `_n2`/`_n0` with the neighbour column at 0.2 and
+0) x wl + the spec's rank r as 5 / (5 + r) x ws + dense min-maxed over its top 100 x wd, then the
+agent's own calls last, each pick damping its session run (damp 1.0 = off) and the spec's best
+rows kept at the positions of keep or better (arrange.py). --cache keeps the collected questions
+in a pickle, so the grid can be run again without the embedding.
 """
 
 import argparse
@@ -146,81 +149,59 @@ def evaluate(questions: list[dict], p: dict) -> dict[str, Tally]:
     return tallies
 
 
+KEEP = (2, 4, 7, 9)
+
+
+def _context(lexical: str, ws: float, keep: tuple, damp: float) -> dict:
+    return {
+        "divisor": "best",
+        "lexical": lexical,
+        "dense": "raw",
+        "wl": round(1 - ws, 2),
+        "ws": ws,
+        "wd": 0.0,
+        "damp": damp,
+        "own_last": True,
+        "spec_rank": 5.0,
+        "spec_depth": 20,
+        "deadlines": keep,
+    }
+
+
+def _hybrid(divisor: str, weights: tuple, keep: tuple, damp: float, dense: str = "bare") -> dict:
+    wl, ws, wd = weights
+    p = _context("lexical", ws, keep, damp)
+    p.update({"divisor": divisor, "dense": dense, "wl": wl, "wd": wd})
+    return p
+
+
 def grid() -> list[tuple[str, dict]]:
+    """spec, the modes as they were, and the variants compared (the chosen ones are marked)."""
     out: list[tuple[str, dict]] = [("spec", {"spec_only": True})]
-    base = {"divisor": "best", "wd": 0.0, "dense": "raw", "own_last": True}
-    for lexical, ws, spec, damp in itertools.product(
-        LEXICALS,
-        (0.0, 0.25, 0.4, 0.5, 0.6),
-        ("score", "rank5"),
-        (1.0, 0.85),
-    ):
-        if ws == 0.0 and spec == "rank5":
-            continue
-        p = {**base, "lexical": lexical, "wl": 1 - ws, "ws": ws, "damp": damp}
-        p.update({"spec_rank": 5.0, "spec_depth": 20} if spec == "rank5" else {})
-        out.append((f"context {lexical} ws={ws} spec={spec} damp={damp}", p))
-    p = {**base, "wl": 1.0, "ws": 0.0, "damp": 1.0, "own_last": False}
-    out.append(("context as it was (own calls ranked, no spec part)", p))
-    for dense in ("raw", "bare"):
-        p = {**base, "wl": 0.0, "ws": 0.0, "wd": 1.0, "dense": dense, "damp": 1.0}
-        out.append((f"dense alone {dense}", p))
+    was = {**_context("lexical", 0.0, (), 1.0), "own_last": False}
+    out.append(("context as it was (own calls ranked with the rest)", was))
     out.append(
         (
-            "hybrid as it was (bound raw wl=0.8 wd=0.2)",
-            {**base, "divisor": "bound", "wl": 0.8, "ws": 0.0, "wd": 0.2, "damp": 1.0},
+            "hybrid as it was (bound, as typed, 0.8/0/0.2)",
+            _hybrid("bound", (0.8, 0, 0.2), (), 1.0, "raw"),
         )
     )
-    for lexical, ws, deadlines in itertools.product(
-        ("lexical", "lexical_all"), (0.0, 0.15, 0.25), ((1, 3), (2, 4), (2, 4, 7, 9), (3, 5, 8, 10))
+    for lexical, ws, keep, damp in itertools.product(
+        LEXICALS, (0.0, 0.15, 0.25, 0.4), ((), (4, 9), KEEP), (1.0, 0.9, 0.8)
     ):
-        p = {
-            **base,
-            "lexical": lexical,
-            "wl": 1 - ws,
-            "ws": ws,
-            "damp": 1.0,
-            "deadlines": deadlines,
-        }
-        out.append((f"context {lexical} ws={ws} spec=score keep={deadlines}", p))
-    for divisor, (wl, ws, wd), deadlines in itertools.product(
-        ("best", "bound"),
-        ((0.6, 0.0, 0.4), (0.5, 0.1, 0.4), (0.45, 0.15, 0.4), (0.5, 0.2, 0.3), (0.3, 0.3, 0.4)),
-        ((), (1, 3), (2, 4), (2, 4, 7, 9)),
+        chosen = " (chosen)" if (lexical, ws, keep, damp) == ("lexical", 0.15, KEEP, 0.9) else ""
+        name = f"context {lexical} ws={ws} keep={keep} damp={damp}{chosen}"
+        out.append((name, _context(lexical, ws, keep, damp)))
+    weights = ((0.6, 0.0, 0.4), (0.7, 0.0, 0.3), (0.45, 0.15, 0.4), (0.5, 0.2, 0.3))
+    weights += ((0.3, 0.3, 0.4), (0.4, 0.3, 0.3), (0.5, 0.1, 0.4))
+    for divisor, dense, w, keep, damp in itertools.product(
+        ("best", "bound"), ("raw", "bare"), weights, ((), (4, 9), KEEP), (1.0, 0.9)
     ):
-        p = {
-            "divisor": divisor,
-            "lexical": "lexical",
-            "dense": "bare",
-            "wl": wl,
-            "ws": ws,
-            "wd": wd,
-            "damp": 1.0,
-            "own_last": True,
-            "spec_rank": 5.0,
-            "spec_depth": 20,
-            "deadlines": deadlines,
-        }
-        out.append((f"hybrid {divisor} keep={deadlines} wl={wl} ws={ws} wd={wd}", p))
-    return out
-    weights = ((0.6, 0.0, 0.4), (0.7, 0.0, 0.3), (0.45, 0.25, 0.3), (0.35, 0.25, 0.4))
-    weights += ((0.4, 0.3, 0.3), (0.3, 0.3, 0.4), (0.5, 0.2, 0.3), (0.3, 0.4, 0.3))
-    for divisor, lexical, (wl, ws, wd), damp in itertools.product(
-        ("best", "bound"), ("lexical", "lexical_n2"), weights, (1.0, 0.85)
-    ):
-        p = {
-            "divisor": divisor,
-            "lexical": lexical,
-            "dense": "bare",
-            "wl": wl,
-            "ws": ws,
-            "wd": wd,
-            "damp": damp,
-            "own_last": True,
-            "spec_rank": 5.0,
-            "spec_depth": 20,
-        }
-        out.append((f"hybrid {divisor} {lexical} wl={wl} ws={ws} wd={wd} damp={damp}", p))
+        chosen = (divisor, dense, w, keep, damp) == ("bound", "bare", (0.45, 0.15, 0.4), KEEP, 0.9)
+        name = f"hybrid {divisor} {dense} {w[0]}/{w[1]}/{w[2]} keep={keep} damp={damp}"
+        out.append((name + (" (chosen)" if chosen else ""), _hybrid(divisor, w, keep, damp, dense)))
+    for dense in ("raw", "bare"):
+        out.append((f"dense alone {dense}", _hybrid("best", (0.0, 0.0, 1.0), (), 1.0, dense)))
     return out
 
 
@@ -230,7 +211,7 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=6)
     parser.add_argument("--shapes", type=lambda s: s.split(","), default=list(SHAPES))
     parser.add_argument("--cache", help="pickle of the collected questions (kept between runs)")
-    parser.add_argument("--show", type=int, default=25, help="rankings printed, best first")
+    parser.add_argument("--show", type=int, default=8, help="rankings printed per mode, best first")
     parser.add_argument("--detail", action="append", default=[], help="a ranking to show per kind")
     args = parser.parse_args()
     cache = Path(args.cache) if args.cache else None
@@ -268,7 +249,7 @@ def main() -> None:
     for family in ("context", "hybrid"):
         mine = [r for r in results if r[0].startswith(family)]
         shown += sorted(mine, key=lambda r: -(mean(r[1], 0) + mean(r[1], 2)))[: args.show]
-    shown += [r for r in results if "alone" in r[0]]
+    shown += [r for r in results if "alone" in r[0] or "as it was" in r[0] or "chosen" in r[0]]
     for name, t in shown:
         cells = [
             f"{t[s].rate('all', 0):.3f} / {t[s].rate('all', 1):.3f} / {t[s].rate('all', 2):.3f}"

@@ -38,7 +38,7 @@ NEAR_WEIGHT = 0.4
 DATE_WEIGHT = 1.0
 NEIGHBOUR_CHARS = 1000
 # The spec's ranking's share of the score (fusion.py), and how deep it is read.
-SPEC_WEIGHT = 0.25
+SPEC_WEIGHT = 0.15
 SPEC_DEPTH = 20
 # The spec's own best rows are at these positions or better (arrange.keep_spec).
 KEEP_SPEC = (2, 4, 7, 9)

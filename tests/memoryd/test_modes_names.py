@@ -16,7 +16,7 @@ def conn():
     conn.execute(context.SCHEMA[0])
     rows = []
     for n in range(60):
-        greeting = f"Hey Caroline! How was your week {n}?" if n % 3 == 0 else f"Just chatting {n}"
+        greeting = f"Hey Caroline! How was your week {n}?" if n % 3 == 0 else f"I am chatting {n}"
         rows.append((greeting, "", ""))
     rows.append(("We are moving to Lisbon in the spring", "", ""))
     conn.executemany("INSERT INTO context_hits (text, near, date) VALUES (?, ?, ?)", rows)
@@ -34,6 +34,7 @@ def conn():
         ("when did caroline move?", "when did caroline move?"),  # not capitalised
         ("Where is Lisbon?", "Where is Lisbon?"),  # rare: the subject
         ("Why?", "Why?"),
+        ("What did I tell Caroline?", "What did I tell?"),  # "I" is common, but no name
     ],
 )
 def test_common_names_leave_the_dense_question(conn, question, expected):

@@ -15,6 +15,7 @@ import re
 import sqlite3
 
 from memoryd.modes.lexbound import TermCounts
+from memoryd.modes.stopwords import stopwords
 
 NAME_SHARE = 0.05
 MIN_ROWS = 20
@@ -31,8 +32,8 @@ def dense_text(conn: sqlite3.Connection, counts: TermCounts, text: str) -> str:
     drop = []
     for position, match in enumerate(words):
         word = _stem(match.group())
-        if position == 0 or not word[0].isupper():
-            continue
+        if position == 0 or not word[0].isupper() or word.lower() in stopwords():
+            continue  # "I" is everywhere too, but it is the question's subject, not a name
         docs, rows = counts.share(conn, word.lower())
         if docs >= MIN_ROWS and docs >= NAME_SHARE * rows:
             drop.append(match.span())
@@ -43,4 +44,5 @@ def dense_text(conn: sqlite3.Connection, counts: TermCounts, text: str) -> str:
         kept.append(text[last:start])
         last = end
     kept.append(text[last:])
-    return re.sub(r"\s+", " ", "".join(kept)).strip()
+    joined = re.sub(r"\s+", " ", "".join(kept)).strip()
+    return re.sub(r" ([?.!,;:])", r"\1", joined)

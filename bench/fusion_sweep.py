@@ -189,7 +189,7 @@ def grid() -> list[tuple[str, dict]]:
     for lexical, ws, keep, damp in itertools.product(
         LEXICALS, (0.0, 0.15, 0.25, 0.4), ((), (4, 9), KEEP), (1.0, 0.9, 0.8)
     ):
-        chosen = " (chosen)" if (lexical, ws, keep, damp) == ("lexical", 0.15, KEEP, 0.9) else ""
+        chosen = ""  # the chosen one keeps one more of the spec's rows: below
         name = f"context {lexical} ws={ws} keep={keep} damp={damp}{chosen}"
         out.append((name, _context(lexical, ws, keep, damp)))
     weights = ((0.6, 0.0, 0.4), (0.7, 0.0, 0.3), (0.45, 0.15, 0.4), (0.5, 0.2, 0.3))
@@ -200,6 +200,11 @@ def grid() -> list[tuple[str, dict]]:
         chosen = (divisor, dense, w, keep, damp) == ("bound", "bare", (0.45, 0.15, 0.4), KEEP, 0.9)
         name = f"hybrid {divisor} {dense} {w[0]}/{w[1]}/{w[2]} keep={keep} damp={damp}"
         out.append((name + (" (chosen)" if chosen else ""), _hybrid(divisor, w, keep, damp, dense)))
+    for keep in ((2, 4, 7, 9, 10), (2, 4, 6, 8, 9, 10)):
+        name = f"context lexical ws=0.15 keep={keep} damp=0.9"
+        out.append(
+            (name + (" (chosen)" if len(keep) == 5 else ""), _context("lexical", 0.15, keep, 0.9))
+        )
     for dense in ("raw", "bare"):
         out.append((f"dense alone {dense}", _hybrid("best", (0.0, 0.0, 1.0), (), 1.0, dense)))
     return out

@@ -40,8 +40,9 @@ NEIGHBOUR_CHARS = 1000
 # The spec's ranking's share of the score (fusion.py), and how deep it is read.
 SPEC_WEIGHT = 0.15
 SPEC_DEPTH = 20
-# The spec's own best rows are at these positions or better (arrange.keep_spec).
-KEEP_SPEC = (2, 4, 7, 9)
+# The spec's own best rows are at these positions or better (arrange.keep_spec): its five best
+# in context's ten (hybrid keeps four: its dense part finds more of what the spec finds late).
+KEEP_SPEC = (2, 4, 7, 9, 10)
 # Lexical candidates read, at least (4 k when more): the agent's own calls and a damped session
 # run are passed over, so more than k are needed.
 CANDIDATES = 20

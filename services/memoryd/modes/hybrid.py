@@ -43,6 +43,8 @@ DIVISOR = "bound"
 LEXICAL_WEIGHT = 0.45
 SPEC_WEIGHT = 0.15
 DENSE_WEIGHT = 0.4
+# The spec's own best rows are at these positions or better (arrange.keep_spec).
+KEEP_SPEC = (2, 4, 7, 9)
 NEIGHBOUR_WEIGHT = 0.5
 EMBED_BATCH = 32
 # How often an idle embedder looks for pending rows, in seconds (catch-up does not wake it).
@@ -109,7 +111,7 @@ class Hybrid:
             combined = fuse(lexical, bound, spec, rowids, scores)
             where = arrange.places(conn, combined)
             order = arrange.arrange(combined, where, k)
-            order = arrange.keep_spec(order, spec, where, context.KEEP_SPEC, k)
+            order = arrange.keep_spec(order, spec, where, KEEP_SPEC, k)
             return context.hits(conn, order, terms)
         finally:
             conn.execute("COMMIT")

@@ -1,12 +1,17 @@
 """Evaluation of the recall modes: what each finds, how fast, at what memory.
 
-    .venv/bin/python bench/bench_recall_modes.py quality [--conversations 10] [--modes ...]
+    .venv/bin/python bench/bench_recall_modes.py quality [--conversations 10]
+        [--assistant-conversations 6] [--shapes locomo,longmem,agent] [--modes ...]
     .venv/bin/python bench/bench_recall_modes.py scale [--sizes 10000,100000] [--modes ...]
 
-quality: for each generated conversation (bench/recall_eval, seeded: seeds 1..N), a home with its
-sessions as session logs, indexed in each mode; every question asked through recall_on with
-k=10; a question counts as found at k when one of its answering turns is among the first k hits.
-Prints recall@5 and @10 per mode, overall and per question kind.
+quality: for each generated conversation of each shape (bench/recall_eval/shapes.py, seeded:
+seeds 1..N; the rankings were chosen on seeds from 101), a home with its sessions as session
+logs (tool calls and their results included), indexed in each mode; every question asked
+through recall_on with k=10. A question is found ("any") at k when one of its answers is among
+the first k hits, fully found ("all") when every one is; "sessions @5" is the mean count of
+distinct sessions in the top 5. Prints per mode, overall and per question kind, and each
+mode's lowest margin over the spec's (over every kind, at 5 and 10). hybrid adds two
+diagnostic rows: the dense half alone, the question as typed and without its common names.
 
 scale: one home of generated conversations (seeds from 1000) with at least SIZE turns; for each
 mode, in a fresh process: the index built from nothing (catch_up_all; build rate in records a
@@ -28,14 +33,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from recall_eval.conversations import Conversation, conversation
+from recall_eval.conversations import Conversation
+from recall_eval.shapes import KINDS, SHAPES, Tally, conversation
 
 from memoryd.home import Home, ensure_dir
 from memoryd.index.index import Index
 from memoryd.recall.recaller import recall_on
 
 MODES = ("spec", "context", "hybrid")
-KINDS = ("third", "paraphrase", "detail", "when", "date")
 EMBED_SECONDS = 60.0
 QUERIES = 300
 
@@ -48,10 +53,28 @@ def write_home(home: Home, conversations: list[Conversation]) -> int:
             ensure_dir(path.parent)
             with open(path, "w", encoding="utf-8") as f:
                 for number, (role, text) in enumerate(session.turns):
-                    record = {"type": role, "time": session.time(number), "content": text}
-                    f.write(json.dumps(record) + "\n")
+                    f.write(json.dumps(_record(role, text, session.time(number), number)) + "\n")
             turns += len(session.turns)
     return turns
+
+
+def _record(role: str, text: str, time: str, number: int) -> dict:
+    """A session log record: a turn, a tool call ("name arguments") or its result."""
+    if role == "call":
+        name, _, arguments = text.partition(" ")
+        call = {"id": f"c{number}", "name": name, "arguments": arguments}
+        return {"type": "assistant", "time": time, "tool_calls": [call]}
+    if role == "result":
+        return {
+            "type": "tool_result",
+            "time": time,
+            "call_id": f"c{number - 1}",
+            "name": "tool",
+            "output": text,
+            "class": "private",
+            "untrusted": False,
+        }
+    return {"type": role, "time": time, "content": text}
 
 
 def fresh_index(home: Home, mode: str) -> Index:
@@ -63,16 +86,26 @@ def fresh_index(home: Home, mode: str) -> Index:
 
 
 def quality(args) -> None:
-    convs = [conversation(seed) for seed in range(1, args.conversations + 1)]
+    for shape in args.shapes:
+        count = args.conversations if shape == "locomo" else args.assistant_conversations
+        seeds = range(args.first_seed, args.first_seed + count)
+        _quality(shape, [conversation(shape, seed) for seed in seeds], args.modes)
+
+
+def _quality(shape: str, convs: list[Conversation], modes: list[str]) -> None:
     questions = sum(len(c.questions) for c in convs)
     kinds = collections.Counter(q.kind for c in convs for q in c.questions)
-    turns = sum(len(s.turns) for c in convs for s in c.sessions)
-    print(f"{len(convs)} conversations, {turns} turns, {questions} questions: {dict(kinds)}")
-    results: dict[str, dict[str, list[int]]] = {}
-    dense = collections.defaultdict(lambda: [0, 0, 0])
+    rows = sum(1 for c in convs for s in c.sessions for role, _ in s.turns if role != "result")
+    print(
+        f"\n{shape}: {len(convs)} conversations, {rows} indexed turns and calls,"
+        f" {questions} questions: {dict(kinds)}",
+        flush=True,
+    )
+    results: dict[str, Tally] = {}
+    dense = {"dense alone, as typed": Tally(), "dense alone, names removed": Tally()}
     with tempfile.TemporaryDirectory() as tmp:
-        for mode in args.modes:
-            found = collections.defaultdict(lambda: [0, 0, 0])  # kind -> [@5, @10, n]
+        for mode in modes:
+            found = Tally()
             for n, conv in enumerate(convs):
                 home = Home(Path(tmp) / f"c{n}")
                 if not home.sessions.exists():
@@ -83,46 +116,65 @@ def quality(args) -> None:
                     sys.exit("the embedder did not finish")
                 for q in conv.questions:
                     hits = recall_on(index, q.text, k=10, session="mm-eval").hits
-                    ranked = [(hit.session, hit.record) for hit in hits]
-                    _count(found, q, ranked)
+                    found.add(q, [(hit.session, hit.record) for hit in hits])
                     if mode == "hybrid":
-                        _count(dense, q, _dense_only(index, q.text))
+                        for name, bare in zip(dense, (False, True), strict=True):
+                            dense[name].add(q, _dense_only(index, q.text, bare))
                 index.close()
-            results[mode] = dict(found)
-        if dense:
-            results["dense alone (diagnostic)"] = dict(dense)
-    print("| mode | all @5 | all @10 | " + " | ".join(f"{k} @5 / @10" for k in KINDS) + " |")
-    print("| --- " * (3 + len(KINDS)) + "|")
-    for mode, found in results.items():
+            results[mode] = found
+        if "hybrid" in modes:
+            results.update(dense)
+    _table(shape, results)
+
+
+def _table(shape: str, results: dict[str, Tally]) -> None:
+    kinds = KINDS[shape]
+    print("| mode | any @5 / @10 | all @5 / @10 | sessions @5 | " + " | ".join(kinds) + " |")
+    print("| --- " * (4 + len(kinds)) + "|")
+    for mode, t in results.items():
         cells = [
-            f"{found['all'][0] / found['all'][2]:.3f}",
-            f"{found['all'][1] / found['all'][2]:.3f}",
+            f"{t.rate('all', 0):.3f} / {t.rate('all', 1):.3f}",
+            f"{t.rate('all', 2):.3f} / {t.rate('all', 3):.3f}",
+            f"{t.rate('all', 4):.2f}",
         ]
-        for kind in KINDS:
-            at5, at10, n = found.get(kind, [0, 0, 0])
-            cells.append(f"{at5 / n:.2f} / {at10 / n:.2f} (n={n})" if n else "-")
+        for kind in kinds:
+            n = t.n(kind)
+            cell = f"{t.rate(kind, 0):.2f} / {t.rate(kind, 1):.2f}" if n else "-"
+            if kind == "multi" and n:
+                cell += f" (all {t.rate(kind, 2):.2f} / {t.rate(kind, 3):.2f})"
+            cells.append(cell)
         print(f"| {mode} | " + " | ".join(cells) + " |")
-    spec5 = results.get("spec", {}).get("all")
+    spec = results.get("spec")
+    if spec is None:
+        return
+    print("(n per kind: " + ", ".join(f"{k} {spec.n(k)}" for k in kinds) + ")")
     for mode in ("context", "hybrid"):
-        if spec5 and mode in results:
-            ratio = (results[mode]["all"][0] / results[mode]["all"][2]) / (spec5[0] / spec5[2])
-            print(f"{mode} recall@5 / spec recall@5 = {ratio:.2f}")
+        t = results.get(mode)
+        if t is None:
+            continue
+        worst = min(
+            (t.rate(kind, slot) - spec.rate(kind, slot), kind, slot)
+            for kind in ("all", *kinds)
+            if spec.n(kind)
+            for slot in (0, 1)
+        )
+        print(
+            f"{mode}: recall@5 {t.rate('all', 0) / spec.rate('all', 0):.2f}x spec's; lowest"
+            f" margin over spec {worst[0]:+.3f} ({worst[1]} @{(5, 10)[worst[2]]})"
+        )
 
 
-def _count(found, question, ranked: list[tuple[str, int]]) -> None:
-    answers = set(question.answers)
-    for key in (question.kind, "all"):
-        found[key][0] += any(r in answers for r in ranked[:5])
-        found[key][1] += any(r in answers for r in ranked[:10])
-        found[key][2] += 1
+def _dense_only(index: Index, query: str, bare: bool) -> list[tuple[str, int]]:
+    """The 10 rows of highest cosine with the query (names removed when bare), no neighbours,
+    no lexical part."""
+    from memoryd.modes.names import dense_text
 
-
-def _dense_only(index: Index, query: str) -> list[tuple[str, int]]:
-    """The 10 rows of highest cosine with the query, no neighbours, no lexical part."""
+    live = index.live
     conn = index._take()
     try:
-        matrix = index._hybrid.matrix.refresh(conn)
-        cosine = matrix.vectors @ index._hybrid.embedder.embed([query])[0]
+        matrix = live.matrix.refresh(conn)
+        text = dense_text(conn, live.counts, query) if bare else query
+        cosine = matrix.vectors @ live.embedder.embed([text])[0]
         best = [int(matrix.rowids[i]) for i in cosine.argsort()[::-1][:10]]
         return [
             conn.execute("SELECT session, record FROM sources WHERE rowid = ?", (r,)).fetchone()
@@ -148,7 +200,7 @@ def _fill_vectors(index: Index) -> None:
 
     conn = index._write()
     cache: dict[str, bytes] = {}
-    embedder = index._hybrid.embedder
+    embedder = index.live.embedder
     rows = conn.execute(
         "SELECT p.rowid, h.text FROM vector_pending p JOIN hits h ON h.rowid = p.rowid"
     ).fetchall()
@@ -169,12 +221,12 @@ def _hybrid_parts(index: Index, questions: list[str]) -> dict[str, float]:
     from memoryd.modes.hybrid import dense_scores
 
     conn = index._take()
-    matrix = index._hybrid.matrix.refresh(conn)
+    matrix = index.live.matrix.refresh(conn)
     index._give(conn)
     embed_ms, dense_ms = [], []
     for q in questions:
         t0 = time.perf_counter()
-        vector = index._hybrid.embedder.embed([q])[0]
+        vector = index.live.embedder.embed([q])[0]
         t1 = time.perf_counter()
         dense_scores(matrix, vector)
         t2 = time.perf_counter()
@@ -195,8 +247,8 @@ def one_scale(home_root: str, mode: str, queries_file: str) -> None:
     built = time.perf_counter() - started
     out = {"mode": mode, "rows": rows, "build_rate": rows / built}
     if mode == "hybrid":
-        index._hybrid.stop_embedder()  # stop the thread; embed for a fixed time on this one instead
-        hybrid = index._hybrid
+        index.live.stop_embedder()  # stop the thread; embed for a fixed time on this one instead
+        hybrid = index.live
         done, started = 0, time.perf_counter()
         while time.perf_counter() - started < EMBED_SECONDS:
             done += hybrid.step()
@@ -227,7 +279,7 @@ def scale(args) -> None:
             home = Home(Path(tmp) / "home")
             convs, turns, seed = [], 0, 1000
             while turns < size:
-                convs.append(conversation(seed))
+                convs.append(conversation("locomo", seed))
                 turns += sum(len(s.turns) for s in convs[-1].sessions)
                 seed += 1
             write_home(home, convs)
@@ -251,7 +303,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
     q = sub.add_parser("quality")
-    q.add_argument("--conversations", type=int, default=10)
+    q.add_argument("--conversations", type=int, default=10, help="of the locomo shape")
+    q.add_argument(
+        "--assistant-conversations", type=int, default=6, help="of the longmem and agent shapes"
+    )
+    q.add_argument("--first-seed", type=int, default=1)
+    q.add_argument("--shapes", type=lambda s: s.split(","), default=list(SHAPES))
     q.add_argument("--modes", type=lambda s: s.split(","), default=list(MODES))
     s = sub.add_parser("scale")
     s.add_argument(

@@ -5,7 +5,8 @@ Each conversation: two people (the first speaks as "user", the second as "assist
 SESSIONS sessions a week or two apart, each a greeting, chit-chat from FILLER and the events and
 recurring-topic updates that fall in it. Questions come from templates.py; a paraphrase question
 that shares a word (after crude stemming, stopwords aside) with its answer is dropped, so that kind
-really has no word in common with the answer.
+really has no word in common with the answer. `multi` asks about a recurring topic as a whole: its
+three updates, in three sessions, are all answers.
 """
 
 import datetime as dt
@@ -18,6 +19,9 @@ from memoryd.modes.stopwords import stopwords
 from recall_eval.templates import EVENTS, FILLER, OPENERS, PEOPLE, RECURRING
 
 SESSIONS = 24
+# The question about a recurring topic as a whole (LoCoMo's multi-hop: evidence in several
+# sessions).
+MULTI_Q = "What did {who} say about the {topic} over the months?"
 EVENTS_PER_PERSON = 6
 
 
@@ -33,7 +37,7 @@ class Session:
 
 @dataclass
 class Question:
-    kind: str  # third, paraphrase, detail, when, date
+    kind: str  # third, paraphrase, detail, when, date, multi (and assistant.py's kinds)
     text: str
     answers: list[tuple[str, int]]  # (session, record)
 
@@ -87,6 +91,7 @@ def conversation(seed: int, prefix: str = "mm") -> Conversation:
         for update, n in zip(topic["updates"], chosen, strict=True):
             plans[n].append(("update", role, topic, update))
     questions: list[Question] = []
+    told: dict[tuple[str, str], list[tuple[str, int]]] = {}  # (role, topic): its updates' turns
     for number, session in enumerate(sessions):
         turns = session.turns
         other = {"user": "assistant", "assistant": "user"}
@@ -130,4 +135,9 @@ def conversation(seed: int, prefix: str = "mm") -> Conversation:
                 month = f"{MONTHS[session.start.month - 1]} {session.start.year}"
                 text = item["date_q"].format(who=who, month=month)
                 questions.append(Question("date", text, [(session.name, answer)]))
+                told.setdefault((role, item["topic"]), []).append((session.name, answer))
+    # A topic told in three sessions, asked about as a whole: every update is an answer.
+    for (role, topic), answers in told.items():
+        text = MULTI_Q.format(who=people[role][0], topic=topic)
+        questions.append(Question("multi", text, answers))
     return Conversation(sessions, questions)

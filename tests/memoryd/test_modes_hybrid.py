@@ -146,9 +146,16 @@ def test_a_paraphrase_sharing_no_word_is_found(tmp_path):
     hits = recall_on(index, question, k=1, session="mm-q").hits
     assert hits[0].snippet == "We adopted a puppy from the shelter last week"
     index.close()
-    context = opened(Home(tmp_path / "h"), "context")
-    assert recall_on(context, question, k=1, session="mm-q").hits == []
-    context.close()
+    # Lexically only the stopwords reach a row ("the" in the puppy's: the spec's part), so
+    # context finds the puppy's row no better than the spec does.
+    rank = {}
+    for mode in ("context", "spec"):
+        index = opened(Home(tmp_path / "h"), mode)
+        index.catch_up_all()
+        found = [hit.snippet for hit in recall_on(index, question, k=5, session="mm-q").hits]
+        rank[mode] = found.index(PETS[0]["content"])
+        index.close()
+    assert rank["context"] >= rank["spec"] > 0
 
 
 def test_rows_without_a_vector_are_found_lexically(tmp_path, monkeypatch):
@@ -226,31 +233,39 @@ def test_deleted_rows_leave_the_matrix_at_once(tmp_path, monkeypatch):
     index.close()
 
 
+# (lexical (rowid, bm25), bound, spec's rowids, expected order); dense scores 1: 0.9, 2: 0.1,
+# 3: 0.5, min-maxed 1: 1.0, 2: 0.0, 3: 0.5 (x DENSE_WEIGHT); the spec's rank r adds
+# SPEC_WEIGHT x 5 / (5 + r); the lexical part is bm25 over max(bound, best row) x LEXICAL_WEIGHT.
 FUSION_CASES = [
-    # (lexical (rowid, bm25), bound, expected order); dense scores 1: 0.9, 2: 0.1, 3: 0.5, so
-    # min-maxed 1: 1.0, 2: 0.0, 3: 0.5, weighed 0.2.
-    # 3: 0.8 x 10/10 + 0.2 x 0.5 = 0.9; 2: 0.8 x 0.5 = 0.4; 1: 0.2 x 1 = 0.2.
-    ([(3, -10.0), (2, -5.0)], 10.0, [3, 2, 1]),
-    # Rows that hold little of the query's weight: a strong dense score passes them.
-    # 3: 0.8 x 0.25 + 0.1 = 0.3; 1: 0.2; 2: 0.8 x 0.125 = 0.1.
-    ([(3, -10.0), (2, -5.0)], 40.0, [3, 1, 2]),
-    # 1: 0.2 beats 3: 0.8 x 0.05 + 0.1 = 0.14 and 2: 0.8 x 0.025 = 0.02.
-    ([(3, -10.0), (2, -5.0)], 200.0, [1, 3, 2]),
-    # The best row never scores above the lexical weight, whatever a stale bound says.
-    ([(3, -10.0), (2, -5.0)], 5.0, [3, 2, 1]),
-    ([], 0.0, [1, 3, 2]),
+    # 3 holds the query's whole weight: 0.45 + 0.2 = 0.65; 1: 0.4; 2: 0.225.
+    ([(3, -10.0), (2, -5.0)], 10.0, [], [3, 1, 2]),
+    # 3 holds a quarter: 0.1125 + 0.2 = 0.3125 < 1: 0.4.
+    ([(3, -10.0), (2, -5.0)], 40.0, [], [1, 3, 2]),
+    # The spec's best row gains 0.15: 2: 0.05625 + 0.15 = 0.206 passes nothing; with a bound
+    # of 10 it is 0.225 + 0.15 = 0.375, still under 1's 0.4.
+    ([(3, -10.0), (2, -5.0)], 10.0, [2], [3, 1, 2]),
+    # A stale bound under the best row: the best row scores the full lexical weight.
+    ([(3, -10.0), (2, -5.0)], 5.0, [], [3, 1, 2]),
+    ([], 0.0, [], [1, 3, 2]),
 ]
 
 
-@pytest.mark.parametrize(("lexical", "bound", "expected"), FUSION_CASES)
-def test_fusion_weighs_lexical_by_the_query_bound_and_dense(lexical, bound, expected):
+@pytest.mark.parametrize(("lexical", "bound", "spec", "expected"), FUSION_CASES)
+def test_fusion_weighs_lexical_spec_and_dense(monkeypatch, lexical, bound, spec, expected):
+    monkeypatch.setattr(hybrid, "DIVISOR", "bound")
+    monkeypatch.setattr(hybrid, "LEXICAL_WEIGHT", 0.45)
+    monkeypatch.setattr(hybrid, "SPEC_WEIGHT", 0.15)
+    monkeypatch.setattr(hybrid, "DENSE_WEIGHT", 0.4)
     rowids = np.array([1, 2, 3])
     scores = np.array([0.9, 0.1, 0.5], dtype=np.float32)
-    assert hybrid.fuse(lexical, bound, rowids, scores, 3) == expected
+    combined = hybrid.fuse(lexical, bound, spec, rowids, scores)
+    assert sorted(combined, key=lambda r: (-combined[r], r)) == expected
 
 
-def test_fusion_without_vectors_is_lexical():
-    assert hybrid.fuse([(2, -1.0), (5, -0.5)], 3.0, np.zeros(0, np.int64), np.zeros(0), 5) == [2, 5]
+def test_fusion_without_vectors_is_lexical_and_spec():
+    combined = hybrid.fuse([(2, -1.0), (5, -0.5)], 3.0, [7], np.zeros(0, np.int64), np.zeros(0))
+    assert set(combined) == {2, 5, 7}
+    assert combined[2] > combined[5]
 
 
 def _in_process(index: Index) -> None:
@@ -273,7 +288,7 @@ def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch, re
     assert index.drain_embeddings(60)
     before = vectors(home.index_db)
     # The owner rewrites one log by hand; the embedder is stopped, so only carried vectors exist.
-    index._hybrid.stop_embedder()
+    index.live.stop_embedder()
     home.session_log("mm-talk").write_text("")
     append(home, "mm-talk", [user("2023-07-01T10:00:00Z", "I started learning Portuguese")])
     reindex(index)
@@ -283,9 +298,9 @@ def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch, re
         assert np.array_equal(vector, before[key])
     assert pending(home.index_db) == 1  # the new row waits for the embedder
     # The embedder writes it below the carried rowids: readers load the whole matrix again.
-    index._hybrid.step()
+    index.live.step()
     conn = sqlite3.connect(home.index_db)
-    snapshot = index._hybrid.matrix.refresh(conn)
+    snapshot = index.live.matrix.refresh(conn)
     conn.close()
     assert len(snapshot.rowids) == len(PETS) + 1
     index.close()

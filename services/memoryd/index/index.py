@@ -33,7 +33,6 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from memoryd import modes
 from memoryd.errors import IndexDamaged, SessionUnknown
@@ -42,10 +41,8 @@ from memoryd.index import indexer, newindex
 from memoryd.index.dbfile import Gate, check_fts5, create_file, damage, remove_database
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.newindex import Rebuilt
+from memoryd.modes import registry
 from proto.labels import CLASS_RANK
-
-if TYPE_CHECKING:
-    from memoryd.modes.hybrid import Hybrid
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +62,7 @@ class Index:
     ):
         if max_class not in CLASS_RANK:
             raise ValueError(f"not a data class: {max_class!r}")
-        if mode not in modes.MODES:
-            raise ValueError(f"not a recall mode: {mode!r}")
+        self.recall_mode = registry.get(mode)  # ValueError for a name no mode has
         self.mode = mode
         self.home = home
         self.max_class = max_class
@@ -80,7 +76,7 @@ class Index:
         self._pool_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
-        self._hybrid: Hybrid | None = None  # in mode hybrid (needs the [hybrid] extra)
+        self._live: registry.Live | None = None  # what the recall mode runs while open
 
     # --- connections ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -123,12 +119,8 @@ class Index:
     def open(self) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started."""
         check_fts5()
-        # Recall mode hybrid: refuse to start without the extra, before any change.
-        embedder = None
-        if self.mode == "hybrid":
-            from memoryd.modes import embed
-
-            embedder = embed.shared()
+        # A recall mode that cannot run (hybrid without its extra) refuses before any change.
+        self.recall_mode.load()
         ensure_dir(self.home.index_dir)
         if any(os.path.lexists(f"{self.new_path}{suffix}") for suffix in ("", "-wal", "-journal")):
             log.info("index %s: removed, left by a reindex that did not finish", self.new_path)
@@ -167,15 +159,13 @@ class Index:
         # index was made for another mode.
         with self._transaction(self._writer) as conn:
             modes.prepare(conn, self.mode, self.path)
-        if embedder is not None and self._hybrid is None:
-            from memoryd.modes import hybrid
-
-            self._hybrid = hybrid.Hybrid(embedder, self._embedding_connection, self.path)
+        if self._live is None:
+            self._live = self.recall_mode.open(self._embedding_connection, self.path)
 
     def close(self) -> None:
-        if self._hybrid is not None:
-            self._hybrid.close()
-            self._hybrid = None
+        if self._live is not None:
+            self._live.close()
+            self._live = None
         with self._gate.exclusive():
             self._close_all()
         with self._pool_lock:
@@ -263,8 +253,8 @@ class Index:
             os.replace(built.path, self.path)
             fsync_dir(self.path.parent)
             self._writer = self._connect()
-        if self._hybrid is not None:
-            self._hybrid.reset()
+        if self._live is not None:
+            self._live.reset()
         log.info(
             "index %s: rebuilt from %d logs, %d records, %d notes",
             self.path,
@@ -276,9 +266,11 @@ class Index:
 
     # --- readers -------------------------------------------------------------------------------
     @property
-    def hybrid(self) -> "Hybrid | None":
-        """The hybrid mode's matrix and embedder (mode hybrid only), which recall searches."""
-        return self._hybrid
+    def live(self) -> registry.Live:
+        """The recall mode's state beside the open index, which recall searches."""
+        if self._live is None:
+            raise IndexDamaged("the memory index is not open")
+        return self._live
 
     def _take(self) -> sqlite3.Connection:
         with self._pool_lock:
@@ -314,7 +306,8 @@ class Index:
 
     @contextlib.contextmanager
     def _embedding_connection(self) -> Iterator[sqlite3.Connection]:
-        """A connection for the hybrid embedder's batch, held under the gate."""
+        """A connection for a recall mode's background work (hybrid's embedder), held under
+        the gate."""
         with self._gate.shared():
             if self._writer is None:
                 raise sqlite3.OperationalError("the memory index is not open")
@@ -327,8 +320,9 @@ class Index:
                 conn.close()
 
     def drain_embeddings(self, timeout: float = 60.0) -> bool:
-        """Wait until every row has its vector (hybrid; tests and benchmarks)."""
-        return self._hybrid is None or self._hybrid.drain(timeout)
+        """Wait until the recall mode's background work is done (hybrid: every row has its
+        vector; tests and benchmarks)."""
+        return self._live is None or self._live.drain(timeout)
 
 
 __all__ = ["Index", "Rebuilt", "check_fts5"]

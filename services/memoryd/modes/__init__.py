@@ -6,8 +6,9 @@ recall_mode; at open, an index whose recorded mode differs from the configured o
 mode's tables dropped and the new mode's built from the spec's rows (one log line), so a switch
 never needs the session logs again and switching back to spec leaves the spec's schema exactly.
 
-The indexer calls rows_added and rows_deleted where it changes the spec's tables; they follow the
-mode recorded in the index itself, so the same code serves a reindex's new file and the live one.
+Each mode is a registry.Mode, kept by name (registry.py); the functions here are what the index
+and the indexer call, and they ask the mode recorded in the index itself, so the same code serves
+a reindex's new file and the live one.
 """
 
 import logging
@@ -15,8 +16,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from memoryd.journal.recallline import RecallLine
-from memoryd.modes import context
+from memoryd.modes import builtin, registry, spec
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-MODES = ("spec", "context", "hybrid")
+for _mode in (spec.Spec(), builtin.Context(), builtin.Hybrid()):
+    registry.register(_mode)
+
+MODES = registry.names()
 MODE_TABLE = "CREATE TABLE recall_mode (mode TEXT, generation INTEGER)"
 # Rows read at a time when a mode's tables are built from the spec's.
 FILL_BATCH = 5_000
@@ -47,37 +50,26 @@ def recorded(conn: sqlite3.Connection) -> str:
     return "?" if row is None else str(row[0])
 
 
-def _objects(mode: str) -> tuple[str, ...]:
-    if mode == "spec":
-        return ()
-    names: tuple[str, ...] = ("recall_mode", *context.OBJECTS)
-    if mode == "hybrid":
-        from memoryd.modes import hybrid_tables
+def _recorded_mode(conn: sqlite3.Connection) -> registry.Mode | None:
+    """The recorded mode, None for spec or a name no mode has (its tables are not kept)."""
+    name = recorded(conn)
+    if name == "spec" or name not in registry.names():
+        return None
+    return registry.get(name)
 
-        names += hybrid_tables.OBJECTS
-    return names
+
+def _objects(mode: registry.Mode) -> tuple[str, ...]:
+    return () if not mode.objects else ("recall_mode", *mode.objects)
 
 
 def _drop_all(conn: sqlite3.Connection) -> None:
-    from memoryd.modes import hybrid_tables
-
-    hybrid_tables.drop(conn)
-    context.drop(conn)
+    for mode in registry.every():
+        mode.drop(conn)
     conn.execute("DROP TABLE IF EXISTS recall_mode")
 
 
-def _create(conn: sqlite3.Connection, mode: str) -> None:
-    conn.execute(MODE_TABLE)
-    conn.execute("INSERT INTO recall_mode VALUES (?, 0)", (mode,))
-    context.create(conn)
-    if mode == "hybrid":
-        from memoryd.modes import hybrid_tables
-
-        hybrid_tables.create(conn)
-
-
-def _fill(conn: sqlite3.Connection) -> int:
-    """Feed every row of the spec's tables to rows_added, in rowid order; returns how many."""
+def _fill(conn: sqlite3.Connection, mode: registry.Mode) -> int:
+    """Feed every row of the spec's tables to the mode, in rowid order; returns how many."""
     last, count = 0, 0
     while True:
         rows = conn.execute(
@@ -88,93 +80,45 @@ def _fill(conn: sqlite3.Connection) -> int:
         ).fetchall()
         if not rows:
             return count
-        rows_added(conn, [row[:9] for row in rows], [(row[0], row[9]) for row in rows])
+        mode.rows_added(conn, [row[:9] for row in rows], [(row[0], row[9]) for row in rows])
         last, count = rows[-1][0], count + len(rows)
 
 
 def prepare(conn: sqlite3.Connection, mode: str, path: object = "index") -> bool:
     """Make the index's mode tables those of mode, inside the caller's transaction; True when
     they had to be (re)built."""
-    if mode not in MODES:
-        raise ValueError(f"not a recall mode: {mode!r}")
+    wanted = registry.get(mode)
     was = recorded(conn)
-    if was == mode and all(_exists(conn, name) for name in _objects(mode)):
+    if was == mode and all(_exists(conn, name) for name in _objects(wanted)):
         return False
     _drop_all(conn)
-    if mode == "spec":
-        log.info("index %s: recall mode spec (was %s): its tables dropped", path, was)
+    if not wanted.objects:
+        log.info("index %s: recall mode %s (was %s): its tables dropped", path, mode, was)
         return True
-    _create(conn, mode)
-    count = _fill(conn)
+    conn.execute(MODE_TABLE)
+    conn.execute("INSERT INTO recall_mode VALUES (?, 0)", (mode,))
+    wanted.create(conn)
+    count = _fill(conn, wanted)
     log.info("index %s: recall mode %s (was %s): built from %d rows", path, mode, was, count)
     return True
 
 
 def rows_added(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:
     """Hook: the indexer added these rows to sources and hits (same rowids)."""
-    mode = recorded(conn)
-    if mode == "spec" or not sources:
-        return
-    context.rows_added(conn, sources, texts)
-    if mode == "hybrid":
-        from memoryd.modes import hybrid_tables
-
-        hybrid_tables.rows_added(conn, [row[0] for row in sources])
+    mode = _recorded_mode(conn)
+    if mode is not None and sources:
+        mode.rows_added(conn, sources, texts)
 
 
 def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
     """Hook: the indexer is about to delete the sources rows matching where."""
-    mode = recorded(conn)
-    if mode == "spec":
-        return
-    context.rows_deleted(conn, where, params)
-    if mode == "hybrid":
-        from memoryd.modes import hybrid_tables
-
-        hybrid_tables.rows_deleted(conn, where, params)
+    mode = _recorded_mode(conn)
+    if mode is not None:
+        mode.rows_deleted(conn, where, params)
 
 
 def carry_over(conn: sqlite3.Connection, old: Path) -> int:
-    """Hook: a reindex built conn's file beside the index old; copy from old the vectors of the
-    rows whose text did not change (hybrid), so the embedder computes only what is new. Runs its
-    own transaction (an attached database can only be detached outside one); returns how many
-    vectors were carried."""
-    if recorded(conn) != "hybrid" or not old.exists():
-        return 0
-    conn.execute("ATTACH DATABASE ? AS old", (str(old),))
-    try:
-        found = conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = 'vectors'").fetchone()
-        if found is None:
-            return 0
-        conn.execute("BEGIN")
-        conn.execute(
-            "CREATE TEMP TABLE carried AS SELECT o.kind, o.session, o.record, o.role, oh.text,"
-            " ov.vector FROM old.vectors ov JOIN old.sources o ON o.rowid = ov.rowid"
-            " JOIN old.hits oh ON oh.rowid = ov.rowid"
-        )
-        conn.execute("CREATE INDEX temp.carried_key ON carried(session, kind, record, role)")
-        before = conn.total_changes
-        conn.execute(
-            "INSERT INTO vectors SELECT n.rowid, c.vector FROM sources n"
-            " JOIN hits nh ON nh.rowid = n.rowid JOIN carried c ON c.session = n.session"
-            " AND c.kind = n.kind AND c.record = n.record AND c.role IS n.role"
-            " AND c.text = nh.text"
-        )
-        carried = conn.total_changes - before
-        conn.execute("DELETE FROM vector_pending WHERE rowid IN (SELECT rowid FROM vectors)")
-        conn.execute("DROP TABLE temp.carried")
-        conn.execute("COMMIT")
-        return carried
-    finally:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        conn.execute("DETACH DATABASE old")
-
-
-def tag_log_line(line: str, mode: str) -> str:
-    """The recall log line with the mode that answered; spec's line is left as it is."""
-    if mode == "spec":
-        return line
-    entry = RecallLine.model_validate_json(line)
-    entry.mode = mode
-    return entry.dump_line()
+    """Hook: a reindex built conn's file beside the index old; the mode copies from old what
+    need not be computed again (hybrid: the vectors of unchanged rows). Returns how many rows."""
+    mode = _recorded_mode(conn)
+    return 0 if mode is None else mode.carry_over(conn, old)

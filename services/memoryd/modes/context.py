@@ -5,8 +5,11 @@ unicode61 tokenizer: the record's own text, the text of its neighbours (the two 
 the two after it in the same session, each cut to NEIGHBOUR_CHARS), and its date in words. A query
 is the spec's terms less the stopwords, ranked by bm25 with the neighbour column at NEAR_WEIGHT, so
 a turn that answers without naming the subject ("yes, in May") is found through the turns around
-it. Hits are built from the spec's tables: snippets are of the record's own text, tags and labels
-are the spec's.
+it. That ranking is fused with the spec's own (fusion.py: the spec's ranking as a part of the
+score, and its best rows kept near the top, arrange.keep_spec), so a question answered through
+words context drops is still found where the spec finds it; then the agent's own recall and
+memory calls go last and session runs are damped (arrange.py). Hits are built from the spec's
+tables: snippets are of the record's own text, tags and labels are the spec's.
 
 Everything here is a function of the spec's tables and of each session's row order (rowids rise
 with the records of a session, in a reindex as in catch-up), so an index built incrementally and
@@ -16,6 +19,7 @@ one built by a reindex hold the same rows.
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from memoryd.modes import arrange, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
 from memoryd.search.hit import Hit
@@ -33,6 +37,15 @@ NEIGHBOURS = 2
 NEAR_WEIGHT = 0.4
 DATE_WEIGHT = 1.0
 NEIGHBOUR_CHARS = 1000
+# The spec's ranking's share of the score (fusion.py), and how deep it is read.
+SPEC_WEIGHT = 0.15
+SPEC_DEPTH = 20
+# The spec's own best rows are at these positions or better (arrange.keep_spec): its five best
+# in context's ten (hybrid keeps four: its dense part finds more of what the spec finds late).
+KEEP_SPEC = (2, 4, 7, 9, 10)
+# Lexical candidates read, at least (4 k when more): the agent's own calls and a damped session
+# run are passed over, so more than k are needed.
+CANDIDATES = 20
 RANKED = (
     f"SELECT rowid, bm25(context_hits, 1.0, {NEAR_WEIGHT}, {DATE_WEIGHT}) AS score"
     " FROM context_hits WHERE context_hits MATCH ? ORDER BY score LIMIT ?"
@@ -125,6 +138,32 @@ def hits(conn: sqlite3.Connection, rowids: Iterable[int], terms: list[str]) -> l
     return found
 
 
+def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> list[int]:
+    """The spec's own ranking of the query (every word kept), best first: fusion.py's spec
+    part. Runs inside the caller's read transaction."""
+    if query.expression is None:
+        return []
+    from memoryd.recall import (
+        topk,
+    )  # here: topk's term counts follow the indexer, which imports modes
+
+    return topk.best_rowids(conn, query.terms, query.expression, limit)
+
+
 def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
+    """context's recall: its lexical ranking and the spec's, fused (fusion.py), then arranged
+    (arrange.py: the agent's own calls last, session runs damped), all in one read
+    transaction."""
     terms = query_terms(query)
-    return hits(conn, [rowid for rowid, _ in ranked(conn, terms, k)], terms)
+    depth = max(CANDIDATES, 4 * k)
+    conn.execute("BEGIN")
+    try:
+        combined: dict[int, float] = {}
+        fusion.add_lexical(combined, ranked(conn, terms, depth), 1.0 - SPEC_WEIGHT, 0.0)
+        spec = spec_ranked(conn, query, SPEC_DEPTH)
+        fusion.add_spec(combined, spec, SPEC_WEIGHT)
+        where = arrange.places(conn, combined)
+        order = arrange.keep_spec(arrange.arrange(combined, where, k), spec, where, KEEP_SPEC, k)
+        return hits(conn, order, terms)
+    finally:
+        conn.execute("COMMIT")

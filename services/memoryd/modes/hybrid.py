@@ -1,14 +1,16 @@
 """The hybrid mode: context's ranking fused with exact cosine search over sentence embeddings.
 
-Fusion: bm25 of context's top LEXICAL_DEPTH divided by the most the query could score
-(lexbound.py: how much of the question's weight a row holds, not how it ranks among the lexical
-hits); each record's cosine plus its best neighbour's cosine at NEIGHBOUR_WEIGHT, min-maxed over
-the dense top DENSE_DEPTH; LEXICAL_WEIGHT x lexical + DENSE_WEIGHT x dense over the union of both
-lists. The issue's fusion divided bm25 by the query's best row, with 0.7 and 0.3: a row sharing
-only a name with the question then scores the full lexical weight, and a turn that answers in
-other words, found by the model alone, never passes it. Divisor and weights were chosen on
-conversations of other seeds than the evaluation's (BENCHMARKS.md). A record without a vector yet
-(the background embedder has not reached it) competes on its lexical score alone.
+Fusion (fusion.py): bm25 of context's top LEXICAL_DEPTH divided by the most the query could
+score (lexbound.py: how much of the question's weight a row holds, not how it ranks among the
+lexical hits), the spec's own ranking, and each record's cosine plus its best neighbour's cosine
+at NEIGHBOUR_WEIGHT, min-maxed over the dense top DENSE_DEPTH; LEXICAL_WEIGHT, SPEC_WEIGHT and
+DENSE_WEIGHT of them over the union of the lists, then arranged as context's are (the spec's
+best rows kept near the top, the agent's own calls last, session runs damped: arrange.py). The
+question is embedded without the names that carry no meaning for it (names.py): as typed, its
+vector lands on the turns that greet the person it names. Divisor and weights were chosen on
+conversations of three shapes and of other seeds than the evaluation's (bench/fusion_sweep.py).
+A record without a vector yet (the background embedder has not reached it) competes on its
+lexical and spec parts alone.
 
 The embedder runs on its own thread: it takes the pending rowids in rowid order, a batch at a
 time, computes their vectors outside any transaction of the writer's, and writes them, all under
@@ -25,7 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.modes import context
+from memoryd.modes import arrange, context, fusion, names
 from memoryd.modes.embed import Embedder
 from memoryd.modes.lexbound import TermCounts
 from memoryd.modes.vectors import Matrix, Snapshot, pack
@@ -36,8 +38,13 @@ log = logging.getLogger(__name__)
 
 LEXICAL_DEPTH = 100
 DENSE_DEPTH = 100
-LEXICAL_WEIGHT = 0.8
-DENSE_WEIGHT = 0.2
+# The lexical part's divisor: "best" (the best row's bm25) or "bound" (lexbound.py).
+DIVISOR = "bound"
+LEXICAL_WEIGHT = 0.45
+SPEC_WEIGHT = 0.15
+DENSE_WEIGHT = 0.4
+# The spec's own best rows are at these positions or better (arrange.keep_spec).
+KEEP_SPEC = (2, 4, 7, 9)
 NEIGHBOUR_WEIGHT = 0.5
 EMBED_BATCH = 32
 # How often an idle embedder looks for pending rows, in seconds (catch-up does not wake it).
@@ -60,28 +67,19 @@ def dense_scores(matrix: Snapshot, query_vector: np.ndarray) -> np.ndarray:
 def fuse(
     lexical: list[tuple[int, float]],
     bound: float,
+    spec: list[int],
     rowids: np.ndarray,
     scores: np.ndarray,
-    k: int,
-) -> list[int]:
-    """The k best rowids of the union of the lexical list (rowid, bm25 best first; FTS5's bm25 is
-    negative) and the dense top DENSE_DEPTH of scores (over rowids), best first; ties go to the
-    lower rowid. bound: the most bm25 the query could score (positive)."""
+) -> dict[int, float]:
+    """Each candidate's score (higher is better): the lexical list (rowid, bm25 best first;
+    FTS5's bm25 is negative) over DIVISOR, the spec's ranking (rowids best first) and the dense
+    top DENSE_DEPTH of scores (over rowids), weighed (fusion.py). bound: the most bm25 the query
+    could score (positive), used when DIVISOR is "bound"."""
     combined: dict[int, float] = {}
-    if lexical:
-        scale = max(bound, -lexical[0][1], 1e-9)
-        for rowid, score in lexical:
-            combined[rowid] = LEXICAL_WEIGHT * (-score / scale)
-    if len(scores):
-        depth = min(DENSE_DEPTH, len(scores))
-        top = np.argpartition(-scores, depth - 1)[:depth]
-        high, low = float(scores[top].max()), float(scores[top].min())
-        span = high - low or 1.0
-        for position in top:
-            rowid = int(rowids[position])
-            dense = (float(scores[position]) - low) / span
-            combined[rowid] = combined.get(rowid, 0.0) + DENSE_WEIGHT * dense
-    return sorted(combined, key=lambda rowid: (-combined[rowid], rowid))[:k]
+    fusion.add_lexical(combined, lexical, LEXICAL_WEIGHT, bound if DIVISOR == "bound" else 0.0)
+    fusion.add_spec(combined, spec, SPEC_WEIGHT)
+    fusion.add_dense(combined, rowids, scores, DENSE_WEIGHT, DENSE_DEPTH)
+    return combined
 
 
 class Hybrid:
@@ -104,13 +102,28 @@ class Hybrid:
         # (Embedding the question on another thread beside the lexical query was tried: no gain
         # on the busy 2-core machine, 32.3 against 31.4 ms p50 at 30,000 rows, alternated.)
         terms = context.query_terms(query)
-        lexical = context.ranked(conn, terms, LEXICAL_DEPTH)
-        bound = self.counts.bound(conn, terms) if lexical else 0.0
+        conn.execute("BEGIN")
+        try:
+            lexical = context.ranked(conn, terms, max(LEXICAL_DEPTH, 4 * k))
+            bound = self.counts.bound(conn, terms) if lexical and DIVISOR == "bound" else 0.0
+            spec = context.spec_ranked(conn, query, context.SPEC_DEPTH)
+            rowids, scores = self._dense(conn, query)
+            combined = fuse(lexical, bound, spec, rowids, scores)
+            where = arrange.places(conn, combined)
+            order = arrange.arrange(combined, where, k)
+            order = arrange.keep_spec(order, spec, where, KEEP_SPEC, k)
+            return context.hits(conn, order, terms)
+        finally:
+            conn.execute("COMMIT")
+
+    def _dense(self, conn: sqlite3.Connection, query: Query) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, scores) of the rows with a vector, for the question less its common names
+        (names.py)."""
         matrix = self.matrix.refresh(conn)
-        scores = np.zeros(0, dtype=np.float32)
-        if len(matrix.rowids):
-            scores = dense_scores(matrix, self.embedder.embed([query.text])[0])
-        return context.hits(conn, fuse(lexical, bound, matrix.rowids, scores, k), terms)
+        if not len(matrix.rowids):
+            return matrix.rowids, np.zeros(0, dtype=np.float32)
+        text = names.dense_text(conn, self.counts, query.text)
+        return matrix.rowids, dense_scores(matrix, self.embedder.embed([text])[0])
 
     # --- the embedder ---------------------------------------------------------------------------
     def wake(self) -> None:

@@ -50,6 +50,12 @@ class TermCounts:
             bm25.PHRASE_BOUND
         )
 
+    def share(self, conn: sqlite3.Connection, term: str) -> tuple[int, int]:
+        """(rows holding term, rows in the table): how common a word is (names.py)."""
+        row = conn.execute(AVERAGES, (bm25.AVERAGES_ID,)).fetchone()
+        rows, _ = bm25.totals(row[0] if row else None)
+        return (self._docs(conn, term, rows) if rows else 0), rows
+
     def _docs(self, conn: sqlite3.Connection, term: str, rows: int) -> int:
         with self._lock:
             known = self._counts.get(term)

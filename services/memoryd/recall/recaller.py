@@ -22,12 +22,10 @@ from dataclasses import dataclass, field, replace
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
 from memoryd.index.index import Index
 from memoryd.journal.recallline import RecallHit, RecallLine
-from memoryd.modes import context, tag_log_line
-from memoryd.recall import topk
+from memoryd.modes.spec import SOURCE, search
 from memoryd.search.defuse import defuse
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
-from memoryd.search.textcut import hit_snippet
 from proto.labels import Label, higher_class
 from proto.records import now_rfc3339
 
@@ -35,8 +33,6 @@ log = logging.getLogger(__name__)
 
 # The FTS5 query on its own: what the benchmark runs directly to compare with recall.
 SEARCH = "SELECT rowid, text FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
-# A hit's source.
-SOURCE = "SELECT kind, session, record, time, role, class, untrusted FROM sources WHERE rowid = ?"
 # At most how long a recall log line waits for its fsync, in seconds.
 SYNC_INTERVAL = 0.2
 
@@ -46,30 +42,6 @@ class RecallResult:
     text: str
     label: Label
     hits: list[Hit] = field(default_factory=list)
-
-
-def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
-    """At most k hits for the query, best first (bm25); none for a query without any term.
-
-    The hits are the spec's query's (topk.py finds them without scoring every row), each with its
-    source and a snippet cut without loading the whole text (textcut.py), all in one read
-    transaction so that a commit in between cannot mix two states of the index.
-    """
-    if query.expression is None:
-        return []
-    conn.execute("BEGIN")
-    try:
-        hits = []
-        for rowid in topk.best_rowids(conn, query.terms, query.expression, k):
-            source = conn.execute(SOURCE, (rowid,)).fetchone()
-            if source is None:
-                continue
-            kind, session, record, time, role, klass, untrusted = source
-            text = hit_snippet(conn, rowid, query.terms)
-            hits.append(Hit(kind, session, record, time, role, klass, bool(untrusted), text))
-        return hits
-    finally:
-        conn.execute("COMMIT")
 
 
 def render(query: str, hits: list[Hit]) -> str:
@@ -106,14 +78,17 @@ def log_line(
     by: str | None = None,
     *,
     partial: bool = False,
+    mode: str = "spec",
 ) -> str:
-    """One line of recalls/YYYY-MM.jsonl (RecallLine)."""
+    """One line of recalls/YYYY-MM.jsonl (RecallLine); a mode other than spec names itself."""
     kept = [RecallHit(kind=h.kind, session=h.session, record=h.record, tag=h.tag) for h in hits]
     line = RecallLine(time=when, session=session, query=query, k=k, hits=kept)
     if by is not None:
         line.by = by
     if partial:
         line.partial = True
+    if mode != "spec":
+        line.mode = mode
     return line.dump_line()
 
 
@@ -223,13 +198,8 @@ class Recaller:
         return replace(answer, text=f"{answer.text}\n{note}")
 
     def _search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
-        # Recall modes: spec is the spec's search, untouched.
-        if self.index.mode == "context":
-            return context.search(conn, query, k)
-        hybrid = self.index.hybrid
-        if hybrid is not None:
-            return hybrid.search(conn, query, k)
-        return search(conn, query, k)
+        # The index's recall mode answers (spec: the spec's search, untouched).
+        return self.index.live.search(conn, query, k)
 
     def _append(
         self,
@@ -245,8 +215,10 @@ class Recaller:
             if self._log is None:
                 self._log = RecallLog(self.index.home)
             recall_log = self._log
-        line = log_line(now_rfc3339(), session, query, k, hits, by, partial=partial)
-        recall_log.append(tag_log_line(line, self.index.mode))
+        line = log_line(
+            now_rfc3339(), session, query, k, hits, by, partial=partial, mode=self.index.mode
+        )
+        recall_log.append(line)
 
     def close(self) -> None:
         """fsync the recall log and stop its thread (the index is closed by its owner)."""
@@ -258,6 +230,7 @@ class Recaller:
 
 __all__ = [
     "SEARCH",
+    "SOURCE",
     "Hit",
     "Query",
     "RecallLog",

@@ -1,0 +1,124 @@
+"""The last step of a context or hybrid recall: from fused scores to the k hits, in order.
+
+Two rules on top of the scores:
+- What the agent did itself, its own `recall` and `memory` calls (rows of role call whose tool is
+  one of SELF_TOOLS), never outranks what was said: they come after every other candidate. A
+  recall call repeats a question's words exactly, and a memory call the words of what it stored,
+  so by score alone they would come first and push out the turns themselves.
+- A run of neighbours does not crowd out other sessions: the neighbour column makes adjacent
+  turns score alike, so one session could fill the answer. Each pick lowers the score of the
+  candidates within RUN records of it in its session by DAMP (a candidate near two picks by
+  DAMP squared), and the next pick is the best of what is left (maximal marginal relevance with
+  the session run as the similarity). A hit of another session that scores nearly as well
+  passes the run's second and third rows.
+"""
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+SELF_TOOLS = frozenset({"recall", "memory"})
+DAMP = 0.9
+RUN = 4
+_INFO = (
+    "SELECT s.rowid, s.session, s.record, s.kind, s.role,"
+    " CASE WHEN s.role = 'call' THEN substr(h.text, 1, 16) END"
+    " FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.rowid IN ({})"
+)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a candidate row is: its session (None for a note), its record, and whether it is
+    the agent's own recall or memory call."""
+
+    session: str | None
+    record: int
+    own_call: bool
+
+
+def own_call(role: str | None, text: str | None) -> bool:
+    """A row of the agent's own recall or memory tool (rows of calls are "name arguments")."""
+    return role == "call" and (text or "").split(" ", 1)[0] in SELF_TOOLS
+
+
+def places(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, Place]:
+    wanted = list(dict.fromkeys(rowids))
+    found: dict[int, Place] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        sql = _INFO.format(", ".join("?" * len(chunk)))
+        for rowid, session, record, kind, role, head in conn.execute(sql, chunk):
+            found[rowid] = Place(
+                session if kind == "session" else None, record, own_call(role, head)
+            )
+    return found
+
+
+def arrange(
+    scores: dict[int, float],
+    where: dict[int, Place],
+    k: int,
+    damp: float = DAMP,
+    run: int = RUN,
+) -> list[int]:
+    """The k best rowids of scores (higher is better; ties to the lower rowid), the agent's own
+    calls last, each pick damping its session run (the module docstring). Rows missing from
+    where (deleted meanwhile) are left out."""
+    said = [r for r in scores if r in where and not where[r].own_call]
+    own = [r for r in scores if r in where and where[r].own_call]
+    picked = _diverse(said, scores, where, k, damp, run)
+    if len(picked) < k:
+        picked += _diverse(own, scores, where, k - len(picked), damp, run)
+    return picked
+
+
+def _diverse(
+    rowids: list[int],
+    scores: dict[int, float],
+    where: dict[int, Place],
+    k: int,
+    damp: float,
+    run: int,
+) -> list[int]:
+    left = sorted(rowids, key=lambda r: (-scores[r], r))
+    if damp >= 1.0:
+        return left[:k]
+    factor = dict.fromkeys(left, 1.0)
+    picked: list[int] = []
+    while left and len(picked) < k:
+        best = max(left, key=lambda r: (scores[r] * factor[r], -r))
+        picked.append(best)
+        left.remove(best)
+        at = where[best]
+        if at.session is None:
+            continue
+        for r in left:
+            other = where[r]
+            if other.session == at.session and abs(other.record - at.record) <= run:
+                factor[r] *= damp
+    return picked
+
+
+def keep_spec(
+    order: list[int], spec: list[int], where: dict[int, Place], deadlines: tuple[int, ...], k: int
+) -> list[int]:
+    """order with the spec's own best rows moved up: the spec's i-th best (the agent's own
+    calls aside) is at position deadlines[i] or better (1-based), earlier where order has it
+    earlier. So what the spec finds at its first ranks the mode finds too, and the first j of
+    the list for k are the list for any j < k."""
+    kept = [r for r in spec if r in where and not where[r].own_call][: len(deadlines)]
+    due = list(zip(deadlines, kept, strict=False))
+    out: list[int] = []
+    placed: set[int] = set()
+    following = iter(order)
+    while len(out) < k:
+        late = [r for deadline, r in due if r not in placed and deadline <= len(out) + 1]
+        pick = late[0] if late else next((r for r in following if r not in placed), None)
+        if pick is None:
+            pick = next((r for _, r in due if r not in placed), None)
+            if pick is None:
+                break
+        out.append(pick)
+        placed.add(pick)
+    return out

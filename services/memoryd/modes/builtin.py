@@ -1,0 +1,109 @@
+"""The context and hybrid modes as the registry keeps them: which tables each adds, what each
+runs beside an open index. hybrid's numpy and model are imported only when it is used, so the
+spec and context modes run without the [hybrid] extra."""
+
+import sqlite3
+from pathlib import Path
+
+from memoryd.modes import context, hybrid_tables
+from memoryd.modes.registry import Connect, Live, Mode
+from memoryd.search.hit import Hit
+from memoryd.search.query import Query
+
+
+class Context(Mode):
+    name = "context"
+    objects: tuple[str, ...] = context.OBJECTS
+
+    def create(self, conn: sqlite3.Connection) -> None:
+        context.create(conn)
+
+    def drop(self, conn: sqlite3.Connection) -> None:
+        context.drop(conn)
+
+    def rows_added(
+        self, conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]
+    ) -> None:
+        context.rows_added(conn, sources, texts)
+
+    def rows_deleted(self, conn: sqlite3.Connection, where: str, params: tuple) -> None:
+        context.rows_deleted(conn, where, params)
+
+    def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
+        return context.search(conn, query, k)
+
+
+class Hybrid(Context):
+    """context's tables plus one vector per row, and an embedder thread beside the index."""
+
+    name = "hybrid"
+    objects = (*context.OBJECTS, *hybrid_tables.OBJECTS)
+
+    def load(self) -> None:
+        from memoryd.modes import embed
+
+        embed.shared()  # refuses to start without the extra, before the index is changed
+
+    def create(self, conn: sqlite3.Connection) -> None:
+        super().create(conn)
+        hybrid_tables.create(conn)
+
+    def drop(self, conn: sqlite3.Connection) -> None:
+        hybrid_tables.drop(conn)
+        super().drop(conn)
+
+    def rows_added(
+        self, conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]
+    ) -> None:
+        super().rows_added(conn, sources, texts)
+        hybrid_tables.rows_added(conn, [row[0] for row in sources])
+
+    def rows_deleted(self, conn: sqlite3.Connection, where: str, params: tuple) -> None:
+        super().rows_deleted(conn, where, params)
+        hybrid_tables.rows_deleted(conn, where, params)
+
+    def carry_over(self, conn: sqlite3.Connection, old: Path) -> int:
+        """Copy from old the vectors of the rows whose text did not change, so the embedder
+        computes only what is new. Runs its own transaction (an attached database can only be
+        detached outside one)."""
+        if not old.exists():
+            return 0
+        conn.execute("ATTACH DATABASE ? AS old", (str(old),))
+        try:
+            found = conn.execute(
+                "SELECT 1 FROM old.sqlite_master WHERE name = 'vectors'"
+            ).fetchone()
+            if found is None:
+                return 0
+            conn.execute("BEGIN")
+            conn.execute(
+                "CREATE TEMP TABLE carried AS SELECT o.kind, o.session, o.record, o.role,"
+                " oh.text, ov.vector FROM old.vectors ov JOIN old.sources o ON o.rowid = ov.rowid"
+                " JOIN old.hits oh ON oh.rowid = ov.rowid"
+            )
+            conn.execute("CREATE INDEX temp.carried_key ON carried(session, kind, record, role)")
+            before = conn.total_changes
+            conn.execute(
+                "INSERT INTO vectors SELECT n.rowid, c.vector FROM sources n"
+                " JOIN hits nh ON nh.rowid = n.rowid JOIN carried c ON c.session = n.session"
+                " AND c.kind = n.kind AND c.record = n.record AND c.role IS n.role"
+                " AND c.text = nh.text"
+            )
+            carried = conn.total_changes - before
+            conn.execute("DELETE FROM vector_pending WHERE rowid IN (SELECT rowid FROM vectors)")
+            conn.execute("DROP TABLE temp.carried")
+            conn.execute("COMMIT")
+            return carried
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.execute("DETACH DATABASE old")
+
+    def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
+        # Without its Live (no vectors loaded) hybrid is context.
+        return super().search(conn, query, k)
+
+    def open(self, connect: Connect, name: object) -> Live:
+        from memoryd.modes import embed, hybrid
+
+        return hybrid.Hybrid(embed.shared(), connect, name)

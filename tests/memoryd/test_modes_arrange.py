@@ -1,0 +1,166 @@
+"""The last step of context and hybrid recall: the agent's own recall and memory calls never
+outrank what was said, a session run does not crowd out another session's hit, and the fused
+parts add up as fusion.py says."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memoryd.modes import fusion
+from memoryd.modes.arrange import Place, arrange, keep_spec, own_call
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "expected"),
+    [
+        ("call", 'recall {"query": "launch window"}', True),
+        ("call", 'memory {"action": "add"}', True),
+        ("call", 'web_search {"query": "recall"}', False),
+        ("call", "recaller x", False),
+        ("user", "recall the launch window", False),
+        ("assistant", "memory is fine", False),
+        ("call", None, False),
+    ],
+)
+def test_own_calls_are_the_recall_and_memory_tools(role, text, expected):
+    assert own_call(role, text) is expected
+
+
+def said(session: str, record: int) -> Place:
+    return Place(session, record, False)
+
+
+def call(session: str, record: int) -> Place:
+    return Place(session, record, True)
+
+
+# (scores, places, k, damp, expected order)
+CASES = [
+    # The agent's recall call repeats the question: it scores best, and still comes last.
+    (
+        {1: 9.0, 2: 1.0, 3: 0.5},
+        {1: call("a", 0), 2: said("b", 5), 3: said("c", 9)},
+        3,
+        1.0,
+        [2, 3, 1],
+    ),
+    # ...and leaves the answer when k is full of what was said.
+    ({1: 9.0, 2: 1.0, 3: 0.5}, {1: call("a", 0), 2: said("b", 5), 3: said("c", 9)}, 2, 1.0, [2, 3]),
+    # Damping off: the scores' order, ties to the lower rowid.
+    (
+        {4: 1.0, 2: 1.0, 3: 2.0},
+        {4: said("a", 0), 2: said("a", 1), 3: said("a", 2)},
+        3,
+        1.0,
+        [3, 2, 4],
+    ),
+    # A run of neighbours (a, 1..3) passes its second row, but another session's nearly as
+    # good hit (9: 0.8 against 0.9 x 0.7) comes before the run's third.
+    (
+        {1: 1.0, 2: 0.9, 3: 0.85, 9: 0.8},
+        {1: said("a", 1), 2: said("a", 2), 3: said("a", 3), 9: said("b", 40)},
+        3,
+        0.7,
+        [1, 9, 2],
+    ),
+    # Far apart in the same session is not a run.
+    (
+        {1: 1.0, 2: 0.9, 9: 0.8},
+        {1: said("a", 1), 2: said("a", 30), 9: said("b", 4)},
+        2,
+        0.7,
+        [1, 2],
+    ),
+    # Notes (no session) never damp anything.
+    (
+        {1: 1.0, 2: 0.9, 9: 0.8},
+        {1: said(None, 1), 2: said(None, 2), 9: said("b", 4)},
+        2,
+        0.7,
+        [1, 2],
+    ),
+    # A row missing from places (deleted meanwhile) is left out.
+    ({1: 1.0, 2: 0.9}, {2: said("a", 1)}, 2, 0.7, [2]),
+]
+
+
+@pytest.mark.parametrize(("scores", "places", "k", "damp", "expected"), CASES)
+def test_arrange(scores, places, k, damp, expected):
+    assert arrange(scores, places, k, damp) == expected
+
+
+@st.composite
+def candidates(draw):
+    n = draw(st.integers(0, 30))
+    rowids = draw(st.lists(st.integers(1, 10_000), min_size=n, max_size=n, unique=True))
+    scores = {r: draw(st.floats(0.0, 5.0)) for r in rowids}
+    places = {
+        r: Place(
+            draw(st.sampled_from(["a", "b", "c", None])),
+            draw(st.integers(0, 20)),
+            draw(st.booleans()),
+        )
+        for r in rowids
+    }
+    return scores, places
+
+
+@given(candidates(), st.integers(1, 12), st.sampled_from([1.0, 0.85, 0.5]))
+def test_arrange_keeps_k_own_calls_last_and_the_best_said_row_first(found, k, damp):
+    scores, places = found
+    order = arrange(scores, places, k, damp)
+    assert len(order) == min(k, len(scores)) and len(set(order)) == len(order)
+    kinds = [places[r].own_call for r in order]
+    assert kinds == sorted(kinds)  # what was said, then the agent's own calls
+    said_rows = [r for r in scores if not places[r].own_call]
+    if said_rows:
+        best = min(said_rows, key=lambda r: (-scores[r], r))
+        assert order[0] == best
+
+
+def test_the_parts_add_up():
+    combined: dict[int, float] = {}
+    fusion.add_lexical(combined, [(1, -10.0), (2, -5.0)], 0.5, 0.0)  # over the best row: 1, 0.5
+    fusion.add_spec(combined, [2, 3], 0.3)  # ranks 0 and 1: 5/5, 5/6
+    fusion.add_dense(combined, np.array([1, 3, 4]), np.array([0.9, 0.5, 0.1]), 0.2, 100)
+    assert combined[1] == pytest.approx(0.5 + 0.2 * 1.0)
+    assert combined[2] == pytest.approx(0.25 + 0.3)
+    assert combined[3] == pytest.approx(0.3 * 5 / 6 + 0.2 * 0.5)
+    assert combined[4] == pytest.approx(0.0)
+
+
+def test_a_bound_above_the_best_row_scales_the_lexical_part_down():
+    combined: dict[int, float] = {}
+    fusion.add_lexical(combined, [(1, -10.0)], 1.0, 40.0)
+    assert combined[1] == pytest.approx(0.25)
+    fusion.add_lexical(combined, [(2, -10.0)], 1.0, 5.0)  # a stale bound below the best row
+    assert combined[2] == pytest.approx(1.0)
+
+
+@given(
+    candidates(),
+    st.lists(st.integers(1, 10_000), max_size=8, unique=True),
+    st.integers(1, 12),
+)
+def test_the_spec_best_rows_are_kept_near_the_top(found, spec, k):
+    scores, places = found
+    spec = [r for r in spec if r in places] + [r for r in places if r not in spec][:2]
+    deadlines = (2, 4, 7, 9)
+    order = arrange(scores, places, 12)
+    full = keep_spec(order, spec, places, deadlines, 12)
+    kept = [r for r in spec if not places[r].own_call][: len(deadlines)]
+    for deadline, rowid in zip(deadlines, kept, strict=False):
+        if deadline <= len(full):
+            assert full.index(rowid) < deadline
+    assert len(set(full)) == len(full)
+    assert set(full) <= set(order) | set(kept)
+    assert keep_spec(order, spec, places, deadlines, k) == full[:k]  # the list for k is a prefix
+
+
+def test_keep_spec_moves_the_spec_best_up_but_never_down():
+    where = {r: Place("a", r * 10, False) for r in range(1, 9)}
+    # The spec's best (8) is due at 2, its second (7) at 4; 1 and 2 keep their places.
+    assert keep_spec([1, 2, 3, 4, 5, 6], [8, 7], where, (2, 4), 6) == [1, 8, 2, 7, 3, 4]
+    # Already near the top: nothing moves.
+    assert keep_spec([8, 7, 1, 2], [8, 7], where, (2, 4), 4) == [8, 7, 1, 2]

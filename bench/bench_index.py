@@ -28,10 +28,13 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.recalling
+
 from memoryd.home import Home, ensure_dir
 from memoryd.index.index import Index
-from memoryd.recall.recaller import SEARCH, recall_on
+from memoryd.recall.recaller import SEARCH
 from memoryd.search.query import match_expression
+from tests.recalling import recall_on
 
 VOCABULARY = 20_000
 SESSION_RECORDS = 1_000

@@ -33,12 +33,14 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.recalling
+
 from recall_eval.conversations import Conversation
 from recall_eval.shapes import KINDS, SHAPES, Tally, conversation
 
 from memoryd.home import Home, ensure_dir
 from memoryd.index.index import Index
-from memoryd.recall.recaller import recall_on
+from tests.recalling import recall_on
 
 MODES = ("spec", "context", "hybrid")
 EMBED_SECONDS = 60.0

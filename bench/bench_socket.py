@@ -16,13 +16,15 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.recalling
+
 import memoryd_proc
 from bench_index import Generator, percentile
 
 from memoryd.index.index import Index
-from memoryd.recall.recaller import recall_on
 from proto.client import request
 from proto.messages import MemoryCall, ToolRequest
+from tests.recalling import recall_on
 
 
 def main(argv: list[str] | None = None) -> int:

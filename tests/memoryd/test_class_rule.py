@@ -9,9 +9,9 @@ from memoryd.errors import AdminRefused, UntrustedSession
 from memoryd.home import Home
 from memoryd.index.index import Index
 from memoryd.memory.store import UNTRUSTED_ADD, MemoryStore, untrusted_sentence
-from memoryd.recall.recaller import recall_on
 from proto.labels import Label
 from tests.callargs import loose_call
+from tests.recalling import recall_on
 
 from .store_helpers import (
     CLEAN,

@@ -26,10 +26,11 @@ from bxctl.common import escape_ids
 from memoryd.home import Home
 from memoryd.index.index import Index
 from memoryd.owner import search as owner_search
-from memoryd.recall.recaller import Hit, Recaller, recall_on, render
+from memoryd.recall.recaller import Hit, Recaller, render
 from memoryd.search.defuse import defuse, escape_controls
 from proto.invisible import DEFAULT_IGNORABLE, EXTRA_INVISIBLE, is_invisible
 from proto.records import ToolResultRecord, UserRecord, append_session_record
+from tests.recalling import recall_on
 
 RAW_FORBIDDEN_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 # What takes no place of its own on a line, as a reader sees it.
@@ -388,3 +389,13 @@ def test_bxctl_memory_search_prints_no_forged_header(tmp_path):
     }
     assert len(result.hits) == len(FORGED_RECORDS) + 2
     assert looking == real and len(real) == len(result.hits), printed
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS)
+def test_the_no_matches_answer_echoes_no_forged_header(query):
+    """A query that finds nothing is echoed in the answer: the echo is defused like a snippet."""
+    answer = render(query, [])
+    assert answer.startswith('(no matches for "')
+    assert forged_headers(answer, set()) == [], answer
+    assert raw_forbidden(answer) == [], answer

@@ -14,7 +14,6 @@ import pytest
 from memoryd.errors import FileInvalid, WriteFailed
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.recall.recaller import recall_on
 from proto.client import request
 from proto.files import NotRegular
 from proto.messages import MemoryCall, ToolRequest
@@ -22,6 +21,7 @@ from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, args, new_store
 from tests.memoryd.test_index import write_log
 from tests.memoryd_process import MemorydProcess
+from tests.recalling import recall_on
 
 
 def start_fails(tmp_path) -> str:

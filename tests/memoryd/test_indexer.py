@@ -9,7 +9,7 @@ import pytest
 from memoryd.errors import SessionUnknown
 from memoryd.home import Home, ensure_dir
 from memoryd.index.index import Index
-from memoryd.recall.recaller import recall_on
+from tests.recalling import recall_on
 
 T = "2026-09-20T14:02:11Z"
 

@@ -16,8 +16,8 @@ from memoryd.index.index import Index
 from memoryd.modes import recorded
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import content_terms, stopwords
-from memoryd.recall.recaller import recall_on
 from tests.memoryd.test_reindex import append, append_note, contents, random_records
+from tests.recalling import recall_on
 
 
 def user(time: str, text: str) -> dict:

@@ -20,9 +20,9 @@ from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
 from memoryd.modes import embed, hybrid  # noqa: E402
 from memoryd.modes import vectors as matrix_module  # noqa: E402
-from memoryd.recall.recaller import recall_on
 from tests.memoryd.test_modes_context import CONVERSATION, context_contents, said, user  # noqa: E402
 from tests.memoryd.test_reindex import append, append_note, contents  # noqa: E402
+from tests.recalling import recall_on
 
 PETS = [
     user("2023-05-01T10:00:00Z", "We adopted a puppy from the shelter last week"),

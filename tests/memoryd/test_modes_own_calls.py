@@ -5,9 +5,9 @@ import pytest
 
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.recall.recaller import recall_on
 from tests.memoryd.test_modes_context import said, user
 from tests.memoryd.test_reindex import append
+from tests.recalling import recall_on
 
 
 def called(time: str, name: str, arguments: str) -> dict:

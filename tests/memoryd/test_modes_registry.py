@@ -12,11 +12,12 @@ from memoryd.home import Home
 from memoryd.index.index import Index
 from memoryd.modes import MODES, registry
 from memoryd.modes.registry import Mode, Stateless
-from memoryd.recall.recaller import log_line, recall_on
+from memoryd.recall.recaller import log_line
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
 from tests.memoryd.test_modes_context import CONVERSATION, user
 from tests.memoryd.test_reindex import append
+from tests.recalling import recall_on
 
 
 class Probe(Mode):

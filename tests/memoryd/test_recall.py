@@ -8,8 +8,8 @@ import pytest
 from memoryd.errors import IndexDamaged
 from memoryd.home import Home, ensure_dir
 from memoryd.index.index import Index
-from memoryd.recall.recaller import recall_on
 from proto.labels import Label
+from tests.recalling import recall_on
 
 
 def user(text, time="2026-09-20T14:02:11Z"):

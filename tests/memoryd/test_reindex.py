@@ -9,7 +9,7 @@ import pytest
 
 from memoryd.home import Home, ensure_dir
 from memoryd.index.index import Index
-from memoryd.recall.recaller import recall_on
+from tests.recalling import recall_on
 
 CLASSES = ["public", "private", "secret"]
 

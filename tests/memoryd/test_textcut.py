@@ -7,10 +7,10 @@ from hypothesis import strategies as st
 
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.recall.recaller import recall_on
 from memoryd.search.query import snippet
 from memoryd.search.textcut import HEAD, WHOLE, _decode_prefix, long_snippet
 from tests.memoryd.test_recall import user, write_log
+from tests.recalling import recall_on
 
 
 def _index(tmp_path, texts) -> Index:

@@ -174,7 +174,7 @@ class Index:
             close()
 
     def on_close(self, close: Callable[[], None]) -> None:
-        """Call close when the index closes (a Recaller made for it: recall.recall_on)."""
+        """Call close when the index closes (a Recaller made for it by a test or benchmark)."""
         with self._pool_lock:
             self._on_close.append(close)
 

@@ -46,7 +46,7 @@ def answer(recaller: Recaller, query: str, k: int, as_json: bool) -> str:
         hits = [hit_dict(n, hit) for n, hit in enumerate(result.hits, 1)]
         return paging.dumps({"query": query, "k": k, "hits": hits, "label": label})
     if not result.hits:
-        return f'(no matches for "{query}")'
+        return f'(no matches for "{defuse(query)}")'
     lines = []
     for position, hit in enumerate(result.hits, 1):
         ref = ref_of(hit)

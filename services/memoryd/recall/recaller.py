@@ -9,7 +9,7 @@ memory-tainted.
 The query is split once, into a query.Query, which the search (topk.py, textcut.py) and the recall
 modes (modes/context.py, modes/hybrid.py) take their terms from. Recaller runs a recall on a read
 connection that Index hands out (Index.reader) and owns the recall log; the index knows nothing of
-recall (recall_on, for the tests and benchmarks, keeps one Recaller per index).
+recall.
 """
 
 import datetime as dt
@@ -47,7 +47,8 @@ class RecallResult:
 def render(query: str, hits: list[Hit]) -> str:
     """The answer to the model: each hit's line then its snippet, or the no-matches sentence."""
     if not hits:
-        return f'(no matches for "{query}")'
+        # The query is the model's own text: echoed defused, it cannot pass for a hit header.
+        return f'(no matches for "{defuse(query)}")'
     lines = []
     for position, hit in enumerate(hits, 1):
         lines.append(hit.header(position))
@@ -242,27 +243,3 @@ __all__ = [
     "result_label",
     "search",
 ]
-
-
-_RECALLERS: dict[Index, Recaller] = {}  # each removed and closed when its index closes
-_RECALLERS_LOCK = threading.Lock()
-
-
-def recall_on(
-    index: Index, query: str, k: int = 5, *, session: str, by: str | None = None
-) -> RecallResult:
-    """Recall on index through one Recaller kept for it and closed with it (tests, benchmarks:
-    memoryd itself holds its own Recaller)."""
-    with _RECALLERS_LOCK:
-        recaller = _RECALLERS.get(index)
-        if recaller is None:
-            recaller = _RECALLERS[index] = Recaller(index)
-            index.on_close(lambda: _forget(index))
-    return recaller.recall(query, k, session=session, by=by)
-
-
-def _forget(index: Index) -> None:
-    with _RECALLERS_LOCK:
-        recaller = _RECALLERS.pop(index, None)
-    if recaller is not None:
-        recaller.close()

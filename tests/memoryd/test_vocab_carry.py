@@ -122,8 +122,8 @@ def test_an_addition_carries_the_counts_and_a_deletion_counts_afresh(tmp_path):
 
 @pytest.mark.usefixtures("eager")
 def test_a_deletion_by_another_writer_is_seen_by_the_row_count(tmp_path):
-    """A writer other than memoryd's indexer does not raise user_version: the rows then do not
-    add up, and the counts are taken afresh."""
+    """A writer other than memoryd's indexer leaves FTS5's figures unlike the ones memoryd's last
+    commit recorded: nothing is carried, and the counts are taken afresh."""
     home, index, conn = _home(tmp_path / "home")
     try:
         _both(conn, "alpha", 3)
@@ -134,7 +134,7 @@ def test_a_deletion_by_another_writer_is_seen_by_the_row_count(tmp_path):
         other.close()
         conn.execute("BEGIN")
         try:
-            assert vocab.generation(conn).carried == {}  # the rows do not add up
+            assert vocab.generation(conn).carried == {}  # not memoryd's own state
         finally:
             conn.execute("COMMIT")
         plain, fast = _both(conn, "alpha", 3)

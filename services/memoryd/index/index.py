@@ -38,10 +38,11 @@ from typing import TYPE_CHECKING
 from memoryd import modes
 from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.index import indexer, newindex
+from memoryd.index import generation, indexer, newindex
 from memoryd.index.dbfile import Gate, check_fts5, create_file, damage, remove_database
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.newindex import Rebuilt
+from memoryd.recall import vocab
 from proto.labels import CLASS_RANK
 
 if TYPE_CHECKING:
@@ -101,14 +102,18 @@ class Index:
         changes = conn.total_changes
         conn.execute("BEGIN IMMEDIATE")
         schema = conn.execute("PRAGMA schema_version").fetchone()[0]
+        mark = generation.begin(conn)
         try:
             yield conn
+            changed = conn.total_changes != changes
+            if not changed:
+                changed = conn.execute("PRAGMA schema_version").fetchone()[0] != schema
+            if changed or not mark.own:  # not own: another program wrote, or no record yet
+                generation.seal(conn, mark)  # what recall's cached term counts are keyed to
+                changed = True
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        changed = conn.total_changes != changes
-        if not changed:
-            changed = conn.execute("PRAGMA schema_version").fetchone()[0] != schema
         conn.execute("COMMIT" if changed else "ROLLBACK")
 
     def _close_all(self) -> None:
@@ -262,6 +267,7 @@ class Index:
                     os.unlink(f"{self.path}{suffix}")
             os.replace(built.path, self.path)
             fsync_dir(self.path.parent)
+            vocab.forget()  # nothing counted in the old file is kept
             self._writer = self._connect()
         if self._hybrid is not None:
             self._hybrid.reset()

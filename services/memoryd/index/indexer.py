@@ -179,7 +179,8 @@ def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tu
 
 
 # The file's count of deletions (the header's user_version), raised in the transaction that
-# deletes rows, so that no reader carries its term counts past a deletion (vocab.py).
+# deletes rows: the transaction's generation record then starts a new lineage, so that no reader
+# carries its term counts past a deletion (generation.py, recall/vocab.py).
 DELETIONS_PRAGMA = "user_version"
 
 

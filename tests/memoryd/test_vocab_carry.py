@@ -98,7 +98,7 @@ def test_an_addition_carries_the_counts_and_a_deletion_counts_afresh(tmp_path):
         assert fast == plain
         carried = [s for s in seen if "rowid > " in s and "MATCH" in s]
         assert len(carried) == 2  # alpha and gamma: the new rows only
-        assert not [s for s in seen if s.startswith(vocab.BOUNDED_COUNT[:40])]
+        assert not [s for s in seen if s.startswith(vocab.VOCAB_DOCS[:30])]
         stats = vocab.generation(conn)
         assert stats.docs["alpha"] == _count_now(conn, "alpha")
 
@@ -108,7 +108,7 @@ def test_an_addition_carries_the_counts_and_a_deletion_counts_afresh(tmp_path):
         try:
             stats = vocab.generation(conn)
             assert stats.carried == {}  # a deletion: nothing carried over it
-            alpha = vocab.docs(conn, stats, "alpha", "alpha", 10**6)
+            alpha = vocab.docs(conn, stats, "alpha", "alpha")
         finally:
             conn.execute("COMMIT")
         assert alpha == _count_now(conn, "alpha")

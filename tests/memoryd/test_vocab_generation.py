@@ -219,7 +219,7 @@ def test_a_new_file_on_the_old_inode_with_the_old_figures_is_counted_afresh(tmp_
     assert topk.fast(conn, terms, k) in (None, _spec(path, "alpha x", k))
     before = generation.figures(conn)
     stats = vocab.generation(conn)
-    first_counts = {term: vocab.docs(conn, stats, term, term, 10**6) for term in terms}
+    first_counts = {term: vocab.docs(conn, stats, term, term) for term in terms}
     conn.execute("COMMIT")
     conn.close()
 
@@ -233,7 +233,7 @@ def test_a_new_file_on_the_old_inode_with_the_old_figures_is_counted_afresh(tmp_
         assert os.stat(path).st_ino == inode
         assert generation.figures(conn) == before  # what an inode-and-figures key would match
         with monkeypatch.context() as stale:  # the first file's counts would be wrong here
-            stale.setattr(vocab, "docs", lambda _c, _s, token, _t, _b: first_counts[token])
+            stale.setattr(vocab, "docs", lambda _c, _s, token, _t: first_counts[token])
             assert topk.fast(conn, terms, k) not in (None, spec)
         stats = vocab.generation(conn)
         assert stats.docs == {} and stats.carried == {}

@@ -2,8 +2,7 @@
 
 FTS5's idf needs n(t), the rows holding term t. FTS5 keeps no such count: it counts a term's whole
 list every time (fts5vocab does the same). The exact top-k search (topk.py) needs n(t) for every
-query term, so it is counted once per index generation and kept: a rare term's with a bounded FTS5
-count (at most topk.COUNT_LIMIT + 1 rows read), a common term's from fts5vocab. The fts5vocab table
+query term, so it is counted once per index generation and kept, by fts5vocab. The fts5vocab table
 lives in each connection's temp schema: nothing is added to the index file. Everything here runs
 on reader threads, never on the event loop.
 
@@ -29,8 +28,8 @@ from memoryd.index import generation as index_generation
 from memoryd.index import indexer
 from memoryd.search import bm25
 
-BOUNDED_COUNT = "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIMIT ?)"
 VOCAB_ROW = "memoryd_vocab_row"
+VOCAB_DOCS = f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?"
 _LOCK = threading.Lock()
 # Counts kept per generation, at most (a few MB).
 MAX_TERMS = 100_000
@@ -150,10 +149,10 @@ def _only_added(conn: sqlite3.Connection, now: Stats, before: Stats) -> bool:
     return now.rows == before.rows + added
 
 
-def docs(conn: sqlite3.Connection, stats: Stats, token: str, spelling: str, budget: int) -> int:
+def docs(conn: sqlite3.Connection, stats: Stats, token: str, spelling: str) -> int:
     """The rows holding token: an earlier generation's count plus the rows added since, or
-    counted up to budget + 1 with FTS5 (cheap), beyond that from fts5vocab (which reads the
-    whole list); kept for the generation."""
+    counted by fts5vocab (it seeks to the term and reads its list: about half what counting the
+    rows of `hits MATCH` costs, whatever the term); kept for the generation."""
     with _LOCK:
         known = stats.docs.get(token)
         carried = stats.carried.get(token)
@@ -165,10 +164,8 @@ def docs(conn: sqlite3.Connection, stats: Stats, token: str, spelling: str, budg
         with _LOCK:
             stats.docs[token] = count + added
         return count + added
-    (count,) = conn.execute(BOUNDED_COUNT, (f'"{spelling}"', budget + 1)).fetchone()
-    if count > budget:
-        row = conn.execute(f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?", (token,)).fetchone()
-        count = 0 if row is None else row[0]
+    row = conn.execute(VOCAB_DOCS, (token,)).fetchone()
+    count = 0 if row is None else row[0]
     with _LOCK:
         if len(stats.docs) >= MAX_TERMS:
             stats.docs.clear()

@@ -4,7 +4,7 @@ Recall caches per-term row counts (recall/vocab.py) and may carry them from one 
 to a later one only when every change between was rows added by memoryd. Nothing in the file tells
 that by itself: a new file can get the old one's inode, and a row updated in place by another
 program leaves the row count and the last rowid as they were. So every transaction of memoryd's
-that changes the index ends with this record (one row of GENERATION_TABLE):
+that changes the index ends with this record (one row of the generation table):
 
 - lineage: a random 128-bit value, new when memoryd creates the file, whenever memoryd deletes
   rows (the transaction raises the file's deletion count, indexer.DELETIONS_PRAGMA), and whenever
@@ -22,13 +22,13 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
-from memoryd.index.indexer import DELETIONS_PRAGMA
+from memoryd.index.indexer import DELETIONS_PRAGMA, SCHEMA, TABLES
 from memoryd.search import bm25
 
-GENERATION_TABLE = "memoryd_generation"
-CREATE = (
-    f"CREATE TABLE IF NOT EXISTS {GENERATION_TABLE}"
-    " (id INTEGER PRIMARY KEY, lineage TEXT, serial INTEGER, averages BLOB, structure BLOB)"
+GENERATION_TABLE = "generation"
+# The index's own table (indexer.SCHEMA), made here in an index built before it existed.
+CREATE = SCHEMA[TABLES.index(GENERATION_TABLE)].replace(
+    "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1
 )
 READ = f"SELECT lineage, serial, averages, structure FROM {GENERATION_TABLE} WHERE id = 1"
 WRITE = f"INSERT OR REPLACE INTO {GENERATION_TABLE} VALUES (1, ?, ?, ?, ?)"

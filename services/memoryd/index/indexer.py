@@ -54,11 +54,15 @@ SCHEMA = (
     "CREATE TABLE offsets (log TEXT PRIMARY KEY, bytes INTEGER, class TEXT, untrusted INTEGER,"
     " tail TEXT)",
     "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT)",
+    # The record of memoryd's last commit (generation.py).
+    "CREATE TABLE generation (id INTEGER PRIMARY KEY, lineage TEXT, serial INTEGER,"
+    " averages BLOB, structure BLOB)",
 )
-TABLES = ("hits", "sources", "progress", "offsets", "settings")
+TABLES = ("hits", "sources", "progress", "offsets", "settings", "generation")
 # An index made before settings were stamped has no settings table; it is not damaged, only
-# built with unknown settings (index.py rebuilds it).
-OPTIONAL_TABLES = ("settings",)
+# built with unknown settings (index.py rebuilds it). One made before the generation record has
+# none either: memoryd's first transaction writes it.
+OPTIONAL_TABLES = ("settings", "generation")
 # One part of a catch-up: at most this long reading, this many records, this many bytes of log.
 PART_SECONDS = 0.2
 PART_RECORDS = 50_000

@@ -165,9 +165,13 @@ def _apply(home: Home, index: Index, op: tuple) -> Index:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(ops=operations)
+@given(ops=operations, store_above=st.sampled_from([1, 3, 10**9]))
 @pytest.mark.usefixtures("eager")
-def test_every_recall_is_the_spec_query_through_swaps_and_foreign_writes(ops):
+def test_every_recall_is_the_spec_query_through_swaps_and_foreign_writes(
+    monkeypatch, ops, store_above
+):
+    """store_above: the rows from which a build keeps a term's count in the file."""
+    monkeypatch.setattr(generation, "STORE_ABOVE", store_above)
     with tempfile.TemporaryDirectory() as tmp:
         home, index = _open(Path(tmp) / "home")
         try:
@@ -377,5 +381,52 @@ def test_what_each_change_does_to_the_generation(tmp_path, change, same_lineage,
             assert after.serial == before.serial + serial_step
         else:
             assert after.serial == 0
+    finally:
+        index.close()
+
+
+def _statements(conn: sqlite3.Connection) -> list[str]:
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    return seen
+
+
+@pytest.mark.usefixtures("eager")
+def test_a_build_keeps_the_common_terms_counts_for_its_lineage(tmp_path, monkeypatch):
+    """After a reindex, recall counts no term the build kept (alpha, Beta and gamma, in at least
+    6 rows), while rows are added; a deletion starts a new lineage, and the kept counts are no
+    longer used."""
+    monkeypatch.setattr(generation, "STORE_ABOVE", 6)
+    home, index = _open(tmp_path / "home")
+    try:
+        index.reindex()
+        conn = sqlite3.connect(home.index_db)
+        kept = generation.stored_counts(conn, generation.read(conn).lineage)
+        conn.close()
+        assert kept is not None and set(kept[2]) == {"alpha", "beta", "gamma"}
+        for step in ("built", "rows added", "rows deleted"):
+            if step == "rows added":
+                _log(home.root, "s-three", ["alpha Beta", "Beta kappa"])
+                index.catch_up_session("s-three")
+            elif step == "rows deleted":
+                home.session_log("s-one").unlink()
+                _log(home.root, "s-one", ["alpha gamma"])
+                index.catch_up_session("s-one")
+            query = "alpha Beta zeta"
+            with index.reader() as reader:
+                seen = _statements(reader)
+                reader.execute("BEGIN")
+                found = topk.best_rowids(reader, query_terms(query), match_expression(query), 3)
+                for token, count in vocab.generation(reader).docs.items():
+                    assert count == _holding(reader, token), (step, token)
+                reader.execute("COMMIT")
+                reader.set_trace_callback(None)
+            counted = {s.split("'")[1] for s in seen if s.startswith(vocab.VOCAB_DOCS[:30])}
+            assert found == _spec(home.index_db, query, 3), step
+            if step == "rows deleted":
+                assert {"alpha", "beta"} <= counted, counted
+            else:
+                assert counted == {"zeta"}, (step, counted)
+            vocab.forget()  # each step's recall starts from what the file holds
     finally:
         index.close()

@@ -16,6 +16,11 @@ that changes the index ends with this record (one row of the generation table):
 
 A reader whose FTS5 figures differ from the record's sees a state memoryd did not make (a write by
 another program after memoryd's last commit), and trusts no cached figure for it.
+
+A new file also keeps the row counts of its common terms (store_counts, one fts5vocab pass at the
+end of a build, off the writer), under its lineage and last rowid: counting a common term's list
+the first time a query holds it is what made recall's slowest queries, and within the lineage a
+count stays exact as the rows added since are counted on top (recall/vocab.py).
 """
 
 import secrets
@@ -31,6 +36,13 @@ CREATE = SCHEMA[TABLES.index(GENERATION_TABLE)].replace(
     "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1
 )
 READ = f"SELECT lineage, serial, averages, structure FROM {GENERATION_TABLE} WHERE id = 1"
+# Terms held by at least this many rows have their counts kept (a few hundred at a million rows;
+# a rarer term's count costs well under a millisecond).
+STORE_ABOVE = 5_000
+BUILD_VOCAB = "memoryd_build_vocab"
+# The row that holds the table's rows and last rowid when the counts were taken.
+TOTALS_TERM = ""
+STORED = "SELECT term, docs, since FROM term_counts WHERE lineage = ?"
 WRITE = f"INSERT OR REPLACE INTO {GENERATION_TABLE} VALUES (1, ?, ?, ?, ?)"
 FIGURES = "SELECT id, block FROM hits_data WHERE id IN (?, ?)"
 
@@ -102,3 +114,41 @@ def seal(conn: sqlite3.Connection, mark: Mark | None = None) -> None:
         lineage, serial = mark.record.lineage, mark.record.serial + 1
     conn.execute(CREATE)
     conn.execute(WRITE, (lineage, serial, *now))
+
+
+def store_counts(conn: sqlite3.Connection) -> None:
+    """Keep the counts of the terms held by at least STORE_ABOVE rows, under the lineage seal()
+    just wrote. Call after seal(), before the COMMIT of a build."""
+    record = read(conn)
+    if record is None:
+        return
+    rows, _tokens = bm25.totals(record.figures[0])
+    (last,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM hits").fetchone()
+    conn.execute(f"CREATE VIRTUAL TABLE temp.{BUILD_VOCAB} USING fts5vocab(main, hits, 'row')")
+    try:
+        conn.execute("DELETE FROM term_counts")
+        conn.execute(
+            "INSERT INTO term_counts VALUES (?, ?, ?, ?)",
+            (TOTALS_TERM, rows, record.lineage, last),
+        )
+        conn.execute(
+            f"INSERT INTO term_counts SELECT term, doc, ?, ? FROM temp.{BUILD_VOCAB}"
+            " WHERE doc >= ?",
+            (record.lineage, last, STORE_ABOVE),
+        )
+    finally:
+        conn.execute(f"DROP TABLE temp.{BUILD_VOCAB}")
+
+
+def stored_counts(conn: sqlite3.Connection, lineage: str) -> tuple[int, int, dict[str, int]] | None:
+    """(rows, last rowid, counts) as store_counts() kept them in this lineage, or None."""
+    try:
+        found = conn.execute(STORED, (lineage,)).fetchall()
+    except sqlite3.OperationalError:  # an index made before the table
+        return None
+    counts = {term: docs for term, docs, _since in found}
+    totals = [(docs, since) for term, docs, since in found if term == TOTALS_TERM]
+    if not totals:
+        return None
+    del counts[TOTALS_TERM]
+    return totals[0][0], totals[0][1], counts

@@ -57,12 +57,15 @@ SCHEMA = (
     # The record of memoryd's last commit (generation.py).
     "CREATE TABLE generation (id INTEGER PRIMARY KEY, lineage TEXT, serial INTEGER,"
     " averages BLOB, structure BLOB)",
+    # The common terms' row counts, taken when the file was built (generation.py).
+    "CREATE TABLE term_counts (term TEXT PRIMARY KEY, docs INTEGER, lineage TEXT, since INTEGER)",
 )
-TABLES = ("hits", "sources", "progress", "offsets", "settings", "generation")
+TABLES = ("hits", "sources", "progress", "offsets", "settings", "generation", "term_counts")
 # An index made before settings were stamped has no settings table; it is not damaged, only
 # built with unknown settings (index.py rebuilds it). One made before the generation record has
-# none either: memoryd's first transaction writes it.
-OPTIONAL_TABLES = ("settings", "generation")
+# neither of the last two: memoryd's first transaction writes the record, and recall counts terms
+# as it meets them.
+OPTIONAL_TABLES = ("settings", "generation", "term_counts")
 # One part of a catch-up: at most this long reading, this many records, this many bytes of log.
 PART_SECONDS = 0.2
 PART_RECORDS = 50_000

@@ -95,6 +95,7 @@ def build(
             logs += 1
         notes = indexer.index_notes(conn, home, settings)
         generation.seal(conn)  # a new file: a lineage of its own (recall's term counts)
+        generation.store_counts(conn)
         conn.execute("COMMIT")
         modes.carry_over(conn, path)  # recall mode hybrid: vectors kept
         conn.execute("PRAGMA journal_mode = WAL")

@@ -13,7 +13,8 @@ FTS5's own records, which can repeat. A state whose FTS5 figures are not the rec
 another program after memoryd's last commit: its counts are taken afresh for each search and kept
 for nothing else. A reindex's swap clears the cache (forget).
 
-Counts carried from one generation to the next: within one lineage memoryd only added rows, so
+Counts carried from one generation to the next, or from the ones a build kept in the file for its
+lineage (index/generation.py): within one lineage memoryd only added rows, so
 every n(t) is what it was plus the new rows that hold t, which FTS5 counts cheaply with
 `rowid > the last rowid counted` (it seeks in the term's list). The table's rows must also have
 grown by exactly the rows above the old last rowid. Anything else counts afresh.
@@ -125,6 +126,10 @@ def generation(conn: sqlite3.Connection) -> Stats:
             carried.update((t, (n, before.last_rowid)) for t, n in before.docs.items())
         if len(carried) <= MAX_TERMS:
             stats.carried = carried
+    elif (stored := index_generation.stored_counts(conn, key[0])) is not None:
+        rows, last_rowid, counts = stored
+        if len(counts) <= MAX_TERMS and _only_added(conn, stats, Stats(key, rows, 0.0, last_rowid)):
+            stats.carried = {token: (count, last_rowid) for token, count in counts.items()}
     with _LOCK:
         _stats[path] = stats
     return stats
@@ -143,7 +148,7 @@ def _only_added(conn: sqlite3.Connection, now: Stats, before: Stats) -> bool:
     a later serial, and the rows above the old last rowid are exactly the rows gained."""
     if before.key is None or now.key is None or before.key[0] != now.key[0]:
         return False
-    if now.key[1] <= before.key[1] or now.last_rowid < before.last_rowid:
+    if now.key[1] < before.key[1] or now.last_rowid < before.last_rowid:
         return False
     (added,) = conn.execute(ADDED, (before.last_rowid,)).fetchone()
     return now.rows == before.rows + added

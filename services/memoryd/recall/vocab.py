@@ -144,8 +144,9 @@ def _counted(
 
 
 def _only_added(conn: sqlite3.Connection, now: Stats, before: Stats) -> bool:
-    """Whether the index moved from before to now only by memoryd adding rows: the same lineage,
-    a later serial, and the rows above the old last rowid are exactly the rows gained."""
+    """Whether the index moved from before (a generation seen, or the counts a build kept) to now
+    only by memoryd adding rows: the same lineage, no earlier serial, and the rows above the old
+    last rowid are exactly the rows gained."""
     if before.key is None or now.key is None or before.key[0] != now.key[0]:
         return False
     if now.key[1] < before.key[1] or now.last_rowid < before.last_rowid:

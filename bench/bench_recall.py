@@ -4,7 +4,8 @@ For each size (records in session logs; default 10 thousand, 100 thousand and a 
 generates a home with words drawn from a Zipf distribution over a 30,000-word vocabulary
 (bench_index's generator and layout), builds the index (Index.reindex, in this process), starts
 memoryd as a process on it, and runs queries of 2 to 6 words drawn from the commoner half of the
-vocabulary, k = 5:
+vocabulary, k = 5 (--mix bench: distinct words; --mix zipf: each word drawn evenly on its own, from
+a stream of queries of its own):
 
 - recall over memoryd's brokerd socket (connect, frame, validation, search, snippets, rendering,
   label, recall log line), p50 and p99;
@@ -18,12 +19,13 @@ of its own and memoryd is told (session_updated, answered once the index has com
 while sessions run: every recall then meets an index that changed since the last one.
 
     .venv/bin/python bench/bench_recall.py [--sizes 10000,100000,1000000] [--queries 500]
-                                           [--write-between]
+                                           [--write-between] [--mix bench|zipf] [--keep DIR]
 """
 
 import argparse
 import json
 import os
+import random
 import sqlite3
 import sys
 import tempfile
@@ -66,6 +68,16 @@ class ZipfGenerator(Generator):
 
     def query(self) -> str:
         return " ".join(self.rng.sample(self.words[: VOCABULARY // 2], self.rng.randint(2, 6)))
+
+    def queries(self, mix: str, n: int) -> list[str]:
+        """n queries of the mix: "bench", this benchmark's own (distinct words, from the
+        generator's stream); "zipf", 2 to 6 words each drawn evenly and on its own from the 15,000
+        commonest, from a stream of its own (the same queries whether the home was kept or not)."""
+        if mix == "bench":
+            return [self.query() for _ in range(n)]
+        rng = random.Random(23)
+        common = self.words[: VOCABULARY // 2]
+        return [" ".join(rng.choices(common, k=rng.randint(2, 6))) for _ in range(n)]
 
 
 def _recall_over(sock: Path, text: str) -> None:
@@ -120,7 +132,9 @@ def _write_one(home: Home, loop_sock: Path, n: int) -> None:
     request(loop_sock, SessionUpdated(session=WRITER), reply=Ok)
 
 
-def bench_size(records: int, queries: int, root: Path, write_between: bool = False) -> None:
+def bench_size(
+    records: int, queries: int, root: Path, write_between: bool = False, mix: str = "bench"
+) -> None:
     generator = ZipfGenerator()
     started = time.perf_counter()
     if (root / "home").is_dir():  # kept from an earlier run (--keep): the same seed, same home
@@ -136,7 +150,7 @@ def bench_size(records: int, queries: int, root: Path, write_between: bool = Fal
     proc = memoryd_proc.start(root, home, wait=("loop", "broker"))
     sock, loop_sock = memoryd_proc.sockets(home)["broker"], memoryd_proc.sockets(home)["loop"]
     try:
-        texts = [generator.query() for _ in range(queries)]
+        texts = generator.queries(mix, queries)
         direct = sqlite3.connect(home.index_db)
         for text in texts[:20]:  # warm the page cache for both
             _recall_over(sock, text)
@@ -155,6 +169,7 @@ def bench_size(records: int, queries: int, root: Path, write_between: bool = Fal
         direct.close()
     finally:
         memoryd_proc.stop(proc)
+    print(f"size {records}: query mix {mix}, {len(texts)} queries")
     if write_between:
         print(f"size {records}: a record written and indexed before each recall")
     for p in (50, 99):
@@ -184,6 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-between", action="store_true", help="a record written before each recall"
     )
+    parser.add_argument(
+        "--mix",
+        choices=("bench", "zipf"),
+        default="bench",
+        help="bench: distinct words from the commoner half (this benchmark's own); zipf: each"
+        " word drawn evenly from the 15,000 commonest, on its own",
+    )
     args = parser.parse_args(argv)
     print(
         f"cpus {os.cpu_count()}, python {sys.version.split()[0]}, sqlite {sqlite3.sqlite_version}"
@@ -192,10 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep is not None:
             root = args.keep / f"size-{size}"
             root.mkdir(parents=True, exist_ok=True)
-            bench_size(size, args.queries, root, args.write_between)
+            bench_size(size, args.queries, root, args.write_between, args.mix)
             continue
         with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
-            bench_size(size, args.queries, Path(tmp), args.write_between)
+            bench_size(size, args.queries, Path(tmp), args.write_between, args.mix)
     return 0
 
 

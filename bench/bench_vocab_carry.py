@@ -46,7 +46,7 @@ def main() -> None:
         conn.execute("BEGIN")
         started = time.perf_counter()
         stats = vocab.generation(conn)
-        counts = [vocab.docs(conn, stats, word, word, 20_000) for word in common]
+        counts = [vocab.docs(conn, stats, word, word) for word in common]
         times.append((time.perf_counter() - started) * 1e3)
         conn.execute("COMMIT")
     conn.close()

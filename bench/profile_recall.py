@@ -3,9 +3,11 @@
 Runs bench_recall's queries (same seed, same generator) through recall.search on an index built by
 `bench_recall.py --keep DIR`, and prints the slowest ones with the row counts of their terms, the
 path that answered (fast, or why it fell back) and the time spent counting terms (the first count
-of a common term in this generation) and in the fallback query. It also counts the paths.
+of a common term in this generation) and in the fallback query, and the CPU time of the thread
+(steadier than wall time on a shared machine). It also counts the paths.
 
     .venv/bin/python bench/profile_recall.py DIR/size-1000000/home/index/memory.sqlite3
+                                             [--mix bench|zipf] [--queries 500] [--by-cpu]
 """
 
 import argparse
@@ -14,6 +16,7 @@ import sqlite3
 import sys
 import time
 
+from bench_index import percentile
 from bench_recall import K, ZipfGenerator
 
 from memoryd.recall import recaller as recall
@@ -46,9 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("index")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--show", type=int, default=12)
+    parser.add_argument("--mix", choices=("bench", "zipf"), default="bench")
+    parser.add_argument(
+        "--by-cpu", action="store_true", help="the slowest by this thread's CPU time, not wall"
+    )
     args = parser.parse_args(argv)
     generator = ZipfGenerator()
-    texts = [generator.query() for _ in range(args.queries)]
+    texts = generator.queries(args.mix, args.queries)
     conn = sqlite3.connect(args.index, isolation_level=None)
     account: dict[str, float] = {}
     Timed(vocab, "docs", account)
@@ -58,9 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     paths: collections.Counter = collections.Counter()
     for text in texts:
         account.clear()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         recall.search(conn, Query.parse(text), K)
         took = time.perf_counter() - started
+        account["cpu"] = time.thread_time() - cpu
         stats = vocab.generation(conn)
         docs = sorted(
             (stats.docs.get(vocab.tokens(t)[0], 0) for t in query_terms(text)), reverse=True
@@ -76,12 +84,15 @@ def main(argv: list[str] | None = None) -> int:
         paths[path] += 1
         found.append((took, path, docs, dict(account)))
     conn.close()
-    found.sort(key=lambda item: -item[0])
-    times = sorted(item[0] for item in found)
-    print(
-        f"{len(found)} queries: p50 {times[len(times) // 2] * 1e3:.1f} ms,"
-        f" p99 {times[min(len(times) - 1, round(0.99 * (len(times) - 1)))] * 1e3:.1f} ms"
-    )
+    found.sort(key=lambda item: -item[3]["cpu"] if args.by_cpu else -item[0])
+    for name, values in (
+        ("wall", sorted(item[0] for item in found)),
+        ("cpu", sorted(item[3]["cpu"] for item in found)),
+    ):
+        print(
+            f"{len(found)} queries, {name} time: p50 {percentile(values, 50) * 1e3:.1f} ms,"
+            f" p90 {percentile(values, 90) * 1e3:.1f} ms, p99 {percentile(values, 99) * 1e3:.1f} ms"
+        )
     for path, count in paths.most_common():
         print(f"  {path}: {count}")
     print("slowest (the first query of a process also pays bm25's self-check):")

@@ -82,14 +82,27 @@ query_strategy = st.lists(
     batch=st.sampled_from([1, 3, 64]),
     and_cost=st.sampled_from([0.0, 0.07, 1e9]),
     parts_first=st.sampled_from([1, 2, 256]),
+    all_after=st.sampled_from([0, 4, 10**9]),
 )
 def test_the_fast_answer_is_the_plain_answer(
-    eager, monkeypatch, texts, query, k, read_limit, try_below, batch, and_cost, parts_first
+    eager,
+    monkeypatch,
+    texts,
+    query,
+    k,
+    read_limit,
+    try_below,
+    batch,
+    and_cost,
+    parts_first,
+    all_after,
 ):
-    """Every split of the terms, batch size and choice of probed terms gives the plain answer
-    when it gives one (and_cost 0 probes every skipped term, 1e9 none)."""
+    """Every split of the terms, batch size, choice of probed terms and number of rounds gives
+    the plain answer when it gives one (and_cost 0 probes every skipped term, 1e9 none;
+    all_after 0 fetches eight times more rows each round, 1e9 all of them in the second)."""
     monkeypatch.setattr(topk, "AND_COST", and_cost)
     monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
+    monkeypatch.setattr(topk, "ALL_AFTER", all_after)
     monkeypatch.setattr(topk, "READ_LIMIT", read_limit)
     monkeypatch.setattr(topk, "TRY_BELOW", try_below)
     monkeypatch.setattr(topk, "BATCH", batch)

@@ -98,7 +98,7 @@ def test_an_addition_carries_the_counts_and_a_deletion_counts_afresh(tmp_path):
         assert fast == plain
         carried = [s for s in seen if "rowid > " in s and "MATCH" in s]
         assert len(carried) == 2  # alpha and gamma: the new rows only
-        assert not [s for s in seen if s.startswith(vocab.BOUNDED_COUNT[:40])]
+        assert not [s for s in seen if s.startswith(vocab.VOCAB_DOCS[:30])]
         stats = vocab.generation(conn)
         assert stats.docs["alpha"] == _count_now(conn, "alpha")
 
@@ -108,7 +108,7 @@ def test_an_addition_carries_the_counts_and_a_deletion_counts_afresh(tmp_path):
         try:
             stats = vocab.generation(conn)
             assert stats.carried == {}  # a deletion: nothing carried over it
-            alpha = vocab.docs(conn, stats, "alpha", "alpha", 10**6)
+            alpha = vocab.docs(conn, stats, "alpha", "alpha")
         finally:
             conn.execute("COMMIT")
         assert alpha == _count_now(conn, "alpha")
@@ -122,8 +122,8 @@ def test_an_addition_carries_the_counts_and_a_deletion_counts_afresh(tmp_path):
 
 @pytest.mark.usefixtures("eager")
 def test_a_deletion_by_another_writer_is_seen_by_the_row_count(tmp_path):
-    """A writer other than memoryd's indexer does not raise user_version: the rows then do not
-    add up, and the counts are taken afresh."""
+    """A writer other than memoryd's indexer leaves FTS5's figures unlike the ones memoryd's last
+    commit recorded: nothing is carried, and the counts are taken afresh."""
     home, index, conn = _home(tmp_path / "home")
     try:
         _both(conn, "alpha", 3)
@@ -134,7 +134,7 @@ def test_a_deletion_by_another_writer_is_seen_by_the_row_count(tmp_path):
         other.close()
         conn.execute("BEGIN")
         try:
-            assert vocab.generation(conn).carried == {}  # the rows do not add up
+            assert vocab.generation(conn).carried == {}  # not memoryd's own state
         finally:
             conn.execute("COMMIT")
         plain, fast = _both(conn, "alpha", 3)

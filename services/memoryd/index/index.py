@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from memoryd import modes
 from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.index import indexer, newindex
+from memoryd.index import generation, indexer, newindex
 from memoryd.index.dbfile import Gate, check_fts5, create_file, damage, remove_database
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.newindex import Rebuilt
@@ -76,6 +76,7 @@ class Index:
         self._pool_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
+        self._on_swap: list[Callable[[], None]] = []  # what forgets the old file (on_swap)
         self._live: registry.Live | None = None  # what the recall mode runs while open
 
     # --- connections ----------------------------------------------------------------------------
@@ -97,14 +98,18 @@ class Index:
         changes = conn.total_changes
         conn.execute("BEGIN IMMEDIATE")
         schema = conn.execute("PRAGMA schema_version").fetchone()[0]
+        mark = generation.begin(conn)
         try:
             yield conn
+            changed = conn.total_changes != changes
+            if not changed:
+                changed = conn.execute("PRAGMA schema_version").fetchone()[0] != schema
+            if changed or not mark.own:  # not own: another program wrote, or no record yet
+                generation.seal(conn, mark)  # what recall's cached term counts are keyed to
+                changed = True
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        changed = conn.total_changes != changes
-        if not changed:
-            changed = conn.execute("PRAGMA schema_version").fetchone()[0] != schema
         conn.execute("COMMIT" if changed else "ROLLBACK")
 
     def _close_all(self) -> None:
@@ -177,6 +182,18 @@ class Index:
         """Call close when the index closes (a Recaller made for it by a test or benchmark)."""
         with self._pool_lock:
             self._on_close.append(close)
+
+    def on_swap(self, forget: Callable[[], None]) -> None:
+        """Call forget each time a reindex's new file replaces the index (recall registers its
+        caches here: the index does not import what reads it)."""
+        with self._pool_lock:
+            self._on_swap.append(forget)
+
+    def _swapped(self) -> None:
+        with self._pool_lock:
+            listeners = list(self._on_swap)
+        for forget in listeners:
+            forget()
 
     # --- keeping up -----------------------------------------------------------------------------
     def sessions(self) -> list[str]:
@@ -252,6 +269,7 @@ class Index:
                     os.unlink(f"{self.path}{suffix}")
             os.replace(built.path, self.path)
             fsync_dir(self.path.parent)
+            self._swapped()  # nothing counted in the old file is kept (recall's caches)
             self._writer = self._connect()
         if self._live is not None:
             self._live.reset()

@@ -55,11 +55,18 @@ SCHEMA = (
     "CREATE TABLE offsets (log TEXT PRIMARY KEY, bytes INTEGER, class TEXT, untrusted INTEGER,"
     " tail TEXT)",
     "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT)",
+    # The record of memoryd's last commit (generation.py).
+    "CREATE TABLE generation (id INTEGER PRIMARY KEY, lineage TEXT, serial INTEGER,"
+    " averages BLOB, structure BLOB)",
+    # The common terms' row counts, taken when the file was built (generation.py).
+    "CREATE TABLE term_counts (term TEXT PRIMARY KEY, docs INTEGER, lineage TEXT, since INTEGER)",
 )
-TABLES = ("hits", "sources", "progress", "offsets", "settings")
+TABLES = ("hits", "sources", "progress", "offsets", "settings", "generation", "term_counts")
 # An index made before settings were stamped has no settings table; it is not damaged, only
-# built with unknown settings (index.py rebuilds it).
-OPTIONAL_TABLES = ("settings",)
+# built with unknown settings (index.py rebuilds it). One made before the generation record has
+# neither of the last two: memoryd's first transaction writes the record, and recall counts terms
+# as it meets them.
+OPTIONAL_TABLES = ("settings", "generation", "term_counts")
 # One part of a catch-up: at most this long reading, this many records, this many bytes of log.
 PART_SECONDS = 0.2
 PART_RECORDS = 50_000
@@ -180,7 +187,8 @@ def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tu
 
 
 # The file's count of deletions (the header's user_version), raised in the transaction that
-# deletes rows, so that no reader carries its term counts past a deletion (vocab.py).
+# deletes rows: the transaction's generation record then starts a new lineage, so that no reader
+# carries its term counts past a deletion (generation.py, recall/vocab.py).
 DELETIONS_PRAGMA = "user_version"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memoryd import modes
 from memoryd.home import Home, ensure_dir
-from memoryd.index import indexer
+from memoryd.index import generation, indexer
 from memoryd.index.dbfile import create_file, remove_database
 from memoryd.index.indexer import Part, Settings
 from proto.messages import is_session_id
@@ -94,6 +94,8 @@ def build(
             )[0]
             logs += 1
         notes = indexer.index_notes(conn, home, settings)
+        generation.seal(conn)  # a new file: a lineage of its own (recall's term counts)
+        generation.store_counts(conn)
         conn.execute("COMMIT")
         modes.carry_over(conn, path)  # recall mode hybrid: vectors kept
         conn.execute("PRAGMA journal_mode = WAL")

@@ -23,7 +23,8 @@ in the same order (bm25, equal scores by rowid, as FTS5 leaves them), in the man
    PARTS did not return less than the last part returned plus that sum (or plus the bounds of
    the probed terms it holds, when it is known to hold some: those rows are scored). When these
    are below the k-th score (with a margin for rounding), the scored rows' top k, by (score desc,
-   rowid asc), is the answer; when only the second is not, PARTS returns eight times more rows.
+   rowid asc), is the answer; when only the second is not, PARTS returns eight times more rows
+   (or all of them), the rows already scored and the terms already probed kept.
 
 Everything else falls back to the spec's query, run as FALLBACK (same rows, same order, cheaper):
 a term FTS5 does not read as exactly one token; fewer than PLAIN_BELOW rows in all (the plain
@@ -50,15 +51,14 @@ FALLBACK = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT 
 # The rows holding a read term, with the read phrases' part of their score, best first.
 PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
 # The read rows fetched first (best first); eight times more each time the last one fetched could
-# still reach the top k.
+# still reach the top k, or all of them once that is within ALL_AFTER times as many.
 PARTS_FIRST = 256
+ALL_AFTER = 4
 # The rows holding a skipped term and a read one.
 HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
 SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
 PLAIN_BELOW = 1_500
-# A term's rows are counted by FTS5 up to this many (cheap), beyond it by fts5vocab (its list).
-COUNT_LIMIT = 20_000
 # The rows read (the rarer terms' rows), at most this many.
 READ_LIMIT = 60_000
 # FTS5 ranks a read row at what the plain query pays for it, so the way round pays only when the
@@ -127,9 +127,7 @@ def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | 
     stats = vocab.generation(conn)
     if not stats.rows:
         return None
-    docs = {
-        token: vocab.docs(conn, stats, token, spelling[token], COUNT_LIMIT) for token in spelling
-    }
+    docs = {token: vocab.docs(conn, stats, token, spelling[token]) for token in spelling}
     total = sum(docs.values())
     if total <= PLAIN_BELOW:
         return None
@@ -147,17 +145,21 @@ def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | 
     skipped = [token for token in docs if token not in read]
     bound_of = {token: weight_of[token] * bm25.PHRASE_BOUND for token in skipped}
     skipped_bound = sum(bound_of.values())
+    # At most this many read rows (a row holding two read terms is counted twice).
+    read_rows = sum(docs[token] for token in read)
     limit = max(PARTS_FIRST, k)
+    probed: dict[str, set[int]] = {}
+    scored: dict[int, float] = {}  # rows scored one by one, kept from one round to the next
     while True:
         parts = conn.execute(PARTS, (read_expression, limit)).fetchall()
         if len(parts) < k:
             return None
         # The read rows not returned have a part of at most the last one's (None: none left).
         cutoff = parts[-1][1] if len(parts) == limit else None
-        probed = _probe_skipped(conn, parts, k, skipped, docs, bound_of, spelling, read_expression)
+        _probe_skipped(conn, parts, k, skipped, docs, bound_of, spelling, read_expression, probed)
         unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
         scores = _score(
-            conn, parts, cutoff, k, probed, bound_of, weights, phrase_tokens, stats.avgdl
+            conn, parts, cutoff, k, probed, bound_of, weights, phrase_tokens, stats.avgdl, scored
         )
         best = heapq.nlargest(k, scores.values())
         # A row holding no read term scores less than the skipped terms' bounds.
@@ -166,7 +168,9 @@ def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | 
         # A read row not returned that holds no probed term scores at most cutoff + unknown.
         if cutoff is None or not _reaches(cutoff + unknown, best[-1]):
             break
-        limit *= 8
+        # Each round ranks every read row again: when a few more rounds could be needed, one
+        # that returns them all costs less.
+        limit = read_rows + 1 if limit * 8 * ALL_AFTER >= read_rows else limit * 8
     ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
     return ranked[:k] if _clear(scores, ranked, k) else None
 
@@ -181,12 +185,14 @@ def _score(
     weights: list[float],
     phrase_tokens: list[str],
     avgdl: float,
+    scored: dict[int, float],
 ) -> dict[int, float]:
     """The exact scores of the read rows that can reach the top k; the others are left out.
 
     parts are the read rows FTS5 returned (rowid, read part), best first; cutoff bounds the part
     of those it did not return (None: it returned all). A probed term's holders among the rows
-    not returned are scored too when their bound lets them near the k-th score.
+    not returned are scored too when their bound lets them near the k-th score. scored holds the
+    rows already scored one by one (an earlier round), and gains the rows scored here.
     """
     unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
     held: dict[int, float] = {}  # rowid: the bounds of the probed terms it holds
@@ -210,13 +216,20 @@ def _score(
     tokens = list(dict.fromkeys(phrase_tokens))
     for start in range(0, len(uppers), BATCH):
         kth = best[0] if len(best) == k else None
-        batch = [
+        near = [
             rowid
             for upper, rowid in uppers[start : start + BATCH]
             if kth is None or _reaches(upper, kth)
         ]
-        if not batch:
+        if not near:
             break
+        batch = []
+        for rowid in near:
+            if rowid in scored:
+                scores[rowid] = scored[rowid]
+                _keep(best, scores[rowid], k)
+            else:
+                batch.append(rowid)
         times_of = tokencount.counts(conn, batch, tokens)
         sizes = _sizes(conn, batch)
         for rowid in batch:
@@ -225,7 +238,7 @@ def _score(
                 (weight, times.get(token, 0))
                 for weight, token in zip(weights, phrase_tokens, strict=True)
             ]
-            scores[rowid] = bm25.score(row_parts, sizes[rowid], avgdl)
+            scores[rowid] = scored[rowid] = bm25.score(row_parts, sizes[rowid], avgdl)
             _keep(best, scores[rowid], k)
     return scores
 
@@ -246,16 +259,19 @@ def _probe_skipped(
     bound_of: dict[str, float],
     spelling: dict[str, str],
     read_expression: str,
-) -> dict[str, set[int]]:
-    """For the skipped terms worth it, the read rows that hold them (one FTS5 AND each).
+    probed: dict[str, set[int]],
+) -> None:
+    """For the skipped terms worth it, the read rows that hold them (one FTS5 AND each), added
+    to probed (which keeps them from one round to the next: they do not depend on parts).
 
     A read row known to hold no skipped term needs no scoring: its read part is its score. A
     term's AND costs about a scan of its list; leaving it unprobed costs the scoring of every
     read row its bound lets near the k-th score. The cheaper is chosen, commonest term last.
     """
     kth_below = parts[k - 1][1]
-    probed: dict[str, set[int]] = {}
-    left = sorted(skipped, key=lambda token: (docs[token], token))
+    left = sorted(
+        (token for token in skipped if token not in probed), key=lambda token: (docs[token], token)
+    )
     while left:
         unknown = sum(bound_of[token] for token in left)
         near = sum(1 for _rowid, part in parts if _reaches(part + unknown, kth_below))
@@ -265,7 +281,6 @@ def _probe_skipped(
         found = conn.execute(HOLDERS, (f'"{spelling[token]}" AND ({read_expression})',))
         probed[token] = {rowid for (rowid,) in found}
         left.pop(0)
-    return probed
 
 
 def _reaches(bound: float, score: float) -> bool:

@@ -2,36 +2,35 @@
 
 FTS5's idf needs n(t), the rows holding term t. FTS5 keeps no such count: it counts a term's whole
 list every time (fts5vocab does the same). The exact top-k search (topk.py) needs n(t) for every
-query term, so it is counted once per index generation and kept: a rare term's with a bounded FTS5
-count (at most topk.COUNT_LIMIT + 1 rows read), a common term's from fts5vocab.
+query term, so it is counted once per index generation and kept, by fts5vocab. The fts5vocab table
+lives in each connection's temp schema: nothing is added to the index file. Everything here runs
+on reader threads, never on the event loop.
 
-A generation is what the index holds between two commits: the key is the file's identity with
-FTS5's averages record (rows, tokens) and structure record (its segments, and a counter that every
-write moves on). A commit changes the structure record, so a count is never used past the commit
-that changes it; a reindex makes a new file. The fts5vocab table lives in each connection's temp
-schema: nothing is added to the index file. Everything here runs on reader threads, never on the
-event loop.
+A generation is the record memoryd's own commits write into the index (index/generation.py): a
+random lineage, new with every file memoryd creates, every deletion and every change another
+program made, and a serial within it. Cached figures are keyed to it, never to the file's inode or
+FTS5's own records, which can repeat. A state whose FTS5 figures are not the record's was made by
+another program after memoryd's last commit: its counts are taken afresh for each search and kept
+for nothing else. A reindex's swap clears the cache (forget).
 
-Counts carried from one generation to the next: a commit that only added rows (a session's new
-records, the common case while sessions run) leaves every n(t) as it was plus the new rows that
-hold t, which FTS5 counts cheaply with `rowid > the last rowid counted` (it seeks in the term's
-list). Only added means: the same file, no deletion since (the indexer raises the file's
-user_version in the transaction that deletes rows, so a reader sees it in step with
-the rows), and the table's rows grown by exactly the rows above the old last rowid (which also
-catches a writer other than memoryd's indexer). Anything else counts afresh.
+Counts carried from one generation to the next, or from the ones a build kept in the file for its
+lineage (index/generation.py): within one lineage memoryd only added rows, so
+every n(t) is what it was plus the new rows that hold t, which FTS5 counts cheaply with
+`rowid > the last rowid counted` (it seeks in the term's list). The table's rows must also have
+grown by exactly the rows above the old last rowid. Anything else counts afresh.
 """
 
 import functools
-import os
 import sqlite3
 import threading
 from dataclasses import dataclass, field
 
+from memoryd.index import generation as index_generation
 from memoryd.index import indexer
 from memoryd.search import bm25
 
-BOUNDED_COUNT = "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIMIT ?)"
 VOCAB_ROW = "memoryd_vocab_row"
+VOCAB_DOCS = f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?"
 _LOCK = threading.Lock()
 # Counts kept per generation, at most (a few MB).
 MAX_TERMS = 100_000
@@ -43,16 +42,14 @@ class Stats:
     and the counts of an earlier generation still to be brought up to date (token: (count,
     rowid counted up to))."""
 
-    key: tuple
+    key: tuple[str, int] | None  # (lineage, serial); None: a state memoryd did not make
     rows: int
     avgdl: float
     last_rowid: int = 0
-    deletions: int = 0
     docs: dict[str, int] = field(default_factory=dict)
     carried: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-DELETIONS = f"PRAGMA {indexer.DELETIONS_PRAGMA}"
 # FTS5 walks its rows in rowid order and seeks to a rowid bound: both are cheap.
 LAST_ROWID = "SELECT coalesce((SELECT rowid FROM hits ORDER BY rowid DESC LIMIT 1), 0)"
 ADDED = "SELECT count(*) FROM hits WHERE rowid > ?"
@@ -104,55 +101,64 @@ def ensure_vocab(conn: sqlite3.Connection) -> None:
         conn.execute(f"PRAGMA query_only = {int(query_only)}")
 
 
+def forget() -> None:
+    """Drop every cached figure (a reindex swapped a new file in)."""
+    with _LOCK:
+        _stats.clear()
+
+
 def generation(conn: sqlite3.Connection) -> Stats:
     """The figures of the index as this transaction sees it, from cache when it has not changed."""
     path = conn.execute("PRAGMA database_list").fetchone()[2]
-    blocks = dict(
-        conn.execute(
-            "SELECT id, block FROM hits_data WHERE id IN (?, ?)",
-            (bm25.AVERAGES_ID, bm25.STRUCTURE_ID),
-        )
-    )
-    try:
-        stat = os.stat(path)
-        identity = (stat.st_ino, stat.st_dev)
-    except OSError:
-        identity = None
-    key = (identity, blocks.get(bm25.AVERAGES_ID), blocks.get(bm25.STRUCTURE_ID))
+    record, figures = index_generation.current(conn)
+    if record is None or record.figures != figures or not path:
+        # Not a state of memoryd's making (or an in-memory database): counted for this search.
+        return _counted(conn, None, figures[0])
+    key = (record.lineage, record.serial)
     with _LOCK:
-        before = _stats.get(path) if path else None
+        before = _stats.get(path)
     if before is not None and before.key == key:
         return before
-    rows, tokens_ = bm25.totals(blocks.get(bm25.AVERAGES_ID))
-    (last_rowid,) = conn.execute(LAST_ROWID).fetchone()
-    (deletions,) = conn.execute(DELETIONS).fetchone()
-    stats = Stats(key, rows, tokens_ / rows if rows else 0.0, last_rowid, deletions)
+    stats = _counted(conn, key, figures[0])
     if before is not None and _only_added(conn, stats, before):
         with _LOCK:
             carried = dict(before.carried)
             carried.update((t, (n, before.last_rowid)) for t, n in before.docs.items())
         if len(carried) <= MAX_TERMS:
             stats.carried = carried
-    if path:  # an in-memory database has no name to keep its figures under
-        with _LOCK:
-            _stats[path] = stats
+    elif (stored := index_generation.stored_counts(conn, key[0])) is not None:
+        rows, last_rowid, counts = stored
+        if len(counts) <= MAX_TERMS and _only_added(conn, stats, Stats(key, rows, 0.0, last_rowid)):
+            stats.carried = {token: (count, last_rowid) for token, count in counts.items()}
+    with _LOCK:
+        _stats[path] = stats
     return stats
 
 
+def _counted(
+    conn: sqlite3.Connection, key: tuple[str, int] | None, averages: bytes | None
+) -> Stats:
+    rows, tokens_ = bm25.totals(averages)
+    (last_rowid,) = conn.execute(LAST_ROWID).fetchone()
+    return Stats(key, rows, tokens_ / rows if rows else 0.0, last_rowid)
+
+
 def _only_added(conn: sqlite3.Connection, now: Stats, before: Stats) -> bool:
-    """Whether the index moved from before to now only by adding rows (module docstring)."""
-    if before.key[0] is None or before.key[0] != now.key[0]:
+    """Whether the index moved from before (a generation seen, or the counts a build kept) to now
+    only by memoryd adding rows: the same lineage, no earlier serial, and the rows above the old
+    last rowid are exactly the rows gained."""
+    if before.key is None or now.key is None or before.key[0] != now.key[0]:
         return False
-    if before.deletions != now.deletions or now.last_rowid < before.last_rowid:
+    if now.key[1] < before.key[1] or now.last_rowid < before.last_rowid:
         return False
     (added,) = conn.execute(ADDED, (before.last_rowid,)).fetchone()
     return now.rows == before.rows + added
 
 
-def docs(conn: sqlite3.Connection, stats: Stats, token: str, spelling: str, budget: int) -> int:
+def docs(conn: sqlite3.Connection, stats: Stats, token: str, spelling: str) -> int:
     """The rows holding token: an earlier generation's count plus the rows added since, or
-    counted up to budget + 1 with FTS5 (cheap), beyond that from fts5vocab (which reads the
-    whole list); kept for the generation."""
+    counted by fts5vocab (it seeks to the term and reads its list: about half what counting the
+    rows of `hits MATCH` costs, whatever the term); kept for the generation."""
     with _LOCK:
         known = stats.docs.get(token)
         carried = stats.carried.get(token)
@@ -164,10 +170,8 @@ def docs(conn: sqlite3.Connection, stats: Stats, token: str, spelling: str, budg
         with _LOCK:
             stats.docs[token] = count + added
         return count + added
-    (count,) = conn.execute(BOUNDED_COUNT, (f'"{spelling}"', budget + 1)).fetchone()
-    if count > budget:
-        row = conn.execute(f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?", (token,)).fetchone()
-        count = 0 if row is None else row[0]
+    row = conn.execute(VOCAB_DOCS, (token,)).fetchone()
+    count = 0 if row is None else row[0]
     with _LOCK:
         if len(stats.docs) >= MAX_TERMS:
             stats.docs.clear()

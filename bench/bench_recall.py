@@ -37,8 +37,8 @@ from bench_index import Generator, percentile
 
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.recall import topk
 from memoryd.recall.recaller import SEARCH
+from memoryd.search import topk
 from memoryd.search.query import match_expression, query_terms
 from proto.client import request
 from proto.messages import MemoryCall, Ok, SessionUpdated, ToolRequest

@@ -23,7 +23,7 @@ from bench_recall import WRITER, ZipfGenerator
 
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.recall import vocab
+from memoryd.search import vocab
 from proto.records import UserRecord, append_session_record
 
 ROUNDS = 30

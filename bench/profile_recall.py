@@ -20,8 +20,7 @@ from bench_index import percentile
 from bench_recall import K, ZipfGenerator
 
 from memoryd.recall import recaller as recall
-from memoryd.recall import topk, vocab
-from memoryd.search import bm25
+from memoryd.search import bm25, topk, vocab
 from memoryd.search.query import Query, query_terms
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.data import forgotten
 from memoryd.errors import AdminRefused
+from memoryd.journal import forgotten
 from tests.memoryd.owner_data_harness import Memoryd
 
 WORDS = ["launch", "router", "codename", "window", "tea", "thursday", "march", "owner"]

@@ -15,8 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.index import indexer
-from memoryd.recall import tokencount, topk, vocab
-from memoryd.search import bm25
+from memoryd.search import bm25, tokencount, topk, vocab
 from memoryd.search.query import match_expression, query_terms
 
 WORDS = ["alpha", "Beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.recall import vocab
+from memoryd.search import vocab
 from tests.memoryd.test_scheduling import _log
 from tests.memoryd.test_topk import SKEWED, WORDS, _both, eager  # noqa: F401  (the fixture)
 

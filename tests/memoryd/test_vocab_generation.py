@@ -1,4 +1,4 @@
-"""Recall's cached term counts are keyed to the generation memoryd writes (index/generation.py).
+"""Recall's cached term counts are keyed to the generation memoryd writes (search/generation.py).
 
 Whatever happens to the index file between two recalls (rows added or deleted by memoryd, a
 reindex swapped in, a new file that got the old one's inode, rows updated, deleted or added in
@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.home import Home
-from memoryd.index import generation, newindex
+from memoryd.index import newindex
 from memoryd.index.index import Index
-from memoryd.recall import topk, vocab
+from memoryd.search import generation, topk, vocab
 from memoryd.search.query import match_expression, query_terms
 from tests.memoryd.test_scheduling import _log
 from tests.memoryd.test_topk import SKEWED, WORDS, eager  # noqa: F401  (the fixture)

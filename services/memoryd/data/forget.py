@@ -24,10 +24,11 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from memoryd.data import forgotten, layout, recalllog, scrub
+from memoryd.data import layout, recalllog, scrub
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
+from memoryd.journal import forgotten
 from memoryd.journal.journal import IDENTITY_FILES, Edit
 from memoryd.memory import edits, notes
 from memoryd.memory.memfiles import read_entries

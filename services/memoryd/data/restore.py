@@ -17,11 +17,12 @@ import shutil
 import time
 from dataclasses import dataclass
 
-from memoryd.data import backup, forgotten, lay, layout, recalllog, snapshot
+from memoryd.data import backup, lay, layout, recalllog, snapshot
 from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import purge, reindex_notes, reset_tail
 from memoryd.errors import AdminRefused, MemorydError
 from memoryd.home import Home, read_file
+from memoryd.journal import forgotten
 from memoryd.memory import entries
 
 log = logging.getLogger(__name__)

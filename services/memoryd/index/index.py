@@ -37,11 +37,12 @@ from collections.abc import Callable, Iterator
 from memoryd import modes
 from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.index import generation, indexer, newindex
+from memoryd.index import indexer, newindex
 from memoryd.index.dbfile import Gate, check_fts5, create_file, damage, remove_database
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.newindex import Rebuilt
 from memoryd.modes import registry
+from memoryd.search import generation, vocab
 from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,6 @@ class Index:
         self._pool_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
-        self._on_swap: list[Callable[[], None]] = []  # what forgets the old file (on_swap)
         self._live: registry.Live | None = None  # what the recall mode runs while open
 
     # --- connections ----------------------------------------------------------------------------
@@ -183,18 +183,6 @@ class Index:
         with self._pool_lock:
             self._on_close.append(close)
 
-    def on_swap(self, forget: Callable[[], None]) -> None:
-        """Call forget each time a reindex's new file replaces the index (recall registers its
-        caches here: the index does not import what reads it)."""
-        with self._pool_lock:
-            self._on_swap.append(forget)
-
-    def _swapped(self) -> None:
-        with self._pool_lock:
-            listeners = list(self._on_swap)
-        for forget in listeners:
-            forget()
-
     # --- keeping up -----------------------------------------------------------------------------
     def sessions(self) -> list[str]:
         """The sessions whose log can be indexed, by name (newindex.indexable_sessions)."""
@@ -269,7 +257,7 @@ class Index:
                     os.unlink(f"{self.path}{suffix}")
             os.replace(built.path, self.path)
             fsync_dir(self.path.parent)
-            self._swapped()  # nothing counted in the old file is kept (recall's caches)
+            vocab.forget()  # nothing counted in the old file is kept
             self._writer = self._connect()
         if self._live is not None:
             self._live.reset()

@@ -31,7 +31,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from memoryd import modes
-from memoryd.data import forgotten
 from memoryd.home import Home, check_entry, open_read
 from memoryd.index.sessionrows import LogState, Part, Row, session_rows
 from memoryd.index.settings import (
@@ -42,31 +41,13 @@ from memoryd.index.settings import (
     read_stamp,
     write_stamp,
 )
+from memoryd.journal import forgotten
 from memoryd.memory import notes
+from memoryd.search.schema import DELETIONS_PRAGMA, OPTIONAL_TABLES, SCHEMA, TABLES
 from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
 
-SCHEMA = (
-    "CREATE VIRTUAL TABLE hits USING fts5(text, tokenize = 'unicode61')",
-    "CREATE TABLE sources (rowid INTEGER PRIMARY KEY, kind TEXT, session TEXT, epoch INTEGER,"
-    " record INTEGER, time TEXT, role TEXT, class TEXT, untrusted INTEGER)",
-    "CREATE TABLE progress (log TEXT PRIMARY KEY, records INTEGER)",
-    "CREATE TABLE offsets (log TEXT PRIMARY KEY, bytes INTEGER, class TEXT, untrusted INTEGER,"
-    " tail TEXT)",
-    "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT)",
-    # The record of memoryd's last commit (generation.py).
-    "CREATE TABLE generation (id INTEGER PRIMARY KEY, lineage TEXT, serial INTEGER,"
-    " averages BLOB, structure BLOB)",
-    # The common terms' row counts, taken when the file was built (generation.py).
-    "CREATE TABLE term_counts (term TEXT PRIMARY KEY, docs INTEGER, lineage TEXT, since INTEGER)",
-)
-TABLES = ("hits", "sources", "progress", "offsets", "settings", "generation", "term_counts")
-# An index made before settings were stamped has no settings table; it is not damaged, only
-# built with unknown settings (index.py rebuilds it). One made before the generation record has
-# neither of the last two: memoryd's first transaction writes the record, and recall counts terms
-# as it meets them.
-OPTIONAL_TABLES = ("settings", "generation", "term_counts")
 # One part of a catch-up: at most this long reading, this many records, this many bytes of log.
 PART_SECONDS = 0.2
 PART_RECORDS = 50_000
@@ -184,12 +165,6 @@ def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tu
     modes.rows_added(conn, sources, texts)  # recall modes: their tables follow
     sources.clear()
     texts.clear()
-
-
-# The file's count of deletions (the header's user_version), raised in the transaction that
-# deletes rows: the transaction's generation record then starts a new lineage, so that no reader
-# carries its term counts past a deletion (generation.py, recall/vocab.py).
-DELETIONS_PRAGMA = "user_version"
 
 
 def _note_deletion(conn: sqlite3.Connection) -> None:

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from memoryd import modes
 from memoryd.home import Home, ensure_dir
-from memoryd.index import generation, indexer
+from memoryd.index import indexer
 from memoryd.index.dbfile import create_file, remove_database
 from memoryd.index.indexer import Part, Settings
+from memoryd.search import generation
 from proto.messages import is_session_id
 
 log = logging.getLogger(__name__)

@@ -6,9 +6,8 @@ that became a note, went to notes.md, which is append-only: it cannot be undone.
 pending edit changed nothing.
 """
 
-from memoryd.data import forgotten
 from memoryd.errors import AdminRefused
-from memoryd.journal import scan
+from memoryd.journal import forgotten, scan
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import EDIT_ID, IDENTITY_FILES, EditLine, Journal
 from memoryd.memory.entries import LIMITS, count

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from memoryd.modes import arrange, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
+from memoryd.search import topk
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query, terms_expression
 from memoryd.search.textcut import hit_snippet
@@ -143,10 +144,6 @@ def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> list[int]
     part. Runs inside the caller's read transaction."""
     if query.expression is None:
         return []
-    from memoryd.recall import (
-        topk,
-    )  # here: topk's term counts follow the indexer, which imports modes
-
     return topk.best_rowids(conn, query.terms, query.expression, limit)
 
 

@@ -5,6 +5,7 @@ text (textcut.py). Its index holds the spec's tables only."""
 import sqlite3
 
 from memoryd.modes.registry import Mode
+from memoryd.search import topk
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
 from memoryd.search.textcut import hit_snippet
@@ -18,9 +19,6 @@ def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
 
     All in one read transaction so that a commit in between cannot mix two states of the index.
     """
-    # Imported here: topk's term counts follow the indexer, which imports this package.
-    from memoryd.recall import topk
-
     if query.expression is None:
         return []
     conn.execute("BEGIN")

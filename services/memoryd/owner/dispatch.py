@@ -10,10 +10,10 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Literal
 
-from memoryd.data import commands as data_commands
 from memoryd.errors import AdminRefused
 from memoryd.journal import scan as journalscan
 from memoryd.owner import blockview, fileedit, history, paging, promote, search, show, stats
+from memoryd.owner import datacommands as data_commands
 from memoryd.owner.args import Arg, parse
 
 Kind = Literal["read", "write"]
@@ -59,7 +59,7 @@ COMMANDS: dict[str, tuple[Kind, Callable]] = {
     "edit": ("write", lambda s, a: fileedit.run(s.store, a)),
 }
 
-# The owner's data (memoryd/data/commands.py): backup, restore and forget run as reads and take
+# The owner's data (owner/datacommands.py): backup, restore and forget run as reads and take
 # the writer only for their own step; export reads; import writes.
 COMMANDS.update(data_commands.TABLE)
 

@@ -1,4 +1,3 @@
-"""Recall over the index: the exact top k of the spec's bm25 query found without scoring every
-match (term counts cached per index generation), each hit tagged, the answer rendered, labelled
-and logged.
+"""A recall whole, over the index and the configured mode: search, tag each hit, render the
+answer, label it, and log it in recalls/.
 """

@@ -23,7 +23,6 @@ from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
 from memoryd.index.index import Index
 from memoryd.journal.recallline import RecallHit, RecallLine
 from memoryd.modes.spec import SOURCE, search
-from memoryd.recall import vocab
 from memoryd.search.defuse import defuse
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
@@ -177,7 +176,6 @@ class Recaller:
 
     def __init__(self, index: Index):
         self.index = index
-        index.on_swap(vocab.forget)
         self._lock = threading.Lock()
         self._log: RecallLog | None = None
 

@@ -6,7 +6,7 @@ query term, so it is counted once per index generation and kept, by fts5vocab. T
 lives in each connection's temp schema: nothing is added to the index file. Everything here runs
 on reader threads, never on the event loop.
 
-A generation is the record memoryd's own commits write into the index (index/generation.py): a
+A generation is the record memoryd's own commits write into the index (search/generation.py): a
 random lineage, new with every file memoryd creates, every deletion and every change another
 program made, and a serial within it. Cached figures are keyed to it, never to the file's inode or
 FTS5's own records, which can repeat. A state whose FTS5 figures are not the record's was made by
@@ -14,7 +14,7 @@ another program after memoryd's last commit: its counts are taken afresh for eac
 for nothing else. A reindex's swap clears the cache (forget).
 
 Counts carried from one generation to the next, or from the ones a build kept in the file for its
-lineage (index/generation.py): within one lineage memoryd only added rows, so
+lineage (search/generation.py): within one lineage memoryd only added rows, so
 every n(t) is what it was plus the new rows that hold t, which FTS5 counts cheaply with
 `rowid > the last rowid counted` (it seeks in the term's list). The table's rows must also have
 grown by exactly the rows above the old last rowid. Anything else counts afresh.
@@ -25,9 +25,8 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
-from memoryd.index import generation as index_generation
-from memoryd.index import indexer
-from memoryd.search import bm25
+from memoryd.search import bm25, schema
+from memoryd.search import generation as index_generation
 
 VOCAB_ROW = "memoryd_vocab_row"
 VOCAB_DOCS = f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?"
@@ -63,7 +62,7 @@ _stats: dict[str, Stats] = {}
 @functools.lru_cache(maxsize=1)
 def probe() -> tuple[sqlite3.Connection, threading.Lock]:
     conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    conn.execute(indexer.SCHEMA[0])  # the same tokenizer as the index's hits table
+    conn.execute(schema.SCHEMA[0])  # the same tokenizer as the index's hits table
     conn.execute("CREATE VIRTUAL TABLE probe USING fts5vocab(hits, 'instance')")
     return conn, threading.Lock()
 

@@ -10,7 +10,7 @@ written to the index.
 import json
 import sqlite3
 
-from memoryd.recall import vocab
+from memoryd.search import vocab
 
 TEXTS = "SELECT id, c0 FROM hits_content WHERE id IN (SELECT value FROM json_each(?))"
 COUNTS = (

@@ -39,8 +39,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from memoryd.recall import tokencount, vocab
-from memoryd.search import bm25
+from memoryd.search import bm25, tokencount, vocab
 
 # The spec's query.
 PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"

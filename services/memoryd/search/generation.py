@@ -1,13 +1,13 @@
 """The index's generation: a record memoryd writes into the index in each commit of its own.
 
-Recall caches per-term row counts (recall/vocab.py) and may carry them from one state of the index
+Recall caches per-term row counts (search/vocab.py) and may carry them from one state of the index
 to a later one only when every change between was rows added by memoryd. Nothing in the file tells
 that by itself: a new file can get the old one's inode, and a row updated in place by another
 program leaves the row count and the last rowid as they were. So every transaction of memoryd's
 that changes the index ends with this record (one row of the generation table):
 
 - lineage: a random 128-bit value, new when memoryd creates the file, whenever memoryd deletes
-  rows (the transaction raises the file's deletion count, indexer.DELETIONS_PRAGMA), and whenever
+  rows (the transaction raises the file's deletion count, schema.DELETIONS_PRAGMA), and whenever
   memoryd finds the index changed since its own last commit (another program wrote);
 - serial: memoryd's commits within the lineage; within one lineage every step added rows only;
 - figures: FTS5's averages and structure records as the commit leaves them. FTS5 writes them when
@@ -20,18 +20,18 @@ another program after memoryd's last commit), and trusts no cached figure for it
 A new file also keeps the row counts of its common terms (store_counts, one fts5vocab pass at the
 end of a build, off the writer), under its lineage and last rowid: counting a common term's list
 the first time a query holds it is what made recall's slowest queries, and within the lineage a
-count stays exact as the rows added since are counted on top (recall/vocab.py).
+count stays exact as the rows added since are counted on top (search/vocab.py).
 """
 
 import secrets
 import sqlite3
 from dataclasses import dataclass
 
-from memoryd.index.indexer import DELETIONS_PRAGMA, SCHEMA, TABLES
 from memoryd.search import bm25
+from memoryd.search.schema import DELETIONS_PRAGMA, SCHEMA, TABLES
 
 GENERATION_TABLE = "generation"
-# The index's own table (indexer.SCHEMA), made here in an index built before it existed.
+# The index's own table (schema.SCHEMA), made here in an index built before it existed.
 CREATE = SCHEMA[TABLES.index(GENERATION_TABLE)].replace(
     "CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1
 )

@@ -160,7 +160,7 @@ has_failed() {
 # is stopped, so that it does not restart in a loop, and its own error is printed; returns 1 then,
 # or when LIMIT seconds pass.
 wait_for_roles() {
-    local limit="$1" name sockets=() failed=0 deadline
+    local limit="$1" name line sockets=() failed=0 deadline
     shift
     local -A baseline
     for name; do
@@ -173,7 +173,11 @@ wait_for_roles() {
         for name; do
             has_failed "$name" "${baseline[$name]}" || continue
             failed=1
-            say "$name cannot start: $(own_error "$name")"
+            line=$(own_error "$name")
+            case "$line" in
+            "$name: "*) say "$line" ;;
+            *) say "$name cannot start: ${line:-its log is empty}" ;;
+            esac
             if [ "$(cat "$STATE/mode" 2>/dev/null)" = container ]; then
                 podman stop -t 2 "$(container_of "$name")" >/dev/null 2>&1 || true
                 say "stopped $(container_of "$name") so that it does not restart in a loop; fix the cause, then scripts/stack up"

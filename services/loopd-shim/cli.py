@@ -52,6 +52,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split
 def _root(version: VersionOption = False) -> None:
     """The loopd-shim command: serve, and the driver that plays the model."""
 
+
 ControlSocket = Annotated[
     Path | None,
     typer.Option(

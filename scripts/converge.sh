@@ -185,7 +185,9 @@ wait_for_roles() {
         done
         [ "$failed" = 0 ] || return 1
         if [ "$SECONDS" -ge "$deadline" ]; then
-            wait_for_sockets 0 "${sockets[@]}" || true
+            line=$(wait_for_sockets 0 "${sockets[@]}" 2>&1 | sed 's/^.* on: //')
+            say "no answer after ${limit}s on: $line"
+            for name; do say "$name's last log line: $(own_error "$name")"; done
             return 1
         fi
     done

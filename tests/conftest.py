@@ -1,7 +1,17 @@
 """Settings for the whole suite: hypothesis without per-example deadlines (a 2-core machine busy
-with other tests would trip them), and derandomised where CI=true so a run there is repeatable."""
+with other tests would trip them), and derandomised where CI=true so a run there is repeatable.
+
+Tests leave nothing behind. The run gets a temporary folder of its own (TMPDIR, and tempfile's
+default, for this process and what it starts), so whatever a test or the program under test makes
+with tempfile lands there; at the end, anything left in it fails the run, is listed and is removed.
+pytest's own tmp_path folders stay where pytest keeps them (PYTEST_DEBUG_TEMPROOT). The folder
+is 0711: the rootless test user's podman must reach the homes made inside it.
+"""
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 from hypothesis import settings
 
@@ -10,3 +20,35 @@ settings.register_profile("ci", deadline=None, derandomize=True)
 settings.load_profile(
     "ci" if os.environ.get("CI", "").lower() in ("true", "1", "yes") else "default"
 )
+
+_RUN_TEMP: Path | None = None
+
+
+def pytest_configure(config):
+    global _RUN_TEMP
+    if _RUN_TEMP is not None or hasattr(config, "workerinput"):
+        return
+    os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
+    _RUN_TEMP = Path(tempfile.mkdtemp(prefix="bxtest-", dir=tempfile.gettempdir()))
+    _RUN_TEMP.chmod(0o711)
+    os.environ["TMPDIR"] = os.fspath(_RUN_TEMP)
+    tempfile.tempdir = os.fspath(_RUN_TEMP)
+
+
+def left_behind(folder: Path) -> list[str]:
+    """What is in folder, sorted, at most 20 names (and how many more)."""
+    names = sorted(entry.name for entry in folder.iterdir())
+    return names[:20] + ([f"... and {len(names) - 20} more"] if len(names) > 20 else [])
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Anything the tests left in the run's temporary folder fails the run; the folder goes."""
+    global _RUN_TEMP
+    if _RUN_TEMP is None:
+        return
+    left = left_behind(_RUN_TEMP) if _RUN_TEMP.exists() else []
+    if left:
+        print(f"\nthe tests left {len(left)} entries in the temporary folder: {', '.join(left)}")
+        session.exitstatus = 1
+    shutil.rmtree(_RUN_TEMP, ignore_errors=True)
+    _RUN_TEMP = None

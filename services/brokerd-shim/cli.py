@@ -15,6 +15,7 @@ from brokerd_shim.config import load_config
 from brokerd_shim.errors import BrokerError
 from brokerd_shim.server import serve
 from proto import logline
+from proto.version import VersionOption
 
 app = typer.Typer(
     add_completion=False, help="Stands in for brokerd (spec 8) for boxmaker's memory."
@@ -22,7 +23,7 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root() -> None:
+def _root(version: VersionOption = False) -> None:
     """brokerd-shim: grants, taint, the composite runtime and labels."""
 
 

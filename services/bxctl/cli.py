@@ -27,6 +27,7 @@ from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests 
     show,
 )
 from proto.messages import Reindex, Reindexed
+from proto.version import VersionOption
 
 REINDEX_TIMEOUT = 3600.0
 
@@ -38,6 +39,11 @@ memory_app.add_typer(memory_log.app)
 memory_app.add_typer(owner_view.app)
 memory_app.add_typer(owner_data.app)
 app.add_typer(memory_app, name="memory")
+
+
+@app.callback()
+def _root(version: VersionOption = False) -> None:
+    """boxmaker's owner commands."""
 
 
 def _progress(done: threading.Event) -> None:

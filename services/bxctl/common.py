@@ -51,6 +51,19 @@ def fail(text: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
+def home_is_not_a_folder() -> None:
+    """Exit with one line naming BOXMAKER_HOME when it names something other than a folder: the
+    default socket under it cannot exist, and "memoryd is not answering" would mislead."""
+    home = default_home()
+    if os.environ.get("BOXMAKER_HOME") and not home.is_dir():
+        what = "does not exist" if not home.exists() else "is not a folder"
+        fail(
+            f"BOXMAKER_HOME={escape(str(home), markup=False)} {what}: set it to the stack's home "
+            "(scripts/stack status names it) or pass --memory-socket",
+            EXIT_UNREACHABLE,
+        )
+
+
 def ask_or_raise(
     socket: Path | None, message: Body, reply: type[Reply], timeout: float = ADMIN_TIMEOUT
 ) -> Reply:
@@ -61,6 +74,8 @@ def ask_or_raise(
     except RemoteError:
         raise
     except (Unreachable, PeerClosed):
+        if socket is None:
+            home_is_not_a_folder()
         fail(f"memoryd is not answering on {path} (runbook: memoryd-unreachable)", EXIT_UNREACHABLE)
     except FrameTimeout:
         fail(

@@ -40,11 +40,18 @@ from proto.messages import (
     describe,
 )
 from proto.paths import LOOP_CONTROL_SOCKET
+from proto.version import VersionOption
 
 # brokerd-shim may wait 30 seconds for memoryd, and an answer can hold several calls.
 DRIVER_TIMEOUT = 300.0
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.split("\n\n")[0])
+
+
+@app.callback()
+def _root(version: VersionOption = False) -> None:
+    """The loopd-shim command: serve, and the driver that plays the model."""
+
 
 ControlSocket = Annotated[
     Path | None,

@@ -11,18 +11,19 @@ is one line and exit status 1.
 """
 
 import math
+import os
 import sys
 from enum import StrEnum
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from memory_mcp.snippet import default_command, snippet
+from memory_mcp.snippet import NoHome, default_command, snippet, snippet_home
 from proto import logline
 from proto.config import default_home
 from proto.paths import BROKER_MEMORY_SOCKET, under
+from proto.version import VersionOption, package_version
 
 TIMEOUT = 30.0
 NO_SDK = "memory-mcp: the MCP SDK is not installed: pip install 'boxmaker-memory[mcp]'"
@@ -46,13 +47,6 @@ app = typer.Typer(
 
 HOME_HELP = "boxmaker's home (default $BOXMAKER_HOME, then /var/lib/boxmaker)"
 HomeOption = Annotated[Path | None, typer.Option("--home", help=HOME_HELP)]
-
-
-def _version() -> str:
-    try:
-        return version("boxmaker-memory")
-    except PackageNotFoundError:
-        return "0"
 
 
 def _timeout(value: float) -> float:
@@ -91,6 +85,7 @@ def main_command(
             help="seconds to wait for memoryd, and for reading the block from {home}/memory",
         ),
     ] = TIMEOUT,
+    version: VersionOption = False,
 ) -> None:
     """Serve one MCP connection on stdin and stdout until the client closes it."""
     if ctx.invoked_subcommand is not None:
@@ -110,7 +105,7 @@ def main_command(
     memoryd = Memoryd(broker_socket or under(home, BROKER_MEMORY_SOCKET), timeout)
     handlers = MemoryMcp(memoryd, BlockFiles(home, timeout), trust.value, klass.value)
     try:
-        anyio.run(serve, handlers, _version())
+        anyio.run(serve, handlers, package_version())
     except KeyboardInterrupt:
         pass
 
@@ -123,7 +118,12 @@ def config_snippet(
     command: Annotated[str | None, typer.Option("--command", help="the memory-mcp to run")] = None,
 ) -> None:
     """Print the JSON that registers this server in an MCP client's configuration."""
-    print(snippet(command or default_command(), home or default_home(), trust.value, klass.value))
+    try:
+        chosen = snippet_home(home, os.environ)
+    except NoHome as e:
+        print(f"memory-mcp: {e}", file=sys.stderr)
+        raise typer.Exit(2) from None
+    print(snippet(command or default_command(), chosen, trust.value, klass.value))
 
 
 def main() -> None:

@@ -3,13 +3,18 @@
 Most clients (desktop chat clients, coding assistants) read this shape: a command, its arguments,
 and an environment. The home and the command are written as absolute paths, since a client starts
 the server from a folder of its own choosing. scripts/stack prints it with `memory-mcp
-config-snippet --home PATH`.
+config-snippet --home PATH`. A registration names a home that exists: without --home or
+$BOXMAKER_HOME, or with a home that is not a folder, it refuses with one line rather than register
+a server that could never find its memory.
 """
 
 import json
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+
+from memory_mcp.errors import StartFailed
 
 SERVER_NAME = {"untrusted": "boxmaker-memory", "trusted": "boxmaker-memory-trusted"}
 
@@ -20,6 +25,25 @@ def default_command() -> str:
     if beside.is_file():
         return str(beside.absolute())
     return shutil.which("memory-mcp") or "memory-mcp"
+
+
+class NoHome(StartFailed):
+    """No home to register: none was given, or the one given is not a folder."""
+
+
+def snippet_home(home: Path | None, environ: Mapping[str, str]) -> Path:
+    """The home to register: --home, else $BOXMAKER_HOME; NoHome when neither names a folder."""
+    source = "--home"
+    if home is None:
+        if not environ.get("BOXMAKER_HOME"):
+            raise NoHome(
+                "no home to register: pass --home PATH (scripts/stack up prints the command "
+                "with the stack's home) or set BOXMAKER_HOME"
+            )
+        home, source = Path(environ["BOXMAKER_HOME"]), "BOXMAKER_HOME"
+    if not home.is_dir():
+        raise NoHome(f"{source} {home.absolute()} is not a folder; nothing to register")
+    return home
 
 
 def registration(command: str, home: Path, trust: str, klass: str) -> dict:

@@ -11,12 +11,13 @@ from memoryd import config as config_module
 from memoryd.errors import StartFailed
 from memoryd.server import prepare, run
 from proto import logline
+from proto.version import VersionOption
 
 app = typer.Typer(add_completion=False, help="memoryd: boxmaker's memory role.")
 
 
 @app.callback()
-def main_callback() -> None:
+def main_callback(version: VersionOption = False) -> None:
     """memoryd: boxmaker's memory role."""
 
 

@@ -124,6 +124,23 @@ def test_memoryd_absent_names_socket_and_runbook(tmp_path):
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("kind", ["file", "missing", "folder"])
+def test_a_home_that_is_not_a_folder_is_named_not_memoryd(tmp_path, kind):
+    home = tmp_path / "home"
+    if kind == "file":
+        home.write_text("not a folder")
+    elif kind == "folder":
+        home.mkdir()
+    result = runner.invoke(app, ["memory", "log"], env={"BOXMAKER_HOME": str(home)})
+    assert result.exit_code == 3
+    [line] = result.stderr.splitlines()
+    if kind == "folder":  # a real home with nothing serving: memoryd is what is missing
+        assert "memoryd is not answering" in line and "BOXMAKER_HOME" not in line
+    else:
+        said = "is not a folder" if kind == "file" else "does not exist"
+        assert line.startswith(f"bxctl: BOXMAKER_HOME={home} {said}"), line
+
+
 @pytest.mark.parametrize("argv", [["memory", "log", "0"], ["memory", "log", "x"], ["memory"]])
 def test_usage_errors(argv, tmp_path):
     result = runner.invoke(app, argv, env={"BOXMAKER_HOME": str(tmp_path)})

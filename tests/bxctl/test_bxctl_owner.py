@@ -3,8 +3,10 @@ promote, edit, hand edits, --json on every command, and hostile entries printed 
 
 import json
 import re
+import shutil
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -269,6 +271,7 @@ def test_edit_refuses_listing_every_problem_and_keeps_the_copy(memoryd, tmp_path
     kept = re.search(r"your copy is kept at (\S+)", err).group(1)
     assert open(kept, encoding="utf-8").read() == text
     assert memory_md(memoryd).read_bytes() == before
+    shutil.rmtree(Path(kept).parent)  # the owner's copy; the test's to remove
 
 
 def test_edit_refuses_when_the_file_changed_meanwhile(memoryd, tmp_path):
@@ -281,6 +284,8 @@ def test_edit_refuses_when_the_file_changed_meanwhile(memoryd, tmp_path):
     result = bx(memoryd, "memory", "edit", "memory", env={"EDITOR": f"{sys.executable} {script}"})
     assert result.exit_code == 1 and "changed since the copy was made" in result.stderr
     assert memory_md(memoryd).read_text() == "changed by hand\n"
+    kept = re.search(r"your copy is kept at (\S+)", result.stderr).group(1)
+    shutil.rmtree(Path(kept).parent)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """The stack in containers: one container per role from the built image, through testcontainers
 against podman's Docker API (rootful or rootless, engines.py), as compose.yaml has it: no network,
-no capabilities, a read-only root, user 10001, compose.yaml's memory and process limits, and only
-the role's own folders of the home bind-mounted. Commands inside run with `podman exec`.
+no capabilities, a read-only root, user 10001, compose.yaml's memory and process limits (no swap
+beyond the memory limit), the settings folder read-only at /etc/boxmaker, and only the role's own
+folders of the home bind-mounted. Commands inside run with `podman exec`.
 """
 
 import os
@@ -20,7 +21,10 @@ from tests.integration.stack import (
     TMPFS,
     Stack,
     make_home,
+    make_settings,
 )
+
+SETTINGS_MOUNT = "/etc/boxmaker"
 
 # Every container the tests created, so that the end of the run can check no conmon is left.
 CREATED_CONTAINERS: set[str] = set()
@@ -29,18 +33,27 @@ CREATED_CONTAINERS: set[str] = set()
 class ContainerStack(Stack):
     mode = "container"
 
-    def __init__(self, root: Path, engine: Engine, image: str = IMAGE):
+    def __init__(
+        self,
+        root: Path,
+        engine: Engine,
+        image: str = IMAGE,
+        settings: dict[str, str] | None = None,
+    ):
+        """settings: file name -> text written over the example settings (config/)."""
         self.root = root
         self.engine = engine
         self.home = make_home(root)
+        self.settings = make_settings(root, settings)
         self.image = image
         self.containers: dict = {}
         if os.getuid() != engine.host_uid:
             # Rootful: the container's 10001 is 10001 on the host. Rootless run by root: the
             # rootless user's uid is mapped to 10001 (keep-id), so the home is that user's.
             os.chown(root, engine.host_uid, engine.host_uid)
-            for path in [self.home, *self.home.rglob("*")]:
-                os.chown(path, engine.host_uid, engine.host_uid)
+            for top in (self.home, self.settings):
+                for path in [top, *top.rglob("*")]:
+                    os.chown(path, engine.host_uid, engine.host_uid)
 
     def _container(self, name: str):
         from testcontainers.core.container import DockerContainer
@@ -49,7 +62,7 @@ class ContainerStack(Stack):
         container = DockerContainer(
             self.image,
             docker_client_kw={"environment": {"DOCKER_HOST": self.engine.docker_host}},
-            command=[name, "serve", "--config", f"/etc/boxmaker/{CONFIG_OF[name]}"],
+            command=[name, "serve", "--config", f"{SETTINGS_MOUNT}/{CONFIG_OF[name]}"],
             env={"BOXMAKER_HOME": IMAGE_HOME},
             network_mode="none",
             read_only=True,
@@ -62,6 +75,7 @@ class ContainerStack(Stack):
             # Rootless: the engine maps its user to 10001 by default (userns keep-id in its
             # containers.conf; docker-py refuses any userns_mode but "host").
         )
+        container.with_volume_mapping(os.fspath(self.settings), SETTINGS_MOUNT, "ro")
         for folder, mode in MOUNTS[name].items():
             container.with_volume_mapping(
                 os.fspath(self.home / folder), f"{IMAGE_HOME}/{folder}", mode

@@ -96,8 +96,22 @@ def venv_command(name: str) -> str:
 
 
 def short_temp_home(prefix: str) -> Path:
-    """A fresh folder in /tmp: socket paths must stay under 108 bytes, pytest's tmp_path may not."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    """A fresh folder in the run's temporary folder (tests/conftest.py; /tmp outside pytest):
+    socket paths must stay under 108 bytes, and pytest's tmp_path may not."""
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def make_settings(root: Path, changes: dict[str, str] | None = None) -> Path:
+    """The owner's settings folder as scripts/stack seeds it (config/'s files, not its folders),
+    with changes (file name -> text) written over the copies."""
+    settings = root / "settings"
+    settings.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for path in CONFIG_DIR.iterdir():
+        if path.is_file():
+            shutil.copy2(path, settings / path.name)
+    for name, text in (changes or {}).items():
+        (settings / name).write_text(text, encoding="utf-8")
+    return settings
 
 
 def make_home(root: Path) -> Path:

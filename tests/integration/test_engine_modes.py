@@ -2,7 +2,8 @@
 
 Rootless: `podman info` of the engine says rootless, each role runs as 10001 with no capabilities,
 and what the roles write in the home belongs on the host to the user who runs podman (keep-id).
-Every container has compose.yaml's memory and process limits where podman can enforce them
+Every container has compose.yaml's memory and process limits, and no swap beyond the memory
+limit, where podman can enforce them
 (rootful; rootless needs cgroups v2, and on v1 podman says it ignores them). Each role's health
 check answers while the role serves and fails within its deadline when the role is stopped.
 """
@@ -68,6 +69,21 @@ def test_rootful_containers_have_compose_limits(container_stack):
             container_stack, role, "/sys/fs/cgroup/pids/pids.max", "/sys/fs/cgroup/pids.max"
         )
         assert (int(memory), int(pids)) == (limits[role]["memory"], limits[role]["pids"]), role
+        assert no_swap_beyond(container_stack, role, int(memory)), role
+
+
+def no_swap_beyond(stack, role: str, memory: int) -> bool:
+    """The container may not swap past its memory limit: cgroups v1's memory+swap limit equals
+    the memory limit, or cgroups v2's swap limit is 0."""
+    v2 = stack.exec(role, "cat", "/sys/fs/cgroup/memory.swap.max")
+    if v2.returncode == 0:
+        return v2.stdout.strip() == "0"
+    v1 = stack.exec(role, "cat", "/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
+    if v1.returncode != 0:
+        # A kernel without swap accounting (swapaccount=0) has no such file: nothing can swap
+        # past the limit through the cgroup, and there is nothing to read.
+        return "No such file" in v1.stderr
+    return int(v1.stdout) == memory
 
 
 def test_health_checks_answer_and_a_stopped_role_is_unhealthy(container_stack):

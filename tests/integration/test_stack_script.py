@@ -11,12 +11,14 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from proto.health import check
-from tests.integration.stack import MOUNTS, REPO, SERVICES, short_temp_home
+from tests.integration.engines import compose_limits
+from tests.integration.stack import IMAGE, MOUNTS, REPO, SERVICES, make_settings, short_temp_home
 
 SCRIPTS = REPO / "scripts"
 sys.path.insert(0, os.fspath(SCRIPTS))
@@ -73,6 +75,7 @@ def test_stack_up_status_install_uninstall_down(container_engine):
     env = {
         **os.environ,
         "BOXMAKER_HOME": os.fspath(root / "home"),
+        "BOXMAKER_CONFIG": os.fspath(root / "config"),
         "BOXMAKER_STACK_STATE": os.fspath(root / "state"),
         "BOXMAKER_PROJECT": project,
         "BOXMAKER_UNIT_DIR": os.fspath(root / "units"),
@@ -99,6 +102,11 @@ def test_stack_up_status_install_uninstall_down(container_engine):
         assert status.returncode == 0, status.stdout + status.stderr
         for role in SERVICES:
             assert f"\n{role}: healthy ({root / 'home'}/run/" in f"\n{status.stdout}", status.stdout
+        assert f"\nsettings: {root / 'config'} (read-only at /etc/boxmaker" in status.stdout
+        # podman-compose drops memswap_limit; scripts/stack passes it: no swap beyond the limit.
+        for role, limit in compose_limits().items():
+            swap = cgroup_swap_limit(f"{project}_{role}_1")
+            assert swap in (None, limit["memory"]), (role, swap)
 
         logs = stack("logs", "memoryd", "20")
         assert logs.returncode == 0 and "memoryd" in logs.stdout + logs.stderr
@@ -114,6 +122,8 @@ def test_stack_up_status_install_uninstall_down(container_engine):
             subprocess.run(["podman", "kill", "--signal", "CONT", memoryd], timeout=60)
         restarted = stack("restart", "loopd-shim")
         assert restarted.returncode == 0, restarted.stderr
+        # Nothing is wrong, so nothing says error (podman's systemd-less health check noise).
+        assert "error" not in restarted.stderr.lower(), restarted.stderr
 
         installed = stack("install")
         assert installed.returncode == 0, installed.stderr
@@ -148,6 +158,22 @@ def test_stack_up_status_install_uninstall_down(container_engine):
     assert left.stdout.strip() == ""
 
 
+def cgroup_swap_limit(container: str) -> int | None:
+    """The memory+swap limit of a container under cgroups v1 (None where the kernel has no swap
+    accounting); under v2 the memory limit when the swap limit is 0."""
+
+    def cat(path: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["podman", "exec", container, "cat", path], capture_output=True, text=True, timeout=60
+        )
+
+    v2 = cat("/sys/fs/cgroup/memory.swap.max")
+    if v2.returncode == 0:
+        return int(cat("/sys/fs/cgroup/memory.max").stdout) if v2.stdout.strip() == "0" else -1
+    v1 = cat("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
+    return int(v1.stdout) if v1.returncode == 0 else None
+
+
 @pytest.mark.container
 def test_podman_compose_by_hand_without_containers_conf(container_engine):
     """compose.yaml alone (no CONTAINERS_CONF) starts the stack: its rlimits fit the machine."""
@@ -162,6 +188,9 @@ def test_podman_compose_by_hand_without_containers_conf(container_engine):
     project = f"bxhand{secrets.token_hex(3)}"
     env = {k: v for k, v in os.environ.items() if k != "CONTAINERS_CONF"}
     env["BOXMAKER_HOME"] = os.fspath(home)
+    env["BOXMAKER_CONFIG"] = os.fspath(make_settings(root))
+    for path in [root / "settings", *(root / "settings").iterdir()]:
+        os.chown(path, 10001, 10001)
     compose = [
         os.fspath(Path(sys.executable).with_name("podman-compose")),
         "-p",
@@ -201,3 +230,127 @@ def test_units_are_valid_for_systemd(tmp_path):
         ["systemd-analyze", "verify", os.fspath(unit)], capture_output=True, text=True, timeout=60
     )
     assert "Environment" not in verified.stderr, verified.stderr
+
+
+@pytest.mark.container
+def test_settings_restart_a_role_that_cannot_start_and_an_upgrade(container_engine):
+    """The owner's second day, through scripts/stack: a mistake in the settings is one line and
+    changes nothing; a changed setting and `restart memoryd` recreate memoryd alone, which then
+    runs it; a role that cannot start prints its own error and is left stopped, not restarting;
+    after an upgrade (a new image under the same name) `up` recreates every role, says why, and
+    status shows the version each runs beside the built one."""
+    if container_engine.rootless and os.getuid() == 0:
+        pytest.fail("as root, scripts/stack runs rootful podman")
+    root = short_temp_home("bx-day2-")
+    project = f"bxday{secrets.token_hex(3)}"
+    image = f"localhost/bxtest-{project}:dev"
+    subprocess.run(["podman", "tag", IMAGE, image], check=True, timeout=60)
+    env = {
+        **os.environ,
+        "BOXMAKER_HOME": os.fspath(root / "home"),
+        "BOXMAKER_CONFIG": os.fspath(root / "config"),
+        "BOXMAKER_STACK_STATE": os.fspath(root / "state"),
+        "BOXMAKER_PROJECT": project,
+        "BOXMAKER_IMAGE": image,
+    }
+
+    def stack(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [os.fspath(SCRIPTS / "stack"), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def inspect(role: str, field: str) -> str:
+        return subprocess.run(
+            ["podman", "inspect", "--format", field, f"{project}_{role}_1"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+
+    def ids() -> dict[str, str]:
+        return {role: inspect(role, "{{.Id}}") for role in SERVICES}
+
+    memoryd_toml = root / "config" / "memoryd.toml"
+    try:
+        up = stack("up")
+        assert up.returncode == 0, up.stderr[-3000:]
+        first = ids()
+
+        # A mistake: one line naming the host file and the key; nothing restarted.
+        good = memoryd_toml.read_text()
+        memoryd_toml.write_text(good.replace("review = false", "reveiw = false"))
+        wrong = stack("restart", "memoryd")
+        assert wrong.returncode == 1
+        assert f"error: memoryd: {memoryd_toml}: unknown key reveiw in [memory]" in wrong.stderr
+        assert ids() == first
+
+        # A setting changed: restart recreates memoryd alone, and memoryd runs the new setting.
+        memoryd_toml.write_text(good + '\n[recall]\nmode = "context"\n')
+        changed = stack("restart", "memoryd")
+        assert changed.returncode == 0, changed.stderr
+        assert "recreating memoryd: its settings (memoryd.toml, soul.md in" in changed.stderr
+        now = ids()
+        assert now["memoryd"] != first["memoryd"]
+        assert {r: now[r] for r in SERVICES[1:]} == {r: first[r] for r in SERVICES[1:]}
+        logs = stack("logs", "memoryd", "200")
+        assert "recall mode context (was spec)" in logs.stdout + logs.stderr
+        same = stack("up")
+        assert same.returncode == 0 and "recreating" not in same.stderr, same.stderr
+        assert ids() == now
+
+        # A role that cannot start: its own one-line error, exit 1, stopped, no restart loop.
+        soul = root / "home/memory/soul.md"
+        soul.rename(root / "soul.md")
+        soul.mkdir()
+        os.chown(soul, 10001, 10001)
+        broken = stack("restart", "memoryd")
+        assert broken.returncode == 1
+        assert f"memoryd: cannot start: {soul} is not a file" in broken.stderr, broken.stderr
+        assert "(runbook: memoryd-start-failed)" in broken.stderr
+        count = inspect("memoryd", "{{.RestartCount}}")
+        time.sleep(5)
+        assert inspect("memoryd", "{{.State.Status}}") == "exited"
+        assert inspect("memoryd", "{{.RestartCount}}") == count
+        soul.rmdir()
+        (root / "soul.md").rename(soul)
+
+        # An upgrade: a new image under the same name; up recreates every role and says why.
+        built = root / "upgrade"
+        built.mkdir()
+        (built / "Containerfile").write_text(f"FROM {image}\nLABEL boxmaker.test=upgraded\n")
+        subprocess.run(
+            ["podman", "build", "-q", "--pull=never", "--network", "none", "-t", image, built],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        new_id = subprocess.run(
+            ["podman", "image", "inspect", "--format", "{{.Id}}", image],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+        upgraded = stack("up")
+        assert upgraded.returncode == 0, upgraded.stderr[-3000:]
+        for role in SERVICES:
+            assert f"recreating {role}: it runs image " in upgraded.stderr, upgraded.stderr
+            assert inspect(role, "{{.Image}}") == new_id, role
+        status = stack("status")
+        assert status.returncode == 0, status.stdout + status.stderr
+        version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+        for role in SERVICES:
+            line = next(x for x in status.stdout.splitlines() if x.startswith(f"{role}: container"))
+            assert (
+                f"runs {version} (image {new_id[:12]}), built {version} (image {new_id[:12]})"
+                in line
+            ), line
+    finally:
+        down = stack("down")
+        subprocess.run(["podman", "rmi", "-f", image], capture_output=True, timeout=120)
+        shutil.rmtree(root, ignore_errors=True)
+    assert down.returncode == 0, down.stderr

@@ -37,6 +37,7 @@ def test_config_snippet_defaults_to_untrusted_and_an_absolute_home_and_command(
     tmp_path, monkeypatch
 ):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "rel/home").mkdir(parents=True)
     result = CliRunner().invoke(app, ["config-snippet", "--home", "rel/home"])
     assert result.exit_code == 0, result.output
     server = json.loads(result.output)["mcpServers"]["boxmaker-memory"]
@@ -76,3 +77,22 @@ def test_stdin_closed_ends_the_server_with_nothing_on_stdout(tmp_path):
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout == b""
     assert b"serving MCP on stdio" in result.stderr
+
+
+def test_config_snippet_refuses_without_a_home_that_is_a_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("BOXMAKER_HOME", raising=False)
+    (tmp_path / "file").write_text("x")
+    cases = [
+        ([], {}, "no home to register: pass --home PATH"),
+        ([], {"BOXMAKER_HOME": str(tmp_path / "gone")}, f"BOXMAKER_HOME {tmp_path / 'gone'} is"),
+        (["--home", str(tmp_path / "file")], {}, f"--home {tmp_path / 'file'} is not a folder"),
+    ]
+    for args, env, said in cases:
+        result = CliRunner().invoke(app, ["config-snippet", *args], env=env)
+        assert result.exit_code == 2, (args, env, result.output)
+        [line] = result.output.splitlines()
+        assert line.startswith("memory-mcp: ") and said in line, line
+    monkeypatch.setenv("BOXMAKER_HOME", str(tmp_path))
+    taken = CliRunner().invoke(app, ["config-snippet"])
+    assert taken.exit_code == 0, taken.output
+    assert json.loads(taken.output)["mcpServers"]["boxmaker-memory"]["args"][1] == str(tmp_path)

@@ -64,7 +64,7 @@ IDENTITY = ("memory.md", "user.md")
 def socket_paths(home: Path) -> dict[str, Path]:
     """A case's sockets: under home/run/ as by default, unless that path would pass the 107
     bytes AF_UNIX allows (pytest's temporary paths can); then under a short folder of /tmp
-    named after the home."""
+    named after the home, which Memoryd.stop removes."""
     if len(str(home / "run/broker-memory/memory.sock")) <= 100:
         run = home / "run"
     else:
@@ -237,11 +237,17 @@ class Memoryd:
             return b": caught up, " in f.read()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            code = self.proc.wait(20)
-            if code != 0:
-                raise RuntimeError(f"memoryd stopped with {code}: {self.log.read_text()}")
+        """Stop memoryd if it runs (killed or not, its sockets' folder outside the home goes)."""
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+                code = self.proc.wait(20)
+                if code != 0:
+                    raise RuntimeError(f"memoryd stopped with {code}: {self.log.read_text()}")
+        finally:
+            run = self.sockets["admin"].parent.parent
+            if self.home not in run.parents:
+                shutil.rmtree(run, ignore_errors=True)
 
     def outcome(self) -> Outcome:
         report = self.root / "crash.txt"
@@ -283,8 +289,7 @@ def run_once(
             request(memoryd.sockets[op.socket], op.message, timeout=20)
         except ProtoError:
             memoryd.proc.wait(10)  # the connection died with the process
-    if memoryd.proc.poll() is None:
-        memoryd.stop()
+    memoryd.stop()
     outcome = memoryd.outcome()
     if not up and not outcome.killed:
         raise RuntimeError(f"memoryd stopped without being killed: {memoryd.log.read_text()}")

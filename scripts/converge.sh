@@ -1,0 +1,204 @@
+# scripts/stack's containers (sourced, not run): what each running role should run, what makes a
+# container out of date, how it is (re)created with the limits compose.yaml states, how to tell a
+# role that cannot start, and what the terminal must hear about limits that cannot hold.
+# Expects PROJECT, SERVICES, HOME_DIR, SETTINGS_DIR, STATE, VENV, ROOT and IMAGE.
+# shellcheck shell=bash
+
+compose() { "$VENV/bin/podman-compose" -p "$PROJECT" -f "$ROOT/compose.yaml" "$@"; }
+container_of() { printf '%s_%s_1\n' "$PROJECT" "$1"; }
+
+# The environment compose.yaml's labels read: each role's settings hash (the files it reads from
+# the settings folder) and a hash of compose.yaml with the environment it is read with. A
+# container carries them from its creation; one that differs from now is out of date.
+export_labels() {
+    local role hash
+    while read -r role hash; do
+        case "$role" in
+        memoryd) export BOXMAKER_SETTINGS_MEMORYD="$hash" ;;
+        brokerd-shim) export BOXMAKER_SETTINGS_BROKERD="$hash" ;;
+        loopd-shim) export BOXMAKER_SETTINGS_LOOPD="$hash" ;;
+        esac
+    done < <("$VENV/bin/python" "$ROOT/scripts/check_settings.py" --hashes "$SETTINGS_DIR")
+    BOXMAKER_COMPOSE_HASH=$({
+        cat "$ROOT/compose.yaml"
+        printf '%s\n' "$IMAGE" "$HOME_DIR" "$SETTINGS_DIR" "${BOXMAKER_USERNS:-}"
+    } | sha256sum | cut -c1-16)
+    export BOXMAKER_COMPOSE_HASH
+}
+
+settings_label_of() {
+    case "$1" in
+    memoryd) echo "$BOXMAKER_SETTINGS_MEMORYD" ;;
+    brokerd-shim) echo "$BOXMAKER_SETTINGS_BROKERD" ;;
+    loopd-shim) echo "$BOXMAKER_SETTINGS_LOOPD" ;;
+    esac
+}
+settings_files_of() {
+    case "$1" in
+    memoryd) echo "memoryd.toml, soul.md" ;;
+    brokerd-shim) echo "brokerd.toml" ;;
+    loopd-shim) echo "loopd.toml, system.md" ;;
+    esac
+}
+
+# out_of_date ROLE: why ROLE's container must be recreated (one line), or nothing when it is
+# current or does not exist. Needs export_labels first.
+out_of_date() {
+    local name="$1" c image settings defined want
+    c=$(container_of "$name")
+    podman container exists "$c" || return 0
+    read -r image settings defined < <(podman inspect --format \
+        '{{.Image}} {{index .Config.Labels "boxmaker.settings"}} {{index .Config.Labels "boxmaker.compose"}}' "$c")
+    want=$(podman image inspect --format '{{.Id}}' "$IMAGE")
+    if [ "$image" != "$want" ]; then
+        echo "it runs image ${image:0:12}, not ${want:0:12} that up just built"
+    elif [ "$settings" != "$(settings_label_of "$name")" ]; then
+        echo "its settings ($(settings_files_of "$name") in $SETTINGS_DIR) changed since it was created"
+    elif [ "$defined" != "$BOXMAKER_COMPOSE_HASH" ]; then
+        echo "compose.yaml, the image name, the home, the settings folder or the user namespace changed"
+    fi
+}
+
+# The memswap_limit of each service in compose.yaml ("NAME VALUE" lines): podman-compose 1.6 does
+# not pass it to podman, so create_role does.
+memswap_limits() {
+    "$VENV/bin/python" - "$ROOT/compose.yaml" <<'PY'
+import sys, yaml
+for name, service in yaml.safe_load(open(sys.argv[1]))["services"].items():
+    print(name, service.get("memswap_limit", ""))
+PY
+}
+
+# remove_role ROLE: remove its container (a container made by an older scripts/stack may have
+# others that require it: those go too, and are made again below).
+remove_role() {
+    local c
+    c=$(container_of "$1")
+    if ! podman rm -f -t 10 "$c" >/dev/null 2>&1; then
+        say "$1: other containers require it (made by an earlier scripts/stack); removing them too"
+        podman rm -f -t 10 --depend "$c" >/dev/null
+    fi
+}
+
+# converge: recreate every role whose container is out of date (saying which and why), then make
+# and start what is missing, each role with its own --memory-swap. Appends podman-compose's output
+# to $STATE/compose-up.log.
+converge() {
+    local name why swap recreated=()
+    export_labels
+    for name in "${SERVICES[@]}"; do
+        why=$(out_of_date "$name")
+        [ -n "$why" ] || continue
+        say "recreating $name: $why"
+        remove_role "$name"
+        recreated+=("$name")
+    done
+    : >"$STATE/compose-up.log"
+    for name in "${SERVICES[@]}"; do
+        start_role "$name"
+    done
+    [ "${#recreated[@]}" -eq 0 ] || say "recreated: ${recreated[*]}"
+}
+
+# start_role ROLE: make its container if missing (with compose.yaml's memswap_limit as
+# --memory-swap), and start it. No dependency is made or started with it, and an existing
+# container is never replaced here: converge and restart decide that. Needs export_labels first.
+start_role() {
+    local swap
+    swap=$(memswap_limits | awk -v n="$1" '$1 == n {print $2}')
+    timeout 300 "$VENV/bin/podman-compose" -p "$PROJECT" -f "$ROOT/compose.yaml" \
+        ${swap:+"--podman-run-args=--memory-swap=$swap"} \
+        up -d --no-recreate --no-deps "$1" >>"$STATE/compose-up.log" 2>&1 ||
+        { tail -20 "$STATE/compose-up.log" >&2; die "podman-compose up $1 failed (log: $STATE/compose-up.log)"; }
+}
+
+# Sockets each role serves, relative to the home.
+sockets_of() {
+    case "$1" in
+    memoryd) echo run/loop-memory/memory.sock run/broker-memory/memory.sock run/owner-memory/admin.sock ;;
+    brokerd-shim) echo run/loop-broker/broker.sock ;;
+    loopd-shim) echo run/loop-control/control.sock ;;
+    esac
+}
+
+# restarts_of ROLE: how often podman restarted its container (0 in process mode).
+restarts_of() {
+    [ "$(cat "$STATE/mode" 2>/dev/null)" = container ] || { echo 0; return; }
+    podman inspect --format '{{.RestartCount}}' "$(container_of "$1")" 2>/dev/null || echo 0
+}
+
+# own_error ROLE: the role's own last word, from its log: the one line a role writes when it
+# cannot start ("memoryd: cannot start: ..."), else its last line.
+own_error() {
+    local log
+    if [ "$(cat "$STATE/mode" 2>/dev/null)" = container ]; then
+        log=$(podman logs --tail 40 "$(container_of "$1")" 2>&1 || true)
+    else
+        log=$(tail -n 40 "$STATE/$1.log" 2>/dev/null || true)
+    fi
+    log="${log//\/var\/lib\/boxmaker\//$HOME_DIR/}"
+    log="${log//\/etc\/boxmaker\//$SETTINGS_DIR/}"
+    printf '%s\n' "$log" | grep "^$1: " | tail -1 | grep . || printf '%s\n' "$log" | grep . | tail -1
+}
+
+# has_failed ROLE BASELINE: the role stopped with an error, or podman restarted it since BASELINE.
+has_failed() {
+    local name="$1" status code count
+    if [ "$(cat "$STATE/mode" 2>/dev/null)" = container ]; then
+        read -r status code count < <(podman inspect --format \
+            '{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}}' "$(container_of "$name")" 2>/dev/null ||
+            echo missing 1 0)
+        [ "$count" -gt "$2" ] && return 0
+        [ "$status" != running ] && [ "$status" != created ] && [ "$status" != configured ] &&
+            [ "$code" != 0 ]
+    else
+        ! running_pid "$name" >/dev/null
+    fi
+}
+
+# wait_for_roles LIMIT ROLE...: wait until each role's sockets answer. A role that fails meanwhile
+# is stopped, so that it does not restart in a loop, and its own error is printed; returns 1 then,
+# or when LIMIT seconds pass.
+wait_for_roles() {
+    local limit="$1" name line sockets=() failed=0 deadline
+    shift
+    local -A baseline
+    for name; do
+        baseline[$name]=$(restarts_of "$name")
+        read -r -a more <<<"$(sockets_of "$name")"
+        sockets+=("${more[@]}")
+    done
+    deadline=$((SECONDS + limit))
+    while ! wait_for_sockets 1 "${sockets[@]}" 2>/dev/null; do
+        for name; do
+            has_failed "$name" "${baseline[$name]}" || continue
+            failed=1
+            line=$(own_error "$name")
+            case "$line" in
+            "$name: "*) say "$line" ;;
+            *) say "$name cannot start: ${line:-its log is empty}" ;;
+            esac
+            if [ "$(cat "$STATE/mode" 2>/dev/null)" = container ]; then
+                podman stop -t 2 "$(container_of "$name")" >/dev/null 2>&1 || true
+                say "stopped $(container_of "$name") so that it does not restart in a loop; fix the cause, then scripts/stack up"
+            fi
+        done
+        [ "$failed" = 0 ] || return 1
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            line=$(wait_for_sockets 0 "${sockets[@]}" 2>&1 | sed 's/^.* on: //')
+            say "no answer after ${limit}s on: $line"
+            for name; do say "$name's last log line: $(own_error "$name")"; done
+            return 1
+        fi
+    done
+}
+
+# limits_warning: one line when the engine cannot enforce compose.yaml's limits (rootless podman
+# on cgroups v1, which says so only in its own log file); nothing otherwise.
+limits_warning() {
+    local version
+    is_root && return 0
+    version=$(podman info --format '{{.Host.CgroupsVersion}}' 2>/dev/null || true)
+    [ "$version" = v1 ] || return 0
+    say "warning: rootless podman on cgroups v1 cannot hold the containers' limits: memory and processes are unlimited here (compose.yaml: memoryd 1 GiB and 128 processes, each shim 256 MiB and 64); run as root, or boot with cgroups v2 (systemd.unified_cgroup_hierarchy=1), for limits that hold"
+}

@@ -1,0 +1,149 @@
+"""scripts/check_settings.py: the stack's settings checked on the host by the roles' own code.
+
+Each mistake is one line that names the host file, the key and what is wrong; the example
+settings pass; the hash a container is labelled with changes with exactly the files its role
+reads. Also `scripts/stack check` itself, in process mode (no engine needed).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.integration.stack import REPO, make_settings
+
+sys.path.insert(0, os.fspath(REPO / "scripts"))
+from check_settings import ROLE_FILES, check, role_hash  # noqa: E402
+
+
+@pytest.fixture
+def folders(tmp_path):
+    settings = make_settings(tmp_path)
+    home = tmp_path / "home"
+    shutil.copytree(REPO / "config/grants", home / "grants")
+    return settings, home
+
+
+def test_the_example_settings_pass(folders):
+    assert check(*folders) == []
+
+
+# (file, text written over it or appended, what the one line must hold)
+MISTAKES = [
+    ("memoryd.toml", "[memory]\nreveiw = true\n", "memoryd.toml: unknown key reveiw in [memory]"),
+    ("memoryd.toml", '[recall]\nmode = "fancy"\n', "[recall] mode must be one of spec, context"),
+    ("memoryd.toml", "[index]\nmax_class = 3\n", "[index] max_class must be one of"),
+    ("memoryd.toml", "[memory]\nreview = maybe\n", "memoryd.toml is not valid TOML"),
+    ("memoryd.toml", "[limits]\nrequest_seconds = 0\n", "[limits] request_seconds must be"),
+    ("memoryd.toml", '[memory]\nsoul_starter = "gone.md"\n', "gone.md: cannot read the starter"),
+    ("memoryd.toml", '[paths]\nhome = "/srv/x"\n', "[paths] home must stay /var/lib/boxmaker"),
+    ("memoryd.toml", "[colour]\nx = 1\n", "memoryd.toml: unknown section [colour]"),
+    ("loopd.toml", "[prompt]\nsystem = 'none.md'\n", "cannot read the system prompt"),
+    ("loopd.toml", "[broker]\nsockett = 'x'\n", "loopd.toml: unknown key sockett in [broker]"),
+    ("brokerd.toml", "[memory]\ntimeout_seconds = -1\n", "[memory] timeout_seconds must be"),
+    ("grants/bad.toml", "tool = 'web'\n", "grants/bad.toml: missing key mode"),
+    (
+        "grants/recall.toml",
+        "tool='recall'\nmode='auto'\nmax_taint='public'\nresult_class='public'\nuntrusted=false\n",
+        "recall.toml: the policy of recall",
+    ),
+]
+
+
+@pytest.mark.parametrize("name, text, said", MISTAKES, ids=[m[2][:40] for m in MISTAKES])
+def test_each_mistake_is_one_line_naming_the_file_and_key(folders, name, text, said):
+    settings, home = folders
+    if name.startswith("grants/"):
+        (home / name).write_text(text)
+        path = home / name
+    else:
+        path = settings / name
+        # A section already in the example is replaced, not repeated (TOML refuses that).
+        lines = path.read_text().splitlines()
+        header = text.splitlines()[0]
+        if header in lines:
+            cut = lines.index(header)
+            end = next((i for i in range(cut + 1, len(lines)) if lines[i].startswith("[")), None)
+            lines = lines[:cut] + lines[end:] if end is not None else lines[:cut]
+        path.write_text("\n".join(lines) + "\n" + text)
+    [line] = check(settings, home)
+    assert said in line, line
+    assert os.fspath(path.parent) in line or os.fspath(path) in line, line
+    assert "\n" not in line
+
+
+def test_a_missing_role_file_is_named(folders):
+    settings, home = folders
+    (settings / "brokerd.toml").unlink()
+    assert check(settings, home) == [f"brokerd-shim: {settings / 'brokerd.toml'}: missing"]
+
+
+@pytest.mark.parametrize("role", sorted(ROLE_FILES))
+def test_a_role_hash_changes_with_its_own_files_only(folders, role):
+    settings, _ = folders
+    before = {r: role_hash(settings, r) for r in ROLE_FILES}
+    (settings / ROLE_FILES[role][-1]).write_text("changed\n")
+    after = {r: role_hash(settings, r) for r in ROLE_FILES}
+    assert [r for r in ROLE_FILES if before[r] != after[r]] == [role]
+
+
+def test_stack_check_names_the_mistake_and_starts_nothing(tmp_path):
+    env = {
+        **os.environ,
+        "BOXMAKER_HOME": os.fspath(tmp_path / "home"),
+        "BOXMAKER_CONFIG": os.fspath(tmp_path / "config"),
+        "BOXMAKER_STACK_STATE": os.fspath(tmp_path / "state"),
+        "BOXMAKER_STACK": "process",
+    }
+
+    def stack(*args):
+        return subprocess.run(
+            [os.fspath(REPO / "scripts/stack"), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+    first = stack("check")
+    assert first.returncode == 0, first.stderr
+    seeded = sorted(p.name for p in (tmp_path / "config").iterdir())
+    assert seeded == sorted(p.name for p in (REPO / "config").iterdir() if p.is_file())
+    memoryd = tmp_path / "config/memoryd.toml"
+    memoryd.write_text(memoryd.read_text().replace("review = false", "reveiw = false"))
+    wrong = stack("check")
+    assert wrong.returncode == 1
+    assert wrong.stderr.splitlines()[0] == (
+        f"error: memoryd: {memoryd}: unknown key reveiw in [memory]"
+    )
+    assert "reveiw" in memoryd.read_text(), "check rewrote the owner's file"
+    up = stack("up")
+    assert up.returncode == 1 and "unknown key reveiw in [memory]" in up.stderr
+    assert not (tmp_path / "state/memoryd.pid").exists(), "up started a role with bad settings"
+
+
+@pytest.mark.parametrize("name", ["BOXMAKER_HOME", "BOXMAKER_CONFIG"])
+def test_a_file_where_a_folder_belongs_is_one_line(tmp_path, name):
+    (tmp_path / "file").write_text("x")
+    env = {
+        **os.environ,
+        "BOXMAKER_HOME": os.fspath(tmp_path / "home"),
+        name: os.fspath(tmp_path / "file"),
+    }
+    env["BOXMAKER_STACK_STATE"] = os.fspath(tmp_path / "state")
+    done = subprocess.run(
+        [os.fspath(REPO / "scripts/stack"), "up"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"error: {name}={tmp_path / 'file'} is not a folder; point {name} at a folder "
+        f"(default {REPO / '.local' / ('home' if name == 'BOXMAKER_HOME' else 'config')})"
+    ]

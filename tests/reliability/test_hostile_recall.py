@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from memoryd.search.defuse import defuse
 from proto.client import RemoteError, request
 from proto.messages import MemoryAdmin, Reindex, SessionUpdated
 from tests.reliability.calls import memory, recall, tool_call
@@ -31,7 +32,10 @@ def test_hostile_query(seeded, case):
         first = answer.output.split("\n[2]")[0]
         assert first.startswith("[1] memory · note,") and case.word in first, answer.output
     elif case.expected == NONE:
-        assert answer.ok and answer.output == f'(no matches for "{case.query}")', answer.output
+        # The query is echoed defused: controls and invisibles shown, never raw.
+        echoed = f'(no matches for "{defuse(case.query)}")'
+        assert answer.ok and answer.output == echoed, answer.output
+        assert "\x00" not in answer.output and "\u200b" not in answer.output
     else:
         assert not answer.ok and answer.output.startswith(case.expected), answer.output
 

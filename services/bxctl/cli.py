@@ -27,6 +27,7 @@ from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests 
     show,
 )
 from proto.messages import Reindex, Reindexed
+from proto.plural import counted
 from proto.version import VersionOption
 
 REINDEX_TIMEOUT = 3600.0
@@ -57,11 +58,6 @@ def _progress(done: threading.Event) -> None:
         i += 1
     sys.stderr.write("\r" + " " * 30 + "\r")
     sys.stderr.flush()
-
-
-def counted(n: int, noun: str) -> str:
-    """1 note, 2 notes, 1,208 records."""
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 @app.command()

@@ -34,6 +34,7 @@ from memoryd.memory import edits, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust.caller import OWNER
 from proto.messages import SESSION_ID_PATTERN
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ ENTRY = re.compile(r"^(memory\.md|user\.md):(\d{1,4})$")
 SESSION = re.compile(rf"^session:({SESSION_ID_PATTERN.strip('^$')}):(\d{{1,12}})$")
 LOGS_STAY = (
     "session logs are loopd's and stay as they are: what was said in a session stays in its log "
-    "under sessions/, and memoryd will not index it again"
+    "under sessions/, and memoryd will not index it again."
 )
 
 
@@ -148,11 +149,11 @@ class Places:
     def said(self) -> str:
         parts = [f"{n} entr{'y' if n == 1 else 'ies'} of {f}" for f, n in self.entries.items()]
         if self.notes:
-            parts.append(f"{len(self.notes)} note(s) of notes.md")
-        parts.append(f"{self.journal} journal line(s)")
-        parts.append(f"{self.recalls} recall log line(s)")
+            parts.append(f"{counted(len(self.notes), 'note')} of notes.md")
+        parts.append(counted(self.journal, "journal line"))
+        parts.append(counted(self.recalls, "recall log line"))
         if self.pending:
-            parts.append(f"{self.pending} pending write(s)")
+            parts.append(counted(self.pending, "pending write"))
         return ", ".join(parts)
 
 
@@ -316,8 +317,8 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     kept = _backups(home)
     if kept:
         message += (
-            f" The {kept} backups in {layout.backups(home)} made before still hold it: remove "
-            "them to be rid of it there too."
+            f" {counted(kept, 'backup')} in {layout.backups(home)}, made before, still hold it:"
+            " remove them to be rid of it there too."
         )
     return {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
 

@@ -15,6 +15,7 @@ from memoryd.data import backup, exchange, forget, importing, restore, snapshot
 from memoryd.errors import AdminRefused
 from memoryd.owner import paging
 from memoryd.writer import WRITE
+from proto.plural import counted
 
 _busy = threading.Lock()
 LINES_SHOWN = 2_000  # of an import's report, so that the answer fits one reply
@@ -27,8 +28,10 @@ def _one_at_a_time():
 
 
 def _count_text(counts: dict) -> str:
-    keys = ("entries", "notes", "edits", "pending", "records")
-    return ", ".join(f"{counts.get(k, 0):,} {k}" for k in keys)
+    nouns = (("entries", "entry"), ("notes", "note"), ("edits", "edit"), ("records", "record"))
+    said = [counted(counts.get(key, 0), one, key) for key, one in nouns]
+    said.insert(3, f"{counts.get('pending', 0):,} pending")
+    return ", ".join(said)
 
 
 def run_backup(service, arg) -> str:

@@ -130,7 +130,7 @@ def test_forget_asks_first_and_then_forgets(memoryd):
     notes = (memoryd.home / "memory" / "notes.md").read_text()
     assert "Thursday" in notes
     yes = ok(bx(memoryd, "memory", "forget", "note:0", input="y\n"))
-    assert "session logs are loopd's" in yes
+    assert "Session logs are loopd's" in yes
     assert "Thursday" not in (memoryd.home / "memory" / "notes.md").read_text()
     out = ok(bx(memoryd, "memory", "forget", "memory.md:1", "--yes"))
     assert "forgot entry 1 of memory.md" in out

@@ -94,7 +94,7 @@ def test_after_forget_nothing_memoryd_writes_or_answers_holds_the_text(
         shown = json.loads(m.admin("forget", {"id": ids[text], "dry_run": True}))
         assert text not in shown["message"] and "cannot be undone" in shown["message"]
         done = json.loads(m.admin("forget", {"id": ids[text]}))
-        assert "session logs are loopd's" in done["message"]
+        assert "Session logs are loopd's" in done["message"]
         assert text not in done["message"]
         for path in written_files(m):
             assert raw not in path.read_bytes(), path

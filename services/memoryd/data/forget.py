@@ -42,7 +42,7 @@ NOTE = re.compile(r"^note:(\d{1,9})$")
 ENTRY = re.compile(r"^(memory\.md|user\.md):(\d{1,4})$")
 SESSION = re.compile(rf"^session:({SESSION_ID_PATTERN.strip('^$')}):(\d{{1,12}})$")
 LOGS_STAY = (
-    "session logs are loopd's and stay as they are: what was said in a session stays in its log "
+    "Session logs are loopd's and stay as they are: what was said in a session stays in its log "
     "under sessions/, and memoryd will not index it again."
 )
 
@@ -317,8 +317,8 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     kept = _backups(home)
     if kept:
         message += (
-            f" {counted(kept, 'backup')} in {layout.backups(home)}, made before, still hold it:"
-            " remove them to be rid of it there too."
+            f" Older backups still hold it ({counted(kept, 'archive')} in"
+            f" {layout.backups(home)}): remove them to be rid of it there too."
         )
     return {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
 

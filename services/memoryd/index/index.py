@@ -168,13 +168,19 @@ class Index:
         with self._transaction(self._writer) as conn:
             modes.prepare(conn, self.mode, self.path)
         if embedder is not None and self._hybrid is None:
-            from memoryd.modes import hybrid
+            from memoryd.modes import embedworker, hybrid
 
-            self._hybrid = hybrid.Hybrid(embedder, self._embedding_connection, self.path)
+            # Questions are embedded here, the background batches in a child on every core.
+            self._hybrid = hybrid.Hybrid(
+                embedder, self._embedding_connection, self.path, embedworker.Worker()
+            )
 
     def close(self) -> None:
         if self._hybrid is not None:
-            self._hybrid.close()
+            self._hybrid.close()  # its thread first: no batch is in flight when the worker ends
+            self._hybrid.matrix.close()
+            if self._hybrid.worker is not self._hybrid.embedder:
+                self._hybrid.worker.close()
             self._hybrid = None
         with self._gate.exclusive():
             self._close_all()

@@ -87,9 +87,10 @@ def fuse(
 class Hybrid:
     """The hybrid mode of one Index: its matrix, its embedder thread."""
 
-    def __init__(self, embedder: Embedder, connect: Connect, name: object = "index"):
+    def __init__(self, embedder: Embedder, connect: Connect, name: object = "index", worker=None):
         self.embedder = embedder
-        self.matrix = Matrix()
+        self.worker = worker or embedder  # the background batches (modes/embedworker.py)
+        self.matrix = Matrix(connect)
         self.counts = TermCounts()
         self._connect = connect
         self._name = name
@@ -106,10 +107,8 @@ class Hybrid:
         terms = context.query_terms(query)
         lexical = context.ranked(conn, terms, LEXICAL_DEPTH)
         bound = self.counts.bound(conn, terms) if lexical else 0.0
-        matrix = self.matrix.refresh(conn)
-        scores = np.zeros(0, dtype=np.float32)
-        if len(matrix.rowids):
-            scores = dense_scores(matrix, self.embedder.embed([query.text])[0])
+        matrix, vector = self.matrix.near(conn, lambda: self.embedder.embed([query.text])[0])
+        scores = np.zeros(0, dtype=np.float32) if vector is None else dense_scores(matrix, vector)
         return context.hits(conn, fuse(lexical, bound, matrix.rowids, scores, k), terms)
 
     # --- the embedder ---------------------------------------------------------------------------
@@ -167,7 +166,7 @@ class Hybrid:
             ).fetchall()
             if not rows:
                 return 0
-            vectors = self.embedder.embed([text or "" for _, text in rows])
+            vectors = self.worker.embed([text or "" for _, text in rows])
             conn.execute("BEGIN IMMEDIATE")
             try:
                 (highest,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM vectors").fetchone()

@@ -123,12 +123,29 @@ class Index:
     def open(self) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started."""
         check_fts5()
-        # Recall mode hybrid: refuse to start without the extra, before any change.
-        embedder = None
-        if self.mode == "hybrid":
-            from memoryd.modes import embed
+        # Recall mode hybrid: refuse to start without the extra or the model, before any change.
+        worker = None
+        if self.mode == "hybrid" and self._hybrid is None:
+            from memoryd.modes import embed, embedworker
 
-            embedder = embed.shared()
+            embed.check_extra()
+            worker = embedworker.Worker()
+            worker.start()  # the model, held once, in the child (embedworker.py)
+        try:
+            self._open_file()
+        except BaseException:
+            if worker is not None:
+                worker.close()
+            raise
+        if worker is not None:
+            from memoryd.modes import hybrid, progress
+
+            progress.register(self.path, worker)
+            self._hybrid = hybrid.Hybrid(
+                worker.queries, self._embedding_connection, self.path, worker
+            )
+
+    def _open_file(self) -> None:
         ensure_dir(self.home.index_dir)
         if any(os.path.lexists(f"{self.new_path}{suffix}") for suffix in ("", "-wal", "-journal")):
             log.info("index %s: removed, left by a reindex that did not finish", self.new_path)
@@ -167,20 +184,12 @@ class Index:
         # index was made for another mode.
         with self._transaction(self._writer) as conn:
             modes.prepare(conn, self.mode, self.path)
-        if embedder is not None and self._hybrid is None:
-            from memoryd.modes import embedworker, hybrid
-
-            # Questions are embedded here, the background batches in a child on every core.
-            self._hybrid = hybrid.Hybrid(
-                embedder, self._embedding_connection, self.path, embedworker.Worker()
-            )
 
     def close(self) -> None:
         if self._hybrid is not None:
             self._hybrid.close()  # its thread first: no batch is in flight when the worker ends
             self._hybrid.matrix.close()
-            if self._hybrid.worker is not self._hybrid.embedder:
-                self._hybrid.worker.close()
+            self._hybrid.worker.close()
             self._hybrid = None
         with self._gate.exclusive():
             self._close_all()

@@ -36,6 +36,8 @@ PQ_BYTES = 48
 NPROBE_SHARE = 0.06  # of the lists scanned by a search
 LISTS_MIN, LISTS_MAX = 32, 1024
 TRAIN_PER_LIST = 40
+# The product quantiser's 256 codes per part want 39 points each.
+TRAIN_MIN = 10_000
 TRAIN_MAX = 30_000
 RETRAIN = 8
 CHUNK = 20_000
@@ -72,7 +74,10 @@ def train(sample: np.ndarray, count: int):
     """An empty IVF-PQ index trained on sample (float32 unit vectors) for about count rows."""
     faiss = _faiss()
     nlist = min(lists_for(count), max(1, len(sample) // 39))
-    index = faiss.index_factory(DIMENSIONS, f"IVF{nlist},PQ{PQ_BYTES}", faiss.METRIC_INNER_PRODUCT)
+    # np: no polysemous training (minutes of annealing, for a Hamming filter not used here).
+    index = faiss.index_factory(
+        DIMENSIONS, f"IVF{nlist},PQ{PQ_BYTES}np", faiss.METRIC_INNER_PRODUCT
+    )
     index.cp.niter = 10
     index.pq.cp.niter = 10
     index.cp.seed = index.pq.cp.seed = 1234
@@ -110,6 +115,11 @@ class Ann:
         built = self._built
         return 0 if built is None else built.rows
 
+    def generation(self) -> int | None:
+        """The recall_mode.generation the index was built at (None: none built)."""
+        built = self._built
+        return None if built is None else built.generation
+
     def search(self, query: np.ndarray, k: int) -> list[int]:
         """The rowids of about the k nearest rows to the unit vector query."""
         with self._lock:
@@ -136,7 +146,8 @@ class Ann:
         while not self._stop.is_set():
             try:
                 self.keep()
-            except (sqlite3.Error, OSError) as error:
+            except (sqlite3.Error, OSError, RuntimeError, MemoryError) as error:
+                # faiss raises RuntimeError; recall meanwhile uses what was built, or the matrix.
                 log.warning("vector search index: paused: %s", error)
             self._wake.wait(POLL)
             self._wake.clear()
@@ -196,7 +207,7 @@ class Ann:
     def _sample(self, count: int) -> np.ndarray:
         from memoryd.modes.vectors import unpack
 
-        wanted = min(count, TRAIN_MAX, TRAIN_PER_LIST * lists_for(count))
+        wanted = min(count, TRAIN_MAX, max(TRAIN_MIN, TRAIN_PER_LIST * lists_for(count)))
         step = max(1, count // max(wanted, 1))
         with self._connect() as conn:
             blobs = [

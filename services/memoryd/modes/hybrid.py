@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from memoryd.modes import context
-from memoryd.modes.embed import Embedder
+from memoryd.modes.embed import Embeds
 from memoryd.modes.lexbound import TermCounts
 from memoryd.modes.vectors import Matrix, Snapshot, pack
 from memoryd.search.hit import Hit
@@ -87,7 +87,7 @@ def fuse(
 class Hybrid:
     """The hybrid mode of one Index: its matrix, its embedder thread."""
 
-    def __init__(self, embedder: Embedder, connect: Connect, name: object = "index", worker=None):
+    def __init__(self, embedder: Embeds, connect: Connect, name: object = "index", worker=None):
         self.embedder = embedder
         self.worker = worker or embedder  # the background batches (modes/embedworker.py)
         self.matrix = Matrix(connect)

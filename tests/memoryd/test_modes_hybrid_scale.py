@@ -3,6 +3,7 @@ vectors and never outlives memoryd, the ANN (faiss IVF-PQ) takes over from the e
 its candidates are scored as the exact matrix scores them, deletes and rowid reuse are followed,
 and stats shows the embedding's progress."""
 
+import datetime as dt
 import os
 import signal
 import sqlite3
@@ -24,6 +25,7 @@ from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
 from memoryd.modes import ann, embed, embedworker, hybrid, hybrid_tables, progress  # noqa: E402
 from memoryd.modes import vectors as vec  # noqa: E402
+from memoryd.owner import stats  # noqa: E402
 from memoryd.recall.recaller import recall_on  # noqa: E402
 from tests.memoryd.test_modes_context import user  # noqa: E402
 from tests.memoryd.test_reindex import append  # noqa: E402
@@ -402,6 +404,8 @@ def test_stats_shows_the_embedding_progress(tmp_path, monkeypatch, rows, done, r
         found = progress.embedding(home.index_db)
         assert (found["done"], found["pending"]) == (done, rows - done)
         assert progress.line(found).endswith(ending)
+        shown = stats.render(stats.collect(home, 30, dt.datetime.now(dt.UTC)))
+        assert progress.line(found) in shown.splitlines()
     finally:
         index.close()
     assert progress.embedding(tmp_path / "none.sqlite3") is None

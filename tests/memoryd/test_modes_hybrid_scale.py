@@ -128,19 +128,19 @@ def test_the_child_ends_when_memoryd_is_killed(tmp_path):
 # --- the ANN --------------------------------------------------------------------------------------
 @pytest.fixture
 def small_ann(monkeypatch):
-    """The ANN from 400 vectors on, with lists small enough to train on them."""
+    """The ANN from 400 vectors on, trained on as few."""
+    monkeypatch.setattr(ann, "TRAIN_MIN", 300)
     monkeypatch.setattr(vec, "ANN_AT", 400)
-    monkeypatch.setattr(ann, "LISTS_MIN", 4)
-    monkeypatch.setattr(ann, "NPROBE_SHARE", 0.5)
+    monkeypatch.setattr(vec, "CANDIDATES", 100)  # of 800 rows: the codes must rank them
     monkeypatch.setattr(ann, "POLL", 0.05)
     monkeypatch.setattr(ann, "CHUNK", 150)
     monkeypatch.setattr(vec, "REFRESH_INTERVAL", 0.0)
 
 
-def clustered(n: int, seed: int = 0) -> np.ndarray:
+def clustered(n: int, seed: int = 0, spread: float = 0.05) -> np.ndarray:
     rng = np.random.default_rng(seed)
     centres = unit(rng, 20)
-    x = centres[rng.integers(0, 20, n)] + 0.05 * rng.standard_normal((n, embed.DIMENSIONS))
+    x = centres[rng.integers(0, 20, n)] + spread * rng.standard_normal((n, embed.DIMENSIONS))
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
@@ -203,8 +203,7 @@ def exact_scores(index: Index, query: np.ndarray) -> dict[int, float]:
 
 def test_the_ann_takes_over_and_scores_its_pool_as_the_exact_matrix_does(tmp_path, monkeypatch):
     monkeypatch.setattr(vec, "ANN_AT", 400)
-    monkeypatch.setattr(ann, "LISTS_MIN", 4)
-    monkeypatch.setattr(ann, "NPROBE_SHARE", 1.0)  # every list: the candidates are exact
+    monkeypatch.setattr(ann, "TRAIN_MIN", 300)
     monkeypatch.setattr(ann, "POLL", 0.05)
     home = Home(tmp_path / "h")
     for session, records in conversation(6, 100).items():
@@ -244,10 +243,10 @@ def test_the_ann_finds_nearly_all_of_the_exact_top_10(tmp_path, monkeypatch, sma
     index = opened(home, monkeypatch)
     try:
         index.catch_up_all()
-        found = clustered(800, seed=3)
+        found = clustered(800, seed=3, spread=0.1)
         rowids = np.array(write_vectors(index, found))
         wait_ready(index, 800)
-        queries = clustered(40, seed=4)
+        queries = clustered(40, seed=4, spread=0.1)
         share = []
         for q in queries:
             exact = set(rowids[np.argsort(-(found @ q))[:10]].tolist())

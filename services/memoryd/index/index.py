@@ -45,6 +45,7 @@ from memoryd.index.newindex import Rebuilt
 from proto.labels import CLASS_RANK
 
 if TYPE_CHECKING:
+    from memoryd.modes.embedworker import Worker
     from memoryd.modes.hybrid import Hybrid
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,7 @@ class Index:
         self._writer: sqlite3.Connection | None = None
         self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
         self._hybrid: Hybrid | None = None  # in mode hybrid (needs the [hybrid] extra)
+        self._worker: Worker | None = None  # its embedding child (modes/embedworker.py)
 
     # --- connections ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -141,6 +143,7 @@ class Index:
             from memoryd.modes import hybrid, progress
 
             progress.register(self.path, worker)
+            self._worker = worker
             self._hybrid = hybrid.Hybrid(
                 worker.queries, self._embedding_connection, self.path, worker
             )
@@ -189,8 +192,10 @@ class Index:
         if self._hybrid is not None:
             self._hybrid.close()  # its thread first: no batch is in flight when the worker ends
             self._hybrid.matrix.close()
-            self._hybrid.worker.close()
             self._hybrid = None
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
         with self._gate.exclusive():
             self._close_all()
         with self._pool_lock:

@@ -1,26 +1,31 @@
-"""The hybrid mode's approximate search once the vectors are many: faiss IVF-PQ, in memory only.
+"""The hybrid mode's approximate search once the vectors are many: faiss, product-quantised codes
+scanned whole, in memory only.
 
-The exact matrix costs 1.5 KB a row (1.5 GB at a million rows) and its product with the query
-grows with it; int8 alone is still 384 MB at a million, over memoryd's 512 MiB beside the model.
-IVF-PQ keeps PQ_BYTES (48) a row and scans only NPROBE of its lists, and its candidates are
-scored again from the table's int8 vectors (vectors.around), so the codes only need to hold the
-true nearest among the first CANDIDATES. faiss, not usearch or sqlite-vec: usearch's HNSW holds
-each vector whole (int8 at best) beside its graph, and sqlite-vec searches by scanning every
-vector; faiss compresses, adds rows one at a time after training, and is kept up by Meta.
+The exact matrix costs 1.5 KB a row (1.5 GB at a million rows); int8 alone is 384 MB at a million,
+which memoryd's 512 MiB container cannot hold beside the model's process. Here each row is 48
+bytes (96 parts of 4 dimensions, 4 bits each: faiss's "fast scan" product quantiser, compared
+with the query by SIMD table lookups) and every row is scanned: partitioning the rows (IVF) lost
+most of the exact top 10 on vectors drawn like the model's unless half the lists were scanned,
+and the whole scan of a million codes costs a few milliseconds. The best CANDIDATES by the codes
+are scored again from the table's int8 vectors (vectors.around), so the codes need only hold the
+true nearest among their first thousand. faiss, not usearch or sqlite-vec: usearch's HNSW keeps
+each vector whole (int8 at best, 384 bytes) beside its graph, and sqlite-vec scans full vectors
+in the SQLite file; faiss compresses, adds rows one at a time after training, and is kept up by
+Meta (bench/bench_hybrid_scale.py measures latency, memory and the share of the exact top 10).
 
 The index is derived and lives only in memory: a thread of its own builds it from the table
-(training on a sample, then adding every vector) when the table reaches vectors.ANN_AT rows,
-then adds what the embedder writes; when recall_mode.generation changes (a vector may have been
-written below one already added), when a tenth of what it holds is gone, or when the table has
-grown RETRAIN times past what it was trained on, it builds a new one beside and swaps it in.
-Nothing is kept on disk, so there is nothing to damage: a start or a reindex builds it again
-(about a minute at a million rows on the busy 2-core machine; rows not yet in it are still found
-lexically). Reading the table holds the index's gate only a chunk at a time.
+(training on a sample of up to TRAIN_MAX vectors, then adding every vector) when the table reaches
+vectors.ANN_AT rows, then adds what the embedder writes; when recall_mode.generation changes (a
+vector may have been written below one already added), when a tenth of what it holds is gone, or
+when the table has grown RETRAIN times past what it was trained on, it builds a new one beside and
+swaps it in. Nothing is kept on disk, so there is nothing to damage or to keep in step with the
+file: a start or a reindex builds it again (bench_hybrid_scale.py times it; rows not yet in it
+are still found lexically, and the exact matrix answers until it is ready). Reading the table
+holds the index's gate only a chunk at a time.
 """
 
 import contextlib
 import logging
-import math
 import sqlite3
 import threading
 import time
@@ -32,13 +37,11 @@ from memoryd.modes.embed import DIMENSIONS
 
 log = logging.getLogger(__name__)
 
-PQ_BYTES = 48
-NPROBE_SHARE = 0.06  # of the lists scanned by a search
-LISTS_MIN, LISTS_MAX = 32, 1024
-TRAIN_PER_LIST = 40
-# The product quantiser's 256 codes per part want 39 points each.
-TRAIN_MIN = 10_000
-TRAIN_MAX = 30_000
+# 96 parts of 4 dimensions, 4 bits each: 48 bytes a row, scanned with SIMD lookups ("fast scan").
+FACTORY = "PQ96x4fs"
+# The quantiser's 16 codes per part want at least 39 points each; more train it better.
+TRAIN_MIN = 1_000
+TRAIN_MAX = 20_000
 RETRAIN = 8
 CHUNK = 20_000
 POLL = 1.0
@@ -46,10 +49,6 @@ POLL = 1.0
 COUNT_EVERY = 60.0
 
 Connect = Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]
-
-
-def lists_for(count: int) -> int:
-    return max(LISTS_MIN, min(LISTS_MAX, int(math.sqrt(max(count, 1)))))
 
 
 class Built:
@@ -70,20 +69,12 @@ def _faiss():
     return faiss
 
 
-def train(sample: np.ndarray, count: int):
-    """An empty IVF-PQ index trained on sample (float32 unit vectors) for about count rows."""
+def train(sample: np.ndarray):
+    """An empty index trained on sample (float32 unit vectors); rows are added with their rowid."""
     faiss = _faiss()
-    nlist = min(lists_for(count), max(1, len(sample) // 39))
-    # np: no polysemous training (minutes of annealing, for a Hamming filter not used here).
-    index = faiss.index_factory(
-        DIMENSIONS, f"IVF{nlist},PQ{PQ_BYTES}np", faiss.METRIC_INNER_PRODUCT
-    )
-    index.cp.niter = 10
-    index.pq.cp.niter = 10
-    index.cp.seed = index.pq.cp.seed = 1234
-    index.train(np.ascontiguousarray(sample, dtype=np.float32))
-    index.nprobe = max(1, math.ceil(NPROBE_SHARE * nlist))
-    return index
+    codes = faiss.index_factory(DIMENSIONS, FACTORY, faiss.METRIC_INNER_PRODUCT)
+    codes.train(np.ascontiguousarray(sample, dtype=np.float32))
+    return faiss.IndexIDMap(codes)  # (faiss's wrapper keeps codes alive with the map)
 
 
 class Ann:
@@ -207,7 +198,7 @@ class Ann:
     def _sample(self, count: int) -> np.ndarray:
         from memoryd.modes.vectors import unpack
 
-        wanted = min(count, TRAIN_MAX, max(TRAIN_MIN, TRAIN_PER_LIST * lists_for(count)))
+        wanted = min(count, TRAIN_MAX)
         step = max(1, count // max(wanted, 1))
         with self._connect() as conn:
             blobs = [
@@ -230,19 +221,14 @@ class Ann:
                 trained = old.trained
             else:
                 sample = self._sample(count)
-                if len(sample) < 256:  # too few for the product quantiser's codebooks
+                if len(sample) < TRAIN_MIN:  # too few for the product quantiser's codes
                     return None
-                index, trained = train(sample, count), count
+                index, trained = train(sample), count
             highest, rows = 0, 0
             for rowids, vectors in self._chunks(0):
                 index.add_with_ids(vectors, rowids)
                 highest, rows = int(rowids[-1]), rows + len(rowids)
-            log.info(
-                "vector search index: built over %d vectors (%d lists, %d scanned a search)",
-                rows,
-                index.nlist,
-                index.nprobe,
-            )
+            log.info("vector search index: built over %d vectors", rows)
             return Built(index, generation, highest, rows, trained)
         finally:
             self.building = False

@@ -25,6 +25,7 @@ seconds of batches, which `bxctl memory stats` shows with the rows still waiting
 """
 
 import argparse
+import io
 import logging
 import os
 import socket
@@ -90,7 +91,7 @@ class Worker:
         self._query_lock = threading.Lock()
         self._child: subprocess.Popen | None = None
         self._socket: socket.socket | None = None
-        self._queries = None  # the socket's file: one question at a time
+        self._queries: io.BufferedRWPair | None = None  # the socket's file: a question at a time
         self._closed = False
         self._done: deque[tuple[float, int]] = deque()
         self.queries = _Queries(self)

@@ -6,12 +6,12 @@ read as well. The dense half of a recall asks near() for a Snapshot: the rows it
 unit vectors, and the positions of each row's neighbours (two before, two after in the same
 session) among them, which hybrid.dense_scores turns into scores.
 
-Below ANN_AT vectors the Snapshot is the whole table, as one matrix kept in memory and appended
-to (exact search; the matrix costs 1.5 KB a row, 30 MB at 20,000). From ANN_AT on, ann.py's
-index (faiss IVF-PQ, 48 bytes a row in memory) proposes CANDIDATES rows; their int8 vectors are
-read back from the table and the best POOL by exact cosine kept, with the rows around each in its
-session; a pool row's neighbours are then exactly the table's, and a row brought in as a
-neighbour knows only the neighbours that were brought in with it.
+Below ANN_AT vectors the Snapshot is the whole table, as one matrix kept in memory and appended to
+(exact search; the matrix costs 1.5 KB a row, 30 MB at 20,000). From ANN_AT on, ann.py's index
+(faiss product-quantised codes, 48 bytes a row in memory) proposes CANDIDATES rows; their int8
+vectors are read back from the table and the best POOL by exact cosine kept, with the rows around
+each in its session; a pool row's neighbours are then exactly the table's, and a row brought in as
+a neighbour knows only the neighbours that were brought in with it.
 
 In the matrix, within a generation vectors are written in rising rowid order (the embedder takes
 the lowest pending rowids first, and a new row's rowid is above every other), so the highest
@@ -34,7 +34,7 @@ REFRESH_INTERVAL = 1.0
 # From this many vectors on, the ANN answers (ann.py), and the exact matrix is let go.
 ANN_AT = 20_000
 # Rows the ANN proposes, and rows kept from them by exact cosine (each with its neighbours).
-CANDIDATES = 200
+CANDIDATES = 1_000
 POOL = 100
 _ROWS = (
     "SELECT v.rowid, s.kind, s.session, v.vector FROM vectors v"
@@ -67,10 +67,14 @@ def quantise(vectors: np.ndarray) -> np.ndarray:
 
 def unpack(blobs: list[bytes]) -> np.ndarray:
     """Stored vectors as an (n, 384) float32 array of unit vectors (int8 or an older float32)."""
-    out = np.zeros((len(blobs), DIMENSIONS), dtype=np.float32)
-    for row, blob in enumerate(blobs):
-        dtype = np.int8 if len(blob) == DIMENSIONS else np.dtype("<f4")
-        out[row] = np.frombuffer(blob, dtype=dtype)[:DIMENSIONS]
+    if all(len(blob) == DIMENSIONS for blob in blobs):
+        joined = np.frombuffer(b"".join(blobs), dtype=np.int8)
+        out = joined.reshape(len(blobs), DIMENSIONS).astype(np.float32)
+    else:
+        out = np.zeros((len(blobs), DIMENSIONS), dtype=np.float32)
+        for row, blob in enumerate(blobs):
+            dtype = np.int8 if len(blob) == DIMENSIONS else np.dtype("<f4")
+            out[row] = np.frombuffer(blob, dtype=dtype)[:DIMENSIONS]
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     return out / np.maximum(norms, 1e-12)
 

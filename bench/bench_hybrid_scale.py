@@ -150,14 +150,26 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
         "p99_ms": round(times[int(0.99 * (len(times) - 1))], 1),
     }
     out.update(_status())
-    query_vectors = index._hybrid.embedder.embed(questions)
+    parts: dict[str, list[float]] = {"embed_q": [], "ann": [], "around": []}
     conn = index._take()
-    approximate = []
-    for q in query_vectors:
-        snap = vectors.around(conn, matrix.ann.search(q, vectors.CANDIDATES), q)
+    approximate, query_vectors = [], []
+    for text in questions:
+        t0 = time.perf_counter()
+        q = index._hybrid.embedder.embed([text])[0]
+        t1 = time.perf_counter()
+        candidates = matrix.ann.search(q, vectors.CANDIDATES)
+        t2 = time.perf_counter()
+        snap = vectors.around(conn, candidates, q)
+        t3 = time.perf_counter()
+        for name, took in zip(parts, (t1 - t0, t2 - t1, t3 - t2), strict=True):
+            parts[name].append(took * 1000)
+        query_vectors.append(q)
         cosine = snap.vectors @ q
         approximate.append({int(snap.rowids[i]) for i in np.argsort(-cosine)[:10]})
     index._give(conn)
+    for name, took in parts.items():
+        out[f"{name}_p50_ms"] = round(statistics.median(took), 1)
+    query_vectors = np.stack(query_vectors)
     index.close()
     exact = _exact_top(home, query_vectors)
     found = [len(a & e) / 10 for a, e in zip(approximate, exact, strict=True)]

@@ -201,16 +201,28 @@ def exact_scores(index: Index, query: np.ndarray) -> dict[int, float]:
     return dict(zip(full.rowids.tolist(), hybrid.dense_scores(full, query).tolist(), strict=True))
 
 
-def test_the_ann_takes_over_and_scores_its_pool_as_the_exact_matrix_does(tmp_path, monkeypatch):
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_the_ann_takes_over_and_scores_its_pool_as_the_exact_matrix_does(
+    tmp_path, monkeypatch, interleaved
+):
+    """Sessions one after another (each a run of rowids), or written in turns (each row's
+    neighbours lie beyond the rows read around it, and are asked for one by one)."""
     monkeypatch.setattr(vec, "ANN_AT", 400)
     monkeypatch.setattr(ann, "TRAIN_MIN", 300)
     monkeypatch.setattr(ann, "POLL", 0.05)
     home = Home(tmp_path / "h")
-    for session, records in conversation(6, 100).items():
-        append(home, session, records)
+    records = conversation(6, 100)
     index = opened(home, monkeypatch)
     try:
-        index.catch_up_all()
+        if interleaved:
+            for turn in range(0, 100, 5):
+                for session, rs in records.items():
+                    append(home, session, rs[turn : turn + 5])
+                index.catch_up_all()
+        else:
+            for session, rs in records.items():
+                append(home, session, rs)
+            index.catch_up_all()
         found = clustered(600)
         rowids = write_vectors(index, found)
         wait_ready(index, 600)

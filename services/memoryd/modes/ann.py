@@ -41,9 +41,9 @@ log = logging.getLogger(__name__)
 FACTORY = "PQ96x4fs"
 # The quantiser's 16 codes per part want at least 39 points each; more train it better.
 TRAIN_MIN = 1_000
-TRAIN_MAX = 20_000
+TRAIN_MAX = 10_000
 RETRAIN = 8
-CHUNK = 20_000
+CHUNK = 5_000
 POLL = 1.0
 # How often the thread counts the table (to see deletes): a count reads every page of it.
 COUNT_EVERY = 60.0

@@ -36,6 +36,8 @@ ANN_AT = 20_000
 # Rows the ANN proposes, and rows kept from them by exact cosine (each with its neighbours).
 CANDIDATES = 1_000
 POOL = 100
+# Rowids read on each side of a pool row to find its neighbours in one query.
+WINDOW = 8
 _ROWS = (
     "SELECT v.rowid, s.kind, s.session, v.vector FROM vectors v"
     " JOIN sources s ON s.rowid = v.rowid WHERE v.rowid > ? ORDER BY v.rowid LIMIT ?"
@@ -202,43 +204,37 @@ class Matrix:
         self._neighbours = neighbours(self._groups)
 
 
-def _placeholders(n: int) -> str:
-    return ",".join("?" * n)
-
-
 def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -> Snapshot:
     """The Snapshot of the POOL candidates of highest exact cosine (their vectors read from the
     table: a row deleted since the ANN saw it is gone) and of the rows around each."""
     if not candidates:
         return EMPTY
-    found = conn.execute(
-        "SELECT v.rowid, v.vector, s.kind, s.session FROM vectors v JOIN sources s"  # noqa: S608
-        f" ON s.rowid = v.rowid WHERE v.rowid IN ({_placeholders(len(candidates))})",
-        candidates,
-    ).fetchall()
+    found = _rows(conn, candidates)
     if not found:
         return EMPTY
     cosine = unpack([r[1] for r in found]) @ query
     pool = [found[i] for i in np.argsort(-cosine, kind="stable")[:POOL]]
-    # Runs of consecutive rows of a session, from each pool row's neighbours in the table.
+    # The rows of a session are mostly consecutive rowids (a log is indexed a part at a time):
+    # one read of the rows within WINDOW of each pool row finds most neighbours; a pool row
+    # whose session is interleaved with others there has its own two queries.
+    nearby = {r for row in pool for r in range(row[0] - WINDOW, row[0] + WINDOW + 1)}
+    seen = {r[0]: r for r in _rows(conn, sorted(nearby), any_row=True)}
     following: dict[int, int] = {}
     for rowid, _, kind, session in pool:
         if kind != "session":
             continue
-        before = [r for (r,) in conn.execute(_BEFORE, (session, rowid, NEIGHBOURS))][::-1]
-        after = [r for (r,) in conn.execute(_AFTER, (session, rowid, NEIGHBOURS))]
+        same = [r for r in range(rowid - WINDOW, rowid + WINDOW + 1) if _same(seen.get(r), session)]
+        at = same.index(rowid)
+        before, after = same[max(0, at - NEIGHBOURS) : at], same[at + 1 : at + 1 + NEIGHBOURS]
+        if len(before) < NEIGHBOURS and rowid - WINDOW > 0:
+            before = [r for (r,) in conn.execute(_BEFORE, (session, rowid, NEIGHBOURS))][::-1]
+        if len(after) < NEIGHBOURS:
+            after = [r for (r,) in conn.execute(_AFTER, (session, rowid, NEIGHBOURS))]
         run = [*before, rowid, *after]
         following.update(zip(run, run[1:], strict=False))
     vectors = {r[0]: r[1] for r in found}
     wanted = sorted({*following, *following.values()} - vectors.keys())
-    for start in range(0, len(wanted), 500):
-        part = wanted[start : start + 500]
-        vectors.update(
-            conn.execute(
-                f"SELECT rowid, vector FROM vectors WHERE rowid IN ({_placeholders(len(part))})",  # noqa: S608
-                part,
-            ).fetchall()
-        )
+    vectors.update((r[0], r[1]) for r in _rows(conn, wanted, with_sources=False))
     kept = sorted({r[0] for r in pool} | ({*following, *following.values()} & vectors.keys()))
     position = {rowid: i for i, rowid in enumerate(kept)}
     preceding = {b: a for a, b in following.items()}
@@ -255,6 +251,35 @@ def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -
                     column = side + (NEIGHBOURS - 1 - step if side == 0 else step)
                     table[i, column] = position[at]
     return Snapshot(np.array(kept, dtype=np.int64), unpack([vectors[r] for r in kept]), table)
+
+
+def _same(row: tuple | None, session: str) -> bool:
+    return row is not None and row[2] == "session" and row[3] == session
+
+
+def _rows(
+    conn: sqlite3.Connection,
+    rowids: list[int],
+    *,
+    with_sources: bool = True,
+    any_row: bool = False,
+) -> list[tuple]:
+    """(rowid, vector, kind, session) of rowids, in parts of at most 900 (SQLite's bound
+    parameters); any_row: rows of sources with or without a vector (vector then None)."""
+    if any_row:
+        sql = "SELECT s.rowid, NULL, s.kind, s.session FROM sources s WHERE s.rowid IN ({})"
+    elif with_sources:
+        sql = (
+            "SELECT v.rowid, v.vector, s.kind, s.session FROM vectors v JOIN sources s"
+            " ON s.rowid = v.rowid WHERE v.rowid IN ({})"
+        )
+    else:
+        sql = "SELECT rowid, vector, NULL, NULL FROM vectors WHERE rowid IN ({})"
+    out: list[tuple] = []
+    for start in range(0, len(rowids), 900):
+        part = rowids[start : start + 900]
+        out += conn.execute(sql.format(",".join("?" * len(part))), part).fetchall()
+    return out
 
 
 def neighbours(groups: list[str]) -> np.ndarray:

@@ -25,7 +25,7 @@ from memoryd.modes.hybrid import EMBED_BATCH
 
 def long_texts(count: int) -> list[str]:
     turns = [t for seed in (5, 6, 7) for s in conversation(seed).sessions for _, t in s.turns]
-    tokenizer = embed.shared()._tokenizer
+    tokenizer = embed.Embedder(tokens=512)._tokenizer  # counts past the truncation
     out, current = [], []
     for turn in turns * 4:
         current.append(turn)
@@ -65,7 +65,7 @@ def pool_rate(workers: list[Worker], texts: list[str], seconds: float) -> float:
     rates = [0.0] * len(workers)
 
     def one(i: int) -> None:
-        rates[i] = run(workers[i].embed, texts[i::2] * 2, seconds)
+        rates[i] = run(workers[i].embed, texts[i :: len(workers)] * len(workers), seconds)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(workers))]
     for t in threads:

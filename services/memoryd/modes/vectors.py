@@ -209,20 +209,21 @@ def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -
     table: a row deleted since the ANN saw it is gone) and of the rows around each."""
     if not candidates:
         return EMPTY
-    found = _rows(conn, candidates)
+    found = _rows(conn, candidates, with_sources=False)
     if not found:
         return EMPTY
     cosine = unpack([r[1] for r in found]) @ query
-    pool = [found[i] for i in np.argsort(-cosine, kind="stable")[:POOL]]
+    pool = [found[i][0] for i in np.argsort(-cosine, kind="stable")[:POOL]]
     # The rows of a session are mostly consecutive rowids (a log is indexed a part at a time):
     # one read of the rows within WINDOW of each pool row finds most neighbours; a pool row
     # whose session is interleaved with others there has its own two queries.
-    nearby = {r for row in pool for r in range(row[0] - WINDOW, row[0] + WINDOW + 1)}
+    nearby = {r for rowid in pool for r in range(rowid - WINDOW, rowid + WINDOW + 1)}
     seen = {r[0]: r for r in _rows(conn, sorted(nearby), any_row=True)}
     following: dict[int, int] = {}
-    for rowid, _, kind, session in pool:
-        if kind != "session":
-            continue
+    for rowid in pool:
+        if rowid not in seen or seen[rowid][2] != "session":
+            continue  # a note (no neighbours), or a row deleted since its vector was read
+        session = seen[rowid][3]
         same = [r for r in range(rowid - WINDOW, rowid + WINDOW + 1) if _same(seen.get(r), session)]
         at = same.index(rowid)
         before, after = same[max(0, at - NEIGHBOURS) : at], same[at + 1 : at + 1 + NEIGHBOURS]
@@ -235,7 +236,7 @@ def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -
     vectors = {r[0]: r[1] for r in found}
     wanted = sorted({*following, *following.values()} - vectors.keys())
     vectors.update((r[0], r[1]) for r in _rows(conn, wanted, with_sources=False))
-    kept = sorted({r[0] for r in pool} | ({*following, *following.values()} & vectors.keys()))
+    kept = sorted(set(pool) | ({*following, *following.values()} & vectors.keys()))
     position = {rowid: i for i, rowid in enumerate(kept)}
     preceding = {b: a for a, b in following.items()}
     n = len(kept)

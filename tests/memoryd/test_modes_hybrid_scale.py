@@ -420,3 +420,23 @@ def test_stats_shows_the_embedding_progress(tmp_path, monkeypatch, rows, done, r
     finally:
         index.close()
     assert progress.embedding(tmp_path / "none.sqlite3") is None
+
+
+def test_recall_answers_by_words_when_the_question_cannot_be_embedded(tmp_path, monkeypatch):
+    home = Home(tmp_path / "h")
+    append(home, "mm-a", [user("2023-05-01T10:00:00Z", "The quarterly report is due on Friday")])
+    append(home, "mm-b", [user("2023-05-02T10:00:00Z", "We adopted a puppy last week")])
+    index = Index(home, mode="hybrid")
+    index.open()
+    try:
+        index.catch_up_all()
+        assert index.drain_embeddings(60)
+
+        def fails(texts):
+            raise embedworker.WorkerFailed("the embedding process failed: no answer")
+
+        monkeypatch.setattr(index._worker, "query", fails)
+        hits = recall_on(index, "quarterly report", k=2, session="mm-q").hits
+        assert [h.session for h in hits] == ["mm-a"]
+    finally:
+        index.close()

@@ -20,6 +20,7 @@ already there (hybrid_tables.py), and then the matrix loads the whole table agai
 when it holds more rows than the table (rows were deleted).
 """
 
+import logging
 import sqlite3
 import threading
 import time
@@ -29,6 +30,8 @@ import numpy as np
 
 from memoryd.modes.context import NEIGHBOURS
 from memoryd.modes.embed import DIMENSIONS
+
+log = logging.getLogger(__name__)
 
 REFRESH_INTERVAL = 1.0
 # From this many vectors on, the ANN answers (ann.py), and the exact matrix is let go.
@@ -145,10 +148,15 @@ class Matrix:
                 if self._n:
                     self._clear()  # the ANN answers now: let the matrix go
                     self._key = None
-            query = embed_query()
+            query = _embedded(embed_query)
+            if query is None:
+                return EMPTY, None
             return around(conn, self.ann.search(query, CANDIDATES), query), query
         matrix = self.refresh(conn)
-        return matrix, (embed_query() if len(matrix.rowids) else None)
+        if not len(matrix.rowids):
+            return matrix, None
+        query = _embedded(embed_query)
+        return (EMPTY, None) if query is None else (matrix, query)
 
     def refresh(self, conn: sqlite3.Connection) -> Snapshot:
         """The exact matrix of the index conn reads, up to date (or at most REFRESH_INTERVAL
@@ -252,6 +260,18 @@ def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -
                     column = side + (NEIGHBOURS - 1 - step if side == 0 else step)
                     table[i, column] = position[at]
     return Snapshot(np.array(kept, dtype=np.int64), unpack([vectors[r] for r in kept]), table)
+
+
+def _embedded(embed_query) -> np.ndarray | None:
+    """The question's vector; None when the embedding process failed (twice: it is started
+    again once), so that recall answers from its lexical half alone rather than not at all."""
+    from memoryd.modes.embedworker import WorkerFailed
+
+    try:
+        return embed_query()
+    except WorkerFailed as error:
+        log.warning("recall: the question was not embedded, answering by words alone: %s", error)
+        return None
 
 
 def _same(row: tuple | None, session: str) -> bool:

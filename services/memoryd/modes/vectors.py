@@ -251,9 +251,9 @@ def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -
     table = np.full((n, 2 * NEIGHBOURS), n, dtype=np.int32)
     for i, rowid in enumerate(kept):
         for side, links in ((0, preceding), (NEIGHBOURS, following)):
-            at = rowid
+            at: int | None = rowid
             for step in range(NEIGHBOURS):
-                at = links.get(at)
+                at = links.get(at) if at is not None else None
                 if at is None:
                     break
                 if at in position:  # a neighbour without a vector yet counts as none

@@ -251,14 +251,14 @@ def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -
     table = np.full((n, 2 * NEIGHBOURS), n, dtype=np.int32)
     for i, rowid in enumerate(kept):
         for side, links in ((0, preceding), (NEIGHBOURS, following)):
-            at: int | None = rowid
+            link: int | None = rowid
             for step in range(NEIGHBOURS):
-                at = links.get(at) if at is not None else None
-                if at is None:
+                link = links.get(link) if link is not None else None
+                if link is None:
                     break
-                if at in position:  # a neighbour without a vector yet counts as none
+                if link in position:  # a neighbour without a vector yet counts as none
                     column = side + (NEIGHBOURS - 1 - step if side == 0 else step)
-                    table[i, column] = position[at]
+                    table[i, column] = position[link]
     return Snapshot(np.array(kept, dtype=np.int64), unpack([vectors[r] for r in kept]), table)
 
 

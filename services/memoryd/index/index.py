@@ -130,7 +130,7 @@ class Index:
         if self.mode == "hybrid" and self._hybrid is None:
             from memoryd.modes import embed, embedworker
 
-            embed.check_extra()
+            embed.check_extra(model_here=False)
             worker = embedworker.Worker()
             worker.start()  # the model, held once, in the child (embedworker.py)
         try:

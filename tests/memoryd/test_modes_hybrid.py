@@ -43,7 +43,7 @@ def vectors(path) -> dict:
     conn = sqlite3.connect(path)
     try:
         return {
-            (kind, session, record, role): np.frombuffer(blob, dtype="<f4")
+            (kind, session, record, role): matrix_module.unpack([blob])[0]
             for kind, session, record, role, blob in conn.execute(
                 "SELECT s.kind, s.session, s.record, s.role, v.vector FROM vectors v"
                 " JOIN sources s ON s.rowid = v.rowid"

@@ -42,7 +42,9 @@ class Hybrid(Context):
     def load(self) -> None:
         from memoryd.modes import embed
 
-        embed.shared()  # refuses to start without the extra, before the index is changed
+        # Refuses to start without the extra, before the index is changed; the model itself is
+        # loaded by the embedding child (embedworker.py), which open() starts.
+        embed.check_extra(model_here=False)
 
     def create(self, conn: sqlite3.Connection) -> None:
         super().create(conn)
@@ -104,6 +106,34 @@ class Hybrid(Context):
         return super().search(conn, query, k)
 
     def open(self, connect: Connect, name: object) -> Live:
-        from memoryd.modes import embed, hybrid
+        from memoryd.modes import embedworker, hybrid, progress
 
-        return hybrid.Hybrid(embed.shared(), connect, name)
+        worker = embedworker.Worker()
+        worker.start()  # the model, held once, in the child; its refusal is memoryd's
+        progress.register(Path(str(name)), worker)
+        return _HybridLive(hybrid.Hybrid(worker.queries, connect, name, worker), worker)
+
+
+class _HybridLive:
+    """hybrid's Live: the matrix and embedder thread, and the embedding child they use."""
+
+    def __init__(self, live, worker) -> None:
+        self._live = live
+        self._worker = worker
+
+    def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
+        return self._live.search(conn, query, k)
+
+    def reset(self) -> None:
+        self._live.reset()
+
+    def drain(self, timeout: float) -> bool:
+        return self._live.drain(timeout)
+
+    def close(self) -> None:
+        self._live.close()  # its thread first: no batch is in flight when the child ends
+        self._live.matrix.close()
+        self._worker.close()
+
+    def __getattr__(self, name: str):
+        return getattr(self._live, name)  # tests and benchmarks reach the matrix, the counts

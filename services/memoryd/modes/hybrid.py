@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from memoryd.modes import arrange, context, fusion, names
-from memoryd.modes.embed import Embedder
+from memoryd.modes.embed import Embeds
 from memoryd.modes.lexbound import TermCounts
 from memoryd.modes.vectors import Matrix, Snapshot, pack
 from memoryd.search.hit import Hit
@@ -85,9 +85,10 @@ def fuse(
 class Hybrid:
     """The hybrid mode of one Index: its matrix, its embedder thread."""
 
-    def __init__(self, embedder: Embedder, connect: Connect, name: object = "index"):
+    def __init__(self, embedder: Embeds, connect: Connect, name: object = "index", worker=None):
         self.embedder = embedder
-        self.matrix = Matrix()
+        self.worker = worker or embedder  # the background batches (modes/embedworker.py)
+        self.matrix = Matrix(connect)
         self.counts = TermCounts()
         self._connect = connect
         self._name = name
@@ -117,13 +118,14 @@ class Hybrid:
             conn.execute("COMMIT")
 
     def _dense(self, conn: sqlite3.Connection, query: Query) -> tuple[np.ndarray, np.ndarray]:
-        """(rowids, scores) of the rows with a vector, for the question less its common names
-        (names.py)."""
-        matrix = self.matrix.refresh(conn)
-        if not len(matrix.rowids):
-            return matrix.rowids, np.zeros(0, dtype=np.float32)
+        """(rowids, scores) of the rows the vector search proposes (every row below 20,000
+        vectors, the ANN's candidates above), for the question less its common names (names.py).
+        No scores when the question cannot be embedded: recall answers from the words."""
         text = names.dense_text(conn, self.counts, query.text)
-        return matrix.rowids, dense_scores(matrix, self.embedder.embed([text])[0])
+        matrix, vector = self.matrix.near(conn, lambda: self.embedder.embed([text])[0])
+        if vector is None or not len(matrix.rowids):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        return matrix.rowids, dense_scores(matrix, vector)
 
     # --- the embedder ---------------------------------------------------------------------------
     def wake(self) -> None:
@@ -180,7 +182,7 @@ class Hybrid:
             ).fetchall()
             if not rows:
                 return 0
-            vectors = self.embedder.embed([text or "" for _, text in rows])
+            vectors = self.worker.embed([text or "" for _, text in rows])
             conn.execute("BEGIN IMMEDIATE")
             try:
                 (highest,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM vectors").fetchone()

@@ -1,9 +1,12 @@
 """The hybrid mode's tables: one vector per row, and the rows still waiting for theirs.
 
-vectors holds each row's normalised embedding (float32, little endian) once the background
-embedder has computed it; vector_pending the rowids added since, which recall finds lexically
-meanwhile. recall_mode.generation rises whenever rows are deleted, so a reader's cached matrix
-knows to load again rather than append (rowids can be reused after a delete).
+vectors holds each row's embedding (384 int8, vectors.pack; float32 from an older memoryd is
+read too) once the background embedder has computed it; vector_pending the rowids added since,
+which recall finds lexically meanwhile. recall_mode.generation rises when a delete takes the
+highest rowid, after which SQLite gives a new row a rowid that was used before (below vectors
+already read): the exact matrix and the ANN then read the table again rather than only what lies
+above what they hold. Other deletes leave it: a deleted row's vector is read back by neither
+(vectors.around reads each candidate's from the table).
 """
 
 import sqlite3
@@ -31,9 +34,15 @@ def rows_added(conn: sqlite3.Connection, rowids: list[int]) -> None:
 
 
 def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
+    (reused,) = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM sources WHERE rowid = (SELECT max(rowid) FROM sources)"
+        f" AND ({where}))",  # noqa: S608
+        params,
+    ).fetchone()
     for table in OBJECTS:
         conn.execute(
             f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM sources WHERE {where})",  # noqa: S608
             params,
         )
-    conn.execute("UPDATE recall_mode SET generation = generation + 1")
+    if reused:
+        conn.execute("UPDATE recall_mode SET generation = generation + 1")

@@ -1,16 +1,26 @@
-"""The hybrid mode's vectors in memory: the index's vectors table as one matrix, for exact search.
+"""The hybrid mode's vectors: int8 in the index file, searched exactly while few, by ANN when many.
 
-A reader loads the matrix once, then appends the vectors written since into spare capacity, so a
-snapshot taken before stays valid. Within a generation vectors are written in rising rowid order
-(the embedder takes the lowest pending rowids first, and a new row's rowid is above every other),
-so the highest rowid tells what is new without counting the table; a delete raises
-recall_mode.generation, and a changed generation loads the whole table again at once. While the
-embedder is writing, new vectors are appended at most every REFRESH_INTERVAL seconds (rows not
-in the matrix yet are still found lexically). Beside the matrix, for each row the positions of
-its neighbours (two before, two after in the same session), so a row's best neighbour cosine is
-one gather.
+Each vector is stored as 384 int8 (its largest component scaled to 127: a cosine is scale-free,
+so no scale is kept), a quarter of float32; a vector written as float32 by an older memoryd is
+read as well. The dense half of a recall asks near() for a Snapshot: the rows it scores, their
+unit vectors, and the positions of each row's neighbours (two before, two after in the same
+session) among them, which hybrid.dense_scores turns into scores.
+
+Below ANN_AT vectors the Snapshot is the whole table, as one matrix kept in memory and appended to
+(exact search; the matrix costs 1.5 KB a row, 30 MB at 20,000). From ANN_AT on, ann.py's index
+(faiss product-quantised codes, 48 bytes a row in memory) proposes CANDIDATES rows; their int8
+vectors are read back from the table and the best POOL by exact cosine kept, with the rows around
+each in its session; a pool row's neighbours are then exactly the table's, and a row brought in as
+a neighbour knows only the neighbours that were brought in with it.
+
+In the matrix, within a generation vectors are written in rising rowid order (the embedder takes
+the lowest pending rowids first, and a new row's rowid is above every other), so the highest
+rowid tells what is new; recall_mode.generation rises when a vector may be written below one
+already there (hybrid_tables.py), and then the matrix loads the whole table again, as it does
+when it holds more rows than the table (rows were deleted).
 """
 
+import logging
 import sqlite3
 import threading
 import time
@@ -21,33 +31,90 @@ import numpy as np
 from memoryd.modes.context import NEIGHBOURS
 from memoryd.modes.embed import DIMENSIONS
 
+log = logging.getLogger(__name__)
+
 REFRESH_INTERVAL = 1.0
+# From this many vectors on, the ANN answers (ann.py), and the exact matrix is let go.
+ANN_AT = 20_000
+# Rows the ANN proposes, and rows kept from them by exact cosine (each with its neighbours).
+CANDIDATES = 2_000
+POOL = 100
+# Rowids read on each side of a pool row to find its neighbours in one query.
+WINDOW = 8
 _ROWS = (
     "SELECT v.rowid, s.kind, s.session, v.vector FROM vectors v"
-    " JOIN sources s ON s.rowid = v.rowid WHERE v.rowid > ? ORDER BY v.rowid"
+    " JOIN sources s ON s.rowid = v.rowid WHERE v.rowid > ? ORDER BY v.rowid LIMIT ?"
+)
+_BEFORE = (
+    "SELECT rowid FROM sources WHERE session = ? AND kind = 'session' AND rowid < ?"
+    " ORDER BY rowid DESC LIMIT ?"
+)
+_AFTER = (
+    "SELECT rowid FROM sources WHERE session = ? AND kind = 'session' AND rowid > ?"
+    " ORDER BY rowid LIMIT ?"
 )
 
 
 def pack(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype="<f4").tobytes()
+    """A unit vector as 384 int8, its largest component at 127."""
+    v = np.asarray(vector, dtype=np.float32)
+    top = float(np.abs(v).max()) or 1.0
+    return np.clip(np.rint(v * (127.0 / top)), -127, 127).astype(np.int8).tobytes()
+
+
+def quantise(vectors: np.ndarray) -> np.ndarray:
+    """pack for a whole (n, 384) array: an (n, 384) int8 array."""
+    v = np.asarray(vectors, dtype=np.float32)
+    top = np.abs(v).max(axis=1, keepdims=True)
+    top[top == 0] = 1.0
+    return np.clip(np.rint(v * (127.0 / top)), -127, 127).astype(np.int8)
+
+
+def unpack(blobs: list[bytes]) -> np.ndarray:
+    """Stored vectors as an (n, 384) float32 array of unit vectors (int8 or an older float32)."""
+    if all(len(blob) == DIMENSIONS for blob in blobs):
+        joined = np.frombuffer(b"".join(blobs), dtype=np.int8)
+        out = joined.reshape(len(blobs), DIMENSIONS).astype(np.float32)
+    else:
+        out = np.zeros((len(blobs), DIMENSIONS), dtype=np.float32)
+        for row, blob in enumerate(blobs):
+            dtype = np.int8 if len(blob) == DIMENSIONS else np.dtype("<f4")
+            out[row] = np.frombuffer(blob, dtype=dtype)[:DIMENSIONS]
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, 1e-12)
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """rowids (n,) rising, vectors (n, 384) float32, neighbours (n, 4) int32 positions, n where
-    there is none (so a gather from the cosines with one more value at the end needs no mask)."""
+    """rowids (n,), vectors (n, 384) float32 unit vectors, neighbours (n, 4) int32 positions, n
+    where there is none (so a gather from the cosines with one more value at the end needs no
+    mask)."""
 
     rowids: np.ndarray
     vectors: np.ndarray
     neighbours: np.ndarray
 
 
+EMPTY = Snapshot(
+    np.zeros(0, dtype=np.int64),
+    np.zeros((0, DIMENSIONS), dtype=np.float32),
+    np.zeros((0, 2 * NEIGHBOURS), dtype=np.int32),
+)
+
+
 class Matrix:
-    def __init__(self) -> None:
+    """The dense half's rows: the exact matrix, or the ANN (ann.Ann) once the table is large."""
+
+    def __init__(self, connect=None) -> None:
         self._lock = threading.Lock()
         self._key: tuple | None = None
         self._checked = 0.0
         self._clear()
+        self.ann = None
+        if connect is not None:
+            from memoryd.modes.ann import Ann
+
+            self.ann = Ann(connect)
 
     def _clear(self) -> None:
         self._n = 0
@@ -61,12 +128,39 @@ class Matrix:
         return Snapshot(self._rowids[:n], self._vectors[:n], self._neighbours)
 
     def reset(self) -> None:
+        """The index file was replaced."""
         with self._lock:
             self._key = None
             self._clear()
+        if self.ann is not None:
+            self.ann.reset()
+
+    def close(self) -> None:
+        if self.ann is not None:
+            self.ann.close()
+
+    def near(self, conn: sqlite3.Connection, embed_query) -> tuple[Snapshot, np.ndarray | None]:
+        """The rows the dense half scores, and the query's unit vector (embed_query(), called
+        only when there are vectors): all of them while the table is small, else the ANN's
+        candidates, their best POOL and the neighbours of those."""
+        if self.ann is not None and self.ann.ready():
+            with self._lock:
+                if self._n:
+                    self._clear()  # the ANN answers now: let the matrix go
+                    self._key = None
+            query = _embedded(embed_query)
+            if query is None:
+                return EMPTY, None
+            return around(conn, self.ann.search(query, CANDIDATES), query), query
+        matrix = self.refresh(conn)
+        if not len(matrix.rowids):
+            return matrix, None
+        query = _embedded(embed_query)
+        return (EMPTY, None) if query is None else (matrix, query)
 
     def refresh(self, conn: sqlite3.Connection) -> Snapshot:
-        """The matrix of the index conn reads, up to date (or at most REFRESH_INTERVAL old)."""
+        """The exact matrix of the index conn reads, up to date (or at most REFRESH_INTERVAL
+        old), holding at most ANN_AT rows (the ANN takes over beyond)."""
         with self._lock:
             generation, highest = conn.execute(
                 "SELECT (SELECT generation FROM recall_mode), (SELECT max(rowid) FROM vectors)"
@@ -75,15 +169,28 @@ class Matrix:
                 return self._snapshot()
             now = time.monotonic()
             if self._key is None or self._key[0] != generation:
-                # Rows were deleted (their rowids may be reused): never answer from the old matrix.
+                # A vector may have been written below the highest: load it all again.
                 self._clear()
             elif now - self._checked < REFRESH_INTERVAL:
                 return self._snapshot()  # only new vectors: they can wait a moment
             self._checked = now
-            last = int(self._rowids[self._n - 1]) if self._n else 0
-            self._append(conn.execute(_ROWS, (last,)).fetchall())
+            self._load(conn)
+            if self._n < ANN_AT and self._n != self._count(conn):
+                self._clear()  # rows were deleted too: their vectors must not answer
+                self._load(conn)
             self._key = (generation, highest)
+            if self.ann is not None and self._n >= ANN_AT:
+                self.ann.start()
             return self._snapshot()
+
+    def _load(self, conn: sqlite3.Connection) -> None:
+        last = int(self._rowids[self._n - 1]) if self._n else 0
+        room = max(0, ANN_AT - self._n)
+        self._append(conn.execute(_ROWS, (last, room)).fetchall() if room else [])
+
+    @staticmethod
+    def _count(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
 
     def _append(self, rows: list[tuple]) -> None:
         if not rows:
@@ -91,19 +198,109 @@ class Matrix:
         need = self._n + len(rows)
         if need > len(self._rowids):
             # A new buffer: snapshots taken before keep the old one.
-            capacity = max(need, 2 * len(self._rowids), 1024)
+            capacity = min(max(need, 2 * len(self._rowids), 1024), ANN_AT)
             rowids = np.zeros(capacity, dtype=np.int64)
             vectors = np.zeros((capacity, DIMENSIONS), dtype=np.float32)
             rowids[: self._n] = self._rowids[: self._n]
             vectors[: self._n] = self._vectors[: self._n]
             self._rowids, self._vectors = rowids, vectors
-        new = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4")
-        self._vectors[self._n : need] = new.reshape(len(rows), DIMENSIONS)
+        self._vectors[self._n : need] = unpack([r[3] for r in rows])
         self._rowids[self._n : need] = [r[0] for r in rows]
         # A note has no neighbours: its group is its own rowid.
         self._groups += [r[2] if r[1] == "session" else f"#{r[0]}" for r in rows]
         self._n = need
         self._neighbours = neighbours(self._groups)
+
+
+def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -> Snapshot:
+    """The Snapshot of the POOL candidates of highest exact cosine (their vectors read from the
+    table: a row deleted since the ANN saw it is gone) and of the rows around each."""
+    if not candidates:
+        return EMPTY
+    found = _rows(conn, candidates, with_sources=False)
+    if not found:
+        return EMPTY
+    cosine = unpack([r[1] for r in found]) @ query
+    pool = [found[i][0] for i in np.argsort(-cosine, kind="stable")[:POOL]]
+    # The rows of a session are mostly consecutive rowids (a log is indexed a part at a time):
+    # one read of the rows within WINDOW of each pool row finds most neighbours; a pool row
+    # whose session is interleaved with others there has its own two queries.
+    nearby = {r for rowid in pool for r in range(rowid - WINDOW, rowid + WINDOW + 1)}
+    seen = {r[0]: r for r in _rows(conn, sorted(nearby), any_row=True)}
+    following: dict[int, int] = {}
+    for rowid in pool:
+        if rowid not in seen or seen[rowid][2] != "session":
+            continue  # a note (no neighbours), or a row deleted since its vector was read
+        session = seen[rowid][3]
+        same = [r for r in range(rowid - WINDOW, rowid + WINDOW + 1) if _same(seen.get(r), session)]
+        at = same.index(rowid)
+        before, after = same[max(0, at - NEIGHBOURS) : at], same[at + 1 : at + 1 + NEIGHBOURS]
+        if len(before) < NEIGHBOURS and rowid - WINDOW > 0:
+            before = [r for (r,) in conn.execute(_BEFORE, (session, rowid, NEIGHBOURS))][::-1]
+        if len(after) < NEIGHBOURS:
+            after = [r for (r,) in conn.execute(_AFTER, (session, rowid, NEIGHBOURS))]
+        run = [*before, rowid, *after]
+        following.update(zip(run, run[1:], strict=False))
+    vectors = {r[0]: r[1] for r in found}
+    wanted = sorted({*following, *following.values()} - vectors.keys())
+    vectors.update((r[0], r[1]) for r in _rows(conn, wanted, with_sources=False))
+    kept = sorted(set(pool) | ({*following, *following.values()} & vectors.keys()))
+    position = {rowid: i for i, rowid in enumerate(kept)}
+    preceding = {b: a for a, b in following.items()}
+    n = len(kept)
+    table = np.full((n, 2 * NEIGHBOURS), n, dtype=np.int32)
+    for i, rowid in enumerate(kept):
+        for side, links in ((0, preceding), (NEIGHBOURS, following)):
+            link: int | None = rowid
+            for step in range(NEIGHBOURS):
+                link = links.get(link) if link is not None else None
+                if link is None:
+                    break
+                if link in position:  # a neighbour without a vector yet counts as none
+                    column = side + (NEIGHBOURS - 1 - step if side == 0 else step)
+                    table[i, column] = position[link]
+    return Snapshot(np.array(kept, dtype=np.int64), unpack([vectors[r] for r in kept]), table)
+
+
+def _embedded(embed_query) -> np.ndarray | None:
+    """The question's vector; None when the embedding process failed (twice: it is started
+    again once), so that recall answers from its lexical half alone rather than not at all."""
+    from memoryd.modes.embedworker import WorkerFailed
+
+    try:
+        return embed_query()
+    except WorkerFailed as error:
+        log.warning("recall: the question was not embedded, answering by words alone: %s", error)
+        return None
+
+
+def _same(row: tuple | None, session: str) -> bool:
+    return row is not None and row[2] == "session" and row[3] == session
+
+
+def _rows(
+    conn: sqlite3.Connection,
+    rowids: list[int],
+    *,
+    with_sources: bool = True,
+    any_row: bool = False,
+) -> list[tuple]:
+    """(rowid, vector, kind, session) of rowids, in parts of at most 900 (SQLite's bound
+    parameters); any_row: rows of sources with or without a vector (vector then None)."""
+    if any_row:
+        sql = "SELECT s.rowid, NULL, s.kind, s.session FROM sources s WHERE s.rowid IN ({})"
+    elif with_sources:
+        sql = (
+            "SELECT v.rowid, v.vector, s.kind, s.session FROM vectors v JOIN sources s"
+            " ON s.rowid = v.rowid WHERE v.rowid IN ({})"
+        )
+    else:
+        sql = "SELECT rowid, vector, NULL, NULL FROM vectors WHERE rowid IN ({})"
+    out: list[tuple] = []
+    for start in range(0, len(rowids), 900):
+        part = rowids[start : start + 900]
+        out += conn.execute(sql.format(",".join("?" * len(part))), part).fetchall()
+    return out
 
 
 def neighbours(groups: list[str]) -> np.ndarray:

@@ -20,6 +20,7 @@ from memoryd.journal.linefile import parse_line
 from memoryd.journal.recallline import RecallLine
 from memoryd.memory import entries, notes
 from memoryd.memory.memfiles import read_entries
+from memoryd.modes import progress
 from memoryd.owner import paging
 
 log = logging.getLogger(__name__)
@@ -204,6 +205,7 @@ def collect(home: Home, days: int, now: dt.datetime) -> dict:
         "files": files,
         "moved": moved,
         "sizes": sizes(home),
+        "embedding": progress.embedding(home.index_db),
     }
 
 
@@ -238,6 +240,8 @@ def render(stats: dict) -> str:
     lines.extend(shown.shown)
     if not shown.complete:
         lines.append(f"  (and {shown.total - len(shown.shown):,} more)")
+    if (embedding := progress.line(stats.get("embedding"))) is not None:
+        lines.append(embedding)
     lines.append("sizes (bytes):")
     for name, size in stats["sizes"].items():
         lines.append(f"  {name:<14} {'missing' if size is None else f'{size:,}'}")

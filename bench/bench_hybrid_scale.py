@@ -1,0 +1,259 @@
+"""Recall mode hybrid at a million records: latency, memory, and how much of the exact cosine top
+10 the approximate search finds.
+
+    .venv/bin/python bench/bench_hybrid_scale.py [--size 1000000] [--queries 300]
+
+One home of generated conversations (recall_eval, seeds from 1000) with at least SIZE turns,
+indexed from nothing in mode hybrid by catch_up_all (the embedder thread stopped). The vectors are
+SYNTHETIC: embedding a million turns takes hours on this machine (bench_embed.py gives the real
+rate), so each row gets a vector drawn from a Gaussian with the mean and covariance of the real
+model's vectors of 1,000 of these turns (so the spectrum, and with it how hard the nearest
+neighbours are to find, is the model's), normalised and stored as memoryd stores them (int8).
+The questions are the conversations' own, embedded by the real model.
+
+Then, in a fresh process (its memory is memoryd's): the index opened, the vector search index
+built as memoryd builds it (timed), and --queries recalls through recall_on (k=10): p50 and p99;
+VmRSS and VmHWM after them. Then, for each question, the dense half alone, in its parts: the
+question embedded (by the embedding child), the ANN's candidates, their scoring from the table
+(p50 and p99 of each, and of their sum), and the lexical half's ranking (context's top 100 and
+the bound of the question's weight). Last, for each question, the exact cosine top 10 over
+every stored vector (a scan of the table) against the approximate search's top 10 (ann.Ann's
+candidates, scored again from the table by vectors.around): the share found.
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from bench_recall_modes import write_home
+from recall_eval.conversations import conversation
+
+from memoryd.home import Home
+from memoryd.index.index import Index
+from memoryd.modes import context, embed, hybrid, vectors
+from memoryd.search.query import Query
+from tests.recalling import recall_on
+
+SAMPLE_TEXTS = 1_000
+WRITE_CHUNK = 50_000
+
+
+def _status() -> dict[str, int]:
+    out = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
+            out[key] = int(value.split()[0]) // 1024
+    return out
+
+
+def _open(home: Home) -> Index:
+    index = Index(home, mode="hybrid")
+    index.open()
+    index.live.stop_embedder()  # the vectors are written by this benchmark
+    return index
+
+
+def build(home_root: str, model_file: str) -> None:
+    """Index the home and write a synthetic vector for every row."""
+    home = Home(Path(home_root))
+    started = time.perf_counter()
+    index = _open(home)
+    rows = index.catch_up_all()
+    built = time.perf_counter() - started
+    model = np.load(model_file)
+    mean, basis = model["mean"], model["basis"]
+    rng = np.random.default_rng(7)
+    conn = index._write()
+    started = time.perf_counter()
+    last = 0
+    while True:
+        pending = [
+            r
+            for (r,) in conn.execute(
+                "SELECT rowid FROM vector_pending WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                (last, WRITE_CHUNK),
+            )
+        ]
+        if not pending:
+            break
+        z = rng.standard_normal((len(pending), basis.shape[0])).astype(np.float32)
+        drawn = mean + z @ basis
+        drawn /= np.linalg.norm(drawn, axis=1, keepdims=True)
+        packed = vectors.quantise(drawn)
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO vectors VALUES (?, ?)",
+            [(r, packed[i].tobytes()) for i, r in enumerate(pending)],
+        )
+        conn.execute("DELETE FROM vector_pending WHERE rowid <= ?", (pending[-1],))
+        conn.execute("COMMIT")
+        last = pending[-1]
+    filled = time.perf_counter() - started
+    index.close()
+    print(json.dumps({"rows": rows, "build_rate": rows / built, "vectors_s": filled}), flush=True)
+
+
+def _exact_top(home: Home, queries: np.ndarray, k: int = 10) -> list[set[int]]:
+    """The k rowids of highest cosine for each query, over every stored vector."""
+    import sqlite3
+
+    conn = sqlite3.connect(home.index_db)
+    best_scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    best_ids = np.zeros((len(queries), k), dtype=np.int64)
+    last = 0
+    while True:
+        rows = conn.execute(
+            "SELECT rowid, vector FROM vectors WHERE rowid > ? ORDER BY rowid LIMIT ?",
+            (last, WRITE_CHUNK),
+        ).fetchall()
+        if not rows:
+            break
+        ids = np.array([r[0] for r in rows])
+        scores = queries @ vectors.unpack([r[1] for r in rows]).T
+        all_scores = np.concatenate([best_scores, scores], axis=1)
+        all_ids = np.concatenate([best_ids, np.broadcast_to(ids, scores.shape)], axis=1)
+        top = np.argpartition(-all_scores, k - 1, axis=1)[:, :k]
+        best_scores = np.take_along_axis(all_scores, top, axis=1)
+        best_ids = np.take_along_axis(all_ids, top, axis=1)
+        last = rows[-1][0]
+    conn.close()
+    return [set(map(int, row)) for row in best_ids]
+
+
+def measure(home_root: str, queries_file: str, count: int) -> None:
+    home = Home(Path(home_root))
+    questions = json.loads(Path(queries_file).read_text())[:count]
+    index = _open(home)
+    matrix = index.live.matrix
+    started = time.perf_counter()
+    recall_on(index, questions[0], k=10, session="mm-warm")  # loads the matrix, starts the ANN
+    while matrix.ann is not None and not matrix.ann.ready():
+        time.sleep(0.5)
+    ann_s = time.perf_counter() - started
+    for q in questions[:20]:
+        recall_on(index, q, k=10, session="mm-warm")
+    times = []
+    for q in questions:
+        t0 = time.perf_counter()
+        recall_on(index, q, k=10, session="mm-bench")
+        times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    out = {
+        "ann_rows": matrix.ann.rows() if matrix.ann else 0,
+        "ann_build_s": round(ann_s, 1),
+        "p50_ms": round(statistics.median(times), 1),
+        "p99_ms": round(times[int(0.99 * (len(times) - 1))], 1),
+    }
+    out.update(_status())
+    parts: dict[str, list[float]] = {"embed_q": [], "ann": [], "around": []}
+    lexical: list[float] = []
+    conn = index._take()
+    approximate, query_vectors = [], []
+    for text in questions:
+        t = time.perf_counter()
+        terms = context.query_terms(Query.parse(text))
+        if context.ranked(conn, terms, hybrid.LEXICAL_DEPTH):
+            index.live.counts.bound(conn, terms)
+        lexical.append((time.perf_counter() - t) * 1000)
+        t0 = time.perf_counter()
+        q = index.live.embedder.embed([text])[0]
+        t1 = time.perf_counter()
+        candidates = matrix.ann.search(q, vectors.CANDIDATES)
+        t2 = time.perf_counter()
+        snap = vectors.around(conn, candidates, q)
+        t3 = time.perf_counter()
+        for name, took in zip(parts, (t1 - t0, t2 - t1, t3 - t2), strict=True):
+            parts[name].append(took * 1000)
+        query_vectors.append(q)
+        cosine = snap.vectors @ q
+        approximate.append({int(snap.rowids[i]) for i in np.argsort(-cosine)[:10]})
+    index._give(conn)
+    parts["dense"] = [sum(t) for t in zip(*parts.values(), strict=True)]
+    parts["lexical"] = lexical
+    for name, took in parts.items():
+        took.sort()
+        out[f"{name}_p50_ms"] = round(statistics.median(took), 1)
+        out[f"{name}_p99_ms"] = round(took[int(0.99 * (len(took) - 1))], 1)
+    query_vectors = np.stack(query_vectors)
+    index.close()
+    exact = _exact_top(home, query_vectors)
+    found = [len(a & e) / 10 for a, e in zip(approximate, exact, strict=True)]
+    out["ann_recall_at_10"] = round(statistics.mean(found), 4)
+    out["ann_recall_at_10_min"] = min(found)
+    files = list(home.index_dir.glob("memory.sqlite3*"))
+    out["index_mb"] = round(sum(f.stat().st_size for f in files) / 2**20, 1)
+    print(json.dumps(out), flush=True)
+
+
+def fit_model(convs, path: Path) -> None:
+    """Mean and a basis of the real model's vectors of SAMPLE_TEXTS turns (see the docstring)."""
+    turns = [t for c in convs for s in c.sessions for _, t in s.turns]
+    texts = random.Random(3).sample(turns, min(SAMPLE_TEXTS, len(turns)))
+    found = np.concatenate(
+        [embed.shared().embed(texts[i : i + 32]) for i in range(0, len(texts), 32)]
+    )
+    mean = found.mean(axis=0)
+    _, s, vt = np.linalg.svd(found - mean, full_matrices=False)
+    basis = (s[:, None] * vt) / np.sqrt(len(found) - 1)  # x = mean + z @ basis, z ~ N(0, I)
+    np.savez(path, mean=mean.astype(np.float32), basis=basis.astype(np.float32))
+
+
+def _child(*args: str) -> dict:
+    run = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, env=dict(os.environ)
+    )
+    if run.returncode:
+        sys.exit(run.stderr[-3000:])
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command")
+    b = sub.add_parser("build")
+    b.add_argument("home")
+    b.add_argument("model")
+    m = sub.add_parser("measure")
+    m.add_argument("home")
+    m.add_argument("queries")
+    m.add_argument("count", type=int)
+    parser.add_argument("--size", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=300)
+    args = parser.parse_args()
+    if args.command == "build":
+        build(args.home, args.model)
+        return
+    if args.command == "measure":
+        measure(args.home, args.queries, args.count)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Home(Path(tmp) / "home")
+        convs, turns, seed = [], 0, 1000
+        while turns < args.size:
+            convs.append(conversation(seed))
+            turns += sum(len(s.turns) for s in convs[-1].sessions)
+            seed += 1
+        write_home(home, convs)
+        questions = [q.text for c in convs for q in c.questions]
+        step = max(1, len(questions) // args.queries)
+        queries = Path(tmp) / "queries.json"
+        queries.write_text(json.dumps(questions[::step]))
+        model = Path(tmp) / "model.npz"
+        fit_model(convs, model)
+        print(f"size {args.size}: {turns} turns in {len(convs)} conversations", flush=True)
+        print("  build: " + json.dumps(_child("build", str(home.root), str(model))), flush=True)
+        measured = _child("measure", str(home.root), str(queries), str(args.queries))
+        print("  measure: " + json.dumps(measured), flush=True)
+
+
+if __name__ == "__main__":
+    main()

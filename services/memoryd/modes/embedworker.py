@@ -1,0 +1,325 @@
+"""The hybrid mode's model in a process of its own: the background embedding on every core, and
+the questions of recall on a channel of their own.
+
+The first embedding pass over a large history is pure computation. On one of memoryd's threads it
+got one core (recall wants onnxruntime single-threaded beside the other calls), and the rest of
+memoryd shared that interpreter with it; in a child, onnxruntime runs its intra-op threads on all
+the cores the machine gives memoryd. The model is held once, in the child: loaded, it takes about
+200 MB (onnxruntime expands the int8 weights to float32), and memoryd's 512 MiB container cannot
+hold it twice beside the vectors, so memoryd does not load it at all. memoryd's embedder thread
+hands a batch of texts to the child on its stdin and waits for the answer on its stdout, holding
+neither the interpreter lock nor a transaction; the event loop and the writer never wait on it.
+A recall's question goes over a socket of its own to another thread of the child, which runs
+beside the batch in flight (onnxruntime's run is thread-safe), so a recall never queues behind a
+batch.
+
+Both channels carry frames: a 4-byte big-endian length, then msgpack (a list of texts; the answer
+{"vectors": float32 bytes} or {"error": text}); the child's first frame on stdout is {"ready":
+true}, or {"error": ...} when the extra or the pinned model is missing, which memoryd reports as
+the reason it cannot start. The child exits at the end of either channel, so it never outlives
+memoryd, even one killed with SIGKILL (as the reindex's child, index/rebuild.py). A child that
+died is started again at the next call, logged.
+
+Progress: each batch is counted, and rate() is the records per second over the last RATE_WINDOW
+seconds of batches, which `bxctl memory stats` shows with the rows still waiting (progress.py).
+"""
+
+import argparse
+import io
+import logging
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+
+import msgpack
+
+from memoryd.errors import MemorydError, StartFailed
+
+log = logging.getLogger(__name__)
+
+RATE_WINDOW = 60.0
+# A batch of 32 texts of 128 tokens takes about 2 s on a busy 2-core machine.
+_FRAME = struct.Struct(">I")
+_MAX_FRAME = 64 * 2**20
+
+
+class WorkerFailed(MemorydError, OSError):
+    """The embedding process died or answered nonsense (the embedder pauses and starts another)."""
+
+
+def cores() -> int:
+    """The cores this process may run on (a container's CPU set, not the host's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _write_frame(stream, payload: object) -> None:
+    data = msgpack.packb(payload, use_bin_type=True)
+    stream.write(_FRAME.pack(len(data)) + data)
+    stream.flush()
+
+
+def _read_frame(stream) -> object | None:
+    """The next message, None at the end of the stream."""
+    head = stream.read(_FRAME.size)
+    if len(head) < _FRAME.size:
+        return None
+    (size,) = _FRAME.unpack(head)
+    if size > _MAX_FRAME:
+        raise ValueError(f"a frame of {size} bytes")
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return msgpack.unpackb(data, raw=False)
+
+
+class Worker:
+    """memoryd's side: the child, its two channels, restarted when it dies."""
+
+    def __init__(self, threads: int | None = None, tokens: int | None = None):
+        self.threads = threads or cores()
+        self.tokens = tokens  # None: embed.MAX_TOKENS (benchmarks compare others)
+        self._lock = threading.Lock()  # the child itself: start, restart, close
+        self._batch_lock = threading.Lock()
+        self._query_lock = threading.Lock()
+        self._child: subprocess.Popen | None = None
+        self._socket: socket.socket | None = None
+        self._queries: io.BufferedRWPair | None = None  # the socket's file: a question at a time
+        self._closed = False
+        self._done: deque[tuple[float, int]] = deque()
+        self.queries = _Queries(self)
+
+    def start(self) -> None:
+        """Start the child and wait until its model is loaded; StartFailed with its reason
+        (the extra missing, the model not the pinned one) when it cannot."""
+        with self._lock:
+            self._ensure()
+
+    def _ensure(self) -> subprocess.Popen:
+        if self._closed:
+            raise WorkerFailed("the embedding process is stopped")
+        if self._child is not None and self._child.poll() is None:
+            return self._child
+        if self._child is not None:
+            log.warning(
+                "embedding process %d exited with %s; starting another",
+                self._child.pid,
+                self._child.returncode,
+            )
+            self._reap()
+        ours, theirs = socket.socketpair()
+        command = [sys.executable, "-m", __name__, "--threads", str(self.threads)]
+        command += ["--queries", str(theirs.fileno())]
+        if self.tokens:
+            command += ["--tokens", str(self.tokens)]
+        # The child imports memoryd as this process does, wherever that came from.
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        try:
+            child = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                pass_fds=(theirs.fileno(),),
+            )
+        except OSError as e:
+            ours.close()
+            raise WorkerFailed(f"the embedding process cannot start: {e.strerror}") from None
+        finally:
+            theirs.close()
+        self._child, self._socket, self._queries = child, ours, ours.makefile("rwb")
+        try:
+            hello = _read_frame(child.stdout)
+        except (OSError, ValueError):
+            hello = None
+        if not isinstance(hello, dict) or not hello.get("ready"):
+            problem = hello.get("error") if isinstance(hello, dict) else None
+            self._reap()
+            if problem:
+                raise StartFailed(str(problem))
+            raise WorkerFailed("the embedding process exited before its model was loaded")
+        log.info("embedding process %d started with %d threads", child.pid, self.threads)
+        return child
+
+    def _ask(self, write, read, payload: object, n: int):
+        import numpy as np
+
+        from memoryd.modes.embed import DIMENSIONS
+
+        try:
+            _write_frame(write, payload)
+            answer = _read_frame(read)
+        except (OSError, ValueError) as e:
+            raise WorkerFailed(f"the embedding process failed: {e}") from None
+        if not isinstance(answer, dict) or "vectors" not in answer:
+            problem = answer.get("error") if isinstance(answer, dict) else "no answer"
+            raise WorkerFailed(f"the embedding process failed: {problem}")
+        vectors = np.frombuffer(answer["vectors"], dtype="<f4")
+        if vectors.size != n * DIMENSIONS:
+            raise WorkerFailed("the embedding process answered vectors of the wrong size")
+        return vectors.reshape(n, DIMENSIONS)
+
+    def embed(self, texts: list[str]):
+        """An (n, 384) float32 array of unit vectors, one per text, computed in the child
+        (the background batches); a child that died is started again once."""
+        with self._batch_lock:
+            for attempt in (1, 2):  # a child found dead is replaced, and the batch sent again
+                with self._lock:
+                    child = self._ensure()
+                try:
+                    found = self._ask(child.stdin, child.stdout, list(texts), len(texts))
+                    break
+                except WorkerFailed:
+                    self._kill(child)
+                    if attempt == 2:
+                        raise
+            self._count(len(texts))
+            return found
+
+    def query(self, texts: list[str]):
+        """As embed, on the child's other channel, which a batch in flight does not hold up;
+        a child that died is started again once."""
+        for attempt in (1, 2):
+            with self._query_lock:
+                with self._lock:
+                    child = self._ensure()
+                    channel = self._queries
+                if channel is None:
+                    raise WorkerFailed("the embedding process has no query channel")
+                try:
+                    return self._ask(channel, channel, list(texts), len(texts))
+                except WorkerFailed:
+                    self._kill(child)
+                    if attempt == 2:
+                        raise
+        raise AssertionError("unreachable")  # noqa: S101 (mypy: the loop returns or raises)
+
+    def _kill(self, child: subprocess.Popen) -> None:
+        """A channel failed: end that child (the next call starts another)."""
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+
+    def _count(self, n: int) -> None:
+        now = time.monotonic()
+        self._done.append((now, n))
+        while self._done and self._done[0][0] < now - RATE_WINDOW:
+            self._done.popleft()
+
+    def rate(self) -> float | None:
+        """Records a second over the batches of the last RATE_WINDOW seconds; None without any."""
+        done = list(self._done)
+        if len(done) < 2 or done[-1][0] < time.monotonic() - RATE_WINDOW:
+            return None
+        span = max(done[-1][0] - done[0][0], 1e-3)
+        return sum(n for _, n in done[1:]) / span
+
+    @property
+    def pid(self) -> int | None:
+        child = self._child
+        return None if child is None or child.poll() is not None else child.pid
+
+    def _reap(self) -> None:
+        child, self._child = self._child, None
+        for closing in (self._queries, self._socket):
+            if closing is not None:
+                try:
+                    closing.close()
+                except OSError:
+                    pass
+        self._queries = self._socket = None
+        if child is None:
+            return
+        for stream in (child.stdin, child.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        try:
+            child.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+    def close(self) -> None:
+        """End the child (the end of its stdin) and wait for it. A batch in flight finishes
+        first: close() is called after the embedder thread has stopped."""
+        with self._lock:
+            self._closed = True
+            self._reap()
+
+
+class _Queries:
+    """The recall side's embedder: embed() on the query channel (hybrid.Hybrid.embedder)."""
+
+    def __init__(self, worker: Worker):
+        self._worker = worker
+
+    def embed(self, texts: list[str]):
+        return self._worker.query(texts)
+
+
+def _serve_channel(embedder, read, write) -> None:
+    """Answer one channel until it ends; then the whole child ends (memoryd is gone, or let
+    this child go)."""
+    try:
+        while (texts := _read_frame(read)) is not None:
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                _write_frame(write, {"error": "a request that is not a list of texts"})
+                continue
+            vectors = embedder.embed(texts)
+            _write_frame(write, {"vectors": vectors.astype("<f4").tobytes()})
+    except ValueError as e:
+        log.error("embedding process: a request it cannot read: %s", e)
+        os._exit(1)
+    except OSError:
+        pass  # memoryd went away while an answer was on its way
+    os._exit(0)
+
+
+def serve(threads: int, queries: int | None = None, tokens: int | None = None) -> int:
+    """The child: load the model, say so, then answer batches on stdin/stdout and questions on
+    the queries socket, each on its own thread, until either ends."""
+    from memoryd.modes.embed import Embedder
+
+    stdout = sys.stdout.buffer
+    try:
+        embedder = Embedder(threads=threads, tokens=tokens)
+    except MemorydError as e:
+        _write_frame(stdout, {"error": str(e)})
+        return 2
+    _write_frame(stdout, {"ready": True})
+    if queries is not None:
+        channel = socket.socket(fileno=queries)
+        stream = channel.makefile("rwb")
+        threading.Thread(
+            target=_serve_channel, args=(embedder, stream, stream), name="queries", daemon=True
+        ).start()
+    _serve_channel(embedder, sys.stdin.buffer, stdout)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="memoryd.modes.embedworker", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--threads", type=int, default=cores())
+    parser.add_argument("--tokens", type=int, default=None)
+    parser.add_argument("--queries", type=int, default=None)
+    args = parser.parse_args(argv)
+    from proto.logline import configure_role
+
+    configure_role()
+    return serve(max(1, args.threads), args.queries, args.tokens)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -129,7 +129,11 @@ def test_stack_up_status_install_uninstall_down(container_engine):
         assert installed.returncode == 0, installed.stderr
         units = {path.name: path.read_text() for path in (root / "units").iterdir()}
         names = [f"container-{project}_{role}_1.service" for role in SERVICES]
-        assert sorted(units) == sorted(names)
+        backup = ["boxmaker-memory-backup.service", "boxmaker-memory-backup.timer"]
+        assert sorted(units) == sorted(names + backup)
+        # The daily backup runs bxctl in memoryd's container, keeping the newest 7.
+        assert f"exec {project}_memoryd_1 bxctl memory backup --keep 7" in units[backup[0]]
+        assert "OnCalendar=daily" in units[backup[1]] and "Persistent=true" in units[backup[1]]
         for name in names:
             text = units[name]
             joined = text.replace("\\\n", " ")  # podman splits ExecStart= over lines

@@ -37,12 +37,16 @@ NEIGHBOURS = 2
 NEAR_WEIGHT = 0.4
 DATE_WEIGHT = 1.0
 NEIGHBOUR_CHARS = 1000
-# The spec's ranking's share of the score (fusion.py), and how deep it is read.
+# The spec's ranking's share of the score (fusion.py), and how deep it is read (hybrid's too).
 SPEC_WEIGHT = 0.15
-SPEC_DEPTH = 20
+SPEC_DEPTH = 10
 # The spec's own best rows are at these positions or better (arrange.keep_spec): its five best
-# in context's ten (hybrid keeps four: its dense part finds more of what the spec finds late).
+# in context's ten (hybrid keeps four: its dense part finds more of what the spec finds late),
+# those the spec is not sure of (arrange.SURE) at the end of the ten.
 KEEP_SPEC = (2, 4, 7, 9, 10)
+# No damping of session runs: on the two-person shape it cost context a tenth of its gain over
+# the spec at @5, and more at "all evidence in the top 5" than it won (bench/fusion_sweep.py).
+DAMP = 1.0
 # Lexical candidates read, at least (4 k when more): the agent's own calls and a damped session
 # run are passed over, so more than k are needed.
 CANDIDATES = 20
@@ -138,16 +142,18 @@ def hits(conn: sqlite3.Connection, rowids: Iterable[int], terms: list[str]) -> l
     return found
 
 
-def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> list[int]:
-    """The spec's own ranking of the query (every word kept), best first: fusion.py's spec
-    part. Runs inside the caller's read transaction."""
+def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> arrange.SpecRanking:
+    """The spec's own ranking of the query (every word kept), best first, with the rows it is
+    sure of (arrange.sure): fusion.py's spec part and keep_spec's rows, read once per recall.
+    Runs inside the caller's read transaction."""
     if query.expression is None:
-        return []
+        return arrange.SpecRanking()
     from memoryd.recall import (
         topk,
     )  # here: topk's term counts follow the indexer, which imports modes
 
-    return topk.best_rowids(conn, query.terms, query.expression, limit)
+    rowids = topk.best_rowids(conn, query.terms, query.expression, limit)
+    return arrange.SpecRanking(rowids, arrange.sure(conn, query.expression, rowids, limit))
 
 
 def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
@@ -163,7 +169,8 @@ def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
         spec = spec_ranked(conn, query, SPEC_DEPTH)
         fusion.add_spec(combined, spec, SPEC_WEIGHT)
         where = arrange.places(conn, combined)
-        order = arrange.keep_spec(arrange.arrange(combined, where, k), spec, where, KEEP_SPEC, k)
+        order = arrange.arrange(combined, where, k, DAMP)
+        order = arrange.keep_spec(order, spec, where, KEEP_SPEC, k)
         return hits(conn, order, terms)
     finally:
         conn.execute("COMMIT")

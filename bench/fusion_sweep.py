@@ -1,7 +1,7 @@
 """How the context and hybrid rankings were chosen: fusions compared on conversations of every
 shape (recall_eval/shapes.py), on seeds the evaluation does not use.
 
-    .venv/bin/python bench/fusion_sweep.py                       # dev: seeds 101.., 6 of each shape
+    .venv/bin/python bench/fusion_sweep.py --cache /tmp/dev.pkl   # dev: seeds 101..106, each shape
     .venv/bin/python bench/fusion_sweep.py --first-seed 1 --conversations 10   # the evaluation's
 
 For each conversation, one hybrid index (all vectors embedded); for each question, the spec's
@@ -11,12 +11,19 @@ neighbour's) of the question as typed and without its common names (names.py). T
 ranking in the grid, recall at 5 and 10 ("any": one answer found; "all": every answer found),
 per shape and kind, and the worst margin against the spec's over every shape and kind.
 
-A ranking: lexical (context's bm25 over the best row's, or over the bound; `lexical` is context's
-query without stopwords, `lexical_all` with them, `_n2`/`_n0` with the neighbour column at 0.2 and
-0) x wl + the spec's rank r as 5 / (5 + r) x ws + dense min-maxed over its top 100 x wd, then the
-agent's own calls last, each pick damping its session run (damp 1.0 = off) and the spec's best
-rows kept at the positions of keep or better (arrange.py). --cache keeps the collected questions
-in a pickle, so the grid can be run again without the embedding.
+A ranking: lexical (context's bm25 over the best row's for context, over the bound for hybrid)
+x wl + the spec's rank r (of its first `depth`) as 5 / (5 + r) x ws + dense (names removed)
+min-maxed over its top 100 x wd; then the agent's own calls last, each pick damping its session
+run by damp past its first `free` picks (damp 1.0 = off), and the spec's best rows kept at the
+positions of keep or better (arrange.py), all of them (no `sure`) or, by a rule, those the spec
+is sure of: `gap` g, a row scoring g times the spec's next; `crowd` g, g times the spec's last
+row read; the others not kept, or, with `-late`, kept at the end of the deadlines.
+
+The choice (choose()): every cell (shape, kind or all, @5 and @10) at least 1 standard error of
+the paired difference above minus the spec's, or as close as any ranking of the mode comes; among
+those, the rankings whose worst shape's any@5 gain is within one standard error of the best
+worst shape's, and of them the highest mean any@5 gain over the shapes. --cache keeps the
+collected questions in a pickle, so the grid can be run again without the embedding.
 """
 
 import argparse
@@ -296,23 +303,29 @@ def _name(family: str, p: dict) -> str:
     )
 
 
+CHOSEN_CONTEXT = _context(0.15, 10, CONTEXT_KEEP, ("crowd-late", 2.0), 1.0, 0)
+CHOSEN_HYBRID = _hybrid(10, HYBRID_KEEP, ("crowd-late", 2.0), 0.95, 0)
+
+
 def grid() -> list[tuple[str, dict]]:
     """spec, the modes as merged, and the variants compared."""
     out: list[tuple[str, dict]] = [("spec", {"spec_only": True})]
     out.append(("context as merged", _context(0.15, 20, CONTEXT_KEEP, None, 0.9, 0)))
     out.append(("hybrid as merged", _hybrid(20, HYBRID_KEEP, None, 0.9, 0)))
     for ws, depth, keep, rule, damp, free in itertools.product(
-        (0.05, 0.1, 0.15), (5, 10, 20), KEEPS, RULES, (1.0, 0.95, 0.9), (0, 1)
+        (0.0, 0.05, 0.1, 0.15, 0.25), (5, 10, 20), KEEPS, RULES, (1.0, 0.95, 0.9), (0, 1)
     ):
         if (not keep and rule) or (damp == 1.0 and free):
             continue
-        out.append((_name("context", p := _context(ws, depth, keep, rule, damp, free)), p))
+        p = _context(ws, depth, keep, rule, damp, free)
+        out.append((_name("context", p) + (" (chosen)" if p == CHOSEN_CONTEXT else ""), p))
     for depth, keep, rule, damp, free in itertools.product(
         (5, 10, 20), KEEPS, RULES, (1.0, 0.95, 0.9), (0, 1)
     ):
         if (not keep and rule) or (damp == 1.0 and free):
             continue
-        out.append((_name("hybrid", p := _hybrid(depth, keep, rule, damp, free)), p))
+        p = _hybrid(depth, keep, rule, damp, free)
+        out.append((_name("hybrid", p) + (" (chosen)" if p == CHOSEN_HYBRID else ""), p))
     return out
 
 
@@ -377,7 +390,7 @@ def main() -> None:
         mine = [n for n in results if n.startswith(family)]
         feasible = choose(judged, mine, args.max_z)
         print(f"| **{family}: {len(feasible)} of {len(mine)} chosen from, best first** |")
-        shown = [n for n in mine if "merged" in n] + feasible[: args.show]
+        shown = [n for n in mine if "merged" in n or "chosen" in n] + feasible[: args.show]
         for name in dict.fromkeys(shown):
             row(name)
     by_name = {name: p for name, p in rankings}

@@ -6,9 +6,10 @@ the two after it in the same session, each cut to NEIGHBOUR_CHARS), and its date
 is the spec's terms less the stopwords, ranked by bm25 with the neighbour column at NEAR_WEIGHT, so
 a turn that answers without naming the subject ("yes, in May") is found through the turns around
 it. That ranking is fused with the spec's own (fusion.py: the spec's ranking as a part of the
-score, and its best rows kept near the top, arrange.keep_spec), so a question answered through
-words context drops is still found where the spec finds it; then the agent's own recall and
-memory calls go last and session runs are damped (arrange.py). Hits are built from the spec's
+score, and its best rows kept near the top, arrange.keep_spec: in the top five those the spec is
+sure of, the others by the end of the ten), so a question answered through words context drops
+is still found where the spec finds it; then the agent's own recall and memory calls go last
+(arrange.py; session runs are not damped here, DAMP). Hits are built from the spec's
 tables: snippets are of the record's own text, tags and labels are the spec's.
 
 Everything here is a function of the spec's tables and of each session's row order (rowids rise
@@ -158,7 +159,7 @@ def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> arrange.S
 
 def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
     """context's recall: its lexical ranking and the spec's, fused (fusion.py), then arranged
-    (arrange.py: the agent's own calls last, session runs damped), all in one read
+    (arrange.py: the agent's own calls last, the spec's best rows kept), all in one read
     transaction."""
     terms = query_terms(query)
     depth = max(CANDIDATES, 4 * k)

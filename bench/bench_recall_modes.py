@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_recall_modes.py quality [--conversations 10]
         [--assistant-conversations 6] [--shapes locomo,longmem,agent] [--modes ...]
     .venv/bin/python bench/bench_recall_modes.py scale [--sizes 10000,100000] [--modes ...]
+        [--against DIR]    # DIR: another checkout's services/ and libs/, alternated with this one
 
 quality: for each generated conversation of each shape (bench/recall_eval/shapes.py, seeded:
 seeds 1..N; the rankings were chosen on seeds from 101), a home with its sessions as session
@@ -20,12 +21,16 @@ process's RSS (VmRSS after the queries, VmHWM the peak) and the index's size on 
 (index_mb). In hybrid, the background embedder runs
 for EMBED_SECONDS to measure its rate; the remaining vectors are then written by the benchmark
 from a cache of the texts' vectors (the generated turns repeat; the embedder does not cache), so
-that the latency is that of a complete matrix.
+that the latency is that of a complete matrix. context and hybrid add `spec_part`: the p50 and
+p99 of the spec's ranking they read (context.spec_ranked) over the same questions. --against
+runs each mode a second time under another checkout's code (PYTHONPATH=DIR/services:DIR/libs),
+the two alternated, so a before and an after are measured in one run on a shared machine.
 """
 
 import argparse
 import collections
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -240,6 +245,30 @@ def _hybrid_parts(index: Index, questions: list[str]) -> dict[str, float]:
     }
 
 
+def _spec_part(index: Index, questions: list[str]) -> dict[str, float]:
+    """p50 and p99 of the spec's ranking as context and hybrid read it, in their transaction."""
+    from memoryd.modes import context
+    from memoryd.search.query import Query
+
+    conn = index._take()
+    times = []
+    try:
+        for q in questions:
+            query = Query.parse(q)
+            conn.execute("BEGIN")
+            t0 = time.perf_counter()
+            context.spec_ranked(conn, query, context.SPEC_DEPTH)
+            times.append((time.perf_counter() - t0) * 1000)
+            conn.execute("COMMIT")
+    finally:
+        index._give(conn)
+    times.sort()
+    return {
+        "spec_part_p50_ms": statistics.median(times),
+        "spec_part_p99_ms": times[int(0.99 * (len(times) - 1))],
+    }
+
+
 def one_scale(home_root: str, mode: str, queries_file: str) -> None:
     home = Home(Path(home_root))
     questions = json.loads(Path(queries_file).read_text())
@@ -268,6 +297,8 @@ def one_scale(home_root: str, mode: str, queries_file: str) -> None:
     out["p99_ms"] = times[int(0.99 * (len(times) - 1))]
     if mode == "hybrid":
         out.update(_hybrid_parts(index, questions[:50]))
+    if mode in ("context", "hybrid"):
+        out.update(_spec_part(index, questions[:QUERIES]))
     out.update(_rss())
     index.close()
     files = home.index_dir.glob("memory.sqlite3*")
@@ -291,14 +322,21 @@ def scale(args) -> None:
             queries.write_text(json.dumps(questions[::step]))
             print(f"size {size}: {turns} turns in {len(convs)} conversations", flush=True)
             for mode in args.modes:
-                run = subprocess.run(
-                    [sys.executable, __file__, "one-scale", str(home.root), mode, str(queries)],
-                    capture_output=True,
-                    text=True,
-                )
-                if run.returncode:
-                    sys.exit(run.stderr[-3000:])
-                print(f"  {run.stdout.strip()}", flush=True)
+                variants = [("this", None)]
+                if args.against:
+                    other = ("against", f"{args.against}/services:{args.against}/libs")
+                    variants = [other, *variants] if size % 2 else [*variants, other]
+                for name, path in variants:
+                    env = {**os.environ, "PYTHONPATH": path} if path else None
+                    run = subprocess.run(
+                        [sys.executable, __file__, "one-scale", str(home.root), mode, str(queries)],
+                        capture_output=True,
+                        text=True,
+                        env=env,
+                    )
+                    if run.returncode:
+                        sys.exit(run.stderr[-3000:])
+                    print(f"  {name}: {run.stdout.strip()}", flush=True)
 
 
 def main() -> None:
@@ -317,6 +355,7 @@ def main() -> None:
         "--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[10_000, 100_000]
     )
     s.add_argument("--modes", type=lambda s: s.split(","), default=list(MODES))
+    s.add_argument("--against", help="another checkout, run alternated with this one")
     o = sub.add_parser("one-scale")
     o.add_argument("home")
     o.add_argument("mode")

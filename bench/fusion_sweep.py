@@ -1,7 +1,7 @@
 """How the context and hybrid rankings were chosen: fusions compared on conversations of every
 shape (recall_eval/shapes.py), on seeds the evaluation does not use.
 
-    .venv/bin/python bench/fusion_sweep.py                       # dev: seeds 101.., 6 of each shape
+    .venv/bin/python bench/fusion_sweep.py --cache /tmp/dev.pkl   # dev: seeds 101..106, each shape
     .venv/bin/python bench/fusion_sweep.py --first-seed 1 --conversations 10   # the evaluation's
 
 For each conversation, one hybrid index (all vectors embedded); for each question, the spec's
@@ -11,12 +11,19 @@ neighbour's) of the question as typed and without its common names (names.py). T
 ranking in the grid, recall at 5 and 10 ("any": one answer found; "all": every answer found),
 per shape and kind, and the worst margin against the spec's over every shape and kind.
 
-A ranking: lexical (context's bm25 over the best row's, or over the bound; `lexical` is context's
-query without stopwords, `lexical_all` with them, `_n2`/`_n0` with the neighbour column at 0.2 and
-0) x wl + the spec's rank r as 5 / (5 + r) x ws + dense min-maxed over its top 100 x wd, then the
-agent's own calls last, each pick damping its session run (damp 1.0 = off) and the spec's best
-rows kept at the positions of keep or better (arrange.py). --cache keeps the collected questions
-in a pickle, so the grid can be run again without the embedding.
+A ranking: lexical (context's bm25 over the best row's for context, over the bound for hybrid)
+x wl + the spec's rank r (of its first `depth`) as 5 / (5 + r) x ws + dense (names removed)
+min-maxed over its top 100 x wd; then the agent's own calls last, each pick damping its session
+run by damp past its first `free` picks (damp 1.0 = off), and the spec's best rows kept at the
+positions of keep or better (arrange.py), all of them (no `sure`) or, by a rule, those the spec
+is sure of: `gap` g, a row scoring g times the spec's next; `crowd` g, g times the spec's last
+row read; the others not kept, or, with `-late`, kept at the end of the deadlines.
+
+The choice (choose()): every cell (shape, kind or all, @5 and @10) at least 1 standard error of
+the paired difference above minus the spec's, or as close as any ranking of the mode comes; among
+those, the rankings whose worst shape's any@5 gain is within one standard error of the best
+worst shape's, and of them the highest mean any@5 gain over the shapes. --cache keeps the
+collected questions in a pickle, so the grid can be run again without the embedding.
 """
 
 import argparse
@@ -127,86 +134,198 @@ def scores_of(q: dict, p: dict) -> dict[int, float]:
     return combined
 
 
-def ranked(q: dict, p: dict) -> list[tuple[str, int]]:
+def sure_rows(q: dict, rule: tuple | None, depth: int) -> set[int] | None:
+    """The spec's rows its rule is sure of (None: every row): ("gap", g) a row scoring g times
+    the spec's next row; ("crowd", g) a row scoring g times the last row read (depth)."""
+    if rule is None:
+        return None
+    spec = [(rowid, -score) for rowid, score in q["spec"][:depth]]
+    name, g = rule[0].removesuffix("-late"), rule[1]
+    sure = set()
+    for i, (rowid, score) in enumerate(spec):
+        if name == "gap":
+            other = spec[i + 1][1] if i + 1 < len(spec) else 0.0
+        else:
+            other = spec[-1][1] if len(spec) == depth else 0.0
+        if score >= g * other and score > other:
+            sure.add(rowid)
+    return sure
+
+
+def ranked(q: dict, p: dict, cache: dict | None = None) -> list[int]:
+    """The ranking's first 10 rowids for one question (cache: arrangements already made)."""
     if p.get("spec_only"):
-        order = [rowid for rowid, _ in q["spec"]]
-    else:
-        order = arrange.arrange(scores_of(q, p), q["where"], 10, p["damp"], arrange.RUN)
-        if p.get("deadlines"):
-            spec = [rowid for rowid, _ in q["spec"]]
-            order = arrange.keep_spec(order, spec, q["where"], p["deadlines"], 10)
-        if not p["own_last"]:
-            scores = scores_of(q, p)
-            order = sorted(scores, key=lambda r: (-scores[r], r))[:10]
-    back = {rowid: (s, rec) for (s, rec), rowid in q["key"].items()}
-    return [back.get(r, ("", -1)) for r in order[:10]]
+        return [rowid for rowid, _ in q["spec"][:10]]
+    if not p["own_last"]:
+        scores = scores_of(q, p)
+        return sorted(scores, key=lambda r: (-scores[r], r))[:10]
+    key = tuple(sorted((n, v) for n, v in p.items() if n not in ("deadlines", "rule")))
+    order = None if cache is None else cache.get(key)
+    if order is None:
+        damp, free = p["damp"], p.get("free", 0)
+        order = arrange.arrange(scores_of(q, p), q["where"], 10, damp, arrange.RUN, free)
+        if cache is not None:
+            cache[key] = order
+    if p.get("deadlines"):
+        spec = [rowid for rowid, _ in q["spec"]][: p.get("spec_depth", SPEC_DEPTH)]
+        sure = sure_rows(q, p.get("rule"), p.get("spec_depth", SPEC_DEPTH))
+        late = p.get("rule") is not None and p["rule"][0].endswith("-late")
+        order = arrange.keep_spec(order, spec, q["where"], p["deadlines"], 10, sure, late)
+    return order
 
 
-def evaluate(questions: list[dict], p: dict) -> dict[str, Tally]:
+def places_of(q: dict, order: list[int]) -> list[tuple[str, int]]:
+    if "back" not in q:
+        q["back"] = {rowid: (s, rec) for (s, rec), rowid in q["key"].items()}
+    return [q["back"].get(r, ("", -1)) for r in order[:10]]
+
+
+def evaluate(questions: list[dict], p: dict, caches: list[dict] | None = None) -> dict[str, Tally]:
     tallies = {shape: Tally() for shape in SHAPES}
-    for q in questions:
-        tallies[q["shape"]].add(q["question"], ranked(q, p))
+    for n, q in enumerate(questions):
+        order = ranked(q, p, None if caches is None else caches[n])
+        tallies[q["shape"]].add(q["question"], places_of(q, order))
     return tallies
 
 
-KEEP = (2, 4, 7, 9)
+def per_question(questions: list[dict], p: dict, caches: list[dict]) -> np.ndarray:
+    """Per question: any@5, any@10, all@5, all@10, distinct sessions in the top 5."""
+    out = np.zeros((len(questions), 5))
+    for n, q in enumerate(questions):
+        top = places_of(q, ranked(q, p, caches[n]))
+        answers = set(q["question"].answers)
+        for slot, k in ((0, 5), (1, 10)):
+            out[n, slot] = bool(set(top[:k]) & answers)
+            out[n, slot + 2] = answers <= set(top[:k])
+        out[n, 4] = len({session for session, _ in top[:5]})
+    return out
 
 
-def _context(lexical: str, ws: float, keep: tuple, damp: float) -> dict:
+def _z(d: np.ndarray) -> float:
+    """The mean of paired differences in standard errors (0 when none differs)."""
+    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
+    if se:
+        return float(d.mean() / se)
+    return 0.0 if d.mean() == 0 else float(np.sign(d.mean()) * np.inf)
+
+
+def judge(questions: list[dict], mine: np.ndarray, spec: np.ndarray) -> dict:
+    """The objective's parts: each shape's any@5 gain over the spec (and its standard error),
+    and the margin over the spec in each cell (shape, kind or "all", @5 or @10) in standard
+    errors of the paired difference."""
+    shapes = sorted({q["shape"] for q in questions}, key=SHAPES.index)
+    gains, ses, cells = {}, {}, {}
+    for shape in shapes:
+        rows = np.array([q["shape"] == shape for q in questions])
+        d = mine[rows, 0] - spec[rows, 0]
+        gains[shape], ses[shape] = float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
+        for kind in ("all", *KINDS[shape]):
+            sel = rows
+            if kind != "all":
+                sel = rows & np.array([q["question"].kind == kind for q in questions])
+            if not sel.any():
+                continue
+            for slot in (0, 1):
+                d = mine[sel, slot] - spec[sel, slot]
+                cells[f"{shape} {kind} @{(5, 10)[slot]} {d.mean():+.3f}"[:-7]] = (_z(d), d.mean())
+    return {"gains": gains, "ses": ses, "cells": cells}
+
+
+def choose(judged: dict[str, dict], names: list[str], max_z: float) -> list[str]:
+    """names within the constraint, best first.
+
+    The constraint: in every cell, a margin over the spec of at least max_z standard errors,
+    or, in a cell where no ranking of names reaches that, at least the best margin any reaches
+    (a loss no arrangement avoids is the generator's, not the ranking's). Best: the highest
+    mean any@5 gain over the shapes, among the rankings whose worst shape's gain is within one
+    standard error of the highest worst shape's gain (so the choice does not rest on a few
+    questions of one shape).
+    """
+    cells = judged[names[0]]["cells"]
+    floor = {c: min(max_z, max(judged[n]["cells"][c][0] for n in names)) for c in cells}
+    ok = [n for n in names if all(judged[n]["cells"][c][0] >= floor[c] for c in cells)]
+    if not ok:
+        return []
+
+    def worst(n: str) -> tuple[float, float]:
+        g = judged[n]["gains"]
+        shape = min(g, key=g.get)
+        return g[shape], judged[n]["ses"][shape]
+
+    top, se = max(worst(n) for n in ok)
+    near = [n for n in ok if worst(n)[0] >= top - se]
+    return sorted(near, key=lambda n: -sum(judged[n]["gains"].values()))
+
+
+def lowest(j: dict) -> str:
+    cell = min(j["cells"], key=lambda c: j["cells"][c][0])
+    z, margin = j["cells"][cell]
+    return f"{z:+.2f} ({cell} {margin:+.3f})"
+
+
+CONTEXT_KEEP = (2, 4, 7, 9, 10)
+HYBRID_KEEP = (2, 4, 7, 9)
+RULES = (None, ("gap", 1.25), ("crowd", 1.5), ("crowd", 2.0), ("crowd", 3.0))
+RULES += (("crowd-late", 1.5), ("crowd-late", 2.0), ("crowd-late", 3.0), ("gap-late", 1.25))
+KEEPS = ((), (2, 5), (2, 4, 7, 9), (2, 4, 7, 9, 10))
+
+
+def _context(ws: float, depth: int, keep: tuple, rule, damp: float, free: int) -> dict:
     return {
         "divisor": "best",
-        "lexical": lexical,
+        "lexical": "lexical",
         "dense": "raw",
         "wl": round(1 - ws, 2),
         "ws": ws,
         "wd": 0.0,
         "damp": damp,
+        "free": free,
         "own_last": True,
         "spec_rank": 5.0,
-        "spec_depth": 20,
+        "spec_depth": depth,
         "deadlines": keep,
+        "rule": rule,
     }
 
 
-def _hybrid(divisor: str, weights: tuple, keep: tuple, damp: float, dense: str = "bare") -> dict:
-    wl, ws, wd = weights
-    p = _context("lexical", ws, keep, damp)
-    p.update({"divisor": divisor, "dense": dense, "wl": wl, "wd": wd})
+def _hybrid(depth: int, keep: tuple, rule, damp: float, free: int) -> dict:
+    p = _context(0.15, depth, keep, rule, damp, free)
+    p.update({"divisor": "bound", "dense": "bare", "wl": 0.45, "wd": 0.4})
     return p
 
 
-def grid() -> list[tuple[str, dict]]:
-    """spec, the modes as they were, and the variants compared (the chosen ones are marked)."""
-    out: list[tuple[str, dict]] = [("spec", {"spec_only": True})]
-    was = {**_context("lexical", 0.0, (), 1.0), "own_last": False}
-    out.append(("context as it was (own calls ranked with the rest)", was))
-    out.append(
-        (
-            "hybrid as it was (bound, as typed, 0.8/0/0.2)",
-            _hybrid("bound", (0.8, 0, 0.2), (), 1.0, "raw"),
-        )
+def _name(family: str, p: dict) -> str:
+    ws = f" ws={p['ws']}" if family == "context" else ""
+    rule = "" if p["rule"] is None or not p["deadlines"] else f" sure={p['rule'][0]}{p['rule'][1]}"
+    return (
+        f"{family}{ws} depth={p['spec_depth']} keep={p['deadlines']}{rule}"
+        f" damp={p['damp']} free={p['free']}"
     )
-    for lexical, ws, keep, damp in itertools.product(
-        LEXICALS, (0.0, 0.15, 0.25, 0.4), ((), (4, 9), KEEP), (1.0, 0.9, 0.8)
+
+
+CHOSEN_CONTEXT = _context(0.15, 10, CONTEXT_KEEP, ("crowd-late", 2.0), 1.0, 0)
+CHOSEN_HYBRID = _hybrid(10, HYBRID_KEEP, ("crowd-late", 2.0), 0.95, 0)
+
+
+def grid() -> list[tuple[str, dict]]:
+    """spec, the modes as merged, and the variants compared."""
+    out: list[tuple[str, dict]] = [("spec", {"spec_only": True})]
+    out.append(("context as merged", _context(0.15, 20, CONTEXT_KEEP, None, 0.9, 0)))
+    out.append(("hybrid as merged", _hybrid(20, HYBRID_KEEP, None, 0.9, 0)))
+    for ws, depth, keep, rule, damp, free in itertools.product(
+        (0.0, 0.05, 0.1, 0.15, 0.25), (5, 10, 20), KEEPS, RULES, (1.0, 0.95, 0.9), (0, 1)
     ):
-        chosen = ""  # the chosen one keeps one more of the spec's rows: below
-        name = f"context {lexical} ws={ws} keep={keep} damp={damp}{chosen}"
-        out.append((name, _context(lexical, ws, keep, damp)))
-    weights = ((0.6, 0.0, 0.4), (0.7, 0.0, 0.3), (0.45, 0.15, 0.4), (0.5, 0.2, 0.3))
-    weights += ((0.3, 0.3, 0.4), (0.4, 0.3, 0.3), (0.5, 0.1, 0.4))
-    for divisor, dense, w, keep, damp in itertools.product(
-        ("best", "bound"), ("raw", "bare"), weights, ((), (4, 9), KEEP), (1.0, 0.9)
+        if (not keep and rule) or (damp == 1.0 and free):
+            continue
+        p = _context(ws, depth, keep, rule, damp, free)
+        out.append((_name("context", p) + (" (chosen)" if p == CHOSEN_CONTEXT else ""), p))
+    for depth, keep, rule, damp, free in itertools.product(
+        (5, 10, 20), KEEPS, RULES, (1.0, 0.95, 0.9), (0, 1)
     ):
-        chosen = (divisor, dense, w, keep, damp) == ("bound", "bare", (0.45, 0.15, 0.4), KEEP, 0.9)
-        name = f"hybrid {divisor} {dense} {w[0]}/{w[1]}/{w[2]} keep={keep} damp={damp}"
-        out.append((name + (" (chosen)" if chosen else ""), _hybrid(divisor, w, keep, damp, dense)))
-    for keep in ((2, 4, 7, 9, 10), (2, 4, 6, 8, 9, 10)):
-        name = f"context lexical ws=0.15 keep={keep} damp=0.9"
-        out.append(
-            (name + (" (chosen)" if len(keep) == 5 else ""), _context("lexical", 0.15, keep, 0.9))
-        )
-    for dense in ("raw", "bare"):
-        out.append((f"dense alone {dense}", _hybrid("best", (0.0, 0.0, 1.0), (), 1.0, dense)))
+        if (not keep and rule) or (damp == 1.0 and free):
+            continue
+        p = _hybrid(depth, keep, rule, damp, free)
+        out.append((_name("hybrid", p) + (" (chosen)" if p == CHOSEN_HYBRID else ""), p))
     return out
 
 
@@ -216,8 +335,12 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=6)
     parser.add_argument("--shapes", type=lambda s: s.split(","), default=list(SHAPES))
     parser.add_argument("--cache", help="pickle of the collected questions (kept between runs)")
-    parser.add_argument("--show", type=int, default=8, help="rankings printed per mode, best first")
+    parser.add_argument(
+        "--show", type=int, default=10, help="rankings printed per mode, best first"
+    )
+    parser.add_argument("--only", action="append", default=[], help="evaluate only these rankings")
     parser.add_argument("--detail", action="append", default=[], help="a ranking to show per kind")
+    parser.add_argument("--max-z", type=float, default=-1.0, help="the constraint, in std errors")
     args = parser.parse_args()
     cache = Path(args.cache) if args.cache else None
     if cache is not None and cache.exists():
@@ -228,43 +351,53 @@ def main() -> None:
         if cache is not None:
             cache.write_bytes(pickle.dumps(questions))
     shapes = sorted({q["shape"] for q in questions}, key=SHAPES.index)
-    results = [(name, evaluate(questions, p)) for name, p in grid()]
-    spec = results[0][1]
+    caches: list[dict] = [{} for _ in questions]
+    rankings = grid()
+    if args.only:
+        rankings = [r for r in rankings if r[0] in ("spec", *args.only, *args.detail)]
+    results = {name: per_question(questions, p, caches) for name, p in rankings}
+    spec = results["spec"]
+    judged = {name: judge(questions, r, spec) for name, r in results.items()}
 
-    def margin(t: dict[str, Tally]) -> float:
-        worst = 1.0
-        for shape in shapes:
-            for kind in ("all", *KINDS[shape]):
-                if t[shape].n(kind):
-                    for slot in (0, 1):
-                        worst = min(worst, t[shape].rate(kind, slot) - spec[shape].rate(kind, slot))
-        return worst
-
-    def mean(t: dict[str, Tally], slot: int) -> float:
-        return sum(t[s].rate("all", slot) for s in shapes) / len(shapes)
-
-    print(f"{len(questions)} questions: " + ", ".join(f"{s} {spec[s].n('all')}" for s in shapes))
+    print(
+        f"{len(questions)} questions: "
+        + ", ".join(f"{s} {sum(q['shape'] == s for q in questions)}" for s in shapes)
+    )
     print(
         "| ranking | "
         + " | ".join(f"{s} any@5 / @10 / all@5 / sessions@5" for s in shapes)
-        + " | mean any@5 | worst margin vs spec |"
+        + " | worst shape's any@5 gain | mean gain | lowest margin over spec, z (cell, margin) |"
     )
-    print("| --- " * (3 + len(shapes)) + "|")
-    shown = [results[0]]
+    print("| --- " * (4 + len(shapes)) + "|")
+
+    def row(name: str) -> None:
+        r, j = results[name], judged[name]
+        cells = []
+        for s in shapes:
+            sel = np.array([q["shape"] == s for q in questions])
+            m = r[sel].mean(axis=0)
+            cells.append(f"{m[0]:.3f} / {m[1]:.3f} / {m[2]:.3f} / {m[4]:.2f}")
+        gain = min(j["gains"].values())
+        print(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {gain:+.3f} | {sum(j['gains'].values()) / len(shapes):+.3f}"
+            + f" | {lowest(j)} |"
+        )
+
+    row("spec")
     for family in ("context", "hybrid"):
-        mine = [r for r in results if r[0].startswith(family)]
-        shown += sorted(mine, key=lambda r: -(mean(r[1], 0) + mean(r[1], 2)))[: args.show]
-    shown += [r for r in results if "alone" in r[0] or "as it was" in r[0] or "chosen" in r[0]]
-    for name, t in shown:
-        cells = [
-            f"{t[s].rate('all', 0):.3f} / {t[s].rate('all', 1):.3f} / {t[s].rate('all', 2):.3f}"
-            f" / {t[s].rate('all', 4):.2f}"
-            for s in shapes
-        ]
-        print(f"| {name} | " + " | ".join(cells) + f" | {mean(t, 0):.3f} | {margin(t):+.3f} |")
-    by_name = dict(results)
+        mine = [n for n in results if n.startswith(family)]
+        feasible = choose(judged, mine, args.max_z)
+        print(f"| **{family}: {len(feasible)} of {len(mine)} chosen from, best first** |")
+        shown = [n for n in mine if "merged" in n or "chosen" in n] + feasible[: args.show]
+        for name in dict.fromkeys(shown):
+            row(name)
+    by_name = {name: p for name, p in rankings}
     for name in args.detail:
-        detail(name, by_name[name], spec, shapes)
+        detail(
+            name, evaluate(questions, by_name[name]), evaluate(questions, by_name["spec"]), shapes
+        )
 
 
 def detail(name: str, t: dict[str, Tally], spec: dict[str, Tally], shapes: list[str]) -> None:

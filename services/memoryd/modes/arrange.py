@@ -1,6 +1,6 @@
 """The last step of a context or hybrid recall: from fused scores to the k hits, in order.
 
-Two rules on top of the scores:
+Three rules on top of the scores:
 - What the agent did itself, its own `recall` and `memory` calls (rows of role call whose tool is
   one of SELF_TOOLS), never outranks what was said: they come after every other candidate. A
   recall call repeats a question's words exactly, and a memory call the words of what it stored,
@@ -10,21 +10,63 @@ Two rules on top of the scores:
   candidates within RUN records of it in its session by DAMP (a candidate near two picks by
   DAMP squared), and the next pick is the best of what is left (maximal marginal relevance with
   the session run as the similarity). A hit of another session that scores nearly as well
-  passes the run's second and third rows.
+  passes the run's second and third rows. Context turns it off (context.DAMP): on the
+  two-person shape it cost more recall, "all evidence" included, than it won.
+- The spec's best rows are kept near the top (keep_spec), those it is sure of at their
+  deadlines and the others at the end of the ten: what the spec finds, the mode finds within
+  ten, and within five where the spec's row stands out of the rest of its ranking (sure). A row
+  the spec ranks first among near-equal ones (a name that every greeting holds) does not push
+  out what the mode found.
 """
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
 SELF_TOOLS = frozenset({"recall", "memory"})
-DAMP = 0.9
+DAMP = 0.95
 RUN = 4
+FREE = 0
+# The spec is sure of a row (keep_spec) that scores SURE times the last row of its ranking read:
+# a row standing out of a crowd of near-equal scores (a name every greeting holds), not one of
+# the crowd.
+SURE = 2.0
+_SCORES = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? AND rowid = ?"
 _INFO = (
     "SELECT s.rowid, s.session, s.record, s.kind, s.role,"
     " CASE WHEN s.role = 'call' THEN substr(h.text, 1, 16) END"
     " FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.rowid IN ({})"
 )
+
+
+class SpecRanking(list[int]):
+    """The spec's ranking, best first, and the rows of it the spec is sure of (None: all)."""
+
+    def __init__(self, rowids: Iterable[int] = (), sure: frozenset[int] | None = None):
+        super().__init__(rowids)
+        self.sure = sure
+
+
+def sure(
+    conn: sqlite3.Connection, expression: str, rowids: list[int], depth: int
+) -> frozenset[int] | None:
+    """The rows of the spec's ranking (rowids, best first, depth read) scoring at least SURE
+    times its last; None (all) when the ranking holds fewer than depth rows, so no crowd was
+    cut. The scores are the spec's bm25 (FTS5's, one row at a time)."""
+    if len(rowids) < depth:
+        return None
+
+    def score(rowid: int) -> float:
+        found = conn.execute(_SCORES, (expression, rowid)).fetchone()
+        return found[1] if found else 0.0
+
+    floor = SURE * score(rowids[-1])
+    out = []
+    for rowid in rowids[:-1]:  # best first: the sure rows are a prefix
+        if score(rowid) < floor or floor <= 0.0:
+            break
+        out.append(rowid)
+    return frozenset(out)
 
 
 @dataclass(frozen=True)
@@ -61,15 +103,16 @@ def arrange(
     k: int,
     damp: float = DAMP,
     run: int = RUN,
+    free: int = FREE,
 ) -> list[int]:
     """The k best rowids of scores (higher is better; ties to the lower rowid), the agent's own
     calls last, each pick damping its session run (the module docstring). Rows missing from
     where (deleted meanwhile) are left out."""
     said = [r for r in scores if r in where and not where[r].own_call]
     own = [r for r in scores if r in where and where[r].own_call]
-    picked = _diverse(said, scores, where, k, damp, run)
+    picked = _diverse(said, scores, where, k, damp, run, free)
     if len(picked) < k:
-        picked += _diverse(own, scores, where, k - len(picked), damp, run)
+        picked += _diverse(own, scores, where, k - len(picked), damp, run, free)
     return picked
 
 
@@ -80,10 +123,12 @@ def _diverse(
     k: int,
     damp: float,
     run: int,
+    free: int,
 ) -> list[int]:
     left = sorted(rowids, key=lambda r: (-scores[r], r))
     if damp >= 1.0:
         return left[:k]
+    near = dict.fromkeys(left, 0)  # the picks within run records of the candidate
     factor = dict.fromkeys(left, 1.0)
     picked: list[int] = []
     while left and len(picked) < k:
@@ -96,25 +141,43 @@ def _diverse(
         for r in left:
             other = where[r]
             if other.session == at.session and abs(other.record - at.record) <= run:
-                factor[r] *= damp
+                near[r] += 1
+                if near[r] > free:
+                    factor[r] *= damp
     return picked
 
 
 def keep_spec(
-    order: list[int], spec: list[int], where: dict[int, Place], deadlines: tuple[int, ...], k: int
+    order: list[int],
+    spec: list[int],
+    where: dict[int, Place],
+    deadlines: tuple[int, ...],
+    k: int,
+    sure: Container[int] | None = None,
+    late: bool = True,
 ) -> list[int]:
     """order with the spec's own best rows moved up: the spec's i-th best (the agent's own
     calls aside) is at position deadlines[i] or better (1-based), earlier where order has it
-    earlier. So what the spec finds at its first ranks the mode finds too, and the first j of
-    the list for k are the list for any j < k."""
+    earlier. When sure is given, a row not in it is kept only at the end of the deadlines (the
+    i-th of n rows by position max(deadlines) - n + 1 + i, when that is later than its own), or
+    not kept at all when late is False. So what the spec finds at its first ranks the mode
+    finds too, and the first j of the list for k are the list for any j < k."""
+    if sure is None:
+        sure = getattr(spec, "sure", None)
     kept = [r for r in spec if r in where and not where[r].own_call][: len(deadlines)]
-    due = list(zip(deadlines, kept, strict=False))
+    last, n = max(deadlines, default=0), len(kept)
+    due = []
+    for i, (deadline, rowid) in enumerate(zip(deadlines, kept, strict=False)):
+        if sure is None or rowid in sure:
+            due.append((deadline, rowid))
+        elif late:
+            due.append((max(deadline, last - n + 1 + i), rowid))
     out: list[int] = []
     placed: set[int] = set()
     following = iter(order)
     while len(out) < k:
-        late = [r for deadline, r in due if r not in placed and deadline <= len(out) + 1]
-        pick = late[0] if late else next((r for r in following if r not in placed), None)
+        late_rows = [r for deadline, r in due if r not in placed and deadline <= len(out) + 1]
+        pick = late_rows[0] if late_rows else next((r for r in following if r not in placed), None)
         if pick is None:
             pick = next((r for _, r in due if r not in placed), None)
             if pick is None:

@@ -6,9 +6,10 @@ the two after it in the same session, each cut to NEIGHBOUR_CHARS), and its date
 is the spec's terms less the stopwords, ranked by bm25 with the neighbour column at NEAR_WEIGHT, so
 a turn that answers without naming the subject ("yes, in May") is found through the turns around
 it. That ranking is fused with the spec's own (fusion.py: the spec's ranking as a part of the
-score, and its best rows kept near the top, arrange.keep_spec), so a question answered through
-words context drops is still found where the spec finds it; then the agent's own recall and
-memory calls go last and session runs are damped (arrange.py). Hits are built from the spec's
+score, and its best rows kept near the top, arrange.keep_spec: in the top five those the spec is
+sure of, the others by the end of the ten), so a question answered through words context drops
+is still found where the spec finds it; then the agent's own recall and memory calls go last
+(arrange.py; session runs are not damped here, DAMP). Hits are built from the spec's
 tables: snippets are of the record's own text, tags and labels are the spec's.
 
 Everything here is a function of the spec's tables and of each session's row order (rowids rise
@@ -38,12 +39,16 @@ NEIGHBOURS = 2
 NEAR_WEIGHT = 0.4
 DATE_WEIGHT = 1.0
 NEIGHBOUR_CHARS = 1000
-# The spec's ranking's share of the score (fusion.py), and how deep it is read.
+# The spec's ranking's share of the score (fusion.py), and how deep it is read (hybrid's too).
 SPEC_WEIGHT = 0.15
-SPEC_DEPTH = 20
+SPEC_DEPTH = 10
 # The spec's own best rows are at these positions or better (arrange.keep_spec): its five best
-# in context's ten (hybrid keeps four: its dense part finds more of what the spec finds late).
+# in context's ten (hybrid keeps four: its dense part finds more of what the spec finds late),
+# those the spec is not sure of (arrange.SURE) at the end of the ten.
 KEEP_SPEC = (2, 4, 7, 9, 10)
+# No damping of session runs: on the two-person shape it cost context a tenth of its gain over
+# the spec at @5, and more at "all evidence in the top 5" than it won (bench/fusion_sweep.py).
+DAMP = 1.0
 # Lexical candidates read, at least (4 k when more): the agent's own calls and a damped session
 # run are passed over, so more than k are needed.
 CANDIDATES = 20
@@ -139,17 +144,19 @@ def hits(conn: sqlite3.Connection, rowids: Iterable[int], terms: list[str]) -> l
     return found
 
 
-def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> list[int]:
-    """The spec's own ranking of the query (every word kept), best first: fusion.py's spec
-    part. Runs inside the caller's read transaction."""
+def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> arrange.SpecRanking:
+    """The spec's own ranking of the query (every word kept), best first, with the rows it is
+    sure of (arrange.sure): fusion.py's spec part and keep_spec's rows, read once per recall.
+    Runs inside the caller's read transaction."""
     if query.expression is None:
-        return []
-    return topk.best_rowids(conn, query.terms, query.expression, limit)
+        return arrange.SpecRanking()
+    rowids = topk.best_rowids(conn, query.terms, query.expression, limit)
+    return arrange.SpecRanking(rowids, arrange.sure(conn, query.expression, rowids, limit))
 
 
 def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
     """context's recall: its lexical ranking and the spec's, fused (fusion.py), then arranged
-    (arrange.py: the agent's own calls last, session runs damped), all in one read
+    (arrange.py: the agent's own calls last, the spec's best rows kept), all in one read
     transaction."""
     terms = query_terms(query)
     depth = max(CANDIDATES, 4 * k)
@@ -160,7 +167,8 @@ def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
         spec = spec_ranked(conn, query, SPEC_DEPTH)
         fusion.add_spec(combined, spec, SPEC_WEIGHT)
         where = arrange.places(conn, combined)
-        order = arrange.keep_spec(arrange.arrange(combined, where, k), spec, where, KEEP_SPEC, k)
+        order = arrange.arrange(combined, where, k, DAMP)
+        order = arrange.keep_spec(order, spec, where, KEEP_SPEC, k)
         return hits(conn, order, terms)
     finally:
         conn.execute("COMMIT")

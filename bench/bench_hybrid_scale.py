@@ -38,7 +38,7 @@ from recall_eval.conversations import conversation
 
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.modes import context, embed, hybrid, vectors
+from memoryd.modes import context, embed, hybrid, int8, vectors
 from memoryd.search.query import Query
 from tests.recalling import recall_on
 
@@ -88,7 +88,7 @@ def build(home_root: str, model_file: str) -> None:
         z = rng.standard_normal((len(pending), basis.shape[0])).astype(np.float32)
         drawn = mean + z @ basis
         drawn /= np.linalg.norm(drawn, axis=1, keepdims=True)
-        packed = vectors.quantise(drawn)
+        packed = int8.quantise(drawn)
         conn.execute("BEGIN")
         conn.executemany(
             "INSERT INTO vectors VALUES (?, ?)",
@@ -118,7 +118,7 @@ def _exact_top(home: Home, queries: np.ndarray, k: int = 10) -> list[set[int]]:
         if not rows:
             break
         ids = np.array([r[0] for r in rows])
-        scores = queries @ vectors.unpack([r[1] for r in rows]).T
+        scores = queries @ int8.unpack([r[1] for r in rows]).T
         all_scores = np.concatenate([best_scores, scores], axis=1)
         all_ids = np.concatenate([best_ids, np.broadcast_to(ids, scores.shape)], axis=1)
         top = np.argpartition(-all_scores, k - 1, axis=1)[:, :k]

@@ -203,7 +203,7 @@ def _rss() -> dict[str, int]:
 
 def _fill_vectors(index: Index) -> None:
     """Write the vectors still pending, from a cache of the texts' vectors (benchmark only)."""
-    from memoryd.modes.vectors import pack
+    from memoryd.modes.int8 import pack
 
     conn = index._write()
     cache: dict[str, bytes] = {}

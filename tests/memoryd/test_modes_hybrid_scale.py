@@ -23,7 +23,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
-from memoryd.modes import ann, embed, embedworker, hybrid, hybrid_tables, progress  # noqa: E402
+from memoryd.modes import ann, embed, embedworker, hybrid, hybrid_tables, int8, progress  # noqa: E402
 from memoryd.modes import vectors as vec  # noqa: E402
 from memoryd.owner import stats  # noqa: E402
 from tests.memoryd.test_modes_context import user  # noqa: E402
@@ -42,17 +42,17 @@ def test_int8_keeps_every_cosine_within_a_hundredth(seed, scale):
     rng = np.random.default_rng(seed)
     a, b = unit(rng, 2)
     a = a * scale  # the scale is not stored: a cosine does not need it
-    stored = vec.unpack([vec.pack(a), vec.pack(b)])
-    assert len(vec.pack(a)) == embed.DIMENSIONS
+    stored = int8.unpack([int8.pack(a), int8.pack(b)])
+    assert len(int8.pack(a)) == embed.DIMENSIONS
     assert np.allclose(np.linalg.norm(stored, axis=1), 1.0, atol=1e-5)
     expected = float(a @ b) / scale
     assert abs(float(stored[0] @ stored[1]) - expected) < 0.01
-    assert np.array_equal(vec.quantise(np.stack([a, b]))[1], np.frombuffer(vec.pack(b), np.int8))
+    assert np.array_equal(int8.quantise(np.stack([a, b]))[1], np.frombuffer(int8.pack(b), np.int8))
 
 
 def test_vectors_written_as_float32_by_an_older_memoryd_are_read():
     v = unit(np.random.default_rng(1), 1)[0]
-    assert np.allclose(vec.unpack([v.astype("<f4").tobytes()])[0], v, atol=1e-6)
+    assert np.allclose(int8.unpack([v.astype("<f4").tobytes()])[0], v, atol=1e-6)
 
 
 # --- the embedding child --------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def write_vectors(index: Index, found: np.ndarray) -> list[int]:
     conn.execute("BEGIN")
     conn.executemany(
         "INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-        [(r, vec.pack(found[i])) for i, r in enumerate(rowids)],
+        [(r, int8.pack(found[i])) for i, r in enumerate(rowids)],
     )
     conn.execute("DELETE FROM vector_pending")
     conn.execute("COMMIT")
@@ -196,7 +196,7 @@ def exact_scores(index: Index, query: np.ndarray) -> dict[int, float]:
         ).fetchall()
     groups = [r[2] if r[1] == "session" else f"#{r[0]}" for r in rows]
     full = vec.Snapshot(
-        np.array([r[0] for r in rows]), vec.unpack([r[3] for r in rows]), vec.neighbours(groups)
+        np.array([r[0] for r in rows]), int8.unpack([r[3] for r in rows]), vec.neighbours(groups)
     )
     return dict(zip(full.rowids.tolist(), hybrid.dense_scores(full, query).tolist(), strict=True))
 
@@ -234,7 +234,7 @@ def test_the_ann_takes_over_and_scores_its_pool_as_the_exact_matrix_does(
             got = dict(
                 zip(snap.rowids.tolist(), hybrid.dense_scores(snap, q).tolist(), strict=True)
             )
-            stored = vec.unpack([vec.pack(v) for v in found]) @ q
+            stored = int8.unpack([int8.pack(v) for v in found]) @ q
             cosine = dict(zip(rowids, stored.tolist(), strict=True))
             # Well inside the pool (its edge is a near tie on these clusters), a row's
             # neighbours are all there: its score is the exact matrix's.
@@ -407,7 +407,7 @@ def test_stats_shows_the_embedding_progress(tmp_path, monkeypatch, rows, done, r
         pending = [r for (r,) in conn.execute("SELECT rowid FROM vector_pending ORDER BY rowid")]
         conn.execute("BEGIN")
         for r in pending[:done]:
-            conn.execute("INSERT INTO vectors VALUES (?, ?)", (r, vec.pack(np.ones(384))))
+            conn.execute("INSERT INTO vectors VALUES (?, ?)", (r, int8.pack(np.ones(384))))
             conn.execute("DELETE FROM vector_pending WHERE rowid = ?", (r,))
         conn.execute("COMMIT")
         keep = FakeRate(rate)

@@ -8,26 +8,52 @@ max_class) is refused at accept. They live beside the store, not with the owner'
 dispatch only reaches them through the store.
 """
 
+import datetime as dt
 import logging
-from typing import TYPE_CHECKING, cast
+import threading
+from collections.abc import Callable
+from typing import Protocol, cast
 
-from memoryd.errors import AdminRefused, EditRefused, FileDamaged
-from memoryd.journal.journal import Edit, EditLine
+from memoryd.errors import AdminRefused, EditRefused, FileDamaged, WriteFailed
+from memoryd.home import Home
+from memoryd.journal.byfile import JournalIndex
+from memoryd.journal.journal import Edit, EditLine, Journal
 from memoryd.memory import edits, undo
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.memory.memfiles import read_entries
-from memoryd.memory.review import PendingLine, args_of
+from memoryd.memory.review import PendingLine, Review, args_of
 from memoryd.trust import classrule
 from memoryd.trust.caller import UNDO, Caller
 from proto.labels import CLASS_RANK
 
-if TYPE_CHECKING:
-    from memoryd.memory.store import MemoryStore
-
 log = logging.getLogger(__name__)
 
 
-def undo_edit(store: "MemoryStore", edit_id: str) -> str:
+class MemoryStore(Protocol):
+    """What these writes use of the store (memory/store.py), which calls them with itself."""
+
+    home: Home
+    journal: Journal
+    journal_index: JournalIndex
+    review: Review
+    max_class: str
+    now: Callable[[], dt.datetime]
+    lock: threading.Lock
+
+    def detect_hand_edits(self) -> None: ...
+
+    def entries_for_edit(self, file: str) -> list[str]: ...
+
+    def not_applied(
+        self, file: str, action: str, session: str | None, e: OSError
+    ) -> WriteFailed: ...
+
+    def apply(
+        self, plan: edits.Plan, caller: Caller, action: str, extra: dict | None = None
+    ) -> EditLine: ...
+
+
+def undo_edit(store: MemoryStore, edit_id: str) -> str:
     """Revert edit_id, the latest edit of its file, while the file holds what it left."""
     with store.lock:
         store.detect_hand_edits()
@@ -43,7 +69,7 @@ def undo_edit(store: "MemoryStore", edit_id: str) -> str:
         return undo.undone_sentence(edit_id, new.id, file, plan.length)
 
 
-def accept(store: "MemoryStore", pending_id: str) -> str:
+def accept(store: MemoryStore, pending_id: str) -> str:
     """Apply a staged edit to its file as it is now, as an edit of the session that staged it."""
     with store.lock:
         store.detect_hand_edits()
@@ -82,7 +108,7 @@ def check_stager(item: PendingLine, max_class: str) -> None:
     raise AdminRefused(classrule.accept_refused_sentence(item.id, reason))
 
 
-def reject(store: "MemoryStore", pending_id: str) -> str:
+def reject(store: MemoryStore, pending_id: str) -> str:
     """Drop a staged edit: journalled (so its id is resolved), its file unchanged."""
     with store.lock:
         item = store.review.get(pending_id)
@@ -96,7 +122,7 @@ def reject(store: "MemoryStore", pending_id: str) -> str:
         return f"rejected {pending_id} (edit {record.id}); {file} is unchanged"
 
 
-def _journal_reject(store: "MemoryStore", item: PendingLine, pending_id: str) -> EditLine:
+def _journal_reject(store: MemoryStore, item: PendingLine, pending_id: str) -> EditLine:
     edit = Edit(
         session=item.session,
         call=item.call,

@@ -34,6 +34,7 @@ from collections.abc import Callable
 import numpy as np
 
 from memoryd.modes.embed import DIMENSIONS
+from memoryd.modes.int8 import unpack
 
 log = logging.getLogger(__name__)
 
@@ -181,8 +182,6 @@ class Ann:
     def _chunks(self, after: int, upto: int | None = None):
         """(rowids, unit vectors) of the table above rowid after, CHUNK at a time; each chunk
         read under the gate on its own."""
-        from memoryd.modes.vectors import unpack
-
         while not self._stop.is_set():
             with self._connect() as conn:
                 rows = conn.execute(
@@ -196,8 +195,6 @@ class Ann:
             after = rows[-1][0]
 
     def _sample(self, count: int) -> np.ndarray:
-        from memoryd.modes.vectors import unpack
-
         wanted = min(count, TRAIN_MAX)
         step = max(1, count // max(wanted, 1))
         with self._connect() as conn:

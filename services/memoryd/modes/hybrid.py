@@ -29,8 +29,9 @@ import numpy as np
 
 from memoryd.modes import arrange, context, fusion, names
 from memoryd.modes.embed import Embeds
+from memoryd.modes.int8 import pack
 from memoryd.modes.lexbound import TermCounts
-from memoryd.modes.vectors import Matrix, Snapshot, pack
+from memoryd.modes.vectors import Matrix, Snapshot
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
 

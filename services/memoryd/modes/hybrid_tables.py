@@ -1,6 +1,6 @@
 """The hybrid mode's tables: one vector per row, and the rows still waiting for theirs.
 
-vectors holds each row's embedding (384 int8, vectors.pack; float32 from an older memoryd is
+vectors holds each row's embedding (384 int8, int8.pack; float32 from an older memoryd is
 read too) once the background embedder has computed it; vector_pending the rowids added since,
 which recall finds lexically meanwhile. recall_mode.generation rises when a delete takes the
 highest rowid, after which SQLite gives a new row a rowid that was used before (below vectors

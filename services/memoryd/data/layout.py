@@ -11,12 +11,11 @@ import os
 import re
 from pathlib import Path
 
-from memoryd.home import Home
+from memoryd.home import MONTH_FILE, Home
+from memoryd.journal import forgotten
 from proto.messages import SESSION_ID_PATTERN
 
-FORGOTTEN = "forgotten.jsonl"
-ROOT_FILES = ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl", FORGOTTEN)
-MONTH = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+ROOT_FILES = ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl", forgotten.FILE)
 _SESSION = SESSION_ID_PATTERN.strip("^$")
 MEMBER = re.compile(
     r"^(?:memory/(?:soul\.md|memory\.md|user\.md|notes\.md|pending\.jsonl|forgotten\.jsonl)"
@@ -40,7 +39,7 @@ def memory_files(home: Home) -> list[tuple[str, Path]]:
             out.append((f"memory/{name}", path))
     for folder, sub in ((home.edits, "edits"), (home.recalls, "recalls")):
         try:
-            names = sorted(n for n in os.listdir(folder) if MONTH.match(n))
+            names = sorted(n for n in os.listdir(folder) if MONTH_FILE.match(n))
         except (FileNotFoundError, NotADirectoryError):
             names = []
         out += [(f"memory/{sub}/{n}", folder / n) for n in names]

@@ -17,6 +17,8 @@ from memoryd.home import Home, append_line, read_file
 MARKER_PREFIX = "[forgotten by the owner on "
 KEY = re.compile(r"^(?:note:\d{1,9}|session:[^:\s]{1,128}:\d{1,12})$")
 
+FILE = "forgotten.jsonl"
+
 
 def marker(when: str) -> str:
     """The text standing where forgotten text was; when is a UTC time to the minute."""
@@ -28,7 +30,7 @@ def is_marker(text: object) -> bool:
 
 
 def path(home: Home) -> Path:
-    return home.memory_file("forgotten.jsonl")
+    return home.memory_file(FILE)
 
 
 def add(home: Home, key: str, when: str, edit: str) -> None:

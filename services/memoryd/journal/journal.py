@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from memoryd.home import Home, append_bytes, ensure_dir, fsync_dir, open_read
+from memoryd.home import MONTH_FILE, Home, append_bytes, ensure_dir, fsync_dir, open_read
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 
@@ -35,7 +35,6 @@ log = logging.getLogger(__name__)
 
 EDIT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{4,})$")
 _DAY_NUMBER = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})$")
-MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 IDENTITY_FILES = ("memory.md", "user.md")
 

@@ -40,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.recalling
 
+from recall_eval import public
 from recall_eval.conversations import Conversation
 from recall_eval.shapes import KINDS, SHAPES, Tally, conversation
 
@@ -93,13 +94,27 @@ def fresh_index(home: Home, mode: str) -> Index:
 
 
 def quality(args) -> None:
+    if args.locomo or args.longmemeval:
+        if args.locomo:
+            convs = public.locomo(args.locomo)[: args.limit]
+            _quality("LoCoMo", convs, args.modes, kinds_of(convs, public.LOCOMO_KINDS.values()))
+        if args.longmemeval:
+            convs = public.longmemeval(args.longmemeval, limit=args.limit)
+            _quality("LongMemEval", convs, args.modes, kinds_of(convs, public.LONGMEM_KINDS))
+        return
     for shape in args.shapes:
         count = args.conversations if shape == "locomo" else args.assistant_conversations
         seeds = range(args.first_seed, args.first_seed + count)
-        _quality(shape, [conversation(shape, seed) for seed in seeds], args.modes)
+        _quality(shape, [conversation(shape, seed) for seed in seeds], args.modes, KINDS[shape])
 
 
-def _quality(shape: str, convs: list[Conversation], modes: list[str]) -> None:
+def kinds_of(convs: list[Conversation], known) -> tuple[str, ...]:
+    """The question kinds present, in the benchmark's order, then any others."""
+    present = {q.kind for c in convs for q in c.questions}
+    return tuple(k for k in known if k in present) + tuple(sorted(present - set(known)))
+
+
+def _quality(shape: str, convs: list[Conversation], modes: list[str], kinds) -> None:
     questions = sum(len(c.questions) for c in convs)
     kinds = collections.Counter(q.kind for c in convs for q in c.questions)
     rows = sum(1 for c in convs for s in c.sessions for role, _ in s.turns if role != "result")
@@ -109,6 +124,7 @@ def _quality(shape: str, convs: list[Conversation], modes: list[str]) -> None:
         flush=True,
     )
     results: dict[str, Tally] = {}
+    vectors: dict[str, bytes] = {}  # text -> vector, across conversations (haystacks repeat)
     dense = {"dense alone, as typed": Tally(), "dense alone, names removed": Tally()}
     with tempfile.TemporaryDirectory() as tmp:
         for mode in modes:
@@ -119,8 +135,9 @@ def _quality(shape: str, convs: list[Conversation], modes: list[str]) -> None:
                     write_home(home, [conv])
                 index = fresh_index(home, mode)
                 index.catch_up_all()
-                if not index.drain_embeddings(3600):
-                    sys.exit("the embedder did not finish")
+                if mode == "hybrid":  # every vector built before any question
+                    index.live.stop_embedder()
+                    _fill_vectors(index, vectors)
                 for q in conv.questions:
                     hits = recall_on(index, q.text, k=10, session="mm-eval").hits
                     found.add(q, [(hit.session, hit.record) for hit in hits])
@@ -131,11 +148,10 @@ def _quality(shape: str, convs: list[Conversation], modes: list[str]) -> None:
             results[mode] = found
         if "hybrid" in modes:
             results.update(dense)
-    _table(shape, results)
+    _table(results, kinds)
 
 
-def _table(shape: str, results: dict[str, Tally]) -> None:
-    kinds = KINDS[shape]
+def _table(results: dict[str, Tally], kinds) -> None:
     print("| mode | any @5 / @10 | all @5 / @10 | sessions @5 | " + " | ".join(kinds) + " |")
     print("| --- " * (4 + len(kinds)) + "|")
     for mode, t in results.items():
@@ -201,17 +217,18 @@ def _rss() -> dict[str, int]:
     return out
 
 
-def _fill_vectors(index: Index) -> None:
-    """Write the vectors still pending, from a cache of the texts' vectors (benchmark only)."""
+def _fill_vectors(index: Index, cache: dict[str, bytes] | None = None) -> None:
+    """Write the vectors still pending, from a cache of the texts' vectors (benchmark only):
+    the embedder's own model, each distinct text embedded once."""
     from memoryd.modes.int8 import pack
 
     conn = index._write()
-    cache: dict[str, bytes] = {}
+    cache = {} if cache is None else cache
     embedder = index.live.embedder
     rows = conn.execute(
         "SELECT p.rowid, h.text FROM vector_pending p JOIN hits h ON h.rowid = p.rowid"
     ).fetchall()
-    todo = sorted({text for _, text in rows})
+    todo = sorted({text for _, text in rows} - cache.keys())
     for start in range(0, len(todo), 64):
         chunk = todo[start : start + 64]
         for text, vector in zip(chunk, embedder.embed(chunk), strict=True):
@@ -350,6 +367,9 @@ def main() -> None:
     q.add_argument("--first-seed", type=int, default=1)
     q.add_argument("--shapes", type=lambda s: s.split(","), default=list(SHAPES))
     q.add_argument("--modes", type=lambda s: s.split(","), default=list(MODES))
+    q.add_argument("--locomo", help="LoCoMo's locomo10.json: its conversations instead")
+    q.add_argument("--longmemeval", help="a LongMemEval file (longmemeval_s.json): its questions")
+    q.add_argument("--limit", type=int, help="of the public file's conversations or questions")
     s = sub.add_parser("scale")
     s.add_argument(
         "--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[10_000, 100_000]

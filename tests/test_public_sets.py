@@ -1,0 +1,101 @@
+"""The evaluation's readers of the public benchmarks' files (bench/recall_eval/public.py), on small
+files written here in the benchmarks' formats: what becomes a session, a turn's role and text, and
+which turns a question's evidence names."""
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from recall_eval import public  # noqa: E402
+
+LOCOMO = [
+    {
+        "qa": [
+            {"question": "When did Ann adopt a cat?", "evidence": ["D2:2"], "category": 2},
+            {"question": "What does Ann paint?", "evidence": ["D1:1", "D2:1"], "category": 1},
+            {"question": "What is Bo's dog called?", "evidence": [], "category": 5},
+            {"question": "Unanswerable?", "evidence": ["D1:2"], "category": 5},
+            {"question": "Where did Bo go?", "evidence": ["D1:2; D2:1"], "category": 4},
+            {"question": "No such turn?", "evidence": ["D9:9"], "category": 4},
+        ],
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I paint lakes."},
+                {
+                    "speaker": "Bo",
+                    "dia_id": "D1:2",
+                    "text": "I went to Oslo.",
+                    "blip_caption": "a fjord",
+                },
+            ],
+            "session_2_date_time": "10:04 am on 12 June, 2023",
+            "session_2": [
+                {"speaker": "Bo", "dia_id": "D2:1", "text": "Back home."},
+                {"speaker": "Ann", "dia_id": "D2:2", "text": "We adopted a cat!"},
+            ],
+        },
+    }
+]
+
+
+def _longmem(qid: str, marked: bool) -> dict:
+    return {
+        "question_id": qid,
+        "question_type": "single-session-user",
+        "question": "Where did I park?",
+        "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/22 (Mon) 18:40"],
+        "haystack_session_ids": ["s1", "s2"],
+        "haystack_sessions": [
+            [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}],
+            [{"role": "user", "content": "I parked on level 3.", "has_answer": marked}],
+        ],
+    }
+
+
+def test_locomo_sessions_roles_and_evidence(tmp_path):
+    path = tmp_path / "locomo10.json"
+    path.write_text(json.dumps(LOCOMO))
+    (conv,) = public.locomo(path, prefix="t")
+    assert [s.name for s in conv.sessions] == ["t-0-01", "t-0-02"]
+    assert conv.sessions[1].start == dt.datetime(2023, 6, 12, 10, 4)
+    assert conv.sessions[0].turns == [
+        ("user", "I paint lakes."),
+        ("assistant", "I went to Oslo. [shares a photo: a fjord]"),
+    ]
+    assert conv.sessions[1].turns[0] == ("assistant", "Back home.")
+    found = [(q.kind, q.text, q.answers) for q in conv.questions]
+    assert found == [
+        ("temporal", "When did Ann adopt a cat?", [("t-0-02", 1)]),
+        ("multi-hop", "What does Ann paint?", [("t-0-01", 0), ("t-0-02", 0)]),
+        ("single-hop", "Where did Bo go?", [("t-0-01", 1), ("t-0-02", 0)]),
+    ]
+
+
+def test_longmemeval_marked_turns_and_abstentions(tmp_path):
+    path = tmp_path / "longmemeval_s.json"
+    items = [_longmem("q1", True), _longmem("q2_abs", True), _longmem("q3", False)]
+    path.write_text(json.dumps(items))
+    convs = public.longmemeval(path, prefix="t")
+    assert len(convs) == 1
+    (conv,) = convs
+    assert [s.name for s in conv.sessions] == ["t-0-000", "t-0-001"]
+    assert conv.sessions[1].start == dt.datetime(2023, 5, 22, 18, 40)
+    (question,) = conv.questions
+    assert (question.kind, question.answers) == ("single-session-user", [("t-0-001", 0)])
+    assert public.longmemeval(path, limit=0) == []
+
+
+@pytest.mark.parametrize("reader", [public.locomo, public.longmemeval])
+def test_a_file_of_another_shape_is_refused(tmp_path, reader):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"not": "a list"}))
+    with pytest.raises(public.PublicDataError, match="not a list"):
+        reader(path)

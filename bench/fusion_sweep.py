@@ -35,7 +35,9 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from bench_recall_modes import fresh_index, write_home
+from bench_recall_modes import _fill_vectors, fresh_index, write_home
+from recall_eval import public
+from recall_eval.conversations import Conversation
 from recall_eval.shapes import KINDS, SHAPES, Tally, conversation
 
 from memoryd.home import Home
@@ -59,17 +61,17 @@ def _top(rowids: np.ndarray, scores: np.ndarray) -> dict[int, float]:
     return {int(rowids[p]): float(scores[p]) for p in top}
 
 
-def collect(shape: str, seeds: range) -> list[dict]:
+def collect(shape: str, convs: list[Conversation]) -> list[dict]:
     out = []
+    vectors: dict[str, bytes] = {}  # text -> vector, across conversations (haystacks repeat)
     with tempfile.TemporaryDirectory() as tmp:
-        for seed in seeds:
-            conv = conversation(shape, seed)
+        for seed, conv in enumerate(convs):
             home = Home(Path(tmp) / f"c{seed}")
             write_home(home, [conv])
             index = fresh_index(home, "hybrid")
             index.catch_up_all()
-            if not index.drain_embeddings(3600):
-                raise SystemExit("the embedder did not finish")
+            index.live.stop_embedder()  # every vector built before any question
+            _fill_vectors(index, vectors)
             live = index.live
             conn = index._take()
             matrix = live.matrix.refresh(conn)
@@ -107,7 +109,7 @@ def collect(shape: str, seeds: range) -> list[dict]:
                 )
             index._give(conn)
             index.close()
-            print(f"  {shape} seed {seed}: {len(conv.questions)} questions", file=sys.stderr)
+            print(f"  {shape} {seed}: {len(conv.questions)} questions", file=sys.stderr)
     return out
 
 
@@ -181,7 +183,7 @@ def places_of(q: dict, order: list[int]) -> list[tuple[str, int]]:
 
 
 def evaluate(questions: list[dict], p: dict, caches: list[dict] | None = None) -> dict[str, Tally]:
-    tallies = {shape: Tally() for shape in SHAPES}
+    tallies = {q["shape"]: Tally() for q in questions}
     for n, q in enumerate(questions):
         order = ranked(q, p, None if caches is None else caches[n])
         tallies[q["shape"]].add(q["question"], places_of(q, order))
@@ -213,13 +215,14 @@ def judge(questions: list[dict], mine: np.ndarray, spec: np.ndarray) -> dict:
     """The objective's parts: each shape's any@5 gain over the spec (and its standard error),
     and the margin over the spec in each cell (shape, kind or "all", @5 or @10) in standard
     errors of the paired difference."""
-    shapes = sorted({q["shape"] for q in questions}, key=SHAPES.index)
+    shapes = list(dict.fromkeys(q["shape"] for q in questions))
     gains, ses, cells = {}, {}, {}
     for shape in shapes:
         rows = np.array([q["shape"] == shape for q in questions])
         d = mine[rows, 0] - spec[rows, 0]
         gains[shape], ses[shape] = float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
-        for kind in ("all", *KINDS[shape]):
+        known = KINDS.get(shape, (*public.LOCOMO_KINDS.values(), *public.LONGMEM_KINDS))
+        for kind in ("all", *known):
             sel = rows
             if kind != "all":
                 sel = rows & np.array([q["question"].kind == kind for q in questions])
@@ -333,8 +336,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--first-seed", type=int, default=101)
     parser.add_argument("--conversations", type=int, default=6)
-    parser.add_argument("--shapes", type=lambda s: s.split(","), default=list(SHAPES))
+    parser.add_argument(
+        "--shapes", type=lambda s: [x for x in s.split(",") if x], default=list(SHAPES)
+    )
     parser.add_argument("--cache", help="pickle of the collected questions (kept between runs)")
+    parser.add_argument("--locomo", help="LoCoMo's locomo10.json: its conversations as a shape")
+    parser.add_argument("--longmemeval", help="a LongMemEval file: its questions as a shape")
+    parser.add_argument("--limit", type=int, help="of the public files' conversations/questions")
     parser.add_argument(
         "--show", type=int, default=10, help="rankings printed per mode, best first"
     )
@@ -347,10 +355,19 @@ def main() -> None:
         questions = pickle.loads(cache.read_bytes())
     else:
         seeds = range(args.first_seed, args.first_seed + args.conversations)
-        questions = [q for shape in args.shapes for q in collect(shape, seeds)]
+        questions = [
+            q
+            for shape in args.shapes
+            for q in collect(shape, [conversation(shape, s) for s in seeds])
+        ]
+        if args.locomo:
+            questions += collect("LoCoMo", public.locomo(args.locomo)[: args.limit])
+        if args.longmemeval:
+            convs = public.longmemeval(args.longmemeval, limit=args.limit)
+            questions += collect("LongMemEval", convs)
         if cache is not None:
             cache.write_bytes(pickle.dumps(questions))
-    shapes = sorted({q["shape"] for q in questions}, key=SHAPES.index)
+    shapes = list(dict.fromkeys(q["shape"] for q in questions))
     caches: list[dict] = [{} for _ in questions]
     rankings = grid()
     if args.only:
@@ -405,7 +422,8 @@ def detail(name: str, t: dict[str, Tally], spec: dict[str, Tally], shapes: list[
     print(f"\n{name}: any@5 / any@10 / all@5 per kind (spec's in brackets)")
     for shape in shapes:
         cells = []
-        for kind in ("all", *KINDS[shape]):
+        known = KINDS.get(shape, (*public.LOCOMO_KINDS.values(), *public.LONGMEM_KINDS))
+        for kind in ("all", *known):
             if t[shape].n(kind):
                 mine = "/".join(f"{t[shape].rate(kind, slot):.2f}" for slot in (0, 1, 2))
                 theirs = "/".join(f"{spec[shape].rate(kind, slot):.2f}" for slot in (0, 1, 2))

@@ -43,6 +43,7 @@ from recall_eval.shapes import KINDS, SHAPES, Tally, conversation
 from memoryd.home import Home
 from memoryd.modes import arrange, context, names
 from memoryd.modes.hybrid import DENSE_DEPTH, dense_scores
+from memoryd.modes.stopwords import stopwords
 from memoryd.search.query import Query, terms_expression
 
 SPEC_DEPTH = 50
@@ -53,6 +54,15 @@ LEXICAL = (
     " WHERE context_hits MATCH ? ORDER BY score LIMIT ?"
 )
 SPEC = "SELECT rowid, bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
+
+
+SELF = frozenset({"i", "me", "my", "mine", "myself"})
+
+
+def _with_self(terms) -> list[str]:
+    """The terms less stopwords, the first person kept."""
+    words = stopwords()
+    return [t for t in terms if t.lower() not in words or t.lower() in SELF] or list(terms)
 
 
 def _top(rowids: np.ndarray, scores: np.ndarray) -> dict[int, float]:
@@ -82,6 +92,7 @@ def collect(shape: str, convs: list[Conversation]) -> list[dict]:
                 query = Query.parse(q.text)
                 terms = context.query_terms(query)
                 stripped = names.dense_text(conn, live.counts, q.text)
+                bare_terms = context.query_terms(Query.parse(stripped))
                 raw_vector, bare_vector = live.embedder.embed([q.text, stripped])
                 out.append(
                     {
@@ -100,11 +111,15 @@ def collect(shape: str, convs: list[Conversation]) -> list[dict]:
                                 ("lexical_all", 0.4, list(query.terms)),
                                 ("lexical_n2", 0.2, terms),
                                 ("lexical_n0", 0.0, terms),
+                                ("lexical_me", 0.4, _with_self(query.terms)),
                             )
                         },
+                        "lexical_bare": context.ranked(conn, bare_terms, 100),
+                        "bound_bare": live.counts.bound(conn, bare_terms),
                         "bound": live.counts.bound(conn, terms),
                         "raw": _top(matrix.rowids, dense_scores(matrix, raw_vector)),
                         "bare": _top(matrix.rowids, dense_scores(matrix, bare_vector)),
+                        "bare_n0": _top(matrix.rowids, matrix.vectors @ bare_vector),
                     }
                 )
             index._give(conn)
@@ -114,11 +129,14 @@ def collect(shape: str, convs: list[Conversation]) -> list[dict]:
 
 
 def scores_of(q: dict, p: dict) -> dict[int, float]:
+    if p.get("rrf"):
+        return _rrf(q, p)
     combined: dict[int, float] = collections.defaultdict(float)
     lexical = q[p.get("lexical", "lexical")]
     if lexical and p["wl"]:
         best = -lexical[0][1]
-        scale = max(q["bound"], best) if p["divisor"] == "bound" else best
+        bound = q["bound_bare"] if p.get("lexical") == "lexical_bare" else q["bound"]
+        scale = max(bound, best) if p["divisor"] == "bound" else best
         for rowid, score in lexical:
             combined[rowid] += p["wl"] * (-score / (scale or 1.0))
     spec = q["spec"]
@@ -131,8 +149,27 @@ def scores_of(q: dict, p: dict) -> dict[int, float]:
     dense = q[p["dense"]] if p["wd"] else {}
     if dense:
         high, low = max(dense.values()), min(dense.values())
+        if p.get("dense_norm") == "best":
+            low = 0.0
         for rowid, score in dense.items():
             combined[rowid] += p["wd"] * (score - low) / (high - low or 1.0)
+    return combined
+
+
+def _rrf(q: dict, p: dict) -> dict[int, float]:
+    """Reciprocal rank fusion: each part's rank r adds weight / (c + r)."""
+    c = p["rrf"]
+    combined: dict[int, float] = collections.defaultdict(float)
+    dense = q[p["dense"]] if p["wd"] else {}
+    parts = (
+        (p["wl"], [rowid for rowid, _ in q[p.get("lexical", "lexical")]]),
+        (p["ws"], [rowid for rowid, _ in q["spec"][: p.get("spec_depth", SPEC_DEPTH)]]),
+        (p["wd"], sorted(dense, key=lambda r: -dense[r])),
+    )
+    for weight, order in parts:
+        if weight:
+            for rank, rowid in enumerate(order):
+                combined[rowid] += weight / (c + rank)
     return combined
 
 
@@ -291,14 +328,32 @@ def _context(ws: float, depth: int, keep: tuple, rule, damp: float, free: int) -
     }
 
 
-def _hybrid(depth: int, keep: tuple, rule, damp: float, free: int) -> dict:
-    p = _context(0.15, depth, keep, rule, damp, free)
-    p.update({"divisor": "bound", "dense": "bare", "wl": 0.45, "wd": 0.4})
+def _hybrid(
+    depth: int,
+    keep: tuple,
+    rule,
+    damp: float,
+    free: int,
+    divisor: str = "bound",
+    wl: float = 0.45,
+    wd: float = 0.4,
+    ws: float = 0.15,
+    rrf: float = 0.0,
+) -> dict:
+    p = _context(ws, depth, keep, rule, damp, free)
+    p.update({"divisor": divisor, "dense": "bare", "wl": wl, "wd": wd, "rrf": rrf})
     return p
 
 
 def _name(family: str, p: dict) -> str:
-    ws = f" ws={p['ws']}" if family == "context" else ""
+    ws = f" ws={p['ws']}"
+    if family == "hybrid":
+        ws = f" {p['divisor']} wl={p['wl']} wd={p['wd']}{ws}" + (
+            f" rrf={p['rrf']}" if p.get("rrf") else ""
+        )
+    ws += f" {p.get('lexical', 'lexical')}" + (
+        f" dense/{p['dense_norm']}" if p.get("dense_norm") else ""
+    )
     rule = "" if p["rule"] is None or not p["deadlines"] else f" sure={p['rule'][0]}{p['rule'][1]}"
     return (
         f"{family}{ws} depth={p['spec_depth']} keep={p['deadlines']}{rule}"
@@ -306,29 +361,60 @@ def _name(family: str, p: dict) -> str:
     )
 
 
+# context's lexical query: the question's words less stopwords, or less its common names too.
+LEXICAL_QUERIES = ("lexical", "lexical_bare")
 CHOSEN_CONTEXT = _context(0.15, 10, CONTEXT_KEEP, ("crowd-late", 2.0), 1.0, 0)
-CHOSEN_HYBRID = _hybrid(10, HYBRID_KEEP, ("crowd-late", 2.0), 0.95, 0)
+CHOSEN_HYBRID = {
+    **_hybrid(10, HYBRID_KEEP, ("crowd-late", 2.0), 0.95, 0, "bound", 0.75, 0.25, 0.0),
+    "dense_norm": "best",
+}
 
 
 def grid() -> list[tuple[str, dict]]:
-    """spec, the modes as merged, and the variants compared."""
+    """spec, the modes as chosen before, and the variants compared."""
     out: list[tuple[str, dict]] = [("spec", {"spec_only": True})]
-    out.append(("context as merged", _context(0.15, 20, CONTEXT_KEEP, None, 0.9, 0)))
-    out.append(("hybrid as merged", _hybrid(20, HYBRID_KEEP, None, 0.9, 0)))
-    for ws, depth, keep, rule, damp, free in itertools.product(
-        (0.0, 0.05, 0.1, 0.15, 0.25), (5, 10, 20), KEEPS, RULES, (1.0, 0.95, 0.9), (0, 1)
+    out.append(("context as chosen", CHOSEN_CONTEXT))
+    out.append(("hybrid as chosen", CHOSEN_HYBRID))
+    out.append(("hybrid chosen before", _hybrid(10, HYBRID_KEEP, ("crowd-late", 2.0), 0.95, 0)))
+    for lexical, ws, keep, rule, damp in itertools.product(
+        LEXICAL_QUERIES, (0.0, 0.15, 0.3), KEEPS, RULES, (1.0, 0.95)
     ):
-        if (not keep and rule) or (damp == 1.0 and free):
+        if not keep and rule:
             continue
-        p = _context(ws, depth, keep, rule, damp, free)
-        out.append((_name("context", p) + (" (chosen)" if p == CHOSEN_CONTEXT else ""), p))
-    for depth, keep, rule, damp, free in itertools.product(
-        (5, 10, 20), KEEPS, RULES, (1.0, 0.95, 0.9), (0, 1)
+        p = _context(ws, 10, keep, rule, damp, 0)
+        p["lexical"] = lexical
+        out.append((_name("context", p), p))
+    for lexical, ws, c, keep, damp in itertools.product(
+        (*LEXICAL_QUERIES, "lexical_me", "lexical_all"),
+        (0.3, 0.5, 0.75, 1.0),
+        (5.0, 10.0, 30.0),
+        ((), CONTEXT_KEEP),
+        (1.0, 0.95),
     ):
-        if (not keep and rule) or (damp == 1.0 and free):
-            continue
-        p = _hybrid(depth, keep, rule, damp, free)
-        out.append((_name("hybrid", p) + (" (chosen)" if p == CHOSEN_HYBRID else ""), p))
+        p = _context(ws, 20, keep, ("crowd-late", 2.0) if keep else None, damp, 0)
+        p.update({"wl": 1.0, "rrf": c, "lexical": lexical})
+        out.append((_name("context", p) + f" rrf={c}", p))
+    for lexical, norm, divisor, wl, wd, ws, keep, damp in itertools.product(
+        LEXICAL_QUERIES,
+        ("best", "minmax"),
+        ("best", "bound"),
+        (0.45, 0.6, 0.75),
+        (0.25, 0.4, 0.55),
+        (0.0, 0.15),
+        ((), (2, 4, 7, 9)),
+        (1.0, 0.95),
+    ):
+        rule = ("crowd-late", 2.0) if keep else None
+        p = _hybrid(10, keep, rule, damp, 0, divisor, wl, wd, ws)
+        p.update({"dense_norm": norm, "lexical": lexical})
+        out.append((_name("hybrid", p), p))
+    for lexical, ws, wd, c, keep in itertools.product(
+        LEXICAL_QUERIES, (0.0, 0.3, 0.6), (0.75, 1.0), (5.0, 10.0), ((), (2, 4, 7, 9))
+    ):
+        rule = ("crowd-late", 2.0) if keep else None
+        p = _hybrid(20, keep, rule, 1.0, 0, "best", 1.0, wd, ws, c)
+        p["lexical"] = lexical
+        out.append((_name("hybrid", p), p))
     return out
 
 

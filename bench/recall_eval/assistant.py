@@ -2,9 +2,11 @@
 the owner's agent at work): many sessions, the assistant's answers long or short, tool calls
 between the turns, and facts told in passing that questions ask about later.
 
-Two shapes:
+Three shapes:
 - `longmem`: SESSIONS_LONG sessions of chat about everyday topics, each a few requests answered
   in several sentences (a few hundred words), a web search now and then;
+- `chat`: the same conversations as longmem's with no tool rows at all (LongMemEval's own
+  records are the turns alone): what the agent's own calls cost the spec is not in its figures;
 - `agent`: SESSIONS_AGENT work sessions of short requests and replies with several tool calls
   each (files read, commands run, searches).
 In both, the agent's own tools appear as it would use them: after the user states a fact it may
@@ -44,7 +46,7 @@ def _slots(rng: random.Random, fact: dict) -> dict[str, str]:
 
 
 def _answer(rng: random.Random, shape: str, topic: dict, fact: str | None = None) -> str:
-    if shape == "longmem":
+    if shape != "agent":
         lines = rng.sample(topic["lines"], rng.randrange(6, 11))
     else:
         lines = [rng.choice(text.WORK_REPLIES)]
@@ -65,6 +67,8 @@ class _Writer:
         return len(self.session.turns) - 1
 
     def call(self, name: str, arguments: str) -> None:
+        if self.shape == "chat":
+            return  # the same conversation, its random draws made, without the tool rows
         self.calls += 1
         self.add("call", f"{name} {arguments}")
         self.add("result", "ok")
@@ -87,8 +91,8 @@ def _ask(rng: random.Random, shape: str) -> tuple[str, dict]:
 
 
 def conversation(seed: int, shape: str = "longmem", prefix: str = "mm") -> Conversation:
-    rng = random.Random(seed * 7919 + (1 if shape == "longmem" else 2))
-    count = SESSIONS_LONG if shape == "longmem" else SESSIONS_AGENT
+    rng = random.Random(seed * 7919 + (2 if shape == "agent" else 1))
+    count = SESSIONS_AGENT if shape == "agent" else SESSIONS_LONG
     day = dt.datetime(2024, 1, 8, 9, 0) + dt.timedelta(days=rng.randrange(300))
     sessions = []
     for number in range(count):
@@ -144,7 +148,7 @@ def conversation(seed: int, shape: str = "longmem", prefix: str = "mm") -> Conve
     for number, session in enumerate(sessions):
         writer = _Writer(rng, shape, session)
         items = plans[number]
-        exchanges = rng.randrange(2, 5) if shape == "longmem" else rng.randrange(3, 7)
+        exchanges = rng.randrange(3, 7) if shape == "agent" else rng.randrange(2, 5)
         slots_at = sorted(rng.sample(range(exchanges + len(items)), len(items)))
         queued = list(items)
         rng.shuffle(queued)

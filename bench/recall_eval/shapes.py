@@ -2,6 +2,7 @@
 
 - `locomo`: two people chatting, short turns, 24 sessions (conversations.py);
 - `longmem`: a user and an assistant, long answers, 40 sessions, tool calls now and then;
+- `chat`: the same without any tool row (LongMemEval's records);
 - `agent`: the owner's agent at work, short replies, several tool calls a request, 30 sessions
   (both assistant.py).
 A question is found at k ("any") when one of its answers is among the first k hits, and fully
@@ -14,10 +15,11 @@ from collections.abc import Sequence
 from recall_eval import assistant, conversations
 from recall_eval.conversations import Conversation, Question
 
-SHAPES = ("locomo", "longmem", "agent")
+SHAPES = ("locomo", "longmem", "chat", "agent")
 KINDS = {
     "locomo": ("third", "paraphrase", "detail", "when", "date", "multi"),
     "longmem": ("user", "assistant", "preference", "update", "when", "multi"),
+    "chat": ("user", "assistant", "preference", "update", "when", "multi"),
     "agent": ("user", "assistant", "preference", "update", "when", "multi"),
 }
 

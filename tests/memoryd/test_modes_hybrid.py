@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 from memoryd.errors import StartFailed  # noqa: E402
 from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
-from memoryd.modes import embed, hybrid  # noqa: E402
+from memoryd.modes import embed, fusion, hybrid  # noqa: E402
 from memoryd.modes import vectors as matrix_module  # noqa: E402
 from tests.memoryd.test_modes_context import CONVERSATION, context_contents, said, user  # noqa: E402
 from tests.memoryd.test_reindex import append, append_note, contents  # noqa: E402
@@ -256,15 +256,49 @@ def test_fusion_weighs_lexical_spec_and_dense(monkeypatch, lexical, bound, spec,
     monkeypatch.setattr(hybrid, "LEXICAL_WEIGHT", 0.45)
     monkeypatch.setattr(hybrid, "SPEC_WEIGHT", 0.15)
     monkeypatch.setattr(hybrid, "DENSE_WEIGHT", 0.4)
+    monkeypatch.setattr(hybrid, "DENSE_NORM", "minmax")
     rowids = np.array([1, 2, 3])
     scores = np.array([0.9, 0.1, 0.5], dtype=np.float32)
     combined = hybrid.fuse(lexical, bound, spec, rowids, scores)
     assert sorted(combined, key=lambda r: (-combined[r], r)) == expected
 
 
-def test_fusion_without_vectors_is_lexical_and_spec():
+# The weights as merged: lexical 0.75 over max(bound, best row), dense 0.25 over the best
+# dense score (1: 0.9 -> 1.0, 2: 0.1 -> 0.111, 3: 0.5 -> 0.556), no spec part.
+AS_MERGED = [
+    # 3 holds the query's whole weight: 0.75 + 0.139 = 0.889; 1: 0.25; 2: 0.375 + 0.028.
+    ([(3, -10.0), (2, -5.0)], 10.0, [2], [3, 2, 1]),
+    # 3 holds a quarter (0.1875 + 0.139 = 0.326), 2 an eighth (0.094 + 0.028): the near row 1
+    # (0.25) passes 2 but not 3, whose words count too.
+    ([(3, -10.0), (2, -5.0)], 40.0, [], [3, 1, 2]),
+    # No words in common: the dense list alone, in its order.
+    ([], 0.0, [], [1, 3, 2]),
+]
+
+
+@pytest.mark.parametrize(("lexical", "bound", "spec", "expected"), AS_MERGED)
+def test_fusion_as_merged(lexical, bound, spec, expected):
+    rowids = np.array([1, 2, 3])
+    scores = np.array([0.9, 0.1, 0.5], dtype=np.float32)
+    combined = hybrid.fuse(lexical, bound, spec, rowids, scores)
+    assert sorted(combined, key=lambda r: (-combined[r], r)) == expected
+
+
+def test_dense_over_the_best_keeps_how_near_the_rows_are():
+    flat, spread = {}, {}
+    rowids = np.array([1, 2])
+    fusion.add_dense(flat, rowids, np.array([0.50, 0.45]), 1.0, 100, "best")
+    fusion.add_dense(spread, rowids, np.array([0.50, 0.45]), 1.0, 100, "minmax")
+    assert flat == pytest.approx({1: 1.0, 2: 0.9})
+    assert spread == pytest.approx({1: 1.0, 2: 0.0})
+    nothing: dict[int, float] = {}
+    fusion.add_dense(nothing, rowids, np.array([-0.2, -0.3]), 1.0, 100, "best")
+    assert nothing == {}
+
+
+def test_fusion_without_vectors_is_lexical():
     combined = hybrid.fuse([(2, -1.0), (5, -0.5)], 3.0, [7], np.zeros(0, np.int64), np.zeros(0))
-    assert set(combined) == {2, 5, 7}
+    assert set(combined) == {2, 5}  # the spec's row 7 is kept by keep_spec, not by its score
     assert combined[2] > combined[5]
 
 

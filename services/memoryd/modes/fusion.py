@@ -7,7 +7,11 @@
   SPEC_C / (SPEC_C + rank): a question answered through words the other parts drop (the
   stopwords of "what have I been doing") is still found where the spec finds it, which is what
   keeps a mode from falling below the spec on conversations unlike those it was tuned on.
-- The dense part (hybrid): the cosine scores of the dense top min-maxed to 0..1.
+- The dense part (hybrid): the cosine scores of the dense top over the best of them ("best": a
+  row as near as the best scores the part's whole weight, one half as near half of it), or
+  min-maxed to 0..1 ("minmax": the last of the top scores nothing, however near it is). Over
+  the best keeps how near the rows really are: when none is near, the dense part reorders
+  little, where min-maxing spreads a flat list over the whole weight.
 
 Each part adds weight x its value to the row's score; a row absent from a part adds nothing.
 """
@@ -40,16 +44,26 @@ def add_spec(combined: dict[int, float], rowids: Sequence[int], weight: float) -
 
 
 def add_dense(
-    combined: dict[int, float], rowids: np.ndarray, scores: np.ndarray, weight: float, depth: int
+    combined: dict[int, float],
+    rowids: np.ndarray,
+    scores: np.ndarray,
+    weight: float,
+    depth: int,
+    norm: str = "minmax",
 ) -> None:
-    """scores over rowids (higher is better): the top depth of them, min-maxed."""
+    """scores over rowids (higher is better): the top depth of them, over the best ("best") or
+    min-maxed ("minmax"); a score at or below zero adds nothing."""
     if not len(scores) or weight == 0.0:
         return
     depth = min(depth, len(scores))
     top = np.argpartition(-scores, depth - 1)[:depth]
     high, low = float(scores[top].max()), float(scores[top].min())
+    if norm == "best":
+        if high <= 0.0:
+            return
+        low = 0.0
     span = high - low or 1.0
     for position in top:
         rowid = int(rowids[position])
-        value = (float(scores[position]) - low) / span
+        value = max(0.0, float(scores[position]) - low) / span
         combined[rowid] = combined.get(rowid, 0.0) + weight * value

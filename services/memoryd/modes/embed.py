@@ -70,6 +70,10 @@ def check_extra(model_here: bool = True) -> None:
     alone is 20 MB), the child importing them and saying why it cannot."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    # onnxruntime's Linux builds carry a telemetry client that writes a device database under
+    # the home folder and queues events to upload: a local memory sends nothing anywhere. It is
+    # read once, when onnxruntime starts, so it is set before any import of it.
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # six lines at each start
     for name in EXTRA_MODULES if not model_here else MODEL_MODULES:
         try:

@@ -163,7 +163,7 @@ def _table(results: dict[str, Tally], kinds) -> None:
         for kind in kinds:
             n = t.n(kind)
             cell = f"{t.rate(kind, 0):.2f} / {t.rate(kind, 1):.2f}" if n else "-"
-            if kind == "multi" and n:
+            if kind.startswith("multi") and n:
                 cell += f" (all {t.rate(kind, 2):.2f} / {t.rate(kind, 3):.2f})"
             cells.append(cell)
         print(f"| {mode} | " + " | ".join(cells) + " |")

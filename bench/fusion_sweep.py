@@ -116,6 +116,7 @@ def collect(shape: str, convs: list[Conversation]) -> list[dict]:
                         },
                         "lexical_bare": context.ranked(conn, bare_terms, 100),
                         "bound_bare": live.counts.bound(conn, bare_terms),
+                        "bound_me": live.counts.bound(conn, _with_self(query.terms)),
                         "bound": live.counts.bound(conn, terms),
                         "raw": _top(matrix.rowids, dense_scores(matrix, raw_vector)),
                         "bare": _top(matrix.rowids, dense_scores(matrix, bare_vector)),
@@ -135,7 +136,9 @@ def scores_of(q: dict, p: dict) -> dict[int, float]:
     lexical = q[p.get("lexical", "lexical")]
     if lexical and p["wl"]:
         best = -lexical[0][1]
-        bound = q["bound_bare"] if p.get("lexical") == "lexical_bare" else q["bound"]
+        bound = {"lexical_bare": q["bound_bare"], "lexical_me": q.get("bound_me")}.get(
+            p.get("lexical", "lexical"), q["bound"]
+        )
         scale = max(bound, best) if p["divisor"] == "bound" else best
         for rowid, score in lexical:
             combined[rowid] += p["wl"] * (-score / (scale or 1.0))

@@ -6,6 +6,10 @@ default, for this process and what it starts), so whatever a test or the program
 with tempfile lands there; at the end, anything left in it fails the run, is listed and is removed.
 pytest's own tmp_path folders stay where pytest keeps them (PYTEST_DEBUG_TEMPROOT). The folder
 is 0711: the rootless test user's podman must reach the homes made inside it.
+
+Tests that need recall mode hybrid import onnxruntime to decide whether to skip; its telemetry
+client is turned off first (memoryd does the same before its own import, and
+test_no_telemetry.py checks that in a process of its own, without this setting).
 """
 
 import os
@@ -14,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 from hypothesis import settings
+
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True)

@@ -5,6 +5,7 @@ embedder turns it off before onnxruntime is first imported, in memoryd and in it
 child. Checked in a fresh process, whose home and temporary folders are empty folders of the
 test's own: embedding a sentence leaves both empty."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -12,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("onnxruntime")
+# Looked for, not imported: an import here would start its telemetry in this process.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime") is None, reason="the [hybrid] extra is not installed"
+)
 
 EMBED_ONCE = """
 from memoryd.modes import embed

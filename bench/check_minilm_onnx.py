@@ -94,10 +94,6 @@ def reference(w: dict[str, np.ndarray], ids: list[int]) -> np.ndarray:
 
 def main() -> None:
     weights = load_safetensors(Path(sys.argv[1]) / "model.safetensors")
-    import os
-    from memoryd.modes import minilm_graph
-    real = minilm_graph.build
-    minilm_graph.build = lambda p, signed, calibration=None: real(p, signed, calibration if os.environ.get("SMOOTH") else None, tuple(os.environ.get("QUANT", "qkv,ao,ff1,ff2").split(",")), per_row=bool(os.environ.get("ROWS")), alpha=float(os.environ.get("ALPHA", 0.5)))
     embedder = Embedder(as_shipped="--as-shipped" in sys.argv)
     turns = {t for seed in (1, 2, 3) for s in conversation(seed).sessions for _, t in s.turns}
     texts = sorted(turns)[:200]

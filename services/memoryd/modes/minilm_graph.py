@@ -88,9 +88,10 @@ def build(path: Path, signed: bool, calibration: list[list[int]]) -> bytes:
     import onnx
 
     weights = _weights(onnx.load(str(path)))
-    float_graph = _Graph(weights, signed, None)
-    float_graph.build()
-    peaks = _peaks(float_graph.serialise(), float_graph.taps, calibration)
+    plain = _Graph(weights, signed, None)
+    plain.build()
+    peaks = _peaks(plain.serialise(), plain.taps, calibration)
+    del plain
     graph = _Graph(weights, signed, peaks)
     graph.build()
     return graph.serialise()
@@ -151,8 +152,10 @@ def _peaks(model: bytes, taps: dict, calibration: list[list[int]]) -> dict:
 
 
 class _Graph:
-    """One build of the graph. Without peaks, every product is float32 and the inputs of the
-    products to be smoothed are outputs too (taps), for _peaks."""
+    """One build of the graph. Without peaks, nothing is smoothed and the inputs of the
+    products to be smoothed are outputs too (taps), for _peaks: their channels' peaks, which
+    only set the factors, are found as well through int8 products as through float32 ones, and
+    float32 weights would hold about 250 MB more while the graph is made."""
 
     def __init__(self, found: dict, signed: bool, peaks: dict | None):
         import numpy as np
@@ -188,12 +191,9 @@ class _Graph:
             bias.append(_need(self.found, name + ".bias", (cols,), "float32"))
         w, scales = np.concatenate(q, axis=1), np.concatenate(scale)
         biases = self.const(out + ".bias", np.concatenate(bias))
-        if self.peaks is None:
-            if kind in _SMOOTHED:
-                self.taps[out] = x
-            weight = self.const(out + ".w", w.astype(np.float32) * scales)
-            return self.node("Add", [self.node("MatMul", [x, weight], out + ".p"), biases], out)
-        if kind in _SMOOTHED:
+        if self.peaks is None and kind in _SMOOTHED:
+            self.taps[out] = x
+        elif kind in _SMOOTHED:
             x, w, scales = self.smooth(x, w, scales, self.peaks[out], out)
         if self.signed:
             weight, zero = self.const(out + ".w", w), ""

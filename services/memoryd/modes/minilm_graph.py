@@ -68,14 +68,15 @@ class GraphInvalid(StartFailed):
     """The model file does not have the layout build() rewrites."""
 
 
-def vnni() -> bool:
+def vnni(cpuinfo: str | None = None) -> bool:
     """Whether the int8 products may use signed weights: the CPU multiplies bytes without
-    saturating (x86 with VNNI, or not x86)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    for line in text.splitlines():
+    saturating (x86 with VNNI, or not x86). cpuinfo: /proc/cpuinfo's text (read when None)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
         if line.startswith("flags"):
             flags = set(line.split(":", 1)[1].split())
             return "avx512_vnni" in flags or "avx_vnni" in flags
@@ -112,15 +113,17 @@ def _weights(model) -> dict:
         if node.op_type != "MatMul":
             continue
         mul = made_by.get(node.input[1])
-        cast = made_by.get(mul.input[0]) if mul is not None and mul.op_type == "Mul" else None
-        if cast is None or cast.op_type != "Cast":
+        if mul is None or mul.op_type != "Mul":
             continue  # attention's own products: no weight
+        cast = made_by.get(mul.input[0])
+        if cast is None or cast.op_type != "Cast":
+            continue
         bias = added_to.get(node.output[0], "")
         if not bias.endswith(".bias"):
             raise GraphInvalid(f"model: the MatMul {node.name} is not followed by a bias")
         role = bias.removeprefix("inner.").removesuffix(".bias")
-        found[role + ".q"] = tensors[cast.input[0].removeprefix("inner.")]
-        found[role + ".scale"] = tensors[mul.input[1].removeprefix("inner.")]
+        found[role + ".q"] = tensors.get(cast.input[0].removeprefix("inner."))
+        found[role + ".scale"] = tensors.get(mul.input[1].removeprefix("inner."))
     return found
 
 
@@ -191,10 +194,11 @@ class _Graph:
             bias.append(_need(self.found, name + ".bias", (cols,), "float32"))
         w, scales = np.concatenate(q, axis=1), np.concatenate(scale)
         biases = self.const(out + ".bias", np.concatenate(bias))
-        if self.peaks is None and kind in _SMOOTHED:
-            self.taps[out] = x
-        elif kind in _SMOOTHED:
-            x, w, scales = self.smooth(x, w, scales, self.peaks[out], out)
+        if kind in _SMOOTHED:
+            if self.peaks is None:
+                self.taps[out] = x
+            else:
+                x, w, scales = self.smooth(x, w, scales, self.peaks[out], out)
         if self.signed:
             weight, zero = self.const(out + ".w", w), ""
         else:
@@ -261,8 +265,9 @@ class _Graph:
     def norm(self, x: str, skip: str, prefix: str, out: str) -> str:
         """LayerNorm(x + skip) with the file's weights under prefix. (onnxruntime's fused
         SkipLayerNormalization took three times as long here as Add and LayerNormalization.)"""
-        gamma = self.const(out + ".gamma", self.found[prefix + "LayerNorm.weight"])
-        beta = self.const(out + ".beta", self.found[prefix + "LayerNorm.bias"])
+        gamma = _need(self.found, prefix + "LayerNorm.weight", (WIDTH,), "float32")
+        beta = _need(self.found, prefix + "LayerNorm.bias", (WIDTH,), "float32")
+        gamma, beta = self.const(out + ".gamma", gamma), self.const(out + ".beta", beta)
         total = self.node("Add", [x, skip], out + ".sum") if skip else x
         return self.node("LayerNormalization", [total, gamma, beta], out, axis=-1, epsilon=EPSILON)
 

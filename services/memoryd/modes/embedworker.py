@@ -3,10 +3,11 @@ the questions of recall on a channel of their own.
 
 The first embedding pass over a large history is pure computation. On one of memoryd's threads it
 got one core (recall wants onnxruntime single-threaded beside the other calls), and the rest of
-memoryd shared that interpreter with it; in a child, onnxruntime runs its intra-op threads on all
-the cores the machine gives memoryd. The model is held once, in the child: loaded, it takes about
-200 MB (onnxruntime expands the int8 weights to float32), and memoryd's 512 MiB container cannot
-hold it twice beside the vectors, so memoryd does not load it at all. memoryd's embedder thread
+memoryd shared that interpreter with it; in a child, the groups of a batch run side by side, one
+thread each, on all the cores the machine gives memoryd (embed.Embedder: one copy of the model,
+onnxruntime's run releases the interpreter lock). The model is held once, in the child (about
+150 MB resident once loaded, 190 to 230 while it embeds, minilm_graph.py), and memoryd does not
+load it at all. memoryd's embedder thread
 hands a batch of texts to the child on its stdin and waits for the answer on its stdout, holding
 neither the interpreter lock nor a transaction; the event loop and the writer never wait on it.
 A recall's question goes over a socket of its own to another thread of the child, which runs
@@ -83,9 +84,19 @@ def _read_frame(stream) -> object | None:
 class Worker:
     """memoryd's side: the child, its two channels, restarted when it dies."""
 
-    def __init__(self, threads: int | None = None, tokens: int | None = None):
+    def __init__(
+        self,
+        threads: int | None = None,
+        tokens: int | None = None,
+        as_shipped: bool = False,
+        intra_op: bool = False,
+    ):
         self.threads = threads or cores()
-        self.tokens = tokens  # None: embed.MAX_TOKENS (benchmarks compare others)
+        # Benchmarks compare others (embed.Embedder): None is embed.MAX_TOKENS, and the
+        # model's int8 graph, its groups run side by side on one thread each.
+        self.tokens = tokens
+        self.as_shipped = as_shipped
+        self.intra_op = intra_op
         self._lock = threading.Lock()  # the child itself: start, restart, close
         self._batch_lock = threading.Lock()
         self._query_lock = threading.Lock()
@@ -119,6 +130,8 @@ class Worker:
         command += ["--queries", str(theirs.fileno())]
         if self.tokens:
             command += ["--tokens", str(self.tokens)]
+        command += ["--as-shipped"] if self.as_shipped else []
+        command += ["--intra-op"] if self.intra_op else []
         # The child imports memoryd as this process does, wherever that came from.
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         try:
@@ -285,14 +298,20 @@ def _serve_channel(embedder, read, write) -> None:
     os._exit(0)
 
 
-def serve(threads: int, queries: int | None = None, tokens: int | None = None) -> int:
+def serve(
+    threads: int,
+    queries: int | None = None,
+    tokens: int | None = None,
+    as_shipped: bool = False,
+    intra_op: bool = False,
+) -> int:
     """The child: load the model, say so, then answer batches on stdin/stdout and questions on
     the queries socket, each on its own thread, until either ends."""
     from memoryd.modes.embed import Embedder
 
     stdout = sys.stdout.buffer
     try:
-        embedder = Embedder(threads=threads, tokens=tokens)
+        embedder = Embedder(threads, tokens, as_shipped, intra_op)
     except MemorydError as e:
         _write_frame(stdout, {"error": str(e)})
         return 2
@@ -314,11 +333,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=cores())
     parser.add_argument("--tokens", type=int, default=None)
     parser.add_argument("--queries", type=int, default=None)
+    parser.add_argument("--as-shipped", action="store_true")
+    parser.add_argument("--intra-op", action="store_true")
     args = parser.parse_args(argv)
     from proto.logline import configure_role
 
     configure_role()
-    return serve(max(1, args.threads), args.queries, args.tokens)
+    return serve(max(1, args.threads), args.queries, args.tokens, args.as_shipped, args.intra_op)
 
 
 if __name__ == "__main__":

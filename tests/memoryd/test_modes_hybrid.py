@@ -142,7 +142,7 @@ def test_a_paraphrase_sharing_no_word_is_found(tmp_path):
     index = opened(home)
     index.catch_up_all()
     assert index.drain_embeddings(60)
-    question = "any new animals in the household?"
+    question = "did the family welcome one young dog?"
     hits = recall_on(index, question, k=1, session="mm-q").hits
     assert hits[0].snippet == "We adopted a puppy from the shelter last week"
     index.close()
@@ -220,7 +220,7 @@ def test_deleted_rows_leave_the_matrix_at_once(tmp_path, monkeypatch):
     append(home, "mm-pets", PETS)  # rowids after mm-talk's
     index.catch_up_all()
     assert index.drain_embeddings(60)
-    question = "any new animals in the household?"
+    question = "did the family welcome one young dog?"
     assert recall_on(index, question, k=1, session="q").hits[0].snippet == PETS[0]["content"]
     # The log is rewritten: its rows go, and the new row takes the first of their rowids.
     home.session_log("mm-pets").write_text("")

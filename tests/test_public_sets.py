@@ -93,6 +93,23 @@ def test_longmemeval_marked_turns_and_abstentions(tmp_path):
     assert public.longmemeval(path, limit=0) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2023/05/20 (Sat) 02:21", dt.datetime(2023, 5, 20, 2, 21)),
+        ("2024-01-02", dt.datetime(2024, 1, 2)),
+        ("2026/01/03 12:00", dt.datetime(2026, 1, 3, 12, 0)),
+    ],
+)
+def test_longmemeval_dates(text, expected):
+    assert public._longmem_time(text) == expected
+
+
+def test_a_date_that_is_not_one_is_named():
+    with pytest.raises(public.PublicDataError, match="not a date: 'soon'"):
+        public._longmem_time("soon")
+
+
 @pytest.mark.parametrize("reader", [public.locomo, public.longmemeval])
 def test_a_file_of_another_shape_is_refused(tmp_path, reader):
     path = tmp_path / "other.json"

@@ -88,10 +88,17 @@ def _evidence_ids(evidence: list[str]) -> list[str]:
     return [f"D{s}:{t}" for item in evidence for s, t in _EVIDENCE.findall(str(item))]
 
 
+_LONGMEM_DATE = re.compile(r"(\d{4})[/-](\d{1,2})[/-](\d{1,2})(?:\D+?(\d{1,2}):(\d{2}))?")
+
+
 def _longmem_time(text: str) -> dt.datetime:
-    """'2023/05/20 (Sat) 02:21' (LongMemEval's haystack dates)."""
-    day, _, clock = text.partition(")")
-    return dt.datetime.strptime(f"{day.split(' (')[0]} {clock.strip()}", "%Y/%m/%d %H:%M")
+    """'2023/05/20 (Sat) 02:21' (LongMemEval's haystack dates; a date alone, or with dashes,
+    as copies of the file sometimes have it)."""
+    found = _LONGMEM_DATE.search(text)
+    if found is None:
+        raise PublicDataError(f"a haystack date that is not a date: {text!r}")
+    year, month, day, hour, minute = (int(g) if g else 0 for g in found.groups())
+    return dt.datetime(year, month, day, hour, minute)
 
 
 def longmemeval(path: Path, prefix: str = "lm", limit: int | None = None) -> list[Conversation]:

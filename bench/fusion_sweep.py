@@ -1,23 +1,28 @@
 """How the context and hybrid rankings were chosen: fusions compared on conversations of every
-shape (recall_eval/shapes.py), on seeds the evaluation does not use.
+generated shape (recall_eval/shapes.py), on seeds the evaluation does not use, and on the public
+benchmarks' own files when given (recall_eval/public.py).
 
     .venv/bin/python bench/fusion_sweep.py --cache /tmp/dev.pkl   # dev: seeds 101..106, each shape
+    .venv/bin/python bench/fusion_sweep.py --locomo locomo10.json --limit 2 --cache /tmp/dev.pkl
     .venv/bin/python bench/fusion_sweep.py --first-seed 1 --conversations 10   # the evaluation's
 
-For each conversation, one hybrid index (all vectors embedded); for each question, the spec's
-ranking (its bm25 query, top SPEC_DEPTH), context's lexical top 100 (rowid, bm25) and the most
-the query could score (lexbound.py), and the dense scores (cosine plus half the best
-neighbour's) of the question as typed and without its common names (names.py). Then, for each
-ranking in the grid, recall at 5 and 10 ("any": one answer found; "all": every answer found),
-per shape and kind, and the worst margin against the spec's over every shape and kind.
+For each conversation, one hybrid index (all vectors built before any question); for each
+question, the spec's ranking (its bm25 query, top SPEC_DEPTH), context's lexical top 100 (rowid,
+bm25) with the query's words less stopwords, and variants (every word; the first person kept;
+common names removed; the neighbour column at other weights), the most each query could score
+(lexbound.py), and the dense scores (cosine plus half the best neighbour's, or the cosine alone)
+of the question as typed and without its common names (names.py). Then, for each ranking in the
+grid, recall at 5 and 10 ("any": one answer found; "all": every answer found), per shape and
+kind, and the worst margin against the spec's over every shape and kind.
 
-A ranking: lexical (context's bm25 over the best row's for context, over the bound for hybrid)
-x wl + the spec's rank r (of its first `depth`) as 5 / (5 + r) x ws + dense (names removed)
-min-maxed over its top 100 x wd; then the agent's own calls last, each pick damping its session
-run by damp past its first `free` picks (damp 1.0 = off), and the spec's best rows kept at the
-positions of keep or better (arrange.py), all of them (no `sure`) or, by a rule, those the spec
-is sure of: `gap` g, a row scoring g times the spec's next; `crowd` g, g times the spec's last
-row read; the others not kept, or, with `-late`, kept at the end of the deadlines.
+A ranking: lexical bm25 over the best row's or over the bound, x wl; + the spec's rank r (of its
+first `depth`) as 5 / (5 + r) x ws; + dense (names removed) over its best score or min-maxed over
+its top 100, x wd (or, with `rrf` c, each part's rank r as weight / (c + r)); then the agent's
+own calls last, each pick damping its session run by damp past its first `free` picks (damp 1.0
+= off), and the spec's best rows kept at the positions of keep or better (arrange.py), all of
+them (no `sure`) or, by a rule, those the spec is sure of: `gap` g, a row scoring g times the
+spec's next; `crowd` g, g times the spec's last row read; the others not kept, or, with `-late`,
+kept at the end of the deadlines.
 
 The choice (choose()): every cell (shape, kind or all, @5 and @10) at least 1 standard error of
 the paired difference above minus the spec's, or as close as any ranking of the mode comes; among

@@ -37,7 +37,9 @@ read transaction, so all the statements see one state of the index.
 import heapq
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from memoryd.search import bm25, tokencount, vocab
 
@@ -47,15 +49,14 @@ PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
 # on bm25() with a LIMIT keeps only the k best as rows arrive, in rowid order, ties in arrival
 # order: the same rows in the same order (the tests compare the two).
 FALLBACK = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
-# The rows holding a read term, with the read phrases' part of their score, best first.
-PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+# The same, with each row's score (-bm25, positive).
+FALLBACK_SCORED = (
+    "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+)
 # The read rows fetched first (best first); eight times more each time the last one fetched could
 # still reach the top k, or all of them once that is within ALL_AFTER times as many.
 PARTS_FIRST = 256
 ALL_AFTER = 4
-# The rows holding a skipped term and a read one.
-HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
-SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
 PLAIN_BELOW = 1_500
 # The rows read (the rarer terms' rows), at most this many.
@@ -64,6 +65,10 @@ READ_LIMIT = 60_000
 # skipped terms hold most of the query's rows: when the read rows would be more than this share
 # of them, the plain query answers.
 READ_SHARE = 0.5
+# When the k-th score found is below what the skipped terms could add, more terms are read (the
+# rows scored kept), while the read rows stay within this share of the query's rows: the plain
+# query would score them all again.
+WIDER_SHARE = 0.8
 # Terms are read until the skipped ones' bounds sum to less than this many times the rarest
 # term's idf: a row holding the rarest term once, of average length, scores about its idf.
 TRY_BELOW = 1.3
@@ -75,6 +80,85 @@ AND_COST = 0.07
 SCORE_COST = 15.0
 # Relative margin for rounding when a bound is compared with a score.
 MARGIN = 1e-9
+
+
+class Counts(Protocol):
+    """One state of a table's figures: its rows, average row length, and rows per token."""
+
+    rows: int
+    avgdl: float
+
+    def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class Table:
+    """An FTS5 table whose bm25 top k fast() gives: its name, bm25's column weights (as its
+    query passes them; () for none), and how to read its figures.
+
+    tokens: the tokens its tokenizer makes of a query term; counts: its figures in this
+    transaction; freqs: for some rows, each token's frequency as bm25 weighs it (the sum of the
+    column weights of its instances, added as FTS5 adds them); agrees: whether this SQLite's
+    bm25 is the one reproduced.
+    """
+
+    name: str
+    weights: tuple[float, ...]
+    tokens: Callable[[str], tuple[str, ...]]
+    counts: Callable[[sqlite3.Connection], Counts]
+    freqs: Callable[[sqlite3.Connection, list[int], list[str]], Mapping[int, Mapping[str, float]]]
+    agrees: Callable[[], bool]
+
+    def bm25(self) -> str:
+        return f"bm25({', '.join([self.name, *map(repr, self.weights)])})"
+
+    def parts(self) -> str:
+        """The rows holding a read term, with the read phrases' part of their score, best first."""
+        score = self.bm25()
+        return (
+            f"SELECT rowid, -{score} FROM {self.name} WHERE {self.name} MATCH ?"  # noqa: S608
+            f" ORDER BY {score} LIMIT ?"
+        )
+
+    def holders(self) -> str:
+        """The rows holding a skipped term and a read one."""
+        return f"SELECT rowid FROM {self.name} WHERE {self.name} MATCH ?"  # noqa: S608
+
+    def sizes(self) -> str:
+        return (
+            f"SELECT id, sz FROM {self.name}_docsize"  # noqa: S608
+            " WHERE id IN (SELECT value FROM json_each(?))"
+        )
+
+
+class _SpecCounts:
+    def __init__(self, stats: vocab.Stats):
+        self.stats, self.rows, self.avgdl = stats, stats.rows, stats.avgdl
+
+    def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int:
+        return vocab.docs(conn, self.stats, token, spelling)
+
+
+def _spec_counts(conn: sqlite3.Connection) -> Counts:
+    vocab.ensure_vocab(conn)
+    return _SpecCounts(vocab.generation(conn))
+
+
+def _spec_freqs(
+    conn: sqlite3.Connection, rowids: list[int], tokens: list[str]
+) -> Mapping[int, Mapping[str, float]]:
+    return tokencount.counts(conn, rowids, tokens)
+
+
+# The spec's hits table (one column, no weights).
+HITS = Table(
+    "hits",
+    (),
+    lambda term: vocab.tokens(term),
+    _spec_counts,
+    _spec_freqs,
+    lambda: bm25.agrees_with_fts5(),
+)
 
 
 def plain(conn: sqlite3.Connection, expression: str, k: int) -> list[int]:
@@ -95,9 +179,27 @@ def best_rowids(
     return fallback(conn, expression, k) if found is None else found
 
 
-def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list[str] | None:
-    """The read tokens (rarest first), or None for the plain query."""
-    limit = min(READ_LIMIT, READ_SHARE * total)
+def best_scored(
+    conn: sqlite3.Connection, terms: Sequence[str], expression: str, k: int
+) -> list[tuple[int, float]]:
+    """best_rowids with each row's score in the spec's query (-bm25: positive, higher better)."""
+    found = scored(conn, HITS, terms, k)
+    if found is None:
+        return conn.execute(FALLBACK_SCORED, (expression, k)).fetchall()
+    return found
+
+
+def split(
+    docs: dict[str, int],
+    weight_of: dict[str, float],
+    total: int,
+    below: float | None = None,
+    at_least: int = 0,
+) -> list[str] | None:
+    """The read tokens (rarest first), or None for the plain query: as few as leave the skipped
+    ones' bounds below TRY_BELOW times the rarest term's idf (or, given below, surely below
+    below), at least at_least of them."""
+    limit = min(READ_LIMIT, READ_SHARE * total) if below is None else WIDER_SHARE * total
     order = sorted(docs, key=lambda token: (docs[token], token))
     skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in order)
     rows = 0
@@ -106,76 +208,144 @@ def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list
         if rows > limit:
             return None
         skipped_bound -= weight_of[token] * bm25.PHRASE_BOUND
-        if n == len(order) - 1 or skipped_bound < TRY_BELOW * weight_of[order[0]]:
+        if n + 1 < at_least:
+            continue
+        if below is None:
+            enough = skipped_bound < TRY_BELOW * weight_of[order[0]]
+        else:
+            enough = not _reaches(skipped_bound, below)
+        if n == len(order) - 1 or enough:
             return order[: n + 1]
     return None
 
 
 def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | None:
-    """The answer without scoring every row, or None when only the plain query can give it."""
+    """The spec's answer without scoring every row, or None when only the plain query gives it."""
+    found = scored(conn, HITS, terms, k)
+    return None if found is None else [rowid for rowid, _score in found]
+
+
+def scored(
+    conn: sqlite3.Connection, table: Table, terms: Sequence[str], k: int
+) -> list[tuple[int, float]] | None:
+    """The k best (rowid, score) of `table MATCH '"t1" OR "t2" ...'` by bm25 (score: -bm25, best
+    first, equal scores by rowid) without scoring every row; None when only the plain query can
+    give them."""
     if k < 1:
         return None
-    phrases = [vocab.tokens(term) for term in terms]
-    if any(len(found) != 1 for found in phrases) or not bm25.agrees_with_fts5():
+    phrases = [table.tokens(term) for term in terms]
+    if any(len(found) != 1 for found in phrases) or not table.agrees():
         return None
     phrase_tokens = [found[0] for found in phrases]
     spelling: dict[str, str] = {}
     for term, token in zip(terms, phrase_tokens, strict=True):
         spelling.setdefault(token, term)
-    vocab.ensure_vocab(conn)
-    stats = vocab.generation(conn)
-    if not stats.rows:
+    counts = table.counts(conn)
+    if not counts.rows:
         return None
-    docs = {token: vocab.docs(conn, stats, token, spelling[token]) for token in spelling}
+    docs = {token: counts.docs(conn, token, spelling[token]) for token in spelling}
     total = sum(docs.values())
     if total <= PLAIN_BELOW:
         return None
-    weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
+    weights = [bm25.idf(counts.rows, docs[token]) for token in phrase_tokens]
     weight_of = dict.fromkeys(spelling, 0.0)
     for weight, token in zip(weights, phrase_tokens, strict=True):
         weight_of[token] += weight
     read = split(docs, weight_of, total)
-    if read is None:
-        return None
-    # The read phrases as the query has them (a token twice is two phrases, as in FTS5's sum).
-    read_expression = " OR ".join(
-        f'"{term}"' for term, token in zip(terms, phrase_tokens, strict=True) if token in read
-    )
-    skipped = [token for token in docs if token not in read]
-    bound_of = {token: weight_of[token] * bm25.PHRASE_BOUND for token in skipped}
-    skipped_bound = sum(bound_of.values())
-    # At most this many read rows (a row holding two read terms is counted twice).
-    read_rows = sum(docs[token] for token in read)
-    limit = max(PARTS_FIRST, k)
-    probed: dict[str, set[int]] = {}
-    scored: dict[int, float] = {}  # rows scored one by one, kept from one round to the next
-    while True:
-        parts = conn.execute(PARTS, (read_expression, limit)).fetchall()
-        if len(parts) < k:
-            return None
-        # The read rows not returned have a part of at most the last one's (None: none left).
-        cutoff = parts[-1][1] if len(parts) == limit else None
-        _probe_skipped(conn, parts, k, skipped, docs, bound_of, spelling, read_expression, probed)
-        unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
-        scores = _score(
-            conn, parts, cutoff, k, probed, bound_of, weights, phrase_tokens, stats.avgdl, scored
+    query = _Query(table, terms, phrase_tokens, weights, docs, spelling, counts.avgdl, k)
+    while read is not None:
+        found = query.rank(conn, read)
+        if not isinstance(found, float):
+            return found
+        # Rows holding only skipped terms could reach the k-th score found: read more terms,
+        # until what the skipped ones could add is below it.
+        read = split(docs, weight_of, total, below=found, at_least=len(read) + 1)
+    return None
+
+
+class _Query:
+    """One query's figures, and the rows it has scored one by one (kept from one set of read
+    terms to the next: a row's score does not depend on them)."""
+
+    def __init__(
+        self,
+        table: Table,
+        terms: Sequence[str],
+        phrase_tokens: list[str],
+        weights: list[float],
+        docs: dict[str, int],
+        spelling: dict[str, str],
+        avgdl: float,
+        k: int,
+    ):
+        self.table, self.terms, self.phrase_tokens = table, terms, phrase_tokens
+        self.weights, self.docs, self.spelling, self.avgdl, self.k = (
+            weights,
+            docs,
+            spelling,
+            avgdl,
+            k,
         )
-        best = heapq.nlargest(k, scores.values())
-        # A row holding no read term scores less than the skipped terms' bounds.
-        if len(best) < k or _reaches(skipped_bound, best[-1]):
-            return None
-        # A read row not returned that holds no probed term scores at most cutoff + unknown.
-        if cutoff is None or not _reaches(cutoff + unknown, best[-1]):
-            break
-        # Each round ranks every read row again: when a few more rounds could be needed, one
-        # that returns them all costs less.
-        limit = read_rows + 1 if limit * 8 * ALL_AFTER >= read_rows else limit * 8
-    ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
-    return ranked[:k] if _clear(scores, ranked, k) else None
+        self.weight_of = dict.fromkeys(spelling, 0.0)
+        for weight, token in zip(weights, phrase_tokens, strict=True):
+            self.weight_of[token] += weight
+        self.scored: dict[int, float] = {}
+
+    def rank(
+        self, conn: sqlite3.Connection, read: list[str]
+    ) -> list[tuple[int, float]] | float | None:
+        """The answer reading these terms; or the k-th score found, when a row holding only
+        skipped terms could reach it; or None (the plain query)."""
+        k, docs = self.k, self.docs
+        # The read phrases as the query has them (a token twice is two phrases, as in FTS5's sum).
+        read_expression = " OR ".join(
+            f'"{term}"'
+            for term, token in zip(self.terms, self.phrase_tokens, strict=True)
+            if token in read
+        )
+        skipped = [token for token in docs if token not in read]
+        bound_of = {token: self.weight_of[token] * bm25.PHRASE_BOUND for token in skipped}
+        skipped_bound = sum(bound_of.values())
+        # At most this many read rows (a row holding two read terms is counted twice).
+        read_rows = sum(docs[token] for token in read)
+        limit = max(PARTS_FIRST, k)
+        probed: dict[str, set[int]] = {}
+        while True:
+            parts = conn.execute(self.table.parts(), (read_expression, limit)).fetchall()
+            if len(parts) < k:
+                return None
+            # The read rows not returned have a part of at most the last one's (None: none left).
+            cutoff = parts[-1][1] if len(parts) == limit else None
+            _probe_skipped(
+                conn, self.table, parts, k, skipped, docs, bound_of, self.spelling,
+                read_expression, probed,
+            )  # fmt: skip
+            unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
+            scores = _score(
+                conn, self.table, parts, cutoff, k, probed, bound_of, self.weights,
+                self.phrase_tokens, self.avgdl, self.scored,
+            )  # fmt: skip
+            best = heapq.nlargest(k, scores.values())
+            if len(best) < k:
+                return None
+            # A row holding no read term scores less than the skipped terms' bounds.
+            if _reaches(skipped_bound, best[-1]):
+                return best[-1]
+            # A read row not returned that holds no probed term scores at most cutoff + unknown.
+            if cutoff is None or not _reaches(cutoff + unknown, best[-1]):
+                break
+            # Each round ranks every read row again: when a few more rounds could be needed, one
+            # that returns them all costs less.
+            limit = read_rows + 1 if limit * 8 * ALL_AFTER >= read_rows else limit * 8
+        ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
+        return (
+            [(rowid, scores[rowid]) for rowid in ranked[:k]] if _clear(scores, ranked, k) else None
+        )
 
 
 def _score(
     conn: sqlite3.Connection,
+    table: Table,
     parts: list[tuple[int, float]],
     cutoff: float | None,
     k: int,
@@ -229,8 +399,8 @@ def _score(
                 _keep(best, scores[rowid], k)
             else:
                 batch.append(rowid)
-        times_of = tokencount.counts(conn, batch, tokens)
-        sizes = _sizes(conn, batch)
+        times_of = table.freqs(conn, batch, tokens)
+        sizes = _sizes(conn, table, batch)
         for rowid in batch:
             times = times_of[rowid]
             row_parts = [
@@ -251,6 +421,7 @@ def _keep(best: list[float], score: float, k: int) -> None:
 
 def _probe_skipped(
     conn: sqlite3.Connection,
+    table: Table,
     parts: list[tuple[int, float]],
     k: int,
     skipped: list[str],
@@ -277,7 +448,7 @@ def _probe_skipped(
         token = left[0]
         if AND_COST * docs[token] > SCORE_COST * near:
             break
-        found = conn.execute(HOLDERS, (f'"{spelling[token]}" AND ({read_expression})',))
+        found = conn.execute(table.holders(), (f'"{spelling[token]}" AND ({read_expression})',))
         probed[token] = {rowid for (rowid,) in found}
         left.pop(0)
 
@@ -297,9 +468,10 @@ def _clear(scores: dict[int, float], ranked: list[int], k: int) -> bool:
     return True
 
 
-def _sizes(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
-    """Each row's length in tokens, from FTS5's docsize table."""
+def _sizes(conn: sqlite3.Connection, table: Table, rowids: list[int]) -> dict[int, int]:
+    """Each row's length in tokens (all its columns'), from FTS5's docsize table."""
     if not rowids:
         return {}
     listed = json.dumps(sorted(rowids))
-    return {rowid: bm25.varints(size)[0] for rowid, size in conn.execute(SIZES, (listed,))}
+    found = conn.execute(table.sizes(), (listed,))
+    return {rowid: sum(bm25.varints(size)) for rowid, size in found}

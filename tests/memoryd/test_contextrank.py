@@ -1,0 +1,204 @@
+"""context's lexical ranking (contextrank.py): the same rows, order and bm25 as context's plain
+FTS5 query over its three weighted columns, on real SQLite.
+
+Small vocabularies with porter stems ("run", "running", "runs" are one token) and repeated texts
+make ties and phrases of one token common; the thresholds are lowered so that the fast path, not
+the plain query, answers most queries.
+"""
+
+import random
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryd.index import indexer
+from memoryd.modes import context, contextrank
+from memoryd.search import generation, topk
+from memoryd.search.query import terms_expression
+
+WEIGHTS = (1.0, context.NEAR_WEIGHT, context.DATE_WEIGHT)
+WORDS = ["alpha", "run", "running", "gamma", "delta", "May", "zeta", "eta", "theta", "iota"]
+SKEWED = [word for rank, word in enumerate(WORDS, 1) for _ in range(max(1, 12 // rank))]
+
+
+def _table(path, rows: list[tuple[str, str, str]]) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(indexer.SCHEMA[0])  # hits: the index generation's figures are its
+    conn.execute(context.SCHEMA[0])
+    conn.execute("BEGIN")
+    _insert(conn, rows, 1)
+    generation.seal(conn)
+    conn.execute("COMMIT")
+    return conn
+
+
+def _insert(conn: sqlite3.Connection, rows: list[tuple[str, str, str]], first: int) -> None:
+    conn.executemany(
+        "INSERT INTO context_hits (rowid, text, near, date) VALUES (?, ?, ?, ?)",
+        [(n, *row) for n, row in enumerate(rows, first)],
+    )
+    conn.executemany(
+        "INSERT INTO hits (rowid, text) VALUES (?, ?)",
+        [(n, row[0]) for n, row in enumerate(rows, first)],
+    )
+
+
+def _both(conn: sqlite3.Connection, terms: list[str], k: int):
+    conn.execute("BEGIN")
+    try:
+        plain = conn.execute(context.RANKED, (terms_expression(terms), k)).fetchall()
+        fast = contextrank.ranked(conn, terms, k, context.SCHEMA[0], WEIGHTS)
+        through = context.ranked(conn, terms, k)
+    finally:
+        conn.execute("COMMIT")
+    assert through == plain
+    return plain, fast
+
+
+@pytest.fixture()
+def eager(monkeypatch):
+    """Thresholds low enough that tiny tables take the fast path."""
+    monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
+    monkeypatch.setattr(topk, "WIDER_SHARE", 1.0)
+    monkeypatch.setattr(topk, "READ_LIMIT", 2000)
+
+
+column = st.one_of(
+    st.lists(st.sampled_from(SKEWED), min_size=0, max_size=10).map(" ".join),
+    st.sampled_from(["alpha", "run running", "May May eta", ""]),  # repeats: ties
+)
+rows_strategy = st.lists(st.tuples(column, column, column), min_size=1, max_size=100)
+terms_strategy = st.lists(
+    st.sampled_from([*WORDS, "runs", "ALPHA", "nothere"]), min_size=1, max_size=6, unique=True
+)
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rows=rows_strategy,
+    terms=terms_strategy,
+    k=st.integers(1, 40),
+    try_below=st.sampled_from([0.0, 0.5, 1.5, 1e9]),
+    and_cost=st.sampled_from([0.0, 0.07, 1e9]),
+    parts_first=st.sampled_from([1, 3, 256]),
+    batch=st.sampled_from([1, 64]),
+)
+def test_the_ranking_is_the_plain_querys(
+    eager, monkeypatch, tmp_path_factory, rows, terms, k, try_below, and_cost, parts_first, batch
+):
+    """Every split of the terms (read more when rows of skipped terms could reach the k-th
+    score), probing, batch and round gives context's plain answer, rowids and bm25 to the bit."""
+    monkeypatch.setattr(topk, "TRY_BELOW", try_below)
+    monkeypatch.setattr(topk, "AND_COST", and_cost)
+    monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
+    monkeypatch.setattr(topk, "BATCH", batch)
+    conn = _table(tmp_path_factory.mktemp("rank") / "index.sqlite3", rows)
+    try:
+        plain, fast = _both(conn, terms, k)
+        if fast is not None:
+            assert fast == plain
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_most_queries_take_the_fast_path_and_agree(eager, monkeypatch, tmp_path, seed):
+    rng = random.Random(seed)
+    rows = [
+        tuple(" ".join(rng.choices(SKEWED, k=rng.randint(0, n))) for n in (8, 30, 3))
+        for _ in range(2000)
+    ]
+    conn = _table(tmp_path / "index.sqlite3", rows)
+    answered = 0
+    for _ in range(60):
+        monkeypatch.setattr(topk, "TRY_BELOW", rng.choice([0.3, 1.0, 1.3]))
+        terms = rng.sample(WORDS, rng.randint(2, 5))
+        plain, fast = _both(conn, terms, rng.choice([1, 10, 40, 100]))
+        if fast is not None:
+            answered += 1
+            assert fast == plain, terms
+    conn.close()
+    assert answered >= 30
+
+
+def test_more_terms_are_read_when_the_rare_rows_score_low(tmp_path, monkeypatch):
+    """The rare term's rows are long, so they score below what a short row of the next term
+    could: that term is read too (not the plain query), and the answer is the plain one."""
+    rows = [("rare " + "pad " * 40, "", "")] * 30 + [("mid", "", "")] * 300
+    rows += [("common", "", "")] * 5000 + [("other", "", "")] * 3000
+    conn = _table(tmp_path / "index.sqlite3", rows)
+    widened = []
+    split = topk.split
+
+    def watching(*args, **kwargs):
+        if kwargs.get("below") is not None:
+            widened.append(kwargs["below"])
+        return split(*args, **kwargs)
+
+    monkeypatch.setattr(topk, "split", watching)
+    plain, fast = _both(conn, ["rare", "mid", "common"], 10)
+    assert widened
+    assert fast == plain
+    assert all(30 < rowid <= 330 for rowid, _ in plain)  # the short rows of "mid"
+    conn.close()
+
+
+def test_counts_follow_each_change_of_the_table(eager, monkeypatch, tmp_path):
+    """Counts are kept per state: a commit that rewrites old rows' neighbour column (a term
+    added to rows that lacked it) and one that changes context_hits alone are both seen."""
+    monkeypatch.setattr(topk, "TRY_BELOW", 1.0)
+    rows = [("rare", "", "")] * 20 + [("mid", "", "")] * 200 + [("pad common", "", "")] * 3000
+    conn = _table(tmp_path / "index.sqlite3", rows)
+    plain, fast = _both(conn, ["rare", "mid", "common"], 10)
+    assert fast == plain
+    assert [rowid for rowid, _ in plain] == list(range(1, 11))
+    # A sealed commit: rows rewritten with "rare" in their neighbours, one new row.
+    conn.execute("BEGIN")
+    mark = generation.begin(conn)
+    conn.executemany("DELETE FROM context_hits WHERE rowid = ?", [(n,) for n in range(221, 2221)])
+    conn.executemany(
+        "INSERT INTO context_hits (rowid, text, near, date) VALUES (?, ?, ?, ?)",
+        [(n, "pad common", "rare rare", "") for n in range(221, 2221)],
+    )
+    _insert(conn, [("mid", "", "")], 5000)
+    generation.seal(conn, mark)
+    conn.execute("COMMIT")
+    plain, fast = _both(conn, ["rare", "mid", "common"], 10)
+    assert fast == plain
+    # context_hits changed by another program, the generation record left as it was.
+    conn.execute("INSERT INTO context_hits (rowid, text) VALUES (9000, 'mid mid mid')")
+    plain, fast = _both(conn, ["rare", "mid", "common"], 10)
+    assert fast == plain
+    assert fast is not None
+    assert plain[0][0] == 9000
+    conn.close()
+
+
+def test_terms_that_are_not_one_token_leave_it_to_the_plain_query(eager, tmp_path):
+    view = contextrank.table(context.SCHEMA[0], WEIGHTS)
+    assert view.tokens("Running") == ("run",)
+    assert view.tokens("a\u00b7b") == ("a", "b")
+    conn = _table(tmp_path / "index.sqlite3", [("a b", "", "")] * 5 + [("a", "", "")] * 50)
+    plain, fast = _both(conn, ["a\u00b7b", "a"], 3)
+    assert fast is None
+    assert len(plain) == 3
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("per_column", "expected_sum"),
+    [((0, 0, 0), 0.0), ((2, 0, 0), 2.0), ((0, 3, 0), 0.4 + 0.4 + 0.4), ((1, 2, 1), 2.8)],
+)
+def test_weighed_adds_one_instance_at_a_time(per_column, expected_sum):
+    assert contextrank.weighed(per_column, WEIGHTS) == pytest.approx(expected_sum)
+
+
+def test_the_weighted_reproduction_agrees_with_this_sqlite():
+    assert contextrank.agrees(context.SCHEMA[0], WEIGHTS)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from memoryd.index import indexer
 from memoryd.modes import context, contextrank
-from memoryd.search import generation, topk
+from memoryd.search import generation
 from memoryd.search.query import terms_expression
 
 WEIGHTS = (1.0, context.NEAR_WEIGHT, context.DATE_WEIGHT)
@@ -60,10 +60,9 @@ def _both(conn: sqlite3.Connection, terms: list[str], k: int):
 @pytest.fixture()
 def eager(monkeypatch):
     """Thresholds low enough that tiny tables take the fast path."""
-    monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
-    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
-    monkeypatch.setattr(topk, "WIDER_SHARE", 1.0)
-    monkeypatch.setattr(topk, "READ_LIMIT", 2000)
+    monkeypatch.setattr(contextrank, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(contextrank, "READ_SHARE", 1.0)
+    monkeypatch.setattr(contextrank, "WIDER_SHARE", 1.0)
 
 
 column = st.one_of(
@@ -86,24 +85,24 @@ terms_strategy = st.lists(
     terms=terms_strategy,
     k=st.integers(1, 40),
     try_below=st.sampled_from([0.0, 0.5, 1.5, 1e9]),
-    and_cost=st.sampled_from([0.0, 0.07, 1e9]),
-    parts_first=st.sampled_from([1, 3, 256]),
-    batch=st.sampled_from([1, 64]),
+    read_share=st.sampled_from([0.1, 0.5, 1.0]),
+    wider_share=st.sampled_from([0.3, 0.7, 1.0]),
 )
 def test_the_ranking_is_the_plain_querys(
-    eager, monkeypatch, tmp_path_factory, rows, terms, k, try_below, and_cost, parts_first, batch
+    eager, monkeypatch, tmp_path_factory, rows, terms, k, try_below, read_share, wider_share
 ):
-    """Every split of the terms (read more when rows of skipped terms could reach the k-th
-    score), probing, batch and round gives context's plain answer, rowids and bm25 to the bit."""
-    monkeypatch.setattr(topk, "TRY_BELOW", try_below)
-    monkeypatch.setattr(topk, "AND_COST", and_cost)
-    monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
-    monkeypatch.setattr(topk, "BATCH", batch)
+    """Every split of the terms (more read when rows of skipped terms only could reach the k-th
+    score, with bounds from idf or from each term's best row) gives context's plain answer,
+    rowids and bm25 to the bit."""
+    monkeypatch.setattr(contextrank, "TRY_BELOW", try_below)
+    monkeypatch.setattr(contextrank, "READ_SHARE", read_share)
+    monkeypatch.setattr(contextrank, "WIDER_SHARE", wider_share)
     conn = _table(tmp_path_factory.mktemp("rank") / "index.sqlite3", rows)
     try:
-        plain, fast = _both(conn, terms, k)
-        if fast is not None:
-            assert fast == plain
+        for _ in range(2):  # the second time with the best rows looked up the first time
+            plain, fast = _both(conn, terms, k)
+            if fast is not None:
+                assert fast == plain
     finally:
         conn.close()
 
@@ -118,7 +117,7 @@ def test_most_queries_take_the_fast_path_and_agree(eager, monkeypatch, tmp_path,
     conn = _table(tmp_path / "index.sqlite3", rows)
     answered = 0
     for _ in range(60):
-        monkeypatch.setattr(topk, "TRY_BELOW", rng.choice([0.3, 1.0, 1.3]))
+        monkeypatch.setattr(contextrank, "TRY_BELOW", rng.choice([0.3, 1.0, 1.3]))
         terms = rng.sample(WORDS, rng.randint(2, 5))
         plain, fast = _both(conn, terms, rng.choice([1, 10, 40, 100]))
         if fast is not None:
@@ -135,14 +134,14 @@ def test_more_terms_are_read_when_the_rare_rows_score_low(tmp_path, monkeypatch)
     rows += [("common", "", "")] * 5000 + [("other", "", "")] * 3000
     conn = _table(tmp_path / "index.sqlite3", rows)
     widened = []
-    split = topk.split
+    split = contextrank._split
 
-    def watching(*args, **kwargs):
-        if kwargs.get("below") is not None:
-            widened.append(kwargs["below"])
-        return split(*args, **kwargs)
+    def watching(docs, bound, below, most_rows, at_least, rows_at_least):
+        if at_least:
+            widened.append(below)
+        return split(docs, bound, below, most_rows, at_least, rows_at_least)
 
-    monkeypatch.setattr(topk, "split", watching)
+    monkeypatch.setattr(contextrank, "_split", watching)
     plain, fast = _both(conn, ["rare", "mid", "common"], 10)
     assert widened
     assert fast == plain
@@ -153,7 +152,7 @@ def test_more_terms_are_read_when_the_rare_rows_score_low(tmp_path, monkeypatch)
 def test_counts_follow_each_change_of_the_table(eager, monkeypatch, tmp_path):
     """Counts are kept per state: a commit that rewrites old rows' neighbour column (a term
     added to rows that lacked it) and one that changes context_hits alone are both seen."""
-    monkeypatch.setattr(topk, "TRY_BELOW", 1.0)
+    monkeypatch.setattr(contextrank, "TRY_BELOW", 1.0)
     rows = [("rare", "", "")] * 20 + [("mid", "", "")] * 200 + [("pad common", "", "")] * 3000
     conn = _table(tmp_path / "index.sqlite3", rows)
     plain, fast = _both(conn, ["rare", "mid", "common"], 10)
@@ -182,23 +181,11 @@ def test_counts_follow_each_change_of_the_table(eager, monkeypatch, tmp_path):
 
 
 def test_terms_that_are_not_one_token_leave_it_to_the_plain_query(eager, tmp_path):
-    view = contextrank.table(context.SCHEMA[0], WEIGHTS)
-    assert view.tokens("Running") == ("run",)
-    assert view.tokens("a\u00b7b") == ("a", "b")
+    probe = contextrank._probe(context.SCHEMA[0])
+    assert probe.tokens("Running") == ("run",)
+    assert probe.tokens("a\u00b7b") == ("a", "b")
     conn = _table(tmp_path / "index.sqlite3", [("a b", "", "")] * 5 + [("a", "", "")] * 50)
     plain, fast = _both(conn, ["a\u00b7b", "a"], 3)
     assert fast is None
     assert len(plain) == 3
     conn.close()
-
-
-@pytest.mark.parametrize(
-    ("per_column", "expected_sum"),
-    [((0, 0, 0), 0.0), ((2, 0, 0), 2.0), ((0, 3, 0), 0.4 + 0.4 + 0.4), ((1, 2, 1), 2.8)],
-)
-def test_weighed_adds_one_instance_at_a_time(per_column, expected_sum):
-    assert contextrank.weighed(per_column, WEIGHTS) == pytest.approx(expected_sum)
-
-
-def test_the_weighted_reproduction_agrees_with_this_sqlite():
-    assert contextrank.agrees(context.SCHEMA[0], WEIGHTS)

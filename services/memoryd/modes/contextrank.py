@@ -2,52 +2,64 @@
 
 context ranks `context_hits MATCH '"t1" OR "t2" ...'` by bm25 with column weights (the record's
 own text, its neighbours' at a lower weight, its date). A whole-sentence question holds a word or
-two that hundreds of thousands of rows hold, and FTS5 scores every one of them. ranked() gives the
-same rows, in the same order, with the same scores, by topk.py's exact top k over this table:
-the rows of the rarer terms ranked by FTS5, the few that may also hold a commoner term scored
-here, and the commoner terms' rows left out when what they could add is below the k-th score.
+two that tens of thousands of rows hold (a year is in the date column of half of them), and
+FTS5 scores every one of them. ranked() gives the same rows, in the same order, with the same
+scores, in two stages, as MaxScore does:
 
-What topk needs of the table, here:
-- its tokens: the table's tokenizer (porter over unicode61, not the spec's), run by an in-memory
-  FTS5 table of the same schema, whose fts5vocab 'instance' table lists each token with its
-  column;
-- a row's frequency of a token as bm25 weighs it: FTS5 adds the column's weight for each instance,
-  column by column (its instances come in column order), so the same additions are made here;
-  a row's length is the sum of its columns' (docsize), as bm25 takes it;
-- n(t), the rows holding each token, counted by fts5vocab and kept for one state of the table:
-  the index generation of memoryd's last commit (search/generation.py) with context_hits' own
-  averages and structure records, which every change rewrites. A rewrite of a row's neighbour
-  column (a session grew) can add a term to an old row, so counts are not carried from one state
-  to the next as the spec's are; a state memoryd did not make is counted for each search.
+1. The terms are split, rarest first, into read terms and skipped ones. FTS5 ranks, by the whole
+   query, only the rows that hold a read term (FILTERED: the rows are filtered before bm25 is
+   called, so every score is FTS5's own, to the bit, and the rows not read cost a merge of their
+   lists, not a scoring).
+2. A row holding no read term scores at most what the skipped terms could add: for each, its
+   phrases times its best score alone (FTS5's, looked up once per state of the table when
+   needed; until then idf x (k1 + 1), bm25.py). When that sum is surely below the k-th score
+   found, no such row reaches the top k, and the answer is exact (equal scores keep FTS5's
+   order, rowid order, as the filter keeps the rows' order). Otherwise more terms are read,
+   down to that k-th score, while the read rows stay within WIDER_SHARE of the query's rows;
+   past that, context's own query answers.
 
-`agrees()` checks the reproduction against this SQLite's bm25 once per process; when it differs,
-or a term is not one token, context's own query answers.
+What is kept, per state of the table: n(t), the rows holding each token (fts5vocab), and each
+token's best score alone. A state is the index generation of memoryd's last commit
+(search/generation.py) with context_hits' own averages and structure records, which every change
+rewrites; a rewrite of a row's neighbour column (its session grew) can add a term to an old row,
+so nothing is carried from one state to the next as the spec's counts are, and a state memoryd did
+not make is counted for each search. The query's terms are tokenized by an in-memory FTS5 table
+of the same schema (porter over unicode61, not the spec's tokenizer).
 """
 
 import functools
-import json
-import random
+import math
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memoryd.search import bm25, topk
+from memoryd.search import bm25
 from memoryd.search import generation as index_generation
 
 TABLE = "context_hits"
-COLUMNS = ("text", "near", "date")
 VOCAB_ROW = "memoryd_context_vocab"
 VOCAB_DOCS = f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?"
 FIGURES = f"SELECT id, block FROM {TABLE}_data WHERE id IN (?, ?)"
-TEXTS = f"SELECT id, c0, c1, c2 FROM {TABLE}_content WHERE id IN (SELECT value FROM json_each(?))"
-COUNTS = (
-    "SELECT doc, term, col, count(*) FROM probe WHERE term IN (SELECT value FROM json_each(?))"
-    " GROUP BY doc, term, col"
+# The whole query's best rows among those holding a read term (bm25 negative, best first).
+FILTERED = (
+    "SELECT rowid, {score} AS score FROM context_hits WHERE context_hits MATCH ?"
+    " AND +rowid IN (SELECT rowid FROM context_hits WHERE context_hits MATCH ?)"
+    " ORDER BY score LIMIT ?"
 )
+BEST = "SELECT {score} AS score FROM context_hits WHERE context_hits MATCH ? ORDER BY score LIMIT 1"
+# Below this many rows holding any term, context's own query is cheap.
+PLAIN_BELOW = 3_000
+# The read terms' rows (a row counted once per term), at most this share of the query's rows at
+# first, and when more are read.
+READ_SHARE = 0.5
+WIDER_SHARE = 0.7
+# The k-th score is first guessed at this many times the rarest term's idf.
+TRY_BELOW = 1.3
+# Relative margin for rounding when a bound is compared with a score.
+MARGIN = 1e-9
 # Counts kept per state of the table, at most.
 MAX_TERMS = 20_000
-_SELF_CHECK_ROWS = 300
 
 
 @dataclass
@@ -58,6 +70,7 @@ class Counts:
     rows: int
     avgdl: float
     known: dict[str, int] = field(default_factory=dict)
+    most: dict[str, float] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int:
@@ -98,59 +111,10 @@ class _Probe:
                 self.conn.execute("ROLLBACK")
         return tuple(token for (token,) in found)
 
-    def instances(self, texts: list[tuple], tokens: list[str]) -> dict[int, dict[str, list[int]]]:
-        """For each row of texts (rowid, text, near, date): per token, its instances per column."""
-        found: dict[int, dict[str, list[int]]] = {row[0]: {} for row in texts}
-        with self.lock:
-            self.conn.execute("BEGIN")
-            try:
-                self.conn.executemany(
-                    f"INSERT INTO {TABLE} (rowid, text, near, date) VALUES (?, ?, ?, ?)", texts
-                )
-                for doc, token, col, times in self.conn.execute(COUNTS, (json.dumps(tokens),)):
-                    per_column = found[doc].setdefault(token, [0] * len(COLUMNS))
-                    per_column[COLUMNS.index(col)] = times
-            finally:
-                self.conn.execute("ROLLBACK")
-        return found
-
-
-def weighed(per_column: Sequence[int], weights: Sequence[float]) -> float:
-    """A token's frequency in a row as FTS5's bm25 sums it: each instance's column weight, added
-    one at a time in column order (0.4 added twice is not 0.8 to the last bit, in general)."""
-    freq = 0.0
-    for times, weight in zip(per_column, weights, strict=True):
-        for _ in range(times):
-            freq += weight
-    return freq
-
 
 @functools.cache
-def table(create: str, weights: tuple[float, ...]) -> topk.Table:
-    """topk's view of context_hits, made by create (context.SCHEMA's statement), ranked with
-    these column weights."""
-    probe = _Probe(create)
-
-    def freqs(
-        conn: sqlite3.Connection, rowids: list[int], tokens: list[str]
-    ) -> Mapping[int, Mapping[str, float]]:
-        if not rowids:
-            return {}
-        texts = conn.execute(TEXTS, (json.dumps(sorted(rowids)),)).fetchall()
-        found = probe.instances(texts, sorted(set(tokens)))
-        return {
-            rowid: {token: weighed(times, weights) for token, times in held.items()}
-            for rowid, held in found.items()
-        }
-
-    return topk.Table(
-        TABLE,
-        weights,
-        probe.tokens,
-        counts,
-        freqs,
-        lambda: agrees(create, weights),
-    )
+def _probe(create: str) -> _Probe:
+    return _Probe(create)
 
 
 def ranked(
@@ -161,9 +125,85 @@ def ranked(
     weights: tuple[float, ...],
 ) -> list[tuple[int, float]] | None:
     """(rowid, bm25) of the best limit rows, best first (bm25 negative, as FTS5 gives it), as
-    context's query ranks them; None when only that query can tell."""
-    found = topk.scored(conn, table(create, weights), terms, limit)
-    return None if found is None else [(rowid, -score) for rowid, score in found]
+    context's query ranks them (the table made by create, context.SCHEMA's statement, ranked
+    with these column weights); None when only that query can tell cheaply."""
+    phrases = [_probe(create).tokens(term) for term in terms]
+    if limit < 1 or any(len(found) != 1 for found in phrases):
+        return None
+    spelling: dict[str, str] = {}
+    phrases_of: dict[str, int] = {}
+    for term, (token,) in zip(terms, phrases, strict=True):
+        spelling.setdefault(token, term)
+        phrases_of[token] = phrases_of.get(token, 0) + 1
+    state = counts(conn)
+    docs = {token: state.docs(conn, token, spelling[token]) for token in spelling}
+    total = sum(docs.values())
+    if not state.rows or total <= PLAIN_BELOW:
+        return None
+    score = "bm25(" + ", ".join(["context_hits", *map(repr, weights)]) + ")"
+    idf = {token: bm25.idf(state.rows, docs[token]) for token in docs}
+    bound = {
+        token: phrases_of[token] * state.most.get(token, idf[token] * bm25.PHRASE_BOUND)
+        for token in docs
+    }
+    held = [token for token in docs if docs[token]]
+    rarest = min(held, key=lambda token: (docs[token], token))
+    read = _split(docs, bound, TRY_BELOW * idf[rarest], READ_SHARE * total, 0, limit)
+    expression = " OR ".join(f'"{term}"' for term in terms)
+    tightened = False
+    while read is not None:
+        read_expression = " OR ".join(f'"{spelling[token]}"' for token in read)
+        found = conn.execute(FILTERED.format(score=score), (expression, read_expression, limit))
+        found = found.fetchall()
+        if len(read) == len(docs):
+            return found  # every row holding a term was ranked: the plain answer
+        kth = -found[-1][1] if len(found) == limit else math.inf
+        if not tightened and kth != math.inf and _reaches(_skipped(bound, read), kth):
+            tightened = True
+            for token in docs:
+                if token not in read and token not in state.most and docs[token]:
+                    row = conn.execute(BEST.format(score=score), (f'"{spelling[token]}"',))
+                    state.most[token] = -row.fetchone()[0]
+                    bound[token] = phrases_of[token] * state.most[token]
+        if kth != math.inf and not _reaches(_skipped(bound, read), kth):
+            return found
+        read = _split(docs, bound, kth, WIDER_SHARE * total, len(read) + 1, limit)
+    return None
+
+
+def _skipped(bound: dict[str, float], read: list[str]) -> float:
+    return sum(value for token, value in bound.items() if token not in read)
+
+
+def _split(
+    docs: dict[str, int],
+    bound: dict[str, float],
+    below: float,
+    most_rows: float,
+    at_least: int,
+    rows_at_least: int,
+) -> list[str] | None:
+    """The tokens to read, rarest first: as few as leave the others' bounds surely below below,
+    at least at_least of them holding at least rows_at_least rows (a row counted once per
+    token), within most_rows; None when there are none."""
+    order = sorted(docs, key=lambda token: (docs[token], token))
+    skipped = sum(bound.values())
+    rows = 0
+    for n, token in enumerate(order):
+        rows += docs[token]
+        skipped -= bound[token]
+        if rows > most_rows:
+            return None
+        if n + 1 < at_least or rows < rows_at_least:
+            continue
+        if n == len(order) - 1 or not _reaches(skipped, below):
+            return order[: n + 1]
+    return None
+
+
+def _reaches(bound: float, score: float) -> bool:
+    """True unless bound, allowing for rounding, is surely below score."""
+    return not bound * (1 + MARGIN) + MARGIN < score
 
 
 def counts(conn: sqlite3.Connection) -> Counts:
@@ -206,43 +246,3 @@ def _ensure_vocab(conn: sqlite3.Connection) -> None:
         )
     finally:
         conn.execute(f"PRAGMA query_only = {int(query_only)}")
-
-
-@functools.cache
-def agrees(create: str, weights: tuple[float, ...]) -> bool:
-    """True when the reproduction gives this SQLite's weighted bm25 for every row of a small
-    random table of context_hits' schema."""
-    rng = random.Random(26)
-    words = [f"w{n}" for n in range(10)]
-    conn = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        conn.execute(create)
-        for _ in range(_SELF_CHECK_ROWS):
-            texts = [
-                " ".join(rng.choices(words, weights=range(10, 0, -1), k=rng.randint(0, 12)))
-                for _ in COLUMNS
-            ]
-            conn.execute(f"INSERT INTO {TABLE} VALUES (?, ?, ?)", texts)
-        view = table(create, weights)
-        state = counts(conn)
-        score = view.bm25()
-        sizes = dict(conn.execute(f"SELECT id, sz FROM {TABLE}_docsize"))
-        for _ in range(20):
-            query = rng.sample(words, rng.randint(1, 4))
-            idfs = [bm25.idf(state.rows, state.docs(conn, w, w)) for w in query]
-            expression = " OR ".join(f'"{w}"' for w in query)
-            found = conn.execute(
-                f"SELECT rowid, {score} FROM {TABLE} WHERE {TABLE} MATCH ?",  # noqa: S608
-                (expression,),
-            ).fetchall()
-            freqs = view.freqs(conn, [rowid for rowid, _ in found], query)
-            for rowid, rank in found:
-                parts = [
-                    (idf, freqs[rowid].get(w, 0.0)) for idf, w in zip(idfs, query, strict=True)
-                ]
-                size = sum(bm25.varints(sizes[rowid]))
-                if -bm25.score(parts, size, state.avgdl) != rank:
-                    return False
-        return True
-    finally:
-        conn.close()

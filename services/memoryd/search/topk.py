@@ -36,7 +36,9 @@ read transaction, so all the statements see one state of the index.
 
 import heapq
 import json
+import math
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -83,10 +85,12 @@ MARGIN = 1e-9
 
 
 class Counts(Protocol):
-    """One state of a table's figures: its rows, average row length, and rows per token."""
+    """One state of a table's figures: its rows, average row length, rows per token, and the
+    best score of each token's phrase alone (FTS5's, filled by topk as it needs them)."""
 
     rows: int
     avgdl: float
+    most: dict[str, float]
 
     def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int: ...
 
@@ -97,17 +101,24 @@ class Table:
     query passes them; () for none), and how to read its figures.
 
     tokens: the tokens its tokenizer makes of a query term; counts: its figures in this
-    transaction; freqs: for some rows, each token's frequency as bm25 weighs it (the sum of the
-    column weights of its instances, added as FTS5 adds them); agrees: whether this SQLite's
-    bm25 is the one reproduced.
+    transaction; freqs: for some rows, each token's frequency (bm25.py then scores them as FTS5
+    would), or None: FTS5 scores them itself, the whole query filtered to those rows (RESCORE;
+    it reads every term's list but scores only them); agrees: whether this SQLite's bm25 is the
+    one bm25.py reproduces (when freqs is given). batch and score_cost: rows scored at a time
+    and the cost of one (None: BATCH, SCORE_COST).
     """
 
     name: str
     weights: tuple[float, ...]
     tokens: Callable[[str], tuple[str, ...]]
     counts: Callable[[sqlite3.Connection], Counts]
-    freqs: Callable[[sqlite3.Connection, list[int], list[str]], Mapping[int, Mapping[str, float]]]
+    freqs: (
+        Callable[[sqlite3.Connection, list[int], list[str]], Mapping[int, Mapping[str, float]]]
+        | None
+    )
     agrees: Callable[[], bool]
+    batch: int | None = None
+    score_cost: float | None = None
 
     def bm25(self) -> str:
         return f"bm25({', '.join([self.name, *map(repr, self.weights)])})"
@@ -118,6 +129,22 @@ class Table:
         return (
             f"SELECT rowid, -{score} FROM {self.name} WHERE {self.name} MATCH ?"  # noqa: S608
             f" ORDER BY {score} LIMIT ?"
+        )
+
+    def best(self) -> str:
+        """The best score of one phrase alone."""
+        score = self.bm25()
+        return (
+            f"SELECT -{score} FROM {self.name} WHERE {self.name} MATCH ?"  # noqa: S608
+            f" ORDER BY {score} LIMIT 1"
+        )
+
+    def rescore(self) -> str:
+        """The whole query's score of the rows listed (`+rowid`: FTS5 reads the lists once and
+        the rows are filtered before bm25 is called, instead of one FTS5 query a row)."""
+        return (
+            f"SELECT rowid, -{self.bm25()} FROM {self.name} WHERE {self.name} MATCH ?"  # noqa: S608
+            " AND +rowid IN (SELECT value FROM json_each(?))"
         )
 
     def holders(self) -> str:
@@ -131,9 +158,24 @@ class Table:
         )
 
 
+# The best score of each token alone, per state of the spec's index (vocab.Stats.key).
+_most: dict[tuple[str, int], dict[str, float]] = {}
+_MOST_LOCK = threading.Lock()
+_MOST_STATES = 8
+
+
 class _SpecCounts:
     def __init__(self, stats: vocab.Stats):
         self.stats, self.rows, self.avgdl = stats, stats.rows, stats.avgdl
+        if stats.key is None:  # a state memoryd did not make: kept for this search only
+            self.most: dict[str, float] = {}
+            return
+        with _MOST_LOCK:
+            if stats.key not in _most:
+                while len(_most) >= _MOST_STATES:
+                    del _most[next(iter(_most))]
+                _most[stats.key] = {}
+            self.most = _most[stats.key]
 
     def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int:
         return vocab.docs(conn, self.stats, token, spelling)
@@ -191,27 +233,29 @@ def best_scored(
 
 def split(
     docs: dict[str, int],
-    weight_of: dict[str, float],
+    bound_of: dict[str, float],
+    guess: float,
     total: int,
     below: float | None = None,
     at_least: int = 0,
+    rows_at_least: int = 0,
 ) -> list[str] | None:
     """The read tokens (rarest first), or None for the plain query: as few as leave the skipped
-    ones' bounds below TRY_BELOW times the rarest term's idf (or, given below, surely below
-    below), at least at_least of them."""
+    ones' bounds (bound_of) below guess (or, given below, surely below below), at least at_least
+    of them and holding at least rows_at_least rows (a row counted once per term)."""
     limit = min(READ_LIMIT, READ_SHARE * total) if below is None else WIDER_SHARE * total
     order = sorted(docs, key=lambda token: (docs[token], token))
-    skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in order)
+    skipped_bound = sum(bound_of.values())
     rows = 0
     for n, token in enumerate(order):
         rows += docs[token]
         if rows > limit:
             return None
-        skipped_bound -= weight_of[token] * bm25.PHRASE_BOUND
-        if n + 1 < at_least:
+        skipped_bound -= bound_of[token]
+        if n + 1 < at_least or rows < rows_at_least:
             continue
         if below is None:
-            enough = skipped_bound < TRY_BELOW * weight_of[order[0]]
+            enough = skipped_bound < guess
         else:
             enough = not _reaches(skipped_bound, below)
         if n == len(order) - 1 or enough:
@@ -247,19 +291,15 @@ def scored(
     total = sum(docs.values())
     if total <= PLAIN_BELOW:
         return None
-    weights = [bm25.idf(counts.rows, docs[token]) for token in phrase_tokens]
-    weight_of = dict.fromkeys(spelling, 0.0)
-    for weight, token in zip(weights, phrase_tokens, strict=True):
-        weight_of[token] += weight
-    read = split(docs, weight_of, total)
-    query = _Query(table, terms, phrase_tokens, weights, docs, spelling, counts.avgdl, k)
+    query = _Query(table, counts, terms, phrase_tokens, docs, spelling, k)
+    read = query.split(conn, total)
     while read is not None:
         found = query.rank(conn, read)
         if not isinstance(found, float):
             return found
         # Rows holding only skipped terms could reach the k-th score found: read more terms,
         # until what the skipped ones could add is below it.
-        read = split(docs, weight_of, total, below=found, at_least=len(read) + 1)
+        read = query.split(conn, total, found, read)
     return None
 
 
@@ -270,32 +310,77 @@ class _Query:
     def __init__(
         self,
         table: Table,
+        counts: Counts,
         terms: Sequence[str],
         phrase_tokens: list[str],
-        weights: list[float],
         docs: dict[str, int],
         spelling: dict[str, str],
-        avgdl: float,
         k: int,
     ):
-        self.table, self.terms, self.phrase_tokens = table, terms, phrase_tokens
-        self.weights, self.docs, self.spelling, self.avgdl, self.k = (
-            weights,
-            docs,
-            spelling,
-            avgdl,
-            k,
+        self.table, self.counts, self.terms, self.phrase_tokens = (
+            table,
+            counts,
+            terms,
+            phrase_tokens,
         )
+        self.docs, self.spelling, self.avgdl, self.k = docs, spelling, counts.avgdl, k
+        self.weights = [bm25.idf(counts.rows, docs[token]) for token in phrase_tokens]
         self.weight_of = dict.fromkeys(spelling, 0.0)
-        for weight, token in zip(weights, phrase_tokens, strict=True):
+        self.phrases_of = dict.fromkeys(spelling, 0)
+        for weight, token in zip(self.weights, phrase_tokens, strict=True):
             self.weight_of[token] += weight
+            self.phrases_of[token] += 1
+        # The most each token's phrases add to a row: idf x (k1 + 1), or less where the table
+        # knows its best row (Counts.most).
+        self.bound_of = {}
+        for token in spelling:
+            most = counts.most.get(token)
+            bound = self.weight_of[token] * bm25.PHRASE_BOUND
+            self.bound_of[token] = bound if most is None else self.phrases_of[token] * most
+        self.tightened = False
         self.scored: dict[int, float] = {}
+        self.expression = " OR ".join(f'"{term}"' for term in terms)
+
+    def split(
+        self,
+        conn: sqlite3.Connection,
+        total: int,
+        below: float | None = None,
+        read: list[str] | None = None,
+    ) -> list[str] | None:
+        """The terms to read first (below None) or next (below: the k-th score found, inf when
+        fewer than k rows held a read term; read: the terms read so far). When no split is
+        found, the best row of each commoner term is looked up once and the split tried again
+        with those bounds."""
+        found = [token for token in self.docs if self.docs[token]]
+        rarest = min(found, key=lambda token: (self.docs[token], token)) if found else None
+        guess = TRY_BELOW * self.weight_of[rarest] if rarest else 0.0
+        at_least = 0 if read is None else len(read) + 1
+        args = (self.docs, self.bound_of, guess, total, below, at_least, self.k)
+        chosen = split(*args)
+        if chosen is None and not self.tightened and below != math.inf:
+            self.tightened = True
+            kept = set(read or ())
+            for token in sorted(self.docs, key=lambda token: (-self.docs[token], token)):
+                if token not in kept and self.docs[token] and token not in self.counts.most:
+                    self.counts.most[token] = self._most(conn, token)
+                    self.bound_of[token] = self.phrases_of[token] * self.counts.most[token]
+            # With the tighter bounds, the terms already read may be enough.
+            args = (self.docs, self.bound_of, guess, total, below, max(0, at_least - 1), self.k)
+            chosen = split(*args)
+        return chosen
+
+    def _most(self, conn: sqlite3.Connection, token: str) -> float:
+        """The most one phrase of token adds to any row (FTS5's best score for it alone)."""
+        row = conn.execute(self.table.best(), (f'"{self.spelling[token]}"',)).fetchone()
+        return row[0] if row else 0.0
 
     def rank(
         self, conn: sqlite3.Connection, read: list[str]
     ) -> list[tuple[int, float]] | float | None:
         """The answer reading these terms; or the k-th score found, when a row holding only
-        skipped terms could reach it; or None (the plain query)."""
+        skipped terms could reach it (inf: fewer than k rows hold a read term); or None (the
+        plain query)."""
         k, docs = self.k, self.docs
         # The read phrases as the query has them (a token twice is two phrases, as in FTS5's sum).
         read_expression = " OR ".join(
@@ -304,7 +389,7 @@ class _Query:
             if token in read
         )
         skipped = [token for token in docs if token not in read]
-        bound_of = {token: self.weight_of[token] * bm25.PHRASE_BOUND for token in skipped}
+        bound_of = {token: self.bound_of[token] for token in skipped}
         skipped_bound = sum(bound_of.values())
         # At most this many read rows (a row holding two read terms is counted twice).
         read_rows = sum(docs[token] for token in read)
@@ -313,7 +398,8 @@ class _Query:
         while True:
             parts = conn.execute(self.table.parts(), (read_expression, limit)).fetchall()
             if len(parts) < k:
-                return None
+                # Fewer than k rows hold a read term: read at least one more.
+                return math.inf
             # The read rows not returned have a part of at most the last one's (None: none left).
             cutoff = parts[-1][1] if len(parts) == limit else None
             _probe_skipped(
@@ -322,7 +408,7 @@ class _Query:
             )  # fmt: skip
             unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
             scores = _score(
-                conn, self.table, parts, cutoff, k, probed, bound_of, self.weights,
+                conn, self.table, self.expression, parts, cutoff, k, probed, bound_of, self.weights,
                 self.phrase_tokens, self.avgdl, self.scored,
             )  # fmt: skip
             best = heapq.nlargest(k, scores.values())
@@ -346,6 +432,7 @@ class _Query:
 def _score(
     conn: sqlite3.Connection,
     table: Table,
+    expression: str,
     parts: list[tuple[int, float]],
     cutoff: float | None,
     k: int,
@@ -383,11 +470,12 @@ def _score(
         uppers += [(cutoff + unknown + bound, rowid) for rowid, bound in held.items()]
     uppers.sort(key=lambda item: (-item[0], item[1]))
     tokens = list(dict.fromkeys(phrase_tokens))
-    for start in range(0, len(uppers), BATCH):
+    size = table.batch or BATCH
+    for start in range(0, len(uppers), size):
         kth = best[0] if len(best) == k else None
         near = [
             rowid
-            for upper, rowid in uppers[start : start + BATCH]
+            for upper, rowid in uppers[start : start + size]
             if kth is None or _reaches(upper, kth)
         ]
         if not near:
@@ -399,6 +487,12 @@ def _score(
                 _keep(best, scores[rowid], k)
             else:
                 batch.append(rowid)
+        if table.freqs is None:
+            found = conn.execute(table.rescore(), (expression, json.dumps(batch)))
+            for rowid, score in found:
+                scores[rowid] = scored[rowid] = score
+                _keep(best, score, k)
+            continue
         times_of = table.freqs(conn, batch, tokens)
         sizes = _sizes(conn, table, batch)
         for rowid in batch:
@@ -446,7 +540,7 @@ def _probe_skipped(
         unknown = sum(bound_of[token] for token in left)
         near = sum(1 for _rowid, part in parts if _reaches(part + unknown, kth_below))
         token = left[0]
-        if AND_COST * docs[token] > SCORE_COST * near:
+        if AND_COST * docs[token] > (table.score_cost or SCORE_COST) * near:
             break
         found = conn.execute(table.holders(), (f'"{spelling[token]}" AND ({read_expression})',))
         probed[token] = {rowid for (rowid,) in found}

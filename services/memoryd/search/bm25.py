@@ -23,7 +23,6 @@ import logging
 import math
 import random
 import sqlite3
-from collections.abc import Sequence
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +44,9 @@ def term_score(weight: float, freq: float, size: float, avgdl: float) -> float:
     return weight * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))
 
 
-def score(parts: Sequence[tuple[float, float]], size: int, avgdl: float) -> float:
+def score(parts: list[tuple[float, int]], size: int, avgdl: float) -> float:
     """A row's bm25 (positive: FTS5's rank is its negation): parts are (idf, times) per phrase,
-    in the query's order (times weighed by column, when the query weighs columns)."""
+    in the query's order."""
     total = 0.0
     for weight, freq in parts:
         if freq:

@@ -24,24 +24,26 @@ in the same order (bm25, equal scores by rowid, as FTS5 leaves them), in the man
    the probed terms it holds, when it is known to hold some: those rows are scored). When these
    are below the k-th score (with a margin for rounding), the scored rows' top k, by (score desc,
    rowid asc), is the answer; when only the second is not, PARTS returns eight times more rows
-   (or all of them), the rows already scored and the terms already probed kept.
+   (or all of them), the rows already scored and the terms already probed kept. When the first
+   is not (the k-th score found is below what the skipped terms could add, or fewer than k rows
+   hold a read term), more terms are read, as many as that k-th score calls for, while the read
+   rows stay within WIDER_SHARE of the query's rows, the rows already scored kept: the k-th
+   score found can only rise.
 
 Everything else falls back to the spec's query, run as FALLBACK (same rows, same order, cheaper):
 a term FTS5 does not read as exactly one token; fewer than PLAIN_BELOW rows in all (the plain
-query is cheap then); no split within the limits; fewer than k rows holding a read term; skipped
-terms whose bound the k-th score does not clear; two scores so close that one rounding could swap
+query is cheap then); no split within the limits; skipped terms whose bound the k-th score does
+not clear within WIDER_SHARE; two scores so close that one rounding could swap
 them; or a SQLite whose bm25 rounds differently from bm25.py. Everything runs inside the caller's
-read transaction, so all the statements see one state of the index.
+read transaction, so all the statements see one state of the index. best_scored gives each row's
+score with it (the recall modes' fusion needs them, and they are the plain query's own).
 """
 
 import heapq
 import json
 import math
 import sqlite3
-import threading
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Sequence
 
 from memoryd.search import bm25, tokencount, vocab
 
@@ -51,6 +53,11 @@ PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
 # on bm25() with a LIMIT keeps only the k best as rows arrive, in rowid order, ties in arrival
 # order: the same rows in the same order (the tests compare the two).
 FALLBACK = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+# The rows holding a read term, with the read phrases' part of their score, best first.
+PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+# The rows holding a skipped term and a read one.
+HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
+SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # The same, with each row's score (-bm25, positive).
 FALLBACK_SCORED = (
     "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
@@ -84,125 +91,6 @@ SCORE_COST = 15.0
 MARGIN = 1e-9
 
 
-class Counts(Protocol):
-    """One state of a table's figures: its rows, average row length, rows per token, and the
-    best score of each token's phrase alone (FTS5's, filled by topk as it needs them)."""
-
-    rows: int
-    avgdl: float
-    most: dict[str, float]
-
-    def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int: ...
-
-
-@dataclass(frozen=True)
-class Table:
-    """An FTS5 table whose bm25 top k fast() gives: its name, bm25's column weights (as its
-    query passes them; () for none), and how to read its figures.
-
-    tokens: the tokens its tokenizer makes of a query term; counts: its figures in this
-    transaction; freqs: for some rows, each token's frequency (bm25.py then scores them as FTS5
-    would), or None: FTS5 scores them itself, the whole query filtered to those rows (RESCORE;
-    it reads every term's list but scores only them); agrees: whether this SQLite's bm25 is the
-    one bm25.py reproduces (when freqs is given). batch and score_cost: rows scored at a time
-    and the cost of one (None: BATCH, SCORE_COST).
-    """
-
-    name: str
-    weights: tuple[float, ...]
-    tokens: Callable[[str], tuple[str, ...]]
-    counts: Callable[[sqlite3.Connection], Counts]
-    freqs: (
-        Callable[[sqlite3.Connection, list[int], list[str]], Mapping[int, Mapping[str, float]]]
-        | None
-    )
-    agrees: Callable[[], bool]
-    batch: int | None = None
-    score_cost: float | None = None
-
-    def bm25(self) -> str:
-        return f"bm25({', '.join([self.name, *map(repr, self.weights)])})"
-
-    def parts(self) -> str:
-        """The rows holding a read term, with the read phrases' part of their score, best first."""
-        score = self.bm25()
-        return (
-            f"SELECT rowid, -{score} FROM {self.name} WHERE {self.name} MATCH ?"  # noqa: S608
-            f" ORDER BY {score} LIMIT ?"
-        )
-
-    def best(self) -> str:
-        """The best score of one phrase alone."""
-        score = self.bm25()
-        return (
-            f"SELECT -{score} FROM {self.name} WHERE {self.name} MATCH ?"  # noqa: S608
-            f" ORDER BY {score} LIMIT 1"
-        )
-
-    def rescore(self) -> str:
-        """The whole query's score of the rows listed (`+rowid`: FTS5 reads the lists once and
-        the rows are filtered before bm25 is called, instead of one FTS5 query a row)."""
-        return (
-            f"SELECT rowid, -{self.bm25()} FROM {self.name} WHERE {self.name} MATCH ?"  # noqa: S608
-            " AND +rowid IN (SELECT value FROM json_each(?))"
-        )
-
-    def holders(self) -> str:
-        """The rows holding a skipped term and a read one."""
-        return f"SELECT rowid FROM {self.name} WHERE {self.name} MATCH ?"  # noqa: S608
-
-    def sizes(self) -> str:
-        return (
-            f"SELECT id, sz FROM {self.name}_docsize"  # noqa: S608
-            " WHERE id IN (SELECT value FROM json_each(?))"
-        )
-
-
-# The best score of each token alone, per state of the spec's index (vocab.Stats.key).
-_most: dict[tuple[str, int], dict[str, float]] = {}
-_MOST_LOCK = threading.Lock()
-_MOST_STATES = 8
-
-
-class _SpecCounts:
-    def __init__(self, stats: vocab.Stats):
-        self.stats, self.rows, self.avgdl = stats, stats.rows, stats.avgdl
-        if stats.key is None:  # a state memoryd did not make: kept for this search only
-            self.most: dict[str, float] = {}
-            return
-        with _MOST_LOCK:
-            if stats.key not in _most:
-                while len(_most) >= _MOST_STATES:
-                    del _most[next(iter(_most))]
-                _most[stats.key] = {}
-            self.most = _most[stats.key]
-
-    def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int:
-        return vocab.docs(conn, self.stats, token, spelling)
-
-
-def _spec_counts(conn: sqlite3.Connection) -> Counts:
-    vocab.ensure_vocab(conn)
-    return _SpecCounts(vocab.generation(conn))
-
-
-def _spec_freqs(
-    conn: sqlite3.Connection, rowids: list[int], tokens: list[str]
-) -> Mapping[int, Mapping[str, float]]:
-    return tokencount.counts(conn, rowids, tokens)
-
-
-# The spec's hits table (one column, no weights).
-HITS = Table(
-    "hits",
-    (),
-    lambda term: vocab.tokens(term),
-    _spec_counts,
-    _spec_freqs,
-    lambda: bm25.agrees_with_fts5(),
-)
-
-
 def plain(conn: sqlite3.Connection, expression: str, k: int) -> list[int]:
     """The spec's query's rowids, as the spec writes it."""
     return [rowid for (rowid,) in conn.execute(PLAIN, (expression, k))]
@@ -225,7 +113,7 @@ def best_scored(
     conn: sqlite3.Connection, terms: Sequence[str], expression: str, k: int
 ) -> list[tuple[int, float]]:
     """best_rowids with each row's score in the spec's query (-bm25: positive, higher better)."""
-    found = scored(conn, HITS, terms, k)
+    found = scored(conn, terms, k)
     if found is None:
         return conn.execute(FALLBACK_SCORED, (expression, k)).fetchall()
     return found
@@ -265,41 +153,41 @@ def split(
 
 def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | None:
     """The spec's answer without scoring every row, or None when only the plain query gives it."""
-    found = scored(conn, HITS, terms, k)
+    found = scored(conn, terms, k)
     return None if found is None else [rowid for rowid, _score in found]
 
 
 def scored(
-    conn: sqlite3.Connection, table: Table, terms: Sequence[str], k: int
+    conn: sqlite3.Connection, terms: Sequence[str], k: int
 ) -> list[tuple[int, float]] | None:
-    """The k best (rowid, score) of `table MATCH '"t1" OR "t2" ...'` by bm25 (score: -bm25, best
-    first, equal scores by rowid) without scoring every row; None when only the plain query can
-    give them."""
+    """The k best (rowid, score) of the spec's query (score: -bm25, best first, equal scores by
+    rowid) without scoring every row; None when only the plain query can give them."""
     if k < 1:
         return None
-    phrases = [table.tokens(term) for term in terms]
-    if any(len(found) != 1 for found in phrases) or not table.agrees():
+    phrases = [vocab.tokens(term) for term in terms]
+    if any(len(found) != 1 for found in phrases) or not bm25.agrees_with_fts5():
         return None
     phrase_tokens = [found[0] for found in phrases]
     spelling: dict[str, str] = {}
     for term, token in zip(terms, phrase_tokens, strict=True):
         spelling.setdefault(token, term)
-    counts = table.counts(conn)
-    if not counts.rows:
+    vocab.ensure_vocab(conn)
+    stats = vocab.generation(conn)
+    if not stats.rows:
         return None
-    docs = {token: counts.docs(conn, token, spelling[token]) for token in spelling}
+    docs = {token: vocab.docs(conn, stats, token, spelling[token]) for token in spelling}
     total = sum(docs.values())
     if total <= PLAIN_BELOW:
         return None
-    query = _Query(table, counts, terms, phrase_tokens, docs, spelling, k)
-    read = query.split(conn, total)
+    query = _Query(stats, terms, phrase_tokens, docs, k)
+    read = query.split(total)
     while read is not None:
         found = query.rank(conn, read)
         if not isinstance(found, float):
             return found
         # Rows holding only skipped terms could reach the k-th score found: read more terms,
         # until what the skipped ones could add is below it.
-        read = query.split(conn, total, found, read)
+        read = query.split(total, found, read)
     return None
 
 
@@ -309,71 +197,36 @@ class _Query:
 
     def __init__(
         self,
-        table: Table,
-        counts: Counts,
+        stats: vocab.Stats,
         terms: Sequence[str],
         phrase_tokens: list[str],
         docs: dict[str, int],
-        spelling: dict[str, str],
         k: int,
     ):
-        self.table, self.counts, self.terms, self.phrase_tokens = (
-            table,
-            counts,
-            terms,
-            phrase_tokens,
-        )
-        self.docs, self.spelling, self.avgdl, self.k = docs, spelling, counts.avgdl, k
-        self.weights = [bm25.idf(counts.rows, docs[token]) for token in phrase_tokens]
-        self.weight_of = dict.fromkeys(spelling, 0.0)
-        self.phrases_of = dict.fromkeys(spelling, 0)
+        self.terms, self.phrase_tokens, self.docs, self.k = terms, phrase_tokens, docs, k
+        self.spelling: dict[str, str] = {}
+        for term, token in zip(terms, phrase_tokens, strict=True):
+            self.spelling.setdefault(token, term)
+        self.avgdl = stats.avgdl
+        self.weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
+        self.weight_of = dict.fromkeys(docs, 0.0)
         for weight, token in zip(self.weights, phrase_tokens, strict=True):
             self.weight_of[token] += weight
-            self.phrases_of[token] += 1
-        # The most each token's phrases add to a row: idf x (k1 + 1), or less where the table
-        # knows its best row (Counts.most).
-        self.bound_of = {}
-        for token in spelling:
-            most = counts.most.get(token)
-            bound = self.weight_of[token] * bm25.PHRASE_BOUND
-            self.bound_of[token] = bound if most is None else self.phrases_of[token] * most
-        self.tightened = False
+        # The most a token's phrases add to any row.
+        self.bound_of = {token: self.weight_of[token] * bm25.PHRASE_BOUND for token in docs}
         self.scored: dict[int, float] = {}
-        self.expression = " OR ".join(f'"{term}"' for term in terms)
 
     def split(
-        self,
-        conn: sqlite3.Connection,
-        total: int,
-        below: float | None = None,
-        read: list[str] | None = None,
+        self, total: int, below: float | None = None, read: list[str] | None = None
     ) -> list[str] | None:
-        """The terms to read first (below None) or next (below: the k-th score found, inf when
-        fewer than k rows held a read term; read: the terms read so far). When no split is
-        found, the best row of each commoner term is looked up once and the split tried again
-        with those bounds."""
-        found = [token for token in self.docs if self.docs[token]]
-        rarest = min(found, key=lambda token: (self.docs[token], token)) if found else None
+        """The terms to read first (below None: the k-th score guessed from the rarest term's
+        idf) or next (below: the k-th score found, inf when fewer than k rows held a read term;
+        read: the terms read so far)."""
+        held = [token for token in self.docs if self.docs[token]]
+        rarest = min(held, key=lambda token: (self.docs[token], token)) if held else None
         guess = TRY_BELOW * self.weight_of[rarest] if rarest else 0.0
         at_least = 0 if read is None else len(read) + 1
-        args = (self.docs, self.bound_of, guess, total, below, at_least, self.k)
-        chosen = split(*args)
-        if chosen is None and not self.tightened and below != math.inf:
-            self.tightened = True
-            kept = set(read or ())
-            for token in sorted(self.docs, key=lambda token: (-self.docs[token], token)):
-                if token not in kept and self.docs[token] and token not in self.counts.most:
-                    self.counts.most[token] = self._most(conn, token)
-                    self.bound_of[token] = self.phrases_of[token] * self.counts.most[token]
-            # With the tighter bounds, the terms already read may be enough.
-            args = (self.docs, self.bound_of, guess, total, below, max(0, at_least - 1), self.k)
-            chosen = split(*args)
-        return chosen
-
-    def _most(self, conn: sqlite3.Connection, token: str) -> float:
-        """The most one phrase of token adds to any row (FTS5's best score for it alone)."""
-        row = conn.execute(self.table.best(), (f'"{self.spelling[token]}"',)).fetchone()
-        return row[0] if row else 0.0
+        return split(self.docs, self.bound_of, guess, total, below, at_least, self.k)
 
     def rank(
         self, conn: sqlite3.Connection, read: list[str]
@@ -396,19 +249,19 @@ class _Query:
         limit = max(PARTS_FIRST, k)
         probed: dict[str, set[int]] = {}
         while True:
-            parts = conn.execute(self.table.parts(), (read_expression, limit)).fetchall()
+            parts = conn.execute(PARTS, (read_expression, limit)).fetchall()
             if len(parts) < k:
                 # Fewer than k rows hold a read term: read at least one more.
                 return math.inf
             # The read rows not returned have a part of at most the last one's (None: none left).
             cutoff = parts[-1][1] if len(parts) == limit else None
             _probe_skipped(
-                conn, self.table, parts, k, skipped, docs, bound_of, self.spelling,
+                conn, parts, k, skipped, docs, bound_of, self.spelling,
                 read_expression, probed,
             )  # fmt: skip
             unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
             scores = _score(
-                conn, self.table, self.expression, parts, cutoff, k, probed, bound_of, self.weights,
+                conn, parts, cutoff, k, probed, bound_of, self.weights,
                 self.phrase_tokens, self.avgdl, self.scored,
             )  # fmt: skip
             best = heapq.nlargest(k, scores.values())
@@ -431,8 +284,6 @@ class _Query:
 
 def _score(
     conn: sqlite3.Connection,
-    table: Table,
-    expression: str,
     parts: list[tuple[int, float]],
     cutoff: float | None,
     k: int,
@@ -470,12 +321,11 @@ def _score(
         uppers += [(cutoff + unknown + bound, rowid) for rowid, bound in held.items()]
     uppers.sort(key=lambda item: (-item[0], item[1]))
     tokens = list(dict.fromkeys(phrase_tokens))
-    size = table.batch or BATCH
-    for start in range(0, len(uppers), size):
+    for start in range(0, len(uppers), BATCH):
         kth = best[0] if len(best) == k else None
         near = [
             rowid
-            for upper, rowid in uppers[start : start + size]
+            for upper, rowid in uppers[start : start + BATCH]
             if kth is None or _reaches(upper, kth)
         ]
         if not near:
@@ -487,14 +337,8 @@ def _score(
                 _keep(best, scores[rowid], k)
             else:
                 batch.append(rowid)
-        if table.freqs is None:
-            found = conn.execute(table.rescore(), (expression, json.dumps(batch)))
-            for rowid, score in found:
-                scores[rowid] = scored[rowid] = score
-                _keep(best, score, k)
-            continue
-        times_of = table.freqs(conn, batch, tokens)
-        sizes = _sizes(conn, table, batch)
+        times_of = tokencount.counts(conn, batch, tokens)
+        sizes = _sizes(conn, batch)
         for rowid in batch:
             times = times_of[rowid]
             row_parts = [
@@ -515,7 +359,6 @@ def _keep(best: list[float], score: float, k: int) -> None:
 
 def _probe_skipped(
     conn: sqlite3.Connection,
-    table: Table,
     parts: list[tuple[int, float]],
     k: int,
     skipped: list[str],
@@ -540,9 +383,9 @@ def _probe_skipped(
         unknown = sum(bound_of[token] for token in left)
         near = sum(1 for _rowid, part in parts if _reaches(part + unknown, kth_below))
         token = left[0]
-        if AND_COST * docs[token] > (table.score_cost or SCORE_COST) * near:
+        if AND_COST * docs[token] > SCORE_COST * near:
             break
-        found = conn.execute(table.holders(), (f'"{spelling[token]}" AND ({read_expression})',))
+        found = conn.execute(HOLDERS, (f'"{spelling[token]}" AND ({read_expression})',))
         probed[token] = {rowid for (rowid,) in found}
         left.pop(0)
 
@@ -562,10 +405,9 @@ def _clear(scores: dict[int, float], ranked: list[int], k: int) -> bool:
     return True
 
 
-def _sizes(conn: sqlite3.Connection, table: Table, rowids: list[int]) -> dict[int, int]:
-    """Each row's length in tokens (all its columns'), from FTS5's docsize table."""
+def _sizes(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
+    """Each row's length in tokens, from FTS5's docsize table."""
     if not rowids:
         return {}
     listed = json.dumps(sorted(rowids))
-    found = conn.execute(table.sizes(), (listed,))
-    return {rowid: sum(bm25.varints(size)) for rowid, size in found}
+    return {rowid: bm25.varints(size)[0] for rowid, size in conn.execute(SIZES, (listed,))}

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.index import indexer
-from memoryd.modes import context, contextrank
-from memoryd.search import generation
-from memoryd.search.query import terms_expression
+from memoryd.modes import arrange, context, contextrank
+from memoryd.search import generation, topk
+from memoryd.search.query import Query, terms_expression
 
 WEIGHTS = (1.0, context.NEAR_WEIGHT, context.DATE_WEIGHT)
 WORDS = ["alpha", "run", "running", "gamma", "delta", "May", "zeta", "eta", "theta", "iota"]
@@ -189,3 +189,40 @@ def test_terms_that_are_not_one_token_leave_it_to_the_plain_query(eager, tmp_pat
     assert fast is None
     assert len(plain) == 3
     conn.close()
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from(SKEWED), min_size=1, max_size=10).map(" ".join),
+        min_size=1,
+        max_size=120,
+    ),
+    terms=terms_strategy,
+    depth=st.sampled_from([1, 5, 10]),
+)
+def test_spec_ranked_reads_the_scores_with_the_ranking(monkeypatch, texts, terms, depth):
+    """The spec's part of a context recall: the plain query's rowids, and the rows it is sure
+    of as arrange.sure finds them with one FTS5 query a row."""
+    monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
+    monkeypatch.setattr(topk, "WIDER_SHARE", 1.0)
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        conn.execute(indexer.SCHEMA[0])
+        conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", list(enumerate(texts, 1)))
+        query = Query.parse(" ".join(terms))
+        plain = topk.plain(conn, query.expression, depth)
+        conn.execute("BEGIN")
+        try:
+            found = context.spec_ranked(conn, query, depth)
+        finally:
+            conn.execute("COMMIT")
+        assert list(found) == plain
+        assert found.sure == arrange.sure(conn, query.expression, plain, depth)
+    finally:
+        conn.close()

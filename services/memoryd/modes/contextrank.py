@@ -70,7 +70,7 @@ class Counts:
     rows: int
     avgdl: float
     known: dict[str, int] = field(default_factory=dict)
-    most: dict[str, float] = field(default_factory=dict)
+    most: dict[tuple[str, str], float] = field(default_factory=dict)  # (bm25 call, token)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int:
@@ -143,7 +143,7 @@ def ranked(
     score = "bm25(" + ", ".join(["context_hits", *map(repr, weights)]) + ")"
     idf = {token: bm25.idf(state.rows, docs[token]) for token in docs}
     bound = {
-        token: phrases_of[token] * state.most.get(token, idf[token] * bm25.PHRASE_BOUND)
+        token: phrases_of[token] * state.most.get((score, token), idf[token] * bm25.PHRASE_BOUND)
         for token in docs
     }
     held = [token for token in docs if docs[token]]
@@ -153,18 +153,18 @@ def ranked(
     tightened = False
     while read is not None:
         read_expression = " OR ".join(f'"{spelling[token]}"' for token in read)
-        found = conn.execute(FILTERED.format(score=score), (expression, read_expression, limit))
-        found = found.fetchall()
+        statement = FILTERED.format(score=score)
+        found = conn.execute(statement, (expression, read_expression, limit)).fetchall()
         if len(read) == len(docs):
             return found  # every row holding a term was ranked: the plain answer
         kth = -found[-1][1] if len(found) == limit else math.inf
         if not tightened and kth != math.inf and _reaches(_skipped(bound, read), kth):
             tightened = True
             for token in docs:
-                if token not in read and token not in state.most and docs[token]:
+                if token not in read and (score, token) not in state.most and docs[token]:
                     row = conn.execute(BEST.format(score=score), (f'"{spelling[token]}"',))
-                    state.most[token] = -row.fetchone()[0]
-                    bound[token] = phrases_of[token] * state.most[token]
+                    state.most[score, token] = -row.fetchone()[0]
+                    bound[token] = phrases_of[token] * state.most[score, token]
         if kth != math.inf and not _reaches(_skipped(bound, read), kth):
             return found
         read = _split(docs, bound, kth, WIDER_SHARE * total, len(read) + 1, limit)

@@ -15,10 +15,11 @@ Then, in a fresh process (its memory is memoryd's): the index opened, the vector
 built as memoryd builds it (timed), and --queries recalls through recall_on (k=10): p50 and p99;
 VmRSS and VmHWM after them. Then, for each question, the dense half alone, in its parts: the
 question embedded (by the embedding child), the ANN's candidates, their scoring from the table
-(p50 and p99 of each, and of their sum), and the lexical half's ranking (context's top 100 and
-the bound of the question's weight). Last, for each question, the exact cosine top 10 over
-every stored vector (a scan of the table) against the approximate search's top 10 (ann.Ann's
-candidates, scored again from the table by vectors.around): the share found.
+(p50 and p99 of each, and of their sum), the lexical half's ranking (context's top 100 and the
+bound of the question's weight) and the spec's ranking it reads (context.spec_ranked). Last, for
+each question, the exact cosine top 10 over every stored vector (a scan of the table) against the
+approximate search's top 10 (ann.Ann's candidates, scored again from the table by
+vectors.around): the share found.
 
 --against DIR measures the same index a second time under another checkout's code
 (PYTHONPATH=DIR/services:DIR/libs), the two alternated (ROUNDS times each), so a before and an
@@ -160,6 +161,7 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     out.update(_status())
     parts: dict[str, list[float]] = {"embed_q": [], "ann": [], "around": []}
     lexical: list[float] = []
+    spec: list[float] = []
     conn = index._take()
     approximate, query_vectors = [], []
     for text in questions:
@@ -168,6 +170,11 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
         if context.ranked(conn, terms, hybrid.LEXICAL_DEPTH):
             index.live.counts.bound(conn, terms)
         lexical.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        conn.execute("BEGIN")
+        context.spec_ranked(conn, Query.parse(text), context.SPEC_DEPTH)
+        conn.execute("COMMIT")
+        spec.append((time.perf_counter() - t) * 1000)
         t0 = time.perf_counter()
         q = index.live.embedder.embed([text])[0]
         t1 = time.perf_counter()
@@ -183,6 +190,7 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     index._give(conn)
     parts["dense"] = [sum(t) for t in zip(*parts.values(), strict=True)]
     parts["lexical"] = lexical
+    parts["spec"] = spec
     for name, took in parts.items():
         took.sort()
         out[f"{name}_p50_ms"] = round(statistics.median(took), 1)

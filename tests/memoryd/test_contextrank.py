@@ -1,5 +1,6 @@
-"""context's lexical ranking (contextrank.py): the same rows, order and bm25 as context's plain
-FTS5 query over its three weighted columns, on real SQLite.
+"""context's lexical ranking (contextrank.py over search/maxscore.py): the same rows, order and
+bm25 as context's plain FTS5 query over its three weighted columns, on real SQLite; and the
+spec's part of a context recall, by maxscore over the spec's table.
 
 Small vocabularies with porter stems ("run", "running", "runs" are one token) and repeated texts
 make ties and phrases of one token common; the thresholds are lowered so that the fast path, not
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from memoryd.index import indexer
 from memoryd.modes import arrange, context, contextrank
-from memoryd.search import generation, topk
+from memoryd.search import generation, maxscore, topk
 from memoryd.search.query import Query, terms_expression
 
 WEIGHTS = (1.0, context.NEAR_WEIGHT, context.DATE_WEIGHT)
@@ -60,9 +61,9 @@ def _both(conn: sqlite3.Connection, terms: list[str], k: int):
 @pytest.fixture()
 def eager(monkeypatch):
     """Thresholds low enough that tiny tables take the fast path."""
-    monkeypatch.setattr(contextrank, "PLAIN_BELOW", 0)
-    monkeypatch.setattr(contextrank, "READ_SHARE", 1.0)
-    monkeypatch.setattr(contextrank, "WIDER_SHARE", 1.0)
+    monkeypatch.setattr(maxscore, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(maxscore, "READ_SHARE", 1.0)
+    monkeypatch.setattr(maxscore, "WIDER_SHARE", 1.0)
 
 
 column = st.one_of(
@@ -94,9 +95,9 @@ def test_the_ranking_is_the_plain_querys(
     """Every split of the terms (more read when rows of skipped terms only could reach the k-th
     score, with bounds from idf or from each term's best row) gives context's plain answer,
     rowids and bm25 to the bit."""
-    monkeypatch.setattr(contextrank, "TRY_BELOW", try_below)
-    monkeypatch.setattr(contextrank, "READ_SHARE", read_share)
-    monkeypatch.setattr(contextrank, "WIDER_SHARE", wider_share)
+    monkeypatch.setattr(maxscore, "TRY_BELOW", try_below)
+    monkeypatch.setattr(maxscore, "READ_SHARE", read_share)
+    monkeypatch.setattr(maxscore, "WIDER_SHARE", wider_share)
     conn = _table(tmp_path_factory.mktemp("rank") / "index.sqlite3", rows)
     try:
         for _ in range(2):  # the second time with the best rows looked up the first time
@@ -117,7 +118,7 @@ def test_most_queries_take_the_fast_path_and_agree(eager, monkeypatch, tmp_path,
     conn = _table(tmp_path / "index.sqlite3", rows)
     answered = 0
     for _ in range(60):
-        monkeypatch.setattr(contextrank, "TRY_BELOW", rng.choice([0.3, 1.0, 1.3]))
+        monkeypatch.setattr(maxscore, "TRY_BELOW", rng.choice([0.3, 1.0, 1.3]))
         terms = rng.sample(WORDS, rng.randint(2, 5))
         plain, fast = _both(conn, terms, rng.choice([1, 10, 40, 100]))
         if fast is not None:
@@ -134,14 +135,14 @@ def test_more_terms_are_read_when_the_rare_rows_score_low(tmp_path, monkeypatch)
     rows += [("common", "", "")] * 5000 + [("other", "", "")] * 3000
     conn = _table(tmp_path / "index.sqlite3", rows)
     widened = []
-    split = contextrank._split
+    split = maxscore._split
 
     def watching(docs, bound, below, most_rows, at_least, rows_at_least):
         if at_least:
             widened.append(below)
         return split(docs, bound, below, most_rows, at_least, rows_at_least)
 
-    monkeypatch.setattr(contextrank, "_split", watching)
+    monkeypatch.setattr(maxscore, "_split", watching)
     plain, fast = _both(conn, ["rare", "mid", "common"], 10)
     assert widened
     assert fast == plain
@@ -152,7 +153,7 @@ def test_more_terms_are_read_when_the_rare_rows_score_low(tmp_path, monkeypatch)
 def test_counts_follow_each_change_of_the_table(eager, monkeypatch, tmp_path):
     """Counts are kept per state: a commit that rewrites old rows' neighbour column (a term
     added to rows that lacked it) and one that changes context_hits alone are both seen."""
-    monkeypatch.setattr(contextrank, "TRY_BELOW", 1.0)
+    monkeypatch.setattr(maxscore, "TRY_BELOW", 1.0)
     rows = [("rare", "", "")] * 20 + [("mid", "", "")] * 200 + [("pad common", "", "")] * 3000
     conn = _table(tmp_path / "index.sqlite3", rows)
     plain, fast = _both(conn, ["rare", "mid", "common"], 10)
@@ -204,13 +205,16 @@ def test_terms_that_are_not_one_token_leave_it_to_the_plain_query(eager, tmp_pat
     ),
     terms=terms_strategy,
     depth=st.sampled_from([1, 5, 10]),
+    try_below=st.sampled_from([0.0, 1.3, 1e9]),
 )
-def test_spec_ranked_reads_the_scores_with_the_ranking(monkeypatch, texts, terms, depth):
-    """The spec's part of a context recall: the plain query's rowids, and the rows it is sure
-    of as arrange.sure finds them with one FTS5 query a row."""
-    monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
-    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
-    monkeypatch.setattr(topk, "WIDER_SHARE", 1.0)
+def test_spec_ranked_reads_the_scores_with_the_ranking(monkeypatch, texts, terms, depth, try_below):
+    """The spec's part of a context recall (maxscore over the spec's hits table, or its plain
+    query): the plain query's rowids, and the rows it is sure of as arrange.sure finds them with
+    one FTS5 query a row."""
+    monkeypatch.setattr(maxscore, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(maxscore, "READ_SHARE", 1.0)
+    monkeypatch.setattr(maxscore, "WIDER_SHARE", 1.0)
+    monkeypatch.setattr(maxscore, "TRY_BELOW", try_below)
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
         conn.execute(indexer.SCHEMA[0])

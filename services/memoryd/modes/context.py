@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from memoryd.modes import arrange, contextrank, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
-from memoryd.search import topk
+from memoryd.search import maxscore, topk
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query, terms_expression
 from memoryd.search.textcut import hit_snippet
@@ -152,9 +152,12 @@ def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> arrange.S
     Runs inside the caller's read transaction."""
     if query.expression is None:
         return arrange.SpecRanking()
-    found = topk.best_scored(conn, query.terms, query.expression, limit)
-    rowids = [rowid for rowid, _score in found]
-    scores = [score for _rowid, score in found]
+    # The spec's rows with their scores, without scoring every row holding a term when it can.
+    found = maxscore.spec_ranked(conn, query.terms, limit)
+    if found is None:
+        found = conn.execute(topk.FALLBACK_BM25, (query.expression, limit)).fetchall()
+    rowids = [rowid for rowid, _bm25 in found]
+    scores = [-bm25 for _rowid, bm25 in found]  # arrange.sure's: -bm25, higher is better
     return arrange.SpecRanking(rowids, arrange.sure(conn, query.expression, rowids, limit, scores))
 
 

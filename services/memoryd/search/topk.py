@@ -35,8 +35,7 @@ a term FTS5 does not read as exactly one token; fewer than PLAIN_BELOW rows in a
 query is cheap then); no split within the limits; skipped terms whose bound the k-th score does
 not clear within WIDER_SHARE; two scores so close that one rounding could swap
 them; or a SQLite whose bm25 rounds differently from bm25.py. Everything runs inside the caller's
-read transaction, so all the statements see one state of the index. best_scored gives each row's
-score with it (the recall modes' fusion needs them, and they are the plain query's own).
+read transaction, so all the statements see one state of the index.
 """
 
 import heapq
@@ -58,10 +57,8 @@ PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hi
 # The rows holding a skipped term and a read one.
 HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
 SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
-# The same, with each row's score (-bm25, positive).
-FALLBACK_SCORED = (
-    "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
-)
+# The same, with each row's bm25.
+FALLBACK_BM25 = "SELECT rowid, bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
 # The read rows fetched first (best first); eight times more each time the last one fetched could
 # still reach the top k, or all of them once that is within ALL_AFTER times as many.
 PARTS_FIRST = 256
@@ -107,16 +104,6 @@ def best_rowids(
     """The rowids of the spec's query for these terms (expression is its MATCH text), best first."""
     found = fast(conn, terms, k)
     return fallback(conn, expression, k) if found is None else found
-
-
-def best_scored(
-    conn: sqlite3.Connection, terms: Sequence[str], expression: str, k: int
-) -> list[tuple[int, float]]:
-    """best_rowids with each row's score in the spec's query (-bm25: positive, higher better)."""
-    found = scored(conn, terms, k)
-    if found is None:
-        return conn.execute(FALLBACK_SCORED, (expression, k)).fetchall()
-    return found
 
 
 def split(

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from memoryd.modes import arrange, contextrank, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
-from memoryd.search import maxscore, topk
+from memoryd.search import maxscore
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query, terms_expression
 from memoryd.search.textcut import hit_snippet
@@ -153,9 +153,7 @@ def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> arrange.S
     if query.expression is None:
         return arrange.SpecRanking()
     # The spec's rows with their scores, without scoring every row holding a term when it can.
-    found = maxscore.spec_ranked(conn, query.terms, limit)
-    if found is None:
-        found = conn.execute(topk.FALLBACK_BM25, (query.expression, limit)).fetchall()
+    found = maxscore.spec_ranked(conn, query.terms, query.expression, limit)
     rowids = [rowid for rowid, _bm25 in found]
     scores = [-bm25 for _rowid, bm25 in found]  # arrange.sure's: -bm25, higher is better
     return arrange.SpecRanking(rowids, arrange.sure(conn, query.expression, rowids, limit, scores))

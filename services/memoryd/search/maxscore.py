@@ -38,6 +38,8 @@ FILTERED = (
     " ORDER BY score LIMIT ?"
 )
 BEST = "SELECT {score} AS score FROM {table} WHERE {table} MATCH ? ORDER BY score LIMIT 1"
+# The spec's query with its scores (the rows and order of topk.FALLBACK).
+SPEC_PLAIN = "SELECT rowid, bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
 # Below this many rows holding any term (a row counted once per term), the plain query is cheap.
 PLAIN_BELOW = 3_000
 # The read terms' rows (a row counted once per term), at most this share of the query's rows at
@@ -179,7 +181,9 @@ def spec_state(conn: sqlite3.Connection) -> State:
 
 
 def spec_ranked(
-    conn: sqlite3.Connection, terms: Sequence[str], limit: int
-) -> list[tuple[int, float]] | None:
-    """The spec's query's best limit rows (rowid, bm25), or None for its plain query."""
-    return ranked(conn, "hits", (), terms, limit, vocab.tokens, spec_state(conn))
+    conn: sqlite3.Connection, terms: Sequence[str], expression: str, limit: int
+) -> list[tuple[int, float]]:
+    """The spec's query's best limit rows (rowid, bm25), best first (expression: its MATCH
+    text, for its plain query when ranked() cannot tell)."""
+    found = ranked(conn, "hits", (), terms, limit, vocab.tokens, spec_state(conn))
+    return conn.execute(SPEC_PLAIN, (expression, limit)).fetchall() if found is None else found

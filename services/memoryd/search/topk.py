@@ -24,23 +24,18 @@ in the same order (bm25, equal scores by rowid, as FTS5 leaves them), in the man
    the probed terms it holds, when it is known to hold some: those rows are scored). When these
    are below the k-th score (with a margin for rounding), the scored rows' top k, by (score desc,
    rowid asc), is the answer; when only the second is not, PARTS returns eight times more rows
-   (or all of them), the rows already scored and the terms already probed kept. When the first
-   is not (the k-th score found is below what the skipped terms could add, or fewer than k rows
-   hold a read term), more terms are read, as many as that k-th score calls for, while the read
-   rows stay within WIDER_SHARE of the query's rows, the rows already scored kept: the k-th
-   score found can only rise.
+   (or all of them), the rows already scored and the terms already probed kept.
 
 Everything else falls back to the spec's query, run as FALLBACK (same rows, same order, cheaper):
 a term FTS5 does not read as exactly one token; fewer than PLAIN_BELOW rows in all (the plain
-query is cheap then); no split within the limits; skipped terms whose bound the k-th score does
-not clear within WIDER_SHARE; two scores so close that one rounding could swap
+query is cheap then); no split within the limits; fewer than k rows holding a read term; skipped
+terms whose bound the k-th score does not clear; two scores so close that one rounding could swap
 them; or a SQLite whose bm25 rounds differently from bm25.py. Everything runs inside the caller's
 read transaction, so all the statements see one state of the index.
 """
 
 import heapq
 import json
-import math
 import sqlite3
 from collections.abc import Sequence
 
@@ -54,15 +49,13 @@ PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
 FALLBACK = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
 # The rows holding a read term, with the read phrases' part of their score, best first.
 PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
-# The rows holding a skipped term and a read one.
-HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
-SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
-# The same, with each row's bm25.
-FALLBACK_BM25 = "SELECT rowid, bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
 # The read rows fetched first (best first); eight times more each time the last one fetched could
 # still reach the top k, or all of them once that is within ALL_AFTER times as many.
 PARTS_FIRST = 256
 ALL_AFTER = 4
+# The rows holding a skipped term and a read one.
+HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
+SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
 PLAIN_BELOW = 1_500
 # The rows read (the rarer terms' rows), at most this many.
@@ -71,10 +64,6 @@ READ_LIMIT = 60_000
 # skipped terms hold most of the query's rows: when the read rows would be more than this share
 # of them, the plain query answers.
 READ_SHARE = 0.5
-# When the k-th score found is below what the skipped terms could add, more terms are read (the
-# rows scored kept), while the read rows stay within this share of the query's rows: the plain
-# query would score them all again.
-WIDER_SHARE = 0.8
 # Terms are read until the skipped ones' bounds sum to less than this many times the rarest
 # term's idf: a row holding the rarest term once, of average length, scores about its idf.
 TRY_BELOW = 1.3
@@ -106,49 +95,24 @@ def best_rowids(
     return fallback(conn, expression, k) if found is None else found
 
 
-def split(
-    docs: dict[str, int],
-    bound_of: dict[str, float],
-    guess: float,
-    total: int,
-    below: float | None = None,
-    at_least: int = 0,
-    rows_at_least: int = 0,
-) -> list[str] | None:
-    """The read tokens (rarest first), or None for the plain query: as few as leave the skipped
-    ones' bounds (bound_of) below guess (or, given below, surely below below), at least at_least
-    of them and holding at least rows_at_least rows (a row counted once per term)."""
-    limit = min(READ_LIMIT, READ_SHARE * total) if below is None else WIDER_SHARE * total
+def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list[str] | None:
+    """The read tokens (rarest first), or None for the plain query."""
+    limit = min(READ_LIMIT, READ_SHARE * total)
     order = sorted(docs, key=lambda token: (docs[token], token))
-    skipped_bound = sum(bound_of.values())
+    skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in order)
     rows = 0
     for n, token in enumerate(order):
         rows += docs[token]
         if rows > limit:
             return None
-        skipped_bound -= bound_of[token]
-        if n + 1 < at_least or rows < rows_at_least:
-            continue
-        if below is None:
-            enough = skipped_bound < guess
-        else:
-            enough = not _reaches(skipped_bound, below)
-        if n == len(order) - 1 or enough:
+        skipped_bound -= weight_of[token] * bm25.PHRASE_BOUND
+        if n == len(order) - 1 or skipped_bound < TRY_BELOW * weight_of[order[0]]:
             return order[: n + 1]
     return None
 
 
 def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | None:
-    """The spec's answer without scoring every row, or None when only the plain query gives it."""
-    found = scored(conn, terms, k)
-    return None if found is None else [rowid for rowid, _score in found]
-
-
-def scored(
-    conn: sqlite3.Connection, terms: Sequence[str], k: int
-) -> list[tuple[int, float]] | None:
-    """The k best (rowid, score) of the spec's query (score: -bm25, best first, equal scores by
-    rowid) without scoring every row; None when only the plain query can give them."""
+    """The answer without scoring every row, or None when only the plain query can give it."""
     if k < 1:
         return None
     phrases = [vocab.tokens(term) for term in terms]
@@ -166,107 +130,48 @@ def scored(
     total = sum(docs.values())
     if total <= PLAIN_BELOW:
         return None
-    query = _Query(stats, terms, phrase_tokens, docs, k)
-    read = query.split(total)
-    while read is not None:
-        found = query.rank(conn, read)
-        if not isinstance(found, float):
-            return found
-        # Rows holding only skipped terms could reach the k-th score found: read more terms,
-        # until what the skipped ones could add is below it.
-        read = query.split(total, found, read)
-    return None
-
-
-class _Query:
-    """One query's figures, and the rows it has scored one by one (kept from one set of read
-    terms to the next: a row's score does not depend on them)."""
-
-    def __init__(
-        self,
-        stats: vocab.Stats,
-        terms: Sequence[str],
-        phrase_tokens: list[str],
-        docs: dict[str, int],
-        k: int,
-    ):
-        self.terms, self.phrase_tokens, self.docs, self.k = terms, phrase_tokens, docs, k
-        self.spelling: dict[str, str] = {}
-        for term, token in zip(terms, phrase_tokens, strict=True):
-            self.spelling.setdefault(token, term)
-        self.avgdl = stats.avgdl
-        self.weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
-        self.weight_of = dict.fromkeys(docs, 0.0)
-        for weight, token in zip(self.weights, phrase_tokens, strict=True):
-            self.weight_of[token] += weight
-        # The most a token's phrases add to any row.
-        self.bound_of = {token: self.weight_of[token] * bm25.PHRASE_BOUND for token in docs}
-        self.scored: dict[int, float] = {}
-
-    def split(
-        self, total: int, below: float | None = None, read: list[str] | None = None
-    ) -> list[str] | None:
-        """The terms to read first (below None: the k-th score guessed from the rarest term's
-        idf) or next (below: the k-th score found, inf when fewer than k rows held a read term;
-        read: the terms read so far)."""
-        held = [token for token in self.docs if self.docs[token]]
-        rarest = min(held, key=lambda token: (self.docs[token], token)) if held else None
-        guess = TRY_BELOW * self.weight_of[rarest] if rarest else 0.0
-        at_least = 0 if read is None else len(read) + 1
-        return split(self.docs, self.bound_of, guess, total, below, at_least, self.k)
-
-    def rank(
-        self, conn: sqlite3.Connection, read: list[str]
-    ) -> list[tuple[int, float]] | float | None:
-        """The answer reading these terms; or the k-th score found, when a row holding only
-        skipped terms could reach it (inf: fewer than k rows hold a read term); or None (the
-        plain query)."""
-        k, docs = self.k, self.docs
-        # The read phrases as the query has them (a token twice is two phrases, as in FTS5's sum).
-        read_expression = " OR ".join(
-            f'"{term}"'
-            for term, token in zip(self.terms, self.phrase_tokens, strict=True)
-            if token in read
+    weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
+    weight_of = dict.fromkeys(spelling, 0.0)
+    for weight, token in zip(weights, phrase_tokens, strict=True):
+        weight_of[token] += weight
+    read = split(docs, weight_of, total)
+    if read is None:
+        return None
+    # The read phrases as the query has them (a token twice is two phrases, as in FTS5's sum).
+    read_expression = " OR ".join(
+        f'"{term}"' for term, token in zip(terms, phrase_tokens, strict=True) if token in read
+    )
+    skipped = [token for token in docs if token not in read]
+    bound_of = {token: weight_of[token] * bm25.PHRASE_BOUND for token in skipped}
+    skipped_bound = sum(bound_of.values())
+    # At most this many read rows (a row holding two read terms is counted twice).
+    read_rows = sum(docs[token] for token in read)
+    limit = max(PARTS_FIRST, k)
+    probed: dict[str, set[int]] = {}
+    scored: dict[int, float] = {}  # rows scored one by one, kept from one round to the next
+    while True:
+        parts = conn.execute(PARTS, (read_expression, limit)).fetchall()
+        if len(parts) < k:
+            return None
+        # The read rows not returned have a part of at most the last one's (None: none left).
+        cutoff = parts[-1][1] if len(parts) == limit else None
+        _probe_skipped(conn, parts, k, skipped, docs, bound_of, spelling, read_expression, probed)
+        unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
+        scores = _score(
+            conn, parts, cutoff, k, probed, bound_of, weights, phrase_tokens, stats.avgdl, scored
         )
-        skipped = [token for token in docs if token not in read]
-        bound_of = {token: self.bound_of[token] for token in skipped}
-        skipped_bound = sum(bound_of.values())
-        # At most this many read rows (a row holding two read terms is counted twice).
-        read_rows = sum(docs[token] for token in read)
-        limit = max(PARTS_FIRST, k)
-        probed: dict[str, set[int]] = {}
-        while True:
-            parts = conn.execute(PARTS, (read_expression, limit)).fetchall()
-            if len(parts) < k:
-                # Fewer than k rows hold a read term: read at least one more.
-                return math.inf
-            # The read rows not returned have a part of at most the last one's (None: none left).
-            cutoff = parts[-1][1] if len(parts) == limit else None
-            _probe_skipped(
-                conn, parts, k, skipped, docs, bound_of, self.spelling,
-                read_expression, probed,
-            )  # fmt: skip
-            unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
-            scores = _score(
-                conn, parts, cutoff, k, probed, bound_of, self.weights,
-                self.phrase_tokens, self.avgdl, self.scored,
-            )  # fmt: skip
-            best = heapq.nlargest(k, scores.values())
-            if len(best) < k:
-                return None
-            # A row holding no read term scores less than the skipped terms' bounds.
-            if _reaches(skipped_bound, best[-1]):
-                return best[-1]
-            # A read row not returned that holds no probed term scores at most cutoff + unknown.
-            if cutoff is None or not _reaches(cutoff + unknown, best[-1]):
-                break
-            # Each round ranks every read row again: when a few more rounds could be needed, one
-            # that returns them all costs less.
-            limit = read_rows + 1 if limit * 8 * ALL_AFTER >= read_rows else limit * 8
-        ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
-        return (
-            [(rowid, scores[rowid]) for rowid in ranked[:k]] if _clear(scores, ranked, k) else None
-        )
+        best = heapq.nlargest(k, scores.values())
+        # A row holding no read term scores less than the skipped terms' bounds.
+        if len(best) < k or _reaches(skipped_bound, best[-1]):
+            return None
+        # A read row not returned that holds no probed term scores at most cutoff + unknown.
+        if cutoff is None or not _reaches(cutoff + unknown, best[-1]):
+            break
+        # Each round ranks every read row again: when a few more rounds could be needed, one
+        # that returns them all costs less.
+        limit = read_rows + 1 if limit * 8 * ALL_AFTER >= read_rows else limit * 8
+    ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
+    return ranked[:k] if _clear(scores, ranked, k) else None
 
 
 def _score(

@@ -1,7 +1,7 @@
 """Recall mode hybrid at a million records: latency, memory, and how much of the exact cosine top
 10 the approximate search finds.
 
-    .venv/bin/python bench/bench_hybrid_scale.py [--size 1000000] [--queries 300]
+    .venv/bin/python bench/bench_hybrid_scale.py [--size 1000000] [--queries 300] [--against DIR]
 
 One home of generated conversations (recall_eval, seeds from 1000) with at least SIZE turns,
 indexed from nothing in mode hybrid by catch_up_all (the embedder thread stopped). The vectors are
@@ -15,10 +15,15 @@ Then, in a fresh process (its memory is memoryd's): the index opened, the vector
 built as memoryd builds it (timed), and --queries recalls through recall_on (k=10): p50 and p99;
 VmRSS and VmHWM after them. Then, for each question, the dense half alone, in its parts: the
 question embedded (by the embedding child), the ANN's candidates, their scoring from the table
-(p50 and p99 of each, and of their sum), and the lexical half's ranking (context's top 100 and
-the bound of the question's weight). Last, for each question, the exact cosine top 10 over
-every stored vector (a scan of the table) against the approximate search's top 10 (ann.Ann's
-candidates, scored again from the table by vectors.around): the share found.
+(p50 and p99 of each, and of their sum), the lexical half's ranking (context's top 100 and the
+bound of the question's weight) and the spec's ranking it reads (context.spec_ranked). Last, for
+each question, the exact cosine top 10 over every stored vector (a scan of the table) against the
+approximate search's top 10 (ann.Ann's candidates, scored again from the table by
+vectors.around): the share found.
+
+--against DIR measures the same index a second time under another checkout's code
+(PYTHONPATH=DIR/services:DIR/libs), the two alternated (ROUNDS times each), so a before and an
+after are compared in one run on a shared machine. The index is built once, by this checkout.
 """
 
 import argparse
@@ -156,6 +161,7 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     out.update(_status())
     parts: dict[str, list[float]] = {"embed_q": [], "ann": [], "around": []}
     lexical: list[float] = []
+    spec: list[float] = []
     conn = index._take()
     approximate, query_vectors = [], []
     for text in questions:
@@ -164,6 +170,11 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
         if context.ranked(conn, terms, hybrid.LEXICAL_DEPTH):
             index.live.counts.bound(conn, terms)
         lexical.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        conn.execute("BEGIN")
+        context.spec_ranked(conn, Query.parse(text), context.SPEC_DEPTH)
+        conn.execute("COMMIT")
+        spec.append((time.perf_counter() - t) * 1000)
         t0 = time.perf_counter()
         q = index.live.embedder.embed([text])[0]
         t1 = time.perf_counter()
@@ -179,6 +190,7 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     index._give(conn)
     parts["dense"] = [sum(t) for t in zip(*parts.values(), strict=True)]
     parts["lexical"] = lexical
+    parts["spec"] = spec
     for name, took in parts.items():
         took.sort()
         out[f"{name}_p50_ms"] = round(statistics.median(took), 1)
@@ -207,10 +219,9 @@ def fit_model(convs, path: Path) -> None:
     np.savez(path, mean=mean.astype(np.float32), basis=basis.astype(np.float32))
 
 
-def _child(*args: str) -> dict:
-    run = subprocess.run(
-        [sys.executable, __file__, *args], capture_output=True, text=True, env=dict(os.environ)
-    )
+def _child(*args: str, path: str | None = None) -> dict:
+    env = {**os.environ, "PYTHONPATH": path} if path else dict(os.environ)
+    run = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=env)
     if run.returncode:
         sys.exit(run.stderr[-3000:])
     return json.loads(run.stdout.strip().splitlines()[-1])
@@ -228,6 +239,8 @@ def main() -> None:
     m.add_argument("count", type=int)
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--against", help="another checkout, measured alternated with this one")
+    parser.add_argument("--rounds", type=int, default=2, help="measures of each, with --against")
     args = parser.parse_args()
     if args.command == "build":
         build(args.home, args.model)
@@ -251,8 +264,13 @@ def main() -> None:
         fit_model(convs, model)
         print(f"size {args.size}: {turns} turns in {len(convs)} conversations", flush=True)
         print("  build: " + json.dumps(_child("build", str(home.root), str(model))), flush=True)
-        measured = _child("measure", str(home.root), str(queries), str(args.queries))
-        print("  measure: " + json.dumps(measured), flush=True)
+        variants: list[tuple[str, str | None]] = [("this", None)]
+        if args.against:
+            other = f"{args.against}/services:{args.against}/libs"
+            variants = [("against", other), ("this", None)] * args.rounds
+        for name, path in variants:
+            measured = _child("measure", str(home.root), str(queries), str(args.queries), path=path)
+            print(f"  measure {name}: " + json.dumps(measured), flush=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ Three rules on top of the scores:
 """
 
 import sqlite3
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
 SELF_TOOLS = frozenset({"recall", "memory"})
@@ -48,15 +48,23 @@ class SpecRanking(list[int]):
 
 
 def sure(
-    conn: sqlite3.Connection, expression: str, rowids: list[int], depth: int
+    conn: sqlite3.Connection,
+    expression: str,
+    rowids: list[int],
+    depth: int,
+    scores: Sequence[float] | None = None,
 ) -> frozenset[int] | None:
     """The rows of the spec's ranking (rowids, best first, depth read) scoring at least SURE
     times its last; None (all) when the ranking holds fewer than depth rows, so no crowd was
-    cut. The scores are the spec's bm25 (FTS5's, one row at a time)."""
+    cut. The scores are the spec's bm25 (-bm25, as its ranking gave them in scores, or FTS5's,
+    one row at a time)."""
     if len(rowids) < depth:
         return None
+    given = dict(zip(rowids, scores, strict=True)) if scores is not None else None
 
     def score(rowid: int) -> float:
+        if given is not None:
+            return given[rowid]
         found = conn.execute(_SCORES, (expression, rowid)).fetchone()
         return found[1] if found else 0.0
 

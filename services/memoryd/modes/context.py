@@ -20,10 +20,10 @@ one built by a reindex hold the same rows.
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from memoryd.modes import arrange, fusion
+from memoryd.modes import arrange, contextrank, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
-from memoryd.search import topk
+from memoryd.search import maxscore
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query, terms_expression
 from memoryd.search.textcut import hit_snippet
@@ -127,7 +127,9 @@ def ranked(conn: sqlite3.Connection, terms: list[str], limit: int) -> list[tuple
     expression = terms_expression(terms)
     if expression is None:
         return []
-    return conn.execute(RANKED, (expression, limit)).fetchall()
+    # The same rows, order and scores without scoring every row holding a term, when it can.
+    found = contextrank.ranked(conn, terms, limit, SCHEMA[0], (1.0, NEAR_WEIGHT, DATE_WEIGHT))
+    return conn.execute(RANKED, (expression, limit)).fetchall() if found is None else found
 
 
 def hits(conn: sqlite3.Connection, rowids: Iterable[int], terms: list[str]) -> list[Hit]:
@@ -150,8 +152,11 @@ def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> arrange.S
     Runs inside the caller's read transaction."""
     if query.expression is None:
         return arrange.SpecRanking()
-    rowids = topk.best_rowids(conn, query.terms, query.expression, limit)
-    return arrange.SpecRanking(rowids, arrange.sure(conn, query.expression, rowids, limit))
+    # The spec's rows with their scores, without scoring every row holding a term when it can.
+    found = maxscore.spec_ranked(conn, query.terms, query.expression, limit)
+    rowids = [rowid for rowid, _bm25 in found]
+    scores = [-bm25 for _rowid, bm25 in found]  # arrange.sure's: -bm25, higher is better
+    return arrange.SpecRanking(rowids, arrange.sure(conn, query.expression, rowids, limit, scores))
 
 
 def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:

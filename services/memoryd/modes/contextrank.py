@@ -1,0 +1,137 @@
+"""context's lexical ranking by search/maxscore.py: the same rows, order and bm25 as context's
+query, without scoring every row that holds a term of the question.
+
+What maxscore needs of context_hits, here: its tokenizer (porter over unicode61, not the spec's),
+run by an in-memory FTS5 table of the same schema; and its figures per state (Counts): n(t), the
+rows holding each token, counted by fts5vocab, and the best scores maxscore looks up. A state is
+the index generation of memoryd's last commit (search/generation.py) with context_hits' own
+averages and structure records, which every change rewrites. A rewrite of a row's neighbour
+column (its session grew) can add a term to an old row, so nothing is carried from one state to
+the next as the spec's counts are; a state memoryd did not make is counted for each search.
+"""
+
+import functools
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from memoryd.search import bm25, maxscore
+from memoryd.search import generation as index_generation
+
+TABLE = "context_hits"
+VOCAB_ROW = "memoryd_context_vocab"
+VOCAB_DOCS = f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?"
+FIGURES = f"SELECT id, block FROM {TABLE}_data WHERE id IN (?, ?)"
+# Counts kept per state of the table, at most.
+MAX_TERMS = 20_000
+
+
+@dataclass
+class Counts:
+    """One state of context_hits: its rows, average row length (all columns), rows per token."""
+
+    key: tuple | None
+    rows: int
+    avgdl: float
+    known: dict[str, int] = field(default_factory=dict)
+    most: dict[tuple[str, str], float] = field(default_factory=dict)  # (bm25 call, token)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int:
+        with self.lock:
+            found = self.known.get(token)
+        if found is not None:
+            return found
+        row = conn.execute(VOCAB_DOCS, (token,)).fetchone()
+        count = 0 if row is None else row[0]
+        with self.lock:
+            if len(self.known) >= MAX_TERMS:
+                self.known.clear()
+            self.known[token] = count
+        return count
+
+
+_LOCK = threading.Lock()
+_states: dict[str, Counts] = {}  # per database file: the last state seen
+
+
+class _Probe:
+    """An in-memory table of context_hits' schema: its tokenizer, run on demand."""
+
+    def __init__(self, create: str):
+        self.conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self.conn.execute(create)
+        self.conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5vocab({TABLE}, 'instance')")
+        self.lock = threading.Lock()
+
+    @functools.lru_cache(maxsize=20_000)  # noqa: B019  (one probe per schema, kept for the process)
+    def tokens(self, term: str) -> tuple[str, ...]:
+        with self.lock:
+            self.conn.execute("BEGIN")
+            try:
+                self.conn.execute(f"INSERT INTO {TABLE} (rowid, text) VALUES (1, ?)", (term,))
+                found = self.conn.execute("SELECT term FROM probe ORDER BY col, offset").fetchall()
+            finally:
+                self.conn.execute("ROLLBACK")
+        return tuple(token for (token,) in found)
+
+
+@functools.cache
+def _probe(create: str) -> _Probe:
+    return _Probe(create)
+
+
+def ranked(
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    limit: int,
+    create: str,
+    weights: tuple[float, ...],
+) -> list[tuple[int, float]] | None:
+    """(rowid, bm25) of the best limit rows, best first (bm25 negative, as FTS5 gives it), as
+    context's query ranks them (the table made by create, context.SCHEMA's statement, ranked
+    with these column weights); None when only that query can tell cheaply."""
+    return maxscore.ranked(conn, TABLE, weights, terms, limit, _probe(create).tokens, counts(conn))
+
+
+def counts(conn: sqlite3.Connection) -> Counts:
+    """The figures of context_hits as this transaction sees it (from cache when unchanged)."""
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    record, hits_figures = index_generation.current(conn)
+    blocks = dict(conn.execute(FIGURES, (bm25.AVERAGES_ID, bm25.STRUCTURE_ID)))
+    rows, tokens = bm25.totals(blocks.get(bm25.AVERAGES_ID))
+    _ensure_vocab(conn)
+    if record is None or record.figures != hits_figures or not path:
+        return Counts(None, rows, tokens / rows if rows else 0.0)
+    key = (
+        record.lineage,
+        record.serial,
+        blocks.get(bm25.AVERAGES_ID),
+        blocks.get(bm25.STRUCTURE_ID),
+    )
+    with _LOCK:
+        before = _states.get(path)
+        if before is not None and before.key == key:
+            return before
+        state = _states[path] = Counts(key, rows, tokens / rows if rows else 0.0)
+    return state
+
+
+def _ensure_vocab(conn: sqlite3.Connection) -> None:
+    """The connection's fts5vocab table over context_hits, in its temp schema."""
+    (found,) = conn.execute(
+        "SELECT count(*) FROM temp.sqlite_master WHERE name = ?", (VOCAB_ROW,)
+    ).fetchone()
+    if found:
+        return
+    # A reader connection is query_only, which forbids even its temp schema.
+    (query_only,) = conn.execute("PRAGMA query_only").fetchone()
+    conn.execute("PRAGMA query_only = 0")
+    try:
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_ROW}"
+            f" USING fts5vocab(main, {TABLE}, 'row')"
+        )
+    finally:
+        conn.execute(f"PRAGMA query_only = {int(query_only)}")

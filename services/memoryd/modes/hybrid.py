@@ -43,9 +43,9 @@ from memoryd.search.query import Query
 log = logging.getLogger(__name__)
 
 # Lexical candidates read, at least (4 k when more). A deeper list changes little of the top 10
-# (at 100 against 40, 4 of 2,138 answers at @5 and @10 differed over the sweep's 1,069
-# questions, 3 of them for the worse: fusion_sweep.py), and the exact top k of a whole-sentence
-# question costs more the deeper it reads.
+# (reading 40 rather than 100 changed 4 of the 2,138 answers at @5 and @10 over the sweep's
+# 1,069 questions, 3 of them for the better: fusion_sweep.py), and the exact top k of a
+# whole-sentence question costs more the deeper it reads.
 LEXICAL_DEPTH = 40
 DENSE_DEPTH = 100
 # The lexical part's divisor: "best" (the best row's bm25) or "bound" (lexbound.py).

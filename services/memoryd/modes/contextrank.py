@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memoryd.search import bm25, maxscore
+from memoryd.search import bm25, maxscore, vocab
 from memoryd.search import generation as index_generation
 
 TABLE = "context_hits"
@@ -101,7 +101,7 @@ def counts(conn: sqlite3.Connection) -> Counts:
     record, hits_figures = index_generation.current(conn)
     blocks = dict(conn.execute(FIGURES, (bm25.AVERAGES_ID, bm25.STRUCTURE_ID)))
     rows, tokens = bm25.totals(blocks.get(bm25.AVERAGES_ID))
-    _ensure_vocab(conn)
+    vocab.ensure_vocab(conn, VOCAB_ROW, TABLE)
     if record is None or record.figures != hits_figures or not path:
         return Counts(None, rows, tokens / rows if rows else 0.0)
     key = (
@@ -116,22 +116,3 @@ def counts(conn: sqlite3.Connection) -> Counts:
             return before
         state = _states[path] = Counts(key, rows, tokens / rows if rows else 0.0)
     return state
-
-
-def _ensure_vocab(conn: sqlite3.Connection) -> None:
-    """The connection's fts5vocab table over context_hits, in its temp schema."""
-    (found,) = conn.execute(
-        "SELECT count(*) FROM temp.sqlite_master WHERE name = ?", (VOCAB_ROW,)
-    ).fetchone()
-    if found:
-        return
-    # A reader connection is query_only, which forbids even its temp schema.
-    (query_only,) = conn.execute("PRAGMA query_only").fetchone()
-    conn.execute("PRAGMA query_only = 0")
-    try:
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_ROW}"
-            f" USING fts5vocab(main, {TABLE}, 'row')"
-        )
-    finally:
-        conn.execute(f"PRAGMA query_only = {int(query_only)}")

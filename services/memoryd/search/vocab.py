@@ -81,10 +81,11 @@ def tokens(term: str) -> tuple[str, ...]:
     return tuple(token for (token,) in found)
 
 
-def ensure_vocab(conn: sqlite3.Connection) -> None:
-    """The connection's fts5vocab table over hits, in its temp schema (nothing in the file)."""
+def ensure_vocab(conn: sqlite3.Connection, name: str = VOCAB_ROW, table: str = "hits") -> None:
+    """The connection's fts5vocab table `name` ('row': a term's rows) over the FTS5 table
+    `table`, in its temp schema (nothing in the file). Both are the callers' constants."""
     (found,) = conn.execute(
-        "SELECT count(*) FROM temp.sqlite_master WHERE name = ?", (VOCAB_ROW,)
+        "SELECT count(*) FROM temp.sqlite_master WHERE name = ?", (name,)
     ).fetchone()
     if found:
         return
@@ -93,8 +94,7 @@ def ensure_vocab(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA query_only = 0")
     try:
         conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_ROW}"
-            " USING fts5vocab(main, hits, 'row')"
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{name} USING fts5vocab(main, {table}, 'row')"
         )
     finally:
         conn.execute(f"PRAGMA query_only = {int(query_only)}")

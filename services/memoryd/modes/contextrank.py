@@ -10,7 +10,6 @@ column (its session grew) can add a term to an old row, so nothing is carried fr
 the next as the spec's counts are; a state memoryd did not make is counted for each search.
 """
 
-import functools
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -56,30 +55,9 @@ _LOCK = threading.Lock()
 _states: dict[str, Counts] = {}  # per database file: the last state seen
 
 
-class _Probe:
-    """An in-memory table of context_hits' schema: its tokenizer, run on demand."""
-
-    def __init__(self, create: str):
-        self.conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        self.conn.execute(create)
-        self.conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5vocab({TABLE}, 'instance')")
-        self.lock = threading.Lock()
-
-    @functools.lru_cache(maxsize=20_000)  # noqa: B019  (one probe per schema, kept for the process)
-    def tokens(self, term: str) -> tuple[str, ...]:
-        with self.lock:
-            self.conn.execute("BEGIN")
-            try:
-                self.conn.execute(f"INSERT INTO {TABLE} (rowid, text) VALUES (1, ?)", (term,))
-                found = self.conn.execute("SELECT term FROM probe ORDER BY col, offset").fetchall()
-            finally:
-                self.conn.execute("ROLLBACK")
-        return tuple(token for (token,) in found)
-
-
-@functools.cache
-def _probe(create: str) -> _Probe:
-    return _Probe(create)
+def _probe(create: str) -> vocab.Probe:
+    """context_hits' tokenizer (porter over unicode61), run by an in-memory table of its schema."""
+    return vocab.probe_for(create, TABLE)
 
 
 def ranked(

@@ -29,13 +29,14 @@ def counts(
     texts = conn.execute(TEXTS, (json.dumps(sorted(rowids)),)).fetchall()
     for rowid, _text in texts:
         found[rowid] = {}
-    probe, lock = vocab.probe()
-    with lock:
-        probe.execute("BEGIN")
+    probe = vocab.probe()
+    with probe.lock:
+        probe.conn.execute("BEGIN")
         try:
-            probe.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", texts)
-            for rowid, token, times in probe.execute(COUNTS, (json.dumps(sorted(set(tokens))),)):
+            probe.conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", texts)
+            wanted = (json.dumps(sorted(set(tokens))),)
+            for rowid, token, times in probe.conn.execute(COUNTS, wanted):
                 found[rowid][token] = times
         finally:
-            probe.execute("ROLLBACK")
+            probe.conn.execute("ROLLBACK")
     return found

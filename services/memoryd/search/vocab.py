@@ -59,26 +59,45 @@ ADDED_HOLDING = "SELECT count(*) FROM hits WHERE hits MATCH ? AND rowid > ?"
 _stats: dict[str, Stats] = {}
 
 
-@functools.lru_cache(maxsize=1)
-def probe() -> tuple[sqlite3.Connection, threading.Lock]:
-    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    conn.execute(schema.SCHEMA[0])  # the same tokenizer as the index's hits table
-    conn.execute("CREATE VIRTUAL TABLE probe USING fts5vocab(hits, 'instance')")
-    return conn, threading.Lock()
+class Probe:
+    """An in-memory FTS5 table made by `create` (a table named `table`, the callers' constants)
+    with its 'instance' vocabulary: the index's own tokenizer, run on demand. One per schema,
+    kept for the process (probe_for)."""
+
+    def __init__(self, create: str, table: str):
+        self.conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self.conn.execute(create)
+        self.conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5vocab({table}, 'instance')")
+        self.lock = threading.Lock()
+        self._insert = f"INSERT INTO {table} (rowid, text) VALUES (1, ?)"
+        self.tokens = functools.lru_cache(maxsize=50_000)(self._tokens)
+
+    def _tokens(self, term: str) -> tuple[str, ...]:
+        """The tokens the table's tokenizer makes of a query term (usually one: the term,
+        folded, and stemmed where the tokenizer stems)."""
+        with self.lock:
+            self.conn.execute("BEGIN")
+            try:
+                self.conn.execute(self._insert, (term,))
+                found = self.conn.execute("SELECT term FROM probe ORDER BY col, offset").fetchall()
+            finally:
+                self.conn.execute("ROLLBACK")
+        return tuple(token for (token,) in found)
 
 
-@functools.lru_cache(maxsize=50_000)
+@functools.cache
+def probe_for(create: str, table: str) -> Probe:
+    return Probe(create, table)
+
+
+def probe() -> Probe:
+    """The spec's hits table's probe (the same tokenizer as the index's)."""
+    return probe_for(schema.SCHEMA[0], "hits")
+
+
 def tokens(term: str) -> tuple[str, ...]:
     """The tokens FTS5's tokenizer makes of a query term (usually one: the term, folded)."""
-    conn, lock = probe()
-    with lock:
-        conn.execute("BEGIN")
-        try:
-            conn.execute("INSERT INTO hits (rowid, text) VALUES (1, ?)", (term,))
-            found = conn.execute("SELECT term FROM probe ORDER BY offset").fetchall()
-        finally:
-            conn.execute("ROLLBACK")
-    return tuple(token for (token,) in found)
+    return probe().tokens(term)
 
 
 def ensure_vocab(conn: sqlite3.Connection, name: str = VOCAB_ROW, table: str = "hits") -> None:

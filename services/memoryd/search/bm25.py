@@ -34,6 +34,15 @@ AVERAGES_ID = 1
 STRUCTURE_ID = 10
 
 
+# Relative margin for rounding when a bound is compared with a score computed another way.
+MARGIN = 1e-9
+
+
+def reaches(bound: float, score: float) -> bool:
+    """True unless bound, allowing for rounding, is surely below score."""
+    return not bound * (1 + MARGIN) + MARGIN < score
+
+
 def idf(rows: int, docs: int) -> float:
     value = math.log((rows - docs + 0.5) / (docs + 0.5))
     return value if value > 0.0 else 1e-6

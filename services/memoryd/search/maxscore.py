@@ -48,8 +48,6 @@ READ_SHARE = 0.5
 WIDER_SHARE = 0.7
 # The k-th score is first guessed at this many times the rarest term's idf.
 TRY_BELOW = 1.3
-# Relative margin for rounding when a bound is compared with a score.
-MARGIN = 1e-9
 
 
 class State(Protocol):
@@ -103,7 +101,7 @@ def ranked(
         if len(read) == len(docs):
             return found  # every row holding a term was ranked: the plain answer
         kth = -found[-1][1] if len(found) == limit else math.inf
-        if not tightened and kth != math.inf and _reaches(_skipped(bound, read), kth):
+        if not tightened and kth != math.inf and bm25.reaches(_skipped(bound, read), kth):
             tightened = True
             best = BEST.format(score=score, table=table)
             for token in docs:
@@ -111,7 +109,7 @@ def ranked(
                     row = conn.execute(best, (f'"{spelling[token]}"',)).fetchone()
                     state.most[score, token] = -row[0]
                     bound[token] = phrases_of[token] * state.most[score, token]
-        if kth != math.inf and not _reaches(_skipped(bound, read), kth):
+        if kth != math.inf and not bm25.reaches(_skipped(bound, read), kth):
             return found
         read = _split(docs, bound, kth, WIDER_SHARE * total, len(read) + 1, limit)
     return None
@@ -142,14 +140,9 @@ def _split(
             return None
         if n + 1 < at_least or rows < rows_at_least:
             continue
-        if n == len(order) - 1 or not _reaches(skipped, below):
+        if n == len(order) - 1 or not bm25.reaches(skipped, below):
             return order[: n + 1]
     return None
-
-
-def _reaches(bound: float, score: float) -> bool:
-    """True unless bound, allowing for rounding, is surely below score."""
-    return not bound * (1 + MARGIN) + MARGIN < score
 
 
 class _SpecState:

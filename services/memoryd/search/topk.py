@@ -73,8 +73,6 @@ BATCH = 64
 # exact scoring of one row (its text tokenized); measured at a million records.
 AND_COST = 0.07
 SCORE_COST = 15.0
-# Relative margin for rounding when a bound is compared with a score.
-MARGIN = 1e-9
 
 
 def plain(conn: sqlite3.Connection, expression: str, k: int) -> list[int]:
@@ -162,10 +160,10 @@ def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | 
         )
         best = heapq.nlargest(k, scores.values())
         # A row holding no read term scores less than the skipped terms' bounds.
-        if len(best) < k or _reaches(skipped_bound, best[-1]):
+        if len(best) < k or bm25.reaches(skipped_bound, best[-1]):
             return None
         # A read row not returned that holds no probed term scores at most cutoff + unknown.
-        if cutoff is None or not _reaches(cutoff + unknown, best[-1]):
+        if cutoff is None or not bm25.reaches(cutoff + unknown, best[-1]):
             break
         # Each round ranks every read row again: when a few more rounds could be needed, one
         # that returns them all costs less.
@@ -218,7 +216,7 @@ def _score(
         near = [
             rowid
             for upper, rowid in uppers[start : start + BATCH]
-            if kth is None or _reaches(upper, kth)
+            if kth is None or bm25.reaches(upper, kth)
         ]
         if not near:
             break
@@ -273,7 +271,7 @@ def _probe_skipped(
     )
     while left:
         unknown = sum(bound_of[token] for token in left)
-        near = sum(1 for _rowid, part in parts if _reaches(part + unknown, kth_below))
+        near = sum(1 for _rowid, part in parts if bm25.reaches(part + unknown, kth_below))
         token = left[0]
         if AND_COST * docs[token] > SCORE_COST * near:
             break
@@ -282,17 +280,12 @@ def _probe_skipped(
         left.pop(0)
 
 
-def _reaches(bound: float, score: float) -> bool:
-    """True unless bound, allowing for rounding, is surely below score."""
-    return not bound * (1 + MARGIN) + MARGIN < score
-
-
 def _clear(scores: dict[int, float], ranked: list[int], k: int) -> bool:
     """False when two neighbours of the top k (and the next row) are nearly, not exactly, equal:
     one rounding apart, their order would rest on the last bit."""
     for higher, lower in zip(ranked[:k], ranked[1 : k + 1], strict=False):
         a, b = scores[higher], scores[lower]
-        if a != b and a - b <= MARGIN * a:
+        if a != b and a - b <= bm25.MARGIN * a:
             return False
     return True
 

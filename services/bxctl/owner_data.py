@@ -103,6 +103,24 @@ def _hand_over(path: Path) -> tuple[str, Path | None]:
     return copy.name, copy
 
 
+def _ask_about(memory_socket, command: str, path: Path, arg: dict) -> dict:
+    """The command asked of memoryd about a file the owner names (handed over in backups/), the
+    copy made for it removed whatever the answer."""
+    name, copy = _hand_over(path)
+    try:
+        return _ask(memory_socket, command, {"name": name, **arg})
+    finally:
+        if copy is not None:
+            copy.unlink(missing_ok=True)
+
+
+def _copy_out(reply: dict, dest: Path) -> None:
+    """The file memoryd wrote in backups/ copied where the owner asked, and the reply says so."""
+    copy_new(_where(reply["path"]), dest)
+    reply["copy"] = str(dest)
+    reply["message"] += f"; copied to {dest}"
+
+
 @app.command()
 def backup(
     path: Annotated[Path | None, typer.Argument(help="Also copy the archive here.")] = None,
@@ -123,9 +141,7 @@ def backup(
         arg["keep"] = keep
     reply = _ask(memory_socket, "backup", arg)
     if path is not None:
-        copy_new(_where(reply["path"]), path)
-        reply["copy"] = str(path)
-        reply["message"] += f"; copied to {path}"
+        _copy_out(reply, path)
     _say(reply, as_json)
 
 
@@ -139,13 +155,7 @@ def restore(
     memory_socket: MemorySocket = None,
 ) -> None:
     """Check a backup whole, then lay it into an empty home (or, with --replace, any home)."""
-    name, copy = _hand_over(archive)
-    try:
-        reply = _ask(memory_socket, "restore", {"name": name, "replace": replace})
-    finally:
-        if copy is not None:
-            copy.unlink(missing_ok=True)
-    _say(reply, as_json)
+    _say(_ask_about(memory_socket, "restore", archive, {"replace": replace}), as_json)
 
 
 @app.command("export")
@@ -164,9 +174,7 @@ def export_memory(
         fail(f"{escape(str(out), markup=False)} exists; nothing was exported", EXIT_REFUSED)
     reply = _ask(memory_socket, "export", {"format": fmt})
     if out is not None:
-        copy_new(_where(reply["path"]), out)
-        reply["copy"] = str(out)
-        reply["message"] += f"; copied to {out}"
+        _copy_out(reply, out)
         _say(reply, as_json)
     elif as_json:
         _say(reply, True)
@@ -186,12 +194,7 @@ def import_memory(
     memory_socket: MemorySocket = None,
 ) -> None:
     """Bring an export's entries and notes in as the owner's journalled edits."""
-    name, copy = _hand_over(file)
-    try:
-        reply = _ask(memory_socket, "import", {"name": name, "dry_run": dry_run})
-    finally:
-        if copy is not None:
-            copy.unlink(missing_ok=True)
+    reply = _ask_about(memory_socket, "import", file, {"dry_run": dry_run})
     if as_json:
         _say(reply, True)
         return

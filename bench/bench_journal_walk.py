@@ -39,6 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from journals import edit_line  # noqa: E402
+
 from proto.client import request  # noqa: E402
 from proto.messages import MemoryAdmin, MemoryCall, ToolRequest  # noqa: E402
 from tests.memoryd_process import MemorydProcess  # noqa: E402
@@ -69,20 +71,7 @@ def build(home: Path, edits: int) -> int:
             else:
                 before = list(current)
                 current[rng.randrange(1, ENTRIES)] = entry(rng, n)
-            line = {
-                "id": f"{month}-01-{n:06d}",
-                "time": f"{month}-01T00:00:00Z",
-                "session": f"mm-s{n % 977:04d}",
-                "call": f"c{n}",
-                "taint": "private",
-                "untrusted": False,
-                "action": "add" if n == 1 else "replace",
-                "file": "memory.md",
-                "to": "memory.md",
-                "before": before,
-                "after": list(current),
-                "notes": [],
-            }
+            line = edit_line(month, n, before, current, "add" if n == 1 else "replace")
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
         f.flush()
         os.fsync(f.fileno())  # or the first write's fsync of the journal would flush the build

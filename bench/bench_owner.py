@@ -26,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from journals import edit_line
+
 from memoryd.memory import notes
 from proto.client import request  # noqa: E402
 from proto.frames import MAX_FRAME  # noqa: E402
@@ -56,22 +58,8 @@ def build(home: Path, edits: int, recalls: int) -> list[str]:
         for n in range(1, edits + 1):
             before = list(current)
             current[rng.randrange(ENTRIES)] = entry(rng, n)
-            edit_id = f"{month}-01-{n:06d}"
-            ids.append(edit_id)
-            line = {
-                "id": edit_id,
-                "time": f"{month}-01T00:00:00Z",
-                "session": f"mm-s{n % 977:04d}",
-                "call": f"c{n}",
-                "taint": "private",
-                "untrusted": False,
-                "action": "replace",
-                "file": "memory.md",
-                "to": "memory.md",
-                "before": before,
-                "after": list(current),
-                "notes": [],
-            }
+            line = edit_line(month, n, before, current, "replace")
+            ids.append(line["id"])
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
     (memory / "memory.md").write_text("\n§\n".join(current) + "\n")
     when = now.replace(second=0, microsecond=0)

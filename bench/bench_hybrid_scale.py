@@ -2,6 +2,7 @@
 10 the approximate search finds.
 
     .venv/bin/python bench/bench_hybrid_scale.py [--size 1000000] [--queries 300] [--against DIR]
+        [--keep DIR]
 
 One home of generated conversations (recall_eval, seeds from 1000) with at least SIZE turns,
 indexed from nothing in mode hybrid by catch_up_all (the embedder thread stopped). The vectors are
@@ -241,6 +242,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--against", help="another checkout, measured alternated with this one")
     parser.add_argument("--rounds", type=int, default=2, help="measures of each, with --against")
+    parser.add_argument("--keep", help="a folder for the home, kept and used again")
     args = parser.parse_args()
     if args.command == "build":
         build(args.home, args.model)
@@ -248,8 +250,19 @@ def main() -> None:
     if args.command == "measure":
         measure(args.home, args.queries, args.count)
         return
+    if args.keep:
+        run(Path(args.keep), args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        home = Home(Path(tmp) / "home")
+        run(Path(tmp), args)
+
+
+def run(folder: Path, args: argparse.Namespace) -> None:
+    """Build the home in folder (unless a kept one of this size is there) and measure it."""
+    home = Home(folder / "home")
+    queries = folder / "queries.json"
+    built = folder / f"built-{args.size}"
+    if not built.exists():
         convs, turns, seed = [], 0, 1000
         while turns < args.size:
             convs.append(conversation(seed))
@@ -258,19 +271,19 @@ def main() -> None:
         write_home(home, convs)
         questions = [q.text for c in convs for q in c.questions]
         step = max(1, len(questions) // args.queries)
-        queries = Path(tmp) / "queries.json"
         queries.write_text(json.dumps(questions[::step]))
-        model = Path(tmp) / "model.npz"
+        model = folder / "model.npz"
         fit_model(convs, model)
         print(f"size {args.size}: {turns} turns in {len(convs)} conversations", flush=True)
         print("  build: " + json.dumps(_child("build", str(home.root), str(model))), flush=True)
-        variants: list[tuple[str, str | None]] = [("this", None)]
-        if args.against:
-            other = f"{args.against}/services:{args.against}/libs"
-            variants = [("against", other), ("this", None)] * args.rounds
-        for name, path in variants:
-            measured = _child("measure", str(home.root), str(queries), str(args.queries), path=path)
-            print(f"  measure {name}: " + json.dumps(measured), flush=True)
+        built.touch()
+    variants: list[tuple[str, str | None]] = [("this", None)]
+    if args.against:
+        other = f"{args.against}/services:{args.against}/libs"
+        variants = [("against", other), ("this", None)] * args.rounds
+    for name, path in variants:
+        measured = _child("measure", str(home.root), str(queries), str(args.queries), path=path)
+        print(f"  measure {name}: " + json.dumps(measured), flush=True)
 
 
 if __name__ == "__main__":

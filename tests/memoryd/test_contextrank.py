@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from memoryd.index import indexer
 from memoryd.modes import arrange, context, contextrank
-from memoryd.search import generation, maxscore, topk
+from memoryd.search import bm25, generation, maxscore, tokencount, topk
 from memoryd.search.query import Query, terms_expression
 
 WEIGHTS = (1.0, context.NEAR_WEIGHT, context.DATE_WEIGHT)
@@ -50,7 +50,7 @@ def _both(conn: sqlite3.Connection, terms: list[str], k: int):
     conn.execute("BEGIN")
     try:
         plain = conn.execute(context.RANKED, (terms_expression(terms), k)).fetchall()
-        fast = contextrank.ranked(conn, terms, k, context.SCHEMA[0], WEIGHTS)
+        fast = contextrank.ranked(conn, terms, k, context.LEXICAL)
         through = context.ranked(conn, terms, k)
     finally:
         conn.execute("COMMIT")
@@ -182,7 +182,7 @@ def test_counts_follow_each_change_of_the_table(eager, monkeypatch, tmp_path):
 
 
 def test_terms_that_are_not_one_token_leave_it_to_the_plain_query(eager, tmp_path):
-    probe = contextrank._probe(context.SCHEMA[0])
+    probe = context.LEXICAL.probe()
     assert probe.tokens("Running") == ("run",)
     assert probe.tokens("a\u00b7b") == ("a", "b")
     conn = _table(tmp_path / "index.sqlite3", [("a b", "", "")] * 5 + [("a", "", "")] * 50)
@@ -230,3 +230,121 @@ def test_spec_ranked_reads_the_scores_with_the_ranking(monkeypatch, texts, terms
         assert found.sure == arrange.sure(conn, query.expression, plain, depth)
     finally:
         conn.close()
+
+
+@pytest.fixture()
+def eager_exact(monkeypatch):
+    """topk's thresholds low enough that tiny tables take its path (it answers before maxscore)."""
+    monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(topk, "READ_SHARE", 1.0)
+    monkeypatch.setattr(topk, "READ_LIMIT", 10**6)
+
+
+def _exact(conn: sqlite3.Connection, terms: list[str], k: int):
+    conn.execute("BEGIN")
+    try:
+        plain = conn.execute(context.RANKED, (terms_expression(terms), k)).fetchall()
+        state = contextrank.counts(conn)
+        found = topk.exact(conn, context.LEXICAL, lambda _conn: state, terms, k)
+        through = context.ranked(conn, terms, k)
+    finally:
+        conn.execute("COMMIT")
+    assert through == plain
+    return plain, None if found is None else [(rowid, -score) for rowid, score in found]
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rows=rows_strategy,
+    terms=terms_strategy,
+    k=st.integers(1, 40),
+    try_below=st.sampled_from([0.0, 0.5, 1.5, 1e9]),
+    and_cost=st.sampled_from([0.0, 1e9]),
+    parts_first=st.sampled_from([1, 3, 256]),
+    batch=st.sampled_from([1, 64]),
+)
+def test_topk_scores_context_rows_as_fts5_does(
+    eager_exact,
+    monkeypatch,
+    tmp_path_factory,
+    rows,
+    terms,
+    k,
+    try_below,
+    and_cost,
+    parts_first,
+    batch,
+):
+    """topk's own scoring of context_hits (three columns, the neighbour one weighed 0.4: each
+    time a term occurs adds its column's weight) gives the plain query's rows and bm25 to the
+    bit, whichever terms it reads, probes or scores row by row."""
+    monkeypatch.setattr(topk, "TRY_BELOW", try_below)
+    monkeypatch.setattr(topk, "AND_COST", and_cost)
+    monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
+    monkeypatch.setattr(topk, "BATCH", batch)
+    conn = _table(tmp_path_factory.mktemp("exact") / "index.sqlite3", rows)
+    try:
+        plain, found = _exact(conn, terms, k)
+        if found is not None:
+            assert found == plain
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_topk_answers_most_context_queries_and_agrees(eager_exact, monkeypatch, tmp_path, seed):
+    rng = random.Random(seed)
+    rows = [
+        tuple(" ".join(rng.choices(SKEWED, k=rng.randint(0, n))) for n in (8, 30, 3))
+        for _ in range(1500)
+    ]
+    conn = _table(tmp_path / "index.sqlite3", rows)
+    answered = 0
+    for _ in range(60):
+        monkeypatch.setattr(topk, "TRY_BELOW", rng.choice([0.5, 1.0, 1.5, 1e9]))
+        terms = rng.sample(WORDS, rng.randint(2, 5))
+        plain, found = _exact(conn, terms, rng.choice([1, 10, 40]))
+        if found is not None:
+            answered += 1
+            assert found == plain, terms
+    conn.close()
+    assert answered >= 20
+
+
+def test_a_common_term_of_context_is_skipped_at_the_default_thresholds(tmp_path, monkeypatch):
+    """A question's rare word and a word in every row's date column: topk reads the rare word's
+    rows only, and scores them, common word included, as FTS5 would."""
+    rows = [("pad", "", "May 2023")] * 6000 + [("rare words here", "rare", "May 2023")] * 12
+    rows += [("rare", "", "June 2024")] * 3
+    conn = _table(tmp_path / "index.sqlite3", rows)
+    tokenized: list[int] = []
+    counts = tokencount.counts
+
+    def counting(conn, rowids, tokens, table):
+        tokenized.extend(rowids)
+        return counts(conn, rowids, tokens, table)
+
+    monkeypatch.setattr(tokencount, "counts", counting)
+    plain, found = _exact(conn, ["rare", "2023"], 5)
+    assert found is not None
+    assert found == plain
+    assert set(tokenized) <= set(range(6001, 6016))  # the rare word's rows only
+    conn.close()
+
+
+def test_a_reproduction_that_ignores_column_weights_is_caught(monkeypatch):
+    """The self check scores weighted columns too: bm25 that adds 1.0 whatever the column would
+    not be trusted, and recall would use FTS5's own scores."""
+    real = bm25.frequency
+    monkeypatch.setattr(bm25, "frequency", lambda times, weights: real(times, ()))
+    bm25.agrees_with_fts5.cache_clear()
+    try:
+        assert not bm25.agrees_with_fts5()
+    finally:
+        monkeypatch.setattr(bm25, "frequency", real)
+        bm25.agrees_with_fts5.cache_clear()
+    assert bm25.agrees_with_fts5()

@@ -248,9 +248,9 @@ def test_only_rows_that_may_hold_a_skipped_term_are_tokenized(tmp_path, monkeypa
     tokenized: list[int] = []
     counts = tokencount.counts
 
-    def counting(conn, rowids, tokens):
+    def counting(conn, rowids, tokens, table):
         tokenized.extend(rowids)
-        return counts(conn, rowids, tokens)
+        return counts(conn, rowids, tokens, table)
 
     monkeypatch.setattr(tokencount, "counts", counting)
     monkeypatch.setattr(topk, "TRY_BELOW", 1.5)  # "mid" is not much commoner than "rare"
@@ -310,3 +310,96 @@ def test_each_module_can_be_imported_first(module):
         [sys.executable, "-c", f"import {module}"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_word_no_row_holds_does_not_stop_the_fast_path(tmp_path):
+    """An unseen word has the highest idf but adds 0.0 to every row: the rarest word some row
+    holds sets the guess of the k-th score, so the question still takes the fast path."""
+    rng = random.Random(4)
+    texts = [f"common filler{rng.randint(0, 500)}" for _ in range(20_000)]
+    for n in range(0, 20_000, 400):
+        texts[n] += " rare"
+    conn = _table(tmp_path / "index.sqlite3", texts)
+    plain, fast = _both(conn, "unseen rare common", 5)
+    assert fast is not None
+    assert fast == plain
+    conn.close()
+
+
+def _budgeted(conn: sqlite3.Connection, query: str, k: int, budget: int):
+    terms = query_terms(query)
+    conn.execute("BEGIN")
+    try:
+        found = topk.exact(conn, tokencount.SPEC, topk.spec_state, terms, k, budget)
+        exact = topk.exact(conn, tokencount.SPEC, topk.spec_state, terms, k)
+    finally:
+        conn.execute("COMMIT")
+    return terms, found, exact
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    texts=texts_strategy,
+    query=query_strategy,
+    k=st.integers(1, 10),
+    budget=st.sampled_from([1, 20, 60, 10**6]),
+    scored_most=st.sampled_from([1, 64, 512]),
+    parts_first=st.sampled_from([1, 4, 256]),
+)
+def test_a_budget_gives_exact_scores_of_rows_holding_a_read_word(
+    eager, monkeypatch, texts, query, k, budget, scored_most, parts_first
+):
+    """With a budget the rows may not be the plain query's, but each is a row holding a term,
+    with its own bm25 to the bit, best first (equal scores by rowid), and never more than k;
+    a budget that reads every term's rows gives the plain answer."""
+    monkeypatch.setattr(topk, "SCORED_MOST", scored_most)
+    monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
+    conn = _table(":memory:", texts)
+    try:
+        terms, found, exact = _budgeted(conn, query, k, budget)
+        if found is None:
+            return
+        expression = match_expression(query)
+        everything = dict(
+            conn.execute(
+                "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ?", (expression,)
+            ).fetchall()
+        )
+        assert 0 < len(found) <= k
+        for rowid, score in found:
+            assert everything[rowid] == score
+        assert found == sorted(found, key=lambda row: (-row[1], row[0]))
+        if budget >= len(texts) * len(terms):  # every term's rows are read
+            best = sorted(everything.items(), key=lambda row: (-row[1], row[0]))[:k]
+            assert found == best
+        if exact is not None and budget >= len(texts) * len(terms):
+            assert found == exact
+    finally:
+        conn.close()
+
+
+def test_a_budget_reads_the_rare_words_and_leaves_the_common_ones(tmp_path, monkeypatch):
+    """A word in every row beside a rare one: with a budget below the common word's rows only
+    the rare word's rows are ranked (FTS5 never scores the common word's list), and their
+    scores count the common word too."""
+    texts = ["common pad"] * 20_000
+    for n in range(0, 20_000, 1000):
+        texts[n] = "rare common common" if n % 2000 else "rare"
+    conn = _table(tmp_path / "index.sqlite3", texts)
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    terms, found, _exact = _budgeted(conn, "rare common", 5, 1000)
+    conn.set_trace_callback(None)
+    ranked = [s for s in statements if "bm25" in s]
+    assert ranked
+    assert all('"rare"' in s and '"common"' not in s for s in ranked)
+    expected = conn.execute(
+        "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT 5",
+        ('"rare" OR "common"',),
+    ).fetchall()
+    assert found == expected  # here the rows holding "rare" are the best ones
+    conn.close()

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from memoryd.modes import arrange, contextrank, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
-from memoryd.search import maxscore
+from memoryd.search import maxscore, tokencount
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query, terms_expression
 from memoryd.search.textcut import hit_snippet
@@ -52,6 +52,10 @@ DAMP = 1.0
 # Lexical candidates read, at least (4 k when more): the agent's own calls and a damped session
 # run are passed over, so more than k are needed.
 CANDIDATES = 20
+# context_hits as its ranking weighs it (search/topk.py scores it as FTS5 would).
+LEXICAL = tokencount.Table(
+    "context_hits", SCHEMA[0], ("text", "near", "date"), (1.0, NEAR_WEIGHT, DATE_WEIGHT)
+)
 RANKED = (
     f"SELECT rowid, bm25(context_hits, 1.0, {NEAR_WEIGHT}, {DATE_WEIGHT}) AS score"
     " FROM context_hits WHERE context_hits MATCH ? ORDER BY score LIMIT ?"
@@ -121,14 +125,16 @@ def query_terms(query: Query) -> list[str]:
     return without_stopwords(query.terms)
 
 
-def ranked(conn: sqlite3.Connection, terms: list[str], limit: int) -> list[tuple[int, float]]:
+def ranked(
+    conn: sqlite3.Connection, terms: list[str], limit: int, budget: int | None = None
+) -> list[tuple[int, float]]:
     """(rowid, bm25) of the best limit rows for the context terms (query_terms), best first (bm25
-    is negative: lower is better)."""
+    is negative: lower is better); with a budget, perhaps approximate (topk.exact)."""
     expression = terms_expression(terms)
     if expression is None:
         return []
     # The same rows, order and scores without scoring every row holding a term, when it can.
-    found = contextrank.ranked(conn, terms, limit, SCHEMA[0], (1.0, NEAR_WEIGHT, DATE_WEIGHT))
+    found = contextrank.ranked(conn, terms, limit, LEXICAL, budget)
     return conn.execute(RANKED, (expression, limit)).fetchall() if found is None else found
 
 
@@ -146,14 +152,17 @@ def hits(conn: sqlite3.Connection, rowids: Iterable[int], terms: list[str]) -> l
     return found
 
 
-def spec_ranked(conn: sqlite3.Connection, query: Query, limit: int) -> arrange.SpecRanking:
+def spec_ranked(
+    conn: sqlite3.Connection, query: Query, limit: int, budget: int | None = None
+) -> arrange.SpecRanking:
     """The spec's own ranking of the query (every word kept), best first, with the rows it is
-    sure of (arrange.sure): fusion.py's spec part and keep_spec's rows, read once per recall.
-    Runs inside the caller's read transaction."""
+    sure of (arrange.sure): fusion.py's spec part and keep_spec's rows, read once per recall;
+    with a budget, perhaps approximate (topk.exact). Runs inside the caller's read
+    transaction."""
     if query.expression is None:
         return arrange.SpecRanking()
     # The spec's rows with their scores, without scoring every row holding a term when it can.
-    found = maxscore.spec_ranked(conn, query.terms, query.expression, limit)
+    found = maxscore.spec_ranked(conn, query.terms, query.expression, limit, budget)
     rowids = [rowid for rowid, _bm25 in found]
     scores = [-bm25 for _rowid, bm25 in found]  # arrange.sure's: -bm25, higher is better
     return arrange.SpecRanking(rowids, arrange.sure(conn, query.expression, rowids, limit, scores))

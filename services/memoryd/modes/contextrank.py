@@ -1,9 +1,13 @@
-"""context's lexical ranking by search/maxscore.py: the same rows, order and bm25 as context's
-query, without scoring every row that holds a term of the question.
+"""context's lexical ranking by search/topk.py, or search/maxscore.py when topk cannot tell: the
+same rows, order and bm25 as context's query, without scoring every row that holds a term of the
+question.
 
-What maxscore needs of context_hits, here: its tokenizer (porter over unicode61, not the spec's),
-run by an in-memory FTS5 table of the same schema; and its figures per state (Counts): n(t), the
-rows holding each token, counted by fts5vocab, and the best scores maxscore looks up. A state is
+topk scores the few rows it must itself, so FTS5 never reads a common term's whole list to count
+its rows (which its bm25 does once per statement, whichever rows it scores); maxscore lets FTS5
+score the rows it reads. What both need of context_hits, here: its tokenizer (porter over
+unicode61, not the spec's), run by an in-memory FTS5 table of the same schema; and its figures
+per state (Counts): n(t), the rows holding each token, counted by fts5vocab, the average row
+length, and the best scores maxscore looks up. A state is
 the index generation of memoryd's last commit (search/generation.py) with context_hits' own
 averages and structure records, which every change rewrites. A rewrite of a row's neighbour
 column (its session grew) can add a term to an old row, so nothing is carried from one state to
@@ -15,7 +19,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memoryd.search import bm25, maxscore, vocab
+from memoryd.search import bm25, maxscore, tokencount, topk, vocab
 from memoryd.search import generation as index_generation
 
 TABLE = "context_hits"
@@ -55,22 +59,22 @@ _LOCK = threading.Lock()
 _states: dict[str, Counts] = {}  # per database file: the last state seen
 
 
-def _probe(create: str) -> vocab.Probe:
-    """context_hits' tokenizer (porter over unicode61), run by an in-memory table of its schema."""
-    return vocab.probe_for(create, TABLE)
-
-
 def ranked(
     conn: sqlite3.Connection,
     terms: Sequence[str],
     limit: int,
-    create: str,
-    weights: tuple[float, ...],
+    table: tokencount.Table,
+    budget: int | None = None,
 ) -> list[tuple[int, float]] | None:
     """(rowid, bm25) of the best limit rows, best first (bm25 negative, as FTS5 gives it), as
-    context's query ranks them (the table made by create, context.SCHEMA's statement, ranked
-    with these column weights); None when only that query can tell cheaply."""
-    return maxscore.ranked(conn, TABLE, weights, terms, limit, _probe(create).tokens, counts(conn))
+    context's query ranks them (table: context_hits as context.py makes and weighs it); None
+    when only that query can tell cheaply. With a budget, perhaps approximate (topk.exact)."""
+    state = counts(conn)
+    found = topk.exact(conn, table, lambda _conn: state, terms, limit, budget)
+    if found is not None:
+        return [(rowid, -score) for rowid, score in found]
+    tokens = table.probe().tokens
+    return maxscore.ranked(conn, TABLE, table.weights, terms, limit, tokens, state)
 
 
 def counts(conn: sqlite3.Connection) -> Counts:

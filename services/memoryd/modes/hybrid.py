@@ -47,6 +47,14 @@ log = logging.getLogger(__name__)
 # 1,069 questions, 3 of them for the better: fusion_sweep.py), and the exact top k of a
 # whole-sentence question costs more the deeper it reads.
 LEXICAL_DEPTH = 40
+# The rows the lexical half and the spec's part rank at most (search/topk.py's budget) when
+# their exact top k would rank more: at a million records a question's common words (a
+# stopword, a year in the date column) hold hundreds of thousands of rows, and FTS5 pays for
+# each row it scores. The rarest words' rows are ranked and the best of them scored exactly,
+# the common words included; a row those words alone would lift into the top k may be passed
+# over (bench/bench_hybrid_scale.py measures how often). Below about 100,000 records the exact
+# answer almost always fits.
+READ_BUDGET = 15_000
 DENSE_DEPTH = 100
 # The lexical part's divisor: "best" (the best row's bm25) or "bound" (lexbound.py).
 DIVISOR = "bound"
@@ -119,9 +127,9 @@ class Hybrid:
         terms = context.query_terms(query)
         conn.execute("BEGIN")
         try:
-            lexical = context.ranked(conn, terms, max(LEXICAL_DEPTH, 4 * k))
+            lexical = context.ranked(conn, terms, max(LEXICAL_DEPTH, 4 * k), READ_BUDGET)
             bound = self.counts.bound(conn, terms) if lexical and DIVISOR == "bound" else 0.0
-            spec = context.spec_ranked(conn, query, context.SPEC_DEPTH)
+            spec = context.spec_ranked(conn, query, context.SPEC_DEPTH, READ_BUDGET)
             rowids, scores = self._dense(conn, query)
             combined = fuse(lexical, bound, spec, rowids, scores)
             # The spec's rows are placed even when its part adds nothing: keep_spec needs them.

@@ -8,14 +8,15 @@ fts5Bm25Function (ext/fts5/fts5_aux.c) operation by operation:
     score   = sum over the query's phrases, in order, of
               idf * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * D / avgdl)))
 
-with k1 = 1.2, b = 0.75, N the table's rows, n(t) the rows holding t, f the times the row holds t,
-D the row's tokens and avgdl the table's tokens over N. FTS5 ranks by -score. A phrase the row does
-not hold adds exactly 0.0, so it can be left out of the sum.
+with k1 = 1.2, b = 0.75, N the table's rows, n(t) the rows holding t, f the times the row holds t
+(each time adding its column's weight, column by column, as FTS5 adds them: frequency()), D the
+row's tokens in all its columns and avgdl the table's tokens over N. FTS5 ranks by -score. A
+phrase the row does not hold adds exactly 0.0, so it can be left out of the sum.
 
-N and the table's tokens come from FTS5's averages record (hits_data, id 1), D from hits_docsize;
-both are lists of SQLite varints. `agrees_with_fts5` checks the whole reproduction against FTS5
-itself once per process (a build of SQLite that fuses multiply-adds would round differently);
-when it disagrees, the caller uses the plain query only.
+N and the table's tokens come from FTS5's averages record (the table's _data, id 1), D from its
+_docsize (the sum over columns); both are lists of SQLite varints. `agrees_with_fts5` checks the
+whole reproduction against FTS5 itself once per process (a build of SQLite that fuses
+multiply-adds would round differently); when it disagrees, the caller uses the plain query only.
 """
 
 import functools
@@ -53,8 +54,19 @@ def term_score(weight: float, freq: float, size: float, avgdl: float) -> float:
     return weight * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * size / avgdl)))
 
 
-def score(parts: list[tuple[float, int]], size: int, avgdl: float) -> float:
-    """A row's bm25 (positive: FTS5's rank is its negation): parts are (idf, times) per phrase,
+def frequency(times: list[int], weights: tuple[float, ...]) -> float:
+    """f for a phrase the row holds times[c] times in column c: FTS5 adds the column's weight
+    (1.0 past the weights given) once per time, in the row's order, column by column."""
+    freq = 0.0
+    for column, count in enumerate(times):
+        weight = weights[column] if column < len(weights) else 1.0
+        for _ in range(count):
+            freq += weight
+    return freq
+
+
+def score(parts: list[tuple[float, float]], size: int, avgdl: float) -> float:
+    """A row's bm25 (positive: FTS5's rank is its negation): parts are (idf, f) per phrase,
     in the query's order."""
     total = 0.0
     for weight, freq in parts:
@@ -91,48 +103,71 @@ def totals(averages: bytes | None) -> tuple[int, int]:
 
 
 _SELF_CHECK_ROWS = 400
+# The two shapes recall scores: one column at FTS5's weights, and three weighted columns.
+_SELF_CHECK_SHAPES = (((), 1), ((1.0, 0.4, 1.0), 3))
 
 
 @functools.cache
 def agrees_with_fts5() -> bool:
-    """True when score() gives FTS5's rank (negated) for every row of a small random corpus."""
+    """True when score() gives FTS5's rank (negated) for every row of a small random corpus, in
+    one column and in three weighted ones."""
     rng = random.Random(14)
     words = [f"w{n}" for n in range(12)]
-    conn = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        conn.execute("CREATE VIRTUAL TABLE hits USING fts5(text, tokenize = 'unicode61')")
-        for rowid in range(1, _SELF_CHECK_ROWS + 1):
-            text = " ".join(rng.choices(words, weights=range(12, 0, -1), k=rng.randint(1, 30)))
-            conn.execute("INSERT INTO hits (rowid, text) VALUES (?, ?)", (rowid, text))
-        (averages,) = conn.execute(
-            "SELECT block FROM hits_data WHERE id = ?", (AVERAGES_ID,)
-        ).fetchone()
-        rows, tokens = totals(averages)
-        avgdl = tokens / rows
-        sizes = {
-            rowid: varints(sz)[0] for rowid, sz in conn.execute("SELECT id, sz FROM hits_docsize")
-        }
-        texts = dict(conn.execute("SELECT rowid, text FROM hits"))
-        for _ in range(30):
-            query = rng.sample(words, rng.randint(1, 5))
-            docs = {w: sum(w in texts[r].split() for r in texts) for w in query}
-            weights = [idf(rows, docs[w]) for w in query]
-            expression = " OR ".join(f'"{w}"' for w in query)
-            for rowid, rank in conn.execute(
-                "SELECT rowid, rank FROM hits WHERE hits MATCH ? ORDER BY rank", (expression,)
-            ):
-                counts = texts[rowid].split()
-                parts = [
-                    (weight, counts.count(w)) for weight, w in zip(weights, query, strict=True)
-                ]
-                if -score(parts, sizes[rowid], avgdl) != rank:
-                    log.warning(
-                        "bm25: this SQLite rounds bm25 differently (%r != %r); recall uses the"
-                        " plain FTS5 query only",
-                        -score(parts, sizes[rowid], avgdl),
-                        rank,
-                    )
-                    return False
-        return True
-    finally:
-        conn.close()
+    for weights, width in _SELF_CHECK_SHAPES:
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            found = _disagreement(conn, rng, words, weights, width)
+        finally:
+            conn.close()
+        if found is not None:
+            log.warning(
+                "bm25: this SQLite rounds bm25 differently (%r != %r); recall uses the plain"
+                " FTS5 query only",
+                *found,
+            )
+            return False
+    return True
+
+
+def _disagreement(
+    conn: sqlite3.Connection,
+    rng: random.Random,
+    words: list[str],
+    weights: tuple[float, ...],
+    width: int,
+) -> tuple[float, float] | None:
+    """(ours, FTS5's) for the first row of a random corpus where they differ, or None."""
+    columns = [f"c{n}" for n in range(width)]
+    conn.execute(f"CREATE VIRTUAL TABLE t USING fts5({', '.join(columns)})")
+    texts: dict[int, list[list[str]]] = {}
+    for rowid in range(1, _SELF_CHECK_ROWS + 1):
+        texts[rowid] = [
+            rng.choices(words, weights=range(12, 0, -1), k=rng.randint(0 if n else 1, 30))
+            for n in range(width)
+        ]
+        conn.execute(
+            f"INSERT INTO t (rowid, {', '.join(columns)}) VALUES (?{', ?' * width})",
+            (rowid, *(" ".join(text) for text in texts[rowid])),
+        )
+    (averages,) = conn.execute("SELECT block FROM t_data WHERE id = ?", (AVERAGES_ID,)).fetchone()
+    rows, tokens = totals(averages)
+    avgdl = tokens / rows
+    sizes = {rowid: sum(varints(sz)) for rowid, sz in conn.execute("SELECT id, sz FROM t_docsize")}
+    rank = f"bm25({', '.join(['t', *map(repr, weights)])})"
+    for _ in range(30):
+        query = rng.sample(words, rng.randint(1, 5))
+        docs = {w: sum(any(w in text for text in texts[r]) for r in texts) for w in query}
+        idfs = [idf(rows, docs[w]) for w in query]
+        expression = " OR ".join(f'"{w}"' for w in query)
+        for rowid, theirs in conn.execute(
+            f"SELECT rowid, {rank} FROM t WHERE t MATCH ? ORDER BY rowid",  # noqa: S608
+            (expression,),
+        ):
+            parts = [
+                (weight, frequency([text.count(w) for text in texts[rowid]], weights))
+                for weight, w in zip(idfs, query, strict=True)
+            ]
+            ours = -score(parts, sizes[rowid], avgdl)
+            if ours != theirs:
+                return ours, theirs
+    return None

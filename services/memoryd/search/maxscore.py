@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from memoryd.search import bm25, vocab
+from memoryd.search import bm25, tokencount, topk, vocab
 
 # The whole query's best rows among those holding a read term (bm25 negative, best first).
 FILTERED = (
@@ -174,9 +174,17 @@ def spec_state(conn: sqlite3.Connection) -> State:
 
 
 def spec_ranked(
-    conn: sqlite3.Connection, terms: Sequence[str], expression: str, limit: int
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    expression: str,
+    limit: int,
+    budget: int | None = None,
 ) -> list[tuple[int, float]]:
     """The spec's query's best limit rows (rowid, bm25), best first (expression: its MATCH
-    text, for its plain query when ranked() cannot tell)."""
+    text, for its plain query when neither topk.exact() nor ranked() can tell); with a budget,
+    perhaps approximate (topk.exact)."""
+    exact = topk.exact(conn, tokencount.SPEC, topk.spec_state, terms, limit, budget)
+    if exact is not None:
+        return [(rowid, -score) for rowid, score in exact]
     found = ranked(conn, "hits", (), terms, limit, vocab.tokens, spec_state(conn))
     return conn.execute(SPEC_PLAIN, (expression, limit)).fetchall() if found is None else found

@@ -1,11 +1,15 @@
-"""The spec's recall query, answered without scoring what cannot reach the top k.
+"""The spec's recall query, answered without scoring what cannot reach the top k; and the same
+for any FTS5 table's OR query ranked by bm25 (context's, over three weighted columns).
 
 The spec's query, `hits MATCH '"a" OR "b" ...' ORDER BY rank LIMIT k`, scores every row that holds
-any term: one common word puts hundreds of thousands of rows in play. fast() gives the same rowids
-in the same order (bm25, equal scores by rowid, as FTS5 leaves them), in the manner of MaxScore:
+any term: one common word puts hundreds of thousands of rows in play, and FTS5's bm25 reads each
+term's whole list to count its rows, once per statement, whichever rows it scores. fast() gives
+the same rowids in the same order (bm25, equal scores by rowid, as FTS5 leaves them), and exact()
+gives them with their scores for any table (tokencount.Table), in the manner of MaxScore:
 
-1. Each term's row count n(t) (vocab.py, cached per index generation) gives its idf; one phrase
-   adds less than idf * (k1 + 1) to any row's score, whatever the row.
+1. Each term's row count n(t) (the caller's State: vocab.py's for the spec, cached per index
+   generation) gives its idf; one phrase adds less than idf * (k1 + 1) to any row's score,
+   whatever the row and the column weights.
 2. The terms are split, rarest first, into the read ones and the skipped ones: as few read terms
    as make the skipped terms' bounds (their sum) small beside the rarest term's idf (TRY_BELOW),
    within READ_SHARE of all the query's rows (and READ_LIMIT); otherwise the plain query answers.
@@ -16,9 +20,9 @@ in the same order (bm25, equal scores by rowid, as FTS5 leaves them), in the man
    hold no skipped term needs nothing more: the skipped phrases add exactly 0.0 to FTS5's sum, so
    its read part is its score, bit for bit.
 5. The other read rows are scored exactly, highest bound first (read part plus the bounds of the
-   skipped terms they may hold), until the next bound is below the k-th score: their texts
-   tokenized by FTS5's tokenizer (tokencount.py), their lengths from FTS5's docsize table, and
-   bm25.py repeating FTS5's arithmetic bit for bit.
+   skipped terms they may hold), until the next bound is below the k-th score: their columns'
+   texts tokenized by FTS5's tokenizer (tokencount.py), their lengths from FTS5's docsize table,
+   and bm25.py repeating FTS5's arithmetic bit for bit.
 6. A row that holds only skipped terms scores less than the sum of their bounds, and a read row
    PARTS did not return less than the last part returned plus that sum (or plus the bounds of
    the probed terms it holds, when it is known to hold some: those rows are scored). When these
@@ -37,7 +41,8 @@ read transaction, so all the statements see one state of the index.
 import heapq
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from memoryd.search import bm25, tokencount, vocab
 
@@ -48,16 +53,18 @@ PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
 # order: the same rows in the same order (the tests compare the two).
 FALLBACK = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
 # The rows holding a read term, with the read phrases' part of their score, best first.
-PARTS = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+PARTS = "SELECT rowid, -{score} FROM {table} WHERE {table} MATCH ? ORDER BY {score} LIMIT ?"
 # The read rows fetched first (best first); eight times more each time the last one fetched could
 # still reach the top k, or all of them once that is within ALL_AFTER times as many.
 PARTS_FIRST = 256
 ALL_AFTER = 4
 # The rows holding a skipped term and a read one.
-HOLDERS = "SELECT rowid FROM hits WHERE hits MATCH ?"
-SIZES = "SELECT id, sz FROM hits_docsize WHERE id IN (SELECT value FROM json_each(?))"
+HOLDERS = "SELECT rowid FROM {table} WHERE {table} MATCH ?"
+SIZES = "SELECT id, sz FROM {table}_docsize WHERE id IN (SELECT value FROM json_each(?))"
 # Below this many rows holding any term, the plain query is cheap: no need to be clever.
 PLAIN_BELOW = 1_500
+# With a budget, the rows scored one by one (their texts tokenized), at most.
+SCORED_MOST = 512
 # The rows read (the rarer terms' rows), at most this many.
 READ_LIMIT = 60_000
 # FTS5 ranks a read row at what the plain query pays for it, so the way round pays only when the
@@ -94,9 +101,12 @@ def best_rowids(
 
 
 def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list[str] | None:
-    """The read tokens (rarest first), or None for the plain query."""
+    """The read tokens (rarest first), or None for the plain query. A token no row holds is
+    read (it costs nothing and adds exactly 0.0 to every row), and the rarest that some row
+    holds sets the guess of the k-th score: an unseen word's high idf says nothing of it."""
     limit = min(READ_LIMIT, READ_SHARE * total)
-    order = sorted(docs, key=lambda token: (docs[token], token))
+    unseen = sorted(token for token in docs if not docs[token])
+    order = sorted((token for token in docs if docs[token]), key=lambda t: (docs[t], t))
     skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in order)
     rows = 0
     for n, token in enumerate(order):
@@ -105,34 +115,84 @@ def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list
             return None
         skipped_bound -= weight_of[token] * bm25.PHRASE_BOUND
         if n == len(order) - 1 or skipped_bound < TRY_BELOW * weight_of[order[0]]:
-            return order[: n + 1]
+            return unseen + order[: n + 1]
     return None
+
+
+class State(Protocol):
+    """A table's figures in the state the caller's transaction sees: its rows, its average row
+    length (all columns), and the rows holding a token (spelling: a query term that is it)."""
+
+    rows: int
+    avgdl: float
+
+    def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int: ...
+
+
+class _SpecState:
+    def __init__(self, stats: vocab.Stats):
+        self.stats, self.rows, self.avgdl = stats, stats.rows, stats.avgdl
+
+    def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int:
+        return vocab.docs(conn, self.stats, token, spelling)
+
+
+def spec_state(conn: sqlite3.Connection) -> State:
+    """The hits table's figures as this transaction sees it (vocab.py's, per generation)."""
+    vocab.ensure_vocab(conn)
+    return _SpecState(vocab.generation(conn))
 
 
 def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | None:
     """The answer without scoring every row, or None when only the plain query can give it."""
+    found = exact(conn, tokencount.SPEC, spec_state, terms, k)
+    return None if found is None else [rowid for rowid, _score in found]
+
+
+def exact(
+    conn: sqlite3.Connection,
+    table: tokencount.Table,
+    state_of: Callable[[sqlite3.Connection], State],
+    terms: Sequence[str],
+    k: int,
+    budget: int | None = None,
+) -> list[tuple[int, float]] | None:
+    """(rowid, score) of the k best rows of table for `"t1" OR "t2" ...` over terms, best first
+    (score: -bm25, FTS5's own to the bit, equal scores by rowid), or None when only the plain
+    query can tell. state_of gives the table's figures (called once the terms are known to be
+    one token each).
+
+    With a budget (rows), the answer may be approximate, at a bounded cost. The terms read are
+    split()'s when they hold at most budget rows, the rarest within budget (within()) when not;
+    FTS5 ranks their rows once by the read phrases; of those, rows that may hold a skipped term
+    are scored exactly, best bound first, SCORED_MOST at most. Where the exact answer would need
+    more (rows holding no read term that could reach the top k, more rows ranked or scored, two
+    scores one rounding apart), this answer is returned as it stands: every score in it is the
+    row's exact bm25, but a row that belongs in the top k may be left out."""
     if k < 1:
         return None
-    phrases = [vocab.tokens(term) for term in terms]
+    tokens_of = table.probe().tokens
+    phrases = [tokens_of(term) for term in terms]
     if any(len(found) != 1 for found in phrases) or not bm25.agrees_with_fts5():
         return None
     phrase_tokens = [found[0] for found in phrases]
     spelling: dict[str, str] = {}
     for term, token in zip(terms, phrase_tokens, strict=True):
         spelling.setdefault(token, term)
-    vocab.ensure_vocab(conn)
-    stats = vocab.generation(conn)
-    if not stats.rows:
+    state = state_of(conn)
+    if not state.rows:
         return None
-    docs = {token: vocab.docs(conn, stats, token, spelling[token]) for token in spelling}
+    docs = {token: state.docs(conn, token, spelling[token]) for token in spelling}
     total = sum(docs.values())
     if total <= PLAIN_BELOW:
         return None
-    weights = [bm25.idf(stats.rows, docs[token]) for token in phrase_tokens]
+    weights = [bm25.idf(state.rows, docs[token]) for token in phrase_tokens]
     weight_of = dict.fromkeys(spelling, 0.0)
     for weight, token in zip(weights, phrase_tokens, strict=True):
         weight_of[token] += weight
     read = split(docs, weight_of, total)
+    if budget is not None and (read is None or sum(docs[token] for token in read) > budget):
+        read = within(docs, budget)
     if read is None:
         return None
     # The read phrases as the query has them (a token twice is two phrases, as in FTS5's sum).
@@ -145,35 +205,78 @@ def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | 
     # At most this many read rows (a row holding two read terms is counted twice).
     read_rows = sum(docs[token] for token in read)
     limit = max(PARTS_FIRST, k)
+    parts_query = PARTS.format(score=table.score(), table=table.name)
     probed: dict[str, set[int]] = {}
     scored: dict[int, float] = {}  # rows scored one by one, kept from one round to the next
     while True:
-        parts = conn.execute(PARTS, (read_expression, limit)).fetchall()
+        parts = conn.execute(parts_query, (read_expression, limit)).fetchall()
         if len(parts) < k:
             return None
         # The read rows not returned have a part of at most the last one's (None: none left).
         cutoff = parts[-1][1] if len(parts) == limit else None
-        _probe_skipped(conn, parts, k, skipped, docs, bound_of, spelling, read_expression, probed)
+        _probe_skipped(
+            conn,
+            table,
+            parts,
+            k,
+            skipped,
+            docs,
+            bound_of,
+            spelling,
+            read_expression,
+            probed,
+            AND_COST if budget is None else 0.0,
+        )
         unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
         scores = _score(
-            conn, parts, cutoff, k, probed, bound_of, weights, phrase_tokens, stats.avgdl, scored
+            conn,
+            table,
+            parts,
+            cutoff,
+            k,
+            probed,
+            bound_of,
+            weights,
+            phrase_tokens,
+            state.avgdl,
+            scored,
+            None if budget is None else SCORED_MOST,
         )
         best = heapq.nlargest(k, scores.values())
+        if len(best) < k:
+            return None
         # A row holding no read term scores less than the skipped terms' bounds.
-        if len(best) < k or bm25.reaches(skipped_bound, best[-1]):
+        if bm25.reaches(skipped_bound, best[-1]) and budget is None:
             return None
         # A read row not returned that holds no probed term scores at most cutoff + unknown.
-        if cutoff is None or not bm25.reaches(cutoff + unknown, best[-1]):
+        if cutoff is None or not bm25.reaches(cutoff + unknown, best[-1]) or budget is not None:
             break
         # Each round ranks every read row again: when a few more rounds could be needed, one
         # that returns them all costs less.
         limit = read_rows + 1 if limit * 8 * ALL_AFTER >= read_rows else limit * 8
     ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
-    return ranked[:k] if _clear(scores, ranked, k) else None
+    if budget is None and not _clear(scores, ranked, k):
+        return None
+    return [(rowid, scores[rowid]) for rowid in ranked[:k]]
+
+
+def within(docs: dict[str, int], budget: int) -> list[str] | None:
+    """The rarest tokens whose rows (a row counted once per token) are within budget, at least
+    one that some row holds (and every token no row holds); None when no row holds any."""
+    order = sorted(docs, key=lambda token: (docs[token], token))
+    read: list[str] = []
+    rows = 0
+    for token in order:
+        rows += docs[token]
+        if docs[token] and rows > budget and any(docs[t] for t in read):
+            break
+        read.append(token)
+    return read if any(docs[token] for token in read) else None
 
 
 def _score(
     conn: sqlite3.Connection,
+    table: tokencount.Table,
     parts: list[tuple[int, float]],
     cutoff: float | None,
     k: int,
@@ -183,13 +286,15 @@ def _score(
     phrase_tokens: list[str],
     avgdl: float,
     scored: dict[int, float],
+    most: int | None = None,
 ) -> dict[int, float]:
     """The exact scores of the read rows that can reach the top k; the others are left out.
 
     parts are the read rows FTS5 returned (rowid, read part), best first; cutoff bounds the part
     of those it did not return (None: it returned all). A probed term's holders among the rows
     not returned are scored too when their bound lets them near the k-th score. scored holds the
-    rows already scored one by one (an earlier round), and gains the rows scored here.
+    rows already scored one by one (an earlier round), and gains the rows scored here. most:
+    the rows scored one by one at most (None: as many as can reach the k-th score).
     """
     unknown = sum(bound for token, bound in bound_of.items() if token not in probed)
     held: dict[int, float] = {}  # rowid: the bounds of the probed terms it holds
@@ -218,7 +323,7 @@ def _score(
             for upper, rowid in uppers[start : start + BATCH]
             if kth is None or bm25.reaches(upper, kth)
         ]
-        if not near:
+        if not near or (most is not None and len(scored) >= most):
             break
         batch = []
         for rowid in near:
@@ -227,12 +332,12 @@ def _score(
                 _keep(best, scores[rowid], k)
             else:
                 batch.append(rowid)
-        times_of = tokencount.counts(conn, batch, tokens)
-        sizes = _sizes(conn, batch)
+        times_of = tokencount.counts(conn, batch, tokens, table)
+        sizes = _sizes(conn, table, batch)
         for rowid in batch:
             times = times_of[rowid]
             row_parts = [
-                (weight, times.get(token, 0))
+                (weight, bm25.frequency(times[token], table.weights) if token in times else 0.0)
                 for weight, token in zip(weights, phrase_tokens, strict=True)
             ]
             scores[rowid] = scored[rowid] = bm25.score(row_parts, sizes[rowid], avgdl)
@@ -249,6 +354,7 @@ def _keep(best: list[float], score: float, k: int) -> None:
 
 def _probe_skipped(
     conn: sqlite3.Connection,
+    table: tokencount.Table,
     parts: list[tuple[int, float]],
     k: int,
     skipped: list[str],
@@ -257,6 +363,7 @@ def _probe_skipped(
     spelling: dict[str, str],
     read_expression: str,
     probed: dict[str, set[int]],
+    and_cost: float = AND_COST,
 ) -> None:
     """For the skipped terms worth it, the read rows that hold them (one FTS5 AND each), added
     to probed (which keeps them from one round to the next: they do not depend on parts).
@@ -273,9 +380,10 @@ def _probe_skipped(
         unknown = sum(bound_of[token] for token in left)
         near = sum(1 for _rowid, part in parts if bm25.reaches(part + unknown, kth_below))
         token = left[0]
-        if AND_COST * docs[token] > SCORE_COST * near:
+        if and_cost * docs[token] > SCORE_COST * near:
             break
-        found = conn.execute(HOLDERS, (f'"{spelling[token]}" AND ({read_expression})',))
+        holders = HOLDERS.format(table=table.name)
+        found = conn.execute(holders, (f'"{spelling[token]}" AND ({read_expression})',))
         probed[token] = {rowid for (rowid,) in found}
         left.pop(0)
 
@@ -290,9 +398,10 @@ def _clear(scores: dict[int, float], ranked: list[int], k: int) -> bool:
     return True
 
 
-def _sizes(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, int]:
-    """Each row's length in tokens, from FTS5's docsize table."""
+def _sizes(conn: sqlite3.Connection, table: tokencount.Table, rowids: list[int]) -> dict[int, int]:
+    """Each row's length in tokens (all its columns), from FTS5's docsize table."""
     if not rowids:
         return {}
     listed = json.dumps(sorted(rowids))
-    return {rowid: bm25.varints(size)[0] for rowid, size in conn.execute(SIZES, (listed,))}
+    found = conn.execute(SIZES.format(table=table.name), (listed,))
+    return {rowid: sum(bm25.varints(size)) for rowid, size in found}

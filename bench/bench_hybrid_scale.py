@@ -16,11 +16,17 @@ Then, in a fresh process (its memory is memoryd's): the index opened, the vector
 built as memoryd builds it (timed), and --queries recalls through recall_on (k=10): p50 and p99;
 VmRSS and VmHWM after them. Then, for each question, the dense half alone, in its parts: the
 question embedded (by the embedding child), the ANN's candidates, their scoring from the table
-(p50 and p99 of each, and of their sum), the lexical half's ranking (context's top 100 and the
-bound of the question's weight) and the spec's ranking it reads (context.spec_ranked). Last, for
-each question, the exact cosine top 10 over every stored vector (a scan of the table) against the
+(p50 and p99 of each, and of their sum), the lexical half's ranking (context's top 40 and the
+bound of the question's weight) and the spec's ranking it reads (context.spec_ranked), both within
+hybrid's READ_BUDGET, and how much of the exact answer each keeps: the share of the exact top
+10's positions where the budgeted list holds the same score (rows of equal score may differ, as
+FTS5 orders them only by rowid), and the questions whose top 10 is all exact. Last, for each
+question, the exact cosine top 10 over every stored vector (a scan of the table) against the
 approximate search's top 10 (ann.Ann's candidates, scored again from the table by
 vectors.around): the share found.
+
+--keep DIR builds the home in DIR and, run again with the same size, measures it without
+building it again (the build of a million records takes several minutes).
 
 --against DIR measures the same index a second time under another checkout's code
 (PYTHONPATH=DIR/services:DIR/libs), the two alternated (ROUNDS times each), so a before and an
@@ -45,6 +51,7 @@ from recall_eval.conversations import conversation
 from memoryd.home import Home
 from memoryd.index.index import Index
 from memoryd.modes import context, embed, hybrid, int8, vectors
+from memoryd.search import maxscore
 from memoryd.search.query import Query
 from tests.recalling import recall_on
 
@@ -135,6 +142,15 @@ def _exact_top(home: Home, queries: np.ndarray, k: int = 10) -> list[set[int]]:
     return [set(map(int, row)) for row in best_ids]
 
 
+def _kept(found: list[tuple[int, float]], exact: list[tuple[int, float]]) -> float:
+    """The share of the exact top list's positions where the budgeted list has the same score
+    (rows of equal score may differ: FTS5 itself orders them only by rowid)."""
+    if not exact:
+        return 1.0
+    same = sum(a[1] == b[1] for a, b in zip(found, exact, strict=False))
+    return same / len(exact)
+
+
 def measure(home_root: str, queries_file: str, count: int) -> None:
     home = Home(Path(home_root))
     questions = json.loads(Path(queries_file).read_text())[:count]
@@ -165,17 +181,33 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     spec: list[float] = []
     conn = index._take()
     approximate, query_vectors = [], []
+    # The budget hybrid ranks within (a checkout from before it has none: the exact answer).
+    budget = getattr(hybrid, "READ_BUDGET", None)
+    within = () if budget is None else (budget,)
+    kept: dict[str, list[float]] = {"lexical": [], "spec": []}
     for text in questions:
         t = time.perf_counter()
         terms = context.query_terms(Query.parse(text))
-        if context.ranked(conn, terms, hybrid.LEXICAL_DEPTH):
+        conn.execute("BEGIN")
+        found = context.ranked(conn, terms, hybrid.LEXICAL_DEPTH, *within)
+        if found:
             index.live.counts.bound(conn, terms)
+        conn.execute("COMMIT")
         lexical.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
         conn.execute("BEGIN")
-        context.spec_ranked(conn, Query.parse(text), context.SPEC_DEPTH)
+        context.spec_ranked(conn, Query.parse(text), context.SPEC_DEPTH, *within)
         conn.execute("COMMIT")
         spec.append((time.perf_counter() - t) * 1000)
+        if budget is not None:  # the budgeted lists against the exact ones
+            query = Query.parse(text)
+            conn.execute("BEGIN")
+            exact = context.ranked(conn, terms, hybrid.LEXICAL_DEPTH)
+            kept["lexical"].append(_kept(found[:10], exact[:10]))
+            spec_args = (conn, query.terms, query.expression, context.SPEC_DEPTH)
+            exact_spec = maxscore.spec_ranked(*spec_args)
+            kept["spec"].append(_kept(maxscore.spec_ranked(*spec_args, budget), exact_spec))
+            conn.execute("COMMIT")
         t0 = time.perf_counter()
         q = index.live.embedder.embed([text])[0]
         t1 = time.perf_counter()
@@ -189,6 +221,10 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
         cosine = snap.vectors @ q
         approximate.append({int(snap.rowids[i]) for i in np.argsort(-cosine)[:10]})
     index._give(conn)
+    for name, shares in kept.items():
+        if shares:
+            out[f"{name}_exact_scores_at_10"] = round(statistics.mean(shares), 4)
+            out[f"{name}_all_exact_at_10"] = sum(share == 1.0 for share in shares)
     parts["dense"] = [sum(t) for t in zip(*parts.values(), strict=True)]
     parts["lexical"] = lexical
     parts["spec"] = spec

@@ -20,7 +20,9 @@ question embedded (by the embedding child), the ANN's candidates, their scoring 
 bound of the question's weight) and the spec's ranking it reads (context.spec_ranked), both within
 hybrid's READ_BUDGET, and how much of the exact answer each keeps: the share of the exact top
 10's positions where the budgeted list holds the same score (rows of equal score may differ, as
-FTS5 orders them only by rowid), and the questions whose top 10 is all exact. Last, for each
+FTS5 orders them only by rowid), and the questions whose top 10 is all exact; and the recalls
+once more with the budget off: how much of those exact answers' top 5 and top 10 the budgeted
+recalls held. Last, for each
 question, the exact cosine top 10 over every stored vector (a scan of the table) against the
 approximate search's top 10 (ann.Ann's candidates, scored again from the table by
 vectors.around): the share found.
@@ -142,6 +144,29 @@ def _exact_top(home: Home, queries: np.ndarray, k: int = 10) -> list[set[int]]:
     return [set(map(int, row)) for row in best_ids]
 
 
+def _against_exact(index: Index, questions: list[str], answers: list[list]) -> dict[str, float]:
+    """The same recalls with hybrid's budget off (every lexical list exact): the share of their
+    top 5 and top 10 the budgeted recalls held, and the questions answered alike."""
+    budget, hybrid.READ_BUDGET = hybrid.READ_BUDGET, None
+    try:
+        exact = [
+            [(hit.session, hit.record) for hit in recall_on(index, q, k=10, session="mm-x").hits]
+            for q in questions
+        ]
+    finally:
+        hybrid.READ_BUDGET = budget
+    pairs = list(zip(answers, exact, strict=True))
+    return {
+        "exact_top5_held": round(
+            statistics.mean(len(set(a[:5]) & set(e[:5])) / max(1, len(e[:5])) for a, e in pairs), 4
+        ),
+        "exact_top10_held": round(
+            statistics.mean(len(set(a) & set(e)) / max(1, len(e)) for a, e in pairs), 4
+        ),
+        "answered_alike": sum(a == e for a, e in pairs),
+    }
+
+
 def _kept(found: list[tuple[int, float]], exact: list[tuple[int, float]]) -> float:
     """The share of the exact top list's positions where the budgeted list has the same score
     (rows of equal score may differ: FTS5 itself orders them only by rowid)."""
@@ -164,10 +189,12 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     for q in questions[:20]:
         recall_on(index, q, k=10, session="mm-warm")
     times = []
+    answers = []
     for q in questions:
         t0 = time.perf_counter()
-        recall_on(index, q, k=10, session="mm-bench")
+        found = recall_on(index, q, k=10, session="mm-bench")
         times.append((time.perf_counter() - t0) * 1000)
+        answers.append([(hit.session, hit.record) for hit in found.hits])
     times.sort()
     out = {
         "ann_rows": matrix.ann.rows() if matrix.ann else 0,
@@ -176,6 +203,8 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
         "p99_ms": round(times[int(0.99 * (len(times) - 1))], 1),
     }
     out.update(_status())
+    if getattr(hybrid, "READ_BUDGET", None) is not None:
+        out.update(_against_exact(index, questions, answers))
     parts: dict[str, list[float]] = {"embed_q": [], "ann": [], "around": []}
     lexical: list[float] = []
     spec: list[float] = []

@@ -338,3 +338,43 @@ def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch, re
     conn.close()
     assert len(snapshot.rowids) == len(PETS) + 1
     index.close()
+
+
+def test_at_scale_the_words_are_ranked_within_the_budget(tmp_path, monkeypatch):
+    """hybrid's lexical half and the spec's part take their lists from topk within READ_BUDGET,
+    not from the plain query (thresholds lowered so that a small home is ranked as a million
+    records would be: the stopwords' rows are over the budget), and the row holding the rare
+    words still comes first."""
+    from memoryd.search import topk
+
+    monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(hybrid, "READ_BUDGET", 100)
+    asked: list[tuple[str, int | None, list | None]] = []
+    exact = topk.exact
+
+    def watching(conn, table, state_of, terms, k, budget=None):
+        found = exact(conn, table, state_of, terms, k, budget)
+        asked.append((table.name, budget, found))
+        return found
+
+    monkeypatch.setattr(topk, "exact", watching)
+    home = Home(tmp_path / "h")
+    reports = [user(f"2023-05-01T10:{n:02d}:00Z", f"weather report {n}") for n in range(60)]
+    append(home, "mm-reports", reports)
+    chatter = [
+        user(f"2023-05-02T{n // 60:02d}:{n % 60:02d}:00Z", f"the sun is out {n}")
+        for n in range(200)
+    ]
+    append(home, "mm-chatter", chatter)
+    append(home, "mm-pets", PETS)
+    index = opened(home)
+    index.catch_up_all()
+    assert index.drain_embeddings(60)
+    hits = recall_on(index, "when is the quarterly report due", k=3, session="mm-q").hits
+    index.close()
+    assert hits[0].snippet == "The quarterly report is due on Friday"
+    assert {(name, budget) for name, budget, _found in asked} == {
+        ("context_hits", 100),
+        ("hits", 100),
+    }
+    assert all(found is not None for _name, _budget, found in asked)

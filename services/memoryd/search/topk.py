@@ -163,7 +163,7 @@ def exact(
     one token each).
 
     With a budget (rows), the answer may be approximate, at a bounded cost. The terms read are
-    split()'s when they hold at most budget rows, the rarest within budget (within()) when not;
+    split()'s when they hold from k to budget rows, the rarest within budget (within()) when not;
     FTS5 ranks their rows once by the read phrases; every skipped term is probed (its AND with
     the read terms seeks through at most budget rows), and the read rows that hold one are
     scored exactly, best bound first, SCORED_MOST at most. Where the exact answer would need
@@ -192,7 +192,7 @@ def exact(
     for weight, token in zip(weights, phrase_tokens, strict=True):
         weight_of[token] += weight
     read = split(docs, weight_of, total)
-    if budget is not None and (read is None or sum(docs[token] for token in read) > budget):
+    if budget is not None and (read is None or not k <= sum(docs[t] for t in read) <= budget):
         read = within(docs, budget)
     if read is None:
         return None

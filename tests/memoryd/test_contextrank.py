@@ -236,6 +236,7 @@ def test_spec_ranked_reads_the_scores_with_the_ranking(monkeypatch, texts, terms
 def eager_exact(monkeypatch):
     """topk's thresholds low enough that tiny tables take its path (it answers before maxscore)."""
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(topk, "EXACT_ROWS", 0)
     monkeypatch.setattr(topk, "READ_SHARE", 1.0)
     monkeypatch.setattr(topk, "READ_LIMIT", 10**6)
 

@@ -348,6 +348,7 @@ def test_at_scale_the_words_are_ranked_within_the_budget(tmp_path, monkeypatch):
     from memoryd.search import topk
 
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(topk, "EXACT_ROWS", 0)
     monkeypatch.setattr(hybrid, "READ_BUDGET", 100)
     asked: list[tuple[str, int | None, list | None]] = []
     exact = topk.exact

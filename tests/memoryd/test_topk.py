@@ -49,6 +49,7 @@ def _both(conn: sqlite3.Connection, query: str, k: int) -> tuple[list[int], list
 def eager(monkeypatch):
     """Thresholds low enough that tiny corpora take the fast path."""
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
+    monkeypatch.setattr(topk, "EXACT_ROWS", 0)
     monkeypatch.setattr(topk, "READ_SHARE", 1.0)
     monkeypatch.setattr(topk, "TRY_BELOW", 1e9)
     monkeypatch.setattr(topk, "READ_LIMIT", 2000)
@@ -379,6 +380,9 @@ def test_a_budget_reads_the_rare_words_and_leaves_the_common_ones(tmp_path, monk
     for n in range(0, 20_000, 1000):
         texts[n] = "rare common common" if n % 2000 else "rare"
     conn = _table(tmp_path / "index.sqlite3", texts)
+    # 20,000 rows are few enough for the exact search: the budget is not used.
+    assert _budgeted(conn, "rare common", 5, 1000)[1] is None
+    monkeypatch.setattr(topk, "EXACT_ROWS", 10_000)
     statements: list[str] = []
     conn.set_trace_callback(statements.append)
     terms, found, _exact = _budgeted(conn, "rare common", 5, 1000)

@@ -1,17 +1,21 @@
-"""context's lexical ranking by search/topk.py, or search/maxscore.py when topk cannot tell: the
-same rows, order and bm25 as context's query, without scoring every row that holds a term of the
-question.
+"""context's lexical ranking by search/maxscore.py: the same rows, order and bm25 as context's
+query, without scoring every row that holds a term of the question; or, within a budget of rows
+(hybrid's), by search/topk.py.
 
-topk scores the few rows it must itself, so FTS5 never reads a common term's whole list to count
-its rows (which its bm25 does once per statement, whichever rows it scores); maxscore lets FTS5
-score the rows it reads. What both need of context_hits, here: its tokenizer (porter over
-unicode61, not the spec's), run by an in-memory FTS5 table of the same schema; and its figures
-per state (Counts): n(t), the rows holding each token, counted by fts5vocab, the average row
-length, and the best scores maxscore looks up. A state is
-the index generation of memoryd's last commit (search/generation.py) with context_hits' own
-averages and structure records, which every change rewrites. A rewrite of a row's neighbour
-column (its session grew) can add a term to an old row, so nothing is carried from one state to
-the next as the spec's counts are; a state memoryd did not make is counted for each search.
+maxscore lets FTS5 score the rows it reads, by the whole query: exact, and at 100,000 records
+cheaper in the tail than topk's exact search, whose rounds can rank and tokenize thousands of
+rows on a whole-sentence question (p99 96 against 37 ms, one run alternated). topk within a
+budget ranks once and scores a bounded number of rows itself, so FTS5 never ranks a common
+term's rows: at a million records that is what keeps hybrid near 100 ms.
+
+What both need of context_hits, here: its tokenizer (porter over unicode61, not the spec's), run
+by an in-memory FTS5 table of the same schema; and its figures per state (Counts): n(t), the
+rows holding each token, counted by fts5vocab, the average row length, and the best scores
+maxscore looks up. A state is the index generation of memoryd's last commit
+(search/generation.py) with context_hits' own averages and structure records, which every
+change rewrites. A rewrite of a row's neighbour column (its session grew) can add a term to an
+old row, so nothing is carried from one state to the next as the spec's counts are; a state
+memoryd did not make is counted for each search.
 """
 
 import sqlite3
@@ -70,9 +74,10 @@ def ranked(
     context's query ranks them (table: context_hits as context.py makes and weighs it); None
     when only that query can tell cheaply. With a budget, perhaps approximate (topk.exact)."""
     state = counts(conn)
-    found = topk.exact(conn, table, lambda _conn: state, terms, limit, budget)
-    if found is not None:
-        return [(rowid, -score) for rowid, score in found]
+    if budget is not None:
+        found = topk.exact(conn, table, lambda _conn: state, terms, limit, budget)
+        if found is not None:
+            return [(rowid, -score) for rowid, score in found]
     tokens = table.probe().tokens
     return maxscore.ranked(conn, TABLE, table.weights, terms, limit, tokens, state)
 

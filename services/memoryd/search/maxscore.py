@@ -181,10 +181,11 @@ def spec_ranked(
     budget: int | None = None,
 ) -> list[tuple[int, float]]:
     """The spec's query's best limit rows (rowid, bm25), best first (expression: its MATCH
-    text, for its plain query when neither topk.exact() nor ranked() can tell); with a budget,
-    perhaps approximate (topk.exact)."""
-    exact = topk.exact(conn, tokencount.SPEC, topk.spec_state, terms, limit, budget)
-    if exact is not None:
-        return [(rowid, -score) for rowid, score in exact]
+    text, for its plain query when ranked() cannot tell); with a budget, topk.exact's answer
+    within it first, perhaps approximate."""
+    if budget is not None:
+        exact = topk.exact(conn, tokencount.SPEC, topk.spec_state, terms, limit, budget)
+        if exact is not None:
+            return [(rowid, -score) for rowid, score in exact]
     found = ranked(conn, "hits", (), terms, limit, vocab.tokens, spec_state(conn))
     return conn.execute(SPEC_PLAIN, (expression, limit)).fetchall() if found is None else found

@@ -132,11 +132,9 @@ def test_the_fast_path_answers_most_queries_and_agrees_with_ties(eager):
     assert answered >= 60  # the rest fell back: all the terms as common as each other
 
 
-@pytest.mark.parametrize("query", ["rare common", "unseen rare common"])
-def test_a_common_term_is_not_scored_row_by_row(tmp_path, query):
-    """At default thresholds, a query with one common and one rare term takes the fast path;
-    so does one with a word no row holds (the highest idf, but it adds 0.0 to every row: the
-    rarest word some row holds sets the guess of the k-th score)."""
+def test_a_common_term_is_not_scored_row_by_row(tmp_path):
+    """At default thresholds, a query with one common and one rare term takes the fast path."""
+    query = "rare common"
     rng = random.Random(9)
     texts = [f"common filler{rng.randint(0, 500)}" for _ in range(20_000)]
     for n in range(0, 20_000, 400):

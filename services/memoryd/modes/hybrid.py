@@ -52,8 +52,8 @@ LEXICAL_DEPTH = 40
 # stopword, a year in the date column) hold hundreds of thousands of rows, and FTS5 pays for
 # each row it scores. The rarest words' rows are ranked and the best of them scored exactly,
 # the common words included; a row those words alone would lift into the top k may be passed
-# over (bench/bench_hybrid_scale.py measures how often). Below about 100,000 records the exact
-# answer almost always fits.
+# over (bench/bench_hybrid_scale.py measures how often). In a table of at most
+# topk.EXACT_ROWS rows the budget is not used: the lists are exact there.
 READ_BUDGET = 15_000
 DENSE_DEPTH = 100
 # The lexical part's divisor: "best" (the best row's bm25) or "bound" (lexbound.py).

@@ -105,12 +105,9 @@ def best_rowids(
 
 
 def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list[str] | None:
-    """The read tokens (rarest first), or None for the plain query. A token no row holds is
-    read (it costs nothing and adds exactly 0.0 to every row), and the rarest that some row
-    holds sets the guess of the k-th score: an unseen word's high idf says nothing of it."""
+    """The read tokens (rarest first), or None for the plain query."""
     limit = min(READ_LIMIT, READ_SHARE * total)
-    unseen = sorted(token for token in docs if not docs[token])
-    order = sorted((token for token in docs if docs[token]), key=lambda t: (docs[t], t))
+    order = sorted(docs, key=lambda token: (docs[token], token))
     skipped_bound = sum(weight_of[token] * bm25.PHRASE_BOUND for token in order)
     rows = 0
     for n, token in enumerate(order):
@@ -119,7 +116,7 @@ def split(docs: dict[str, int], weight_of: dict[str, float], total: int) -> list
             return None
         skipped_bound -= weight_of[token] * bm25.PHRASE_BOUND
         if n == len(order) - 1 or skipped_bound < TRY_BELOW * weight_of[order[0]]:
-            return unseen + order[: n + 1]
+            return order[: n + 1]
     return None
 
 

@@ -164,14 +164,15 @@ def exact(
     one token each).
 
     With a budget (rows), None in a table of at most EXACT_ROWS rows; otherwise the answer may
-    be approximate, at a bounded cost. The terms read are
-    split()'s when they hold from k to budget rows, the rarest within budget (within()) when not;
-    FTS5 ranks their rows once by the read phrases; every skipped term is probed (its AND with
-    the read terms seeks through at most budget rows), and the read rows that hold one are
-    scored exactly, best bound first, SCORED_MOST at most. Where the exact answer would need
-    more (rows holding no read term that could reach the top k, more rows ranked or scored, two
-    scores one rounding apart), this answer is returned as it stands: every score in it is the
-    row's exact bm25, but a row that belongs in the top k may be left out."""
+    be approximate, at a bounded cost. The terms read are every term when all their rows fit in
+    the budget, split()'s when they hold from k to budget rows, and the rarest that fit
+    (within()) otherwise; FTS5 ranks their rows once by the read phrases; every skipped term is
+    probed (its AND with the read terms seeks through at most budget rows), and the read rows
+    that hold one are scored exactly, best bound first, SCORED_MOST at most. Where the exact
+    answer would need more (rows holding no read term that could reach the top k, more rows
+    ranked or scored, two scores one rounding apart), this answer is returned as it stands:
+    every score in it is the row's exact bm25, but a row that belongs in the top k may be left
+    out."""
     if k < 1:
         return None
     tokens_of = table.probe().tokens

@@ -46,6 +46,14 @@ def _insert(conn: sqlite3.Connection, rows: list[tuple[str, str, str]], first: i
     )
 
 
+def _random_rows(rng: random.Random, count: int) -> list[tuple[str, ...]]:
+    """Rows of up to 8 words of text, 30 of neighbours and 3 of date, drawn from SKEWED."""
+    return [
+        tuple(" ".join(rng.choices(SKEWED, k=rng.randint(0, n))) for n in (8, 30, 3))
+        for _ in range(count)
+    ]
+
+
 def _both(conn: sqlite3.Connection, terms: list[str], k: int):
     conn.execute("BEGIN")
     try:
@@ -111,11 +119,7 @@ def test_the_ranking_is_the_plain_querys(
 @pytest.mark.parametrize("seed", range(4))
 def test_most_queries_take_the_fast_path_and_agree(eager, monkeypatch, tmp_path, seed):
     rng = random.Random(seed)
-    rows = [
-        tuple(" ".join(rng.choices(SKEWED, k=rng.randint(0, n))) for n in (8, 30, 3))
-        for _ in range(2000)
-    ]
-    conn = _table(tmp_path / "index.sqlite3", rows)
+    conn = _table(tmp_path / "index.sqlite3", _random_rows(rng, 2000))
     answered = 0
     for _ in range(60):
         monkeypatch.setattr(maxscore, "TRY_BELOW", rng.choice([0.3, 1.0, 1.3]))
@@ -299,11 +303,7 @@ def test_topk_scores_context_rows_as_fts5_does(
 @pytest.mark.parametrize("seed", range(3))
 def test_topk_answers_most_context_queries_and_agrees(eager_exact, monkeypatch, tmp_path, seed):
     rng = random.Random(seed)
-    rows = [
-        tuple(" ".join(rng.choices(SKEWED, k=rng.randint(0, n))) for n in (8, 30, 3))
-        for _ in range(1500)
-    ]
-    conn = _table(tmp_path / "index.sqlite3", rows)
+    conn = _table(tmp_path / "index.sqlite3", _random_rows(rng, 1500))
     answered = 0
     for _ in range(60):
         monkeypatch.setattr(topk, "TRY_BELOW", rng.choice([0.5, 1.0, 1.5, 1e9]))

@@ -145,12 +145,12 @@ def _split(
     return None
 
 
-class _SpecState:
-    def __init__(self, stats: vocab.Stats, most: dict[tuple[str, str], float]):
-        self.stats, self.rows, self.most = stats, stats.rows, most
+class _SpecState(topk.SpecState):
+    """topk's figures of the hits table, with the best scores ranked() looks up."""
 
-    def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int:
-        return vocab.docs(conn, self.stats, token, spelling)
+    def __init__(self, stats: vocab.Stats, most: dict[tuple[str, str], float]):
+        super().__init__(stats)
+        self.most = most
 
 
 # The best scores kept per generation of the spec's index (vocab.Stats.key), the last few.

@@ -130,7 +130,9 @@ class State(Protocol):
     def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int: ...
 
 
-class _SpecState:
+class SpecState:
+    """The hits table's figures in one index generation (vocab.py's)."""
+
     def __init__(self, stats: vocab.Stats):
         self.stats, self.rows, self.avgdl = stats, stats.rows, stats.avgdl
 
@@ -141,7 +143,7 @@ class _SpecState:
 def spec_state(conn: sqlite3.Connection) -> State:
     """The hits table's figures as this transaction sees it (vocab.py's, per generation)."""
     vocab.ensure_vocab(conn)
-    return _SpecState(vocab.generation(conn))
+    return SpecState(vocab.generation(conn))
 
 
 def fast(conn: sqlite3.Connection, terms: Sequence[str], k: int) -> list[int] | None:

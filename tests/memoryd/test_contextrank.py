@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from memoryd.index import indexer
 from memoryd.modes import arrange, context, contextrank
-from memoryd.search import bm25, generation, maxscore, tokencount, topk
+from memoryd.search import bm25, candidates, generation, maxscore, tokencount, topk
 from memoryd.search.query import Query, terms_expression
 
 WEIGHTS = (1.0, context.NEAR_WEIGHT, context.DATE_WEIGHT)
@@ -240,7 +240,6 @@ def test_spec_ranked_reads_the_scores_with_the_ranking(monkeypatch, texts, terms
 def eager_exact(monkeypatch):
     """topk's thresholds low enough that tiny tables take its path (it answers before maxscore)."""
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
-    monkeypatch.setattr(topk, "EXACT_ROWS", 0)
     monkeypatch.setattr(topk, "READ_SHARE", 1.0)
     monkeypatch.setattr(topk, "READ_LIMIT", 10**6)
 
@@ -288,9 +287,9 @@ def test_topk_scores_context_rows_as_fts5_does(
     time a term occurs adds its column's weight) gives the plain query's rows and bm25 to the
     bit, whichever terms it reads, probes or scores row by row."""
     monkeypatch.setattr(topk, "TRY_BELOW", try_below)
-    monkeypatch.setattr(topk, "AND_COST", and_cost)
+    monkeypatch.setattr(candidates, "AND_COST", and_cost)
     monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
-    monkeypatch.setattr(topk, "BATCH", batch)
+    monkeypatch.setattr(candidates, "BATCH", batch)
     conn = _table(tmp_path_factory.mktemp("exact") / "index.sqlite3", rows)
     try:
         plain, found = _exact(conn, terms, k)

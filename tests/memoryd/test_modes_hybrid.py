@@ -341,24 +341,23 @@ def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch, re
 
 
 def test_at_scale_the_words_are_ranked_within_the_budget(tmp_path, monkeypatch):
-    """hybrid's lexical half and the spec's part take their lists from topk within READ_BUDGET,
-    not from the plain query (thresholds lowered so that a small home is ranked as a million
-    records would be: the stopwords' rows are over the budget), and the row holding the rare
-    words still comes first."""
-    from memoryd.search import topk
+    """hybrid's lexical half and the spec's part take their lists from budgeted.py within
+    READ_BUDGET, not from the plain query (thresholds lowered so that a small home is ranked as
+    a million records would be: the stopwords' rows are over the budget), and the row holding
+    the rare words still comes first."""
+    from memoryd.search import budgeted
 
-    monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
-    monkeypatch.setattr(topk, "EXACT_ROWS", 0)
+    monkeypatch.setattr(budgeted, "EXACT_ROWS", 0)
     monkeypatch.setattr(hybrid, "READ_BUDGET", 100)
     asked: list[tuple[str, int | None, list | None]] = []
-    exact = topk.exact
+    ranked = budgeted.ranked
 
-    def watching(conn, table, state_of, terms, k, budget=None):
-        found = exact(conn, table, state_of, terms, k, budget)
+    def watching(conn, table, state_of, terms, k, budget):
+        found = ranked(conn, table, state_of, terms, k, budget)
         asked.append((table.name, budget, found))
         return found
 
-    monkeypatch.setattr(topk, "exact", watching)
+    monkeypatch.setattr(budgeted, "ranked", watching)
     home = Home(tmp_path / "h")
     reports = [user(f"2023-05-01T10:{n:02d}:00Z", f"weather report {n}") for n in range(60)]
     append(home, "mm-reports", reports)

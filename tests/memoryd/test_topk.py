@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.index import indexer
-from memoryd.search import bm25, tokencount, topk, vocab
+from memoryd.search import bm25, candidates, tokencount, topk, vocab
 from memoryd.search.query import match_expression, query_terms
 
 WORDS = ["alpha", "Beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
@@ -49,7 +49,6 @@ def _both(conn: sqlite3.Connection, query: str, k: int) -> tuple[list[int], list
 def eager(monkeypatch):
     """Thresholds low enough that tiny corpora take the fast path."""
     monkeypatch.setattr(topk, "PLAIN_BELOW", 0)
-    monkeypatch.setattr(topk, "EXACT_ROWS", 0)
     monkeypatch.setattr(topk, "READ_SHARE", 1.0)
     monkeypatch.setattr(topk, "TRY_BELOW", 1e9)
     monkeypatch.setattr(topk, "READ_LIMIT", 2000)
@@ -100,12 +99,12 @@ def test_the_fast_answer_is_the_plain_answer(
     """Every split of the terms, batch size, choice of probed terms and number of rounds gives
     the plain answer when it gives one (and_cost 0 probes every skipped term, 1e9 none;
     all_after 0 fetches eight times more rows each round, 1e9 all of them in the second)."""
-    monkeypatch.setattr(topk, "AND_COST", and_cost)
+    monkeypatch.setattr(candidates, "AND_COST", and_cost)
     monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
     monkeypatch.setattr(topk, "ALL_AFTER", all_after)
     monkeypatch.setattr(topk, "READ_LIMIT", read_limit)
     monkeypatch.setattr(topk, "TRY_BELOW", try_below)
-    monkeypatch.setattr(topk, "BATCH", batch)
+    monkeypatch.setattr(candidates, "BATCH", batch)
     conn = _table(":memory:", texts)
     try:
         plain, fast = _both(conn, query, k)
@@ -213,7 +212,7 @@ def test_the_fast_answer_is_the_plain_answer_after_deletes(
     """Rows deleted (FTS5 keeps delete markers until a merge) and rows added after them, some
     under reused rowids, as when a session log or notes.md is read again."""
     monkeypatch.setattr(topk, "TRY_BELOW", try_below)
-    monkeypatch.setattr(topk, "AND_COST", and_cost)
+    monkeypatch.setattr(candidates, "AND_COST", and_cost)
     conn = _table(":memory:", texts)
     try:
         conn.execute("BEGIN")
@@ -273,9 +272,9 @@ def test_a_sweep_of_corpora_and_settings_agrees_with_the_plain_query(eager, monk
     answered = 0
     for _ in range(60):
         monkeypatch.setattr(topk, "TRY_BELOW", rng.choice([0.5, 1.0, 1.5, 1e9]))
-        monkeypatch.setattr(topk, "AND_COST", rng.choice([0.0, 1e9]))
+        monkeypatch.setattr(candidates, "AND_COST", rng.choice([0.0, 1e9]))
         monkeypatch.setattr(topk, "PARTS_FIRST", rng.choice([1, 4, 256]))
-        monkeypatch.setattr(topk, "BATCH", rng.choice([1, 64]))
+        monkeypatch.setattr(candidates, "BATCH", rng.choice([1, 64]))
         query = " ".join(rng.sample(WORDS, rng.randint(2, 4)))
         plain, fast = _both(conn, query, rng.randint(1, 10))
         if fast is not None:
@@ -312,85 +311,3 @@ def test_each_module_can_be_imported_first(module):
         [sys.executable, "-c", f"import {module}"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-
-
-def _budgeted(conn: sqlite3.Connection, query: str, k: int, budget: int):
-    terms = query_terms(query)
-    conn.execute("BEGIN")
-    try:
-        found = topk.exact(conn, tokencount.SPEC, topk.spec_state, terms, k, budget)
-        exact = topk.exact(conn, tokencount.SPEC, topk.spec_state, terms, k)
-    finally:
-        conn.execute("COMMIT")
-    return terms, found, exact
-
-
-@settings(
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(
-    texts=texts_strategy,
-    query=query_strategy,
-    k=st.integers(1, 10),
-    budget=st.sampled_from([1, 20, 60, 10**6]),
-    scored_most=st.sampled_from([1, 64, 512]),
-    parts_first=st.sampled_from([1, 4, 256]),
-)
-def test_a_budget_gives_exact_scores_of_rows_holding_a_read_word(
-    eager, monkeypatch, texts, query, k, budget, scored_most, parts_first
-):
-    """With a budget the rows may not be the plain query's, but each is a row holding a term,
-    with its own bm25 to the bit, best first (equal scores by rowid), and never more than k;
-    a budget that reads every term's rows gives the plain answer."""
-    monkeypatch.setattr(topk, "SCORED_MOST", scored_most)
-    monkeypatch.setattr(topk, "PARTS_FIRST", parts_first)
-    conn = _table(":memory:", texts)
-    try:
-        terms, found, exact = _budgeted(conn, query, k, budget)
-        if found is None:
-            return
-        expression = match_expression(query)
-        everything = dict(
-            conn.execute(
-                "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ?", (expression,)
-            ).fetchall()
-        )
-        assert 0 < len(found) <= k
-        for rowid, score in found:
-            assert everything[rowid] == score
-        assert found == sorted(found, key=lambda row: (-row[1], row[0]))
-        if budget >= len(texts) * len(terms):  # every term's rows are read
-            best = sorted(everything.items(), key=lambda row: (-row[1], row[0]))[:k]
-            assert found == best
-        if exact is not None and budget >= len(texts) * len(terms):
-            assert found == exact
-    finally:
-        conn.close()
-
-
-def test_a_budget_reads_the_rare_words_and_leaves_the_common_ones(tmp_path, monkeypatch):
-    """A word in every row beside a rare one: with a budget below the common word's rows only
-    the rare word's rows are ranked (FTS5 never scores the common word's list), and their
-    scores count the common word too."""
-    texts = ["common pad"] * 20_000
-    for n in range(0, 20_000, 1000):
-        texts[n] = "rare common common" if n % 2000 else "rare"
-    conn = _table(tmp_path / "index.sqlite3", texts)
-    # 20,000 rows are few enough for the exact search: the budget is not used.
-    assert _budgeted(conn, "rare common", 5, 1000)[1] is None
-    monkeypatch.setattr(topk, "EXACT_ROWS", 10_000)
-    statements: list[str] = []
-    conn.set_trace_callback(statements.append)
-    terms, found, _exact = _budgeted(conn, "rare common", 5, 1000)
-    conn.set_trace_callback(None)
-    ranked = [s for s in statements if "bm25" in s]
-    assert ranked
-    assert all('"rare"' in s and '"common"' not in s for s in ranked)
-    expected = conn.execute(
-        "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT 5",
-        ('"rare" OR "common"',),
-    ).fetchall()
-    assert found == expected  # here the rows holding "rare" are the best ones
-    conn.close()

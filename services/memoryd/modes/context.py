@@ -129,7 +129,7 @@ def ranked(
     conn: sqlite3.Connection, terms: list[str], limit: int, budget: int | None = None
 ) -> list[tuple[int, float]]:
     """(rowid, bm25) of the best limit rows for the context terms (query_terms), best first (bm25
-    is negative: lower is better); with a budget, perhaps approximate (topk.exact)."""
+    is negative: lower is better); with a budget, perhaps approximate (search/budgeted.py)."""
     expression = terms_expression(terms)
     if expression is None:
         return []
@@ -157,7 +157,7 @@ def spec_ranked(
 ) -> arrange.SpecRanking:
     """The spec's own ranking of the query (every word kept), best first, with the rows it is
     sure of (arrange.sure): fusion.py's spec part and keep_spec's rows, read once per recall;
-    with a budget, perhaps approximate (topk.exact). Runs inside the caller's read
+    with a budget, perhaps approximate (search/budgeted.py). Runs inside the caller's read
     transaction."""
     if query.expression is None:
         return arrange.SpecRanking()

@@ -1,11 +1,11 @@
 """context's lexical ranking by search/maxscore.py: the same rows, order and bm25 as context's
 query, without scoring every row that holds a term of the question; or, within a budget of rows
-(hybrid's), by search/topk.py.
+(hybrid's), by search/budgeted.py.
 
 maxscore lets FTS5 score the rows it reads, by the whole query: exact, and at 100,000 records
 cheaper in the tail than topk's exact search, whose rounds can rank and tokenize thousands of
-rows on a whole-sentence question (p99 96 against 37 ms, one run alternated). topk within a
-budget ranks once and scores a bounded number of rows itself, so FTS5 never ranks a common
+rows on a whole-sentence question (p99 96 against 37 ms, one run alternated). budgeted.py
+ranks once and scores a bounded number of rows itself, so FTS5 never ranks a common
 term's rows: at a million records that is what keeps hybrid near 100 ms.
 
 What both need of context_hits, here: its tokenizer (porter over unicode61, not the spec's), run
@@ -23,7 +23,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memoryd.search import bm25, maxscore, tokencount, topk, vocab
+from memoryd.search import bm25, budgeted, maxscore, tokencount, vocab
 from memoryd.search import generation as index_generation
 
 TABLE = "context_hits"
@@ -72,10 +72,10 @@ def ranked(
 ) -> list[tuple[int, float]] | None:
     """(rowid, bm25) of the best limit rows, best first (bm25 negative, as FTS5 gives it), as
     context's query ranks them (table: context_hits as context.py makes and weighs it); None
-    when only that query can tell cheaply. With a budget, perhaps approximate (topk.exact)."""
+    when only that query can tell cheaply. With a budget, perhaps approximate (budgeted.py)."""
     state = counts(conn)
     if budget is not None:
-        found = topk.exact(conn, table, lambda _conn: state, terms, limit, budget)
+        found = budgeted.ranked(conn, table, lambda _conn: state, terms, limit, budget)
         if found is not None:
             return [(rowid, -score) for rowid, score in found]
     tokens = table.probe().tokens

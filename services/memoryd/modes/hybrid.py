@@ -47,13 +47,14 @@ log = logging.getLogger(__name__)
 # 1,069 questions, 3 of them for the better: fusion_sweep.py), and the exact top k of a
 # whole-sentence question costs more the deeper it reads.
 LEXICAL_DEPTH = 40
-# The rows the lexical half and the spec's part rank at most (search/topk.py's budget) when
-# their exact top k would rank more: at a million records a question's common words (a
-# stopword, a year in the date column) hold hundreds of thousands of rows, and FTS5 pays for
-# each row it scores. The rarest words' rows are ranked and the best of them scored exactly,
-# the common words included; a row those words alone would lift into the top k may be passed
-# over (bench/bench_hybrid_scale.py measures how often). In a table of at most
-# topk.EXACT_ROWS rows the budget is not used: the lists are exact there.
+# The rows the lexical half and the spec's part rank at most (search/budgeted.py) when their
+# exact top k would rank more: at a million records a question's common words (a stopword, a
+# year in the date column) hold hundreds of thousands of rows, and FTS5 pays for each row it
+# scores. The rarest words' rows are ranked and the best of them scored exactly, the common
+# words included; when the rarer words give too few rows, the newest rows of the rarest common
+# word fill the list. A row those words alone would lift into the top k may be passed over
+# (bench/bench_hybrid_scale.py measures how often). In a table of at most
+# budgeted.EXACT_ROWS rows the budget is not used: the lists are exact there.
 READ_BUDGET = 15_000
 DENSE_DEPTH = 100
 # The lexical part's divisor: "best" (the best row's bm25) or "bound" (lexbound.py).

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from memoryd.search import bm25, tokencount, topk, vocab
+from memoryd.search import bm25, budgeted, tokencount, topk, vocab
 
 # The whole query's best rows among those holding a read term (bm25 negative, best first).
 FILTERED = (
@@ -181,10 +181,10 @@ def spec_ranked(
     budget: int | None = None,
 ) -> list[tuple[int, float]]:
     """The spec's query's best limit rows (rowid, bm25), best first (expression: its MATCH
-    text, for its plain query when ranked() cannot tell); with a budget, topk.exact's answer
+    text, for its plain query when ranked() cannot tell); with a budget, budgeted.ranked's answer
     within it first, perhaps approximate."""
     if budget is not None:
-        exact = topk.exact(conn, tokencount.SPEC, topk.spec_state, terms, limit, budget)
+        exact = budgeted.ranked(conn, tokencount.SPEC, topk.spec_state, terms, limit, budget)
         if exact is not None:
             return [(rowid, -score) for rowid, score in exact]
     found = ranked(conn, "hits", (), terms, limit, vocab.tokens, spec_state(conn))

@@ -52,12 +52,14 @@ from recall_eval.conversations import conversation
 
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.modes import context, embed, hybrid, int8, vectors
+from memoryd.modes import context, embed, hybrid, int8, stopwords, vectors
 from memoryd.search import maxscore
 from memoryd.search.query import Query
 from tests.recalling import recall_on
 
 SAMPLE_TEXTS = 1_000
+# Questions of other shapes than the conversations' own, for the tail: how many of each.
+OTHER_QUESTIONS = 100
 WRITE_CHUNK = 50_000
 
 
@@ -176,6 +178,49 @@ def _kept(found: list[tuple[int, float]], exact: list[tuple[int, float]]) -> flo
     return same / len(exact)
 
 
+def other_questions(conn, questions: list[str], count: int) -> dict[str, list[str]]:
+    """Questions the conversations do not ask, of two shapes a real owner asks: a name no row
+    holds in place of each name ("When did Zorvek go ..."), and common words alone ("What did we
+    say about the weather and the walk?"), drawn from the home's 200 commonest words that are
+    not stopwords (every word's list far over any budget)."""
+    rng = random.Random(11)
+    letters = "bcdfghjklmnprstvz"
+
+    def unseen() -> str:
+        return "".join(rng.choice(letters) + rng.choice("aeiou") for _ in range(3)).title()
+
+    renamed = []
+    for text in rng.sample(questions, min(count, len(questions))):
+        words = text.split()
+        renamed.append(
+            " ".join(
+                [
+                    words[0],
+                    *(unseen() if w[:1].isupper() and w[1:].islower() else w for w in words[1:]),
+                ]
+            )
+        )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.spec_vocab USING fts5vocab(main, hits, row)"
+    )
+    common = [
+        term
+        for (term,) in conn.execute("SELECT term FROM temp.spec_vocab ORDER BY doc DESC LIMIT 400")
+        if term.isalpha() and term not in stopwords.stopwords()
+    ][:200]
+    shapes = (
+        "What did we say about the {} and the {}?",
+        "How was the {} {} this {}?",
+        "Did I tell you about my {} {} and the {} {}?",
+        "{} {} {}",
+    )
+    plain = []
+    for n in range(count):
+        shape = shapes[n % len(shapes)]
+        plain.append(shape.format(*rng.sample(common, shape.count("{}"))))
+    return {"unseen_names": renamed, "common_words": plain}
+
+
 def measure(home_root: str, queries_file: str, count: int) -> None:
     home = Home(Path(home_root))
     questions = json.loads(Path(queries_file).read_text())[:count]
@@ -205,6 +250,21 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     out.update(_status())
     if getattr(hybrid, "READ_BUDGET", None) is not None:
         out.update(_against_exact(index, questions, answers))
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{home.index_db}?mode=ro", uri=True)
+    others = other_questions(conn, questions, OTHER_QUESTIONS)
+    conn.close()
+    for shape, texts in others.items():
+        took = []
+        for q in texts:
+            t0 = time.perf_counter()
+            recall_on(index, q, k=10, session="mm-other")
+            took.append((time.perf_counter() - t0) * 1000)
+        took.sort()
+        out[f"{shape}_p50_ms"] = round(statistics.median(took), 1)
+        out[f"{shape}_p99_ms"] = round(took[int(0.99 * (len(took) - 1))], 1)
+        out[f"{shape}_max_ms"] = round(took[-1], 1)
     parts: dict[str, list[float]] = {"embed_q": [], "ann": [], "around": []}
     lexical: list[float] = []
     spec: list[float] = []

@@ -49,18 +49,18 @@ def _every_score(conn: sqlite3.Connection, query: str) -> dict[int, float]:
     budget=st.sampled_from([1, 20, 60, 10**6]),
     scored_most=st.sampled_from([1, 64, 512]),
     parts=st.sampled_from([1, 4, 256]),
-    window=st.sampled_from([1, 5, 50]),
+    window_scored=st.sampled_from([1, 5, 256]),
     probed_most=st.sampled_from([0, 1, 6]),
 )
 def test_a_budget_gives_exact_scores_of_rows_holding_a_word(
-    small, monkeypatch, texts, query, k, budget, scored_most, parts, window, probed_most
+    small, monkeypatch, texts, query, k, budget, scored_most, parts, window_scored, probed_most
 ):
     """With a budget the rows may not be the plain query's, but each holds a word, with its own
     bm25 to the bit, best first (equal scores by rowid), never more than k, and some row
     whenever a row holds a word; a budget that reads every word's rows gives the plain answer."""
     monkeypatch.setattr(budgeted, "SCORED_MOST", scored_most)
     monkeypatch.setattr(budgeted, "PARTS", parts)
-    monkeypatch.setattr(budgeted, "WINDOW", window)
+    monkeypatch.setattr(budgeted, "WINDOW_SCORED", window_scored)
     monkeypatch.setattr(budgeted, "PROBED_MOST", probed_most)
     conn = _table(":memory:", texts)
     try:
@@ -122,15 +122,14 @@ def test_a_budget_reads_the_rare_words_and_leaves_the_common_ones(tmp_path, monk
 def test_a_short_list_is_filled_from_the_newest_rows_of_a_common_word(
     tmp_path, monkeypatch, query, rare_rows
 ):
-    """When the words within the budget give fewer than k rows, the newest WINDOW rows holding
-    the commonest word's rarest fill the list, each with its exact score, and FTS5 ranks that
-    word only within them; the rare word's rows, old as they are, come first."""
+    """When the words within the budget give fewer than k rows, the budget's worth of the newest
+    rows holding the rarest common word fill the list, each with its exact score, and FTS5 ranks
+    that word only within them; the rare word's rows, old as they are, come first."""
     texts = ["common pad"] * 20_000
     texts[10] = texts[30] = "rare common"
     conn = _table(tmp_path / "index.sqlite3", texts)
     monkeypatch.setattr(budgeted, "EXACT_ROWS", 10_000)
-    monkeypatch.setattr(budgeted, "WINDOW", 100)
-    found, ranked = _ranked_statements(conn, query, 8, 1000)
+    found, ranked = _ranked_statements(conn, query, 8, 100)
     everything = _every_score(conn, query)
     assert len(found) == 8
     assert all(everything[rowid] == score for rowid, score in found)

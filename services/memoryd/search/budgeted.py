@@ -4,20 +4,21 @@ FTS5 never ranks a common word's whole list, whatever the question.
 At a million records FTS5 ranks a word held by 100,000 rows in 100 to 400 ms, however few of
 them belong in the top k, and the exact searches (topk.py, maxscore.py) must let it whenever the
 rarer words cannot prove their answer. Here the answer may be approximate, and its cost bounded:
-FTS5 ranks at most the budget's rows (and WINDOW more), and SCORED_MOST rows are scored one by
-one.
+FTS5 ranks at most the budget's rows (twice at most, see 3.), SCORED_MOST rows are scored one by
+one, and PROBED_MOST words are probed.
 
 1. The words read: every word when all their rows fit in the budget (the answer is then exact);
    topk.split()'s when they hold from k to budget rows; otherwise the rarest words that fit
    (within()), a word no row holds among them.
 2. FTS5 ranks the read words' rows once, by the read phrases; every skipped word is probed (its
-   AND with the read words, which seeks through at most the budget's rows), and the read rows
-   holding one are scored exactly, best bound first (candidates.py).
+   AND with the read words, which seeks through at most the budget's rows; the rarest
+   PROBED_MOST of them), and the read rows best placed to reach the top k are scored exactly,
+   best bound first (candidates.py).
 3. When the words that fit give fewer than k rows (a question of common words alone, or a name
-   no row holds beside them), the newest rows of the rarest word too common to read whole fill
-   the list: the WINDOW newest of its rows, ranked the same way, the other words probed among
-   them. An owner's question in common words is answered from recent memory first; the dense
-   half of hybrid still searches every row.
+   no row holds beside them), the rarest word too common to read whole fills the list: the
+   budget's worth of its newest rows, ranked the same way, the other words probed among them.
+   An owner's question in common words is answered from recent memory first; the dense half of
+   hybrid still searches every row.
 
 Every score returned is the row's exact bm25 (FTS5's own, its idf over the whole table); what may
 be left out is a row that only the skipped words would lift into the top k, or an older row
@@ -38,10 +39,10 @@ EXACT_ROWS = 250_000
 PARTS = 256
 # The rows scored one by one (their texts tokenized), at most.
 SCORED_MOST = 512
-# The newest rows of a word too common to read whole that fill a list the rarer words leave
-# short: FTS5 ranks them in 15 to 30 ms at a million records (with its count of the word's rows).
-WINDOW = 4_000
-WINDOW_SCORED = 128
+# The rows of that round scored one by one, at most.
+WINDOW_SCORED = 256
+# The rarest skipped words probed with an AND, at most: a question's commoner words (stopwords,
+# in the spec's table) add little to any score, and each AND reads their rows among the read ones.
 PROBED_MOST = 6
 # The rowid from which on a word's newest rows lie.
 WINDOW_START = (
@@ -79,7 +80,7 @@ def ranked(
         scores.update(_round(conn, table, found, read, k, scored))
     over = [t for t in sorted(docs, key=lambda t: (docs[t], t)) if t not in read and docs[t]]
     if len(scores) < k and over:
-        start = _window_start(conn, table, found.spelling[over[0]])
+        start = _window_start(conn, table, found.spelling[over[0]], budget)
         most = len(scored) + WINDOW_SCORED
         scores.update(_round(conn, table, found, over[:1], k, scored, start, most))
     return candidates.top(scores, k)
@@ -126,8 +127,11 @@ def _round(
     return candidates.score(conn, table, found, parts, cutoff, k, probed, bound_of, scored, most)
 
 
-def _window_start(conn: sqlite3.Connection, table: tokencount.Table, spelling: str) -> int | None:
-    """The rowid from which on the WINDOW newest rows holding the term lie (None: all its rows)."""
+def _window_start(
+    conn: sqlite3.Connection, table: tokencount.Table, spelling: str, rows: int
+) -> int | None:
+    """The rowid from which on the newest rows holding the term lie, that many (None: all its
+    rows)."""
     query = WINDOW_START.format(table=table.name)
-    row = conn.execute(query, (f'"{spelling}"', WINDOW - 1)).fetchone()
+    row = conn.execute(query, (f'"{spelling}"', max(rows, 1) - 1)).fetchone()
     return None if row is None else row[0]

@@ -39,7 +39,7 @@ EXACT_ROWS = 250_000
 PARTS = 256
 # The rows scored one by one (their texts tokenized), at most.
 SCORED_MOST = 512
-# The rows of that round scored one by one, at most.
+# The rows of the round of a common word's newest rows (3. above) scored one by one, at most.
 WINDOW_SCORED = 256
 # The rarest skipped words probed with an AND, at most: a question's commoner words (stopwords,
 # in the spec's table) add little to any score, and each AND reads their rows among the read ones.

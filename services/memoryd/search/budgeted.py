@@ -68,12 +68,9 @@ def ranked(
     if found is None:
         return None
     docs = found.docs
-    if found.total <= budget:
-        read = list(docs)
-    else:
-        read = topk.split(docs, found.weight_of, found.total)
-        if read is None or not k <= sum(docs[token] for token in read) <= budget:
-            read = within(docs, budget)
+    read = list(docs) if found.total <= budget else topk.split(docs, found.weight_of, found.total)
+    if read is None or not k <= sum(docs[token] for token in read) <= budget:
+        read = within(docs, budget)
     scored: dict[int, float] = {}  # every row scored one by one, by either round
     scores: dict[int, float] = {}
     if any(docs[token] for token in read):

@@ -106,8 +106,8 @@ def _round(
     window: int | None = None,
     most: int = SCORED_MOST,
 ) -> dict[int, float]:
-    """The exact scores of the best rows holding a read token (at or above window's rowid),
-    each skipped token probed among them."""
+    """The exact scores of the best rows holding a read token (at or above window's rowid), the
+    PROBED_MOST rarest skipped tokens probed among them."""
     read_expression = found.expression(read)
     skipped = [token for token in found.docs if token not in read]
     bound_of = found.bounds(skipped)

@@ -378,3 +378,40 @@ def test_at_scale_the_words_are_ranked_within_the_budget(tmp_path, monkeypatch):
         ("hits", 100),
     }
     assert all(found is not None for _name, _budget, found in asked)
+
+
+@pytest.mark.parametrize("question", ["is the sun out", "is Zorvek in the sun"])
+def test_at_scale_common_words_alone_are_ranked_among_their_newest_rows(
+    tmp_path, monkeypatch, question
+):
+    """A question whose every word is over the budget (or beside a name no row holds) is still
+    answered, and FTS5 ranks the common word only among its newest rows, never its whole list
+    (thresholds lowered so that a small home is ranked as a million records would be)."""
+    from memoryd.search import budgeted, candidates
+
+    monkeypatch.setattr(budgeted, "EXACT_ROWS", 0)
+    monkeypatch.setattr(hybrid, "READ_BUDGET", 50)
+    windows: list[tuple[str, str, int | None]] = []
+    parts = candidates.parts
+
+    def watching(conn, table, expression, limit, window=None):
+        windows.append((table.name, expression, window))
+        return parts(conn, table, expression, limit, window)
+
+    monkeypatch.setattr(candidates, "parts", watching)
+    home = Home(tmp_path / "h")
+    chatter = [
+        user(f"2023-05-02T{n // 60:02d}:{n % 60:02d}:00Z", f"the sun is out {n}")
+        for n in range(200)
+    ]
+    append(home, "mm-chatter", chatter)
+    append(home, "mm-pets", PETS)
+    index = opened(home)
+    index.catch_up_all()
+    assert index.drain_embeddings(60)
+    hits = recall_on(index, question, k=3, session="mm-q").hits
+    index.close()
+    assert hits
+    suns = [window for _name, expression, window in windows if '"sun"' in expression]
+    assert suns
+    assert all(window is not None and window > 100 for window in suns)

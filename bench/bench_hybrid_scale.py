@@ -22,10 +22,11 @@ hybrid's READ_BUDGET, and how much of the exact answer each keeps: the share of 
 10's positions where the budgeted list holds the same score (rows of equal score may differ, as
 FTS5 orders them only by rowid), and the questions whose top 10 is all exact; and the recalls
 once more with the budget off: how much of those exact answers' top 5 and top 10 the budgeted
-recalls held. Last, for each
-question, the exact cosine top 10 over every stored vector (a scan of the table) against the
-approximate search's top 10 (ann.Ann's candidates, scored again from the table by
-vectors.around): the share found.
+recalls held. Then 100 questions of each of two shapes the conversations do not ask
+(other_questions: a name no row holds, common words alone): p50, p99 and the slowest recall of
+each. Last, for each question, the exact cosine top 10 over every stored vector (a scan of the
+table) against the approximate search's top 10 (ann.Ann's candidates, scored again from the
+table by vectors.around): the share found.
 
 --keep DIR builds the home in DIR and, run again with the same size, measures it without
 building it again (the build of a million records takes several minutes).

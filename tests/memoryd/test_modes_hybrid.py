@@ -340,6 +340,28 @@ def test_a_reindex_keeps_the_vectors_of_unchanged_rows(tmp_path, monkeypatch, re
     index.close()
 
 
+def _recall_beside_chatter(tmp_path, question: str, reports: list[dict] | None = None) -> list:
+    """The top 3 hits of a hybrid recall in a home of 200 turns of "the sun is out" (their
+    words over a lowered budget, as a million records' common words are) and PETS, after the
+    reports' log when given."""
+    home = Home(tmp_path / "h")
+    if reports:
+        append(home, "mm-reports", reports)
+    chatter = [
+        user(f"2023-05-02T{n // 60:02d}:{n % 60:02d}:00Z", f"the sun is out {n}")
+        for n in range(200)
+    ]
+    append(home, "mm-chatter", chatter)
+    append(home, "mm-pets", PETS)
+    index = opened(home)
+    try:
+        index.catch_up_all()
+        assert index.drain_embeddings(60)
+        return recall_on(index, question, k=3, session="mm-q").hits
+    finally:
+        index.close()
+
+
 def test_at_scale_the_words_are_ranked_within_the_budget(tmp_path, monkeypatch):
     """hybrid's lexical half and the spec's part take their lists from budgeted.py within
     READ_BUDGET, not from the plain query (thresholds lowered so that a small home is ranked as
@@ -358,20 +380,8 @@ def test_at_scale_the_words_are_ranked_within_the_budget(tmp_path, monkeypatch):
         return found
 
     monkeypatch.setattr(budgeted, "ranked", watching)
-    home = Home(tmp_path / "h")
     reports = [user(f"2023-05-01T10:{n:02d}:00Z", f"weather report {n}") for n in range(60)]
-    append(home, "mm-reports", reports)
-    chatter = [
-        user(f"2023-05-02T{n // 60:02d}:{n % 60:02d}:00Z", f"the sun is out {n}")
-        for n in range(200)
-    ]
-    append(home, "mm-chatter", chatter)
-    append(home, "mm-pets", PETS)
-    index = opened(home)
-    index.catch_up_all()
-    assert index.drain_embeddings(60)
-    hits = recall_on(index, "when is the quarterly report due", k=3, session="mm-q").hits
-    index.close()
+    hits = _recall_beside_chatter(tmp_path, "when is the quarterly report due", reports)
     assert hits[0].snippet == "The quarterly report is due on Friday"
     assert {(name, budget) for name, budget, _found in asked} == {
         ("context_hits", 100),
@@ -399,18 +409,7 @@ def test_at_scale_common_words_alone_are_ranked_among_their_newest_rows(
         return parts(conn, table, expression, limit, window)
 
     monkeypatch.setattr(candidates, "parts", watching)
-    home = Home(tmp_path / "h")
-    chatter = [
-        user(f"2023-05-02T{n // 60:02d}:{n % 60:02d}:00Z", f"the sun is out {n}")
-        for n in range(200)
-    ]
-    append(home, "mm-chatter", chatter)
-    append(home, "mm-pets", PETS)
-    index = opened(home)
-    index.catch_up_all()
-    assert index.drain_embeddings(60)
-    hits = recall_on(index, question, k=3, session="mm-q").hits
-    index.close()
+    hits = _recall_beside_chatter(tmp_path, question)
     assert hits
     suns = [window for _name, expression, window in windows if '"sun"' in expression]
     assert suns

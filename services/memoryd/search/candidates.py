@@ -1,7 +1,7 @@
 """The rows a top-k search scores itself: the query's terms in a table's state, which read rows
 hold a skipped term, and the exact scores of those that can reach the top k.
 
-Both searches over an FTS5 OR query use these: topk.py's exact one and budget.py's bounded one.
+Both searches over an FTS5 OR query use these: topk.py's exact one and budgeted.py's bounded one.
 FTS5 ranks the rows holding a read term by the read phrases only (their "read part", row length
 included); a read row known to hold no skipped term needs nothing more, since the skipped phrases
 add exactly 0.0 to FTS5's sum; the others are scored here, their texts tokenized by FTS5's own

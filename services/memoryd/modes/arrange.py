@@ -79,12 +79,13 @@ def sure(
 
 @dataclass(frozen=True)
 class Place:
-    """Where a candidate row is: its session (None for a note), its record, and whether it is
-    the agent's own recall or memory call."""
+    """Where a candidate row is: its session (None for a note), its record, whether it is the
+    agent's own recall or memory call, and its role (user, assistant, call; None for a note)."""
 
     session: str | None
     record: int
     own_call: bool
+    role: str | None = None
 
 
 def own_call(role: str | None, text: str | None) -> bool:
@@ -100,7 +101,7 @@ def places(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, Place]:
         sql = _INFO.format(", ".join("?" * len(chunk)))
         for rowid, session, record, kind, role, head in conn.execute(sql, chunk):
             found[rowid] = Place(
-                session if kind == "session" else None, record, own_call(role, head)
+                session if kind == "session" else None, record, own_call(role, head), role
             )
     return found
 

@@ -20,7 +20,7 @@ one built by a reindex hold the same rows.
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from memoryd.modes import arrange, contextrank, fusion
+from memoryd.modes import addressed, arrange, contextrank, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
 from memoryd.search import maxscore, tokencount
@@ -181,6 +181,9 @@ def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
         spec = spec_ranked(conn, query, SPEC_DEPTH)
         fusion.add_spec(combined, spec, SPEC_WEIGHT)
         where = arrange.places(conn, combined)
+        named = addressed.named_role(conn, query.text)
+        if named is not None:
+            addressed.favour(combined, where, named)
         order = arrange.arrange(combined, where, k, DAMP)
         order = arrange.keep_spec(order, spec, where, KEEP_SPEC, k)
         return hits(conn, order, terms)

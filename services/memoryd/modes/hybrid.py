@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.modes import arrange, context, fusion, names
+from memoryd.modes import addressed, arrange, context, fusion, names
 from memoryd.modes.embed import Embeds
 from memoryd.modes.int8 import pack
 from memoryd.modes.lexbound import TermCounts
@@ -135,6 +135,9 @@ class Hybrid:
             combined = fuse(lexical, bound, spec, rowids, scores)
             # The spec's rows are placed even when its part adds nothing: keep_spec needs them.
             where = arrange.places(conn, [*combined, *spec])
+            named = addressed.named_role(conn, query.text)
+            if named is not None:
+                addressed.favour(combined, where, named)
             order = arrange.arrange(combined, where, k)
             order = arrange.keep_spec(order, spec, where, KEEP_SPEC, k)
             return context.hits(conn, order, terms)

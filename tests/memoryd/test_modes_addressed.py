@@ -1,0 +1,155 @@
+"""A question that names one of the two speakers favours that speaker's rows: the speaker is
+known by how the other one addresses them, a name only spoken about favours nothing, and the
+spec mode is left as it is."""
+
+import sqlite3
+
+import pytest
+
+from memoryd.home import Home
+from memoryd.index.index import Index
+from memoryd.modes import addressed
+from memoryd.modes.arrange import Place
+from memoryd.search.schema import SCHEMA
+from tests.memoryd.test_modes_context import said, user
+from tests.memoryd.test_reindex import append
+from tests.recalling import recall_on
+
+
+@pytest.mark.parametrize(
+    ("text", "addresses"),
+    [
+        ("Hey Dana! Good to see you", True),
+        ("Thanks, Dana.", True),
+        ("Wow Dana, that is great", True),
+        ("That is great, Dana!", True),
+        ("Dana, look at this", True),
+        ("So proud of you. Dana, keep going", True),
+        ("oh thanks Dana for the tip", True),
+        ("I met Dana at work", False),
+        ("Dana went home early.", False),
+        ("dana, hi", False),  # a name is written capitalised
+        ("Hi Danae!", False),  # another name
+        ("The Dana Point trip", False),
+    ],
+)
+def test_an_address_is_told_from_a_mention(text, addresses):
+    assert bool(addressed.address("Dana").search(text)) is addresses
+
+
+@pytest.fixture
+def conn():
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    for statement in SCHEMA:
+        if statement.startswith("CREATE VIRTUAL TABLE hits") or "TABLE sources" in statement:
+            conn.execute(statement)
+    yield conn
+    conn.close()
+
+
+def rows(conn: sqlite3.Connection, *texts: tuple[str, str]) -> None:
+    for role, text in texts:
+        rowid = conn.execute("INSERT INTO hits (text) VALUES (?)", (text,)).lastrowid
+        conn.execute(
+            "INSERT INTO sources (rowid, kind, session, role) VALUES (?, 'session', 's', ?)",
+            (rowid, role),
+        )
+
+
+GREETED_BY_ASSISTANT = [("assistant", f"Hey Dana! How was day {n}?") for n in range(3)]
+GREETED_BY_USER = [("user", f"Thanks, Eli. See you on day {n}.") for n in range(3)]
+
+
+@pytest.mark.parametrize(
+    ("texts", "question", "role"),
+    [
+        (GREETED_BY_ASSISTANT, "When did Dana bake bread?", "user"),
+        (GREETED_BY_USER, "What did Eli suggest for dinner?", "assistant"),
+        (GREETED_BY_ASSISTANT + GREETED_BY_USER, "What did Dana tell Eli?", None),  # both
+        (GREETED_BY_ASSISTANT + GREETED_BY_USER, "What did Dana bake?", "user"),
+        ([("user", f"I met Bob at work on day {n}") for n in range(9)], "Who is Bob?", None),
+        (GREETED_BY_ASSISTANT[:2], "When did Dana bake bread?", None),  # too few to tell
+        (  # addressed by both roles alike: a third person, not a speaker
+            GREETED_BY_ASSISTANT + [("user", f"Hey Dana! day {n}") for n in range(2)],
+            "When did Dana bake bread?",
+            None,
+        ),
+        (GREETED_BY_ASSISTANT, "when did dana bake bread?", None),  # not written as a name
+        (GREETED_BY_ASSISTANT, "What is new?", None),
+        ([], "When did Dana bake bread?", None),
+    ],
+)
+def test_the_named_speakers_role(conn, texts, question, role):
+    rows(conn, *texts)
+    assert addressed.named_role(conn, question) == role
+
+
+def test_only_the_newest_rows_holding_the_name_are_read(conn, monkeypatch):
+    monkeypatch.setattr(addressed, "SAMPLE", 5)
+    rows(conn, *GREETED_BY_ASSISTANT)
+    assert addressed.named_role(conn, "When did Dana bake?") == "user"
+    rows(conn, *[("user", f"Dana and I talked about day {n}") for n in range(5)])
+    assert addressed.named_role(conn, "When did Dana bake?") is None
+
+
+def test_favour_raises_the_rows_of_the_role_alone():
+    where = {
+        1: Place("s", 0, False, "user"),
+        2: Place("s", 1, False, "assistant"),
+        3: Place("s", 2, True, "call"),
+        4: Place(None, 0, False, None),
+    }
+    scores = {1: 0.5, 2: 0.6, 3: 0.4, 4: 0.3, 5: 0.2}
+    addressed.favour(scores, where, "user")
+    raised = pytest.approx(0.5 * (1 + addressed.FAVOUR))
+    assert scores == {1: raised, 2: 0.6, 3: 0.4, 4: 0.3, 5: 0.2}
+
+
+# Dana (the user) and Eli (the assistant) over three sessions: Eli greets Dana in each, and the
+# turn in which Eli talks about Dana's bread holds her name as well as the question's words.
+SESSIONS = {
+    "mm-one": [
+        said("2026-03-01T10:00:00Z", "Hey Dana! How was your weekend?"),
+        user("2026-03-01T10:01:00Z", "I baked sourdough bread on Saturday, my first loaf"),
+        said("2026-03-01T10:02:00Z", "Dana, bread at home is a big step, I would bake bread too"),
+    ],
+    "mm-two": [
+        said("2026-03-08T10:00:00Z", "Hi Dana! Good to hear from you."),
+        user("2026-03-08T10:01:00Z", "The garden is finally green again"),
+    ],
+    "mm-three": [
+        said("2026-03-15T10:00:00Z", "Hello Dana, what is new this week?"),
+        user("2026-03-15T10:01:00Z", "Work was busy, nothing else"),
+    ],
+}
+
+
+def first_hit(tmp_path, mode: str) -> tuple[str | None, str]:
+    home = Home(tmp_path / "h")
+    for session, records in SESSIONS.items():
+        append(home, session, records)
+    index = Index(home, mode=mode)
+    index.open()
+    try:
+        index.catch_up_all()
+        assert index.drain_embeddings(120)
+        hit = recall_on(index, "When did Dana bake bread?", k=5, session="mm-q").hits[0]
+    finally:
+        index.close()
+    return hit.role, hit.snippet
+
+
+@pytest.mark.parametrize("mode", ["context", "hybrid"])
+def test_the_named_speakers_own_turn_comes_first(tmp_path, mode, monkeypatch):
+    if mode == "hybrid":
+        pytest.importorskip("onnxruntime")
+    assert first_hit(tmp_path / "favoured", mode) == (
+        "user",
+        "I baked sourdough bread on Saturday, my first loaf",
+    )
+    monkeypatch.setattr(addressed, "FAVOUR", 0.0)  # without it, the greeting's words win
+    assert first_hit(tmp_path / "plain", mode)[0] == "assistant"
+
+
+def test_spec_mode_ranks_as_the_spec_does(tmp_path):
+    assert first_hit(tmp_path, "spec")[0] == "assistant"

@@ -18,11 +18,12 @@ kind, and the worst margin against the spec's over every shape and kind.
 A ranking: lexical bm25 over the best row's or over the bound, x wl; + the spec's rank r (of its
 first `depth`) as 5 / (5 + r) x ws; + dense (names removed) over its best score or min-maxed over
 its top 100, x wd (or, with `rrf` c, each part's rank r as weight / (c + r)); then the agent's
-own calls last, each pick damping its session run by damp past its first `free` picks (damp 1.0
-= off), and the spec's best rows kept at the positions of keep or better (arrange.py), all of
-them (no `sure`) or, by a rule, those the spec is sure of: `gap` g, a row scoring g times the
-spec's next; `crowd` g, g times the spec's last row read; the others not kept, or, with `-late`,
-kept at the end of the deadlines.
+own calls last, the rows of the speaker a question names raised by `favour` of their score
+(addressed.py; favour 0 = off), each pick damping its session run by damp past its first `free`
+picks (damp 1.0 = off), and the spec's best rows kept at the positions of keep or better
+(arrange.py), all of them (no `sure`) or, by a rule, those the spec is sure of: `gap` g, a row
+scoring g times the spec's next; `crowd` g, g times the spec's last row read; the others not
+kept, or, with `-late`, kept at the end of the deadlines.
 
 The choice (choose()): every cell (shape, kind or all, @5 and @10) at least 1 standard error of
 the paired difference above minus the spec's, or as close as any ranking of the mode comes; among
@@ -46,7 +47,7 @@ from recall_eval.conversations import Conversation
 from recall_eval.shapes import KINDS, SHAPES, Tally, conversation
 
 from memoryd.home import Home
-from memoryd.modes import arrange, context, names
+from memoryd.modes import addressed, arrange, context, names
 from memoryd.modes.hybrid import DENSE_DEPTH, dense_scores
 from memoryd.modes.stopwords import stopwords
 from memoryd.search.query import Query, terms_expression
@@ -106,6 +107,7 @@ def collect(shape: str, convs: list[Conversation]) -> list[dict]:
                         "where": where,
                         "key": key,
                         "stripped": stripped,
+                        "named": addressed.named_role(conn, q.text),
                         "spec": conn.execute(SPEC, (query.expression, SPEC_DEPTH)).fetchall(),
                         "lexical": context.ranked(conn, terms, 100),
                         **{
@@ -210,7 +212,15 @@ def ranked(q: dict, p: dict, cache: dict | None = None) -> list[int]:
     order = None if cache is None else cache.get(key)
     if order is None:
         damp, free = p["damp"], p.get("free", 0)
-        order = arrange.arrange(scores_of(q, p), q["where"], 10, damp, arrange.RUN, free)
+        scores = scores_of(q, p)
+        if p.get("favour") and q.get("named"):
+            scores = {
+                r: s * (1 + p["favour"])
+                if r in q["where"] and q["where"][r].role == q["named"]
+                else s
+                for r, s in scores.items()
+            }
+        order = arrange.arrange(scores, q["where"], 10, damp, arrange.RUN, free)
         if cache is not None:
             cache[key] = order
     if p.get("deadlines"):
@@ -333,6 +343,7 @@ def _context(ws: float, depth: int, keep: tuple, rule, damp: float, free: int) -
         "spec_depth": depth,
         "deadlines": keep,
         "rule": rule,
+        "favour": addressed.FAVOUR,
     }
 
 
@@ -376,6 +387,8 @@ CHOSEN_HYBRID = {
     **_hybrid(10, HYBRID_KEEP, ("crowd-late", 2.0), 0.95, 0, "bound", 0.75, 0.25, 0.0),
     "dense_norm": "best",
 }
+# How much a question's named speaker's rows are raised (addressed.py), compared.
+FAVOURS = (0.0, 0.2, 0.5, 0.75)
 
 
 def grid() -> list[tuple[str, dict]]:
@@ -384,6 +397,9 @@ def grid() -> list[tuple[str, dict]]:
     out.append(("context as chosen", CHOSEN_CONTEXT))
     out.append(("hybrid as chosen", CHOSEN_HYBRID))
     out.append(("hybrid chosen before", _hybrid(10, HYBRID_KEEP, ("crowd-late", 2.0), 0.95, 0)))
+    for favour in FAVOURS:
+        out.append((f"context as chosen, favour={favour}", {**CHOSEN_CONTEXT, "favour": favour}))
+        out.append((f"hybrid as chosen, favour={favour}", {**CHOSEN_HYBRID, "favour": favour}))
     for lexical, ws, keep, rule, damp in itertools.product(
         LEXICAL_QUERIES, (0.0, 0.15, 0.3), KEEPS, RULES, (1.0, 0.95)
     ):

@@ -8,7 +8,8 @@ a turn that answers without naming the subject ("yes, in May") is found through 
 it. That ranking is fused with the spec's own (fusion.py: the spec's ranking as a part of the
 score, and its best rows kept near the top, arrange.keep_spec: in the top five those the spec is
 sure of, the others by the end of the ten), so a question answered through words context drops
-is still found where the spec finds it; then the agent's own recall and memory calls go last
+is still found where the spec finds it; the rows of the speaker a question names are raised
+(addressed.py); then the agent's own recall and memory calls go last
 (arrange.py; session runs are not damped here, DAMP). Hits are built from the spec's
 tables: snippets are of the record's own text, tags and labels are the spec's.
 

@@ -4,8 +4,9 @@ Fusion (fusion.py): bm25 of context's top LEXICAL_DEPTH divided by the most the 
 score (lexbound.py: how much of the question's weight a row holds, not how it ranks among the
 lexical hits), and each record's cosine plus its best neighbour's cosine at NEIGHBOUR_WEIGHT,
 over the best of the dense top DENSE_DEPTH; LEXICAL_WEIGHT and DENSE_WEIGHT of them over the
-union of the lists, then arranged as context's are (the spec's best rows kept near the top, the
-agent's own calls last, session runs damped: arrange.py). The dense part has a third of the
+union of the lists, the rows of the speaker a question names raised (addressed.py), then arranged
+as context's are (the spec's best rows kept near the top, the agent's own calls last, session runs
+damped: arrange.py). The dense part has a third of the
 lexical part's weight and is not stretched over its whole range: on real conversations a
 sentence vector finds the evidence less often than the words do (on two LoCoMo conversations,
 0.59 of questions in its top 5 against 0.75), so it decides between rows the words rank alike

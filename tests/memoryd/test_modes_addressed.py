@@ -92,6 +92,43 @@ def test_only_the_newest_rows_holding_the_name_are_read(conn, monkeypatch):
     assert addressed.named_role(conn, "When did Dana bake?") is None
 
 
+def test_speakers_keeps_a_name_until_the_rows_drift(conn, monkeypatch):
+    rows(conn, *[("user", f"I cooked soup on day {n}") for n in range(100)])
+    rows(conn, *GREETED_BY_ASSISTANT)
+    reads = []
+    real = addressed.addressing
+
+    def counted(c, name):
+        reads.append(name)
+        return real(c, name)
+
+    monkeypatch.setattr(addressed, "addressing", counted)
+    known = addressed.Speakers()
+    assert addressed.named_role(conn, "When did Dana bake?", known) == "user"
+    rows(conn, *[("user", f"Hey Dana, it is me on day {n}") for n in range(3)])  # 3% more rows
+    assert addressed.named_role(conn, "When did Dana bake?", known) == "user"  # as kept
+    assert reads == ["Dana"]
+    rows(conn, *[("user", f"Hey Dana, it is me again on day {n}") for n in range(3)])  # 6%
+    assert addressed.named_role(conn, "When did Dana bake?", known) is None  # read again
+    assert reads == ["Dana", "Dana"]
+    known.clear()
+    addressed.named_role(conn, "When did Dana bake?", known)
+    assert reads == ["Dana", "Dana", "Dana"]
+
+
+@pytest.mark.parametrize(
+    ("text", "counted"),
+    [
+        ("Hey Dana! " + "we talked about the garden. " * 40_000, True),  # at the start
+        ("we talked about the garden. " * 40_000 + "See you soon, Dana!", True),  # at the end
+        ("we talked about the garden. " * 20_000 + "Hey Dana! " + "more. " * 20_000, False),
+    ],
+)
+def test_of_a_long_row_only_its_two_ends_are_read(conn, text, counted):
+    rows(conn, *[("assistant", text)] * 3)
+    assert addressed.addressing(conn, "Dana")["assistant"] == (3 if counted else 0)
+
+
 def test_favour_raises_the_rows_of_the_role_alone():
     where = {
         1: Place("s", 0, False, "user"),

@@ -13,16 +13,22 @@ used as an address in at least MIN_ADDRESSED rows of one role, and DOMINANCE tim
 in the other role's rows, names the other role. A name only spoken about ("I met Bob at work") is
 no address and favours nothing; nor does a question that names both speakers, or a name the
 rows never address. Only the newest SAMPLE rows holding the name are read (FTS5 reads a term's
-rows newest first without sorting them), so the cost of a question stays the same however many
-rows the index holds.
+rows newest first without sorting them), and of each only its first HEAD and last TAIL bytes,
+where an address stands (through SQLite's blob I/O, as search/textcut.py reads a snippet), so the
+cost of a question stays the same however many rows the index holds and however long they are.
+hybrid keeps what it read of each name (Speakers) until the rows have changed by more than
+DRIFT, as its term counts are kept (lexbound.py): at a million rows a name's reads cost 2 ms.
 """
 
 import re
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, MutableMapping
 
 from memoryd.modes.arrange import Place
 from memoryd.modes.stopwords import stopwords
+from memoryd.search import bm25
 
 ROLES = ("user", "assistant")
 FAVOUR = 0.35
@@ -31,6 +37,11 @@ MIN_ADDRESSED = 3
 DOMINANCE = 4
 # The capitalised words of a question looked up, at most (each costs one read of SAMPLE rows).
 MOST_NAMES = 4
+HEAD = 2_000
+TAIL = 400
+# Read a name's rows again when the table's rows moved by more than this share since then.
+DRIFT = 0.05
+MOST_KEPT = 2_000
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:-[A-Z][a-z]+)?\b")
 # Words that open or close an address ("Hey Caroline!", "Thanks, John", "Wow Mel, ...").
@@ -39,8 +50,9 @@ _OPENERS = (
     "|goodbye|good morning|morning|good evening|evening|good night|sorry|wow|whoa|oh|aw|aww|ah"
     "|yeah|yes|no|sure|okay|ok|great|good|nice|awesome|cool|well|haha|hmm"
 )
+_ROWS = "SELECT block FROM hits_data WHERE id = ?"
 _NEWEST = (
-    "SELECT s.role, h.text FROM hits h JOIN sources s ON s.rowid = h.rowid"
+    "SELECT h.rowid, s.role FROM hits h JOIN sources s ON s.rowid = h.rowid"
     " WHERE hits MATCH ? ORDER BY h.rowid DESC LIMIT ?"
 )
 
@@ -62,21 +74,64 @@ def addressing(conn: sqlite3.Connection, name: str) -> dict[str, int]:
     """How many of the newest SAMPLE rows holding name address it, by the role of the row."""
     pattern = address(name)
     counts = dict.fromkeys(ROLES, 0)
-    for role, text in conn.execute(_NEWEST, (f'"{name}"', SAMPLE)):
-        if role in counts and text and pattern.search(text):
+    for rowid, role in conn.execute(_NEWEST, (f'"{name}"', SAMPLE)).fetchall():
+        if role in counts and pattern.search(ends(conn, rowid)):
             counts[role] += 1
     return counts
 
 
-def named_role(conn: sqlite3.Connection, question: str) -> str | None:
-    """The role whose speaker the question names (the module docstring), or None. Runs inside
-    the caller's read transaction."""
+def ends(conn: sqlite3.Connection, rowid: int) -> str:
+    """A row's text, or its first HEAD and last TAIL bytes when it is longer."""
+    with conn.blobopen("hits_content", "c0", rowid, readonly=True) as blob:
+        size = len(blob)
+        if size <= HEAD + TAIL:
+            return blob.read().decode("utf-8", errors="replace")
+        head = blob.read(HEAD)
+        blob.seek(size - TAIL)
+        tail = blob.read(TAIL)
+    # A cut may split a character: it becomes one replacement character at the cut.
+    return head.decode("utf-8", errors="replace") + "\n" + tail.decode("utf-8", errors="replace")
+
+
+class Speakers:
+    """addressing() of each name, kept across questions; one per index, shared by its readers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: OrderedDict[str, tuple[dict[str, int], int]] = OrderedDict()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._known.clear()
+
+    def addressing(self, conn: sqlite3.Connection, name: str) -> dict[str, int]:
+        row = conn.execute(_ROWS, (bm25.AVERAGES_ID,)).fetchone()
+        rows, _ = bm25.totals(row[0] if row else None)
+        with self._lock:
+            known = self._known.get(name)
+            if known is not None and abs(rows - known[1]) <= DRIFT * known[1]:
+                self._known.move_to_end(name)
+                return known[0]
+        counts = addressing(conn, name)
+        with self._lock:
+            self._known[name] = (counts, rows)
+            self._known.move_to_end(name)
+            while len(self._known) > MOST_KEPT:
+                self._known.popitem(last=False)
+        return counts
+
+
+def named_role(
+    conn: sqlite3.Connection, question: str, known: Speakers | None = None
+) -> str | None:
+    """The role whose speaker the question names (the module docstring), or None; known keeps
+    what was read of each name. Runs inside the caller's read transaction."""
     found: set[str] = set()
     names = dict.fromkeys(
         word for word in _CAPITALISED.findall(question) if word.lower() not in stopwords()
     )
     for name in list(names)[:MOST_NAMES]:
-        counts = addressing(conn, name)
+        counts = addressing(conn, name) if known is None else known.addressing(conn, name)
         for role, other in (ROLES, ROLES[::-1]):
             # A name the other role addresses is this role's speaker.
             by_other = counts[other]

@@ -114,6 +114,7 @@ class Hybrid:
         self.worker = worker or embedder  # the background batches (modes/embedworker.py)
         self.matrix = Matrix(connect)
         self.counts = TermCounts()
+        self.speakers = addressed.Speakers()
         self._connect = connect
         self._name = name
         self._wake = threading.Event()
@@ -136,7 +137,7 @@ class Hybrid:
             combined = fuse(lexical, bound, spec, rowids, scores)
             # The spec's rows are placed even when its part adds nothing: keep_spec needs them.
             where = arrange.places(conn, [*combined, *spec])
-            named = addressed.named_role(conn, query.text)
+            named = addressed.named_role(conn, query.text, self.speakers)
             if named is not None:
                 addressed.favour(combined, where, named)
             order = arrange.arrange(combined, where, k)
@@ -164,6 +165,7 @@ class Hybrid:
         """The index file was replaced: load the matrix again, look for pending rows."""
         self.matrix.reset()
         self.counts.clear()
+        self.speakers.clear()
         self.wake()
 
     def drain(self, timeout: float) -> bool:

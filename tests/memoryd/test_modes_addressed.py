@@ -76,6 +76,12 @@ GREETED_BY_USER = [("user", f"Thanks, Eli. See you on day {n}.") for n in range(
         ),
         (GREETED_BY_ASSISTANT, "when did dana bake bread?", None),  # not written as a name
         (GREETED_BY_ASSISTANT, "What is new?", None),
+        (
+            [("assistant", f"Hola Zoë! Día {n}. Thanks, Zoë!") for n in range(3)],
+            "Did Zoë go?",
+            "user",
+        ),
+        ([("assistant", f"Hey DANA! day {n}") for n in range(3)], "When did DANA bake?", None),
         ([], "When did Dana bake bread?", None),
     ],
 )

@@ -43,7 +43,7 @@ TAIL = 400
 DRIFT = 0.05
 MOST_KEPT = 2_000
 
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:-[A-Z][a-z]+)?\b")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)?")
 # Words that open or close an address ("Hey Caroline!", "Thanks, John", "Wow Mel, ...").
 _OPENERS = (
     "hey|hi|hello|hiya|yo|dear|thanks|thank you|cheers|congrats|congratulations|welcome|bye"
@@ -128,7 +128,10 @@ def named_role(
     what was read of each name. Runs inside the caller's read transaction."""
     found: set[str] = set()
     names = dict.fromkeys(
-        word for word in _CAPITALISED.findall(question) if word.lower() not in stopwords()
+        word
+        for word in _WORD.findall(question)
+        # A name is capitalised; "I" and acronyms ("LGBTQ") are not names.
+        if word[0].isupper() and not word.isupper() and word.lower() not in stopwords()
     )
     for name in list(names)[:MOST_NAMES]:
         counts = addressing(conn, name) if known is None else known.addressing(conn, name)

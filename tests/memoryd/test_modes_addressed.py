@@ -194,5 +194,31 @@ def test_the_named_speakers_own_turn_comes_first(tmp_path, mode, monkeypatch):
     assert first_hit(tmp_path / "plain", mode)[0] == "assistant"
 
 
+def test_an_open_index_reads_a_name_once_until_its_file_is_replaced(tmp_path, monkeypatch):
+    home = Home(tmp_path / "h")
+    for session, records in SESSIONS.items():
+        append(home, session, records)
+    reads = []
+    real = addressed.addressing
+
+    def counted(c, name):
+        reads.append(name)
+        return real(c, name)
+
+    monkeypatch.setattr(addressed, "addressing", counted)
+    index = Index(home, mode="context")
+    index.open()
+    try:
+        index.catch_up_all()
+        for _ in range(3):
+            recall_on(index, "When did Dana bake bread?", k=5, session="mm-q")
+        assert reads == ["Dana"]
+        index.live.reset()  # as when a reindex swaps the file in
+        recall_on(index, "When did Dana bake bread?", k=5, session="mm-q")
+        assert reads == ["Dana", "Dana"]
+    finally:
+        index.close()
+
+
 def test_spec_mode_ranks_as_the_spec_does(tmp_path):
     assert first_hit(tmp_path, "spec")[0] == "assistant"

@@ -16,8 +16,9 @@ rows never address. Only the newest SAMPLE rows holding the name are read (FTS5 
 rows newest first without sorting them), and of each only its first HEAD and last TAIL bytes,
 where an address stands (through SQLite's blob I/O, as search/textcut.py reads a snippet), so the
 cost of a question stays the same however many rows the index holds and however long they are.
-hybrid keeps what it read of each name (Speakers) until the rows have changed by more than
-DRIFT, as its term counts are kept (lexbound.py): at a million rows a name's reads cost 2 ms.
+context and hybrid keep what they read of each name (Speakers, one per open index) until the
+rows have changed by more than DRIFT, as hybrid's term counts are kept (lexbound.py): at a
+million rows a name's reads cost 2 ms.
 """
 
 import re

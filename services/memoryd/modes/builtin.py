@@ -5,7 +5,7 @@ spec and context modes run without the [hybrid] extra."""
 import sqlite3
 from pathlib import Path
 
-from memoryd.modes import context, hybrid_tables
+from memoryd.modes import addressed, context, hybrid_tables
 from memoryd.modes.registry import Connect, Live, Mode
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
@@ -31,6 +31,29 @@ class Context(Mode):
 
     def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
         return context.search(conn, query, k)
+
+    def open(self, connect: Connect, name: object) -> Live:
+        return _ContextLive()
+
+
+class _ContextLive:
+    """context's Live: what it read of the names questions give (addressed.Speakers), kept
+    across recalls and forgotten when the index file is replaced."""
+
+    def __init__(self) -> None:
+        self.speakers = addressed.Speakers()
+
+    def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
+        return context.search(conn, query, k, self.speakers)
+
+    def reset(self) -> None:
+        self.speakers.clear()
+
+    def drain(self, timeout: float) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
 
 
 class Hybrid(Context):

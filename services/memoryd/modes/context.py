@@ -169,10 +169,13 @@ def spec_ranked(
     return arrange.SpecRanking(rowids, arrange.sure(conn, query.expression, rowids, limit, scores))
 
 
-def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
-    """context's recall: its lexical ranking and the spec's, fused (fusion.py), then arranged
-    (arrange.py: the agent's own calls last, the spec's best rows kept), all in one read
-    transaction."""
+def search(
+    conn: sqlite3.Connection, query: Query, k: int, speakers: addressed.Speakers | None = None
+) -> list[Hit]:
+    """context's recall: its lexical ranking and the spec's, fused (fusion.py), the named
+    speaker's rows raised (addressed.py; speakers keeps what was read of each name), then
+    arranged (arrange.py: the agent's own calls last, the spec's best rows kept), all in one
+    read transaction."""
     terms = query_terms(query)
     depth = max(CANDIDATES, 4 * k)
     conn.execute("BEGIN")
@@ -182,7 +185,7 @@ def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
         spec = spec_ranked(conn, query, SPEC_DEPTH)
         fusion.add_spec(combined, spec, SPEC_WEIGHT)
         where = arrange.places(conn, combined)
-        named = addressed.named_role(conn, query.text)
+        named = addressed.named_role(conn, query.text, speakers)
         if named is not None:
             addressed.favour(combined, where, named)
         order = arrange.arrange(combined, where, k, DAMP)

@@ -98,17 +98,23 @@ def test_only_the_newest_rows_holding_the_name_are_read(conn, monkeypatch):
     assert addressed.named_role(conn, "When did Dana bake?") is None
 
 
-def test_speakers_keeps_a_name_until_the_rows_drift(conn, monkeypatch):
-    rows(conn, *[("user", f"I cooked soup on day {n}") for n in range(100)])
-    rows(conn, *GREETED_BY_ASSISTANT)
-    reads = []
+@pytest.fixture
+def reads(monkeypatch) -> list[str]:
+    """The names whose rows addressed.addressing reads, in order."""
+    names: list[str] = []
     real = addressed.addressing
 
-    def counted(c, name):
-        reads.append(name)
-        return real(c, name)
+    def counted(conn, name):
+        names.append(name)
+        return real(conn, name)
 
     monkeypatch.setattr(addressed, "addressing", counted)
+    return names
+
+
+def test_speakers_keeps_a_name_until_the_rows_drift(conn, reads):
+    rows(conn, *[("user", f"I cooked soup on day {n}") for n in range(100)])
+    rows(conn, *GREETED_BY_ASSISTANT)
     known = addressed.Speakers()
     assert addressed.named_role(conn, "When did Dana bake?", known) == "user"
     rows(conn, *[("user", f"Hey Dana, it is me on day {n}") for n in range(3)])  # 3% more rows
@@ -194,18 +200,10 @@ def test_the_named_speakers_own_turn_comes_first(tmp_path, mode, monkeypatch):
     assert first_hit(tmp_path / "plain", mode)[0] == "assistant"
 
 
-def test_an_open_index_reads_a_name_once_until_its_file_is_replaced(tmp_path, monkeypatch):
+def test_an_open_index_reads_a_name_once_until_its_file_is_replaced(tmp_path, reads):
     home = Home(tmp_path / "h")
     for session, records in SESSIONS.items():
         append(home, session, records)
-    reads = []
-    real = addressed.addressing
-
-    def counted(c, name):
-        reads.append(name)
-        return real(c, name)
-
-    monkeypatch.setattr(addressed, "addressing", counted)
     index = Index(home, mode="context")
     index.open()
     try:

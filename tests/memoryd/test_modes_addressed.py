@@ -5,6 +5,8 @@ spec mode is left as it is."""
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryd.home import Home
 from memoryd.index.index import Index
@@ -37,12 +39,18 @@ def test_an_address_is_told_from_a_mention(text, addresses):
     assert bool(addressed.address("Dana").search(text)) is addresses
 
 
-@pytest.fixture
-def conn():
+def _table() -> sqlite3.Connection:
+    """The spec's hits and sources, in memory."""
     conn = sqlite3.connect(":memory:", isolation_level=None)
     for statement in SCHEMA:
         if statement.startswith("CREATE VIRTUAL TABLE hits") or "TABLE sources" in statement:
             conn.execute(statement)
+    return conn
+
+
+@pytest.fixture
+def conn():
+    conn = _table()
     yield conn
     conn.close()
 
@@ -88,6 +96,18 @@ GREETED_BY_USER = [("user", f"Thanks, Eli. See you on day {n}.") for n in range(
 def test_the_named_speakers_role(conn, texts, question, role):
     rows(conn, *texts)
     assert addressed.named_role(conn, question) == role
+
+
+@settings(max_examples=300, deadline=None)
+@given(question=st.text(max_size=80))
+def test_any_question_gets_a_role_or_none(question):
+    conn = _table()
+    try:
+        rows(conn, ("assistant", f"Hey {question}! {question}"), *GREETED_BY_ASSISTANT)
+        for text in (question, question.title(), f"When did {question.title()} go?"):
+            assert addressed.named_role(conn, text) in (None, "user", "assistant")
+    finally:
+        conn.close()
 
 
 def test_only_the_newest_rows_holding_the_name_are_read(conn, monkeypatch):

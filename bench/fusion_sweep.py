@@ -214,12 +214,7 @@ def ranked(q: dict, p: dict, cache: dict | None = None) -> list[int]:
         damp, free = p["damp"], p.get("free", 0)
         scores = scores_of(q, p)
         if p.get("favour") and q.get("named"):
-            scores = {
-                r: s * (1 + p["favour"])
-                if r in q["where"] and q["where"][r].role == q["named"]
-                else s
-                for r, s in scores.items()
-            }
+            addressed.favour(scores, q["where"], q["named"], p["favour"])
         order = arrange.arrange(scores, q["where"], 10, damp, arrange.RUN, free)
         if cache is not None:
             cache[key] = order

@@ -17,17 +17,16 @@ rows newest first without sorting them), and of each only its first HEAD and las
 where an address stands (through SQLite's blob I/O, as search/textcut.py reads a snippet), so the
 cost of a question stays the same however many rows the index holds and however long they are.
 context and hybrid keep what they read of each name (Speakers, one per open index) until the
-rows have changed by more than DRIFT, as hybrid's term counts are kept (lexbound.py): at a
+rows have changed by more than DRIFT, as hybrid's term counts are kept (kept.py): at a
 million rows a name's reads cost 2 ms.
 """
 
 import re
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, MutableMapping
 
 from memoryd.modes.arrange import Place
+from memoryd.modes.kept import Kept
 from memoryd.modes.stopwords import stopwords
 from memoryd.search import bm25
 
@@ -98,28 +97,15 @@ class Speakers:
     """addressing() of each name, kept across questions; one per index, shared by its readers."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._known: OrderedDict[str, tuple[dict[str, int], int]] = OrderedDict()
+        self._known: Kept[dict[str, int]] = Kept(DRIFT, MOST_KEPT)
 
     def clear(self) -> None:
-        with self._lock:
-            self._known.clear()
+        self._known.clear()
 
     def addressing(self, conn: sqlite3.Connection, name: str) -> dict[str, int]:
         row = conn.execute(_ROWS, (bm25.AVERAGES_ID,)).fetchone()
         rows, _ = bm25.totals(row[0] if row else None)
-        with self._lock:
-            known = self._known.get(name)
-            if known is not None and abs(rows - known[1]) <= DRIFT * known[1]:
-                self._known.move_to_end(name)
-                return known[0]
-        counts = addressing(conn, name)
-        with self._lock:
-            self._known[name] = (counts, rows)
-            self._known.move_to_end(name)
-            while len(self._known) > MOST_KEPT:
-                self._known.popitem(last=False)
-        return counts
+        return self._known.get(name, rows, lambda: addressing(conn, name))
 
 
 def named_role(
@@ -144,9 +130,16 @@ def named_role(
     return found.pop() if len(found) == 1 else None
 
 
-def favour(scores: MutableMapping[int, float], where: Mapping[int, Place], role: str) -> None:
-    """Raise by FAVOUR of itself the score of each row of role (where: arrange.places)."""
+def favour(
+    scores: MutableMapping[int, float],
+    where: Mapping[int, Place],
+    role: str,
+    share: float | None = None,
+) -> None:
+    """Raise by share of itself (FAVOUR unless a sweep gives another) the score of each row of
+    role (where: arrange.places)."""
+    raise_by = FAVOUR if share is None else share
     for rowid, score in scores.items():
         place = where.get(rowid)
         if place is not None and place.role == role and score > 0.0:
-            scores[rowid] = score * (1.0 + FAVOUR)
+            scores[rowid] = score * (1.0 + raise_by)

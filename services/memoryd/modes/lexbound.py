@@ -14,10 +14,9 @@ percent on n(t) moves it by less. N comes from FTS5's averages record, read on e
 """
 
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
+from memoryd.modes.kept import Kept
 from memoryd.search import bm25
 
 COUNT = "SELECT count(*) FROM context_hits WHERE context_hits MATCH ?"
@@ -32,12 +31,10 @@ class TermCounts:
     """n(t) for context_hits, kept across queries; one per index, shared by its reader threads."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._counts: OrderedDict[str, tuple[int, int]] = OrderedDict()  # term -> (n, rows then)
+        self._counts: Kept[int] = Kept(DRIFT, MAX_TERMS)
 
     def clear(self) -> None:
-        with self._lock:
-            self._counts.clear()
+        self._counts.clear()
 
     def bound(self, conn: sqlite3.Connection, terms: Sequence[str]) -> float:
         """Sum over terms (the context query's phrases, as matched) of idf x (k1 + 1); 0.0 for
@@ -57,15 +54,6 @@ class TermCounts:
         return (self._docs(conn, term, rows) if rows else 0), rows
 
     def _docs(self, conn: sqlite3.Connection, term: str, rows: int) -> int:
-        with self._lock:
-            known = self._counts.get(term)
-            if known is not None and abs(rows - known[1]) <= DRIFT * known[1]:
-                self._counts.move_to_end(term)
-                return known[0]
-        (count,) = conn.execute(COUNT, (f'"{term}"',)).fetchone()
-        with self._lock:
-            self._counts[term] = (count, rows)
-            self._counts.move_to_end(term)
-            while len(self._counts) > MAX_TERMS:
-                self._counts.popitem(last=False)
-        return count
+        return self._counts.get(
+            term, rows, lambda: conn.execute(COUNT, (f'"{term}"',)).fetchone()[0]
+        )

@@ -19,7 +19,9 @@ A ranking: lexical bm25 over the best row's or over the bound, x wl; + the spec'
 first `depth`) as 5 / (5 + r) x ws; + dense (names removed) over its best score or min-maxed over
 its top 100, x wd (or, with `rrf` c, each part's rank r as weight / (c + r)); then the agent's
 own calls last, the rows of the speaker a question names raised by `favour` of their score
-(addressed.py; favour 0 = off), each pick damping its session run by damp past its first `free`
+(addressed.py; favour 0 = off), or when it names none, those of the role its grammatical
+person asks about by `person` (person.py; 0 = off), each pick damping its session run by
+damp past its first `free`
 picks (damp 1.0 = off), and the spec's best rows kept at the positions of keep or better
 (arrange.py), all of them (no `sure`) or, by a rule, those the spec is sure of: `gap` g, a row
 scoring g times the spec's next; `crowd` g, g times the spec's last row read; the others not
@@ -47,7 +49,7 @@ from recall_eval.conversations import Conversation
 from recall_eval.shapes import KINDS, SHAPES, Tally, conversation
 
 from memoryd.home import Home
-from memoryd.modes import addressed, arrange, context, names
+from memoryd.modes import addressed, arrange, context, names, person
 from memoryd.modes.hybrid import DENSE_DEPTH, dense_scores
 from memoryd.modes.stopwords import stopwords
 from memoryd.search.query import Query, terms_expression
@@ -215,6 +217,10 @@ def ranked(q: dict, p: dict, cache: dict | None = None) -> list[int]:
         scores = scores_of(q, p)
         if p.get("favour") and q.get("named"):
             addressed.favour(scores, q["where"], q["named"], p["favour"])
+        elif p.get("person"):
+            role = person.role(q["question"].text)
+            if role is not None:
+                addressed.favour(scores, q["where"], role, p["person"])
         order = arrange.arrange(scores, q["where"], 10, damp, arrange.RUN, free)
         if cache is not None:
             cache[key] = order
@@ -339,6 +345,7 @@ def _context(ws: float, depth: int, keep: tuple, rule, damp: float, free: int) -
         "deadlines": keep,
         "rule": rule,
         "favour": addressed.FAVOUR,
+        "person": addressed.FAVOUR,
     }
 
 
@@ -384,6 +391,10 @@ CHOSEN_HYBRID = {
 }
 # How much a question's named speaker's rows are raised (addressed.py), compared.
 FAVOURS = (0.0, 0.2, 0.5, 0.75)
+# How much the rows of the role a question's person asks about are raised (person.py), compared.
+PERSONS = (0.0, 0.1, 0.2, 0.5)
+# How hard a pick lowers its session run (arrange.py: damp, past `free` picks), compared.
+DAMPS = ((0.9, 0), (0.8, 0), (0.7, 0), (0.5, 0), (0.8, 1), (0.5, 1), (0.25, 1))
 
 
 def grid() -> list[tuple[str, dict]]:
@@ -395,6 +406,13 @@ def grid() -> list[tuple[str, dict]]:
     for favour in FAVOURS:
         out.append((f"context as chosen, favour={favour}", {**CHOSEN_CONTEXT, "favour": favour}))
         out.append((f"hybrid as chosen, favour={favour}", {**CHOSEN_HYBRID, "favour": favour}))
+    for share in PERSONS:
+        for family, chosen in (("context", CHOSEN_CONTEXT), ("hybrid", CHOSEN_HYBRID)):
+            out.append((f"{family} as chosen, person={share}", {**chosen, "person": share}))
+    for damp, free in DAMPS:
+        for family, chosen in (("context", CHOSEN_CONTEXT), ("hybrid", CHOSEN_HYBRID)):
+            p = {**chosen, "damp": damp, "free": free}
+            out.append((f"{family} as chosen, damp={damp} free={free}", p))
     for lexical, ws, keep, rule, damp in itertools.product(
         LEXICAL_QUERIES, (0.0, 0.15, 0.3), KEEPS, RULES, (1.0, 0.95)
     ):

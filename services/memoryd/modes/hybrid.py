@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.modes import addressed, arrange, context, fusion, names
+from memoryd.modes import addressed, arrange, context, fusion, names, person
 from memoryd.modes.embed import Embeds
 from memoryd.modes.int8 import pack
 from memoryd.modes.lexbound import TermCounts
@@ -137,9 +137,10 @@ class Hybrid:
             combined = fuse(lexical, bound, spec, rowids, scores)
             # The spec's rows are placed even when its part adds nothing: keep_spec needs them.
             where = arrange.places(conn, [*combined, *spec])
-            named = addressed.named_role(conn, query.text, self.speakers)
-            if named is not None:
-                addressed.favour(combined, where, named)
+            # The speaker a question names, else its grammatical person (person.py).
+            asked = addressed.named_role(conn, query.text, self.speakers) or person.role(query.text)
+            if asked is not None:
+                addressed.favour(combined, where, asked)
             order = arrange.arrange(combined, where, k)
             order = arrange.keep_spec(order, spec, where, KEEP_SPEC, k)
             return context.hits(conn, order, terms)

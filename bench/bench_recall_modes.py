@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.recalling
 
-from recall_eval import public
+from recall_eval import public, written
 from recall_eval.conversations import Conversation
 from recall_eval.shapes import KINDS, SHAPES, Tally, conversation
 
@@ -94,7 +94,10 @@ def fresh_index(home: Home, mode: str) -> Index:
 
 
 def quality(args) -> None:
-    if args.locomo or args.longmemeval:
+    if args.locomo or args.longmemeval or args.written:
+        if args.written:
+            convs = written.conversations()[: args.limit]
+            _quality("written", convs, args.modes, kinds_of(convs, public.LONGMEM_KINDS))
         if args.locomo:
             convs = public.locomo(args.locomo)[: args.limit]
             _quality("LoCoMo", convs, args.modes, kinds_of(convs, public.LOCOMO_KINDS.values()))
@@ -369,6 +372,11 @@ def main() -> None:
     q.add_argument("--modes", type=lambda s: s.split(","), default=list(MODES))
     q.add_argument("--locomo", help="LoCoMo's locomo10.json: its conversations instead")
     q.add_argument("--longmemeval", help="a LongMemEval file (longmemeval_s.json): its questions")
+    q.add_argument(
+        "--written",
+        action="store_true",
+        help="the written evaluation in LongMemEval's shape (recall_eval/written.py) instead",
+    )
     q.add_argument("--limit", type=int, help="of the public file's conversations or questions")
     s = sub.add_parser("scale")
     s.add_argument(

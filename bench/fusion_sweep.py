@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_recall_modes import _fill_vectors, fresh_index, write_home
-from recall_eval import public
+from recall_eval import public, written
 from recall_eval.conversations import Conversation
 from recall_eval.shapes import KINDS, SHAPES, Tally, conversation
 
@@ -465,6 +465,9 @@ def main() -> None:
     parser.add_argument("--cache", help="pickle of the collected questions (kept between runs)")
     parser.add_argument("--locomo", help="LoCoMo's locomo10.json: its conversations as a shape")
     parser.add_argument("--longmemeval", help="a LongMemEval file: its questions as a shape")
+    parser.add_argument(
+        "--written", action="store_true", help="the written evaluation (recall_eval/written.py)"
+    )
     parser.add_argument("--limit", type=int, help="of the public files' conversations/questions")
     parser.add_argument(
         "--show", type=int, default=10, help="rankings printed per mode, best first"
@@ -488,6 +491,8 @@ def main() -> None:
         if args.longmemeval:
             convs = public.longmemeval(args.longmemeval, limit=args.limit)
             questions += collect("LongMemEval", convs)
+        if args.written:
+            questions += collect("written", written.conversations()[: args.limit])
         if cache is not None:
             cache.write_bytes(pickle.dumps(questions))
     shapes = list(dict.fromkeys(q["shape"] for q in questions))

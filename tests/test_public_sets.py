@@ -2,6 +2,7 @@
 files written here in the benchmarks' formats: what becomes a session, a turn's role and text, and
 which turns a question's evidence names."""
 
+import collections
 import datetime as dt
 import json
 import sys
@@ -11,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from recall_eval import public  # noqa: E402
+from recall_eval import public, written  # noqa: E402
 
 LOCOMO = [
     {
@@ -116,3 +117,47 @@ def test_a_file_of_another_shape_is_refused(tmp_path, reader):
     path.write_text(json.dumps({"not": "a list"}))
     with pytest.raises(public.PublicDataError, match="not a list"):
         reader(path)
+
+
+def test_the_written_evaluation_reads_as_longmemeval_does():
+    convs = written.conversations()
+    assert len(convs) == 88
+    kinds = collections.Counter(c.questions[0].kind for c in convs)
+    assert kinds == {
+        "single-session-user": 11,
+        "single-session-assistant": 11,
+        "single-session-preference": 11,
+        "multi-session": 22,
+        "knowledge-update": 11,
+        "temporal-reasoning": 22,
+    }
+    for conv in convs:
+        assert len(conv.sessions) == written.SIZE
+        starts = [s.start for s in conv.sessions]
+        assert starts == sorted(starts)
+        turns = {s.name: s.turns for s in conv.sessions}
+        (question,) = conv.questions
+        for session, record in question.answers:
+            assert turns[session][record][1].strip()
+        # What the assistant said is in its own turns.
+        roles = {turns[s][r][0] for s, r in question.answers}
+        assert question.kind != "single-session-assistant" or "assistant" in roles
+
+
+def test_a_written_question_whose_evidence_is_missing_is_named(tmp_path):
+    part = {
+        "sessions": [{"id": "x-s01", "date": "2023/01/02 (Mon) 10:00", "turns": []}],
+        "questions": [
+            {
+                "question_id": "x-q1",
+                "question_type": "single-session-user",
+                "question": "What?",
+                "answer": "That.",
+                "question_date": "2023/07/01 (Sat) 10:00",
+                "evidence_sessions": ["x-s02"],
+            }
+        ],
+    }
+    (tmp_path / "x.json").write_text(json.dumps(part))
+    with pytest.raises(public.PublicDataError, match="x-q1: no session x-s02"):
+        written.items(tmp_path)

@@ -109,13 +109,13 @@ def longmemeval(path: Path, prefix: str = "lm", limit: int | None = None) -> lis
     for n, item in enumerate(items):
         if limit is not None and len(out) >= limit:
             break
-        conv = _longmem_item(item, f"{prefix}-{n}")
+        conv = longmemeval_item(item, f"{prefix}-{n}")
         if conv is not None:
             out.append(conv)
     return out
 
 
-def _longmem_item(item: dict, name: str) -> Conversation | None:
+def longmemeval_item(item: dict, name: str) -> Conversation | None:
     if str(item.get("question_id", "")).endswith("_abs"):
         return None
     sessions, answers = [], []

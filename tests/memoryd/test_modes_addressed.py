@@ -193,16 +193,19 @@ SESSIONS = {
 }
 
 
-def first_hit(tmp_path, mode: str) -> tuple[str | None, str]:
+def first_hit(
+    tmp_path, mode: str, sessions: dict = SESSIONS, question: str = "When did Dana bake bread?"
+) -> tuple[str | None, str]:
+    """The role and snippet of the first hit for question, over sessions indexed in mode."""
     home = Home(tmp_path / "h")
-    for session, records in SESSIONS.items():
+    for session, records in sessions.items():
         append(home, session, records)
     index = Index(home, mode=mode)
     index.open()
     try:
         index.catch_up_all()
         assert index.drain_embeddings(120)
-        hit = recall_on(index, "When did Dana bake bread?", k=5, session="mm-q").hits[0]
+        hit = recall_on(index, question, k=5, session="mm-q").hits[0]
     finally:
         index.close()
     return hit.role, hit.snippet

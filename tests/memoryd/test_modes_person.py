@@ -6,12 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.home import Home
-from memoryd.index.index import Index
 from memoryd.modes import addressed, person
+from tests.memoryd import test_modes_addressed as addressed_tests
 from tests.memoryd.test_modes_context import said, user
-from tests.memoryd.test_reindex import append
-from tests.recalling import recall_on
 
 
 @pytest.mark.parametrize(
@@ -74,18 +71,7 @@ SESSIONS = {
 
 
 def first_hit(tmp_path, mode: str, question: str) -> tuple[str | None, str]:
-    home = Home(tmp_path / "h")
-    for session, records in SESSIONS.items():
-        append(home, session, records)
-    index = Index(home, mode=mode)
-    index.open()
-    try:
-        index.catch_up_all()
-        assert index.drain_embeddings(120)
-        hit = recall_on(index, question, k=5, session="mm-q").hits[0]
-    finally:
-        index.close()
-    return hit.role, hit.snippet
+    return addressed_tests.first_hit(tmp_path, mode, SESSIONS, question)
 
 
 @pytest.mark.parametrize("mode", ["context", "hybrid"])

@@ -31,17 +31,7 @@ REQUEST = frozenset(
 REQUESTING = frozenset({"you'd", "you'll"})
 # Words that make "we" or "our" mean both sides of the conversation.
 TALK = frozenset(
-    {
-        "conversation",
-        "conversations",
-        "chat",
-        "chats",
-        "chatted",
-        "discussion",
-        "discussed",
-        "talk",
-        "talked",
-    }
+    "conversation conversations chat chats chatted discussion discussed talk talked".split()
 )
 
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")

@@ -23,12 +23,15 @@ from tests.memoryd.test_modes_context import said, user
         ("You told me about a breathing technique. What was it?", "assistant"),
         ("What was your advice on pruning roses?", "assistant"),
         ("Can you remind me what you recommended for my back?", "assistant"),
-        ("When I asked you for a sweater pattern, which one was it?", "assistant"),
+        ("When I asked you for a sweater pattern, which one did you pick?", "assistant"),
         # A request of the agent: its "you" says nothing of whose turn answers.
         ("Can you suggest a few dinners I could cook this week?", "user"),
         ("What software would you recommend for editing my videos?", "user"),
         ("Any resources you'd recommend for my Italian?", "user"),
         ("Could you suggest a board game?", None),
+        # What the user did to the agent is the user's turn.
+        ("What was the restaurant I told you about?", "user"),
+        ("Which photos did I send to you last week?", "user"),
         # Either side's words: the conversation itself.
         ("In our chat about tomatoes, which variety was earliest?", None),
         ("When we talked about the trip, which bus was it?", None),

@@ -11,7 +11,8 @@ addressed.FAVOUR, as for a named speaker (which wins when a question has both).
 
 - A question that speaks of what the agent said ("what did you suggest", "your advice") is
   about the assistant's turns. A "you" after a request word ("can you suggest", "would you
-  recommend") asks the agent to do something now and says nothing of whose turn answers.
+  recommend") asks the agent to do something now and says nothing of whose turn answers; one
+  after what the user did to it ("the book I told you about") is the user's turn.
 - Otherwise a question in the first person (I, me, my, we, our) is about the user's turns.
 - A question about "our conversation" or what "we talked" about may mean either side: no role.
 - Any other question (third person, another language) favours no one.
@@ -26,6 +27,11 @@ SECOND = frozenset({"you", "your", "yours", "yourself"})
 REQUEST = frozenset(
     {"can", "could", "would", "will", "do", "please", "if", "should"}
     | {"can't", "couldn't", "won't", "wouldn't", "don't"}
+)
+# After these, "you" is the object of what the user did ("I told you", "I sent to you"): the
+# user's turn, not the agent's.
+OBJECT = frozenset(
+    "told tell asked ask showed show gave give sent send to with for thank thanks let".split()
 )
 # Contractions that are themselves a request ("any ideas you'd recommend?").
 REQUESTING = frozenset({"you'd", "you'll"})
@@ -43,7 +49,7 @@ def role(question: str) -> str | None:
     heads = [word.split("'", 1)[0] for word in words]
     for i, head in enumerate(heads):
         if head in SECOND and words[i] not in REQUESTING:
-            if i == 0 or words[i - 1] not in REQUEST:
+            if i == 0 or (words[i - 1] not in REQUEST and words[i - 1] not in OBJECT):
                 return ASSISTANT
     found = set(heads)
     if found & TALK:

@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/bench_recall_modes.py quality [--conversations 10]
         [--assistant-conversations 6] [--shapes locomo,longmem,agent] [--modes ...]
+    .venv/bin/python bench/bench_recall_modes.py quality --written | --locomo FILE |
+        --longmemeval FILE    # the written evaluation (recall_eval/written.py), public files
     .venv/bin/python bench/bench_recall_modes.py scale [--sizes 10000,100000] [--modes ...]
         [--against DIR]    # DIR: another checkout's services/ and libs/, alternated with this one
 

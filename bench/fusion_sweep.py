@@ -20,12 +20,11 @@ first `depth`) as 5 / (5 + r) x ws; + dense (names removed) over its best score 
 its top 100, x wd (or, with `rrf` c, each part's rank r as weight / (c + r)); then the agent's
 own calls last, the rows of the speaker a question names raised by `favour` of their score
 (addressed.py; favour 0 = off), or when it names none, those of the role its grammatical
-person asks about by `person` (person.py; 0 = off), each pick damping its session run by
-damp past its first `free`
-picks (damp 1.0 = off), and the spec's best rows kept at the positions of keep or better
-(arrange.py), all of them (no `sure`) or, by a rule, those the spec is sure of: `gap` g, a row
-scoring g times the spec's next; `crowd` g, g times the spec's last row read; the others not
-kept, or, with `-late`, kept at the end of the deadlines.
+person asks about by `person` (person.py; 0 = off), each pick damping its session run by damp
+past its first `free` picks (damp 1.0 = off), and the spec's best rows kept at the positions of
+keep or better (arrange.py), all of them (no `sure`) or, by a rule, those the spec is sure of:
+`gap` g, a row scoring g times the spec's next; `crowd` g, g times the spec's last row read; the
+others not kept, or, with `-late`, kept at the end of the deadlines.
 
 The choice (choose()): every cell (shape, kind or all, @5 and @10) at least 1 standard error of
 the paired difference above minus the spec's, or as close as any ranking of the mode comes; among

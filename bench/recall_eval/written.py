@@ -2,8 +2,9 @@
 
 The generator's conversations are built from templates the modes were tuned on, and a mode
 tuned on them did not carry over to the public user-and-assistant benchmark (it fell below the
-spec there). So eleven writers, each given LongMemEval's published description and nothing of
-this project (no code, no figures), wrote one person's chats with an assistant in one domain of
+spec there). So eleven writers (helper agents, as LongMemEval's own sessions were written by a
+language model), each given LongMemEval's published description and nothing of this project (no
+code, no figures), wrote one person's chats with an assistant in one domain of
 life (health, work, home, travel, food, money, hobbies, family, technology, learning, the
 outdoors): about 20 dated sessions each of 4 to 6 turns, the assistant's answers 120 to 250
 words, facts told in passing in sessions about something else, sessions on the same topics that

@@ -25,6 +25,7 @@ import re
 import sqlite3
 from collections.abc import Mapping, MutableMapping
 
+from memoryd.modes import person
 from memoryd.modes.arrange import Place
 from memoryd.modes.kept import Kept
 from memoryd.modes.stopwords import stopwords
@@ -128,6 +129,14 @@ def named_role(
             if by_other >= MIN_ADDRESSED and by_other >= DOMINANCE * counts[role]:
                 found.add(role)
     return found.pop() if len(found) == 1 else None
+
+
+def asked_role(
+    conn: sqlite3.Connection, question: str, known: Speakers | None = None
+) -> str | None:
+    """The role a question asks about: the speaker it names, else its grammatical person
+    (person.py)."""
+    return named_role(conn, question, known) or person.role(question)
 
 
 def favour(

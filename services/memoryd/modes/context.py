@@ -21,7 +21,7 @@ one built by a reindex hold the same rows.
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from memoryd.modes import addressed, arrange, contextrank, fusion, person
+from memoryd.modes import addressed, arrange, contextrank, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
 from memoryd.search import maxscore, tokencount
@@ -185,8 +185,7 @@ def search(
         spec = spec_ranked(conn, query, SPEC_DEPTH)
         fusion.add_spec(combined, spec, SPEC_WEIGHT)
         where = arrange.places(conn, combined)
-        # The speaker a question names, else its grammatical person (person.py).
-        asked = addressed.named_role(conn, query.text, speakers) or person.role(query.text)
+        asked = addressed.asked_role(conn, query.text, speakers)
         if asked is not None:
             addressed.favour(combined, where, asked)
         order = arrange.arrange(combined, where, k, DAMP)

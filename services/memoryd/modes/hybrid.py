@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.modes import addressed, arrange, context, fusion, names, person
+from memoryd.modes import addressed, arrange, context, fusion, names
 from memoryd.modes.embed import Embeds
 from memoryd.modes.int8 import pack
 from memoryd.modes.lexbound import TermCounts
@@ -137,8 +137,7 @@ class Hybrid:
             combined = fuse(lexical, bound, spec, rowids, scores)
             # The spec's rows are placed even when its part adds nothing: keep_spec needs them.
             where = arrange.places(conn, [*combined, *spec])
-            # The speaker a question names, else its grammatical person (person.py).
-            asked = addressed.named_role(conn, query.text, self.speakers) or person.role(query.text)
+            asked = addressed.asked_role(conn, query.text, self.speakers)
             if asked is not None:
                 addressed.favour(combined, where, asked)
             order = arrange.arrange(combined, where, k)

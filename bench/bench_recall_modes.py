@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/bench_recall_modes.py quality [--conversations 10]
         [--assistant-conversations 6] [--shapes locomo,longmem,agent] [--modes ...]
-    .venv/bin/python bench/bench_recall_modes.py quality --written | --locomo FILE |
-        --longmemeval FILE    # the written evaluation (recall_eval/written.py), public files
+    .venv/bin/python bench/bench_recall_modes.py quality --written | --held-out | --locomo FILE |
+        --longmemeval FILE    # the written evaluation and its held-out set (recall_eval/
+        written.py), public files
     .venv/bin/python bench/bench_recall_modes.py scale [--sizes 10000,100000] [--modes ...]
         [--against DIR]    # DIR: another checkout's services/ and libs/, alternated with this one
 
@@ -96,10 +97,13 @@ def fresh_index(home: Home, mode: str) -> Index:
 
 
 def quality(args) -> None:
-    if args.locomo or args.longmemeval or args.written:
+    if args.locomo or args.longmemeval or args.written or args.held_out:
         if args.written:
             convs = written.conversations()[: args.limit]
             _quality("written", convs, args.modes, kinds_of(convs, public.LONGMEM_KINDS))
+        if args.held_out:
+            convs = written.held_out()[: args.limit]
+            _quality("held out", convs, args.modes, kinds_of(convs, public.LONGMEM_KINDS))
         if args.locomo:
             convs = public.locomo(args.locomo)[: args.limit]
             _quality("LoCoMo", convs, args.modes, kinds_of(convs, public.LOCOMO_KINDS.values()))
@@ -378,6 +382,11 @@ def main() -> None:
         "--written",
         action="store_true",
         help="the written evaluation in LongMemEval's shape (recall_eval/written.py) instead",
+    )
+    q.add_argument(
+        "--held-out",
+        action="store_true",
+        help="the written evaluation's held-out set (nothing was chosen on it) instead",
     )
     q.add_argument("--limit", type=int, help="of the public file's conversations or questions")
     s = sub.add_parser("scale")

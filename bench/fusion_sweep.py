@@ -467,6 +467,7 @@ def main() -> None:
     parser.add_argument(
         "--written", action="store_true", help="the written evaluation (recall_eval/written.py)"
     )
+    parser.add_argument("--held-out", action="store_true", help="the written set held out")
     parser.add_argument("--limit", type=int, help="of the public files' conversations/questions")
     parser.add_argument(
         "--show", type=int, default=10, help="rankings printed per mode, best first"
@@ -492,6 +493,8 @@ def main() -> None:
             questions += collect("LongMemEval", convs)
         if args.written:
             questions += collect("written", written.conversations()[: args.limit])
+        if args.held_out:
+            questions += collect("held out", written.held_out()[: args.limit])
         if cache is not None:
             cache.write_bytes(pickle.dumps(questions))
     shapes = list(dict.fromkeys(q["shape"] for q in questions))

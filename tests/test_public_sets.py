@@ -119,18 +119,27 @@ def test_a_file_of_another_shape_is_refused(tmp_path, reader):
         reader(path)
 
 
-def test_the_written_evaluation_reads_as_longmemeval_does():
-    convs = written.conversations()
-    assert len(convs) == 88
+@pytest.mark.parametrize(
+    ("read", "writers", "prefix"),
+    [(written.conversations, 11, "wr"), (written.held_out, 8, "wh")],
+    ids=["first", "held-out"],
+)
+def test_the_written_evaluation_reads_as_longmemeval_does(read, writers, prefix):
+    convs = read()
+    assert len(convs) == 8 * writers
     kinds = collections.Counter(c.questions[0].kind for c in convs)
+    # Each writer asked one question of each single-session kind and of knowledge-update, and two
+    # of multi-session and of temporal-reasoning.
     assert kinds == {
-        "single-session-user": 11,
-        "single-session-assistant": 11,
-        "single-session-preference": 11,
-        "multi-session": 22,
-        "knowledge-update": 11,
-        "temporal-reasoning": 22,
+        "single-session-user": writers,
+        "single-session-assistant": writers,
+        "single-session-preference": writers,
+        "multi-session": 2 * writers,
+        "knowledge-update": writers,
+        "temporal-reasoning": 2 * writers,
     }
+    # The two sets' sessions never share a name, so their homes can be compared side by side.
+    assert {s.name.split("-")[0] for c in convs for s in c.sessions} == {prefix}
     for conv in convs:
         assert len(conv.sessions) == written.SIZE
         starts = [s.start for s in conv.sessions]

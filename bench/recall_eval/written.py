@@ -14,6 +14,10 @@ marked has_answer. The files are this project's, under its licence.
 As LongMemEval builds a question's haystack from a pool of sessions, each question here gets its
 evidence sessions and others drawn from every writer's pool (seeded by the question's id) up to
 SIZE sessions, in date order; then public.py reads it as it reads LongMemEval's own file.
+
+A second set (`written_heldout/`, HELD_OUT) was written the same way by eight other writers in
+eight other domains after the modes were chosen, and nothing was chosen on it: it says whether
+what was chosen on the first set carries over. Its haystacks are drawn from its own pool.
 """
 
 import json
@@ -24,6 +28,7 @@ from recall_eval import public
 from recall_eval.conversations import Conversation
 
 FOLDER = Path(__file__).resolve().parent / "written"
+HELD_OUT = Path(__file__).resolve().parent / "written_heldout"
 # Sessions in a question's haystack (LongMemEval's small set has about 50).
 SIZE = 50
 
@@ -64,11 +69,18 @@ def items(folder: Path = FOLDER, size: int = SIZE) -> list[dict]:
     return out
 
 
-def conversations(folder: Path = FOLDER, size: int = SIZE) -> list[Conversation]:
+def conversations(
+    folder: Path = FOLDER, size: int = SIZE, prefix: str = "wr"
+) -> list[Conversation]:
     """One Conversation per question, as public.longmemeval reads LongMemEval's file."""
     out = []
     for n, item in enumerate(items(folder, size)):
-        conv = public.longmemeval_item(item, f"wr-{n}")
+        conv = public.longmemeval_item(item, f"{prefix}-{n}")
         if conv is not None:
             out.append(conv)
     return out
+
+
+def held_out(size: int = SIZE) -> list[Conversation]:
+    """The second set's questions (HELD_OUT), as conversations() gives the first's."""
+    return conversations(HELD_OUT, size, "wh")

@@ -37,8 +37,9 @@ from memoryd.search.candidates import State, Terms
 EXACT_ROWS = 250_000
 # The read rows FTS5 returns, best first (one round: what lies beyond is left out).
 PARTS = 256
-# The rows scored one by one (their texts tokenized), at most.
-SCORED_MOST = 512
+# The rows scored one by one (their texts tokenized), at most: tokenizing and scoring a row costs
+# about as much as FTS5 ranking forty (a question's spec part scored 470 rows in 15 ms at 512).
+SCORED_MOST = 256
 # The rows of the round of a common word's newest rows (3. above) scored one by one, at most.
 WINDOW_SCORED = 256
 # The rarest skipped words probed with an AND, at most: a question's commoner words (stopwords,

@@ -467,7 +467,11 @@ def main() -> None:
     parser.add_argument(
         "--written", action="store_true", help="the written evaluation (recall_eval/written.py)"
     )
-    parser.add_argument("--held-out", action="store_true", help="the written set held out")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="the held-out written set: to see a choice's figures there, never to make it",
+    )
     parser.add_argument("--limit", type=int, help="of the public files' conversations/questions")
     parser.add_argument(
         "--show", type=int, default=10, help="rankings printed per mode, best first"

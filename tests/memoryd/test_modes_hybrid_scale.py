@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -440,3 +441,50 @@ def test_recall_answers_by_words_when_the_question_cannot_be_embedded(tmp_path, 
         assert [h.session for h in hits] == ["mm-a"]
     finally:
         index.close()
+
+
+def test_once_the_ann_answers_the_question_is_embedded_beside_the_words(
+    tmp_path, monkeypatch, small_ann
+):
+    """The question's vector and the ANN's candidates come from another thread while the recall
+    ranks the words, with the answer the recall gives on one thread; a question that cannot be
+    embedded then is still answered by its words."""
+    home = Home(tmp_path / "h")
+    for session, records in conversation(6, 100).items():
+        append(home, session, records)
+    index = opened(home, monkeypatch)
+    try:
+        index.catch_up_all()
+        found = clustered(600, seed=8)
+        write_vectors(index, found)
+        wait_ready(index, 600)
+        threads = []
+        propose, ready = vec.Matrix.propose, vec.Matrix.ann_ready
+
+        def watched(self, embed_query):
+            threads.append(threading.current_thread().name)
+            return propose(self, embed_query)
+
+        monkeypatch.setattr(vec.Matrix, "propose", watched)
+        questions = [f"s{n % 6} turn {n * 7 % 100}" for n in range(12)]
+        beside = [answer(index, q) for q in questions]
+        assert threads and all(name.startswith("memoryd-dense") for name in threads)
+        monkeypatch.setattr(vec.Matrix, "ann_ready", lambda self: False)  # near() on this thread
+        alone = [answer(index, q) for q in questions]
+        assert beside == alone
+        assert threads[-1] == threading.current_thread().name
+
+        def fails(texts):
+            raise embedworker.WorkerFailed("the embedding process failed: no answer")
+
+        monkeypatch.setattr(vec.Matrix, "ann_ready", ready)
+        monkeypatch.setattr(index.live._worker, "query", fails)
+        assert index.live.matrix.ann_ready()
+        hits = recall_on(index, "s2 turn 17", k=3, session="mm-q").hits
+        assert hits and hits[0].session == "mm-s2"
+    finally:
+        index.close()
+
+
+def answer(index: Index, question: str) -> list[tuple[str, int]]:
+    return [(h.session, h.record) for h in recall_on(index, question, k=5, session="mm-q").hits]

@@ -30,6 +30,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -74,6 +75,9 @@ DENSE_NORM = "best"
 KEEP_SPEC = (2, 4, 7, 9)
 NEIGHBOUR_WEIGHT = 0.5
 EMBED_BATCH = 32
+# Threads that embed questions and scan the ANN beside recalls ranking words: as many as
+# memoryd's readers, so no recall waits for another's.
+AHEAD_THREADS = 4
 # How often an idle embedder looks for pending rows, in seconds (catch-up does not wake it).
 POLL = 2.0
 
@@ -125,6 +129,7 @@ class Hybrid:
         self._idle = threading.Event()
         self._thread = threading.Thread(target=self._run, name="memoryd-embedder", daemon=True)
         self._thread.start()
+        self._ahead = ThreadPoolExecutor(AHEAD_THREADS, thread_name_prefix="memoryd-dense")
 
     # --- recall ---------------------------------------------------------------------------------
     def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
@@ -133,10 +138,19 @@ class Hybrid:
         terms = context.query_terms(query)
         conn.execute("BEGIN")
         try:
+            text = names.dense_text(conn, self.counts, query.text)
+            embed = lambda: self.embedder.embed([text])[0]  # noqa: E731
+            # Once the ANN answers, the question is embedded and the ANN scanned on a thread of
+            # their own while this one ranks the words (vectors.Matrix.propose): at a million
+            # records p50 / p99 70 / 109 ms against 75 / 115, three rounds alternated, the
+            # same answers.
+            ahead = None
+            if self.matrix.ann_ready():
+                ahead = self._ahead.submit(self.matrix.propose, embed)
             lexical = context.ranked(conn, terms, max(LEXICAL_DEPTH, 4 * k), READ_BUDGET)
             bound = self.counts.bound(conn, terms) if lexical and DIVISOR == "bound" else 0.0
             spec = context.spec_ranked(conn, query, context.SPEC_DEPTH, READ_BUDGET)
-            rowids, scores = self._dense(conn, query)
+            rowids, scores = self._dense(conn, embed, ahead)
             combined = fuse(lexical, bound, spec, rowids, scores)
             # The spec's rows are placed even when its part adds nothing: keep_spec needs them.
             where = arrange.places(conn, [*combined, *spec])
@@ -149,12 +163,18 @@ class Hybrid:
         finally:
             conn.execute("COMMIT")
 
-    def _dense(self, conn: sqlite3.Connection, query: Query) -> tuple[np.ndarray, np.ndarray]:
+    def _dense(
+        self, conn: sqlite3.Connection, embed: Callable[[], np.ndarray], ahead: Future | None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(rowids, scores) of the rows the vector search proposes (every row below 20,000
-        vectors, the ANN's candidates above), for the question less its common names (names.py).
-        No scores when the question cannot be embedded: recall answers from the words."""
-        text = names.dense_text(conn, self.counts, query.text)
-        matrix, vector = self.matrix.near(conn, lambda: self.embedder.embed([text])[0])
+        vectors, the ANN's candidates above, proposed ahead when it was ready), for the question
+        less its common names (names.py), which embed() embeds. No scores when the question
+        cannot be embedded: recall answers from the words."""
+        proposed = ahead.result() if ahead is not None else None
+        if proposed is not None:
+            matrix, vector = self.matrix.settle(conn, proposed)
+        else:  # the exact matrix answers (or the ANN was let go meanwhile: a reindex)
+            matrix, vector = self.matrix.near(conn, embed)
         if vector is None or not len(matrix.rowids):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         return matrix.rowids, dense_scores(matrix, vector)
@@ -191,6 +211,7 @@ class Hybrid:
 
     def close(self) -> None:
         self.stop_embedder()
+        self._ahead.shutdown(wait=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():

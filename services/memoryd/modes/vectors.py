@@ -115,20 +115,44 @@ class Matrix:
         """The rows the dense half scores, and the query's unit vector (embed_query(), called
         only when there are vectors): all of them while the table is small, else the ANN's
         candidates, their best POOL and the neighbours of those."""
-        if self.ann is not None and self.ann.ready():
-            with self._lock:
-                if self._n:
-                    self._clear()  # the ANN answers now: let the matrix go
-                    self._key = None
-            query = _embedded(embed_query)
-            if query is None:
-                return EMPTY, None
-            return around(conn, self.ann.search(query, CANDIDATES), query), query
+        proposed = self.propose(embed_query)
+        if proposed is not None:
+            return self.settle(conn, proposed)
         matrix = self.refresh(conn)
         if not len(matrix.rowids):
             return matrix, None
         query = _embedded(embed_query)
         return (EMPTY, None) if query is None else (matrix, query)
+
+    def ann_ready(self) -> bool:
+        return self.ann is not None and self.ann.ready()
+
+    def propose(self, embed_query) -> tuple[list[int], np.ndarray | None] | None:
+        """Once the ANN answers: the ANN's candidates and the question's vector (no candidates
+        and None when it could not be embedded); None while the exact matrix answers. Reads
+        nothing of the index file, so it may run on another thread beside the lexical half:
+        the question's embedding (another process) and faiss's scan (which releases the
+        interpreter) then take the second core."""
+        if self.ann is None or not self.ann.ready():
+            return None
+        with self._lock:
+            if self._n:
+                self._clear()  # the ANN answers now: let the matrix go
+                self._key = None
+        query = _embedded(embed_query)
+        if query is None:
+            return [], None
+        return self.ann.search(query, CANDIDATES), query
+
+    @staticmethod
+    def settle(
+        conn: sqlite3.Connection, proposed: tuple[list[int], np.ndarray | None]
+    ) -> tuple[Snapshot, np.ndarray | None]:
+        """near()'s answer from propose()'s: the candidates' Snapshot read from the index."""
+        candidates, query = proposed
+        if query is None:
+            return EMPTY, None
+        return around(conn, candidates, query), query
 
     def refresh(self, conn: sqlite3.Connection) -> Snapshot:
         """The exact matrix of the index conn reads, up to date (or at most REFRESH_INTERVAL

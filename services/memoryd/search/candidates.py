@@ -187,6 +187,8 @@ def score(
             held[rowid] = held.get(rowid, 0.0) + bound_of[token]
     scores: dict[int, float] = {}
     best: list[float] = []  # the k best scores so far, least first
+    # (-upper bound, rowid): a heap, taken a batch at a time best bound first (a budgeted search
+    # stops after a few batches of thousands of rows, which a whole sort would order for nothing).
     uppers: list[tuple[float, int]] = []
     for rowid, part in read_parts:
         if not unknown and rowid not in held:
@@ -195,18 +197,15 @@ def score(
             scores[rowid] = part
             _keep(best, part, k)
         else:
-            uppers.append((part + unknown + held.pop(rowid, 0.0), rowid))
+            uppers.append((-(part + unknown + held.pop(rowid, 0.0)), rowid))
     if cutoff is not None:
-        uppers += [(cutoff + unknown + bound, rowid) for rowid, bound in held.items()]
-    uppers.sort(key=lambda item: (-item[0], item[1]))
+        uppers += [(-(cutoff + unknown + bound), rowid) for rowid, bound in held.items()]
+    heapq.heapify(uppers)
     tokens = list(dict.fromkeys(terms.phrase_tokens))
-    for start in range(0, len(uppers), BATCH):
+    while uppers:
         kth = best[0] if len(best) == k else None
-        near = [
-            rowid
-            for upper, rowid in uppers[start : start + BATCH]
-            if kth is None or bm25.reaches(upper, kth)
-        ]
+        taken = [heapq.heappop(uppers) for _ in range(min(BATCH, len(uppers)))]
+        near = [rowid for upper, rowid in taken if kth is None or bm25.reaches(-upper, kth)]
         if not near or (most is not None and len(scored) >= most):
             break
         batch = []

@@ -25,7 +25,7 @@ def quantise(vectors: np.ndarray) -> np.ndarray:
 
 def unpack(blobs: list[bytes]) -> np.ndarray:
     """Stored vectors as an (n, 384) float32 array of unit vectors (int8 or an older float32)."""
-    if all(len(blob) == DIMENSIONS for blob in blobs):
+    if set(map(len, blobs)) <= {DIMENSIONS}:
         joined = np.frombuffer(b"".join(blobs), dtype=np.int8)
         out = joined.reshape(len(blobs), DIMENSIONS).astype(np.float32)
     else:

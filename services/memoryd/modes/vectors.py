@@ -222,13 +222,14 @@ def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -
     # one read of the rows within WINDOW of each pool row finds most neighbours; a pool row
     # whose session is interleaved with others there has its own two queries.
     nearby = {r for rowid in pool for r in range(rowid - WINDOW, rowid + WINDOW + 1)}
-    seen = {r[0]: r for r in _rows(conn, sorted(nearby), any_row=True)}
+    # The session of each row read that is a session's turn (a note has no neighbours).
+    turns = {r[0]: r[3] for r in _rows(conn, sorted(nearby), any_row=True) if r[2] == "session"}
     following: dict[int, int] = {}
     for rowid in pool:
-        if rowid not in seen or seen[rowid][2] != "session":
+        session = turns.get(rowid)
+        if session is None:
             continue  # a note (no neighbours), or a row deleted since its vector was read
-        session = seen[rowid][3]
-        same = [r for r in range(rowid - WINDOW, rowid + WINDOW + 1) if _same(seen.get(r), session)]
+        same = [r for r in range(rowid - WINDOW, rowid + WINDOW + 1) if turns.get(r) == session]
         at = same.index(rowid)
         before, after = same[max(0, at - NEIGHBOURS) : at], same[at + 1 : at + 1 + NEIGHBOURS]
         if len(before) < NEIGHBOURS and rowid - WINDOW > 0:
@@ -268,10 +269,6 @@ def _embedded(embed_query) -> np.ndarray | None:
     except WorkerFailed as error:
         log.warning("recall: the question was not embedded, answering by words alone: %s", error)
         return None
-
-
-def _same(row: tuple | None, session: str) -> bool:
-    return row is not None and row[2] == "session" and row[3] == session
 
 
 def _rows(

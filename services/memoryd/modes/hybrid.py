@@ -133,8 +133,6 @@ class Hybrid:
 
     # --- recall ---------------------------------------------------------------------------------
     def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
-        # (Embedding the question on another thread beside the lexical query was tried: no gain
-        # on the busy 2-core machine, 32.3 against 31.4 ms p50 at 30,000 rows, alternated.)
         terms = context.query_terms(query)
         conn.execute("BEGIN")
         try:
@@ -143,7 +141,8 @@ class Hybrid:
             # Once the ANN answers, the question is embedded and the ANN scanned on a thread of
             # their own while this one ranks the words (vectors.Matrix.propose): at a million
             # records p50 / p99 70 / 109 ms against 75 / 115, three rounds alternated, the
-            # same answers.
+            # same answers; at 100,000, 37 / 92 against 43 / 99 (on a busy machine at 30,000
+            # it gained nothing: 32.3 against 31.4 ms p50, alternated).
             ahead = None
             if self.matrix.ann_ready():
                 ahead = self._ahead.submit(self.matrix.propose, embed)

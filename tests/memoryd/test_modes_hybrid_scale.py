@@ -478,6 +478,8 @@ def test_once_the_ann_answers_the_question_is_embedded_beside_the_words(
             raise embedworker.WorkerFailed("the embedding process failed: no answer")
 
         monkeypatch.setattr(vec.Matrix, "ann_ready", ready)
+        index.live._ahead.shutdown()  # memoryd closing: the recall embeds the question itself
+        assert [answer(index, q) for q in questions] == alone
         monkeypatch.setattr(index.live._worker, "query", fails)
         assert index.live.matrix.ann_ready()
         hits = recall_on(index, "s2 turn 17", k=3, session="mm-q").hits

@@ -145,7 +145,8 @@ class Hybrid:
             # it gained nothing: 32.3 against 31.4 ms p50, alternated).
             ahead = None
             if self.matrix.ann_ready():
-                ahead = self._ahead.submit(self.matrix.propose, embed)
+                with contextlib.suppress(RuntimeError):  # closing: this thread embeds it
+                    ahead = self._ahead.submit(self.matrix.propose, embed)
             lexical = context.ranked(conn, terms, max(LEXICAL_DEPTH, 4 * k), READ_BUDGET)
             bound = self.counts.bound(conn, terms) if lexical and DIVISOR == "bound" else 0.0
             spec = context.spec_ranked(conn, query, context.SPEC_DEPTH, READ_BUDGET)

@@ -3,6 +3,7 @@ vectors and never outlives memoryd, the ANN (faiss IVF-PQ) takes over from the e
 its candidates are scored as the exact matrix scores them, deletes and rowid reuse are followed,
 and stats shows the embedding's progress."""
 
+import contextlib
 import datetime as dt
 import os
 import signal
@@ -250,15 +251,9 @@ def test_the_ann_takes_over_and_scores_its_pool_as_the_exact_matrix_does(
 
 
 def test_the_ann_finds_nearly_all_of_the_exact_top_10(tmp_path, monkeypatch, small_ann):
-    home = Home(tmp_path / "h")
-    for session, records in conversation(8, 100).items():
-        append(home, session, records)
-    index = opened(home, monkeypatch)
-    try:
-        index.catch_up_all()
-        found = clustered(800, seed=3, spread=0.1)
-        rowids = np.array(write_vectors(index, found))
-        wait_ready(index, 800)
+    found = clustered(800, seed=3, spread=0.1)
+    with ann_over(tmp_path, monkeypatch, 8, found) as (index, written):
+        rowids = np.array(written)
         queries = clustered(40, seed=4, spread=0.1)
         share = []
         for q in queries:
@@ -268,6 +263,21 @@ def test_the_ann_finds_nearly_all_of_the_exact_top_10(tmp_path, monkeypatch, sma
             top = set(snap.rowids[np.argsort(-(snap.vectors @ q))[:10]].tolist())
             share.append(len(top & exact) / 10)
         assert np.mean(share) >= 0.95
+
+
+@contextlib.contextmanager
+def ann_over(tmp_path, monkeypatch, sessions: int, found: np.ndarray):
+    """(index, rowids): sessions of 100 turns indexed in mode hybrid, found written as their
+    vectors, and the ANN built over them; the index closed after."""
+    home = Home(tmp_path / "h")
+    for session, records in conversation(sessions, 100).items():
+        append(home, session, records)
+    index = opened(home, monkeypatch)
+    try:
+        index.catch_up_all()
+        rowids = write_vectors(index, found)
+        wait_ready(index, len(found))
+        yield index, rowids
     finally:
         index.close()
 
@@ -449,15 +459,7 @@ def test_once_the_ann_answers_the_question_is_embedded_beside_the_words(
     """The question's vector and the ANN's candidates come from another thread while the recall
     ranks the words, with the answer the recall gives on one thread; a question that cannot be
     embedded then is still answered by its words."""
-    home = Home(tmp_path / "h")
-    for session, records in conversation(6, 100).items():
-        append(home, session, records)
-    index = opened(home, monkeypatch)
-    try:
-        index.catch_up_all()
-        found = clustered(600, seed=8)
-        write_vectors(index, found)
-        wait_ready(index, 600)
+    with ann_over(tmp_path, monkeypatch, 6, clustered(600, seed=8)) as (index, _):
         threads = []
         propose, ready = vec.Matrix.propose, vec.Matrix.ann_ready
 
@@ -484,8 +486,6 @@ def test_once_the_ann_answers_the_question_is_embedded_beside_the_words(
         assert index.live.matrix.ann_ready()
         hits = recall_on(index, "s2 turn 17", k=3, session="mm-q").hits
         assert hits and hits[0].session == "mm-s2"
-    finally:
-        index.close()
 
 
 def answer(index: Index, question: str) -> list[tuple[str, int]]:

@@ -4,14 +4,17 @@ with other tests would trip them), and derandomised where CI=true so a run there
 Tests leave nothing behind. The run gets a temporary folder of its own (TMPDIR, and tempfile's
 default, for this process and what it starts), so whatever a test or the program under test makes
 with tempfile lands there; at the end, anything left in it fails the run, is listed and is removed.
-pytest's own tmp_path folders stay where pytest keeps them (PYTEST_DEBUG_TEMPROOT). The folder
-is 0711: the rootless test user's podman must reach the homes made inside it.
+pytest's own tmp_path folders stay where pytest keeps them (PYTEST_DEBUG_TEMPROOT) while the run
+lasts, and go with it (tmp_path_retention_policy, and pytest_unconfigure here). The folder is
+0711: the rootless test user's podman must reach the homes made inside it.
 
 Tests that need recall mode hybrid import onnxruntime to decide whether to skip; its telemetry
 client is turned off first (memoryd does the same before its own import, and
 test_no_telemetry.py checks that in a process of its own, without this setting).
 """
 
+import contextlib
+import getpass
 import os
 import shutil
 import tempfile
@@ -58,3 +61,17 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
     shutil.rmtree(_RUN_TEMP, ignore_errors=True)
     _RUN_TEMP = None
+
+
+def pytest_unconfigure(config):
+    """pytest's folder of run folders (pytest-of-<user>) goes too once it is empty: pytest removes
+    each run's folder (tmp_path_retention_policy "none") but keeps the folder that held it."""
+    if hasattr(config, "workerinput"):
+        return
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container): pytest's own fallback
+        user = "unknown"
+    root = Path(os.environ.get("PYTEST_DEBUG_TEMPROOT") or tempfile.gettempdir())
+    with contextlib.suppress(OSError):  # not empty (another run going on), or already gone
+        (root / f"pytest-of-{user}").rmdir()

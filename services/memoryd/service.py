@@ -109,6 +109,7 @@ class MemoryService:
         """Finish the writes in flight, close the index, then let another memoryd in."""
         if self._catch_up_task is not None:
             self._catch_up_task.cancel()
+        self.index.stop_warming(for_good=True)  # a reader counting common terms gives way
         if self.witness is not None:
             self.witness.close()  # its reads stop within a chunk; calls waiting are not applied
         self._rebuild.stop()
@@ -177,7 +178,13 @@ class MemoryService:
         self.index.catching_up = None
         self.caught_up.set()
         log.info("%s: caught up, %d new records and notes", self.index.path, added)
+        self._warm_counts()
         return added
+
+    def _warm_counts(self) -> None:
+        """Count the index's common terms on a reader now, rather than in the recalls that need
+        them (index/warmcounts.py)."""
+        asyncio.get_running_loop().run_in_executor(self._readers, self.index.warm_counts)
 
     def _notes_at_start(self) -> int:
         return self.index.catch_up_notes()
@@ -288,7 +295,9 @@ class MemoryService:
         async with self._reindexing:
             loop = asyncio.get_running_loop()
             built = await loop.run_in_executor(self._rebuilder, self._rebuild.build, self.index)
-            return await self._write(finish_or_discard, self.index, built)
+            done = await self._write(finish_or_discard, self.index, built)
+            self._warm_counts()
+            return done
 
     def _admin_write(self, action: Callable[..., str], *args) -> str:
         text = action(*args)

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from memoryd import modes
 from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.index import indexer, newindex
+from memoryd.index import indexer, newindex, warmcounts
 from memoryd.index.dbfile import Gate, check_fts5, create_file, damage, remove_database
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.newindex import Rebuilt
@@ -78,6 +78,8 @@ class Index:
         self._writer: sqlite3.Connection | None = None
         self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
         self._live: registry.Live | None = None  # what the recall mode runs while open
+        self._warming: sqlite3.Connection | None = None  # warm_counts' reader, while it reads
+        self._warm_stopped = False
 
     # --- connections ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -124,6 +126,7 @@ class Index:
     def open(self) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started."""
         check_fts5()
+        self._warm_stopped = False
         # A recall mode that cannot run (hybrid without its extra) refuses before any change.
         self.recall_mode.load()
         ensure_dir(self.home.index_dir)
@@ -168,6 +171,7 @@ class Index:
             self._live = self.recall_mode.open(self._embedding_connection, self.path)
 
     def close(self) -> None:
+        self.stop_warming(for_good=True)
         if self._live is not None:
             self._live.close()
             self._live = None
@@ -249,6 +253,7 @@ class Index:
             conn.close()  # the last connection: checkpoints and removes the new file's WAL
         with open(built.path, "rb") as f:
             os.fsync(f.fileno())
+        self.stop_warming()
         with self._gate.exclusive():
             self._close_all()
             # Closed cleanly, the old file left no WAL; anything left over belongs to it alone.
@@ -309,6 +314,42 @@ class Index:
                 conn.close()
                 raise
             self._give(conn)
+
+    def warm_counts(self) -> None:
+        """Count the common terms of the index's tables in one pass each (warmcounts.py), on a
+        reader under the swap gate; stop_warming() interrupts it. Logged either way."""
+        with self._gate.shared():
+            conn = self._take()
+            with self._pool_lock:
+                if self._warm_stopped:
+                    self._pool.append(conn)
+                    return
+                self._warming = conn
+            try:
+                spec, context, took = warmcounts.warm(conn)
+            except sqlite3.Error as error:  # interrupted (a close, a swap), or a damaged file
+                log.info("index %s: common terms not counted ahead: %s", self.path, error)
+                conn.close()  # never given back half way through a transaction
+                return
+            finally:
+                with self._pool_lock:
+                    self._warming = None
+            self._give(conn)
+        log.info(
+            "index %s: counted ahead the common terms of recall (%d, context %d) in %.1f s",
+            self.path,
+            spec,
+            context,
+            took,
+        )
+
+    def stop_warming(self, for_good: bool = False) -> None:
+        """Interrupt warm_counts' pass, if one is reading (a swap needs its reader); for_good:
+        and start none until the index opens again (memoryd closes)."""
+        with self._pool_lock:
+            self._warm_stopped = self._warm_stopped or for_good
+            if self._warming is not None:
+                self._warming.interrupt()
 
     @contextlib.contextmanager
     def _embedding_connection(self) -> Iterator[sqlite3.Connection]:

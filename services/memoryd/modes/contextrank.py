@@ -82,6 +82,20 @@ def ranked(
     return maxscore.ranked(conn, TABLE, table.weights, terms, limit, tokens, state)
 
 
+def warm(conn: sqlite3.Connection, above: int) -> int:
+    """Count every token of context_hits held by at least `above` rows, in one pass of fts5vocab
+    over its lists, into the state conn's transaction reads (search/vocab.warm, for context's
+    table); returns the tokens kept. A state memoryd did not make keeps nothing."""
+    state = counts(conn)
+    if state.key is None:
+        return 0
+    found = conn.execute(vocab.COMMON.format(name=VOCAB_ROW), (above,)).fetchall()
+    with state.lock:
+        for token, count in found[: max(0, MAX_TERMS - len(state.known))]:
+            state.known.setdefault(token, count)
+    return len(found)
+
+
 def counts(conn: sqlite3.Connection) -> Counts:
     """The figures of context_hits as this transaction sees it (from cache when unchanged)."""
     path = conn.execute("PRAGMA database_list").fetchone()[2]

@@ -30,6 +30,8 @@ from memoryd.search import generation as index_generation
 
 VOCAB_ROW = "memoryd_vocab_row"
 VOCAB_DOCS = f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?"
+# Every term held by at least that many rows, in one pass over the table's lists (warm()).
+COMMON = "SELECT term, doc FROM temp.{name} WHERE doc >= ?"
 _LOCK = threading.Lock()
 # Counts kept per generation, at most (a few MB).
 MAX_TERMS = 100_000
@@ -151,6 +153,21 @@ def generation(conn: sqlite3.Connection) -> Stats:
     with _LOCK:
         _stats[path] = stats
     return stats
+
+
+def warm(conn: sqlite3.Connection, above: int) -> int:
+    """Count every term of hits held by at least `above` rows, in one pass of fts5vocab over
+    its lists, into the counts of the generation conn's transaction reads (so recall need not
+    count them one by one); returns the terms kept. A state memoryd did not make keeps nothing."""
+    ensure_vocab(conn)
+    stats = generation(conn)
+    if stats.key is None:
+        return 0
+    found = conn.execute(COMMON.format(name=VOCAB_ROW), (above,)).fetchall()
+    with _LOCK:
+        for term, count in found[: max(0, MAX_TERMS - len(stats.docs))]:
+            stats.docs.setdefault(term, count)
+    return len(found)
 
 
 def _counted(

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from memoryd.modes import context
+from memoryd.modes import context, contextrank
 from memoryd.modes.lexbound import DRIFT, TermCounts
 
 WORDS = ["puppy", "concert", "garden", "jon", "gina", "paris", "training", "april", "bakery"]
@@ -31,8 +31,12 @@ def table(rows: int, seed: int = 1) -> sqlite3.Connection:
 
 
 def counted(conn: sqlite3.Connection) -> list[str]:
+    """The statements that count a term's rows: context's own count of a token (contextrank.py)
+    or FTS5's count of a phrase."""
     seen: list[str] = []
-    conn.set_trace_callback(lambda sql: seen.append(sql) if "count(*)" in sql else None)
+    counting = (contextrank.VOCAB_DOCS[:30], "SELECT count(*) FROM context_hits WHERE")
+
+    conn.set_trace_callback(lambda sql: seen.append(sql) if sql.startswith(counting) else None)
     return seen
 
 

@@ -16,7 +16,8 @@ from memoryd.home import Home
 from memoryd.index import warmcounts
 from memoryd.index.index import Index
 from memoryd.modes import context, contextrank
-from memoryd.search import generation, topk, vocab
+from memoryd.modes.lexbound import TermCounts
+from memoryd.search import bm25, generation, topk, vocab
 from memoryd.search.query import Query, match_expression, query_terms
 from memoryd.server import prepare
 from tests.memoryd.test_scheduling import _config, _log
@@ -156,3 +157,24 @@ def test_memoryd_counts_the_common_terms_once_it_has_caught_up(tmp_path, caplog)
         service.close()
     # alpha, gamma and delta; context's table holds the rows' date words besides.
     assert "counted ahead the common terms of recall (3, context " in caplog.text
+
+
+@pytest.mark.usefixtures("low_bar")
+def test_hybrids_yardstick_takes_the_counts_taken_ahead(tmp_path):
+    index = _opened(tmp_path / "home")
+    try:
+        index.warm_counts()
+        with index.reader() as conn:
+            seen: list[str] = []
+            conn.set_trace_callback(seen.append)
+            conn.execute("BEGIN")
+            bound = TermCounts().bound(conn, COMMON)
+            conn.execute("COMMIT")
+            conn.set_trace_callback(None)
+            (rows,) = conn.execute("SELECT count(*) FROM context_hits").fetchone()
+            holding = [_holding(conn, contextrank.TABLE, term) for term in COMMON]
+    finally:
+        index.close()
+    assert bound == sum(bm25.idf(rows, n) for n in holding) * bm25.PHRASE_BOUND
+    counting = [s for s in seen if "MATCH" in s or s.startswith(contextrank.VOCAB_DOCS[:30])]
+    assert counting == []

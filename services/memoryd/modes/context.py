@@ -19,9 +19,9 @@ one built by a reindex hold the same rows.
 """
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from memoryd.modes import addressed, arrange, contextrank, fusion
+from memoryd.modes import addressed, arrange, contextrank, contextrows, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
 from memoryd.search import maxscore, tokencount
@@ -30,16 +30,15 @@ from memoryd.search.query import Query, terms_expression
 from memoryd.search.textcut import hit_snippet
 
 SCHEMA = (
-    "CREATE VIRTUAL TABLE context_hits USING fts5(text, near, date, tokenize = 'porter unicode61')",
+    contextrows.CREATE,
     # Finds the rows before a session's new ones without a scan of sources.
     "CREATE INDEX context_sessions ON sources(session, kind)",
 )
 DROP = ("DROP TABLE IF EXISTS context_hits", "DROP INDEX IF EXISTS context_sessions")
 OBJECTS = ("context_hits", "context_sessions")
-NEIGHBOURS = 2
+NEIGHBOURS = contextrows.NEIGHBOURS
 NEAR_WEIGHT = 0.4
 DATE_WEIGHT = 1.0
-NEIGHBOUR_CHARS = 1000
 # The spec's ranking's share of the score (fusion.py), and how deep it is read (hybrid's too).
 SPEC_WEIGHT = 0.15
 SPEC_DEPTH = 10
@@ -81,11 +80,6 @@ def drop(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-def _near(window: Sequence[tuple], i: int) -> str:
-    lo, hi = max(0, i - NEIGHBOURS), min(len(window), i + NEIGHBOURS + 1)
-    return "\n".join(window[j][2][:NEIGHBOUR_CHARS] for j in range(lo, hi) if j != i)
-
-
 def rows_added(conn: sqlite3.Connection, sources: Iterable[tuple], texts: Iterable[tuple]) -> None:
     """Index rows just added to sources/hits, and rewrite the neighbour column of the rows before
     them in their session. sources rows are (rowid, kind, session, epoch, record, time, ...)."""
@@ -107,7 +101,7 @@ def rows_added(conn: sqlite3.Connection, sources: Iterable[tuple], texts: Iterab
         stale.extend((window[i][0],) for i in range(start, len(before)))
         for i in range(start, len(window)):
             rowid, time, text = window[i]
-            out.append((rowid, text, _near(window, i), date_words(time)))
+            out.append((rowid, text, contextrows.near(window, i), date_words(time)))
     conn.executemany("DELETE FROM context_hits WHERE rowid = ?", stale)
     conn.executemany("INSERT INTO context_hits (rowid, text, near, date) VALUES (?, ?, ?, ?)", out)
 

@@ -10,12 +10,15 @@ scores little, one holding the question's rare words scores much.
 idf needs n(t), the rows holding t, which FTS5 counts by reading the term's whole list (a few ms
 for a term in half of 100,000 rows). The counts are kept per term and counted again once the
 table's rows have changed by more than DRIFT: the bound is a scale, not a ranking, and a few
-percent on n(t) moves it by less. N comes from FTS5's averages record, read on every query.
+percent on n(t) moves it by less. A term of one token is counted by context's ranking
+(contextrank.py), which has usually just counted it for the same question, or counted it ahead
+(index/warmcounts.py). N comes from FTS5's averages record, read on every query.
 """
 
 import sqlite3
 from collections.abc import Sequence
 
+from memoryd.modes import contextrank, contextrows
 from memoryd.modes.kept import Kept
 from memoryd.search import bm25
 
@@ -54,6 +57,13 @@ class TermCounts:
         return (self._docs(conn, term, rows) if rows else 0), rows
 
     def _docs(self, conn: sqlite3.Connection, term: str, rows: int) -> int:
-        return self._counts.get(
-            term, rows, lambda: conn.execute(COUNT, (f'"{term}"',)).fetchone()[0]
-        )
+        return self._counts.get(term, rows, lambda: _count(conn, term))
+
+
+def _count(conn: sqlite3.Connection, term: str) -> int:
+    """The rows holding term: context's count in the table's state when it is one token, else
+    FTS5's count of the rows holding its phrase."""
+    tokens = contextrows.probe().tokens(term)
+    if len(tokens) == 1:
+        return contextrank.counts(conn).docs(conn, tokens[0], term)
+    return conn.execute(COUNT, (f'"{term}"',)).fetchone()[0]

@@ -24,7 +24,10 @@ FTS5 orders them only by rowid), and the questions whose top 10 is all exact; an
 once more with the budget off: how much of those exact answers' top 5 and top 10 the budgeted
 recalls held. Then 100 questions of each of two shapes the conversations do not ask
 (other_questions: a name no row holds, common words alone): p50, p99 and the slowest recall of
-each. Last, for each question, the exact cosine top 10 over every stored vector (a scan of the
+each. Then WRITTEN_BETWEEN of the questions again, each after a turn written to a session log
+and indexed (as an owner's recalls come, between the turns of a conversation): p50 and p99 of
+the recalls alone (the home keeps those turns, a few hundred over every run). Last, for each
+question, the exact cosine top 10 over every stored vector (a scan of the
 table) against the approximate search's top 10 (ann.Ann's candidates, scored again from the
 table by vectors.around): the share found.
 
@@ -56,11 +59,14 @@ from memoryd.index.index import Index
 from memoryd.modes import context, embed, hybrid, int8, stopwords, vectors
 from memoryd.search import maxscore
 from memoryd.search.query import Query
+from proto.records import UserRecord, append_session_record
 from tests.recalling import recall_on
 
 SAMPLE_TEXTS = 1_000
 # Questions of other shapes than the conversations' own, for the tail: how many of each.
 OTHER_QUESTIONS = 100
+WRITTEN_BETWEEN = 100
+WRITTEN_SESSION = "bench-written-between"
 WRITE_CHUNK = 50_000
 
 
@@ -329,6 +335,7 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
         took.sort()
         out[f"{name}_p50_ms"] = round(statistics.median(took), 1)
         out[f"{name}_p99_ms"] = round(took[int(0.99 * (len(took) - 1))], 1)
+    out.update(_written_between(index, questions[:WRITTEN_BETWEEN]))
     query_vectors = np.stack(query_vectors)
     index.close()
     exact = _exact_top(home, query_vectors)
@@ -338,6 +345,25 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     files = list(home.index_dir.glob("memory.sqlite3*"))
     out["index_mb"] = round(sum(f.stat().st_size for f in files) / 2**20, 1)
     print(json.dumps(out), flush=True)
+
+
+def _written_between(index: Index, questions: list[str]) -> dict[str, float]:
+    """p50 and p99 of recalls each made after a turn written and indexed."""
+    log = index.home.session_log(WRITTEN_SESSION)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    took = []
+    for n, question in enumerate(questions):
+        turn = UserRecord(time="2026-11-30T09:00:00Z", content=f"turn {n} of the day: {question}")
+        append_session_record(log, turn)
+        index.catch_up_session(WRITTEN_SESSION)
+        t0 = time.perf_counter()
+        recall_on(index, question, k=10, session="mm-written")
+        took.append((time.perf_counter() - t0) * 1000)
+    took.sort()
+    return {
+        "written_between_p50_ms": round(statistics.median(took), 1),
+        "written_between_p99_ms": round(took[int(0.99 * (len(took) - 1))], 1),
+    }
 
 
 def fit_model(convs, path: Path) -> None:

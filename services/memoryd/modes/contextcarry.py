@@ -25,10 +25,6 @@ from memoryd.modes.dates import date_words
 # Rewritten rows tokenized to carry the counts over, at most.
 MOST_REWRITTEN = 256
 TOUCHED = "SELECT DISTINCT session FROM sources WHERE rowid > ? AND kind = 'session'"
-LAST_TURNS = (
-    "SELECT rowid FROM sources WHERE session = ? AND kind = 'session' AND rowid <= ?"
-    " ORDER BY rowid DESC LIMIT ?"
-)
 SESSION_TURNS = (
     "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
     " WHERE s.session = ? AND s.kind = 'session' AND s.rowid <= ? ORDER BY s.rowid DESC LIMIT ?"

@@ -24,7 +24,9 @@ from memoryd.modes.dates import date_words
 
 # Rewritten rows tokenized to carry the counts over, at most.
 MOST_REWRITTEN = 256
-TOUCHED = "SELECT DISTINCT session FROM sources WHERE rowid > ? AND kind = 'session'"
+# The turns added since, by rowid (with DISTINCT, SQLite scans the whole session index instead:
+# 67 ms at a million records, against 0.5).
+ADDED_TURNS = "SELECT session FROM sources WHERE rowid > ? AND kind = 'session'"
 SESSION_TURNS = (
     "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
     " WHERE s.session = ? AND s.kind = 'session' AND s.rowid <= ? ORDER BY s.rowid DESC LIMIT ?"
@@ -47,7 +49,12 @@ def gained(conn: sqlite3.Connection, since: int) -> dict[str, int] | None:
 def _gained(conn: sqlite3.Connection, since: int) -> dict[str, int] | None:
     then: list[tuple[int, str, str, str]] = []
     now: list[tuple[int, str, str, str]] = []
-    for (session,) in conn.execute(TOUCHED, (since,)).fetchall():
+    touched: dict[str, None] = {}
+    for (session,) in conn.execute(ADDED_TURNS, (since,)):
+        touched[session] = None
+        if len(touched) > MOST_REWRITTEN:
+            return None
+    for session in touched:
         # The session's turns up to since, newest first: its last NEIGHBOURS were rewritten, and
         # each needs the NEIGHBOURS before it for its column as it was.
         turns = conn.execute(SESSION_TURNS, (session, since, 2 * contextrows.NEIGHBOURS)).fetchall()

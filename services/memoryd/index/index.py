@@ -319,9 +319,12 @@ class Index:
         """Count the common terms of the index's tables in one pass each (warmcounts.py), on a
         reader under the swap gate; stop_warming() interrupts it. Logged either way."""
         with self._gate.shared():
+            with self._pool_lock:
+                if self._warm_stopped or self._writer is None:  # closing, or closed
+                    return
             conn = self._take()
             with self._pool_lock:
-                if self._warm_stopped:
+                if self._warm_stopped:  # stopped meanwhile: nothing to interrupt it later
                     self._pool.append(conn)
                     return
                 self._warming = conn

@@ -67,6 +67,7 @@ SAMPLE_TEXTS = 1_000
 OTHER_QUESTIONS = 100
 WRITTEN_BETWEEN = 100
 WRITTEN_SESSION = "bench-written-between"
+WRITTEN_TURN = "zq kettle vlorp grommet"  # no word of the conversations
 WRITE_CHUNK = 50_000
 
 
@@ -232,6 +233,7 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
     home = Home(Path(home_root))
     questions = json.loads(Path(queries_file).read_text())[:count]
     index = _open(home)
+    _remove_written(index)
     matrix = index.live.matrix
     started = time.perf_counter()
     # As memoryd does once its catch-up is done (a checkout from before counts as recall goes).
@@ -348,22 +350,36 @@ def measure(home_root: str, queries_file: str, count: int) -> None:
 
 
 def _written_between(index: Index, questions: list[str]) -> dict[str, float]:
-    """p50 and p99 of recalls each made after a turn written and indexed."""
+    """p50 and p99 of recalls each made after a turn written and indexed; the turns (which share
+    no word with the questions but stopwords) are deleted after, so the home is what it was."""
     log = index.home.session_log(WRITTEN_SESSION)
     log.parent.mkdir(parents=True, exist_ok=True)
     took = []
     for n, question in enumerate(questions):
-        turn = UserRecord(time="2026-11-30T09:00:00Z", content=f"turn {n} of the day: {question}")
+        turn = UserRecord(time="2026-11-30T09:00:00Z", content=f"{n} {WRITTEN_TURN}")
         append_session_record(log, turn)
         index.catch_up_session(WRITTEN_SESSION)
         t0 = time.perf_counter()
         recall_on(index, question, k=10, session="mm-written")
         took.append((time.perf_counter() - t0) * 1000)
+    _remove_written(index)
     took.sort()
     return {
         "written_between_p50_ms": round(statistics.median(took), 1),
         "written_between_p99_ms": round(took[int(0.99 * (len(took) - 1))], 1),
     }
+
+
+def _remove_written(index: Index) -> None:
+    """The turns _written_between wrote, gone from the index (their log written anew, empty: the
+    indexer deletes its rows) and from the home (a run stopped half way leaves them for the next
+    to remove)."""
+    log = index.home.session_log(WRITTEN_SESSION)
+    if log.exists():
+        log.write_bytes(b"")
+        index.catch_up_session(WRITTEN_SESSION)
+        log.unlink()
+        log.parent.rmdir()
 
 
 def fit_model(convs, path: Path) -> None:

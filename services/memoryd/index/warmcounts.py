@@ -30,5 +30,5 @@ def warm(conn: sqlite3.Connection) -> tuple[int, int, float]:
         (has_context,) = conn.execute(HAS_TABLE, (contextrank.TABLE,)).fetchone()
         context = contextrank.warm(conn, generation.STORE_ABOVE) if has_context else 0
     finally:
-        conn.execute("COMMIT")
+        conn.execute("ROLLBACK")  # a read: nothing to commit, and no commit to trace among writes
     return spec, context, time.monotonic() - started

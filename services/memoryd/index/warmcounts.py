@@ -7,8 +7,8 @@ million records, and a question of common words pays it for each (recall keeps t
 index state, search/vocab.py and modes/contextrank.py, so only the first time). One pass of
 fts5vocab over a table reads every list once (about 2 s for both tables at a million records):
 the terms held by at least generation.STORE_ABOVE rows, a few hundred, are kept in the counts of
-the state the pass read, and carried into the states after it as memoryd adds rows (vocab.py,
-modes/contextcarry.py).
+the state the pass read. The spec's are carried into the states after it as rows are added
+(vocab.py); context's last until the next commit changes its table, as its own counts do.
 """
 
 import sqlite3

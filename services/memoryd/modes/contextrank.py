@@ -13,11 +13,9 @@ by an in-memory FTS5 table of the same schema; and its figures per state (Counts
 rows holding each token, counted by fts5vocab, the average row length, and the best scores
 maxscore looks up. A state is the index generation of memoryd's last commit
 (search/generation.py) with context_hits' own averages and structure records, which every
-change rewrites. When memoryd only added rows since the last state seen, its counts are carried
-into the new one, as the spec's are (search/vocab.py), with what the rows rewritten below the
-new ones gained (contextcarry.py: a session's last turns gain the new turns in their neighbour
-column); after a deletion they are counted afresh, and a state memoryd did not make is counted
-for each search.
+change rewrites. A rewrite of a row's neighbour column (its session grew) can add a term to an
+old row, so nothing is carried from one state to the next as the spec's counts are; a state
+memoryd did not make is counted for each search.
 """
 
 import sqlite3
@@ -25,7 +23,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memoryd.modes import contextcarry
 from memoryd.search import bm25, budgeted, maxscore, tokencount, vocab
 from memoryd.search import generation as index_generation
 
@@ -33,12 +30,6 @@ TABLE = "context_hits"
 VOCAB_ROW = "memoryd_context_vocab"
 VOCAB_DOCS = f"SELECT doc FROM temp.{VOCAB_ROW} WHERE term = ?"
 FIGURES = f"SELECT id, block FROM {TABLE}_data WHERE id IN (?, ?)"
-# FTS5 walks its rows in rowid order and seeks to a rowid bound: both are cheap.
-LAST_ROWID = f"SELECT coalesce((SELECT rowid FROM {TABLE} ORDER BY rowid DESC LIMIT 1), 0)"
-ADDED = f"SELECT count(*) FROM {TABLE} WHERE rowid > ?"
-ADDED_HOLDING = f"SELECT count(*) FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid > ?"
-# What the rewritten rows gained since an earlier state, kept for this many earlier states.
-GAINS_KEPT = 16
 # Counts kept per state of the table, at most.
 MAX_TERMS = 20_000
 
@@ -53,45 +44,19 @@ class Counts:
     known: dict[str, int] = field(default_factory=dict)
     most: dict[tuple[str, str], float] = field(default_factory=dict)  # (bm25 call, token)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    last_rowid: int = 0
-    # An earlier state's counts, still to be brought up to date: token: (count, its last rowid).
-    carried: dict[str, tuple[int, int]] = field(default_factory=dict)
-    gains: dict[int, dict[str, int] | None] = field(default_factory=dict)  # contextcarry's
 
     def docs(self, conn: sqlite3.Connection, token: str, spelling: str) -> int:
         with self.lock:
             found = self.known.get(token)
-            carried = self.carried.get(token)
         if found is not None:
             return found
-        count = None if carried is None else self._carry(conn, token, spelling, *carried)
-        if count is None:
-            row = conn.execute(VOCAB_DOCS, (token,)).fetchone()
-            count = 0 if row is None else row[0]
+        row = conn.execute(VOCAB_DOCS, (token,)).fetchone()
+        count = 0 if row is None else row[0]
         with self.lock:
             if len(self.known) >= MAX_TERMS:
                 self.known.clear()
             self.known[token] = count
         return count
-
-    def _carry(
-        self, conn: sqlite3.Connection, token: str, spelling: str, count: int, since: int
-    ) -> int | None:
-        """The rows holding token now, from its count in the state of the rows up to since;
-        None when that cannot be told cheaply (too many rows rewritten since)."""
-        with self.lock:
-            known = since in self.gains
-            gains = self.gains.get(since)
-        if not known:
-            gains = contextcarry.gained(conn, since)
-            with self.lock:
-                if len(self.gains) >= GAINS_KEPT:
-                    self.gains.clear()
-                self.gains[since] = gains
-        if gains is None:
-            return None
-        (added,) = conn.execute(ADDED_HOLDING, (f'"{spelling}"', since)).fetchone()
-        return count + added + gains.get(token, 0)
 
 
 _LOCK = threading.Lock()
@@ -148,29 +113,7 @@ def counts(conn: sqlite3.Connection) -> Counts:
     )
     with _LOCK:
         before = _states.get(path)
-    if before is not None and before.key == key:
-        return before
-    (last_rowid,) = conn.execute(LAST_ROWID).fetchone()
-    state = Counts(key, rows, tokens / rows if rows else 0.0, last_rowid=last_rowid)
-    if before is not None and _only_added(conn, state, before):
-        with before.lock:
-            carried = dict(before.carried)
-            carried.update((t, (n, before.last_rowid)) for t, n in before.known.items())
-        if len(carried) <= MAX_TERMS:
-            state.carried = carried
-    with _LOCK:
-        _states[path] = state
+        if before is not None and before.key == key:
+            return before
+        state = _states[path] = Counts(key, rows, tokens / rows if rows else 0.0)
     return state
-
-
-def _only_added(conn: sqlite3.Connection, now: Counts, before: Counts) -> bool:
-    """Whether the table moved from before to now only by memoryd adding rows: the same
-    lineage, a later serial, and the rows above before's last rowid are exactly the rows gained
-    (search/vocab.py's test, for context's table)."""
-    if before.key is None or now.key is None or before.key[0] != now.key[0]:
-        return False
-    # The same serial with other figures of context_hits: not a commit of memoryd's indexer.
-    if now.key[1] <= before.key[1] or now.last_rowid < before.last_rowid:
-        return False
-    (added,) = conn.execute(ADDED, (before.last_rowid,)).fetchone()
-    return now.rows == before.rows + added

@@ -1,6 +1,6 @@
 """A turn's row in context's table as context.py writes it: the table, the neighbour column and
-the tokenizer. Apart from context.py so that contextcarry.py can rebuild a row as it was without
-importing the mode (which imports the ranking that carries the counts).
+the tokenizer. Apart from context.py so that what reads the table's tokens (lexbound.py) need
+not import the mode.
 """
 
 from collections.abc import Sequence

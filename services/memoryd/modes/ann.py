@@ -33,8 +33,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
-from memoryd.modes.int8 import unpack
+from memoryd.modes.int8 import unpack, unreadable
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +82,9 @@ def train(sample: np.ndarray):
 class Ann:
     """The thread that keeps the index, and search() for recall (thread-safe)."""
 
-    def __init__(self, connect: Connect):
+    def __init__(self, connect: Connect, damaged: Damaged | None = None):
         self._connect = connect
+        self._damaged = damaged if damaged is not None else Damaged()
         self._lock = threading.Lock()  # the current index: search and add take turns
         self._built: Built | None = None
         self._epoch = 0
@@ -191,7 +193,9 @@ class Ann:
                 ).fetchall()
             if not rows:
                 return
-            yield np.array([r[0] for r in rows], dtype=np.int64), unpack([r[1] for r in rows])
+            vectors = unpack([r[1] for r in rows])
+            self._damaged.note(rows[i][0] for i in unreadable(vectors))
+            yield np.array([r[0] for r in rows], dtype=np.int64), vectors
             after = rows[-1][0]
 
     def _sample(self, count: int) -> np.ndarray:
@@ -206,7 +210,8 @@ class Ann:
                     (step, wanted),
                 )
             ]
-        return unpack(blobs)
+        sample = unpack(blobs)
+        return np.delete(sample, unreadable(sample), axis=0)  # not vectors: nothing to learn
 
     def _build(self, generation: int, count: int, old: Built | None) -> Built | None:
         faiss = _faiss()

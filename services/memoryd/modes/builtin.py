@@ -91,6 +91,8 @@ class Hybrid(Context):
         """Copy from old the vectors of the rows whose text did not change, so the embedder
         computes only what is new. Runs its own transaction (an attached database can only be
         detached outside one)."""
+        from memoryd.modes import int8
+
         if not old.exists():
             return 0
         conn.execute("ATTACH DATABASE ? AS old", (str(old),))
@@ -105,6 +107,9 @@ class Hybrid(Context):
                 "CREATE TEMP TABLE carried AS SELECT o.kind, o.session, o.record, o.role,"
                 " oh.text, ov.vector FROM old.vectors ov JOIN old.sources o ON o.rowid = ov.rowid"
                 " JOIN old.hits oh ON oh.rowid = ov.rowid"
+                # What int8.unpack can read: anything else is embedded again (damaged.py).
+                " WHERE typeof(ov.vector) = 'blob' AND length(ov.vector) IN (?, ?)",
+                (int8.DIMENSIONS, int8.FLOAT_BYTES),
             )
             conn.execute("CREATE INDEX temp.carried_key ON carried(session, kind, record, role)")
             before = conn.total_changes

@@ -34,7 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from memoryd.modes import addressed, arrange, context, fusion, names
+from memoryd.modes import addressed, arrange, context, damaged, fusion, names
 from memoryd.modes.embed import Embeds
 from memoryd.modes.int8 import pack
 from memoryd.modes.lexbound import TermCounts
@@ -227,8 +227,10 @@ class Hybrid:
                 self._wake.clear()
 
     def step(self) -> int:
-        """Embed one batch of pending rows; returns how many were taken."""
+        """Embed one batch of pending rows; returns how many were taken. Stored vectors found
+        unreadable since the last step are put back on the pending list first (damaged.py)."""
         with self._connect() as conn:
+            self._embed_damaged_again(conn)
             rows = conn.execute(
                 "SELECT p.rowid, h.text FROM vector_pending p LEFT JOIN hits h"
                 " ON h.rowid = p.rowid ORDER BY p.rowid LIMIT ?",
@@ -256,3 +258,22 @@ class Hybrid:
                 raise
             conn.execute("COMMIT")
             return len(rows)
+
+    def _embed_damaged_again(self, conn: sqlite3.Connection) -> None:
+        rowids = self.matrix.damaged.take()
+        if not rowids:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            deleted = damaged.embed_again(conn, rowids)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        if deleted:
+            log.warning(
+                "index %s: %d stored vectors could not be read (damaged, or edited by hand);"
+                " their rows are found by their words until they are embedded again",
+                self._name,
+                deleted,
+            )

@@ -7,6 +7,9 @@ import numpy as np
 
 from memoryd.modes.embed import DIMENSIONS
 
+# A vector written as float32 by an older memoryd.
+FLOAT_BYTES = 4 * DIMENSIONS
+
 
 def pack(vector: np.ndarray) -> bytes:
     """A unit vector as 384 int8, its largest component at 127."""
@@ -23,15 +26,43 @@ def quantise(vectors: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(v * (127.0 / top)), -127, 127).astype(np.int8)
 
 
-def unpack(blobs: list[bytes]) -> np.ndarray:
-    """Stored vectors as an (n, 384) float32 array of unit vectors (int8 or an older float32)."""
-    if set(map(len, blobs)) <= {DIMENSIONS}:
-        joined = np.frombuffer(b"".join(blobs), dtype=np.int8)
-        out = joined.reshape(len(blobs), DIMENSIONS).astype(np.float32)
-    else:
-        out = np.zeros((len(blobs), DIMENSIONS), dtype=np.float32)
-        for row, blob in enumerate(blobs):
-            dtype = np.int8 if len(blob) == DIMENSIONS else np.dtype("<f4")
-            out[row] = np.frombuffer(blob, dtype=dtype)[:DIMENSIONS]
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.maximum(norms, 1e-12)
+def unpack(blobs: list) -> np.ndarray:
+    """Stored vectors as an (n, 384) float32 array of unit vectors (int8 or an older float32).
+
+    A value that is neither (damaged, or edited by hand: another length, not a blob, NULL, a
+    float32 vector holding a NaN or an infinity) gives a row of zeros, which is near nothing;
+    unreadable() finds those rows, and the embedder computes their vectors again."""
+    out = _int8_rows(blobs)
+    if out is not None:
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    out = np.zeros((len(blobs), DIMENSIONS), dtype=np.float32)
+    for row, blob in enumerate(blobs):
+        if not isinstance(blob, bytes):
+            continue
+        if len(blob) == DIMENSIONS:
+            out[row] = np.frombuffer(blob, dtype=np.int8)
+        elif len(blob) == FLOAT_BYTES:
+            out[row] = np.frombuffer(blob, dtype="<f4")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out[~np.isfinite(out).all(axis=1)] = 0.0
+        out = out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    out[~np.isfinite(out).all(axis=1)] = 0.0  # a float32 vector too large to normalise
+    return out
+
+
+def _int8_rows(blobs: list) -> np.ndarray | None:
+    """The blobs as an (n, 384) float32 array when every one is 384 bytes (the common case, in
+    one step), else None."""
+    try:
+        if set(map(len, blobs)) <= {DIMENSIONS}:
+            joined = np.frombuffer(b"".join(blobs), dtype=np.int8)
+            return joined.reshape(len(blobs), DIMENSIONS).astype(np.float32)
+    except TypeError:  # NULL, a number, text of that length: not a blob
+        pass
+    return None
+
+
+def unreadable(vectors: np.ndarray) -> np.ndarray:
+    """The positions of unpack()'s rows that were not a vector (all zeros: a stored vector
+    never is, pack() scales its largest component to 127)."""
+    return np.flatnonzero(~vectors.any(axis=1))

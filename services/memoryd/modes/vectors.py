@@ -29,8 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from memoryd.modes.context import NEIGHBOURS
+from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
-from memoryd.modes.int8 import unpack
+from memoryd.modes.int8 import unpack, unreadable
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +83,12 @@ class Matrix:
         self._key: tuple | None = None
         self._checked = 0.0
         self._clear()
+        self.damaged = Damaged()  # stored vectors that could not be read (damaged.py)
         self.ann = None
         if connect is not None:
             from memoryd.modes.ann import Ann
 
-            self.ann = Ann(connect)
+            self.ann = Ann(connect, self.damaged)
 
     def _clear(self) -> None:
         self._n = 0
@@ -200,7 +202,9 @@ class Matrix:
             rowids[: self._n] = self._rowids[: self._n]
             vectors[: self._n] = self._vectors[: self._n]
             self._rowids, self._vectors = rowids, vectors
-        self._vectors[self._n : need] = unpack([r[3] for r in rows])
+        vectors = unpack([r[3] for r in rows])
+        self.damaged.note(rows[i][0] for i in unreadable(vectors))
+        self._vectors[self._n : need] = vectors
         self._rowids[self._n : need] = [r[0] for r in rows]
         # A note has no neighbours: its group is its own rowid.
         self._groups += [r[2] if r[1] == "session" else f"#{r[0]}" for r in rows]

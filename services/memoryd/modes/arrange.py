@@ -23,6 +23,8 @@ import sqlite3
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
+from memoryd.search.hit import report_damaged
+
 SELF_TOOLS = frozenset({"recall", "memory"})
 DAMP = 0.95
 RUN = 4
@@ -100,6 +102,9 @@ def places(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, Place]:
         chunk = wanted[start : start + 500]
         sql = _INFO.format(", ".join("?" * len(chunk)))
         for rowid, session, record, kind, role, head in conn.execute(sql, chunk):
+            if type(record) is not int or not (session is None or isinstance(session, str)):
+                report_damaged(conn, rowid, f"record {record!r:.40}, session {session!r:.40}")
+                continue  # left out, as hit.from_source leaves it out of an answer
             found[rowid] = Place(
                 session if kind == "session" else None, record, own_call(role, head), role
             )

@@ -20,12 +20,13 @@ one built by a reindex hold the same rows.
 
 import sqlite3
 from collections.abc import Iterable
+from functools import partial
 
 from memoryd.modes import addressed, arrange, contextrank, contextrows, fusion
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
 from memoryd.search import maxscore, tokencount
-from memoryd.search.hit import Hit
+from memoryd.search.hit import Hit, from_source
 from memoryd.search.query import Query, terms_expression
 from memoryd.search.textcut import hit_snippet
 
@@ -141,9 +142,10 @@ def hits(conn: sqlite3.Connection, rowids: Iterable[int], terms: list[str]) -> l
         row = conn.execute(_HIT, (rowid,)).fetchone()
         if row is None:
             continue
-        kind, session, record, time, role, klass, untrusted = row
-        cut = hit_snippet(conn, rowid, terms)  # never the whole of a long text (textcut.py)
-        found.append(Hit(kind, session, record, time, role, klass, bool(untrusted), cut))
+        # The snippet is never the whole of a long text (textcut.py).
+        hit = from_source(conn, rowid, row, partial(hit_snippet, conn, rowid, terms))
+        if hit is not None:
+            found.append(hit)
     return found
 
 

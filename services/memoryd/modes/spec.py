@@ -3,10 +3,11 @@ scoring every row (topk.py), each hit with its source and a snippet cut without 
 text (textcut.py). Its index holds the spec's tables only."""
 
 import sqlite3
+from functools import partial
 
 from memoryd.modes.registry import Mode
 from memoryd.search import topk
-from memoryd.search.hit import Hit
+from memoryd.search.hit import Hit, from_source
 from memoryd.search.query import Query
 from memoryd.search.textcut import hit_snippet
 
@@ -28,9 +29,9 @@ def search(conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
             source = conn.execute(SOURCE, (rowid,)).fetchone()
             if source is None:
                 continue
-            kind, session, record, time, role, klass, untrusted = source
-            text = hit_snippet(conn, rowid, query.terms)
-            hits.append(Hit(kind, session, record, time, role, klass, bool(untrusted), text))
+            found = from_source(conn, rowid, source, partial(hit_snippet, conn, rowid, query.terms))
+            if found is not None:
+                hits.append(found)
         return hits
     finally:
         conn.execute("COMMIT")

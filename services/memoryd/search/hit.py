@@ -2,9 +2,28 @@
 
 Its own module so that the recall modes (modes/context.py, modes/hybrid.py) can build hits without
 importing recall.py, which runs them.
+
+A hit is built from its row of sources only when the row is as memoryd writes it (from_source):
+a row damaged or edited by hand (an unknown class or kind, no time, a record that is not a number)
+is left out of the answer, logged once, rather than failing every recall that finds it or
+labelling the answer with a class that is not one; a reindex builds it again from the logs.
 """
 
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from proto.labels import is_class
+
+log = logging.getLogger(__name__)
+
+KINDS = ("session", "noted", "moved", "dropped")
+# Damaged rows already logged (index file, rowid), at most this many kept.
+REPORTED_MOST = 1_000
+_reported: set[tuple[str, int]] = set()
+_reported_lock = threading.Lock()
 
 _SAID = {
     "user": "the owner said",
@@ -46,3 +65,51 @@ class Hit:
     def source(self) -> dict[str, str | int]:
         """What the recall log keeps of the hit."""
         return {"kind": self.kind, "session": self.session, "record": self.record, "tag": self.tag}
+
+
+def from_source(
+    conn: sqlite3.Connection, rowid: int, source: tuple, snippet: Callable[[], str]
+) -> Hit | None:
+    """The hit of rowid from its sources row (kind, session, record, time, role, class,
+    untrusted) and snippet(), or None for a row that is not as memoryd writes it (logged once)."""
+    kind, session, record, time, role, klass, untrusted = source
+    wrong = _wrong(kind, session, record, time, role, klass, untrusted)
+    if wrong is not None:
+        report_damaged(conn, rowid, wrong)
+        return None
+    return Hit(kind, session, record, time, role, klass, bool(untrusted), snippet())
+
+
+def _wrong(kind, session, record, time, role, klass, untrusted) -> str | None:
+    """What is wrong with a sources row's values, or None."""
+    checks = (
+        ("kind", kind, kind in KINDS),
+        ("session", session, isinstance(session, str) and bool(session)),
+        ("record", record, type(record) is int),
+        ("time", time, isinstance(time, str) and len(time) >= 16),
+        ("role", role, role is None or isinstance(role, str)),
+        ("class", klass, is_class(klass)),
+        ("untrusted", untrusted, type(untrusted) is int and untrusted in (0, 1)),
+    )
+    for name, value, right in checks:
+        if not right:
+            return f"{name} {repr(value)[:40]}"
+    return None
+
+
+def report_damaged(conn: sqlite3.Connection, rowid: int, wrong: str) -> None:
+    """Log, once per index file and row, that a row of sources is not as memoryd writes it."""
+    path = conn.execute("PRAGMA database_list").fetchone()[2] or "(in memory)"
+    with _reported_lock:
+        if (path, rowid) in _reported:
+            return
+        if len(_reported) >= REPORTED_MOST:
+            _reported.clear()
+        _reported.add((path, rowid))
+    log.warning(
+        "memory-index-damaged: %s: row %d of sources has %s; recall leaves it out until"
+        " `bxctl reindex` builds the index again",
+        path,
+        rowid,
+        wrong,
+    )

@@ -5,8 +5,10 @@ Tests leave nothing behind. The run gets a temporary folder of its own (TMPDIR, 
 default, for this process and what it starts), so whatever a test or the program under test makes
 with tempfile lands there; at the end, anything left in it fails the run, is listed and is removed.
 pytest's own tmp_path folders stay where pytest keeps them (PYTEST_DEBUG_TEMPROOT) while the run
-lasts, and go with it (tmp_path_retention_policy, and pytest_unconfigure here). The folder is
-0711: the rootless test user's podman must reach the homes made inside it.
+lasts: a passed test's goes at once (tmp_path_retention_policy), the run's goes at the end
+(_pytest_run_folder_goes), and so does pytest-of-<user> once empty (pytest_unconfigure). Another
+run's folder, going on at the same time, holds pytest's lock and is left alone. The run's own
+temporary folder is 0711: the rootless test user's podman must reach the homes made inside it.
 
 Tests that need recall mode hybrid import onnxruntime to decide whether to skip; its telemetry
 client is turned off first (memoryd does the same before its own import, and
@@ -20,6 +22,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"
@@ -44,6 +47,14 @@ def pytest_configure(config):
     tempfile.tempdir = os.fspath(_RUN_TEMP)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _pytest_run_folder_goes(tmp_path_factory):
+    """This run's folder of tmp_path folders goes when the tests are done (failed tests' folders
+    too: their files are in the report)."""
+    yield
+    shutil.rmtree(tmp_path_factory.getbasetemp(), ignore_errors=True)
+
+
 def left_behind(folder: Path) -> list[str]:
     """What is in folder, sorted, at most 20 names (and how many more)."""
     names = sorted(entry.name for entry in folder.iterdir())
@@ -64,8 +75,8 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_unconfigure(config):
-    """pytest's folder of run folders (pytest-of-<user>) goes too once it is empty: pytest removes
-    each run's folder (tmp_path_retention_policy "none") but keeps the folder that held it."""
+    """pytest's folder of run folders (pytest-of-<user>) goes too once it is empty: the run's folder
+    is gone (_pytest_run_folder_goes) but pytest keeps the folder that held it."""
     if hasattr(config, "workerinput"):
         return
     try:

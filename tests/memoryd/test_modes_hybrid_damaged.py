@@ -96,8 +96,8 @@ def _puppy_rowid(path) -> int:
         conn.close()
 
 
-@pytest.mark.parametrize("value", NOT_VECTORS.values(), ids=NOT_VECTORS)
-def test_a_damaged_vector_is_found_by_its_words_and_embedded_again(tmp_path, caplog, value):
+def _embedded_pets(tmp_path) -> Home:
+    """A home of PETS indexed in hybrid with every vector written, the index closed."""
     home = Home(tmp_path / "h")
     append(home, "mm-pets", PETS)
     index = Index(home, mode="hybrid")
@@ -105,6 +105,12 @@ def test_a_damaged_vector_is_found_by_its_words_and_embedded_again(tmp_path, cap
     index.catch_up_all()
     assert index.drain_embeddings(60)
     index.close()
+    return home
+
+
+@pytest.mark.parametrize("value", NOT_VECTORS.values(), ids=NOT_VECTORS)
+def test_a_damaged_vector_is_found_by_its_words_and_embedded_again(tmp_path, caplog, value):
+    home = _embedded_pets(tmp_path)
     before = _stored(home.index_db)
     damaged = _puppy_rowid(home.index_db)
     _damage(home.index_db, damaged, value)
@@ -249,13 +255,7 @@ def test_a_generation_edited_by_hand_does_not_stop_the_vector_search(tmp_path, c
 
 @pytest.mark.parametrize(("column", "value"), [("record", "zz"), ("class", "zz"), ("time", None)])
 def test_a_damaged_sources_row_is_left_out_of_a_hybrid_answer(tmp_path, caplog, column, value):
-    home = Home(tmp_path / "h")
-    append(home, "mm-pets", PETS)
-    index = Index(home, mode="hybrid")
-    index.open()
-    index.catch_up_all()
-    assert index.drain_embeddings(60)
-    index.close()
+    home = _embedded_pets(tmp_path)
     damaged = _puppy_rowid(home.index_db)
     conn = sqlite3.connect(home.index_db)
     conn.execute(f"UPDATE sources SET {column} = ? WHERE rowid = ?", (value, damaged))  # noqa: S608

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 from memoryd import modes  # noqa: E402
 from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
-from memoryd.modes import hybrid_tables, int8  # noqa: E402
+from memoryd.modes import damaged, hybrid_tables, int8  # noqa: E402
 from tests.memoryd.test_modes_hybrid import PETS  # noqa: E402
 from tests.memoryd.test_modes_hybrid_scale import (  # noqa: E402
     clustered,
@@ -270,5 +270,31 @@ def test_a_damaged_sources_row_is_left_out_of_a_hybrid_answer(tmp_path, caplog, 
         assert any(hit.snippet.startswith("A beagle mix") for hit in hits)
         lines = [r.getMessage() for r in caplog.records if "memory-index-damaged" in r.getMessage()]
         assert len(lines) == 1 and f": row {damaged} of sources has {column}" in lines[0]
+    finally:
+        index.close()
+
+
+def test_damaged_vectors_are_taken_again_when_their_repair_fails(tmp_path, monkeypatch):
+    home = _embedded_pets(tmp_path)
+    damaged_rowid = _puppy_rowid(home.index_db)
+    _damage(home.index_db, damaged_rowid, b"abc")
+    index = Index(home, mode="hybrid")
+    index.open()
+    index.live.stop_embedder()  # this test runs the steps
+    try:
+        with index.reader() as conn:
+            index.live.matrix.refresh(conn)  # the matrix loads, and notes the damaged row
+        real = damaged.embed_again
+
+        def busy(conn, rowids):
+            raise sqlite3.OperationalError("database is locked")
+
+        monkeypatch.setattr(damaged, "embed_again", busy)
+        with pytest.raises(sqlite3.OperationalError):
+            index.live.step()
+        monkeypatch.setattr(damaged, "embed_again", real)
+        assert index.live.step() == 1  # taken again, and embedded
+        stored = _stored(home.index_db)[damaged_rowid]
+        assert not int8.unreadable(int8.unpack([stored])).size
     finally:
         index.close()

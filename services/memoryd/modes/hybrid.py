@@ -272,13 +272,17 @@ class Hybrid:
         rowids = self.matrix.damaged.take()
         if not rowids:
             return
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            deleted = damaged.embed_again(conn, rowids)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                deleted = damaged.embed_again(conn, rowids)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            self.matrix.damaged.note(rowids)  # taken again at the next step
             raise
-        conn.execute("COMMIT")
         if deleted:
             log.warning(
                 "index %s: %d stored vectors could not be read (damaged, or edited by hand);"

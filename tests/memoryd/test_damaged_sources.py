@@ -111,3 +111,24 @@ def test_records_after_a_sources_row_deleted_by_hand_are_indexed(tmp_path, mode)
         assert hits and hits[0].snippet == "The vet said the kitten is fine"
     finally:
         index.close()
+
+
+@pytest.mark.parametrize("value", [None, 42, 3.5], ids=["null", "integer", "real"])
+def test_a_row_whose_text_is_not_text_is_left_out_and_logged_once(tmp_path, caplog, value):
+    """context still finds the row through its own table's copy of the words; its text in hits,
+    which the snippet is cut from, was edited away."""
+    home = Home(tmp_path / "h")
+    append(home, "mm-pets", TURNS)
+    _indexed(home, "context").close()
+    damaged = _first_turn_rowid(home.index_db)
+    _edit(home.index_db, "UPDATE hits SET text = ? WHERE rowid = ?", (value, damaged))
+    index = _indexed(home, "context")
+    try:
+        with caplog.at_level(logging.WARNING):
+            for _ in range(2):
+                hits = recall_on(index, QUESTION, k=5, session="mm-q").hits
+                assert {hit.snippet for hit in hits} == {TURNS[1]["content"], TURNS[2]["content"]}
+        lines = [r.getMessage() for r in caplog.records if "memory-index-damaged" in r.getMessage()]
+        assert len(lines) == 1 and f"row {damaged} of sources has no text in hits" in lines[0]
+    finally:
+        index.close()

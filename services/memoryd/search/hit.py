@@ -68,16 +68,18 @@ class Hit:
 
 
 def from_source(
-    conn: sqlite3.Connection, rowid: int, source: tuple, snippet: Callable[[], str]
+    conn: sqlite3.Connection, rowid: int, source: tuple, snippet: Callable[[], str | None]
 ) -> Hit | None:
     """The hit of rowid from its sources row (kind, session, record, time, role, class,
-    untrusted) and snippet(), or None for a row that is not as memoryd writes it (logged once)."""
+    untrusted) and snippet() (None: the row holds no text), or None for a row that is not as
+    memoryd writes it (logged once)."""
     kind, session, record, time, role, klass, untrusted = source
     wrong = _wrong(kind, session, record, time, role, klass, untrusted)
-    if wrong is not None:
-        report_damaged(conn, rowid, wrong)
+    cut = snippet() if wrong is None else None
+    if cut is None:
+        report_damaged(conn, rowid, wrong or "no text in hits")
         return None
-    return Hit(kind, session, record, time, role, klass, bool(untrusted), snippet())
+    return Hit(kind, session, record, time, role, klass, bool(untrusted), cut)
 
 
 def _wrong(kind, session, record, time, role, klass, untrusted) -> str | None:

@@ -20,6 +20,7 @@ from memoryd.search.query import _LEAD, ELLIPSIS, SNIPPET_LIMIT, _first_match, s
 WHOLE = 65_536
 # The search region, plus room for a window that starts at its very end (4 bytes a character).
 HEAD = WHOLE + 4 * SNIPPET_LIMIT
+TYPE_OF = "SELECT typeof(c0) FROM hits_content WHERE id = ?"
 
 
 def _decode_prefix(data: bytes) -> str:
@@ -43,8 +44,12 @@ def long_snippet(head: str, terms: Sequence[str], limit: int = SNIPPET_LIMIT) ->
     return ELLIPSIS + text[start : start + limit - 2] + ELLIPSIS
 
 
-def hit_snippet(conn: sqlite3.Connection, rowid: int, terms: Sequence[str]) -> str:
-    """The snippet of row rowid of hits for a query's terms."""
+def hit_snippet(conn: sqlite3.Connection, rowid: int, terms: Sequence[str]) -> str | None:
+    """The snippet of row rowid of hits for a query's terms; None when the row holds no text
+    (NULL or a number, written by hand: memoryd writes text), which blob I/O cannot open."""
+    held = conn.execute(TYPE_OF, (rowid,)).fetchone()
+    if held is None or held[0] not in ("text", "blob"):
+        return None
     with conn.blobopen("hits_content", "c0", rowid, readonly=True) as blob:
         size = len(blob)
         if size <= WHOLE:

@@ -274,13 +274,11 @@ class Hybrid:
             return
         try:
             conn.execute("BEGIN IMMEDIATE")
-            try:
-                deleted = damaged.embed_again(conn, rowids)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            deleted = damaged.embed_again(conn, rowids)
             conn.execute("COMMIT")
         except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             self.matrix.damaged.note(rowids)  # taken again at the next step
             raise
         if deleted:

@@ -44,9 +44,9 @@ def unpack(blobs: list) -> np.ndarray:
         elif len(blob) == FLOAT_BYTES:
             out[row] = np.frombuffer(blob, dtype="<f4")
     with np.errstate(over="ignore", invalid="ignore"):
-        out[~np.isfinite(out).all(axis=1)] = 0.0
         out = out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-    out[~np.isfinite(out).all(axis=1)] = 0.0  # a float32 vector too large to normalise
+    # A NaN or an infinity, or a norm too large for float32, leaves no number to keep in the row.
+    out[~np.isfinite(out).all(axis=1)] = 0.0
     return out
 
 

@@ -4,7 +4,8 @@ and fsync'd appends, and never through a symbolic link.
 atomic_write replaces a file whole (a temporary file in the same folder, fsync, rename, fsync the
 folder): a crash leaves the old file or the new one, never half. append_bytes and append_line add
 to a journal and fsync before returning. ensure_dir makes every folder it creates 0700, parents
-included (os.makedirs gives parents the umask's mode).
+included (os.makedirs gives parents the umask's mode); a folder that already existed is chmodded
+only when it is the role's own (tighten).
 
 A role's files are what they claim to be. Each file is opened inside its folder's descriptor, the
 folder opened with O_NOFOLLOW and the file with O_NOFOLLOW and O_NONBLOCK, then checked with fstat:
@@ -119,9 +120,14 @@ def check_entry(path: str | os.PathLike, folder: bool = False) -> None:
         raise _refuse(path, _what(st))
 
 
-def ensure_dir(path: str | os.PathLike) -> None:
-    """Create a folder and any missing parents, each 0700, and set 0700 on the folder itself;
-    a symbolic link or a non-folder where the folder should be is refused (NotRegular)."""
+def ensure_dir(path: str | os.PathLike, *, tighten: bool = True) -> None:
+    """Create a folder and any missing parents, each 0700; a symbolic link or a non-folder where
+    the folder should be is refused (NotRegular).
+
+    tighten also sets 0700 on the folder itself when it already existed: right for a folder of
+    the role's own in {home}, wrong for one it was only told to put something in (a socket in
+    /tmp or /run is the owner's choice, and chmodding such a shared folder would break every
+    other user of it), so there tighten=False leaves an existing folder's mode as it is."""
     path = Path(path)
     missing = []
     probe = path
@@ -137,7 +143,10 @@ def ensure_dir(path: str | os.PathLike) -> None:
             pass
         _chmod_dir(folder)
     if not missing:
-        _chmod_dir(path)
+        if tighten:
+            _chmod_dir(path)
+        else:
+            os.close(_open_dir(path))
 
 
 def _chmod_dir(path: Path) -> None:

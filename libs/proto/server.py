@@ -1,7 +1,8 @@
 """The server side of a socket: bind, accept, one request per connection, dispatch, reply.
 
-Every role serves its sockets through serve_unix. The folder is made 0700 and the socket 0600; a
-stale socket left by a dead process is removed, a live one is refused.
+Every role serves its sockets through serve_unix. A missing folder is made 0700 (an existing one
+is left as it is) and the socket 0600; a stale socket left by a dead process is removed, a live
+one is refused.
 
 A socket holds at most max_connections open at once. At the cap it stops accepting: one more
 connection waits in the kernel's listen queue (LISTEN_BACKLOG long; past that the kernel refuses
@@ -49,8 +50,10 @@ class SocketInUse(ProtoError):
 
 
 def prepare_socket_path(path: str) -> None:
-    """Make the folder (0700) and remove a stale socket; refuse a live one or a non-socket."""
-    ensure_dir(os.path.dirname(path))
+    """Make the folder (0700) if missing and remove a stale socket; refuse a live one or a
+    non-socket. A folder that exists keeps its mode: the socket may be configured into a shared
+    folder (/tmp, /run) that is not the role's to chmod; the socket itself is 0600."""
+    ensure_dir(os.path.dirname(path), tighten=False)
     try:
         st = os.lstat(path)
     except FileNotFoundError:

@@ -105,6 +105,11 @@ class MemoryService:
     async def _read(self, fn: Callable[..., T], *args) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._readers, fn, *args)
 
+    def stop_builds(self) -> None:
+        """End a reindex's build in flight and refuse new ones, at once (memoryd is stopping):
+        the reindex waiting for it is answered that it was stopped, the old index untouched."""
+        self._rebuild.stop()
+
     def close(self) -> None:
         """Finish the writes in flight, close the index, then let another memoryd in."""
         if self._catch_up_task is not None:

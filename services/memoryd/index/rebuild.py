@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 # What is kept of the child's stdout (its last line holds the counts).
 OUTPUT_KEPT = 65_536
 FAILED = "the reindex failed and the index is as it was; memoryd's log says why"
+STOPPED = "the reindex was stopped because memoryd is stopping; the index is as it was"
 
 
 class RebuildFailed(MemorydError):
@@ -75,7 +76,7 @@ class Rebuilder:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         with self._lock:
             if self._stopped:
-                raise RebuildFailed(FAILED)
+                raise RebuildFailed(STOPPED)
             # stdin stays open, unwritten, until this process ends (see the module docstring).
             try:
                 self._child = subprocess.Popen(
@@ -102,6 +103,10 @@ class Rebuilder:
                 child.stdout.close()
             with self._lock:
                 self._child = None
+                stopped = self._stopped
+        if child.returncode != 0 and stopped:
+            log.info("index %s: the reindex's build stopped: memoryd is stopping", index.new_path)
+            raise RebuildFailed(STOPPED)
         if child.returncode != 0:
             log.error(
                 "index %s: the reindex's build exited with %s", index.new_path, child.returncode

@@ -13,6 +13,10 @@ class MemorydUnreachable(MemoryMcpError):
     """memoryd did not answer (down, not started, or slower than the timeout)."""
 
 
+class MemorydUncertain(MemoryMcpError):
+    """A write was sent to memoryd and no answer came: it may have been applied."""
+
+
 class MemorydRefused(MemoryMcpError):
     """memoryd answered with an error message, or with a kind it should not have."""
 

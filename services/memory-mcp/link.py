@@ -7,14 +7,18 @@ owner's commands. memory-mcp connects to no other socket of memoryd's.
 A memoryd that is down, or slower than the timeout, is one fixed sentence naming the runbook entry
 memoryd-unreachable; the client never waits longer than the timeout. A memoryd that refuses is
 said as brokerd says it.
+
+A memory write that reached memoryd and got no answer (the timeout, or memoryd closing the
+connection) may have been applied all the same: memoryd finishes what it read. It is never said to
+have failed; the answer says it may have been applied and where to look (MemorydUncertain).
 """
 
 import logging
 from pathlib import Path
 
-from memory_mcp.errors import MemorydRefused, MemorydUnreachable
+from memory_mcp.errors import MemorydRefused, MemorydUncertain, MemorydUnreachable
 from proto.client import RemoteError, arequest
-from proto.errors import ProtoError, UnexpectedReply
+from proto.errors import ProtoError, UnexpectedReply, Unreachable
 from proto.messages import MemoryCall, ToolResponse
 
 log = logging.getLogger("memory_mcp.link")
@@ -23,6 +27,14 @@ MEMORYD_UNREACHABLE = (
     "memoryd did not answer; memory calls fail until it is back (runbook: memoryd-unreachable)"
 )
 MEMORYD_WRONG_REPLY = "memoryd answered with something unexpected (runbook: memoryd-unreachable)"
+
+
+def write_unknown_text(timeout: float) -> str:
+    return (
+        f"memoryd did not answer in {timeout:g} seconds, after the write was sent: it may have "
+        "been applied; the owner can check with `bxctl memory log` before it is tried again "
+        "(runbook: memoryd-unreachable)"
+    )
 
 
 def call_refused_text(reason: str) -> str:
@@ -46,6 +58,11 @@ class Memoryd:
         except UnexpectedReply as e:
             log.warning("session %s: memoryd answered %s", session, e.got)
             raise MemorydRefused(MEMORYD_WRONG_REPLY) from None
+        except Unreachable as e:
+            log.warning("session %s: %s", session, e)
+            raise MemorydUnreachable(MEMORYD_UNREACHABLE) from None
         except ProtoError as e:
             log.warning("session %s: %s", session, e)
+            if call.request.tool == "memory":  # sent, so perhaps applied
+                raise MemorydUncertain(write_unknown_text(self.timeout)) from None
             raise MemorydUnreachable(MEMORYD_UNREACHABLE) from None

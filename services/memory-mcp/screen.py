@@ -76,6 +76,12 @@ def _no_constant(name: str) -> Any:
 
 def screen(line: str) -> Refusal | None:
     """The error to answer line with, or None when the SDK takes it as it is."""
+    found = screen_message(line)
+    return found if isinstance(found, Refusal) else None
+
+
+def screen_message(line: str) -> Refusal | dict[str, Any]:
+    """The error to answer line with, or the message the SDK takes (parsed, as a dict)."""
     try:
         value = json.loads(line, parse_constant=_no_constant)
     except RecursionError:
@@ -99,7 +105,7 @@ def screen(line: str) -> Refusal | None:
         types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError:
         return Refusal(ident, types.INVALID_REQUEST, NOT_MESSAGE)
-    return None
+    return value
 
 
 def _lone(text: str) -> bool:

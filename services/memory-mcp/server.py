@@ -12,13 +12,14 @@ code (blockfiles.py).
 import logging
 from datetime import UTC, datetime
 
+import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from memory_mcp.blockfiles import BlockFiles
 from memory_mcp.calls import GRANT_LABEL, TOOLS, Refused, prepare
-from memory_mcp.errors import MemoryMcpError
+from memory_mcp.errors import MemorydUncertain, MemoryMcpError
 from memory_mcp.link import Memoryd
 from memory_mcp.session import SessionState, session_id
 from proto.labels import Label, is_class, stricter
@@ -97,7 +98,14 @@ class MemoryMcp:
             )
             return self._answer(False, prepared.text, GRANT_LABEL)
         try:
-            reply = await self.memoryd.call(prepared)
+            # Once sent, a call is seen through to memoryd's answer (the link bounds it in time):
+            # cancelled half-way, a write memoryd applies would be answered as not done.
+            with anyio.CancelScope(shield=True):
+                reply = await self.memoryd.call(prepared)
+        except MemorydUncertain as e:
+            # Not an error: a client that retries failed calls would make the write twice.
+            log.warning("session %s call %s: %s: no answer", session, call_id, tool)
+            return self._answer(True, str(e), GRANT_LABEL)
         except MemoryMcpError as e:
             return self._answer(False, str(e), GRANT_LABEL)
         label = stricter(GRANT_LABEL, reply.label)

@@ -5,6 +5,10 @@ reaches the wire); stdin is read through BoundedLines, which answers an oversize
 each line is screened (screen.py) before the SDK sees it, so that a line the SDK would drop
 without a word (not JSON, an invalid request, a batch) gets its JSON-RPC error. Both answers go out
 on the same write stream the SDK uses.
+
+The end of stdin is passed on to the SDK only once every request let through has been answered
+(inflight.py): the SDK would otherwise cancel them and answer "Connection closed", though a write
+already sent to memoryd is applied.
 """
 
 import logging
@@ -17,7 +21,8 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from memory_mcp.screen import Refusal, screen
+from memory_mcp.inflight import AnswerWatch, InFlight
+from memory_mcp.screen import Refusal, screen_message
 from memory_mcp.server import MemoryMcp
 from memory_mcp.stdin_lines import BoundedLines, oversized_text
 
@@ -26,22 +31,30 @@ log = logging.getLogger("memory_mcp.stdio")
 # A line longer than this is screened on a worker thread, so that parsing it never holds up the
 # answers to the requests in flight.
 SCREEN_INLINE = 65_536
+# How much longer than memoryd's timeout the end of stdin waits for the answers still owed.
+SETTLE_MARGIN = 5.0
 
 
 async def screened(
-    lines: AsyncIterator[str], refuse: Callable[[Refusal], Awaitable[None]]
+    lines: AsyncIterator[str],
+    refuse: Callable[[Refusal], Awaitable[None]],
+    in_flight: InFlight,
+    settle: float,
 ) -> AsyncIterator[str]:
-    """The lines the SDK can take; every other line is answered with refuse, blank ones skipped."""
+    """The lines the SDK can take; every other line is answered with refuse, blank ones skipped.
+    At the end of lines, the requests still owed an answer are waited for (at most settle s)."""
     async for line in lines:
         if not line.strip():
             continue
         if len(line) > SCREEN_INLINE:
-            refusal = await anyio.to_thread.run_sync(screen, line)
+            found = await anyio.to_thread.run_sync(screen_message, line)
         else:
-            refusal = screen(line)
-        if refusal is None:
+            found = screen_message(line)
+        if not isinstance(found, Refusal):
+            in_flight.read(found)
             yield line
             continue
+        refusal = found
         log.warning(
             "stdin: a line of %d characters answered with error %d (id %r)",
             len(line),
@@ -49,6 +62,10 @@ async def screened(
             refusal.ident,
         )
         await refuse(refusal)
+    if len(in_flight):
+        log.info("stdin closed: waiting for %d answers still owed", len(in_flight))
+        if not await in_flight.settled(settle):
+            log.warning("stdin closed: %d requests left unanswered", len(in_flight))
 
 
 async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
@@ -71,10 +88,13 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
 
     # stdio_server only iterates its stdin's lines, which these give (with a size cap, screened);
     # the SDK's annotation names anyio's AsyncFile, which they are not.
-    lines = screened(BoundedLines(stdin_fd, oversized), refuse)
+    in_flight = InFlight()
+    settle = handlers.memoryd.timeout + SETTLE_MARGIN
+    lines = screened(BoundedLines(stdin_fd, oversized), refuse, in_flight, settle)
     async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
         streams["write"] = write
         ready.set()
         log.info("serving MCP on stdio (pid %d)", os.getpid())
-        await server.run(read, write, server.create_initialization_options())
+        watched = AnswerWatch(write, in_flight)
+        await server.run(read, watched, server.create_initialization_options())
     log.info("session %s: the client closed the connection", handlers.session or "(none)")

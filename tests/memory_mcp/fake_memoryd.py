@@ -4,7 +4,8 @@ memory-mcp should only ever send memory_call on the broker socket; the loopd soc
 (memory_block answered with a fixed block), so that a memory-mcp that asked it would succeed and be
 seen doing so in `received`. mode "answer" replies to a memory_call with a fixed tool_response;
 "hang" accepts connections and never replies; "error" replies with an error message; "wrong"
-replies with a kind no request is answered with.
+replies with a kind no request is answered with; "slow" answers as "answer" does, SLOW seconds
+late; "close" closes the connection without a reply.
 
 Watcher listens on a socket path memory-mcp must never connect to, and counts the connections.
 """
@@ -12,12 +13,14 @@ Watcher listens on a socket path memory-mcp must never connect to, and counts th
 import socket
 import struct
 import threading
+import time
 from pathlib import Path
 
 from proto.frames import decode_payload, encode_frame
 
 BLOCK = "# soul.md\nfake\n"
 ERROR_TEXT = "memory_call: request.session: the pattern does not match"
+SLOW = 1.0
 
 
 def _recv(conn: socket.socket, n: int) -> bytes:
@@ -58,7 +61,11 @@ class FakeMemoryd:
                 if self.mode == "hang":
                     self.held.append(conn)
                     continue
-                if self.mode == "error":
+                if self.mode == "slow":
+                    time.sleep(SLOW)
+                if self.mode == "close":
+                    pass
+                elif self.mode == "error":
                     conn.sendall(encode_frame("error", {"text": ERROR_TEXT}))
                 elif self.mode == "wrong":
                     conn.sendall(encode_frame("ok", {}))

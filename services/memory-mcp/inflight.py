@@ -1,0 +1,99 @@
+"""The requests read from stdin and not yet answered, so that closing stdin never cancels one.
+
+The SDK takes the end of stdin as the end of the connection: it cancels every handler still
+running and answers its request "Connection closed". A memory write already sent to memoryd is
+applied all the same, so that answer would be false. memory-mcp therefore holds back the end of
+stdin until every request it let through has been answered (or the client cancelled it), for at
+most a bound: memoryd's own timeout and a margin, so a client that goes away never keeps the
+process longer than a call can take.
+
+Requests are counted as their lines go by (the id of each request), and answered as the SDK's
+answers go out on the write stream (AnswerWatch wraps it), so a request whose handler has not
+started yet when stdin ends is waited for too.
+"""
+
+from collections import Counter
+from types import TracebackType
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+
+CANCELLED = "notifications/cancelled"
+
+
+class InFlight:
+    """The ids of the requests let through to the SDK and not answered yet."""
+
+    def __init__(self) -> None:
+        self._ids: Counter = Counter()
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def __len__(self) -> int:
+        return sum(self._ids.values())
+
+    def read(self, message: dict[str, Any]) -> None:
+        """A message the SDK is about to get: a request is counted, a cancel uncounts its id."""
+        method = message.get("method")
+        if method is None:
+            return
+        if "id" in message:
+            self._ids[_key(message["id"])] += 1
+            if self._idle.is_set():
+                self._idle = anyio.Event()
+        elif method == CANCELLED:
+            params = message.get("params")
+            if isinstance(params, dict) and "requestId" in params:
+                self.answered(params["requestId"])
+
+    def answered(self, ident: Any) -> None:
+        key = _key(ident)
+        if self._ids[key] > 0:
+            self._ids[key] -= 1
+            if self._ids[key] == 0:
+                del self._ids[key]
+        if not self._ids:
+            self._idle.set()
+
+    async def settled(self, bound: float) -> bool:
+        """Wait until every request counted was answered, at most bound seconds; True if so."""
+        with anyio.move_on_after(bound):
+            await self._idle.wait()
+        return not self._ids
+
+
+def _key(ident: Any) -> tuple[str, Any]:
+    """1 and "1" are two ids."""
+    return (type(ident).__name__, ident)
+
+
+class AnswerWatch:
+    """The SDK's write stream, noting each answer (a result or an error) as it goes out."""
+
+    def __init__(self, inner: Any, in_flight: InFlight) -> None:
+        self._inner = inner
+        self._in_flight = in_flight
+
+    async def send(self, item: SessionMessage, /) -> None:
+        await self._inner.send(item)
+        message = item.message
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            if message.id is not None:
+                self._in_flight.answered(message.id)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> "AnswerWatch":
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None

@@ -2,6 +2,8 @@
 runs beside an open index. hybrid's numpy and model are imported only when it is used, so the
 spec and context modes run without the [hybrid] extra."""
 
+import contextlib
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -9,6 +11,8 @@ from memoryd.modes import addressed, context, hybrid_tables
 from memoryd.modes.registry import Connect, Live, Mode
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
+
+log = logging.getLogger(__name__)
 
 
 class Context(Mode):
@@ -90,44 +94,20 @@ class Hybrid(Context):
     def carry_over(self, conn: sqlite3.Connection, old: Path) -> int:
         """Copy from old the vectors of the rows whose text did not change, so the embedder
         computes only what is new. Runs its own transaction (an attached database can only be
-        detached outside one)."""
-        from memoryd.modes import int8
-
+        detached outside one). An old file that cannot be read (damaged: the reindex is how it
+        is repaired) gives nothing: every vector is computed again, and one line says so."""
         if not old.exists():
             return 0
-        conn.execute("ATTACH DATABASE ? AS old", (str(old),))
         try:
-            found = conn.execute(
-                "SELECT 1 FROM old.sqlite_master WHERE name = 'vectors'"
-            ).fetchone()
-            if found is None:
-                return 0
-            conn.execute("BEGIN")
-            conn.execute(
-                "CREATE TEMP TABLE carried AS SELECT o.kind, o.session, o.record, o.role,"
-                " oh.text, ov.vector FROM old.vectors ov JOIN old.sources o ON o.rowid = ov.rowid"
-                " JOIN old.hits oh ON oh.rowid = ov.rowid"
-                # What int8.unpack can read: anything else is embedded again (damaged.py).
-                " WHERE typeof(ov.vector) = 'blob' AND length(ov.vector) IN (?, ?)",
-                (int8.DIMENSIONS, int8.FLOAT_BYTES),
+            return _carry(conn, old)
+        except sqlite3.DatabaseError as error:
+            log.warning(
+                "index %s: no vectors kept from the old index, which cannot be read (%s);"
+                " they are all computed again",
+                old,
+                error,
             )
-            conn.execute("CREATE INDEX temp.carried_key ON carried(session, kind, record, role)")
-            before = conn.total_changes
-            conn.execute(
-                "INSERT INTO vectors SELECT n.rowid, c.vector FROM sources n"
-                " JOIN hits nh ON nh.rowid = n.rowid JOIN carried c ON c.session = n.session"
-                " AND c.kind = n.kind AND c.record = n.record AND c.role IS n.role"
-                " AND c.text = nh.text"
-            )
-            carried = conn.total_changes - before
-            conn.execute("DELETE FROM vector_pending WHERE rowid IN (SELECT rowid FROM vectors)")
-            conn.execute("DROP TABLE temp.carried")
-            conn.execute("COMMIT")
-            return carried
-        finally:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            conn.execute("DETACH DATABASE old")
+            return 0
 
     def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
         # Without its Live (no vectors loaded) hybrid is context.
@@ -140,6 +120,46 @@ class Hybrid(Context):
         worker.start()  # the model, held once, in the child; its refusal is memoryd's
         progress.register(Path(str(name)), worker)
         return _HybridLive(hybrid.Hybrid(worker.queries, connect, name, worker), worker)
+
+
+def _carry(conn: sqlite3.Connection, old: Path) -> int:
+    from memoryd.modes import int8
+
+    conn.execute("ATTACH DATABASE ? AS old", (str(old),))
+    try:
+        found = conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = 'vectors'").fetchone()
+        if found is None:
+            return 0
+        conn.execute("BEGIN")
+        conn.execute(
+            "CREATE TEMP TABLE carried AS SELECT o.kind, o.session, o.record, o.role,"
+            " oh.text, ov.vector FROM old.vectors ov JOIN old.sources o ON o.rowid = ov.rowid"
+            " JOIN old.hits oh ON oh.rowid = ov.rowid"
+            # What int8.unpack can read: anything else is embedded again (damaged.py).
+            " WHERE typeof(ov.vector) = 'blob' AND length(ov.vector) IN (?, ?)",
+            (int8.DIMENSIONS, int8.FLOAT_BYTES),
+        )
+        conn.execute("CREATE INDEX temp.carried_key ON carried(session, kind, record, role)")
+        before = conn.total_changes
+        # The key is not unique: one record's two identical tool calls are two rows with the
+        # same text, in either file. Each new row takes one vector (any: their text is the same).
+        conn.execute(
+            "INSERT INTO vectors SELECT n.rowid, min(c.vector) FROM sources n"
+            " JOIN hits nh ON nh.rowid = n.rowid JOIN carried c ON c.session = n.session"
+            " AND c.kind = n.kind AND c.record = n.record AND c.role IS n.role"
+            " AND c.text = nh.text GROUP BY n.rowid"
+        )
+        carried = conn.total_changes - before
+        conn.execute("DELETE FROM vector_pending WHERE rowid IN (SELECT rowid FROM vectors)")
+        conn.execute("DROP TABLE temp.carried")
+        conn.execute("COMMIT")
+        return carried
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("DROP TABLE IF EXISTS temp.carried")
+        conn.execute("DETACH DATABASE old")
 
 
 class _HybridLive:

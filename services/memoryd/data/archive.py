@@ -23,6 +23,8 @@ from pathlib import Path
 from memoryd.data import layout
 from memoryd.data.snapshot import Snapshot
 from memoryd.errors import AdminRefused
+from memoryd.home import NotRegular, open_read
+from memoryd.memory import entries
 
 FORMAT = "boxmaker-memory-backup"
 VERSION = 1
@@ -105,7 +107,54 @@ def write(out, snap: Snapshot, counts: dict, with_sessions: bool) -> dict:
 @dataclass
 class Verified:
     manifest: dict
-    staged: list[str]  # member names, laid under the staging folder
+    staged: list[str]  # member names checked; those stage gave a path for are laid there
+
+
+# What an archive may unpack to. soul.md, memory.md and user.md have limits in characters (spec
+# section 3); a character is at most 4 bytes of UTF-8, and a file the owner edited past its limit
+# by hand is still backed up, so each may hold 4 times its limit in that many bytes. The other
+# files have no limit: what bounds them is the archive itself. memoryd writes it with gzip at
+# level 1, which shrinks its journals and notes a few times over, never a hundred: an archive that
+# unpacks to more than RATIO times its own size (beyond a floor for small ones) is a bomb, not a
+# backup. A member is a memory file (6) or a month of the edit or recall journal (a century of
+# them), or a session log (hashed, never written to disk).
+LIMITED_MAX = {f"memory/{name}": 4 * 4 * limit for name, limit in entries.LIMITS.items()}
+RATIO = 100
+FLOOR = 64 << 20
+MEMORY_MEMBERS_MAX = len(layout.ROOT_FILES) + 2 * 12 * 100
+SESSION_MEMBERS_MAX = 100_000
+COUNTED = ("entries", "notes", "edits", "pending", "records")
+
+
+def unpacked_max(archive_size: int) -> int:
+    """The most bytes an archive of archive_size bytes may unpack to (headers included)."""
+    return max(FLOOR, RATIO * archive_size)
+
+
+class _Bounded(io.RawIOBase):
+    """The unpacked stream of an archive, refused once it passes its bound."""
+
+    def __init__(self, source, limit: int):
+        self._source = source
+        self._left = limit
+        self._limit = limit
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._source.read(size if size is not None and size >= 0 else 1 << 20)
+        self._left -= len(data)
+        if self._left < 0:
+            raise Damaged(
+                f"refused: the archive unpacks to more than {self._limit:,} bytes, far more than a "
+                "memoryd backup of its size holds"
+            )
+        return data
+
+
+def _count_problem(value: object) -> bool:
+    return isinstance(value, bool) or not isinstance(value, int) or value < 0
 
 
 def _check_manifest(value: object) -> dict:
@@ -113,7 +162,7 @@ def _check_manifest(value: object) -> dict:
         raise Damaged("refused: not a boxmaker memory backup (its manifest is foreign)")
     version = value.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise Damaged("refused: the archive's manifest has no format version")
+        raise Damaged("refused: the archive's manifest has no format version (a whole number)")
     if version > VERSION:
         raise Damaged(
             f"refused: the archive is format {version}, made by a newer memoryd "
@@ -123,11 +172,20 @@ def _check_manifest(value: object) -> dict:
     if not isinstance(files, list) or not all(
         isinstance(f, dict)
         and isinstance(f.get("path"), str)
-        and isinstance(f.get("size"), int)
+        and not _count_problem(f.get("size"))
         and isinstance(f.get("sha256"), str)
         for f in files
     ):
         raise Damaged("refused: the archive's manifest does not list its files properly")
+    counts = value.get("counts", {})
+    if not isinstance(counts, dict) or any(_count_problem(counts.get(key, 0)) for key in COUNTED):
+        raise Damaged(
+            "refused: the archive's manifest gives its counts wrongly (each of "
+            f"{', '.join(COUNTED)} must be a whole number)"
+        )
+    for key in ("created", "memoryd"):
+        if not isinstance(value.get(key, ""), str):
+            raise Damaged(f"refused: the archive's manifest gives {key!r} as something not text")
     return value
 
 
@@ -138,50 +196,70 @@ def _member_problem(member: tarfile.TarInfo) -> str | None:
         return f"the archive holds a path that climbs out of the home: {name[:200]!r}"
     if member.issym() or member.islnk():
         return f"the archive holds a link: {name[:200]!r}"
-    if not member.isfile():
-        return f"the archive holds something other than a file: {name[:200]!r}"
-    if name != MANIFEST and not layout.MEMBER.match(name):
+    sparse = member.sparse is not None or any(
+        key.startswith("GNU.sparse") for key in member.pax_headers
+    )
+    if member.type not in (tarfile.REGTYPE, tarfile.AREGTYPE) or sparse:
+        return f"the archive holds something other than a plain file: {name[:200]!r}"
+    if name != MANIFEST and not layout.MEMBER.fullmatch(name):
         return f"the archive holds a file memoryd does not write: {name[:200]!r}"
+    if member.size > LIMITED_MAX.get(name, MANIFEST_MAX if name == MANIFEST else member.size):
+        return f"the archive's {name} is larger than memoryd ever writes it ({member.size:,} bytes)"
     return None
 
 
-def verify(path: Path, stage: Callable[[str], Path]) -> Verified:
+def _members(tar: tarfile.TarFile):
+    """The archive's members, each checked, at most as many as memoryd ever writes."""
+    memory = sessions = 0
+    for member in tar:
+        problem = _member_problem(member)
+        if problem is not None:
+            raise Damaged(f"refused: {problem}")
+        if member.name.startswith("sessions/"):
+            sessions += 1
+        else:
+            memory += 1
+        if memory > MEMORY_MEMBERS_MAX + 1 or sessions > SESSION_MEMBERS_MAX:
+            raise Damaged("refused: the archive holds more files than memoryd ever writes")
+        yield member
+
+
+def verify(path: Path, stage: Callable[[str], Path | None]) -> Verified:
     """Read the archive at path whole; each member is checked, hashed and written where stage
-    says; Damaged, naming the first problem, unless every file matches the manifest."""
+    says (or only hashed, where it says None); Damaged, naming the first problem, unless every
+    file matches the manifest."""
     seen: dict[str, tuple[int, str]] = {}
     manifest = None
     try:
-        with tarfile.open(path, mode="r:gz") as tar:
-            for member in tar:
-                problem = _member_problem(member)
-                if problem is not None:
-                    raise Damaged(f"refused: {problem}")
-                if manifest is not None:
-                    raise Damaged(f"refused: the archive holds {member.name!r} after its manifest")
-                if member.name in seen:
-                    raise Damaged(f"refused: the archive holds {member.name!r} twice")
-                source = tar.extractfile(member)
-                if source is None:
-                    raise Damaged(f"refused: {member.name!r} cannot be read from the archive")
-                if member.name == MANIFEST:
-                    if member.size > MANIFEST_MAX:
-                        raise Damaged("refused: the archive's manifest is too large")
-                    try:
-                        manifest = _check_manifest(json.loads(source.read()))
-                    except ValueError:
-                        raise Damaged("refused: the archive's manifest is not JSON") from None
-                    continue
-                seen[member.name] = _copy(source, stage(member.name))
+        with open_read(path) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+            bounded = _Bounded(gz, unpacked_max(os.fstat(raw.fileno()).st_size))
+            with tarfile.open(fileobj=bounded, mode="r|") as tar:
+                for member in _members(tar):
+                    if manifest is not None:
+                        raise Damaged(
+                            f"refused: the archive holds {member.name!r} after its manifest"
+                        )
+                    if member.name in seen:
+                        raise Damaged(f"refused: the archive holds {member.name!r} twice")
+                    source = tar.extractfile(member)
+                    if source is None:
+                        raise Damaged(f"refused: {member.name!r} cannot be read from the archive")
+                    if member.name == MANIFEST:
+                        manifest = _check_manifest(_json(source.read()))
+                        continue
+                    seen[member.name] = _copy(source, stage(member.name))
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
         raise Damaged(f"refused: the archive is truncated or damaged ({e})") from None
     except tarfile.TarError as e:
         raise Damaged(f"refused: the archive is not a readable tar.gz ({e})") from None
+    except NotRegular as e:
+        raise Damaged(f"refused: {e}") from None
     if manifest is None:
         raise Damaged("refused: the archive has no manifest (truncated, or not a memoryd backup)")
     listed = {f["path"]: (f["size"], f["sha256"]) for f in manifest["files"]}
     for name, (size, digest) in listed.items():
         if name not in seen:
-            raise Damaged(f"refused: the archive lacks {name!r}, which its manifest lists")
+            raise Damaged(f"refused: the archive lacks {name[:200]!r}, which its manifest lists")
         if seen[name] != (size, digest):
             raise Damaged(f"refused: {name!r} does not match its size and sha256 in the manifest")
     for name in seen:
@@ -190,9 +268,23 @@ def verify(path: Path, stage: Callable[[str], Path]) -> Verified:
     return Verified(manifest, list(seen))
 
 
-def _copy(source, dest: Path) -> tuple[int, str]:
+def _json(data: bytes) -> object:
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise Damaged("refused: the archive's manifest is JSON nested too deeply") from None
+    except ValueError:
+        raise Damaged("refused: the archive's manifest is not JSON") from None
+
+
+def _copy(source, dest: Path | None) -> tuple[int, str]:
     digest = hashlib.sha256()
     size = 0
+    if dest is None:
+        while chunk := source.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+        return size, digest.hexdigest()
     os.makedirs(dest.parent, mode=0o700, exist_ok=True)
     fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as out:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memoryd.data import archive, layout
 from memoryd.data.snapshot import Held, Snapshot
-from memoryd.errors import AdminRefused
+from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir, fsync_dir
 from memoryd.memory import entries
 
@@ -45,7 +45,10 @@ def counts(snap: Snapshot, index_db: Path | None) -> dict:
     out = {"entries": 0, "notes": 0, "edits": 0, "pending": 0, "records": 0}
     for held in snap.files:
         if held.name in ("memory/memory.md", "memory/user.md"):
-            text = entries.decode(_read(held), held.name)
+            try:
+                text = entries.decode(_read(held), held.name)
+            except FileDamaged:  # archived as it is, to be mended: its entries go uncounted
+                continue
             out["entries"] += len(entries.parse(text))
         elif held.name == "memory/notes.md":
             out["notes"] = sum(len(NOTE_HEADER.findall(c)) for c in held.chunks())

@@ -20,10 +20,11 @@ _SESSION = SESSION_ID_PATTERN.strip("^$")
 MEMBER = re.compile(
     r"^(?:memory/(?:soul\.md|memory\.md|user\.md|notes\.md|pending\.jsonl|forgotten\.jsonl)"
     r"|memory/(?:edits|recalls)/\d{4}-\d{2}\.jsonl"
-    rf"|sessions/{_SESSION}/0\.jsonl)$"
+    rf"|sessions/{_SESSION}/0\.jsonl)\Z"
 )
-# A file name the owner's commands may name in backups/: no folder, no leading dash.
-NAME = re.compile(r"^\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# A file name the owner's commands may name in backups/: no folder, no leading dash. (\Z, not $:
+# $ would let a name end in a newline.)
+NAME = re.compile(r"^\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 def backups(home: Home) -> Path:

@@ -1,19 +1,23 @@
 """bxctl memory restore: lay a verified backup into the home, whole or not at all.
 
 The archive (a file in {home}/backups/, where bxctl puts it) is read whole and checked against its
-manifest into a staging folder before anything is touched (archive.verify). Then, on the writer
-thread: a home that holds memory (entries, notes, edits or pending writes) is refused unless
-replace, which first holds the files as they are (snapshot.py) and, once the new ones are laid,
-writes them to a backup of their own and says where. The files are laid by lay.py (a kill leaves
-before or after). The index follows: notes.md is indexed again from its start, and the rows of
-every key the restored forgotten.jsonl lists are deleted; session records forgotten in the home
-before stay forgotten (their logs are not restored). Session logs in an archive are checked,
-never laid: sessions/ is loopd's (memoryd reads it only).
+manifest into a staging folder before anything is touched (archive.verify): its core files must be
+there and its counts must be what its files hold. Then a home that holds memory (entries, notes,
+edits or pending writes) is refused unless replace, which first writes what is there to a backup
+of its own (held on the writer, written off it) and says where; if that backup fails, nothing is
+laid. Then, on the writer thread (backing up again if memory was written meanwhile), the files are
+laid by lay.py (a kill leaves before or after). The index follows: notes.md is indexed again from
+its start, and the rows of every key the restored forgotten.jsonl lists are deleted; session
+records forgotten in the home before stay forgotten (their logs are not restored). Session logs in
+an archive are checked (hashed), never staged or laid: sessions/ is loopd's (memoryd reads it
+only).
 """
 
+import contextlib
 import logging
 import os
 import shutil
+import stat
 import time
 from dataclasses import dataclass
 
@@ -26,6 +30,10 @@ from memoryd.journal import forgotten
 from memoryd.memory import entries
 
 log = logging.getLogger(__name__)
+
+# The files memoryd creates at start and every backup it makes holds: an archive without them is
+# refused, as memoryd cannot write into a home that lacks them.
+CORE = ("soul.md", "memory.md", "user.md", "notes.md")
 
 
 def has_memory(home: Home) -> str | None:
@@ -59,7 +67,7 @@ class Laid:
 
 
 def archive_path(home: Home, name: str):
-    if not layout.NAME.match(name):
+    if not layout.NAME.fullmatch(name):
         raise AdminRefused(f"refused: {name[:64]!r} is not the name of a file in backups/")
     path = layout.backups(home) / name
     if not path.is_file() or path.is_symlink():
@@ -68,17 +76,25 @@ def archive_path(home: Home, name: str):
 
 
 def run(service, name: str, replace: bool) -> Laid:
-    """Restore the archive backups/name (on a reader: the writer is taken only to lay it)."""
+    """Restore the archive backups/name (on a reader: the writer is taken only to hold the files
+    for the backup of what is there, and to lay the new ones)."""
     home: Home = service.store.home
     path = archive_path(home, name)
     staging = lay.new_staging(home)
+    first = None
     try:
-        verified = verify(path, lambda member: staging / member)
+        verified = verify(path, lambda m: staging / m if m.startswith("memory/") else None)
         members = [m for m in verified.staged if m.startswith("memory/")]
-        if "memory/soul.md" not in members:
-            raise Damaged("refused: the archive holds no soul.md; it is not a whole backup")
-        future = service._writer.submit(0, _lay, service, staging, members, replace)
-        held, waited = future.result()
+        for core in CORE:
+            if f"memory/{core}" not in members:
+                raise Damaged(
+                    f"refused: the archive holds no {core}; it is not a whole backup (every "
+                    f"backup memoryd makes holds {', '.join(CORE)})"
+                )
+        _check_counts(verified.manifest.get("counts", {}), staging, members)
+        first, seen = _back_up_first(service, replace)
+        future = service._writer.submit(0, _lay, service, staging, members, replace, seen)
+        again, waited = future.result()
     except OSError as e:
         if lay.committed(home, staging):  # past its plan: the next start finishes it
             log.error("%s: restore stopped after its point of no return: %s", home.memory, e)
@@ -89,42 +105,128 @@ def run(service, name: str, replace: bool) -> Laid:
         shutil.rmtree(staging, ignore_errors=True)
         raise AdminRefused(
             f"refused: the restore failed ({e.strerror or e}); the home is as it was"
+            + (f" (and backed up in {first})" if first else "")
         ) from None
     except BaseException:
         if not lay.committed(home, staging):
             shutil.rmtree(staging, ignore_errors=True)
         raise
-    before = None
-    if held is not None:
-        before = str(backup.make(home, held, False).path)
-    return Laid(verified.manifest, before, waited)
+    if again is not None and first is not None:
+        # written again on the writer because memory changed meanwhile: the first is stale
+        with contextlib.suppress(OSError):
+            os.unlink(first)
+    return Laid(verified.manifest, again or first, waited)
 
 
-def _lay(service, staging, members: list[str], replace: bool):
-    started = time.monotonic()
-    store = service.store
-    home: Home = store.home
+def _check_counts(said: dict, staging, members: list[str]) -> None:
+    """The manifest's counts against the staged files, counted as a backup counts them."""
+    snap = snapshot.of_files([(m, staging / m) for m in members])
+    try:
+        found = backup.counts(snap, None)
+    finally:
+        snap.close()
+    for key in ("entries", "notes", "edits", "pending"):
+        if said.get(key, 0) != found[key]:
+            raise Damaged(
+                f"refused: the archive's manifest counts {said.get(key, 0):,} {key}, its files "
+                f"hold {found[key]:,}; it was changed after memoryd wrote it"
+            )
+
+
+def _signature(home: Home) -> list[tuple[str, int, int, int]]:
+    """What tells whether memoryd's files changed: each one's inode, size and mtime."""
+    out = []
+    for name, path in layout.memory_files(home):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        out.append((name, st.st_ino, st.st_size, st.st_mtime_ns))
+    return out
+
+
+def _hold(service, replace: bool):
+    """On the writer: a snapshot of the memory there (None when there is none) and its
+    signature; refused when there is memory and not replace."""
+    home = service.store.home
     there = has_memory(home)
-    if there is not None and not replace:
+    if there is None:
+        return None, None
+    if not replace:
         raise AdminRefused(
             f"refused: the home holds memory ({there}); restore --replace backs it up first, "
             "then replaces it"
         )
-    held = snapshot.take(home) if there is not None else None
+    return snapshot.take(home), _signature(home)
+
+
+def _backup(home: Home, held) -> str:
+    """Write the backup of what the home holds; refused, saying nothing was laid, if it fails."""
+    try:
+        return str(backup.make(home, held, False).path)
+    except MemorydError as e:
+        reason = str(e).removeprefix("refused: ")
+        raise AdminRefused(
+            f"refused: the memory here could not be backed up first ({reason}); nothing was "
+            "restored"
+        ) from None
+
+
+def _back_up_first(service, replace: bool):
+    """The backup of the memory there, written before anything is laid (the archive is written
+    off the writer); (its path, the signature of the files it holds), or (None, None)."""
+    home = service.store.home
+    held, seen = service._writer.submit(0, _hold, service, replace).result()
+    if held is None:
+        return None, None
+    return _backup(home, held), seen
+
+
+def _unsafe(home: Home, rels: list[str]) -> str | None:
+    """The first place a file is to be laid or removed that holds something other than a regular
+    file (a folder, a link), or whose folder is not one: the plan could not be carried out."""
+    for rel in rels:
+        path = home.memory.joinpath(*rel.split("/"))
+        for place, want in ((path.parent, stat.S_ISDIR), (path, stat.S_ISREG)):
+            try:
+                st = os.lstat(place)
+            except FileNotFoundError:
+                continue
+            if not want(st.st_mode):
+                return str(place)
+    return None
+
+
+def _lay(service, staging, members: list[str], replace: bool, seen):
+    started = time.monotonic()
+    store = service.store
+    home: Home = store.home
+    there = has_memory(home)
+    again = None
+    if there is not None:
+        if not replace:
+            raise AdminRefused(
+                f"refused: the home holds memory ({there}); restore --replace backs it up "
+                "first, then replaces it"
+            )
+        if seen is None or _signature(home) != seen:  # written to since it was backed up
+            again = _backup(home, snapshot.take(home))
     # Session records the owner made memoryd forget stay forgotten: the logs are not restored,
     # so an older archive must not bring them back into the index. (Note keys belong to the
     # notes.md they were made in, which the archive replaces.)
     sessions_forgotten = sorted(k for k in forgotten.keys(home) if k.startswith("session:"))
-    try:
-        wanted = [m.removeprefix("memory/") for m in members]
-        current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
-        remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
-        with recalllog.held(service):
-            lay.commit(home, staging, wanted, remove)
-    except BaseException:
-        if held is not None:
-            held.close()
-        raise
+    wanted = [m.removeprefix("memory/") for m in members]
+    current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
+    remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
+    unsafe = _unsafe(home, wanted + remove)
+    if unsafe is not None:
+        raise AdminRefused(
+            f"refused: {unsafe} is not a regular file where memoryd keeps one; move it away, "
+            "then restore again (nothing was restored)"
+            + (f"; the memory here is backed up in {again}" if again else "")
+        )
+    with recalllog.held(service):
+        lay.commit(home, staging, wanted, remove)
     reset_tail(store)
     restored = forgotten.keys(home)
     stamp = store.now().strftime("%Y-%m-%dT%H:%MZ")
@@ -134,4 +236,4 @@ def _lay(service, staging, members: list[str], replace: bool):
     log.info("%s: restored %d files", home.memory, len(wanted))
     purge(service.index, sorted(forgotten.keys(home)))
     reindex_notes(service.index)
-    return held, time.monotonic() - started
+    return again, time.monotonic() - started

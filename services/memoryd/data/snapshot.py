@@ -85,6 +85,14 @@ def take(home: Home) -> Snapshot:
     return snap
 
 
+def of_files(listed: list[tuple[str, Path]]) -> Snapshot:
+    """Hold the files listed as (name in the archive, path): a restore's staged files, counted as
+    a backup counts the home's."""
+    snap = Snapshot()
+    _add(snap, listed)
+    return snap
+
+
 def add_sessions(snap: Snapshot, home: Home) -> None:
     """Hold the session logs recall reads too. Off the writer: loopd appends them, not memoryd,
     so no write of memoryd's can land half in them; each is cut to its last whole record."""

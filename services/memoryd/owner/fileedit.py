@@ -5,19 +5,54 @@ with that base: if the file changed in between, it is refused (nothing is overwr
 the whole text is checked, entry by entry, rule by rule, for duplicates and against the limit, and
 every problem is listed, or it is applied as one journalled edit (session "owner", action "edit").
 Entries the owner removed are kept by the journal line's before, not sent to notes.md.
+
+The file is read as every memory file is: never through a symbolic link, never waiting on a FIFO,
+only a regular file, and at most READ_MAX bytes (a longer one could not travel back in one edit).
 """
 
+import errno
 import hashlib
+import os
 
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.memory import check, edits, entries
 from memoryd.memory.entries import FILE_OF_ARG, LIMITS
-from memoryd.memory.memfiles import read_text
 from memoryd.owner import paging
 from memoryd.owner.args import EditArg, FileArg
 from memoryd.trust.caller import OWNER
+from proto.files import NotRegular, open_file
+from proto.messages import ADMIN_ARG_MAX
 
 PROBLEMS_SHOWN = 50
+# What one edit can carry back; a file longer than that is trimmed by hand, not through bxctl.
+READ_MAX = ADMIN_ARG_MAX
+
+
+def read_bounded(path, name: str) -> bytes:
+    """The file's bytes: a regular file only (a link, a FIFO or a device is refused without being
+    followed, waited on or read), at most READ_MAX bytes; AdminRefused in one line otherwise."""
+    try:
+        fd = open_file(path, os.O_RDONLY)
+        try:
+            data = os.read(fd, READ_MAX + 1)
+            while data and len(data) <= READ_MAX:
+                more = os.read(fd, READ_MAX + 1 - len(data))
+                if not more:
+                    break
+                data += more
+        finally:
+            os.close(fd)
+    except NotRegular as e:
+        raise AdminRefused(f"refused: {name} is {e.strerror}; nothing was read") from None
+    except OSError as e:
+        why = "missing" if e.errno == errno.ENOENT else f"unreadable ({e.strerror or e})"
+        raise AdminRefused(f"refused: {name} is {why}; nothing was read") from None
+    if len(data) > READ_MAX:
+        raise AdminRefused(
+            f"refused: {name} is larger than {READ_MAX:,} bytes, more than an edit can carry; "
+            "trim it in the file itself"
+        )
+    return data
 
 
 def base_of(data: bytes) -> str:
@@ -27,11 +62,10 @@ def base_of(data: bytes) -> str:
 def file_answer(store, arg: FileArg) -> str:
     """Always JSON: bxctl needs the base to send back."""
     name = FILE_OF_ARG[arg.file]
-    path = store.home.memory_file(name)
+    data = read_bounded(store.home.memory_file(name), name)
     try:
-        data = path.read_bytes()
-        text = read_text(path, name)
-    except (OSError, FileDamaged) as e:
+        text = entries.decode(data, name)
+    except FileDamaged as e:
         raise AdminRefused(f"refused: {name} cannot be read for editing: {e}") from None
     return paging.dumps({"file": name, "text": text, "base": base_of(data)})
 
@@ -68,10 +102,7 @@ def run(store, arg: EditArg) -> str:
         raise AdminRefused(refusal(name, found))
 
     def decide(current: list[str]) -> edits.Plan:
-        try:
-            data = store.home.memory_file(name).read_bytes()
-        except OSError as e:
-            raise AdminRefused(f"refused: {name} cannot be read ({e.strerror})") from None
+        data = read_bounded(store.home.memory_file(name), name)
         if base_of(data) != arg.base:
             raise AdminRefused(
                 f"refused: {name} changed since the copy was made (by a session or by hand); "

@@ -100,11 +100,17 @@ INDEX_FILES = (
 MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
 
 
-def unsafe_entry(home: Home) -> NotRegular | None:
-    """The first of memoryd's own paths that is a symbolic link or not what it should be."""
-    for path, folder in home.owned_entries():
+def unsafe_entry(home: Home) -> OSError | None:
+    """The first of memoryd's own paths that is a symbolic link or not what it should be
+    (NotRegular), or that cannot be looked at (a folder without permission: the OSError, its
+    filename set)."""
+    try:
+        entries = home.owned_entries()
+    except OSError as e:
+        return e
+    for path, folder in entries:
         try:
             check_entry(path, folder=folder)
-        except NotRegular as e:
+        except OSError as e:
             return e
     return None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from memoryd.config import Config, Limits
 from memoryd.data import lay
 from memoryd.errors import MemorydError, StartFailed
-from memoryd.home import Home, ensure_dir, unsafe_entry
+from memoryd.home import Home, NotRegular, ensure_dir, unsafe_entry
 from memoryd.index.index import Index, check_fts5
 from memoryd.memory.store import MemoryStore
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
@@ -43,8 +43,10 @@ def prepare(config: Config) -> MemoryService:
     except OSError as e:
         raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
     refused = unsafe_entry(home)
-    if refused is not None:
+    if isinstance(refused, NotRegular):
         raise StartFailed(f"{refused}; memoryd uses only its own files and folders in its home")
+    if refused is not None:
+        raise StartFailed(f"cannot look at {refused.filename}: {refused.strerror}")
     try:
         ensure_dir(home.memory)
         ensure_dir(home.index_dir)

@@ -50,6 +50,10 @@ log = logging.getLogger(__name__)
 DAMAGED = (
     "the memory index is damaged; rebuild it with bxctl reindex (runbook: memory-index-damaged)"
 )
+UNOPENED = (
+    "the memory index index/memory.sqlite3 cannot be opened (memoryd's log says why; runbook:"
+    " memory-index-damaged)"
+)
 
 
 class Index:
@@ -201,8 +205,9 @@ class Index:
             log.warning("session log %s: skipped: %s", self.home.session_log(session), problem)
             raise SessionUnknown(f"session {session}: {problem}")
         conn = self._write()
-        with self._transaction(conn):
-            return indexer.index_session_part(conn, self.home, session, self.settings)
+        with self._damage_refused(f"session {session}"):
+            with self._transaction(conn):
+                return indexer.index_session_part(conn, self.home, session, self.settings)
 
     def catch_up_session(self, session: str) -> int:
         """Index a session's new records, a part at a time; returns the rows added."""
@@ -215,8 +220,19 @@ class Index:
     def catch_up_notes(self) -> int:
         """Index the new entries of notes.md; returns the rows added."""
         conn = self._write()
-        with self._transaction(conn):
-            return indexer.index_notes(conn, self.home, self.settings)
+        with self._damage_refused("memory/notes.md"):
+            with self._transaction(conn):
+                return indexer.index_notes(conn, self.home, self.settings)
+
+    @contextlib.contextmanager
+    def _damage_refused(self, what: str) -> Iterator[None]:
+        """A damaged file met while indexing is the answer the readers give too (IndexDamaged),
+        logged in one line: an expected state of a disposable file, not a bug."""
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            log.error("index %s: cannot index %s: %s", self.path, what, error)
+            raise IndexDamaged(DAMAGED) from None
 
     def catch_up_all(self) -> int:
         """Catch up every session log and notes.md on this thread; returns the rows added."""
@@ -289,8 +305,19 @@ class Index:
                 return self._pool.pop()
         if self._writer is None:
             raise IndexDamaged("the memory index is not open")
-        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        conn.execute("PRAGMA query_only = 1")
+        try:
+            conn = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+        except sqlite3.Error as error:  # its folder unreadable, say: named, in one line
+            log.error("index %s: cannot open it to read: %s", self.path, error)
+            raise IndexDamaged(UNOPENED) from None
+        try:
+            conn.execute("PRAGMA query_only = 1")
+        except sqlite3.Error as error:
+            conn.close()
+            log.error("index %s: cannot open it to read: %s", self.path, error)
+            raise IndexDamaged(UNOPENED) from None
         return conn
 
     def _give(self, conn: sqlite3.Connection) -> None:
@@ -322,7 +349,10 @@ class Index:
             with self._pool_lock:
                 if self._warm_stopped or self._writer is None:  # closing, or closed
                     return
-            conn = self._take()
+            try:
+                conn = self._take()
+            except IndexDamaged:  # logged; recall meets it too
+                return
             with self._pool_lock:
                 if self._warm_stopped:  # stopped meanwhile: nothing to interrupt it later
                     self._pool.append(conn)

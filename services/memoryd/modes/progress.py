@@ -6,10 +6,13 @@ true whoever asks; the rate is that of this process's embedding child over its l
 pending rows at that rate. Nothing here writes.
 """
 
+import os
 import sqlite3
 import threading
 import weakref
 from pathlib import Path
+
+from memoryd.errors import IndexDamaged
 
 _lock = threading.Lock()
 _workers: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
@@ -23,9 +26,14 @@ def register(index_path: Path, worker: object) -> None:
 
 def embedding(index_path: Path) -> dict | None:
     """{"done", "pending", "rate", "seconds_left"} for an index in mode hybrid, else None;
-    rate and seconds_left are None while no rate is known (no batch in the last minute)."""
-    if not index_path.exists():
+    rate and seconds_left are None while no rate is known (no batch in the last minute).
+    IndexDamaged, naming the file, when it cannot be looked at (its folder unreadable)."""
+    try:
+        os.stat(index_path)
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as e:
+        raise IndexDamaged(f"cannot read the memory index {index_path}: {e.strerror}") from None
     try:
         conn = sqlite3.connect(f"file:{index_path}?mode=ro", uri=True, timeout=5)
     except sqlite3.Error:

@@ -1,7 +1,9 @@
 """A role's TOML configuration file, read the same way by every role.
 
 Every section and key is optional; an unknown one is refused, so a typo cannot silently fall back
-to a default. Paths given relative are taken from the file's folder. {home} is [paths] home, else
+to a default. The file is read as every settings file is (proto.files.read_setting): a FIFO, a
+folder or a device there is refused at once rather than waited on, and so is a file over
+CONFIG_BYTES. Paths given relative are taken from the file's folder. {home} is [paths] home, else
 $BOXMAKER_HOME, else /var/lib/boxmaker. Each role lists its sections and keys and turns
 ConfigInvalid into its own start error.
 """
@@ -13,8 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proto.errors import ProtoError
+from proto.files import read_setting
 
 DEFAULT_HOME = Path("/var/lib/boxmaker")
+# A role's settings are a few hundred bytes; far more is not a settings file, and is not read.
+CONFIG_BYTES = 1 << 20
 
 
 class ConfigInvalid(ProtoError):
@@ -52,9 +57,9 @@ class ConfigFile:
             return cls({}, Path.cwd(), "defaults")
         path = Path(path).absolute()
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            data = tomllib.loads(read_setting(path, CONFIG_BYTES).decode("utf-8"))
         except OSError as e:
-            raise ConfigInvalid(f"cannot read {path}: {e.strerror}") from None
+            raise ConfigInvalid(f"cannot read {path}: {e.strerror or e}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise ConfigInvalid(f"{path} is not valid TOML: {e}") from None
         source = str(path)

@@ -36,6 +36,13 @@ class NotRegular(ProtoError, OSError):
         return f"{self.filename} is {self.strerror}"
 
 
+class TooLarge(ProtoError, OSError):
+    """A file larger than its reader allows; strerror names the limit, filename the file."""
+
+    def __str__(self) -> str:
+        return f"{self.filename} is {self.strerror}"
+
+
 def _what(st: os.stat_result) -> str:
     if stat.S_ISLNK(st.st_mode):
         return "a symbolic link, which is not followed"
@@ -101,6 +108,32 @@ def read_file(path: str | os.PathLike) -> bytes:
 def open_read(path: str | os.PathLike):
     """The regular file at path opened for reading in binary (a file object)."""
     return os.fdopen(open_file(path, os.O_RDONLY), "rb")
+
+
+def read_setting(path: str | os.PathLike, limit: int) -> bytes:
+    """An owner's settings file whole (a role's config, system.md, the starter soul.md), at most
+    limit bytes. A symbolic link is followed, as the owner may keep the file anywhere, but what it
+    ends at must be a regular file: a FIFO is refused without waiting for a writer, a folder or a
+    device without reading it (NotRegular); a file over limit bytes is TooLarge, read no further."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = "a folder, not a file" if stat.S_ISDIR(st.st_mode) else _what(st)
+            raise _refuse(path, what)
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise TooLarge(errno.EFBIG, f"larger than {limit:,} bytes", os.fspath(path))
+    return b"".join(chunks)
 
 
 def check_entry(path: str | os.PathLike, folder: bool = False) -> None:

@@ -113,6 +113,11 @@ def serve(
         run(load_config(config))
     except (LoopdError, ProtoError) as e:
         raise _fail(str(e), logline.EXIT_START_FAILED) from None
+    except OSError as e:  # the home or the socket's folder cannot be made, the socket not bound
+        where = f"{e.filename}: " if e.filename else ""
+        raise _fail(f"cannot start: {where}{e.strerror or e}", logline.EXIT_START_FAILED) from None
+    except KeyboardInterrupt:
+        pass
 
 
 @app.command()

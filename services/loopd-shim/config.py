@@ -11,9 +11,15 @@ from pathlib import Path
 
 from loopd_shim.errors import ConfigError
 from proto.config import ConfigFile, ConfigInvalid
+from proto.files import TooLarge, read_setting
 from proto.paths import LOOP_BROKER_SOCKET, LOOP_CONTROL_SOCKET, LOOP_MEMORY_SOCKET, under
 
 SYSTEM_PROMPT_ENV = "BOXMAKER_SYSTEM_PROMPT"
+# The saved baseline (system.md, the memory block, the tools) goes back whole in the start reply,
+# one frame of at most 1 MiB; and a prompt this long is already many times the 3,000 tokens the
+# spec allows the whole baseline. A longer system.md is refused at start and by the check, not
+# found out at every session's start.
+SYSTEM_PROMPT_BYTES = 1 << 16
 _CHECKOUT_SYSTEM_MD = Path(__file__).resolve().parents[2] / "config" / "system.md"
 
 _SECTIONS: dict[str, set[str]] = {
@@ -77,11 +83,17 @@ def load_config(path: Path | None) -> Config:
 
 
 def read_system_prompt(path: Path) -> str:
-    """system.md's text without its trailing newlines; ConfigError when unreadable or empty."""
+    """system.md's text without its trailing newlines; ConfigError when unreadable (a FIFO is
+    refused, not waited on), over SYSTEM_PROMPT_BYTES, not UTF-8 or empty."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_setting(path, SYSTEM_PROMPT_BYTES).decode("utf-8")
+    except TooLarge:
+        raise ConfigError(
+            f"the system prompt {path} is larger than {SYSTEM_PROMPT_BYTES:,} bytes, the limit; "
+            "shorten it"
+        ) from None
     except OSError as e:
-        raise ConfigError(f"cannot read the system prompt {path}: {e.strerror}") from None
+        raise ConfigError(f"cannot read the system prompt {path}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"the system prompt {path} is not UTF-8") from None
     text = text.rstrip("\n")

@@ -17,6 +17,10 @@ class ConfigError(LoopdError):
     """loopd.toml or the system prompt is missing, unreadable or invalid."""
 
 
+class StartFailed(LoopdError):
+    """loopd-shim serve cannot start: its home or its control socket cannot be made."""
+
+
 class MemoryUnavailable(LoopdError):
     """memoryd did not serve the memory block: the session is not started."""
 
@@ -31,6 +35,10 @@ class SessionExists(LoopdError):
 
 class SessionUnknown(LoopdError):
     """A message for a session that was never started."""
+
+
+class SessionLogFailed(LoopdError):
+    """A session's files cannot be read or written (a link or a FIFO there, a full disk)."""
 
 
 class TurnRefused(LoopdError):

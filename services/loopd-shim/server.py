@@ -13,10 +13,11 @@ import uvloop
 
 from loopd_shim.broker import BrokerClient
 from loopd_shim.config import Config, read_system_prompt
-from loopd_shim.errors import LoopdError
+from loopd_shim.errors import LoopdError, StartFailed
 from loopd_shim.memory import MemorydClient
 from loopd_shim.service import CONTROL_KINDS, LoopService
 from loopd_shim.sessions import SessionStore
+from proto.errors import ProtoError
 from proto.files import ensure_dir
 from proto.server import serve_unix
 
@@ -25,8 +26,11 @@ log = logging.getLogger("loopd_shim.server")
 
 def build_service(config: Config) -> LoopService:
     read_system_prompt(config.system_prompt)
-    ensure_dir(config.home)
-    ensure_dir(config.sessions)
+    try:
+        ensure_dir(config.home)
+        ensure_dir(config.sessions)
+    except OSError as e:
+        raise StartFailed(f"cannot prepare {e.filename}: {e.strerror or e}") from None
     return LoopService(
         SessionStore(config.sessions),
         config.system_prompt,
@@ -38,13 +42,17 @@ def build_service(config: Config) -> LoopService:
 async def serve(config: Config, stop: asyncio.Event) -> None:
     """Serve the control socket until stop is set."""
     service = build_service(config)
-    server = await serve_unix(
-        config.control_socket,
-        service.handle,
-        CONTROL_KINDS,
-        name="loopd-shim control",
-        answerable=(LoopdError,),
-    )
+    try:
+        server = await serve_unix(
+            config.control_socket,
+            service.handle,
+            CONTROL_KINDS,
+            name="loopd-shim control",
+            answerable=(LoopdError,),
+        )
+    except OSError as e:  # a NotRegular (a link, not a folder) says its own path
+        reason = str(e) if isinstance(e, ProtoError) else (e.strerror or str(e))
+        raise StartFailed(f"cannot listen on {config.control_socket}: {reason}") from None
     log.info(
         "loopd-shim: serving %s (memoryd %s, brokerd %s, home %s)",
         config.control_socket,

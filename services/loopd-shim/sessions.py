@@ -13,8 +13,16 @@ import os
 import shutil
 from pathlib import Path
 
-from loopd_shim.errors import SessionExists, SessionUnknown
-from proto.files import DIR_MODE, atomic_write, create_if_missing, ensure_dir, fsync_dir
+from loopd_shim.errors import SessionExists, SessionLogFailed, SessionUnknown
+from proto.files import (
+    DIR_MODE,
+    atomic_write,
+    create_if_missing,
+    ensure_dir,
+    fsync_dir,
+    open_file,
+)
+from proto.frames import MAX_FRAME
 from proto.messages import is_session_id
 from proto.records import Record, append_session_record, now_rfc3339
 
@@ -22,6 +30,8 @@ EXISTS = "session {session} exists; a session's baseline is never rebuilt"
 BASELINE = "0.baseline.json"
 LOG = "0.jsonl"
 _TAIL_CHUNK = 65536
+# A baseline goes back whole in one reply frame; a larger file was not written by loopd-shim.
+BASELINE_BYTES = MAX_FRAME
 
 log = logging.getLogger("loopd_shim.sessions")
 
@@ -36,12 +46,16 @@ def assemble_system(system_md: str, block: str) -> str:
 
 
 def cut_partial_tail(path: Path) -> int:
-    """Cut a last line that lacks its newline; the number of bytes cut (0 when none)."""
+    """Cut a last line that lacks its newline; the number of bytes cut (0 when none).
+
+    The log is opened as every file of the home is (proto.files.open_file): a symbolic link there
+    is refused, not followed, so the cut can never reach a file outside the home; a FIFO or a
+    device is refused (NotRegular) without being waited on."""
     try:
-        f = open(path, "r+b")
+        fd = open_file(path, os.O_RDWR)
     except FileNotFoundError:
         return 0
-    with f:
+    with os.fdopen(fd, "r+b") as f:
         size = f.seek(0, os.SEEK_END)
         if size == 0:
             return 0
@@ -107,9 +121,14 @@ class SessionStore:
         """The saved baseline; SessionUnknown when the session was never started."""
         path = self.baseline_path(session)
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            fd = open_file(path, os.O_RDONLY)
         except FileNotFoundError:
             raise SessionUnknown(_unknown(session)) from None
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(BASELINE_BYTES + 1)
+        if len(data) > BASELINE_BYTES:
+            raise SessionLogFailed(f"{path} is larger than {BASELINE_BYTES:,} bytes")
+        return json.loads(data.decode("utf-8"))
 
     def require(self, session: str) -> None:
         if not self.baseline_path(session).is_file():
@@ -118,7 +137,14 @@ class SessionStore:
     def append(self, session: str, record: Record) -> None:
         """Append one record to the session's log, after cutting a half-written last line."""
         path = self.log_path(session)
-        cut = cut_partial_tail(path)
-        if cut:
-            log.warning("%s: cut a half-written last line of %d bytes (left by a crash)", path, cut)
-        append_session_record(path, record)
+        try:
+            cut = cut_partial_tail(path)
+            if cut:
+                log.warning(
+                    "%s: cut a half-written last line of %d bytes (left by a crash)", path, cut
+                )
+            append_session_record(path, record)
+        except OSError as e:
+            raise SessionLogFailed(
+                f"session {session}: cannot append to {path}: {e.strerror or e}"
+            ) from None

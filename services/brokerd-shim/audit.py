@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from brokerd_shim.errors import AuditFailed
-from proto.files import append_line, ensure_dir
+from proto.files import append_line, ensure_dir, open_read
 from proto.labels import Label
 from proto.messages import is_session_id
 
@@ -101,10 +101,12 @@ def sessions_answered(folder: Path) -> set[str]:
 
 
 def _sessions_in(path: Path) -> set[bytes]:
-    """The raw session fields of one audit file, read in chunks cut at a line's end."""
+    """The raw session fields of one audit file, read in chunks cut at a line's end; NotRegular
+    (an OSError) when it is a symbolic link, a FIFO or anything but a regular file."""
     found: set[bytes] = set()
     rest = b""
-    with open(path, "rb") as f:
+    # Never through a link, never waiting on a FIFO: start would hang before serving.
+    with open_read(path) as f:
         while chunk := f.read(CHUNK):
             data = rest + chunk
             end = data.rfind(b"\n") + 1

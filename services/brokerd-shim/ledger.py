@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from brokerd_shim.errors import LedgerFailed
-from proto.files import atomic_write, ensure_dir
+from proto.files import atomic_write, ensure_dir, open_read
 from proto.labels import CLASS_RANK, DataClass, Label, stricter
 from proto.messages import is_session_id
 
@@ -28,6 +28,8 @@ log = logging.getLogger("brokerd_shim.ledger")
 
 CLEAN = Label(klass="private", untrusted=False)
 STRICTEST = Label(klass="secret", untrusted=True)
+# A record is under 200 bytes; a larger file is damaged, and is not read further.
+RECORD_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,10 @@ class Ledger:
     def _load(self, session: str) -> Label:
         path = self._path(session)
         try:
-            data = path.read_bytes()
+            # Never through a link, never waiting on a FIFO: this runs on the one writer thread,
+            # so a read that waits would hold every session's calls, not only this one's.
+            with open_read(path) as f:
+                data = f.read(RECORD_BYTES + 1)
         except FileNotFoundError:
             return self._create(session, path)
         except OSError as e:
@@ -94,6 +99,8 @@ class Ledger:
             )
             return STRICTEST
         try:
+            if len(data) > RECORD_BYTES:
+                raise ValueError("larger than a ledger record")
             return stricter(CLEAN, _parse(session, data))
         except (ValueError, RecursionError):
             log.error("ledger: %s is damaged; session %s taken as secret, untrusted", path, session)

@@ -58,7 +58,7 @@ def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
         if not config.grants_dir.exists():
             ensure_dir(config.grants_dir)
     except OSError as e:
-        raise StartFailed(f"cannot prepare {e.filename}: {e.strerror}") from None
+        raise StartFailed(f"cannot prepare {e.filename}: {e.strerror or e}") from None
     if runtime is None:
         runtime = CompositeRuntime(
             MemoryRuntime(config.memory_socket, config.memory_timeout),
@@ -82,7 +82,8 @@ async def start(config: Config, runtime: Runtime | None = None) -> Running:
         raise StartFailed(str(e)) from None
     except OSError as e:
         broker.close()
-        raise StartFailed(f"cannot serve {path}: {e.strerror}") from None
+        # Some have no strerror (a path too long for a socket): then the text is the reason.
+        raise StartFailed(f"cannot serve {path}: {e.strerror or e}") from None
     log.info("serving %s (home %s, memoryd at %s)", path, config.home, config.memory_socket)
     await broker.current_grants()
     return Running(broker, server, path)

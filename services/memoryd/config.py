@@ -19,15 +19,21 @@
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.errors import ConfigError
+from memoryd.errors import ConfigError, FileDamaged, StartFailed
 from memoryd.home import Home
 from memoryd.index.indexer import RECORD_BYTES
+from memoryd.memory import entries
+from memoryd.memory.entries import LIMITS, count
 from memoryd.modes import MODES as RECALL_MODES
 from proto.config import ConfigFile, ConfigInvalid
+from proto.files import read_setting
 from proto.labels import CLASSES
 from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
 
 WRITE_DEADLINE = 20.0
+# soul.md's limit is 4,000 characters, at most 4 bytes each in UTF-8; room left for a byte order
+# mark and the blank lines the block trims. Past this the starter is refused unread.
+SOUL_STARTER_BYTES = 1 << 16
 # The generic starter persona (spec 3), shipped as package data; config/soul.md is the same file.
 PACKAGED_SOUL = Path(__file__).with_name("soul.md")
 
@@ -91,8 +97,10 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
         soul_starter = file.base / "soul.md"
     else:
         soul_starter = PACKAGED_SOUL
-    max_class = file.value("index", "max_class") or "private"
-    if max_class not in CLASSES:
+    max_class = file.value("index", "max_class")
+    max_class = "private" if max_class is None else max_class
+    # "" or false is a mistake, not "unset": taken as the default it would widen what is indexed.
+    if not isinstance(max_class, str) or max_class not in CLASSES:
         raise ConfigInvalid(f"{file.source}: [index] max_class must be one of {', '.join(CLASSES)}")
     recall_mode = file.string("recall", "mode") or "spec"
     if recall_mode not in RECALL_MODES:
@@ -114,6 +122,36 @@ def _load(file: ConfigFile, has_file: bool) -> Config:
         limits=_limits(file),
         recall_mode=recall_mode,
     )
+
+
+def read_soul_starter(path: Path) -> bytes:
+    """The starter soul.md's bytes, refused (StartFailed, one line) when memoryd could never serve
+    it: not a regular file (a FIFO is not waited on), not UTF-8, or over soul.md's limit. Copied
+    into a new home, a starter like that would refuse every session's memory block."""
+    try:
+        data = read_setting(path, SOUL_STARTER_BYTES)
+    except OSError as e:
+        raise StartFailed(
+            f"the soul.md starter {path} cannot be read ({e.strerror or e})"
+        ) from None
+    problem = soul_starter_problem(path, data)
+    if problem is not None:
+        raise StartFailed(problem)
+    return data
+
+
+def soul_starter_problem(path: Path, data: bytes) -> str | None:
+    """Why memoryd could not serve data as soul.md (not UTF-8, over the limit), or None."""
+    try:
+        text = entries.decode(data, f"the soul.md starter {path}").strip()
+    except FileDamaged as e:
+        return str(e)
+    if len(text) > LIMITS["soul.md"]:
+        return (
+            f"the soul.md starter {path} is over soul.md's limit: "
+            f"{count(len(text))} of {count(LIMITS['soul.md'])} characters"
+        )
+    return None
 
 
 def _limits(file: ConfigFile) -> Limits:

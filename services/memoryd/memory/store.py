@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from memoryd.config import read_soul_starter
 from memoryd.errors import (
     FileDamaged,
     FileInvalid,
@@ -105,12 +106,7 @@ class MemoryStore:
             if not soul.exists():
                 if self.soul_starter is None:
                     raise StartFailed("soul.md is missing and no [memory] soul_starter is set")
-                try:
-                    starter = self.soul_starter.read_bytes()
-                except OSError as e:
-                    raise StartFailed(
-                        f"the soul.md starter {self.soul_starter} cannot be read ({e.strerror})"
-                    ) from None
+                starter = read_soul_starter(self.soul_starter)
                 if create_if_missing(soul, starter):
                     created.append(soul)
             for name in ("memory.md", "user.md", "notes.md"):

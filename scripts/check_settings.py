@@ -39,14 +39,6 @@ def on_host(path: Path, settings: Path, home: Path) -> Path:
     return path
 
 
-def _readable(path: Path, what: str) -> str | None:
-    try:
-        path.read_bytes()
-    except OSError as e:
-        return f"{path}: cannot read {what}: {e.strerror}"
-    return None
-
-
 def _home_stays(source: Path, home: Path) -> str | None:
     if home != CONTAINER_HOME:
         return (
@@ -59,6 +51,7 @@ def _home_stays(source: Path, home: Path) -> str | None:
 def check_memoryd(settings: Path, home: Path) -> list[str]:
     from memoryd import config
     from memoryd.errors import MemorydError
+    from proto.files import read_setting
 
     path = settings / "memoryd.toml"
     try:
@@ -67,7 +60,15 @@ def check_memoryd(settings: Path, home: Path) -> list[str]:
         return [str(e)]
     problems = [_home_stays(path, cfg.home.root)]
     if cfg.soul_starter != config.PACKAGED_SOUL:
-        problems.append(_readable(on_host(cfg.soul_starter, settings, home), "the starter soul"))
+        # Read as memoryd reads it into a new home: a FIFO is refused, not waited on; a starter
+        # memoryd could never serve (not UTF-8, over soul.md's limit) is a mistake too.
+        starter = on_host(cfg.soul_starter, settings, home)
+        try:
+            data = read_setting(starter, config.SOUL_STARTER_BYTES)
+        except OSError as e:
+            problems.append(f"{starter}: cannot read the starter soul: {e.strerror or e}")
+        else:
+            problems.append(config.soul_starter_problem(starter, data))
     return [p for p in problems if p]
 
 
@@ -115,7 +116,9 @@ def check(settings: Path, home: Path) -> list[str]:
     os.environ["BOXMAKER_HOME"] = os.fspath(CONTAINER_HOME)
     problems = []
     for role, check_role in CHECKS.items():
-        if not (settings / ROLE_FILES[role][0]).is_file():
+        # Only a missing file is named here; one that is there but is no regular file (a folder,
+        # a FIFO) is refused by the role's own loader, which says what it is.
+        if not (settings / ROLE_FILES[role][0]).exists():
             problems.append(f"{role}: {settings / ROLE_FILES[role][0]}: missing")
             continue
         problems += [f"{role}: {line}" for line in check_role(settings, home)]

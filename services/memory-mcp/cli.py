@@ -7,9 +7,11 @@
 
 Log lines go to stderr, one per event (an MCP client keeps a server's stderr as its log); stdout
 is the protocol's. An option that is wrong is one line on stderr and exit status 2; a missing SDK
-is one line and exit status 1.
+is one line and exit status 1. A client that closes stdout (the pipe memory-mcp answers on) ends
+the connection as closing stdin does: one log line, and memory-mcp exits.
 """
 
+import logging
 import math
 import os
 import sys
@@ -26,6 +28,7 @@ from proto.paths import BROKER_MEMORY_SOCKET, under
 from proto.version import VersionOption, package_version
 
 TIMEOUT = 30.0
+log = logging.getLogger("memory_mcp.cli")
 NO_SDK = "memory-mcp: the MCP SDK is not installed: pip install 'boxmaker-memory[mcp]'"
 
 
@@ -105,9 +108,21 @@ def main_command(
     memoryd = Memoryd(broker_socket or under(home, BROKER_MEMORY_SOCKET), timeout)
     handlers = MemoryMcp(memoryd, BlockFiles(home, timeout), trust.value, klass.value)
     try:
-        anyio.run(serve, handlers, package_version())
+        try:
+            anyio.run(serve, handlers, package_version())
+        except* (BrokenPipeError, ConnectionResetError):
+            log.info("the client closed stdout: the connection is over")
+            _quiet_stdout()
     except KeyboardInterrupt:
         pass
+
+
+def _quiet_stdout() -> None:
+    """Point fd 1 at /dev/null: what is still buffered for the closed pipe cannot fail again at
+    exit (Python reports that on stderr, the client's log)."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
 
 
 @app.command("config-snippet")

@@ -6,6 +6,12 @@ the server from a folder of its own choosing. scripts/stack prints it with `memo
 config-snippet --home PATH`. A registration names a home that exists: without --home or
 $BOXMAKER_HOME, or with a home that is not a folder, it refuses with one line rather than register
 a server that could never find its memory.
+
+The snippet is JSON with every character outside ASCII written as a \\u escape: it is valid JSON
+whatever the path holds (a quote, a backslash, a newline, an escape sequence), the client's parser
+reads back exactly the path, and nothing in it can act on the terminal it is printed to. A path
+that is not UTF-8 cannot be written in JSON at all and is refused. A path in a refusal is escaped
+(proto.escape.for_log), so the refusal stays one line.
 """
 
 import json
@@ -15,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memory_mcp.errors import StartFailed
+from proto.escape import for_log
 
 SERVER_NAME = {"untrusted": "boxmaker-memory", "trusted": "boxmaker-memory-trusted"}
 
@@ -41,8 +48,16 @@ def snippet_home(home: Path | None, environ: Mapping[str, str]) -> Path:
                 "with the stack's home) or set BOXMAKER_HOME"
             )
         home, source = Path(environ["BOXMAKER_HOME"]), "BOXMAKER_HOME"
+    shown = for_log(home.absolute(), limit=4096)
     if not home.is_dir():
-        raise NoHome(f"{source} {home.absolute()} is not a folder; nothing to register")
+        raise NoHome(f"{source} {shown} is not a folder; nothing to register")
+    try:
+        str(home.absolute()).encode("utf-8")
+    except UnicodeError:
+        raise NoHome(
+            f"{source} {shown} is not UTF-8, which a client's JSON configuration cannot name; "
+            "nothing to register"
+        ) from None
     return home
 
 
@@ -52,4 +67,4 @@ def registration(command: str, home: Path, trust: str, klass: str) -> dict:
 
 
 def snippet(command: str, home: Path, trust: str, klass: str) -> str:
-    return json.dumps(registration(command, home, trust, klass), indent=2, ensure_ascii=False)
+    return json.dumps(registration(command, home, trust, klass), indent=2, ensure_ascii=True)

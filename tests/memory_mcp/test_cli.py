@@ -96,3 +96,53 @@ def test_config_snippet_refuses_without_a_home_that_is_a_folder(tmp_path, monkey
     taken = CliRunner().invoke(app, ["config-snippet"])
     assert taken.exit_code == 0, taken.output
     assert json.loads(taken.output)["mcpServers"]["boxmaker-memory"]["args"][1] == str(tmp_path)
+
+
+def test_config_snippet_is_valid_ascii_json_whatever_the_path_holds(tmp_path):
+    home = tmp_path / 'a "quoted" \\ back\nline \x1b[31m red \u202e ü'
+    home.mkdir()
+    result = CliRunner().invoke(app, ["config-snippet", "--home", str(home)])
+    assert result.exit_code == 0, result.output
+    assert result.output.isascii() and "\x1b" not in result.output
+    assert json.loads(result.output)["mcpServers"]["boxmaker-memory"]["args"][1] == str(home)
+
+
+def test_config_snippet_refusals_stay_one_line_whatever_the_path_holds(tmp_path):
+    gone = tmp_path / "no\nsuch \x1b[31mhome"
+    result = CliRunner().invoke(app, ["config-snippet", "--home", str(gone)])
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert "\x1b" not in line and "no\\x0asuch \\x1b[31mhome is not a folder" in line
+    raw = os.fsencode(tmp_path) + b"/not-utf8-\xff"
+    os.mkdir(raw)
+    result = CliRunner().invoke(app, ["config-snippet", "--home", os.fsdecode(raw)])
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert "is not UTF-8" in line, line
+
+
+def test_a_client_closing_stdout_ends_the_server_with_one_line_not_a_traceback(tmp_path):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memory_mcp", "--home", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=os.environ,
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdout.close()  # the client's end: every answer now meets a broken pipe
+        for ident in range(3):
+            ping = {"jsonrpc": "2.0", "id": ident, "method": "ping"}
+            process.stdin.write((json.dumps(ping) + "\n").encode())
+            process.stdin.flush()
+        process.stdin.close()
+        err = process.stderr.read().decode()  # type: ignore[union-attr]
+        code = process.wait(30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert "the client closed stdout" in err
+    assert code == 0

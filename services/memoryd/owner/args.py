@@ -5,12 +5,24 @@ text in arg: {"n": 10, "from": "2026-09-24-0001", "json": true}. Unknown keys, w
 values out of range are refused with one line naming them. The five older commands still take
 their plain arg ("10" for log, an id for undo, accept and reject, "" for pending), so an older
 bxctl keeps working. `json: true` asks for the answer as one JSON document instead of text.
+
+A plain arg is told from a JSON one by its first character, "{". For undo, accept and reject the
+plain arg is an id: one that starts with "{" but is not a JSON object is still an id (and refused
+as one that names nothing), never "not valid JSON".
 """
 
 import json
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
 
 from memoryd.errors import AdminRefused
 from proto.messages import describe
@@ -69,7 +81,20 @@ class EditArg(Arg):
 
 
 # The owner's data (memoryd/data/): backup, restore, export, import, forget.
-FileName = Annotated[str, StringConstraints(pattern=r"^\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+_FILE_NAME = re.compile(r"\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+FILE_NAME_RULE = (
+    "a file in backups/ is named with ASCII letters, digits, '.', '_' and '-' only (no space), "
+    "starting with a letter or a digit (after one '.' at most), at most 128 characters"
+)
+
+
+def _file_name(value: str) -> str:
+    if not _FILE_NAME.fullmatch(value):
+        raise ValueError(FILE_NAME_RULE)
+    return value
+
+
+FileName = Annotated[str, AfterValidator(_file_name)]
 
 
 class BackupArg(Arg):
@@ -118,6 +143,10 @@ MODELS: dict[str, type[Arg]] = {
 }
 
 
+PLAIN = ("log", "pending", "undo", "accept", "reject")
+IDS = ("undo", "accept", "reject")
+
+
 def _plain(command: str, arg: str) -> Arg:
     """The older commands' plain arg."""
     if command == "log":
@@ -128,7 +157,9 @@ def _plain(command: str, arg: str) -> Arg:
         return LogArg(n=int(arg))
     if command == "pending":
         return PendingArg()
-    return IdArg(id=arg[:64]) if arg else IdArg(id="-")
+    if not arg:
+        raise AdminRefused(f"refused: {command} takes an id; none was given")
+    return IdArg(id=arg[:64])
 
 
 def parse(command: str, arg: str) -> Arg:
@@ -136,13 +167,16 @@ def parse(command: str, arg: str) -> Arg:
     model = MODELS.get(command)
     if model is None:
         raise AdminRefused(f"refused: {command[:32]!r} is not an owner command")
+    plain = command in PLAIN
     if not arg.startswith("{"):
-        if command in ("log", "pending", "undo", "accept", "reject"):
+        if plain:
             return _plain(command, arg)
         raise AdminRefused(f"refused: {command} takes a JSON object as its argument")
     try:
         value = json.loads(arg)
-    except ValueError:
+    except (ValueError, RecursionError):
+        if command in IDS:  # an id that happens to start with "{"
+            return _plain(command, arg)
         raise AdminRefused(f"refused: the argument of {command} is not valid JSON") from None
     if not isinstance(value, dict):
         raise AdminRefused(f"refused: the argument of {command} is not a JSON object")

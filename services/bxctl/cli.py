@@ -6,8 +6,14 @@ owner_view.py (the owner's view) both fill `bxctl memory`. Every command talks t
 socket (--memory-socket, default {home}/run/owner-memory/admin.sock), takes --json, and prints
 through common.py, which escapes whatever memoryd answers. Shell completion is typer's
 (--install-completion, --show-completion); help shows each option's default.
+
+main() is the command's entry: every failure it can name is one line on stderr and a non-zero exit,
+a usage error included (the line, then where the help is), and output that cannot be written (a
+full disk, a closed stdout) is one of those failures, never a traceback nor a silent success.
 """
 
+import errno
+import os
 import sys
 import threading
 import time
@@ -83,5 +89,47 @@ def reindex(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
         )
 
 
+# The errors of writing the output: it went nowhere, and the owner must be told.
+OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF})
+
+
+def error_line(e: typer.TyperException) -> str:
+    """typer's error (a usage error, most often) as one line, with the help that explains it."""
+    message = " ".join(e.format_message().split())
+    ctx = getattr(e, "ctx", None)
+    where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+    return f"bxctl: {message}{where}"
+
+
+def _quiet_stdout() -> None:
+    """Point fd 1 at /dev/null so the output still buffered cannot fail again at exit."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+
+
 def main() -> None:
-    app()
+    if sys.stdout is None:  # started with fd 1 closed: the answer would be lost
+        print("bxctl: the standard output is closed; nothing was done", file=sys.stderr)
+        sys.exit(EXIT_REFUSED)
+    try:
+        try:
+            code = app(standalone_mode=False)
+        finally:
+            sys.stdout.flush()
+    except typer.TyperException as e:
+        # typer's own handler draws a box of several lines; its "no arguments" error is the
+        # help, already printed (typer tells it by its name, too).
+        if type(e).__name__ != "NoArgsIsHelpError":
+            print(error_line(e), file=sys.stderr)
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        print("bxctl: aborted; nothing more was done", file=sys.stderr)
+        sys.exit(EXIT_REFUSED)
+    except OSError as e:
+        if e.errno not in OUTPUT_ERRORS:
+            raise
+        _quiet_stdout()
+        print(f"bxctl: the output could not be written: {e.strerror}", file=sys.stderr)
+        sys.exit(EXIT_REFUSED)
+    sys.exit(code if isinstance(code, int) else 0)

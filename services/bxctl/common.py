@@ -4,7 +4,8 @@ Whatever memoryd answers is printed through proto's escape(), so an entry cannot
 move the cursor or mention anyone. --json prints one JSON document with every non-ASCII and
 control character as a \\u escape, so it is as safe on a terminal. Colour only on a terminal (and
 not with NO_COLOR). Errors are one message on stderr and an exit status: 1 refused, 3 memoryd not
-answering.
+answering. An answer whose JSON is not the shape a command reads is "bad answer from memoryd", as
+a reply of the wrong kind is: the socket may be anyone's.
 """
 
 import json
@@ -20,12 +21,14 @@ from proto.client import RemoteError, Reply, request
 from proto.config import default_home, host_paths
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.escape import escape
-from proto.messages import Body, MemoryAdmin, MemoryAdminReply
+from proto.messages import ADMIN_ARG_MAX, Body, MemoryAdmin, MemoryAdminReply
 from proto.paths import OWNER_ADMIN_SOCKET, under
 
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
 ADMIN_TIMEOUT = 60.0
+# sun_path holds 108 bytes on Linux, the last a NUL: a longer path cannot be connected to at all.
+SOCKET_PATH_MAX = 107
 
 
 def default_socket() -> Path:
@@ -69,6 +72,14 @@ def ask_or_raise(
 ) -> Reply:
     """memoryd's answer (a reply); RemoteError when it refuses; exits when it is not answering."""
     path = socket or default_socket()
+    size = len(os.fsencode(path))
+    if size > SOCKET_PATH_MAX:
+        fail(
+            f"the socket path {escape(str(path), markup=False)} is {size} bytes, longer than a "
+            f"Unix socket path may be ({SOCKET_PATH_MAX}): name it by a shorter path (a symbolic "
+            "link in a short folder)",
+            EXIT_UNREACHABLE,
+        )
     try:
         return request(path, message, timeout=timeout, reply=reply)
     except RemoteError:
@@ -96,11 +107,64 @@ def ask(
         fail(escape_ids(host_paths(str(e), default_home())), EXIT_REFUSED)
 
 
+def admin_arg(arg: str | dict) -> str:
+    """A dict arg as the JSON text it travels as."""
+    if isinstance(arg, dict):
+        return json.dumps(arg, ensure_ascii=False, separators=(",", ":"))
+    return arg
+
+
+def arg_too_long(command: str, arg: str) -> str | None:
+    """Why arg cannot be sent (longer than one request carries), or None."""
+    if len(arg) <= ADMIN_ARG_MAX:
+        return None
+    return (
+        f"memory {command}: the request is {len(arg):,} characters written out, over the "
+        f"{ADMIN_ARG_MAX:,} one request may carry; nothing was sent"
+    )
+
+
+def admin_message(command: str, arg: str | dict) -> MemoryAdmin:
+    """The memory_admin request, or exit with one line when it is too long to send."""
+    text = admin_arg(arg)
+    too_long = arg_too_long(command, text)
+    if too_long is not None:
+        fail(too_long, EXIT_REFUSED)
+    return MemoryAdmin(command=command, arg=text)
+
+
 def admin(socket: Path | None, command: str, arg: str | dict) -> str:
     """The text of a memory_admin answer; a dict arg travels as JSON text."""
-    if isinstance(arg, dict):
-        arg = json.dumps(arg, ensure_ascii=False, separators=(",", ":"))
-    return ask(socket, MemoryAdmin(command=command, arg=arg), MemoryAdminReply).text
+    return ask(socket, admin_message(command, arg), MemoryAdminReply).text
+
+
+def load_answer(text: str):
+    """memoryd's JSON answer, parsed; exits with "bad answer" when it is not JSON (or is nested
+    deeper than the parser goes)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        fail("bad answer from memoryd: not JSON", EXIT_REFUSED)
+
+
+def answer_object(text: str, /, **fields: type) -> dict:
+    """memoryd's JSON answer as an object holding each named field with its type (a list: of
+    strings); exits with "bad answer" naming what is not so."""
+    value = load_answer(text)
+    if not isinstance(value, dict):
+        fail("bad answer from memoryd: not a JSON object", EXIT_REFUSED)
+    for name, kind in fields.items():
+        if not _fits(value.get(name), kind):
+            fail(f"bad answer from memoryd: no {escape(name)} of the right type", EXIT_REFUSED)
+    return value
+
+
+def _fits(field, kind: type) -> bool:
+    if kind is bool or isinstance(field, bool):
+        return kind is bool and isinstance(field, bool)
+    if kind is list:
+        return isinstance(field, list) and all(isinstance(item, str) for item in field)
+    return isinstance(field, kind)
 
 
 def safe_json(value) -> str:
@@ -110,11 +174,12 @@ def safe_json(value) -> str:
 
 def print_json_text(text: str) -> None:
     """memoryd's JSON answer, parsed and printed safely."""
+    value = load_answer(text)
     try:
-        value = json.loads(text)
-    except ValueError:
-        fail("bad answer from memoryd: not JSON", EXIT_REFUSED)
-    print(safe_json(value))
+        printed = safe_json(value)
+    except RecursionError:
+        fail("bad answer from memoryd: JSON nested too deep to print", EXIT_REFUSED)
+    print(printed)
 
 
 _INTRAWORD_UNDERSCORE = re.compile(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])")

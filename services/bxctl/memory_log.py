@@ -1,6 +1,8 @@
 """bxctl memory log, undo, pending, accept, reject (spec 10), paged and with --json.
 
-The plain forms send the spec's plain arg ("10", an id, ""); --from or --json send a JSON arg.
+The plain forms send the spec's plain arg ("10", an id, ""); --from or --json send a JSON arg, and
+so does an ID that starts with "{", which memoryd would otherwise read as JSON: an ID is only ever
+an id.
 """
 
 from typing import Annotated
@@ -15,6 +17,15 @@ FromEdit = Annotated[
     str | None,
     typer.Option("--from", metavar="ID", help="Start at this edit (the next page of a long log)."),
 ]
+
+
+def _an_id(value: str) -> str:
+    if not value:
+        raise typer.BadParameter("an ID is not empty")
+    return value
+
+
+IdArgument = Annotated[str, typer.Argument(metavar="ID", callback=_an_id)]
 FromPending = Annotated[
     str | None,
     typer.Option("--from", metavar="ID", help="Start at this pending edit (the next page)."),
@@ -31,7 +42,7 @@ def answer(
     printer=show,
 ) -> None:
     """Send the plain arg unless --json or a page was asked for; print the answer."""
-    if as_json or paged:
+    if as_json or paged or plain.startswith("{"):
         arg = {k: v for k, v in structured.items() if v is not None}
         if as_json:
             arg["json"] = True
@@ -57,7 +68,7 @@ def memory_log(
 
 @app.command()
 def undo(
-    edit_id: Annotated[str, typer.Argument(metavar="ID")],
+    edit_id: IdArgument,
     as_json: Json = False,
     memory_socket: MemorySocket = None,
 ) -> None:
@@ -76,7 +87,7 @@ def pending(
 
 @app.command()
 def accept(
-    pending_id: Annotated[str, typer.Argument(metavar="ID")],
+    pending_id: IdArgument,
     as_json: Json = False,
     memory_socket: MemorySocket = None,
 ) -> None:
@@ -86,7 +97,7 @@ def accept(
 
 @app.command()
 def reject(
-    pending_id: Annotated[str, typer.Argument(metavar="ID")],
+    pending_id: IdArgument,
     as_json: Json = False,
     memory_socket: MemorySocket = None,
 ) -> None:

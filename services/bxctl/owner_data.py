@@ -4,11 +4,16 @@ memoryd writes archives and exports into {home}/backups/ (it runs in a container
 its own folders, and one reply holds at most 1 MiB), and answers with the path. bxctl prints it,
 and with --out copies the file where the owner asked: to a temporary file beside it, fsync'd,
 then linked to the name (never over an existing file). An archive or import file the owner names
-elsewhere is copied into backups/ the same way for memoryd to read, and removed after.
+elsewhere is copied into backups/ the same way for memoryd to read, and removed after; so is one
+in backups/ whose name memoryd would not take (a space, a letter outside ASCII).
+
+The home is $BOXMAKER_HOME; with the socket given alone (--memory-socket, or
+$BOXMAKER_MEMORY_SOCKET), the home it lies in when it is at its usual place there.
 """
 
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -16,10 +21,20 @@ from typing import Annotated
 
 import typer
 
-from bxctl.common import EXIT_REFUSED, Json, MemorySocket, ask, fail, print_json_text, show
+from bxctl.common import (
+    EXIT_REFUSED,
+    Json,
+    MemorySocket,
+    admin_message,
+    answer_object,
+    ask,
+    fail,
+    print_json_text,
+)
 from proto.config import default_home, host_paths
 from proto.escape import escape
-from proto.messages import MemoryAdmin, MemoryAdminReply
+from proto.messages import MemoryAdminReply
+from proto.paths import OWNER_ADMIN_SOCKET
 
 app = typer.Typer()
 LONG_TIMEOUT = 3600.0
@@ -28,29 +43,43 @@ Out = Annotated[
 ]
 
 
-def _ask(memory_socket, command: str, arg: dict) -> dict:
-    text = ask(
-        memory_socket,
-        MemoryAdmin(command=command, arg=json.dumps(arg, ensure_ascii=False)),
-        MemoryAdminReply,
-        timeout=LONG_TIMEOUT,
-    ).text
-    try:
-        return json.loads(text)
-    except ValueError:
-        fail("bad answer from memoryd: not JSON", EXIT_REFUSED)
+# The names memoryd reads a file in backups/ by (as its own check says them).
+NAME = re.compile(r"\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-def _where(path: str) -> Path:
-    """A path memoryd named, as this side sees it."""
-    return Path(host_paths(path, default_home()))
+def _ask(memory_socket, command: str, arg: dict, **fields: type) -> dict:
+    """memoryd's answer to command, an object with a message and the fields named."""
+    reply = ask(memory_socket, admin_message(command, arg), MemoryAdminReply, timeout=LONG_TIMEOUT)
+    return answer_object(reply.text, message=str, **fields)
 
 
-def _say(reply: dict, as_json: bool) -> None:
+def home_for(memory_socket: Path | None) -> Path:
+    """The home whose backups/ memoryd reads: $BOXMAKER_HOME, else the one the socket given lies
+    in at its usual place ({home}/run/owner-memory/admin.sock), else the default."""
+    if memory_socket is not None and not os.environ.get("BOXMAKER_HOME"):
+        parts = Path(os.path.abspath(memory_socket)).parts
+        tail = OWNER_ADMIN_SOCKET.parts
+        if parts[-len(tail) :] == tail:
+            return Path(*parts[: -len(tail)])
+    return default_home()
+
+
+def _where(path: str, home: Path) -> Path:
+    """A file memoryd wrote in backups/, as this side sees it; a path anywhere else is a bad
+    answer (the socket may be anyone's, and bxctl reads and copies what it names)."""
+    where = Path(host_paths(path, home))
+    inside = os.path.realpath(where.parent) == os.path.realpath(home / "backups")
+    if not inside or where.name in ("", ".", ".."):
+        fail("bad answer from memoryd: a file outside its backups/ folder", EXIT_REFUSED)
+    return where
+
+
+def _say(reply: dict, as_json: bool, home: Path) -> None:
     if as_json:
         print_json_text(json.dumps(reply))
     else:
-        show(host_paths(reply["message"], default_home()))
+        # paths and sentences as they are (an escaped path could not be pasted), made inert
+        print(escape(host_paths(reply["message"], home), markup=False))
 
 
 def copy_new(source: Path, dest: Path) -> None:
@@ -85,38 +114,61 @@ def copy_new(source: Path, dest: Path) -> None:
             pass
 
 
-def _hand_over(path: Path) -> tuple[str, Path | None]:
+def _read_export(path: Path) -> str:
+    """The export memoryd wrote, as text; one line when it is gone (a later export removes the
+    one before) or cannot be read."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        fail(
+            f"the export {escape(str(path), markup=False)} was removed before it could be read "
+            "(another export ran at once?); run it again",
+            EXIT_REFUSED,
+        )
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"cannot read the export {escape(str(path), markup=False)}: {e}", EXIT_REFUSED)
+
+
+def _hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]:
     """The name memoryd reads path by in backups/, and the copy made for it (removed after)."""
     try:
         if not path.is_file():
             fail(f"{escape(str(path), markup=False)} is not a file", EXIT_REFUSED)
     except OSError as e:
         fail(f"cannot read {escape(str(path), markup=False)}: {e.strerror}", EXIT_REFUSED)
-    folder = default_home() / "backups"
-    if path.resolve().parent == folder.resolve() and not path.is_symlink():
+    folder = home / "backups"
+    inside = path.resolve().parent == folder.resolve() and not path.is_symlink()
+    if inside and NAME.fullmatch(path.name):
         return path.name, None
     copy = folder / f".incoming-{os.urandom(6).hex()}{''.join(path.suffixes)[-16:]}"
     copy = copy.with_name("".join(c for c in copy.name if c.isalnum() or c in "._-"))
     if not folder.is_dir():
+        if memory_socket is not None and not os.environ.get("BOXMAKER_HOME"):
+            fail(
+                "the file is handed to memoryd through its home's backups/ folder, and the "
+                "socket alone does not say where that is: set BOXMAKER_HOME to memoryd's home "
+                "(scripts/stack status names it)",
+                EXIT_REFUSED,
+            )
         fail(f"{escape(str(folder), markup=False)} is missing; is memoryd set up?", EXIT_REFUSED)
     copy_new(path, copy)
     return copy.name, copy
 
 
-def _ask_about(memory_socket, command: str, path: Path, arg: dict) -> dict:
+def _ask_about(memory_socket, command: str, path: Path, arg: dict, **fields: type) -> dict:
     """The command asked of memoryd about a file the owner names (handed over in backups/), the
     copy made for it removed whatever the answer."""
-    name, copy = _hand_over(path)
+    name, copy = _hand_over(path, home_for(memory_socket), memory_socket)
     try:
-        return _ask(memory_socket, command, {"name": name, **arg})
+        return _ask(memory_socket, command, {"name": name, **arg}, **fields)
     finally:
         if copy is not None:
             copy.unlink(missing_ok=True)
 
 
-def _copy_out(reply: dict, dest: Path) -> None:
+def _copy_out(reply: dict, dest: Path, home: Path) -> None:
     """The file memoryd wrote in backups/ copied where the owner asked, and the reply says so."""
-    copy_new(_where(reply["path"]), dest)
+    copy_new(_where(reply["path"], home), dest)
     reply["copy"] = str(dest)
     reply["message"] += f"; copied to {dest}"
 
@@ -139,10 +191,11 @@ def backup(
     arg: dict = {"with_sessions": with_sessions}
     if keep is not None:
         arg["keep"] = keep
-    reply = _ask(memory_socket, "backup", arg)
+    home = home_for(memory_socket)
+    reply = _ask(memory_socket, "backup", arg, path=str)
     if path is not None:
-        _copy_out(reply, path)
-    _say(reply, as_json)
+        _copy_out(reply, path, home)
+    _say(reply, as_json, home)
 
 
 @app.command()
@@ -155,7 +208,8 @@ def restore(
     memory_socket: MemorySocket = None,
 ) -> None:
     """Check a backup whole, then lay it into an empty home (or, with --replace, any home)."""
-    _say(_ask_about(memory_socket, "restore", archive, {"replace": replace}), as_json)
+    reply = _ask_about(memory_socket, "restore", archive, {"replace": replace})
+    _say(reply, as_json, home_for(memory_socket))
 
 
 @app.command("export")
@@ -172,15 +226,16 @@ def export_memory(
         fail(f"--format is jsonl or markdown, not {escape(fmt)}", EXIT_REFUSED)
     if out is not None and os.path.lexists(out):
         fail(f"{escape(str(out), markup=False)} exists; nothing was exported", EXIT_REFUSED)
-    reply = _ask(memory_socket, "export", {"format": fmt})
+    home = home_for(memory_socket)
+    reply = _ask(memory_socket, "export", {"format": fmt}, path=str)
     if out is not None:
-        _copy_out(reply, out)
-        _say(reply, as_json)
+        _copy_out(reply, out, home)
+        _say(reply, as_json, home)
     elif as_json:
-        _say(reply, True)
+        _say(reply, True, home)
     else:
         # jsonl is ASCII (every other character \u-escaped); markdown is printed escaped.
-        data = _where(reply["path"]).read_bytes().decode("utf-8")
+        data = _read_export(_where(reply["path"], home))
         print(data if fmt == "jsonl" else escape(data, markup=False), end="")
 
 
@@ -194,13 +249,14 @@ def import_memory(
     memory_socket: MemorySocket = None,
 ) -> None:
     """Bring an export's entries and notes in as the owner's journalled edits."""
-    reply = _ask_about(memory_socket, "import", file, {"dry_run": dry_run})
+    reply = _ask_about(memory_socket, "import", file, {"dry_run": dry_run}, lines=list)
+    home = home_for(memory_socket)
     if as_json:
-        _say(reply, True)
+        _say(reply, True, home)
         return
     for line in reply["lines"]:
         print(escape(line, markup=False))
-    show(reply["message"])
+    _say(reply, False, home)
 
 
 @app.command()
@@ -214,12 +270,14 @@ def forget(
     memory_socket: MemorySocket = None,
 ) -> None:
     """Forget a note, an entry or a session record everywhere memoryd holds it. Cannot be undone."""
+    home = home_for(memory_socket)
     arg: dict = {"id": ref}
     if not yes:
-        shown = _ask(memory_socket, "forget", {"id": ref, "dry_run": True})
+        dry = {"id": ref, "dry_run": True}
+        shown = _ask(memory_socket, "forget", dry, texts=list, check=str)
         for text in shown["texts"]:
             print("    " + escape(text, markup=False).replace("\n", "\n    "), file=sys.stderr)
-        print(escape(host_paths(shown["message"], default_home()), markup=False), file=sys.stderr)
+        print(escape(host_paths(shown["message"], home), markup=False), file=sys.stderr)
         arg["check"] = shown["check"]
         try:
             agreed = typer.confirm("Forget it?", default=False, err=True)
@@ -228,4 +286,4 @@ def forget(
         if not agreed:
             fail("not forgotten: nothing was changed", EXIT_REFUSED)
     reply = _ask(memory_socket, "forget", arg)
-    _say(reply, as_json)
+    _say(reply, as_json, home)

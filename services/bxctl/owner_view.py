@@ -5,14 +5,13 @@ JSON document). edit runs $EDITOR on a private copy and sends the whole text bac
 it was made from; a refused copy is kept for the owner to fix.
 """
 
-import json
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -21,6 +20,9 @@ from bxctl.common import (
     Json,
     MemorySocket,
     admin,
+    admin_arg,
+    answer_object,
+    arg_too_long,
     ask_or_raise,
     fail,
     print_json_text,
@@ -99,14 +101,37 @@ def promote(
     run(memory_socket, "promote", {"ref": ref, "file": file}, as_json)
 
 
-def _editor(path: Path) -> None:
-    command = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+def editor_command() -> list[str]:
+    """$VISUAL, else $EDITOR, else vi, as a command line; exits with one line when it cannot be
+    read as one (an unbalanced quote, nothing but spaces)."""
+    name = "VISUAL" if os.environ.get("VISUAL") else "EDITOR"
+    value = os.environ.get(name) or "vi"
+    try:
+        command = shlex.split(value)
+    except ValueError as e:
+        fail(f"${name} cannot be read as a command ({e}); nothing was changed", EXIT_REFUSED)
+    if not command:
+        fail(f"${name} names no command; nothing was changed", EXIT_REFUSED)
+    return command
+
+
+def _editor(command: list[str], path: Path) -> None:
     try:
         status = subprocess.call([*command, str(path)])
     except OSError as e:
         fail(f"cannot run the editor {escape(command[0])}: {e.strerror}", EXIT_REFUSED)
     if status != 0:
         fail(f"the editor exited with status {status}; nothing was sent (copy: {path})", 1)
+
+
+def _kept(copy: Path, message: str, as_json: bool) -> NoReturn:
+    """The edit was not applied: say why, and where the owner's copy is kept."""
+    if as_json:
+        print(safe_json({"ok": False, "message": message, "copy": str(copy)}))
+    else:
+        print(f"bxctl: {escape(message)}", file=sys.stderr)
+        print(f"bxctl: your copy is kept at {escape(str(copy), markup=False)}", file=sys.stderr)
+    raise typer.Exit(EXIT_REFUSED)
 
 
 @app.command()
@@ -116,31 +141,27 @@ def edit(
     memory_socket: MemorySocket = None,
 ) -> None:
     """Edit memory.md or user.md in $EDITOR; checked whole on save, applied as one edit."""
-    current = json.loads(admin(memory_socket, "file", {"file": file, "json": True}))
+    command = editor_command()
+    answer = admin(memory_socket, "file", {"file": file, "json": True})
+    current = answer_object(answer, text=str, base=str)
     folder = Path(tempfile.mkdtemp(prefix="bxctl-edit-"))  # 0700
-    copy = folder / current["file"]
+    copy = folder / f"{file}.md"  # named here: the answer's own name is not a path to trust
     fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(current["text"])
-    _editor(copy)
+    _editor(command, copy)
     try:
         text = copy.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         fail(f"cannot read the copy {escape(str(copy), markup=False)}: {e}; it is kept", 1)
-    arg = {"file": file, "text": text, "base": current["base"], "json": as_json}
+    arg = admin_arg({"file": file, "text": text, "base": current["base"], "json": as_json})
+    too_long = arg_too_long("edit", arg)
+    if too_long is not None:
+        _kept(copy, too_long, as_json)
     try:
-        reply = ask_or_raise(
-            memory_socket,
-            MemoryAdmin(command="edit", arg=json.dumps(arg, ensure_ascii=False)),
-            MemoryAdminReply,
-        )
+        reply = ask_or_raise(memory_socket, MemoryAdmin(command="edit", arg=arg), MemoryAdminReply)
     except RemoteError as e:
-        if as_json:
-            print(safe_json({"ok": False, "message": str(e), "copy": str(copy)}))
-        else:
-            print(f"bxctl: {escape(str(e))}", file=sys.stderr)
-            print(f"bxctl: your copy is kept at {escape(str(copy), markup=False)}", file=sys.stderr)
-        raise typer.Exit(EXIT_REFUSED) from None
+        _kept(copy, str(e), as_json)
     copy.unlink()
     folder.rmdir()
     if as_json:

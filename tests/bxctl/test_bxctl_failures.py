@@ -1,0 +1,246 @@
+"""bxctl when things go wrong around it: odd answers on the socket, a request too long to send, an
+editor it cannot run, a socket path too long, output it cannot write, usage errors. Each is one
+line on stderr and a non-zero exit, never a traceback."""
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bxctl.cli import app
+from proto.messages import ADMIN_ARG_MAX, MemoryAdmin, MemoryAdminReply
+from proto.server import serve_unix
+
+runner = CliRunner()
+
+
+class Answers:
+    """memory_admin answered from a table of texts by command; every request kept."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self.path = home / "run" / "owner-memory" / "admin.sock"
+        self.seen: list[MemoryAdmin] = []
+        self.texts: dict[str, str] = {}
+
+    async def handle(self, message):
+        self.seen.append(message)
+        return MemoryAdminReply(text=self.texts.get(message.command, '{"message": "done"}'))
+
+
+@pytest.fixture
+def answers(tmp_path):
+    fake = Answers(tmp_path)
+    (tmp_path / "backups").mkdir()
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(
+        serve_unix(fake.path, fake.handle, {"memory_admin"}, name="fake")
+    )
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield fake
+    loop.call_soon_threadsafe(server.close)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+
+
+def bx(fake: Answers, *argv: str, **env: str | None):
+    return runner.invoke(app, list(argv), env={"BOXMAKER_HOME": str(fake.home), **env})
+
+
+def one_line(result, code: int = 1) -> str:
+    assert result.exit_code == code, (result.output, result.exception)
+    assert isinstance(result.exception, SystemExit), result.exception  # not a traceback
+    [line] = result.stderr.splitlines()
+    assert line.startswith("bxctl: "), line
+    return line
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("argv", "command", "text"),
+    [
+        (["memory", "edit", "memory"], "file", "[1,2]"),
+        (["memory", "edit", "memory"], "file", '{"file": "memory.md", "text": 3, "base": "x"}'),
+        (["memory", "export"], "export", "[1,2]"),
+        (["memory", "export"], "export", '{"message": "m", "path": "/etc/passwd"}'),
+        (["memory", "backup"], "backup", '{"message": 7, "path": "x"}'),
+        (["memory", "forget", "note:1"], "forget", '{"message": "m", "texts": [1], "check": "c"}'),
+        (["memory", "show", "2026-01-01-0001", "--json"], "show", DEEP),
+        (["memory", "log", "--json"], "log", DEEP),
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_a_bad_answer(answers, argv, command, text):
+    answers.texts[command] = text
+    line = one_line(bx(answers, *argv, EDITOR="true"))
+    assert line.startswith("bxctl: bad answer from memoryd"), line
+
+
+def test_a_request_too_long_to_send_is_not_sent(answers):
+    line = one_line(bx(answers, "memory", "search", "\x01" * 50_000))
+    assert f"over the {ADMIN_ARG_MAX:,} one request may carry; nothing was sent" in line
+    assert answers.seen == []
+
+
+def test_an_edit_too_long_to_send_keeps_the_copy(answers):
+    text = "\x01" * 50_000  # 300,000 characters once written as JSON
+    answers.texts["file"] = json.dumps({"file": "memory.md", "text": text, "base": "0" * 64})
+    result = bx(answers, "memory", "edit", "memory", EDITOR="true")
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    refused, kept = result.stderr.splitlines()
+    assert "nothing was sent" in refused
+    copy = Path(kept.removeprefix("bxctl: your copy is kept at "))
+    try:
+        assert copy.read_text() == text
+    finally:
+        shutil.rmtree(copy.parent)
+    assert [m.command for m in answers.seen] == ["file"]
+
+
+@pytest.mark.parametrize(
+    ("editor", "said"),
+    [('"my editor', "$EDITOR cannot be read as a command"), ("   ", "$EDITOR names no command")],
+)
+def test_an_editor_that_cannot_be_read_is_one_line_before_anything_is_asked(answers, editor, said):
+    line = one_line(bx(answers, "memory", "edit", "memory", EDITOR=editor, VISUAL=None))
+    assert line.startswith(f"bxctl: {said}") and line.endswith("nothing was changed")
+    assert answers.seen == []
+
+
+def test_a_socket_path_too_long_is_said_so(answers, tmp_path):
+    folder = tmp_path / ("d" * 120)
+    folder.mkdir()
+    (folder / "admin.sock").symlink_to(answers.path)
+    line = one_line(bx(answers, "memory", "log", "--memory-socket", str(folder / "admin.sock")), 3)
+    assert "longer than a Unix socket path may be (107)" in line and "not answering" not in line
+
+
+@pytest.mark.parametrize("ident", ['{"id": "2026-09-24-0001"}', "{", "{x"])
+@pytest.mark.parametrize("command", ["undo", "accept", "reject"])
+def test_an_id_that_starts_with_a_brace_is_sent_as_an_id(answers, command, ident):
+    result = bx(answers, "memory", command, ident)
+    assert result.exit_code == 0, result.output
+    [sent] = answers.seen
+    assert sent.command == command and json.loads(sent.arg) == {"id": ident}
+
+
+def test_an_empty_id_is_a_usage_error(answers):
+    result = bx(answers, "memory", "undo", "")
+    assert result.exit_code == 2 and answers.seen == []
+
+
+def test_import_with_the_socket_alone_finds_the_home_it_lies_in(answers, tmp_path):
+    export = tmp_path / "elsewhere" / "export.jsonl"
+    export.parent.mkdir()
+    export.write_text("{}\n")
+    answers.texts["import"] = '{"message": "imported 0 entries", "lines": []}'
+    result = runner.invoke(
+        app,
+        ["memory", "import", str(export), "--memory-socket", str(answers.path)],
+        env={"BOXMAKER_HOME": None},
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "imported 0 entries\n"
+    name = json.loads(answers.seen[0].arg)["name"]
+    assert name.startswith(".incoming-") and list((tmp_path / "backups").iterdir()) == []
+
+
+@pytest.mark.skipif(Path("/var/lib/boxmaker").exists(), reason="a real default home here")
+def test_import_with_a_socket_elsewhere_and_no_home_says_what_it_needs(answers, tmp_path):
+    link = tmp_path / "s.sock"
+    link.symlink_to(answers.path)
+    export = tmp_path / "export.jsonl"
+    export.write_text("{}\n")
+    result = runner.invoke(
+        app,
+        ["memory", "import", str(export), "--memory-socket", str(link)],
+        env={"BOXMAKER_HOME": None},
+    )
+    line = one_line(result)
+    assert "set BOXMAKER_HOME to memoryd's home" in line and "is memoryd set up" not in line
+    assert answers.seen == []
+
+
+@pytest.mark.parametrize("name", ["my backup.tar.gz", "é.tar.gz", "-x.tar.gz"])
+def test_a_file_in_backups_under_a_name_memoryd_does_not_take_is_handed_over_as_a_copy(
+    answers, name
+):
+    archive = answers.home / "backups" / name
+    archive.write_bytes(b"archive")
+    result = bx(answers, "memory", "restore", str(archive))
+    assert result.exit_code == 0, result.output
+    sent = json.loads(answers.seen[0].arg)["name"]
+    assert sent.startswith(".incoming-") and sent.endswith(".tar.gz")
+    assert sorted(p.name for p in (answers.home / "backups").iterdir()) == [name]
+
+
+def test_paths_in_a_reply_print_as_they_are(answers):
+    path = answers.home / "backups" / "_owner_.tar.gz"
+    message = f"backup written to {path} (3 bytes): 0 entries"
+    answers.texts["backup"] = json.dumps({"message": message, "path": str(path)})
+    result = bx(answers, "memory", "backup")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == message + "\n"
+
+
+def test_an_export_removed_before_it_was_read_is_one_line(answers):
+    path = answers.home / "backups" / "export-20261203T000000Z.jsonl"
+    answers.texts["export"] = json.dumps({"message": "exported", "path": str(path)})
+    line = one_line(bx(answers, "memory", "export"))
+    assert "was removed before it could be read" in line
+
+
+# --- the command itself: usage errors and output it cannot write (a real process) -------------
+
+
+def run_bxctl(*argv: str, home: Path, **kwargs) -> subprocess.CompletedProcess:
+    code = "from bxctl.cli import main; main()"
+    env = {**os.environ, "BOXMAKER_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("BOXMAKER_MEMORY_SOCKET", None)
+    return subprocess.run(
+        [sys.executable, "-c", code, *argv], stderr=subprocess.PIPE, env=env, timeout=60, **kwargs
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["memory", "log", "0"],
+        ["memory", "search", "x", "-k", "0"],
+        ["memory", "stats", "--days", "-1"],
+        ["memory", "promote", "note:0"],
+        ["memory", "undo", ""],
+        ["memory", "no-such-command"],
+    ],
+)
+def test_a_usage_error_is_one_line_naming_the_help(tmp_path, argv):
+    result = run_bxctl(*argv, home=tmp_path, stdout=subprocess.PIPE)
+    assert result.returncode == 2
+    [line] = result.stderr.decode().splitlines()
+    assert line.startswith("bxctl: ") and line.endswith(" --help)"), line
+    assert result.stdout == b""
+
+
+def test_output_that_cannot_be_written_is_one_line_and_a_failure(tmp_path):
+    with open("/dev/full", "w") as full:
+        result = run_bxctl("--help", home=tmp_path, stdout=full)
+    assert result.returncode == 1
+    assert (
+        result.stderr.decode()
+        == "bxctl: the output could not be written: No space left on device\n"
+    )
+
+
+def test_a_closed_stdout_is_a_failure_and_nothing_is_done(tmp_path):
+    result = run_bxctl("memory", "log", home=tmp_path, preexec_fn=lambda: os.close(1))
+    assert result.returncode == 1
+    assert result.stderr.decode() == "bxctl: the standard output is closed; nothing was done\n"

@@ -26,6 +26,8 @@ CONNECT_RETRY = 1.0
 _FIRST_PAUSE = 0.01
 _LONGEST_PAUSE = 0.2
 _RETRIED = (ConnectionRefusedError, BlockingIOError, InterruptedError)
+# sun_path holds 108 bytes on Linux, the last a NUL.
+SOCKET_PATH_MAX = 107
 
 
 def _pauses(budget: float):
@@ -35,6 +37,18 @@ def _pauses(budget: float):
         yield pause
         spent += pause
         pause = min(pause * 2, _LONGEST_PAUSE)
+
+
+def _why(e: OSError, path: str) -> str:
+    """What went wrong, in words: a path too long for a Unix socket has no strerror."""
+    if e.strerror:
+        return e.strerror
+    size = len(os.fsencode(path))
+    if size > SOCKET_PATH_MAX:
+        return (
+            f"the path is {size} bytes, longer than a Unix socket path may be ({SOCKET_PATH_MAX})"
+        )
+    return str(e) or type(e).__name__
 
 
 class RemoteError(ProtoError):
@@ -74,7 +88,7 @@ def _connect(path: str, timeout: float) -> socket.socket:
             raise Unreachable(f"nothing answers on {path}: timed out") from None
         except OSError as e:
             sock.close()
-            raise Unreachable(f"cannot connect to {path}: {e.strerror}") from None
+            raise Unreachable(f"cannot connect to {path}: {_why(e, path)}") from None
 
 
 @overload
@@ -115,7 +129,7 @@ async def _aconnect(path: str, timeout: float):
         except (FileNotFoundError, NotADirectoryError) as e:
             raise Unreachable(f"nothing answers on {path}: {e.strerror}") from None
         except OSError as e:
-            raise Unreachable(f"cannot connect to {path}: {e.strerror}") from None
+            raise Unreachable(f"cannot connect to {path}: {_why(e, path)}") from None
 
 
 @overload

@@ -17,7 +17,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from proto.client import RemoteError, Reply, request
+from proto.client import SOCKET_PATH_MAX, RemoteError, Reply, request
 from proto.config import default_home, host_paths
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.escape import escape
@@ -27,8 +27,6 @@ from proto.paths import OWNER_ADMIN_SOCKET, under
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
 ADMIN_TIMEOUT = 60.0
-# sun_path holds 108 bytes on Linux, the last a NUL: a longer path cannot be connected to at all.
-SOCKET_PATH_MAX = 107
 
 
 def default_socket() -> Path:

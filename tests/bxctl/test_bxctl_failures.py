@@ -15,6 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from bxctl.cli import app
+from proto.client import SOCKET_PATH_MAX, arequest, request
+from proto.errors import Unreachable
 from proto.messages import ADMIN_ARG_MAX, MemoryAdmin, MemoryAdminReply
 from proto.server import serve_unix
 
@@ -244,3 +246,14 @@ def test_a_closed_stdout_is_a_failure_and_nothing_is_done(tmp_path):
     result = run_bxctl("memory", "log", home=tmp_path, preexec_fn=lambda: os.close(1))
     assert result.returncode == 1
     assert result.stderr.decode() == "bxctl: the standard output is closed; nothing was done\n"
+
+
+def test_the_client_names_a_socket_path_too_long_as_the_cause(tmp_path):
+    path = str(tmp_path / ("d" * 120) / "admin.sock")
+    expected = f"longer than a Unix socket path may be ({SOCKET_PATH_MAX})"
+    with pytest.raises(Unreachable) as sync:
+        request(path, MemoryAdmin(command="log", arg=""), timeout=2)
+    with pytest.raises(Unreachable) as in_async:
+        asyncio.run(arequest(path, MemoryAdmin(command="log", arg=""), timeout=2))
+    for error in (sync.value, in_async.value):
+        assert expected in str(error) and "None" not in str(error)

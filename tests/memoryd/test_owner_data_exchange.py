@@ -173,12 +173,19 @@ def test_a_line_of_the_wrong_shape_is_named_and_nothing_changes(md, lines, line)
     assert {p: p.read_bytes() for p in md.home.memory.rglob("*") if p.is_file()} == before
 
 
-def test_exports_replace_the_previous_one(md):
+def test_exports_replace_the_previous_one_once_no_bxctl_may_still_read_it(md):
+    from memoryd.data.exchange import FRESH_SECONDS
+
     first = md.data("export")["path"]
     md.clock.advance(seconds=5)
     second = md.data("export", format="markdown")["path"]
     assert first != second
+    assert __import__("os").path.exists(first)  # its bxctl may still be reading it
+    md.clock.advance(seconds=FRESH_SECONDS)
+    third = md.data("export")["path"]
     assert not __import__("os").path.exists(first)
+    assert not __import__("os").path.exists(second)
+    assert __import__("os").path.exists(third)
 
 
 def test_every_line_of_an_export_fits_the_schema_in_the_repository(md):

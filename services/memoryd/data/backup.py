@@ -128,23 +128,35 @@ def make(home: Home, snap: Snapshot, with_sessions: bool) -> Made:
     return Made(final, size, manifest, snap.waited)
 
 
-def prune(home: Home, keep: int) -> list[str]:
-    """Remove all but the newest keep archives memoryd made; the names removed."""
+def prune(home: Home, keep: int, made: Path | None = None) -> list[str]:
+    """Remove all but the newest keep archives memoryd made, by the time in their names; the
+    names removed. made, the archive just written, is always one of those kept: a name from a
+    clock that ran ahead must not push it out."""
     folder = layout.backups(home)
+    try:
+        listed = os.listdir(folder)
+    except OSError as e:  # the new backup stands; the old ones wait for the next prune
+        log.warning("%s: older backups not removed: %s", folder, e.strerror or e)
+        return []
     found = [
         (m.group(1), int(m.group(2) or 1), n)
-        for n in os.listdir(folder)
-        if (m := ARCHIVE_NAME.match(n))
+        for n in listed
+        if (m := ARCHIVE_NAME.match(n)) and (made is None or n != made.name)
     ]
+    others = max(0, keep - 1) if made is not None else keep
     names = [n for _, _, n in sorted(found)]
-    gone = names[: max(0, len(names) - keep)]
-    for name in gone:
+    gone = []
+    for name in names[: max(0, len(names) - others)]:
         try:
             os.unlink(folder / name)
         except OSError as e:  # the new backup stands; the old one waits for the next prune
             log.warning("%s: cannot be removed: %s", folder / name, e.strerror)
             continue
+        gone.append(name)
         log.info("%s: removed (keeping the newest %d backups)", folder / name, keep)
     if gone:
-        fsync_dir(folder)
+        try:
+            fsync_dir(folder)
+        except OSError as e:
+            log.warning("%s: cannot be synced: %s", folder, e.strerror or e)
     return gone

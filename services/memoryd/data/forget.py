@@ -1,20 +1,25 @@
 """bxctl memory forget ID: the owner makes memoryd forget a note, an entry or a session record.
 
 ID is note:N (as search prints it), memory.md:N or user.md:N (the Nth entry of the file now, from
-1), session:ID:N (record N of a session's log, as search prints it), or exact text: an entry's,
-or any text the journal, the recall log or pending writes still hold.
-Its text is then removed from every place memoryd holds it, on the writer thread: first the
-files (an entry of memory.md or user.md equal to it is removed by an owner's edit, action
-"forget", whose journal line holds the marker where the text was; a note equal to it keeps its
-header and gets the marker, notes.md rewritten atomically), then the journal's older copies, the
-recall log's queries holding it and pending writes holding it (scrub.py), then its keys go to
-forgotten.jsonl, so that no catch-up or reindex puts it back, and its rows leave the index
-(purge.py). The files come first so that the journal never says less than the files hold (the
-hand-edit check compares them). A forget stopped by a crash part way is finished by running it
-again: by the same id while the id still names something, else by the text's exact words, which
-forget takes for any text memoryd still holds. The journal says what was forgotten by id and when,
-never the text. It cannot be undone (undo says why), and session logs, which are loopd's, keep
-their text: the answer says so.
+1), session:ID:N (record N of a session's log, as search prints it), or exact text: an entry's, a
+note's, a recall query's or a pending write's, or the text of a record the index holds.
+What is forgotten is that text exactly (surrounding whitespace aside), wherever a value that
+carries what was written holds it (matching.py): never a longer text that merely contains it,
+never a field that says how something was written. It is removed from every place memoryd holds
+it (places.py), on the writer thread: first the files (an entry of memory.md or user.md equal to
+it is removed by an owner's edit, action "forget", whose journal line holds the marker where the
+text was; a note equal to it keeps its header and gets the marker, notes.md rewritten
+atomically), then the journal's older copies, the recall log's queries, pending writes and the
+exports left in backups/ (scrub.py), then the keys of every record that held it (the one named,
+and any other record the index holds it in, such as the session record of the memory call that
+wrote it: carriers.py) go to forgotten.jsonl, so that no catch-up, reindex or swap of a rebuilt
+index puts it back, and their rows leave the index (purge.py). The files come first so that the
+journal never says less than the files hold (the hand-edit check compares them). A forget stopped
+by a crash part way is finished by running it again: by the same id while the id still names
+something, else by the text's exact words, which forget takes for any text memoryd still holds.
+The journal says what was forgotten by id and when, never the text. It cannot be undone (undo says
+why), and session logs, which are loopd's, keep their text: the answer says so. Archives in
+backups/ are not opened: the answer names them.
 """
 
 import datetime as dt
@@ -24,7 +29,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from memoryd.data import layout, recalllog, scrub
+from memoryd.data import carriers, exchange, layout, matching, recalllog, scrub
+from memoryd.data.places import Places, notes_of, places, recall_months
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
@@ -33,6 +39,7 @@ from memoryd.journal.journal import IDENTITY_FILES, Edit
 from memoryd.memory import edits, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust.caller import OWNER
+from memoryd.writer import WRITE
 from proto.messages import SESSION_ID_PATTERN
 from proto.plural import counted
 
@@ -53,13 +60,6 @@ class Target:
     what: str  # said to the owner, without the text
     texts: list[str]
     keys: list[str] = field(default_factory=list)
-
-
-def _notes(home: Home) -> list[notes.NoteEntry]:
-    try:
-        return notes.parse(read_file(home.memory_file("notes.md")))
-    except FileNotFoundError:
-        return []
 
 
 def _session_texts(index, session: str, record: int, rowids: list[int]) -> list[str]:
@@ -89,7 +89,7 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
     m = NOTE.match(ref)
     if m:
         number = int(m.group(1))
-        for note in _notes(home):
+        for note in notes_of(home):
             if note.number == number:
                 what = f"{ref} ({note.kind} {note.time} in session {note.session})"
                 if forgotten.is_marker(note.text):
@@ -126,56 +126,19 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
         if text in read_entries(home, file):
             return Target("entry", f"an entry of {file}", [text])
     # Any other exact text memoryd still holds (an entry removed long ago that the journal keeps,
-    # or what a forget stopped by a crash left behind) can be forgotten by its words.
-    if text and places(home, journal, Target("text", "", [text])).anything():
+    # a record the index holds, or what a forget stopped by a crash left behind) can be
+    # forgotten by its words.
+    if text and places(home, journal, [text], [], index).anything():
         return Target("text", "the text given", [text])
     raise AdminRefused(
         f"refused: {ref[:64]!r} names nothing to forget: give note:N, memory.md:N, user.md:N, "
-        "session:ID:N (as search prints them) or an entry's exact text"
+        "session:ID:N (as search prints them) or an entry's or a note's exact text"
     )
 
 
-@dataclass
-class Places:
-    entries: dict[str, int] = field(default_factory=dict)  # file -> entries holding the text
-    notes: list[int] = field(default_factory=list)  # note numbers holding it
-    journal: int = 0  # lines
-    recalls: int = 0  # lines
-    pending: int = 0  # lines
-
-    def anything(self) -> bool:
-        return bool(self.entries or self.notes or self.journal or self.recalls or self.pending)
-
-    def said(self) -> str:
-        parts = [f"{n} entr{'y' if n == 1 else 'ies'} of {f}" for f, n in self.entries.items()]
-        if self.notes:
-            parts.append(f"{counted(len(self.notes), 'note')} of notes.md")
-        parts.append(counted(self.journal, "journal line"))
-        parts.append(counted(self.recalls, "recall log line"))
-        if self.pending:
-            parts.append(counted(self.pending, "pending write"))
-        return ", ".join(parts)
-
-
-def places(home: Home, journal, target: Target) -> Places:
-    found = Places()
-    for file in IDENTITY_FILES:
-        n = sum(1 for e in read_entries(home, file) if e in target.texts)
-        if n:
-            found.entries[file] = n
-    found.notes = [n.number for n in _notes(home) if n.text in target.texts]
-    for text in target.texts:
-        found.journal += sum(scrub.holds(p, text) for p in journal.month_files())
-        found.recalls += sum(scrub.holds(p, text) for p in _recall_months(home))
-        found.pending += scrub.holds(home.memory_file("pending.jsonl"), text)
-    return found
-
-
-def _recall_months(home: Home):
-    try:
-        return sorted(p for p in home.recalls.iterdir() if p.name.endswith(".jsonl"))
-    except FileNotFoundError:
-        return []
+def where_held(service, target: Target) -> Places:
+    store = service.store
+    return places(store.home, store.journal, target.texts, target.keys, service.index)
 
 
 def check_of(texts: list[str]) -> str:
@@ -188,10 +151,12 @@ def preview(service, ref: str) -> dict:
     """What forget would do (a read): where the text is, and the text itself for the owner to
     see before saying yes (bxctl prints it escaped); the message holds no text."""
     store = service.store
+    _caught_up(service)
     target = resolve(store.home, service.index, store.journal, ref)
-    where = places(store.home, store.journal, target)
+    where = where_held(service, target)
     message = (
-        f"forget {target.what}? Its text would go from {where.said()} and the index; "
+        f"forget {target.what}? Its text would go from {where.said()} and the index"
+        f"{where.index_said()}; "
         f"this cannot be undone. {LOGS_STAY}"
     )
     return {
@@ -223,13 +188,15 @@ class Found:
 def prepare(service, ref: str) -> Found:
     """Found for ref; the caller drops it once the forget ran (or failed)."""
     store = service.store
+    _caught_up(service)
     target = resolve(store.home, service.index, store.journal, ref)
-    where = places(store.home, store.journal, target)
+    where = where_held(service, target)
     keys = target.keys + [forgotten.note_key(n) for n in where.notes]
     found = Found(stamp_of(store.now()))
     marker = forgotten.marker(found.stamp)
+    found.rows = dict(where.rows)
     with service.index.reader() as conn:
-        found.rows = {key: rows_of(conn, key) for key in keys}
+        found.rows.update({key: rows_of(conn, key) for key in keys if key not in where.rows})
     try:
         for text in target.texts:
             change = _journal_change(text, marker)
@@ -243,12 +210,25 @@ def prepare(service, ref: str) -> Found:
     return found
 
 
+def _caught_up(service) -> None:
+    """On a reader: the index caught up with the session logs first (on the writer), so that a
+    record already written but not yet indexed is found and forgotten too."""
+    late = carriers.behind(service.index)
+    if late:
+        service._writer.submit(WRITE, carriers.catch_up, service.index, late).result()
+
+
+def _caught_up_here(index) -> None:
+    """On the writer: the same catch-up, for a forget run without prepare()."""
+    carriers.catch_up(index, carriers.behind(index))
+
+
 def stamp_of(when: dt.datetime) -> str:
     return f"{when.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
 
 
 def _journal_change(text: str, marker: str):
-    return lambda value: scrub.replace_equal(value, text, marker)
+    return lambda value: matching.journal_change(value, text, marker)
 
 
 def run(service, ref: str, found: Found | None = None, check: str | None = None) -> dict:
@@ -258,6 +238,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     home: Home = store.home
     with store.lock:
         store.detect_hand_edits()
+    _caught_up_here(service.index)
     found = found or Found(stamp_of(store.now()))
     target = resolve(home, service.index, store.journal, ref, found.rows)
     if check is not None and check != check_of(target.texts):
@@ -265,7 +246,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
             f"refused: {ref[:64]} no longer names what you were shown (memory changed meanwhile); "
             "nothing was forgotten: run forget again"
         )
-    where = places(home, store.journal, target)
+    where = where_held(service, target)
     when = store.now().astimezone(dt.UTC)
     stamp = found.stamp
     marker = forgotten.marker(stamp)
@@ -303,16 +284,20 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
         edit_ids.append(line.id)
     for text in target.texts:
         _scrub(service, store.journal, text, marker, found)
+    # Every other record that held it (the memory call that wrote it) is forgotten too.
+    target.keys += [key for key in where.records if key not in target.keys]
+    listed = forgotten.keys(home)
     for key in target.keys:
-        forgotten.add(home, key, stamp, edit_ids[-1])
+        if key not in listed:
+            forgotten.add(home, key, stamp, edit_ids[-1])
     reset_tail(store)
-    purge(service.index, target.keys, found.rows)
+    purge(service.index, target.keys, {**where.rows, **found.rows})
     if shifts:
         shift_notes(service.index, shifts)
     log.info("forgot %s as edit %s (%s)", target.what, edit_ids[-1], where.said())
     message = (
         f"forgot {target.what} as edit {edit_ids[-1]}: its text is gone from {where.said()} "
-        f"and the index; this cannot be undone. {LOGS_STAY}"
+        f"and the index{where.index_said()}; this cannot be undone. {LOGS_STAY}"
     )
     kept = _backups(home)
     if kept:
@@ -335,8 +320,11 @@ def _without(texts: list[str], file: str, marker: str):
     place, so the line never carries the text."""
 
     def decide(current: list[str]) -> edits.Plan:
-        after = tuple(e for e in current if e not in texts)
-        before = tuple(marker if e in texts else e for e in current)
+        def held(entry: str) -> bool:
+            return any(matching.same(entry, text) for text in texts)
+
+        after = tuple(e for e in current if not held(e))
+        before = tuple(marker if held(e) else e for e in current)
         return edits.Plan("forget", file, before, after)
 
     return decide
@@ -371,16 +359,13 @@ def _scrub(service, journal, text: str, marker: str, found: Found) -> None:
             scrub.finish(prepared, text, change, scrub.journal_dumps)
         else:
             scrub.rewrite(path, text, change, scrub.journal_dumps)
-
-    def query(value: dict) -> dict:
-        if isinstance(value.get("query"), str) and text in value["query"]:
-            return {**value, "query": marker}
-        return value
-
     with recalllog.held(service):
-        for path in _recall_months(home):
-            scrub.rewrite(path, text, query, scrub.compact_dumps)
+        for path in recall_months(home):
+            scrub.rewrite(
+                path, text, lambda v: matching.query_change(v, text, marker), scrub.compact_dumps
+            )
     pending = home.memory_file("pending.jsonl")
     scrub.rewrite(
-        pending, text, lambda v: None if scrub.contains(v, text) else v, scrub.journal_dumps
+        pending, text, lambda v: None if matching.pending_holds(v, text) else v, scrub.journal_dumps
     )
+    exchange.scrub_exports(home, text, marker)

@@ -5,12 +5,12 @@ file that holds it is rewritten, streamed to a temporary file beside it, fsync'd
 it (the folder fsync'd), so a kill leaves the old file or the new one (and a temporary file that
 the next start removes). A journal month is rewritten in two steps, so that the writer does not
 wait for a long month: prepare() on a reader up to the month's end then, finish() on the writer
-with the lines appended since. In a line that holds the
-text, the journal's strings equal to it (entries before and after, notes) become the marker; in
-the recall log, a query that contains it does. pending.jsonl loses the items whose arguments
-hold it: a pending write of forgotten text can no longer be accepted.
+with the lines appended since. A line the byte search finds is parsed and judged by the caller's
+change (matching.py says which values hold the text); a line it leaves as it was is written back
+as it was read. An error names the file it was writing or reading.
 """
 
+import contextlib
 import json
 import mmap
 import os
@@ -21,14 +21,41 @@ from pathlib import Path
 from memoryd.home import FILE_MODE, fsync_dir, open_read
 
 
-def needle(text: str) -> bytes:
-    """The text as it appears inside a JSON string memoryd wrote (ensure_ascii off)."""
-    return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
+def needle(text: str, ascii_only: bool = False) -> bytes:
+    """The text as it appears inside a JSON string memoryd wrote (ensure_ascii as given),
+    surrounding whitespace aside."""
+    return json.dumps(text.strip(), ensure_ascii=ascii_only)[1:-1].encode("utf-8")
 
 
-def holds(path: Path, text: str) -> int:
-    """How many lines of path hold text (0 for a missing or empty file)."""
-    return sum(1 for _ in _lines_with(path, needle(text)))
+def count(
+    path: Path, text: str, holds: Callable[[dict, str], bool], find: bytes | None = None
+) -> int:
+    """How many lines of path hold text as holds judges a parsed line (0 for a missing file)."""
+    find = find or needle(text)
+    if next(_lines_with(path, find), None) is None:
+        return 0
+    n = 0
+    with _named(path), open_read(path) as f:
+        for raw in f:
+            if find not in raw:
+                continue
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                continue
+            n += isinstance(value, dict) and holds(value, text)
+    return n
+
+
+@contextlib.contextmanager
+def _named(path: Path) -> Iterator[None]:
+    """An OSError raised inside names path when it names no file itself (a failed write)."""
+    try:
+        yield
+    except OSError as e:
+        if e.filename is None:
+            e.filename = str(path)
+        raise
 
 
 def _lines_with(path: Path, find: bytes) -> Iterator[int]:
@@ -36,7 +63,7 @@ def _lines_with(path: Path, find: bytes) -> Iterator[int]:
         f = open_read(path)
     except FileNotFoundError:
         return
-    with f:
+    with _named(path), f:
         if os.fstat(f.fileno()).st_size == 0:
             return
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
@@ -66,7 +93,10 @@ def _transform(lines, out, find: bytes, change: Callable[[dict], dict | None], d
         except ValueError:
             value = None
         new = change(value) if isinstance(value, dict) else None
-        changed += new != value
+        if new is not None and new == value:
+            out.write(raw)  # holds the bytes but not the text, as matching.py judges
+            continue
+        changed += 1
         if new is not None:
             out.write(dumps(new).encode("utf-8") + b"\n")
     return changed
@@ -92,12 +122,20 @@ def _swap(tmp: Path, path: Path) -> None:
     fsync_dir(path.parent)
 
 
-def rewrite(path: Path, text: str, change: Callable[[dict], dict | None], dumps) -> int:
+def rewrite(
+    path: Path, text: str, change: Callable[[dict], dict | None], dumps, find: bytes | None = None
+) -> int:
     """Rewrite the lines of path holding text through change (None drops the line); how many
-    lines changed. A file that does not hold it is not touched."""
-    find = needle(text)
+    lines changed. A file that does not hold it is not touched. find: the bytes a line holding
+    text holds (needle(text) unless given)."""
+    find = find or needle(text)
     if next(_lines_with(path, find), None) is None:
         return 0
+    with _named(path):
+        return _rewrite(path, find, change, dumps)
+
+
+def _rewrite(path: Path, find: bytes, change, dumps) -> int:
     tmp = _temp(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
     try:
@@ -133,6 +171,11 @@ def prepare(path: Path, text: str, change, dumps) -> Prepared | None:
     find = needle(text)
     if next(_lines_with(path, find), None) is None:
         return None
+    with _named(path):
+        return _prepare(path, find, change, dumps)
+
+
+def _prepare(path: Path, find: bytes, change, dumps) -> Prepared:
     tmp = _temp(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
     try:
@@ -152,6 +195,11 @@ def prepare(path: Path, text: str, change, dumps) -> Prepared | None:
 def finish(prep: Prepared, text: str, change, dumps) -> int:
     """On the writer: the lines appended since prepare(), through change, then the rename. A
     file replaced meanwhile (another rewrite) is rewritten whole instead."""
+    with _named(prep.path):
+        return _finish(prep, text, change, dumps)
+
+
+def _finish(prep: Prepared, text: str, change, dumps) -> int:
     try:
         st = os.stat(prep.path, follow_symlinks=False)
     except FileNotFoundError:
@@ -172,27 +220,6 @@ def finish(prep: Prepared, text: str, change, dumps) -> int:
         prep.drop()
         raise
     return prep.changed + changed
-
-
-def replace_equal(value, text: str, marker: str):
-    """value with every string equal to text (at any depth) replaced by marker."""
-    if isinstance(value, str):
-        return marker if value == text else value
-    if isinstance(value, list):
-        return [replace_equal(v, text, marker) for v in value]
-    if isinstance(value, dict):
-        return {k: replace_equal(v, text, marker) for k, v in value.items()}
-    return value
-
-
-def contains(value, text: str) -> bool:
-    if isinstance(value, str):
-        return text in value
-    if isinstance(value, list):
-        return any(contains(v, text) for v in value)
-    if isinstance(value, dict):
-        return any(contains(v, text) for v in value.values())
-    return False
 
 
 def journal_dumps(value: dict) -> str:

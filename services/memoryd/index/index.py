@@ -41,6 +41,7 @@ from memoryd.index import indexer, newindex, warmcounts
 from memoryd.index.dbfile import Gate, check_fts5, create_file, damage, remove_database
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.newindex import Rebuilt
+from memoryd.journal import forgotten
 from memoryd.modes import registry
 from memoryd.search import generation, vocab
 from proto.labels import CLASS_RANK
@@ -265,6 +266,12 @@ class Index:
                 for session in self.sessions():
                     indexer.index_session(conn, self.home, session, self.settings)
                 indexer.index_notes(conn, self.home, self.settings)
+                # A forget during the build may have come after the build read its record.
+                gone = forgotten.condition(forgotten.keys(self.home))
+                sql = "SELECT EXISTS (SELECT 1 FROM sources WHERE {})"
+                if gone is not None and conn.execute(sql.format(gone[0]), gone[1]).fetchone()[0]:
+                    conn.execute("PRAGMA secure_delete = ON")
+                    indexer._delete_rows(conn, *gone)
         finally:
             conn.close()  # the last connection: checkpoints and removes the new file's WAL
         with open(built.path, "rb") as f:

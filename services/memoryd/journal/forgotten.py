@@ -71,3 +71,26 @@ def session_key(session: str, record: int) -> str:
 
 def note_key(number: int) -> str:
     return f"note:{number}"
+
+
+NOTE_KINDS = "kind IN ('noted', 'moved', 'dropped')"
+
+
+def condition(listed: frozenset[str] | set[str]) -> tuple[str, tuple] | None:
+    """The index's sources rows of the keys listed, as one WHERE clause with bound values (the
+    keys travel as JSON, never in the SQL); None for no keys. A rebuilt index is swapped in only
+    after its rows of these keys are gone: a forget during the build may follow the build's read."""
+    sessions = sorted(k.removeprefix("session:") for k in listed if k.startswith("session:"))
+    numbers = sorted(int(k.removeprefix("note:")) for k in listed if k.startswith("note:"))
+    parts, params = [], []
+    if sessions:
+        parts.append(
+            "(kind = 'session' AND session || ':' || record IN (SELECT value FROM json_each(?)))"
+        )
+        params.append(json.dumps(sessions))
+    if numbers:
+        parts.append(f"({NOTE_KINDS} AND record IN (SELECT value FROM json_each(?)))")
+        params.append(json.dumps(numbers))
+    if not parts:
+        return None
+    return " OR ".join(parts), tuple(params)

@@ -7,6 +7,7 @@ found), so writes wait for that step, not for the archive or a scan of the index
 restore at a time.
 """
 
+import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Literal
@@ -42,7 +43,7 @@ def run_backup(service, arg) -> str:
         if arg.with_sessions:
             snapshot.add_sessions(snap, home)
         made = backup.make(home, snap, arg.with_sessions)
-        removed = backup.prune(home, arg.keep) if arg.keep else []
+        removed = backup.prune(home, arg.keep, made.path) if arg.keep else []
     finally:
         lock.release()
     counts = made.manifest["counts"]
@@ -100,26 +101,47 @@ def run_restore(service, arg) -> str:
 def run_forget(service, arg) -> str:
     """A read: the index rows to delete are found on this reader thread, then the writer is
     taken for the forget itself."""
-    if arg.dry_run:
-        return paging.dumps(forget.preview(service, arg.id))
-    found = forget.prepare(service, arg.id)
+    try:
+        if arg.dry_run:
+            return paging.dumps(forget.preview(service, arg.id))
+        found = forget.prepare(service, arg.id)
+    except OSError as e:
+        raise AdminRefused(
+            f"refused: forget could not start ({_where(e)}); nothing was forgotten"
+        ) from None
     try:
         future = service._writer.submit(
             WRITE, service._admin_write, forget.run, service, arg.id, found, arg.check
         )
         return paging.dumps(future.result())
-    except OSError as e:
+    except (OSError, sqlite3.Error) as e:
         raise AdminRefused(
-            f"refused: forget stopped part way ({e.strerror or e}); run it again with the same "
+            f"refused: forget stopped part way ({_where(e)}); run it again with the same "
             "id, or with the text's exact words, to finish it"
         ) from None
     finally:
         found.drop()  # what the writer did not use
 
 
+def _where(e: Exception) -> str:
+    """An OSError (or the index's error) in a few words: what went wrong, and on which file
+    when it says."""
+    if not isinstance(e, OSError):
+        return f"the index: {e}"
+    what = e.strerror or str(e)
+    return f"{what}: {e.filename}" if e.filename else what
+
+
 def run_export(service, arg) -> str:
     store = service.store
-    path, n_entries, n_notes = exchange.export(store.home, store.journal, arg.format, store.now())
+    try:
+        path, n_entries, n_notes = exchange.export(
+            store.home, store.journal, arg.format, store.now()
+        )
+    except OSError as e:  # reading what it exports
+        raise AdminRefused(
+            f"refused: the export failed ({_where(e)}); nothing was written"
+        ) from None
     message = f"exported {n_entries:,} entries and {n_notes:,} notes to {path}"
     return paging.dumps({"path": path, "entries": n_entries, "notes": n_notes, "message": message})
 

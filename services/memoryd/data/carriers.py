@@ -1,0 +1,114 @@
+"""The index rows that carry a text forget is asked to forget, wherever they came from.
+
+An entry or a note is written by a memory call, and the session record of that call (indexed as
+"memory {arguments}") holds its text as well; so may a recall call's query, or a message the text
+was said in. Each such row is found through the full-text index (the text's words as one phrase,
+in both ways a JSON writer may spell it), then judged by matching.row_holds, and named by its key
+(session:ID:N, note:N): the key goes to forgotten.jsonl and the record's rows leave the index, as
+for a record the owner names. A text without a word the full-text index keeps is looked for by a
+scan of the rows instead. The session logs that grew past what the index read are caught up
+first (behind, catch_up): a memory call's record is often still unindexed when its entry is
+forgotten, and would otherwise come in after the forget.
+"""
+
+import json
+import logging
+import os
+import re
+import sqlite3
+
+from memoryd.data import matching
+from memoryd.data.purge import condition
+from memoryd.errors import AdminRefused, IndexDamaged, SessionUnknown
+from memoryd.index import indexer
+from memoryd.journal import forgotten
+
+log = logging.getLogger(__name__)
+
+# The rows of one record are inserted together, under consecutive rowids: they are looked for
+# this far either side of the row found.
+RECORD_SPAN = 1024
+WORD = re.compile(r"\w")
+SELECT = (
+    "SELECT s.rowid, s.kind, s.session, s.record, s.role, h.text FROM hits h"
+    " JOIN sources s ON s.rowid = h.rowid"
+)
+
+
+def _phrase(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _candidates(conn: sqlite3.Connection, text: str):
+    text = text.strip()
+    if not WORD.search(text):
+        yield from conn.execute(f"{SELECT} WHERE instr(h.text, ?) > 0", (text,))  # noqa: S608
+        return
+    spelt = {text, json.dumps(text)[1:-1]}  # as written, and with JSON's \u escapes
+    for form in sorted(spelt):
+        yield from conn.execute(f"{SELECT} WHERE hits MATCH ?", (_phrase(form),))  # noqa: S608
+
+
+def key_of(kind: str, session: str | None, record: int) -> str | None:
+    if kind == "session" and isinstance(session, str):
+        key = forgotten.session_key(session, record)
+    elif kind in matching.NOTE_KINDS:
+        key = forgotten.note_key(record)
+    else:
+        return None
+    return key if forgotten.KEY.match(key) else None
+
+
+def _record_rows(conn: sqlite3.Connection, rowid: int, key: str) -> list[int]:
+    where, params = condition(key)
+    sql = f"SELECT rowid FROM sources WHERE rowid BETWEEN ? AND ? AND {where}"  # noqa: S608
+    return [r[0] for r in conn.execute(sql, (rowid - RECORD_SPAN, rowid + RECORD_SPAN, *params))]
+
+
+def find(index, texts: list[str]) -> dict[str, list[int]]:
+    """key -> the rowids of its record, for every record whose rows hold one of texts."""
+    found: dict[str, set[int]] = {}
+    with index.reader() as conn:
+        for text in texts:
+            if not text.strip():
+                continue
+            for rowid, kind, session, record, role, row in _candidates(conn, text):
+                if not isinstance(row, str) or not isinstance(record, int):
+                    continue
+                key = key_of(kind, session, record)
+                if key is None or key in found or not matching.row_holds(role, row, text):
+                    continue
+                found[key] = set(_record_rows(conn, rowid, key)) | {rowid}
+    return {key: sorted(rows) for key, rows in found.items()}
+
+
+def behind(index) -> list[str]:
+    """The sessions whose log holds bytes the index has not read (a read: any thread)."""
+    with index.reader() as conn:
+        done = dict(conn.execute("SELECT log, bytes FROM offsets"))
+    late = []
+    for session in index.sessions():
+        try:
+            size = os.stat(index.home.session_log(session), follow_symlinks=False).st_size
+        except OSError:
+            continue
+        if size != done.get(indexer.log_name(session)):
+            late.append(session)
+    return late
+
+
+def catch_up(index, sessions: list[str]) -> None:
+    """On the writer: index what sessions' logs hold past what the index read. AdminRefused
+    when the index cannot take them (a full disk): a record left out now would come in later,
+    after the forget."""
+    for session in sessions:
+        try:
+            index.catch_up_session(session)
+        except (OSError, SessionUnknown) as error:
+            log.warning("session log %s: skipped: %s", index.home.session_log(session), error)
+        except (IndexDamaged, sqlite3.Error) as error:
+            cause = error.__context__ if isinstance(error.__context__, sqlite3.Error) else error
+            raise AdminRefused(
+                f"refused: forget could not start: the index cannot take the new records of "
+                f"session {session} first ({cause}); nothing was forgotten"
+            ) from None

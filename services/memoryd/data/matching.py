@@ -1,0 +1,112 @@
+"""What forget takes as holding the text it forgets: one rule for every place it looks.
+
+A place holds the text when a value that carries what was written (an entry, a note, a recall
+query, the text or old text of a memory call, the query of a recall call, the content of a session
+record) is that text exactly, surrounding whitespace aside. A longer value that merely contains
+it ("ok" in "a book") does not, and neither does a field that says how something was written
+(action, file, class, session): forget removes what was written, the way the owner named it,
+and leaves the journal's account of each edit readable.
+"""
+
+import json
+import re
+
+NOTE_KINDS = ("noted", "moved", "dropped")
+# The arguments of the memory and recall tools that carry written text (at any depth: a
+# consolidate's entries have their own old and text).
+CALL_TEXT = frozenset({"text", "old", "query"})
+
+
+def same(value: object, text: str) -> bool:
+    return isinstance(value, str) and value.strip() == text.strip()
+
+
+def in_args(value: object, text: str) -> bool:
+    """True when a tool call's arguments carry text under one of CALL_TEXT."""
+    if isinstance(value, dict):
+        return any(
+            (key in CALL_TEXT and same(v, text)) or in_args(v, text) for key, v in value.items()
+        )
+    if isinstance(value, list):
+        return any(in_args(v, text) for v in value)
+    return False
+
+
+def _entries(value: object, text: str, marker: object) -> object:
+    if not isinstance(value, list):
+        return value
+    return [marker if same(v, text) else v for v in value]
+
+
+def journal_change(line: dict, text: str, marker: object) -> dict:
+    """A journal line with text replaced by marker where an entry (before, after), a note or
+    the promoted note's reference holds it."""
+    out = dict(line)
+    for key in ("before", "after"):
+        if key in out:
+            out[key] = _entries(out[key], text, marker)
+    if isinstance(out.get("notes"), list):
+        out["notes"] = [
+            {**n, "text": marker} if isinstance(n, dict) and same(n.get("text"), text) else n
+            for n in out["notes"]
+        ]
+    note = out.get("note")
+    if isinstance(note, dict) and same(note.get("ref"), text):
+        out["note"] = {**note, "ref": marker}
+    return out
+
+
+_HELD = object()
+
+
+def journal_holds(line: dict, text: str) -> bool:
+    return journal_change(line, text, _HELD) != line
+
+
+def query_change(line: dict, text: str, marker: str) -> dict:
+    """A recall log line with its query replaced by marker when the query is text."""
+    return {**line, "query": marker} if same(line.get("query"), text) else line
+
+
+def query_holds(line: dict, text: str) -> bool:
+    return same(line.get("query"), text)
+
+
+def pending_holds(line: dict, text: str) -> bool:
+    """A pending write whose arguments carry text: once text is forgotten it cannot be
+    accepted, so the write goes with it."""
+    return in_args(line.get("args"), text)
+
+
+def export_change(item: dict, text: str, marker: str) -> dict | None:
+    """An export's item as forget leaves it: an entry that is text goes (forget removed it from
+    its file), a note that is text keeps its place with the marker (as in notes.md)."""
+    if not same(item.get("text"), text):
+        return item
+    return {**item, "text": marker} if item.get("kind") == "note" else None
+
+
+def export_holds(item: dict, text: str) -> bool:
+    return same(item.get("text"), text)
+
+
+def _quoted_value(text: str) -> re.Pattern[str]:
+    """A CALL_TEXT argument equal to text, as JSON writes it (for a call whose arguments the
+    index cut short, so they no longer parse)."""
+    keys = "|".join(sorted(CALL_TEXT))
+    forms = {json.dumps(text.strip(), ensure_ascii=wide) for wide in (False, True)}
+    values = "|".join(re.escape(form) for form in sorted(forms))
+    return re.compile(rf'"(?:{keys})"\s*:\s*(?:{values})')
+
+
+def row_holds(role: str | None, row: str, text: str) -> bool:
+    """True when an index row (a session record's row, or a note's) holds text: a call whose
+    arguments carry it, or content that is it."""
+    if role != "call":
+        return same(row, text)
+    _, _, arguments = row.partition(" ")
+    try:
+        args = json.loads(arguments)
+    except ValueError:
+        return _quoted_value(text).search(row) is not None
+    return in_args(args, text)

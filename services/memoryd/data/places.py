@@ -1,0 +1,101 @@
+"""Where forget finds the text it forgets, counted for the owner before and after.
+
+Every place is judged by one rule (matching.py): a value that carries what was written is the
+text exactly. The places: entries of memory.md and user.md, notes of notes.md, journal lines,
+recall log lines, pending writes, the exports memoryd left in backups/, and the index rows of
+other records that hold it (carriers.py), such as the session record of the memory call that
+wrote an entry.
+"""
+
+from dataclasses import dataclass, field
+
+from memoryd.data import carriers, exchange, matching, scrub
+from memoryd.home import Home, read_file
+from memoryd.journal.journal import IDENTITY_FILES
+from memoryd.memory import notes
+from memoryd.memory.memfiles import read_entries
+from proto.plural import counted
+
+
+@dataclass
+class Places:
+    entries: dict[str, int] = field(default_factory=dict)  # file -> entries holding the text
+    notes: list[int] = field(default_factory=list)  # note numbers holding it
+    journal: int = 0  # lines
+    recalls: int = 0  # lines
+    pending: int = 0  # lines
+    exports: int = 0  # files in backups/
+    records: dict[str, list[int]] = field(default_factory=dict)  # other keys -> their rows
+    rows: dict[str, list[int]] = field(default_factory=dict)  # every key found -> its rows
+
+    def anything(self) -> bool:
+        return bool(
+            self.entries
+            or self.notes
+            or self.journal
+            or self.recalls
+            or self.pending
+            or self.exports
+            or self.records
+        )
+
+    def said(self) -> str:
+        parts = [f"{n} entr{'y' if n == 1 else 'ies'} of {f}" for f, n in self.entries.items()]
+        if self.notes:
+            parts.append(f"{counted(len(self.notes), 'note')} of notes.md")
+        parts.append(counted(self.journal, "journal line"))
+        parts.append(counted(self.recalls, "recall log line"))
+        if self.pending:
+            parts.append(counted(self.pending, "pending write"))
+        if self.exports:
+            parts.append(f"{counted(self.exports, 'export')} in backups/")
+        return ", ".join(parts)
+
+    def index_said(self) -> str:
+        """The other session records whose index rows go too, when there are any."""
+        sessions = [key for key in self.records if key.startswith("session:")]
+        if not sessions:
+            return ""
+        return f" (with the rows of {counted(len(sessions), 'more session record')} that held it)"
+
+
+def notes_of(home: Home) -> list[notes.NoteEntry]:
+    try:
+        return notes.parse(read_file(home.memory_file("notes.md")))
+    except FileNotFoundError:
+        return []
+
+
+def recall_months(home: Home):
+    try:
+        return sorted(p for p in home.recalls.iterdir() if p.name.endswith(".jsonl"))
+    except FileNotFoundError:
+        return []
+
+
+def places(home: Home, journal, texts: list[str], keys: list[str], index) -> Places:
+    """Where texts are held; keys: what the target names itself (not counted again)."""
+    found = Places()
+    for file in IDENTITY_FILES:
+        n = sum(1 for e in read_entries(home, file) if any(matching.same(e, t) for t in texts))
+        if n:
+            found.entries[file] = n
+    found.notes = [n.number for n in notes_of(home) if any(matching.same(n.text, t) for t in texts)]
+    for text in texts:
+        if not text.strip():
+            continue
+        found.journal += sum(
+            scrub.count(p, text, matching.journal_holds) for p in journal.month_files()
+        )
+        found.recalls += sum(
+            scrub.count(p, text, matching.query_holds) for p in recall_months(home)
+        )
+        found.pending += scrub.count(
+            home.memory_file("pending.jsonl"), text, matching.pending_holds
+        )
+        found.exports += exchange.holding(home, text)
+    own = set(keys) | {f"note:{n}" for n in found.notes}
+    if index is not None:
+        found.rows = carriers.find(index, texts)
+        found.records = {k: v for k, v in found.rows.items() if k not in own}
+    return found

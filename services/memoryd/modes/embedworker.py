@@ -21,36 +21,53 @@ the reason it cannot start. The child exits at the end of either channel, so it 
 memoryd, even one killed with SIGKILL (as the reindex's child, index/rebuild.py). A child that
 died is started again at the next call, logged.
 
+Every question and batch has a deadline (embedframes.py: memoryd's ends are non-blocking): a child
+that stops answering (frozen, stopped, stuck) is ended when it passes, and another is started at
+the next call. A question gets QUERY_SECONDS, and the recall answers by its words without a second
+try; a batch gets BATCH_SECONDS and TEXT_SECONDS a text, and the embedder thread tries it again
+later (hybrid.py); loading the model gets START_SECONDS. end() ends the child at once, whatever
+waits on it: memoryd's stop never waits for a child that does not answer.
+
 Progress: each batch is counted, and rate() is the records per second over the last RATE_WINDOW
 seconds of batches, which `bxctl memory stats` shows with the rows still waiting (progress.py).
 """
 
 import argparse
-import io
+import contextlib
 import logging
 import os
 import socket
-import struct
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
 
-import msgpack
-
 from memoryd.errors import MemorydError, StartFailed
+from memoryd.modes import embedframes
 
 log = logging.getLogger(__name__)
 
 RATE_WINDOW = 60.0
-# A batch of 32 texts of 128 tokens takes about 2 s on a busy 2-core machine.
-_FRAME = struct.Struct(">I")
-_MAX_FRAME = 64 * 2**20
+# A question takes 2 ms on an idle 2-core machine, tens of ms beside a batch; a recall that
+# waits this long for one answers by its words.
+QUERY_SECONDS = 3.0
+# A batch of 32 texts of 128 tokens takes 0.3 s on an idle 2-core machine, about 2 s on a busy
+# one: 42 s for 32 is twenty times that (a text is cut at 128 tokens: none takes much longer).
+BATCH_SECONDS = 10.0
+TEXT_SECONDS = 1.0
+# Loading the model takes about 2.5 s on the 2-core machine.
+START_SECONDS = 120.0
+# How long a child whose channels were closed is given to exit before it is killed.
+EXIT_SECONDS = 1.0
 
 
 class WorkerFailed(MemorydError, OSError):
     """The embedding process died or answered nonsense (the embedder pauses and starts another)."""
+
+
+class WorkerSilent(WorkerFailed):
+    """The embedding process did not answer in time: it was ended (not asked again at once)."""
 
 
 def cores() -> int:
@@ -59,26 +76,6 @@ def cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
-
-
-def _write_frame(stream, payload: object) -> None:
-    data = msgpack.packb(payload, use_bin_type=True)
-    stream.write(_FRAME.pack(len(data)) + data)
-    stream.flush()
-
-
-def _read_frame(stream) -> object | None:
-    """The next message, None at the end of the stream."""
-    head = stream.read(_FRAME.size)
-    if len(head) < _FRAME.size:
-        return None
-    (size,) = _FRAME.unpack(head)
-    if size > _MAX_FRAME:
-        raise ValueError(f"a frame of {size} bytes")
-    data = stream.read(size)
-    if len(data) < size:
-        return None
-    return msgpack.unpackb(data, raw=False)
 
 
 class Worker:
@@ -101,8 +98,8 @@ class Worker:
         self._batch_lock = threading.Lock()
         self._query_lock = threading.Lock()
         self._child: subprocess.Popen | None = None
-        self._socket: socket.socket | None = None
-        self._queries: io.BufferedRWPair | None = None  # the socket's file: a question at a time
+        self._socket: socket.socket | None = None  # the questions' channel, a question at a time
+        self._ended: subprocess.Popen | None = None  # the last child ended for not answering
         self._closed = False
         self._done: deque[tuple[float, int]] = deque()
         self.queries = _Queries(self)
@@ -119,11 +116,12 @@ class Worker:
         if self._child is not None and self._child.poll() is None:
             return self._child
         if self._child is not None:
-            log.warning(
-                "embedding process %d exited with %s; starting another",
-                self._child.pid,
-                self._child.returncode,
-            )
+            if self._child is not self._ended:  # an ended one was logged by its caller
+                log.warning(
+                    "embedding process %d exited with %s; starting another",
+                    self._child.pid,
+                    self._child.returncode,
+                )
             self._reap()
         ours, theirs = socket.socketpair()
         command = [sys.executable, "-m", __name__, "--threads", str(self.threads)]
@@ -147,9 +145,22 @@ class Worker:
             raise WorkerFailed(f"the embedding process cannot start: {e.strerror}") from None
         finally:
             theirs.close()
-        self._child, self._socket, self._queries = child, ours, ours.makefile("rwb")
+        self._child, self._socket = child, ours
+        if self._closed:  # end() came before this child was known to it
+            self._kill(child)
+            self._reap()
+            raise WorkerFailed("the embedding process is stopped")
         try:
-            hello = _read_frame(child.stdout)
+            os.set_blocking(child.stdin.fileno(), False)  # type: ignore[union-attr]
+            os.set_blocking(child.stdout.fileno(), False)  # type: ignore[union-attr]
+            ours.setblocking(False)
+            hello = embedframes.receive(_raw(child.stdout), time.monotonic() + START_SECONDS)
+        except embedframes.Late:
+            self._kill(child)
+            self._reap()
+            raise WorkerSilent(
+                f"the embedding process did not load its model in {START_SECONDS:.0f} s"
+            ) from None
         except (OSError, ValueError):
             hello = None
         if not isinstance(hello, dict) or not hello.get("ready"):
@@ -161,14 +172,23 @@ class Worker:
         log.info("embedding process %d started with %d threads", child.pid, self.threads)
         return child
 
-    def _ask(self, write, read, payload: object, n: int):
+    def _ask(self, child: subprocess.Popen, write, read, payload: object, n: int, seconds: float):
+        """payload's vectors (n of them) from child, written to write and read from read, within
+        seconds; WorkerSilent (the child ended) when they do not come in time."""
         import numpy as np
 
         from memoryd.modes.embed import DIMENSIONS
 
+        deadline = time.monotonic() + seconds
         try:
-            _write_frame(write, payload)
-            answer = _read_frame(read)
+            embedframes.send(write, payload, deadline)
+            answer = embedframes.receive(read, deadline)
+        except embedframes.Late:
+            self._end(child)
+            raise WorkerSilent(
+                f"the embedding process {child.pid} did not answer in {seconds:.0f} s;"
+                " it was ended, and another is started at the next call"
+            ) from None
         except (OSError, ValueError) as e:
             raise WorkerFailed(f"the embedding process failed: {e}") from None
         if not isinstance(answer, dict) or "vectors" not in answer:
@@ -181,14 +201,25 @@ class Worker:
 
     def embed(self, texts: list[str]):
         """An (n, 384) float32 array of unit vectors, one per text, computed in the child
-        (the background batches); a child that died is started again once."""
+        (the background batches); a child that died is started again once, one that did not
+        answer in time (WorkerSilent) is not asked again here."""
+        seconds = BATCH_SECONDS + TEXT_SECONDS * len(texts)
         with self._batch_lock:
             for attempt in (1, 2):  # a child found dead is replaced, and the batch sent again
                 with self._lock:
                     child = self._ensure()
                 try:
-                    found = self._ask(child.stdin, child.stdout, list(texts), len(texts))
+                    found = self._ask(
+                        child,
+                        _raw(child.stdin),
+                        _raw(child.stdout),
+                        list(texts),
+                        len(texts),
+                        seconds,
+                    )
                     break
+                except WorkerSilent:
+                    raise
                 except WorkerFailed:
                     self._kill(child)
                     if attempt == 2:
@@ -198,20 +229,34 @@ class Worker:
 
     def query(self, texts: list[str]):
         """As embed, on the child's other channel, which a batch in flight does not hold up;
-        a child that died is started again once."""
+        a child that died is started again once. No wait is longer than QUERY_SECONDS (a
+        question behind another, or behind a child being started, gives up: WorkerSilent),
+        except this call's own start of a child."""
         for attempt in (1, 2):
-            with self._query_lock:
-                with self._lock:
+            if not self._query_lock.acquire(timeout=QUERY_SECONDS):
+                raise WorkerSilent("the embedding process is busy with other questions")
+            try:
+                if not self._lock.acquire(timeout=QUERY_SECONDS):
+                    raise WorkerSilent("the embedding process is being started")
+                try:
                     child = self._ensure()
-                    channel = self._queries
+                    channel = self._socket
+                finally:
+                    self._lock.release()
                 if channel is None:
                     raise WorkerFailed("the embedding process has no query channel")
                 try:
-                    return self._ask(channel, channel, list(texts), len(texts))
+                    return self._ask(
+                        child, channel, channel, list(texts), len(texts), QUERY_SECONDS
+                    )
+                except WorkerSilent:
+                    raise
                 except WorkerFailed:
                     self._kill(child)
                     if attempt == 2:
                         raise
+            finally:
+                self._query_lock.release()
         raise AssertionError("unreachable")  # noqa: S101 (mypy: the loop returns or raises)
 
     def _kill(self, child: subprocess.Popen) -> None:
@@ -219,6 +264,23 @@ class Worker:
         if child.poll() is None:
             child.kill()
         child.wait()
+
+    def _end(self, child: subprocess.Popen) -> None:
+        """child did not answer in time: kill it (SIGKILL ends a stopped process too); the
+        next call starts another, without logging the exit its caller reports."""
+        self._ended = child
+        self._kill(child)
+
+    def end(self) -> None:
+        """Stop for good, at once: kill the child, so that whatever waits on it (a batch, a
+        question, its start) fails now; close() then reaps it. Takes no lock: a thread that
+        starts the child holds one while the model loads."""
+        self._closed = True
+        child = self._child
+        if child is not None:
+            self._ended = child
+            with contextlib.suppress(OSError):
+                child.kill()
 
     def _count(self, n: int) -> None:
         now = time.monotonic()
@@ -241,13 +303,10 @@ class Worker:
 
     def _reap(self) -> None:
         child, self._child = self._child, None
-        for closing in (self._queries, self._socket):
-            if closing is not None:
-                try:
-                    closing.close()
-                except OSError:
-                    pass
-        self._queries = self._socket = None
+        if self._socket is not None:
+            with contextlib.suppress(OSError):
+                self._socket.close()
+        self._socket = None
         if child is None:
             return
         for stream in (child.stdin, child.stdout):
@@ -257,17 +316,22 @@ class Worker:
                 except OSError:
                     pass
         try:
-            child.wait(timeout=5)
+            child.wait(timeout=EXIT_SECONDS)  # it exits at the end of its channels
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
 
     def close(self) -> None:
-        """End the child (the end of its stdin) and wait for it. A batch in flight finishes
-        first: close() is called after the embedder thread has stopped."""
+        """End the child (the end of its channels; killed when it has not exited within
+        EXIT_SECONDS) and reap it. Called after the embedder thread has stopped."""
         with self._lock:
             self._closed = True
             self._reap()
+
+
+def _raw(stream):
+    """The unbuffered file under one of Popen's pipes (memoryd reads them within a deadline)."""
+    return stream.raw
 
 
 class _Queries:
@@ -284,12 +348,12 @@ def _serve_channel(embedder, read, write) -> None:
     """Answer one channel until it ends; then the whole child ends (memoryd is gone, or let
     this child go)."""
     try:
-        while (texts := _read_frame(read)) is not None:
+        while (texts := embedframes.read(read)) is not None:
             if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-                _write_frame(write, {"error": "a request that is not a list of texts"})
+                embedframes.write(write, {"error": "a request that is not a list of texts"})
                 continue
             vectors = embedder.embed(texts)
-            _write_frame(write, {"vectors": vectors.astype("<f4").tobytes()})
+            embedframes.write(write, {"vectors": vectors.astype("<f4").tobytes()})
     except ValueError as e:
         log.error("embedding process: a request it cannot read: %s", e)
         os._exit(1)
@@ -313,9 +377,9 @@ def serve(
     try:
         embedder = Embedder(threads, tokens, as_shipped, intra_op)
     except MemorydError as e:
-        _write_frame(stdout, {"error": str(e)})
+        embedframes.write(stdout, {"error": str(e)})
         return 2
-    _write_frame(stdout, {"ready": True})
+    embedframes.write(stdout, {"ready": True})
     if queries is not None:
         channel = socket.socket(fileno=queries)
         stream = channel.makefile("rwb")

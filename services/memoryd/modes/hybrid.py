@@ -19,9 +19,12 @@ question or two of the chosen one on each. A record without a vector yet (the ba
 embedder has not reached it) competes on its lexical part alone.
 
 The embedder runs on its own thread: it takes the pending rowids in rowid order, a batch at a
-time, computes their vectors outside any transaction of the writer's, and writes them, all under
-the index's shared gate so a reindex's swap never sees it half way. A start or a reindex never
-waits for it.
+time, computes their vectors outside any transaction of the writer's, and writes them. It reads
+the batch and writes its vectors under the index's shared gate, but computes them outside it: a
+reindex's swap, and the recalls that wait for a swap, never wait for the embedding child (which
+may be slow to answer, or never answer: embedworker.py). What it writes is checked against the
+file as it is then: a row whose text is not the one embedded (the file was swapped meanwhile) is
+left pending. A start or a reindex never waits for it, nor does memoryd's stop, beyond CLOSE_GRACE.
 """
 
 import contextlib
@@ -82,6 +85,9 @@ AHEAD_THREADS = 4
 POLL = 2.0
 # The longest wait before a failed batch is tried again, in seconds.
 PAUSED_MOST = 60.0
+# How long close() lets a batch in flight finish (and its vectors be kept) before it ends the
+# embedding child, in seconds: a batch takes 2 s on a busy 2-core machine.
+CLOSE_GRACE = 2.0
 
 Connect = Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]
 
@@ -212,7 +218,16 @@ class Hybrid:
         self._thread.join()
 
     def close(self) -> None:
-        self.stop_embedder()
+        """Stop the thread, ending the embedding child (end()) if its batch is not done within
+        CLOSE_GRACE: a child that does not answer must not hold memoryd's stop."""
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(CLOSE_GRACE)
+        if self._thread.is_alive():
+            end = getattr(self.worker, "end", None)  # an Embedder in this process has none
+            if end is not None:
+                end()
+            self._thread.join()
         self._ahead.shutdown(wait=True)
 
     def _run(self) -> None:
@@ -222,8 +237,11 @@ class Hybrid:
                 done = self.step()
                 failures = 0
             except Exception as error:  # noqa: BLE001 - a thread that ended would embed no more
-                # A full disk, the child gone (WorkerFailed), a damaged index: the same failure
-                # is tried again less and less often; recall finds the rows by words meanwhile.
+                # A full disk, the child gone or silent (WorkerFailed), a damaged index: the same
+                # failure is tried again less and less often; recall finds the rows by words
+                # meanwhile. Stopping (the child ended by close) is no failure.
+                if self._stop.is_set():
+                    break
                 failures += 1
                 log.warning(
                     "index %s: embedding paused: %s: %s", self._name, type(error).__name__, error
@@ -237,7 +255,8 @@ class Hybrid:
 
     def step(self) -> int:
         """Embed one batch of pending rows; returns how many were taken. Stored vectors found
-        unreadable since the last step are put back on the pending list first (damaged.py)."""
+        unreadable since the last step are put back on the pending list first (damaged.py).
+        The batch is computed outside the gate (the module docstring)."""
         with self._connect() as conn:
             self._embed_damaged_again(conn)
             rows = conn.execute(
@@ -245,9 +264,11 @@ class Hybrid:
                 " ON h.rowid = p.rowid ORDER BY p.rowid LIMIT ?",
                 (EMBED_BATCH,),
             ).fetchall()
-            if not rows:
-                return 0
-            vectors = self.worker.embed([text or "" for _, text in rows])
+        if not rows:
+            return 0
+        # A text edited by hand into a number is embedded as nothing (the child takes text).
+        vectors = self.worker.embed([text if isinstance(text, str) else "" for _, text in rows])
+        with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 (highest,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM vectors").fetchone()
@@ -256,6 +277,9 @@ class Hybrid:
                     # the whole matrix again, not only what lies above their highest rowid.
                     conn.execute(hybrid_tables.RAISE_GENERATION)
                 for (rowid, text), vector in zip(rows, vectors, strict=True):
+                    now = conn.execute("SELECT text FROM hits WHERE rowid = ?", (rowid,)).fetchone()
+                    if (None if now is None else now[0]) != text:
+                        continue  # another row by now (a swap, a rewrite): it stays pending
                     taken = conn.execute("DELETE FROM vector_pending WHERE rowid = ?", (rowid,))
                     # A row deleted meanwhile left the pending list with its sources row.
                     if taken.rowcount and text is not None:
@@ -266,7 +290,7 @@ class Hybrid:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-            return len(rows)
+        return len(rows)
 
     def _embed_damaged_again(self, conn: sqlite3.Connection) -> None:
         rowids = self.matrix.damaged.take()

@@ -82,6 +82,20 @@ def _say(reply: dict, as_json: bool, home: Path) -> None:
         print(escape(host_paths(reply["message"], home), markup=False))
 
 
+def _check_dest(dest: Path, nothing: str) -> None:
+    """Refuse before memoryd is asked when dest cannot be written (it exists, or its folder is
+    missing or not writable): memoryd's backup prunes older archives and its export removes the
+    older exports, which a failed copy afterwards could not give back."""
+    shown = escape(str(dest), markup=False)
+    if os.path.lexists(dest):
+        fail(f"{shown} exists; {nothing}", EXIT_REFUSED)
+    if not dest.parent.is_dir():
+        folder = escape(str(dest.parent), markup=False)
+        fail(f"cannot write {shown}: {folder} is not a folder; {nothing}", EXIT_REFUSED)
+    if not os.access(dest.parent, os.W_OK | os.X_OK):
+        fail(f"cannot write {shown}: its folder is not writable; {nothing}", EXIT_REFUSED)
+
+
 def copy_new(source: Path, dest: Path) -> None:
     """Copy source to dest, 0600, atomically, never over an existing file; one line on failure."""
     if os.path.lexists(dest):
@@ -186,8 +200,8 @@ def backup(
     memory_socket: MemorySocket = None,
 ) -> None:
     """Write one archive of memory (files, journal, pending, recall logs) into {home}/backups/."""
-    if path is not None and os.path.lexists(path):
-        fail(f"{escape(str(path), markup=False)} exists; no backup was made", EXIT_REFUSED)
+    if path is not None:
+        _check_dest(path, "no backup was made")
     arg: dict = {"with_sessions": with_sessions}
     if keep is not None:
         arg["keep"] = keep
@@ -224,8 +238,8 @@ def export_memory(
     """Export every entry and note with its provenance (docs/export-format.md)."""
     if fmt not in ("jsonl", "markdown"):
         fail(f"--format is jsonl or markdown, not {escape(fmt)}", EXIT_REFUSED)
-    if out is not None and os.path.lexists(out):
-        fail(f"{escape(str(out), markup=False)} exists; nothing was exported", EXIT_REFUSED)
+    if out is not None:
+        _check_dest(out, "nothing was exported")
     home = home_for(memory_socket)
     reply = _ask(memory_socket, "export", {"format": fmt}, path=str)
     if out is not None:

@@ -310,3 +310,21 @@ def test_a_full_disk_while_staging_a_restore_changes_nothing(tmp_path, monkeypat
         assert not [p for p in b.home.memory.iterdir() if p.name.startswith(".restore")]
     finally:
         b.close()
+
+
+@pytest.mark.parametrize("keep", [1, 2])
+def test_keep_never_removes_the_archive_just_written(md, keep):
+    """An archive named later than now (made while the clock ran ahead) does not push the new
+    one out: the new one is kept, with the newest keep - 1 of the others."""
+    folder = md.home.root / "backups"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    for stamp in ("20260101T000000Z", "20990601T000000Z"):
+        (folder / f"memory-{stamp}.tar.gz").write_bytes(b"old")
+    made = md.data("backup", keep=keep)
+    left = sorted(p.name for p in folder.iterdir())
+    assert os.path.exists(made["path"])
+    kept = ["memory-20990601T000000Z.tar.gz"] if keep == 2 else []
+    assert left == sorted([os.path.basename(made["path"]), *kept])
+    assert made["removed"] == sorted(
+        set(["memory-20260101T000000Z.tar.gz", "memory-20990601T000000Z.tar.gz"]) - set(kept)
+    )

@@ -71,7 +71,8 @@ def prepare(config: Config) -> MemoryService:
         mode=config.recall_mode,
     )
     try:
-        index.open()
+        # A changed recall mode's tables are built once the sockets listen (start_catch_up).
+        index.open(defer_mode=True)
         sessions = index.sessions()
     except (OSError, sqlite3.Error) as e:
         raise StartFailed(f"cannot open the index {home.index_db}: {e}") from None

@@ -107,8 +107,10 @@ class MemoryService:
 
     def stop_builds(self) -> None:
         """End a reindex's build in flight and refuse new ones, at once (memoryd is stopping):
-        the reindex waiting for it is answered that it was stopped, the old index untouched."""
+        the reindex waiting for it is answered that it was stopped, the old index untouched;
+        so is the build of a changed recall mode's tables (Index.prepare_mode)."""
         self._rebuild.stop()
+        self.index.stop_preparing()
 
     def close(self) -> None:
         """Finish the writes in flight, close the index, then let another memoryd in."""
@@ -165,6 +167,8 @@ class MemoryService:
             if sessions is None:
                 sessions = await self._read(self.index.sessions)
             self.index.catching_up = (0, len(sessions))
+            if self.index.mode_pending:  # the sockets listen meanwhile; recall waits for it
+                await self._write(self.index.prepare_mode)
             added = await self._write(self._notes_at_start, priority=BACKGROUND)
             for read, session in enumerate(sessions, 1):
                 try:

@@ -85,6 +85,9 @@ class Index:
         self._live: registry.Live | None = None  # what the recall mode runs while open
         self._warming: sqlite3.Connection | None = None  # warm_counts' reader, while it reads
         self._warm_stopped = False
+        # The mode's tables, when open(defer_mode) left them to prepare_mode: "pending" until
+        # built, "preparing" while built, "failed" when that failed; None once ready.
+        self._mode_state: str | None = None
 
     # --- connections ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -128,8 +131,11 @@ class Index:
             self._writer.close()
             self._writer = None
 
-    def open(self) -> None:
-        """Create or open the index; a damaged one is deleted and an empty one started."""
+    def open(self, *, defer_mode: bool = False) -> None:
+        """Create or open the index; a damaged one is deleted and an empty one started.
+        defer_mode: an existing index whose mode tables must be rebuilt (the mode was changed:
+        seconds at a few hundred thousand records) is left for prepare_mode, on the writer once
+        memoryd listens; recall is refused meanwhile (live)."""
         check_fts5()
         self._warm_stopped = False
         # A recall mode that cannot run (hybrid without its extra) refuses before any change.
@@ -157,7 +163,8 @@ class Index:
                     indexer.describe_stamp(wanted),
                 )
                 remove_database(self.path)
-        if not self.path.exists():
+        existed = self.path.exists()
+        if not existed:
             log.info("index %s: creating it; it fills from sessions/ and notes.md", self.path)
             create_file(self.path)
             conn = self._connect()
@@ -168,12 +175,60 @@ class Index:
         else:
             self._writer = self._connect()
         os.chmod(self.path, FILE_MODE)
-        # Recall modes: the configured mode's tables, built from the spec's if the
-        # index was made for another mode.
-        with self._transaction(self._writer) as conn:
-            modes.prepare(conn, self.mode, self.path)
+        if defer_mode and existed and not modes.prepared(self._writer, self.mode):
+            self._mode_state = "pending"
+            log.info(
+                "index %s: recall mode %s: its tables are built once memoryd listens;"
+                " recall waits for them",
+                self.path,
+                self.mode,
+            )
+            return
+        self.prepare_mode()
+
+    def prepare_mode(self) -> None:
+        """The configured mode's tables, built from the spec's if the index was made for another
+        mode, then what the mode runs beside the index (on the writer). A failure is logged and
+        recall refused (DAMAGED) until a reindex builds a file for the mode."""
+        with self._pool_lock:
+            if self._mode_state == "stopped":
+                return
+            deferred = self._mode_state is not None
+            self._mode_state = "preparing" if deferred else None
+        try:
+            with self._transaction(self._write()) as conn:
+                modes.prepare(conn, self.mode, self.path)
+        except (sqlite3.Error, IndexDamaged) as error:
+            if not deferred:
+                raise
+            with self._pool_lock:
+                stopped = self._mode_state == "stopped"
+                self._mode_state = "stopped" if stopped else "failed"
+            if stopped:
+                log.info(
+                    "index %s: recall mode %s: not built, memoryd stopping", self.path, self.mode
+                )
+            else:
+                log.error("index %s: recall mode %s: not built: %s", self.path, self.mode, error)
+            return
+        with self._pool_lock:
+            self._mode_state = None
         if self._live is None:
             self._live = self.recall_mode.open(self._embedding_connection, self.path)
+
+    @property
+    def mode_pending(self) -> bool:
+        """Whether prepare_mode has still to build the mode's tables (open(defer_mode))."""
+        return self._mode_state is not None
+
+    def stop_preparing(self) -> None:
+        """memoryd is stopping: a deferred prepare_mode is interrupted (rolled back, the index as
+        it was) or not started."""
+        with self._pool_lock:
+            if self._mode_state == "preparing" and self._writer is not None:
+                self._writer.interrupt()
+            if self._mode_state in ("pending", "preparing"):
+                self._mode_state = "stopped"
 
     def close(self) -> None:
         self.stop_warming(for_good=True)
@@ -303,6 +358,13 @@ class Index:
     def live(self) -> registry.Live:
         """The recall mode's state beside the open index, which recall searches."""
         if self._live is None:
+            if self._mode_state == "failed":
+                raise IndexDamaged(DAMAGED)
+            if self._mode_state is not None:
+                raise IndexDamaged(
+                    f"the memory index is being prepared for recall mode {self.mode}, changed"
+                    " since memoryd last ran; recall answers once that is done. Try again shortly."
+                )
             raise IndexDamaged("the memory index is not open")
         return self._live
 

@@ -152,10 +152,13 @@ def finish_or_discard(index: "Index", built: Rebuilt) -> tuple[int, int, int]:
     """On the writer: Index.finish_new, and when it fails (a full disk while catching the new file
     up), the new file removed before the error goes on."""
     try:
-        return index.finish_new(built)
+        done = index.finish_new(built)
     except BaseException:
         discard(built.path)
         raise
+    if index.mode_pending:  # its tables failed to build at the start: the new file has them
+        index.prepare_mode()
+    return done
 
 
 def arguments(index: "Index") -> list[str]:

@@ -84,13 +84,18 @@ def _fill(conn: sqlite3.Connection, mode: registry.Mode) -> int:
         last, count = rows[-1][0], count + len(rows)
 
 
+def prepared(conn: sqlite3.Connection, mode: str) -> bool:
+    """Whether the index's mode tables are those of mode already (prepare has nothing to do)."""
+    wanted = registry.get(mode)
+    return recorded(conn) == mode and all(_exists(conn, name) for name in _objects(wanted))
+
+
 def prepare(conn: sqlite3.Connection, mode: str, path: object = "index") -> bool:
     """Make the index's mode tables those of mode, inside the caller's transaction; True when
     they had to be (re)built."""
-    wanted = registry.get(mode)
-    was = recorded(conn)
-    if was == mode and all(_exists(conn, name) for name in _objects(wanted)):
+    if prepared(conn, mode):
         return False
+    wanted, was = registry.get(mode), recorded(conn)
     _drop_all(conn)
     if not wanted.objects:
         log.info("index %s: recall mode %s (was %s): its tables dropped", path, mode, was)

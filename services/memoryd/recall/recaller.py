@@ -15,7 +15,6 @@ recall.
 import datetime as dt
 import logging
 import os
-import sqlite3
 import threading
 from dataclasses import dataclass, field, replace
 
@@ -188,8 +187,9 @@ class Recaller:
         parsed = Query.parse(query)
         hits: list[Hit] = []
         if parsed.expression is not None:
+            live = self.index.live  # refused before a connection is taken, while it is not ready
             with self.index.reader() as conn:
-                hits = self._search(conn, parsed, k)
+                hits = live.search(conn, parsed, k)
         self._append(session, query, k, hits, by, partial=catching_up is not None)
         answer = result(query, hits)
         if catching_up is None:
@@ -197,10 +197,6 @@ class Recaller:
         read, logs = catching_up
         note = f"(the index is catching up: {read} of {logs} session logs read)"
         return replace(answer, text=f"{answer.text}\n{note}")
-
-    def _search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
-        # The index's recall mode answers (spec: the spec's search, untouched).
-        return self.index.live.search(conn, query, k)
 
     def _append(
         self,

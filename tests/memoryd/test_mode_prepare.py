@@ -1,0 +1,186 @@
+"""A recall mode changed since memoryd last ran: its tables are built once memoryd listens, not
+before (seconds at a few hundred thousand records); meanwhile memoryd serves, and recall is
+refused in one line saying why. A stop interrupts that build, the index as it was; a build that
+fails leaves recall refused as damaged until a reindex."""
+
+import asyncio
+import json
+import logging
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from memoryd import modes
+from memoryd.config import load
+from memoryd.errors import IndexDamaged
+from memoryd.home import Home
+from memoryd.index import index as index_module
+from memoryd.index.index import DAMAGED, Index
+from memoryd.server import prepare
+from proto.client import RemoteError, request
+from proto.messages import MemoryAdmin, MemoryCall, Reindex, ToolRequest
+from tests.memoryd.test_index import write_log
+from tests.memoryd.test_scheduling import _call
+from tests.memoryd.test_service import Running
+from tests.memoryd.test_socket_cleanup import _config
+from tests.recalling import recall_on
+
+CONTEXT = '[recall]\nmode = "context"\n'
+# Long enough (tens of seconds) that only an interrupt ends it in time; finite all the same.
+LONG = (
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 500000000)"
+    " SELECT count(*) FROM c"
+)
+
+
+def _spec_index(tmp_path) -> Home:
+    """A home whose index was built in mode spec, with rows."""
+    home = Home(tmp_path / "home")
+    write_log(home, "mm-1", ["the launch window moved to Thursday", "kestrel on the roof"])
+    index = Index(home)
+    index.open()
+    index.catch_up_all()
+    index.close()
+    return home
+
+
+def _recorded(home: Home) -> str:
+    conn = sqlite3.connect(home.index_db)
+    try:
+        return modes.recorded(conn)
+    finally:
+        conn.close()
+
+
+def test_a_deferred_mode_is_refused_until_prepared(tmp_path):
+    home = _spec_index(tmp_path)
+    index = Index(home, mode="context")
+    index.open(defer_mode=True)
+    try:
+        assert index.mode_pending and _recorded(home) == "spec"
+        with pytest.raises(IndexDamaged, match="being prepared for recall mode context"):
+            recall_on(index, "launch window", session="mm-ask")
+        index.prepare_mode()
+        assert not index.mode_pending and _recorded(home) == "context"
+        assert recall_on(index, "launch window", session="mm-ask").text.startswith("[1] ")
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("mode", ["spec", "context"])
+def test_nothing_is_deferred_when_nothing_is_to_build(tmp_path, mode):
+    home = Home(tmp_path / "home")
+    for _ in range(2):  # created, then opened as it is
+        index = Index(home, mode=mode)
+        index.open(defer_mode=True)
+        assert not index.mode_pending
+        index.close()
+
+
+def _recall(running: Running):
+    req = ToolRequest(
+        session="mm-ask",
+        call_id="r1",
+        tool="recall",
+        arguments=json.dumps({"query": "launch window"}),
+    )
+    return request(
+        running.cfg.broker_socket, MemoryCall(request=req, taint="private", untrusted=False)
+    )
+
+
+def _slow_prepare(monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """modes.prepare, held until released (a long build)."""
+    started, release = threading.Event(), threading.Event()
+    real = modes.prepare
+
+    def held(conn, mode, path="index"):
+        started.set()
+        release.wait(20)
+        return real(conn, mode, path)
+
+    monkeypatch.setattr(index_module.modes, "prepare", held)
+    return started, release
+
+
+def test_memoryd_serves_while_a_changed_mode_is_prepared(tmp_path, monkeypatch):
+    home = _spec_index(tmp_path)
+    started, release = _slow_prepare(monkeypatch)
+    running = Running(home.root, _config(tmp_path, CONTEXT))
+    try:
+        assert running.ready.is_set() and started.wait(10)
+        with pytest.raises(RemoteError, match="being prepared for recall mode context"):
+            _recall(running)
+        assert (
+            "recall in the last"
+            in request(running.cfg.admin_socket, MemoryAdmin(command="stats", arg="{}")).text
+        )
+        release.set()
+        assert running.service.caught_up.wait(20)
+        assert _recall(running).output.startswith("[1] ")
+    finally:
+        release.set()
+        running.stop()
+    assert _recorded(home) == "context"
+
+
+def test_a_stop_interrupts_the_build_of_a_changed_mode(tmp_path, monkeypatch, caplog):
+    home = _spec_index(tmp_path)
+    started = threading.Event()
+
+    def long_build(conn, mode, path="index"):
+        started.set()
+        conn.execute("CREATE TABLE half_built (x)")
+        conn.execute(LONG)
+
+    monkeypatch.setattr(index_module.modes, "prepare", long_build)
+    running = Running(home.root, _config(tmp_path, CONTEXT))
+    try:
+        assert started.wait(10)
+        began = time.monotonic()
+    finally:
+        with caplog.at_level(logging.INFO):
+            running.stop()
+    assert not running.thread.is_alive() and time.monotonic() - began < 5
+    assert _recorded(home) == "spec"
+    conn = sqlite3.connect(home.index_db)
+    names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "half_built" not in names  # rolled back
+    assert any("not built, memoryd stopping" in r.getMessage() for r in caplog.records)
+
+
+def test_a_mode_that_failed_to_build_is_damaged_until_a_reindex(tmp_path, monkeypatch, caplog):
+    home = _spec_index(tmp_path)
+    real = modes.prepare
+    calls = []
+
+    def fails_once(conn, mode, path="index"):
+        calls.append(mode)
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(conn, mode, path)
+
+    monkeypatch.setattr(index_module.modes, "prepare", fails_once)
+    service = prepare(load(_config(tmp_path, CONTEXT)))
+
+    async def scenario():
+        await service.catch_up()
+        with pytest.raises(IndexDamaged) as refused:
+            await service.on_broker(_call("recall", {"query": "launch window"}))
+        await service.on_admin(Reindex())
+        found = await service.on_broker(_call("recall", {"query": "launch window"}))
+        return refused.value, found
+
+    try:
+        with caplog.at_level(logging.ERROR):
+            refused, found = asyncio.run(scenario())
+    finally:
+        service.close()
+    assert str(refused) == DAMAGED
+    assert found.output.startswith("[1] ")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"index {home.index_db}: recall mode context: not built: database or disk is full"
+    ]

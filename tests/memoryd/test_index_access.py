@@ -6,6 +6,7 @@ import asyncio
 import ctypes
 import logging
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,8 @@ import pytest
 from memoryd.config import load
 from memoryd.errors import IndexDamaged
 from memoryd.home import Home
-from memoryd.index.index import DAMAGED, UNOPENED, Index
+from memoryd.index import index as index_module
+from memoryd.index.index import DAMAGED, GONE, UNOPENED, Index
 from memoryd.server import prepare
 from proto.messages import SessionUpdated
 from tests.memoryd.test_index import write_log
@@ -75,22 +77,53 @@ def _index(tmp_path: Path) -> Index:
     return index
 
 
-def test_a_recall_that_cannot_open_the_index_is_told_so_in_one_line(tmp_path, caplog):
+def _remove(index: Index) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index.path}{suffix}").unlink(missing_ok=True)
+
+
+def _replace(index: Index) -> None:
+    copy = index.path.with_name("copy.sqlite3")
+    copy.write_bytes(index.path.read_bytes())
+    os.replace(copy, index.path)
+
+
+@pytest.mark.parametrize("change", [_remove, _replace], ids=["removed", "replaced"])
+def test_an_index_file_removed_or_replaced_while_open_is_one_answer(tmp_path, caplog, change):
     index = _index(tmp_path)
-    moved = tmp_path / "moved.sqlite3"
     try:
-        # A reader opened now meets a folder where the file was: SQLite cannot open it, for
-        # root too (a folder chmod 000 does the same to memoryd's own user).
-        os.rename(index.path, moved)
-        index.path.mkdir()
-        with caplog.at_level(logging.ERROR), pytest.raises(IndexDamaged) as refused:
+        assert recall_on(index, "launch window", session="mm-ask").text.startswith("[1] ")
+        change(index)  # a pooled connection still reads the old file; a new one would not
+        with caplog.at_level(logging.WARNING):
+            for _ in range(3):
+                with pytest.raises(IndexDamaged) as refused:
+                    recall_on(index, "launch window", session="mm-ask")
+                assert str(refused.value) == GONE
+        assert [r.getMessage() for r in caplog.records] == [
+            f"memory-index-damaged: {index.path}: deleted or replaced while memoryd runs; recall"
+            " is refused until bxctl reindex or a restart rebuilds it"
+        ]
+        index.reindex()
+        assert recall_on(index, "launch window", session="mm-ask").text.startswith("[1] ")
+    finally:
+        index.close()
+
+
+def test_a_recall_that_cannot_open_the_index_is_told_so_in_one_line(tmp_path, caplog, monkeypatch):
+    index = _index(tmp_path)  # no reader pooled yet: a recall opens one
+
+    def refused(*args, **kwargs):  # what SQLite says when index/ is chmod 000
+        raise sqlite3.OperationalError("unable to open database file")
+
+    try:
+        monkeypatch.setattr(index_module.sqlite3, "connect", refused)
+        with caplog.at_level(logging.ERROR), pytest.raises(IndexDamaged) as answer:
             recall_on(index, "launch window", session="mm-ask")
-        assert str(refused.value) == UNOPENED
+        monkeypatch.undo()
+        assert str(answer.value) == UNOPENED
         assert [r.getMessage() for r in caplog.records] == [
             f"index {index.path}: cannot open it to read: unable to open database file"
         ]
-        index.path.rmdir()
-        os.rename(moved, index.path)
         assert recall_on(index, "launch window", session="mm-ask").text.startswith("[1] ")
     finally:
         index.close()

@@ -51,6 +51,10 @@ log = logging.getLogger(__name__)
 DAMAGED = (
     "the memory index is damaged; rebuild it with bxctl reindex (runbook: memory-index-damaged)"
 )
+GONE = (
+    "the memory index index/memory.sqlite3 was removed or replaced while memoryd ran; rebuild it"
+    " with bxctl reindex (runbook: memory-index-damaged)"
+)
 UNOPENED = (
     "the memory index index/memory.sqlite3 cannot be opened (memoryd's log says why; runbook:"
     " memory-index-damaged)"
@@ -88,13 +92,42 @@ class Index:
         # The mode's tables, when open(defer_mode) left them to prepare_mode: "pending" until
         # built, "preparing" while built, "failed" when that failed; None once ready.
         self._mode_state: str | None = None
+        # (device, inode) of the file the connections are to, taken at each connect of the
+        # writer; recall refuses once the path names another file or none (_check_file).
+        self._file: tuple[int, int] | None = None
+        self._gone_logged = False
 
     # --- connections ----------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        st = os.stat(self.path)
+        self._file, self._gone_logged = (st.st_dev, st.st_ino), False
         return conn
+
+    def _check_file(self) -> None:
+        """IndexDamaged (GONE, logged once) when the index file was deleted or replaced while
+        open: the pooled connections would go on answering from the old file while a new one
+        found an empty file SQLite made at the path, so the same question got hits or an error."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            found = None
+        except OSError:  # its folder unreadable, say: the connect says so (_take)
+            return
+        else:
+            found = (st.st_dev, st.st_ino)
+        if self._file is None or found == self._file:
+            return
+        if not self._gone_logged:
+            self._gone_logged = True
+            log.warning(
+                "memory-index-damaged: %s: deleted or replaced while memoryd runs; recall is"
+                " refused until bxctl reindex or a restart rebuilds it",
+                self.path,
+            )
+        raise IndexDamaged(GONE)
 
     def _write(self) -> sqlite3.Connection:
         if self._writer is None:
@@ -399,6 +432,7 @@ class Index:
         it) and given back after. A sqlite3.DatabaseError inside becomes IndexDamaged (logged,
         the connection closed, never given back)."""
         with self._gate.shared():
+            self._check_file()
             conn = self._take()
             try:
                 yield conn

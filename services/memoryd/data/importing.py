@@ -1,38 +1,38 @@
 """bxctl memory import FILE: an export's items brought in as the owner's journalled edits.
 
-The file (an export in jsonl, handed over in backups/) is read whole and every line checked
-before anything is written: a line of the wrong shape refuses the import, naming its number. Then
+The file (an export in jsonl, handed over in backups/, at most IMPORT_MAX bytes) is read and every
+line checked before anything is written: a line of the wrong shape, or with an empty text, a
+session or a time that is not one, refuses the import, naming its number. Then
 each item goes through the same rules as any write. An entry from a trusted write at or below
 [index] max_class is added to its file (the check, the entry rules, the limit; one journal line
 per entry, action "import", with the provenance it came with); an entry marked untrusted or above
 max_class becomes a note with its label, never identity; a note is appended to notes.md with its
 header (kind, time, session, class, untrusted). An item already there is skipped, and one that
 does not fit or fails the check is named with the reason. --dry-run says all that and writes
-nothing.
+nothing. importrun.py applies the items, a batch at a time.
 """
 
 import datetime as dt
 import json
+import os
 import re
+from collections import Counter
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memoryd.data import exchange, layout
 from memoryd.errors import AdminRefused, EditRefused
-from memoryd.home import Home, read_file
-from memoryd.journal import rollback
-from memoryd.journal.journal import Edit
+from memoryd.home import Home, open_read
 from memoryd.memory import check, edits, entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust import classrule
-from memoryd.trust.caller import OWNER
 from proto.messages import SESSION_ID_PATTERN, describe
 from proto.tools import AddArgs
 
 IMPORT_MAX = 64 << 20
-SESSION_ID = re.compile(SESSION_ID_PATTERN)
-TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z$")
+SESSION_ID = re.compile(SESSION_ID_PATTERN)  # matched whole (fullmatch): $ would take a "\n"
+TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z")
 FILE_ARG: dict[str, Literal["memory", "user"]] = {"memory.md": "memory", "user.md": "user"}
 
 
@@ -67,21 +67,74 @@ class Item(BaseModel):
     source: Literal["memory.md", "user.md"] | None = None
 
 
-def parse(data: bytes) -> list[tuple[int, Item]]:
-    """(line number, item) of every item; AdminRefused naming the first bad line."""
-    lines = data.split(b"\n")
+def read_export(home: Home, name: str) -> bytes:
+    """The file backups/name, at most IMPORT_MAX bytes of it: never a FIFO, a link or a folder
+    (refused without waiting or reading), never read whole when it is larger."""
+    if not layout.NAME.fullmatch(name):
+        raise AdminRefused(f"refused: {name[:64]!r} is not the name of a file in backups/")
+    path = layout.backups(home) / name
     try:
-        head = json.loads(lines[0])
-    except (ValueError, IndexError):
+        with open_read(path) as f:
+            if os.fstat(f.fileno()).st_size > IMPORT_MAX:
+                raise AdminRefused(f"refused: {name} is over {IMPORT_MAX:,} bytes")
+            data = f.read(IMPORT_MAX + 1)
+    except FileNotFoundError:
+        raise AdminRefused(f"refused: backups/ holds no file {name}") from None
+    except OSError as e:
+        raise AdminRefused(f"refused: {name} cannot be read ({e.strerror or e})") from None
+    if len(data) > IMPORT_MAX:
+        raise AdminRefused(f"refused: {name} is over {IMPORT_MAX:,} bytes")
+    return data
+
+
+def _head(line: bytes) -> None:
+    try:
+        head = json.loads(line)
+    except RecursionError:
+        raise AdminRefused("refused: line 1 is JSON nested too deeply to be an export") from None
+    except ValueError:
         head = None
     if not isinstance(head, dict) or head.get("format") != exchange.FORMAT:
         raise AdminRefused("refused: line 1 is not the header of a boxmaker memory export")
     version = head.get("version")
-    if not isinstance(version, int) or version > exchange.VERSION:
+    if not isinstance(version, int) or isinstance(version, bool):
         raise AdminRefused(
-            f"refused: the export is format {version!s:.16}; this memoryd reads format "
-            f"{exchange.VERSION}"
+            f"refused: the export's header gives its format version as {version!r:.24}, not a "
+            f"whole number; this memoryd reads format {exchange.VERSION}"
         )
+    if version > exchange.VERSION:
+        raise AdminRefused(
+            f"refused: the export is format {version}, made by a newer memoryd; this memoryd "
+            f"reads format {exchange.VERSION}"
+        )
+
+
+def _problem(item: Item) -> str | None:
+    """What is wrong with an item of the right shape, or None: found before anything is
+    written, so that an import never stops part way on its own input."""
+    p = item.provenance
+    if item.kind == "entry" and item.file is None:
+        return "is an entry without its file"
+    if item.kind == "note" and item.note is None:
+        return "is a note without its kind"
+    if not item.text.strip():
+        return "has an empty text"
+    if p.session is not None and not SESSION_ID.fullmatch(p.session):
+        return "has a provenance session of the wrong shape"
+    if p.time is not None:
+        try:
+            if not TIME.fullmatch(p.time):
+                raise ValueError(p.time)
+            _when(p.time, dt.datetime.now(dt.UTC))
+        except ValueError:
+            return "has a provenance time that is not a time (2026-09-24T21:02Z)"
+    return None
+
+
+def parse(data: bytes) -> list[tuple[int, Item]]:
+    """(line number, item) of every item; AdminRefused naming the first bad line."""
+    lines = data.split(b"\n")
+    _head(lines[0])
     out = []
     for number, raw in enumerate(lines[1:], start=2):
         if not raw.strip():
@@ -90,20 +143,16 @@ def parse(data: bytes) -> list[tuple[int, Item]]:
             item = Item.model_validate_json(raw)
         except ValidationError as e:
             raise AdminRefused(
-                f"refused: line {number} is not an export item: {describe(e)[:300]}"
+                f"refused: line {number} is not an export item: {describe(e)[:300]}; nothing "
+                "was imported"
             ) from None
-        if item.kind == "entry" and item.file is None:
-            raise AdminRefused(f"refused: line {number} is an entry without its file")
-        if item.kind == "note" and item.note is None:
-            raise AdminRefused(f"refused: line {number} is a note without its kind")
-        problems = [
-            (item.provenance.session is not None and not SESSION_ID.match(item.provenance.session)),
-            (item.provenance.time is not None and not TIME.match(item.provenance.time)),
-        ]
-        if any(problems):
+        except (ValueError, RecursionError):
             raise AdminRefused(
-                f"refused: line {number} has a provenance session or time of the wrong shape"
-            )
+                f"refused: line {number} is not an export item; nothing was imported"
+            ) from None
+        problem = _problem(item)
+        if problem is not None:
+            raise AdminRefused(f"refused: line {number} {problem}; nothing was imported")
         out.append((number, item))
     return out
 
@@ -115,16 +164,77 @@ def _when(text: str | None, now: dt.datetime) -> dt.datetime:
     return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.UTC)
 
 
+NoteKey = tuple[str, str, str | None, str, str | None, str, bool]
+
+
+def note_key(
+    kind: str,
+    text: str,
+    time: str | None,
+    session: str,
+    source: str | None,
+    klass: str,
+    untrusted: bool,
+) -> NoteKey:
+    return (kind, text, time, session, source if kind != "noted" else None, klass, untrusted)
+
+
 class State:
-    """The files as the import goes (for --dry-run, and to plan each write against)."""
+    """The files as the import goes (for --dry-run, and to plan each write against).
+
+    notes.md is compared note by note, whole (kind, text, header time, session, source, label),
+    and as many times as a note is there: the k-th copy of a note in the file imported is skipped
+    when notes.md holds k copies of it that this import did not write, so that an export holding
+    one text twice brings both and importing it again brings neither (nor does a second import
+    running beside it). A note with no time is compared without it."""
 
     def __init__(self, home: Home):
         self.entries = {f: read_entries(home, f) for f in FILE_ARG}
+        self.had: Counter[NoteKey] = Counter()
+        self.seen: Counter[NoteKey] = Counter()
+        self.mine: Counter[NoteKey] = Counter()  # the notes this import appended
+        self.key: NoteKey | None = None  # of the note decide() said to append last
+        self.end = 0
+        self._notes(home)
+
+    def _notes(self, home: Home) -> None:
+        """Count the notes others appended since self.end (all of them, if notes.md shrank)."""
         try:
-            found = notes.parse(read_file(home.memory_file("notes.md")))
+            with open_read(home.memory_file("notes.md")) as f:
+                size = os.fstat(f.fileno()).st_size
+                if size < self.end:  # rewritten (a forget): counted again, less this import's
+                    self.had, self.end = Counter(), 0
+                    self.had.subtract(self.mine)
+                f.seek(self.end)
+                data = f.read(size - self.end)
         except FileNotFoundError:
-            found = []
-        self.notes = {(n.kind, n.text) for n in found}
+            data, size = b"", 0
+        for n in notes.parse(data):
+            key = note_key(n.kind, n.text, n.time, n.session, n.source, n.klass, n.untrusted)
+            self.had[key] += 1
+            self.had[_timeless(key)] += 1
+        self.end = size
+
+    def refresh(self, home: Home) -> None:
+        """The files as they are now: other writes come between an import's batches."""
+        self.entries = {f: read_entries(home, f) for f in FILE_ARG}
+        self._notes(home)
+
+    def appended(self, home: Home) -> None:
+        """The note decide() last said to append was appended by this import."""
+        if self.key is not None:
+            self.mine[self.key] += 1
+            self.mine[_timeless(self.key)] += 1
+        self.end = os.path.getsize(home.memory_file("notes.md"))
+
+    def first_time(self, key: NoteKey) -> bool:
+        self.seen[key] += 1
+        self.key = key
+        return self.seen[key] > self.had[key]
+
+
+def _timeless(key: NoteKey) -> NoteKey:
+    return (key[0], key[1], None, *key[3:])
 
 
 def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
@@ -153,7 +263,11 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
 
 def _note(item: Item, kind: str, state: State, said: str) -> tuple[str, str]:
     text = item.text.strip()
-    if (kind, text) in state.notes:
+    p = item.provenance
+    time = notes.header_time(_when(p.time, dt.datetime.now(dt.UTC))) if p.time else None
+    source = item.source or "memory.md"
+    key = note_key(kind, text, time, p.session or "owner", source, p.klass, p.untrusted)
+    if not state.first_time(key):
         return "skip", "already in notes.md"
     try:
         if kind == "noted":
@@ -164,92 +278,8 @@ def _note(item: Item, kind: str, state: State, said: str) -> tuple[str, str]:
                 raise EditRefused(problem)
     except EditRefused as e:
         return "skip", f"not imported: {str(e).removeprefix('refused: ')}"
-    state.notes.add((kind, text))
     return f"note:{kind}", said
 
 
-def run(service, name: str, dry_run: bool) -> dict:
-    store = service.store
-    home: Home = store.home
-    path = layout.backups(home) / name
-    if not path.is_file() or path.is_symlink():
-        raise AdminRefused(f"refused: backups/ holds no file {name}")
-    data = read_file(path)
-    if len(data) > IMPORT_MAX:
-        raise AdminRefused(f"refused: {name} is over {IMPORT_MAX:,} bytes")
-    parsed = parse(data)
-    with store.lock:
-        store.detect_hand_edits()
-    state = State(home)
-    report, applied, skipped = [], 0, 0
-    for number, item in parsed:
-        what, said = decide(item, state, store.max_class)
-        if what == "skip":
-            skipped += 1
-        elif not dry_run:
-            edit = _apply(store, item, what)
-            said += f" as edit {edit}"
-            applied += 1
-        else:
-            applied += 1
-        report.append(f"line {number}: {item.kind} {_short(item.text)!r}: {said}")
-    verb = "would import" if dry_run else "imported"
-    message = f"{verb} {applied} of {len(parsed)} items; {skipped} not"
-    if dry_run:
-        message += " (dry run: nothing was written)"
-    return {"applied": applied, "skipped": skipped, "lines": report, "message": message}
-
-
-def _short(text: str) -> str:
-    return edits.shorten(text)
-
-
-def _apply(store, item: Item, what: str) -> str:
-    prov = item.provenance.dump()
-    if what == "add":
-        file = item.file or "memory.md"
-
-        def plan(current: list[str]) -> edits.Plan:
-            p = edits.plan(AddArgs(action="add", file=FILE_ARG[file], text=item.text), current)
-            return edits.Plan("import", file, p.before, p.after)
-
-        record = store.owner_edit(file, plan, OWNER, "import", {"imported": prov})
-        return record.id
-    kind = what.split(":", 1)[1]
-    text = item.text.strip()
-    now = store.now()
-    when = _when(item.provenance.time, now)
-    session = item.provenance.session or "owner"
-    klass = item.provenance.klass
-    if kind == "noted":
-        block = notes.noted(text, when, session, klass, item.provenance.untrusted)
-    else:
-        source = item.source or "memory.md"
-        block = notes.moved_or_dropped(kind, text, when, source, session, klass)
-    notes_path = store.home.memory_file("notes.md")
-    size = rollback.size_of(notes_path)
-    with store.lock:
-        try:
-            store.append_notes(block)
-            record = store.journal.append(
-                now,
-                Edit.model_validate(
-                    {
-                        "session": "owner",
-                        "call": None,
-                        "taint": None,
-                        "untrusted": False,
-                        "action": "import",
-                        "file": None,
-                        "to": "notes.md",
-                        "before": [],
-                        "after": [text],
-                        "notes": [{"kind": kind, "text": text}],
-                        "imported": prov,
-                    }
-                ),
-            )
-        except OSError as e:
-            rollback.cut_back(notes_path, size)
-            raise store.not_applied("notes.md", "import", None, e) from None
-    return record.id
+def line(number: int, item: Item, said: str) -> str:
+    return f"line {number}: {item.kind} {edits.shorten(item.text)!r}: {said}"

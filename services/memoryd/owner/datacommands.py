@@ -4,7 +4,7 @@ forget. Each answers one JSON document (bxctl prints it, or its message).
 backup, restore and forget are registered as reads: they run on a reader thread and take the
 writer only for their own step (a snapshot; laying the files; the forget once its index rows are
 found), so writes wait for that step, not for the archive or a scan of the index. One backup or
-restore at a time.
+restore at a time. import is a read too: it takes the writer a batch of items at a time.
 """
 
 import sqlite3
@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Literal
 
-from memoryd.data import backup, exchange, forget, importing, restore, snapshot
+from memoryd.data import backup, exchange, forget, importrun, restore, snapshot
 from memoryd.errors import AdminRefused
 from memoryd.owner import paging
 from memoryd.writer import WRITE
@@ -20,6 +20,7 @@ from proto.plural import counted
 
 _busy = threading.Lock()
 LINES_SHOWN = 2_000  # of an import's report, so that the answer fits one reply
+LINES_BYTES = 512 << 10  # and at most this many bytes of them, whatever the texts they quote
 
 
 def _one_at_a_time():
@@ -147,9 +148,17 @@ def run_export(service, arg) -> str:
 
 
 def run_import(service, arg) -> str:
-    result = importing.run(service, arg.name, arg.dry_run)
+    """A read: the file is checked on this reader thread, then applied a batch at a time on the
+    writer (importrun.py). The report is cut to what fits one reply, so that an import that was
+    applied is never answered as refused for the size of its answer."""
+    result = importrun.run(service, arg.name, arg.dry_run)
     lines = result["lines"]
-    shown = lines[:LINES_SHOWN]
+    shown, size = [], 0
+    for line in lines[:LINES_SHOWN]:
+        size += len(paging.dumps(line).encode()) + 1
+        if size > LINES_BYTES:
+            break
+        shown.append(line)
     result["lines"] = shown
     if len(lines) > len(shown):
         result["message"] += f" ({len(lines) - len(shown):,} more lines not shown)"
@@ -161,5 +170,5 @@ TABLE: dict[str, tuple[Literal["read", "write"], Callable[..., str]]] = {
     "restore": ("read", run_restore),
     "forget": ("read", run_forget),
     "export": ("read", run_export),
-    "import": ("write", run_import),
+    "import": ("read", run_import),
 }

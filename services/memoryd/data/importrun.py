@@ -1,0 +1,176 @@
+"""bxctl memory import, carried out: the file is read and every line checked off the writer
+(importing.py), then the items are applied in batches, each a job of its own on the writer thread
+that gives it back after BATCH_SECONDS, so that other writes wait for one batch, never for the
+whole import. Each item applied is written and journalled before the next is taken: an import
+stopped part way (a full disk) is refused saying how many items were imported, by which edits, and
+that importing the file again brings the rest (what is there is skipped).
+"""
+
+import time
+from dataclasses import dataclass, field
+
+from memoryd.data import importing
+from memoryd.data.importing import FILE_ARG, Item, State
+from memoryd.errors import AdminRefused, EditRefused, WriteFailed
+from memoryd.home import Home
+from memoryd.journal import rollback
+from memoryd.journal.journal import Edit
+from memoryd.memory import edits, notes
+from memoryd.trust.caller import OWNER
+from memoryd.writer import WRITE
+from proto.tools import AddArgs
+
+BATCH_SECONDS = 0.25  # how long one batch may hold the writer
+
+
+@dataclass
+class Progress:
+    at: int = 0  # the next item to take
+    applied: int = 0
+    skipped: int = 0
+    edits: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    stopped: str | None = None
+
+
+def run(service, name: str, dry_run: bool) -> dict:
+    """Import backups/name (on a reader thread: the writer is taken one batch at a time)."""
+    store = service.store
+    parsed = importing.parse(importing.read_export(store.home, name))
+    state = service._writer.submit(WRITE, _begin, store).result()
+    done = Progress()
+    if dry_run:
+        _dry(parsed, state, store.max_class, done)
+    while not dry_run and done.at < len(parsed) and done.stopped is None:
+        service._writer.submit(WRITE, _batch, service, parsed, state, done).result()
+    if done.stopped is not None:
+        raise AdminRefused(_stopped(done, len(parsed)))
+    verb = "would import" if dry_run else "imported"
+    message = f"{verb} {done.applied} of {len(parsed)} items; {done.skipped} not"
+    if dry_run:
+        message += " (dry run: nothing was written)"
+    return {
+        "applied": done.applied,
+        "skipped": done.skipped,
+        "lines": done.lines,
+        "message": message,
+    }
+
+
+def _stopped(done: Progress, total: int) -> str:
+    said = f"refused: the import stopped at item {done.at + 1:,} of {total:,} ({done.stopped}); "
+    if done.applied:
+        said += (
+            f"the {done.applied:,} items before it were imported (edits {done.edits[0]} to "
+            f"{done.edits[-1]}), {done.skipped:,} skipped; "
+        )
+    else:
+        said += "nothing was imported; "
+    return said + "importing the file again brings the rest (what is there is skipped)"
+
+
+def _begin(store) -> State:
+    with store.lock:
+        store.detect_hand_edits()
+    return State(store.home)
+
+
+def _dry(parsed: list[tuple[int, Item]], state: State, max_class: str, done: Progress) -> None:
+    for number, item in parsed:
+        what, said = importing.decide(item, state, max_class)
+        if what == "skip":
+            done.skipped += 1
+        else:
+            done.applied += 1
+        done.lines.append(importing.line(number, item, said))
+
+
+def _batch(service, parsed: list[tuple[int, Item]], state: State, done: Progress) -> None:
+    """Apply items from done.at on, at least one, until BATCH_SECONDS have passed (on the
+    writer)."""
+    store = service.store
+    started = time.monotonic()
+    with store.lock:
+        store.detect_hand_edits()
+    state.refresh(store.home)
+    first = done.at
+    try:
+        while done.at < len(parsed) and (
+            done.at == first or time.monotonic() - started < BATCH_SECONDS
+        ):
+            number, item = parsed[done.at]
+            what, said = importing.decide(item, state, store.max_class)
+            if what != "skip":
+                try:
+                    edit = _apply(store, item, what)
+                except (WriteFailed, OSError) as e:
+                    reason = e.strerror if isinstance(e, OSError) else str(e)
+                    done.stopped = f"line {number}: {str(reason).removeprefix('refused: ')}"
+                    return
+                except EditRefused as e:  # the file changed under it since it was planned
+                    what, said = "skip", f"not imported: {str(e).removeprefix('refused: ')}"
+                    edit = None
+                if edit is None and what != "skip":
+                    what, said = "skip", "already there"
+                if edit is not None:
+                    said += f" as edit {edit}"
+                    done.edits.append(edit)
+                    if what.startswith("note:"):
+                        state.appended(store.home)
+            if what == "skip":
+                done.skipped += 1
+            else:
+                done.applied += 1
+            done.lines.append(importing.line(number, item, said))
+            done.at += 1
+    finally:
+        service._index_notes()
+
+
+def _apply(store, item: Item, what: str) -> str | None:
+    """Write one item and journal it; its edit id (None when it changed nothing)."""
+    prov = item.provenance.dump()
+    if what == "add":
+        file = item.file or "memory.md"
+
+        def plan(current: list[str]) -> edits.Plan:
+            p = edits.plan(AddArgs(action="add", file=FILE_ARG[file], text=item.text), current)
+            return edits.Plan("import", file, p.before, p.after)
+
+        record = store.owner_edit(file, plan, OWNER, "import", {"imported": prov})
+        return record.id if record is not None else None
+    kind = what.split(":", 1)[1]
+    text = item.text.strip()
+    now = store.now()
+    when = importing._when(item.provenance.time, now)
+    session = item.provenance.session or "owner"
+    klass = item.provenance.klass
+    if kind == "noted":
+        block = notes.noted(text, when, session, klass, item.provenance.untrusted)
+    else:
+        source = item.source or "memory.md"
+        block = notes.moved_or_dropped(kind, text, when, source, session, klass)
+    home: Home = store.home
+    notes_path = home.memory_file("notes.md")
+    size = rollback.size_of(notes_path)
+    line = {
+        "session": "owner",
+        "call": None,
+        "taint": None,
+        "untrusted": False,
+        "action": "import",
+        "file": None,
+        "to": "notes.md",
+        "before": [],
+        "after": [text],
+        "notes": [{"kind": kind, "text": text}],
+        "imported": prov,
+    }
+    with store.lock:
+        try:
+            store.append_notes(block)
+            record = store.journal.append(now, Edit.model_validate(line))
+        except OSError as e:
+            rollback.cut_back(notes_path, size)
+            raise store.not_applied("notes.md", "import", None, e) from None
+    return record.id

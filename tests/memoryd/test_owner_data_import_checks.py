@@ -211,7 +211,7 @@ def test_an_import_stopped_part_way_says_what_was_applied_and_again_brings_the_r
     ids = [r.id for r in md.store.journal.records()]
     assert len(ids) == 2
     assert "stopped at item 3 of 5" in said and "No space left" in said
-    assert f"the 2 items before it were imported (edits {ids[0]} to {ids[1]})" in said
+    assert f"imported before it: 2 items (edits {ids[0]} to {ids[1]})" in said
     assert "importing the file again brings the rest" in said
     monkeypatch.setattr(md.store, "append_notes", real)
     out = md.data("import", name=name)
@@ -238,3 +238,20 @@ def test_notes_with_the_same_text_all_come_through_and_only_once(tmp_path):
         assert b.data("import", name=hand(b, jsonl([other]), "o.jsonl"))["applied"] == 1
     finally:
         b.close()
+
+
+def test_a_file_damaged_between_two_batches_stops_the_import_saying_how_far(md, monkeypatch):
+    monkeypatch.setattr(importrun, "BATCH_SECONDS", 0.0)  # one item a batch
+    real = importrun._batch
+
+    def batch(service, parsed, state, done):
+        if done.at == 1:
+            md.home.memory_file("memory.md").write_bytes(b"\xff damaged\n")
+        return real(service, parsed, state, done)
+
+    monkeypatch.setattr(importrun, "_batch", batch)
+    name = hand(md, jsonl([note("First."), note("Second.")]))
+    reason = "stopped at item 2 of 2 .*not valid UTF-8.*before it: 1 item "
+    with pytest.raises(AdminRefused, match=reason):
+        md.admin("import", {"name": name})
+    assert len(md.store.journal.records()) == 1

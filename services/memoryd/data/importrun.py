@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 
 from memoryd.data import importing
 from memoryd.data.importing import FILE_ARG, Item, State
-from memoryd.errors import AdminRefused, EditRefused, WriteFailed
+from memoryd.errors import AdminRefused, EditRefused, MemorydError, WriteFailed
 from memoryd.home import Home
 from memoryd.journal import rollback
 from memoryd.journal.journal import Edit
 from memoryd.memory import edits, notes
 from memoryd.trust.caller import OWNER
 from memoryd.writer import WRITE
+from proto.plural import counted
 from proto.tools import AddArgs
 
 BATCH_SECONDS = 0.25  # how long one batch may hold the writer
@@ -42,7 +43,10 @@ def run(service, name: str, dry_run: bool) -> dict:
     if dry_run:
         _dry(parsed, state, store.max_class, done)
     while not dry_run and done.at < len(parsed) and done.stopped is None:
-        service._writer.submit(WRITE, _batch, service, parsed, state, done).result()
+        try:
+            service._writer.submit(WRITE, _batch, service, parsed, state, done).result()
+        except MemorydError as e:  # a file the owner damaged between two batches
+            done.stopped = str(e).removeprefix("refused: ")
     if done.stopped is not None:
         raise AdminRefused(_stopped(done, len(parsed)))
     verb = "would import" if dry_run else "imported"
@@ -61,8 +65,8 @@ def _stopped(done: Progress, total: int) -> str:
     said = f"refused: the import stopped at item {done.at + 1:,} of {total:,} ({done.stopped}); "
     if done.applied:
         said += (
-            f"the {done.applied:,} items before it were imported (edits {done.edits[0]} to "
-            f"{done.edits[-1]}), {done.skipped:,} skipped; "
+            f"imported before it: {counted(done.applied, 'item', 'items')} (edits "
+            f"{done.edits[0]} to {done.edits[-1]}), {done.skipped:,} skipped; "
         )
     else:
         said += "nothing was imported; "

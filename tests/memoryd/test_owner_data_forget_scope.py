@@ -14,7 +14,7 @@ from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
 from proto.messages import ToolCall
 from proto.records import AssistantRecord, append_session_record
-from tests.memoryd.owner_data_harness import T, Memoryd
+from tests.memoryd.owner_data_harness import Memoryd, T
 
 SECRET = "Locker code is 4711."
 

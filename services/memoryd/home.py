@@ -97,7 +97,7 @@ INDEX_FILES = (
     "memory.sqlite3-journal",
     "memoryd.lock",
 )
-MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl\Z")
 
 
 def unsafe_entry(home: Home) -> OSError | None:

@@ -32,7 +32,7 @@ from memoryd.memory.memfiles import read_entries
 
 FORMAT = "boxmaker-memory-export"
 VERSION = 1
-EXPORT_NAME = re.compile(r"^export-(\d{8}T\d{6}Z)(?:-\d{1,6})?\.(?:jsonl|md)$")
+EXPORT_NAME = re.compile(r"^export-(\d{8}T\d{6}Z)(?:-\d{1,6})?\.(?:jsonl|md)\Z")
 FRESH_SECONDS = 600  # an export younger than this may still be read or copied by its bxctl
 
 log = logging.getLogger(__name__)

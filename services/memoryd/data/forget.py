@@ -45,9 +45,9 @@ from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
-NOTE = re.compile(r"^note:(\d{1,9})$")
-ENTRY = re.compile(r"^(memory\.md|user\.md):(\d{1,4})$")
-SESSION = re.compile(rf"^session:({SESSION_ID_PATTERN.strip('^$')}):(\d{{1,12}})$")
+NOTE = re.compile(r"^note:(\d{1,9})\Z")
+ENTRY = re.compile(r"^(memory\.md|user\.md):(\d{1,4})\Z")
+SESSION = re.compile(rf"^session:({SESSION_ID_PATTERN.strip('^$')}):(\d{{1,12}})\Z")
 LOGS_STAY = (
     "Session logs are loopd's and stay as they are: what was said in a session stays in its log "
     "under sessions/, and memoryd will not index it again."

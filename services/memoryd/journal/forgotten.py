@@ -15,7 +15,7 @@ from pathlib import Path
 from memoryd.home import Home, append_line, read_file
 
 MARKER_PREFIX = "[forgotten by the owner on "
-KEY = re.compile(r"^(?:note:\d{1,9}|session:[^:\s]{1,128}:\d{1,12})$")
+KEY = re.compile(r"^(?:note:\d{1,9}|session:[^:\s]{1,128}:\d{1,12})\Z")
 
 FILE = "forgotten.jsonl"
 

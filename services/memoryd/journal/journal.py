@@ -33,8 +33,8 @@ from memoryd.journal.rollback import append_or_cut_back
 
 log = logging.getLogger(__name__)
 
-EDIT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{4,})$")
-_DAY_NUMBER = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})$")
+EDIT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{4,})\Z")
+_DAY_NUMBER = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})\Z")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 IDENTITY_FILES = ("memory.md", "user.md")
 

@@ -28,7 +28,7 @@ from proto.errors import InvalidArguments
 from proto.tools import parse_memory
 
 log = logging.getLogger(__name__)
-PENDING_ID = re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}$")
+PENDING_ID = re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}\Z")
 PENDING_FILE = "pending.jsonl"
 
 

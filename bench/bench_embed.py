@@ -25,7 +25,8 @@ from pathlib import Path
 from recall_eval.conversations import conversation
 
 from memoryd.modes import embed
-from memoryd.modes.embedworker import Worker, cores
+from memoryd.modes.embedchild import cores
+from memoryd.modes.embedworker import Worker
 from memoryd.modes.hybrid import EMBED_BATCH
 
 

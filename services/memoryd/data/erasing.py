@@ -1,0 +1,92 @@
+"""How forget takes the text out of the files memoryd writes, on the writer thread: the entries of
+memory.md and user.md (the plan of an owner's edit), the notes of notes.md (the marker in place of
+the text, headers kept), then the journal's months, the recall log, pending writes and the exports
+in backups/ (scrub.py), each value judged by matching.py.
+
+Apart from forget.py, which decides what is forgotten and in what order and says so to the owner;
+this is the rewriting of each kind of file. Found is here because its journal months, rewritten up
+to their end on a reader before the writer was taken (forget.prepare), are finished here.
+"""
+
+from dataclasses import dataclass, field
+
+from memoryd.data import exchange, matching, recalllog, scrub
+from memoryd.data.places import recall_months
+from memoryd.home import Home, atomic_write, read_file
+from memoryd.memory import edits, notes
+
+
+@dataclass
+class Found:
+    """What forget finds on a reader before it takes the writer: the index rows of each key it
+    will list (finding them scans the index; deleting them by rowid does not), and each journal
+    month that holds the text, rewritten up to its end then (scrub.prepare)."""
+
+    stamp: str  # the marker's time
+    rows: dict[str, list[int]] = field(default_factory=dict)
+    months: dict[tuple[str, str], scrub.Prepared] = field(default_factory=dict)
+
+    def drop(self) -> None:
+        for prepared in self.months.values():
+            prepared.drop()
+        self.months = {}
+
+
+def journal_change(text: str, marker: str):
+    return lambda value: matching.journal_change(value, text, marker)
+
+
+def without(texts: list[str], file: str, marker: str):
+    """The plan removing texts from file; its journal line's before holds the marker in their
+    place, so the line never carries the text."""
+
+    def decide(current: list[str]) -> edits.Plan:
+        def held(entry: str) -> bool:
+            return any(matching.same(entry, text) for text in texts)
+
+        after = tuple(e for e in current if not held(e))
+        before = tuple(marker if held(e) else e for e in current)
+        return edits.Plan("forget", file, before, after)
+
+    return decide
+
+
+def mark_notes(home: Home, numbers: list[int], marker: str) -> list[tuple[int, int]]:
+    """notes.md with the text of each numbered note replaced by the marker, headers kept; the
+    (old end, change of length) of each note marked."""
+    path = home.memory_file("notes.md")
+    data = read_file(path)
+    wanted = set(numbers)
+    out, last, shifts = [], 0, []
+    for note in notes.parse(data):
+        if note.number not in wanted:
+            continue
+        header_end = data.index(b"\n", note.start) + 1
+        body = marker.encode() + b"\n"
+        out += [data[last:header_end], body]
+        shifts.append((note.end, len(body) - (note.end - header_end)))
+        last = note.end
+    out.append(data[last:])
+    atomic_write(path, b"".join(out))
+    return shifts
+
+
+def scrub_everywhere(service, journal, text: str, marker: str, found: Found) -> None:
+    home: Home = service.store.home
+    change = journal_change(text, marker)
+    for path in journal.month_files():
+        prepared = found.months.pop((str(path), text), None)
+        if prepared is not None:
+            scrub.finish(prepared, text, change, scrub.journal_dumps)
+        else:
+            scrub.rewrite(path, text, change, scrub.journal_dumps)
+    with recalllog.held(service):
+        for path in recall_months(home):
+            scrub.rewrite(
+                path, text, lambda v: matching.query_change(v, text, marker), scrub.compact_dumps
+            )
+    pending = home.memory_file("pending.jsonl")
+    scrub.rewrite(
+        pending, text, lambda v: None if matching.pending_holds(v, text) else v, scrub.journal_dumps
+    )
+    exchange.scrub_exports(home, text, marker)

@@ -1,0 +1,110 @@
+"""What an id or a text given to `bxctl memory forget` names: a Target, its text(s) and the keys
+it is listed under in forgotten.jsonl, and where memoryd holds that text (places.py).
+
+Apart from forget.py because naming is the part that reads the most (notes.md, the identity
+files, the index's rows of a session record, and for a bare text every place memoryd holds one),
+and the preview, the reader's preparation and the writer's run each resolve the id again: what it
+names may have changed between them (forget.check_of).
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from memoryd.data.places import Places, notes_of, places
+from memoryd.errors import AdminRefused
+from memoryd.home import Home
+from memoryd.journal import forgotten
+from memoryd.journal.journal import IDENTITY_FILES
+from memoryd.memory.memfiles import read_entries
+from proto.messages import SESSION_ID_PATTERN
+
+NOTE = re.compile(r"^note:(\d{1,9})\Z")
+ENTRY = re.compile(r"^(memory\.md|user\.md):(\d{1,4})\Z")
+SESSION = re.compile(rf"^session:({SESSION_ID_PATTERN.strip('^$')}):(\d{{1,12}})\Z")
+
+
+@dataclass
+class Target:
+    id: str
+    what: str  # said to the owner, without the text
+    texts: list[str]
+    keys: list[str] = field(default_factory=list)
+
+
+def _session_texts(index, session: str, record: int, rowids: list[int]) -> list[str]:
+    """The indexed texts of a session record: by the rowids found before when they still hold
+    it (no scan on the writer), else by a scan."""
+    where = "s.kind = 'session' AND s.session = ? AND s.record = ?"
+    with index.reader() as conn:
+        if rowids:
+            marks = ",".join("?" * len(rowids))
+            rows = conn.execute(
+                "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+                f" WHERE s.rowid IN ({marks}) AND {where} ORDER BY s.rowid",  # noqa: S608
+                (*rowids, session, record),
+            ).fetchall()
+            if len(rows) == len(rowids):
+                return [r[0] for r in rows]
+        rows = conn.execute(
+            "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+            f" WHERE {where} ORDER BY s.rowid",  # noqa: S608
+            (session, record),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> Target:
+    """What ref names, with its text(s); AdminRefused when it names nothing to forget."""
+    m = NOTE.match(ref)
+    if m:
+        number = int(m.group(1))
+        for note in notes_of(home):
+            if note.number == number:
+                what = f"{ref} ({note.kind} {note.time} in session {note.session})"
+                if forgotten.is_marker(note.text):
+                    if forgotten.note_key(number) in forgotten.keys(home):
+                        raise AdminRefused(f"refused: {ref} is already forgotten")
+                    # A forget stopped before it listed the key: finish it.
+                    return Target(ref, what, [], [forgotten.note_key(number)])
+                return Target(ref, what, [note.text])
+        raise AdminRefused(f"refused: notes.md holds no note {ref}")
+    m = ENTRY.match(ref)
+    if m:
+        file, number = m.group(1), int(m.group(2))
+        current = read_entries(home, file)
+        if not 1 <= number <= len(current):
+            raise AdminRefused(
+                f"refused: {file} holds {len(current)} entries, not an entry {number}"
+            )
+        return Target(ref, f"entry {number} of {file}", [current[number - 1]])
+    m = SESSION.match(ref)
+    if m:
+        session, record = m.group(1), int(m.group(2))
+        key = forgotten.session_key(session, record)
+        texts = _session_texts(index, session, record, (hints or {}).get(key, []))
+        if key in forgotten.keys(home) and not texts:
+            raise AdminRefused(f"refused: {ref} is already forgotten")
+        if not texts:
+            raise AdminRefused(
+                f"refused: the index holds no record {record} of session {session} "
+                "(name it as search prints it)"
+            )
+        return Target(ref, f"record {record} of session {session}", texts, [key])
+    text = ref.strip()
+    for file in IDENTITY_FILES:
+        if text in read_entries(home, file):
+            return Target("entry", f"an entry of {file}", [text])
+    # Any other exact text memoryd still holds (an entry removed long ago that the journal keeps,
+    # a record the index holds, or what a forget stopped by a crash left behind) can be
+    # forgotten by its words.
+    if text and places(home, journal, [text], [], index).anything():
+        return Target("text", "the text given", [text])
+    raise AdminRefused(
+        f"refused: {ref[:64]!r} names nothing to forget: give note:N, memory.md:N, user.md:N, "
+        "session:ID:N (as search prints them) or an entry's or a note's exact text"
+    )
+
+
+def where_held(service, target: Target) -> Places:
+    store = service.store
+    return places(store.home, store.journal, target.texts, target.keys, service.index)

@@ -1,0 +1,146 @@
+"""The connections to the index file: the writer's, and a small pool of readers (spec 6).
+
+One writer thread changes the index, serialised on the writer's connection, each change in a
+transaction that is rolled back, not committed, when it changed nothing; recall runs on any other
+thread, each call on a read connection taken from the pool. The file is in WAL mode, so readers
+never wait for the writer. Every reader is held under the swap gate, so that a reindex's swap
+(index.py) waits for the recalls in flight and they wait only for the swap; a damaged file met by
+a reader is reported as IndexDamaged, in one line.
+"""
+
+import contextlib
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from memoryd.errors import IndexDamaged
+from memoryd.index.dbfile import Gate
+from memoryd.index.samefile import OpenedFile
+from memoryd.search import generation
+
+# Logged under the index's name, as before the connections had a module of their own.
+log = logging.getLogger("memoryd.index.index")
+
+DAMAGED = (
+    "the memory index is damaged; rebuild it with bxctl reindex (runbook: memory-index-damaged)"
+)
+UNOPENED = (
+    "the memory index index/memory.sqlite3 cannot be opened (memoryd's log says why; runbook:"
+    " memory-index-damaged)"
+)
+
+
+class Connections:
+    """The writer's connection and the readers' pool of the index file at path."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._gate = Gate()
+        self._pool: list[sqlite3.Connection] = []
+        self._pool_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        # The file the connections are to; recall refuses once the path names another or none.
+        self._opened = OpenedFile(path)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        self._opened.opened()
+        return conn
+
+    def _write(self) -> sqlite3.Connection:
+        if self._writer is None:
+            raise IndexDamaged("the memory index is not open")
+        return self._writer
+
+    @contextlib.contextmanager
+    def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        # A transaction that changed nothing is rolled back (no commit, no fsync); total_changes
+        # does not count schema changes (a recall mode's tables), schema_version does.
+        changes = conn.total_changes
+        conn.execute("BEGIN IMMEDIATE")
+        schema = conn.execute("PRAGMA schema_version").fetchone()[0]
+        mark = generation.begin(conn)
+        try:
+            yield conn
+            changed = conn.total_changes != changes
+            if not changed:
+                changed = conn.execute("PRAGMA schema_version").fetchone()[0] != schema
+            if changed or not mark.own:  # not own: another program wrote, or no record yet
+                generation.seal(conn, mark)  # what recall's cached term counts are keyed to
+                changed = True
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT" if changed else "ROLLBACK")
+
+    def _close_all(self) -> None:
+        with self._pool_lock:
+            pool, self._pool = self._pool, []
+        for conn in pool:
+            conn.close()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def _take(self) -> sqlite3.Connection:
+        with self._pool_lock:
+            if self._pool:
+                return self._pool.pop()
+        if self._writer is None:
+            raise IndexDamaged("the memory index is not open")
+        try:
+            conn = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+        except sqlite3.Error as error:  # its folder unreadable, say: named, in one line
+            log.error("index %s: cannot open it to read: %s", self.path, error)
+            raise IndexDamaged(UNOPENED) from None
+        try:
+            conn.execute("PRAGMA query_only = 1")
+        except sqlite3.Error as error:
+            conn.close()
+            log.error("index %s: cannot open it to read: %s", self.path, error)
+            raise IndexDamaged(UNOPENED) from None
+        return conn
+
+    def _give(self, conn: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            self._pool.append(conn)
+
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[sqlite3.Connection]:
+        """A read connection from the pool, held under the swap gate (a reindex's swap waits for
+        it) and given back after. A sqlite3.DatabaseError inside becomes IndexDamaged (logged,
+        the connection closed, never given back)."""
+        with self._gate.shared():
+            self._opened.check()
+            conn = self._take()
+            try:
+                yield conn
+            except sqlite3.DatabaseError as error:
+                conn.close()
+                log.error("index %s: recall failed: %s", self.path, error)
+                raise IndexDamaged(DAMAGED) from None
+            except BaseException:
+                conn.close()
+                raise
+            self._give(conn)
+
+    @contextlib.contextmanager
+    def _embedding_connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for a recall mode's background work (hybrid's embedder), held under
+        the gate."""
+        with self._gate.shared():
+            if self._writer is None:
+                raise sqlite3.OperationalError("the memory index is not open")
+            conn = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+            try:
+                yield conn
+            finally:
+                conn.close()

@@ -1,0 +1,94 @@
+"""The configured recall mode's tables in the index, and what the mode runs beside it (live).
+
+An index made for another mode has its mode tables rebuilt from the spec's: seconds at a few
+hundred thousand records. At a start that is deferred (open(defer_mode) in index.py) to
+prepare_mode, on the writer once memoryd listens, so that memoryd serves meanwhile and recall is
+refused in one line; a stop interrupts that build (rolled back, the index as it was), and a build
+that failed leaves the index damaged for recall until a reindex builds a file for the mode.
+"""
+
+import logging
+import sqlite3
+from pathlib import Path
+
+from memoryd import modes
+from memoryd.errors import IndexDamaged
+from memoryd.index.connections import DAMAGED, Connections
+from memoryd.modes import registry
+
+# Logged under the index's name, as before the mode's preparation had a module of its own.
+log = logging.getLogger("memoryd.index.index")
+
+
+class ModePrep(Connections):
+    def __init__(self, path: Path, mode: str) -> None:
+        self.recall_mode = registry.get(mode)  # ValueError for a name no mode has
+        self.mode = mode
+        super().__init__(path)
+        self._live: registry.Live | None = None  # what the recall mode runs while open
+        # The mode's tables, when open(defer_mode) left them to prepare_mode: "pending" until
+        # built, "preparing" while built, "failed" when that failed; None once ready.
+        self._mode_state: str | None = None
+
+    def prepare_mode(self) -> None:
+        """The configured mode's tables, built from the spec's if the index was made for another
+        mode, then what the mode runs beside the index (on the writer). A failure is logged and
+        recall refused (DAMAGED) until a reindex builds a file for the mode."""
+        with self._pool_lock:
+            if self._mode_state == "stopped":
+                return
+            deferred = self._mode_state is not None
+            self._mode_state = "preparing" if deferred else None
+        try:
+            with self._transaction(self._write()) as conn:
+                modes.prepare(conn, self.mode, self.path)
+        except (sqlite3.Error, IndexDamaged) as error:
+            if not deferred:
+                raise
+            with self._pool_lock:
+                stopped = self._mode_state == "stopped"
+                self._mode_state = "stopped" if stopped else "failed"
+            if stopped:
+                log.info(
+                    "index %s: recall mode %s: not built, memoryd stopping", self.path, self.mode
+                )
+            else:
+                log.error("index %s: recall mode %s: not built: %s", self.path, self.mode, error)
+            return
+        with self._pool_lock:
+            self._mode_state = None
+        if self._live is None:
+            self._live = self.recall_mode.open(self._embedding_connection, self.path)
+
+    @property
+    def mode_pending(self) -> bool:
+        """Whether prepare_mode has still to build the mode's tables (open(defer_mode))."""
+        return self._mode_state is not None
+
+    def stop_preparing(self) -> None:
+        """memoryd is stopping: a deferred prepare_mode is interrupted (rolled back, the index as
+        it was) or not started."""
+        with self._pool_lock:
+            if self._mode_state == "preparing" and self._writer is not None:
+                self._writer.interrupt()
+            if self._mode_state in ("pending", "preparing"):
+                self._mode_state = "stopped"
+
+    @property
+    def live(self) -> registry.Live:
+        """The recall mode's state beside the open index, which recall searches."""
+        if self._live is None:
+            if self._mode_state == "failed":
+                raise IndexDamaged(DAMAGED)
+            if self._mode_state is not None:
+                raise IndexDamaged(
+                    f"the memory index is being prepared for recall mode {self.mode}, changed"
+                    " since memoryd last ran; recall answers once that is done. Try again shortly."
+                )
+            raise IndexDamaged("the memory index is not open")
+        return self._live
+
+    def drain_embeddings(self, timeout: float = 60.0) -> bool:
+        """Wait until the recall mode's background work is done (hybrid: every row has its
+        vector; tests and benchmarks)."""
+        return self._live is None or self._live.drain(timeout)

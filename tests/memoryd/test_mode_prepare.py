@@ -126,15 +126,25 @@ def test_memoryd_serves_while_a_changed_mode_is_prepared(tmp_path, monkeypatch):
     assert _recorded(home) == "context"
 
 
-def test_a_stop_interrupts_the_build_of_a_changed_mode(tmp_path, monkeypatch, caplog):
+@pytest.mark.parametrize("between", [False, True], ids=["during a statement", "between statements"])
+def test_a_stop_interrupts_the_build_of_a_changed_mode(tmp_path, monkeypatch, caplog, between):
     home = _spec_index(tmp_path)
     started = threading.Event()
+    stopping = threading.Event()
+    real_stop = Index.stop_preparing
+
+    def stop_preparing(self):
+        real_stop(self)
+        stopping.set()
 
     def long_build(conn, mode, path="index"):
-        started.set()
         conn.execute("CREATE TABLE half_built (x)")
+        started.set()
+        if between:  # the stop comes while no statement of the build is running
+            assert stopping.wait(10)
         conn.execute(LONG)
 
+    monkeypatch.setattr(Index, "stop_preparing", stop_preparing)
     monkeypatch.setattr(index_module.modes, "prepare", long_build)
     running = Running(home.root, _config(tmp_path, CONTEXT))
     try:

@@ -40,8 +40,17 @@ class ModePrep(Connections):
             deferred = self._mode_state is not None
             self._mode_state = "preparing" if deferred else None
         try:
-            with self._transaction(self._write()) as conn:
-                modes.prepare(conn, self.mode, self.path)
+            writer = self._write()
+            # interrupt() reaches only a statement already running: a stop that falls between
+            # two of the build's statements is seen by this handler at the next one.
+            if deferred:
+                writer.set_progress_handler(self._stopping, 10_000)
+            try:
+                with self._transaction(writer) as conn:
+                    modes.prepare(conn, self.mode, self.path)
+            finally:
+                if deferred:
+                    writer.set_progress_handler(None, 0)
         except (sqlite3.Error, IndexDamaged) as error:
             if not deferred:
                 raise
@@ -59,6 +68,10 @@ class ModePrep(Connections):
             self._mode_state = None
         if self._live is None:
             self._live = self.recall_mode.open(self._embedding_connection, self.path)
+
+    def _stopping(self) -> int:
+        """Non-zero (SQLite then ends the statement) once stop_preparing has been called."""
+        return 1 if self._mode_state == "stopped" else 0
 
     @property
     def mode_pending(self) -> bool:

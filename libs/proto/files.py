@@ -122,17 +122,24 @@ def read_setting(path: str | os.PathLike, limit: int) -> bytes:
             what = "a folder, not a file" if stat.S_ISDIR(st.st_mode) else _what(st)
             raise _refuse(path, what)
         os.set_blocking(fd, True)
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = read_at_most(fd, limit + 1)
     finally:
         os.close(fd)
-    if size > limit:
+    if len(data) > limit:
         raise TooLarge(errno.EFBIG, f"larger than {limit:,} bytes", os.fspath(path))
+    return data
+
+
+def read_at_most(fd: int, size: int) -> bytes:
+    """Up to size bytes from fd, fewer only at its end: read size bytes from a file of a bounded
+    reader and the file is longer than the bound exactly when the answer has all size of them."""
+    chunks, got = [], 0
+    while got < size:
+        chunk = os.read(fd, size - got)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
     return b"".join(chunks)
 
 

@@ -20,7 +20,7 @@ from memoryd.memory.entries import FILE_OF_ARG, LIMITS
 from memoryd.owner import paging
 from memoryd.owner.args import EditArg, FileArg
 from memoryd.trust.caller import OWNER
-from proto.files import NotRegular, open_file
+from proto.files import NotRegular, open_file, read_at_most
 from proto.messages import ADMIN_ARG_MAX
 
 PROBLEMS_SHOWN = 50
@@ -34,12 +34,7 @@ def read_bounded(path, name: str) -> bytes:
     try:
         fd = open_file(path, os.O_RDONLY)
         try:
-            data = os.read(fd, READ_MAX + 1)
-            while data and len(data) <= READ_MAX:
-                more = os.read(fd, READ_MAX + 1 - len(data))
-                if not more:
-                    break
-                data += more
+            data = read_at_most(fd, READ_MAX + 1)
         finally:
             os.close(fd)
     except NotRegular as e:

@@ -7,7 +7,6 @@ call start() inside their own event loop.
 """
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -25,6 +24,7 @@ from brokerd_shim.service import Broker
 from proto.errors import ProtoError
 from proto.files import ensure_dir
 from proto.server import UnixServer, serve_unix
+from proto.socketfile import Bound, remember, remove_own
 
 log = logging.getLogger("brokerd_shim")
 
@@ -36,13 +36,15 @@ class Running:
     broker: Broker
     server: UnixServer
     socket: str
+    own: Bound | None  # the socket as bound: only that is removed at the stop
 
     async def stop(self) -> None:
         self.server.close()
         await self.server.wait_closed()
         await asyncio.to_thread(self.broker.close)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.socket)
+        own = self.own
+        if own is not None:
+            remove_own(own)
         log.info("stopped; %s removed", self.socket)
 
 
@@ -86,7 +88,7 @@ async def start(config: Config, runtime: Runtime | None = None) -> Running:
         raise StartFailed(f"cannot serve {path}: {e.strerror or e}") from None
     log.info("serving %s (home %s, memoryd at %s)", path, config.home, config.memory_socket)
     await broker.current_grants()
-    return Running(broker, server, path)
+    return Running(broker, server, path, remember(os.fspath(path)))
 
 
 async def serve(config: Config) -> None:

@@ -5,8 +5,8 @@ session), and read again for each new session so an owner's edit reaches the nex
 """
 
 import asyncio
-import contextlib
 import logging
+import os
 import signal
 
 import uvloop
@@ -20,6 +20,7 @@ from loopd_shim.sessions import SessionStore
 from proto.errors import ProtoError
 from proto.files import ensure_dir
 from proto.server import serve_unix
+from proto.socketfile import remember, remove_own
 
 log = logging.getLogger("loopd_shim.server")
 
@@ -53,6 +54,7 @@ async def serve(config: Config, stop: asyncio.Event) -> None:
     except OSError as e:  # a NotRegular (a link, not a folder) says its own path
         reason = str(e) if isinstance(e, ProtoError) else (e.strerror or str(e))
         raise StartFailed(f"cannot listen on {config.control_socket}: {reason}") from None
+    own = remember(os.fspath(config.control_socket))
     log.info(
         "loopd-shim: serving %s (memoryd %s, brokerd %s, home %s)",
         config.control_socket,
@@ -65,8 +67,8 @@ async def serve(config: Config, stop: asyncio.Event) -> None:
     finally:
         server.close()
         await server.wait_closed()
-        with contextlib.suppress(FileNotFoundError):
-            config.control_socket.unlink()
+        if own is not None:
+            remove_own(own)
         log.info("loopd-shim: stopped")
 
 

@@ -12,8 +12,6 @@ import logging
 import os
 import signal
 import sqlite3
-import stat
-from dataclasses import dataclass
 
 from memoryd.config import Config, Limits
 from memoryd.data import lay
@@ -26,6 +24,7 @@ from memoryd.trust.witness import Witness
 from proto import fdbudget
 from proto.errors import ProtoError
 from proto.server import serve_unix
+from proto.socketfile import Bound, remember, remove_own
 
 log = logging.getLogger("memoryd")
 LOCK_NAME = "memoryd.lock"
@@ -132,70 +131,6 @@ def connection_caps(limits: Limits) -> list[int]:
     else:
         log.info("descriptor limit %d; connection caps %s", limit, shown)
     return list(caps.values())
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A socket this process bound, and its folder, each by (device, inode): the stop removes that
-    very socket and nothing else (not a file or another process's socket found at a configured
-    path, nor anything reached through a folder swapped for a symbolic link meanwhile)."""
-
-    path: str
-    folder: tuple[int, int]
-    socket: tuple[int, int]
-
-
-def _open_folder(path: str) -> int:
-    """The socket's folder, opened without following a symbolic link in its last part."""
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    return os.open(os.path.dirname(path) or ".", flags)
-
-
-def remember(path: str) -> Bound | None:
-    """The socket just bound at path (serve_unix refused a link for its folder); None, logged,
-    when it cannot be told apart (it is then left for the next start to find stale)."""
-    try:
-        fd = _open_folder(path)
-        try:
-            folder, sock = os.fstat(fd), os.lstat(os.path.basename(path), dir_fd=fd)
-        finally:
-            os.close(fd)
-    except OSError as e:
-        log.warning("%s: will not be removed at the stop: %s", path, e.strerror)
-        return None
-    if not stat.S_ISSOCK(sock.st_mode):
-        log.warning("%s: will not be removed at the stop: not the socket memoryd bound", path)
-        return None
-    return Bound(path, (folder.st_dev, folder.st_ino), (sock.st_dev, sock.st_ino))
-
-
-def remove_own(bound: Bound) -> None:
-    """Remove a socket this process bound, if it is still the one at its path; anything else is
-    left alone, logged. Never raises (it runs while memoryd stops, maybe on another error)."""
-    path = bound.path
-    try:
-        fd = _open_folder(path)
-    except OSError as e:
-        log.warning("%s: not removed: its folder cannot be opened: %s", path, e.strerror)
-        return
-    try:
-        folder = os.fstat(fd)
-        if (folder.st_dev, folder.st_ino) != bound.folder:
-            log.warning("%s: not removed: its folder is not the one memoryd bound it in", path)
-            return
-        name = os.path.basename(path)
-        try:
-            sock = os.lstat(name, dir_fd=fd)
-        except FileNotFoundError:
-            return
-        if not stat.S_ISSOCK(sock.st_mode) or (sock.st_dev, sock.st_ino) != bound.socket:
-            log.warning("%s: not removed: it is no longer the socket memoryd bound", path)
-            return
-        os.unlink(name, dir_fd=fd)
-    except OSError as e:
-        log.warning("%s: not removed: %s", path, e.strerror)
-    finally:
-        os.close(fd)
 
 
 async def run(config: Config, service: MemoryService, ready: asyncio.Event | None = None) -> None:

@@ -169,3 +169,15 @@ def test_serve_that_cannot_make_its_home_or_socket_is_one_line_exit_2(tmp_path, 
     assert result.exit_code == 2, result.output
     assert result.stderr == f"loopd-shim: {said.format(**fill)}\n"
     assert isinstance(result.exception, SystemExit)
+
+
+def test_the_stop_removes_its_own_socket_and_leaves_a_file_put_in_its_place(fakes):
+    config = fakes.config
+    with serving(fakes, config):
+        assert config.control_socket.exists()
+    assert not config.control_socket.exists()  # its own socket goes at the stop
+    with serving(fakes, config):
+        config.control_socket.unlink()
+        config.control_socket.write_text("someone else's\n")
+    assert config.control_socket.read_text() == "someone else's\n"
+    config.control_socket.unlink()

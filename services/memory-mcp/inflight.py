@@ -13,6 +13,7 @@ started yet when stdin ends is waited for too.
 """
 
 from collections import Counter
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -21,6 +22,10 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 CANCELLED = "notifications/cancelled"
+POLL = 0.1
+# How long requests are waited for once no call to memoryd is in progress: the SDK answers any
+# other request at once, so one still unanswered by then never will be.
+GRACE = 1.0
 
 
 class InFlight:
@@ -57,10 +62,22 @@ class InFlight:
         if not self._ids:
             self._idle.set()
 
-    async def settled(self, bound: float) -> bool:
-        """Wait until every request counted was answered, at most bound seconds; True if so."""
+    async def settled(self, bound: float, busy: Callable[[], bool]) -> bool:
+        """Wait until every request counted was answered, at most bound seconds; True if so.
+        Only a call to memoryd (busy()) is worth the whole bound: a request the SDK never answers
+        (it drops some without a word) is waited for GRACE seconds after the last such call."""
+        quiet_since: float | None = None
         with anyio.move_on_after(bound):
-            await self._idle.wait()
+            while self._ids:
+                with anyio.move_on_after(POLL):
+                    await self._idle.wait()
+                if busy():
+                    quiet_since = None
+                    continue
+                now = anyio.current_time()
+                quiet_since = now if quiet_since is None else quiet_since
+                if now - quiet_since >= GRACE:
+                    break
         return not self._ids
 
 

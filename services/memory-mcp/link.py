@@ -45,8 +45,16 @@ class Memoryd:
     def __init__(self, broker_socket: Path, timeout: float):
         self.broker_socket = broker_socket
         self.timeout = timeout
+        self.calls = 0  # calls sent to memoryd and not yet answered (the end of stdin waits)
 
     async def call(self, call: MemoryCall) -> ToolResponse:
+        self.calls += 1
+        try:
+            return await self._call(call)
+        finally:
+            self.calls -= 1
+
+    async def _call(self, call: MemoryCall) -> ToolResponse:
         session = call.request.session
         try:
             return await arequest(

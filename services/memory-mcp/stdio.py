@@ -40,6 +40,7 @@ async def screened(
     refuse: Callable[[Refusal], Awaitable[None]],
     in_flight: InFlight,
     settle: float,
+    busy: Callable[[], bool] = lambda: False,
 ) -> AsyncIterator[str]:
     """The lines the SDK can take; every other line is answered with refuse, blank ones skipped.
     At the end of lines, the requests still owed an answer are waited for (at most settle s)."""
@@ -64,7 +65,7 @@ async def screened(
         await refuse(refusal)
     if len(in_flight):
         log.info("stdin closed: waiting for %d answers still owed", len(in_flight))
-        if not await in_flight.settled(settle):
+        if not await in_flight.settled(settle, busy):
             log.warning("stdin closed: %d requests left unanswered", len(in_flight))
 
 
@@ -90,7 +91,13 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
     # the SDK's annotation names anyio's AsyncFile, which they are not.
     in_flight = InFlight()
     settle = handlers.memoryd.timeout + SETTLE_MARGIN
-    lines = screened(BoundedLines(stdin_fd, oversized), refuse, in_flight, settle)
+    lines = screened(
+        BoundedLines(stdin_fd, oversized),
+        refuse,
+        in_flight,
+        settle,
+        lambda: handlers.memoryd.calls > 0,
+    )
     async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
         streams["write"] = write
         ready.set()

@@ -7,8 +7,8 @@ in both ways a JSON writer may spell it), then judged by matching.row_holds, and
 (session:ID:N, note:N): the key goes to forgotten.jsonl and the record's rows leave the index, as
 for a record the owner names. A text without a word the full-text index keeps is looked for by a
 scan of the rows instead. The session logs that grew past what the index read are caught up
-first (behind, catch_up): a memory call's record is often still unindexed when its entry is
-forgotten, and would otherwise come in after the forget.
+first (behind, catch_up_part, a part per writer job: forget.py): a memory call's record is often
+still unindexed when its entry is forgotten, and would otherwise come in after the forget.
 """
 
 import json
@@ -97,18 +97,20 @@ def behind(index) -> list[str]:
     return late
 
 
-def catch_up(index, sessions: list[str]) -> None:
-    """On the writer: index what sessions' logs hold past what the index read. AdminRefused
-    when the index cannot take them (a full disk): a record left out now would come in later,
-    after the forget."""
-    for session in sessions:
-        try:
-            index.catch_up_session(session)
-        except (OSError, SessionUnknown) as error:
-            log.warning("session log %s: skipped: %s", index.home.session_log(session), error)
-        except (IndexDamaged, sqlite3.Error) as error:
-            cause = error.__context__ if isinstance(error.__context__, sqlite3.Error) else error
-            raise AdminRefused(
-                f"refused: forget could not start: the index cannot take the new records of "
-                f"session {session} first ({cause}); nothing was forgotten"
-            ) from None
+def catch_up_part(index, session: str) -> bool:
+    """On the writer: index one part of what a session's log holds past what the index read
+    (index.catch_up_session_part); True once the log is read to its end, or skipped (a log that
+    cannot be read is left, as the background catch-up leaves it). AdminRefused when the index
+    cannot take it (a full disk): a record left out now would come in later, after the forget."""
+    try:
+        _, done = index.catch_up_session_part(session)
+    except (OSError, SessionUnknown) as error:
+        log.warning("session log %s: skipped: %s", index.home.session_log(session), error)
+        return True
+    except (IndexDamaged, sqlite3.Error) as error:
+        cause = error.__context__ if isinstance(error.__context__, sqlite3.Error) else error
+        raise AdminRefused(
+            f"refused: forget could not start: the index cannot take the new records of "
+            f"session {session} first ({cause}); nothing was forgotten"
+        ) from None
+    return done

@@ -25,6 +25,7 @@ import datetime as dt
 import hashlib
 import logging
 import os
+import time
 
 from memoryd.data import carriers, erasing, layout, scrub
 from memoryd.data.erasing import Found
@@ -38,6 +39,7 @@ from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: 
 )
 from memoryd.errors import AdminRefused
 from memoryd.home import Home
+from memoryd.index import indexer
 from memoryd.journal import forgotten
 from memoryd.journal.journal import Edit
 from memoryd.trust.caller import OWNER
@@ -106,16 +108,39 @@ def prepare(service, ref: str) -> Found:
 
 
 def _caught_up(service) -> None:
-    """On a reader: the index caught up with the session logs first (on the writer), so that a
-    record already written but not yet indexed is found and forgotten too."""
-    late = carriers.behind(service.index)
-    if late:
-        service._writer.submit(WRITE, carriers.catch_up, service.index, late).result()
+    """On a reader: the index caught up with the session logs first, so that a record already
+    written but not yet indexed is found and forgotten too. Each part is a writer job of its own
+    (as the background catch-up goes), submitted once the one before is done: a memory call, a
+    session_updated or an owner's write that comes meanwhile runs between two parts, never
+    behind the whole backlog a start may leave."""
+    for session in carriers.behind(service.index):
+        done = False
+        while not done:
+            job = service._writer.submit(WRITE, carriers.catch_up_part, service.index, session)
+            done = job.result()
 
 
 def _caught_up_here(index) -> None:
-    """On the writer: the same catch-up, for a forget run without prepare()."""
-    carriers.catch_up(index, carriers.behind(index))
+    """On the writer, inside the forget: what reached the logs since prepare() caught up, so the
+    forget is exact. That is normally a turn or two, well within one part per session. The writer
+    is never held for more: a session with more than a part left (a log rewritten meanwhile, or a
+    forget run without prepare() while a start's backlog is left) stops the catch-up after that
+    part, and so does a part's worth of time spent on many small logs; the forget is then refused
+    before anything changed, and run again, its prepare() catches the rest up a part per writer
+    job."""
+    late = carriers.behind(index)
+    started = time.monotonic()
+    for n, session in enumerate(late):
+        if not carriers.catch_up_part(index, session):
+            left = len(late) - n
+        elif n + 1 < len(late) and time.monotonic() - started > indexer.PART_SECONDS:
+            left = len(late) - n - 1
+        else:
+            continue
+        raise AdminRefused(
+            f"refused: the index is still catching up with {counted(left, 'session')}; nothing "
+            "was forgotten: try again in a moment"
+        )
 
 
 def stamp_of(when: dt.datetime) -> str:

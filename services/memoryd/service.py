@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from memoryd.config import WRITE_DEADLINE
+from memoryd.data.lay import Unfinished
 from memoryd.errors import EditRefused, MemorydError, SessionUnknown
 from memoryd.index.index import Index
 from memoryd.index.rebuild import Rebuilder, finish_or_discard
@@ -86,6 +87,10 @@ class MemoryService:
         self.home_lock: int | None = None  # the fd holding index/memoryd.lock (server.py)
         self.caught_up = threading.Event()  # set when the catch-up after the start is done
         self.to_catch_up: list[str] | None = None  # the logs listed at the start (prepare)
+        # Set (to the refusal's text) when a restore stopped part way (data/restore.py): memory is
+        # then part old, part new, and every read and write of it is refused until a restart
+        # finishes the restore. Checked as each job starts, so one queued behind it is refused.
+        self.unfinished: str | None = None
         self._writer = Writer()
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="memoryd-reader")
         self._rebuilder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-reindex")
@@ -96,14 +101,22 @@ class MemoryService:
     async def _write(
         self, fn: Callable[..., T], *args, priority: int = WRITE, deadline: float | None = None
     ) -> T:
-        future = self._writer.submit(priority, fn, *args, deadline=deadline)
+        future = self._writer.submit(
+            priority, self._unless_unfinished, fn, *args, deadline=deadline
+        )
         return await asyncio.wrap_future(future)
 
     def _deadline(self) -> float:
         return time.monotonic() + self.write_deadline
 
     async def _read(self, fn: Callable[..., T], *args) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._readers, fn, *args)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._readers, self._unless_unfinished, fn, *args)
+
+    def _unless_unfinished(self, fn: Callable[..., T], *args) -> T:
+        if self.unfinished is not None:
+            raise Unfinished(self.unfinished)
+        return fn(*args)
 
     def stop_builds(self) -> None:
         """End a reindex's build in flight and refuse new ones, at once (memoryd is stopping):
@@ -231,7 +244,7 @@ class MemoryService:
                         call_id=request.call_id, ok=False, output=NOT_APPLIED, label=None
                     )
                 return ToolResponse(call_id=request.call_id, ok=True, output=output, label=None)
-        except (InvalidArguments, EditRefused) as e:
+        except (InvalidArguments, EditRefused, Unfinished) as e:
             log.info(
                 "session %s: %s call %s refused: %s",
                 request.session,
@@ -302,6 +315,8 @@ class MemoryService:
         if self._reindexing is None:
             self._reindexing = asyncio.Lock()
         async with self._reindexing:
+            if self.unfinished is not None:  # its build would read a half-laid notes.md
+                raise Unfinished(self.unfinished)
             loop = asyncio.get_running_loop()
             built = await loop.run_in_executor(self._rebuilder, self._rebuild.build, self.index)
             done = await self._write(finish_or_discard, self.index, built)

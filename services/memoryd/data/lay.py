@@ -7,6 +7,11 @@ untouched; after it, the plan is carried out, and if memoryd is killed on the wa
 next start carries out the rest (a renamed file is no longer in the staging folder, a removed one
 no longer there, so each step can be taken again). A staging folder without a plan is what a
 restore killed before that point left, and is removed.
+
+A failure after that point (a disk error while carrying the plan out) leaves a home that is half
+the old and half the new: the plan is carried out once more at once, and if that fails too,
+Unfinished is raised, and memoryd refuses every read and write of memory until a restart carries
+out the rest (service.py).
 """
 
 import json
@@ -15,12 +20,18 @@ import os
 import shutil
 from pathlib import Path
 
+from memoryd.errors import MemorydError
 from memoryd.home import Home, atomic_write, ensure_dir, fsync_dir, read_file
 
 log = logging.getLogger(__name__)
 
 PLAN = ".restore.json"
 STAGING_PREFIX = ".restore-"
+
+
+class Unfinished(MemorydError):
+    """A restore stopped after its point of no return, and carrying out its plan again failed
+    too: the home is part old, part new until a restart finishes it."""
 
 
 def plan_path(home: Home) -> Path:
@@ -41,10 +52,24 @@ def _inside(home: Home, rel: str) -> Path:
 
 
 def commit(home: Home, staging: Path, lay: list[str], remove: list[str]) -> None:
-    """Write the plan (the point of no return), carry it out, then drop it."""
+    """Write the plan (the point of no return), carry it out, then drop it. An OSError means the
+    home is as it was; a failure after the plan is in place is met by carrying it out once more
+    at once, and when that fails too, by Unfinished."""
     plan = {"staging": staging.name, "lay": lay, "remove": remove}
-    atomic_write(plan_path(home), json.dumps(plan).encode())
-    carry_out(home, plan)
+    try:
+        atomic_write(plan_path(home), json.dumps(plan).encode())
+    except OSError:
+        if not committed(home, staging):
+            raise
+        # Renamed into place, then its folder's fsync failed: past the point all the same.
+    try:
+        carry_out(home, plan)
+    except OSError as e:
+        log.warning("%s: stopped part way (%s); carrying it out again", plan_path(home), e)
+        try:
+            carry_out(home, plan)
+        except OSError as again:
+            raise Unfinished(again.strerror or str(again)) from None
 
 
 def committed(home: Home, staging: Path) -> bool:
@@ -76,7 +101,7 @@ def carry_out(home: Home, plan: dict) -> None:
     for folder in sorted(folders):
         if folder.is_dir():
             fsync_dir(folder)
-    os.unlink(plan_path(home))
+    plan_path(home).unlink(missing_ok=True)  # taken again: the first time may have dropped it
     fsync_dir(home.memory)
     shutil.rmtree(staging, ignore_errors=True)
 

@@ -6,11 +6,12 @@ there and its counts must be what its files hold. Then a home that holds memory 
 edits or pending writes) is refused unless replace, which first writes what is there to a backup
 of its own (held on the writer, written off it) and says where; if that backup fails, nothing is
 laid. Then, on the writer thread (backing up again if memory was written meanwhile), the files are
-laid by lay.py (a kill leaves before or after). The index follows: notes.md is indexed again from
-its start, and the rows of every key the restored forgotten.jsonl lists are deleted; session
-records forgotten in the home before stay forgotten (their logs are not restored). Session logs in
-an archive are checked (hashed), never staged or laid: sessions/ is loopd's (memoryd reads it
-only).
+laid by lay.py (a kill leaves before or after; a disk error on the way is met by laying them again
+at once, and if that fails too, memoryd refuses memory until a restart finishes it). The index
+follows: notes.md is indexed again from its start, and the rows of every key the restored
+forgotten.jsonl lists are deleted; session records forgotten in the home before stay forgotten
+(their logs are not restored). Session logs in an archive are checked (hashed), never staged or
+laid: sessions/ is loopd's (memoryd reads it only).
 """
 
 import contextlib
@@ -94,13 +95,13 @@ def run(service, name: str, replace: bool) -> Laid:
         _check_counts(verified.manifest.get("counts", {}), staging, members)
         first, seen = _back_up_first(service, replace)
         future = service._writer.submit(0, _lay, service, staging, members, replace, seen)
-        again, waited = future.result()
+        again, waited, stopped = future.result()
     except OSError as e:
-        if lay.committed(home, staging):  # past its plan: the next start finishes it
-            log.error("%s: restore stopped after its point of no return: %s", home.memory, e)
+        if lay.committed(home, staging):  # past its plan (its read failed in lay.commit)
+            _refuse_until_restart(service, e.strerror or str(e))
             raise AdminRefused(
-                f"refused: the restore stopped part way ({e.strerror or e}); memoryd finishes it "
-                "at its next start (restart it)"
+                f"refused: the restore stopped part way ({e.strerror or e}); memoryd refuses "
+                "memory until it is restarted, which finishes the restore (restart it)"
             ) from None
         shutil.rmtree(staging, ignore_errors=True)
         raise AdminRefused(
@@ -115,6 +116,12 @@ def run(service, name: str, replace: bool) -> Laid:
         # written again on the writer because memory changed meanwhile: the first is stale
         with contextlib.suppress(OSError):
             os.unlink(first)
+    if stopped is not None:
+        raise AdminRefused(
+            f"refused: the restore stopped part way ({stopped}), and again when tried once more; "
+            "memoryd refuses memory until it is restarted, which finishes the restore (restart it)"
+            + (f"; what was here is backed up in {again or first}" if again or first else "")
+        )
     return Laid(verified.manifest, again or first, waited)
 
 
@@ -197,6 +204,20 @@ def _unsafe(home: Home, rels: list[str]) -> str | None:
     return None
 
 
+def _refuse_until_restart(service, reason: str) -> None:
+    """The home is part old, part new: every read and write of memory is refused (service.py)
+    until the next start carries out the rest of the plan (lay.recover)."""
+    service.unfinished = (
+        f"refused: a restore stopped part way ({reason}); restart memoryd to finish it"
+    )
+    log.error(
+        "%s: a restore stopped part way (%s); memory is refused until memoryd restarts and "
+        "finishes it",
+        lay.plan_path(service.store.home),
+        reason,
+    )
+
+
 def _lay(service, staging, members: list[str], replace: bool, seen):
     started = time.monotonic()
     store = service.store
@@ -226,7 +247,11 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
             + (f"; the memory here is backed up in {again}" if again else "")
         )
     with recalllog.held(service):
-        lay.commit(home, staging, wanted, remove)
+        try:
+            lay.commit(home, staging, wanted, remove)
+        except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
+            _refuse_until_restart(service, str(e))
+            return again, time.monotonic() - started, str(e)
     reset_tail(store)
     restored = forgotten.keys(home)
     stamp = store.now().strftime("%Y-%m-%dT%H:%MZ")
@@ -236,4 +261,4 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
     log.info("%s: restored %d files", home.memory, len(wanted))
     purge(service.index, sorted(forgotten.keys(home)))
     reindex_notes(service.index)
-    return again, time.monotonic() - started
+    return again, time.monotonic() - started, None

@@ -21,6 +21,7 @@ from pathlib import Path
 from brokerd_shim.builtin import BUILTIN_PREFIX, BUILTIN_TEXTS, MEMORY_TOOLS
 from brokerd_shim.constraints import Constraints
 from brokerd_shim.errors import GrantProblem
+from proto.files import NotRegular, open_read, read_at_most
 from proto.labels import DataClass, Label, is_class
 
 log = logging.getLogger("brokerd_shim.grants")
@@ -152,23 +153,26 @@ def _load_file(entry: os.DirEntry) -> Grant:
         raise GrantProblem("the file name must be <id>.toml with an id of letters, digits, _ and -")
     if grant_id.startswith(BUILTIN_PREFIX):
         raise GrantProblem(f"grant ids beginning {BUILTIN_PREFIX} are reserved")
-    if not entry.is_file():
-        raise GrantProblem("not a regular file")
+    # One open, never through a link and never waiting on a FIFO (the grants thread would hang,
+    # and every call with it): what is read is what was checked to be a regular file.
     try:
-        with open(entry.path, "rb") as f:
-            text = f.read(MAX_GRANT_BYTES + 1)
+        with open_read(entry.path) as f:
+            text = read_at_most(f.fileno(), MAX_GRANT_BYTES + 1)
+    except NotRegular as e:
+        raise GrantProblem(e.strerror) from None
     except OSError as e:
         raise GrantProblem(f"cannot be read: {e.strerror}") from None
     return parse_grant(grant_id, text)
 
 
 def load_grants(folder: Path) -> GrantSet:
-    """The grant set of folder: every *.toml file in it (hidden files and others are ignored)."""
+    """The grant set of folder: every *.toml file in it (hidden files and others are ignored).
+    The folder may be a link (the owner's setting names it); a file in it may not."""
     try:
         entries = sorted(
             (
                 e
-                for e in os.scandir(folder)
+                for e in os.scandir(os.path.realpath(folder))
                 if e.name.endswith(".toml") and not e.name.startswith(".")
             ),
             key=lambda e: e.name,

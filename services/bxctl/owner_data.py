@@ -27,10 +27,12 @@ from bxctl.common import (
     MemorySocket,
     admin_message,
     answer_object,
-    ask,
+    ask_or_raise,
+    escape_ids,
     fail,
     print_json_text,
 )
+from proto.client import RemoteError
 from proto.config import default_home, host_paths
 from proto.escape import escape
 from proto.messages import MemoryAdminReply
@@ -47,10 +49,22 @@ Out = Annotated[
 NAME = re.compile(r"\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-def _ask(memory_socket, command: str, arg: dict, **fields: type) -> dict:
-    """memoryd's answer to command, an object with a message and the fields named."""
-    reply = ask(memory_socket, admin_message(command, arg), MemoryAdminReply, timeout=LONG_TIMEOUT)
-    return answer_object(reply.text, message=str, **fields)
+def _ask(
+    memory_socket, command: str, arg: dict, shown: tuple[str, str] | None = None, **fields: type
+) -> dict:
+    """memoryd's answer to command, an object with a message and the fields named; shown (the
+    name of a copy handed over, the path the owner gave) puts the owner's path back in what
+    memoryd says, its refusals too, where memoryd could only name the copy."""
+    message = admin_message(command, arg)
+    try:
+        reply = ask_or_raise(memory_socket, message, MemoryAdminReply, timeout=LONG_TIMEOUT)
+    except RemoteError as e:
+        text = str(e) if shown is None else str(e).replace(*shown)
+        fail(escape_ids(host_paths(text, default_home())), EXIT_REFUSED)
+    answer = answer_object(reply.text, message=str, **fields)
+    if shown is not None:
+        answer = {k: v.replace(*shown) if isinstance(v, str) else v for k, v in answer.items()}
+    return answer
 
 
 def home_for(memory_socket: Path | None) -> Path:
@@ -96,14 +110,17 @@ def _check_dest(dest: Path, nothing: str) -> None:
         fail(f"cannot write {shown}: its folder is not writable; {nothing}", EXIT_REFUSED)
 
 
-def copy_new(source: Path, dest: Path) -> None:
-    """Copy source to dest, 0600, atomically, never over an existing file; one line on failure."""
+def copy_new(source: Path, dest: Path, owner: tuple[int, int] | None = None) -> None:
+    """Copy source to dest, 0600 (owned by owner, uid and gid, when given), atomically, never over
+    an existing file; one line on failure."""
     if os.path.lexists(dest):
         fail(f"{escape(str(dest), markup=False)} exists; nothing was written", EXIT_REFUSED)
     tmp = dest.with_name(f".{dest.name}.{os.urandom(4).hex()}.tmp")
     try:
         with open(source, "rb") as src:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            if owner is not None:
+                os.fchown(fd, *owner)
             with os.fdopen(fd, "wb") as out:
                 shutil.copyfileobj(src, out, 1 << 20)
                 out.flush()
@@ -151,8 +168,9 @@ def _hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]
     except OSError as e:
         fail(f"cannot read {escape(str(path), markup=False)}: {e.strerror}", EXIT_REFUSED)
     folder = home / "backups"
+    owner = _reader_of(folder)
     inside = path.resolve().parent == folder.resolve() and not path.is_symlink()
-    if inside and NAME.fullmatch(path.name):
+    if inside and NAME.fullmatch(path.name) and (owner is None or _owned_by(path, owner)):
         return path.name, None
     copy = folder / f".incoming-{os.urandom(6).hex()}{''.join(path.suffixes)[-16:]}"
     copy = copy.with_name("".join(c for c in copy.name if c.isalnum() or c in "._-"))
@@ -165,16 +183,39 @@ def _hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]
                 EXIT_REFUSED,
             )
         fail(f"{escape(str(folder), markup=False)} is missing; is memoryd set up?", EXIT_REFUSED)
-    copy_new(path, copy)
+    copy_new(path, copy, owner)
     return copy.name, copy
+
+
+def _reader_of(folder: Path) -> tuple[int, int] | None:
+    """Who memoryd runs as, when bxctl runs as root and memoryd as another user (rootful
+    containers run it as 10001; rootless ones as the user podman maps it to): the owner of the
+    home's backups/ folder, which memoryd made. A file handed over there must be that user's, as
+    a 0600 file of root's is one memoryd cannot open. None when no handing over of owners is
+    needed or possible (bxctl is not root: the files it makes are its own user's, as memoryd's)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        st = folder.stat()
+    except OSError:
+        return None  # the missing folder is said below
+    return None if st.st_uid == 0 else (st.st_uid, st.st_gid)
+
+
+def _owned_by(path: Path, owner: tuple[int, int]) -> bool:
+    try:
+        return path.stat().st_uid == owner[0]
+    except OSError:
+        return False
 
 
 def _ask_about(memory_socket, command: str, path: Path, arg: dict, **fields: type) -> dict:
     """The command asked of memoryd about a file the owner names (handed over in backups/), the
     copy made for it removed whatever the answer."""
     name, copy = _hand_over(path, home_for(memory_socket), memory_socket)
+    shown = None if copy is None else (name, str(path))
     try:
-        return _ask(memory_socket, command, {"name": name, **arg}, **fields)
+        return _ask(memory_socket, command, {"name": name, **arg}, shown, **fields)
     finally:
         if copy is not None:
             copy.unlink(missing_ok=True)

@@ -5,6 +5,7 @@ capabilities, a read-only root, user 10001, and only its own folders of the home
 """
 
 import json
+import os
 import stat
 
 import pytest
@@ -85,3 +86,27 @@ def _check_locked_down(stack, role):
         wrote = run("touch", f"{home}/{folder}/.probe")
         assert (wrote.returncode == 0) == (mode == "rw"), f"{role}: {folder} should be {mode}"
         run("rm", "-f", f"{home}/{folder}/.probe")
+
+
+def test_an_archive_and_an_export_kept_outside_the_home_come_back_in(stack, tmp_path):
+    """The owner's copies live anywhere (another disk, a new machine): bxctl hands each to
+    memoryd through backups/, as a file memoryd's user can read (under rootful podman bxctl runs
+    as root and memoryd as 10001), and the answer names the owner's path, not the copy's."""
+    assert stack.driver("start", "--session", "kept").returncode == 0
+    wrote = stack.driver("answer", "kept", "--call", f"memory {json.dumps(MEMORY_ADD)}")
+    assert "user.md updated" in wrote.stdout, wrote.stdout + wrote.stderr
+    archive, export = tmp_path / "kept.tar.gz", tmp_path / "kept.jsonl"
+    made = stack.bxctl("memory", "backup", os.fspath(archive))
+    assert made.returncode == 0, made.stderr
+    out = stack.bxctl("memory", "export", "--out", os.fspath(export))
+    assert out.returncode == 0, out.stderr
+
+    laid = stack.bxctl("memory", "restore", "--replace", os.fspath(archive))
+    assert laid.returncode == 0, laid.stderr
+    assert laid.stdout.startswith(f"restored {archive} "), laid.stdout
+    assert ".incoming-" not in laid.stdout
+
+    imported = stack.bxctl("memory", "import", "--dry-run", os.fspath(export))
+    assert imported.returncode == 0, imported.stderr
+    assert ".incoming-" not in imported.stdout + imported.stderr
+    assert not [p for p in (stack.home / "backups").iterdir() if p.name.startswith(".incoming-")]

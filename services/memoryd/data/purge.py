@@ -5,12 +5,26 @@ deletions that readers watch follow), with SQLite's secure_delete on, so the fre
 zeroed, and the WAL is checkpointed and truncated after, so no old page image keeps the text.
 FTS5's term lists keep the words (not the text) of a deleted row until a merge rewrites them:
 bxctl reindex drops them (the rebuilt index skips every forgotten key).
+
+After a restore has laid its files, after_restore brings the index up to date; when it cannot,
+the index file is removed, so that no row of a key the restored forgotten.jsonl lists can be
+recalled: recall is refused (samefile.py) until bxctl reindex or a restart builds it again, both of
+which skip every forgotten key.
 """
 
+import logging
 import sqlite3
 
+from memoryd.errors import MemorydError
+from memoryd.home import fsync_dir
 from memoryd.index import indexer
+from memoryd.index.dbfile import remove_database
 from memoryd.index.sessionrows import LogState
+from memoryd.journal import forgotten
+
+log = logging.getLogger(__name__)
+
+REBUILT = "the index was rebuilt from notes.md and sessions/"
 
 NOTE_KINDS = "kind IN ('noted', 'moved', 'dropped')"
 
@@ -96,3 +110,66 @@ def shift_notes(index, shifts: list[tuple[int, int]]) -> None:
         state.bytes += sum(change for end, change in shifts if end <= state.bytes)
         state.tail = indexer._tail_hash(path, state.bytes, indexer.NOTES_WINDOW)
         indexer.save_state(conn, indexer.NOTES_LOG, state)
+
+
+def after_restore(service) -> str:
+    """On the writer, once a restore's files are laid: the journal's derived index dropped, the
+    rows of every key the restored forgotten.jsonl lists deleted, notes.md indexed again. Returns
+    what the answer says of the index: a step that failed, and what the owner is to do, never
+    raised (the files are restored whatever follows)."""
+    store, index = service.store, service.index
+    kept = None
+    try:
+        reset_tail(store)
+    except OSError as e:
+        kept = e.strerror or str(e)
+        log.error("%s: not removed after a restore: %s", store.journal_index.path, kept)
+    try:
+        purge(index, sorted(forgotten.keys(store.home)))
+        reindex_notes(index)
+        said = REBUILT
+    except (OSError, sqlite3.Error, MemorydError) as e:
+        said = _dropped(service, (e.strerror if isinstance(e, OSError) else None) or str(e))
+    if kept is not None:
+        said += (
+            f"; but {store.journal_index.path}, memoryd's summary of the journal that was "
+            f"replaced, could not be removed ({kept}): remove it"
+        )
+    return said
+
+
+def _dropped(service, reason: str) -> str:
+    """The index could not be brought up to date: removed (recall refused until it is built
+    again); if even that fails, memoryd refuses memory (service.unfinished) until the owner has
+    removed it and restarted memoryd."""
+    path = service.index.path
+    try:
+        remove_database(path)
+        fsync_dir(path.parent)
+    except OSError as e:
+        failed = e.strerror or str(e)
+        log.error(
+            "index %s: not brought up to date after a restore (%s), nor removed (%s); "
+            "memory is refused",
+            path,
+            reason,
+            failed,
+        )
+        service.unfinished = (
+            f"refused: the memory index could not be brought up to date after a restore "
+            f"({reason}) nor removed ({failed}); stop memoryd, remove {path}, then start it"
+        )
+        return (
+            f"but the index could not be brought up to date ({reason}) nor removed ({failed}), "
+            f"so memoryd refuses memory: stop memoryd, remove {path}, then start it"
+        )
+    log.error(
+        "index %s: not brought up to date after a restore (%s); removed, so that nothing "
+        "forgotten is recalled from it: recall is refused until bxctl reindex or a restart",
+        path,
+        reason,
+    )
+    return (
+        f"but the index could not be brought up to date ({reason}), so recall is refused until "
+        "it is rebuilt: run bxctl reindex"
+    )

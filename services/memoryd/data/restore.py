@@ -7,26 +7,30 @@ edits or pending writes) is refused unless replace, which first writes what is t
 of its own (held on the writer, written off it) and says where; if that backup fails, nothing is
 laid. Then, on the writer thread (backing up again if memory was written meanwhile), the files are
 laid by lay.py (a kill leaves before or after; a disk error on the way is met by laying them again
-at once, and if that fails too, memoryd refuses memory until a restart finishes it). The index
-follows: notes.md is indexed again from its start, and the rows of every key the restored
-forgotten.jsonl lists are deleted; session records forgotten in the home before stay forgotten
-(their logs are not restored). Session logs in an archive are checked (hashed), never staged or
-laid: sessions/ is loopd's (memoryd reads it only).
+at once, and if that fails too, memoryd refuses memory until a restart finishes it). Session
+records forgotten in the home before stay forgotten (their logs are not restored): their keys are
+added to the staged forgotten.jsonl before the plan is written, so they are laid with it. The
+index follows (purge.after_restore): notes.md is indexed again from its start, and the rows of
+every key the restored forgotten.jsonl lists are deleted; what of that fails is said in the answer,
+after the files restored. Session logs in an archive are checked (hashed), never staged or laid:
+sessions/ is loopd's (memoryd reads it only).
 """
 
 import contextlib
+import json
 import logging
 import os
 import shutil
 import stat
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from memoryd.data import backup, lay, layout, recalllog, snapshot
 from memoryd.data.archive import Damaged, verify
-from memoryd.data.purge import purge, reindex_notes, reset_tail
+from memoryd.data.purge import after_restore
 from memoryd.errors import AdminRefused, MemorydError
-from memoryd.home import Home, read_file
+from memoryd.home import Home, atomic_write, read_file
 from memoryd.journal import forgotten
 from memoryd.memory import entries
 
@@ -65,6 +69,7 @@ class Laid:
     manifest: dict
     before: str | None  # the backup of what was there (replace)
     waited: float
+    index: str  # what became of the index (and of what did not finish after the files were laid)
 
 
 def archive_path(home: Home, name: str):
@@ -95,7 +100,7 @@ def run(service, name: str, replace: bool) -> Laid:
         _check_counts(verified.manifest.get("counts", {}), staging, members)
         first, seen = _back_up_first(service, replace)
         future = service._writer.submit(0, _lay, service, staging, members, replace, seen)
-        again, waited, stopped = future.result()
+        again, waited, stopped, said = future.result()
     except OSError as e:
         if lay.committed(home, staging):  # past its plan (its read failed in lay.commit)
             _refuse_until_restart(service, e.strerror or str(e))
@@ -122,7 +127,7 @@ def run(service, name: str, replace: bool) -> Laid:
             "memoryd refuses memory until it is restarted, which finishes the restore (restart it)"
             + (f"; what was here is backed up in {again or first}" if again or first else "")
         )
-    return Laid(verified.manifest, again or first, waited)
+    return Laid(verified.manifest, again or first, waited, said)
 
 
 def _check_counts(said: dict, staging, members: list[str]) -> None:
@@ -237,6 +242,9 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
     # notes.md they were made in, which the archive replaces.)
     sessions_forgotten = sorted(k for k in forgotten.keys(home) if k.startswith("session:"))
     wanted = [m.removeprefix("memory/") for m in members]
+    stamp = store.now().strftime("%Y-%m-%dT%H:%MZ")
+    if _keep_forgotten(staging, sessions_forgotten, stamp) and forgotten.FILE not in wanted:
+        wanted.append(forgotten.FILE)
     current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
     remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
     unsafe = _unsafe(home, wanted + remove)
@@ -251,14 +259,30 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
             lay.commit(home, staging, wanted, remove)
         except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
             _refuse_until_restart(service, str(e))
-            return again, time.monotonic() - started, str(e)
-    reset_tail(store)
-    restored = forgotten.keys(home)
-    stamp = store.now().strftime("%Y-%m-%dT%H:%MZ")
-    for key in sessions_forgotten:
-        if key not in restored:
-            forgotten.add(home, key, stamp, "restore")
+            return again, time.monotonic() - started, str(e), ""
     log.info("%s: restored %d files", home.memory, len(wanted))
-    purge(service.index, sorted(forgotten.keys(home)))
-    reindex_notes(service.index)
-    return again, time.monotonic() - started, None
+    # The files are laid: from here on nothing may answer that the home is as it was.
+    said = after_restore(service)
+    return again, time.monotonic() - started, None, said
+
+
+def _keep_forgotten(staging: Path, keys: list[str], stamp: str) -> bool:
+    """Add to the staged forgotten.jsonl the keys it does not list (made if the archive holds
+    none), before the plan is written: laid with it, they cannot be lost by a kill after the point
+    of no return, and a disk error here leaves the home as it was. True when any was added."""
+    staged = Home(staging)
+    listed = forgotten.keys(staged)
+    missing = [key for key in keys if key not in listed]
+    if not missing:
+        return False
+    try:
+        held = read_file(forgotten.path(staged))
+    except FileNotFoundError:
+        held = b""
+    if held and not held.endswith(b"\n"):
+        held += b"\n"  # a last line without its end would swallow the first one added
+    lines = "".join(
+        json.dumps({"key": key, "time": stamp, "edit": "restore"}) + "\n" for key in missing
+    )
+    atomic_write(forgotten.path(staged), held + lines.encode())
+    return True

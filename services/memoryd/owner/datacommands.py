@@ -77,8 +77,7 @@ def run_restore(service, arg) -> str:
     sessions = sum(1 for f in manifest["files"] if f["path"].startswith("sessions/"))
     message = (
         f"restored {arg.name} (made {manifest.get('created')} by memoryd "
-        f"{manifest.get('memoryd')}): {_count_text(manifest.get('counts', {}))}; "
-        "the index was rebuilt from notes.md and sessions/"
+        f"{manifest.get('memoryd')}): {_count_text(manifest.get('counts', {}))}; {laid.index}"
     )
     if laid.before:
         message += f"; what the home held before is backed up in {laid.before}"

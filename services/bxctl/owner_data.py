@@ -21,6 +21,7 @@ from typing import Annotated
 
 import typer
 
+from bxctl import sessionlay
 from bxctl.common import (
     EXIT_REFUSED,
     Json,
@@ -264,7 +265,13 @@ def restore(
 ) -> None:
     """Check a backup whole, then lay it into an empty home (or, with --replace, any home)."""
     reply = _ask_about(memory_socket, "restore", archive, {"replace": replace})
-    _say(reply, as_json, home_for(memory_socket))
+    home = home_for(memory_socket)
+    # memoryd never writes sessions/ (loopd's): bxctl lays the archive's session logs itself.
+    refused = sessionlay.after_restore(reply, archive, home, memory_socket)
+    _say(reply, as_json, home)
+    if not as_json:
+        for line in refused:
+            print(escape(line, markup=False))
 
 
 @app.command("export")

@@ -82,10 +82,7 @@ def run_restore(service, arg) -> str:
     if laid.before:
         message += f"; what the home held before is backed up in {laid.before}"
     if sessions:
-        message += (
-            f"; the archive's {sessions} session logs were checked but not laid: sessions/ is "
-            "loopd's (runbook: restore-from-a-backup)"
-        )
+        message += f"; the archive holds {counted(sessions, 'session log')}"
     return paging.dumps(
         {
             "restored": arg.name,

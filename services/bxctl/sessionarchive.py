@@ -1,0 +1,155 @@
+"""A backup archive read by bxctl for its session logs, with the bounds memoryd's verifier keeps.
+
+memoryd checks an archive whole before it restores it (services/memoryd/data/archive.py); bxctl
+reads it again for the session logs it lays (memoryd may have read a copy, and the file may have
+changed since): a gzip'd tar read as a stream, at most RATIO times its size unpacked and no more
+members than memoryd writes, the manifest last and of memoryd's format. survey() gives the
+manifest and, for each member under sessions/, its size and sha256, or why it is refused (a name
+that is not sessions/<session id>/0.jsonl, a link or anything but a plain file, a name held twice).
+"""
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import stat
+import tarfile
+from pathlib import Path
+
+from proto.messages import is_session_id
+
+# memoryd's archive format and bounds (memoryd/data/archive.py; a test holds them equal).
+FORMAT = "boxmaker-memory-backup"
+VERSION = 1
+MANIFEST = "manifest.json"
+MANIFEST_MAX = 64 << 20
+RATIO = 100
+FLOOR = 64 << 20
+SESSION_MEMBERS_MAX = 100_000
+OTHER_MEMBERS_MAX = 6 + 2 * 12 * 100 + 1  # the memory files, a century of journals, the manifest
+LOG = "0.jsonl"
+
+
+class Unusable(Exception):
+    """No session log of the archive can be laid; the text says why, in a few words."""
+
+
+def _bounded(source, limit: int):
+    """Reads of source, refused once they pass limit bytes in all."""
+    left = limit
+
+    class Bounded(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def read(self, size: int = -1) -> bytes:
+            nonlocal left
+            data = source.read(size if size is not None and size >= 0 else 1 << 20)
+            left -= len(data)
+            if left < 0:
+                raise Unusable(f"the archive unpacks to more than {limit:,} bytes")
+            return data
+
+    return Bounded()
+
+
+def members(raw):
+    """(member, tar) of the archive in raw, read from its start, at most as many as memoryd
+    ever writes."""
+    raw.seek(0)
+    limit = max(FLOOR, RATIO * os.fstat(raw.fileno()).st_size)
+    sessions = others = 0
+    with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+        with tarfile.open(fileobj=_bounded(gz, limit), mode="r|") as tar:
+            for member in tar:
+                if member.name.startswith("sessions/"):
+                    sessions += 1
+                else:
+                    others += 1
+                if sessions > SESSION_MEMBERS_MAX or others > OTHER_MEMBERS_MAX:
+                    raise Unusable("the archive holds more files than memoryd ever writes")
+                yield member, tar
+
+
+def _plain(member: tarfile.TarInfo) -> bool:
+    sparse = member.sparse is not None or any(
+        k.startswith("GNU.sparse") for k in member.pax_headers
+    )
+    return member.type in (tarfile.REGTYPE, tarfile.AREGTYPE) and not sparse
+
+
+def name_problem(member: tarfile.TarInfo) -> str | None:
+    """Why a member under sessions/ is not one bxctl lays, or None."""
+    parts = member.name.split("/")
+    if len(parts) != 3 or not is_session_id(parts[1]) or parts[2] != LOG:
+        return f"not a session log's name (sessions/ID/{LOG})"
+    if not _plain(member):
+        return "not a plain file"
+    return None
+
+
+def hash_of(source, out: int | None = None) -> tuple[int, str]:
+    """The size and sha256 of what source holds, written to the descriptor out as it is read."""
+    digest, size = hashlib.sha256(), 0
+    while chunk := source.read(1 << 20):
+        digest.update(chunk)
+        size += len(chunk)
+        if out is not None:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(out, view) :]
+    return size, digest.hexdigest()
+
+
+def _manifest(member: tarfile.TarInfo, tar: tarfile.TarFile) -> dict:
+    source = tar.extractfile(member)
+    if not _plain(member) or member.size > MANIFEST_MAX or source is None:
+        raise Unusable("the archive's manifest is not a plain file of the size memoryd writes")
+    try:
+        value = json.loads(source.read(MANIFEST_MAX + 1))
+    except (ValueError, RecursionError):
+        raise Unusable("the archive's manifest is not JSON") from None
+    if not isinstance(value, dict) or value.get("format") != FORMAT:
+        raise Unusable("not a boxmaker memory backup (its manifest is foreign)")
+    version = value.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version > VERSION:
+        raise Unusable(f"the archive's format is not one this bxctl reads ({VERSION})")
+    files = value.get("files")
+    if not isinstance(files, list) or not all(
+        isinstance(f, dict)
+        and isinstance(f.get("path"), str)
+        and isinstance(f.get("size"), int)
+        and isinstance(f.get("sha256"), str)
+        for f in files
+    ):
+        raise Unusable("the archive's manifest does not list its files properly")
+    return value
+
+
+def survey(raw) -> tuple[dict, dict[str, tuple[int, str] | str]]:
+    """The manifest, and each session member's (size, sha256), or why it is refused."""
+    manifest, found = None, {}
+    for member, tar in members(raw):
+        if manifest is not None:
+            raise Unusable(f"the archive holds {member.name[:120]!r} after its manifest")
+        if member.name == MANIFEST:
+            manifest = _manifest(member, tar)
+        elif member.name.startswith("sessions/"):
+            problem = "held twice" if member.name in found else name_problem(member)
+            source = None if problem else tar.extractfile(member)
+            found[member.name] = hash_of(source) if source else problem or "cannot be read"
+    if manifest is None:
+        raise Unusable("the archive has no manifest (truncated, or not a memoryd backup)")
+    return manifest, found
+
+
+def open_archive(path: Path):
+    """The owner's archive, read only; a link is followed (the owner keeps it anywhere), but it
+    must end at a regular file (a FIFO is not waited on)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Unusable("the archive is not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")

@@ -1,0 +1,314 @@
+"""bxctl memory restore, after memoryd: the archive's session logs laid into {home}/sessions/.
+
+memoryd lays the memory files of an archive and only checks its session logs (backup
+--with-sessions): sessions/ is loopd's, and memoryd's container mounts it read only. bxctl runs on
+the host as the owner, so it lays them. It reads the archive itself, with the bounds memoryd's
+verifier keeps (sessionarchive.py), twice: once for the manifest, which comes last, and once to
+lay. Each sessions/<ID>/0.jsonl whose ID is a session id and whose log the
+home lacks is laid once its size and sha256 match the manifest; a log that is there is loopd's and
+is kept as it is (never replaced, never appended to). A file is written to a temporary name in its
+folder, fsync'd and linked to its name (never over one), the folder fsync'd; folders 0700, files
+0600, owned by whoever owns sessions/ (the containers' user 10001 when bxctl runs as root under
+rootful podman). Every folder is opened without following a link, as loopd's user could put one
+there. Then memoryd hears session_updated for each over its loopd socket and indexes them as it
+indexes a finished turn (forgotten records stay out); when it cannot be reached, its next start
+indexes them.
+"""
+
+import gzip
+import os
+import stat
+import tarfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bxctl.sessionarchive import (
+    LOG,
+    Unusable,
+    hash_of,
+    members,
+    name_problem,
+    open_archive,
+    survey,
+)
+from proto.client import request
+from proto.errors import PeerClosed, ProtoError, Unreachable
+from proto.messages import Ok, SessionUpdated
+from proto.paths import LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
+from proto.plural import counted
+
+SHOWN = 20  # refusals named one a line; the rest are counted
+INDEX_TIMEOUT = 120.0  # memoryd indexes a long log a part at a time before it answers
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass
+class Laid:
+    laid: list[str] = field(default_factory=list)  # the session ids laid
+    kept: int = 0  # logs the home already had
+    refused: list[str] = field(default_factory=list)  # "NAME: why", one each
+    problem: str | None = None  # why none were laid
+    indexed: str = ""  # what memoryd did with the laid ones
+
+
+def _owner(st: os.stat_result) -> tuple[int, int] | None:
+    """Whom bxctl hands what it makes to: the folder's user, when bxctl is root and it is not."""
+    return (st.st_uid, st.st_gid) if os.geteuid() == 0 and st.st_uid != 0 else None
+
+
+def _open_sessions(home: Path) -> tuple[int, tuple[int, int] | None]:
+    """{home}/sessions/ opened (made 0700 when missing, as the user of backups/ would), and whom
+    what is laid there belongs to."""
+    folder = home / "sessions"
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    else:
+        try:
+            owner = _owner(os.stat(home / "backups"))
+        except OSError:
+            owner = None
+        fd = os.open(folder, _DIR)
+        os.fchmod(fd, 0o700)
+        if owner is not None:
+            os.fchown(fd, *owner)
+        os.close(fd)
+        _fsync_dir(home)
+    fd = os.open(folder, _DIR)
+    return fd, _owner(os.fstat(fd))
+
+
+def _fsync_dir(path) -> None:
+    fd = os.open(path, _DIR)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _there(sfd: int, session: str) -> bool:
+    """Whether the home has something at sessions/<session>/0.jsonl (or at the folder's name, where
+    it is not a folder): loopd's, kept as it is."""
+    try:
+        st = os.stat(session, dir_fd=sfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return True
+    try:
+        os.stat(f"{session}/{LOG}", dir_fd=sfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _write(sfd: int, session: str, source, want: tuple[int, str], owner) -> str | None:
+    """Lay source as sessions/<session>/0.jsonl: None when laid, "kept" when a log came there
+    meanwhile, or why not. A folder made for it is removed again when it is not laid."""
+    made = False
+    try:
+        os.mkdir(session, 0o700, dir_fd=sfd)
+        made = True
+    except FileExistsError:
+        pass
+    outcome: str | None = "not laid"
+    try:
+        dfd = os.open(session, _DIR, dir_fd=sfd)
+        try:
+            if made:
+                os.fchmod(dfd, 0o700)
+                if owner is not None:
+                    os.fchown(dfd, *owner)
+            outcome = _write_in(dfd, source, want, owner)
+        finally:
+            os.close(dfd)
+        if made and outcome is None:
+            os.fsync(sfd)
+    finally:
+        if made and outcome is not None:
+            try:
+                os.rmdir(session, dir_fd=sfd)
+            except OSError:
+                pass
+    return outcome
+
+
+def _write_in(dfd: int, source, want: tuple[int, str], owner) -> str | None:
+    """_write's file, in its folder dfd: a temporary name, fsync'd, linked to 0.jsonl."""
+    tmp = f".{LOG}.{os.urandom(6).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
+    try:
+        try:
+            os.fchmod(fd, 0o600)
+            if owner is not None:
+                os.fchown(fd, *owner)
+            got = hash_of(source, fd)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if got != want:
+            return "changed while it was read (its size and sha256 no longer match the manifest)"
+        try:
+            os.link(tmp, LOG, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+        except FileExistsError:
+            return "kept"
+    finally:
+        os.unlink(tmp, dir_fd=dfd)
+    os.fsync(dfd)
+    return None
+
+
+def lay(archive: Path, home: Path, counts: object = None) -> Laid:
+    """Lay the session logs of archive that home lacks; counts (memoryd's answer) must be the
+    archive's, or it is not the one memoryd restored."""
+    done = Laid()
+    try:
+        with open_archive(archive) as raw:
+            manifest, found = survey(raw)
+            if counts is not None and counts != manifest.get("counts", {}):
+                raise Unusable("the archive is not the one memoryd restored (it changed since)")
+            sfd, owner = _open_sessions(home)
+            try:
+                todo = _plan(manifest, found, sfd, done)
+                if todo:
+                    _lay_all(raw, sfd, todo, owner, done)
+            finally:
+                os.close(sfd)
+    except Unusable as e:
+        done.problem = str(e)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        done.problem = f"the archive is truncated or damaged ({e})"
+    except tarfile.TarError as e:
+        done.problem = f"the archive is not a readable tar.gz ({e})"
+    except OSError as e:
+        where = f" ({e.filename})" if e.filename else ""
+        done.problem = f"{e.strerror or e}{where}"
+    return done
+
+
+def _shown(name: str) -> str:
+    """A member's name as a refusal line shows it: quoted, escaped, at most 120 characters."""
+    return repr(name[:120])
+
+
+def _plan(manifest: dict, found: dict, sfd: int, done: Laid) -> dict[str, tuple[int, str]]:
+    """The members to lay, with the size and sha256 each must have; done counts the others."""
+    listed = {f["path"]: (f["size"], f["sha256"]) for f in manifest["files"]}
+    todo = {}
+    for name, got in found.items():
+        if isinstance(got, str):
+            done.refused.append(f"{_shown(name)}: {got}")
+        elif name not in listed:
+            done.refused.append(f"{_shown(name)}: not listed in the manifest")
+        elif got != listed[name]:
+            done.refused.append(
+                f"{_shown(name)}: does not match its size and sha256 in the manifest"
+            )
+        elif _there(sfd, name.split("/")[1]):
+            done.kept += 1
+        else:
+            todo[name] = got
+    for name in listed:
+        if name.startswith("sessions/") and name not in found:
+            done.refused.append(f"{_shown(name)}: listed in the manifest, missing from the archive")
+    return todo
+
+
+def _lay_all(raw, sfd: int, todo: dict, owner, done: Laid) -> None:
+    for member, tar in members(raw):
+        want = todo.pop(member.name, None)
+        if want is None:
+            continue
+        session = member.name.split("/")[1]
+        source = None if name_problem(member) else tar.extractfile(member)
+        try:
+            why = "cannot be read" if source is None else _write(sfd, session, source, want, owner)
+        except OSError as e:
+            why = f"cannot be written: {e.strerror or e}"
+        if why is None:
+            done.laid.append(session)
+        elif why == "kept":
+            done.kept += 1
+        else:
+            done.refused.append(f"{_shown(member.name)}: {why}")
+    for name in todo:
+        done.refused.append(f"{_shown(name)}: gone from the archive on the second read")
+
+
+def tell_memoryd(home: Path, sessions: list[str]) -> str:
+    """Ask memoryd to index each laid session over its loopd socket; what came of it, in words."""
+    socket = under(home, LOOP_MEMORY_SOCKET)
+    them = "it" if len(sessions) == 1 else "them"
+    failed, first = 0, ""
+    for session in sessions:
+        try:
+            request(socket, SessionUpdated(session=session), timeout=INDEX_TIMEOUT, reply=Ok)
+        except (Unreachable, PeerClosed):
+            return f"memoryd indexes {them} at its next start (its loopd socket does not answer)"
+        except ProtoError as e:
+            failed += 1
+            first = first or str(e)[:200]
+    if failed:
+        return (
+            f"memoryd indexed {len(sessions) - failed} of them now, and the others at its next "
+            f"start ({first})"
+        )
+    return f"memoryd indexed {them}"
+
+
+def _home_problem(home: Path, memory_socket: Path | None) -> str | None:
+    """Why home may not be memoryd's: the socket given is not its owner socket."""
+    if memory_socket is None:
+        return None
+    try:
+        if os.path.samefile(memory_socket, under(home, OWNER_ADMIN_SOCKET)):
+            return None
+    except OSError:
+        pass
+    return (
+        f"the socket given is not {OWNER_ADMIN_SOCKET} under the home {home}, so bxctl does not "
+        "know which sessions/ is memoryd's: set BOXMAKER_HOME to memoryd's home"
+    )
+
+
+def after_restore(reply: dict, archive: Path, home: Path, memory_socket: Path | None) -> list[str]:
+    """Lay the session logs memoryd's restore answered it checked (reply["session_logs"]); the
+    reply then says what was done (its message, and "sessions" for --json). Returns the lines
+    naming the refused, at most SHOWN and a count of the rest."""
+    held = reply.get("session_logs")
+    if not isinstance(held, int) or isinstance(held, bool) or held <= 0:
+        return []
+    problem = _home_problem(home, memory_socket)
+    done = Laid(problem=problem) if problem else lay(archive, home, reply.get("counts"))
+    if done.laid:
+        done.indexed = tell_memoryd(home, done.laid)
+    reply["sessions"] = {
+        "laid": len(done.laid),
+        "kept": done.kept,
+        "refused": len(done.refused),
+        "refusals": done.refused[:SHOWN],
+        "problem": done.problem,
+        "indexed": done.indexed,
+    }
+    reply["message"] = reply.get("message", "") + "; " + _said(done)
+    lines = [f"refused {line}" for line in done.refused[:SHOWN]]
+    if len(done.refused) > SHOWN:
+        lines.append(f"and {len(done.refused) - SHOWN:,} more refused")
+    return lines
+
+
+def _said(done: Laid) -> str:
+    if done.problem is not None:
+        return f"bxctl laid none of them into sessions/: {done.problem}"
+    parts = [f"bxctl laid {counted(len(done.laid), 'session log')} into sessions/"]
+    if done.laid:
+        parts[0] += f" ({done.indexed})"
+    if done.kept:
+        parts.append(
+            f"{done.kept:,} already there kept as {'it is' if done.kept == 1 else 'they are'}"
+        )
+    if done.refused:
+        parts.append(f"{len(done.refused):,} refused")
+    return ", ".join(parts)

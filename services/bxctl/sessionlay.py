@@ -76,6 +76,11 @@ def _open_sessions(home: Path) -> tuple[int, tuple[int, int] | None]:
             os.fchown(fd, *owner)
         os.close(fd)
         _fsync_dir(home)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise Unusable(
+            f"{folder} cannot be written here (it is read only, or another user's: under rootful "
+            "podman run bxctl as root on the host)"
+        )
     fd = os.open(folder, _DIR)
     return fd, _owner(os.fstat(fd))
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from bxctl import sessionarchive, sessionlay
 from bxctl.cli import app
 from proto.client import request
-from proto.messages import SessionUpdated
+from proto.messages import MemoryAdmin, SessionUpdated
 from proto.records import AssistantRecord, UserRecord, append_session_record
 from tests.memoryd_process import MemorydProcess
 
@@ -31,12 +31,15 @@ SAID = "The zebra crossing on Elm Street is closed until March."
 def homes(tmp_path):
     """Two memoryds, each on its own home: a (where things were said) and b (a new machine)."""
     made = []
-    for name in ("a", "b"):
-        (tmp_path / name).mkdir()
-        made.append(MemorydProcess(tmp_path / name).start())
-    yield made
-    for proc in made:
-        proc.stop()
+    try:
+        for name in ("a", "b"):
+            (tmp_path / name).mkdir()
+            made.append(MemorydProcess(tmp_path / name))
+            made[-1].start()
+        yield made
+    finally:
+        for proc in made:
+            proc.stop()
 
 
 def bx(memoryd, *argv):
@@ -146,8 +149,6 @@ def test_memoryds_restore_says_how_many_logs_the_archive_holds_and_nothing_of_la
     copy = backed_up(a, tmp_path)
     name = "saved.tar.gz"
     os.link(copy, b.home / "backups" / name)
-    from proto.messages import MemoryAdmin
-
     text = request(
         b.admin_socket, MemoryAdmin(command="restore", arg=json.dumps({"name": name}))
     ).text

@@ -6,6 +6,7 @@ capabilities, a read-only root, user 10001, and only its own folders of the home
 
 import json
 import os
+import shutil
 import stat
 
 import pytest
@@ -110,3 +111,32 @@ def test_an_archive_and_an_export_kept_outside_the_home_come_back_in(stack, tmp_
     assert imported.returncode == 0, imported.stderr
     assert ".incoming-" not in imported.stdout + imported.stderr
     assert not [p for p in (stack.home / "backups").iterdir() if p.name.startswith(".incoming-")]
+
+
+def test_a_restore_brings_back_a_session_log_the_home_lost_and_recall_finds_it(stack, tmp_path):
+    """memoryd never writes sessions/ (loopd's): bxctl, on the host, lays the archive's logs as
+    the user sessions/ belongs to (10001 under rootful podman, where bxctl runs as root), and
+    memoryd indexes them at once."""
+    said = "The key of the bicycle shed hangs behind the blue door."
+    assert stack.driver("start", "--session", "lost").returncode == 0
+    assert stack.driver("say", "lost", said).returncode == 0
+    ended = stack.driver("answer", "lost", "Noted.")  # the turn ends: memoryd indexes it
+    assert ended.returncode == 0, ended.stderr
+    archive = tmp_path / "lost.tar.gz"
+    made = stack.bxctl("memory", "backup", "--with-sessions", os.fspath(archive))
+    assert made.returncode == 0, made.stderr
+    shutil.rmtree(stack.home / "sessions/lost")
+    assert stack.bxctl("reindex").returncode == 0  # the index forgets the log that went
+    assert said not in stack.bxctl("memory", "search", "bicycle shed key").stdout
+
+    laid = stack.bxctl("memory", "restore", "--replace", os.fspath(archive))
+    assert laid.returncode == 0, laid.stderr
+    assert "bxctl laid 1 session log into sessions/ (memoryd indexed it)" in laid.stdout, (
+        laid.stdout
+    )
+    log, sessions = stack.home / "sessions/lost/0.jsonl", (stack.home / "sessions").stat()
+    assert (log.stat().st_uid, log.parent.stat().st_uid) == (sessions.st_uid, sessions.st_uid)
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
+    found = stack.bxctl("memory", "search", "bicycle shed key")
+    assert said in found.stdout, found.stdout + found.stderr

@@ -95,6 +95,7 @@ def test_a_restore_into_a_new_home_brings_back_what_was_said(homes, tmp_path):
         assert stat.S_IMODE(laid.stat().st_mode) == 0o600
         assert stat.S_IMODE(laid.parent.stat().st_mode) == 0o700
         assert [p.name for p in laid.parent.iterdir()] == ["0.jsonl"]  # no temporary file left
+    assert stat.S_IMODE((b.home / "sessions").stat().st_mode) == 0o700
     assert SAID in ok(bx(b, "memory", "search", "zebra crossing"))
 
 
@@ -294,3 +295,16 @@ def test_the_bounds_are_memoryds():
     )
     assert sessionarchive.SESSION_MEMBERS_MAX == memoryds.SESSION_MEMBERS_MAX
     assert sessionarchive.OTHER_MEMBERS_MAX == memoryds.MEMORY_MEMBERS_MAX + 1
+
+
+def test_a_socket_given_elsewhere_than_the_home_lays_nothing_there(tmp_path):
+    """bxctl lays into the home whose owner socket memoryd answered on, or nowhere."""
+    home = tmp_path / "home"
+    (home / "sessions").mkdir(mode=0o700, parents=True)
+    path = tmp_path / "made.tar.gz"
+    archive(path, [GOOD])
+    reply = {"session_logs": 1, "message": "restored", "counts": {}}
+    assert sessionlay.after_restore(reply, path, home, tmp_path / "other.sock") == []
+    assert "set BOXMAKER_HOME to memoryd's home" in reply["sessions"]["problem"]
+    assert "bxctl laid none of them into sessions/" in reply["message"]
+    assert list((home / "sessions").iterdir()) == []

@@ -4,15 +4,15 @@ memoryd lays the memory files of an archive and only checks its session logs (ba
 --with-sessions): sessions/ is loopd's, and memoryd's container mounts it read only. bxctl runs on
 the host as the owner, so it lays them. It reads the archive itself, with the bounds memoryd's
 verifier keeps (sessionarchive.py), twice: once for the manifest, which comes last, and once to
-lay. Each sessions/<ID>/0.jsonl whose ID is a session id and whose log the
-home lacks is laid once its size and sha256 match the manifest; a log that is there is loopd's and
-is kept as it is (never replaced, never appended to). A file is written to a temporary name in its
-folder, fsync'd and linked to its name (never over one), the folder fsync'd; folders 0700, files
-0600, owned by whoever owns sessions/ (the containers' user 10001 when bxctl runs as root under
-rootful podman). Every folder is opened without following a link, as loopd's user could put one
-there. Then memoryd hears session_updated for each over its loopd socket and indexes them as it
-indexes a finished turn (forgotten records stay out); when it cannot be reached, its next start
-indexes them.
+lay. Each sessions/<ID>/0.jsonl whose ID is a session id and whose log the home lacks is laid once
+its size and sha256 match the manifest; a log that is there is loopd's and is kept as it is (never
+replaced, never appended to). A file is written to a temporary name in its folder, fsync'd and
+linked to its name (never over one), the folder fsync'd; folders 0700, files 0600, owned by
+whoever owns sessions/ (the containers' user 10001 when bxctl runs as root under rootful podman).
+Every folder is opened without following a link, as loopd's user could put one there. Then
+memoryd hears session_updated for each over its loopd socket and indexes them as it indexes a
+finished turn (forgotten records stay out); when it cannot be reached, its next start indexes
+them.
 """
 
 import gzip

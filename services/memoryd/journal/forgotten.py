@@ -38,6 +38,9 @@ def add(home: Home, key: str, when: str, edit: str) -> None:
 
 
 _cache: dict[Path, tuple[tuple[int, int, int], frozenset[str]]] = {}
+# The home's file is the one read per part; a restore reads its staged copy once, under a name of
+# its own each time, so entries beyond a few are dropped rather than kept for every restore.
+CACHED_MOST = 4
 
 
 def keys(home: Home) -> frozenset[str]:
@@ -61,6 +64,8 @@ def keys(home: Home) -> frozenset[str]:
         if isinstance(key, str) and KEY.match(key):
             found.add(key)
     result = frozenset(found)
+    if where not in _cache and len(_cache) >= CACHED_MOST:
+        _cache.clear()
     _cache[where] = (stamp, result)
     return result
 

@@ -2,10 +2,10 @@
 
 memoryd writes archives and exports into {home}/backups/ (it runs in a container that sees only
 its own folders, and one reply holds at most 1 MiB), and answers with the path. bxctl prints it,
-and with --out copies the file where the owner asked: to a temporary file beside it, fsync'd,
-then linked to the name (never over an existing file). An archive or import file the owner names
-elsewhere is copied into backups/ the same way for memoryd to read, and removed after; so is one
-in backups/ whose name memoryd would not take (a space, a letter outside ASCII).
+and with --out copies the file where the owner asked. An archive or import file the owner names
+elsewhere is copied into backups/ for memoryd to read, and removed after; so is one in backups/
+whose name memoryd would not take (a space, a letter outside ASCII) or, when bxctl runs as root,
+that memoryd's user does not own (handover.py).
 
 The home is $BOXMAKER_HOME; with the socket given alone (--memory-socket, or
 $BOXMAKER_MEMORY_SOCKET), the home it lies in when it is at its usual place there.
@@ -13,8 +13,6 @@ $BOXMAKER_MEMORY_SOCKET), the home it lies in when it is at its usual place ther
 
 import json
 import os
-import re
-import shutil
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -33,6 +31,7 @@ from bxctl.common import (
     fail,
     print_json_text,
 )
+from bxctl.handover import check_dest, copy_new, hand_over
 from proto.client import RemoteError
 from proto.config import default_home, host_paths
 from proto.escape import escape
@@ -44,10 +43,6 @@ LONG_TIMEOUT = 3600.0
 Out = Annotated[
     Path | None, typer.Option("--out", help="Also copy the file here (must not exist).")
 ]
-
-
-# The names memoryd reads a file in backups/ by (as its own check says them).
-NAME = re.compile(r"\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def _ask(
@@ -97,55 +92,6 @@ def _say(reply: dict, as_json: bool, home: Path) -> None:
         print(escape(host_paths(reply["message"], home), markup=False))
 
 
-def _check_dest(dest: Path, nothing: str) -> None:
-    """Refuse before memoryd is asked when dest cannot be written (it exists, or its folder is
-    missing or not writable): memoryd's backup prunes older archives and its export removes the
-    older exports, which a failed copy afterwards could not give back."""
-    shown = escape(str(dest), markup=False)
-    if os.path.lexists(dest):
-        fail(f"{shown} exists; {nothing}", EXIT_REFUSED)
-    if not dest.parent.is_dir():
-        folder = escape(str(dest.parent), markup=False)
-        fail(f"cannot write {shown}: {folder} is not a folder; {nothing}", EXIT_REFUSED)
-    if not os.access(dest.parent, os.W_OK | os.X_OK):
-        fail(f"cannot write {shown}: its folder is not writable; {nothing}", EXIT_REFUSED)
-
-
-def copy_new(source: Path, dest: Path, owner: tuple[int, int] | None = None) -> None:
-    """Copy source to dest, 0600 (owned by owner, uid and gid, when given), atomically, never over
-    an existing file; one line on failure."""
-    if os.path.lexists(dest):
-        fail(f"{escape(str(dest), markup=False)} exists; nothing was written", EXIT_REFUSED)
-    tmp = dest.with_name(f".{dest.name}.{os.urandom(4).hex()}.tmp")
-    try:
-        with open(source, "rb") as src:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            if owner is not None:
-                os.fchown(fd, *owner)
-            with os.fdopen(fd, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
-                out.flush()
-                os.fsync(out.fileno())
-        os.link(tmp, dest)
-        folder = os.open(dest.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
-    except FileExistsError:
-        fail(f"{escape(str(dest), markup=False)} exists; nothing was written", EXIT_REFUSED)
-    except OSError as e:
-        fail(
-            f"cannot write {escape(str(dest), markup=False)}: {e.strerror or e}; nothing was left",
-            EXIT_REFUSED,
-        )
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-
-
 def _read_export(path: Path) -> str:
     """The export memoryd wrote, as text; one line when it is gone (a later export removes the
     one before) or cannot be read."""
@@ -161,59 +107,10 @@ def _read_export(path: Path) -> str:
         fail(f"cannot read the export {escape(str(path), markup=False)}: {e}", EXIT_REFUSED)
 
 
-def _hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]:
-    """The name memoryd reads path by in backups/, and the copy made for it (removed after)."""
-    try:
-        if not path.is_file():
-            fail(f"{escape(str(path), markup=False)} is not a file", EXIT_REFUSED)
-    except OSError as e:
-        fail(f"cannot read {escape(str(path), markup=False)}: {e.strerror}", EXIT_REFUSED)
-    folder = home / "backups"
-    owner = _reader_of(folder)
-    inside = path.resolve().parent == folder.resolve() and not path.is_symlink()
-    if inside and NAME.fullmatch(path.name) and (owner is None or _owned_by(path, owner)):
-        return path.name, None
-    copy = folder / f".incoming-{os.urandom(6).hex()}{''.join(path.suffixes)[-16:]}"
-    copy = copy.with_name("".join(c for c in copy.name if c.isalnum() or c in "._-"))
-    if not folder.is_dir():
-        if memory_socket is not None and not os.environ.get("BOXMAKER_HOME"):
-            fail(
-                "the file is handed to memoryd through its home's backups/ folder, and the "
-                "socket alone does not say where that is: set BOXMAKER_HOME to memoryd's home "
-                "(scripts/stack status names it)",
-                EXIT_REFUSED,
-            )
-        fail(f"{escape(str(folder), markup=False)} is missing; is memoryd set up?", EXIT_REFUSED)
-    copy_new(path, copy, owner)
-    return copy.name, copy
-
-
-def _reader_of(folder: Path) -> tuple[int, int] | None:
-    """Who memoryd runs as, when bxctl runs as root and memoryd as another user (rootful
-    containers run it as 10001; rootless ones as the user podman maps it to): the owner of the
-    home's backups/ folder, which memoryd made. A file handed over there must be that user's, as
-    a 0600 file of root's is one memoryd cannot open. None when no handing over of owners is
-    needed or possible (bxctl is not root: the files it makes are its own user's, as memoryd's)."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        st = folder.stat()
-    except OSError:
-        return None  # the missing folder is said below
-    return None if st.st_uid == 0 else (st.st_uid, st.st_gid)
-
-
-def _owned_by(path: Path, owner: tuple[int, int]) -> bool:
-    try:
-        return path.stat().st_uid == owner[0]
-    except OSError:
-        return False
-
-
 def _ask_about(memory_socket, command: str, path: Path, arg: dict, **fields: type) -> dict:
     """The command asked of memoryd about a file the owner names (handed over in backups/), the
     copy made for it removed whatever the answer."""
-    name, copy = _hand_over(path, home_for(memory_socket), memory_socket)
+    name, copy = hand_over(path, home_for(memory_socket), memory_socket)
     shown = None if copy is None else (name, str(path))
     try:
         return _ask(memory_socket, command, {"name": name, **arg}, shown, **fields)
@@ -243,7 +140,7 @@ def backup(
 ) -> None:
     """Write one archive of memory (files, journal, pending, recall logs) into {home}/backups/."""
     if path is not None:
-        _check_dest(path, "no backup was made")
+        check_dest(path, "no backup was made")
     arg: dict = {"with_sessions": with_sessions}
     if keep is not None:
         arg["keep"] = keep
@@ -287,7 +184,7 @@ def export_memory(
     if fmt not in ("jsonl", "markdown"):
         fail(f"--format is jsonl or markdown, not {escape(fmt)}", EXIT_REFUSED)
     if out is not None:
-        _check_dest(out, "nothing was exported")
+        check_dest(out, "nothing was exported")
     home = home_for(memory_socket)
     reply = _ask(memory_socket, "export", {"format": fmt}, path=str)
     if out is not None:

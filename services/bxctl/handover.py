@@ -1,0 +1,118 @@
+"""Files between the owner's disk and memoryd's {home}/backups/, both ways.
+
+memoryd sees only its own folders, so a file the owner names elsewhere (an archive to restore, an
+export to import) is copied into backups/ for memoryd to read, and removed after; one memoryd
+wrote there is copied out where the owner asked. Each copy goes to a temporary file beside its
+name, fsync'd, then linked to the name (never over an existing file). When bxctl runs as root
+and memoryd as another user (rootful containers run it as 10001), a copy handed to memoryd is
+made that user's: a 0600 file of root's is one memoryd cannot open.
+"""
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from bxctl.common import EXIT_REFUSED, fail
+from proto.escape import escape
+
+# The names memoryd reads a file in backups/ by (as its own check says them).
+NAME = re.compile(r"\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_dest(dest: Path, nothing: str) -> None:
+    """Refuse before memoryd is asked when dest cannot be written (it exists, or its folder is
+    missing or not writable): memoryd's backup prunes older archives and its export removes the
+    older exports, which a failed copy afterwards could not give back."""
+    shown = escape(str(dest), markup=False)
+    if os.path.lexists(dest):
+        fail(f"{shown} exists; {nothing}", EXIT_REFUSED)
+    if not dest.parent.is_dir():
+        folder = escape(str(dest.parent), markup=False)
+        fail(f"cannot write {shown}: {folder} is not a folder; {nothing}", EXIT_REFUSED)
+    if not os.access(dest.parent, os.W_OK | os.X_OK):
+        fail(f"cannot write {shown}: its folder is not writable; {nothing}", EXIT_REFUSED)
+
+
+def copy_new(source: Path, dest: Path, owner: tuple[int, int] | None = None) -> None:
+    """Copy source to dest, 0600 (owned by owner, uid and gid, when given), atomically, never over
+    an existing file; one line on failure."""
+    if os.path.lexists(dest):
+        fail(f"{escape(str(dest), markup=False)} exists; nothing was written", EXIT_REFUSED)
+    tmp = dest.with_name(f".{dest.name}.{os.urandom(4).hex()}.tmp")
+    try:
+        with open(source, "rb") as src:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            if owner is not None:
+                os.fchown(fd, *owner)
+            with os.fdopen(fd, "wb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+                out.flush()
+                os.fsync(out.fileno())
+        os.link(tmp, dest)
+        folder = os.open(dest.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    except FileExistsError:
+        fail(f"{escape(str(dest), markup=False)} exists; nothing was written", EXIT_REFUSED)
+    except OSError as e:
+        fail(
+            f"cannot write {escape(str(dest), markup=False)}: {e.strerror or e}; nothing was left",
+            EXIT_REFUSED,
+        )
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+
+
+def hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]:
+    """The name memoryd reads path by in backups/, and the copy made for it (removed after)."""
+    try:
+        if not path.is_file():
+            fail(f"{escape(str(path), markup=False)} is not a file", EXIT_REFUSED)
+    except OSError as e:
+        fail(f"cannot read {escape(str(path), markup=False)}: {e.strerror}", EXIT_REFUSED)
+    folder = home / "backups"
+    owner = reader_of(folder)
+    inside = path.resolve().parent == folder.resolve() and not path.is_symlink()
+    if inside and NAME.fullmatch(path.name) and (owner is None or owned_by(path, owner)):
+        return path.name, None
+    copy = folder / f".incoming-{os.urandom(6).hex()}{''.join(path.suffixes)[-16:]}"
+    copy = copy.with_name("".join(c for c in copy.name if c.isalnum() or c in "._-"))
+    if not folder.is_dir():
+        if memory_socket is not None and not os.environ.get("BOXMAKER_HOME"):
+            fail(
+                "the file is handed to memoryd through its home's backups/ folder, and the "
+                "socket alone does not say where that is: set BOXMAKER_HOME to memoryd's home "
+                "(scripts/stack status names it)",
+                EXIT_REFUSED,
+            )
+        fail(f"{escape(str(folder), markup=False)} is missing; is memoryd set up?", EXIT_REFUSED)
+    copy_new(path, copy, owner)
+    return copy.name, copy
+
+
+def reader_of(folder: Path) -> tuple[int, int] | None:
+    """Who memoryd runs as, when bxctl runs as root and memoryd as another user (rootful
+    containers run it as 10001; rootless ones as the user podman maps it to): the owner of the
+    home's backups/ folder, which memoryd made. A file handed over there must be that user's, as
+    a 0600 file of root's is one memoryd cannot open. None when no handing over of owners is
+    needed or possible (bxctl is not root: the files it makes are its own user's, as memoryd's)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        st = folder.stat()
+    except OSError:
+        return None  # the missing folder is said below
+    return None if st.st_uid == 0 else (st.st_uid, st.st_gid)
+
+
+def owned_by(path: Path, owner: tuple[int, int]) -> bool:
+    try:
+        return path.stat().st_uid == owner[0]
+    except OSError:
+        return False

@@ -7,8 +7,10 @@
 
 Log lines go to stderr, one per event (an MCP client keeps a server's stderr as its log); stdout
 is the protocol's. An option that is wrong is one line on stderr and exit status 2; a missing SDK
-is one line and exit status 1. A client that closes stdout (the pipe memory-mcp answers on) ends
-the connection as closing stdin does: one log line, and memory-mcp exits.
+is one line and exit status 1; a stdout closed from the start is one line and exit status 2. A
+client that closes stdout (the pipe memory-mcp answers on) ends the connection as closing stdin
+does: at the first answer that cannot be written, one log line, and memory-mcp exits
+(stdout_wire.py).
 """
 
 import logging
@@ -30,6 +32,7 @@ from proto.version import VersionOption, package_version
 TIMEOUT = 30.0
 log = logging.getLogger("memory_mcp.cli")
 NO_SDK = "memory-mcp: the MCP SDK is not installed: pip install 'boxmaker-memory[mcp]'"
+NO_STDOUT = "memory-mcp: stdout is closed: there is nowhere to answer an MCP client"
 
 
 class Trust(StrEnum):
@@ -94,6 +97,9 @@ def main_command(
     if ctx.invoked_subcommand is not None:
         return
     logline.configure_role()
+    if sys.stdout is None:  # fd 1 was closed before Python started: no client can be answered
+        print(NO_STDOUT, file=sys.stderr)
+        raise typer.Exit(2)
     home = (home or default_home()).absolute()
     try:
         import anyio

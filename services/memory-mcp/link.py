@@ -46,13 +46,17 @@ class Memoryd:
         self.broker_socket = broker_socket
         self.timeout = timeout
         self.calls = 0  # calls sent to memoryd and not yet answered (the end of stdin waits)
+        self.writes = 0  # the memory writes among them (said if the client closes stdout)
 
     async def call(self, call: MemoryCall) -> ToolResponse:
+        write = int(call.request.tool == "memory")
         self.calls += 1
+        self.writes += write
         try:
             return await self._call(call)
         finally:
             self.calls -= 1
+            self.writes -= write
 
     async def _call(self, call: MemoryCall) -> ToolResponse:
         session = call.request.session

@@ -1,7 +1,8 @@
 """Serve one MCP connection on stdin and stdout until the client closes stdin.
 
-The SDK's stdio_server owns stdout (it points fd 1 at stderr while serving, so nothing stray
-reaches the wire); stdin is read through BoundedLines, which answers an oversized message, and
+stdout is claimed as the SDK's stdio_server would claim it (fd 1 points at stderr while serving, so
+nothing stray reaches the wire), by stdout_wire.py, which ends memory-mcp once the client no longer
+reads it; stdin is read through BoundedLines, which answers an oversized message, and
 each line is screened (screen.py) before the SDK sees it, so that a line the SDK would drop
 without a word (not JSON, an invalid request, a batch) gets its JSON-RPC error. Both answers go out
 on the same write stream the SDK uses.
@@ -25,6 +26,7 @@ from memory_mcp.inflight import AnswerWatch, InFlight
 from memory_mcp.screen import Refusal, screen_message
 from memory_mcp.server import MemoryMcp
 from memory_mcp.stdin_lines import BoundedLines, oversized_text
+from memory_mcp.stdout_wire import Wire, claimed
 
 log = logging.getLogger("memory_mcp.stdio")
 
@@ -87,8 +89,9 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
     async def refuse(refusal: Refusal) -> None:
         await answer(refusal.ident, refusal.code, refusal.message)
 
-    # stdio_server only iterates its stdin's lines, which these give (with a size cap, screened);
-    # the SDK's annotation names anyio's AsyncFile, which they are not.
+    # stdio_server only iterates its stdin's lines, which these give (with a size cap, screened),
+    # and only writes and flushes its stdout; the SDK's annotations name anyio's AsyncFile, which
+    # neither is.
     in_flight = InFlight()
     settle = handlers.memoryd.timeout + SETTLE_MARGIN
     lines = screened(
@@ -98,10 +101,12 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
         settle,
         lambda: handlers.memoryd.calls > 0,
     )
-    async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
-        streams["write"] = write
-        ready.set()
-        log.info("serving MCP on stdio (pid %d)", os.getpid())
-        watched = AnswerWatch(write, in_flight)
-        await server.run(read, watched, server.create_initialization_options())
+    with claimed(1) as wire:
+        stdout = Wire(wire, lambda: handlers.memoryd.writes)
+        async with stdio_server(stdin=lines, stdout=stdout) as (read, write):  # type: ignore[arg-type]
+            streams["write"] = write
+            ready.set()
+            log.info("serving MCP on stdio (pid %d)", os.getpid())
+            watched = AnswerWatch(write, in_flight)
+            await server.run(read, watched, server.create_initialization_options())
     log.info("session %s: the client closed the connection", handlers.session or "(none)")

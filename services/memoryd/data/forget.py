@@ -37,7 +37,7 @@ from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: 
     resolve,
     where_held,
 )
-from memoryd.errors import AdminRefused
+from memoryd.errors import AdminRefused, WriteFailed
 from memoryd.home import Home
 from memoryd.index import indexer
 from memoryd.journal import forgotten
@@ -167,37 +167,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     stamp = found.stamp
     marker = forgotten.marker(stamp)
     forgot = {"id": target.id, "at": stamp}
-    edit_ids = []
-    for file in where.entries:
-        record = store.owner_edit(
-            file, erasing.without(target.texts, file, marker), OWNER, "forget", {"forgot": forgot}
-        )
-        if record is not None:
-            edit_ids.append(record.id)
-    shifts: list[tuple[int, int]] = []
-    if where.notes:
-        shifts = erasing.mark_notes(home, where.notes, marker)
-        target.keys += [forgotten.note_key(n) for n in where.notes]
-    if not edit_ids:
-        line = store.journal.append(
-            when,
-            Edit.model_validate(
-                {
-                    "session": "owner",
-                    "call": None,
-                    "taint": None,
-                    "untrusted": False,
-                    "action": "forget",
-                    "file": None,
-                    "to": "notes.md" if where.notes else None,
-                    "before": [],
-                    "after": [],
-                    "notes": [],
-                    "forgot": forgot,
-                }
-            ),
-        )
-        edit_ids.append(line.id)
+    edit_ids, shifts = _first_changes(store, where, target, marker, forgot, when)
     for text in target.texts:
         erasing.scrub_everywhere(service, store.journal, text, marker, found)
     # Every other record that held it (the memory call that wrote it) is forgotten too.
@@ -222,6 +192,68 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
             f" {layout.backups(home)}): remove them to be rid of it there too."
         )
     return {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
+
+
+def _first_changes(store, where, target, marker: str, forgot: dict, when) -> tuple[list, list]:
+    """The forget's first writes: each file's entries edited, notes.md's notes marked, or else a
+    journal line of its own. Until one of them is made nothing is forgotten, and a failure says
+    so; after one, the forget has begun, and a failure is the caller's "stopped part way" (run
+    again, it finishes). Returns the edits' ids and notes.md's shifts."""
+    home: Home = store.home
+    edit_ids: list[str] = []
+    shifts: list[tuple[int, int]] = []
+    marked = False
+    try:
+        for file in where.entries:
+            record = store.owner_edit(
+                file,
+                erasing.without(target.texts, file, marker),
+                OWNER,
+                "forget",
+                {"forgot": forgot},
+            )
+            if record is not None:
+                edit_ids.append(record.id)
+        if where.notes:
+            shifts = erasing.mark_notes(home, where.notes, marker)
+            marked = True
+            target.keys += [forgotten.note_key(n) for n in where.notes]
+        if not edit_ids:
+            line = store.journal.append(when, _own_line(forgot, bool(where.notes)))
+            edit_ids.append(line.id)
+    except (OSError, WriteFailed) as e:
+        if edit_ids or marked:
+            raise AdminRefused(
+                f"refused: forget stopped part way ({_said(e)}); run it again with the same id, "
+                "or with the text's exact words, to finish it"
+            ) from None
+        raise AdminRefused(f"refused: forget failed ({_said(e)}); nothing was forgotten") from None
+    return edit_ids, shifts
+
+
+def _own_line(forgot: dict, notes: bool) -> Edit:
+    return Edit.model_validate(
+        {
+            "session": "owner",
+            "call": None,
+            "taint": None,
+            "untrusted": False,
+            "action": "forget",
+            "file": None,
+            "to": "notes.md" if notes else None,
+            "before": [],
+            "after": [],
+            "notes": [],
+            "forgot": forgot,
+        }
+    )
+
+
+def _said(e: Exception) -> str:
+    if isinstance(e, OSError):
+        what = e.strerror or str(e)
+        return f"{what}: {e.filename}" if e.filename else what
+    return str(e)
 
 
 def _backups(home: Home) -> int:

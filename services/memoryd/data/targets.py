@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from memoryd.data.places import Places, notes_of, places
+from memoryd.data.purge import rows_of
 from memoryd.errors import AdminRefused
 from memoryd.home import Home
 from memoryd.journal import forgotten
@@ -62,10 +63,12 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
             if note.number == number:
                 what = f"{ref} ({note.kind} {note.time} in session {note.session})"
                 if forgotten.is_marker(note.text):
-                    if forgotten.note_key(number) in forgotten.keys(home):
+                    key = forgotten.note_key(number)
+                    if key in forgotten.keys(home) and not _left_in_index(index, key):
                         raise AdminRefused(f"refused: {ref} is already forgotten")
-                    # A forget stopped before it listed the key: finish it.
-                    return Target(ref, what, [], [forgotten.note_key(number)])
+                    # A forget stopped before it listed the key, or before the index let go of
+                    # its rows (a full disk): finish it.
+                    return Target(ref, what, [], [key])
                 return Target(ref, what, [note.text])
         raise AdminRefused(f"refused: notes.md holds no note {ref}")
     m = ENTRY.match(ref)
@@ -103,6 +106,11 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
         f"refused: {ref[:64]!r} names nothing to forget: give note:N, memory.md:N, user.md:N, "
         "session:ID:N (as search prints them) or an entry's or a note's exact text"
     )
+
+
+def _left_in_index(index, key: str) -> bool:
+    with index.reader() as conn:
+        return bool(rows_of(conn, key))
 
 
 def where_held(service, target: Target) -> Places:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
 from memoryd.index.index import Index
+from memoryd.journal import forgotten
 from memoryd.journal.recallline import RecallHit, RecallLine
 from memoryd.modes.spec import SOURCE, search
 from memoryd.search.defuse import defuse
@@ -41,6 +42,24 @@ class RecallResult:
     text: str
     label: Label
     hits: list[Hit] = field(default_factory=list)
+
+
+def _not_forgotten(hits: list[Hit], gone: frozenset[str]) -> list[Hit]:
+    """The hits whose record or note forgotten.jsonl does not list. A forget lists its keys
+    before it deletes their rows; if the deletion fails (the index's disk is full), the rows stay
+    until a rerun or a reindex, and recall must not return them meanwhile."""
+    if not gone:
+        return hits
+    return [
+        h
+        for h in hits
+        if (
+            forgotten.session_key(h.session, h.record)
+            if h.kind == "session"
+            else forgotten.note_key(h.record)
+        )
+        not in gone
+    ]
 
 
 def render(query: str, hits: list[Hit]) -> str:
@@ -190,6 +209,11 @@ class Recaller:
             live = self.index.live  # refused before a connection is taken, while it is not ready
             with self.index.reader() as conn:
                 hits = live.search(conn, parsed, k)
+                gone = forgotten.keys(self.index.home)
+                kept = _not_forgotten(hits, gone)
+                if len(kept) < len(hits):  # rows a forget could not yet delete (a full disk)
+                    kept = _not_forgotten(live.search(conn, parsed, 2 * k), gone)[:k]
+                hits = kept
         self._append(session, query, k, hits, by, partial=catching_up is not None)
         answer = result(query, hits)
         if catching_up is None:

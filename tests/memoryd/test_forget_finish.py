@@ -1,0 +1,52 @@
+"""A forget whose index step fails (the index's disk full) after it listed its keys: recall and
+search never return the rows it could not yet delete, and the same forget, run again as its
+refusal says, deletes them rather than answering that the note is already forgotten."""
+
+import sqlite3
+
+import pytest
+
+from memoryd.data import forget, purge
+from memoryd.errors import AdminRefused
+from memoryd.journal import forgotten
+from tests.memoryd.owner_data_harness import Memoryd
+
+SECRET = "The locker code is qz4711."
+
+
+@pytest.fixture
+def md(tmp_path):
+    m = Memoryd(tmp_path / "home")
+    m.call({"action": "note", "text": SECRET})
+    m.say("s-one", SECRET, "Noted.")
+    yield m
+    m.close()
+
+
+def _full(*_args, **_kwargs):
+    raise sqlite3.OperationalError("database or disk is full")
+
+
+def _rows(m: Memoryd, key: str) -> list[int]:
+    with m.index.reader() as conn:
+        return purge.rows_of(conn, key)
+
+
+def test_rows_a_forget_could_not_delete_are_never_recalled_and_a_rerun_deletes_them(
+    md, monkeypatch
+):
+    with monkeypatch.context() as patched:
+        patched.setattr(forget, "purge", _full)
+        with pytest.raises(AdminRefused, match="forget stopped part way"):
+            md.admin("forget", {"id": "note:0"})
+    gone = forgotten.keys(md.home)
+    assert {"note:0", "session:s-one:0"} <= gone
+    assert _rows(md, "note:0") and _rows(md, "session:s-one:0")  # still in the index
+    for answer in (md.recall("locker code"), md.admin("search", {"query": "locker code"})):
+        assert "qz4711" not in answer
+    assert "Noted." in md.recall("noted")  # what was not forgotten is still found
+
+    md.admin("forget", {"id": "note:0"})  # as the refusal says: the same id again
+    assert _rows(md, "note:0") == []
+    with pytest.raises(AdminRefused, match="already forgotten"):
+        md.admin("forget", {"id": "note:0"})

@@ -1,12 +1,13 @@
 """A forget whose index step fails (the index's disk full) after it listed its keys: recall and
 search never return the rows it could not yet delete, and the same forget, run again as its
-refusal says, deletes them rather than answering that the note is already forgotten."""
+refusal says, deletes them rather than answering that the note is already forgotten. A forgotten
+note cannot be promoted: its marker would become an entry every prompt holds."""
 
 import sqlite3
 
 import pytest
 
-from memoryd.data import forget, purge
+from memoryd.data import forget, places, purge
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
 from tests.memoryd.owner_data_harness import Memoryd
@@ -50,3 +51,17 @@ def test_rows_a_forget_could_not_delete_are_never_recalled_and_a_rerun_deletes_t
     assert _rows(md, "note:0") == []
     with pytest.raises(AdminRefused, match="already forgotten"):
         md.admin("forget", {"id": "note:0"})
+
+
+@pytest.mark.parametrize("ref", ["note:0", "by its marker"])
+def test_a_forgotten_note_cannot_be_promoted_into_identity(md, ref):
+    md.admin("forget", {"id": "note:0"})
+    memory_before = (md.home.memory / "memory.md").read_bytes()
+    if ref == "by its marker":
+        [marker] = [n.text for n in places.notes_of(md.home) if forgotten.is_marker(n.text)]
+        ref = marker
+    with pytest.raises(
+        AdminRefused, match="was forgotten by the owner; there is nothing to promote"
+    ):
+        md.admin("promote", {"ref": ref, "file": "memory"})
+    assert (md.home.memory / "memory.md").read_bytes() == memory_before

@@ -15,6 +15,7 @@ a later move, with that class and not as the owner's private (trust/classrule.py
 import re
 
 from memoryd.errors import AdminRefused, EditRefused
+from memoryd.journal import forgotten
 from memoryd.memory import edits, notes
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.owner import paging
@@ -52,6 +53,13 @@ def run(store, arg: PromoteArg) -> str:
     note = find_note(notes.parse(data), arg.ref)
     file = FILE_OF_ARG[arg.file]
     ref = f"note:{note.number}"
+    if forgotten.is_marker(note.text) or forgotten.note_key(note.number) in forgotten.keys(
+        store.home
+    ):
+        # Its text was forgotten: only the marker stands there, which must not become identity.
+        raise AdminRefused(
+            f"refused: {ref} was forgotten by the owner; there is nothing to promote"
+        )
     if classrule.above(note.klass, store.max_class):
         raise AdminRefused(classrule.promote_refused_sentence(ref, note.klass, store.max_class))
 

@@ -54,13 +54,13 @@ def _pending_id(store: MemoryStore) -> str:
 
 # name: (review, prepare(store) -> context, run(store, context) -> answer, writes that need a page:
 # an edit of memory.md or user.md writes notes.md (when entries leave), the write's intent
-# (memory/.writing.json, the new file and the journal line)
+# (memory/.writing.json, the new file and the journal line); a note writes its intent too
 OPERATIONS = {
     "note": (
         False,
         None,
         lambda s, _: s.call(*loose_call(args(action="note", text="noted text"), **CLEAN)),
-        2,
+        3,
     ),
     "add": (
         False,
@@ -101,7 +101,7 @@ OPERATIONS = {
         lambda s, _: s.call(
             *loose_call(args(action="add", file="memory", text="from a page"), **TAINTED)
         ),
-        2,
+        3,
     ),
     "secret-add": (
         False,
@@ -109,7 +109,7 @@ OPERATIONS = {
         lambda s, _: s.call(
             *loose_call(args(action="add", file="memory", text="a secret"), **SECRET)
         ),
-        2,
+        3,
     ),
     "undo": (False, lambda s: s.journal.records()[-1].id, lambda s, edit: s.undo(edit), 3),
     "stage": (

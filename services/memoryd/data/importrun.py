@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from memoryd.data import importing
 from memoryd.data.importing import FILE_ARG, Item, State
 from memoryd.errors import AdminRefused, EditRefused, MemorydError, WriteFailed
-from memoryd.home import Home
-from memoryd.journal import rollback
 from memoryd.journal.journal import Edit
 from memoryd.memory import edits, notes
 from memoryd.trust.caller import OWNER
@@ -154,9 +152,6 @@ def _apply(store, item: Item, what: str) -> str | None:
     else:
         source = item.source or "memory.md"
         block = notes.moved_or_dropped(kind, text, when, source, session, klass)
-    home: Home = store.home
-    notes_path = home.memory_file("notes.md")
-    size = rollback.size_of(notes_path)
     line = {
         "session": "owner",
         "call": None,
@@ -172,9 +167,7 @@ def _apply(store, item: Item, what: str) -> str | None:
     }
     with store.lock:
         try:
-            store.append_notes(block)
-            record = store.journal.append(now, Edit.model_validate(line))
+            record = store.append_note(block, now, Edit.model_validate(line))
         except OSError as e:
-            rollback.cut_back(notes_path, size)
             raise store.not_applied("notes.md", "import", None, e) from None
     return record.id

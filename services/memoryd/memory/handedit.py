@@ -26,9 +26,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from memoryd.errors import FileDamaged
-from memoryd.home import FILE_MODE, Home
+from memoryd.home import FILE_MODE, Home, open_read
 from memoryd.journal.byfile import JournalIndex
-from memoryd.journal.journal import IDENTITY_FILES, Edit, EditLine, Journal
+from memoryd.journal.journal import IDENTITY_FILES, TAIL_BYTES, Edit, EditLine, Journal
 from memoryd.memory.memfiles import read_entries
 
 log = logging.getLogger(__name__)
@@ -42,9 +42,13 @@ def intent_path(home: Home) -> Path:
     return home.memory / INTENT_NAME
 
 
-def intend(home: Home, fields: dict) -> None:
-    """Note the journal fields of the write about to be renamed into place."""
-    data = json.dumps({"fields": fields}, ensure_ascii=False).encode("utf-8")
+def intend(home: Home, fields: dict, notes: tuple[int, str] | None = None) -> None:
+    """Note the journal fields of the write about to be renamed into place, or (notes: the
+    size of notes.md before, and the text appended) of the note about to be appended."""
+    value: dict = {"fields": fields}
+    if notes is not None:
+        value["notes_at"], value["block"] = notes
+    data = json.dumps(value, ensure_ascii=False).encode("utf-8")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(intent_path(home), flags, FILE_MODE)
     try:
@@ -94,6 +98,9 @@ class HandEdits:
     def detect(self) -> list[EditLine]:
         """Journal every identity file that differs from the journal's last after."""
         records = []
+        note = self._unjournalled_note()
+        if note is not None:
+            records.append(note)
         for file in IDENTITY_FILES:
             record = self._detect(file)
             if record is not None:
@@ -141,6 +148,53 @@ class HandEdits:
             record.id,
         )
         return record
+
+    def _unjournalled_note(self) -> EditLine | None:
+        """A note appended to notes.md but not journalled before a crash: its line, appended
+        now. It was when notes.md ends with exactly the block its intent names, where the
+        intent says it went, and the journal's last line is not already it."""
+        intent = read_intent(self.home)
+        edit = _intended_edit(intent)
+        if intent is None or edit is None or edit.to != "notes.md":
+            return None
+        at, block = intent.get("notes_at"), intent.get("block")
+        if not (isinstance(at, int) and isinstance(block, str)):
+            return None
+        data = block.encode("utf-8")
+        try:
+            with open_read(self.home.memory_file("notes.md")) as f:
+                f.seek(at)
+                tail = f.read(len(data) + 1)
+        except OSError:
+            return None
+        if tail != data or _last_line_is(self.journal, edit):
+            forget(self.home)
+            return None
+        edit.recovered = True
+        record = self.journal.append(self.now(), edit)
+        forget(self.home)
+        log.info(
+            "notes.md: memoryd's note was appended but not journalled before a crash; "
+            "journalled now as edit %s",
+            record.id,
+        )
+        return record
+
+
+def _last_line_is(journal: Journal, edit: Edit) -> bool:
+    """Whether the journal's last line is edit (its fields, whatever its id and time)."""
+    months = journal.month_files()
+    if not months:
+        return False
+    with open_read(months[-1]) as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - TAIL_BYTES))
+        lines = [raw for raw in f.read().split(b"\n") if raw.strip()]
+    try:
+        last = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return False
+    return isinstance(last, dict) and all(last.get(k) == v for k, v in edit.dump().items())
 
 
 def _intended_edit(intent: dict | None) -> Edit | None:

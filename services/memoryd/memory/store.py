@@ -184,22 +184,20 @@ class MemoryStore:
         klass = classrule.session_class(caller.taint)
         untrusted = caller.untrusted
         session = caller.session
-        notes_path = self.home.memory_file("notes.md")
-        notes_size = rollback.size_of(notes_path)
+        edit = Edit(
+            **caller.head(),
+            action=args.action,
+            file=file,
+            to="notes.md",
+            before=[],
+            after=[text],
+            notes=[NoteLine(kind="noted", text=text)],
+        )
         try:
-            self.append_notes(notes.noted(text, when, session, klass, untrusted))
-            edit = Edit(
-                **caller.head(),
-                action=args.action,
-                file=file,
-                to="notes.md",
-                before=[],
-                after=[text],
-                notes=[NoteLine(kind="noted", text=text)],
+            record = self.append_note(
+                notes.noted(text, when, session, klass, untrusted), when, edit
             )
-            record = self.journal.append(when, edit)
         except OSError as e:
-            rollback.cut_back(notes_path, notes_size)
             raise self.not_applied("notes.md", args.action, session, e) from None
         log.info("notes.md: %s by session %s (edit %s)", args.action, session, record.id)
         return NOTED_UNTRUSTED if untrusted else NOTED
@@ -212,6 +210,24 @@ class MemoryStore:
         return WriteFailed(
             f"not applied: memoryd cannot write its memory files ({reason}); {file} is unchanged"
         )
+
+    def append_note(self, block: str, when: dt.datetime, edit: Edit) -> EditLine:
+        """Append a note's block to notes.md and journal it; an OSError takes the append back.
+        Its intent is noted first, so that a kill between the append and its journal line has
+        the line appended at the next start (handedit.py), as for memory.md and user.md."""
+        path = self.home.memory_file("notes.md")
+        size = rollback.size_of(path)
+        written = ("\n" if ends_without_newline(path) else "") + block  # as append_notes does
+        try:
+            handedit.intend(self.home, edit.dump(), notes=(size or 0, written))
+            self.append_notes(block)
+            record = self.journal.append(when, edit)
+        except OSError:
+            rollback.cut_back(path, size)
+            handedit.forget(self.home)
+            raise
+        handedit.forget(self.home)
+        return record
 
     def append_notes(self, text: str) -> None:
         path = self.home.memory_file("notes.md")

@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.config import load as load_config
+from memoryd.data import backup, exchange
+from memoryd.data import snapshot as data_snapshot
+from memoryd.errors import MemorydError
 from memoryd.home import Home
 from memoryd.index.index import Index
 from memoryd.memory import entries, notes
@@ -32,6 +35,7 @@ from proto.client import request
 from proto.errors import ProtoError
 from proto.messages import (
     MemoryAdmin,
+    MemoryAdminReply,
     MemoryBlock,
     MemoryCall,
     Reindex,
@@ -59,6 +63,20 @@ MEMORY = [
 REMOVED = "The old router was retired in August."
 USER = ["The owner's name is Robin.", "Robin drinks tea, not coffee."]
 IDENTITY = ("memory.md", "user.md")
+# What the export that import brings in holds (made from a home of its own): new to the template.
+IMPORTED = {
+    "memory": ["The garage door code changed in October.", "The car is serviced every March."],
+    "user": ["Robin plays the cello on Sundays."],
+    "note": "The boiler was serviced in May.",
+}
+# What forget forgets, by its exact text, and the recall query that would find it: an entry (its
+# file rewritten, the journal's copies scrubbed) and a note (notes.md rewritten, its index rows
+# purged and listed in forgotten.jsonl).
+FORGOTTEN = {
+    "forget": (MEMORY[2], "Backups nightly NAS"),
+    "forget-note": ("The plumber comes on Tuesday.", "plumber Tuesday"),
+}
+EDITED = "The home server is a Debian 13 box in the hall cupboard."
 
 
 def socket_paths(home: Path) -> dict[str, Path]:
@@ -125,9 +143,12 @@ def build_template(root: Path, review: bool = False) -> Path:
     store.ensure()
     for text in [*MEMORY, REMOVED]:
         store.call(*loose_call({"action": "add", "file": "memory", "text": text}, **CLEAN))
+    # The archive restore lays: the home as it is here, before the rest of the template.
+    backup.make(home, data_snapshot.take(home), False)
+    _export_to(root / "source", home)
     for text in USER:
         store.call(*loose_call({"action": "add", "file": "user", "text": text}, **CLEAN))
-    store.call(*loose_call({"action": "note", "text": "The plumber comes on Tuesday."}, **CLEAN))
+    store.call(*loose_call({"action": "note", "text": FORGOTTEN["forget-note"][0]}, **CLEAN))
     store.call(
         *loose_call(
             {"action": "add", "file": "memory", "text": "example.org says the release moved."},
@@ -144,6 +165,22 @@ def build_template(root: Path, review: bool = False) -> Path:
     index.catch_up_all()
     index.close()
     return home.root
+
+
+def _export_to(source: Path, home: Home) -> None:
+    """Export a home of its own holding IMPORTED into home's backups/ (import's file)."""
+    source.mkdir(mode=0o700)
+    write_config(source)
+    other = Home(source / "home")
+    store = MemoryStore(other, soul_starter=source / "soul.md")
+    store.ensure()
+    for file in ("memory", "user"):
+        for text in IMPORTED[file]:
+            store.call(*loose_call({"action": "add", "file": file, "text": text}, **CLEAN))
+    store.call(*loose_call({"action": "note", "text": IMPORTED["note"]}, **CLEAN))
+    made = Path(exchange.export(other, store.journal, "jsonl", store.now())[0])
+    shutil.copy2(made, home.root / "backups" / made.name)
+    shutil.rmtree(source)
 
 
 def consolidate_args() -> dict:
@@ -270,6 +307,13 @@ class Operation:
     prepare: object = None  # a function of the case's home, run before memoryd starts
     # A function of the case's home, run once memoryd serves and has caught up, before the message.
     after_start: object = None
+    # Which file invariants apply: "kept" (what left a file is in notes.md or the journal),
+    # "forget" (what left is gone everywhere), "restore" (the home is wholly old or new),
+    # "import" (each file whole, holding the old entries and some of the items).
+    files: str = "kept"
+    # A function (home, op, old, new, ask) run on the restarted memoryd, ask(socket, message) giving
+    # (ok, text): a re-run that finishes the operation, and what must hold once it has.
+    after_restart: object = None
 
 
 def run_once(
@@ -358,11 +402,54 @@ def check_invariants(
     opened or rebuilt, every log caught up), then the block and a recall from the service.
     """
     home = case / "home"
+    if op.files != "restore":  # a restore is judged once the restart has finished it
+        _kept(home, old, new, torn, op.files == "forget", op.files == "import")
+    if over_sockets:
+        _restart_over_sockets(case, op, old, new)
+    else:
+        _restart_in_process(case, op, old, new)
+    leftover = Home(home).index_db.with_name("memory.sqlite3.new")
+    assert not leftover.exists(), "the start left a reindex's memory.sqlite3.new behind"
+    assert index_rows(Home(home).index_db) == fresh_index(home, case), (
+        "the index differs from a reindex of the same logs"
+    )
+
+
+def _wholly_old_or_new(home: Path, op: Operation, old: dict, new: dict, ask) -> None:
+    """A restore, once the restart has finished it: the owner's files are all the old home's
+    or all the archive's."""
+
+    def owned(files: dict[str, bytes]) -> dict[str, bytes]:
+        return {
+            k: v for k, v in files.items() if k in (*IDENTITY, "notes.md") or k.startswith("edits/")
+        }
+
+    now = owned(snapshot(home))
+    assert now in (owned(old), owned(new)), (
+        f"the home is neither the old one nor the archive's: {sorted(now)}"
+    )
+
+
+def _kept(
+    home: Path,
+    old: dict[str, bytes],
+    new: dict[str, bytes],
+    torn: bool,
+    forgetting: bool = False,
+    importing: bool = False,
+) -> None:
     now = snapshot(home)
     for name in IDENTITY:
+        if importing:  # item by item: each file whole, holding what it held and some items
+            extra = set(_entries(now[name])) - set(_entries(old[name]))
+            assert extra <= set(_entries(new[name])), f"{name} holds what no item brought"
+            continue
         assert now[name] in (old[name], new[name]), f"{name} is neither old nor new"
-    assert now["notes.md"].startswith(old["notes.md"]), "notes.md did not only grow"
     journal = _journal_lines(home, torn)
+    if forgetting:  # it rewrites notes.md and the journal, and sends nothing to notes.md
+        notes.parse(now["notes.md"])
+        return
+    assert now["notes.md"].startswith(old["notes.md"]), "notes.md did not only grow"
     kept = {e.text for e in notes.parse(now["notes.md"])}
     logged = {e for line in journal for key in ("before", "after") for e in line.get(key, [])}
     # What the operation sends to notes.md (removed, moved, dropped) must be there; what it
@@ -380,17 +467,12 @@ def check_invariants(
     new_lines = journal[len(_journal_of(old)) :]
     for line in new_lines:
         if line.get("to") in IDENTITY:
+            if importing:  # its line's after is the file as that item left it
+                assert _entries(now[line["to"]])[: len(line["after"])] == line["after"], (
+                    "a journal line written before its file"
+                )
+                continue
             assert now[line["to"]] == new[line["to"]], "a journal line written before its file"
-
-    if over_sockets:
-        _restart_over_sockets(case)
-    else:
-        _restart_in_process(case)
-    leftover = Home(home).index_db.with_name("memory.sqlite3.new")
-    assert not leftover.exists(), "the start left a reindex's memory.sqlite3.new behind"
-    assert index_rows(Home(home).index_db) == fresh_index(home, case), (
-        "the index differs from a reindex of the same logs"
-    )
 
 
 def _recall_request() -> MemoryCall:
@@ -400,25 +482,51 @@ def _recall_request() -> MemoryCall:
     return MemoryCall(request=recall, taint="private", untrusted=False)
 
 
-def _restart_over_sockets(case: Path) -> None:
+def _restart_over_sockets(case: Path, op: Operation, old: dict, new: dict) -> None:
     memoryd = Memoryd(case)
     assert memoryd.start(crashing=False), f"memoryd did not restart: {memoryd.log.read_text()}"
+
+    def ask(socket: str, message) -> tuple[bool, str]:
+        try:
+            answer = request(memoryd.sockets[socket], message, timeout=20)
+        except ProtoError as e:
+            return False, str(e)
+        return _said(answer)
+
     try:
         block = request(memoryd.sockets["loop"], MemoryBlock(), timeout=20)
         assert block.text.startswith("# soul.md")
         answer = request(memoryd.sockets["broker"], _recall_request(), timeout=20)
         assert answer.ok and answer.output.startswith("[1] "), answer.output
+        if op.after_restart is not None:
+            op.after_restart(case / "home", op, old, new, ask)
     finally:
         memoryd.stop()
 
 
-def _restart_in_process(case: Path) -> None:
+def _said(answer) -> tuple[bool, str]:
+    if isinstance(answer, MemoryAdminReply):
+        return True, answer.text
+    return answer.ok, answer.output
+
+
+def _restart_in_process(case: Path, op: Operation, old: dict, new: dict) -> None:
     service = prepare(load_config(case / "memoryd.toml"))
+
+    def ask(socket: str, message) -> tuple[bool, str]:
+        handler = service.on_admin if socket == "admin" else service.on_broker
+        try:
+            return _said(asyncio.run(handler(message)))
+        except MemorydError as e:  # what memoryd answers as an error over the socket
+            return False, str(e)
+
     try:
         service.index.catch_up_all()  # what the catch-up in the background does once serving
         assert service.store.block().startswith("# soul.md")
         answer = asyncio.run(service.on_broker(_recall_request()))
         assert answer.ok and answer.output.startswith("[1] "), answer.output
+        if op.after_restart is not None:
+            op.after_restart(case / "home", op, old, new, ask)
     finally:
         service.close()
         service.index.close()
@@ -467,6 +575,16 @@ def operations() -> list[Operation]:
             after_start=lambda home: append_turns(Home(home).session_log(SESSION), 5, 3),
         ),
         Operation("reindex", "admin", Reindex()),
+        Operation("forget", "admin", None, files="forget", after_restart=_forget_finished),
+        Operation("forget-note", "admin", None, files="forget", after_restart=_forget_finished),
+        Operation("edit", "admin", None),
+        Operation(
+            "promote",
+            "admin",
+            MemoryAdmin(command="promote", arg='{"ref": "note:0", "file": "user"}'),
+        ),
+        Operation("import", "admin", None, files="import", after_restart=_import_finished),
+        Operation("restore", "admin", None, files="restore", after_restart=_wholly_old_or_new),
         Operation("catch-up at start", "start", None, prepare=_new_logs),
     ]
 
@@ -485,4 +603,77 @@ def admin_message(op: Operation, template: Path) -> MemoryAdmin | None:
     if op.name == "accept":
         pending = (template / "memory/pending.jsonl").read_text().splitlines()
         return MemoryAdmin(command="accept", arg=json.loads(pending[-1])["id"])
+    if op.name in FORGOTTEN:
+        return MemoryAdmin(command="forget", arg=json.dumps({"id": FORGOTTEN[op.name][0]}))
+    if op.name == "edit":
+        data = (template / "memory/memory.md").read_bytes()
+        text = data.decode().replace(MEMORY[1], EDITED)
+        base = hashlib.sha256(data).hexdigest()
+        return MemoryAdmin(
+            command="edit", arg=json.dumps({"file": "memory", "text": text, "base": base})
+        )
+    if op.name == "import":
+        (name,) = [p.name for p in (template / "backups").glob("*.jsonl")]
+        return MemoryAdmin(command="import", arg=json.dumps({"name": name}))
+    if op.name == "restore":
+        (name,) = [p.name for p in (template / "backups").glob("*.tar.gz")]
+        return MemoryAdmin(command="restore", arg=json.dumps({"name": name, "replace": True}))
     return None
+
+
+def _forget_finished(home: Path, op: Operation, old: dict, new: dict, ask) -> None:
+    """The same forget run again finishes it: the text is in no file under memory/, and
+    recall does not return it."""
+    text, query = FORGOTTEN[op.name]
+    ok, said = ask("admin", op.message)
+    # Killed after its last write that mattered, the text is held nowhere: that is the answer.
+    assert ok or "names nothing to forget" in said, f"the forget run again did not finish: {said}"
+    held = [
+        str(p.relative_to(home))
+        for p in (home / "memory").rglob("*")
+        if p.is_file() and text.encode() in p.read_bytes()
+    ]
+    assert not held, f"the forgotten text is still in {held}"
+    recall = ToolRequest(
+        session=SESSION, call_id="c-forgot", tool="recall", arguments=json.dumps({"query": query})
+    )
+    ok, said = ask("broker", MemoryCall(request=recall, taint="private", untrusted=False))
+    assert text not in said, f"recall returns the forgotten text: {said}"
+
+
+def _import_finished(home: Path, op: Operation, old: dict, new: dict, ask) -> None:
+    """Each item was applied with its journal line or not at all: importing the file again
+    applies the rest, and then each is there exactly once, journalled once."""
+    now = snapshot(home)
+    there = {e for name in IDENTITY for e in _entries(now[name])}
+    there |= {e.text for e in notes.parse(now["notes.md"])}
+    journalled = _imported(home)
+    for text in _wanted():
+        assert journalled[text] == (text in there), f"{text!r}: applied without its journal line"
+    ok, said = ask("admin", op.message)
+    assert ok, f"the import run again did not finish: {said}"
+    now = snapshot(home)
+    for name in IDENTITY:
+        assert _entries(now[name]) == _entries(new[name]), (
+            f"{name} differs from an import not killed"
+        )
+    texts = Counter(e.text for e in notes.parse(now["notes.md"]))
+    assert texts == Counter(e.text for e in notes.parse(new["notes.md"])), (
+        "notes.md differs from an import not killed"
+    )
+    imported = _imported(home)
+    assert all(imported[t] == 1 for t in _wanted()), f"import journal lines: {dict(imported)}"
+
+
+def _wanted() -> list[str]:
+    return [*IMPORTED["memory"], *IMPORTED["user"], IMPORTED["note"]]
+
+
+def _imported(home: Path) -> Counter:
+    """How many of the journal's import lines brought each text."""
+    return Counter(
+        text
+        for line in _journal_lines(home, torn=False)
+        if line.get("action") == "import"
+        for text in set(line.get("after", [])) - set(line.get("before", []))
+    )

@@ -32,6 +32,7 @@ TRACE = os.environ.get("MEMORYD_CRASH_TRACE")
 REPORT = os.environ.get("MEMORYD_CRASH_REPORT")
 
 _TEMP = re.compile(r"\.[A-Za-z0-9_]+\.tmp$")
+_STAMP = re.compile(r"\d{8}T\d{6}Z")  # a backup's name says when it was made
 _lock = threading.Lock()
 _state = {"armed": os.environ.get("MEMORYD_CRASH_FROM") == "start", "count": 0}
 _local = threading.local()
@@ -43,7 +44,12 @@ def _name_of_fd(fd: int) -> str:
     except OSError:
         return f"fd{fd}"
     # A temporary file's random part would make the trace differ from run to run.
-    return _TEMP.sub(".tmp", name)
+    return _plain(_TEMP.sub(".tmp", name))
+
+
+def _plain(name: str) -> str:
+    """A name the same from run to run: a time in it (a backup's) would not be."""
+    return _STAMP.sub("STAMP", name)
 
 
 def _note(path: str | None, line: str) -> None:
@@ -88,7 +94,7 @@ def fsync(fd):
 
 
 def replace(src, dst, **kwargs):
-    point("replace", os.path.basename(os.fspath(dst)))
+    point("replace", _plain(os.path.basename(os.fspath(dst))))
     return _real_replace(src, dst, **kwargs)
 
 

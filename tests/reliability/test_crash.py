@@ -1,14 +1,19 @@
 """Crash safety: memoryd killed with SIGKILL at every crash point of a write.
 
 For each operation (add, replace, remove, consolidate with moves, note, an untrusted add, undo,
-accept, session_updated, reindex, the catch-up at start) a run that is not killed traces every
-crash point it passes (os.write, os.fsync, os.replace, SQLite COMMIT and insert batches). Then the
-operation runs again from the same home once per point N, killed at N; memoryd is restarted
-normally and the invariants are checked each time: memory.md and user.md are old or new, never
-half; every entry that left a file is in notes.md; notes.md only grew; the journal parses and no
-journal line comes before its file; the block is served and recall answers; and the index equals
-a reindex of the same logs and notes.md. The last point of each operation restarts memoryd as
-a process and asks over its sockets; the others run the same start (memoryd.server.prepare) in
+accept, session_updated, reindex, the catch-up at start, and the owner's forget, edit, promote,
+import and restore) a run that is not killed traces every crash point it passes (os.write,
+os.fsync, os.replace, SQLite COMMIT and insert batches). Then the operation runs again from the
+same home once per point N, killed at N; memoryd is restarted normally and the invariants are
+checked each time: memory.md and user.md are old or new, never half; every entry that left a file
+is in notes.md; notes.md only grew; the journal parses and no journal line comes before its file;
+the block is served and recall answers; and the index equals a reindex of the same logs and
+notes.md. The owner's data commands have their own: forget leaves every file whole, and the same
+forget run again after the restart finishes it (the text in no file under memory/, recall not
+returning it); import leaves each item applied with its journal line or not at all, and importing
+the file again applies the rest exactly once; restore leaves the home wholly the old one or wholly
+the archive's once the restart has finished it. The last point of each operation restarts memoryd
+as a process and asks over its sockets; the others run the same start (memoryd.server.prepare) in
 this process, which is what keeps the sweep fast.
 
 The default run kills before every point. The torn sweep (marked slow) also writes half the bytes
@@ -33,7 +38,8 @@ from tests.reliability.crash_harness import (
 OPERATIONS = operations()
 # Their writes are those of consolidate (add, replace, remove) and of note (untrusted-add), through
 # the same functions in the same order: the default run leaves them to the exhaustive sweep.
-EXHAUSTIVE_ONLY = {"add", "replace", "remove", "untrusted-add"}
+# The owner's edit and promote write one owner's edit through the same store.apply as undo.
+EXHAUSTIVE_ONLY = {"add", "replace", "remove", "untrusted-add", "edit", "promote"}
 DEFAULT = [op for op in OPERATIONS if op.name not in EXHAUSTIVE_ONLY]
 EXTRA = [op for op in OPERATIONS if op.name in EXHAUSTIVE_ONLY]
 

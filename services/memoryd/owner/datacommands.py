@@ -3,30 +3,24 @@ forget. Each answers one JSON document (bxctl prints it, or its message).
 
 backup, restore and forget are registered as reads: they run on a reader thread and take the
 writer only for their own step (a snapshot; laying the files; the forget once its index rows are
-found), so writes wait for that step, not for the archive or a scan of the index. One backup or
-restore at a time. import is a read too: it takes the writer a batch of items at a time.
+found), so writes wait for that step, not for the archive or a scan of the index. import is a
+read too: it takes the writer a batch of items at a time. forget, import and restore each run
+alone, backups and exports beside each other (datalock.py).
 """
 
 import sqlite3
-import threading
 from collections.abc import Callable
 from typing import Literal
 
 from memoryd.data import backup, exchange, forget, importrun, restore, snapshot
 from memoryd.errors import AdminRefused
 from memoryd.owner import paging
+from memoryd.owner.datalock import TURNS
 from memoryd.writer import WRITE
 from proto.plural import counted
 
-_busy = threading.Lock()
 LINES_SHOWN = 2_000  # of an import's report, so that the answer fits one reply
 LINES_BYTES = 512 << 10  # and at most this many bytes of them, whatever the texts they quote
-
-
-def _one_at_a_time():
-    if not _busy.acquire(blocking=False):
-        raise AdminRefused("refused: a backup or restore is already running; try again after it")
-    return _busy
 
 
 def _count_text(counts: dict) -> str:
@@ -38,15 +32,11 @@ def _count_text(counts: dict) -> str:
 
 def run_backup(service, arg) -> str:
     home = service.store.home
-    lock = _one_at_a_time()
-    try:
-        snap = service._writer.submit(WRITE, snapshot.take, home).result()
-        if arg.with_sessions:
-            snapshot.add_sessions(snap, home)
-        made = backup.make(home, snap, arg.with_sessions)
-        removed = backup.prune(home, arg.keep, made.path) if arg.keep else []
-    finally:
-        lock.release()
+    snap = service._writer.submit(WRITE, snapshot.take, home).result()
+    if arg.with_sessions:
+        snapshot.add_sessions(snap, home)
+    made = backup.make(home, snap, arg.with_sessions)
+    removed = backup.prune(home, arg.keep, made.path) if arg.keep else []
     counts = made.manifest["counts"]
     message = (
         f"backup written to {made.path} ({made.size:,} bytes, {len(made.manifest['files'])} "
@@ -68,11 +58,7 @@ def run_backup(service, arg) -> str:
 
 
 def run_restore(service, arg) -> str:
-    lock = _one_at_a_time()
-    try:
-        laid = restore.run(service, arg.name, arg.replace)
-    finally:
-        lock.release()
+    laid = restore.run(service, arg.name, arg.replace)
     manifest = laid.manifest
     sessions = sum(1 for f in manifest["files"] if f["path"].startswith("sessions/"))
     message = (
@@ -161,10 +147,26 @@ def run_import(service, arg) -> str:
     return paging.dumps(result)
 
 
+def _in_turn(command: str, run: Callable[..., str]) -> Callable[..., str]:
+    """run in command's turn (datalock.py); a preview or a dry run, which changes nothing, takes
+    none."""
+
+    def in_turn(service, arg) -> str:
+        if getattr(arg, "dry_run", False):
+            return run(service, arg)
+        with TURNS.turn(command):
+            return run(service, arg)
+
+    return in_turn
+
+
 TABLE: dict[str, tuple[Literal["read", "write"], Callable[..., str]]] = {
-    "backup": ("read", run_backup),
-    "restore": ("read", run_restore),
-    "forget": ("read", run_forget),
-    "export": ("read", run_export),
-    "import": ("read", run_import),
+    name: ("read", _in_turn(name, run))
+    for name, run in (
+        ("backup", run_backup),
+        ("restore", run_restore),
+        ("forget", run_forget),
+        ("export", run_export),
+        ("import", run_import),
+    )
 }

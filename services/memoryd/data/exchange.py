@@ -7,6 +7,12 @@ that appended it (its header gives the session, class and untrusted). An entry o
 in by import carries the provenance it was exported with (the journal line's "imported"), so an
 export, an import into an empty home and an export again give the same items.
 
+The export is one consistent picture, as a backup is: the writer is taken only to hold the files
+it reads (memory.md, user.md, notes.md and the journal, an open and an fstat each: snapshot.py),
+between two writes; the items are built from those, off the writer. A memory call or a restore
+landing meanwhile is not in the export, and never half in it (an entry without its journal line,
+the journal of one home with the files of another).
+
 The export is written atomically (0600) to {home}/backups/export-<time>[-N].jsonl or .md (a name
 never reused, so two exports at once each have their own file), and the exports made before it
 are removed, but for those younger than FRESH_SECONDS, which another bxctl may still be reading.
@@ -21,14 +27,16 @@ import logging
 import os
 import re
 import threading
+import time
 from pathlib import Path
 
-from memoryd.data import archive, layout, matching, scrub
-from memoryd.errors import AdminRefused
+from memoryd.data import archive, layout, matching, scrub, snapshot
+from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, atomic_write, create_if_missing, ensure_dir, read_file
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
-from memoryd.memory import notes
-from memoryd.memory.memfiles import read_entries
+from memoryd.journal.linefile import parse_line
+from memoryd.memory import entries, notes
+from memoryd.writer import WRITE, Writer
 
 FORMAT = "boxmaker-memory-export"
 VERSION = 1
@@ -53,11 +61,55 @@ def _provenance(line: EditLine, file: str) -> dict:
     }
 
 
-def items(home: Home, journal: Journal) -> list[dict]:
-    """The export's items, entries first (memory.md, user.md), then notes in file order."""
+def hold(home: Home, journal: Journal) -> snapshot.Snapshot:
+    """On the writer: the files an export reads, held as they are now."""
+    started = time.monotonic()
+    listed = [(f"memory/{name}", home.memory_file(name)) for name in (*IDENTITY_FILES, "notes.md")]
+    listed += [(f"memory/edits/{path.name}", path) for path in journal.month_files()]
+    snap = snapshot.of_files(listed)
+    snap.waited = time.monotonic() - started
+    return snap
+
+
+def _held(snap: snapshot.Snapshot, name: str) -> bytes | None:
+    for held in snap.files:
+        if held.name == name:
+            return b"".join(held.chunks())
+    return None
+
+
+def read_entries(snap: snapshot.Snapshot, name: str) -> list[str]:
+    """The entries of memory.md or user.md as the snapshot holds them."""
+    data = _held(snap, f"memory/{name}")
+    if data is None:
+        raise FileDamaged(f"{name} is missing")
+    return entries.parse(entries.decode(data, name))
+
+
+def _journal(snap: snapshot.Snapshot) -> list[EditLine]:
+    """Every journal line the snapshot holds, oldest first; a damaged one skipped and logged."""
+    out: list[EditLine] = []
+    for held in snap.files:
+        if not held.name.startswith("memory/edits/"):
+            continue
+        data = b"".join(held.chunks())
+        for number, raw in enumerate(data.split(b"\n"), start=1):
+            if not raw.strip():
+                continue
+            line = parse_line(raw, EditLine)
+            if isinstance(line, str):
+                log.warning("%s: line %d %s; skipped", held.name, number, line)
+            else:
+                out.append(line)
+    return out
+
+
+def items(snap: snapshot.Snapshot) -> list[dict]:
+    """The export's items from the files held, entries first (memory.md, user.md), then notes
+    in file order."""
     added: dict[tuple[str, str], dict] = {}
     appended: dict[tuple[str, str], list[dict]] = {}
-    for line in journal.records():
+    for line in _journal(snap):
         if line.to in IDENTITY_FILES:
             before = set(line.before)
             for entry in line.after:
@@ -67,7 +119,7 @@ def items(home: Home, journal: Journal) -> list[dict]:
             appended.setdefault((noted.kind, noted.text), []).append(_provenance(line, "notes.md"))
     out: list[dict] = []
     for file in IDENTITY_FILES:
-        for text in read_entries(home, file):
+        for text in read_entries(snap, file):
             prov = added.get((file, text)) or {
                 "file": file,
                 "session": None,
@@ -77,11 +129,7 @@ def items(home: Home, journal: Journal) -> list[dict]:
                 "untrusted": False,
             }
             out.append({"kind": "entry", "file": file, "text": text, "provenance": prov})
-    try:
-        data = read_file(home.memory_file("notes.md"))
-    except FileNotFoundError:
-        data = b""
-    for note in notes.parse(data):
+    for note in notes.parse(_held(snap, "memory/notes.md") or b""):
         found = appended.get((note.kind, note.text)) or []
         edit = found.pop(0) if found else {}
         prov = {
@@ -177,10 +225,21 @@ def _remove_older(folder: Path, keep: str, now: dt.datetime) -> None:
             continue  # another export removed it first
 
 
-def export(home: Home, journal: Journal, fmt: str, now: dt.datetime) -> tuple[str, int, int]:
-    """Write the export into backups/; (path, entries, notes). AdminRefused when it cannot be
-    written, naming the file and leaving none."""
-    found = items(home, journal)
+def export(
+    home: Home, journal: Journal, fmt: str, now: dt.datetime, writer: Writer | None = None
+) -> tuple[str, int, int]:
+    """Write the export into backups/; (path, entries, notes). The files are held on writer
+    (memoryd's; None: on this thread, for a home no memoryd writes). AdminRefused when it cannot
+    be written, naming the file and leaving none."""
+    if writer is None:
+        snap = hold(home, journal)
+    else:
+        snap = writer.submit(WRITE, hold, home, journal).result()
+    try:
+        log.debug("export: the writer held the files for %.3f ms", snap.waited * 1000)
+        found = items(snap)
+    finally:
+        snap.close()
     head = header(now)
     data = jsonl(head, found) if fmt == "jsonl" else markdown(head, found)
     folder = layout.backups(home)

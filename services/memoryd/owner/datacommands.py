@@ -119,7 +119,7 @@ def run_export(service, arg) -> str:
     store = service.store
     try:
         path, n_entries, n_notes = exchange.export(
-            store.home, store.journal, arg.format, store.now()
+            store.home, store.journal, arg.format, store.now(), service._writer
         )
     except OSError as e:  # reading what it exports
         raise AdminRefused(

@@ -673,7 +673,8 @@ def _imported(home: Path) -> Counter:
     """How many of the journal's import lines brought each text."""
     return Counter(
         text
-        for line in _journal_lines(home, torn=False)
+        # a line torn by the kill (the torn sweep) is no line: its item's line is recovered
+        for line in _journal_lines(home, torn=True)
         if line.get("action") == "import"
         for text in set(line.get("after", [])) - set(line.get("before", []))
     )

@@ -13,6 +13,10 @@ is its before, the write was memoryd's: its journal line is appended as it would
 `"recovered": true`. A power cut in that window can still show up as a hand edit; that is the one
 case left, and the record still holds the right before and after.
 
+A note appended to notes.md has the same window: its intent also names where notes.md ended and
+the text appended, so that at start a note appended but not journalled gets its line, and an
+append the kill tore is cut back (its journal line was never written).
+
 The journal's last after per file comes from the journal's index by file (journal/byfile.py),
 which reads only what was appended since it last looked, so a write costs the same however long
 the journal is.
@@ -27,6 +31,7 @@ from pydantic import ValidationError
 
 from memoryd.errors import FileDamaged
 from memoryd.home import FILE_MODE, Home, open_read
+from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import IDENTITY_FILES, TAIL_BYTES, Edit, EditLine, Journal
 from memoryd.memory.memfiles import read_entries
@@ -168,6 +173,9 @@ class HandEdits:
         except OSError:
             return None
         if tail != data or _last_line_is(self.journal, edit):
+            if 0 < len(tail) < len(data) and data.startswith(tail):  # torn by the kill: cut
+                rollback.cut_back(self.home.memory_file("notes.md"), at)
+                log.info("notes.md: a note's append torn by a crash was taken back")
             forget(self.home)
             return None
         edit.recovered = True

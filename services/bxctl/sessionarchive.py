@@ -10,24 +10,29 @@ that is not sessions/<session id>/0.jsonl, a link or anything but a plain file, 
 
 import gzip
 import hashlib
-import io
 import json
 import os
 import stat
 import tarfile
 from pathlib import Path
 
+from proto.backupformat import (  # noqa: F401 (RATIO, FLOOR: named as sessionarchive's too)
+    FLOOR,
+    FORMAT,
+    MANIFEST,
+    MANIFEST_MAX,
+    RATIO,
+    SESSION_MEMBERS_MAX,
+    VERSION,
+    Bounded,
+    is_plain,
+    unpacked_max,
+)
 from proto.messages import is_session_id
 
-# memoryd's archive format and bounds (memoryd/data/archive.py; a test holds them equal).
-FORMAT = "boxmaker-memory-backup"
-VERSION = 1
-MANIFEST = "manifest.json"
-MANIFEST_MAX = 64 << 20
-RATIO = 100
-FLOOR = 64 << 20
-SESSION_MEMBERS_MAX = 100_000
-OTHER_MEMBERS_MAX = 6 + 2 * 12 * 100 + 1  # the memory files, a century of journals, the manifest
+# The memory files, a century of journals and the manifest (memoryd/data/archive.py's count; a
+# test holds them equal: bxctl does not import memoryd).
+OTHER_MEMBERS_MAX = 6 + 2 * 12 * 100 + 1
 LOG = "0.jsonl"
 
 
@@ -35,33 +40,18 @@ class Unusable(Exception):
     """No session log of the archive can be laid; the text says why, in a few words."""
 
 
-def _bounded(source, limit: int):
-    """Reads of source, refused once they pass limit bytes in all."""
-    left = limit
-
-    class Bounded(io.RawIOBase):
-        def readable(self) -> bool:
-            return True
-
-        def read(self, size: int = -1) -> bytes:
-            nonlocal left
-            data = source.read(size if size is not None and size >= 0 else 1 << 20)
-            left -= len(data)
-            if left < 0:
-                raise Unusable(f"the archive unpacks to more than {limit:,} bytes")
-            return data
-
-    return Bounded()
+def _too_big(limit: int) -> Unusable:
+    return Unusable(f"the archive unpacks to more than {limit:,} bytes")
 
 
 def members(raw):
     """(member, tar) of the archive in raw, read from its start, at most as many as memoryd
     ever writes."""
     raw.seek(0)
-    limit = max(FLOOR, RATIO * os.fstat(raw.fileno()).st_size)
+    limit = unpacked_max(os.fstat(raw.fileno()).st_size)
     sessions = others = 0
     with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-        with tarfile.open(fileobj=_bounded(gz, limit), mode="r|") as tar:
+        with tarfile.open(fileobj=Bounded(gz, limit, _too_big), mode="r|") as tar:
             for member in tar:
                 if member.name.startswith("sessions/"):
                     sessions += 1
@@ -72,19 +62,12 @@ def members(raw):
                 yield member, tar
 
 
-def _plain(member: tarfile.TarInfo) -> bool:
-    sparse = member.sparse is not None or any(
-        k.startswith("GNU.sparse") for k in member.pax_headers
-    )
-    return member.type in (tarfile.REGTYPE, tarfile.AREGTYPE) and not sparse
-
-
 def name_problem(member: tarfile.TarInfo) -> str | None:
     """Why a member under sessions/ is not one bxctl lays, or None."""
     parts = member.name.split("/")
     if len(parts) != 3 or not is_session_id(parts[1]) or parts[2] != LOG:
         return f"not a session log's name (sessions/ID/{LOG})"
-    if not _plain(member):
+    if not is_plain(member):
         return "not a plain file"
     return None
 
@@ -104,7 +87,7 @@ def hash_of(source, out: int | None = None) -> tuple[int, str]:
 
 def _manifest(member: tarfile.TarInfo, tar: tarfile.TarFile) -> dict:
     source = tar.extractfile(member)
-    if not _plain(member) or member.size > MANIFEST_MAX or source is None:
+    if not is_plain(member) or member.size > MANIFEST_MAX or source is None:
         raise Unusable("the archive's manifest is not a plain file of the size memoryd writes")
     try:
         value = json.loads(source.read(MANIFEST_MAX + 1))

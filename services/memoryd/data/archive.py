@@ -25,11 +25,19 @@ from memoryd.data.snapshot import Snapshot
 from memoryd.errors import AdminRefused
 from memoryd.home import NotRegular, open_read
 from memoryd.memory import entries
+from proto.backupformat import (  # noqa: F401 (FLOOR, RATIO: named as archive.FLOOR too)
+    FLOOR,
+    FORMAT,
+    MANIFEST,
+    MANIFEST_MAX,
+    RATIO,
+    SESSION_MEMBERS_MAX,
+    VERSION,
+    Bounded,
+    is_plain,
+    unpacked_max,
+)
 
-FORMAT = "boxmaker-memory-backup"
-VERSION = 1
-MANIFEST = "manifest.json"
-MANIFEST_MAX = 64 << 20
 COMPRESS_LEVEL = 1  # the journal compresses well even at 1; higher costs time, not much size
 
 
@@ -116,41 +124,18 @@ class Verified:
 # files have no limit: what bounds them is the archive itself. memoryd writes it with gzip at
 # level 1, which shrinks its journals and notes a few times over, never a hundred: an archive that
 # unpacks to more than RATIO times its own size (beyond a floor for small ones) is a bomb, not a
-# backup. A member is a memory file (6) or a month of the edit or recall journal (a century of
-# them), or a session log (hashed, never written to disk).
+# backup (proto/backupformat.py). A member is a memory file (6) or a month of the edit or recall
+# journal (a century of them), or a session log (hashed, never written to disk).
 LIMITED_MAX = {f"memory/{name}": 4 * 4 * limit for name, limit in entries.LIMITS.items()}
-RATIO = 100
-FLOOR = 64 << 20
 MEMORY_MEMBERS_MAX = len(layout.ROOT_FILES) + 2 * 12 * 100
-SESSION_MEMBERS_MAX = 100_000
 COUNTED = ("entries", "notes", "edits", "pending", "records")
 
 
-def unpacked_max(archive_size: int) -> int:
-    """The most bytes an archive of archive_size bytes may unpack to (headers included)."""
-    return max(FLOOR, RATIO * archive_size)
-
-
-class _Bounded(io.RawIOBase):
-    """The unpacked stream of an archive, refused once it passes its bound."""
-
-    def __init__(self, source, limit: int):
-        self._source = source
-        self._left = limit
-        self._limit = limit
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._source.read(size if size is not None and size >= 0 else 1 << 20)
-        self._left -= len(data)
-        if self._left < 0:
-            raise Damaged(
-                f"refused: the archive unpacks to more than {self._limit:,} bytes, far more than a "
-                "memoryd backup of its size holds"
-            )
-        return data
+def _too_big(limit: int) -> Damaged:
+    return Damaged(
+        f"refused: the archive unpacks to more than {limit:,} bytes, far more than a memoryd "
+        "backup of its size holds"
+    )
 
 
 def _count_problem(value: object) -> bool:
@@ -196,10 +181,7 @@ def _member_problem(member: tarfile.TarInfo) -> str | None:
         return f"the archive holds a path that climbs out of the home: {name[:200]!r}"
     if member.issym() or member.islnk():
         return f"the archive holds a link: {name[:200]!r}"
-    sparse = member.sparse is not None or any(
-        key.startswith("GNU.sparse") for key in member.pax_headers
-    )
-    if member.type not in (tarfile.REGTYPE, tarfile.AREGTYPE) or sparse:
+    if not is_plain(member):
         return f"the archive holds something other than a plain file: {name[:200]!r}"
     if name != MANIFEST and not layout.MEMBER.fullmatch(name):
         return f"the archive holds a file memoryd does not write: {name[:200]!r}"
@@ -232,7 +214,7 @@ def verify(path: Path, stage: Callable[[str], Path | None]) -> Verified:
     manifest = None
     try:
         with open_read(path) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-            bounded = _Bounded(gz, unpacked_max(os.fstat(raw.fileno()).st_size))
+            bounded = Bounded(gz, unpacked_max(os.fstat(raw.fileno()).st_size), _too_big)
             with tarfile.open(fileobj=bounded, mode="r|") as tar:
                 for member in _members(tar):
                     if manifest is not None:

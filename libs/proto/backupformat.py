@@ -1,0 +1,55 @@
+"""The backup archive as memoryd writes it and bxctl reads it back: its format's name and
+version, the manifest's name, and the bounds that tell a backup from a bomb.
+
+memoryd checks an archive whole before a restore lays it (memoryd/data/archive.py); bxctl reads
+it again for the session logs it lays itself (bxctl/sessionarchive.py), since memoryd never writes
+sessions/. Both keep to what is here. memoryd writes the archive with gzip at level 1, which
+shrinks its journals and notes a few times over, never a hundred: an archive that unpacks to more
+than RATIO times its own size (beyond FLOOR for small ones) is refused, as is any member that is
+not a plain file.
+"""
+
+import io
+import tarfile
+from collections.abc import Callable
+
+FORMAT = "boxmaker-memory-backup"
+VERSION = 1
+MANIFEST = "manifest.json"
+MANIFEST_MAX = 64 << 20
+RATIO = 100
+FLOOR = 64 << 20
+SESSION_MEMBERS_MAX = 100_000
+
+
+def unpacked_max(archive_size: int) -> int:
+    """The most bytes an archive of archive_size bytes may unpack to (headers included)."""
+    return max(FLOOR, RATIO * archive_size)
+
+
+def is_plain(member: tarfile.TarInfo) -> bool:
+    """A regular file, not sparse (a sparse member unpacks to more than it says it holds)."""
+    sparse = member.sparse is not None or any(
+        key.startswith("GNU.sparse") for key in member.pax_headers
+    )
+    return member.type in (tarfile.REGTYPE, tarfile.AREGTYPE) and not sparse
+
+
+class Bounded(io.RawIOBase):
+    """The unpacked stream of an archive; too_big(limit) is raised once it passes limit bytes."""
+
+    def __init__(self, source, limit: int, too_big: Callable[[int], Exception]) -> None:
+        self._source = source
+        self._left = limit
+        self._limit = limit
+        self._too_big = too_big
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._source.read(size if size is not None and size >= 0 else 1 << 20)
+        self._left -= len(data)
+        if self._left < 0:
+            raise self._too_big(self._limit)
+        return data

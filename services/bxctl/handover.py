@@ -102,13 +102,17 @@ def reader_of(folder: Path) -> tuple[int, int] | None:
     home's backups/ folder, which memoryd made. A file handed over there must be that user's, as
     a 0600 file of root's is one memoryd cannot open. None when no handing over of owners is
     needed or possible (bxctl is not root: the files it makes are its own user's, as memoryd's)."""
-    if os.geteuid() != 0:
-        return None
     try:
         st = folder.stat()
     except OSError:
         return None  # the missing folder is said below
-    return None if st.st_uid == 0 else (st.st_uid, st.st_gid)
+    return owner_of(st)
+
+
+def owner_of(st: os.stat_result) -> tuple[int, int] | None:
+    """Whom bxctl hands what it makes in a folder of st: its user, when bxctl is root and the
+    folder is not root's."""
+    return (st.st_uid, st.st_gid) if os.geteuid() == 0 and st.st_uid != 0 else None
 
 
 def owned_by(path: Path, owner: tuple[int, int]) -> bool:

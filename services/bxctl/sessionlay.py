@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bxctl.handover import owner_of
 from bxctl.sessionarchive import (
     LOG,
     Unusable,
@@ -52,11 +53,6 @@ class Laid:
     indexed: str = ""  # what memoryd did with the laid ones
 
 
-def _owner(st: os.stat_result) -> tuple[int, int] | None:
-    """Whom bxctl hands what it makes to: the folder's user, when bxctl is root and it is not."""
-    return (st.st_uid, st.st_gid) if os.geteuid() == 0 and st.st_uid != 0 else None
-
-
 def _open_sessions(home: Path) -> tuple[int, tuple[int, int] | None]:
     """{home}/sessions/ opened (made 0700 when missing, as the user of backups/ would), and whom
     what is laid there belongs to."""
@@ -67,7 +63,7 @@ def _open_sessions(home: Path) -> tuple[int, tuple[int, int] | None]:
         pass
     else:
         try:
-            owner = _owner(os.stat(home / "backups"))
+            owner = owner_of(os.stat(home / "backups"))
         except OSError:
             owner = None
         fd = os.open(folder, _DIR)
@@ -82,7 +78,7 @@ def _open_sessions(home: Path) -> tuple[int, tuple[int, int] | None]:
             "podman run bxctl as root on the host)"
         )
     fd = os.open(folder, _DIR)
-    return fd, _owner(os.fstat(fd))
+    return fd, owner_of(os.fstat(fd))
 
 
 def _fsync_dir(path) -> None:

@@ -223,11 +223,9 @@ def _first_changes(store, where, target, marker: str, forgot: dict, when) -> tup
             edit_ids.append(line.id)
     except (OSError, WriteFailed) as e:
         if edit_ids or marked:
-            raise AdminRefused(
-                f"refused: forget stopped part way ({_said(e)}); run it again with the same id, "
-                "or with the text's exact words, to finish it"
-            ) from None
-        raise AdminRefused(f"refused: forget failed ({_said(e)}); nothing was forgotten") from None
+            raise stopped_part_way(error_text(e)) from None
+        cause = error_text(e)
+        raise AdminRefused(f"refused: forget failed ({cause}); nothing was forgotten") from None
     return edit_ids, shifts
 
 
@@ -249,7 +247,16 @@ def _own_line(forgot: dict, notes: bool) -> Edit:
     )
 
 
-def _said(e: Exception) -> str:
+def stopped_part_way(cause: str) -> AdminRefused:
+    """The refusal of a forget that had begun to write: run again, it finishes."""
+    return AdminRefused(
+        f"refused: forget stopped part way ({cause}); run it again with the same id, or with the "
+        "text's exact words, to finish it"
+    )
+
+
+def error_text(e: Exception) -> str:
+    """An error in a few words: an OSError's reason, and its file when it names one."""
     if isinstance(e, OSError):
         what = e.strerror or str(e)
         return f"{what}: {e.filename}" if e.filename else what

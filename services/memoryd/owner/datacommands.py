@@ -98,10 +98,7 @@ def run_forget(service, arg) -> str:
         )
         return paging.dumps(future.result())
     except (OSError, sqlite3.Error) as e:
-        raise AdminRefused(
-            f"refused: forget stopped part way ({_where(e)}); run it again with the same "
-            "id, or with the text's exact words, to finish it"
-        ) from None
+        raise forget.stopped_part_way(_where(e)) from None
     finally:
         found.drop()  # what the writer did not use
 
@@ -109,10 +106,7 @@ def run_forget(service, arg) -> str:
 def _where(e: Exception) -> str:
     """An OSError (or the index's error) in a few words: what went wrong, and on which file
     when it says."""
-    if not isinstance(e, OSError):
-        return f"the index: {e}"
-    what = e.strerror or str(e)
-    return f"{what}: {e.filename}" if e.filename else what
+    return forget.error_text(e) if isinstance(e, OSError) else f"the index: {e}"
 
 
 def run_export(service, arg) -> str:

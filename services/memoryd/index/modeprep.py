@@ -27,7 +27,8 @@ class ModePrep(Connections):
         super().__init__(path)
         self._live: registry.Live | None = None  # what the recall mode runs while open
         # The mode's tables, when open(defer_mode) left them to prepare_mode: "pending" until
-        # built, "preparing" while built, "failed" when that failed; None once ready.
+        # built, "preparing" while built, "opening" while its Live starts, "failed" when the
+        # build failed; None once ready.
         self._mode_state: str | None = None
 
     def prepare_mode(self) -> None:
@@ -64,10 +65,19 @@ class ModePrep(Connections):
             else:
                 log.error("index %s: recall mode %s: not built: %s", self.path, self.mode, error)
             return
-        with self._pool_lock:
-            self._mode_state = None
         if self._live is None:
-            self._live = self.recall_mode.open(self._embedding_connection, self.path)
+            # Recall is refused as "being prepared" until the mode's Live runs (hybrid starts its
+            # embedding child here, about a second), not as an index that is not open.
+            with self._pool_lock:
+                self._mode_state = "opening"
+            try:
+                self._live = self.recall_mode.open(self._embedding_connection, self.path)
+            finally:
+                with self._pool_lock:
+                    self._mode_state = None
+        else:
+            with self._pool_lock:
+                self._mode_state = None
 
     def _stopping(self) -> int:
         """Non-zero (SQLite then ends the statement) once stop_preparing has been called."""

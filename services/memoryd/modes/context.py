@@ -65,6 +65,23 @@ _BEFORE = (
     "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
     " WHERE s.session = ? AND s.kind = 'session' AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
 )
+# A session's turns (with their text) before, between and after rowids, by its index.
+_ROWIDS_BEFORE = (
+    "SELECT s.rowid FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
+    " AND s.kind = 'session' AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
+)
+_ROWIDS_SPAN = (
+    "SELECT s.rowid FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
+    " AND s.kind = 'session' AND s.rowid BETWEEN ? AND ? ORDER BY s.rowid"
+)
+_ROWIDS_AFTER = (
+    "SELECT s.rowid FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
+    " AND s.kind = 'session' AND s.rowid > ? ORDER BY s.rowid LIMIT ?"
+)
+_TIME_TEXT = (
+    "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+    " WHERE s.rowid IN ({})"
+)
 _HIT = (
     "SELECT s.kind, s.session, s.record, s.time, s.role, s.class, s.untrusted"
     " FROM sources s WHERE s.rowid = ?"
@@ -109,11 +126,66 @@ def rows_added(conn: sqlite3.Connection, sources: Iterable[tuple], texts: Iterab
 
 def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
     """Drop the rows that the spec's tables are about to lose (where: the indexer's own clause
-    over sources, never built from input)."""
+    over sources, never built from input), and write again the neighbour column of the turns
+    around them, without their text: a forgotten turn must leave no copy in its neighbours' rows,
+    nor be found through them. The rows written are those a build from the remaining rows gives.
+    """
+    gone = conn.execute(
+        f"SELECT session, rowid FROM sources WHERE kind = 'session' AND ({where})"  # noqa: S608
+        " ORDER BY session, rowid",
+        params,
+    ).fetchall()
     conn.execute(
         f"DELETE FROM context_hits WHERE rowid IN (SELECT rowid FROM sources WHERE {where})",  # noqa: S608
         params,
     )
+    sessions: dict[str, list[int]] = {}
+    for session, rowid in gone:
+        sessions.setdefault(session, []).append(rowid)
+    out: list[tuple[int, str, str, str]] = []
+    for session, deleted in sessions.items():
+        out += _around_deleted(conn, session, deleted)
+    conn.executemany("DELETE FROM context_hits WHERE rowid = ?", [(row[0],) for row in out])
+    conn.executemany("INSERT INTO context_hits (rowid, text, near, date) VALUES (?, ?, ?, ?)", out)
+
+
+def _around_deleted(
+    conn: sqlite3.Connection, session: str, deleted: list[int]
+) -> list[tuple[int, str, str, str]]:
+    """The context rows, written again, of the session's turns that had one of deleted (its
+    rowids, rising) among their neighbours; each with the turns that remain around it. Reads the
+    session's turns from the first deleted to the last (its index), and 2 x NEIGHBOURS on each
+    side: enough for the windows of the NEIGHBOURS turns on each side of a deleted one."""
+    reach = 2 * NEIGHBOURS
+    before = [r for (r,) in conn.execute(_ROWIDS_BEFORE, (session, deleted[0], reach))][::-1]
+    span = [r for (r,) in conn.execute(_ROWIDS_SPAN, (session, deleted[0], deleted[-1]))]
+    after = [r for (r,) in conn.execute(_ROWIDS_AFTER, (session, deleted[-1], reach))]
+    order, dropped = before + span + after, set(deleted)
+    touched: set[int] = set()
+    for i, rowid in enumerate(order):
+        if rowid in dropped:
+            touched.update(order[max(0, i - NEIGHBOURS) : i + NEIGHBOURS + 1])
+    touched -= dropped
+    if not touched:
+        return []
+    remaining = [rowid for rowid in order if rowid not in dropped]
+    windows = {}
+    for i, rowid in enumerate(remaining):
+        if rowid in touched:
+            lo = max(0, i - NEIGHBOURS)
+            windows[rowid] = (remaining[lo : i + NEIGHBOURS + 1], i - lo)
+    wanted = sorted({r for rows, _ in windows.values() for r in rows})
+    rows: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(wanted), 900):  # SQLite's bound parameters
+        part = wanted[start : start + 900]
+        marks = ",".join("?" * len(part))
+        found = conn.execute(_TIME_TEXT.format(marks), part)
+        rows.update((rowid, (time, text)) for rowid, time, text in found)
+    out = []
+    for rowid, (around, at) in sorted(windows.items()):
+        window = [(r, *rows[r]) for r in around]
+        out.append((rowid, window[at][2], contextrows.near(window, at), date_words(window[at][1])))
+    return out
 
 
 def query_terms(query: Query) -> list[str]:

@@ -12,8 +12,8 @@ def test_the_cache_of_forgotten_keys_stays_small_and_right(tmp_path):
         home.memory.mkdir(parents=True, mode=0o700)
         forgotten.add(home, forgotten.note_key(n), "2026-09-24T20:00Z", f"e{n}")
         homes.append(home)
-        assert forgotten.keys(home) == {forgotten.note_key(n)}
+        assert forgotten.listed(home) == {forgotten.note_key(n)}
         assert len(forgotten._cache) <= forgotten.CACHED_MOST
     # read again after their entries were dropped: each still gives its own keys
     for n, home in enumerate(homes):
-        assert forgotten.keys(home) == {forgotten.note_key(n)}
+        assert forgotten.listed(home) == {forgotten.note_key(n)}

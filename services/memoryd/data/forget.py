@@ -16,9 +16,10 @@ forgotten.jsonl, so that no catch-up, reindex or swap of a rebuilt index puts it
 rows leave the index (purge.py). The files come first so that the journal never says less than the
 files hold (the hand-edit check compares them). A forget stopped by a crash part way is finished by
 running it again: by the same id while the id still names something, else by the text's exact words,
-which forget takes for any text memoryd still holds. The journal says what was forgotten by id and
-when, never the text. It cannot be undone (undo says why), and session logs, which are loopd's, keep
-their text: the answer says so. Archives in backups/ are not opened: the answer names them.
+which forget takes for any text memoryd still holds. The journal says what was forgotten by id, the
+keys it listed and when, never the text. It cannot be undone (undo says why), and session logs,
+which are loopd's, keep their text: the answer says so. Archives in backups/ are not opened: the
+answer names them.
 """
 
 import datetime as dt
@@ -166,13 +167,16 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     when = store.now().astimezone(dt.UTC)
     stamp = found.stamp
     marker = forgotten.marker(stamp)
-    forgot = {"id": target.id, "at": stamp}
+    # The journal line names every key the forget lists, so that a damaged line of
+    # forgotten.jsonl loses none of them (forgotten.journal_keys).
+    listing = [*target.keys, *(forgotten.note_key(n) for n in where.notes), *where.records]
+    forgot = {"id": target.id, "at": stamp, "keys": list(dict.fromkeys(listing))}
     edit_ids, shifts = _first_changes(store, where, target, marker, forgot, when)
     for text in target.texts:
         erasing.scrub_everywhere(service, store.journal, text, marker, found)
     # Every other record that held it (the memory call that wrote it) is forgotten too.
     target.keys += [key for key in where.records if key not in target.keys]
-    listed = forgotten.keys(home)
+    listed = forgotten.listed(home)
     for key in target.keys:
         if key not in listed:
             forgotten.add(home, key, stamp, edit_ids[-1])

@@ -271,7 +271,7 @@ def _keep_forgotten(staging: Path, keys: list[str], stamp: str) -> bool:
     none), before the plan is written: laid with it, they cannot be lost by a kill after the point
     of no return, and a disk error here leaves the home as it was. True when any was added."""
     staged = Home(staging)
-    listed = forgotten.keys(staged)
+    listed = forgotten.listed(staged)
     missing = [key for key in keys if key not in listed]
     if not missing:
         return False

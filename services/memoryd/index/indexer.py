@@ -224,7 +224,7 @@ def index_session_part(
         state = LogState()
     before = state.bytes
     rows = session_rows(path, session, state, settings, counted, part)
-    skip = forgotten.keys(home)  # what the owner made memoryd forget is never indexed again
+    skip = forgotten.listed(home)  # what the owner made memoryd forget is never indexed again
     if skip:
         rows = (r for r in rows if forgotten.session_key(session, r[3]) not in skip)
     added = insert_rows(conn, rows)
@@ -271,10 +271,12 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings)
         save_state(conn, NOTES_LOG, LogState())
         return index_notes(conn, home, settings)
     limit = CLASS_RANK[settings.max_class]
-    skip = forgotten.keys(home)
     rows = []
     for e in entries:
-        if not e.text or CLASS_RANK[e.klass] > limit or forgotten.note_key(e.number) in skip:
+        # A forgotten note's text is the marker: nothing to recall. Whether forgotten.jsonl
+        # lists its number is not asked: a hand edit of notes.md may have renumbered the notes,
+        # and the number listed may now be a live note's, which was never forgotten.
+        if not e.text or CLASS_RANK[e.klass] > limit or forgotten.is_marker(e.text):
             continue
         capped = cap_text(e.text, settings.max_record_bytes)
         if capped is not None:

@@ -5,14 +5,28 @@ session:ID:N (record N of a session's log, which is loopd's and keeps its text).
 every listed key, so a catch-up, a reindex or a restore never puts the text back into the index.
 The marker is the text that replaces what was forgotten wherever memoryd held it: it says who and
 when, and holds no hash (a short secret's hash can be guessed).
+
+A note key names a position, and the owner may edit notes.md by hand (delete the marker, or a note
+before it), after which another, live note stands at that position. So a note key holds only while
+the forget's marker still stands there (keys); what the file lists is listed.
+
+The forget's journal line holds the keys it lists too (forget.py). A line of this file that does
+not parse (a torn append, a damaged block, a hand edit) is logged once, and the keys of the
+journal's forget lines are taken as well, so that a damaged line un-forgets nothing the journal
+names; the journal is read only then.
 """
 
 import json
+import logging
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.home import Home, append_line, read_file
+from memoryd.home import FILE_MODE, MONTH_FILE, Home, fsync_dir, open_file, read_file
+from memoryd.memory import notes
+
+log = logging.getLogger(__name__)
 
 MARKER_PREFIX = "[forgotten by the owner on "
 KEY = re.compile(r"^(?:note:\d{1,9}|session:[^:\s]{1,128}:\d{1,12})\Z")
@@ -34,40 +48,205 @@ def path(home: Home) -> Path:
 
 
 def add(home: Home, key: str, when: str, edit: str) -> None:
-    append_line(path(home), json.dumps({"key": key, "time": when, "edit": edit}))
+    """Append key on a line of its own, fsync'd: a file whose last line lost its newline (an
+    editor, a torn append) gets one first, or the key would be glued onto that line, both lost."""
+    where = path(home)
+    line = json.dumps({"key": key, "time": when, "edit": edit}).encode() + b"\n"
+    new = not os.path.lexists(where)
+    fd = open_file(where, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        written = 0
+        while written < len(line):
+            written += os.write(fd, line[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if new:
+        fsync_dir(where.parent)
 
 
-_cache: dict[Path, tuple[tuple[int, int, int], frozenset[str]]] = {}
+Stamp = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class _Read:
+    every: frozenset[str]
+    notes: frozenset[int]  # the numbers of the note keys among them
+
+
+_cache: dict[Path, tuple[Stamp, _Read]] = {}
 # The home's file is the one read per part; a restore reads its staged copy once, under a name of
 # its own each time, so entries beyond a few are dropped rather than kept for every restore.
 CACHED_MOST = 4
+# Damaged lines already logged, per file: each is said once, not at every read of the file.
+_logged: dict[Path, tuple[int, ...]] = {}
+SAID_MOST = 5
 
 
-def keys(home: Home) -> frozenset[str]:
-    """Every forgotten key; read again only when the file changed (the indexer asks per part)."""
-    where = path(home)
+def _stamp(where: Path) -> Stamp | None:
     try:
         st = os.stat(where, follow_symlinks=False)
     except FileNotFoundError:
-        return frozenset()
-    stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _remember(cache: dict, where: Path, stamp, value) -> None:
+    if where not in cache and len(cache) >= CACHED_MOST:
+        cache.clear()
+    cache[where] = (stamp, value)
+
+
+def listed(home: Home) -> frozenset[str]:
+    """Every key the file lists (and, when a line of it is damaged, every key the journal's
+    forget lines name); read again only when the file changed (the indexer asks per part)."""
+    return _read(home).every
+
+
+_NONE = _Read(frozenset(), frozenset())
+
+
+def _read(home: Home) -> _Read:
+    where = path(home)
+    stamp = _stamp(where)
+    if stamp is None:
+        return _NONE
     cached = _cache.get(where)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    found = set()
-    for raw in read_file(where).split(b"\n"):
-        try:
-            value = json.loads(raw) if raw.strip() else None
-        except ValueError:
+    found, damaged = parse(read_file(where))
+    if damaged:
+        _say_damaged(where, damaged)
+        found |= journal_keys(home)
+    numbers = frozenset(int(k.removeprefix("note:")) for k in found if k.startswith("note:"))
+    result = _Read(frozenset(found), numbers)
+    _remember(_cache, where, stamp, result)
+    return result
+
+
+def parse(data: bytes) -> tuple[set[str], list[int]]:
+    """The keys of the file's bytes, and the numbers (from 1) of its lines that hold none."""
+    found, damaged = set(), []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
             continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
         key = value.get("key") if isinstance(value, dict) else None
         if isinstance(key, str) and KEY.match(key):
             found.add(key)
-    result = frozenset(found)
-    if where not in _cache and len(_cache) >= CACHED_MOST:
-        _cache.clear()
-    _cache[where] = (stamp, result)
+        else:
+            damaged.append(number)
+    return found, damaged
+
+
+def _say_damaged(where: Path, damaged: list[int]) -> None:
+    said = tuple(damaged)
+    if _logged.get(where) == said:
+        return
+    if where not in _logged and len(_logged) >= CACHED_MOST:
+        _logged.clear()
+    _logged[where] = said
+    lines = ", ".join(str(n) for n in damaged[:SAID_MOST])
+    more = f" and {len(damaged) - SAID_MOST:,} more" if len(damaged) > SAID_MOST else ""
+    log.error(
+        "%s: line%s %s%s damaged (not a forgotten key); the keys the journal's forget lines "
+        "name are kept forgotten as well",
+        where,
+        "s" if len(damaged) > 1 else "",
+        lines,
+        more,
+    )
+
+
+def journal_keys(home: Home) -> set[str]:
+    """The keys the journal's forget lines name: each line's "keys" (every key that forget
+    listed), or, on a line written before forget lines held them, its "id" when that is a key.
+    Read only when forgotten.jsonl is damaged; a month that cannot be read is skipped."""
+    found: set[str] = set()
+    try:
+        names = sorted(n for n in os.listdir(home.edits) if MONTH_FILE.match(n))
+    except OSError:
+        return found
+    for name in names:
+        try:
+            data = read_file(home.edits / name)
+        except OSError as e:
+            log.warning("%s: not read for forgotten keys: %s", home.edits / name, e)
+            continue
+        for raw in data.split(b"\n"):
+            if b'"forgot"' in raw:
+                found.update(_forgot_keys(raw))
+    return found
+
+
+def _forgot_keys(raw: bytes) -> list[str]:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return []
+    forgot = value.get("forgot") if isinstance(value, dict) else None
+    if not isinstance(forgot, dict) or value.get("action") != "forget":
+        return []
+    named = forgot.get("keys")
+    if not isinstance(named, list):
+        named = [forgot.get("id")]
+    return [k for k in named if isinstance(k, str) and KEY.match(k)]
+
+
+_markers: dict[Path, tuple[Stamp, frozenset[int] | None]] = {}
+# The keys in force, per file, for the file's read and notes.md's markers they were made from.
+_in_force: dict[Path, tuple[_Read, frozenset[int], frozenset[str]]] = {}
+
+
+def keys(home: Home) -> frozenset[str]:
+    """The keys in force: every session key listed, and each note key listed while its note in
+    notes.md still holds a forget's marker (a hand edit that renumbered the notes put another
+    note there, which was never forgotten). notes.md is looked at only when a note key is
+    listed, and read again only when it changed."""
+    read = _read(home)
+    if not read.notes:
+        return read.every
+    standing = marker_notes(home)
+    if standing is None:  # notes.md cannot be read: every note key listed holds
+        return read.every
+    where = path(home)
+    made = _in_force.get(where)
+    if made is not None and made[0] is read and made[1] is standing:
+        return made[2]
+    result = read.every - {note_key(n) for n in read.notes - standing}
+    if where not in _in_force and len(_in_force) >= CACHED_MOST:
+        _in_force.clear()
+    _in_force[where] = (read, standing, result)
     return result
+
+
+def marker_notes(home: Home) -> frozenset[int] | None:
+    """The numbers of the notes of notes.md whose text is a forget's marker; None when notes.md
+    is there but cannot be read."""
+    where = home.memory_file("notes.md")
+    stamp = _stamp(where)
+    if stamp is None:
+        return frozenset()
+    cached = _markers.get(where)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    found: frozenset[int] | None = frozenset()
+    try:
+        data = read_file(where)
+    except OSError as e:  # said once per change of the file, not at every recall
+        log.warning("%s: not read to tell forgotten notes: %s", where, e)
+        found = None
+    else:
+        if MARKER_PREFIX.encode() in data:  # no marker: no note to parse
+            found = frozenset(e.number for e in notes.parse(data) if is_marker(e.text))
+    _remember(_markers, where, stamp, found)
+    return found
 
 
 def session_key(session: str, record: int) -> str:

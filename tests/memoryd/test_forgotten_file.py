@@ -1,0 +1,161 @@
+"""memory/forgotten.jsonl as the owner may leave it: a last line without its newline, a damaged
+line, notes.md renumbered by a hand edit. What was forgotten stays forgotten; nothing else is
+hidden."""
+
+import json
+import logging
+import os
+import stat
+
+import pytest
+
+from memoryd.home import Home
+from memoryd.journal import forgotten
+from tests.memoryd.owner_data_harness import Memoryd
+
+KEY = '{"key": "session:s-one:0", "time": "2026-09-24T20:00Z", "edit": "2026-09-24-0001"}'
+
+
+@pytest.fixture
+def md(tmp_path):
+    m = Memoryd(tmp_path / "home")
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def home(tmp_path):
+    h = Home(tmp_path / "h")
+    h.memory.mkdir(parents=True, mode=0o700)
+    return h
+
+
+@pytest.mark.parametrize(
+    "before, kept",
+    [
+        ("", set()),
+        (KEY + "\n", {"session:s-one:0"}),
+        (KEY, {"session:s-one:0"}),  # an editor dropped the last newline
+        ('{"key": "session:s-o', set()),  # a torn append stays a line of its own
+    ],
+)
+def test_a_key_added_is_on_a_line_of_its_own(home, before, kept):
+    if before:
+        forgotten.path(home).write_text(before)
+    forgotten.add(home, "session:s-two:0", "2026-09-24T20:01Z", "2026-09-24-0002")
+    assert forgotten.listed(home) == kept | {"session:s-two:0"}
+    data = forgotten.path(home).read_bytes()
+    assert data.endswith(b"\n") and data.splitlines()[-1].startswith(b'{"key": "session:s-two:0"')
+    if not before:  # made by add
+        assert stat.S_IMODE(os.stat(forgotten.path(home)).st_mode) == 0o600
+
+
+def test_after_a_lost_newline_the_next_forget_keeps_both_records_forgotten(md):
+    md.say("s-one", "The locker code is qz4711.", "Noted.")
+    md.say("s-two", "My PIN is 8086-secret.", "Noted.")
+    md.data("forget", id="session:s-one:0")
+    path = forgotten.path(md.home)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    md.data("forget", id="session:s-two:0")
+    md.index.reindex()
+    assert md.recall("locker").startswith("(no matches")
+    assert md.recall("PIN").startswith("(no matches")
+
+
+def zeroed(data: bytes) -> bytes:
+    return b"\0" * len(data)  # a power cut on ext4 leaves a block of zeros
+
+
+def key_misspelt(data: bytes) -> bytes:
+    return data.replace(b'"key"', b'"kez"')
+
+
+def torn(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+@pytest.mark.parametrize("damage", [zeroed, key_misspelt, torn])
+@pytest.mark.parametrize("ref", ["session:s-one:0", "The locker code is qz4711."])
+def test_a_damaged_line_is_logged_once_and_unforgets_nothing(md, caplog, damage, ref):
+    md.say("s-one", "The locker code is qz4711.", "Noted.")
+    md.data("forget", id=ref)  # by its id, or by its words (the record holds them)
+    path = forgotten.path(md.home)
+    path.write_bytes(damage(path.read_bytes()))
+    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+        md.index.reindex()
+        md.index.catch_up_all()
+        assert md.recall("locker").startswith("(no matches")
+    said = [r.getMessage() for r in caplog.records if r.name == forgotten.__name__]
+    assert len(said) == 1, said
+    assert f"{path}: line 1 damaged" in said[0] and "\n" not in said[0]
+    assert "Noted." in md.recall("Noted")
+
+
+def test_forget_lines_written_before_they_held_their_keys_still_give_their_id(home):
+    home.edits.mkdir(mode=0o700)
+    lines = [
+        {"id": "2026-09-24-0001", "action": "forget", "forgot": {"id": "session:a:1"}},
+        {"id": "2026-09-24-0002", "action": "forget", "forgot": {"id": "text"}},
+        {"id": "2026-09-24-0003", "action": "forget", "forgot": {"id": "x", "keys": ["note:4"]}},
+        {"id": "2026-09-24-0004", "action": "add", "forgot": {"id": "session:b:1"}},
+        {"id": "2026-09-24-0005", "action": "forget", "forgot": {"keys": ["bad key", 7]}},
+    ]
+    (home.edits / "2026-09.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert forgotten.journal_keys(home) == {"session:a:1", "note:4"}
+    forgotten.path(home).write_text("not json\n")
+    assert forgotten.listed(home) == {"session:a:1", "note:4"}
+    forgotten.path(home).write_text(KEY + "\n")  # intact: the journal is not read
+    assert forgotten.listed(home) == {"session:s-one:0"}
+
+
+NOTES = ["My secret is quokka.", "Alpaca dentist on Monday.", "Bison yoga on Friday."]
+WORDS = ["quokka", "Alpaca", "Bison"]
+
+
+def hand_edit(md: Memoryd, drop: int) -> None:
+    """The owner deletes note number drop of notes.md (header and text) in an editor."""
+    path = md.home.memory_file("notes.md")
+    data = path.read_text()
+    starts = [i for i, line in enumerate(data.splitlines(True)) if line.startswith("§ ")]
+    lines = data.splitlines(True)
+    end = starts[drop + 1] if drop + 1 < len(starts) else len(lines)
+    path.write_text("".join(lines[: starts[drop]] + lines[end:]))
+
+
+@pytest.mark.parametrize(
+    "forget, drop, live",
+    [
+        (0, 0, [1, 2]),  # the marker itself deleted: the note after it takes its number
+        (1, 0, [2]),  # a note before the forgotten one deleted: the marker moves up one
+        (1, 1, [0, 2]),  # the marker deleted: note 2 becomes note 1
+    ],
+)
+def test_a_hand_edit_that_renumbers_notes_hides_no_live_note(md, forget, drop, live):
+    for text in NOTES:
+        md.call({"action": "note", "text": text})
+    md.data("forget", id=f"note:{forget}")
+    hand_edit(md, drop)
+    md.index.catch_up_notes()
+    for check in ("caught up", "reindexed"):
+        for n in live:
+            assert NOTES[n] in md.recall(WORDS[n]), (check, n)
+        assert md.recall(WORDS[forget]).startswith("(no matches"), check
+        assert forgotten.MARKER_PREFIX not in md.recall("forgotten owner"), check
+        md.index.reindex()
+    number = live[0] - (1 if drop < live[0] else 0)  # where the first live note stands now
+    assert forgotten.note_key(number) not in forgotten.keys(md.home)
+    out = md.admin("promote", {"ref": f"note:{number}", "file": "memory"})
+    assert out.startswith(f"promoted note:{number}")
+
+
+def test_a_plain_note_key_still_hides_the_marker_standing_at_its_number(md):
+    for text in NOTES:
+        md.call({"action": "note", "text": text})
+    md.data("forget", id="note:1")
+    assert "note:1" in forgotten.keys(md.home)
+    md.index.reindex()
+    with md.index.reader() as conn:
+        numbers = [r[0] for r in conn.execute("SELECT record FROM sources WHERE kind = 'noted'")]
+    assert sorted(numbers) == [0, 2]
+    with pytest.raises(Exception, match="was forgotten by the owner"):
+        md.admin("promote", {"ref": "note:1", "file": "memory"})

@@ -77,7 +77,7 @@ class Edit(BaseModel):
     requested: str | None = None  # accept, reject: the action that waited
     note: dict | None = None  # promote: the note it came from
     recovered: bool | None = None  # a write journalled after a crash (memory/handedit.py)
-    forgot: dict | None = None  # forget: {"id", "at"} of what the owner made memoryd forget
+    forgot: dict | None = None  # forget: {"id", "at", "keys"} of what the owner forgot
     imported: dict | None = None  # import: the provenance the entry came with
 
     def dump(self) -> dict:

@@ -11,6 +11,12 @@ with ok false, anything else as an error.
 The catch-up of every log after a start runs in the background (catch_up), at the writer's lowest
 priority, while the sockets already serve; recall says how far it is.
 
+The owner may edit notes.md by hand. A recall or an owner's search first stats notes.md on its
+reader (index/notesseen.py): when it changed since the writer last read it, the writer catches the
+index up with it (a job of its own, as a write's is) and the read runs again, so that a note
+removed by hand is no longer recalled and one added is found. When nothing changed, that costs the
+one stat.
+
 An answer says what happened: a memory call that the writer has not started
 within write_deadline seconds is not applied and is answered so (NOT_APPLIED); once a write is
 applied, a failure of the index after it is logged, not answered: the next write, catch-up or start
@@ -65,6 +71,14 @@ NOT_APPLIED = (
     " written. Try again."
 )
 NOT_DONE = "memoryd was too busy to start this command in time; nothing was changed. Try again."
+# The owner's reads that answer from the index's notes: notes.md is caught up before them. Not
+# forget, whose note:N must name the note search showed (data/targets.py).
+FRESH_NOTES = frozenset({"search"})
+
+
+class NotesChanged(MemorydError):
+    """Raised on a reader, before it reads the index, when notes.md changed since the writer last
+    read it: the writer catches the index up, then the read runs again."""
 
 
 class MemoryService:
@@ -112,6 +126,30 @@ class MemoryService:
     async def _read(self, fn: Callable[..., T], *args) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._readers, self._unless_unfinished, fn, *args)
+
+    async def _read_notes_fresh(self, fn: Callable[[], T]) -> T:
+        """fn on a reader, once the index holds notes.md as it is now (see the top of this file).
+        A catch-up the writer could not start in time is left for the next read or write: fn
+        then answers from the index as it is."""
+        try:
+            return await self._read(self._unless_notes_changed, fn)
+        except NotesChanged:
+            pass
+        try:
+            await self._write(self._notes_changed, deadline=self._deadline())
+        except NotStarted:
+            log.info("memory/notes.md: changed; not indexed before this read (the writer is busy)")
+        return await self._read(fn)
+
+    def _unless_notes_changed(self, fn: Callable[[], T]) -> T:
+        if self.index.notes_seen.changed():
+            raise NotesChanged
+        return fn()
+
+    def _notes_changed(self) -> None:
+        """On the writer: catch up notes.md unless a job queued before this one already did."""
+        if self.index.notes_seen.changed():
+            self._index_notes()
 
     def _unless_unfinished(self, fn: Callable[..., T], *args) -> T:
         if self.unfinished is not None:
@@ -219,7 +257,7 @@ class MemoryService:
         try:
             if request.tool == "recall":
                 recall_args = parse_recall(request.arguments)
-                result = await self._read(
+                result = await self._read_notes_fresh(
                     lambda: self.recaller.recall(
                         recall_args.query, recall_args.k, session=request.session
                     )
@@ -287,7 +325,8 @@ class MemoryService:
             self.index.catch_up_notes()
         except Exception as e:  # noqa: BLE001 - whatever it is, the write before it stands
             # The write is done and journalled: its answer is the applied one. The index catches
-            # up at the next write, start or reindex (notes.md is read from its last offset).
+            # up at the next write, start or reindex (notes.md is read from its last offset), or
+            # at a recall once notes.md changes again.
             log.warning("memory/notes.md: not indexed now, caught up later: %r", e)
 
     # --- the owner -------------------------------------------------------------------------------
@@ -302,6 +341,8 @@ class MemoryService:
 
     async def _admin(self, command: str, arg: str) -> str:
         kind, run = owner_commands.lookup(command, arg)
+        if kind == "read" and command in FRESH_NOTES:
+            return await self._read_notes_fresh(lambda: run(self))
         if kind == "read":
             return await self._read(run, self)
         try:

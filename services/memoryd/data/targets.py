@@ -5,6 +5,12 @@ Apart from forget.py because naming is the part that reads the most (notes.md, t
 files, the index's rows of a session record, and for a bare text every place memoryd holds one),
 and the preview, the reader's preparation and the writer's run each resolve the id again: what it
 names may have changed between them (forget.check_of).
+
+A note's number is its place in notes.md, and the owner may edit notes.md by hand: the number
+search printed names another note once a note before it is removed. So note:N is taken only
+while the index holds notes.md as it is now (index/notesseen.py) and holds the same text under
+N; otherwise forget refuses and the owner searches again, which catches the index up. Nothing but
+the note search showed under N is forgotten, whatever was edited in between.
 """
 
 import re
@@ -14,6 +20,7 @@ from memoryd.data.places import Places, notes_of, places
 from memoryd.data.purge import rows_of
 from memoryd.errors import AdminRefused
 from memoryd.home import Home
+from memoryd.index.settings import cap_text
 from memoryd.journal import forgotten
 from memoryd.journal.journal import IDENTITY_FILES
 from memoryd.memory.memfiles import read_entries
@@ -69,6 +76,10 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
                     # A forget stopped before it listed the key, or before the index let go of
                     # its rows (a full disk): finish it.
                     return Target(ref, what, [], [key])
+                # Its text is about to be erased from notes.md: it must be the note search
+                # showed. (A marker has none left: finishing a forget erases nothing more.)
+                _notes_read(index, ref)
+                _same_note(index, ref, note.text, (hints or {}).get(forgotten.note_key(number), []))
                 return Target(ref, what, [note.text])
         raise AdminRefused(f"refused: notes.md holds no note {ref}")
     m = ENTRY.match(ref)
@@ -106,6 +117,52 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
         f"refused: {ref[:64]!r} names nothing to forget: give note:N, memory.md:N, user.md:N, "
         "session:ID:N (as search prints them) or an entry's or a note's exact text"
     )
+
+
+def _notes_read(index, ref: str) -> None:
+    """Refused when notes.md changed since the index last read it, or since the owner's last
+    search printed note numbers (index/notesseen.py): the number may be another note's now."""
+    if index.notes_seen.behind():
+        raise AdminRefused(
+            f"refused: memory/notes.md changed since the last bxctl memory search, so {ref} may "
+            "name another note than search showed; nothing was forgotten: search again and forget "
+            "the note by the id it prints now"
+        )
+
+
+def _same_note(index, ref: str, text: str, rowids: list[int]) -> None:
+    """Refused when the index holds another text under the note's number (notes.md was
+    rewritten in a way its stat did not show); a note the index does not hold (its class is above
+    the index's, or it is empty) is taken as notes.md numbers it."""
+    indexed = cap_text(text, index.settings.max_record_bytes) or text
+    held = _note_texts(index, int(ref.removeprefix("note:")), rowids)
+    if any(other != indexed for other in held):
+        raise AdminRefused(
+            f"refused: notes.md holds another note as {ref} than the index does (notes.md was "
+            "edited); nothing was forgotten: run bxctl memory search again and forget the note "
+            "by the id it prints now"
+        )
+
+
+def _note_texts(index, number: int, rowids: list[int]) -> list[str]:
+    """The indexed texts of note number: by the rowids found before when they still hold it (no
+    scan on the writer), else by a scan."""
+    where = "s.kind IN ('noted', 'moved', 'dropped') AND s.record = ?"
+    with index.reader() as conn:
+        if rowids:
+            marks = ",".join("?" * len(rowids))
+            rows = conn.execute(
+                "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+                f" WHERE s.rowid IN ({marks}) AND {where}",  # noqa: S608
+                (*rowids, number),
+            ).fetchall()
+            if len(rows) == len(rowids):
+                return [r[0] for r in rows]
+        rows = conn.execute(
+            f"SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE {where}",  # noqa: S608
+            (number,),
+        ).fetchall()
+    return [r[0] for r in rows]
 
 
 def _left_in_index(index, key: str) -> bool:

@@ -43,10 +43,12 @@ from memoryd.index.dbfile import check_fts5, create_file, damage, remove_databas
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.modeprep import ModePrep
 from memoryd.index.newindex import Rebuilt
+from memoryd.index.notesseen import NotesSeen
 from memoryd.index.samefile import GONE
 from memoryd.index.warming import Warming
 from memoryd.journal import forgotten
 from memoryd.search import vocab
+from memoryd.search.schema import DELETIONS_PRAGMA
 from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,9 @@ class Index(ModePrep, Warming):
         # (logs read, logs) while the catch-up after a start runs; None when it is done.
         self.catching_up: tuple[int, int] | None = None
         self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
+        # notes.md's stat when the index last read it: recall catches up a hand edit (service.py)
+        # and forget refuses a note number the index may hold for another note (targets.py).
+        self.notes_seen = NotesSeen(home.memory_file("notes.md"))
 
     def open(self, *, defer_mode: bool = False) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started.
@@ -79,6 +84,7 @@ class Index(ModePrep, Warming):
         memoryd listens; recall is refused meanwhile (live)."""
         check_fts5()
         self._warm_stopped = False
+        self.notes_seen.clear()
         # A recall mode that cannot run (hybrid without its extra) refuses before any change.
         self.recall_mode.load()
         ensure_dir(self.home.index_dir)
@@ -173,9 +179,19 @@ class Index(ModePrep, Warming):
     def catch_up_notes(self) -> int:
         """Index the new entries of notes.md; returns the rows added."""
         conn = self._write()
-        with self._damage_refused("memory/notes.md"):
-            with self._transaction(conn):
-                return indexer.index_notes(conn, self.home, self.settings)
+        seen = self.notes_seen.look()
+        try:
+            with self._damage_refused("memory/notes.md"):
+                deletions = _deletions(conn)
+                with self._transaction(conn):
+                    added = indexer.index_notes(conn, self.home, self.settings)
+                # It deletes rows only to read notes.md again from its start.
+                renumbered = _deletions(conn) != deletions
+        except BaseException:
+            self.notes_seen.done(seen, ok=False)
+            raise
+        self.notes_seen.done(seen, renumbered=renumbered)
+        return added
 
     @contextlib.contextmanager
     def _damage_refused(self, what: str) -> Iterator[None]:
@@ -211,6 +227,9 @@ class Index(ModePrep, Warming):
     def finish_new(self, built: Rebuilt) -> tuple[int, int, int]:
         """On the writer: catch the new file up with what was written during the build, then
         swap it in. Returns (logs, records, notes) of the new index."""
+        seen = self.notes_seen.look()  # before the catch-up reads notes.md
+        # notes.md changed since the old index read it: the new one may number its notes anew.
+        renumbered = seen != self.notes_seen.read
         conn = sqlite3.connect(built.path, isolation_level=None)
         try:
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -244,6 +263,7 @@ class Index(ModePrep, Warming):
             fsync_dir(self.path.parent)
             vocab.forget()  # nothing counted in the old file is kept
             self._writer = self._connect()
+            self.notes_seen.done(seen, renumbered=renumbered)
         if self._live is not None:
             self._live.reset()
         records = built.records + changed.get("session", 0)
@@ -259,6 +279,11 @@ class Index(ModePrep, Warming):
 
 
 NOTE_KINDS = ("noted", "moved", "dropped")
+
+
+def _deletions(conn: sqlite3.Connection) -> int:
+    """The file's count of row deletions, raised by each (schema.DELETIONS_PRAGMA)."""
+    return int(conn.execute(f"PRAGMA {DELETIONS_PRAGMA}").fetchone()[0])
 
 
 def _count_changes(conn: sqlite3.Connection) -> None:

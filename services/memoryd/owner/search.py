@@ -4,7 +4,8 @@ It calls Recaller.recall (recall.py), the agent's own search, so hits carry the 
 answer the same label; the recall log line is marked "by": "owner" (session "owner"), and stats
 leaves it out of the agent's hit counts. A hit from notes.md carries a reference, note:N (N its
 number in notes.md counting from 0, as the index numbers it), that promote takes; a session
-record's, session:ID:N, is what forget takes.
+record's, session:ID:N, is what forget takes. The numbers it printed are what forget takes until
+notes.md is next read again from its start (index/notesseen.py).
 """
 
 from memoryd.owner import paging
@@ -40,7 +41,10 @@ def hit_dict(position: int, hit) -> dict:
 
 
 def answer(recaller: Recaller, query: str, k: int, as_json: bool) -> str:
+    seen = recaller.index.notes_seen
+    renumbered = seen.renumbered  # taken first: a renumbering during the read is not passed
     result = recaller.recall(query, k, session=OWNER, by=OWNER)
+    seen.shown = renumbered
     label = {"class": result.label.klass, "untrusted": result.label.untrusted}
     if as_json:
         hits = [hit_dict(n, hit) for n, hit in enumerate(result.hits, 1)]

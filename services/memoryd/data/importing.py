@@ -12,11 +12,14 @@ does not fit or fails the check is named with the reason. --dry-run says all tha
 nothing. importrun.py applies the items, a batch at a time.
 """
 
+import array
 import datetime as dt
+import hashlib
 import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -75,9 +78,14 @@ def read_export(home: Home, name: str) -> bytes:
     path = layout.backups(home) / name
     try:
         with open_read(path) as f:
-            if os.fstat(f.fileno()).st_size > IMPORT_MAX:
+            size = os.fstat(f.fileno()).st_size
+            if size > IMPORT_MAX:
                 raise AdminRefused(f"refused: {name} is over {IMPORT_MAX:,} bytes")
-            data = f.read(IMPORT_MAX + 1)
+            # What the file holds and a byte more (read(IMPORT_MAX + 1) would take the limit's
+            # bytes for any file); the rest, up to the limit, only if it grew since fstat.
+            data = f.read(size + 1)
+            if len(data) > size:
+                data += f.read(IMPORT_MAX + 1 - len(data))
     except FileNotFoundError:
         raise AdminRefused(f"refused: backups/ holds no file {name}") from None
     except OSError as e:
@@ -131,30 +139,69 @@ def _problem(item: Item) -> str | None:
     return None
 
 
-def parse(data: bytes) -> list[tuple[int, Item]]:
-    """(line number, item) of every item; AdminRefused naming the first bad line."""
-    lines = data.split(b"\n")
-    _head(lines[0])
-    out = []
-    for number, raw in enumerate(lines[1:], start=2):
+class Items:
+    """An export's items, every line checked: the file's bytes and where each item's line
+    starts, each item parsed again when it is taken. So an import holds its file once and a few
+    bytes an item, not a model an item (ten times the file, and kept to its end)."""
+
+    def __init__(self, data: bytes):
+        self._data = data
+        self._starts = array.array("Q")
+        self._numbers = array.array("Q")
+
+    def add(self, start: int, number: int) -> None:
+        self._starts.append(start)
+        self._numbers.append(number)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, at: int) -> tuple[int, Item]:
+        start = self._starts[at]
+        end = self._data.find(b"\n", start)
+        raw = self._data[start : end if end >= 0 else len(self._data)]
+        return self._numbers[at], Item.model_validate_json(raw)  # checked by parse already
+
+    def __iter__(self) -> Iterator[tuple[int, Item]]:
+        return (self[at] for at in range(len(self)))
+
+
+def parse(data: bytes) -> Items:
+    """(line number, item) of every item, checked one line at a time; AdminRefused naming the
+    first bad line."""
+    end = data.find(b"\n")
+    end = len(data) if end < 0 else end
+    _head(data[:end])
+    out = Items(data)
+    number = 1
+    while end < len(data):
+        start = end + 1
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        number += 1
+        raw = data[start:end]
         if not raw.strip():
             continue
-        try:
-            item = Item.model_validate_json(raw)
-        except ValidationError as e:
-            raise AdminRefused(
-                f"refused: line {number} is not an export item: {describe(e)[:300]}; nothing "
-                "was imported"
-            ) from None
-        except (ValueError, RecursionError):
-            raise AdminRefused(
-                f"refused: line {number} is not an export item; nothing was imported"
-            ) from None
-        problem = _problem(item)
-        if problem is not None:
-            raise AdminRefused(f"refused: line {number} {problem}; nothing was imported")
-        out.append((number, item))
+        _check(number, raw)
+        out.add(start, number)
     return out
+
+
+def _check(number: int, raw: bytes) -> None:
+    try:
+        item = Item.model_validate_json(raw)
+    except ValidationError as e:
+        raise AdminRefused(
+            f"refused: line {number} is not an export item: {describe(e)[:300]}; nothing "
+            "was imported"
+        ) from None
+    except (ValueError, RecursionError):
+        raise AdminRefused(
+            f"refused: line {number} is not an export item; nothing was imported"
+        ) from None
+    problem = _problem(item)
+    if problem is not None:
+        raise AdminRefused(f"refused: line {number} {problem}; nothing was imported")
 
 
 def _when(text: str | None, now: dt.datetime) -> dt.datetime:
@@ -186,13 +233,15 @@ class State:
     and as many times as a note is there: the k-th copy of a note in the file imported is skipped
     when notes.md holds k copies of it that this import did not write, so that an export holding
     one text twice brings both and importing it again brings neither (nor does a second import
-    running beside it). A note with no time is compared without it."""
+    running beside it). A note with no time is compared without it. The notes are counted by a
+    digest of their key, a few dozen bytes each, not the key's strings: a dry run of a file of
+    short notes counts a note for each of its lines."""
 
     def __init__(self, home: Home):
         self.entries = {f: read_entries(home, f) for f in FILE_ARG}
-        self.had: Counter[NoteKey] = Counter()
-        self.seen: Counter[NoteKey] = Counter()
-        self.mine: Counter[NoteKey] = Counter()  # the notes this import appended
+        self.had: Counter[bytes] = Counter()  # by _digest(key)
+        self.seen: Counter[bytes] = Counter()
+        self.mine: Counter[bytes] = Counter()  # the notes this import appended
         self.key: NoteKey | None = None  # of the note decide() said to append last
         self.end = 0
         self._notes(home)
@@ -211,8 +260,8 @@ class State:
             data, size = b"", 0
         for n in notes.parse(data):
             key = note_key(n.kind, n.text, n.time, n.session, n.source, n.klass, n.untrusted)
-            self.had[key] += 1
-            self.had[_timeless(key)] += 1
+            self.had[_digest(key)] += 1
+            self.had[_digest(_timeless(key))] += 1
         self.end = size
 
     def refresh(self, home: Home) -> None:
@@ -223,18 +272,23 @@ class State:
     def appended(self, home: Home) -> None:
         """The note decide() last said to append was appended by this import."""
         if self.key is not None:
-            self.mine[self.key] += 1
-            self.mine[_timeless(self.key)] += 1
+            self.mine[_digest(self.key)] += 1
+            self.mine[_digest(_timeless(self.key))] += 1
         self.end = os.path.getsize(home.memory_file("notes.md"))
 
     def first_time(self, key: NoteKey) -> bool:
-        self.seen[key] += 1
+        digest = _digest(key)
+        self.seen[digest] += 1
         self.key = key
-        return self.seen[key] > self.had[key]
+        return self.seen[digest] > self.had[digest]
 
 
 def _timeless(key: NoteKey) -> NoteKey:
     return (key[0], key[1], None, *key[3:])
+
+
+def _digest(key: NoteKey) -> bytes:
+    return hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
 
 
 def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:

@@ -4,13 +4,17 @@ that gives it back after BATCH_SECONDS, so that other writes wait for one batch,
 whole import. Each item applied is written and journalled before the next is taken: an import
 stopped part way (a full disk) is refused saying how many items were imported, by which edits, and
 that importing the file again brings the rest (what is there is skipped).
+
+What an import holds is a small multiple of its file, whatever the file's count of items: the
+file's bytes and a few bytes an item (importing.Items), the notes counted by digest, and of the
+report's lines (one an item) only the first that the answer can send.
 """
 
 import time
 from dataclasses import dataclass, field
 
 from memoryd.data import importing
-from memoryd.data.importing import FILE_ARG, Item, State
+from memoryd.data.importing import FILE_ARG, Item, Items, State
 from memoryd.errors import AdminRefused, EditRefused, MemorydError, WriteFailed
 from memoryd.journal.journal import Edit
 from memoryd.memory import edits, notes
@@ -20,6 +24,7 @@ from proto.plural import counted
 from proto.tools import AddArgs
 
 BATCH_SECONDS = 0.25  # how long one batch may hold the writer
+LINES_KEPT = 2_000  # of the report's lines, unless the caller asks for fewer
 
 
 @dataclass
@@ -27,17 +32,28 @@ class Progress:
     at: int = 0  # the next item to take
     applied: int = 0
     skipped: int = 0
-    edits: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
+    first_edit: str | None = None
+    last_edit: str | None = None
+    lines: list[str] = field(default_factory=list)  # the first `keep` of them
+    keep: int = LINES_KEPT
     stopped: str | None = None
 
+    def said(self, number: int, item: Item, said: str) -> None:
+        if len(self.lines) < self.keep:
+            self.lines.append(importing.line(number, item, said))
 
-def run(service, name: str, dry_run: bool) -> dict:
-    """Import backups/name (on a reader thread: the writer is taken one batch at a time)."""
+    def made(self, edit: str) -> None:
+        self.first_edit = self.first_edit or edit
+        self.last_edit = edit
+
+
+def run(service, name: str, dry_run: bool, keep: int = LINES_KEPT) -> dict:
+    """Import backups/name (on a reader thread: the writer is taken one batch at a time). The
+    answer's lines are the first `keep` of the report: applied + skipped is the count of all."""
     store = service.store
     parsed = importing.parse(importing.read_export(store.home, name))
     state = service._writer.submit(WRITE, _begin, store).result()
-    done = Progress()
+    done = Progress(keep=keep)
     if dry_run:
         _dry(parsed, state, store.max_class, done)
     while not dry_run and done.at < len(parsed) and done.stopped is None:
@@ -64,7 +80,7 @@ def _stopped(done: Progress, total: int) -> str:
     if done.applied:
         said += (
             f"imported before it: {counted(done.applied, 'item', 'items')} (edits "
-            f"{done.edits[0]} to {done.edits[-1]}), {done.skipped:,} skipped; "
+            f"{done.first_edit} to {done.last_edit}), {done.skipped:,} skipped; "
         )
     else:
         said += "nothing was imported; "
@@ -77,17 +93,17 @@ def _begin(store) -> State:
     return State(store.home)
 
 
-def _dry(parsed: list[tuple[int, Item]], state: State, max_class: str, done: Progress) -> None:
+def _dry(parsed: Items, state: State, max_class: str, done: Progress) -> None:
     for number, item in parsed:
         what, said = importing.decide(item, state, max_class)
         if what == "skip":
             done.skipped += 1
         else:
             done.applied += 1
-        done.lines.append(importing.line(number, item, said))
+        done.said(number, item, said)
 
 
-def _batch(service, parsed: list[tuple[int, Item]], state: State, done: Progress) -> None:
+def _batch(service, parsed: Items, state: State, done: Progress) -> None:
     """Apply items from done.at on, at least one, until BATCH_SECONDS have passed (on the
     writer)."""
     store = service.store
@@ -116,14 +132,14 @@ def _batch(service, parsed: list[tuple[int, Item]], state: State, done: Progress
                     what, said = "skip", "already there"
                 if edit is not None:
                     said += f" as edit {edit}"
-                    done.edits.append(edit)
+                    done.made(edit)
                     if what.startswith("note:"):
                         state.appended(store.home)
             if what == "skip":
                 done.skipped += 1
             else:
                 done.applied += 1
-            done.lines.append(importing.line(number, item, said))
+            done.said(number, item, said)
             done.at += 1
     finally:
         service._index_notes()

@@ -127,17 +127,17 @@ def run_import(service, arg) -> str:
     """A read: the file is checked on this reader thread, then applied a batch at a time on the
     writer (importrun.py). The report is cut to what fits one reply, so that an import that was
     applied is never answered as refused for the size of its answer."""
-    result = importrun.run(service, arg.name, arg.dry_run)
-    lines = result["lines"]
+    result = importrun.run(service, arg.name, arg.dry_run, LINES_SHOWN)
+    total = result["applied"] + result["skipped"]  # a line an item; the first LINES_SHOWN kept
     shown, size = [], 0
-    for line in lines[:LINES_SHOWN]:
+    for line in result["lines"]:
         size += len(paging.dumps(line).encode()) + 1
         if size > LINES_BYTES:
             break
         shown.append(line)
     result["lines"] = shown
-    if len(lines) > len(shown):
-        result["message"] += f" ({len(lines) - len(shown):,} more lines not shown)"
+    if total > len(shown):
+        result["message"] += f" ({total - len(shown):,} more lines not shown)"
     return paging.dumps(result)
 
 

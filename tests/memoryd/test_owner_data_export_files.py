@@ -80,11 +80,17 @@ def test_exports_at_once_each_get_their_own_file_and_all_succeed(md):
     made, failed = [], []
 
     def export() -> None:
-        for _ in range(5):
+        done = 0
+        while done < 5:
             try:
                 made.append(md.data("export")["path"])
+            except AdminRefused as error:  # only a few run at once: the owner runs it again
+                if "data commands run at once" in str(error):
+                    continue
+                failed.append(error)
             except Exception as error:  # noqa: BLE001 - what the owner would see
                 failed.append(error)
+            done += 1
 
     threads = [threading.Thread(target=export) for _ in range(6)]
     for thread in threads:

@@ -5,7 +5,9 @@ backup, restore and forget are registered as reads: they run on a reader thread 
 writer only for their own step (a snapshot; laying the files; the forget once its index rows are
 found), so writes wait for that step, not for the archive or a scan of the index. import is a
 read too: it takes the writer a batch of items at a time. forget, import and restore each run
-alone, backups and exports beside each other (datalock.py).
+alone, backups and exports beside each other, and at most datalock.SHARE of these commands (their
+previews and dry runs too) at once, so that memory_block and recall always find a reader
+(datalock.py).
 """
 
 import sqlite3
@@ -142,13 +144,11 @@ def run_import(service, arg) -> str:
 
 
 def _in_turn(command: str, run: Callable[..., str]) -> Callable[..., str]:
-    """run in command's turn (datalock.py); a preview or a dry run, which changes nothing, takes
-    none."""
+    """run in command's turn (datalock.py); a preview or a dry run, which changes nothing, may
+    run beside any other, but counts among those that hold a reader."""
 
     def in_turn(service, arg) -> str:
-        if getattr(arg, "dry_run", False):
-            return run(service, arg)
-        with TURNS.turn(command):
+        with TURNS.turn(command, changes=not getattr(arg, "dry_run", False)):
             return run(service, arg)
 
     return in_turn

@@ -1,12 +1,20 @@
-"""The owner's data commands kept from running across one another where that made them lie.
+"""The owner's data commands kept from running across one another where that made them lie, and
+from taking the readers that memory_block and recall wait for.
 
 forget, import and restore change memory from what they read before they write: an import that
 parsed its file before a forget wrote the forgotten text back in its next batch, and a forget
 counted the exports and backups there were when it ran, not one being written meanwhile, which
 then held the text. So forget, import and restore each run alone; backups and exports, which only
-copy, may run beside one another (one backup at a time) but not beside those three. A command that
-cannot start is refused at once in one line naming what runs, never queued: the owner runs it
-again after. Reads that change nothing (a forget's preview, an import's dry run) take no turn.
+copy, may run beside one another (one backup at a time) but not beside those three. Reads that
+change nothing (a forget's preview, an import's dry run) may run beside any of them.
+
+Each of these commands reads for long (seconds to minutes, on a large home or file) on one of
+memoryd's reader threads (service.py), the threads that loopd's memory_block and every recall
+wait for: so at most SHARE of them run at once, whatever they are, previews and dry runs
+included, and the other readers are always there for a session starting or a recall.
+
+A command that cannot start is refused at once in one line naming what runs, never queued: the
+owner runs it again after.
 """
 
 import contextlib
@@ -17,37 +25,62 @@ from collections.abc import Iterator
 from memoryd.errors import AdminRefused
 
 ALONE = ("forget", "import", "restore")
+SHARE = 2  # of memoryd's 4 readers (service.py): the others stay for memory_block and recall
+READ_ONLY = {"forget": "forget preview", "import": "import dry run"}  # what a dry run is called
 
 
 class DataTurns:
-    def __init__(self) -> None:
+    def __init__(self, share: int = SHARE) -> None:
         self._lock = threading.Lock()
+        self._share = share
         self._alone: str | None = None
         self._copying: Counter[str] = Counter()  # backup, export: how many of each run
+        self._reading: Counter[str] = Counter()  # previews and dry runs: how many of each run
 
-    def _running(self) -> str | None:
+    def _changing(self) -> str | None:
         if self._alone is not None:
             return _a(self._alone)
-        names = sorted(self._copying)
-        return " and ".join(_a(n) for n in names) if names else None
+        return _listed(self._copying)
 
-    @contextlib.contextmanager
-    def turn(self, command: str) -> Iterator[None]:
-        """Run command's body in its turn, or AdminRefused when it cannot start now."""
-        with self._lock:
-            running = self._running()
-            if command in ALONE:
-                blocked = running
-            elif self._alone is not None or (command == "backup" and self._copying["backup"]):
-                blocked = running
-            else:
-                blocked = None
-            if blocked is not None:
-                raise AdminRefused(
-                    f"refused: {blocked} is running, and {command} waits for it to end; "
+    def _count(self) -> int:
+        return (self._alone is not None) + self._copying.total() + self._reading.total()
+
+    def _refusal(self, command: str, changes: bool) -> str | None:
+        """Why command cannot start now, in one line, or None (under self._lock)."""
+        changing = self._changing()
+        if changes and changing is not None:
+            if (
+                command in ALONE
+                or self._alone is not None
+                or (command == "backup" and self._copying["backup"])
+            ):
+                return (
+                    f"refused: {changing} is running, and {command} waits for it to end; "
                     "nothing was done: run it again after it"
                 )
-            if command in ALONE:
+        if self._count() >= self._share:
+            running = Counter([self._alone] if self._alone else []) + self._copying
+            running += self._reading
+            verb = "is" if running.total() == 1 else "are"
+            label = command if changes else READ_ONLY.get(command, command)
+            return (
+                f"refused: {_listed(running)} {verb} running, and at most {self._share} of the "
+                "owner's data commands run at once, so that sessions and recall find memoryd "
+                f"free; the {label} was not started: run it again when one has ended"
+            )
+        return None
+
+    @contextlib.contextmanager
+    def turn(self, command: str, changes: bool = True) -> Iterator[None]:
+        """Run command's body in its turn, or AdminRefused when it cannot start now. changes is
+        False for a preview or a dry run, which only counts among the commands running."""
+        with self._lock:
+            refusal = self._refusal(command, changes)
+            if refusal is not None:
+                raise AdminRefused(refusal)
+            if not changes:
+                self._reading[READ_ONLY.get(command, command)] += 1
+            elif command in ALONE:
                 self._alone = command
             else:
                 self._copying[command] += 1
@@ -55,12 +88,24 @@ class DataTurns:
             yield
         finally:
             with self._lock:
-                if command in ALONE:
+                if not changes:
+                    _less(self._reading, READ_ONLY.get(command, command))
+                elif command in ALONE:
                     self._alone = None
                 else:
-                    self._copying[command] -= 1
-                    if not self._copying[command]:
-                        del self._copying[command]
+                    _less(self._copying, command)
+
+
+def _less(counter: Counter[str], name: str) -> None:
+    counter[name] -= 1
+    if not counter[name]:
+        del counter[name]
+
+
+def _listed(counter: Counter[str]) -> str | None:
+    """'an export and 2 import dry runs', or None when nothing runs."""
+    said = [_a(name) if n == 1 else f"{n} {name}s" for name, n in counter.items()]
+    return " and ".join(said) if said else None
 
 
 def _a(command: str) -> str:

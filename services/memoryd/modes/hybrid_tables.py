@@ -5,8 +5,9 @@ read too) once the background embedder has computed it; vector_pending the rowid
 which recall finds lexically meanwhile. recall_mode.generation rises when a delete takes the
 highest rowid, after which SQLite gives a new row a rowid that was used before (below vectors
 already read): the exact matrix and the ANN then read the table again rather than only what lies
-above what they hold. Other deletes leave it: a deleted row's vector is read back by neither
-(vectors.around reads each candidate's from the table).
+above what they hold. Other deletes leave it: the exact matrix drops deleted rows when the file's
+count of deletions rises (vectors.py), and the ANN's candidates are read back from the table
+(vectors.around), so a deleted row's vector scores nothing either way.
 """
 
 import sqlite3

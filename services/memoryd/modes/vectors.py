@@ -16,8 +16,9 @@ a neighbour knows only the neighbours that were brought in with it.
 In the matrix, within a generation vectors are written in rising rowid order (the embedder takes
 the lowest pending rowids first, and a new row's rowid is above every other), so the highest
 rowid tells what is new; recall_mode.generation rises when a vector may be written below one
-already there (hybrid_tables.py), and then the matrix loads the whole table again, as it does
-when it holds more rows than the table (rows were deleted).
+already there (hybrid_tables.py), and then the matrix loads the whole table again. When the
+file's count of deletions has risen (any delete of rows), the matrix drops the rows no longer in
+the table before the next recall scores with it, and finds each row's neighbours again.
 """
 
 import logging
@@ -33,6 +34,7 @@ from memoryd.modes.context import NEIGHBOURS
 from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
 from memoryd.modes.int8 import unpack, unreadable
+from memoryd.search.schema import DELETIONS_PRAGMA
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,13 @@ WINDOW = 8
 _ROWS = (
     "SELECT v.rowid, s.kind, s.session, v.vector FROM vectors v"
     " JOIN sources s ON s.rowid = v.rowid WHERE v.rowid > ? ORDER BY v.rowid LIMIT ?"
+)
+# What the exact matrix is kept up with: recall_mode.generation, the file's count of deletions
+# (raised by every delete of rows, in its transaction: schema.DELETIONS_PRAGMA, a header field
+# read at no cost) and the highest rowid with a vector.
+_KEY = (
+    f"SELECT {hybrid_tables.GENERATION}, (SELECT * FROM pragma_{DELETIONS_PRAGMA}),"
+    " (SELECT max(rowid) FROM vectors)"
 )
 _BEFORE = (
     "SELECT rowid FROM sources WHERE session = ? AND kind = 'session' AND rowid < ?"
@@ -161,15 +170,18 @@ class Matrix:
         """The exact matrix of the index conn reads, up to date (or at most REFRESH_INTERVAL
         old), holding at most ANN_AT rows (the ANN takes over beyond)."""
         with self._lock:
-            generation, highest = conn.execute(
-                f"SELECT {hybrid_tables.GENERATION}, (SELECT max(rowid) FROM vectors)"  # noqa: S608
-            ).fetchone()
-            if self._key == (generation, highest):
+            key = conn.execute(_KEY).fetchone()
+            if self._key == key:
                 return self._snapshot()
+            generation, deletions, _highest = key
             now = time.monotonic()
             if self._key is None or self._key[0] != generation:
                 # A vector may have been written below the highest: load it all again.
                 self._clear()
+            elif self._key[1] != deletions:
+                # Rows were deleted (a forget, a rewritten log): their vectors must not answer,
+                # nor be a neighbour's, from the next recall on.
+                self._drop_deleted(conn)
             elif now - self._checked < REFRESH_INTERVAL:
                 return self._snapshot()  # only new vectors: they can wait a moment
             self._checked = now
@@ -177,7 +189,7 @@ class Matrix:
             if self._n < ANN_AT and self._n != self._count(conn):
                 self._clear()  # rows were deleted too: their vectors must not answer
                 self._load(conn)
-            self._key = (generation, highest)
+            self._key = key
             if self.ann is not None and self._n >= ANN_AT:
                 self.ann.start()
             return self._snapshot()
@@ -186,6 +198,27 @@ class Matrix:
         last = int(self._rowids[self._n - 1]) if self._n else 0
         room = max(0, ANN_AT - self._n)
         self._append(conn.execute(_ROWS, (last, room)).fetchall() if room else [])
+
+    def _drop_deleted(self, conn: sqlite3.Connection) -> None:
+        """Keep only the rows still in the table, with each row's neighbours found again among
+        them: the matrix a load from the table gives, without reading the vectors again."""
+        n = self._n
+        if not n:
+            return
+        last = int(self._rowids[n - 1])
+        there = np.fromiter(
+            (r for (r,) in conn.execute("SELECT rowid FROM vectors WHERE rowid <= ?", (last,))),
+            dtype=np.int64,
+        )
+        kept = np.flatnonzero(np.isin(self._rowids[:n], there))
+        if len(kept) == n:
+            return
+        # New buffers: snapshots taken before keep the old ones.
+        self._rowids = self._rowids[kept]
+        self._vectors = self._vectors[kept]
+        self._groups = [self._groups[i] for i in kept]
+        self._n = len(kept)
+        self._neighbours = neighbours(self._groups)
 
     @staticmethod
     def _count(conn: sqlite3.Connection) -> int:

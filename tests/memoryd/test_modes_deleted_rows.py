@@ -13,6 +13,7 @@ from memoryd import modes
 from memoryd.data import purge
 from memoryd.home import Home
 from memoryd.index.index import Index
+from memoryd.modes.lexbound import TermCounts
 from tests.memoryd.test_modes_context import user
 from tests.memoryd.test_reindex import append, append_note, random_records
 from tests.recalling import recall_on
@@ -155,5 +156,23 @@ def test_a_forgotten_turn_is_not_recalled_through_its_neighbours(tmp_path):
         assert recall_on(index, "zorblax quixotic", session="mm-q").hits == []
         # The turn after it has the turns on either side for neighbours now: found through them.
         assert "Noted, anything else?" in recall_on(index, "holiday", session="mm-q").text
+    finally:
+        index.close()
+
+
+def test_term_counts_kept_for_hybrid_are_counted_again_after_a_delete(tmp_path):
+    home = Home(tmp_path / "home")
+    append(home, "mm-a", [user("2026-05-01T10:00:00Z", f"kestrel {n}") for n in range(30)])
+    index = Index(home, mode="context")
+    index.open()
+    counts = TermCounts()
+    try:
+        index.catch_up_all()
+        with index.reader() as conn:
+            assert counts.share(conn, "kestrel") == (30, 30)
+        purge.purge(index, ["session:mm-a:3"])  # within the drift the counts are kept across
+        with index.reader() as conn:
+            assert counts.share(conn, "kestrel") == (29, 29)
+            assert counts.bound(conn, ["kestrel"]) > 0.0
     finally:
         index.close()

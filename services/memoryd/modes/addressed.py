@@ -27,7 +27,7 @@ from collections.abc import Mapping, MutableMapping
 
 from memoryd.modes import person
 from memoryd.modes.arrange import Place
-from memoryd.modes.kept import Kept
+from memoryd.modes.kept import Kept, deletions
 from memoryd.modes.stopwords import stopwords
 from memoryd.search import bm25
 
@@ -106,7 +106,7 @@ class Speakers:
     def addressing(self, conn: sqlite3.Connection, name: str) -> dict[str, int]:
         row = conn.execute(_ROWS, (bm25.AVERAGES_ID,)).fetchone()
         rows, _ = bm25.totals(row[0] if row else None)
-        return self._known.get(name, rows, lambda: addressing(conn, name))
+        return self._known.get(name, rows, lambda: addressing(conn, name), deletions(conn))
 
 
 def named_role(

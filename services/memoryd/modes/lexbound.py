@@ -9,17 +9,18 @@ scores little, one holding the question's rare words scores much.
 
 idf needs n(t), the rows holding t, which FTS5 counts by reading the term's whole list (a few ms
 for a term in half of 100,000 rows). The counts are kept per term and counted again once the
-table's rows have changed by more than DRIFT: the bound is a scale, not a ranking, and a few
-percent on n(t) moves it by less. A term of one token is counted by context's ranking
-(contextrank.py), which has usually just counted it for the same question, or counted it ahead
-(index/warmcounts.py). N comes from FTS5's averages record, read on every query.
+table's rows have changed by more than DRIFT (the bound is a scale, not a ranking, and a few
+percent on n(t) moves it by less) or rows were deleted (kept.py). A term of one token is counted
+by context's ranking (contextrank.py), which has usually just counted it for the same question,
+or counted it ahead (index/warmcounts.py). N comes from FTS5's averages record, read on every
+query.
 """
 
 import sqlite3
 from collections.abc import Sequence
 
 from memoryd.modes import contextrank, contextrows
-from memoryd.modes.kept import Kept
+from memoryd.modes.kept import Kept, deletions
 from memoryd.search import bm25
 
 COUNT = "SELECT count(*) FROM context_hits WHERE context_hits MATCH ?"
@@ -46,7 +47,8 @@ class TermCounts:
         rows, _ = bm25.totals(row[0] if row else None)
         if rows == 0:
             return 0.0
-        return sum(bm25.idf(rows, self._docs(conn, term, rows)) for term in terms) * (
+        deleted = deletions(conn)
+        return sum(bm25.idf(rows, self._docs(conn, term, rows, deleted)) for term in terms) * (
             bm25.PHRASE_BOUND
         )
 
@@ -54,10 +56,12 @@ class TermCounts:
         """(rows holding term, rows in the table): how common a word is (names.py)."""
         row = conn.execute(AVERAGES, (bm25.AVERAGES_ID,)).fetchone()
         rows, _ = bm25.totals(row[0] if row else None)
-        return (self._docs(conn, term, rows) if rows else 0), rows
+        return (self._docs(conn, term, rows, deletions(conn)) if rows else 0), rows
 
-    def _docs(self, conn: sqlite3.Connection, term: str, rows: int) -> int:
-        return self._counts.get(term, rows, lambda: _count(conn, term))
+    def _docs(self, conn: sqlite3.Connection, term: str, rows: int, deleted: int) -> int:
+        # Never more than the table's rows (kept from a larger table, or an index edited by
+        # hand): idf is then its floor rather than the logarithm of a negative number.
+        return min(rows, self._counts.get(term, rows, lambda: _count(conn, term), deleted))
 
 
 def _count(conn: sqlite3.Connection, term: str) -> int:

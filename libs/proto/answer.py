@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
+from proto.bytebudget import ByteBudget
 from proto.errors import FrameError, FrameTimeout, FrameTooLarge, PeerClosed, ProtoError
 from proto.escape import for_log
 from proto.frames import MAX_FRAME, decode_payload, encode_frame, read_payload
@@ -79,11 +80,13 @@ async def answer(
     shown: tuple[type[Exception], ...],
     request_read: Callable[[], None] = lambda: None,
     throttle: Throttle | None = None,
+    budget: ByteBudget | None = None,
 ) -> Body | None:
-    """The reply to the one request on reader, or None when there is nobody to answer."""
+    """The reply to the one request on reader, or None when there is nobody to answer; the
+    request's bytes are held in budget while they arrive (proto.bytebudget)."""
     _throttle = throttle or Throttle()
     try:
-        payload = await read_payload(reader, timeout=request_timeout)
+        payload = await read_payload(reader, timeout=request_timeout, budget=budget)
     except PeerClosed:
         _throttle.info(name, "closed", "%s: peer closed before a whole request")
         return None

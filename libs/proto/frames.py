@@ -1,7 +1,9 @@
 """Frames: a 4-byte big-endian length, then that many bytes of MessagePack.
 
 The payload is a map of exactly two keys, kind (a string) and body (a map). The length is checked
-against MAX_FRAME before a single byte of payload is read, so a peer cannot make us buffer more.
+against MAX_FRAME before a single byte of payload is read, so a peer cannot make us buffer more;
+a server also holds the length in the process's budget for requests being received
+(proto.bytebudget), so all its peers together cannot either.
 """
 
 import asyncio
@@ -10,6 +12,7 @@ import struct
 
 import msgpack
 
+from proto.bytebudget import ByteBudget
 from proto.errors import FrameMalformed, FrameTimeout, FrameTooLarge, PeerClosed
 
 MAX_FRAME = 1_048_576
@@ -71,12 +74,22 @@ def decode_payload(payload: bytes, *, bounded: bool = False) -> tuple[str, dict]
     return kind, body
 
 
-async def read_payload(reader: asyncio.StreamReader, timeout: float | None = None) -> bytes:
-    """Read one frame's payload bytes from a stream, within timeout seconds if given."""
+async def read_payload(
+    reader: asyncio.StreamReader, timeout: float | None = None, budget: ByteBudget | None = None
+) -> bytes:
+    """Read one frame's payload bytes from a stream, within timeout seconds if given.
+
+    With a budget (a server reading a request), the announced length is held in it while the
+    payload arrives, so all connections together never buffer more than it allows; a large frame
+    that finds no room in time is RequestsBusy.
+    """
     try:
         async with asyncio.timeout(timeout):
-            header = await reader.readexactly(HEADER.size)
-            return await reader.readexactly(payload_length(header))
+            length = payload_length(await reader.readexactly(HEADER.size))
+            if budget is None:
+                return await reader.readexactly(length)
+            async with budget.hold(length):
+                return await reader.readexactly(length)
     except asyncio.IncompleteReadError as e:
         raise PeerClosed("connection closed before a whole frame arrived") from e
     except TimeoutError as e:

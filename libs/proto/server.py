@@ -15,6 +15,8 @@ accept only pauses that socket briefly.
 What one connection may cost is bounded too: the request must be whole within request_timeout
 seconds (a slow sender is cut), the reply must be taken by the peer within reply_timeout seconds
 (a peer that never reads is cut), and a reply is never larger than MAX_FRAME (proto.answer).
+What all connections together may hold of requests still arriving is bounded too: every socket of
+the process takes a request's announced length from one budget (proto.bytebudget.REQUESTS).
 """
 
 import asyncio
@@ -28,6 +30,7 @@ import time
 from collections.abc import Collection
 
 from proto.answer import Handler, Throttle, answer, send_reply
+from proto.bytebudget import READ_CHUNK, REQUESTS, ByteBudget, bounded_stream
 from proto.errors import ProtoError
 from proto.files import ensure_dir
 
@@ -86,6 +89,7 @@ class UnixServer:
         self._cap_logged = -CAP_LOG_INTERVAL
         self._closed = False
         self._accepting = True
+        self._chunk = bytearray(READ_CHUNK)  # every connection's reads go through it in turn
         self._loop.add_reader(sock.fileno(), self._accept)
 
     @property
@@ -146,13 +150,12 @@ class UnixServer:
     async def _run(self, conn: socket.socket) -> None:
         task = asyncio.current_task()
         try:
-            reader = asyncio.StreamReader()
-            protocol = asyncio.StreamReaderProtocol(reader)
+            reader, protocol = bounded_stream(self._chunk)
             transport, _ = await self._loop.connect_accepted_socket(lambda: protocol, sock=conn)
         except OSError:
             conn.close()
             return
-        writer = asyncio.StreamWriter(transport, protocol, reader, self._loop)
+        writer = asyncio.StreamWriter(transport, protocol.stream, reader, self._loop)
         try:
             await self._serve_one(reader, writer, lambda: self._waiting.discard(task))
         except Exception:
@@ -193,10 +196,13 @@ async def serve_unix(
     reply_timeout: float = REPLY_TIMEOUT,
     max_connections: int = MAX_CONNECTIONS,
     answerable: tuple[type[Exception], ...] = (),
+    request_budget: ByteBudget = REQUESTS,
 ) -> UnixServer:
     """Start serving path; only message kinds in kinds reach handler.
 
     A handler's exception of a class in answerable (or a ProtoError) is answered with its text.
+    Requests being received are held in request_budget, by default the one every socket of the
+    process shares.
     """
     shown: tuple[type[Exception], ...] = (ProtoError, *answerable)
     path = os.fspath(path)
@@ -206,7 +212,15 @@ async def serve_unix(
 
     async def serve_one(reader, writer, request_read) -> None:
         reply = await answer(
-            reader, handler, kinds, name, request_timeout, shown, request_read, throttle
+            reader,
+            handler,
+            kinds,
+            name,
+            request_timeout,
+            shown,
+            request_read,
+            throttle,
+            budget=request_budget,
         )
         if reply is not None:
             await send_reply(writer, reply, name, reply_timeout, throttle)

@@ -13,6 +13,7 @@ from memoryd import modes
 from memoryd.data import purge
 from memoryd.home import Home
 from memoryd.index.index import Index
+from memoryd.journal import forgotten
 from memoryd.modes.lexbound import TermCounts
 from tests.memoryd.test_modes_context import user
 from tests.memoryd.test_reindex import append, append_note, random_records
@@ -174,5 +175,24 @@ def test_term_counts_kept_for_hybrid_are_counted_again_after_a_delete(tmp_path):
         with index.reader() as conn:
             assert counts.share(conn, "kestrel") == (29, 29)
             assert counts.bound(conn, ["kestrel"]) > 0.0
+    finally:
+        index.close()
+
+
+def test_a_reindex_across_a_forget_swaps_in_neighbours_without_it(tmp_path, monkeypatch):
+    """The forget comes after the build read its record: the new file's catch-up deletes it."""
+    home = Home(tmp_path / "home")
+    two_sessions(home)
+    index = Index(home, mode="context")
+    index.open()
+    try:
+        index.catch_up_all()
+        built = index.build_new()
+        keys = frozenset({"session:mm-a:5", "session:mm-b:6"})
+        monkeypatch.setattr(forgotten, "keys", lambda home: keys)
+        index.finish_new(built)
+        rows = context_rows(home.index_db)
+        assert rows == built_afresh(home.index_db, tmp_path)
+        assert not [row for row in rows if "mm-a turn 5 " in row[2] or "mm-b turn 6 " in row[2]]
     finally:
         index.close()

@@ -22,9 +22,10 @@ from proto.bytebudget import (
     bounded_stream,
 )
 from proto.client import request
-from proto.frames import HEADER, MAX_FRAME
+from proto.frames import MAX_FRAME
 from proto.messages import MemoryAdmin, MemoryAdminReply
 from proto.server import serve_unix
+from tests.proto.slowframes import Partial, garbage, until
 from tests.rawsocket import exchange
 
 LOOPS = {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
@@ -259,43 +260,11 @@ def serve(tmp_path):
             served.close()
 
 
-class Partial:
-    """Connections that each announce a whole frame and send only part of it."""
-
-    def __init__(self):
-        self.socks: list[socket.socket] = []
-
-    def open(self, path, count=1, length=MAX_FRAME, part=256 * 1024):
-        for _ in range(count):
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(10)
-            s.connect(path)
-            s.sendall(HEADER.pack(length) + b"\0" * part)
-            self.socks.append(s)
-
-    def close(self):
-        for s in self.socks:
-            s.close()
-        self.socks.clear()
-
-
 @pytest.fixture
 def partial():
     made = Partial()
     yield made
     made.close()
-
-
-def until(check, seconds=5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not check() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return check()
-
-
-def garbage(length: int, sent: int) -> bytes:
-    """A frame announcing length bytes of payload, sent is how many of them follow."""
-    return HEADER.pack(length) + b"\xc1" * sent  # 0xc1 is never valid MessagePack
 
 
 @pytest.mark.parametrize("loop_name", sorted(LOOPS))

@@ -89,7 +89,18 @@ class Home:
         return [(p, True) for p in folders] + [(p, False) for p in files]
 
 
-MEMORY_FILES = ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl")
+# forgotten.jsonl (journal/forgotten.py) and .writing.json (memory/handedit.py) are read at start
+# too: a FIFO, folder or link there refuses the start like one at notes.md, rather than hanging it
+# or failing every later write without a name.
+MEMORY_FILES = (
+    "soul.md",
+    "memory.md",
+    "user.md",
+    "notes.md",
+    "pending.jsonl",
+    "forgotten.jsonl",
+    ".writing.json",
+)
 INDEX_FILES = (
     "memory.sqlite3",
     "memory.sqlite3-wal",

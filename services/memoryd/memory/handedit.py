@@ -22,19 +22,22 @@ which reads only what was appended since it last looked, so a write costs the sa
 the journal is.
 """
 
+import errno
 import json
 import logging
 import os
+import stat
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from memoryd.errors import FileDamaged
-from memoryd.home import FILE_MODE, Home, open_read
+from memoryd.home import Home, NotRegular, check_entry, open_file, open_read
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import IDENTITY_FILES, TAIL_BYTES, Edit, EditLine, Journal
 from memoryd.memory.memfiles import read_entries
+from proto.files import read_at_most
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +52,21 @@ def intent_path(home: Home) -> Path:
 
 def intend(home: Home, fields: dict, notes: tuple[int, str] | None = None) -> None:
     """Note the journal fields of the write about to be renamed into place, or (notes: the
-    size of notes.md before, and the text appended) of the note about to be appended."""
+    size of notes.md before, and the text appended) of the note about to be appended. Written
+    like every file memoryd keeps: never through a link, never waiting on a FIFO; anything but a
+    regular file there is NotRegular, naming the path."""
     value: dict = {"fields": fields}
     if notes is not None:
         value["notes_at"], value["block"] = notes
     data = json.dumps(value, ensure_ascii=False).encode("utf-8")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(intent_path(home), flags, FILE_MODE)
+    path = intent_path(home)
+    try:
+        fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    except OSError as e:
+        # A folder (EISDIR) or a FIFO without a reader (ENXIO): say what is there, and where.
+        if e.errno in (errno.EISDIR, errno.ENXIO):
+            check_entry(path)
+        raise
     try:
         written = 0
         while written < len(data):
@@ -65,9 +76,12 @@ def intend(home: Home, fields: dict, notes: tuple[int, str] | None = None) -> No
 
 
 def forget(home: Home) -> None:
-    """The write is journalled or taken back: its intent no longer stands."""
+    """The write is journalled or taken back: its intent no longer stands. Only a regular file
+    is removed: a folder or FIFO there is not memoryd's, and is left for the owner to see."""
+    path = intent_path(home)
     try:
-        os.unlink(intent_path(home))
+        if stat.S_ISREG(os.lstat(path).st_mode):
+            os.unlink(path)
     except OSError:
         pass
 
@@ -76,15 +90,29 @@ INTENT_MAX = 1_048_576
 
 
 def read_intent(home: Home) -> dict | None:
-    """The intent of the last write, or None (missing, a symlink, torn, not an object)."""
+    """The intent of the last write, or None (missing, torn, too large, not an object; a link,
+    FIFO or folder there is named in a log line and not read)."""
+    path = intent_path(home)
     try:
-        fd = os.open(intent_path(home), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        fd = open_file(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        log.warning("%s: not read: %s", path, e if isinstance(e, NotRegular) else e.strerror)
         return None
     try:
-        with os.fdopen(fd, "rb") as f:
-            value = json.loads(f.read(INTENT_MAX).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = read_at_most(fd, INTENT_MAX + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > INTENT_MAX:
+        return None
+    try:
+        value = json.loads(data.decode("utf-8"))
+        # What memoryd wrote encodes again; with a lone surrogate in it, it cannot be journalled.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError):  # UnicodeDecodeError and -EncodeError are ValueErrors
         return None
     if isinstance(value, dict) and isinstance(value.get("fields"), dict):
         return value
@@ -163,13 +191,16 @@ class HandEdits:
         if intent is None or edit is None or edit.to != "notes.md":
             return None
         at, block = intent.get("notes_at"), intent.get("block")
-        if not (isinstance(at, int) and isinstance(block, str)):
+        # An offset is an int (not a bool) from 0; any other value names no note: no match.
+        if type(at) is not int or at < 0 or not isinstance(block, str) or not block:
             return None
         data = block.encode("utf-8")
         try:
             with open_read(self.home.memory_file("notes.md")) as f:
-                f.seek(at)
-                tail = f.read(len(data) + 1)
+                # Past the end (however far: seek cannot take every int) nothing was appended.
+                size = os.fstat(f.fileno()).st_size
+                f.seek(min(at, size))
+                tail = f.read(len(data) + 1) if at <= size else b""
         except OSError:
             return None
         if tail != data or _last_line_is(self.journal, edit):

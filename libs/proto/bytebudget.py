@@ -18,8 +18,9 @@ its turn (first come, first served) for at most WAIT_SECONDS, then is refused in
 
 Outside a frame's payload, and while a frame waits for room, a connection buffers only what its
 stream reads ahead: the server's streams (BoundedStream) read at most READ_CHUNK bytes at a time
-and stop reading past STREAM_LIMIT (asyncio's own defaults are a 256 KiB read and 128 KiB), so
-one connection holds at most about 96 KiB besides its budgeted payload.
+and stop reading while twice STREAM_LIMIT is unread (asyncio and uvloop alone read 256 KiB at a
+time and stop past 128 KiB), so a connection holds at most 64 KiB ahead, and 96 KiB with a small
+frame, besides its budgeted payload.
 """
 
 import asyncio

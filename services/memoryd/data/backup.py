@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import sqlite3
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,6 +129,17 @@ def make(home: Home, snap: Snapshot, with_sessions: bool) -> Made:
     return Made(final, size, manifest, snap.waited)
 
 
+def _made(folder: Path, name: str) -> bool:
+    """Whether memoryd made the archive named name: a regular file, its name's time one a clock
+    gives. A name that only looks like one (memory-20260230T...) is the owner's, never pruned."""
+    m = ARCHIVE_NAME.match(name)
+    try:
+        dt.datetime.strptime(m.group(1) if m else "", "%Y%m%dT%H%M%SZ")
+        return stat.S_ISREG(os.lstat(folder / name).st_mode)
+    except (ValueError, OSError):
+        return False
+
+
 def prune(home: Home, keep: int, made: Path | None = None) -> list[str]:
     """Remove all but the newest keep archives memoryd made, by the time in their names; the
     names removed. made, the archive just written, is always one of those kept: a name from a
@@ -141,7 +153,7 @@ def prune(home: Home, keep: int, made: Path | None = None) -> list[str]:
     found = [
         (m.group(1), int(m.group(2) or 1), n)
         for n in listed
-        if (m := ARCHIVE_NAME.match(n)) and (made is None or n != made.name)
+        if (m := ARCHIVE_NAME.match(n)) and (made is None or n != made.name) and _made(folder, n)
     ]
     others = max(0, keep - 1) if made is not None else keep
     names = [n for _, _, n in sorted(found)]

@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import re
+import stat
 import threading
 import time
 from pathlib import Path
@@ -33,6 +34,7 @@ from pathlib import Path
 from memoryd.data import archive, layout, matching, scrub, snapshot
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, atomic_write, create_if_missing, ensure_dir, read_file
+from memoryd.journal import forgotten
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.journal.linefile import parse_line
 from memoryd.memory import entries, notes
@@ -106,7 +108,7 @@ def _journal(snap: snapshot.Snapshot) -> list[EditLine]:
 
 def items(snap: snapshot.Snapshot) -> list[dict]:
     """The export's items from the files held, entries first (memory.md, user.md), then notes
-    in file order."""
+    in file order, but for the markers standing where the owner forgot a note."""
     added: dict[tuple[str, str], dict] = {}
     appended: dict[tuple[str, str], list[dict]] = {}
     for line in _journal(snap):
@@ -130,6 +132,10 @@ def items(snap: snapshot.Snapshot) -> list[dict]:
             }
             out.append({"kind": "entry", "file": file, "text": text, "provenance": prov})
     for note in notes.parse(_held(snap, "memory/notes.md") or b""):
+        if forgotten.is_marker(note.text):
+            # What stands where the owner forgot a note is no memory: brought in elsewhere, it
+            # would be recalled as a note, with the forgotten note's provenance.
+            continue
         found = appended.get((note.kind, note.text)) or []
         edit = found.pop(0) if found else {}
         prov = {
@@ -209,20 +215,34 @@ def _new_file(folder: Path, now: dt.datetime, suffix: str, data: bytes) -> Path:
     raise FileExistsError(f"{folder}: no export name left for {base}")
 
 
+def _made_at(folder: Path, name: str) -> dt.datetime | None:
+    """When memoryd made the export named name in folder, or None when memoryd did not make it:
+    a name that only looks like an export (a date no clock gives, export-20260230T...), or
+    anything but a regular file, is the owner's and left alone."""
+    m = EXPORT_NAME.match(name)
+    if not m:
+        return None
+    try:
+        made = dt.datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+        regular = stat.S_ISREG(os.lstat(folder / name).st_mode)
+    except (ValueError, OSError):
+        return None
+    return made if regular else None
+
+
 def _remove_older(folder: Path, keep: str, now: dt.datetime) -> None:
     """Remove the exports before keep, but for those another bxctl may still be reading (made
     less than FRESH_SECONDS before now, by the time in their names)."""
     for name in os.listdir(folder):
-        m = EXPORT_NAME.match(name)
-        if name == keep or not m:
-            continue
-        made = dt.datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
-        if (now - made).total_seconds() < FRESH_SECONDS:
+        made = _made_at(folder, name)
+        if name == keep or made is None or (now - made).total_seconds() < FRESH_SECONDS:
             continue
         try:
             os.unlink(folder / name)
         except FileNotFoundError:
             continue  # another export removed it first
+        except OSError as e:  # the export stands; this one waits for the next export
+            log.warning("%s: an older export not removed: %s", folder / name, e.strerror or e)
 
 
 def export(
@@ -268,7 +288,7 @@ def exports(home: Home) -> list[Path]:
         names = os.listdir(folder)
     except FileNotFoundError:
         return []
-    return [folder / n for n in sorted(names) if EXPORT_NAME.match(n)]
+    return [folder / n for n in sorted(names) if _made_at(folder, n) is not None]
 
 
 def _paragraph(text: str) -> bytes:

@@ -7,8 +7,9 @@ each item goes through the same rules as any write. An entry from a trusted writ
 [index] max_class is added to its file (the check, the entry rules, the limit; one journal line
 per entry, action "import", with the provenance it came with); an entry marked untrusted or above
 max_class becomes a note with its label, never identity; a note is appended to notes.md with its
-header (kind, time, session, class, untrusted). An item already there is skipped, and one that
-does not fit or fails the check is named with the reason. --dry-run says all that and writes
+header (kind, time, session, class, untrusted). An item already there is skipped, as is the marker
+a forget leaves where a note was, and one that does not fit or fails the check is named with the
+reason. --dry-run says all that and writes
 nothing. importrun.py applies the items, a batch at a time.
 """
 
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memoryd.data import exchange, layout
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import Home, open_read
+from memoryd.journal import forgotten
 from memoryd.memory import check, edits, entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust import classrule
@@ -293,6 +295,10 @@ def _digest(key: NoteKey) -> bytes:
 
 def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
     """(what: add, note or skip, the line said to the owner) for item, updating state."""
+    if forgotten.is_marker(item.text.strip()):
+        # An export made before markers were left out of it: what stood where its owner forgot a
+        # note would be recalled here as a note, with the forgotten note's provenance.
+        return "skip", "a forgotten note (the marker left by a forget), not memory: skipped"
     p = item.provenance
     if item.kind == "entry":
         file = item.file or "memory.md"

@@ -6,15 +6,22 @@ is exactly what the files held then: memoryd appends to the journal, notes.md, t
 forgotten.jsonl (bytes past the noted length are left out) and replaces the other files by rename
 (the descriptor keeps the old inode). The recall log is appended by readers too, so each
 append-only file is cut back to its last whole line when it is read.
+
+Session logs (backup --with-sessions) are not held open: a home may have more of them than the
+descriptor limit allows. loopd only appends to them, so their length and identity (device, inode)
+are noted instead, and each is opened again when the archive reads it, refused (OSError, naming
+it) if it is no longer the same file or became shorter; nothing past the noted length is read.
 """
 
+import errno
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.data import layout
-from memoryd.home import Home, open_file
+from memoryd.errors import AdminRefused
+from memoryd.home import Home, NotRegular, open_file
 
 APPEND_ONLY = ("notes.md", "forgotten.jsonl", "edits/", "recalls/", "sessions/")
 
@@ -22,18 +29,46 @@ APPEND_ONLY = ("notes.md", "forgotten.jsonl", "edits/", "recalls/", "sessions/")
 @dataclass
 class Held:
     name: str  # as in the archive: memory/notes.md
-    fd: int
+    fd: int | None  # None: not held open, opened again from path when read
     size: int
+    path: Path | None = None
+    identity: tuple[int, int] | None = None  # (st_dev, st_ino) of path when noted
 
     def chunks(self, size: int = 1 << 20):
         """The file's bytes as they were when held, in chunks."""
+        if self.fd is not None:
+            yield from self._read(self.fd, size)
+            return
+        fd = self._reopen()
+        try:
+            yield from self._read(fd, size)
+        finally:
+            os.close(fd)
+
+    def _read(self, fd: int, size: int):
         offset = 0
         while offset < self.size:
-            data = os.pread(self.fd, min(size, self.size - offset), offset)
+            data = os.pread(fd, min(size, self.size - offset), offset)
             if not data:
                 raise OSError(f"{self.name} became shorter while it was read")
             offset += len(data)
             yield data
+
+    def _reopen(self) -> int:
+        """A descriptor of the file noted, refused unless it is still that file, as long."""
+        try:
+            if self.path is None:
+                raise FileNotFoundError(errno.ENOENT, "neither held nor noted")
+            fd = open_file(self.path, os.O_RDONLY)
+        except OSError as e:
+            raise OSError(f"{self.name} cannot be read again: {e.strerror or e}") from None
+        st = os.fstat(fd)
+        replaced = (st.st_dev, st.st_ino) != self.identity
+        if replaced or st.st_size < self.size:
+            os.close(fd)
+            changed = "was replaced" if replaced else "became shorter"
+            raise OSError(f"{self.name} {changed} while the backup was written")
+        return fd
 
 
 @dataclass
@@ -43,6 +78,8 @@ class Snapshot:
 
     def close(self) -> None:
         for held in self.files:
+            if held.fd is None:
+                continue
             try:
                 os.close(held.fd)
             except OSError:
@@ -63,17 +100,39 @@ def _whole_lines(fd: int, size: int) -> int:
     return 0
 
 
-def _hold(name: str, path: Path) -> Held | None:
-    try:
-        fd = open_file(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
+def _length(name: str, fd: int) -> int:
+    """The length to read of the file at fd: an append-only one cut to its last whole line."""
     size = os.fstat(fd).st_size
     if any(part in name for part in APPEND_ONLY) and size:
         last = os.pread(fd, 1, size - 1)
         if last != b"\n":
             size = _whole_lines(fd, size)
-    return Held(name, fd, size)
+    return size
+
+
+def _hold(name: str, path: Path) -> Held | None:
+    try:
+        fd = open_file(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        return Held(name, fd, _length(name, fd))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _note(name: str, path: Path) -> Held | None:
+    """path's length and identity, its descriptor closed again (a session log)."""
+    try:
+        fd = open_file(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        st = os.fstat(fd)
+        return Held(name, None, _length(name, fd), path, (st.st_dev, st.st_ino))
+    finally:
+        os.close(fd)
 
 
 def take(home: Home) -> Snapshot:
@@ -94,9 +153,25 @@ def of_files(listed: list[tuple[str, Path]]) -> Snapshot:
 
 
 def add_sessions(snap: Snapshot, home: Home) -> None:
-    """Hold the session logs recall reads too. Off the writer: loopd appends them, not memoryd,
-    so no write of memoryd's can land half in them; each is cut to its last whole record."""
-    _add(snap, layout.session_files(home))
+    """Note the session logs recall reads too (not held open: read again when archived). Off
+    the writer: loopd appends them, not memoryd, so no write of memoryd's can land half in them;
+    each is cut to its last whole record. A log that cannot be noted refuses the backup
+    (AdminRefused, naming it; snap closed), before anything is written."""
+    try:
+        for name, path in layout.session_files(home):
+            held = _note(name, path)
+            if held is not None:
+                snap.files.append(held)
+    except OSError as e:
+        snap.close()
+        reason = str(e) if isinstance(e, NotRegular) else f"{e.filename}: {e.strerror or e}"
+        raise AdminRefused(
+            f"refused: the backup cannot read a session log ({reason}); "
+            f"no archive was left in {layout.backups(home)}"
+        ) from None
+    except BaseException:
+        snap.close()
+        raise
 
 
 def _add(snap: Snapshot, listed: list[tuple[str, Path]]) -> None:

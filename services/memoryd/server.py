@@ -179,9 +179,12 @@ async def run(config: Config, service: MemoryService, ready: asyncio.Event | Non
             remove_own(own)
         for server in servers:
             server.close()
-        # A reindex's build in flight is stopped before the requests in flight are waited for:
-        # its handler is then answered at once, the old index untouched.
-        service.stop_builds()
+        # Before the requests in flight are waited for, a reindex's build in flight is stopped
+        # (its handler is then answered at once, the old index untouched), and long owner
+        # commands are told to end at their next safe point with their answer of how far they
+        # got (an import between two batches): the stop takes seconds, within the 10 s a
+        # container's stop allows before SIGKILL, and the owner is told what was done.
+        service.begin_stop()
         for server in servers:
             await server.wait_closed()
         service.close()

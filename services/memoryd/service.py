@@ -8,8 +8,9 @@ in. Reads (the block, recall, log, pending) go to a small pool of reader threads
 beside a write. Refusals are answered with their text: a refused memory call as a tool_response
 with ok false, anything else as an error.
 
-The catch-up of every log after a start runs in the background (catch_up), at the writer's lowest
-priority, while the sockets already serve; recall says how far it is.
+The catch-up of every log after a start runs in the background (catchup.py), at the writer's lowest
+priority, while the sockets already serve; recall says how far it is. What it could not catch up
+(a file the owner must fix) it tries again later, and at the next turn or write.
 
 The owner may edit notes.md by hand. A recall or an owner's search first stats notes.md on its
 reader (index/notesseen.py): when it changed since the writer last read it, the writer catches the
@@ -32,6 +33,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from memoryd.catchup import CatchUp
 from memoryd.config import WRITE_DEADLINE
 from memoryd.data.lay import Unfinished
 from memoryd.errors import EditRefused, MemorydError, SessionUnknown
@@ -43,7 +45,7 @@ from memoryd.recall.recaller import Recaller
 from memoryd.search import bm25
 from memoryd.trust.caller import Caller
 from memoryd.trust.witness import NoVerdict, Witness
-from memoryd.writer import BACKGROUND, SESSION, WRITE, NotStarted, Writer
+from memoryd.writer import SESSION, WRITE, NotStarted, Writer
 from proto.errors import InvalidArguments
 from proto.messages import (
     Body,
@@ -110,7 +112,11 @@ class MemoryService:
         self._rebuilder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-reindex")
         self._rebuild = Rebuilder()  # the reindex's build, in a child process (rebuild.py)
         self._reindexing: asyncio.Lock | None = None
-        self._catch_up_task: asyncio.Task | None = None
+        self._catching = CatchUp(self)
+        # Set when memoryd begins to stop, before it waits for the requests in flight: a long
+        # owner command (an import's batches, a forget's catch-up parts) ends at its next safe
+        # point with its own answer of how far it got, so that the stop is prompt.
+        self.stopping = threading.Event()
 
     async def _write(
         self, fn: Callable[..., T], *args, priority: int = WRITE, deadline: float | None = None
@@ -156,17 +162,25 @@ class MemoryService:
             raise Unfinished(self.unfinished)
         return fn(*args)
 
+    def begin_stop(self) -> None:
+        """memoryd is stopping: long commands in flight end at their next safe point (see
+        stopping), and a reindex's build in flight ends and new ones are refused, at once: the
+        reindex waiting for it is answered that it was stopped, the old index untouched; so is
+        the build of a changed recall mode's tables (Index.prepare_mode)."""
+        self.stopping.set()
+        self._catching.nudge()
+        self.stop_builds()
+
     def stop_builds(self) -> None:
-        """End a reindex's build in flight and refuse new ones, at once (memoryd is stopping):
-        the reindex waiting for it is answered that it was stopped, the old index untouched;
-        so is the build of a changed recall mode's tables (Index.prepare_mode)."""
+        """End a reindex's build and a mode's build in flight, and refuse new ones."""
         self._rebuild.stop()
         self.index.stop_preparing()
 
     def close(self) -> None:
         """Finish the writes in flight, close the index, then let another memoryd in."""
-        if self._catch_up_task is not None:
-            self._catch_up_task.cancel()
+        self.stopping.set()
+        if self._catching.task is not None:
+            self._catching.task.cancel()
         self.index.stop_warming(for_good=True)  # a reader counting common terms gives way
         if self.witness is not None:
             self.witness.close()  # its reads stop within a chunk; calls waiting are not applied
@@ -192,62 +206,33 @@ class MemoryService:
 
     async def _catch_up_session(self, session: str, priority: int) -> int:
         """Index a session's new records a part at a time, each part a job for the writer."""
-        added, done = 0, False
-        while not done:
-            more, done = await self._write(
-                self.index.catch_up_session_part, session, priority=priority
-            )
-            added += more
-        return added
+        self._catching.nudge()
+        try:
+            return await self._catching.session(session, priority)
+        except SessionUnknown:
+            raise
+        except Exception:
+            self._catching.later(session)  # tried again once the cause is gone (catchup.py)
+            raise
 
-    # --- the catch-up after a start --------------------------------------------------------------
+    # --- the catch-up after a start (catchup.py) -------------------------------------------------
     def start_catch_up(self) -> asyncio.Task:
         """Start catching up every log in the background (after the sockets listen)."""
         sessions, self.to_catch_up = self.to_catch_up, None
         # The exact top-k's one check of bm25.py against FTS5 (about 0.1 s), made now on a reader
         # rather than in the first recall that needs it.
         asyncio.get_running_loop().run_in_executor(self._readers, bm25.agrees_with_fts5)
-        self._catch_up_task = asyncio.get_running_loop().create_task(self.catch_up(sessions))
-        return self._catch_up_task
+        return self._catching.start(sessions)
 
     async def catch_up(self, sessions: list[str] | None = None) -> int:
         """Catch up notes.md, then every log under sessions/ (as listed before the sockets
-        opened, by prepare), at the writer's lowest priority; index.catching_up says how far it
-        is meanwhile. Returns the rows added."""
-        try:
-            if sessions is None:
-                sessions = await self._read(self.index.sessions)
-            self.index.catching_up = (0, len(sessions))
-            if self.index.mode_pending:  # the sockets listen meanwhile; recall waits for it
-                await self._write(self.index.prepare_mode)
-            added = await self._write(self._notes_at_start, priority=BACKGROUND)
-            for read, session in enumerate(sessions, 1):
-                try:
-                    added += await self._catch_up_session(session, BACKGROUND)
-                except (OSError, SessionUnknown) as error:
-                    log.warning(
-                        "session log %s: skipped: %s", self.index.home.session_log(session), error
-                    )
-                self.index.catching_up = (read, len(sessions))
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:  # logged; the index keeps what it has, the next start goes on
-            log.error("index %s: the catch-up stopped: %r", self.index.path, error)
-            self.index.catching_up = None
-            return 0
-        self.index.catching_up = None
-        self.caught_up.set()
-        log.info("%s: caught up, %d new records and notes", self.index.path, added)
-        self._warm_counts()
-        return added
+        opened, by prepare), at the writer's lowest priority. Returns the rows added."""
+        return await self._catching.run(sessions)
 
     def _warm_counts(self) -> None:
         """Count the index's common terms on a reader now, rather than in the recalls that need
         them (index/warmcounts.py)."""
         asyncio.get_running_loop().run_in_executor(self._readers, self.index.warm_counts)
-
-    def _notes_at_start(self) -> int:
-        return self.index.catch_up_notes()
 
     # --- brokerd ---------------------------------------------------------------------------------
     async def on_broker(self, message: Body) -> Body:
@@ -271,6 +256,7 @@ class MemoryService:
                 try:
                     caller = await self._witnessed(message, deadline)
                     output = await self._write(self._apply, args, caller, deadline=deadline)
+                    self._catching.nudge()
                 except NotStarted:
                     log.warning(
                         "session %s: memory call %s not applied: not started within %g s",
@@ -346,7 +332,9 @@ class MemoryService:
         if kind == "read":
             return await self._read(run, self)
         try:
-            return await self._write(self._admin_write, run, self, deadline=self._deadline())
+            text = await self._write(self._admin_write, run, self, deadline=self._deadline())
+            self._catching.nudge()
+            return text
         except NotStarted:
             log.warning("memory %s: not carried out: not started in time", command)
             raise MemorydError(NOT_DONE) from None

@@ -113,10 +113,15 @@ def _caught_up(service) -> None:
     written but not yet indexed is found and forgotten too. Each part is a writer job of its own
     (as the background catch-up goes), submitted once the one before is done: a memory call, a
     session_updated or an owner's write that comes meanwhile runs between two parts, never
-    behind the whole backlog a start may leave."""
+    behind the whole backlog a start may leave. A stop ends it between two parts, refused."""
     for session in carriers.behind(service.index):
         done = False
         while not done:
+            if service.stopping.is_set():  # nothing is written before the forget itself
+                raise AdminRefused(
+                    "refused: memoryd is stopping; nothing was forgotten: run forget again once"
+                    " it is back"
+                )
             job = service._writer.submit(WRITE, carriers.catch_up_part, service.index, session)
             done = job.result()
 

@@ -2,7 +2,8 @@
 (importing.py), then the items are applied in batches, each a job of its own on the writer thread
 that gives it back after BATCH_SECONDS, so that other writes wait for one batch, never for the
 whole import. Each item applied is written and journalled before the next is taken: an import
-stopped part way (a full disk) is refused saying how many items were imported, by which edits, and
+stopped part way (a full disk, or memoryd stopping, which ends it between two batches so that the
+stop is prompt) is refused saying how many items were imported, by which edits, and
 that importing the file again brings the rest (what is there is skipped).
 
 What an import holds is a small multiple of its file, whatever the file's count of items: the
@@ -25,6 +26,7 @@ from proto.tools import AddArgs
 
 BATCH_SECONDS = 0.25  # how long one batch may hold the writer
 LINES_KEPT = 2_000  # of the report's lines, unless the caller asks for fewer
+STOPPING = "memoryd is stopping"
 
 
 @dataclass
@@ -57,6 +59,9 @@ def run(service, name: str, dry_run: bool, keep: int = LINES_KEPT) -> dict:
     if dry_run:
         _dry(parsed, state, store.max_class, done)
     while not dry_run and done.at < len(parsed) and done.stopped is None:
+        if service.stopping.is_set():  # between two batches: each item before is journalled
+            done.stopped = STOPPING
+            break
         try:
             service._writer.submit(WRITE, _batch, service, parsed, state, done).result()
         except MemorydError as e:  # a file the owner damaged between two batches

@@ -1,0 +1,167 @@
+"""The catch-up of the index with notes.md and the session logs, each part a job for the writer
+(service.py): every log after a start, in the background at the writer's lowest priority while
+the sockets already serve (index.catching_up says how far it is), and one session's new records
+when its turn ends (session_updated).
+
+notes.md and each log are caught up on their own. A log memoryd may not read (a link, a FIFO, a
+name out of pattern) is skipped until the next start, as the index logs. Any other failure -- a
+link or a folder at memory/forgotten.jsonl, a full disk, a damaged index -- leaves that file or
+log for later: one log line says which file and what is wrong, and what is left is tried again
+after RETRY_FIRST seconds (doubling up to RETRY_MOST), or at once when a turn ends or a write is
+made, so that the catch-up resumes once the owner fixes the cause, without a restart. A
+session_updated that fails so is left to it too. It ends when memoryd stops (service.stopping).
+"""
+
+import asyncio
+import contextlib
+import logging
+
+from memoryd.errors import SessionUnknown
+from memoryd.writer import BACKGROUND
+from proto.files import NotRegular, TooLarge
+from proto.plural import counted
+
+log = logging.getLogger("memoryd")
+
+RETRY_FIRST = 1.0  # seconds before what the catch-up left is tried again
+RETRY_MOST = 30.0
+NOTES = ""  # notes.md among what is left to catch up (a session's name is never empty)
+
+
+def problem(error: BaseException) -> str:
+    """What went wrong in a few words, naming the file when the error does."""
+    if isinstance(error, (NotRegular, TooLarge)):
+        return str(error)  # "PATH is a FIFO, not a regular file"
+    if isinstance(error, OSError):
+        what = error.strerror or str(error)
+        return f"{error.filename}: {what}" if error.filename else what
+    return str(error) or type(error).__name__
+
+
+class CatchUp:
+    """What is left to catch up, and the task catching it up."""
+
+    def __init__(self, service):
+        self.service = service
+        self.left: list[str] = []  # NOTES and sessions, in order
+        self._total: int | None = None  # the start's count of logs, while index.catching_up
+        self._read = 0
+        self._nudged = asyncio.Event()
+        self.task: asyncio.Task | None = None
+        self._said: str | None = None  # the last failure logged, so a retry's same one is not
+
+    def start(self, sessions: list[str] | None) -> asyncio.Task:
+        self.task = asyncio.get_running_loop().create_task(self.run(sessions))
+        return self.task
+
+    async def run(self, sessions: list[str] | None) -> int:
+        """Catch up notes.md, then every log in sessions (None: every log under sessions/),
+        until all are done (or memoryd stops). Returns the rows added."""
+        service = self.service
+        index = service.index
+        if sessions is None:
+            sessions = await service._read(index.sessions)
+        self.left = [NOTES, *(s for s in sessions if s not in self.left), *self.left]
+        self._total, self._read = len(sessions), 0
+        index.catching_up = (0, len(sessions))
+        try:
+            if index.mode_pending:  # the sockets listen meanwhile; recall waits for it
+                await service._write(index.prepare_mode)
+            added = await self._until_done()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # logged; the index keeps what it has, the next start goes on
+            log.error("index %s: the catch-up stopped: %s", index.path, problem(error))
+            index.catching_up = None
+            return 0
+        if service.stopping.is_set():
+            return added
+        index.catching_up = None
+        self._total = None
+        service.caught_up.set()
+        log.info("%s: caught up, %d new records and notes", index.path, added)
+        service._warm_counts()
+        return added
+
+    def later(self, session: str) -> None:
+        """A session_updated whose catch-up failed (not the log's own fault): left to the
+        catch-up, started again if it had ended."""
+        if self.service.stopping.is_set():
+            return  # the next start catches it up
+        if session not in self.left:
+            self.left.append(session)
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._again())
+        else:
+            self.nudge()
+
+    def nudge(self) -> None:
+        """A turn ended or a write was made: what is left is tried again now."""
+        if self.left:
+            self._nudged.set()
+
+    async def _again(self) -> None:
+        with contextlib.suppress(Exception):  # _until_done logs its own failures
+            added = await self._until_done()
+            if not self.service.stopping.is_set():
+                log.info("%s: caught up again, %d new records", self.service.index.path, added)
+
+    async def _until_done(self) -> int:
+        added, delay = 0, RETRY_FIRST
+        while True:
+            self._nudged = asyncio.Event()  # of this loop; a nudge from here on is seen
+            added += await self._pass()
+            if not self.left or self.service.stopping.is_set():
+                self._said = None
+                return added
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._nudged.wait(), delay)
+            delay = min(2 * delay, RETRY_MOST)
+
+    async def _pass(self) -> int:
+        """Each of what is left once; what fails stays left, the first failure logged."""
+        index = self.service.index
+        added, failed, first = 0, [], None
+        for at, item in enumerate(self.left):
+            if self.service.stopping.is_set():
+                failed += self.left[at:]
+                break
+            try:
+                if item == NOTES:
+                    added += await self.service._write(index.catch_up_notes, priority=BACKGROUND)
+                else:
+                    added += await self.session(item, BACKGROUND)
+            except SessionUnknown as error:
+                log.warning("session log %s: skipped: %s", index.home.session_log(item), error)
+            except Exception as error:  # left for the next try, said once
+                failed.append(item)
+                where = "memory/notes.md" if item == NOTES else index.home.session_log(item)
+                first = first or f"{where}: {problem(error)}"
+                continue
+            if item != NOTES and self._total is not None:
+                self._read += 1
+                index.catching_up = (self._read, self._total)
+        self.left = failed
+        if first is not None and first != self._said:
+            logs = counted(sum(1 for item in failed if item != NOTES), "session log")
+            log.error(
+                "index %s: the catch-up stopped at %s; %s%s left, tried again in a moment and"
+                " when a turn ends or a write is made",
+                index.path,
+                first,
+                logs,
+                " and notes.md" if NOTES in failed else "",
+            )
+        self._said = first
+        return added
+
+    async def session(self, session: str, priority: int) -> int:
+        """Index a session's new records a part at a time, each part a job for the writer; a
+        stop ends it between two parts (the next start reads the rest)."""
+        added, done = 0, False
+        while not done and not self.service.stopping.is_set():
+            more, done = await self.service._write(
+                self.service.index.catch_up_session_part, session, priority=priority
+            )
+            added += more
+        return added

@@ -6,6 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from memoryd.home import Home
+from memoryd.index.index import Index
 from memoryd.journal import scan
 from memoryd.journal.journal import EditLine
 from memoryd.memory.store import MemoryStore
@@ -67,9 +68,18 @@ def fill(store: MemoryStore, file: str, texts: list[str]) -> None:
 
 def owner(store: MemoryStore, command: str, arg: str | dict = "") -> str:
     """An owner's command as bxctl sends it (a plain arg or a JSON object), run through memoryd's
-    dispatch on this store; its answer."""
+    dispatch on this store; its answer. promote checks a note:N against the index, as the
+    owner's search left it: one is opened for it, caught up with notes.md, and closed after."""
     _, run = dispatch.lookup(command, arg if isinstance(arg, str) else json.dumps(arg))
-    return run(SimpleNamespace(store=store))
+    if command != "promote":
+        return run(SimpleNamespace(store=store))
+    index = Index(store.home, max_class=store.max_class)
+    index.open()
+    try:
+        index.catch_up_notes()
+        return run(SimpleNamespace(store=store, index=index))
+    finally:
+        index.close()
 
 
 def last_line(store: MemoryStore) -> EditLine:

@@ -144,6 +144,8 @@ def test_a_hand_edit_that_renumbers_notes_hides_no_live_note(md, forget, drop, l
         md.index.reindex()
     number = live[0] - (1 if drop < live[0] else 0)  # where the first live note stands now
     assert forgotten.note_key(number) not in forgotten.keys(md.home)
+    # The hand edit renumbered notes.md: promote takes the number the owner's search prints now.
+    assert f"note:{number}" in md.admin("search", {"query": WORDS[live[0]], "k": 10})
     out = md.admin("promote", {"ref": f"note:{number}", "file": "memory"})
     assert out.startswith(f"promoted note:{number}")
 

@@ -10,11 +10,13 @@ A note's number is its place in notes.md, and the owner may edit notes.md by han
 search printed names another note once a note before it is removed. So note:N is taken only
 while the index holds notes.md as it is now (index/notesseen.py) and holds the same text under
 N; otherwise forget refuses and the owner searches again, which catches the index up. Nothing but
-the note search showed under N is forgotten, whatever was edited in between.
+the note search showed under N is forgotten, whatever was edited in between. Promote takes note:N
+on the same terms (check_shown): the note it takes goes into every prompt.
 """
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from memoryd.data.places import Places, notes_of, places
 from memoryd.data.purge import rows_of
@@ -78,8 +80,8 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
                     return Target(ref, what, [], [key])
                 # Its text is about to be erased from notes.md: it must be the note search
                 # showed. (A marker has none left: finishing a forget erases nothing more.)
-                _notes_read(index, ref)
-                _same_note(index, ref, note.text, (hints or {}).get(forgotten.note_key(number), []))
+                rowids = (hints or {}).get(forgotten.note_key(number), [])
+                check_shown(index, ref, note.text, rowids)
                 return Target(ref, what, [note.text])
         raise AdminRefused(f"refused: notes.md holds no note {ref}")
     m = ENTRY.match(ref)
@@ -119,18 +121,34 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
     )
 
 
-def _notes_read(index, ref: str) -> None:
+# What the refusals say was not done, and what to do again with the id search prints now.
+Doing = Literal["forget", "promote"]
+UNDONE: dict[str, str] = {"forget": "forgotten", "promote": "promoted"}
+
+
+def check_shown(
+    index, ref: str, text: str, rowids: list[int] | None = None, doing: Doing = "forget"
+) -> None:
+    """Refused unless note:N (ref) still names the note the owner's last search showed, whose
+    text notes.md holds under N now: forget erases it, promote puts it into every prompt, so
+    neither may take another note that a hand edit of notes.md moved into its place. doing is
+    the command refused ("forget" or "promote"); rowids, the rows found for it before, if any."""
+    _notes_read(index, ref, doing)
+    _same_note(index, ref, text, rowids or [], doing)
+
+
+def _notes_read(index, ref: str, doing: Doing) -> None:
     """Refused when notes.md changed since the index last read it, or since the owner's last
     search printed note numbers (index/notesseen.py): the number may be another note's now."""
     if index.notes_seen.behind():
         raise AdminRefused(
             f"refused: memory/notes.md changed since the last bxctl memory search, so {ref} may "
-            "name another note than search showed; nothing was forgotten: search again and forget "
-            "the note by the id it prints now"
+            f"name another note than search showed; nothing was {UNDONE[doing]}: search again "
+            f"and {doing} the note by the id it prints now"
         )
 
 
-def _same_note(index, ref: str, text: str, rowids: list[int]) -> None:
+def _same_note(index, ref: str, text: str, rowids: list[int], doing: Doing) -> None:
     """Refused when the index holds another text under the note's number (notes.md was
     rewritten in a way its stat did not show); a note the index does not hold (its class is above
     the index's, or it is empty) is taken as notes.md numbers it."""
@@ -139,8 +157,8 @@ def _same_note(index, ref: str, text: str, rowids: list[int]) -> None:
     if any(other != indexed for other in held):
         raise AdminRefused(
             f"refused: notes.md holds another note as {ref} than the index does (notes.md was "
-            "edited); nothing was forgotten: run bxctl memory search again and forget the note "
-            "by the id it prints now"
+            f"edited); nothing was {UNDONE[doing]}: run bxctl memory search again and {doing} "
+            "the note by the id it prints now"
         )
 
 

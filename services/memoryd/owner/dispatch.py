@@ -55,7 +55,7 @@ COMMANDS: dict[str, tuple[Kind, Callable]] = {
     "undo": ("write", _owner_write("undo")),
     "accept": ("write", _owner_write("accept")),
     "reject": ("write", _owner_write("reject")),
-    "promote": ("write", lambda s, a: promote.run(s.store, a)),
+    "promote": ("write", lambda s, a: promote.run(s.store, s.index, a)),
     "edit": ("write", lambda s, a: fileedit.run(s.store, a)),
 }
 

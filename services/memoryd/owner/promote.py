@@ -1,9 +1,11 @@
 """bxctl memory promote REF --file memory|user: the owner moves a note into a file.
 
 REF is note:N (the reference search and stats print: the Nth entry of notes.md, from 0) or a
-note's exact text. The note goes through the same plan as an add (the check, the entry rules, the
-limit), and is journalled as the owner's edit (session "owner", action "promote", with the note it
-came from), so undo reverts it like any edit. notes.md is append-only: the note stays there too.
+note's exact text. note:N is taken only while it names the note the owner's last search showed
+(data/targets.py check_shown, as forget takes it): notes.md may have been edited by hand since.
+The note goes through the same plan as an add (the check, the entry rules, the limit), and is
+journalled as the owner's edit (session "owner", action "promote", with the note it came from),
+so undo reverts it like any edit. notes.md is append-only: the note stays there too.
 
 A note keeps its class: one above [index] max_class (written by a session that had read more than
 memory may hold, so recall never shows it) is refused, naming its class, rather than promoted
@@ -14,6 +16,7 @@ a later move, with that class and not as the owner's private (trust/classrule.py
 
 import re
 
+from memoryd.data import targets
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.journal import forgotten
 from memoryd.memory import edits, notes
@@ -45,7 +48,9 @@ def find_note(all_notes: list[notes.NoteEntry], ref: str) -> notes.NoteEntry:
     )
 
 
-def run(store, arg: PromoteArg) -> str:
+def run(store, index, arg: PromoteArg) -> str:
+    """On the writer; index is the service's, which tells whether a note:N the owner gives is
+    still the note search showed (notes.md may have been edited by hand since)."""
     try:
         data = store.home.memory_file("notes.md").read_bytes()
     except FileNotFoundError:
@@ -53,6 +58,11 @@ def run(store, arg: PromoteArg) -> str:
     note = find_note(notes.parse(data), arg.ref)
     file = FILE_OF_ARG[arg.file]
     ref = f"note:{note.number}"
+    if NOTE_REF.match(arg.ref):
+        # A number search printed before a hand edit of notes.md may name another note now,
+        # which would go into every prompt: refused as forget refuses it. (A note named by its
+        # exact text is that text wherever it stands.)
+        targets.check_shown(index, ref, note.text, doing="promote")
     if forgotten.is_marker(note.text):
         # Its text was forgotten: only the marker stands there, which must not become identity.
         # (A note key of forgotten.jsonl names a number, which after a hand edit of notes.md may

@@ -22,8 +22,8 @@ NAME = re.compile(r"\.?[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 def check_dest(dest: Path, nothing: str) -> None:
     """Refuse before memoryd is asked when dest cannot be written (it exists, or its folder is
-    missing or not writable): memoryd's backup prunes older archives and its export removes the
-    older exports, which a failed copy afterwards could not give back."""
+    missing or not writable), so that no archive or export is made for nothing. (A copy that
+    fails later, on a full disk, removes nothing older: bxctl asks for that after the copy.)"""
     shown = escape(str(dest), markup=False)
     if os.path.lexists(dest):
         fail(f"{shown} exists; {nothing}", EXIT_REFUSED)
@@ -34,11 +34,13 @@ def check_dest(dest: Path, nothing: str) -> None:
         fail(f"cannot write {shown}: its folder is not writable; {nothing}", EXIT_REFUSED)
 
 
-def copy_new(source: Path, dest: Path, owner: tuple[int, int] | None = None) -> None:
+def copy_new(
+    source: Path, dest: Path, after: str = "", owner: tuple[int, int] | None = None
+) -> None:
     """Copy source to dest, 0600 (owned by owner, uid and gid, when given), atomically, never over
-    an existing file; one line on failure."""
+    an existing file; one line on failure, ending with after (what else the owner must know)."""
     if os.path.lexists(dest):
-        fail(f"{escape(str(dest), markup=False)} exists; nothing was written", EXIT_REFUSED)
+        fail(f"{escape(str(dest), markup=False)} exists; nothing was written{after}", EXIT_REFUSED)
     tmp = dest.with_name(f".{dest.name}.{os.urandom(4).hex()}.tmp")
     try:
         with open(source, "rb") as src:
@@ -56,10 +58,11 @@ def copy_new(source: Path, dest: Path, owner: tuple[int, int] | None = None) -> 
         finally:
             os.close(folder)
     except FileExistsError:
-        fail(f"{escape(str(dest), markup=False)} exists; nothing was written", EXIT_REFUSED)
+        fail(f"{escape(str(dest), markup=False)} exists; nothing was written{after}", EXIT_REFUSED)
     except OSError as e:
         fail(
-            f"cannot write {escape(str(dest), markup=False)}: {e.strerror or e}; nothing was left",
+            f"cannot write {escape(str(dest), markup=False)}: {e.strerror or e}; "
+            f"nothing was left{after}",
             EXIT_REFUSED,
         )
     finally:
@@ -92,7 +95,7 @@ def hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]:
                 EXIT_REFUSED,
             )
         fail(f"{escape(str(folder), markup=False)} is missing; is memoryd set up?", EXIT_REFUSED)
-    copy_new(path, copy, owner)
+    copy_new(path, copy, owner=owner)
     return copy.name, copy
 
 

@@ -63,15 +63,38 @@ def _ask(
     return answer
 
 
+def socket_home(memory_socket: Path) -> Path | None:
+    """The home the socket lies in at its usual place ({home}/run/owner-memory/admin.sock), or
+    None when it lies elsewhere."""
+    parts = Path(os.path.abspath(memory_socket)).parts
+    tail = OWNER_ADMIN_SOCKET.parts
+    if len(parts) > len(tail) and parts[-len(tail) :] == tail:
+        return Path(*parts[: -len(tail)])
+    return None
+
+
 def home_for(memory_socket: Path | None) -> Path:
     """The home whose backups/ memoryd reads: $BOXMAKER_HOME, else the one the socket given lies
-    in at its usual place ({home}/run/owner-memory/admin.sock), else the default."""
-    if memory_socket is not None and not os.environ.get("BOXMAKER_HOME"):
-        parts = Path(os.path.abspath(memory_socket)).parts
-        tail = OWNER_ADMIN_SOCKET.parts
-        if parts[-len(tail) :] == tail:
-            return Path(*parts[: -len(tail)])
-    return default_home()
+    in at its usual place, else the default. A socket at its usual place in another home than
+    $BOXMAKER_HOME is refused here, before memoryd is asked: that memoryd would act on its own
+    home while bxctl read and wrote the files of the other."""
+    home = default_home()
+    if memory_socket is None:
+        return home
+    theirs = socket_home(memory_socket)
+    if theirs is None:
+        return home
+    if not os.environ.get("BOXMAKER_HOME"):
+        return theirs
+    if os.path.realpath(theirs) != os.path.realpath(home):
+        fail(
+            f"--memory-socket {escape(str(memory_socket), markup=False)} is the memoryd of the "
+            f"home {escape(str(theirs), markup=False)}, but BOXMAKER_HOME is "
+            f"{escape(str(home), markup=False)}: set BOXMAKER_HOME to that home or leave out "
+            "--memory-socket; nothing was done",
+            EXIT_REFUSED,
+        )
+    return home
 
 
 def _where(path: str, home: Path) -> Path:
@@ -119,11 +142,29 @@ def _ask_about(memory_socket, command: str, path: Path, arg: dict, **fields: typ
             copy.unlink(missing_ok=True)
 
 
-def _copy_out(reply: dict, dest: Path, home: Path) -> None:
-    """The file memoryd wrote in backups/ copied where the owner asked, and the reply says so."""
-    copy_new(_where(reply["path"], home), dest)
+def _copy_out(reply: dict, dest: Path, home: Path, what: str) -> None:
+    """The file memoryd wrote in backups/ copied where the owner asked, and the reply says so;
+    a failed copy says where the file memoryd made is (memoryd was asked to remove nothing
+    older: that waits for the copy, _prune)."""
+    made = _where(reply["path"], home)
+    copy_new(made, dest, f" there; the {what} is in {made}, and no older {what} was removed")
     reply["copy"] = str(dest)
     reply["message"] += f"; copied to {dest}"
+
+
+def _prune(memory_socket, command: str, arg: dict, reply: dict) -> None:
+    """Once the copy is made, memoryd's removal of the older archives or exports, said in the
+    reply; a refusal is said there too, as the backup and its copy stand."""
+    arg = {**arg, "prune_only": True, "made": Path(reply["path"]).name}
+    message = admin_message(command, arg)
+    try:
+        answer = ask_or_raise(memory_socket, message, MemoryAdminReply, timeout=LONG_TIMEOUT)
+    except RemoteError as e:
+        reply["message"] += f"; the older ones were not removed ({e})"
+        return
+    pruned = answer_object(answer.text, message=str, removed=list)
+    reply["removed"] = pruned["removed"]
+    reply["message"] += f"; {pruned['message']}"
 
 
 @app.command()
@@ -139,15 +180,17 @@ def backup(
     memory_socket: MemorySocket = None,
 ) -> None:
     """Write one archive of memory (files, journal, pending, recall logs) into {home}/backups/."""
+    home = home_for(memory_socket)
     if path is not None:
         check_dest(path, "no backup was made")
     arg: dict = {"with_sessions": with_sessions}
-    if keep is not None:
+    if keep is not None and path is None:
         arg["keep"] = keep
-    home = home_for(memory_socket)
     reply = _ask(memory_socket, "backup", arg, path=str)
     if path is not None:
-        _copy_out(reply, path, home)
+        _copy_out(reply, path, home, "backup")
+        if keep is not None:
+            _prune(memory_socket, "backup", {"keep": keep}, reply)
     _say(reply, as_json, home)
 
 
@@ -183,12 +226,14 @@ def export_memory(
     """Export every entry and note with its provenance (docs/export-format.md)."""
     if fmt not in ("jsonl", "markdown"):
         fail(f"--format is jsonl or markdown, not {escape(fmt)}", EXIT_REFUSED)
+    home = home_for(memory_socket)
     if out is not None:
         check_dest(out, "nothing was exported")
-    home = home_for(memory_socket)
-    reply = _ask(memory_socket, "export", {"format": fmt}, path=str)
+    arg: dict = {"format": fmt} if out is None else {"format": fmt, "remove_older": False}
+    reply = _ask(memory_socket, "export", arg, path=str)
     if out is not None:
-        _copy_out(reply, out, home)
+        _copy_out(reply, out, home, "export")
+        _prune(memory_socket, "export", {}, reply)
         _say(reply, as_json, home)
     elif as_json:
         _say(reply, True, home)

@@ -246,7 +246,12 @@ def _remove_older(folder: Path, keep: str, now: dt.datetime) -> None:
 
 
 def export(
-    home: Home, journal: Journal, fmt: str, now: dt.datetime, writer: Writer | None = None
+    home: Home,
+    journal: Journal,
+    fmt: str,
+    now: dt.datetime,
+    writer: Writer | None = None,
+    remove_older: bool = True,
 ) -> tuple[str, int, int]:
     """Write the export into backups/; (path, entries, notes). The files are held on writer
     (memoryd's; None: on this thread, for a home no memoryd writes). AdminRefused when it cannot
@@ -273,12 +278,19 @@ def export(
             f"refused: the export failed writing {where} ({e.strerror or e}); "
             f"no export was left in {folder}"
         ) from None
-    try:
-        _remove_older(folder, path.name, now)
-    except OSError as e:  # the export stands; the older ones wait for the next export
-        log.warning("%s: older exports not removed: %s", folder, e.strerror or e)
+    if remove_older:
+        remove_older_exports(home, path.name, now)
     entries = sum(1 for i in found if i["kind"] == "entry")
     return str(path), entries, len(found) - entries
+
+
+def remove_older_exports(home: Home, keep: str, now: dt.datetime) -> None:
+    """The exports before keep removed (_remove_older), a failure only logged."""
+    folder = layout.backups(home)
+    try:
+        _remove_older(folder, keep, now)
+    except OSError as e:  # the export stands; the older ones wait for the next export
+        log.warning("%s: older exports not removed: %s", folder, e.strerror or e)
 
 
 def exports(home: Home) -> list[Path]:

@@ -22,6 +22,7 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    model_validator,
 )
 
 from memoryd.errors import AdminRefused
@@ -100,6 +101,16 @@ FileName = Annotated[str, AfterValidator(_file_name)]
 class BackupArg(Arg):
     with_sessions: bool = False
     keep: Annotated[int, Field(ge=1, le=1000)] | None = None
+    # Only the prune of keep, made (the archive just copied elsewhere) kept: bxctl copying an
+    # archive out asks for it once the copy is made, so a failed copy removes nothing.
+    prune_only: bool = False
+    made: FileName | None = None
+
+    @model_validator(mode="after")
+    def _prune(self) -> "BackupArg":
+        if self.prune_only and (self.keep is None or self.made is None):
+            raise ValueError("prune_only takes keep and made")
+        return self
 
 
 class RestoreArg(Arg):
@@ -109,6 +120,17 @@ class RestoreArg(Arg):
 
 class ExportArg(Arg):
     format: Literal["jsonl", "markdown"] = "jsonl"
+    # remove_older false: the older exports stay until a prune_only export (made, the export
+    # just copied elsewhere, kept), which bxctl asks for once its copy is made.
+    remove_older: bool = True
+    prune_only: bool = False
+    made: FileName | None = None
+
+    @model_validator(mode="after")
+    def _prune(self) -> "ExportArg":
+        if self.prune_only and self.made is None:
+            raise ValueError("prune_only takes made")
+        return self
 
 
 class ImportArg(Arg):

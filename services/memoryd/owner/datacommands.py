@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Literal
 
-from memoryd.data import backup, exchange, forget, importrun, restore, snapshot
+from memoryd.data import backup, exchange, forget, importrun, layout, restore, snapshot
 from memoryd.errors import AdminRefused
 from memoryd.owner import paging
 from memoryd.owner.datalock import TURNS
@@ -34,6 +34,8 @@ def _count_text(counts: dict) -> str:
 
 def run_backup(service, arg) -> str:
     home = service.store.home
+    if arg.prune_only:
+        return _prune_backups(home, arg.keep, arg.made)
     snap = service._writer.submit(WRITE, snapshot.take, home).result()
     if arg.with_sessions:
         snapshot.add_sessions(snap, home)
@@ -57,6 +59,14 @@ def run_backup(service, arg) -> str:
             "message": message,
         }
     )
+
+
+def _prune_backups(home, keep: int, made: str) -> str:
+    """Only the prune: bxctl asks for it once it has copied made, the archive just written,
+    where the owner asked, so that a copy that failed removed no older archive."""
+    removed = backup.prune(home, keep, layout.backups(home) / made)
+    message = f"removed {counted(len(removed), 'older backup')} (keeping {keep})"
+    return paging.dumps({"removed": removed, "message": message})
 
 
 def run_restore(service, arg) -> str:
@@ -113,9 +123,11 @@ def _where(e: Exception) -> str:
 
 def run_export(service, arg) -> str:
     store = service.store
+    if arg.prune_only:
+        return _prune_exports(store.home, arg.made, store.now())
     try:
         path, n_entries, n_notes = exchange.export(
-            store.home, store.journal, arg.format, store.now(), service._writer
+            store.home, store.journal, arg.format, store.now(), service._writer, arg.remove_older
         )
     except OSError as e:  # reading what it exports
         raise AdminRefused(
@@ -123,6 +135,16 @@ def run_export(service, arg) -> str:
         ) from None
     message = f"exported {n_entries:,} entries and {n_notes:,} notes to {path}"
     return paging.dumps({"path": path, "entries": n_entries, "notes": n_notes, "message": message})
+
+
+def _prune_exports(home, made: str, now) -> str:
+    """Only the removal of the exports before made, which bxctl asks for once it has copied
+    made where the owner asked."""
+    before = {p.name for p in exchange.exports(home)}
+    exchange.remove_older_exports(home, made, now)
+    removed = sorted(before - {p.name for p in exchange.exports(home)})
+    message = f"removed {counted(len(removed), 'older export')}"
+    return paging.dumps({"removed": removed, "message": message})
 
 
 def run_import(service, arg) -> str:

@@ -4,19 +4,22 @@ the sockets already serve (index.catching_up says how far it is), and one sessio
 when its turn ends (session_updated).
 
 notes.md and each log are caught up on their own. A log memoryd may not read (a link, a FIFO, a
-name out of pattern) is skipped until the next start, as the index logs. Any other failure -- a
-link or a folder at memory/forgotten.jsonl, a full disk, a damaged index -- leaves that file or
-log for later: one log line says which file and what is wrong, and what is left is tried again
-after RETRY_FIRST seconds (doubling up to RETRY_MOST), or at once when a turn ends or a write is
-made, so that the catch-up resumes once the owner fixes the cause, without a restart. A
-session_updated that fails so is left to it too. It ends when memoryd stops (service.stopping).
+name out of pattern) is skipped until the next start, as the index logs. A damaged index or a
+restore stopped part way ends the catch-up: the reindex or restart they call for catches up
+everything. Any other failure -- a link or a folder at memory/forgotten.jsonl, a full disk --
+leaves that file or log for later: one log line says which file and what is wrong, and what is
+left is tried again after RETRY_FIRST seconds (doubling up to RETRY_MOST), or at once when a turn
+ends or a write is made, so that the catch-up resumes once the owner fixes the cause, without a
+restart. A session_updated that fails so is left to it too. It ends when memoryd stops
+(service.stopping).
 """
 
 import asyncio
 import contextlib
 import logging
 
-from memoryd.errors import SessionUnknown
+from memoryd.data.lay import Unfinished
+from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.writer import BACKGROUND
 from proto.files import NotRegular, TooLarge
 from proto.plural import counted
@@ -25,6 +28,8 @@ log = logging.getLogger("memoryd")
 
 RETRY_FIRST = 1.0  # seconds before what the catch-up left is tried again
 RETRY_MOST = 30.0
+# Failures a retry cannot mend: the reindex or the restart they call for catches everything up.
+GIVE_UP = (IndexDamaged, Unfinished)
 NOTES = ""  # notes.md among what is left to catch up (a session's name is never empty)
 
 
@@ -61,7 +66,7 @@ class CatchUp:
         index = service.index
         if sessions is None:
             sessions = await service._read(index.sessions)
-        self.left = [NOTES, *(s for s in sessions if s not in self.left), *self.left]
+        self.left = list(dict.fromkeys([NOTES, *sessions, *self.left]))
         self._total, self._read = len(sessions), 0
         index.catching_up = (0, len(sessions))
         try:
@@ -133,13 +138,19 @@ class CatchUp:
                     added += await self.session(item, BACKGROUND)
             except SessionUnknown as error:
                 log.warning("session log %s: skipped: %s", index.home.session_log(item), error)
+            except GIVE_UP:
+                raise
             except Exception as error:  # left for the next try, said once
                 failed.append(item)
-                where = "memory/notes.md" if item == NOTES else index.home.session_log(item)
+                where = (
+                    "memory/notes.md"
+                    if item == NOTES
+                    else f"session log {index.home.session_log(item)}"
+                )
                 first = first or f"{where}: {problem(error)}"
                 continue
             if item != NOTES and self._total is not None:
-                self._read += 1
+                self._read = min(self._read + 1, self._total)
                 index.catching_up = (self._read, self._total)
         self.left = failed
         if first is not None and first != self._said:

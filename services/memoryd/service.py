@@ -33,6 +33,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from memoryd import catchup
 from memoryd.catchup import CatchUp
 from memoryd.config import WRITE_DEADLINE
 from memoryd.data.lay import Unfinished
@@ -209,7 +210,7 @@ class MemoryService:
         self._catching.nudge()
         try:
             return await self._catching.session(session, priority)
-        except SessionUnknown:
+        except (SessionUnknown, *catchup.GIVE_UP):
             raise
         except Exception:
             self._catching.later(session)  # tried again once the cause is gone (catchup.py)

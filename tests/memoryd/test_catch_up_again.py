@@ -1,0 +1,127 @@
+"""What the catch-up cannot index now it tries again: memory/forgotten.jsonl that is a folder, a
+FIFO or a link stops it with one log line naming the file and what is wrong (once, however often
+it is tried), and once the owner removes it the session records said meanwhile are indexed
+without a restart. notes.md is caught up on its own: a failure there does not keep the logs
+out."""
+
+import asyncio
+import errno
+import logging
+import os
+import shutil
+import time
+
+import pytest
+
+from memoryd import catchup
+from proto.messages import SessionUpdated
+from proto.records import UserRecord, append_session_record
+from tests.memoryd.owner_data_harness import Memoryd, T
+
+
+@pytest.fixture
+def md(tmp_path, monkeypatch):
+    monkeypatch.setattr(catchup, "RETRY_FIRST", 0.05)
+    monkeypatch.setattr(catchup, "RETRY_MOST", 0.1)
+    m = Memoryd(tmp_path / "home")
+    yield m
+    m.close()
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def said_meanwhile(m: Memoryd, session: str, text: str) -> None:
+    """A record in a session's log that the index has not read yet."""
+    path = m.home.session_log(session)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    append_session_record(path, UserRecord(time=T, content=text))
+
+
+def make(kind: str, path) -> None:
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path, 0o600)
+    else:
+        path.symlink_to(path.parent / "elsewhere.jsonl")
+
+
+async def until(check, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+def stopped_lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "catch-up stopped" in r.getMessage()]
+
+
+@pytest.mark.parametrize(
+    "kind, what",
+    [
+        ("folder", "is not a file"),
+        ("fifo", "is a FIFO, not a regular file"),
+        ("link", "is a symbolic link, which is not followed"),
+    ],
+)
+def test_the_catch_up_names_forgotten_jsonl_and_resumes_once_it_is_fixed(md, caplog, kind, what):
+    said_meanwhile(md, "s-two", "The boat is moored at pier nine.")
+    bad = md.home.memory / "forgotten.jsonl"
+    make(kind, bad)
+
+    async def scenario() -> int:
+        task = asyncio.create_task(md.service.catch_up())
+        assert await until(lambda: stopped_lines(caplog))
+        await asyncio.sleep(0.4)  # tried again a few times meanwhile
+        assert not md.service.caught_up.is_set() and md.index.catching_up == (0, 1)
+        bad.unlink() if kind != "folder" else bad.rmdir()  # the owner fixes it
+        return await asyncio.wait_for(task, 10)
+
+    with caplog.at_level(logging.INFO, logger="memoryd"):
+        added = asyncio.run(scenario())
+    lines = stopped_lines(caplog)
+    assert len(lines) == 1, lines  # said once, not at every try
+    assert f"session log {md.home.session_log('s-two')}: {bad} {what}" in lines[0]
+    assert "NotRegular" not in lines[0] and "1 session log left" in lines[0]
+    assert added == 1 and md.service.caught_up.is_set()
+    assert md.index.catching_up is None
+    assert "pier nine" in md.recall("boat moored pier")
+
+
+def test_a_session_updated_that_failed_is_caught_up_once_the_cause_is_gone(md, caplog):
+    bad = md.home.memory / "forgotten.jsonl"
+    bad.mkdir()
+    said_meanwhile(md, "s-three", "The kettle is in the shed.")
+
+    async def scenario() -> None:
+        with pytest.raises(OSError):
+            await md.service.on_loop(SessionUpdated(session="s-three"))
+        await asyncio.sleep(0.2)
+        bad.rmdir()
+        assert await until(lambda: "kettle" in md.recall("kettle shed"))
+
+    with caplog.at_level(logging.INFO, logger="memoryd"):
+        asyncio.run(scenario())
+    assert any(str(bad) in line for line in stopped_lines(caplog))
+
+
+def test_notes_md_failing_does_not_keep_the_logs_out_and_is_tried_again(md, caplog, monkeypatch):
+    said_meanwhile(md, "s-four", "The ladder leans on the barn.")
+    real, tries = md.index.catch_up_notes, []
+
+    def notes() -> int:
+        tries.append(1)
+        if len(tries) == 1:
+            raise OSError(errno.ENOSPC, "No space left on device", str(md.home.memory))
+        return real()
+
+    monkeypatch.setattr(md.index, "catch_up_notes", notes)
+    with caplog.at_level(logging.INFO, logger="memoryd"):
+        asyncio.run(asyncio.wait_for(md.service.catch_up(), 10))
+    assert len(tries) == 2 and md.service.caught_up.is_set()
+    assert "ladder" in md.recall("ladder barn")
+    (line,) = stopped_lines(caplog)
+    assert f"memory/notes.md: {md.home.memory}: No space left on device" in line
+    assert "0 session logs and notes.md left" in line

@@ -10,6 +10,9 @@ through common.py, which escapes whatever memoryd answers. Shell completion is t
 main() is the command's entry: every failure it can name is one line on stderr and a non-zero exit,
 a usage error included (the line, then where the help is), and output that cannot be written (a
 full disk, a closed stdout) is one of those failures, never a traceback nor a silent success.
+Started with stderr closed, bxctl does nothing and exits 1 without a word: an error line must
+never land in stdout (in the file an export is written to). Ctrl-C (exit 130) says whether
+memoryd was sent a change it may still apply.
 """
 
 import errno
@@ -32,11 +35,13 @@ from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests 
     safe_json,
     show,
 )
+from bxctl.reach import interrupted_line
 from proto.messages import Reindex, Reindexed
 from proto.plural import counted
 from proto.version import VersionOption
 
 REINDEX_TIMEOUT = 3600.0
+EXIT_INTERRUPTED = 130  # typer's, as a shell's for SIGINT
 
 app = typer.Typer(no_args_is_help=True, help="boxmaker's owner commands.")
 memory_app = typer.Typer(
@@ -109,6 +114,8 @@ def _quiet_stdout() -> None:
 
 
 def main() -> None:
+    if sys.stderr is None:  # started with fd 2 closed: no line could be said, and never on fd 1
+        sys.exit(EXIT_REFUSED)
     if sys.stdout is None:  # started with fd 1 closed: the answer would be lost
         print("bxctl: the standard output is closed; nothing was done", file=sys.stderr)
         sys.exit(EXIT_REFUSED)
@@ -132,4 +139,6 @@ def main() -> None:
         _quiet_stdout()
         print(f"bxctl: the output could not be written: {e.strerror}", file=sys.stderr)
         sys.exit(EXIT_REFUSED)
+    if code == EXIT_INTERRUPTED:  # typer's answer to Ctrl-C, which it says nothing of
+        print(f"bxctl: {interrupted_line()}", file=sys.stderr)
     sys.exit(code if isinstance(code, int) else 0)

@@ -17,6 +17,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from bxctl import reach
 from proto.client import SOCKET_PATH_MAX, RemoteError, Reply, request
 from proto.config import default_home, host_paths
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
@@ -79,12 +80,16 @@ def ask_or_raise(
             EXIT_UNREACHABLE,
         )
     try:
+        reach.note_sent(message)
         return request(path, message, timeout=timeout, reply=reply)
     except RemoteError:
         raise
     except (Unreachable, PeerClosed):
         if socket is None:
             home_is_not_a_folder()
+        why = reach.unreachable_why(path)
+        if why is not None:
+            fail(why, EXIT_UNREACHABLE)
         fail(f"memoryd is not answering on {path} (runbook: memoryd-unreachable)", EXIT_UNREACHABLE)
     except FrameTimeout:
         fail(

@@ -7,6 +7,7 @@ it was made from; a refused copy is kept for the owner to fix.
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -116,10 +117,16 @@ def editor_command() -> list[str]:
 
 
 def _editor(command: list[str], path: Path) -> None:
+    """Run the editor on path; when it cannot be run, nothing was edited, so the copy of the
+    owner's file and its folder are removed rather than left in $TMPDIR."""
     try:
         status = subprocess.call([*command, str(path)])
     except OSError as e:
-        fail(f"cannot run the editor {escape(command[0])}: {e.strerror}", EXIT_REFUSED)
+        shutil.rmtree(path.parent, ignore_errors=True)
+        fail(
+            f"cannot run the editor {escape(command[0])}: {e.strerror}; nothing was changed",
+            EXIT_REFUSED,
+        )
     if status != 0:
         fail(f"the editor exited with status {status}; nothing was sent (copy: {path})", 1)
 
@@ -146,9 +153,13 @@ def edit(
     current = answer_object(answer, text=str, base=str)
     folder = Path(tempfile.mkdtemp(prefix="bxctl-edit-"))  # 0700
     copy = folder / f"{file}.md"  # named here: the answer's own name is not a path to trust
-    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(current["text"])
+    try:
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(current["text"])
+    except OSError as e:  # a full $TMPDIR: no part of the copy is left behind
+        shutil.rmtree(folder, ignore_errors=True)
+        fail(f"cannot make the copy to edit in {folder}: {e.strerror}; nothing was changed", 1)
     _editor(command, copy)
     try:
         text = copy.read_text(encoding="utf-8")

@@ -1,0 +1,98 @@
+"""What bxctl says when it cannot finish talking to memoryd: the socket it cannot reach (a
+permission, a path that is not a socket, rather than "not answering"), and a Ctrl-C, which
+leaves a request memoryd may still apply."""
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from proto.escape import escape
+from proto.messages import Body, MemoryAdmin, Reindex
+
+# What memoryd was last sent that changes memory, for the line an interrupt prints (cli.py).
+SENT: dict[str, str | None] = {"change": None}
+CHANGING = frozenset(
+    {
+        "undo",
+        "accept",
+        "reject",
+        "promote",
+        "edit",
+        "backup",
+        "restore",
+        "export",
+        "import",
+        "forget",
+    }
+)
+
+
+def note_sent(message: Body) -> None:
+    SENT["change"] = _change_in(message) or SENT["change"]
+
+
+def _change_in(message: Body) -> str | None:
+    """The command word of a request that changes memory (or writes into backups/), or None for
+    a read, a preview or a dry run."""
+    if isinstance(message, Reindex):
+        return "reindex"
+    if not isinstance(message, MemoryAdmin) or message.command not in CHANGING:
+        return None
+    try:
+        arg = json.loads(message.arg) if message.arg.startswith("{") else {}
+    except (ValueError, RecursionError):
+        arg = {}
+    return None if isinstance(arg, dict) and arg.get("dry_run") is True else message.command
+
+
+def interrupted_line() -> str:
+    """What an interrupt (Ctrl-C) left: nothing, or a request memoryd goes on with."""
+    change = SENT["change"]
+    if change is None:
+        return "interrupted; nothing was changed"
+    where = {
+        "backup": "ls $BOXMAKER_HOME/backups/ shows whether the archive was written",
+        "export": "ls $BOXMAKER_HOME/backups/ shows whether the export was written",
+        "reindex": "run bxctl reindex again to see it end",
+    }.get(change, "bxctl memory log shows what was applied")
+    return f"interrupted; memoryd may still finish the {change} it was sent: {where}"
+
+
+def unreachable_why(path: Path) -> str | None:
+    """Why the socket cannot be reached when it is not memoryd being down: a folder on the way,
+    or the socket, that bxctl may not open, or a path that is not a socket; None otherwise."""
+    shown = escape(str(path), markup=False)
+    try:
+        st = os.stat(path)
+    except PermissionError:
+        for folder in reversed(Path(os.path.abspath(path)).parents):
+            if not os.access(folder, os.X_OK):
+                return (
+                    f"cannot reach memoryd's socket {shown}: permission denied on the folder "
+                    f"{escape(str(folder), markup=False)} (it belongs to uid "
+                    f"{_uid(folder)}): run bxctl as that user or as root"
+                )
+        return f"cannot reach memoryd's socket {shown}: permission denied"
+    except OSError:
+        return None
+    if not stat.S_ISSOCK(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a file"
+        return (
+            f"{shown} is {kind}, not a socket: --memory-socket (or $BOXMAKER_MEMORY_SOCKET) must "
+            "name memoryd's owner socket, $BOXMAKER_HOME/run/owner-memory/admin.sock "
+            "(runbook: wrong-socket)"
+        )
+    if not os.access(path, os.R_OK | os.W_OK):
+        return (
+            f"cannot open memoryd's socket {shown}: permission denied (it belongs to uid "
+            f"{st.st_uid}): run bxctl as that user or as root"
+        )
+    return None
+
+
+def _uid(folder: Path) -> str:
+    try:
+        return str(folder.stat().st_uid)
+    except OSError:
+        return "another user"

@@ -1,0 +1,180 @@
+"""bxctl where its talk with memoryd cannot finish: Ctrl-C while memoryd holds the request, a
+socket it may not open or a path that is no socket, a closed stderr, an editor it cannot run.
+Each says what happened in one line on stderr (none on stdout), never "not answering" for
+something else."""
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bxctl.cli import app
+from proto.messages import MemoryAdminReply, Reindex, Reindexed
+from proto.server import serve_unix
+from tests.bxctl.test_bxctl_failures import Answers, run_bxctl
+
+runner = CliRunner()
+
+
+class Held(Answers):
+    """Answers, but a request is held until released: memoryd busy with it."""
+
+    def __init__(self, home: Path):
+        super().__init__(home)
+        self.hold = True
+        self.got = threading.Event()
+        self.release = asyncio.Event()
+
+    async def handle(self, message):
+        self.seen.append(message)
+        self.got.set()
+        if self.hold:
+            await self.release.wait()
+        if isinstance(message, Reindex):
+            return Reindexed(logs=0, records=0, notes=0)
+        check = "0" * 64
+        answer = json.dumps({"message": "done", "texts": [], "check": check})
+        return MemoryAdminReply(text=self.texts.get(message.command, answer))
+
+
+@pytest.fixture
+def held(tmp_path):
+    fake = Held(tmp_path)
+    (tmp_path / "backups").mkdir()
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(
+        serve_unix(fake.path, fake.handle, {"memory_admin", "reindex"}, name="fake")
+    )
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield fake
+    loop.call_soon_threadsafe(fake.release.set)
+    loop.call_soon_threadsafe(server.close)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+
+
+def interrupt(argv: list[str], fake: Held) -> tuple[int, str, str]:
+    code = "from bxctl.cli import main; main()"
+    env = {**os.environ, "BOXMAKER_HOME": str(fake.home), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("BOXMAKER_MEMORY_SOCKET", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert fake.got.wait(30), "the request never came"
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["memory", "backup"], "memoryd may still finish the backup it was sent: ls "),
+        (["memory", "forget", "note:1", "--yes"], "may still finish the forget it was sent: bxctl"),
+        (["memory", "undo", "2026-01-01-0001"], "may still finish the undo it was sent: bxctl"),
+        (["reindex"], "memoryd may still finish the reindex it was sent"),
+        (["memory", "log"], "interrupted; nothing was changed"),
+        (["memory", "forget", "note:1"], "interrupted; nothing was changed"),  # its preview
+    ],
+)
+def test_ctrl_c_while_memoryd_holds_the_request_is_one_line(held, argv, said):
+    code, out, err = interrupt(argv, held)
+    assert code == 130 and out == ""
+    [line] = err.splitlines()
+    assert line.startswith("bxctl: interrupted; ") and said in line, line
+
+
+def test_a_path_that_is_not_a_socket_is_named_so(tmp_path):
+    for path, kind in ((tmp_path / "plain", "a file"), (tmp_path, "a folder")):
+        if kind == "a file":
+            path.write_text("")
+        result = runner.invoke(
+            app, ["memory", "log", "--memory-socket", str(path)], env={"BOXMAKER_HOME": None}
+        )
+        assert result.exit_code == 3
+        [line] = result.stderr.splitlines()
+        assert line == (
+            f"bxctl: {path} is {kind}, not a socket: --memory-socket (or "
+            "$BOXMAKER_MEMORY_SOCKET) must name memoryd's owner socket, "
+            "$BOXMAKER_HOME/run/owner-memory/admin.sock (runbook: wrong-socket)"
+        )
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv"), reason="runs bxctl without root's reach"
+)
+@pytest.mark.parametrize("closed", ["folder", "socket"])
+def test_a_socket_bxctl_may_not_open_says_permission_denied(held, closed):
+    """As under rootful podman: run/ is uid 10001's, and the owner runs bxctl as themselves
+    (here: root without the capabilities that pass over permissions)."""
+    held.hold = False
+    socket = held.path
+    if closed == "folder":
+        os.chown(socket.parent, 10001, 10001)
+        os.chmod(socket.parent, 0o700)
+    else:
+        os.chown(socket, 10001, 10001)
+        os.chmod(socket, 0o600)
+    drop = "-dac_override,-dac_read_search"
+    code = "from bxctl.cli import main; main()"
+    env = {**os.environ, "BOXMAKER_HOME": str(held.home)}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    env.pop("BOXMAKER_MEMORY_SOCKET", None)
+    argv = ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}", sys.executable, "-c", code]
+    result = subprocess.run(
+        [*argv, "memory", "log"], capture_output=True, text=True, env=env, timeout=60
+    )
+    os.chown(socket.parent, 0, 0)  # the fixture's server is stopped by root as it was made
+    assert result.returncode == 3, result.stderr
+    [line] = result.stderr.splitlines()
+    where = f" on the folder {socket.parent}" if closed == "folder" else ""
+    assert line.startswith("bxctl: cannot ") and f"permission denied{where}" in line, line
+    assert line.endswith("(it belongs to uid 10001): run bxctl as that user or as root"), line
+    assert held.seen == []
+
+
+@pytest.mark.parametrize("argv", [["memory", "export"], ["memory", "no-such-command"]])
+def test_a_closed_stderr_never_puts_a_line_on_stdout(tmp_path, argv):
+    (tmp_path / "run" / "owner-memory").mkdir(parents=True)
+    result = run_bxctl(*argv, home=tmp_path, stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2))
+    assert result.returncode == 1
+    assert result.stdout == b""
+
+
+def test_an_editor_that_cannot_run_leaves_no_copy(held, tmp_path, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    held.hold = False
+    held.texts["file"] = json.dumps({"text": "- The owner is Ada.\n", "base": "0" * 64})
+    result = runner.invoke(
+        app,
+        ["memory", "edit", "user"],
+        env={"BOXMAKER_HOME": str(held.home), "EDITOR": "no-such-editor", "VISUAL": None},
+    )
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith("bxctl: cannot run the editor no-such-editor: ")
+    assert line.endswith("nothing was changed")
+    assert os.listdir(scratch) == []

@@ -267,7 +267,12 @@ def import_memory(
 def forget(
     ref: Annotated[
         str,
-        typer.Argument(metavar="ID", help="note:N, memory.md:N, user.md:N or session:ID:N."),
+        typer.Argument(
+            metavar="ID",
+            # <ID>, not a bare ID: the help's renderer would print ":ID:" as an emoji.
+            help="note:N or session:<ID>:N as search prints them (counted from 0), or memory.md:N"
+            " or user.md:N as stats prints them (counted from 1: memory.md:1 is the first entry).",
+        ),
     ],
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask first.")] = False,
     as_json: Json = False,

@@ -133,7 +133,7 @@ def test_forget_asks_first_and_then_forgets(memoryd):
     assert "Session logs are loopd's" in yes
     assert "Thursday" not in (memoryd.home / "memory" / "notes.md").read_text()
     out = ok(bx(memoryd, "memory", "forget", "memory.md:1", "--yes"))
-    assert "forgot entry 1 of memory.md" in out
+    assert "forgot memory.md:1 (entry 1 of memory.md, counted from 1)" in out
     for root, _, files in os.walk(memoryd.home / "memory"):
         for name in files:
             data = open(os.path.join(root, name), "rb").read()

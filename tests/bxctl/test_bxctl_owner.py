@@ -116,7 +116,7 @@ def test_a_hand_edit_is_journalled_shown_and_undone(memoryd):
     # The block leaves the hostile entry out, saying why; printed escaped too.
     block = ok(bx(memoryd, "memory", "block"))
     no_raw(block)
-    assert "memory.md entry 2: refused: the text contains a control character (rule 1)" in block
+    assert "memory.md:2: refused: the text contains a control character (rule 1)" in block
     ok(bx(memoryd, "memory", "undo", hand.group(1)))
     assert memory_md(memoryd).read_text() == "Owner likes tea.\n"
 
@@ -141,7 +141,7 @@ def test_block_shows_the_block_left_out_entries_and_sizes(memoryd):
     out = ok(bx(memoryd, "memory", "block"))
     sent = request(memoryd.loop_socket, MemoryBlock()).text
     assert out.startswith(sent.replace("@", "\\@").split("\n")[0])
-    assert "memory.md entry 2: the same entry appears earlier in the file" in out
+    assert "memory.md:2: the same entry appears earlier in the file" in out
     assert "memory.md: 18 of 2,200 characters" in out
     data = json.loads(ok(bx(memoryd, "memory", "block", "--json")))
     assert data["block"] == sent and data["refused"] is None
@@ -149,6 +149,7 @@ def test_block_shows_the_block_left_out_entries_and_sizes(memoryd):
         {
             "file": "memory.md",
             "number": 2,
+            "ref": "memory.md:2",
             "entry": "One.",
             "reason": "the same entry appears earlier in the file",
         }
@@ -207,7 +208,9 @@ def test_stats_counts_the_agents_recalls_only(memoryd):
     ok(bx(memoryd, "memory", "promote", "Backups run nightly.", "--file", "memory"))
     out = ok(bx(memoryd, "memory", "stats"))
     assert "recall in the last 30 days: 3 recalls by sessions" in out
-    assert re.search(r"memory.md \(20 of 2,200 characters\):\n\s+3  Backups run nightly.", out)
+    assert re.search(
+        r"memory.md \(20 of 2,200 characters\):\n\s+3  memory.md:1: Backups run nightly.", out
+    )
     assert "never recalled (0)" in out
 
 

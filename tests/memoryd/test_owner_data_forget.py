@@ -163,7 +163,7 @@ def test_forget_of_an_entry_is_journalled_without_its_text_and_is_no_hand_edit(m
     "ref, reason",
     [
         ("note:9", "holds no note"),
-        ("memory.md:3", "holds 0 entries"),
+        ("memory.md:3", "holds no entries, so there is no memory.md:3"),
         ("session:s-none:4", "holds no record"),
         ("nothing like this", "names nothing to forget"),
     ],

@@ -27,6 +27,7 @@ from memoryd.journal import forgotten
 from memoryd.journal.journal import IDENTITY_FILES
 from memoryd.memory.memfiles import read_entries
 from proto.messages import SESSION_ID_PATTERN
+from proto.plural import counted
 
 NOTE = re.compile(r"^note:(\d{1,9})\Z")
 ENTRY = re.compile(r"^(memory\.md|user\.md):(\d{1,4})\Z")
@@ -89,10 +90,10 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
         file, number = m.group(1), int(m.group(2))
         current = read_entries(home, file)
         if not 1 <= number <= len(current):
-            raise AdminRefused(
-                f"refused: {file} holds {len(current)} entries, not an entry {number}"
-            )
-        return Target(ref, f"entry {number} of {file}", [current[number - 1]])
+            raise AdminRefused(_no_entry(file, ref, len(current)))
+        return Target(
+            ref, f"{ref} (entry {number} of {file}, counted from 1)", [current[number - 1]]
+        )
     m = SESSION.match(ref)
     if m:
         session, record = m.group(1), int(m.group(2))
@@ -116,8 +117,24 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
     if text and places(home, journal, [text], [], index).anything():
         return Target("text", "the text given", [text])
     raise AdminRefused(
-        f"refused: {ref[:64]!r} names nothing to forget: give note:N, memory.md:N, user.md:N, "
-        "session:ID:N (as search prints them) or an entry's or a note's exact text"
+        f"refused: {ref[:64]!r} names nothing to forget: give note:N or session:ID:N (as search "
+        "prints them, from 0), memory.md:N or user.md:N (as stats prints them, from 1) or an "
+        "entry's or a note's exact text"
+    )
+
+
+def _no_entry(file: str, ref: str, held: int) -> str:
+    """An entry number is its place in the file counted from 1 (a note's and a session record's
+    count from 0): said whenever one names no entry, so that no owner takes memory.md:1 for the
+    second entry."""
+    if held == 0:
+        return f"refused: {file} holds no entries, so there is no {ref}"
+    refs = f"{file}:1 (as bxctl memory stats prints it)"
+    if held > 1:
+        refs = f"{file}:1 to {file}:{held} (as bxctl memory stats prints them)"
+    return (
+        f"refused: {file} holds {counted(held, 'entry', 'entries')}, numbered from 1: {refs}; "
+        f"there is no {ref}"
     )
 
 

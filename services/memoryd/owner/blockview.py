@@ -27,7 +27,7 @@ def _sizes_and_left_out(home: Home) -> tuple[list[dict], list[dict]]:
             file_entries = entries.parse(text)
             length = entries.length(file_entries)
             skipped += [
-                {"file": name, "number": n, "entry": e, "reason": r}
+                {"file": name, "number": n, "ref": f"{name}:{n}", "entry": e, "reason": r}
                 for n, e, r in block.left_out(file_entries)
             ]
         sizes.append({"file": name, "length": length, "limit": LIMITS[name]})
@@ -62,7 +62,7 @@ def answer(home: Home, as_json: bool) -> str:
     skipped = skipped[:LEFT_OUT_SHOWN]  # a file edited by hand can hold any number
     for item in skipped:
         entry, _ = paging.cut_text(item["entry"], 2_000)
-        lines.append(f"{item['file']} entry {item['number']}: {item['reason']}")
+        lines.append(f"{item['ref']}: {item['reason']}")  # the ref forget takes, from 1
         lines.append("    " + entry.replace("\n", "\n    "))
     if total > len(skipped):
         lines.append(f"(and {total - len(skipped):,} more left out)")

@@ -5,6 +5,10 @@ index, so they survive a reindex. A hit on notes.md names the note by its number
 memory.md or user.md is counted by the hits on notes holding its exact text (a moved entry that
 came back, a promoted note). The owner's own searches ("by": "owner") are not counted. The window
 is the last `days` days (30 by default), read from the month files it spans.
+
+Every entry and note is shown behind the ref forget takes for it, so that the owner never counts
+one: memory.md:N and user.md:N count from 1, note:N (notes.md's numbers, as search prints them)
+from 0.
 """
 
 import datetime as dt
@@ -185,7 +189,10 @@ def collect(home: Home, days: int, now: dt.datetime) -> dict:
         files[name] = {
             "length": entries.length(file_entries),
             "limit": entries.LIMITS[name],
-            "entries": [{"entry": e, "hits": by_text.get(e, 0)} for e in file_entries],
+            "entries": [
+                {"ref": entry_ref(name, n), "entry": e, "hits": by_text.get(e, 0)}
+                for n, e in enumerate(file_entries, start=1)
+            ],
         }
     moved = [
         {
@@ -209,6 +216,11 @@ def collect(home: Home, days: int, now: dt.datetime) -> dict:
     }
 
 
+def entry_ref(file: str, number: int) -> str:
+    """The ref forget takes for the entry at number (counted from 1) of file."""
+    return f"{file}:{number}"
+
+
 def _short(text: str) -> str:
     return entries.shorten(text, 100)
 
@@ -222,9 +234,9 @@ def render(stats: dict) -> str:
             continue
         lines.append(f"{name} ({info['length']:,} of {info['limit']:,} characters):")
         for e in info["entries"]:
-            lines.append(f"  {e['hits']:>6,}  {_short(e['entry'])}")
+            lines.append(f"  {e['hits']:>6,}  {e['ref']}: {_short(e['entry'])}")
             if not e["hits"]:
-                never.append(f"{name}: {_short(e['entry'])}")
+                never.append(f"{e['ref']}: {_short(e['entry'])}")
     page = paging.text_page(
         stats["moved"],
         lambda m: f"  {m['hits']:>6,}  {m['ref']} from {m['from']}: {_short(m['entry'])}",

@@ -13,6 +13,19 @@ export BOXMAKER_IMAGE="$IMAGE"
 say() { printf '%s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
+# shell_quoted WORD: WORD as one shell word, for a command printed for the owner to paste: as is
+# when every character is one no shell treats specially, as printf %q gives it ($'...') when it
+# holds a control character such as a newline, and otherwise in single quotes (a ' becomes '\''),
+# which keep spaces, $, quotes and non-ASCII letters as they are in bash, zsh and sh alike.
+shell_quoted() {
+    case "$1" in
+    *[[:cntrl:]]*) printf '%q' "$1" ;;
+    "" | *[!abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+,=-]*)
+        printf "'%s'" "${1//\'/\'\\\'\'}" ;;
+    *) printf '%s' "$1" ;;
+    esac
+}
+
 # phase NAME CMD...: run CMD, then print how long it took.
 phase() {
     local name="$1" start rc=0

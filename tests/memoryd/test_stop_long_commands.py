@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from memoryd.data import forget, importrun
+from memoryd.data import forget, importing, importrun
 from memoryd.errors import AdminRefused
 from memoryd.index import indexer
 from proto.client import RemoteError, request
@@ -64,6 +64,26 @@ def test_an_import_ends_between_two_batches_when_memoryd_stops(md, monkeypatch, 
     again = md.data("import", name="in.jsonl")
     assert (again["applied"], again["skipped"]) == (50 - batches, batches)
     assert noted(md) == [f"n {n}" for n in range(50)]
+
+
+def test_a_dry_run_ends_when_memoryd_stops_and_writes_nothing(md, monkeypatch):
+    (md.home.root / "backups" / "in.jsonl").write_bytes(export_of(50))
+    real, decided = importing.decide, []
+
+    def decide(*args):
+        decided.append(1)
+        if len(decided) == 5:
+            md.service.stopping.set()
+        return real(*args)
+
+    monkeypatch.setattr(importing, "decide", decide)
+    journal = sorted(md.home.edits.iterdir())
+    with pytest.raises(AdminRefused) as refused:
+        md.admin("import", {"name": "in.jsonl", "dry_run": True})
+    assert str(refused.value) == (
+        "refused: the dry run stopped at item 6 of 50 (memoryd is stopping); nothing was written"
+    )
+    assert noted(md) == [] and sorted(md.home.edits.iterdir()) == journal
 
 
 def test_a_forgets_catch_up_ends_between_two_parts_when_memoryd_stops(md, monkeypatch):

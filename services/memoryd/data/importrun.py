@@ -11,6 +11,7 @@ file's bytes and a few bytes an item (importing.Items), the notes counted by dig
 report's lines (one an item) only the first that the answer can send.
 """
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -57,7 +58,7 @@ def run(service, name: str, dry_run: bool, keep: int = LINES_KEPT) -> dict:
     state = service._writer.submit(WRITE, _begin, store).result()
     done = Progress(keep=keep)
     if dry_run:
-        _dry(parsed, state, store.max_class, done)
+        _dry(parsed, state, store.max_class, done, service.stopping)
     while not dry_run and done.at < len(parsed) and done.stopped is None:
         if service.stopping.is_set():  # between two batches: each item before is journalled
             done.stopped = STOPPING
@@ -98,8 +99,15 @@ def _begin(store) -> State:
     return State(store.home)
 
 
-def _dry(parsed: Items, state: State, max_class: str, done: Progress) -> None:
-    for number, item in parsed:
+def _dry(
+    parsed: Items, state: State, max_class: str, done: Progress, stopping: threading.Event
+) -> None:
+    for at, (number, item) in enumerate(parsed):
+        if stopping.is_set():  # a dry run of a large file takes seconds: a stop need not wait
+            raise AdminRefused(
+                f"refused: the dry run stopped at item {at + 1:,} of {len(parsed):,} ({STOPPING}); "
+                "nothing was written"
+            )
         what, said = importing.decide(item, state, max_class)
         if what == "skip":
             done.skipped += 1

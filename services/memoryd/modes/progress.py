@@ -3,7 +3,10 @@
 The counts come from the index file itself (vectors written, rows still pending), so they are
 true whoever asks; the rate is that of this process's embedding child over its last minute
 (embedworker.Worker.rate), known only inside the memoryd that runs it, and the time left is the
-pending rows at that rate. Nothing here writes.
+pending rows at that rate. Whether the embedding is paused, and why, is the embedder thread's
+(embedbatch.Batches.paused), known there too; the rows skipped (embedbatch.py: the model could
+not embed them) are those of the file with neither a vector nor a place on the pending list.
+Nothing here writes.
 """
 
 import os
@@ -16,6 +19,7 @@ from memoryd.errors import IndexDamaged
 
 _lock = threading.Lock()
 _workers: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
+_embedders: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
 
 
 def register(index_path: Path, worker: object) -> None:
@@ -24,9 +28,16 @@ def register(index_path: Path, worker: object) -> None:
         _workers[str(index_path)] = worker
 
 
+def watch(index_path: object, batches: object) -> None:
+    """The embedder thread's state (embedbatch.Batches: paused) for the index at index_path."""
+    with _lock:
+        _embedders[str(index_path)] = batches
+
+
 def embedding(index_path: Path) -> dict | None:
-    """{"done", "pending", "rate", "seconds_left"} for an index in mode hybrid, else None;
-    rate and seconds_left are None while no rate is known (no batch in the last minute).
+    """{"done", "pending", "skipped", "paused", "rate", "seconds_left"} for an index in mode
+    hybrid, else None; rate and seconds_left are None while no rate is known (no batch in the
+    last minute), paused None unless embedding is paused (then why, in one line).
     IndexDamaged, naming the file, when it cannot be looked at (its folder unreadable)."""
     try:
         os.stat(index_path)
@@ -42,8 +53,9 @@ def embedding(index_path: Path) -> dict | None:
         found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_pending'").fetchone()
         if found is None:
             return None
-        done, pending = conn.execute(
-            "SELECT (SELECT count(*) FROM vectors), (SELECT count(*) FROM vector_pending)"
+        done, pending, rows = conn.execute(
+            "SELECT (SELECT count(*) FROM vectors), (SELECT count(*) FROM vector_pending),"
+            " (SELECT count(*) FROM sources)"
         ).fetchone()
     except sqlite3.Error:
         return None
@@ -51,13 +63,22 @@ def embedding(index_path: Path) -> dict | None:
         conn.close()
     with _lock:
         worker = _workers.get(str(index_path))
+        batches = _embedders.get(str(index_path))
     rate = worker.rate() if worker is not None else None  # type: ignore[attr-defined]
+    paused = getattr(batches, "paused", None) if pending else None
     left = None
     if pending == 0:
         left = 0.0
     elif rate:
         left = pending / rate
-    return {"done": done, "pending": pending, "rate": rate, "seconds_left": left}
+    return {
+        "done": done,
+        "pending": pending,
+        "skipped": max(0, rows - done - pending),
+        "paused": paused,
+        "rate": rate,
+        "seconds_left": left,
+    }
 
 
 def _duration(seconds: float) -> str:
@@ -73,14 +94,24 @@ def line(progress: dict | None) -> str | None:
     if progress is None:
         return None
     done, pending = progress["done"], progress["pending"]
-    if pending == 0:
+    skipped = progress.get("skipped") or 0  # absent from an older memoryd's answer
+    if pending == 0 and not skipped:
         return f"embedding (recall mode hybrid): all {done:,} records have their vector"
     text = (
-        f"embedding (recall mode hybrid): {done:,} of {done + pending:,} records have their"
-        f" vector, {pending:,} waiting (found by their words meanwhile)"
+        f"embedding (recall mode hybrid): {done:,} of {done + pending + skipped:,} records have"
+        f" their vector"
     )
+    if pending:
+        text += f", {pending:,} waiting (found by their words meanwhile)"
+    if skipped:
+        text += (
+            f", {skipped:,} skipped (the model could not embed {'it' if skipped == 1 else 'them'}:"
+            " found by words only; memoryd's log names each; a reindex tries again)"
+        )
+    if progress.get("paused"):
+        return text + f"; paused, tried again less and less often: {progress['paused']}"
     rate = progress["rate"]
-    if rate:
+    if rate and pending:
         shown = f"{rate:,.1f}" if rate < 10 else f"{rate:,.0f}"
         text += f"; {shown} a second, {_duration(progress['seconds_left'])} left"
     return text

@@ -76,7 +76,8 @@ def hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]:
     """The name memoryd reads path by in backups/, and the copy made for it (removed after)."""
     try:
         if not path.is_file():
-            fail(f"{escape(str(path), markup=False)} is not a file", EXIT_REFUSED)
+            what = "is not a file" if path.exists() else "does not exist"
+            fail(f"{escape(str(path), markup=False)} {what}; nothing was done", EXIT_REFUSED)
     except OSError as e:
         fail(f"cannot read {escape(str(path), markup=False)}: {e.strerror}", EXIT_REFUSED)
     folder = home / "backups"

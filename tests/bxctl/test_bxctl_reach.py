@@ -178,3 +178,17 @@ def test_an_editor_that_cannot_run_leaves_no_copy(held, tmp_path, monkeypatch):
     assert line.startswith("bxctl: cannot run the editor no-such-editor: ")
     assert line.endswith("nothing was changed")
     assert os.listdir(scratch) == []
+
+
+@pytest.mark.parametrize("command", ["restore", "import"])
+@pytest.mark.parametrize(
+    ("name", "said"), [("gone.tar.gz", "does not exist"), (".", "is not a file")]
+)
+def test_a_file_to_hand_over_that_is_missing_is_said_so(held, tmp_path, command, name, said):
+    path = tmp_path / name
+    result = runner.invoke(
+        app, ["memory", command, str(path)], env={"BOXMAKER_HOME": str(held.home)}
+    )
+    assert result.exit_code == 1
+    assert result.stderr == f"bxctl: {path} {said}; nothing was done\n"
+    assert held.seen == []

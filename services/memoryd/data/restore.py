@@ -33,6 +33,7 @@ from memoryd.errors import AdminRefused, MemorydError
 from memoryd.home import Home, atomic_write, read_file
 from memoryd.journal import forgotten
 from memoryd.memory import entries
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ def has_memory(home: Home) -> str | None:
         except (OSError, MemorydError):  # unreadable counts as something there
             n = 1
         if n:
-            found.append(f"{n} entries in {name}")
+            found.append(f"{counted(n, 'entry', 'entries')} in {name}")
     for name in ("notes.md", "pending.jsonl"):
         try:
             if os.path.getsize(home.memory_file(name)):

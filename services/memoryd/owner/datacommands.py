@@ -43,8 +43,9 @@ def run_backup(service, arg) -> str:
     removed = backup.prune(home, arg.keep, made.path) if arg.keep else []
     counts = made.manifest["counts"]
     message = (
-        f"backup written to {made.path} ({made.size:,} bytes, {len(made.manifest['files'])} "
-        f"files): {_count_text(counts)}; writes waited {made.waited * 1000:.1f} ms for it"
+        f"backup written to {made.path} ({made.size:,} bytes, "
+        f"{counted(len(made.manifest['files']), 'file')}): {_count_text(counts)}; "
+        f"writes waited {made.waited * 1000:.1f} ms for it"
     )
     if removed:
         message += f"; removed {len(removed)} older backups (keeping {arg.keep})"
@@ -133,7 +134,8 @@ def run_export(service, arg) -> str:
         raise AdminRefused(
             f"refused: the export failed ({_where(e)}); nothing was written"
         ) from None
-    message = f"exported {n_entries:,} entries and {n_notes:,} notes to {path}"
+    said = f"{counted(n_entries, 'entry', 'entries')} and {counted(n_notes, 'note')}"
+    message = f"exported {said} to {path}"
     return paging.dumps({"path": path, "entries": n_entries, "notes": n_notes, "message": message})
 
 

@@ -22,6 +22,7 @@ from memoryd.owner.args import EditArg, FileArg
 from memoryd.trust.caller import OWNER
 from proto.files import NotRegular, open_file, read_at_most
 from proto.messages import ADMIN_ARG_MAX
+from proto.plural import counted
 
 PROBLEMS_SHOWN = 50
 # What one edit can carry back; a file longer than that is trimmed by hand, not through bxctl.
@@ -87,7 +88,8 @@ def refusal(name: str, found: list[str]) -> str:
     shown = found[:PROBLEMS_SHOWN]
     more = f"\n  and {len(found) - PROBLEMS_SHOWN:,} more" if len(found) > PROBLEMS_SHOWN else ""
     lines = "\n".join(f"  {p}" for p in shown)
-    return f"refused: {name} was not changed; {len(found):,} problems:\n{lines}{more}"
+    said = counted(len(found), "problem")
+    return f"refused: {name} was not changed; {said}:\n{lines}{more}"
 
 
 def run(store, arg: EditArg) -> str:

@@ -8,7 +8,8 @@ whose name memoryd would not take (a space, a letter outside ASCII) or, when bxc
 that memoryd's user does not own (handover.py).
 
 The home is $BOXMAKER_HOME; with the socket given alone (--memory-socket, or
-$BOXMAKER_MEMORY_SOCKET), the home it lies in when it is at its usual place there.
+$BOXMAKER_MEMORY_SOCKET), the home it lies in when it is at its usual place there. A socket at its
+usual place in another home than $BOXMAKER_HOME is refused before memoryd is asked.
 """
 
 import json
@@ -103,7 +104,11 @@ def _where(path: str, home: Path) -> Path:
     where = Path(host_paths(path, home))
     inside = os.path.realpath(where.parent) == os.path.realpath(home / "backups")
     if not inside or where.name in ("", ".", ".."):
-        fail("bad answer from memoryd: a file outside its backups/ folder", EXIT_REFUSED)
+        fail(
+            f"bad answer from memoryd: a file outside {escape(str(home), markup=False)}/backups/ "
+            "(is the socket the memoryd of another home? set BOXMAKER_HOME to its home)",
+            EXIT_REFUSED,
+        )
     return where
 
 

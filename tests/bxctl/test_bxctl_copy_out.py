@@ -119,3 +119,27 @@ def test_a_socket_of_another_home_is_refused_before_memoryd_acts(memoryd, tmp_pa
     assert str(memoryd.home) in line and str(other) in line, line
     assert line.endswith("nothing was done"), line
     assert sorted(os.listdir(memoryd.home / "backups")) == before
+
+
+def test_a_socket_elsewhere_of_another_home_removes_nothing_and_says_why(memoryd, tmp_path):
+    """A socket named by a link elsewhere cannot be told another home's before memoryd answers;
+    the backup it made is then not copied, and nothing older was removed."""
+    ok(bx(memoryd, "memory", "backup"))
+    time.sleep(1.05)
+    other = tmp_path / "stackhome"
+    (other / "backups").mkdir(parents=True)
+    link = tmp_path / "m.sock"
+    link.symlink_to(memoryd.admin_socket)
+    before = archives(memoryd)
+    out = tmp_path / "copy.tar.gz"
+    result = runner.invoke(
+        app,
+        ["memory", "backup", str(out), "--keep", "1", "--memory-socket", str(link)],
+        env={"BOXMAKER_HOME": str(other)},
+    )
+    line = refused(result)
+    assert line == (
+        f"bxctl: bad answer from memoryd: a file outside {other}/backups/ (is the socket the "
+        "memoryd of another home? set BOXMAKER_HOME to its home)"
+    )
+    assert set(before) < set(archives(memoryd)) and not out.exists()

@@ -28,13 +28,15 @@ from bxctl.common import (
     admin_message,
     answer_object,
     ask_or_raise,
+    default_socket,
     escape_ids,
     fail,
     print_json_text,
 )
 from bxctl.handover import check_dest, copy_new, hand_over
-from proto.client import RemoteError
+from proto.client import RemoteError, request
 from proto.config import default_home, host_paths
+from proto.errors import ProtoError
 from proto.escape import escape
 from proto.messages import MemoryAdminReply
 from proto.paths import OWNER_ADMIN_SOCKET
@@ -159,12 +161,14 @@ def _copy_out(reply: dict, dest: Path, home: Path, what: str) -> None:
 
 def _prune(memory_socket, command: str, arg: dict, reply: dict) -> None:
     """Once the copy is made, memoryd's removal of the older archives or exports, said in the
-    reply; a refusal is said there too, as the backup and its copy stand."""
+    reply; a refusal, or memoryd gone meanwhile, is said there too, as the file and its copy
+    stand (the older ones wait for the next prune)."""
     arg = {**arg, "prune_only": True, "made": Path(reply["path"]).name}
     message = admin_message(command, arg)
+    path = memory_socket or default_socket()
     try:
-        answer = ask_or_raise(memory_socket, message, MemoryAdminReply, timeout=LONG_TIMEOUT)
-    except RemoteError as e:
+        answer = request(path, message, timeout=LONG_TIMEOUT, reply=MemoryAdminReply)
+    except ProtoError as e:  # RemoteError (a refusal) among them
         reply["message"] += f"; the older ones were not removed ({e})"
         return
     pruned = answer_object(answer.text, message=str, removed=list)

@@ -32,6 +32,8 @@ class Held(Answers):
     def __init__(self, home: Path):
         super().__init__(home)
         self.hold = True
+        self.gone_after: str | None = None
+        self.failing = "\0"  # a request whose arg holds this fails (memoryd's internal error)
         self.got = threading.Event()
         self.release = asyncio.Event()
 
@@ -42,6 +44,10 @@ class Held(Answers):
             await self.release.wait()
         if isinstance(message, Reindex):
             return Reindexed(logs=0, records=0, notes=0)
+        if self.failing in message.arg:
+            raise RuntimeError("failed")
+        if message.command == self.gone_after:  # the socket is gone once this is answered
+            os.unlink(self.path)
         check = "0" * 64
         answer = json.dumps({"message": "done", "texts": [], "check": check})
         return MemoryAdminReply(text=self.texts.get(message.command, answer))
@@ -192,3 +198,26 @@ def test_a_file_to_hand_over_that_is_missing_is_said_so(held, tmp_path, command,
     assert result.exit_code == 1
     assert result.stderr == f"bxctl: {path} {said}; nothing was done\n"
     assert held.seen == []
+
+
+@pytest.mark.parametrize("gone", [False, True])
+def test_a_prune_refused_after_the_copy_is_said_and_the_copy_stands(held, tmp_path, gone):
+    """memoryd refuses the prune, or is gone by then: the backup and its copy stand."""
+    held.hold = False
+    held.gone_after = "backup" if gone else None
+    made = held.home / "backups" / "memory-20261203T000000Z.tar.gz"
+    made.write_bytes(b"archive")
+    answer = {"message": f"backup written to {made}", "path": str(made), "removed": []}
+    held.texts["backup"] = json.dumps(answer)
+    out = tmp_path / "copy.tar.gz"
+    held.failing = "\0" if gone else '"prune_only":true'
+    result = runner.invoke(
+        app,
+        ["memory", "backup", str(out), "--keep", "2"],
+        env={"BOXMAKER_HOME": str(held.home)},
+    )
+    assert result.exit_code == 0, result.stderr
+    assert out.read_bytes() == b"archive"
+    assert f"; copied to {out}; the older ones were not removed (" in result.stdout
+    sent = [{"with_sessions": False}, {"keep": 2, "prune_only": True, "made": made.name}]
+    assert [json.loads(m.arg) for m in held.seen] == sent[: 1 if gone else 2]

@@ -54,7 +54,7 @@ def interrupted_line() -> str:
     where = {
         "backup": "ls $BOXMAKER_HOME/backups/ shows whether the archive was written",
         "export": "ls $BOXMAKER_HOME/backups/ shows whether the export was written",
-        "reindex": "run bxctl reindex again to see it end",
+        "reindex": "memoryd's log (scripts/stack logs memoryd) says when it ends",
     }.get(change, "bxctl memory log shows what was applied")
     return f"interrupted; memoryd may still finish the {change} it was sent: {where}"
 

@@ -205,6 +205,26 @@ def test_a_row_the_child_fails_on_is_skipped_and_the_rest_embedded(
         index.close()
 
 
+def test_a_row_read_before_its_file_was_swapped_is_not_skipped(tmp_path):
+    home = Home(tmp_path / "h")
+    append(home, "mm-a", [user("2026-05-01T10:00:00Z", "We adopted a puppy")])
+    index = Index(home, mode="hybrid")
+    index.open()
+    index.live.stop_embedder()  # this test runs the skips
+    try:
+        index.catch_up_all()
+        ((text, rowid),) = _by_text(home.index_db).items()
+        with index.live._connect() as conn:
+            index.live.batches.skip(conn, (rowid, "another row's text"), "index")
+        assert _table(home.index_db, "vector_pending") == {rowid}
+        with index.live._connect() as conn:
+            index.live.batches.skip(conn, (rowid, text), "index")
+        assert _table(home.index_db, "vector_pending") == set()
+        assert progress.embedding(home.index_db)["skipped"] == 1
+    finally:
+        index.close()
+
+
 LINES = {
     "an older memoryd's answer": (
         {"done": 4, "pending": 6, "rate": None, "seconds_left": None},

@@ -53,6 +53,7 @@ class Batches:
         self.paused: str | None = None
         self.split = False  # the last failure halved its batch: tried again at the next poll
         self._alone = 0
+        self._row: int | None = None  # the row tried alone, which failed _alone times
 
     def reset(self) -> None:
         """The index file was replaced: its rowids are other rows."""
@@ -70,23 +71,30 @@ class Batches:
         if self.split:
             self.size, self._alone = max(1, len(rowids) // 2), 0
             return False
+        if rowids[0] != self._row:
+            self._row, self._alone = rowids[0], 0
         self._alone += 1
         return self._alone >= ALONE_MOST
 
-    def skip(self, conn: sqlite3.Connection, rowid: int, name: object) -> None:
-        """Take rowid off the pending list without a vector, in a transaction of its own, and
-        say so in one line naming its session and record."""
+    def skip(self, conn: sqlite3.Connection, row: tuple[int, object], name: object) -> None:
+        """Take row (as take() read it) off the pending list without a vector, in a transaction
+        of its own, and say so in one line naming its session and record. A row whose text is
+        another by now (the file swapped meanwhile) stays pending."""
+        rowid, text = row
         conn.execute("BEGIN IMMEDIATE")
         try:
+            now = conn.execute(_NOW, {"most": _MOST, "rowid": rowid}).fetchone()
             where = conn.execute(
                 "SELECT session, record FROM sources WHERE rowid = ?", (rowid,)
             ).fetchone()
-            taken = conn.execute("DELETE FROM vector_pending WHERE rowid = ?", (rowid,))
+            taken = None
+            if now is not None and now[0] == text:
+                taken = conn.execute("DELETE FROM vector_pending WHERE rowid = ?", (rowid,))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-        if where is not None and taken.rowcount:  # else deleted meanwhile
+        if where is not None and taken is not None and taken.rowcount:  # else gone meanwhile
             log.warning(
                 "index %s: session %s record %s is left without a vector, found by its words"
                 " only: embedding it alone failed %d times (%s); a reindex tries it again",

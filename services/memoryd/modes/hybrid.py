@@ -280,7 +280,7 @@ class Hybrid:
             if not failed or not embedbatch.works(self.worker):
                 raise
             with self._connect() as conn:
-                self.batches.skip(conn, rows[0][0], self._name)
+                self.batches.skip(conn, rows[0], self._name)
             return 1
         with self._connect() as conn:
             self.batches.write(conn, rows, vectors)

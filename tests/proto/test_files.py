@@ -62,6 +62,24 @@ def test_append_line(tmp_path):
     assert path.read_text() == '{"a":1}\n{"b":2}\n' and mode(path) == 0o600
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (b"", b"x\n"),
+        (b"a\n", b"a\nx\n"),
+        # the last line lost its newline (an editor, a torn append): x is not glued onto it
+        (b"a", b"a\nx\n"),
+        (b"a\nb", b"a\nb\nx\n"),
+        (b'{"a":1}\n{"b":', b'{"a":1}\n{"b":\nx\n'),
+    ],
+)
+def test_append_line_lands_on_a_line_of_its_own(tmp_path, before, after):
+    path = tmp_path / "edits.jsonl"
+    path.write_bytes(before)
+    append_line(path, "x")
+    assert path.read_bytes() == after
+
+
 # --- never through a symbolic link, never a FIFO ----------------------------------
 
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.home import FILE_MODE, MONTH_FILE, Home, fsync_dir, open_file, read_file
+from memoryd.home import MONTH_FILE, Home, append_line, read_file
 from memoryd.memory import notes
 
 log = logging.getLogger(__name__)
@@ -48,24 +48,9 @@ def path(home: Home) -> Path:
 
 
 def add(home: Home, key: str, when: str, edit: str) -> None:
-    """Append key on a line of its own, fsync'd: a file whose last line lost its newline (an
-    editor, a torn append) gets one first, or the key would be glued onto that line, both lost."""
-    where = path(home)
-    line = json.dumps({"key": key, "time": when, "edit": edit}).encode() + b"\n"
-    new = not os.path.lexists(where)
-    fd = open_file(where, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line
-        written = 0
-        while written < len(line):
-            written += os.write(fd, line[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    if new:
-        fsync_dir(where.parent)
+    """Append key on a line of its own, fsync'd (append_line adds a newline first to a file whose
+    last line lost it: glued onto that line, both keys would be lost)."""
+    append_line(path(home), json.dumps({"key": key, "time": when, "edit": edit}))
 
 
 Stamp = tuple[int, int, int]

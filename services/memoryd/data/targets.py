@@ -43,23 +43,29 @@ class Target:
 
 
 def _session_texts(index, session: str, record: int, rowids: list[int]) -> list[str]:
-    """The indexed texts of a session record: by the rowids found before when they still hold
-    it (no scan on the writer), else by a scan."""
-    where = "s.kind = 'session' AND s.session = ? AND s.record = ?"
+    """The indexed texts of a session record (see _indexed_texts)."""
+    return _indexed_texts(
+        index, "s.kind = 'session' AND s.session = ? AND s.record = ?", (session, record), rowids
+    )
+
+
+def _indexed_texts(index, where: str, params: tuple, rowids: list[int]) -> list[str]:
+    """The texts of the rows where (a fixed condition; params bound) names: by the rowids found
+    before when they still hold it (no scan on the writer), else by a scan, in rowid order."""
     with index.reader() as conn:
         if rowids:
             marks = ",".join("?" * len(rowids))
             rows = conn.execute(
                 "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
                 f" WHERE s.rowid IN ({marks}) AND {where} ORDER BY s.rowid",  # noqa: S608
-                (*rowids, session, record),
+                (*rowids, *params),
             ).fetchall()
             if len(rows) == len(rowids):
                 return [r[0] for r in rows]
         rows = conn.execute(
             "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
             f" WHERE {where} ORDER BY s.rowid",  # noqa: S608
-            (session, record),
+            params,
         ).fetchall()
     return [r[0] for r in rows]
 
@@ -180,24 +186,10 @@ def _same_note(index, ref: str, text: str, rowids: list[int], doing: Doing) -> N
 
 
 def _note_texts(index, number: int, rowids: list[int]) -> list[str]:
-    """The indexed texts of note number: by the rowids found before when they still hold it (no
-    scan on the writer), else by a scan."""
-    where = "s.kind IN ('noted', 'moved', 'dropped') AND s.record = ?"
-    with index.reader() as conn:
-        if rowids:
-            marks = ",".join("?" * len(rowids))
-            rows = conn.execute(
-                "SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
-                f" WHERE s.rowid IN ({marks}) AND {where}",  # noqa: S608
-                (*rowids, number),
-            ).fetchall()
-            if len(rows) == len(rowids):
-                return [r[0] for r in rows]
-        rows = conn.execute(
-            f"SELECT h.text FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE {where}",  # noqa: S608
-            (number,),
-        ).fetchall()
-    return [r[0] for r in rows]
+    """The indexed texts of note number (see _indexed_texts)."""
+    return _indexed_texts(
+        index, "s.kind IN ('noted', 'moved', 'dropped') AND s.record = ?", (number,), rowids
+    )
 
 
 def _left_in_index(index, key: str) -> bool:

@@ -274,30 +274,24 @@ def create_if_missing(path: str | os.PathLike, data: bytes = b"") -> bool:
 
 def append_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Append data to path (created 0600 if missing) and fsync before returning."""
-    new = not os.path.lexists(path)
-    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    try:
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    if new:
-        fsync_dir(Path(path).parent)
+    _append(path, data, own_line=False)
 
 
 def append_line(path: str | os.PathLike, line: str) -> None:
     """Append one line (a newline is added) to a journal, fsync'd, on a line of its own: a file
     whose last line lost its newline (an editor, a torn append) gets one first, or the line would
     be glued onto that one and both be lost to a reader of lines."""
-    data = (line + "\n").encode("utf-8")
+    _append(path, (line + "\n").encode("utf-8"), own_line=True)
+
+
+def _append(path: str | os.PathLike, data: bytes, own_line: bool) -> None:
     new = not os.path.lexists(path)
-    fd = open_file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    fd = open_file(path, (os.O_RDWR if own_line else os.O_WRONLY) | os.O_APPEND | os.O_CREAT)
     try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
+        if own_line:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
         written = 0
         while written < len(data):
             written += os.write(fd, data[written:])

@@ -12,7 +12,7 @@ import pytest
 
 from brokerd_shim import audit
 from memoryd import home
-from memoryd.data import backup, exchange, forget, layout
+from memoryd.data import backup, exportfiles, forget, layout
 from memoryd.journal import forgotten, journal
 from memoryd.memory import review
 from memoryd.owner import promote
@@ -25,8 +25,8 @@ CASES = [
     (audit.MONTH_FILE, "2026-11.jsonl"),
     (backup.ARCHIVE_NAME, "memory-20261130T101010Z.tar.gz"),
     (backup.ARCHIVE_NAME, "memory-20261130T101010Z-2.tar.gz"),
-    (exchange.EXPORT_NAME, "export-20261130T101010Z.jsonl"),
-    (exchange.EXPORT_NAME, "export-20261130T101010Z-3.md"),
+    (exportfiles.EXPORT_NAME, "export-20261130T101010Z.jsonl"),
+    (exportfiles.EXPORT_NAME, "export-20261130T101010Z-3.md"),
     (forget.NOTE, "note:12"),
     (forget.ENTRY, "memory.md:4"),
     (forget.SESSION, "session:abc_1:9"),

@@ -174,7 +174,7 @@ def test_a_line_of_the_wrong_shape_is_named_and_nothing_changes(md, lines, line)
 
 
 def test_exports_replace_the_previous_one_once_no_bxctl_may_still_read_it(md):
-    from memoryd.data.exchange import FRESH_SECONDS
+    from memoryd.data.exportfiles import FRESH_SECONDS
 
     first = md.data("export")["path"]
     md.clock.advance(seconds=5)

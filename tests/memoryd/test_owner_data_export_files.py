@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from memoryd.data import exchange, scrub
+from memoryd.data import exportfiles, scrub
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
 from proto import files
@@ -120,7 +120,7 @@ def test_a_full_disk_before_forget_changes_anything_says_nothing_was_forgotten(m
 def test_a_full_disk_part_way_through_forget_is_finished_by_the_text(md, monkeypatch):
     md.call({"action": "add", "file": "memory", "text": SECRET})
     md.data("export")
-    monkeypatch.setattr(exchange, "atomic_write", full)  # markdown exports: none here
+    monkeypatch.setattr(exportfiles, "atomic_write", full)  # markdown exports: none here
     monkeypatch.setattr(scrub, "_rewrite", full)  # the export's rewrite
     with pytest.raises(AdminRefused) as e:
         md.admin("forget", {"id": "memory.md:1"})

@@ -10,7 +10,7 @@ to their end on a reader before the writer was taken (forget.prepare), are finis
 
 from dataclasses import dataclass, field
 
-from memoryd.data import exchange, matching, recalllog, scrub
+from memoryd.data import exportfiles, matching, recalllog, scrub
 from memoryd.data.places import recall_months
 from memoryd.home import Home, atomic_write, read_file
 from memoryd.memory import edits, notes
@@ -89,4 +89,4 @@ def scrub_everywhere(service, journal, text: str, marker: str, found: Found) -> 
     scrub.rewrite(
         pending, text, lambda v: None if matching.pending_holds(v, text) else v, scrub.journal_dumps
     )
-    exchange.scrub_exports(home, text, marker)
+    exportfiles.scrub_exports(home, text, marker)

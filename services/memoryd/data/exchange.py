@@ -13,27 +13,20 @@ between two writes; the items are built from those, off the writer. A memory cal
 landing meanwhile is not in the export, and never half in it (an entry without its journal line,
 the journal of one home with the files of another).
 
-The export is written atomically (0600) to {home}/backups/export-<time>[-N].jsonl or .md (a name
-never reused, so two exports at once each have their own file), and the exports made before it
-are removed, but for those younger than FRESH_SECONDS, which another bxctl may still be reading.
-markdown is for reading, jsonl for import. An export is one of the files memoryd writes, so a
-forget takes the forgotten text out of every export still there (scrub_exports). A failure is one
-line naming the file, and leaves no export.
+The export is written atomically (0600) into {home}/backups/ under a name never reused, and the
+exports made before it are removed but for the youngest (exportfiles.py, which also takes a
+forgotten text out of every export there). markdown is for reading, jsonl for import. A failure
+is one line naming the file, and leaves no export.
 """
 
 import datetime as dt
 import json
 import logging
-import os
-import re
-import stat
-import threading
 import time
-from pathlib import Path
 
-from memoryd.data import archive, layout, matching, scrub, snapshot
+from memoryd.data import archive, exportfiles, layout, snapshot
 from memoryd.errors import AdminRefused, FileDamaged
-from memoryd.home import Home, atomic_write, create_if_missing, ensure_dir, read_file
+from memoryd.home import Home, ensure_dir
 from memoryd.journal import forgotten
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.journal.linefile import parse_line
@@ -42,11 +35,8 @@ from memoryd.writer import WRITE, Writer
 
 FORMAT = "boxmaker-memory-export"
 VERSION = 1
-EXPORT_NAME = re.compile(r"^export-(\d{8}T\d{6}Z)(?:-\d{1,6})?\.(?:jsonl|md)\Z")
-FRESH_SECONDS = 600  # an export younger than this may still be read or copied by its bxctl
 
 log = logging.getLogger(__name__)
-_naming = threading.Lock()  # two exports in the same second take two names
 
 
 def _provenance(line: EditLine, file: str) -> dict:
@@ -200,51 +190,6 @@ def markdown(head: dict, found: list[dict]) -> bytes:
     return "\n".join(out).encode()
 
 
-def _new_file(folder: Path, now: dt.datetime, suffix: str, data: bytes) -> Path:
-    """data written atomically under a new export name in folder (never over another)."""
-    base = f"export-{now:%Y%m%dT%H%M%SZ}"
-    with _naming:
-        for n in range(1, 1_000_000):
-            path = folder / (f"{base}.{suffix}" if n == 1 else f"{base}-{n}.{suffix}")
-            try:
-                if create_if_missing(path, data):
-                    return path
-            except OSError as e:
-                e.filename = e.filename or str(path)
-                raise
-    raise FileExistsError(f"{folder}: no export name left for {base}")
-
-
-def _made_at(folder: Path, name: str) -> dt.datetime | None:
-    """When memoryd made the export named name in folder, or None when memoryd did not make it:
-    a name that only looks like an export (a date no clock gives, export-20260230T...), or
-    anything but a regular file, is the owner's and left alone."""
-    m = EXPORT_NAME.match(name)
-    if not m:
-        return None
-    try:
-        made = dt.datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
-        regular = stat.S_ISREG(os.lstat(folder / name).st_mode)
-    except (ValueError, OSError):
-        return None
-    return made if regular else None
-
-
-def _remove_older(folder: Path, keep: str, now: dt.datetime) -> None:
-    """Remove the exports before keep, but for those another bxctl may still be reading (made
-    less than FRESH_SECONDS before now, by the time in their names)."""
-    for name in os.listdir(folder):
-        made = _made_at(folder, name)
-        if name == keep or made is None or (now - made).total_seconds() < FRESH_SECONDS:
-            continue
-        try:
-            os.unlink(folder / name)
-        except FileNotFoundError:
-            continue  # another export removed it first
-        except OSError as e:  # the export stands; this one waits for the next export
-            log.warning("%s: an older export not removed: %s", folder / name, e.strerror or e)
-
-
 def export(
     home: Home,
     journal: Journal,
@@ -270,7 +215,7 @@ def export(
     folder = layout.backups(home)
     try:
         ensure_dir(folder)
-        path = _new_file(folder, now, "jsonl" if fmt == "jsonl" else "md", data)
+        path = exportfiles.new_file(folder, now, "jsonl" if fmt == "jsonl" else "md", data)
     except OSError as e:
         where = e.filename or folder
         log.error("%s: export failed: %s", where, e.strerror or e)
@@ -279,81 +224,6 @@ def export(
             f"no export was left in {folder}"
         ) from None
     if remove_older:
-        remove_older_exports(home, path.name, now)
+        exportfiles.remove_older_exports(home, path.name, now)
     entries = sum(1 for i in found if i["kind"] == "entry")
     return str(path), entries, len(found) - entries
-
-
-def remove_older_exports(home: Home, keep: str, now: dt.datetime) -> None:
-    """The exports before keep removed (_remove_older), a failure only logged."""
-    folder = layout.backups(home)
-    try:
-        _remove_older(folder, keep, now)
-    except OSError as e:  # the export stands; the older ones wait for the next export
-        log.warning("%s: older exports not removed: %s", folder, e.strerror or e)
-
-
-def exports(home: Home) -> list[Path]:
-    """The exports memoryd wrote and left in backups/."""
-    folder = layout.backups(home)
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return []
-    return [folder / n for n in sorted(names) if _made_at(folder, n) is not None]
-
-
-def _paragraph(text: str) -> bytes:
-    """An item's text as markdown() writes it: a paragraph of its own."""
-    return b"\n\n" + text.strip().encode("utf-8") + b"\n\n"
-
-
-def holding(home: Home, text: str) -> int:
-    """How many exports in backups/ hold text (an item that is text, matching.py)."""
-    n = 0
-    for path in exports(home):
-        try:
-            if path.suffix == ".jsonl":
-                find = scrub.needle(text, ascii_only=True)
-                n += scrub.count(path, text, matching.export_holds, find) > 0
-            else:
-                n += _paragraph(text) in read_file(path)
-        except FileNotFoundError:
-            continue
-    return n
-
-
-def scrub_exports(home: Home, text: str, marker: str) -> int:
-    """Take text out of every export in backups/: in jsonl an entry that is text goes and a note
-    keeps its place with the marker, in markdown the paragraph becomes the marker; how many
-    exports changed."""
-    changed = 0
-    for path in exports(home):
-        if path.suffix == ".jsonl":
-            changed += (
-                scrub.rewrite(
-                    path,
-                    text,
-                    lambda item: matching.export_change(item, text, marker),
-                    _ascii_dumps,
-                    scrub.needle(text, ascii_only=True),
-                )
-                > 0
-            )
-            continue
-        try:
-            data = read_file(path)
-        except FileNotFoundError:
-            continue
-        if _paragraph(text) in data:
-            try:
-                atomic_write(path, data.replace(_paragraph(text), _paragraph(marker)))
-            except OSError as e:
-                e.filename = e.filename or str(path)
-                raise
-            changed += 1
-    return changed
-
-
-def _ascii_dumps(value: dict) -> str:
-    return json.dumps(value, ensure_ascii=True)

@@ -9,7 +9,7 @@ wrote an entry.
 
 from dataclasses import dataclass, field
 
-from memoryd.data import carriers, exchange, matching, scrub
+from memoryd.data import carriers, exportfiles, matching, scrub
 from memoryd.home import Home, read_file
 from memoryd.journal.journal import IDENTITY_FILES
 from memoryd.memory import notes
@@ -93,7 +93,7 @@ def places(home: Home, journal, texts: list[str], keys: list[str], index) -> Pla
         found.pending += scrub.count(
             home.memory_file("pending.jsonl"), text, matching.pending_holds
         )
-        found.exports += exchange.holding(home, text)
+        found.exports += exportfiles.holding(home, text)
     own = set(keys) | {f"note:{n}" for n in found.notes}
     if index is not None:
         found.rows = carriers.find(index, texts)

@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Literal
 
-from memoryd.data import backup, exchange, forget, importrun, layout, restore, snapshot
+from memoryd.data import backup, exchange, exportfiles, forget, importrun, layout, restore, snapshot
 from memoryd.errors import AdminRefused
 from memoryd.owner import paging
 from memoryd.owner.datalock import TURNS
@@ -142,9 +142,9 @@ def run_export(service, arg) -> str:
 def _prune_exports(home, made: str, now) -> str:
     """Only the removal of the exports before made, which bxctl asks for once it has copied
     made where the owner asked."""
-    before = {p.name for p in exchange.exports(home)}
-    exchange.remove_older_exports(home, made, now)
-    removed = sorted(before - {p.name for p in exchange.exports(home)})
+    before = {p.name for p in exportfiles.exports(home)}
+    exportfiles.remove_older_exports(home, made, now)
+    removed = sorted(before - {p.name for p in exportfiles.exports(home)})
     message = f"removed {counted(len(removed), 'older export')}"
     return paging.dumps({"removed": removed, "message": message})
 

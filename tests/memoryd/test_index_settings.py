@@ -11,6 +11,7 @@ from memoryd.config import load
 from memoryd.errors import ConfigError
 from memoryd.home import Home
 from memoryd.index.index import Index
+from memoryd.index.settings import FORMAT
 from proto.records import ToolResultRecord, UserRecord, append_session_record
 
 T = "2026-09-20T14:02:11Z"
@@ -46,6 +47,31 @@ def _open(home: Home, **settings) -> Index:
     return index
 
 
+def test_an_index_of_an_earlier_format_is_rebuilt_without_what_it_kept(tmp_path, caplog):
+    """An index written by an earlier memoryd may hold what this one never writes (a deleted
+    turn's text in its neighbours' rows): its stamp differs, so the first start rebuilds it."""
+    home = Home(tmp_path / "home")
+    _say(home, "s-one", "kept words")
+    _open(home, mode="context").close()
+    conn = sqlite3.connect(home.index_db)
+    with conn:
+        conn.execute("UPDATE settings SET value = ? WHERE name = 'format'", (str(FORMAT - 1),))
+        conn.execute("UPDATE context_hits SET near = 'zorblax quixotic'")
+    conn.close()
+    with caplog.at_level(logging.INFO):
+        index = _open(home, mode="context")
+    index.close()
+    assert f"built with format={FORMAT - 1}" in caplog.text and "rebuilding it" in caplog.text
+    conn = sqlite3.connect(home.index_db)
+    try:
+        nears = [near for (near,) in conn.execute("SELECT near FROM context_hits")]
+        (stamp,) = conn.execute("SELECT value FROM settings WHERE name = 'format'").fetchone()
+    finally:
+        conn.close()
+    assert nears and not any("zorblax" in near for near in nears)
+    assert stamp == str(FORMAT)
+
+
 def test_lowering_max_class_rebuilds_the_index_at_start(tmp_path, caplog):
     home = Home(tmp_path / "home")
     _say(home, "s-one", "before the secret")
@@ -57,8 +83,8 @@ def test_lowering_max_class_rebuilds_the_index_at_start(tmp_path, caplog):
         index = _open(home, max_class="private")
     index.close()
     assert _texts(home) == ["before the secret"]
-    assert "built with format=2,max_class=secret" in caplog.text
-    assert "configured format=2,max_class=private" in caplog.text
+    assert f"built with format={FORMAT},max_class=secret" in caplog.text
+    assert f"configured format={FORMAT},max_class=private" in caplog.text
 
 
 def test_the_same_settings_keep_the_index(tmp_path, caplog):

@@ -9,8 +9,11 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-# Bump when what a record indexes to changes, so that older indexes are rebuilt.
-FORMAT = 2
+# Bump when what a record indexes to changes, so that older indexes are rebuilt (and an older
+# memoryd, going back, rebuilds a newer one rather than misreading it). 3: a deleted turn's text
+# is no longer kept in its neighbours' rows (context, hybrid), nor a live note left out for a
+# forgotten note's number once a hand edit moved it there; an index of 2 may hold either.
+FORMAT = 3
 # What one row may index of its text, by default (config [index] max_record_bytes).
 RECORD_BYTES = 65_536
 

@@ -2,6 +2,7 @@
 import and restore each run alone; backups and exports beside each other (one backup at a time);
 a preview or a dry run takes no turn. Refused at once, in one line naming what runs."""
 
+import contextlib
 import json
 import threading
 
@@ -121,3 +122,24 @@ def test_a_forget_is_refused_while_a_copy_is_made_and_copies_go_beside_each_othe
     assert "answer" in out
     forgot = json.loads(md.admin("forget", {"id": SECRET}))
     assert "Older backups still hold it" in forgot["message"] or command == "export"
+
+
+@pytest.mark.parametrize(
+    ("running", "asked", "said"),
+    [
+        (["export"], "forget", "an export is running, and forget waits for it to end"),
+        (["export", "export"], "forget", "2 exports are running, and forget waits for them"),
+        (["export", "backup"], "import", "an export and a backup are running, and import waits"),
+        (["backup", "export"], "backup", "are running, and backup waits for them to end"),
+    ],
+)
+def test_the_refusal_speaks_of_one_or_several_that_run(running, asked, said):
+    turns = DataTurns(share=4)
+    with contextlib.ExitStack() as held:
+        for command in running:
+            held.enter_context(turns.turn(command))
+        with pytest.raises(AdminRefused) as refused:
+            with turns.turn(asked):
+                pass
+    assert said in str(refused.value)
+    assert str(refused.value).endswith("after it" if len(running) == 1 else "after them")

@@ -54,9 +54,11 @@ class DataTurns:
                 or self._alone is not None
                 or (command == "backup" and self._copying["backup"])
             ):
+                one = self._alone is not None or self._copying.total() == 1
+                verb, them = ("is", "it") if one else ("are", "them")
                 return (
-                    f"refused: {changing} is running, and {command} waits for it to end; "
-                    "nothing was done: run it again after it"
+                    f"refused: {changing} {verb} running, and {command} waits for {them} to end; "
+                    f"nothing was done: run it again after {them}"
                 )
         if self._count() >= self._share:
             running = Counter([self._alone] if self._alone else []) + self._copying

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from memoryd.data import exportfiles, matching, recalllog, scrub
 from memoryd.data.places import recall_months
+from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
 from memoryd.memory import edits, notes
 
@@ -51,14 +52,26 @@ def without(texts: list[str], file: str, marker: str):
     return decide
 
 
-def mark_notes(home: Home, numbers: list[int], marker: str) -> list[tuple[int, int]]:
+def mark_notes(
+    home: Home, numbers: list[int], texts: list[str], marker: str
+) -> list[tuple[int, int]]:
     """notes.md with the text of each numbered note replaced by the marker, headers kept; the
-    (old end, change of length) of each note marked."""
+    (old end, change of length) of each note marked. The numbers were found in an earlier read,
+    and the owner may save notes.md meanwhile: a number is marked only if the note under it in
+    this read, the one rewritten, still holds one of texts, and only while the notes holding them
+    are those numbers; else nothing is written and the forget is refused (NotesMoved)."""
     path = home.memory_file("notes.md")
     data = read_file(path)
+    parsed = notes.parse(data)
+    holding = [n.number for n in parsed if any(matching.same(n.text, t) for t in texts)]
+    if sorted(holding) != sorted(set(numbers)):
+        raise NotesMoved(
+            "refused: notes.md changed while forget ran, so its note numbers moved; nothing was "
+            "forgotten: run bxctl memory search again and forget the note by the id it prints now"
+        )
     wanted = set(numbers)
     out, last, shifts = [], 0, []
-    for note in notes.parse(data):
+    for note in parsed:
         if note.number not in wanted:
             continue
         header_end = data.index(b"\n", note.start) + 1
@@ -69,6 +82,10 @@ def mark_notes(home: Home, numbers: list[int], marker: str) -> list[tuple[int, i
     out.append(data[last:])
     atomic_write(path, b"".join(out))
     return shifts
+
+
+class NotesMoved(AdminRefused):
+    """notes.md no longer holds the text under the numbers found: refused before any write."""
 
 
 def scrub_everywhere(service, journal, text: str, marker: str, found: Found) -> None:

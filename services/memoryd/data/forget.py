@@ -213,6 +213,12 @@ def _first_changes(store, where, target, marker: str, forgot: dict, when) -> tup
     shifts: list[tuple[int, int]] = []
     marked = False
     try:
+        # notes.md first: its check that the notes found still hold the text (the owner may have
+        # saved it meanwhile) refuses before anything was written.
+        if where.notes:
+            shifts = erasing.mark_notes(home, where.notes, target.texts, marker)
+            marked = True
+            target.keys += [forgotten.note_key(n) for n in where.notes]
         for file in where.entries:
             record = store.owner_edit(
                 file,
@@ -223,10 +229,6 @@ def _first_changes(store, where, target, marker: str, forgot: dict, when) -> tup
             )
             if record is not None:
                 edit_ids.append(record.id)
-        if where.notes:
-            shifts = erasing.mark_notes(home, where.notes, marker)
-            marked = True
-            target.keys += [forgotten.note_key(n) for n in where.notes]
         if not edit_ids:
             line = store.journal.append(when, _own_line(forgot, bool(where.notes)))
             edit_ids.append(line.id)

@@ -162,7 +162,10 @@ class UnixServer:
             log.exception("%s: failed to answer a request", self.name)
         finally:
             self._waiting.discard(task)
-            transport.abort()
+            # A loop closed with this handler still pending (a stop that did not wait for it)
+            # runs this at garbage collection: the socket is closed with the object then.
+            if not self._loop.is_closed():
+                transport.abort()
 
     def close(self) -> None:
         """Stop accepting and drop the connections still waiting for their request; those being

@@ -77,6 +77,7 @@ def owner(store: MemoryStore, command: str, arg: str | dict = "") -> str:
     index.open()
     try:
         index.catch_up_notes()
+        index.notes_seen.shown = index.notes_seen.renumbered  # as the owner's search leaves it
         return run(SimpleNamespace(store=store, index=index))
     finally:
         index.close()

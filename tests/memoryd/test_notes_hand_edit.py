@@ -11,9 +11,11 @@ import pytest
 
 from memoryd.errors import AdminRefused
 from proto.client import RemoteError
+from tests.callargs import loose_call
 
 from .owner_data_harness import Memoryd
-from .test_service import memoryd  # noqa: F401  (the fixture)
+from .store_helpers import CLEAN
+from .test_service import Running, memoryd  # noqa: F401  (the fixture)
 
 QUOKKA = "The launch moved to Thursday quokka."
 WOMBAT = "Buy flowers wombat for mum."
@@ -139,3 +141,94 @@ def test_forget_by_a_current_note_number_still_forgets_it(md):
     md.admin("forget", {"id": "note:1"})
     left = (md.home.memory / "notes.md").read_text()
     assert WOMBAT not in left and QUOKKA in left and ALPACA in left
+
+
+@pytest.mark.parametrize("edited", [False, True])
+@pytest.mark.parametrize("command", ["forget", "promote"])
+def test_a_note_number_printed_before_a_restart_is_refused_until_a_search(
+    memoryd,  # noqa: F811
+    tmp_path,
+    edited,
+    command,
+):
+    """The numbers a search printed before memoryd started may name other notes now (an edit
+    read again from its start in between): a note:N needs a search of this memoryd."""
+    notes = _write_notes(memoryd, QUOKKA, WOMBAT, ALPACA)
+    assert "note:1" in _search(memoryd, "wombat")
+    if edited:  # the wombat note is note:0 now, and the index holds the alpaca's as note:1
+        _replace(notes, _without(notes, "quokka"))
+        assert ALPACA in _recall(memoryd, "alpaca")
+    memoryd.stop()
+    again = Running(memoryd.home, tmp_path / "memoryd.toml")
+    try:
+        assert again.service.caught_up.wait(30)
+        arg = {"id": "note:1"} if command == "forget" else {"ref": "note:1", "file": "user"}
+        before = notes.read_bytes(), (memoryd.home / "memory" / "user.md").read_bytes()
+        with pytest.raises(RemoteError, match="search again") as refused:
+            again.admin(command, json.dumps(arg))
+        assert "\n" not in str(refused.value)
+        assert (notes.read_bytes(), (memoryd.home / "memory" / "user.md").read_bytes()) == before
+
+        wanted = ALPACA if edited else WOMBAT
+        assert "note:1" in _search(again, wanted.split()[0])
+        again.admin(command, json.dumps(arg))
+        if command == "forget":
+            assert wanted not in notes.read_text()
+        else:
+            assert wanted in (memoryd.home / "memory" / "user.md").read_text()
+    finally:
+        again.stop()
+
+
+def _appended_by_memoryd(md, notes: Path) -> None:
+    """memoryd's own append, before the writer indexes it (what a reader may see meanwhile)."""
+    parsed, caller = loose_call(json.dumps({"action": "note", "text": "Zebra note."}), **CLEAN)
+    md.store.call(parsed, caller)
+
+
+def _appended_by_hand(md, notes: Path) -> None:
+    with open(notes, "a") as f:
+        f.write(ADDED)
+
+
+def _saved_with_a_note_added(md, notes: Path) -> None:
+    _replace(notes, notes.read_text() + ADDED)  # another file, though it only grew
+
+
+def _removed_in_place_and_grown(md, notes: Path) -> None:
+    _in_place(notes, _without(notes, "quokka") + ADDED + ADDED)
+
+
+def _word_changed_in_place_and_grown(md, notes: Path) -> None:
+    with open(notes, "r+b") as f:
+        at = f.read().index(b"quokka")
+        f.seek(at)
+        f.write(b"QUOKKA")
+        f.seek(0, os.SEEK_END)
+        f.write(ADDED.encode())
+
+
+@pytest.mark.parametrize(
+    "change, taken",
+    [
+        (_appended_by_memoryd, True),
+        (_appended_by_hand, True),
+        (_saved_with_a_note_added, False),
+        (_removed_in_place_and_grown, False),
+        (_word_changed_in_place_and_grown, False),
+    ],
+)
+def test_notes_md_that_only_grew_since_the_index_read_it_keeps_its_numbers(md, change, taken):
+    notes = md.home.memory / "notes.md"
+    assert "note:1" in md.admin("search", {"query": "wombat", "k": 10})
+    change(md, notes)
+    assert md.index.notes_seen.behind() is not taken
+    before = notes.read_bytes()
+    if taken:
+        assert "forgot note:1" in md.admin("forget", {"id": "note:1"})
+        left = notes.read_text()
+        assert WOMBAT not in left and QUOKKA in left and ALPACA in left
+        return
+    with pytest.raises(AdminRefused, match="changed since the last bxctl memory search"):
+        md.admin("forget", {"id": "note:1"})
+    assert notes.read_bytes() == before

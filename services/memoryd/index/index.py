@@ -187,10 +187,11 @@ class Index(ModePrep, Warming):
                     added = indexer.index_notes(conn, self.home, self.settings)
                 # It deletes rows only to read notes.md again from its start.
                 renumbered = _deletions(conn) != deletions
+                reached = _notes_reached(conn)
         except BaseException:
             self.notes_seen.done(seen, ok=False)
             raise
-        self.notes_seen.done(seen, renumbered=renumbered)
+        self.notes_seen.done(seen, renumbered=renumbered, reached=reached)
         return added
 
     @contextlib.contextmanager
@@ -263,7 +264,7 @@ class Index(ModePrep, Warming):
             fsync_dir(self.path.parent)
             vocab.forget()  # nothing counted in the old file is kept
             self._writer = self._connect()
-            self.notes_seen.done(seen, renumbered=renumbered)
+            self.notes_seen.done(seen, renumbered=renumbered, reached=_notes_reached(self._writer))
         if self._live is not None:
             self._live.reset()
         records = built.records + changed.get("session", 0)
@@ -284,6 +285,13 @@ NOTE_KINDS = ("noted", "moved", "dropped")
 def _deletions(conn: sqlite3.Connection) -> int:
     """The file's count of row deletions, raised by each (schema.DELETIONS_PRAGMA)."""
     return int(conn.execute(f"PRAGMA {DELETIONS_PRAGMA}").fetchone()[0])
+
+
+def _notes_reached(conn: sqlite3.Connection) -> tuple[int, str] | None:
+    """The offset the index holds notes.md to and the hash of the bytes before it (NotesSeen
+    tells notes.md that only grew from one edited with them), or None when it holds none."""
+    state = indexer.load_state(conn, indexer.NOTES_LOG)
+    return None if state is None else (state.bytes, state.tail)
 
 
 def _count_changes(conn: sqlite3.Connection) -> None:

@@ -10,15 +10,32 @@ has read notes.md again from its start (renumbered: a hand edit before the end m
 after it) since the owner's last search printed note numbers (shown): a recall in between catches
 the index up, and the number search printed would then name the note that moved into its place.
 
+The numbers a search printed before memoryd started are not known to be current (notes.md may
+have been edited and read again from its start in between), so after a start every note number
+counts as not shown until the owner's first search of this memoryd.
+
+notes.md that only grew since the index read it (memoryd's own append, which the writer indexes
+next) holds every note under the number it had: the same file, at least as long as what the index
+read, the bytes just before the offset the index reached unchanged (the hash the indexer keeps of
+them, indexer.py). Forget and promote take a number then; checking it costs a read of at most
+NOTES_WINDOW bytes, and only when the stat changed.
+
 The stat is taken before the read, so a change made while the writer reads is seen at the next
 look. An edit in place that keeps the size, the inode and the times to the nanosecond is not seen
 here; the hash of notes.md's tail (indexer.py) still catches it at the next write.
 """
 
+import hashlib
 import os
 from pathlib import Path
 
+from memoryd.index.indexer import NOTES_WINDOW
+from proto.files import open_file
+
 Seen = tuple[object, ...]
+# What the index read of notes.md: notes.md's stat before the read, the byte offset the index
+# reached and the hash of the NOTES_WINDOW bytes before it (None: not known).
+Read = tuple[Seen, int | None, str | None]
 
 
 def stat_of(path: Path) -> Seen:
@@ -35,31 +52,50 @@ def stat_of(path: Path) -> Seen:
 class NotesSeen:
     def __init__(self, path: Path) -> None:
         self.path = path
-        # notes.md's stat when the writer last read it into the index and committed (None: not
-        # since the index opened), and when it last tried to, whether or not that succeeded.
-        self.read: Seen | None = None
+        # What the writer last read into the index and committed (None: nothing since the index
+        # opened): notes.md's stat, the offset reached and its tail hash, kept together so that a
+        # reader never pairs one read's stat with another's offset.
+        self._read: Read | None = None
+        # notes.md's stat when the writer last tried to read it, whether or not that succeeded.
         self.tried: Seen | None = None
         # How many times the index read notes.md again from its start, and that count when the
-        # owner's last search (owner/search.py) printed note numbers.
+        # owner's last search (owner/search.py) printed note numbers: none yet after a start.
         self.renumbered = 0
-        self.shown = 0
+        self.shown = -1
+        # The last (read, stat) found to have only grown: a reader asking again reads nothing.
+        self._grown: tuple[Read, Seen] | None = None
+
+    @property
+    def read(self) -> Seen | None:
+        """notes.md's stat when the writer last read it into the index (None: not since the
+        index opened)."""
+        last = self._read
+        return None if last is None else last[0]
 
     def look(self) -> Seen:
         """The stat now, taken by the writer before it reads notes.md."""
         return stat_of(self.path)
 
-    def done(self, seen: Seen, ok: bool = True, renumbered: bool = False) -> None:
+    def done(
+        self,
+        seen: Seen,
+        ok: bool = True,
+        renumbered: bool = False,
+        reached: tuple[int, str] | None = None,
+    ) -> None:
         """The writer read notes.md as it was at seen (ok: and the index holds what it read;
-        renumbered: read again from its start)."""
+        renumbered: read again from its start; reached: the offset the index holds notes.md
+        to and the hash of the NOTES_WINDOW bytes before it, when known)."""
         self.tried = seen
-        if ok:
-            self.read = seen
-        if renumbered:
+        if renumbered:  # before the read: a reader that sees this read sees the count too
             self.renumbered += 1
+        if ok:
+            offset, tail = reached if reached is not None else (None, None)
+            self._read = (seen, offset, tail)
 
     def clear(self) -> None:
         """The index file was opened anew: nothing of it has been read yet."""
-        self.read = self.tried = None
+        self._read = self.tried = None
 
     def changed(self) -> bool:
         """True when notes.md changed since the writer last read it (or tried to). False until
@@ -70,7 +106,45 @@ class NotesSeen:
 
     def behind(self) -> bool:
         """True when a note number the owner was shown may name another note now: the index was
-        never read since it opened, notes.md changed since the last read that succeeded, or the
-        index read it again from its start since the owner's last search."""
-        read = self.read
-        return read is None or self.renumbered != self.shown or stat_of(self.path) != read
+        never read since it opened, the owner has not searched since memoryd started or since
+        the index read notes.md again from its start, or notes.md changed since the last read
+        that succeeded other than by growing past it."""
+        last = self._read
+        if last is None or self.renumbered != self.shown:
+            return True
+        now = stat_of(self.path)
+        return now != last[0] and not self._only_grew(last, now)
+
+    def _only_grew(self, last: Read, now: Seen) -> bool:
+        """True when notes.md at now is the file the index read, grown: the same file, as long
+        as the offset the index reached or longer, the bytes before that offset as hashed."""
+        seen, offset, tail = last
+        if offset is None or tail is None or len(now) != 6 or len(seen) != 6:
+            return False
+        if now[:3] != seen[:3]:  # the mode, the device, the inode; the size: _same_bytes
+            return False
+        if self._grown == (last, now):
+            return True
+        if not self._same_bytes(now, offset, tail):
+            return False
+        self._grown = (last, now)
+        return True
+
+    def _same_bytes(self, now: Seen, offset: int, tail: str) -> bool:
+        """The hash of the NOTES_WINDOW bytes before offset is tail, read from the file now
+        names (at most NOTES_WINDOW bytes)."""
+        start = max(0, offset - NOTES_WINDOW)
+        try:
+            fd = open_file(self.path, os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            st = os.fstat(fd)  # open_file refused anything but a regular file
+            if (st.st_dev, st.st_ino) != now[1:3] or st.st_size < offset:
+                return False
+            data = os.pread(fd, offset - start, start)
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return len(data) == offset - start and hashlib.sha256(data).hexdigest() == tail

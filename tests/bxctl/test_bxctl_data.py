@@ -124,6 +124,7 @@ def test_export_and_import_through_bxctl(memoryd, tmp_path):
 
 def test_forget_asks_first_and_then_forgets(memoryd):
     fill(memoryd)
+    assert "note:0" in ok(bx(memoryd, "memory", "search", "launch"))  # numbers it shows now
     no = bx(memoryd, "memory", "forget", "note:0", input="n\n")
     assert no.exit_code == 1 and "cannot be undone" in no.stderr
     assert "The launch moved to Thursday." in no.stderr  # shown before the question

@@ -238,7 +238,8 @@ def test_promote_refuses_over_the_limit(memoryd):
     big = "b" * 900
     for n in range(2):
         assert call(memoryd, {"action": "add", "file": "memory", "text": big + str(n)}).ok
-    assert call(memoryd, {"action": "note", "text": "c" * 600}).ok
+    assert call(memoryd, {"action": "note", "text": "crane " + "c" * 594}).ok
+    assert "note:0" in ok(bx(memoryd, "memory", "search", "crane"))  # numbers this memoryd shows
     out = bx(memoryd, "memory", "promote", "note:0", "--file", "memory")
     assert out.exit_code == 1 and "memory.md would be" in out.stderr
 

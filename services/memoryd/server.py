@@ -14,7 +14,7 @@ import signal
 import sqlite3
 
 from memoryd.config import Config, Limits
-from memoryd.data import lay
+from memoryd.data import backup, lay
 from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, NotRegular, ensure_dir, unsafe_entry
 from memoryd.index.index import Index, check_fts5
@@ -111,6 +111,9 @@ def remove_stale_temp_files(home: Home) -> None:
             log.info("%s: removed a temporary file left by a crash", path)
         except OSError as e:
             log.warning("%s: cannot remove a leftover temporary file: %s", path, e.strerror)
+    # backups/ too: a killed backup's or export's temporary file, or a copy a stopped bxctl
+    # handed over, holds memory's text where a forget would not reach it.
+    backup.remove_all_leftovers(home)
 
 
 def connection_caps(limits: Limits) -> list[int]:

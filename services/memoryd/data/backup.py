@@ -9,11 +9,13 @@ keep archives memoryd made, for the daily timer.
 """
 
 import datetime as dt
+import fcntl
 import logging
 import os
 import re
 import sqlite3
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +27,11 @@ from memoryd.memory import entries
 
 log = logging.getLogger(__name__)
 
+# The temporary files of an archive (make, below) and of an export (proto.files, scrub.py).
+MEMORYD_TEMP = re.compile(r"\A\.(?:memory|export)-\d{8}T\d{6}Z[^/]*\.tmp\Z")
+# bxctl's copies handed over, and their temporary files (bxctl/handover.py: handed_over, copy_new).
+HANDED_OVER = re.compile(r"\A\.\.?incoming-[0-9a-f]{12}[^/]*\Z")
+HANDED_SECONDS = 2 * 3600  # twice the hour bxctl waits at most for memoryd's answer about one
 ARCHIVE_NAME = re.compile(r"^memory-(\d{8}T\d{6}Z)(?:-(\d+))?\.tar\.gz\Z")
 NOTE_HEADER = re.compile(rb"(?m)^\xc2\xa7 (?:noted|moved|dropped) ")
 
@@ -92,6 +99,64 @@ def remove_leftovers(folder: Path) -> None:
             log.info("%s: removed a partial archive left by a backup that did not finish", path)
         except OSError:
             pass
+
+
+def remove_all_leftovers(home: Home) -> None:
+    """The files in backups/ that a killed command left, each holding memory's text in clear
+    where no forget reaches: a backup's or an export's temporary file (memoryd killed while it
+    wrote), and a copy bxctl handed over for an import or a restore, or its temporary file (bxctl
+    killed before it removed it). Called when no backup or export of memoryd's can be writing:
+    at start, and by a forget, which runs alone (datalock.py), before it scrubs the exports.
+
+    A copy bxctl hands over is in use from before it is made until bxctl removes it, however
+    long memoryd takes to answer; bxctl holds a shared lock (flock) on backups/ all that time
+    (handover.py). So the copies are removed only when the exclusive lock is free: no bxctl is
+    handing one over. Otherwise only those older than HANDED_SECONDS, which no bxctl can still
+    be waiting on (it waits at most an hour for memoryd's answer)."""
+    folder = layout.backups(home)
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:  # no backups/ yet, or not a folder (a backup or an export says so)
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            free = True
+        except OSError:  # a bxctl is handing a copy over
+            free = False
+        for name in os.listdir(fd):
+            what = _leftover(fd, name, free)
+            if what is None:
+                continue
+            try:
+                os.unlink(name, dir_fd=fd)
+                log.info("%s: removed %s", folder / name, what)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                log.warning("%s: cannot remove %s: %s", folder / name, what, e.strerror or e)
+    except OSError as e:
+        log.warning("%s: leftovers not removed: %s", folder, e.strerror or e)
+    finally:
+        os.close(fd)  # the lock with it
+
+
+def _leftover(fd: int, name: str, free: bool) -> str | None:
+    """What left the file name in the folder of fd, when it is a leftover to remove; else None."""
+    handed = HANDED_OVER.match(name) is not None
+    if not handed and not MEMORYD_TEMP.match(name):
+        return None
+    try:
+        st = os.lstat(name, dir_fd=fd)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):  # not memoryd's nor bxctl's: the owner's, left alone
+        return None
+    if handed and not free and time.time() - st.st_mtime < HANDED_SECONDS:
+        return None  # a running bxctl may still hand it over
+    if handed:
+        return "a copy of the owner's file left by a bxctl import or restore that was stopped"
+    return "a temporary file left by a backup or an export that did not finish"
 
 
 def make(home: Home, snap: Snapshot, with_sessions: bool) -> Made:

@@ -18,7 +18,7 @@ import stat
 import threading
 from pathlib import Path
 
-from memoryd.data import layout, matching, scrub
+from memoryd.data import backup, layout, matching, scrub
 from memoryd.home import Home, atomic_write, create_if_missing, read_file
 
 EXPORT_NAME = re.compile(r"^export-(\d{8}T\d{6}Z)(?:-\d{1,6})?\.(?:jsonl|md)\Z")
@@ -115,7 +115,10 @@ def holding(home: Home, text: str) -> int:
 def scrub_exports(home: Home, text: str, marker: str) -> int:
     """Take text out of every export in backups/: in jsonl an entry that is text goes and a note
     keeps its place with the marker, in markdown the paragraph becomes the marker; how many
-    exports changed."""
+    exports changed. The temporary files a killed export or backup left, and the copies a stopped
+    bxctl handed over, are removed first: they hold the text too, and a forget runs alone, so no
+    export or backup is writing one now (backup.remove_all_leftovers)."""
+    backup.remove_all_leftovers(home)
     changed = 0
     for path in exports(home):
         if path.suffix == ".jsonl":

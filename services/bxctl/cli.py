@@ -12,11 +12,14 @@ a usage error included (the line, then where the help is), and output that canno
 full disk, a closed stdout) is one of those failures, never a traceback nor a silent success.
 Started with stderr closed, bxctl does nothing and exits 1 without a word: an error line must
 never land in stdout (in the file an export is written to). Ctrl-C (exit 130) says whether
-memoryd was sent a change it may still apply.
+memoryd was sent a change it may still apply; SIGTERM and SIGHUP end bxctl the same way (exit
+128 + the signal), its clean-up run.
 """
 
+import contextlib
 import errno
 import os
+import signal
 import sys
 import threading
 import time
@@ -42,6 +45,8 @@ from proto.version import VersionOption
 
 REINDEX_TIMEOUT = 3600.0
 EXIT_INTERRUPTED = 130  # typer's, as a shell's for SIGINT
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # ended as Ctrl-C, exit 128 + the signal
+STOPPED: dict[str, int | None] = {"signal": None}
 
 app = typer.Typer(no_args_is_help=True, help="boxmaker's owner commands.")
 memory_app = typer.Typer(
@@ -119,9 +124,14 @@ def main() -> None:
     if sys.stdout is None:  # started with fd 1 closed: the answer would be lost
         print("bxctl: the standard output is closed; nothing was done", file=sys.stderr)
         sys.exit(EXIT_REFUSED)
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's stays ignored
+            signal.signal(sig, _stopped)
     try:
         try:
             code = app(standalone_mode=False)
+        except KeyboardInterrupt:  # one that lands outside the command, as typer answers it
+            code = EXIT_INTERRUPTED
         finally:
             sys.stdout.flush()
     except typer.TyperException as e:
@@ -140,5 +150,19 @@ def main() -> None:
         print(f"bxctl: the output could not be written: {e.strerror}", file=sys.stderr)
         sys.exit(EXIT_REFUSED)
     if code == EXIT_INTERRUPTED:  # typer's answer to Ctrl-C, which it says nothing of
-        print(f"bxctl: {interrupted_line()}", file=sys.stderr)
+        signum = STOPPED["signal"]
+        # after SIGHUP the terminal may be gone: the exit code still says what happened
+        with contextlib.suppress(OSError):
+            print(f"bxctl: {interrupted_line(signum)}", file=sys.stderr)
+        code = EXIT_INTERRUPTED if signum is None else 128 + signum
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _stopped(signum: int, frame: object) -> None:
+    """SIGTERM or SIGHUP (a service manager's stop, a closed terminal) ends bxctl as Ctrl-C does,
+    so that what it made runs its clean-up (a copy handed to memoryd, a temporary file beside
+    --out) and the same one line is said; a second one is ignored so as not to cut that short."""
+    STOPPED["signal"] = signum
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    raise KeyboardInterrupt

@@ -1,16 +1,20 @@
 """Files between the owner's disk and memoryd's {home}/backups/, both ways.
 
 memoryd sees only its own folders, so a file the owner names elsewhere (an archive to restore, an
-export to import) is copied into backups/ for memoryd to read, and removed after; one memoryd
-wrote there is copied out where the owner asked. Each copy goes to a temporary file beside its
+export to import) is copied into backups/ for memoryd to read, and removed after (a shared lock
+on backups/ held meanwhile tells memoryd it is in use); one memoryd wrote there is copied out
+where the owner asked. Each copy goes to a temporary file beside its
 name, fsync'd, then linked to the name (never over an existing file). When bxctl runs as root
 and memoryd as another user (rootful containers run it as 10001), a copy handed to memoryd is
 made that user's: a 0600 file of root's is one memoryd cannot open.
 """
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 from bxctl.common import EXIT_REFUSED, fail
@@ -72,8 +76,16 @@ def copy_new(
             pass
 
 
-def hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]:
-    """The name memoryd reads path by in backups/, and the copy made for it (removed after)."""
+@contextlib.contextmanager
+def handed_over(path: Path, home: Path, memory_socket) -> Iterator[tuple[str, Path | None]]:
+    """The name memoryd reads path by in backups/, and the copy made for it (None when memoryd
+    reads path itself), the copy removed when the body ends, whatever ends it (an interrupt, or
+    SIGTERM or SIGHUP, which cli.py turns into one).
+
+    From before the copy is made until it is removed, a shared lock (flock) is held on backups/:
+    memoryd removes the copies a killed bxctl left only when it can take the folder's exclusive
+    lock, or once they are older than any bxctl waits (memoryd.data.backup.remove_all_leftovers),
+    never one a running bxctl is handing over."""
     try:
         if not path.is_file():
             what = "is not a file" if path.exists() else "does not exist"
@@ -84,7 +96,8 @@ def hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]:
     owner = reader_of(folder)
     inside = path.resolve().parent == folder.resolve() and not path.is_symlink()
     if inside and NAME.fullmatch(path.name) and (owner is None or owned_by(path, owner)):
-        return path.name, None
+        yield path.name, None
+        return
     copy = folder / f".incoming-{os.urandom(6).hex()}{''.join(path.suffixes)[-16:]}"
     copy = copy.with_name("".join(c for c in copy.name if c.isalnum() or c in "._-"))
     if not folder.is_dir():
@@ -96,8 +109,36 @@ def hand_over(path: Path, home: Path, memory_socket) -> tuple[str, Path | None]:
                 EXIT_REFUSED,
             )
         fail(f"{escape(str(folder), markup=False)} is missing; is memoryd set up?", EXIT_REFUSED)
-    copy_new(path, copy, owner=owner)
-    return copy.name, copy
+    lock = _hold(folder)
+    try:
+        try:
+            copy_new(path, copy, owner=owner)
+        except KeyboardInterrupt:  # after the link, the copy stands: it is removed all the same
+            copy.unlink(missing_ok=True)
+            raise
+        try:
+            yield copy.name, copy
+        finally:
+            copy.unlink(missing_ok=True)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _hold(folder: Path) -> int | None:
+    """A descriptor of folder holding its shared lock, or None when the folder cannot be opened
+    to lock (bxctl goes on: memoryd would remove the copy only at a start or a forget while no
+    other bxctl holds the lock, and a forget does not run beside an import or a restore)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # memoryd holds the exclusive one for a listing at most
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def reader_of(folder: Path) -> tuple[int, int] | None:

@@ -33,7 +33,8 @@ from bxctl.common import (
     fail,
     print_json_text,
 )
-from bxctl.handover import check_dest, copy_new, hand_over
+from bxctl.handover import check_dest, copy_new, handed_over
+from bxctl.reach import note_copy
 from proto.client import RemoteError, request
 from proto.config import default_home, host_paths
 from proto.errors import ProtoError
@@ -139,14 +140,10 @@ def _read_export(path: Path) -> str:
 
 def _ask_about(memory_socket, command: str, path: Path, arg: dict, **fields: type) -> dict:
     """The command asked of memoryd about a file the owner names (handed over in backups/), the
-    copy made for it removed whatever the answer."""
-    name, copy = hand_over(path, home_for(memory_socket), memory_socket)
-    shown = None if copy is None else (name, str(path))
-    try:
+    copy made for it removed whatever the answer (handover.handed_over)."""
+    with handed_over(path, home_for(memory_socket), memory_socket) as (name, copy):
+        shown = None if copy is None else (name, str(path))
         return _ask(memory_socket, command, {"name": name, **arg}, shown, **fields)
-    finally:
-        if copy is not None:
-            copy.unlink(missing_ok=True)
 
 
 def _copy_out(reply: dict, dest: Path, home: Path, what: str) -> None:
@@ -154,6 +151,7 @@ def _copy_out(reply: dict, dest: Path, home: Path, what: str) -> None:
     a failed copy says where the file memoryd made is (memoryd was asked to remove nothing
     older: that waits for the copy, _prune)."""
     made = _where(reply["path"], home)
+    note_copy(what, made, dest)  # an interrupt from here on says the copy once it stands
     copy_new(made, dest, f" there; the {what} is in {made}, and no older {what} was removed")
     reply["copy"] = str(dest)
     reply["message"] += f"; copied to {dest}"

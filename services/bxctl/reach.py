@@ -1,9 +1,10 @@
 """What bxctl says when it cannot finish talking to memoryd: the socket it cannot reach (a
-permission, a path that is not a socket, rather than "not answering"), and a Ctrl-C, which
-leaves a request memoryd may still apply."""
+permission, a path that is not a socket, rather than "not answering"), and a Ctrl-C (or SIGTERM,
+SIGHUP), which leaves a request memoryd may still apply, or a copy made where the owner asked."""
 
 import json
 import os
+import signal
 import stat
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from proto.messages import Body, MemoryAdmin, Reindex
 
 # What memoryd was last sent that changes memory, for the line an interrupt prints (cli.py).
 SENT: dict[str, str | None] = {"change": None}
+# The archive or export bxctl copies where the owner asked: (what, the file, the owner's path).
+COPY: dict[str, tuple[str, Path, Path] | None] = {"out": None}
 CHANGING = frozenset(
     {
         "undo",
@@ -46,17 +49,34 @@ def _change_in(message: Body) -> str | None:
     return None if isinstance(arg, dict) and arg.get("dry_run") is True else message.command
 
 
-def interrupted_line() -> str:
-    """What an interrupt (Ctrl-C) left: nothing, or a request memoryd goes on with."""
+def note_copy(what: str, made: Path, dest: Path) -> None:
+    """The archive or export made, about to be copied to dest where the owner asked."""
+    COPY["out"] = (what, made, dest)
+
+
+def interrupted_line(signum: int | None = None) -> str:
+    """What an interrupt (Ctrl-C, or signum: SIGTERM, SIGHUP) left: nothing, a copy made where
+    the owner asked with memoryd's removal of older ones in doubt, or a request memoryd goes on
+    with."""
+    how = "interrupted" if signum is None else f"stopped by {signal.Signals(signum).name}"
+    copy = COPY["out"]
+    # dest did not exist before (check_dest, copy_new) and is linked only once whole and fsync'd
+    if copy is not None and os.path.lexists(copy[2]):
+        what, made, dest = (escape(str(x), markup=False) for x in copy)
+        return (
+            f"{how}; the {what} was written to {made} and copied whole to {dest}; memoryd may "
+            f"or may not have removed the older {what}s it was asked to: ls "
+            "$BOXMAKER_HOME/backups/ shows which are left"
+        )
     change = SENT["change"]
     if change is None:
-        return "interrupted; nothing was changed"
+        return f"{how}; nothing was changed"
     where = {
         "backup": "ls $BOXMAKER_HOME/backups/ shows whether the archive was written",
         "export": "ls $BOXMAKER_HOME/backups/ shows whether the export was written",
         "reindex": "memoryd's log (scripts/stack logs memoryd) says when it ends",
     }.get(change, "bxctl memory log shows what was applied")
-    return f"interrupted; memoryd may still finish the {change} it was sent: {where}"
+    return f"{how}; memoryd may still finish the {change} it was sent: {where}"
 
 
 def unreachable_why(path: Path) -> str | None:

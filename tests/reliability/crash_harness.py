@@ -581,7 +581,11 @@ def operations() -> list[Operation]:
         Operation(
             "promote",
             "admin",
-            MemoryAdmin(command="promote", arg='{"ref": "note:0", "file": "user"}'),
+            # By its text: a note:N is taken only once a search of this memoryd printed it.
+            MemoryAdmin(
+                command="promote",
+                arg=json.dumps({"ref": FORGOTTEN["forget-note"][0], "file": "user"}),
+            ),
         ),
         Operation("import", "admin", None, files="import", after_restart=_import_finished),
         Operation("restore", "admin", None, files="restore", after_restart=_wholly_old_or_new),

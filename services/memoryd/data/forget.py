@@ -14,12 +14,13 @@ journal's older copies, the recall log's queries, pending writes and the exports
 index holds it in, such as the session record of the memory call that wrote it: carriers.py) go to
 forgotten.jsonl, so that no catch-up, reindex or swap of a rebuilt index puts it back, and their
 rows leave the index (purge.py). The files come first so that the journal never says less than the
-files hold (the hand-edit check compares them). A forget stopped by a crash part way is finished by
-running it again: by the same id while the id still names something, else by the text's exact words,
-which forget takes for any text memoryd still holds. The journal says what was forgotten by id, the
-keys it listed and when, never the text. It cannot be undone (undo says why), and session logs,
-which are loopd's, keep their text: the answer says so. Archives in backups/ are not opened: the
-answer names them.
+files hold (the hand-edit check compares them). A forget stopped part way (a crash, a full disk) is
+finished by running it again, by the same id or by the text's exact words: before its first write
+it records what it takes (unfinished.py), and until it has finished forget takes nothing else, so a
+number given again never names another entry or note than the first run did. The journal says
+what was forgotten by id, the keys it listed and when, never the text. It cannot be undone (undo
+says why), and session logs, which are loopd's, keep their text: the answer says so. Archives in
+backups/ are not opened: the answer names them.
 """
 
 import datetime as dt
@@ -28,7 +29,7 @@ import logging
 import os
 import time
 
-from memoryd.data import carriers, erasing, layout, scrub
+from memoryd.data import carriers, erasing, layout, scrub, unfinished
 from memoryd.data.erasing import Found
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: the ids it takes)
@@ -175,8 +176,15 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     # The journal line names every key the forget lists, so that a damaged line of
     # forgotten.jsonl loses none of them (forgotten.journal_keys).
     listing = [*target.keys, *(forgotten.note_key(n) for n in where.notes), *where.records]
-    forgot = {"id": target.id, "at": stamp, "keys": list(dict.fromkeys(listing))}
-    edit_ids, shifts = _first_changes(store, where, target, marker, forgot, when)
+    keys = list(dict.fromkeys(listing))
+    forgot = {"id": target.id, "at": stamp, "keys": keys}
+    _record(home, ref, target, keys)
+    try:
+        edit_ids, shifts = _first_changes(store, where, target, marker, forgot, when)
+    except AdminRefused as e:  # refused before any write (NotesMoved too), or part way
+        if not target.resumed and not isinstance(e, PartWay):
+            unfinished.drop(home)
+        raise
     for text in target.texts:
         erasing.scrub_everywhere(service, store.journal, text, marker, found)
     # Every other record that held it (the memory call that wrote it) is forgotten too.
@@ -189,6 +197,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     purge(service.index, target.keys, {**where.rows, **found.rows})
     if shifts:
         shift_notes(service.index, shifts)
+    unfinished.drop(home)  # last: until here a re-run must take what this run took
     log.info("forgot %s as edit %s (%s)", target.what, edit_ids[-1], where.said())
     message = (
         f"forgot {target.what} as edit {edit_ids[-1]}: its text is gone from {where.said()} "
@@ -201,6 +210,18 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
             f" {layout.backups(home)}): remove them to be rid of it there too."
         )
     return {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
+
+
+def _record(home: Home, ref: str, target, keys: list[str]) -> None:
+    """What this forget takes, recorded before its first write (unfinished.py)."""
+    entry = unfinished.Unfinished(ref, target.id, target.what, list(target.texts), keys)
+    try:
+        unfinished.record(home, entry)
+    except OSError as e:
+        if target.resumed:
+            raise stopped_part_way(error_text(e)) from None
+        cause = error_text(e)
+        raise AdminRefused(f"refused: forget failed ({cause}); nothing was forgotten") from None
 
 
 def _first_changes(store, where, target, marker: str, forgot: dict, when) -> tuple[list, list]:
@@ -233,7 +254,7 @@ def _first_changes(store, where, target, marker: str, forgot: dict, when) -> tup
             line = store.journal.append(when, _own_line(forgot, bool(where.notes)))
             edit_ids.append(line.id)
     except (OSError, WriteFailed) as e:
-        if edit_ids or marked:
+        if edit_ids or marked or target.resumed:
             raise stopped_part_way(error_text(e)) from None
         cause = error_text(e)
         raise AdminRefused(f"refused: forget failed ({cause}); nothing was forgotten") from None
@@ -258,9 +279,13 @@ def _own_line(forgot: dict, notes: bool) -> Edit:
     )
 
 
+class PartWay(AdminRefused):
+    """A forget that had begun to write stopped: its record stands (unfinished.py)."""
+
+
 def stopped_part_way(cause: str) -> AdminRefused:
     """The refusal of a forget that had begun to write: run again, it finishes."""
-    return AdminRefused(
+    return PartWay(
         f"refused: forget stopped part way ({cause}); run it again with the same id, or with the "
         "text's exact words, to finish it"
     )

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from memoryd.data import matching, unfinished
 from memoryd.data.places import Places, notes_of, places
 from memoryd.data.purge import rows_of
 from memoryd.errors import AdminRefused
@@ -40,6 +41,7 @@ class Target:
     what: str  # said to the owner, without the text
     texts: list[str]
     keys: list[str] = field(default_factory=list)
+    resumed: bool = False  # the forget stopped part way, finished now (unfinished.py)
 
 
 def _session_texts(index, session: str, record: int, rowids: list[int]) -> list[str]:
@@ -72,6 +74,9 @@ def _indexed_texts(index, where: str, params: tuple, rowids: list[int]) -> list[
 
 def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> Target:
     """What ref names, with its text(s); AdminRefused when it names nothing to forget."""
+    stopped = unfinished.read(home)
+    if stopped is not None:
+        return _finishing(stopped, ref)
     m = NOTE.match(ref)
     if m:
         number = int(m.group(1))
@@ -127,6 +132,24 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
         "prints them, from 0), memory.md:N or user.md:N (as stats prints them, from 1) or an "
         "entry's or a note's exact text"
     )
+
+
+def _finishing(stopped: unfinished.Unfinished, ref: str) -> Target:
+    """While a forget stopped part way is recorded, only it is taken, by the id or the text
+    given to it or by the exact words of its text: the files it rewrote no longer number their
+    entries and notes as when it was given, so any other id might name what nobody meant."""
+    text = ref.strip()
+    if ref == stopped.ref or (text and any(matching.same(text, t) for t in stopped.texts)):
+        return Target(stopped.id, stopped.what, list(stopped.texts), list(stopped.keys), True)
+    named = stopped.ref if _is_id(stopped.ref) else "the exact words of the text it was given"
+    raise AdminRefused(
+        f"refused: a forget stopped part way is not finished; nothing was forgotten: run "
+        f"bxctl memory forget {named} to finish it first, then search again for ids"
+    )
+
+
+def _is_id(ref: str) -> bool:
+    return bool(NOTE.match(ref) or ENTRY.match(ref) or SESSION.match(ref))
 
 
 def _no_entry(file: str, ref: str, held: int) -> str:

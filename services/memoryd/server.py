@@ -18,6 +18,7 @@ from memoryd.data import backup, lay
 from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, NotRegular, ensure_dir, unsafe_entry
 from memoryd.index.index import Index, check_fts5
+from memoryd.journal import forgotten
 from memoryd.memory.store import MemoryStore
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.trust.witness import Witness
@@ -63,6 +64,7 @@ def prepare(config: Config) -> MemoryService:
         max_class=config.max_class,
     )
     store.ensure()
+    forgotten.mend(home)  # a damaged or missing forgotten.jsonl gets the journal's keys back
     index = Index(
         home,
         max_class=config.max_class,

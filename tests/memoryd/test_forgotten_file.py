@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from memoryd.home import Home
-from memoryd.journal import forgotten
+from memoryd.journal import forgetlines, forgotten
 from tests.memoryd.owner_data_harness import Memoryd
 
 KEY = '{"key": "session:s-one:0", "time": "2026-09-24T20:00Z", "edit": "2026-09-24-0001"}'
@@ -161,3 +161,120 @@ def test_a_plain_note_key_still_hides_the_marker_standing_at_its_number(md):
     assert sorted(numbers) == [0, 2]
     with pytest.raises(Exception, match="was forgotten by the owner"):
         md.admin("promote", {"ref": "note:1", "file": "memory"})
+
+
+def whole_lines_only(path) -> None:
+    """The owner deletes the lines memoryd's log calls damaged."""
+    kept = []
+    for raw in path.read_bytes().split(b"\n"):
+        try:
+            json.loads(raw)
+        except ValueError:
+            continue
+        kept.append(raw + b"\n")
+    path.write_bytes(b"".join(kept))
+
+
+def said(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == forgotten.__name__]
+
+
+def test_a_key_torn_by_a_kill_is_written_back_whole_at_start(md, caplog):
+    md.say("s-one", "The locker code is qz4711.", "Noted.")
+    md.data("forget", id="session:s-one:0")
+    path = forgotten.path(md.home)
+    path.write_bytes(path.read_bytes()[:30])  # killed half way through the append
+    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+        forgotten.mend(md.home)  # as server.prepare does at start
+        forgotten.mend(md.home)  # again: nothing left to write, nothing said
+    assert forgotten.held(md.home) == {"session:s-one:0"}
+    assert len(said(caplog)) == 1 and "1 key it lacked written back to it" in said(caplog)[0]
+    whole_lines_only(path)
+    md.index.reindex()
+    assert md.recall("locker").startswith("(no matches")
+
+
+def test_a_forget_run_again_writes_a_key_held_only_through_the_journal(md, monkeypatch):
+    md.say("s-one", "The locker code is qz4711.", "Noted.")
+    with monkeypatch.context() as m:  # killed after the journal line: the rows stay
+        m.setattr("memoryd.data.forget.purge", lambda *a: None)
+        md.data("forget", id="session:s-one:0")
+    path = forgotten.path(md.home)
+    path.write_bytes(path.read_bytes()[:30])
+    assert "session:s-one:0" in forgotten.listed(md.home)  # through the journal only
+    assert forgotten.held(md.home) == set()
+    md.data("forget", id="session:s-one:0")  # the owner runs it again
+    assert forgotten.held(md.home) == {"session:s-one:0"}
+    whole_lines_only(path)
+    md.index.reindex()
+    assert md.recall("locker").startswith("(no matches")
+
+
+def test_a_removed_file_keeps_the_journals_keys_and_is_written_back(md, caplog):
+    md.say("s-one", "The locker code is qz4711.", "Noted.")
+    md.say("s-two", "My PIN is 8086-secret.", "Noted.")
+    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+        md.data("forget", id="session:s-one:0")
+        md.data("forget", id="session:s-two:0")
+        assert said(caplog) == []  # the first forget makes the file: nothing is missing
+        path = forgotten.path(md.home)
+        path.unlink()
+        md.index.reindex()  # readers take the journal's keys and write nothing
+        assert md.recall("locker").startswith("(no matches")
+        assert md.recall("PIN").startswith("(no matches")
+        assert not path.exists()
+        assert len(said(caplog)) == 1 and f"{path} is missing" in said(caplog)[0]
+        forgotten.mend(md.home)
+    assert forgotten.held(md.home) == {"session:s-one:0", "session:s-two:0"}
+    assert "2 keys it lacked written back to it" in said(caplog)[1]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    md.index.reindex()
+    assert md.recall("PIN").startswith("(no matches")
+
+
+def month(home: Home, name: str, lines: list[dict]) -> None:
+    home.edits.mkdir(mode=0o700, exist_ok=True)
+    with open(home.edits / name, "a") as f:
+        f.write("".join(json.dumps(x) + "\n" for x in lines))
+
+
+ADD = {"id": "2026-08-01-0001", "action": "add", "file": "memory.md", "after": ["tea"]}
+
+
+def test_with_nothing_forgotten_a_journal_month_is_read_again_only_once_changed(home, monkeypatch):
+    month(home, "2026-08.jsonl", [ADD])
+    month(home, "2026-09.jsonl", [ADD])
+    reads = []
+    real = forgetlines.read_file
+    monkeypatch.setattr(forgetlines, "read_file", lambda p: reads.append(p) or real(p))
+    for _ in range(3):
+        assert forgotten.keys(home) == set()
+    assert len(reads) == 2
+    month(home, "2026-09.jsonl", [ADD])
+    assert forgotten.keys(home) == set()
+    assert reads[2:] == [home.edits / "2026-09.jsonl"]
+
+
+OLD = {"id": "2026-05-01-0003", "action": "forget", "forgot": {"id": "memory.md:2", "at": "x"}}
+
+
+@pytest.mark.parametrize("state", ["whole", "damaged", "missing"])
+def test_forget_lines_of_an_older_memoryd_are_named_when_the_file_cannot_be_trusted(
+    home, caplog, monkeypatch, state
+):
+    month(home, "2026-05.jsonl", [OLD])
+    if state != "missing":
+        forgotten.path(home).write_text(KEY + "\n" + ("not json\n" if state == "damaged" else ""))
+    reads = []
+    real = forgetlines.read_file
+    monkeypatch.setattr(forgetlines, "read_file", lambda p: reads.append(p) or real(p))
+    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+        forgotten.mend(home)
+        forgotten.listed(home)
+    if state == "whole":  # nothing to mend: the journal is not read
+        assert reads == [] and said(caplog) == []
+        return
+    assert len(said(caplog)) == 1, said(caplog)
+    line = said(caplog)[0]
+    assert "forget line 2026-05-01-0003 of the journal" in line and "name none" in line
+    assert "\n" not in line

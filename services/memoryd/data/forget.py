@@ -189,7 +189,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
         erasing.scrub_everywhere(service, store.journal, text, marker, found)
     # Every other record that held it (the memory call that wrote it) is forgotten too.
     target.keys += [key for key in where.records if key not in target.keys]
-    listed = forgotten.listed(home)
+    listed = forgotten.held(home)  # not the journal's keys: each key must be on a line of the file
     for key in target.keys:
         if key not in listed:
             forgotten.add(home, key, stamp, edit_ids[-1])

@@ -11,25 +11,28 @@ before it), after which another, live note stands at that position. So a note ke
 the forget's marker still stands there (keys); what the file lists is listed.
 
 The forget's journal line holds the keys it lists too (forget.py). A line of this file that does
-not parse (a torn append, a damaged block, a hand edit) is logged once, and the keys of the
-journal's forget lines are taken as well, so that a damaged line un-forgets nothing the journal
-names; the journal is read only then.
+not parse (a torn append, a damaged block, a hand edit), or the file missing (removed, or left out
+of a copy of memory/) while the journal holds forget lines, is logged once, and the keys of the
+journal's forget lines are taken as well (forgetlines.py reads the journal). The writer writes the
+ones the file lacks back to it, each on a line of its own, at start and at the next forget (mend),
+so that the file alone holds every key again and the owner may delete a damaged line without
+un-forgetting anything. Forget lines an older memoryd wrote name no keys: the log line says which,
+as the journal cannot give theirs back.
 """
 
 import json
 import logging
-import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.home import MONTH_FILE, Home, append_line, read_file
+from memoryd.home import Home, append_line, read_file
+from memoryd.journal import forgetlines
 from memoryd.memory import notes
 
 log = logging.getLogger(__name__)
 
 MARKER_PREFIX = "[forgotten by the owner on "
-KEY = re.compile(r"^(?:note:\d{1,9}|session:[^:\s]{1,128}:\d{1,12})\Z")
+KEY = forgetlines.KEY
 
 FILE = "forgotten.jsonl"
 
@@ -49,34 +52,30 @@ def path(home: Home) -> Path:
 
 def add(home: Home, key: str, when: str, edit: str) -> None:
     """Append key on a line of its own, fsync'd (append_line adds a newline first to a file whose
-    last line lost it: glued onto that line, both keys would be lost)."""
+    last line lost it: glued onto that line, both keys would be lost). On the writer, in a forget:
+    a damaged or missing file gets the journal's keys back first (mend)."""
+    mend(home, under_way=True)
     append_line(path(home), json.dumps({"key": key, "time": when, "edit": edit}))
 
 
-Stamp = tuple[int, int, int]
+Stamp = forgetlines.Stamp
 
 
 @dataclass(frozen=True)
 class _Read:
     every: frozenset[str]
     notes: frozenset[int]  # the numbers of the note keys among them
+    own: frozenset[str]  # the keys on whole lines of the file itself
 
 
 _cache: dict[Path, tuple[Stamp, _Read]] = {}
 # The home's file is the one read per part; a restore reads its staged copy once, under a name of
 # its own each time, so entries beyond a few are dropped rather than kept for every restore.
 CACHED_MOST = 4
-# Damaged lines already logged, per file: each is said once, not at every read of the file.
-_logged: dict[Path, tuple[int, ...]] = {}
+# What was last said of each file (its damaged lines, or that it is missing): each is said once,
+# not at every read of the file.
+_logged: dict[Path, tuple] = {}
 SAID_MOST = 5
-
-
-def _stamp(where: Path) -> Stamp | None:
-    try:
-        st = os.stat(where, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _remember(cache: dict, where: Path, stamp, value) -> None:
@@ -86,30 +85,84 @@ def _remember(cache: dict, where: Path, stamp, value) -> None:
 
 
 def listed(home: Home) -> frozenset[str]:
-    """Every key the file lists (and, when a line of it is damaged, every key the journal's
-    forget lines name); read again only when the file changed (the indexer asks per part)."""
+    """Every key the file lists (and, when a line of it is damaged or it is missing, every key
+    the journal's forget lines name); read again only when the file changed (the indexer asks
+    per part)."""
     return _read(home).every
 
 
-_NONE = _Read(frozenset(), frozenset())
+def held(home: Home) -> frozenset[str]:
+    """The keys the file itself holds on whole lines, never the journal's: a forget appends each
+    of its keys not among them, so that none is held only through the journal."""
+    return _read(home).own
+
+
+_NONE = _Read(frozenset(), frozenset(), frozenset())
 
 
 def _read(home: Home) -> _Read:
+    """The file's keys; a reader never writes (the writer mends: mend)."""
     where = path(home)
-    stamp = _stamp(where)
+    stamp = forgetlines.stamp(where)
     if stamp is None:
-        return _NONE
+        return _missing(home, where)
     cached = _cache.get(where)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     found, damaged = parse(read_file(where))
+    own = frozenset(found)
+    every = own
     if damaged:
-        _say_damaged(where, damaged)
-        found |= journal_keys(home)
-    numbers = frozenset(int(k.removeprefix("note:")) for k in found if k.startswith("note:"))
-    result = _Read(frozenset(found), numbers)
+        journal = forgetlines.forgets(home)
+        _say_damaged(where, damaged, journal.keyless, 0, None)
+        every = own | journal.keys
+    result = _made(every, own)
     _remember(_cache, where, stamp, result)
     return result
+
+
+def _made(every: frozenset[str], own: frozenset[str]) -> _Read:
+    numbers = frozenset(int(k.removeprefix("note:")) for k in every if k.startswith("note:"))
+    return _Read(every, numbers, own)
+
+
+def _missing(home: Home, where: Path) -> _Read:
+    """No file: what the journal's forget lines name is kept forgotten. A home where nothing was
+    ever forgotten has neither, and costs a stat of each journal month (forgetlines.py)."""
+    journal = forgetlines.forgets(home)
+    if not journal.keys:
+        return _NONE
+    if journal.keys - journal.last:  # else the first forget, under way, makes the file
+        _say_missing(where, journal, 0, None)
+    return _made(journal.keys, frozenset())
+
+
+def mend(home: Home, under_way: bool = False) -> None:
+    """On the writer (or at start, before it runs): a file with a damaged line, or missing while
+    the journal holds forget lines, gets the keys the journal's forget lines name that it lacks,
+    each on a line of its own, so that the file alone holds every key again. under_way: a forget
+    has written its journal line and writes its own keys next. A whole file costs one read."""
+    where = path(home)
+    try:
+        data = read_file(where)
+    except FileNotFoundError:
+        data = None
+    except OSError as e:  # a link or FIFO there: the start refuses it, a forget's add says it
+        log.error("%s: not read to mend it: %s", where, e)
+        return
+    found, damaged = parse(data) if data is not None else (set(), [])
+    if data is not None and not damaged:
+        return
+    journal = forgetlines.forgets(home)
+    wanted = journal.keys - journal.last if under_way else journal.keys
+    lacking = sorted(wanted - found)
+    error = forgetlines.write_back(where, data is not None, lacking) if lacking else None
+    written = 0 if error is not None else len(lacking)
+    if data is None:
+        if lacking or journal.keyless:
+            _say_missing(where, journal, written, error)
+    elif written or error is not None:
+        _say_damaged(where, damaged, journal.keyless, written, error)
 
 
 def parse(data: bytes) -> tuple[set[str], list[int]]:
@@ -130,58 +183,45 @@ def parse(data: bytes) -> tuple[set[str], list[int]]:
     return found, damaged
 
 
-def _say_damaged(where: Path, damaged: list[int]) -> None:
-    said = tuple(damaged)
-    if _logged.get(where) == said:
-        return
+def _say(where: Path, said: tuple) -> None:
     if where not in _logged and len(_logged) >= CACHED_MOST:
         _logged.clear()
     _logged[where] = said
+
+
+def _say_damaged(where, damaged: list[int], keyless: tuple, written: int, error) -> None:
+    said = tuple(damaged)
+    if _logged.get(where) == said and not written and error is None:
+        return
+    _say(where, said)
     lines = ", ".join(str(n) for n in damaged[:SAID_MOST])
     more = f" and {len(damaged) - SAID_MOST:,} more" if len(damaged) > SAID_MOST else ""
     log.error(
         "%s: line%s %s%s damaged (not a forgotten key); the keys the journal's forget lines "
-        "name are kept forgotten as well",
+        "name are kept forgotten as well%s%s",
         where,
         "s" if len(damaged) > 1 else "",
         lines,
         more,
+        forgetlines.written_back(written, error),
+        forgetlines.keyless(keyless, missing=False),
     )
 
 
+def _say_missing(where: Path, journal: forgetlines.Forgets, written: int, error) -> None:
+    said = ("missing", written, error)
+    if _logged.get(where) == said and not written:
+        return
+    _say(where, said)
+    kept = "; the keys the journal's forget lines name are kept forgotten" if journal.keys else ""
+    if journal.keys:
+        kept += forgetlines.written_back(written, error)
+    log.error("%s is missing%s%s", where, kept, forgetlines.keyless(journal.keyless, missing=True))
+
+
 def journal_keys(home: Home) -> set[str]:
-    """The keys the journal's forget lines name: each line's "keys" (every key that forget
-    listed), or, on a line written before forget lines held them, its "id" when that is a key.
-    Read only when forgotten.jsonl is damaged; a month that cannot be read is skipped."""
-    found: set[str] = set()
-    try:
-        names = sorted(n for n in os.listdir(home.edits) if MONTH_FILE.match(n))
-    except OSError:
-        return found
-    for name in names:
-        try:
-            data = read_file(home.edits / name)
-        except OSError as e:
-            log.warning("%s: not read for forgotten keys: %s", home.edits / name, e)
-            continue
-        for raw in data.split(b"\n"):
-            if b'"forgot"' in raw:
-                found.update(_forgot_keys(raw))
-    return found
-
-
-def _forgot_keys(raw: bytes) -> list[str]:
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return []
-    forgot = value.get("forgot") if isinstance(value, dict) else None
-    if not isinstance(forgot, dict) or value.get("action") != "forget":
-        return []
-    named = forgot.get("keys")
-    if not isinstance(named, list):
-        named = [forgot.get("id")]
-    return [k for k in named if isinstance(k, str) and KEY.match(k)]
+    """The keys the journal's forget lines name (forgetlines.py)."""
+    return set(forgetlines.forgets(home).keys)
 
 
 _markers: dict[Path, tuple[Stamp, frozenset[int] | None]] = {}
@@ -215,7 +255,7 @@ def marker_notes(home: Home) -> frozenset[int] | None:
     """The numbers of the notes of notes.md whose text is a forget's marker; None when notes.md
     is there but cannot be read."""
     where = home.memory_file("notes.md")
-    stamp = _stamp(where)
+    stamp = forgetlines.stamp(where)
     if stamp is None:
         return frozenset()
     cached = _markers.get(where)

@@ -1,0 +1,179 @@
+"""The journal's forget lines, as forgotten.py falls back on them: the keys each names, and the
+lines written before forget lines held their keys, which name none; and the mending of
+forgotten.jsonl from them, when a line of it is damaged or it is missing.
+
+forgotten.jsonl is the list the indexer skips; each forget's journal line names the keys it listed
+too, so that a damaged or missing forgotten.jsonl can be mended from the journal. A home where
+nothing was ever forgotten has no forgotten.jsonl, and that file is looked for at every recall: so
+each month of the journal is read again only when its stat changed (in the common case only this
+month's, after a write), and the months unchanged cost a stat each.
+"""
+
+import datetime as dt
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.home import MONTH_FILE, Home, append_line, create_if_missing, read_file
+from proto.plural import counted
+
+log = logging.getLogger(__name__)
+
+KEY = re.compile(r"^(?:note:\d{1,9}|session:[^:\s]{1,128}:\d{1,12})\Z")
+LINE_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{4,9}\Z")
+
+Stamp = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Forgets:
+    keys: frozenset[str]
+    # The ids of forget lines that name no key: an older memoryd's, whose forget lines held only
+    # the id the owner gave (memory.md:2 is no key), so the journal cannot tell what they listed.
+    keyless: tuple[str, ...]
+    # The newest forget line's keys: a forget writes its journal line first, then its keys to
+    # forgotten.jsonl, so these alone missing from the file may be a forget under way.
+    last: frozenset[str] = frozenset()
+
+
+NONE = Forgets(frozenset(), ())
+
+# Per month file: its stat and its forget lines. Bounded: a restore reads a staged copy's journal
+# under a name of its own each time.
+_months: dict[Path, tuple[Stamp, Forgets]] = {}
+MONTHS_MOST = 512
+# Per journal folder: the stats of its months and what they add up to.
+_folders: dict[Path, tuple[tuple, Forgets]] = {}
+FOLDERS_MOST = 4
+SAID_MOST = 5
+
+
+def stamp(where: Path) -> Stamp | None:
+    try:
+        st = os.stat(where, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def forgets(home: Home) -> Forgets:
+    """What the journal's forget lines name: each line's "keys" (every key that forget listed),
+    or, on a line written before forget lines held them, its "id" when that is a key (else the
+    line is keyless). A month that cannot be read is skipped, said once per change of it."""
+    folder = home.edits
+    try:
+        names = sorted(n for n in os.listdir(folder) if MONTH_FILE.match(n))
+    except OSError:
+        return NONE
+    stamps = tuple((name, stamp(folder / name)) for name in names)
+    cached = _folders.get(folder)
+    if cached is not None and cached[0] == stamps:
+        return cached[1]
+    keys: set[str] = set()
+    keyless: list[str] = []
+    last: frozenset[str] = frozenset()
+    for name, st in stamps:
+        if st is None:
+            continue
+        month = _month(folder / name, st)
+        keys |= month.keys
+        keyless += month.keyless
+        last = month.last if month is not NONE else last
+    result = Forgets(frozenset(keys), tuple(keyless), last) if keys or keyless else NONE
+    if folder not in _folders and len(_folders) >= FOLDERS_MOST:
+        _folders.clear()
+    _folders[folder] = (stamps, result)
+    return result
+
+
+def _month(where: Path, st: Stamp) -> Forgets:
+    cached = _months.get(where)
+    if cached is not None and cached[0] == st:
+        return cached[1]
+    try:
+        data = read_file(where)
+    except OSError as e:
+        log.warning("%s: not read for forgotten keys: %s", where, e)
+        result = NONE
+    else:
+        result = parse(data)
+    if where not in _months and len(_months) >= MONTHS_MOST:
+        _months.clear()
+    _months[where] = (st, result)
+    return result
+
+
+def parse(data: bytes) -> Forgets:
+    """The forget lines of a month's bytes."""
+    if b'"forgot"' not in data:  # the common month: one search, no line split
+        return NONE
+    keys: set[str] = set()
+    keyless: list[str] = []
+    last: list[str] = []
+    for raw in data.split(b"\n"):
+        if b'"forgot"' not in raw:
+            continue
+        line = _forget_line(raw)
+        if line is None:
+            continue
+        last, ident = line
+        keys.update(last)
+        if not last:
+            keyless.append(ident)
+    return Forgets(frozenset(keys), tuple(keyless), frozenset(last)) if keys or keyless else NONE
+
+
+def _forget_line(raw: bytes) -> tuple[list[str], str] | None:
+    """A forget line's keys and its id (a journal id, or "?" when it holds none); None for any
+    other line."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    forgot = value.get("forgot") if isinstance(value, dict) else None
+    if not isinstance(forgot, dict) or value.get("action") != "forget":
+        return None
+    named = forgot.get("keys")
+    if not isinstance(named, list):
+        named = [forgot.get("id")]
+    ident = value.get("id")
+    ident = ident if isinstance(ident, str) and LINE_ID.match(ident) else "?"
+    return [k for k in named if isinstance(k, str) and KEY.match(k)], ident
+
+
+def write_back(where: Path, exists: bool, keys: list[str]) -> str | None:
+    """Append keys to forgotten.jsonl, each on a line of its own (a missing file is made whole or
+    not at all, never left empty). The error that stopped it, or None."""
+    when = f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%MZ}"
+    lines = "\n".join(json.dumps({"key": key, "time": when, "edit": "journal"}) for key in keys)
+    try:
+        if exists or not create_if_missing(where, (lines + "\n").encode()):
+            append_line(where, lines)
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
+
+
+def written_back(written: int, error: str | None) -> str:
+    if error is not None:
+        return f" (they could not be written back to it: {error}; the journal keeps them meanwhile)"
+    if not written:
+        return " (written back to it at the next forget or start)"
+    return f" ({counted(written, 'key')} it lacked written back to it)"
+
+
+def keyless(ids: tuple, missing: bool) -> str:
+    """What the journal cannot give back: forget lines an older memoryd wrote name no keys."""
+    if not ids:
+        return ""
+    named = ", ".join(ids[:SAID_MOST])
+    more = f" and {len(ids) - SAID_MOST:,} more" if len(ids) > SAID_MOST else ""
+    held = "" if missing else " unless this file still holds them on whole lines"
+    return (
+        f"; forget line{'s' if len(ids) > 1 else ''} {named}{more} of the journal (written before "
+        f"forget lines named their keys) name none, so the records they forgot may be indexed "
+        f"again{held}: if a search finds that text, forget it again by its exact words"
+    )

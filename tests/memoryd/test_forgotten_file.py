@@ -276,5 +276,5 @@ def test_forget_lines_of_an_older_memoryd_are_named_when_the_file_cannot_be_trus
         return
     assert len(said(caplog)) == 1, said(caplog)
     line = said(caplog)[0]
-    assert "forget line 2026-05-01-0003 of the journal" in line and "name none" in line
+    assert "forget line 2026-05-01-0003 of the journal" in line and "names no key" in line
     assert "\n" not in line

@@ -171,9 +171,11 @@ def keyless(ids: tuple, missing: bool) -> str:
         return ""
     named = ", ".join(ids[:SAID_MOST])
     more = f" and {len(ids) - SAID_MOST:,} more" if len(ids) > SAID_MOST else ""
-    held = "" if missing else " unless this file still holds them on whole lines"
+    one = len(ids) == 1
+    held = "" if missing else " unless this file still holds their keys on whole lines"
     return (
-        f"; forget line{'s' if len(ids) > 1 else ''} {named}{more} of the journal (written before "
-        f"forget lines named their keys) name none, so the records they forgot may be indexed "
-        f"again{held}: if a search finds that text, forget it again by its exact words"
+        f"; forget line{'' if one else 's'} {named}{more} of the journal (written before forget "
+        f"lines named their keys) name{'s' if one else ''} no key, so the records "
+        f"{'it' if one else 'they'} forgot may be indexed again{held}: if a search finds that "
+        "text, forget it again by its exact words"
     )

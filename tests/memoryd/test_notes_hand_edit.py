@@ -4,6 +4,7 @@ and forget never takes a note number that may name another note than search show
 
 import json
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -140,6 +141,27 @@ def test_forget_refuses_a_note_the_index_holds_another_text_for(md):
 def test_forget_by_a_current_note_number_still_forgets_it(md):
     md.admin("forget", {"id": "note:1"})
     left = (md.home.memory / "notes.md").read_text()
+    assert WOMBAT not in left and QUOKKA in left and ALPACA in left
+
+
+def test_a_note_number_searched_before_a_restore_is_refused_until_a_search(md):
+    """A restore replaces notes.md whole: the numbers a search printed before it may name other
+    notes in the restored file, and the catch-up after it must not make them good again."""
+    archive = Path(md.data("backup")["path"])
+    notes = md.home.memory / "notes.md"
+    _replace(notes, _without(notes, "quokka"))
+    md.index.catch_up_all()  # as the service does before a search
+    assert "note:0" in md.admin("search", {"query": "wombat", "k": 10})  # the wombat note
+    shutil.copy(archive, md.home.root / "backups" / "saved.tar.gz")
+    md.data("restore", name="saved.tar.gz", replace=True)  # quokka is note:0 again
+    md.index.catch_up_all()
+    before = notes.read_bytes()
+    with pytest.raises(AdminRefused, match="search again"):
+        md.admin("forget", {"id": "note:0"})
+    assert notes.read_bytes() == before and QUOKKA in before.decode()
+    md.admin("search", {"query": "wombat", "k": 10})
+    md.admin("forget", {"id": "note:1"})
+    left = notes.read_text()
     assert WOMBAT not in left and QUOKKA in left and ALPACA in left
 
 

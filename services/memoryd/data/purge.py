@@ -85,6 +85,7 @@ def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> 
 def reindex_notes(index) -> int:
     """Index notes.md again from its start (its bytes were replaced whole); the rows added."""
     conn: sqlite3.Connection = index._write()
+    index.notes_seen.replaced()  # before: a forget that sees the new rows sees this too
     with index._transaction(conn):
         indexer._delete_rows(conn, NOTE_KINDS, ())
         indexer.save_state(conn, indexer.NOTES_LOG, LogState())

@@ -93,6 +93,11 @@ class NotesSeen:
             offset, tail = reached if reached is not None else (None, None)
             self._read = (seen, offset, tail)
 
+    def replaced(self) -> None:
+        """notes.md was replaced whole (a restore) and read again from its start: a number
+        shown before names nothing now."""
+        self.renumbered += 1
+
     def clear(self) -> None:
         """The index file was opened anew: nothing of it has been read yet."""
         self._read = self.tried = None

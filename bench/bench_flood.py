@@ -13,12 +13,15 @@ The flood phase lasts at least --seconds, longer than memoryd's request deadline
 flooder's connections are cut and reopened during it.
 
 A third phase sends, one after another, 700 KB bodies of 90,000 unknown keys to the owner socket
-while the recalls go on, and prints the size of the replies and how long each took.
+while the recalls go on, and prints the size of the replies and how long each took. A fourth
+holds every connection the sockets allow, each sending a 1 MiB request slowly, and prints
+memoryd's resident memory before, at most during, and after (its container limit is 512 MiB).
 
 Target: recall p99 under 100 ms with 1,100 idle connections held on the loopd socket.
 """
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -136,6 +139,62 @@ class BadBodies(threading.Thread):
         self.join(30)
 
 
+class SlowFrames(threading.Thread):
+    """Hold every connection the sockets allow (less room for the recalls on the brokerd one),
+    each announcing a 1 MiB request and sending it slowly, cut and opened again before memoryd's
+    request deadline; sample memoryd's resident memory meanwhile."""
+
+    ANNOUNCED = 1_048_576
+    CHUNK = b"\x00" * 65_536
+    ROUND = 3.5  # seconds, under request_seconds (5): memoryd would cut them
+
+    def __init__(self, sockets: list[tuple[Path, int]], pid: int):
+        super().__init__(daemon=True)
+        self.sockets, self.pid = sockets, pid
+        self.base = self.peak = _rss(pid)
+        self.held = 0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            conns = []
+            for path, count in self.sockets:
+                for _ in range(count):
+                    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                    try:
+                        s.connect(str(path))
+                        s.setblocking(False)
+                        s.send(struct.pack(">I", self.ANNOUNCED))
+                    except OSError:
+                        s.close()
+                        continue
+                    conns.append([s, 0])
+            self.held = max(self.held, len(conns))
+            end = time.monotonic() + self.ROUND
+            while time.monotonic() < end and not self._done.is_set():
+                for conn in conns:
+                    if conn[1] < self.ANNOUNCED - 2 * len(self.CHUNK):
+                        with contextlib.suppress(OSError):
+                            conn[1] += conn[0].send(self.CHUNK)
+                self.peak = max(self.peak, _rss(self.pid))
+                time.sleep(0.05)
+            for conn in conns:
+                conn[0].close()
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join(30)
+
+
+def _rss(pid: int) -> int:
+    """memoryd's resident memory in MiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    return 0
+
+
 def limit_descriptors() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
 
@@ -211,10 +270,19 @@ def main(argv: list[str] | None = None) -> int:
             bad.start()
             amplified, amplified_failed = phase(args.seconds)
             bad.stop()
+            slow = SlowFrames(
+                [(loop_socket, 256), (under(home.root, OWNER_ADMIN_SOCKET), 64), (broker, 248)],
+                proc.pid,
+            )
+            slow.start()
+            time.sleep(1.0)
+            slowed, slowed_failed = phase(args.seconds)
+            slow.stop()
             for name, times, failed in (
                 ("quiet", quiet, quiet_failed),
                 (f"{args.flood} held on loopd", flooded, flooded_failed),
                 ("90,000-key bodies sent to the owner socket", amplified, amplified_failed),
+                (f"{slow.held} slow 1 MiB requests", slowed, slowed_failed),
             ):
                 print(
                     f"recall over the brokerd socket, {name}: p50 "
@@ -227,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"bad bodies: {bad.sent} sent, frame {len(bad.frame)} bytes, "
                 f"{bad.answered} answered, largest reply {bad.largest} bytes, "
                 f"mean time to the reply {bad.mean() * 1e3:.0f} ms"
+            )
+            print(
+                f"slow 1 MiB requests: {slow.held} held at once; memoryd RSS {slow.base} MiB"
+                f" before, at most {slow.peak} MiB while they were sent, {_rss(proc.pid)} MiB after"
             )
             if out.strip():
                 print(f"flooder: {out.strip().splitlines()[-1]}")

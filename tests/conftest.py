@@ -52,7 +52,12 @@ def _pytest_run_folder_goes(tmp_path_factory):
     """This run's folder of tmp_path folders goes when the tests are done (failed tests' folders
     too: their files are in the report)."""
     yield
-    shutil.rmtree(tmp_path_factory.getbasetemp(), ignore_errors=True)
+    base = tmp_path_factory.getbasetemp()
+    shutil.rmtree(base, ignore_errors=True)
+    # pytest's per-user folder (pytest-of-<user>) holds only this run's unless another runs
+    # beside it: once empty it goes too, so a run leaves nothing in /tmp.
+    with contextlib.suppress(OSError):
+        base.parent.rmdir()
 
 
 def left_behind(folder: Path) -> list[str]:

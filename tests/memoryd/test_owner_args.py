@@ -6,6 +6,7 @@ import pytest
 
 from memoryd.errors import AdminRefused
 from memoryd.owner.args import FILE_NAME_RULE, IdArg, parse
+from proto.version import package_version
 
 
 @pytest.mark.parametrize("command", ["undo", "accept", "reject"])
@@ -47,3 +48,28 @@ def test_a_file_name_memoryd_does_not_take_is_refused_in_words(command, name):
 @pytest.mark.parametrize("name", ["memory-20261203T044335Z.tar.gz", ".incoming-ab12.jsonl", "A"])
 def test_the_names_bxctl_hands_over_are_taken(name):
     assert parse("restore", json.dumps({"name": name})).name == name  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("command", "arg"),
+    [
+        ("export", json.dumps({"out": "x.jsonl", "remove_older": 3, "sideways": 1})),
+        ("log", json.dumps({"n": 3, "since": "yesterday"})),
+        ("vacuum", ""),
+    ],
+)
+def test_what_a_newer_bxctl_sends_is_refused_with_which_side_to_upgrade(command, arg):
+    with pytest.raises(AdminRefused) as refused:
+        parse(command, arg)
+    text = str(refused.value)
+    assert f"memoryd {package_version()} does not know it" in text
+    assert "scripts/stack up" in text and "\n" not in text
+
+
+@pytest.mark.parametrize(
+    ("command", "arg"), [("log", json.dumps({"n": 0})), ("forget", json.dumps({"id": 3}))]
+)
+def test_a_wrong_value_is_not_taken_for_a_newer_bxctl(command, arg):
+    with pytest.raises(AdminRefused) as refused:
+        parse(command, arg)
+    assert "does not know it" not in str(refused.value)

@@ -28,6 +28,7 @@ from pydantic import (
 from memoryd.errors import AdminRefused
 from proto.messages import describe
 from proto.tools import K_DEFAULT, K_MAX, K_MIN, QUERY_MAX
+from proto.version import package_version
 
 LOG_MAX = 10_000
 EDIT_TEXT_MAX = 65_536
@@ -188,7 +189,7 @@ def parse(command: str, arg: str) -> Arg:
     """The checked argument of command; AdminRefused naming what is wrong."""
     model = MODELS.get(command)
     if model is None:
-        raise AdminRefused(f"refused: {command[:32]!r} is not an owner command")
+        raise AdminRefused(f"refused: {command[:32]!r} is not an owner command{_newer_hint()}")
     plain = command in PLAIN
     if not arg.startswith("{"):
         if plain:
@@ -205,4 +206,17 @@ def parse(command: str, arg: str) -> Arg:
     try:
         return model.model_validate(value)
     except ValidationError as e:
-        raise AdminRefused(f"refused: invalid {command} argument: {describe(e)[:500]}") from None
+        unknown = any(item["type"] == "extra_forbidden" for item in e.errors(include_url=False))
+        hint = _newer_hint() if unknown else ""
+        raise AdminRefused(
+            f"refused: invalid {command} argument: {describe(e)[:500]}{hint}"
+        ) from None
+
+
+def _newer_hint() -> str:
+    """What an owner who upgraded bxctl but not memoryd is told: the command or key is one a
+    newer bxctl sends, and this memoryd's version says which side is older."""
+    return (
+        f" (memoryd {package_version()} does not know it: if bxctl was upgraded, restart"
+        " memoryd with the same version: scripts/stack up)"
+    )

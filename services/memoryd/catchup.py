@@ -78,15 +78,25 @@ class CatchUp:
         except Exception as error:  # logged; the index keeps what it has, the next start goes on
             log.error("index %s: the catch-up stopped: %s", index.path, problem(error))
             index.catching_up = None
+            await self._end_carry()
             return 0
         if service.stopping.is_set():
             return added
         index.catching_up = None
+        await self._end_carry()
         self._total = None
         service.caught_up.set()
         log.info("%s: caught up, %d new records and notes", index.path, added)
         service._warm_counts()
         return added
+
+    async def _end_carry(self) -> None:
+        """The vectors kept from the index this one replaced were given to every row the
+        catch-up added: the embedder computes the rest (index/carryfile.py)."""
+        try:
+            await self.service._write(self.service.index.end_carry)
+        except Exception as error:  # noqa: BLE001 - the next start ends it
+            log.warning("index %s: kept vectors: %s", self.service.index.path, problem(error))
 
     def later(self, session: str) -> None:
         """A session_updated whose catch-up failed (not the log's own fault): left to the

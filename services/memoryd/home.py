@@ -107,6 +107,7 @@ INDEX_FILES = (
     "memory.sqlite3-wal",
     "memory.sqlite3-shm",
     "memory.sqlite3-journal",
+    "memory.sqlite3.carry",
     "memoryd.lock",
 )
 MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl\Z")

@@ -64,6 +64,7 @@ def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> 
         return 0
     hints = hints or {}
     conn: sqlite3.Connection = index._write()
+    index.end_carry()  # the kept vectors' file holds the old rows' text too
     conn.execute("PRAGMA secure_delete = ON")
     before = conn.total_changes
     with index._transaction(conn):

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from memoryd import modes
 from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.index import indexer, newindex
+from memoryd.index import carryfile, indexer, newindex
 from memoryd.index.connections import DAMAGED, UNOPENED
 from memoryd.index.dbfile import check_fts5, create_file, damage, remove_database
 from memoryd.index.indexer import RECORD_BYTES, Settings
@@ -109,7 +109,8 @@ class Index(ModePrep, Warming):
                     indexer.describe_stamp(stamp),
                     indexer.describe_stamp(wanted),
                 )
-                remove_database(self.path)
+                if not (self.mode == "hybrid" and carryfile.set_aside(self.path)):
+                    remove_database(self.path)
         existed = self.path.exists()
         if not existed:
             log.info("index %s: creating it; it fills from sessions/ and notes.md", self.path)
@@ -122,6 +123,8 @@ class Index(ModePrep, Warming):
         else:
             self._writer = self._connect()
         os.chmod(self.path, FILE_MODE)
+        if self.mode != "hybrid":  # a switch away from hybrid before they were all given out
+            carryfile.detach_and_remove(None, self.path)
         if defer_mode and existed and not modes.prepared(self._writer, self.mode):
             self._mode_state = "pending"
             log.info(
@@ -132,6 +135,12 @@ class Index(ModePrep, Warming):
             )
             return
         self.prepare_mode()
+
+    def end_carry(self) -> None:
+        """On the writer: stop giving new rows the vectors kept from the index this one
+        replaced (carryfile.py), and remove them: the catch-up after the start is done, or a
+        forget must leave the old rows' text nowhere."""
+        carryfile.end(self._writer, self.path)
 
     def close(self) -> None:
         self.stop_warming(for_good=True)
@@ -256,6 +265,7 @@ class Index(ModePrep, Warming):
         self.stop_warming()
         with self._gate.exclusive():
             self._close_all()
+            carryfile.detach_and_remove(None, self.path)  # the new file has its own vectors
             # Closed cleanly, the old file left no WAL; anything left over belongs to it alone.
             for suffix in ("-wal", "-shm", "-journal"):
                 with contextlib.suppress(FileNotFoundError):

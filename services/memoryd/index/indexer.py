@@ -32,6 +32,7 @@ from pathlib import Path
 
 from memoryd import modes
 from memoryd.home import Home, check_entry, open_read
+from memoryd.index import carryfile
 from memoryd.index.sessionrows import LogState, Part, Row, session_rows
 from memoryd.index.settings import (
     RECORD_BYTES,
@@ -171,6 +172,7 @@ def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tu
     conn.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sources)
     conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", texts)
     modes.rows_added(conn, sources, texts)  # recall modes: their tables follow
+    carryfile.take(conn, [source[0] for source in sources])  # kept vectors (hybrid)
     sources.clear()
     texts.clear()
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from memoryd import modes
 from memoryd.errors import IndexDamaged
+from memoryd.index import carryfile
 from memoryd.index.connections import DAMAGED, Connections
 from memoryd.modes import registry
 
@@ -52,6 +53,10 @@ class ModePrep(Connections):
             finally:
                 if deferred:
                     writer.set_progress_handler(None, 0)
+            if self.mode == "hybrid":
+                # Only now: the build above drops its tables by name, which SQLite would look
+                # for in an attached file too when the index has none yet.
+                carryfile.attach(writer, self.path)
         except (sqlite3.Error, IndexDamaged) as error:
             if not deferred:
                 raise

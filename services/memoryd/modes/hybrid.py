@@ -31,15 +31,27 @@ never waits for it, nor does memoryd's stop, beyond CLOSE_GRACE.
 
 import contextlib
 import logging
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
-from memoryd.modes import addressed, arrange, context, damaged, embedbatch, fusion, names, progress
+from memoryd.modes import (
+    addressed,
+    arrange,
+    context,
+    damaged,
+    embedbatch,
+    fusion,
+    hybrid_tables,
+    names,
+    progress,
+)
 from memoryd.modes.embed import Embeds
 from memoryd.modes.lexbound import TermCounts
 from memoryd.modes.vectors import Matrix, Snapshot
@@ -90,6 +102,8 @@ PAUSED_MOST = 60.0
 # embedding child, in seconds: a batch takes 2 s on a busy 2-core machine.
 CLOSE_GRACE = 2.0
 
+CARRYING = "waiting for the vectors kept from the index before the rebuild"
+
 Connect = Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]
 
 
@@ -133,6 +147,7 @@ class Hybrid:
         self.speakers = addressed.Speakers()
         self._connect = connect
         self._name = name
+        self._carry = Path(str(name)).with_name(hybrid_tables.CARRY_NAME)
         self.batches = embedbatch.Batches()
         progress.watch(name, self.batches)
         self._wake = threading.Event()
@@ -267,6 +282,13 @@ class Hybrid:
         unreadable since the last step are put back on the pending list first (damaged.py).
         The batch is computed outside the gate (the module docstring); one that fails is split
         down to the row that fails, which is skipped (embedbatch.py)."""
+        if os.path.lexists(self._carry):
+            # Rows the catch-up adds take the vectors kept from the index this one replaced;
+            # what is left is embedded once it is done, in one pass (index/carryfile.py).
+            self.batches.paused = CARRYING
+            return 0
+        if self.batches.paused == CARRYING:
+            self.batches.paused = None
         with self._connect() as conn:
             self._embed_damaged_again(conn)
             rows = self.batches.take(conn)

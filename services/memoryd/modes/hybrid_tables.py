@@ -24,6 +24,9 @@ RAISE_GENERATION = (
     "UPDATE recall_mode SET generation = coalesce(CAST(generation AS INTEGER), 0) + 1"
 )
 OBJECTS = ("vectors", "vector_pending")
+# Beside the index file: the vectors of the index it replaced, given to its rows as the catch-up
+# adds them (index/carryfile.py); the embedder waits while it is there.
+CARRY_NAME = "memory.sqlite3.carry"
 
 
 def create(conn: sqlite3.Connection) -> None:

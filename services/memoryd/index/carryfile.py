@@ -1,0 +1,171 @@
+"""The vectors of an index rebuilt because its settings or format changed, kept for its new rows.
+
+A changed stamp (settings.py: an upgrade that raises FORMAT, a new max_class) means the index is
+built again from the logs, and in hybrid mode every row would be embedded again: about 7 minutes
+per 100,000 records on 2 cores, while recall answers by words alone. A vector depends on nothing
+but its row's own text, so the old file's vectors stay right for every row whose key (session,
+kind, record, role) and text are unchanged: set_aside() moves the old file to CARRY_NAME beside the
+new one, the writer attaches it (attach()), and each row the catch-up adds takes its vector from
+there in the same transaction (hybrid_tables.rows_added), so the embedder computes only what is
+new. The old file's rows are never read as rows: nothing of them is recalled.
+
+While the file is there the embedder waits (hybrid.py), so that every vector is written in rising
+rowid order; end() removes the file once the catch-up after the start is done, and raises the
+generation once, since the rows left for the embedder lie below vectors already written. A forget
+or a reindex ends it first: the old file holds the old rows' text, which a forget must not leave
+anywhere. A start after a crash attaches what is still there and goes on.
+"""
+
+import contextlib
+import logging
+import os
+import sqlite3
+from pathlib import Path
+
+from memoryd.home import FILE_MODE, fsync_dir
+from memoryd.modes import hybrid_tables
+
+log = logging.getLogger(__name__)
+
+CARRY_NAME = hybrid_tables.CARRY_NAME
+SCHEMA = "carry"  # the name it is attached under
+_ATTACHED = "SELECT 1 FROM pragma_database_list WHERE name = 'carry'"
+# Each new row takes the vector of the old row with its key and text (any one: the key is not
+# unique when a record holds two identical tool calls, and their text is the same).
+_TAKE = (
+    "INSERT OR IGNORE INTO vectors SELECT n.rowid, min(ov.vector) FROM sources n"
+    " JOIN hits nh ON nh.rowid = n.rowid"
+    " JOIN carry.sources o ON o.session IS n.session AND o.kind = n.kind"
+    " AND o.record = n.record AND o.role IS n.role"
+    " JOIN carry.hits oh ON oh.rowid = o.rowid AND oh.text = nh.text"
+    " JOIN carry.vectors ov ON ov.rowid = o.rowid"
+    # What int8.unpack can read: anything else is embedded again.
+    " WHERE n.rowid BETWEEN ? AND ? AND typeof(ov.vector) = 'blob'"
+    " AND length(ov.vector) IN (?, ?) GROUP BY n.rowid"
+)
+_TAKEN = (
+    "DELETE FROM vector_pending WHERE rowid BETWEEN ? AND ?"
+    " AND rowid IN (SELECT rowid FROM vectors WHERE rowid BETWEEN ? AND ?)"
+)
+
+
+def carry_path(index_path: Path) -> Path:
+    return index_path.with_name(CARRY_NAME)
+
+
+def set_aside(index_path: Path) -> bool:
+    """Move the index at index_path (whole and readable: dbfile.damage said so) to CARRY_NAME
+    when it holds vectors; False, leaving it where it is, when it holds none or cannot be moved
+    (the caller removes it)."""
+    carry = carry_path(index_path)
+    try:
+        conn = sqlite3.connect(index_path, isolation_level=None)
+        try:
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors'").fetchone():
+                return False
+            if not conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone():
+                return False
+            # Its WAL goes into the file, which then stands alone under another name.
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("PRAGMA journal_mode = DELETE")
+            conn.execute("CREATE INDEX IF NOT EXISTS carry_key ON sources(session, record)")
+        finally:
+            conn.close()
+        _remove(carry)
+        os.replace(index_path, carry)
+        os.chmod(carry, FILE_MODE)
+        for suffix in ("-wal", "-shm"):  # emptied by the checkpoint: no stale one is left
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{index_path}{suffix}")
+        fsync_dir(index_path.parent)
+    except (sqlite3.Error, OSError) as error:
+        log.warning(
+            "index %s: its vectors cannot be kept (%s); all are computed again", index_path, error
+        )
+        return False
+    log.info(
+        "index %s: its vectors kept in %s for the rows whose text did not change", index_path, carry
+    )
+    return True
+
+
+def attach(conn: sqlite3.Connection, index_path: Path) -> bool:
+    """Attach the kept vectors to the writer conn (outside a transaction), if there are any."""
+    carry = carry_path(index_path)
+    if attached(conn):
+        return True
+    if not carry.is_file() or carry.is_symlink():
+        return False
+    try:
+        conn.execute("ATTACH DATABASE ? AS carry", (str(carry),))
+        conn.execute("SELECT 1 FROM carry.vectors LIMIT 1").fetchall()
+    except sqlite3.Error as error:
+        log.warning(
+            "index %s: the kept vectors in %s cannot be read (%s); they are computed again",
+            index_path,
+            carry,
+            error,
+        )
+        detach_and_remove(conn, index_path)
+        return False
+    return True
+
+
+def take(conn: sqlite3.Connection, rowids: list[int]) -> int:
+    """Inside the indexer's transaction: give the new rows rowids the kept vectors of the same
+    key and text, and take them off the pending list. Returns how many were given."""
+    if not rowids or conn.execute(_ATTACHED).fetchone() is None:
+        return 0
+    from memoryd.modes import int8  # numpy: only hybrid attaches kept vectors
+
+    low, high = min(rowids), max(rowids)
+    before = conn.total_changes
+    conn.execute(_TAKE, (low, high, int8.DIMENSIONS, int8.FLOAT_BYTES))
+    given = conn.total_changes - before
+    if given:
+        conn.execute(_TAKEN, (low, high, low, high))
+    return given
+
+
+def attached(conn: sqlite3.Connection) -> bool:
+    return conn.execute(_ATTACHED).fetchone() is not None
+
+
+def waiting(index_path: Path) -> bool:
+    """Whether kept vectors are still being given out (the embedder waits meanwhile)."""
+    return os.path.lexists(carry_path(index_path))
+
+
+def end(conn: sqlite3.Connection | None, index_path: Path) -> bool:
+    """Stop giving out kept vectors and remove their file (outside a transaction); the embedder
+    then computes what is left. True when there was a file."""
+    if not os.path.lexists(carry_path(index_path)):
+        return False
+    if (
+        conn is not None
+        and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'recall_mode'").fetchone()
+    ):
+        # The rows left pending lie below vectors given out: the matrix and ANN read it all again.
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute(hybrid_tables.RAISE_GENERATION)
+    detach_and_remove(conn, index_path)
+    log.info(
+        "index %s: the kept vectors were given out; the embedder computes the rest", index_path
+    )
+    return True
+
+
+def detach_and_remove(conn: sqlite3.Connection | None, index_path: Path) -> None:
+    if conn is not None and conn.execute(_ATTACHED).fetchone() is not None:
+        conn.execute("DETACH DATABASE carry")
+    _remove(carry_path(index_path))
+    with contextlib.suppress(OSError):
+        fsync_dir(index_path.parent)
+
+
+def _remove(path: Path) -> None:
+    """path and the journal files SQLite may have left beside it (dbfile.remove_database, which
+    this module cannot import: dbfile reads the schema through the indexer, which calls take)."""
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")

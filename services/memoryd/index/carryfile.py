@@ -34,14 +34,15 @@ _ATTACHED = "SELECT 1 FROM pragma_database_list WHERE name = 'carry'"
 # unique when a record holds two identical tool calls, and their text is the same).
 _TAKE = (
     "INSERT OR IGNORE INTO vectors SELECT n.rowid, min(ov.vector) FROM sources n"
-    " JOIN hits nh ON nh.rowid = n.rowid"
-    " JOIN carry.sources o ON o.session IS n.session AND o.kind = n.kind"
-    " AND o.record = n.record AND o.role IS n.role"
-    " JOIN carry.hits oh ON oh.rowid = o.rowid AND oh.text = nh.text"
-    " JOIN carry.vectors ov ON ov.rowid = o.rowid"
+    # CROSS JOIN keeps this order: the new rows by rowid, then the old rows of each key by
+    # carry_key, then texts by rowid; left to itself the planner scans every old text.
+    " CROSS JOIN carry.sources o CROSS JOIN carry.vectors ov"
+    " CROSS JOIN hits nh CROSS JOIN carry.hits oh"
+    " WHERE n.rowid BETWEEN ? AND ? AND o.session IS n.session AND o.record = n.record"
+    " AND o.kind = n.kind AND o.role IS n.role AND ov.rowid = o.rowid"
     # What int8.unpack can read: anything else is embedded again.
-    " WHERE n.rowid BETWEEN ? AND ? AND typeof(ov.vector) = 'blob'"
-    " AND length(ov.vector) IN (?, ?) GROUP BY n.rowid"
+    " AND typeof(ov.vector) = 'blob' AND length(ov.vector) IN (?, ?)"
+    " AND nh.rowid = n.rowid AND oh.rowid = o.rowid AND oh.text = nh.text GROUP BY n.rowid"
 )
 _TAKEN = (
     "DELETE FROM vector_pending WHERE rowid BETWEEN ? AND ?"

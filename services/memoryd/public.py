@@ -17,6 +17,8 @@ from memoryd.memory import block
 __all__ = ["MemorydError", "memory_block"]
 
 
-def memory_block(home: Path) -> str:
-    """The block memoryd would serve loopd for the home at home; MemorydError if none."""
-    return block.build(Home(home))
+def memory_block(home: Path, max_class: str = "private") -> str:
+    """The block memoryd would serve loopd for the home at home, with [index] max_class set to
+    max_class: an entry whose class is above it is left out, its class found by walking the
+    journal ({home}/memory/edits/) back. MemorydError if there is no block."""
+    return block.build(Home(home), block.Classes(max_class))

@@ -12,18 +12,27 @@
 The count is the file's text (what counts against the limit; entries.py). Each entry of memory.md
 and user.md is checked again as the block is built, since the owner can edit the files: an entry
 that fails the check, or repeats an earlier one, is left out and logged with its file and reason.
+So is an entry whose class is above [index] max_class (classrule.entry_class: the class it came in
+with, from the journal): max_class may have been lowered since it came in, and identity reaches
+every prompt with no label, so it must never hold more than recall may show. An undo or a restore
+only changes the files, and every block is built here, so neither can bring such an entry back.
 soul.md is the owner's and is not checked. A file over its limit, missing or unreadable refuses
 the whole block (BlockRefused): a session starting with no memory and no sign of it is what this
 prevents. Each file is read once, so the block is right while a write happens beside it.
 """
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from memoryd.errors import BlockRefused, FileDamaged
 from memoryd.home import Home
+from memoryd.journal.byfile import walk_back
+from memoryd.journal.journal import Journal
 from memoryd.memory import check, entries
 from memoryd.memory.entries import LIMITS, count
 from memoryd.memory.memfiles import read_text
+from memoryd.trust import classrule
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +51,46 @@ def _read(home: Home, name: str) -> str:
         raise BlockRefused(str(e)) from None
 
 
-def left_out(file_entries: list[str]) -> list[tuple[int, str, str]]:
-    """(number from 1, entry, reason) for each entry the block leaves out."""
+# For the entries of a file, the class source of the journal line that brought each in.
+CameWith = Callable[[str, list[str]], dict[str, str | None]]
+
+
+@dataclass(frozen=True)
+class Classes:
+    """The highest class the block may show, and where each entry's class is found: memoryd's
+    journal index, or (None) a walk back through the journal, for a reader without one."""
+
+    max_class: str = "private"
+    came_with: CameWith | None = None
+
+    def above(self, home: Home, file: str, texts: list[str]) -> dict[str, str]:
+        """Of texts (entries of file), each whose class is above max_class, with that class."""
+        if not classrule.anything_above(self.max_class) or not texts:
+            return {}
+        try:
+            if self.came_with is not None:
+                sources = self.came_with(file, texts)
+            else:
+                sources = walk_back(Journal(home).month_files(), file, texts)
+        except OSError as e:
+            # Unknown classes could let a lowered max_class through: no block rather than that.
+            reason = e.strerror or str(e)
+            raise BlockRefused(f"the edit journal cannot be read ({reason})") from None
+        return classrule.above_max(sources, self.max_class)
+
+
+def left_out(
+    file_entries: list[str], above: dict[str, str] | None = None, max_class: str = "private"
+) -> list[tuple[int, str, str]]:
+    """(number from 1, entry, reason) for each entry the block leaves out; above: the entries
+    whose class is above max_class (Classes.above), with their class."""
+    above = above or {}
     out: list[tuple[int, str, str]] = []
     seen: set[str] = set()
     for number, entry in enumerate(file_entries, start=1):
         reason = check.problem(entry)
+        if reason is None and entry in above:
+            reason = classrule.block_reason(above[entry], max_class)
         if reason is None and entry in seen:
             reason = DUPLICATE_REASON
         if reason is None:
@@ -57,23 +100,32 @@ def left_out(file_entries: list[str]) -> list[tuple[int, str, str]]:
     return out
 
 
-def shown_entries(name: str, file_entries: list[str]) -> list[str]:
-    """The entries that pass the check, first copies only; the others logged."""
-    skipped = left_out(file_entries)
+def shown_entries(
+    name: str,
+    file_entries: list[str],
+    above: dict[str, str] | None = None,
+    max_class: str = "private",
+) -> list[str]:
+    """The entries that pass the check and are not above max_class, first copies only; the
+    others logged (file and number, never the text)."""
+    skipped = left_out(file_entries, above, max_class)
     for number, _, reason in skipped:
         log.warning("%s: entry %d left out of the memory block: %s", name, number, reason)
     numbers = {number for number, _, _ in skipped}
     return [e for n, e in enumerate(file_entries, start=1) if n not in numbers]
 
 
-def _section(name: str, file_entries: list[str]) -> str:
+def _section(home: Home, name: str, file_entries: list[str], classes: Classes) -> str:
     length = entries.length(file_entries)
-    body = entries.render(shown_entries(name, file_entries)) or EMPTY
+    above = classes.above(home, name, file_entries)
+    body = entries.render(shown_entries(name, file_entries, above, classes.max_class)) or EMPTY
     return f"# {name} ({count(length)} of {count(LIMITS[name])} characters)\n{body}"
 
 
-def build(home: Home) -> str:
-    """The block text; BlockRefused naming the file when one is over its limit or unreadable."""
+def build(home: Home, classes: Classes | None = None) -> str:
+    """The block text; BlockRefused naming the file when one is over its limit or unreadable.
+    classes: [index] max_class and the journal index (default private, the journal walked)."""
+    classes = classes or Classes()
     soul = _read(home, "soul.md").strip()
     if len(soul) > LIMITS["soul.md"]:
         raise BlockRefused(over_limit_reason("soul.md", len(soul)))
@@ -83,5 +135,5 @@ def build(home: Home) -> str:
         length = entries.length(file_entries)
         if length > LIMITS[name]:
             raise BlockRefused(over_limit_reason(name, length))
-        sections.append(_section(name, file_entries))
+        sections.append(_section(home, name, file_entries, classes))
     return "\n\n".join(sections)

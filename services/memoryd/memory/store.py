@@ -35,6 +35,7 @@ from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
 from memoryd.memory import block, edits, entries, handedit, notes, ownerwrites
+from memoryd.memory.block import Classes as BlockClasses
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.memory.memfiles import read_entries
 from memoryd.memory.review import Review, waiting_sentence
@@ -129,7 +130,12 @@ class MemoryStore:
             log.warning("%s: a hand edit cannot be journalled now: %s", e.filename, e.strerror)
 
     def block(self) -> str:
-        return block.build(self.home)
+        return block.build(self.home, self.block_classes())
+
+    def block_classes(self) -> BlockClasses:
+        """What the block leaves out by class: entries above max_class, found by the journal's
+        index."""
+        return BlockClasses(self.max_class, self.journal_index.came_with)
 
     # --- the memory tool --------------------------------------------------------------------
     def call(self, args: MemoryArgs, caller: Caller) -> str:

@@ -2,7 +2,8 @@
 why, and each file's size against its limit.
 
 The block is block.build's, the same function memory_block answers with; the entries left out are
-block.left_out's, the same rules the block applies. A refused block is shown as its refusal.
+block.left_out's, the same rules the block applies (the check, a repeat, a class above [index]
+max_class). A refused block is shown as its refusal.
 """
 
 from memoryd.errors import BlockRefused, FileDamaged
@@ -10,10 +11,22 @@ from memoryd.home import Home
 from memoryd.memory import block, entries
 from memoryd.memory.entries import LIMITS
 from memoryd.memory.memfiles import read_text
+from memoryd.memory.store import MemoryStore
 from memoryd.owner import paging
 
 
-def _sizes_and_left_out(home: Home) -> tuple[list[dict], list[dict]]:
+def _left_out(home: Home, name: str, file_entries: list[str], classes: block.Classes) -> list:
+    try:
+        above = classes.above(home, name, file_entries)
+    except BlockRefused:
+        above = {}  # the block itself is refused with the reason, shown above the list
+    return [
+        {"file": name, "number": n, "ref": f"{name}:{n}", "entry": e, "reason": r}
+        for n, e, r in block.left_out(file_entries, above, classes.max_class)
+    ]
+
+
+def _sizes_and_left_out(home: Home, classes: block.Classes) -> tuple[list[dict], list[dict]]:
     sizes, skipped = [], []
     for name in ("soul.md", "memory.md", "user.md"):
         try:
@@ -26,10 +39,7 @@ def _sizes_and_left_out(home: Home) -> tuple[list[dict], list[dict]]:
         else:
             file_entries = entries.parse(text)
             length = entries.length(file_entries)
-            skipped += [
-                {"file": name, "number": n, "ref": f"{name}:{n}", "entry": e, "reason": r}
-                for n, e, r in block.left_out(file_entries)
-            ]
+            skipped += _left_out(home, name, file_entries, classes)
         sizes.append({"file": name, "length": length, "limit": LIMITS[name]})
     return sizes, skipped
 
@@ -37,12 +47,13 @@ def _sizes_and_left_out(home: Home) -> tuple[list[dict], list[dict]]:
 LEFT_OUT_SHOWN = 100
 
 
-def answer(home: Home, as_json: bool) -> str:
+def answer(store: MemoryStore, as_json: bool) -> str:
+    home, classes = store.home, store.block_classes()
     try:
-        text, refused = block.build(home), None
+        text, refused = block.build(home, classes), None
     except BlockRefused as e:
         text, refused = None, str(e)
-    sizes, skipped = _sizes_and_left_out(home)
+    sizes, skipped = _sizes_and_left_out(home, classes)
     if as_json:
         return paging.dumps(
             {

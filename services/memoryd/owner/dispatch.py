@@ -45,7 +45,7 @@ COMMANDS: dict[str, tuple[Kind, Callable]] = {
     "log": ("read", _log),
     "pending": ("read", _pending),
     "show": ("read", lambda s, a: show.answer(s.store.journal, a.id, a.json_)),
-    "block": ("read", lambda s, a: blockview.answer(s.store.home, a.json_)),
+    "block": ("read", lambda s, a: blockview.answer(s.store, a.json_)),
     "search": ("read", lambda s, a: search.answer(s.recaller, a.query, a.k, a.json_)),
     "stats": (
         "read",

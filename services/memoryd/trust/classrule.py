@@ -10,6 +10,10 @@ the session whose edit last brought it into the file, or, for a promoted note, t
 (journal.class_source). The journal's index by file (journal/byfile.py) holds it for every entry a
 file holds now; an undo only restores what an earlier edit wrote, so it brings nothing in; an entry
 no journal line brought in, and the owner's own edits, are the owner's: private.
+
+The memory block (memory/block.py) leaves out an entry whose class is above max_class as it is
+now: the owner may have lowered it since the entry came in, and identity never holds more than
+recall may show.
 """
 
 from memoryd.journal.byfile import JournalIndex
@@ -59,3 +63,31 @@ def promote_refused_sentence(ref: str, klass: str, max_class: str) -> str:
 def entry_classes(index: JournalIndex, file: str, texts: list[str]) -> dict[str, str]:
     """The class of each entry of file in texts: the one it came into the file with."""
     return {text: session_class(source) for text, source in index.came_with(file, texts).items()}
+
+
+HIGHEST = max(CLASS_RANK, key=CLASS_RANK.__getitem__)
+
+
+def entry_class(source: str | None) -> str:
+    """The class an entry of identity holds, as export gives it: the one it came in with
+    (journal.class_source), the owner's (no line brought it in) private, and a value that is no
+    class (a journal edited by hand) the highest, so it is never shown by mistake."""
+    if source is None:
+        return FLOOR
+    return source if source in CLASS_RANK else HIGHEST
+
+
+def anything_above(max_class: str) -> bool:
+    return CLASS_RANK[max_class] < CLASS_RANK[HIGHEST]
+
+
+def above_max(sources: dict[str, str | None], max_class: str) -> dict[str, str]:
+    """Of the entries in sources (text: class source), each whose class is above max_class, with
+    that class. Identity reaches every prompt with no label: it never shows what recall would
+    not (max_class may have been lowered since the entry came in)."""
+    classes = {text: entry_class(source) for text, source in sources.items()}
+    return {text: klass for text, klass in classes.items() if above(klass, max_class)}
+
+
+def block_reason(klass: str, max_class: str) -> str:
+    return f"it came in as {klass}, above what memory may hold ({max_class})"

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from proto.errors import InvalidMessage
 from proto.labels import DataClass, Label
+from proto.version import package_version
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
@@ -284,6 +285,13 @@ def parse_body(kind: str, body: dict) -> Body:
     model = KINDS.get(kind)
     if model is None:
         raise InvalidMessage(f"unknown message kind {kind[:64]!r}")
+    command = body.get("command") if kind == "memory_admin" else None
+    if isinstance(command, str) and command not in ADMIN_COMMANDS:
+        # A newer bxctl's command reaching an older memoryd: say which, not the list of all.
+        raise InvalidMessage(
+            f"unknown owner command {command[:32]!r} (memoryd {package_version()} does not know"
+            " it: if bxctl was upgraded, restart memoryd with the same version: scripts/stack up)"
+        )
     named, total = unknown_keys(model, body)
     if total:
         problems = [f"{where}: unknown key" for where in named]

@@ -107,3 +107,17 @@ def test_session_ids(value, ok):
         except InvalidMessage:
             parsed = False
         assert parsed is ok
+
+
+@pytest.mark.parametrize("command", ["vacuum", "x" * 500, "LOG"])
+def test_an_owner_command_this_version_does_not_know_is_named_with_what_to_restart(command):
+    with pytest.raises(InvalidMessage) as refused:
+        parse_body("memory_admin", {"command": command, "arg": ""})
+    text = str(refused.value)
+    assert text.startswith(f"unknown owner command {command[:32]!r} (memoryd ")
+    assert "scripts/stack up" in text and "'log', 'undo'" not in text
+
+
+def test_a_command_that_is_not_text_is_still_refused_by_the_model():
+    with pytest.raises(InvalidMessage, match="invalid memory_admin body: command"):
+        parse_body("memory_admin", {"command": 3, "arg": ""})

@@ -5,9 +5,13 @@ does not ask for the block: it builds it from soul.md, memory.md and user.md wit
 memoryd.public.memory_block, the very function memoryd answers loopd's memory_block with. The text
 is the one a new session gets, an entry left out (it fails the check, or repeats one) is left out
 here too, and a file over its limit, missing, unreadable or a symbolic link refuses the block with
-memoryd's reason. memoryd's file primitives open each file inside its folder with O_NOFOLLOW and
-read only regular files, so no link is followed and no FIFO is waited on. This needs read access to
-{home}/memory, which the owner running memory-mcp on the host has.
+memoryd's reason. An entry whose class is above max_class (--max-class, which the owner sets to
+memoryd's [index] max_class; default private, memoryd's default) is left out as memoryd leaves it
+out, its class found by walking the edit journal ({home}/memory/edits/) back: memory-mcp has
+neither memoryd's configuration nor its journal index, and a lower value only leaves out more.
+memoryd's file primitives open each file inside its folder with O_NOFOLLOW and read only regular
+files, so no link is followed and no FIFO is waited on. This needs read access to {home}/memory,
+which the owner running memory-mcp on the host has.
 
 The files are read in one worker thread, off the event loop, and the wait for it is bounded by
 --timeout: a read that takes longer (a stalled disk) is an error at the timeout, never a hang. At
@@ -22,6 +26,7 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from pathlib import Path
 
 from memory_mcp.errors import BlockUnavailable
@@ -41,10 +46,16 @@ def too_slow_reason(folder: Path, timeout: float) -> str:
 class BlockFiles:
     """Builds the block from {home}/memory/ in one daemon worker thread, each wait bounded."""
 
-    def __init__(self, home: Path, timeout: float, build: Callable[[Path], str] = memory_block):
+    def __init__(
+        self,
+        home: Path,
+        timeout: float,
+        build: Callable[[Path], str] | None = None,
+        max_class: str = "private",
+    ):
         self.home = home
         self.timeout = timeout
-        self._build = build
+        self._build = build or partial(memory_block, max_class=max_class)
         self._jobs: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
 

@@ -1,8 +1,10 @@
 """The memory-mcp command.
 
-    memory-mcp [--trust untrusted|trusted] [--class public|private|secret] [--home PATH] ...
+    memory-mcp [--trust untrusted|trusted] [--class public|private|secret] [--home PATH]
+               [--max-class public|private|secret] ...
         serve one MCP connection on stdio (what an MCP client runs)
-    memory-mcp config-snippet --home PATH [--trust ...] [--class ...] [--command PATH]
+    memory-mcp config-snippet --home PATH [--trust ...] [--class ...] [--max-class ...]
+                              [--command PATH]
         print the JSON that registers the server in an MCP client's configuration
 
 Log lines go to stderr, one per event (an MCP client keeps a server's stderr as its log); stdout
@@ -76,6 +78,13 @@ def main_command(
         DataClass, typer.Option("--class", help="the class of data the session carries")
     ] = DataClass.private,
     home: HomeOption = None,
+    max_class: Annotated[
+        DataClass,
+        typer.Option(
+            "--max-class",
+            help="memoryd's [index] max_class: the block leaves out entries above it",
+        ),
+    ] = DataClass.private,
     broker_socket: Annotated[
         Path | None,
         typer.Option(
@@ -112,7 +121,8 @@ def main_command(
         print(NO_SDK, file=sys.stderr)
         raise typer.Exit(1) from None
     memoryd = Memoryd(broker_socket or under(home, BROKER_MEMORY_SOCKET), timeout)
-    handlers = MemoryMcp(memoryd, BlockFiles(home, timeout), trust.value, klass.value)
+    block_files = BlockFiles(home, timeout, max_class=max_class.value)
+    handlers = MemoryMcp(memoryd, block_files, trust.value, klass.value)
     try:
         try:
             anyio.run(serve, handlers, package_version())
@@ -136,6 +146,7 @@ def config_snippet(
     home: HomeOption = None,
     trust: Annotated[Trust, typer.Option("--trust")] = Trust.untrusted,
     klass: Annotated[DataClass, typer.Option("--class")] = DataClass.private,
+    max_class: Annotated[DataClass, typer.Option("--max-class")] = DataClass.private,
     command: Annotated[str | None, typer.Option("--command", help="the memory-mcp to run")] = None,
 ) -> None:
     """Print the JSON that registers this server in an MCP client's configuration."""
@@ -144,7 +155,7 @@ def config_snippet(
     except NoHome as e:
         print(f"memory-mcp: {e}", file=sys.stderr)
         raise typer.Exit(2) from None
-    print(snippet(command or default_command(), chosen, trust.value, klass.value))
+    print(snippet(command or default_command(), chosen, trust.value, klass.value, max_class.value))
 
 
 def main() -> None:

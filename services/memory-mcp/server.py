@@ -7,6 +7,11 @@ a resource or prompt that cannot be served is the SDK's JSON-RPC error. Each ans
 carries its label in _meta as "boxmaker/label", and makes the session's state stricter with it.
 Tool calls go to memoryd (link.py); the block is rendered from {home}/memory/ with memoryd's own
 code (blockfiles.py).
+
+One connection is one session, and a running session keeps the block it started with (spec 1.3;
+a write answers "it takes effect in the next session"): the block is rendered at the connection's
+first read that succeeds, and those exact bytes are served for the rest of the connection, however
+memory changes meanwhile. A read that fails fixes nothing; the next one tries again.
 """
 
 import logging
@@ -29,8 +34,9 @@ log = logging.getLogger("memory_mcp.server")
 BLOCK_URI = "memory://block"
 BLOCK_PROMPT = "memory_block"
 BLOCK_DESCRIPTION = (
-    "The memory block a new boxmaker session starts with: soul.md, memory.md and user.md, "
-    "rendered now as memoryd renders them."
+    "The memory block this session starts with: soul.md, memory.md and user.md as memoryd "
+    "renders them, fixed at this connection's first read (memory writes show in the next "
+    "session's block)."
 )
 LABEL_KEY = "boxmaker/label"
 
@@ -59,6 +65,7 @@ class MemoryMcp:
         self.started = started or datetime.now(UTC)
         self.session: str | None = None
         self.calls = 0
+        self.block: str | None = None  # this session's block, once read
 
     def session_for(self, ctx) -> str:
         """The session id, fixed at the first request that needs it, from the client's name."""
@@ -130,10 +137,17 @@ class MemoryMcp:
 
     # --- the block: a resource and a prompt ------------------------------------------------------
     async def _block(self, ctx) -> str:
+        """This session's block: the first one read, the same bytes at every read after it."""
+        if self.block is not None:
+            return self.block
         try:
-            return await self.block_files.read(self.session_for(ctx))
+            text = await self.block_files.read(self.session_for(ctx))
         except MemoryMcpError as e:
             raise MCPError(code=types.INTERNAL_ERROR, message=str(e)) from None
+        if self.block is None:  # two first reads at once: the one that ended first stands
+            self.block = text
+            log.info("session %s: the memory block read, %d characters", self.session, len(text))
+        return self.block
 
     async def list_resources(self, ctx, params) -> types.ListResourcesResult:
         return types.ListResourcesResult(
@@ -184,7 +198,8 @@ class MemoryMcp:
             instructions=(
                 "boxmaker's memory: recall searches notes and past sessions; memory edits "
                 "memory.md and user.md, and takes effect in the next session. memory://block is "
-                f"what a new session starts with. This server was registered as {trust}."
+                "what this session started with: read again, it stays the same until the next "
+                f"connection. This server was registered as {trust}."
             ),
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,

@@ -61,10 +61,15 @@ def snippet_home(home: Path | None, environ: Mapping[str, str]) -> Path:
     return home
 
 
-def registration(command: str, home: Path, trust: str, klass: str) -> dict:
+def registration(
+    command: str, home: Path, trust: str, klass: str, max_class: str = "private"
+) -> dict:
     args = ["--home", str(home.absolute()), "--trust", trust, "--class", klass]
+    if max_class != "private":  # memoryd's default, which memory-mcp takes without it
+        args += ["--max-class", max_class]
     return {"mcpServers": {SERVER_NAME[trust]: {"command": command, "args": args}}}
 
 
-def snippet(command: str, home: Path, trust: str, klass: str) -> str:
-    return json.dumps(registration(command, home, trust, klass), indent=2, ensure_ascii=True)
+def snippet(command: str, home: Path, trust: str, klass: str, max_class: str = "private") -> str:
+    found = registration(command, home, trust, klass, max_class)
+    return json.dumps(found, indent=2, ensure_ascii=True)

@@ -92,16 +92,19 @@ def test_trusted_add_changes_the_block_a_new_session_gets_and_says_next_session(
             add = await client.call_tool(
                 "memory", {"action": "add", "file": "user", "text": "Prefers answers in UTC."}
             )
+            same = block_of(await client.read_resource(BLOCK_URI))
+        async with mcp_home.connect(mode=mode) as client:  # the next session
             resource = block_of(await client.read_resource(BLOCK_URI))
             prompt = await client.get_prompt(BLOCK_PROMPT)
-        return before, add, resource, prompt
+        return before, add, same, resource, prompt
 
-    before, add, resource, prompt = anyio.run(body)
+    before, add, same, resource, prompt = anyio.run(body)
     assert not add.is_error
     assert text_of(add) == (
         "user.md updated (23 of 1,375 characters); it takes effect in the next session"
     )
     assert "# user.md (0 of 1,375 characters)\n(empty)" in before
+    assert same == before  # this session keeps the block it started with
     assert resource.endswith("# user.md (23 of 1,375 characters)\nPrefers answers in UTC.")
     assert prompt.messages[0].content.text == resource
     assert mcp_home.memory_file("user.md").strip() == "Prefers answers in UTC."

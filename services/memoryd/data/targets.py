@@ -186,11 +186,20 @@ def check_shown(
 def _notes_read(index, ref: str, doing: Doing) -> None:
     """Refused when notes.md changed since the index last read it, or since the owner's last
     search printed note numbers (index/notesseen.py): the number may be another note's now."""
-    if index.notes_seen.behind():
+    seen = index.notes_seen
+    if seen.behind():
+        if seen.shown < 0:
+            why = "no bxctl memory search has printed note numbers since memoryd started"
+        elif seen.renumbered != seen.shown:
+            why = (
+                "memory/notes.md was read again from its start (edited by hand, or restored)"
+                " since the last bxctl memory search"
+            )
+        else:
+            why = "memory/notes.md changed since the last bxctl memory search"
         raise AdminRefused(
-            f"refused: memory/notes.md changed since the last bxctl memory search, so {ref} may "
-            f"name another note than search showed; nothing was {UNDONE[doing]}: search again "
-            f"and {doing} the note by the id it prints now"
+            f"refused: {why}, so {ref} may name another note than search showed; nothing was "
+            f"{UNDONE[doing]}: search again and {doing} the note by the id it prints now"
         )
 
 

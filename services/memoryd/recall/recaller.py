@@ -12,17 +12,15 @@ connection that Index hands out (Index.reader) and owns the recall log; the inde
 recall.
 """
 
-import datetime as dt
 import logging
-import os
 import threading
 from dataclasses import dataclass, field, replace
 
-from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
 from memoryd.index.index import Index
 from memoryd.journal import forgotten
 from memoryd.journal.recallline import RecallHit, RecallLine
 from memoryd.modes.spec import SOURCE, search
+from memoryd.recall.logfile import RecallLog
 from memoryd.search.defuse import defuse
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
@@ -33,8 +31,6 @@ log = logging.getLogger(__name__)
 
 # The FTS5 query on its own: what the benchmark runs directly to compare with recall.
 SEARCH = "SELECT rowid, text FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
-# At most how long a recall log line waits for its fsync, in seconds.
-SYNC_INTERVAL = 0.2
 
 
 @dataclass(frozen=True)
@@ -109,78 +105,6 @@ def log_line(
     if mode != "spec":
         line.mode = mode
     return line.dump_line()
-
-
-class RecallLog:
-    """recalls/YYYY-MM.jsonl: one line per recall, written before the recall answers.
-
-    Each line is one write to a file opened for appending, so a crash of memoryd loses none; the
-    fsync runs on a background thread, so no recall waits for the disk: at most the lines of the
-    last SYNC_INTERVAL before a power cut can be lost, and the log only feeds hit counts.
-    """
-
-    def __init__(self, home: Home):
-        self.home = home
-        self._lock = threading.Lock()
-        self._month: str | None = None
-        self._fd: int | None = None
-        self._dirty = threading.Event()
-        self._stopping = threading.Event()
-        self._flusher = threading.Thread(target=self._flush_loop, name="recall-log", daemon=True)
-        self._flusher.start()
-
-    def append(self, line: str) -> None:
-        data = (line + "\n").encode("utf-8")
-        when = dt.datetime.now(dt.UTC)
-        with self._lock:
-            fd = self._fd
-            if fd is None or self._month != f"{when:%Y-%m}":
-                fd = self._open(when)
-            written = 0
-            while written < len(data):
-                written += os.write(fd, data[written:])
-        self._dirty.set()
-
-    def _open(self, when: dt.datetime) -> int:
-        if self._fd is not None:
-            os.fsync(self._fd)
-            os.close(self._fd)
-        ensure_dir(self.home.recalls)
-        path = self.home.recalls_month(when)
-        fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
-        self._fd = fd
-        self._month = f"{when:%Y-%m}"
-        fsync_dir(path.parent)
-        return fd
-
-    def _sync(self) -> None:
-        with self._lock:
-            fd = None if self._fd is None else os.dup(self._fd)
-        if fd is not None:
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-
-    def _flush_loop(self) -> None:
-        while not self._stopping.is_set():
-            self._dirty.wait()
-            # Gather the lines of a short while into one fsync, and wake this thread seldom: each
-            # wake-up takes the interpreter lock from the recalls.
-            self._stopping.wait(SYNC_INTERVAL)
-            self._dirty.clear()
-            self._sync()
-
-    def close(self) -> None:
-        """fsync what was written and stop the background thread."""
-        self._stopping.set()
-        self._dirty.set()
-        self._flusher.join()
-        with self._lock:
-            if self._fd is not None:
-                os.fsync(self._fd)
-                os.close(self._fd)
-                self._fd = None
 
 
 class Recaller:

@@ -1,0 +1,155 @@
+"""recalls/YYYY-MM.jsonl: one line per recall, written before the recall answers (spec 3, 5).
+
+Each line is one write to a file opened for appending, so a crash of memoryd loses none; the
+fsync runs on a background thread, so no recall waits for the disk: at most the lines of the
+last SYNC_INTERVAL before a power cut can be lost, and the log only feeds hit counts.
+
+A full (or failing) disk does not stop recall. Recall is read-only work and its line is best
+effort: when the line cannot be written (DISK_ERRORS), the append is cut back to the size the
+file had before it, so the log keeps whole lines and the next line is not glued onto a torn one,
+and the recall answers without its line. memoryd's log says once that lines are being skipped and
+once when they are written again (with how many were skipped), not once a recall: a disk that
+stays full would otherwise fill the log with a line per recall. Any other error is raised.
+"""
+
+import datetime as dt
+import errno
+import logging
+import os
+import threading
+from pathlib import Path
+
+from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
+
+log = logging.getLogger(__name__)
+
+# At most how long a recall log line waits for its fsync, in seconds.
+SYNC_INTERVAL = 0.2
+# A disk with no room, over quota, or failing: the line is skipped, the recall answers.
+DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+
+
+class RecallLog:
+    """The recall log's month file, kept open and appended to under a lock; data/recalllog.py
+    holds the lock (and closes the descriptor) while it replaces a month."""
+
+    def __init__(self, home: Home):
+        self.home = home
+        self._lock = threading.Lock()
+        self._month: str | None = None
+        self._fd: int | None = None
+        # The size a torn append could not be cut back to yet: cut before the next line.
+        self._cut: int | None = None
+        self._skipped = 0
+        self._unsynced: str | None = None
+        self._dirty = threading.Event()
+        self._stopping = threading.Event()
+        self._flusher = threading.Thread(target=self._flush_loop, name="recall-log", daemon=True)
+        self._flusher.start()
+
+    def append(self, line: str) -> None:
+        """Append line, or skip it (said once in memoryd's log) when the disk has no room."""
+        data = (line + "\n").encode("utf-8")
+        when = dt.datetime.now(dt.UTC)
+        path = self.home.recalls_month(when)
+        with self._lock:
+            try:
+                self._write(when, data)
+            except OSError as e:
+                if e.errno not in DISK_ERRORS:
+                    raise
+                if self._skipped == 0:
+                    log.warning(
+                        "%s: cannot write recall lines (%s); recalls answer without them until "
+                        "there is room",
+                        path,
+                        e.strerror,
+                    )
+                self._skipped += 1
+                return
+            finally:
+                self._dirty.set()
+            if self._skipped:
+                log.info("%s: recall lines are written again (%d skipped)", path, self._skipped)
+                self._skipped = 0
+
+    def _write(self, when: dt.datetime, data: bytes) -> None:
+        fd = self._fd
+        if fd is None or self._month != f"{when:%Y-%m}":
+            fd = self._open(when)
+        if self._cut is not None:
+            os.ftruncate(fd, self._cut)
+            self._cut = None
+        before = os.fstat(fd).st_size
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+        except OSError:
+            try:  # cutting back frees pages, it needs none
+                os.ftruncate(fd, before)
+            except OSError:
+                self._cut = before
+            raise
+
+    def _open(self, when: dt.datetime) -> int:
+        old, self._fd, self._month, self._cut = self._fd, None, None, None
+        if old is not None:
+            try:
+                os.fsync(old)
+            finally:
+                os.close(old)
+        ensure_dir(self.home.recalls)
+        path = self.home.recalls_month(when)
+        fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        self._fd = fd
+        self._month = f"{when:%Y-%m}"
+        fsync_dir(path.parent)
+        return fd
+
+    def _sync(self) -> None:
+        with self._lock:
+            fd = None if self._fd is None else os.dup(self._fd)
+            month = self._month
+        if fd is None:
+            return
+        path = self.home.recalls / f"{month}.jsonl"
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            if self._unsynced is None:
+                log.warning("%s: recall lines cannot be synced (%s)", path, e.strerror)
+            self._unsynced = str(path)
+            return
+        finally:
+            os.close(fd)
+        if self._unsynced is not None:
+            log.warning("%s: recall lines are synced again", self._unsynced)
+            self._unsynced = None
+
+    def _path(self) -> Path:
+        return self.home.recalls / f"{self._month}.jsonl"
+
+    def _flush_loop(self) -> None:
+        while not self._stopping.is_set():
+            self._dirty.wait()
+            # Gather the lines of a short while into one fsync, and wake this thread seldom: each
+            # wake-up takes the interpreter lock from the recalls.
+            self._stopping.wait(SYNC_INTERVAL)
+            self._dirty.clear()
+            self._sync()
+
+    def close(self) -> None:
+        """fsync what was written and stop the background thread."""
+        self._stopping.set()
+        self._dirty.set()
+        self._flusher.join()
+        with self._lock:
+            fd, self._fd = self._fd, None
+            if fd is not None:
+                try:
+                    os.fsync(fd)
+                except OSError as e:
+                    log.warning("%s: recall lines not synced at close (%s)", self._path(), e)
+                finally:
+                    os.close(fd)

@@ -3,8 +3,15 @@
 A line: {"time", "session", "call_id", "tool", "grant", "grant_sha256", "decision", "ok", "label",
 "reason"?}. decision is allow, deny or ask; grant and grant_sha256 name the grant that decided
 (null when none did); label is the label answered with when something ran or the grant labelled
-the answer, null for the shim's own refusals; ok says whether the answer carried an output. Each
-line is appended and fsync'd before the answer goes out.
+the answer, null for the shim's own refusals; ok says whether the answer carried an output.
+
+An allowed call has two lines. The first, with ok and label null, is written before the call is
+sent anywhere: a call whose permission cannot be recorded is refused as not run, which is then
+true (a memory write answered as failed was not applied). The second holds the outcome and the
+answered label, after the call; it is best effort, since the call has happened and its answer must
+say so. A deny or an ask has its one line, before the answer. Every line is appended whole and
+fsync'd, or cut back to where the file ended: a full disk never leaves a torn line. While the log
+cannot be written, that is logged once, then at most every FAILING_LOG_INTERVAL seconds.
 
 sessions_answered reads every line once at start: the ledger takes a session the audit log has
 answered but that has no ledger record as one whose record was deleted (ledger.py).
@@ -13,12 +20,14 @@ answered but that has no ledger record as one whose record was deleted (ledger.p
 import datetime as dt
 import json
 import logging
+import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from brokerd_shim.errors import AuditFailed
-from proto.files import append_line, ensure_dir, open_read
+from proto.files import ensure_dir, fsync_dir, open_file, open_read
 from proto.labels import Label
 from proto.messages import is_session_id
 
@@ -27,6 +36,8 @@ MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl\Z")
 # A damaged line still names its session when this much of it survives.
 CHUNK = 4 << 20
 _SESSION_FIELD = re.compile(rb'"session":"([^"\\]{1,200})"')
+# A full disk fails every call: its failure is logged again at most this often (seconds).
+FAILING_LOG_INTERVAL = 300.0
 
 
 @dataclass(frozen=True)
@@ -37,7 +48,7 @@ class AuditEntry:
     grant: str | None
     grant_sha256: str | None
     decision: str
-    ok: bool
+    ok: bool | None
     label: Label | None
     reason: str | None = None
 
@@ -59,21 +70,94 @@ class AuditEntry:
 
 
 class AuditLog:
+    """The month files under folder, written from one thread (the broker's writer)."""
+
     def __init__(self, folder: Path):
         self.folder = folder
+        self._lost = 0  # lines not written since the log last took one
+        self._logged = 0.0  # when a failure was last logged (time.monotonic)
 
     def month_file(self, when: dt.datetime) -> Path:
         return self.folder / f"{when:%Y-%m}.jsonl"
 
     def append(self, entry: AuditEntry, when: dt.datetime | None = None) -> None:
+        """Append entry's line before the call runs or is refused: AuditFailed when it cannot be
+        written, and then nothing has run."""
+        reason = self._write(entry, when)
+        if reason is not None:
+            raise AuditFailed(
+                f"brokerd-shim cannot write its audit log ({reason}); the call was not run"
+            )
+
+    def append_outcome(self, entry: AuditEntry, when: dt.datetime | None = None) -> bool:
+        """Append the line of a call that has run, best effort: False when it cannot be written
+        (the call's answer goes out all the same, true to what happened)."""
+        return self._write(entry, when) is None
+
+    def _write(self, entry: AuditEntry, when: dt.datetime | None) -> str | None:
+        """None once the line is in the file, else why it is not."""
         when = when or dt.datetime.now(dt.UTC)
+        path = self.month_file(when)
         try:
             ensure_dir(self.folder)
-            append_line(self.month_file(when), entry.line(when))
+            append_whole_line(path, entry.line(when))
         except OSError as e:
-            raise AuditFailed(
-                f"brokerd-shim cannot write its audit log ({e.strerror}); the result is withheld"
-            ) from None
+            reason = e.strerror or str(e)
+            self._failed(path, reason)
+            return reason
+        if self._lost:
+            log.warning(
+                "audit: %s is written again; %d line(s) could not be written before",
+                path,
+                self._lost,
+            )
+            self._lost = 0
+        return None
+
+    def _failed(self, path: Path, reason: str) -> None:
+        self._lost += 1
+        now = time.monotonic()
+        if self._lost == 1 or now - self._logged >= FAILING_LOG_INTERVAL:
+            self._logged = now
+            log.error(
+                "audit: cannot append to %s (%s); calls are refused until it can be written "
+                "(%d line(s) not written so far; logged again at most every %d s)",
+                path,
+                reason,
+                self._lost,
+                FAILING_LOG_INTERVAL,
+            )
+
+
+def append_whole_line(path: Path, line: str) -> None:
+    """Append line and a newline to the regular file at path, fsync'd, on a line of its own (a file
+    whose last line lost its newline gets one first). When any of it cannot be written, the file
+    is cut back to its size before, so no reader ever meets half a line."""
+    data = (line + "\n").encode("utf-8")
+    new = not os.path.lexists(path)
+    fd = open_file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        except OSError:
+            try:
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            except OSError as e:
+                log.error(
+                    "audit: %s cannot be cut back to its last whole line (%s)", path, e.strerror
+                )
+            raise
+    finally:
+        os.close(fd)
+    if new:
+        fsync_dir(path.parent)
 
 
 def sessions_answered(folder: Path) -> set[str]:

@@ -27,7 +27,7 @@ class LedgerFailed(BrokerError):
 
 
 class AuditFailed(BrokerError):
-    """The audit line of a decision cannot be written; the call's result is withheld."""
+    """The audit line of a decision cannot be written; the call is refused before it runs."""
 
 
 class ToolFailed(BrokerError):

@@ -1,11 +1,17 @@
 """The broker: what happens to one tool_request, from decision to answer.
 
-decide (under the grant set as it is now, with the session's state as it is now), run the allowed
-call on the runtime with that state, combine the grant's label with the runtime's (only ever
-stricter), make the session's state stricter with the answered label (durably), append the audit
-line, answer. The ledger and the audit log are written before the answer goes out, so a restart
-cannot forget a result loopd-shim has been given. Denials carry the shim's own label, except an
-argument refusal, which carries its grant's.
+decide (under the grant set as it is now, with the session's state as it is now), append the audit
+line that allows the call, run it on the runtime with that state, combine the grant's label with
+the runtime's (only ever stricter), make the session's state stricter with the answered label
+(durably), append the audit line of its outcome, answer. The ledger is written before the answer
+goes out, so a restart cannot forget a result loopd-shim has been given.
+
+Every answer is true to what happened. A call whose allowing line cannot be written is refused
+before it is sent anywhere ("the call was not run"). Once it has run (a memory write may be
+applied), the outcome line is best effort: if it cannot be written, that is logged and the real
+result still goes out, since an error would tell the agent a write failed that memoryd applied.
+A result withheld after the call ran (its state cannot be recorded) says that the call ran.
+Denials carry the shim's own label, except an argument refusal, which carries its grant's.
 
 Nothing here blocks the event loop. The ledger and the audit log are read and written on one
 writer thread, so their writes keep the order of the calls and a slow disk delays only the answers
@@ -21,7 +27,7 @@ from typing import TypeVar
 
 from brokerd_shim.audit import AuditEntry, AuditLog
 from brokerd_shim.decide import Decision, decide
-from brokerd_shim.errors import Stopping
+from brokerd_shim.errors import LedgerFailed, Stopping
 from brokerd_shim.grants import Grant, GrantSet, GrantsWatcher
 from brokerd_shim.ledger import Ledger
 from brokerd_shim.runtime import Runtime
@@ -30,6 +36,7 @@ from proto.messages import ToolRequest, ToolRequestMessage, ToolResponse
 
 log = logging.getLogger("brokerd_shim.service")
 STOPPING = "brokerd-shim is stopping; the call was not run: try again once it is back"
+RAN_BUT_STOPPING = "brokerd-shim is stopping; the call ran, but its result is withheld"
 T = TypeVar("T")
 
 
@@ -68,31 +75,29 @@ class Broker:
         grant, spec = decision.grant, decision.spec
         if spec is None or grant is None:  # decide() allows (sets spec) only by a grant
             return await self._on(self._writer, self._refuse, request, decision)
+        # AuditFailed here refuses the call before anything ran.
+        await self._on(self._writer, self.audit.append, _allowed(request, grant, None, None, None))
         ok, output, runtime_label = await self.runtime.run_labelled(spec)
         label = stricter(grant.label, runtime_label)
-        await self._on(self._writer, self._record_allowed, request, grant, ok, output, label)
+        try:
+            await self._on(self._writer, self._record_allowed, request, grant, ok, output, label)
+        except Stopping:
+            raise Stopping(RAN_BUT_STOPPING) from None
         return ToolResponse(call_id=request.call_id, ok=ok, output=output, label=label)
 
     def _record_allowed(
         self, request: ToolRequest, grant: Grant, ok: bool, output: str, label: Label
     ) -> None:
-        """On the writer thread: the session's state, then the audit line, then the log line."""
-        self.ledger.raise_to(request.session, label)
-        self.audit.append(
-            AuditEntry(
-                session=request.session,
-                call_id=request.call_id,
-                tool=request.tool,
-                grant=grant.id,
-                grant_sha256=grant.sha256,
-                decision="allow",
-                ok=ok,
-                label=label,
-                reason=None if ok else output[:500],
-            )
-        )
+        """On the writer thread, after the call ran: the session's state, then the outcome's audit
+        line (best effort), then the log line."""
+        try:
+            self.ledger.raise_to(request.session, label)
+        except LedgerFailed as e:
+            raise LedgerFailed(f"{e} (the call itself ran)") from None
+        reason = None if ok else output[:500]
+        audited = self.audit.append_outcome(_allowed(request, grant, ok, label, reason))
         log.info(
-            "session %s call %r: %r allowed by %s, ok=%s, %s%s",
+            "session %s call %r: %r allowed by %s, ok=%s, %s%s%s",
             request.session,
             request.call_id,
             request.tool,
@@ -100,6 +105,7 @@ class Broker:
             ok,
             label.klass,
             ", untrusted" if label.untrusted else "",
+            "" if audited else "; its outcome is missing from the audit log",
         )
 
     def _refuse(self, request: ToolRequest, decision: Decision) -> ToolResponse:
@@ -131,3 +137,20 @@ class Broker:
         # decide() gives every deny and ask its reason.
         output = decision.reason or ""
         return ToolResponse(call_id=request.call_id, ok=False, output=output, label=label)
+
+
+def _allowed(
+    request: ToolRequest, grant: Grant, ok: bool | None, label: Label | None, reason: str | None
+) -> AuditEntry:
+    """The audit line of an allowed call: before it runs (ok and label None), or its outcome."""
+    return AuditEntry(
+        session=request.session,
+        call_id=request.call_id,
+        tool=request.tool,
+        grant=grant.id,
+        grant_sha256=grant.sha256,
+        decision="allow",
+        ok=ok,
+        label=label,
+        reason=reason,
+    )

@@ -68,13 +68,13 @@ def broker_in(home, fixtures=None):
 
 def test_a_slow_audit_write_does_not_hold_the_event_loop(home, monkeypatch):
     broker = broker_in(home)
-    real_append = audit_module.append_line
+    real_append = audit_module.append_whole_line
 
     def slow_append(path, line):
         time.sleep(SLOW)
         real_append(path, line)
 
-    monkeypatch.setattr(audit_module, "append_line", slow_append)
+    monkeypatch.setattr(audit_module, "append_whole_line", slow_append)
 
     async def two_calls():
         return await asyncio.gather(broker.handle(message("c1")), broker.handle(message("c2")))
@@ -88,7 +88,12 @@ def test_a_slow_audit_write_does_not_hold_the_event_loop(home, monkeypatch):
     (month,) = (home / "audit").glob("*.jsonl")
     lines = [json.loads(text) for text in month.read_text().splitlines()]
     # one writer thread: each call's line is whole
-    assert sorted(line["call_id"] for line in lines) == ["c1", "c2"]
+    assert sorted((line["call_id"], line["ok"] is None) for line in lines) == [
+        ("c1", False),
+        ("c1", True),
+        ("c2", False),
+        ("c2", True),
+    ]
     assert json.loads((home / "ledger" / "mm-off1.json").read_text())["untrusted"] is True
 
 

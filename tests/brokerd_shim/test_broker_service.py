@@ -139,7 +139,8 @@ def test_labels_only_get_stricter(stack, tool, arguments, runtime_label, expecte
     stack.start(Labelled(runtime_label))
     reply = stack.call(tool, arguments)
     assert (reply.label.klass, reply.label.untrusted) == expected
-    (line,) = audit(stack)
+    allowing, line = audit(stack)
+    assert (allowing["decision"], allowing["ok"], allowing["label"]) == ("allow", None, None)
     assert (line["label"]["class"], line["label"]["untrusted"]) == expected
     state = Ledger(stack.home / "ledger").state("mm-test1").label
     assert (state.klass, state.untrusted) == expected
@@ -151,6 +152,13 @@ def test_audit_lines_for_every_decision(stack):
     stack.call("shell", '{"cmd": "ls"}', call_id="a3")
     stack.call("memory", '{"action": "forget"}', call_id="a4")
     lines = audit(stack)
+    # An allowed call's first line is written before it runs: no outcome, no label yet.
+    before = [line for line in lines if line["ok"] is None]
+    assert [(line["call_id"], line["decision"], line["label"]) for line in before] == [
+        ("a1", "allow", None),
+        ("a2", "allow", None),
+    ]
+    lines = [line for line in lines if line not in before]
     month = dt.datetime.now(dt.UTC).strftime("%Y-%m")
     path = stack.home / "audit" / f"{month}.jsonl"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -236,7 +244,7 @@ def test_memoryd_down_fails_memory_calls_with_the_sentence(stack):
     reply = stack.call("recall", RECALL)
     assert (reply.ok, reply.output) == (False, MEMORYD_UNREACHABLE)
     assert reply.label.to_wire() == CLEAN
-    (line,) = audit(stack)
+    _, line = audit(stack)
     assert (line["decision"], line["ok"], line["reason"]) == ("allow", False, MEMORYD_UNREACHABLE)
     assert stack.call("http_fetch", FETCH).ok
 

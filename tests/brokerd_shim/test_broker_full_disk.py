@@ -15,6 +15,7 @@ import pytest
 
 from brokerd_shim.audit import AuditEntry, AuditLog, append_whole_line
 from proto.client import RemoteError
+from proto.labels import Label
 from proto.messages import MemoryCall, ToolResponse
 
 from .conftest import Stack
@@ -146,3 +147,24 @@ def test_an_outcome_line_that_does_not_fit_is_reported_not_raised(tmp_path, file
     file_size_limit.lift()
     assert audit.append_outcome(entry) is True
     assert len(whole_lines(path)) == 2
+
+
+def test_a_result_withheld_after_the_call_ran_says_it_ran(stack, file_size_limit):
+    """A recall answered as secret must raise the session's state before its output goes out; if
+    the ledger cannot take it, the output is withheld, and the answer says the call ran."""
+    assert stack.call("recall", RECALL, call_id="warm").ok
+    ledger = stack.home / "ledger" / "mm-test1.json"
+
+    def answer_secret_then_fill(message: MemoryCall) -> ToolResponse:
+        file_size_limit(ledger, extra=-20)  # a new record no longer fits
+        return ToolResponse(
+            call_id=message.request.call_id,
+            ok=True,
+            output="the launch code",
+            label=Label(klass="secret", untrusted=False),
+        )
+
+    stack.memoryd.answer = answer_secret_then_fill
+    with pytest.raises(RemoteError, match=r"the result is withheld \(the call itself ran\)$"):
+        stack.call("recall", RECALL, call_id="c1")
+    assert json.loads(ledger.read_text())["class"] == "private"

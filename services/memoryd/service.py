@@ -303,13 +303,14 @@ class MemoryService:
         return caller.stricter(taint, untrusted)
 
     def _apply(self, args: MemoryArgs, caller: Caller) -> str:
+        before = self.index.notes_file()  # what the write starts from is memoryd's own change
         output = self.store.call(args, caller)
-        self._index_notes()
+        self._index_notes(before)
         return output
 
-    def _index_notes(self) -> None:
+    def _index_notes(self, own_from: str | None = None) -> None:
         try:
-            self.index.catch_up_notes()
+            self.index.catch_up_notes(own_from)
         except Exception as e:  # noqa: BLE001 - whatever it is, the write before it stands
             # The write is done and journalled: its answer is the applied one. The index catches
             # up at the next write, start or reindex (notes.md is read from its last offset), or
@@ -354,6 +355,7 @@ class MemoryService:
             return done
 
     def _admin_write(self, action: Callable[..., str], *args) -> str:
+        before = self.index.notes_file()
         text = action(*args)
-        self._index_notes()
+        self._index_notes(before)
         return text

@@ -77,6 +77,4 @@ def owner_searched(index: Index) -> None:
 
 def _apply_call(service: MemoryService, args, caller) -> str:
     """A memory call as service._apply runs it: applied, then notes.md indexed."""
-    out = service.store.call(args, caller)
-    service._index_notes()
-    return out
+    return service._apply(args, caller)

@@ -272,8 +272,9 @@ def test_notes_appended_are_caught_up_and_numbered_on(home):
     write_notes(home, NOTES)
     index = opened(home)
     index.catch_up_notes()
+    before = index.notes_file()  # memoryd's own append
     write_notes(home, "§ noted 2026-09-25T08:00Z in session mm-2 · public\nnew fact\n", "a")
-    assert index.catch_up_notes() == 1
+    assert index.catch_up_notes(before) == 1
     assert rows(home)[-1][:3] == ("noted", "mm-2", 3)
     assert rows(home)[-1][4] == "public"
     index.close()

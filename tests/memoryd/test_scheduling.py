@@ -207,7 +207,7 @@ def test_an_index_failure_after_a_write_answers_the_applied_sentence(tmp_path, m
     home = tmp_path / "home"
     real = service.index.catch_up_notes
 
-    def broken():
+    def broken(*_):
         raise ValueError("injected index failure")
 
     monkeypatch.setattr(service.index, "catch_up_notes", broken)

@@ -121,6 +121,7 @@ def _batch(service, parsed: Items, state: State, done: Progress) -> None:
     writer)."""
     store = service.store
     started = time.monotonic()
+    before = service.index.notes_file()  # what follows is memoryd's own change of notes.md
     with store.lock:
         store.detect_hand_edits()
     state.refresh(store.home)
@@ -155,7 +156,7 @@ def _batch(service, parsed: Items, state: State, done: Progress) -> None:
             done.said(number, item, said)
             done.at += 1
     finally:
-        service._index_notes()
+        service._index_notes(before)
 
 
 def _apply(store, item: Item, what: str) -> str | None:

@@ -185,15 +185,24 @@ class Index(ModePrep, Warming):
             added += more
         return added
 
-    def catch_up_notes(self) -> int:
-        """Index the new entries of notes.md; returns the rows added."""
+    def notes_file(self) -> str | None:
+        """notes.md's stat now, taken before memoryd writes it: catch_up_notes(own_from) after
+        the write then tells memoryd's own change from the owner's (indexer.index_notes)."""
+        try:
+            return indexer.file_of(self.home.memory_file("notes.md"), whole=True)
+        except OSError:  # not known: the catch-up after the write takes any change as another's
+            return None
+
+    def catch_up_notes(self, own_from: str | None = None) -> int:
+        """Index the new entries of notes.md; returns the rows added. own_from: notes_file()
+        before memoryd's own write this follows (None: any change is another's)."""
         conn = self._write()
         seen = self.notes_seen.look()
         try:
             with self._damage_refused("memory/notes.md"):
                 deletions = _deletions(conn)
                 with self._transaction(conn):
-                    added = indexer.index_notes(conn, self.home, self.settings)
+                    added = indexer.index_notes(conn, self.home, self.settings, own_from)
                 # It deletes rows only to read notes.md again from its start.
                 renumbered = _deletions(conn) != deletions
                 reached = _notes_reached(conn)

@@ -4,11 +4,13 @@ What a session record gives is in sessionrows.py; notes.md entries carry the lab
 gives.
 
 Progress per log is the number of records read (spec 6's progress table) and, beside it in the
-offsets table, the byte offset reached, the label in force there and a hash of the bytes just
-before the offset (for notes.md, of all the bytes before it). Catching up seeks to the offset, so
-it costs what the new records cost, not what the log is long; the hash tells a log that was
-rewritten (notes.md edited by hand) from one that only grew, and a rewritten log is indexed again
-from its start.
+offsets table, the byte offset reached, the label in force there, a hash of the bytes just
+before the offset and which file was read (file_of). Catching up seeks to the offset, so it costs
+what the new records cost, not what the log is long. A log that is another file now (an editor's
+save, sed -i: a new inode) or whose hash no longer matches (it shrank, or was rewritten near the
+offset) is indexed again from its start. notes.md, which the owner may edit anywhere by hand, is
+indexed again from its start whenever its stat is not the one the index read or memoryd's own
+write left (index_notes): a redaction of an older note keeps the size and every byte near the end.
 
 What one record may cost is bounded: a row indexes at most max_record_bytes of
 its text, and a long log line is never read whole (sessionrows.py). The settings that change what
@@ -57,10 +59,9 @@ NOTES_LOG = "memory/notes.md"
 NOTE_KINDS = ("noted", "moved", "dropped")
 # How many bytes before a log's indexed offset the tail hash covers (a rewritten log is caught).
 TAIL_HASH_BYTES = 256
-# The owner may edit notes.md by hand. A hash of the last 64 KiB read catches any edit that
-# changes the length of what came before (everything after it shifts) and any edit near the end,
-# while a write costs the same at a million notes as at ten; an in-place edit of the same length
-# further back waits for the next reindex.
+# What notes.md's tail hash covers: with its stat (index_notes), what tells memoryd's own append,
+# which the index goes on from, from anything else, while a write costs the same at a million
+# notes as at ten.
 NOTES_WINDOW = 65_536
 BATCH = 20_000
 
@@ -100,6 +101,19 @@ def log_name(session: str) -> str:
     return f"sessions/{session}/0.jsonl"
 
 
+def file_of(path: Path, whole: bool = False) -> str | None:
+    """Which file path is: its device and inode, and (whole) its size and times too; None when
+    there is none. A session log only grows in place, so its inode says it is the file read; any
+    change of notes.md shows in its size or times (ctime cannot be set back)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if not whole:
+        return f"{st.st_dev}:{st.st_ino}"
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
 def _tail_hash(path: Path, offset: int, window: int | None = TAIL_HASH_BYTES) -> str:
     """The hash of the window bytes before offset (of all of them when window is None)."""
     start = 0 if window is None else max(0, offset - window)
@@ -124,14 +138,17 @@ def load_state(conn: sqlite3.Connection, name: str) -> LogState | None:
     ).fetchone()
     if row is None:
         return None
-    return LogState(row[0], row[1], row[2], bool(row[3]), row[4])
+    # The file read follows the hash in the tail column (an older index has the hash alone).
+    tail, _, file = str(row[4]).partition(" ")
+    return LogState(row[0], row[1], row[2], bool(row[3]), tail, file or None)
 
 
 def save_state(conn: sqlite3.Connection, name: str, state: LogState) -> None:
+    tail = state.tail if state.file is None else f"{state.tail} {state.file}"
     conn.execute("INSERT OR REPLACE INTO progress VALUES (?, ?)", (name, state.records))
     conn.execute(
         "INSERT OR REPLACE INTO offsets VALUES (?, ?, ?, ?, ?)",
-        (name, state.bytes, state.klass, int(state.untrusted), state.tail),
+        (name, state.bytes, state.klass, int(state.untrusted), tail),
     )
 
 
@@ -219,8 +236,14 @@ def index_session_part(
     part = part or Part(PART_RECORDS, PART_BYTES, PART_SECONDS)
     path = home.session_log(session)
     name = log_name(session)
-    state = load_state(conn, name) or LogState()
-    if state.bytes and not _still_valid(path, state):
+    saved = load_state(conn, name)
+    state = saved or LogState()
+    file = file_of(path)  # before the read: a file put there meanwhile is seen next time
+    if state.bytes and state.file is not None and state.file != file:
+        log.warning("session log %s is another file than was read: indexing it again", path)
+        _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
+        state = LogState()
+    elif state.bytes and not _still_valid(path, state):
         log.warning("session log %s changed before byte %d: indexing it again", path, state.bytes)
         _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
         state = LogState()
@@ -230,8 +253,9 @@ def index_session_part(
     if skip:
         rows = (r for r in rows if forgotten.session_key(session, r[3]) not in skip)
     added = insert_rows(conn, rows)
-    if state.bytes != before or load_state(conn, name) is None:
+    if state.bytes != before or saved is None or state.file != file:
         state.tail = _tail_hash(path, state.bytes)
+        state.file = file
         save_state(conn, name, state)
     return added, part.done
 
@@ -241,14 +265,28 @@ def _settings(value: str | Settings) -> Settings:
     return Settings(max_class=value) if isinstance(value, str) else value
 
 
-def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings) -> int:
-    """Index the notes.md entries past its progress; returns the rows added."""
+def index_notes(
+    conn: sqlite3.Connection, home: Home, max_class: str | Settings, own_from: str | None = None
+) -> int:
+    """Index the notes.md entries past its progress; returns the rows added.
+
+    own_from: notes.md's file_of(whole) just before memoryd's own write that this catch-up
+    follows. notes.md is read again from its start when it is another file or its stat changed
+    since the index read it, unless memoryd's write began from what the index read (it appends,
+    or rewrites with the offset moved to match, data/purge.shift_notes); then the tail hash
+    decides, as for an index that does not know the file it read.
+    """
     settings = _settings(max_class)
     path = home.memory_file("notes.md")
     saved = load_state(conn, NOTES_LOG)
     state = LogState() if saved is None else replace(saved)
     exists = os.path.lexists(path)
-    if state.bytes and (not exists or not _still_valid(path, state, NOTES_WINDOW)):
+    file = file_of(path, whole=True)  # before the read: a change meanwhile is seen next time
+    if state.bytes and exists and state.file not in (None, file, own_from):
+        log.warning("notes %s changed outside memoryd: indexing it again", path)
+        _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
+        state = LogState()
+    elif state.bytes and (not exists or not _still_valid(path, state, NOTES_WINDOW)):
         log.warning("notes %s changed before byte %d: indexing it again", path, state.bytes)
         _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
         state = LogState()
@@ -295,6 +333,7 @@ def index_notes(conn: sqlite3.Connection, home: Home, max_class: str | Settings)
     added = insert_rows(conn, rows)
     state.records += len(entries)
     state.bytes += len(data)
+    state.file = file
     if data or state != saved:  # nothing new: nothing written (no commit for the writer)
         state.tail = _tail_hash(path, state.bytes, NOTES_WINDOW)
         save_state(conn, NOTES_LOG, state)

@@ -33,6 +33,9 @@ class LogState:
     klass: str = "private"
     untrusted: bool = False
     tail: str = hashlib.sha256(b"").hexdigest()
+    # The file read, as indexer.file_of gives it (device and inode; for notes.md its size and
+    # times too), or None when not known (an index written before it was kept).
+    file: str | None = None
 
 
 # A session log line longer than this is read in chunks, never whole.

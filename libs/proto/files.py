@@ -15,6 +15,7 @@ non-folder where its folder should be, and sets the mode through the folder's ow
 it never chmods a folder elsewhere.
 """
 
+import contextlib
 import errno
 import os
 import secrets
@@ -288,14 +289,21 @@ def _append(path: str | os.PathLike, data: bytes, own_line: bool) -> None:
     new = not os.path.lexists(path)
     fd = open_file(path, (os.O_RDWR if own_line else os.O_WRONLY) | os.O_APPEND | os.O_CREAT)
     try:
-        if own_line:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                data = b"\n" + data
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        if own_line and size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        except OSError:
+            # A full disk cuts a write short: the part written goes, or the next line would be
+            # glued onto it and both be lost to a reader of lines. One writer appends to each
+            # of these files, so nothing of another's is cut.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise
     finally:
         os.close(fd)
     if new:

@@ -1,12 +1,16 @@
 """proto.files: modes, atomic replacement, no overwrite, fsync'd appends."""
 
+import json
 import os
+import resource
+import signal
 import stat
 
 import pytest
 
 from proto.files import (
     NotRegular,
+    append_bytes,
     append_line,
     atomic_write,
     create_if_missing,
@@ -147,3 +151,36 @@ def test_create_if_missing_leaves_a_dangling_link(tmp_path, outside):
     link.symlink_to(outside / "missing")
     assert create_if_missing(link, b"starter") is False
     assert not (outside / "missing").exists()
+
+
+@pytest.fixture
+def file_size_limit():
+    """limit(path, extra): no file of this process may grow past path's size plus extra (a
+    full disk, played by RLIMIT_FSIZE with SIGXFSZ ignored: the write is cut short, then
+    fails)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    def limit(path, extra: int) -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (path.stat().st_size + extra, hard))
+
+    yield limit
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    signal.signal(signal.SIGXFSZ, old_handler)
+
+
+@pytest.mark.parametrize("append", ["line", "bytes"])
+@pytest.mark.parametrize("room", [0, 1, 40])
+def test_an_append_cut_short_by_a_full_disk_leaves_the_file_as_it_was(
+    tmp_path, file_size_limit, append, room
+):
+    path = tmp_path / "journal.jsonl"
+    path.write_bytes(b'{"first": 1}\n')
+    before = path.read_bytes()
+    file_size_limit(path, room)
+    with pytest.raises(OSError):
+        if append == "line":
+            append_line(path, json.dumps({"text": "x" * 200}))
+        else:
+            append_bytes(path, b'{"text": "' + b"y" * 200 + b'"}\n')
+    assert path.read_bytes() == before

@@ -3,6 +3,8 @@
 the sockets already serve (index.catching_up says how far it is), and one session's new records
 when its turn ends (session_updated).
 
+First the sessions the index holds whose log is gone (the owner removed sessions/<id>/) leave it:
+the start's listing of sessions/ is compared with the sessions the index holds (index/gone.py).
 notes.md and each log are caught up on their own. A log memoryd may not read (a link, a FIFO, a
 name out of pattern) is skipped until the next start, as the index logs. A damaged index or a
 restore stopped part way ends the catch-up: the reindex or restart they call for catches up
@@ -72,6 +74,7 @@ class CatchUp:
         try:
             if index.mode_pending:  # the sockets listen meanwhile; recall waits for it
                 await service._write(index.prepare_mode)
+            await self._drop_removed(sessions)
             added = await self._until_done()
         except asyncio.CancelledError:
             raise
@@ -89,6 +92,24 @@ class CatchUp:
         log.info("%s: caught up, %d new records and notes", index.path, added)
         service._warm_counts()
         return added
+
+    async def _drop_removed(self, sessions: list[str]) -> None:
+        """Drop the rows of the sessions whose log is gone; a failure is logged and left for the
+        next start (session_updated naming one drops it too)."""
+        index = self.service.index
+        try:
+            removed = await self.service._write(index.drop_removed, sessions, priority=BACKGROUND)
+        except GIVE_UP:
+            raise
+        except Exception as error:  # noqa: BLE001 - the logs are caught up all the same
+            log.error("index %s: removed sessions not dropped: %s", index.path, problem(error))
+            return
+        if removed:
+            log.info(
+                "index %s: %s removed from sessions/ dropped",
+                index.path,
+                counted(removed, "session"),
+            )
 
     async def _end_carry(self) -> None:
         """The vectors kept from the index this one replaced were given to every row the

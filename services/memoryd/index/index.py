@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from memoryd import modes
 from memoryd.errors import IndexDamaged, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.index import carryfile, indexer, newindex
+from memoryd.index import carryfile, gone, indexer, newindex
 from memoryd.index.connections import DAMAGED, UNOPENED
 from memoryd.index.dbfile import check_fts5, create_file, damage, remove_database
 from memoryd.index.indexer import RECORD_BYTES, Settings
@@ -164,10 +164,21 @@ class Index(ModePrep, Warming):
         """The sessions whose log can be indexed, by name (newindex.indexable_sessions)."""
         return newindex.indexable_sessions(self.home)
 
+    def drop_removed(self, listed: list[str]) -> int:
+        """On the writer: drop the rows of the sessions the index holds whose log is gone, but
+        for those listed (the start's listing of sessions/ found them); how many (gone.py)."""
+        with self._damage_refused("the removed sessions"):
+            removed = gone.gone(self._write(), self.home, listed)
+        gone.remove(self, removed)
+        return len(removed)
+
     def catch_up_session_part(self, session: str) -> tuple[int, bool]:
-        """Index one part of a session's new records: (rows added, read to the end)."""
+        """Index one part of a session's new records: (rows added, read to the end). A session
+        whose log is gone is SessionUnknown, its rows dropped from the index."""
         problem = indexer.log_problem(self.home, session)
         if isinstance(problem, FileNotFoundError):
+            if gone.holds(self._write(), session):
+                gone.remove(self, [session])
             raise SessionUnknown(f"no session {session} under sessions/")
         if problem is not None:
             log.warning("session log %s: skipped: %s", self.home.session_log(session), problem)
@@ -225,7 +236,9 @@ class Index(ModePrep, Warming):
     def catch_up_all(self) -> int:
         """Catch up every session log and notes.md on this thread; returns the rows added."""
         added = 0
-        for session in self.sessions():
+        sessions = self.sessions()
+        self.drop_removed(sessions)
+        for session in sessions:
             try:
                 added += self.catch_up_session(session)
             except (OSError, SessionUnknown) as error:

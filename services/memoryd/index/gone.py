@@ -1,0 +1,89 @@
+"""Sessions the owner removed: a session whose log is gone from sessions/ leaves the index too.
+
+The index is derived from sessions/ and notes.md (spec 6). A log that shrank is indexed again
+(indexer.py); one that is gone -- sessions/<id>/ removed, or its 0.jsonl -- has its rows (through
+the indexer's delete, so the recall modes' tables follow) and its progress dropped: at the catch-up
+after a start, for each session the progress table holds that the start's listing of sessions/
+did not find, and when session_updated names it. Finding them costs a row per session held and a
+stat per one not listed, never a scan of the rows. A log memoryd may not read (a link, a FIFO) is
+not gone: its rows stay as they are until the owner fixes it or reindexes.
+
+remove() runs on the index's writer in a transaction of its own; the other functions run inside
+the caller's and never commit.
+"""
+
+import logging
+import sqlite3
+from collections.abc import Iterable
+
+from memoryd.home import Home
+from memoryd.index import indexer
+from proto.messages import is_session_id
+
+log = logging.getLogger("memoryd.index.index")
+
+PREFIX = "sessions/"
+# Sessions per DELETE statement (each scans the rows once; SQLite binds at most 32,766 values).
+CHUNK = 500
+
+
+def held(conn: sqlite3.Connection) -> list[str]:
+    """The sessions whose log the index holds progress for (its primary key's range: one row
+    per log read)."""
+    found = conn.execute(
+        "SELECT log FROM progress WHERE log >= ? AND log < ?", (PREFIX, PREFIX[:-1] + "0")
+    )
+    sessions = []
+    for (name,) in found:
+        session = str(name).removeprefix(PREFIX).removesuffix("/0.jsonl")
+        if is_session_id(session) and indexer.log_name(session) == name:
+            sessions.append(session)
+    return sessions
+
+
+def holds(conn: sqlite3.Connection, session: str) -> bool:
+    row = conn.execute("SELECT 1 FROM progress WHERE log = ?", (indexer.log_name(session),))
+    return row.fetchone() is not None
+
+
+def gone(conn: sqlite3.Connection, home: Home, listed: Iterable[str]) -> list[str]:
+    """The sessions the index holds that are not listed and whose log is not there (a log that
+    cannot be read for another reason is not gone)."""
+    known = set(listed)
+    return [
+        session
+        for session in held(conn)
+        if session not in known
+        and isinstance(indexer.log_problem(home, session), FileNotFoundError)
+    ]
+
+
+def drop(conn: sqlite3.Connection, sessions: list[str]) -> None:
+    """Delete the rows and the progress of sessions."""
+    for at in range(0, len(sessions), CHUNK):
+        chunk = tuple(sessions[at : at + CHUNK])
+        marks = ",".join("?" * len(chunk))
+        indexer._delete_rows(conn, f"kind = 'session' AND session IN ({marks})", chunk)
+        names = [(indexer.log_name(session),) for session in chunk]
+        conn.executemany("DELETE FROM progress WHERE log = ?", names)
+        conn.executemany("DELETE FROM offsets WHERE log = ?", names)
+
+
+def remove(index, sessions: list[str]) -> None:
+    """On the index's writer: delete the rows and progress of sessions whose log is gone, one
+    line for each. Their text is overwritten in the file, as a forget's is: the owner removed
+    the conversation."""
+    if not sessions:
+        return
+    conn: sqlite3.Connection = index._write()
+    (secure,) = conn.execute("PRAGMA secure_delete").fetchone()
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        with index._damage_refused("the removed sessions"), index._transaction(conn):
+            drop(conn, sessions)
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {int(secure)}")
+    for session in sessions:
+        log.info(
+            "session log %s: gone; its records left the index", index.home.session_log(session)
+        )

@@ -21,8 +21,10 @@ them, indexer.py). Forget and promote take a number then; checking it costs a re
 NOTES_WINDOW bytes, and only when the stat changed.
 
 The stat is taken before the read, so a change made while the writer reads is seen at the next
-look. An edit in place that keeps the size, the inode and the times to the nanosecond is not seen
-here; the hash of notes.md's tail (indexer.py) still catches it at the next write.
+look. The catch-up it sets off does not trust the tail hash alone: notes.md whose stat is not the
+one the index read, nor the one memoryd's own write began from, is read again from its start
+(indexer.index_notes), and so counted renumbered, whatever the edit kept (its size, bytes near the
+end); so is one changed while memoryd was stopped, at the catch-up after the start.
 """
 
 import hashlib

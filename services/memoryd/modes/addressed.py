@@ -14,7 +14,7 @@ in the other role's rows, names the other role. A name only spoken about ("I met
 no address and favours nothing; nor does a question that names both speakers, or a name the
 rows never address. Only the newest SAMPLE rows holding the name are read (FTS5 reads a term's
 rows newest first without sorting them), and of each only its first HEAD and last TAIL bytes,
-where an address stands (through SQLite's blob I/O, as search/textcut.py reads a snippet), so the
+where an address stands (in SQL, as search/textcut.py reads a snippet, not by blob I/O), so the
 cost of a question stays the same however many rows the index holds and however long they are.
 context and hybrid keep what they read of each name (Speakers, one per open index) until the
 rows have changed by more than DRIFT, as hybrid's term counts are kept (kept.py): at a
@@ -52,6 +52,11 @@ _OPENERS = (
     "|yeah|yes|no|sure|okay|ok|great|good|nice|awesome|cool|well|haha|hmm"
 )
 _ROWS = "SELECT block FROM hits_data WHERE id = ?"
+# A row's type, first bytes and last TAIL bytes (bytes, not characters: the value as a blob).
+_ENDS = (
+    "SELECT typeof(c0), substr(CAST(c0 AS BLOB), 1, ?), substr(CAST(c0 AS BLOB), -?)"
+    " FROM hits_content WHERE id = ?"
+)
 _NEWEST = (
     "SELECT h.rowid, s.role FROM hits h JOIN sources s ON s.rowid = h.rowid"
     " WHERE hits MATCH ? ORDER BY h.rowid DESC LIMIT ?"
@@ -82,16 +87,20 @@ def addressing(conn: sqlite3.Connection, name: str) -> dict[str, int]:
 
 
 def ends(conn: sqlite3.Connection, rowid: int) -> str:
-    """A row's text, or its first HEAD and last TAIL bytes when it is longer."""
-    with conn.blobopen("hits_content", "c0", rowid, readonly=True) as blob:
-        size = len(blob)
-        if size <= HEAD + TAIL:
-            return blob.read().decode("utf-8", errors="replace")
-        head = blob.read(HEAD)
-        blob.seek(size - TAIL)
-        tail = blob.read(TAIL)
+    """A row's text, or its first HEAD and last TAIL bytes when it is longer; "" for a row that
+    holds no text (NULL or a number, written by hand)."""
+    row = conn.execute(_ENDS, (HEAD + TAIL + 1, TAIL, rowid)).fetchone()
+    if row is None or row[0] not in ("text", "blob"):
+        return ""
+    head, tail = row[1] or b"", row[2] or b""  # substr of an empty value is NULL
+    if len(head) <= HEAD + TAIL:
+        return head.decode("utf-8", errors="replace")
     # A cut may split a character: it becomes one replacement character at the cut.
-    return head.decode("utf-8", errors="replace") + "\n" + tail.decode("utf-8", errors="replace")
+    return (
+        head[:HEAD].decode("utf-8", errors="replace")
+        + "\n"
+        + tail.decode("utf-8", errors="replace")
+    )
 
 
 class Speakers:

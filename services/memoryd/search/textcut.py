@@ -1,15 +1,22 @@
-"""A hit's snippet, read without loading the record's whole text.
+"""A hit's snippet, read without taking the record's whole text into Python.
 
 Recall used to select each hit's whole text to cut at most 600 characters from it: a 50 MB record
-cost 50 MB in SQLite and as much again in Python, per recall. Here the text is read through
-SQLite's incremental blob I/O on FTS5's content table (hits_content, column c0), which reads only
-the pages asked for:
+cost 50 MB in Python, per recall. Here only the text's first HEAD bytes are read, in SQL
+(substr of the value as a blob: bytes, not characters, from FTS5's content table hits_content,
+column c0):
 
-- a text of at most WHOLE bytes (every normal record) is read whole and cut by query.snippet, so
-  its snippet is exactly what it always was;
+- a text of at most WHOLE bytes (every normal record, under [index] max_record_bytes' default) is
+  read whole and cut by query.snippet, so its snippet is exactly what it always was;
 - a longer text is cut from its first HEAD bytes: the first matching term is looked for there (not
   further), and the window around it is taken from there. A text that long is always longer than
   the snippet, so the rest of the rule is unchanged.
+
+Not through SQLite's blob I/O (Connection.blobopen), which reads only the pages asked for: CPython's
+sqlite3 keeps a weak reference on the connection for every Blob ever opened and never drops it, and
+the reader connections live as long as memoryd, so every hit of every recall grew memoryd for good.
+SQLite itself loads a value whole to take its substr (and frees it at once): for a text under
+WHOLE that is what blob I/O read too, and only an index whose max_record_bytes was raised holds
+longer ones.
 """
 
 import sqlite3
@@ -20,7 +27,8 @@ from memoryd.search.query import _LEAD, ELLIPSIS, SNIPPET_LIMIT, _first_match, s
 WHOLE = 65_536
 # The search region, plus room for a window that starts at its very end (4 bytes a character).
 HEAD = WHOLE + 4 * SNIPPET_LIMIT
-TYPE_OF = "SELECT typeof(c0) FROM hits_content WHERE id = ?"
+# The value's type, and its first bytes (at most HEAD of them).
+READ = "SELECT typeof(c0), substr(CAST(c0 AS BLOB), 1, ?) FROM hits_content WHERE id = ?"
 
 
 def _decode_prefix(data: bytes) -> str:
@@ -46,13 +54,12 @@ def long_snippet(head: str, terms: Sequence[str], limit: int = SNIPPET_LIMIT) ->
 
 def hit_snippet(conn: sqlite3.Connection, rowid: int, terms: Sequence[str]) -> str | None:
     """The snippet of row rowid of hits for a query's terms; None when the row holds no text
-    (NULL or a number, written by hand: memoryd writes text), which blob I/O cannot open."""
-    held = conn.execute(TYPE_OF, (rowid,)).fetchone()
-    if held is None or held[0] not in ("text", "blob"):
+    (NULL or a number, written by hand: memoryd writes text). A text and a blob read alike, as
+    their bytes."""
+    row = conn.execute(READ, (HEAD, rowid)).fetchone()
+    if row is None or row[0] not in ("text", "blob"):
         return None
-    with conn.blobopen("hits_content", "c0", rowid, readonly=True) as blob:
-        size = len(blob)
-        if size <= WHOLE:
-            return snippet(blob.read().decode("utf-8", errors="replace"), terms)
-        head = blob.read(HEAD)
-    return long_snippet(_decode_prefix(head), terms)
+    data = row[1] or b""  # substr of an empty value is NULL
+    if len(data) <= WHOLE:  # HEAD > WHOLE: the text is all there
+        return snippet(data.decode("utf-8", errors="replace"), terms)
+    return long_snippet(_decode_prefix(data), terms)

@@ -14,7 +14,9 @@ a read that began after the call arrived and went to the log's end; calls that a
 read wait for the next one, which reads only what the log gained.
 
 Cost: each session's state is kept in memory with the log's device, inode, the offset read to and
-the bytes before it, so a read takes only what the log gained since the last. A log that was
+the bytes before it, so a read takes only what the log gained since the last; for the MOST_SEEN
+sessions called last (seen.py): a session dropped from them has its log read whole at its next
+call, starting from the label it left, so dropping never makes a label less strict. A log that was
 replaced, shrank or changed before the offset is read whole. Reading is in bounded pieces
 (logscan.py): memory does not grow with a line's length and time grows with it linearly. A
 session's witnessed label never gets less strict while memoryd runs (taint only grows), so
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 
 from memoryd.home import Home
 from memoryd.trust import logscan
+from memoryd.trust.seen import MOST_SEEN, Seen, SeenStore
 from proto.files import NotRegular, check_entry, open_file
 from proto.labels import higher_class
 
@@ -50,20 +53,6 @@ log = logging.getLogger(__name__)
 KEPT_TAIL_BYTES = 256
 # How long close() waits for the reader threads, each of which stops within one chunk.
 STOP_SECONDS = 5.0
-
-
-@dataclass
-class Seen:
-    """How far one session's log was read and the label in force at that point; lock: held
-    while the log is read."""
-
-    device: int = -1
-    inode: int = -1
-    offset: int = 0
-    tail: bytes = b""
-    klass: str = "public"
-    untrusted: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -99,24 +88,20 @@ class _Waiting:
 
 
 class Witness:
-    def __init__(self, home: Home):
+    def __init__(self, home: Home, most_seen: int = MOST_SEEN):
         self.home = home
-        self._seen: dict[str, Seen] = {}
-        self._seen_lock = threading.Lock()
+        self._seen = SeenStore(most_seen)
+        self._lock = threading.Lock()
         self._waiting: dict[str, _Waiting] = {}
         self._threads: set[threading.Thread] = set()
         self._stop = threading.Event()
-
-    def _seen_of(self, session: str) -> Seen:
-        with self._seen_lock:
-            return self._seen.setdefault(session, Seen())
 
     # --- for the service: one reader thread per session with a call waiting ----------------------
     def ask(self, session: str) -> "Future[Verdict]":
         """The verdict of a read of the session's log that begins after now, on that session's
         own reader thread. Cancelling the future before the read begins drops it."""
         future: Future[Verdict] = Future()
-        with self._seen_lock:
+        with self._lock:
             if self._stop.is_set():
                 future.set_exception(NoVerdict())
                 return future
@@ -142,7 +127,7 @@ class Witness:
     def _serve(self, session: str, waiting: _Waiting) -> None:
         try:
             while True:
-                with self._seen_lock:
+                with self._lock:
                     calls = [f for f in waiting.calls if f.set_running_or_notify_cancel()]
                     waiting.calls = []
                     if not calls:
@@ -159,12 +144,12 @@ class Witness:
                     else:
                         call.set_result(outcome)
         finally:
-            with self._seen_lock:
+            with self._lock:
                 self._threads.discard(threading.current_thread())
 
     def close(self) -> None:
         """Stop every read within a chunk; the calls still waiting get NoVerdict."""
-        with self._seen_lock:
+        with self._lock:
             self._stop.set()
             threads = list(self._threads)
             for waiting in self._waiting.values():
@@ -179,8 +164,7 @@ class Witness:
     def judge(self, session: str) -> Verdict:
         """Read the session's log to its end now (under the session's lock) and say what it
         shows. NoVerdict if memoryd stops meanwhile."""
-        seen = self._seen_of(session)
-        with seen.lock:
+        with self._seen.held(session) as seen, seen.lock:
             try:
                 self._read(session, seen)
             except LogUnusable as e:

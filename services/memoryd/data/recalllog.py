@@ -1,6 +1,6 @@
 """Replacing recall log files under the recall log's own writer.
 
-The recall log (recall/recaller.py, RecallLog) keeps its month file open and appends to it from
+The recall log (recall/logfile.py, RecallLog) keeps its month file open and appends to it from
 reader threads. A forget that rewrites a month, or a restore that lays one, renames a new file over
 it: appends to the old descriptor would then go to a file no longer in the folder and be lost. So
 the rename happens while the log's lock is held (no append in between) and the descriptor is

@@ -136,7 +136,8 @@ def _note(name: str, path: Path) -> Held | None:
 
 
 def take(home: Home) -> Snapshot:
-    """Hold every memoryd file; run it on the writer thread."""
+    """Hold every memoryd file; run it on the writer thread. A file that cannot be opened (not
+    readable by memoryd's user, not a regular file) refuses it (AdminRefused, naming it)."""
     started = time.monotonic()
     snap = Snapshot()
     _add(snap, layout.memory_files(home))
@@ -174,12 +175,32 @@ def add_sessions(snap: Snapshot, home: Home) -> None:
         raise
 
 
+def _unreadable(name: str, e: OSError) -> AdminRefused:
+    """The refusal for a file that cannot be held: one copied in by hand as another user, or
+    with mode 000, or a link, is the owner's to fix, not a bug of memoryd's."""
+    if isinstance(e, NotRegular):
+        what, fix = f"is {e.strerror}", "put a regular file there"
+    else:
+        what = f"cannot be read ({e.strerror or e})"
+        fix = "give it back to memoryd's user or make it readable"
+    return AdminRefused(
+        f"refused: {name} {what}; nothing was written; {fix}, then try again "
+        "(runbook: memory-unavailable)"
+    )
+
+
 def _add(snap: Snapshot, listed: list[tuple[str, Path]]) -> None:
+    """Hold each file listed; one that cannot be opened refuses it all (AdminRefused, naming
+    it; snap closed)."""
+    name = ""
     try:
         for name, path in listed:
             held = _hold(name, path)
             if held is not None:
                 snap.files.append(held)
+    except OSError as e:
+        snap.close()
+        raise _unreadable(name, e) from None
     except BaseException:
         snap.close()
         raise

@@ -36,6 +36,22 @@ def check_dest(dest: Path, nothing: str) -> None:
         fail(f"cannot write {shown}: {folder} is not a folder; {nothing}", EXIT_REFUSED)
     if not os.access(dest.parent, os.W_OK | os.X_OK):
         fail(f"cannot write {shown}: its folder is not writable; {nothing}", EXIT_REFUSED)
+    longest = _name_max(dest.parent)
+    if longest is not None and len(os.fsencode(dest.name)) > longest:
+        fail(
+            f"cannot write {shown}: File name too long (over {longest} bytes); {nothing}",
+            EXIT_REFUSED,
+        )
+
+
+def _name_max(folder: Path) -> int | None:
+    """The longest file name the file system of folder takes, in bytes; None when it does not
+    say (the copy then says it, if the name is refused)."""
+    try:
+        longest = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return None
+    return longest if longest > 0 else None
 
 
 def copy_new(
@@ -45,7 +61,8 @@ def copy_new(
     an existing file; one line on failure, ending with after (what else the owner must know)."""
     if os.path.lexists(dest):
         fail(f"{escape(str(dest), markup=False)} exists; nothing was written{after}", EXIT_REFUSED)
-    tmp = dest.with_name(f".{dest.name}.{os.urandom(4).hex()}.tmp")
+    # a short name, not dest's own with more added: dest's name may be as long as a name can be
+    tmp = dest.with_name(f".bxctl-{os.urandom(6).hex()}.tmp")
     try:
         with open(source, "rb") as src:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -72,7 +89,7 @@ def copy_new(
     finally:
         try:
             os.unlink(tmp)
-        except FileNotFoundError:
+        except OSError:  # never made, or its folder gone: what failed is said above
             pass
 
 

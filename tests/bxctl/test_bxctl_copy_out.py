@@ -67,7 +67,7 @@ def test_a_copy_that_fails_names_the_file_made_and_removes_nothing_older(
         f"the {what} is in {memoryd.home / 'backups' / made}, and no older {what} was removed"
     ), line
     assert not dest.exists()
-    assert [n for n in os.listdir(tmp_path) if n.startswith(".usb")] == []
+    assert [n for n in os.listdir(tmp_path) if n.endswith(".tmp")] == []
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,12 @@ temporary file in backups/, fsync'd, then linked to its final name (which never 
 the folder fsync'd, so a full disk or a kill leaves no partial archive: the temporary file is
 removed on any failure (and a leftover one by the next backup). `keep` removes all but the newest
 keep archives memoryd made, for the daily timer.
+
+Only the routine archives are pruned (memory-<time>[-N].tar.gz). An archive holding session logs
+(--with-sessions, memory-<time>-sessions.tar.gz) and the copy restore --replace makes of the memory
+it replaces (memory-<time>-replaced.tar.gz) are named apart and kept until the owner removes them:
+the first may be the only copy of the logs, the second the only copy of that memory, and a week of
+daily backups would otherwise push either out.
 """
 
 import datetime as dt
@@ -33,6 +39,9 @@ MEMORYD_TEMP = re.compile(r"\A\.(?:memory|export)-\d{8}T\d{6}Z[^/]*\.tmp\Z")
 HANDED_OVER = re.compile(r"\A\.\.?incoming-[0-9a-f]{12}[^/]*\Z")
 HANDED_SECONDS = 2 * 3600  # twice the hour bxctl waits at most for memoryd's answer about one
 ARCHIVE_NAME = re.compile(r"^memory-(\d{8}T\d{6}Z)(?:-(\d+))?\.tar\.gz\Z")
+# The kinds of archive that prune leaves alone, by what follows the time in their names.
+SESSIONS = "sessions"
+REPLACED = "replaced"
 NOTE_HEADER = re.compile(rb"(?m)^\xc2\xa7 (?:noted|moved|dropped) ")
 
 
@@ -83,8 +92,9 @@ def index_records(index_db: Path | None) -> int:
         return 0
 
 
-def new_name(folder: Path, now: dt.datetime) -> str:
-    base = f"memory-{now:%Y%m%dT%H%M%SZ}"
+def new_name(folder: Path, now: dt.datetime, kind: str | None = None) -> str:
+    """A name no archive in folder has; kind (SESSIONS, REPLACED) names one prune leaves alone."""
+    base = f"memory-{now:%Y%m%dT%H%M%SZ}" + (f"-{kind}" if kind else "")
     name, n = f"{base}.tar.gz", 1
     while os.path.lexists(folder / name):
         n += 1
@@ -159,14 +169,17 @@ def _leftover(fd: int, name: str, free: bool) -> str | None:
     return "a temporary file left by a backup or an export that did not finish"
 
 
-def make(home: Home, snap: Snapshot, with_sessions: bool) -> Made:
-    """Write snap's archive into backups/; the snapshot is closed after."""
+def make(home: Home, snap: Snapshot, with_sessions: bool, replaced: bool = False) -> Made:
+    """Write snap's archive into backups/; the snapshot is closed after. replaced: the copy
+    restore --replace makes of the memory it replaces. Either that or with_sessions gives a name
+    prune never takes."""
     folder = layout.backups(home)
     try:
         ensure_dir(folder)
         remove_leftovers(folder)
         now = dt.datetime.now(dt.UTC)
-        name = new_name(folder, now)
+        kind = REPLACED if replaced else SESSIONS if with_sessions else None
+        name = new_name(folder, now, kind)
         tmp = folder / f".{name}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
@@ -206,9 +219,10 @@ def _made(folder: Path, name: str) -> bool:
 
 
 def prune(home: Home, keep: int, made: Path | None = None) -> list[str]:
-    """Remove all but the newest keep archives memoryd made, by the time in their names; the
-    names removed. made, the archive just written, is always one of those kept: a name from a
-    clock that ran ahead must not push it out."""
+    """Remove all but the newest keep routine archives memoryd made, by the time in their names;
+    the names removed (an archive with session logs, or a restore's copy of what it replaced, is
+    never one of them: ARCHIVE_NAME does not match theirs). made, the archive just written, is
+    always one of those kept: a name from a clock that ran ahead must not push it out."""
     folder = layout.backups(home)
     try:
         listed = os.listdir(folder)

@@ -176,7 +176,7 @@ def _hold(service, replace: bool):
 def _backup(home: Home, held) -> str:
     """Write the backup of what the home holds; refused, saying nothing was laid, if it fails."""
     try:
-        return str(backup.make(home, held, False).path)
+        return str(backup.make(home, held, False, replaced=True).path)
     except MemorydError as e:
         reason = str(e).removeprefix("refused: ")
         raise AdminRefused(

@@ -25,6 +25,7 @@ import threading
 import time
 
 import typer
+from pydantic import ValidationError
 
 from bxctl import memory_log, owner_data, owner_view
 from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests and callers)
@@ -39,6 +40,7 @@ from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests 
     show,
 )
 from bxctl.reach import interrupted_line
+from proto.escape import escape
 from proto.messages import Reindex, Reindexed
 from proto.plural import counted
 from proto.version import VersionOption
@@ -143,6 +145,11 @@ def main() -> None:
     except typer.Abort:
         print("bxctl: aborted; nothing more was done", file=sys.stderr)
         sys.exit(EXIT_REFUSED)
+    except ValidationError as e:
+        # a message that does not fit the protocol, made of something no command checked
+        # first: one line, not pydantic's pages
+        print(f"bxctl: {_invalid(e)}", file=sys.stderr)
+        sys.exit(EXIT_REFUSED)
     except OSError as e:
         if e.errno not in OUTPUT_ERRORS:
             raise
@@ -156,6 +163,18 @@ def main() -> None:
             print(f"bxctl: {interrupted_line(signum)}", file=sys.stderr)
         code = EXIT_INTERRUPTED if signum is None else 128 + signum
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _invalid(e: ValidationError) -> str:
+    """pydantic's error as one line: the model, the first field refused and why."""
+    errors = e.errors(include_url=False, include_input=False)
+    field, why = "?", "invalid"
+    if errors:
+        field = ".".join(str(part) for part in errors[0]["loc"]) or field
+        why = " ".join(errors[0]["msg"].split()) or why
+    return escape(
+        f"could not make a {e.title} message ({field}: {why}); it was not sent", markup=False
+    )
 
 
 def _stopped(signum: int, frame: object) -> None:

@@ -127,8 +127,33 @@ def arg_too_long(command: str, arg: str) -> str | None:
     )
 
 
+def not_utf8(arg: str | dict) -> str | None:
+    """Why arg cannot be sent when a value in it is not valid UTF-8 (an argument of bytes the
+    terminal or a latin-1 file name gave, which Python keeps as surrogate escapes), or None."""
+    named = arg.items() if isinstance(arg, dict) else [("argument", arg)]
+    for name, value in named:
+        if not isinstance(value, str):
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            code = ord(value[e.start])
+            byte = f" (byte 0x{code - 0xDC00:02x})" if 0xDC80 <= code <= 0xDCFF else ""
+            shown = _ARG_NAMES.get(name, name)
+            return f"the {shown} is not valid UTF-8{byte}; nothing was sent"
+    return None
+
+
+# The words the owner typed a value as, by the field it travels in.
+_ARG_NAMES = {"id": "ID", "ref": "REF", "from": "--from ID"}
+
+
 def admin_message(command: str, arg: str | dict) -> MemoryAdmin:
-    """The memory_admin request, or exit with one line when it is too long to send."""
+    """The memory_admin request, or exit with one line when it cannot be sent: a value not valid
+    UTF-8, or too long."""
+    bad = not_utf8(arg)
+    if bad is not None:
+        fail(bad, EXIT_REFUSED)
     text = admin_arg(arg)
     too_long = arg_too_long(command, text)
     if too_long is not None:

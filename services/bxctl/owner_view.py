@@ -173,6 +173,11 @@ def edit(
         reply = ask_or_raise(memory_socket, MemoryAdmin(command="edit", arg=arg), MemoryAdminReply)
     except RemoteError as e:
         _kept(copy, str(e), as_json)
+    except (typer.Exit, KeyboardInterrupt):
+        # memoryd not answering, a bad answer, an interrupt: said already (or by cli.py after),
+        # but the owner's edited text is still only in the copy
+        print(f"bxctl: your copy is kept at {escape(str(copy), markup=False)}", file=sys.stderr)
+        raise
     copy.unlink()
     folder.rmdir()
     if as_json:

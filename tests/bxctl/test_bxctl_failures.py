@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from bxctl import common
 from bxctl.cli import app
 from proto.client import SOCKET_PATH_MAX, arequest, request
-from proto.errors import Unreachable
+from proto.errors import FrameTimeout, PeerClosed, UnexpectedReply, Unreachable
 from proto.messages import ADMIN_ARG_MAX, MemoryAdmin, MemoryAdminReply
 from proto.server import serve_unix
 
@@ -106,6 +107,66 @@ def test_an_edit_too_long_to_send_keeps_the_copy(answers):
     finally:
         shutil.rmtree(copy.parent)
     assert [m.command for m in answers.seen] == ["file"]
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "said"),
+    [
+        (Unreachable("nothing answers"), 3, "bxctl: memoryd is not answering on "),
+        (PeerClosed("closed the connection"), 3, "bxctl: memoryd is not answering on "),
+        (FrameTimeout("no reply"), 3, "bxctl: memoryd did not answer on "),
+        (UnexpectedReply("answered ok, not memory_admin_reply", "Ok"), 1, "bxctl: bad answer "),
+    ],
+)
+def test_an_edit_memoryd_does_not_answer_keeps_the_copy_and_names_it(
+    answers, monkeypatch, error, code, said
+):
+    answers.texts["file"] = json.dumps({"file": "memory.md", "text": "- one\n", "base": "0" * 64})
+
+    def gone_at_the_save(path, message, **kwargs):
+        if message.command == "edit":
+            raise error
+        return request(path, message, **kwargs)
+
+    monkeypatch.setattr(common, "request", gone_at_the_save)
+    result = bx(answers, "memory", "edit", "memory", EDITOR="true")
+    assert result.exit_code == code and isinstance(result.exception, SystemExit), result.output
+    failed, kept = result.stderr.splitlines()
+    assert failed.startswith(said), failed
+    copy = Path(kept.removeprefix("bxctl: your copy is kept at "))
+    try:
+        assert copy.read_text() == "- one\n"
+    finally:
+        shutil.rmtree(copy.parent)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["memory", "search", "caf\udce9"], "the query is not valid UTF-8 (byte 0xe9)"),
+        (["memory", "show", "\udcff"], "the ID is not valid UTF-8 (byte 0xff)"),
+        (["memory", "forget", "note:\udcff", "--yes"], "the ID is not valid UTF-8 (byte 0xff)"),
+        (
+            ["memory", "promote", "note:\udcff", "--file", "memory"],
+            "the REF is not valid UTF-8 (byte 0xff)",
+        ),
+        (["memory", "undo", "\udcff"], "the argument is not valid UTF-8 (byte 0xff)"),
+        (["memory", "log", "--from", "\udcff"], "the --from ID is not valid UTF-8 (byte 0xff)"),
+    ],
+)
+def test_an_argument_not_valid_utf8_is_one_line_and_not_sent(answers, argv, said):
+    # argv as Python holds bytes that are not UTF-8: each such byte a surrogate escape
+    assert one_line(bx(answers, *argv)) == f"bxctl: {said}; nothing was sent"
+    assert answers.seen == []
+
+
+def test_a_message_that_cannot_be_made_is_one_line_not_a_traceback(tmp_path):
+    prelude = "import bxctl.common as c; c.not_utf8 = lambda arg: None; "
+    result = run_bxctl("memory", "search", os.fsdecode(b"caf\xe9"), home=tmp_path, prelude=prelude)
+    assert result.returncode == 1
+    [line] = result.stderr.decode().splitlines()
+    assert line.startswith("bxctl: could not make a MemoryAdmin message (arg: "), line
+    assert line.endswith("); it was not sent"), line
 
 
 @pytest.mark.parametrize(
@@ -204,8 +265,8 @@ def test_an_export_removed_before_it_was_read_is_one_line(answers):
 # --- the command itself: usage errors and output it cannot write (a real process) -------------
 
 
-def run_bxctl(*argv: str, home: Path, **kwargs) -> subprocess.CompletedProcess:
-    code = "from bxctl.cli import main; main()"
+def run_bxctl(*argv: str, home: Path, prelude: str = "", **kwargs) -> subprocess.CompletedProcess:
+    code = prelude + "from bxctl.cli import main; main()"
     env = {**os.environ, "BOXMAKER_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
     env.pop("BOXMAKER_MEMORY_SOCKET", None)
     return subprocess.run(

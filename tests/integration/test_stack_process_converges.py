@@ -1,0 +1,154 @@
+"""scripts/stack up in process mode converges as it does with containers: a role whose settings
+(the files it reads from the settings folder) or code (services/ROLE, libs/proto) changed since it
+started is restarted, with one line saying which and why; the others keep running, and `status`
+says which role runs out of date until then.
+
+The stack runs from a copy of the scripts and sources (with this venv, whose editable install
+runs the checkout's code), so that a change of the copy's code stands for a `git pull`.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.stack import REPO, SERVICES, short_temp_home
+
+COPIED = ("scripts", "services", "libs", "config", "pyproject.toml", "compose.yaml")
+
+
+class CopiedStack:
+    """scripts/stack of a copied tree in process mode, on its own home, settings and state."""
+
+    def __init__(self):
+        self.root = short_temp_home("bx-converge-")
+        self.tree = self.root / "tree"
+        ignore = shutil.ignore_patterns("__pycache__", ".local")
+        for name in COPIED:
+            source = REPO / name
+            if source.is_dir():
+                shutil.copytree(source, self.tree / name, ignore=ignore, symlinks=True)
+            else:
+                self.tree.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, self.tree / name)
+        self.settings = self.root / "settings"
+        self.state = self.root / "state"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BOXMAKER_")}
+        self.env = {
+            **env,
+            "VENV": os.fspath(REPO / ".venv"),
+            "BOXMAKER_HOME": os.fspath(self.root / "home"),
+            "BOXMAKER_CONFIG": os.fspath(self.settings),
+            "BOXMAKER_STACK_STATE": os.fspath(self.state),
+            "BOXMAKER_STACK": "process",
+        }
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [self.tree / "scripts/stack", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def up(self) -> str:
+        done = self.run("up")
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stderr
+
+    def pids(self) -> dict[str, str]:
+        return {name: (self.state / f"{name}.pid").read_text().strip() for name in SERVICES}
+
+    def out_of_date(self) -> list[str]:
+        status = self.run("status")
+        assert status.returncode == 0, status.stdout + status.stderr
+        return [line for line in status.stdout.splitlines() if ": out of date: " in line]
+
+
+@pytest.fixture
+def stack():
+    made = CopiedStack()
+    try:
+        yield made
+    finally:
+        down = made.run("down")
+        shutil.rmtree(made.root, ignore_errors=True)
+    assert down.returncode == 0, down.stderr
+
+
+def _saw_in_log(path: Path, text: str, limit: float = 30) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if text in path.read_text(errors="replace"):
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def test_up_restarts_a_role_whose_settings_or_code_changed(stack):
+    stack.up()
+    first = stack.pids()
+    again = stack.up()
+    for name in SERVICES:
+        assert f"{name} already runs (pid {first[name]})" in again, again
+    assert stack.pids() == first
+    assert stack.out_of_date() == []
+
+    # The owner edits memoryd's settings: status says memoryd runs out of date, up restarts it.
+    conf = stack.settings / "memoryd.toml"
+    conf.write_text(conf.read_text() + '\n[recall]\nmode = "context"\n')
+    said = f"its settings (memoryd.toml, soul.md in {stack.settings}) changed since it started"
+    assert stack.out_of_date() == [f"memoryd: out of date: {said} (scripts/stack up restarts it)"]
+    edited = stack.up()
+    assert f"memoryd: {said}: restarting" in edited, edited
+    now = stack.pids()
+    assert now["memoryd"] != first["memoryd"]
+    assert {n: now[n] for n in ("brokerd-shim", "loopd-shim")} == {
+        n: first[n] for n in ("brokerd-shim", "loopd-shim")
+    }
+    assert _saw_in_log(stack.state / "memoryd.log", "recall mode context")
+
+    # A pull changes loopd-shim's code: only loopd-shim is restarted.
+    source = stack.tree / "services/loopd-shim/cli.py"
+    source.write_text(source.read_text() + "# changed by a pull\n")
+    said = "its code (services/loopd-shim, libs/proto, pyproject.toml) changed since it started"
+    assert stack.out_of_date() == [
+        f"loopd-shim: out of date: {said} (scripts/stack up restarts it)"
+    ]
+    pulled = stack.up()
+    assert f"loopd-shim: {said}: restarting" in pulled, pulled
+    after = stack.pids()
+    assert after["loopd-shim"] != now["loopd-shim"]
+    assert {n: after[n] for n in ("memoryd", "brokerd-shim")} == {
+        n: now[n] for n in ("memoryd", "brokerd-shim")
+    }
+
+    status = stack.run("status")
+    assert stack.out_of_date() == []
+    for name in SERVICES:
+        assert re.search(
+            rf"^{name}: pid {after[name]}, runs \S+ since \S+, installed \S+$", status.stdout, re.M
+        ), status.stdout
+
+
+def test_a_role_started_without_a_record_is_restarted(stack):
+    # Started by an earlier scripts/stack, which kept no record: what it runs is unknown.
+    stack.up()
+    first = stack.pids()
+    (stack.state / "brokerd-shim.started").unlink()
+    said = (
+        "it was started by an earlier scripts/stack, which kept no record of its settings and code"
+    )
+    assert stack.out_of_date() == [
+        f"brokerd-shim: out of date: {said} (scripts/stack up restarts it)"
+    ]
+    again = stack.up()
+    assert f"brokerd-shim: {said}: restarting" in again, again
+    assert stack.pids()["brokerd-shim"] != first["brokerd-shim"]
+    assert stack.out_of_date() == []

@@ -17,7 +17,9 @@ sockets, as brokerd and bxctl send them, the benchmark times, REPEAT times over:
 and, for each, a note by another session sent 50 ms after it (so it arrives while the write
 runs): the time from sending the note to its answer, and whether it was applied. It also times
 memoryd's start to serving on this home twice: the first start builds whatever it keeps about the
-journal, the second reuses it.
+journal, the second reuses it; and BLOCKS memory blocks as loopd asks for them at each session's
+start (each entry's class is looked up in what memoryd keeps of the journal, so that an entry
+above max_class is left out).
 
     .venv/bin/python bench/bench_journal_walk.py [--edits 100000] [--repeat 3]
 
@@ -42,13 +44,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from journals import edit_line  # noqa: E402
 
 from proto.client import request  # noqa: E402
-from proto.messages import MemoryAdmin, MemoryCall, ToolRequest  # noqa: E402
+from proto.messages import MemoryAdmin, MemoryBlock, MemoryCall, ToolRequest  # noqa: E402
 from tests.memoryd_process import MemorydProcess  # noqa: E402
 
 ENTRIES = 20
 KEPT = "kept since the first edit: the owner is Robin, who keeps the NAS backups on Thursdays"
 WORDS = ["tea", "backup", "router", "Thursday", "Robin", "NAS", "UTC", "garden", "invoice"]
 NOTE_DELAY = 0.05
+BLOCKS = 50
 
 
 def entry(rng: random.Random, n: int) -> str:
@@ -147,8 +150,8 @@ def start(proc: MemorydProcess) -> float:
 
 def report(name: str, times: list[float]) -> None:
     print(
-        f"{name}: p50 {statistics.median(times) * 1000:,.0f} ms, "
-        f"max {max(times) * 1000:,.0f} ms (n={len(times)})"
+        f"{name}: p50 {statistics.median(times) * 1000:,.1f} ms, "
+        f"max {max(times) * 1000:,.1f} ms (n={len(times)})"
     )
 
 
@@ -201,8 +204,14 @@ def main() -> None:
                     lambda edit=edit: admin(proc, "undo", {"id": edit}),
                     base + 3,
                 )
+            blocks = []
+            for _ in range(BLOCKS):
+                t0 = time.perf_counter()
+                request(proc.loop_socket, MemoryBlock(), timeout=60)
+                blocks.append(time.perf_counter() - t0)
         finally:
             proc.stop()
+        report("memory block, as a session starts", blocks)
         for name in took:
             report(name, took[name])
             report(f"  another session's note sent during {name}, its answer after", waited[name])

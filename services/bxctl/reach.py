@@ -1,20 +1,47 @@
 """What bxctl says when it cannot finish talking to memoryd: the socket it cannot reach (a
 permission, a path that is not a socket, rather than "not answering"), and a Ctrl-C (or SIGTERM,
-SIGHUP), which leaves a request memoryd may still apply, or a copy made where the owner asked."""
+SIGHUP), which leaves a request memoryd may still apply, a copy made where the owner asked, or
+the session logs of a restored archive part laid."""
 
 import json
 import os
+import shlex
 import signal
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from proto.escape import escape
 from proto.messages import Body, MemoryAdmin, Reindex
+from proto.plural import counted
 
 # What memoryd was last sent that changes memory, for the line an interrupt prints (cli.py).
 SENT: dict[str, str | None] = {"change": None}
 # The archive or export bxctl copies where the owner asked: (what, the file, the owner's path).
 COPY: dict[str, tuple[str, Path, Path] | None] = {"out": None}
+
+
+@dataclass
+class Laying:
+    """The session logs bxctl lays after memoryd has restored the memory files (sessionlay.py)."""
+
+    archive: Path | None = None  # the archive, while bxctl lays or memoryd indexes its logs
+    total: int = 0  # the archive's session logs, then (once known) those the home lacks
+    lacked: bool = False  # total is those the home lacks
+    laid: int = 0
+    indexing: bool = False  # all laid; memoryd is being told of them
+
+
+LAYING = Laying()
+
+
+def note_laying(archive: Path | None, total: int = 0) -> None:
+    """bxctl begins to lay the archive's total session logs (memoryd has restored the memory
+    files), or, with None, has laid them and memoryd was told."""
+    LAYING.archive, LAYING.total, LAYING.lacked = archive, total, False
+    LAYING.laid, LAYING.indexing = 0, False
+
+
 CHANGING = frozenset(
     {
         "undo",
@@ -68,6 +95,8 @@ def interrupted_line(signum: int | None = None) -> str:
             f"or may not have removed the older {what}s it was asked to: ls "
             "$BOXMAKER_HOME/backups/ shows which are left"
         )
+    if LAYING.archive is not None:
+        return _laying_line(how)
     change = SENT["change"]
     if change is None:
         return f"{how}; nothing was changed"
@@ -77,6 +106,32 @@ def interrupted_line(signum: int | None = None) -> str:
         "reindex": "memoryd's log (scripts/stack logs memoryd) says when it ends",
     }.get(change, "bxctl memory log shows what was applied")
     return f"{how}; memoryd may still finish the {change} it was sent: {where}"
+
+
+def _laying_line(how: str) -> str:
+    """An interrupt after memoryd's restore, while bxctl laid the session logs or memoryd indexed
+    them: what stands, and how the rest is laid. A restore --replace of the same archive again
+    backs up the memory first and lays it again as it is now, then lays only the logs the home
+    lacks (sessionlay.py keeps every log that is there); a laid log memoryd was not told of is
+    indexed at its next start (its catch-up lists sessions/) or by bxctl reindex."""
+    done = LAYING
+    later = "memoryd's next start, or bxctl reindex, indexes"
+    if done.indexing:
+        return (
+            f"{how} while memoryd indexed the session logs bxctl laid: memoryd restored the "
+            f"memory files and bxctl laid {counted(done.laid, 'session log')}; {later} any not "
+            "indexed yet"
+        )
+    archive = escape(shlex.quote(os.path.abspath(str(done.archive))), markup=False)
+    of = f"the {counted(done.total, 'session log')} " + (
+        "the home lacked" if done.lacked else "in the archive"
+    )
+    laid = f"bxctl laid {done.laid:,} of {of}" + (f" ({later} them)" if done.laid else "")
+    return (
+        f"{how} while laying session logs: memoryd restored the memory files; {laid}; run bxctl "
+        f"memory restore --replace {archive} again to lay the rest (memoryd backs up the memory "
+        "there first)"
+    )
 
 
 def unreachable_why(path: Path) -> str | None:

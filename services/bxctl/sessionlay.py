@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bxctl.handover import owner_of
+from bxctl.reach import LAYING, note_laying
 from bxctl.sessionarchive import (
     LOG,
     Unusable,
@@ -173,6 +174,7 @@ def lay(archive: Path, home: Path, counts: object = None) -> Laid:
             sfd, owner = _open_sessions(home)
             try:
                 todo = _plan(manifest, found, sfd, done)
+                LAYING.total, LAYING.lacked = len(todo), True
                 if todo:
                     _lay_all(raw, sfd, todo, owner, done)
             finally:
@@ -218,24 +220,38 @@ def _plan(manifest: dict, found: dict, sfd: int, done: Laid) -> dict[str, tuple[
 
 
 def _lay_all(raw, sfd: int, todo: dict, owner, done: Laid) -> None:
-    for member, tar in members(raw):
-        want = todo.pop(member.name, None)
-        if want is None:
-            continue
-        session = member.name.split("/")[1]
-        source = None if name_problem(member) else tar.extractfile(member)
-        try:
-            why = "cannot be read" if source is None else _write(sfd, session, source, want, owner)
-        except OSError as e:
-            why = f"cannot be written: {e.strerror or e}"
-        if why is None:
-            done.laid.append(session)
-        elif why == "kept":
-            done.kept += 1
-        else:
-            done.refused.append(f"{_shown(member.name)}: {why}")
+    """Lay each member of todo; LAYING counts the logs laid, for the line an interrupt prints."""
+    session = None  # the one being laid
+    try:
+        for member, tar in members(raw):
+            want = todo.pop(member.name, None)
+            if want is None:
+                continue
+            session = member.name.split("/")[1]
+            _lay_one(tar, member, sfd, session, want, owner, done)
+            session = None
+    except KeyboardInterrupt:
+        # a log linked whole just before the interrupt came is laid, and counted so
+        if session is not None and session not in done.laid[-1:] and _there(sfd, session):
+            LAYING.laid = len(done.laid) + 1
+        raise
     for name in todo:
         done.refused.append(f"{_shown(name)}: gone from the archive on the second read")
+
+
+def _lay_one(tar, member, sfd: int, session: str, want: tuple[int, str], owner, done: Laid):
+    source = None if name_problem(member) else tar.extractfile(member)
+    try:
+        why = "cannot be read" if source is None else _write(sfd, session, source, want, owner)
+    except OSError as e:
+        why = f"cannot be written: {e.strerror or e}"
+    if why is None:
+        done.laid.append(session)
+        LAYING.laid = len(done.laid)
+    elif why == "kept":
+        done.kept += 1
+    else:
+        done.refused.append(f"{_shown(member.name)}: {why}")
 
 
 def tell_memoryd(home: Path, sessions: list[str]) -> str:
@@ -282,9 +298,13 @@ def after_restore(reply: dict, archive: Path, home: Path, memory_socket: Path | 
     if not isinstance(held, int) or isinstance(held, bool) or held <= 0:
         return []
     problem = _home_problem(home, memory_socket)
+    if problem is None:
+        note_laying(archive, held)  # an interrupt from here on says what is laid, and the rest
     done = Laid(problem=problem) if problem else lay(archive, home, reply.get("counts"))
     if done.laid:
+        LAYING.indexing = True
         done.indexed = tell_memoryd(home, done.laid)
+    note_laying(None)
     reply["sessions"] = {
         "laid": len(done.laid),
         "kept": done.kept,

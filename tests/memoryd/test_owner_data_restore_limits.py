@@ -212,8 +212,8 @@ def test_memory_written_after_the_backup_is_backed_up_again_before_the_lay(md, m
     real = backup.make
     made = []
 
-    def make(home, snap, with_sessions):
-        out = real(home, snap, with_sessions)
+    def make(home, snap, with_sessions, **kind):
+        out = real(home, snap, with_sessions, **kind)
         if not made:  # a write lands between the first backup and the lay
             md.store.home.memory_file("user.md").write_text("Written meanwhile.\n")
         made.append(out.path)

@@ -177,7 +177,10 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     # forgotten.jsonl loses none of them (forgotten.journal_keys).
     listing = [*target.keys, *(forgotten.note_key(n) for n in where.notes), *where.records]
     keys = list(dict.fromkeys(listing))
-    forgot = {"id": target.id, "at": stamp, "keys": keys}
+    # The digest of each text too: what a restore of an older archive or an import of an older
+    # export recognises it by, memoryd keeping no copy of the text (forgetlines.Forgot).
+    digests = list(dict.fromkeys(forgotten.digest(t) for t in target.texts if t.strip()))
+    forgot = {"id": target.id, "at": stamp, "keys": keys, "digests": digests}
     _record(home, ref, target, keys)
     try:
         edit_ids, shifts = _first_changes(store, where, target, marker, forgot, when)
@@ -193,6 +196,10 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     for key in target.keys:
         if key not in listed:
             forgotten.add(home, key, stamp, edit_ids[-1])
+    held = forgotten.held_texts(home)
+    for text in digests:
+        if forgotten.Forgot(text, stamp) not in held:
+            forgotten.add_text(home, forgotten.Forgot(text, stamp, edit_ids[-1]))
     reset_tail(store)
     purge(service.index, target.keys, {**where.rows, **found.rows})
     if shifts:

@@ -9,7 +9,9 @@ per entry, action "import", with the provenance it came with); an entry marked u
 max_class becomes a note with its label, never identity; a note is appended to notes.md with its
 header (kind, time, session, class, untrusted). An item already there is skipped, as is the marker
 a forget leaves where a note was, and one that does not fit or fails the check is named with the
-reason. --dry-run says all that and writes
+reason. An item whose text the owner made memoryd forget (its digest is in forgotten.jsonl: an
+older export still holds it) is skipped and said to be forgotten, whatever else it would be: nothing
+forgotten comes back through an import. --dry-run says all that and writes
 nothing. importrun.py applies the items, a batch at a time.
 """
 
@@ -246,6 +248,7 @@ class State:
         self.mine: Counter[bytes] = Counter()  # the notes this import appended
         self.key: NoteKey | None = None  # of the note decide() said to append last
         self.end = 0
+        self.forgotten = _forgotten(home)
         self._notes(home)
 
     def _notes(self, home: Home) -> None:
@@ -269,6 +272,7 @@ class State:
     def refresh(self, home: Home) -> None:
         """The files as they are now: other writes come between an import's batches."""
         self.entries = {f: read_entries(home, f) for f in FILE_ARG}
+        self.forgotten = _forgotten(home)
         self._notes(home)
 
     def appended(self, home: Home) -> None:
@@ -285,6 +289,14 @@ class State:
         return self.seen[digest] > self.had[digest]
 
 
+def _forgotten(home: Home) -> dict[str, forgotten.Forgot]:
+    """The texts the owner made memoryd forget, by digest (the last forget of each)."""
+    return {f.digest: f for f in sorted(forgotten.texts(home), key=lambda f: f.time)}
+
+
+FORGOTTEN = "forgotten"  # what decide() says of an item whose text the owner made memoryd forget
+
+
 def _timeless(key: NoteKey) -> NoteKey:
     return (key[0], key[1], None, *key[3:])
 
@@ -294,7 +306,15 @@ def _digest(key: NoteKey) -> bytes:
 
 
 def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
-    """(what: add, note or skip, the line said to the owner) for item, updating state."""
+    """(what: add, note:KIND, skip or FORGOTTEN, which is skipped too, the line said to the
+    owner) for item, updating state."""
+    forgot = state.forgotten.get(forgotten.digest(item.text))
+    if forgot is not None:
+        edit = f" (edit {forgot.edit})" if forgot.edit and forgot.edit != "journal" else ""
+        return FORGOTTEN, (
+            f"skipped: the owner made memoryd forget this text on {forgot.time}{edit}; to bring "
+            "it back, add it again yourself"
+        )
     if forgotten.is_marker(item.text.strip()):
         # An export made before markers were left out of it: what stood where its owner forgot a
         # note would be recalled here as a note, with the forgotten note's provenance.

@@ -35,6 +35,7 @@ class Progress:
     at: int = 0  # the next item to take
     applied: int = 0
     skipped: int = 0
+    forgotten: int = 0  # among skipped: texts the owner made memoryd forget
     first_edit: str | None = None
     last_edit: str | None = None
     lines: list[str] = field(default_factory=list)  # the first `keep` of them
@@ -71,11 +72,17 @@ def run(service, name: str, dry_run: bool, keep: int = LINES_KEPT) -> dict:
         raise AdminRefused(_stopped(done, len(parsed)))
     verb = "would import" if dry_run else "imported"
     message = f"{verb} {done.applied} of {len(parsed)} items; {done.skipped} not"
+    if done.forgotten:
+        message += (
+            f" ({counted(done.forgotten, 'item')} the owner made memoryd forget, left out: "
+            "nothing forgotten comes back through an import)"
+        )
     if dry_run:
         message += " (dry run: nothing was written)"
     return {
         "applied": done.applied,
         "skipped": done.skipped,
+        "forgotten": done.forgotten,
         "lines": done.lines,
         "message": message,
     }
@@ -108,7 +115,7 @@ def _dry(
                 f"refused: the dry run stopped at item {at + 1:,} of {len(parsed):,} ({STOPPING}); "
                 "nothing was written"
             )
-        what, said = importing.decide(item, state, max_class)
+        what, said = _decide(item, state, max_class, done)
         if what == "skip":
             done.skipped += 1
         else:
@@ -131,7 +138,7 @@ def _batch(service, parsed: Items, state: State, done: Progress) -> None:
             done.at == first or time.monotonic() - started < BATCH_SECONDS
         ):
             number, item = parsed[done.at]
-            what, said = importing.decide(item, state, store.max_class)
+            what, said = _decide(item, state, store.max_class, done)
             if what != "skip":
                 try:
                     edit = _apply(store, item, what)
@@ -157,6 +164,15 @@ def _batch(service, parsed: Items, state: State, done: Progress) -> None:
             done.at += 1
     finally:
         service._index_notes(before)
+
+
+def _decide(item: Item, state: State, max_class: str, done: Progress) -> tuple[str, str]:
+    """importing.decide, with a forgotten text counted and skipped."""
+    what, said = importing.decide(item, state, max_class)
+    if what == importing.FORGOTTEN:
+        done.forgotten += 1
+        return "skip", said
+    return what, said
 
 
 def _apply(store, item: Item, what: str) -> str | None:

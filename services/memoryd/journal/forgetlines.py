@@ -1,6 +1,12 @@
-"""The journal's forget lines, as forgotten.py falls back on them: the keys each names, and the
-lines written before forget lines held their keys, which name none; and the mending of
-forgotten.jsonl from them, when a line of it is damaged or it is missing.
+"""The journal's forget lines, as forgotten.py falls back on them: the keys each names, the digests
+of the texts it forgot, and the lines written before forget lines held their keys, which name
+none; and the mending of forgotten.jsonl from them, when a line of it is damaged or it is missing.
+
+A digest (Forgot) is the sha256 of a forgotten text, trimmed as forget compares texts
+(matching.same): what lets a restore or an import recognise text the owner made memoryd forget,
+which memoryd keeps no copy of. It is a digest, not the text; but a short text's digest can be
+found by trying every text it might be, so it is only where forgotten keys are (forgotten.jsonl,
+the journal's forget lines), never in the marker that stands where the text was.
 
 forgotten.jsonl is the list the indexer skips; each forget's journal line names the keys it listed
 too, so that a damaged or missing forgotten.jsonl can be mended from the journal. A home where
@@ -10,11 +16,12 @@ month's, after a write), and the months unchanged cost a stat each.
 """
 
 import datetime as dt
+import hashlib
 import json
 import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.home import MONTH_FILE, Home, append_line, create_if_missing, read_file
@@ -24,8 +31,37 @@ log = logging.getLogger(__name__)
 
 KEY = re.compile(r"^(?:note:\d{1,9}|session:[^:\s]{1,128}:\d{1,12})\Z")
 LINE_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{4,9}\Z")
+DIGEST = re.compile(r"^[0-9a-f]{64}\Z")
 
 Stamp = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Forgot:
+    """A text one forget took, by its digest; two forgets of the same text (at two times) are two,
+    so that a restore can tell a forget its archive already holds from one made after it."""
+
+    digest: str
+    time: str  # the forget's, to the minute
+    edit: str = field(default="", compare=False)  # the forget's journal line
+
+    def line(self) -> dict:
+        return {"digest": self.digest, "time": self.time, "edit": self.edit or "journal"}
+
+
+def digest(text: str) -> str:
+    """The digest of a text as forget compares texts: surrounding whitespace aside."""
+    return hashlib.sha256(text.strip().encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def forgot_of(value: object) -> Forgot | None:
+    """A forgotten.jsonl line's digest ({"digest", "time", "edit"}), or None."""
+    if not isinstance(value, dict):
+        return None
+    found, when, edit = value.get("digest"), value.get("time"), value.get("edit")
+    if not (isinstance(found, str) and DIGEST.match(found) and isinstance(when, str)):
+        return None
+    return Forgot(found, when[:32], edit if isinstance(edit, str) else "")
 
 
 @dataclass(frozen=True)
@@ -37,6 +73,8 @@ class Forgets:
     # The newest forget line's keys: a forget writes its journal line first, then its keys to
     # forgotten.jsonl, so these alone missing from the file may be a forget under way.
     last: frozenset[str] = frozenset()
+    texts: frozenset[Forgot] = frozenset()  # the digests of the texts they forgot
+    last_texts: frozenset[Forgot] = frozenset()  # the newest forget line's
 
 
 NONE = Forgets(frozenset(), ())
@@ -73,16 +111,19 @@ def forgets(home: Home) -> Forgets:
     if cached is not None and cached[0] == stamps:
         return cached[1]
     keys: set[str] = set()
+    texts: set[Forgot] = set()
     keyless: list[str] = []
-    last: frozenset[str] = frozenset()
+    last, last_texts = NONE.last, NONE.last_texts
     for name, st in stamps:
         if st is None:
             continue
         month = _month(folder / name, st)
         keys |= month.keys
+        texts |= month.texts
         keyless += month.keyless
-        last = month.last if month is not NONE else last
-    result = Forgets(frozenset(keys), tuple(keyless), last) if keys or keyless else NONE
+        if month is not NONE:
+            last, last_texts = month.last, month.last_texts
+    result = _forgets(keys, keyless, last, texts, last_texts)
     if folder not in _folders and len(_folders) >= FOLDERS_MOST:
         _folders.clear()
     _folders[folder] = (stamps, result)
@@ -111,24 +152,34 @@ def parse(data: bytes) -> Forgets:
     if b'"forgot"' not in data:  # the common month: one search, no line split
         return NONE
     keys: set[str] = set()
+    texts: set[Forgot] = set()
     keyless: list[str] = []
     last: list[str] = []
+    last_texts: list[Forgot] = []
     for raw in data.split(b"\n"):
         if b'"forgot"' not in raw:
             continue
         line = _forget_line(raw)
         if line is None:
             continue
-        last, ident = line
+        last, ident, last_texts, named = line
         keys.update(last)
-        if not last:
+        texts.update(last_texts)
+        if not last and not named:
             keyless.append(ident)
-    return Forgets(frozenset(keys), tuple(keyless), frozenset(last)) if keys or keyless else NONE
+    return _forgets(keys, keyless, frozenset(last), texts, frozenset(last_texts))
 
 
-def _forget_line(raw: bytes) -> tuple[list[str], str] | None:
-    """A forget line's keys and its id (a journal id, or "?" when it holds none); None for any
-    other line."""
+def _forgets(keys, keyless, last, texts, last_texts) -> Forgets:
+    if not (keys or keyless or texts):
+        return NONE
+    return Forgets(frozenset(keys), tuple(keyless), last, frozenset(texts), last_texts)
+
+
+def _forget_line(raw: bytes) -> tuple[list[str], str, list[Forgot], bool] | None:
+    """A forget line's keys, its id (a journal id, or "?" when it holds none), the digests of
+    the texts it forgot, and whether it names its keys (a forget of an entry that no record held
+    lists none, and is not keyless); None for any other line."""
     try:
         value = json.loads(raw)
     except ValueError:
@@ -137,18 +188,28 @@ def _forget_line(raw: bytes) -> tuple[list[str], str] | None:
     if not isinstance(forgot, dict) or value.get("action") != "forget":
         return None
     named = forgot.get("keys")
+    listed = isinstance(named, list)
     if not isinstance(named, list):
         named = [forgot.get("id")]
     ident = value.get("id")
     ident = ident if isinstance(ident, str) and LINE_ID.match(ident) else "?"
-    return [k for k in named if isinstance(k, str) and KEY.match(k)], ident
+    at, found = forgot.get("at"), forgot.get("digests")
+    texts: list[Forgot] = []
+    if isinstance(at, str) and isinstance(found, list):
+        texts = [Forgot(d, at[:32], ident) for d in found if isinstance(d, str) and DIGEST.match(d)]
+    return [k for k in named if isinstance(k, str) and KEY.match(k)], ident, texts, listed
 
 
-def write_back(where: Path, exists: bool, keys: list[str]) -> str | None:
-    """Append keys to forgotten.jsonl, each on a line of its own (a missing file is made whole or
-    not at all, never left empty). The error that stopped it, or None."""
+def write_back(
+    where: Path, exists: bool, keys: list[str], texts: list[Forgot] | None = None
+) -> str | None:
+    """Append keys and digests to forgotten.jsonl, each on a line of its own (a missing file is
+    made whole or not at all, never left empty). The error that stopped it, or None. A digest
+    keeps its forget's time: that, with the digest, is what tells two forgets apart."""
     when = f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%MZ}"
-    lines = "\n".join(json.dumps({"key": key, "time": when, "edit": "journal"}) for key in keys)
+    rows = [{"key": key, "time": when, "edit": "journal"} for key in keys]
+    rows += [forgot.line() for forgot in texts or []]
+    lines = "\n".join(json.dumps(row) for row in rows)
     try:
         if exists or not create_if_missing(where, (lines + "\n").encode()):
             append_line(where, lines)
@@ -157,12 +218,14 @@ def write_back(where: Path, exists: bool, keys: list[str]) -> str | None:
     return None
 
 
-def written_back(written: int, error: str | None) -> str:
+def written_back(written: int, error: str | None, digests: int = 0) -> str:
+    """written keys and digests: the digests are said apart."""
     if error is not None:
         return f" (they could not be written back to it: {error}; the journal keeps them meanwhile)"
     if not written:
         return " (written back to it at the next forget or start)"
-    return f" ({counted(written, 'key')} it lacked written back to it)"
+    also = f", and {counted(digests, 'digest')} of forgotten text" if digests else ""
+    return f" ({counted(written - digests, 'key')} it lacked written back to it{also})"
 
 
 def keyless(ids: tuple, missing: bool) -> str:

@@ -1,10 +1,15 @@
 """memory/forgotten.jsonl: the keys of the records the owner made memoryd forget, never their text.
 
 A key is note:N (the Nth entry of notes.md, whose text forget replaced with the marker) or
-session:ID:N (record N of a session's log, which is loopd's and keeps its text). The indexer skips
-every listed key, so a catch-up, a reindex or a restore never puts the text back into the index.
+session:ID:N (record N of a session's log, which is loopd's and keeps its text). A forget also
+lists the digest of each text it took ({"digest", "time", "edit"}, forgetlines.Forgot): an entry
+has no key, and a note's key names a place in one notes.md, so only the digest lets a restore of
+an older archive or an import of an older export recognise what the owner forgot and leave it
+out. The indexer skips every listed key, so a catch-up, a reindex or a restore never puts the text
+back into the index.
 The marker is the text that replaces what was forgotten wherever memoryd held it: it says who and
-when, and holds no hash (a short secret's hash can be guessed).
+when, and holds no hash (a short secret's hash can be guessed; the digests stay in this file and
+the journal's forget lines).
 
 A note key names a position, and the owner may edit notes.md by hand (delete the marker, or a note
 before it), after which another, live note stands at that position. So a note key holds only while
@@ -33,6 +38,8 @@ log = logging.getLogger(__name__)
 
 MARKER_PREFIX = "[forgotten by the owner on "
 KEY = forgetlines.KEY
+Forgot = forgetlines.Forgot
+digest = forgetlines.digest
 
 FILE = "forgotten.jsonl"
 
@@ -58,6 +65,12 @@ def add(home: Home, key: str, when: str, edit: str) -> None:
     append_line(path(home), json.dumps({"key": key, "time": when, "edit": edit}))
 
 
+def add_text(home: Home, forgot: Forgot) -> None:
+    """Append the digest of a forgotten text on a line of its own, as add() appends a key."""
+    mend(home, under_way=True)
+    append_line(path(home), json.dumps(forgot.line()))
+
+
 Stamp = forgetlines.Stamp
 
 
@@ -66,6 +79,8 @@ class _Read:
     every: frozenset[str]
     notes: frozenset[int]  # the numbers of the note keys among them
     own: frozenset[str]  # the keys on whole lines of the file itself
+    texts: frozenset[Forgot] = frozenset()  # every digest listed (the journal's too, as keys)
+    own_texts: frozenset[Forgot] = frozenset()
 
 
 _cache: dict[Path, tuple[Stamp, _Read]] = {}
@@ -97,6 +112,16 @@ def held(home: Home) -> frozenset[str]:
     return _read(home).own
 
 
+def texts(home: Home) -> frozenset[Forgot]:
+    """The digests of every text the owner made memoryd forget, as listed() gives keys."""
+    return _read(home).texts
+
+
+def held_texts(home: Home) -> frozenset[Forgot]:
+    """The digests the file itself holds on whole lines, as held() gives keys."""
+    return _read(home).own_texts
+
+
 _NONE = _Read(frozenset(), frozenset(), frozenset())
 
 
@@ -109,32 +134,38 @@ def _read(home: Home) -> _Read:
     cached = _cache.get(where)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    found, damaged = parse(read_file(where))
+    found, damaged, own_texts = _parse(read_file(where))
     own = frozenset(found)
-    every = own
+    every, every_texts = own, frozenset(own_texts)
     if damaged:
         journal = forgetlines.forgets(home)
         _say_damaged(where, damaged, journal.keyless, 0, None)
-        every = own | journal.keys
-    result = _made(every, own)
+        every, every_texts = own | journal.keys, every_texts | journal.texts
+    result = _made(every, own, every_texts, frozenset(own_texts))
     _remember(_cache, where, stamp, result)
     return result
 
 
-def _made(every: frozenset[str], own: frozenset[str]) -> _Read:
+def _made(
+    every: frozenset[str],
+    own: frozenset[str],
+    texts: frozenset[Forgot] = frozenset(),
+    own_texts: frozenset[Forgot] = frozenset(),
+) -> _Read:
     numbers = frozenset(int(k.removeprefix("note:")) for k in every if k.startswith("note:"))
-    return _Read(every, numbers, own)
+    return _Read(every, numbers, own, texts, own_texts)
 
 
 def _missing(home: Home, where: Path) -> _Read:
     """No file: what the journal's forget lines name is kept forgotten. A home where nothing was
     ever forgotten has neither, and costs a stat of each journal month (forgetlines.py)."""
     journal = forgetlines.forgets(home)
-    if not journal.keys:
+    if not journal.keys and not journal.texts:
         return _NONE
-    if journal.keys - journal.last:  # else the first forget, under way, makes the file
+    # else the first forget, under way, makes the file
+    if journal.keys - journal.last or journal.texts - journal.last_texts:
         _say_missing(where, journal, 0, None)
-    return _made(journal.keys, frozenset())
+    return _made(journal.keys, frozenset(), journal.texts)
 
 
 def mend(home: Home, under_way: bool = False) -> None:
@@ -150,24 +181,37 @@ def mend(home: Home, under_way: bool = False) -> None:
     except OSError as e:  # a link or FIFO there: the start refuses it, a forget's add says it
         log.error("%s: not read to mend it: %s", where, e)
         return
-    found, damaged = parse(data) if data is not None else (set(), [])
+    found, damaged, found_texts = _parse(data) if data is not None else (set(), [], set())
     if data is not None and not damaged:
         return
     journal = forgetlines.forgets(home)
     wanted = journal.keys - journal.last if under_way else journal.keys
+    wanted_texts = journal.texts - journal.last_texts if under_way else journal.texts
     lacking = sorted(wanted - found)
-    error = forgetlines.write_back(where, data is not None, lacking) if lacking else None
-    written = 0 if error is not None else len(lacking)
+    lacking_texts = sorted(wanted_texts - found_texts, key=lambda f: (f.time, f.digest))
+    error = None
+    if lacking or lacking_texts:
+        error = forgetlines.write_back(where, data is not None, lacking, lacking_texts)
+    written = 0 if error is not None else len(lacking) + len(lacking_texts)
+    digests = 0 if error is not None else len(lacking_texts)
     if data is None:
-        if lacking or journal.keyless:
-            _say_missing(where, journal, written, error)
+        if lacking or lacking_texts or journal.keyless:
+            _say_missing(where, journal, written, error, digests)
     elif written or error is not None:
-        _say_damaged(where, damaged, journal.keyless, written, error)
+        _say_damaged(where, damaged, journal.keyless, written, error, digests)
 
 
 def parse(data: bytes) -> tuple[set[str], list[int]]:
-    """The keys of the file's bytes, and the numbers (from 1) of its lines that hold none."""
-    found, damaged = set(), []
+    """The keys of the file's bytes, and the numbers (from 1) of its lines that hold neither a
+    key nor a digest."""
+    found, damaged, _ = _parse(data)
+    return found, damaged
+
+
+def _parse(data: bytes) -> tuple[set[str], list[int], set[Forgot]]:
+    found: set[str] = set()
+    damaged: list[int] = []
+    texts: set[Forgot] = set()
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -176,11 +220,14 @@ def parse(data: bytes) -> tuple[set[str], list[int]]:
         except ValueError:
             value = None
         key = value.get("key") if isinstance(value, dict) else None
+        forgot = forgetlines.forgot_of(value) if key is None else None
         if isinstance(key, str) and KEY.match(key):
             found.add(key)
+        elif forgot is not None:
+            texts.add(forgot)
         else:
             damaged.append(number)
-    return found, damaged
+    return found, damaged, texts
 
 
 def _say(where: Path, said: tuple) -> None:
@@ -189,7 +236,9 @@ def _say(where: Path, said: tuple) -> None:
     _logged[where] = said
 
 
-def _say_damaged(where, damaged: list[int], keyless: tuple, written: int, error) -> None:
+def _say_damaged(
+    where, damaged: list[int], keyless: tuple, written: int, error, digests: int = 0
+) -> None:
     said = tuple(damaged)
     if _logged.get(where) == said and not written and error is None:
         return
@@ -203,19 +252,22 @@ def _say_damaged(where, damaged: list[int], keyless: tuple, written: int, error)
         "s" if len(damaged) > 1 else "",
         lines,
         more,
-        forgetlines.written_back(written, error),
+        forgetlines.written_back(written, error, digests),
         forgetlines.keyless(keyless, missing=False),
     )
 
 
-def _say_missing(where: Path, journal: forgetlines.Forgets, written: int, error) -> None:
+def _say_missing(
+    where: Path, journal: forgetlines.Forgets, written: int, error, digests: int = 0
+) -> None:
     said = ("missing", written, error)
     if _logged.get(where) == said and not written:
         return
     _say(where, said)
-    kept = "; the keys the journal's forget lines name are kept forgotten" if journal.keys else ""
-    if journal.keys:
-        kept += forgetlines.written_back(written, error)
+    named = journal.keys or journal.texts
+    kept = "; the keys the journal's forget lines name are kept forgotten" if named else ""
+    if named:
+        kept += forgetlines.written_back(written, error, digests)
     log.error("%s is missing%s%s", where, kept, forgetlines.keyless(journal.keyless, missing=True))
 
 

@@ -12,8 +12,8 @@ everything. Any other failure -- a link or a folder at memory/forgotten.jsonl, a
 leaves that file or log for later: one log line says which file and what is wrong, and what is
 left is tried again after RETRY_FIRST seconds (doubling up to RETRY_MOST), or at once when a turn
 ends or a write is made, so that the catch-up resumes once the owner fixes the cause, without a
-restart. A session_updated that fails so is left to it too. It ends when memoryd stops
-(service.stopping).
+restart. A session_updated that fails so is left to it too, and so is a changed recall mode's
+build that found no room (index.mode_waiting). It ends when memoryd stops (service.stopping).
 """
 
 import asyncio
@@ -31,6 +31,7 @@ log = logging.getLogger("memoryd")
 RETRY_FIRST = 1.0  # seconds before what the catch-up left is tried again
 RETRY_MOST = 30.0
 # Failures a retry cannot mend: the reindex or the restart they call for catches everything up.
+# A full disk is not among them (IndexUnwritable, not IndexDamaged): it is tried again.
 GIVE_UP = (IndexDamaged, Unfinished)
 NOTES = ""  # notes.md among what is left to catch up (a session's name is never empty)
 
@@ -133,7 +134,7 @@ class CatchUp:
 
     def nudge(self) -> None:
         """A turn ended or a write was made: what is left is tried again now."""
-        if self.left:
+        if self.left or self.service.index.mode_waiting:
             self._nudged.set()
 
     async def _again(self) -> None:
@@ -147,7 +148,8 @@ class CatchUp:
         while True:
             self._nudged = asyncio.Event()  # of this loop; a nudge from here on is seen
             added += await self._pass()
-            if not self.left or self.service.stopping.is_set():
+            waiting = self.service.index.mode_waiting
+            if not (self.left or waiting) or self.service.stopping.is_set():
                 self._said = None
                 return added
             with contextlib.suppress(TimeoutError):
@@ -157,6 +159,8 @@ class CatchUp:
     async def _pass(self) -> int:
         """Each of what is left once; what fails stays left, the first failure logged."""
         index = self.service.index
+        if index.mode_waiting:  # the recall mode's build found no room: once more (it logs)
+            await self.service._write(index.prepare_mode, priority=BACKGROUND)
         added, failed, first = 0, [], None
         for at, item in enumerate(self.left):
             if self.service.stopping.is_set():

@@ -51,6 +51,12 @@ class IndexDamaged(MemorydError):
     """The index cannot be opened or read (runbook: memory-index-damaged)."""
 
 
+class IndexUnwritable(MemorydError):
+    """The index cannot take a change now (the disk is full, an I/O error, the file read-only or
+    locked): nothing in it is damaged or lost, and what was not indexed is indexed once the
+    cause is gone (the catch-up tries again), so it is never a reason to rebuild it."""
+
+
 class SessionUnknown(MemorydError):
     """session_updated for a session with no log under sessions/."""
 

@@ -1,7 +1,8 @@
 """A recall mode changed since memoryd last ran: its tables are built once memoryd listens, not
 before (seconds at a few hundred thousand records); meanwhile memoryd serves, and recall is
 refused in one line saying why. A stop interrupts that build, the index as it was; a build that
-fails leaves recall refused as damaged until a reindex."""
+fails for another reason than a full disk (test_index_full_disk.py) leaves recall refused as
+damaged until a reindex."""
 
 import asyncio
 import json
@@ -170,7 +171,9 @@ def test_a_mode_that_failed_to_build_is_damaged_until_a_reindex(tmp_path, monkey
     def fails_once(conn, mode, path="index"):
         calls.append(mode)
         if len(calls) == 1:
-            raise sqlite3.OperationalError("database or disk is full")
+            error = sqlite3.DatabaseError("database disk image is malformed")
+            error.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
+            raise error
         return real(conn, mode, path)
 
     monkeypatch.setattr(index_module.modes, "prepare", fails_once)
@@ -192,5 +195,5 @@ def test_a_mode_that_failed_to_build_is_damaged_until_a_reindex(tmp_path, monkey
     assert str(refused) == DAMAGED
     assert found.output.startswith("[1] ")
     assert [r.getMessage() for r in caplog.records] == [
-        f"index {home.index_db}: recall mode context: not built: database or disk is full"
+        f"index {home.index_db}: recall mode context: not built: database disk image is malformed"
     ]

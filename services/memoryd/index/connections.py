@@ -5,7 +5,8 @@ transaction that is rolled back, not committed, when it changed nothing; recall 
 thread, each call on a read connection taken from the pool. The file is in WAL mode, so readers
 never wait for the writer. Every reader is held under the swap gate, so that a reindex's swap
 (index.py) waits for the recalls in flight and they wait only for the swap; a damaged file met by
-a reader is reported as IndexDamaged, in one line.
+a reader is reported as IndexDamaged, in one line, and a full disk or another error of the disk or
+of access as IndexUnwritable, saying what is wrong (dbfile.py).
 """
 
 import contextlib
@@ -15,8 +16,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from memoryd.errors import IndexDamaged
-from memoryd.index.dbfile import Gate
+from memoryd.errors import IndexDamaged, IndexUnwritable
+from memoryd.index.dbfile import Gate, unwritable
 from memoryd.index.samefile import OpenedFile
 from memoryd.search import generation
 
@@ -72,10 +73,10 @@ class Connections:
             if changed or not mark.own:  # not own: another program wrote, or no record yet
                 generation.seal(conn, mark)  # what recall's cached term counts are keyed to
                 changed = True
+            conn.execute("COMMIT" if changed else "ROLLBACK")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _roll_back(conn)
             raise
-        conn.execute("COMMIT" if changed else "ROLLBACK")
 
     def _close_all(self) -> None:
         with self._pool_lock:
@@ -124,6 +125,12 @@ class Connections:
             except sqlite3.DatabaseError as error:
                 conn.close()
                 log.error("index %s: recall failed: %s", self.path, error)
+                wrong = unwritable(error, self.path)
+                if wrong is not None:
+                    raise IndexUnwritable(
+                        f"the memory index cannot be read now: {wrong[0]}; nothing in it is lost:"
+                        f" recall answers {wrong[1]}"
+                    ) from None
                 raise IndexDamaged(DAMAGED) from None
             except BaseException:
                 conn.close()
@@ -144,3 +151,15 @@ class Connections:
                 yield conn
             finally:
                 conn.close()
+
+
+def _roll_back(conn: sqlite3.Connection) -> None:
+    """Roll back what is left of a failed transaction. SQLite rolls it back itself on some errors
+    (a full disk, an I/O error), and a ROLLBACK would then fail: the error raised is always the
+    first one, which says what went wrong, never the ROLLBACK's."""
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as error:
+        log.warning("index: a ROLLBACK after a failed change failed too: %s", error)

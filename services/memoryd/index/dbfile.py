@@ -1,5 +1,11 @@
 """The index file's own helpers: create it 0600, remove it with its WAL, tell whether it is damaged
 (and what it was built with), check FTS5, and the gate between recalls and a swap.
+
+Only a file SQLite calls corrupt or not a database, or one that fails quick_check or has other
+tables, is damaged: it is disposable, so it is deleted and rebuilt. Any other error (a full disk,
+an I/O error, a permission, a lock) says nothing of the file: it is left as it is, and what failed
+is refused in one line saying what is wrong (unwritable), to be tried again once that is mended.
+SQLite's error codes tell them apart, never its messages.
 """
 
 import contextlib
@@ -12,6 +18,54 @@ from pathlib import Path
 from memoryd.errors import StartFailed
 from memoryd.home import FILE_MODE
 from memoryd.index import indexer
+
+DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+# Errors of the disk or of access, not of the file: (what is wrong, when it is mended).
+UNWRITABLE = {
+    sqlite3.SQLITE_FULL: ("the disk is full", "once there is room"),
+    sqlite3.SQLITE_IOERR: ("a disk I/O error", "once the disk is sound"),
+    sqlite3.SQLITE_READONLY: ("it or its folder is read-only", "once it can be written"),
+    sqlite3.SQLITE_PERM: ("permission denied", "once it can be written"),
+    sqlite3.SQLITE_CANTOPEN: (
+        "SQLite cannot open it or its -wal or -shm file",
+        "once it can be opened",
+    ),
+    sqlite3.SQLITE_BUSY: ("another program holds it locked", "once that program lets go"),
+    sqlite3.SQLITE_LOCKED: ("another program holds it locked", "once that program lets go"),
+}
+# Less free space than this beside the file: an I/O error is taken for a full disk (SQLite says
+# "disk I/O error" when it cannot grow its -shm file on a full disk).
+LOW_SPACE = 1 << 20
+
+
+def _primary(error: BaseException) -> int | None:
+    """SQLite's primary result code of error (None: not an error SQLite gave)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def is_damage(error: BaseException) -> bool:
+    """Whether SQLite called the file corrupt or not a database."""
+    return _primary(error) in DAMAGE_CODES
+
+
+def unwritable(error: BaseException, path: Path) -> tuple[str, str] | None:
+    """(what is wrong, when it is mended) when error is one of the disk or of access rather
+    than of the file at path (a full disk, an I/O error, a permission, a lock), else None."""
+    code = _primary(error)
+    if code not in UNWRITABLE:
+        return None
+    if code == sqlite3.SQLITE_IOERR and _low_space(path):
+        code = sqlite3.SQLITE_FULL
+    return UNWRITABLE[code]
+
+
+def _low_space(path: Path) -> bool:
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < LOW_SPACE
 
 
 class Gate:
@@ -61,7 +115,8 @@ def remove_database(path: Path) -> None:
 
 
 def damage(path: Path) -> tuple[str | None, dict[str, str] | None]:
-    """Why the index at path cannot be used as it is (None when it can), and its stamp."""
+    """Why the index at path cannot be used as it is (None when it can), and its stamp.
+    StartFailed, the file left as it is, for any error that is not damage (a full disk...)."""
     try:
         conn = sqlite3.connect(path)
         try:
@@ -73,7 +128,13 @@ def damage(path: Path) -> tuple[str | None, dict[str, str] | None]:
         finally:
             conn.close()
     except sqlite3.DatabaseError as error:
-        return str(error), None
+        if is_damage(error):
+            return str(error), None
+        cause, when = unwritable(error, path) or (str(error), "once that is mended")
+        raise StartFailed(
+            f"cannot open the index {path}: {cause}; it is left as it is (nothing removed):"
+            f" start memoryd again {when}"
+        ) from None
 
 
 def check_fts5() -> None:

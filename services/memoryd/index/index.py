@@ -35,11 +35,11 @@ import sqlite3
 from collections.abc import Callable, Iterator
 
 from memoryd import modes
-from memoryd.errors import IndexDamaged, SessionUnknown
+from memoryd.errors import IndexDamaged, IndexUnwritable, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
 from memoryd.index import carryfile, gone, indexer, newindex
 from memoryd.index.connections import DAMAGED, UNOPENED
-from memoryd.index.dbfile import check_fts5, create_file, damage, remove_database
+from memoryd.index.dbfile import check_fts5, create_file, damage, remove_database, unwritable
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.modeprep import ModePrep
 from memoryd.index.newindex import Rebuilt
@@ -78,7 +78,8 @@ class Index(ModePrep, Warming):
         self.notes_seen = NotesSeen(home.memory_file("notes.md"))
 
     def open(self, *, defer_mode: bool = False) -> None:
-        """Create or open the index; a damaged one is deleted and an empty one started.
+        """Create or open the index; a damaged one is deleted and an empty one started (any
+        other error, a full disk say, leaves the file as it is: StartFailed, dbfile.damage).
         defer_mode: an existing index whose mode tables must be rebuilt (the mode was changed:
         seconds at a few hundred thousand records) is left for prepare_mode, on the writer once
         memoryd listens; recall is refused meanwhile (live)."""
@@ -217,8 +218,9 @@ class Index(ModePrep, Warming):
                 # It deletes rows only to read notes.md again from its start.
                 renumbered = _deletions(conn) != deletions
                 reached = _notes_reached(conn)
-        except BaseException:
-            self.notes_seen.done(seen, ok=False)
+        except BaseException as error:
+            # Not read for want of room: the next recall tries again, as for a changed notes.md.
+            self.notes_seen.done(seen, ok=False, again=isinstance(error, IndexUnwritable))
             raise
         self.notes_seen.done(seen, renumbered=renumbered, reached=reached)
         return added
@@ -226,10 +228,18 @@ class Index(ModePrep, Warming):
     @contextlib.contextmanager
     def _damage_refused(self, what: str) -> Iterator[None]:
         """A damaged file met while indexing is the answer the readers give too (IndexDamaged),
-        logged in one line: an expected state of a disposable file, not a bug."""
+        logged in one line: an expected state of a disposable file, not a bug. A full disk, or
+        another error of the disk or of access, is no damage: IndexUnwritable says what is
+        wrong, and the catch-up tries it again (its caller logs it)."""
         try:
             yield
         except sqlite3.DatabaseError as error:
+            wrong = unwritable(error, self.path)
+            if wrong is not None:
+                raise IndexUnwritable(
+                    f"the memory index cannot take {what} now: {wrong[0]}; nothing is lost, and"
+                    f" it is tried again {wrong[1]}"
+                ) from None
             log.error("index %s: cannot index %s: %s", self.path, what, error)
             raise IndexDamaged(DAMAGED) from None
 

@@ -3,8 +3,11 @@
 An index made for another mode has its mode tables rebuilt from the spec's: seconds at a few
 hundred thousand records. At a start that is deferred (open(defer_mode) in index.py) to
 prepare_mode, on the writer once memoryd listens, so that memoryd serves meanwhile and recall is
-refused in one line; a stop interrupts that build (rolled back, the index as it was), and a build
-that failed leaves the index damaged for recall until a reindex builds a file for the mode.
+refused in one line; a stop interrupts that build (rolled back, the index as it was). A build that
+found no room (a full disk, or another error of the disk or of access, dbfile.unwritable) is rolled
+back too and tried again by the catch-up until it succeeds (mode_waiting), recall refused meanwhile
+saying why; a build that failed otherwise leaves the index damaged for recall until a reindex
+builds a file for the mode.
 """
 
 import logging
@@ -12,9 +15,10 @@ import sqlite3
 from pathlib import Path
 
 from memoryd import modes
-from memoryd.errors import IndexDamaged
+from memoryd.errors import IndexDamaged, IndexUnwritable
 from memoryd.index import carryfile
 from memoryd.index.connections import DAMAGED, Connections
+from memoryd.index.dbfile import unwritable
 from memoryd.modes import registry
 
 # Logged under the index's name, as before the mode's preparation had a module of its own.
@@ -28,18 +32,22 @@ class ModePrep(Connections):
         super().__init__(path)
         self._live: registry.Live | None = None  # what the recall mode runs while open
         # The mode's tables, when open(defer_mode) left them to prepare_mode: "pending" until
-        # built, "preparing" while built, "opening" while its Live starts, "failed" when the
-        # build failed; None once ready.
+        # built, "preparing" while built, "opening" while its Live starts, "waiting" when the
+        # build found no room (tried again), "failed" when it failed otherwise; None once ready.
         self._mode_state: str | None = None
+        self._waiting: tuple[str, str] = ("", "")  # while "waiting": what is wrong, and when mended
 
     def prepare_mode(self) -> None:
         """The configured mode's tables, built from the spec's if the index was made for another
-        mode, then what the mode runs beside the index (on the writer). A failure is logged and
-        recall refused (DAMAGED) until a reindex builds a file for the mode."""
+        mode, then what the mode runs beside the index (on the writer). A deferred build that
+        found no room is logged once and left "waiting" for the catch-up to call this again; any
+        other failure is logged and recall refused (DAMAGED) until a reindex builds a file for
+        the mode."""
         with self._pool_lock:
             if self._mode_state == "stopped":
                 return
             deferred = self._mode_state is not None
+            waited = self._mode_state == "waiting"
             self._mode_state = "preparing" if deferred else None
         try:
             writer = self._write()
@@ -60,13 +68,25 @@ class ModePrep(Connections):
         except (sqlite3.Error, IndexDamaged) as error:
             if not deferred:
                 raise
+            wrong = unwritable(error, self.path)
             with self._pool_lock:
                 stopped = self._mode_state == "stopped"
-                self._mode_state = "stopped" if stopped else "failed"
+                self._mode_state = "stopped" if stopped else "waiting" if wrong else "failed"
+                if wrong:
+                    self._waiting = wrong
             if stopped:
                 log.info(
                     "index %s: recall mode %s: not built, memoryd stopping", self.path, self.mode
                 )
+            elif wrong:
+                if not waited:  # said once; the catch-up tries again until it is built
+                    log.error(
+                        "index %s: recall mode %s: not built: %s; tried again %s",
+                        self.path,
+                        self.mode,
+                        wrong[0],
+                        wrong[1],
+                    )
             else:
                 log.error("index %s: recall mode %s: not built: %s", self.path, self.mode, error)
             return
@@ -93,13 +113,18 @@ class ModePrep(Connections):
         """Whether prepare_mode has still to build the mode's tables (open(defer_mode))."""
         return self._mode_state is not None
 
+    @property
+    def mode_waiting(self) -> bool:
+        """Whether the mode's build found no room and is to be tried again (prepare_mode)."""
+        return self._mode_state == "waiting"
+
     def stop_preparing(self) -> None:
         """memoryd is stopping: a deferred prepare_mode is interrupted (rolled back, the index as
         it was) or not started."""
         with self._pool_lock:
             if self._mode_state == "preparing" and self._writer is not None:
                 self._writer.interrupt()
-            if self._mode_state in ("pending", "preparing"):
+            if self._mode_state in ("pending", "preparing", "waiting"):
                 self._mode_state = "stopped"
 
     @property
@@ -108,6 +133,12 @@ class ModePrep(Connections):
         if self._live is None:
             if self._mode_state == "failed":
                 raise IndexDamaged(DAMAGED)
+            if self._mode_state == "waiting":
+                what, when = self._waiting
+                raise IndexUnwritable(
+                    f"the memory index cannot be prepared for recall mode {self.mode} now: {what};"
+                    f" nothing in it is lost: recall answers {when}"
+                )
             if self._mode_state is not None:
                 raise IndexDamaged(
                     f"the memory index is being prepared for recall mode {self.mode}, changed"

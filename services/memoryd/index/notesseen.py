@@ -84,11 +84,14 @@ class NotesSeen:
         ok: bool = True,
         renumbered: bool = False,
         reached: tuple[int, str] | None = None,
+        again: bool = False,
     ) -> None:
         """The writer read notes.md as it was at seen (ok: and the index holds what it read;
         renumbered: read again from its start; reached: the offset the index holds notes.md
-        to and the hash of the NOTES_WINDOW bytes before it, when known)."""
-        self.tried = seen
+        to and the hash of the NOTES_WINDOW bytes before it, when known; again: it failed for
+        want of room, a failure the next recall tries again, so it is not counted as tried)."""
+        if ok or not again:
+            self.tried = seen
         if renumbered:  # before the read: a reader that sees this read sees the count too
             self.renumbered += 1
         if ok:

@@ -14,7 +14,8 @@ import pytest
 
 from memoryd import catchup
 from memoryd.config import load
-from memoryd.errors import IndexDamaged, IndexUnwritable, StartFailed
+from memoryd.data import carriers
+from memoryd.errors import AdminRefused, IndexDamaged, IndexUnwritable, StartFailed
 from memoryd.home import Home
 from memoryd.index.index import Index
 from memoryd.server import prepare
@@ -103,6 +104,23 @@ def test_indexing_on_a_full_disk_is_refused_as_such_and_done_once_there_is_room(
         assert index.catch_up_session("mm-2") == len(TURN)
     finally:
         index.close()
+
+
+def test_a_forget_whose_catch_up_meets_a_full_disk_is_refused_with_nothing_forgotten(home):
+    index = Index(home)
+    index.open()
+    try:
+        index.catch_up_all()
+        write_log(home, "mm-2", TURN)
+        _room(index._writer, room=False)
+        with pytest.raises(AdminRefused) as refused:
+            carriers.catch_up_part(index, "mm-2")
+    finally:
+        index.close()
+    assert str(refused.value) == (
+        "refused: forget could not start: the index cannot take the new records of session mm-2"
+        " first (database or disk is full); nothing was forgotten"
+    )
 
 
 def _service(tmp_path, monkeypatch, extra: str = ""):

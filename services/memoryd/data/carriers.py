@@ -19,7 +19,7 @@ import sqlite3
 
 from memoryd.data import matching
 from memoryd.data.purge import condition
-from memoryd.errors import AdminRefused, IndexDamaged, SessionUnknown
+from memoryd.errors import AdminRefused, IndexDamaged, IndexUnwritable, SessionUnknown
 from memoryd.index import indexer
 from memoryd.journal import forgotten
 
@@ -107,7 +107,7 @@ def catch_up_part(index, session: str) -> bool:
     except (OSError, SessionUnknown) as error:
         log.warning("session log %s: skipped: %s", index.home.session_log(session), error)
         return True
-    except (IndexDamaged, sqlite3.Error) as error:
+    except (IndexDamaged, IndexUnwritable, sqlite3.Error) as error:
         cause = error.__context__ if isinstance(error.__context__, sqlite3.Error) else error
         raise AdminRefused(
             f"refused: forget could not start: the index cannot take the new records of "

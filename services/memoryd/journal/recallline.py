@@ -1,8 +1,9 @@
 """The recall log's line model: one line of recalls/YYYY-MM.jsonl (spec 5).
 
-recall/logfile.py writes the log (RecallLog; recall/recaller.py makes each line, log_line); owner/stats.py reads it to count hits, and the
-recall modes add the mode that answered. The model sits apart from recall.py so that those readers
-need not import the search (which imports the modes). Dumped compact, time first, in field
+recall/logfile.py writes the log (RecallLog; recall/recaller.py makes each line, log_line);
+owner/stats.py reads it to count hits, and the recall modes add the mode that answered. The model
+sits apart from recall/ so that those readers need not import the search (which imports the
+modes). Dumped compact, time first, in field
 order: owner/stats.py reads the lines memoryd wrote by their bytes.
 """
 

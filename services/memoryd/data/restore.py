@@ -9,7 +9,10 @@ laid. Then, on the writer thread (backing up again if memory was written meanwhi
 laid by lay.py (a kill leaves before or after; a disk error on the way is met by laying them again
 at once, and if that fails too, memoryd refuses memory until a restart finishes it). Session
 records forgotten in the home before stay forgotten (their logs are not restored): their keys are
-added to the staged forgotten.jsonl before the plan is written, so they are laid with it. The
+added to the staged forgotten.jsonl before the plan is written, so they are laid with it. So are
+the digests of the texts the home forgot; and the texts the home forgot after the archive was made
+are taken out of the staged files first (leftout.py), so that nothing forgotten comes back, and the
+answer says how many entries and notes were left out. The
 index follows (purge.after_restore): notes.md is indexed again from its start, and the rows of
 every key the restored forgotten.jsonl lists are deleted; what of that fails is said in the answer,
 after the files restored. Session logs in an archive are checked (hashed), never staged or laid:
@@ -17,6 +20,7 @@ sessions/ is loopd's (memoryd reads it only).
 """
 
 import contextlib
+import datetime as dt
 import json
 import logging
 import os
@@ -26,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.data import backup, lay, layout, recalllog, snapshot
+from memoryd.data import backup, lay, layout, leftout, recalllog, snapshot
 from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
 from memoryd.errors import AdminRefused, MemorydError
@@ -240,12 +244,17 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
             again = _backup(home, snapshot.take(home))
     # Session records the owner made memoryd forget stay forgotten: the logs are not restored,
     # so an older archive must not bring them back into the index. (Note keys belong to the
-    # notes.md they were made in, which the archive replaces.)
+    # notes.md they were made in, which the archive replaces.) Texts the owner made memoryd
+    # forget after the archive was made are left out of the files laid, and their digests are
+    # laid with the rest, so that they stay forgotten.
     sessions_forgotten = sorted(k for k in forgotten.keys(home) if k.startswith("session:"))
-    wanted = [m.removeprefix("memory/") for m in members]
-    stamp = store.now().strftime("%Y-%m-%dT%H:%MZ")
-    if _keep_forgotten(staging, sessions_forgotten, stamp) and forgotten.FILE not in wanted:
-        wanted.append(forgotten.FILE)
+    texts_forgotten = forgotten.texts(home)
+    staged = Home(staging)
+    now = store.now()
+    stamp = f"{now.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
+    left = leftout.leave_out(staged, leftout.after_archive(home, staged), stamp, now)
+    _keep_forgotten(staging, sessions_forgotten + left.keys, stamp, texts_forgotten)
+    wanted = [a.removeprefix("memory/") for a, _ in layout.memory_files(staged)]
     current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
     remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
     unsafe = _unsafe(home, wanted + remove)
@@ -264,17 +273,24 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
     log.info("%s: restored %d files", home.memory, len(wanted))
     # The files are laid: from here on nothing may answer that the home is as it was.
     said = after_restore(service)
+    if left.said():
+        said = f"{left.said()}; {said}"
     return again, time.monotonic() - started, None, said
 
 
-def _keep_forgotten(staging: Path, keys: list[str], stamp: str) -> bool:
-    """Add to the staged forgotten.jsonl the keys it does not list (made if the archive holds
-    none), before the plan is written: laid with it, they cannot be lost by a kill after the point
-    of no return, and a disk error here leaves the home as it was. True when any was added."""
+def _keep_forgotten(
+    staging: Path, keys: list[str], stamp: str, texts: frozenset[forgotten.Forgot] = frozenset()
+) -> bool:
+    """Add to the staged forgotten.jsonl the keys and the digests it does not list (made if the
+    archive holds none), before the plan is written: laid with it, they cannot be lost by a kill
+    after the point of no return, and a disk error here leaves the home as it was. A digest keeps
+    its forget's time and edit. True when any was added."""
     staged = Home(staging)
     listed = forgotten.listed(staged)
     missing = [key for key in keys if key not in listed]
-    if not missing:
+    on_lines = forgotten.held_texts(staged)  # the file's own: the staged journal's are not
+    lacking = sorted(texts - on_lines, key=lambda f: (f.time, f.digest))
+    if not missing and not lacking:
         return False
     try:
         held = read_file(forgotten.path(staged))
@@ -282,8 +298,7 @@ def _keep_forgotten(staging: Path, keys: list[str], stamp: str) -> bool:
         held = b""
     if held and not held.endswith(b"\n"):
         held += b"\n"  # a last line without its end would swallow the first one added
-    lines = "".join(
-        json.dumps({"key": key, "time": stamp, "edit": "restore"}) + "\n" for key in missing
-    )
+    rows = [{"key": key, "time": stamp, "edit": "restore"} for key in missing]
+    lines = "".join(json.dumps(row) + "\n" for row in [*rows, *(f.line() for f in lacking)])
     atomic_write(forgotten.path(staged), held + lines.encode())
     return True

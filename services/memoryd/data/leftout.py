@@ -1,0 +1,221 @@
+"""What a restore leaves out of the files it lays: the texts the owner made memoryd forget after the
+archive was made.
+
+A forget lists the digest of each text it takes in forgotten.jsonl (forgetlines.Forgot), with its
+time; an archive made after that forget lists it too. So the forgets the home lists and the
+archive does not are those made after it (or in another home): the archive may still hold their
+texts, and laid as it is it would put them back into every prompt. Before the plan is written
+(lay.py), the staged files are treated as the forget treated the home's: an entry of memory.md or
+user.md whose digest is listed is removed, a note gets the marker in place of its text (its
+header kept, its key listed so the index skips it), and the staged journal's older copies, the
+recall log's queries and the pending writes that hold such a text are scrubbed (scrub.py). Each
+identity file changed gets a journal line of its own, action "forget", whose before holds the
+marker where the text was: the journal's last after is what the file holds (no hand edit is
+seen), and `memory log` shows the forget. memoryd never had the text: it is found in the staged
+files by its digest, and only the marker is written.
+"""
+
+import datetime as dt
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memoryd.data import erasing, matching, scrub
+from memoryd.errors import FileDamaged
+from memoryd.home import Home, atomic_write, open_read, read_file
+from memoryd.journal import forgotten
+from memoryd.journal.journal import IDENTITY_FILES, Edit, Journal
+from memoryd.memory import entries, notes
+from memoryd.memory.memfiles import read_entries
+from memoryd.trust.caller import OWNER
+from proto.plural import counted
+
+FORGOT_ID = "restore"  # the forgot id of a restore's own forget lines: it names no entry
+
+
+@dataclass
+class LeftOut:
+    entries: int = 0
+    notes: int = 0
+    elsewhere: int = 0  # texts found only in the journal, the recall log or pending writes
+    edits: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # of the notes marked
+
+    def said(self) -> str:
+        """The answer's sentence; "" when nothing was left out."""
+        parts = []
+        if self.entries:
+            parts.append(counted(self.entries, "entry", "entries"))
+        if self.notes:
+            parts.append(counted(self.notes, "note"))
+        if not parts and not self.elsewhere:
+            return ""
+        if parts:
+            what = " and ".join(parts)
+            said = (
+                f"{what} the owner made memoryd forget after this backup was made "
+                f"{'was' if self.entries + self.notes == 1 else 'were'} left out"
+            )
+        else:
+            said = "texts the owner made memoryd forget after this backup was made were left out"
+        if self.elsewhere:
+            said += f" (and {counted(self.elsewhere, 'older copy', 'older copies')} of them)"
+        if self.edits:
+            said += f"; the restored journal says so as edit {', '.join(self.edits)}"
+        return (
+            said + "; this home's own forget edits went with its journal, which the archive's "
+            "replaced, and what they forgot stays forgotten"
+        )
+
+
+def after_archive(home: Home, staged: Home) -> set[str]:
+    """The digests of the texts the home forgot and the archive does not list as forgotten."""
+    return {f.digest for f in forgotten.texts(home) - forgotten.texts(staged)}
+
+
+def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> LeftOut:
+    """Take every text whose digest is in digests out of the staged files (see above)."""
+    done = LeftOut()
+    if not digests:
+        return done
+    texts = _found(staged, digests)
+    if not texts:
+        return done
+    marker = forgotten.marker(stamp)
+    in_files: set[str] = set()
+    journal = Journal(staged)
+    listing = sorted(digests & {forgotten.digest(t) for t in texts})
+    forgot = {"id": FORGOT_ID, "at": stamp, "keys": [], "digests": listing}
+    for file in IDENTITY_FILES:
+        try:
+            current = read_entries(staged, file)
+        except FileDamaged:  # laid as it is: the owner mends it, then forgets again
+            continue
+        gone = [e for e in current if forgotten.digest(e) in digests]
+        if not gone:
+            continue
+        after = [e for e in current if forgotten.digest(e) not in digests]
+        atomic_write(staged.memory_file(file), entries.file_bytes(after))
+        before = [marker if e in gone else e for e in current]
+        edit = _line(file, before, after, forgot)
+        done.edits.append(journal.append(now, edit).id)
+        done.entries += len(gone)
+        in_files.update(gone)
+    marked = _notes(staged, digests, marker)
+    if marked:
+        done.notes = len(marked)
+        done.keys = [forgotten.note_key(n) for n, _ in marked]
+        in_files.update(t for _, t in marked)
+        if not done.edits:
+            line = _line(None, [], [], {**forgot, "keys": done.keys}, "notes.md")
+            done.edits.append(journal.append(now, line).id)
+    _scrub(staged, texts, marker)
+    done.elsewhere = len({t.strip() for t in texts} - {t.strip() for t in in_files})
+    return done
+
+
+def _line(file, before: list[str], after: list[str], forgot: dict, to: str | None = None) -> Edit:
+    return Edit(
+        **OWNER.head(),
+        action="forget",
+        file=file,
+        to=file or to,
+        before=before,
+        after=after,
+        notes=[],
+        forgot=forgot,
+    )
+
+
+def _notes(staged: Home, digests: set[str], marker: str) -> list[tuple[int, str]]:
+    """notes.md with each note whose digest is listed marked; (number, text) of each."""
+    try:
+        data = read_file(staged.memory_file("notes.md"))
+    except FileNotFoundError:
+        return []
+    held = [
+        (n.number, n.text)
+        for n in notes.parse(data)
+        if not forgotten.is_marker(n.text) and forgotten.digest(n.text) in digests
+    ]
+    if held:
+        erasing.mark_notes(staged, [n for n, _ in held], [t for _, t in held], marker)
+    return held
+
+
+def _scrub(staged: Home, texts: set[str], marker: str) -> None:
+    """The journal's older copies, the recall log's queries and pending writes, as forget does."""
+    recalls = _months(staged.recalls)
+    pending = staged.memory_file("pending.jsonl")
+    for text in sorted(texts):
+        for path in _months(staged.edits):
+            scrub.rewrite(path, text, erasing.journal_change(text, marker), scrub.journal_dumps)
+        for path in recalls:
+            change = _query_change(text, marker)
+            scrub.rewrite(path, text, change, scrub.compact_dumps)
+        scrub.rewrite(pending, text, _pending_change(text), scrub.journal_dumps)
+
+
+def _query_change(text: str, marker: str):
+    return lambda value: matching.query_change(value, text, marker)
+
+
+def _pending_change(text: str):
+    return lambda value: None if matching.pending_holds(value, text) else value
+
+
+def _months(folder: Path) -> list[Path]:
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except FileNotFoundError:
+        return []
+    return [folder / n for n in names]
+
+
+def _found(staged: Home, digests: set[str]) -> set[str]:
+    """The texts the staged files hold whose digest is listed: their entries and notes, and every
+    string of a line of the journal, the recall log or the pending writes."""
+    seen: set[str] = set()
+    for file in IDENTITY_FILES:
+        try:
+            seen.update(read_entries(staged, file))
+        except FileDamaged:
+            pass
+    try:
+        seen.update(n.text for n in notes.parse(read_file(staged.memory_file("notes.md"))))
+    except FileNotFoundError:
+        pass
+    paths = [*_months(staged.edits), *_months(staged.recalls), staged.memory_file("pending.jsonl")]
+    for path in paths:
+        for value in _lines(path):
+            try:
+                seen.update(_strings(value))
+            except RecursionError:  # nested deeper than any line memoryd writes
+                continue
+    return {t for t in seen if t.strip() and forgotten.digest(t) in digests}
+
+
+def _lines(path: Path) -> Iterator[object]:
+    try:
+        f = open_read(path)
+    except FileNotFoundError:
+        return
+    with f:
+        for raw in f:
+            try:
+                yield json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)

@@ -1,0 +1,111 @@
+"""restore --replace of a backup made before a forget brings none of what was forgotten back: the
+entries and notes the home forgot after the archive was made are left out of the files laid (found
+by the digests forgotten.jsonl lists), their older copies in the restored journal, recall log and
+pending writes are scrubbed as a forget scrubs them, the answer says how many were left out, and
+the restored journal holds a forget line for them (so `memory log` shows it and no hand edit is
+seen). What the archive's own forgets took, or what it holds that the home never forgot, is laid
+as it is."""
+
+import json
+import shutil
+
+import pytest
+
+from memoryd.data import layout
+from memoryd.journal import forgotten
+from tests.memoryd.owner_data_harness import Memoryd
+
+SECRET = "Bank card PIN is 4321."
+KEPT = "Project Falcon ships in May."
+NOTE = "The spare key is under the blue pot."
+
+
+@pytest.fixture
+def md(tmp_path):
+    m = Memoryd(tmp_path / "home")
+    yield m
+    m.close()
+
+
+def _backup(m: Memoryd, tmp_path, name: str = "before.tar.gz") -> str:
+    saved = tmp_path / name
+    shutil.copy(m.data("backup")["path"], saved)
+    shutil.copy(saved, m.home.root / "backups" / name)
+    return name
+
+
+def _held(m: Memoryd) -> bytes:
+    """Every byte of every file memoryd keeps (a restore's own copy in backups/ aside)."""
+    return b"".join(p.read_bytes() for _, p in layout.memory_files(m.home))
+
+
+def _fill(m: Memoryd, where: str) -> str:
+    m.call({"action": "note", "text": NOTE})
+    if where == "note":
+        m.call({"action": "note", "text": SECRET})
+        m.call({"action": "add", "file": "memory", "text": KEPT})
+        return "note:1"
+    file = "user" if where == "user.md" else "memory"
+    m.call({"action": "add", "file": file, "text": KEPT})
+    m.call({"action": "add", "file": file, "text": SECRET})
+    return f"{where}:2"
+
+
+@pytest.mark.parametrize("where", ["memory.md", "user.md", "note"])
+def test_a_restore_of_an_older_backup_leaves_out_what_was_forgotten_since(md, tmp_path, where):
+    ref = _fill(md, where)
+    md.recall(SECRET)  # the recall log holds it as a query too
+    archive = _backup(md, tmp_path)
+    md.data("forget", id=ref)
+    out = md.data("restore", name=archive, replace=True)
+    one = "1 note" if where == "note" else "1 entry"
+    assert (
+        f"{one} the owner made memoryd forget after this backup was made was left out"
+        in (out["message"])
+    )
+    assert SECRET.encode() not in _held(md)
+    assert SECRET not in md.admin("block", {"json": True})
+    assert md.recall("Bank card PIN").startswith("(no matches")
+    assert KEPT in md.admin("block", {"json": True}) and NOTE in md.recall("spare key")
+    # The restored journal says so, and its last after is what the file holds: no hand edit.
+    log = json.loads(md.admin("log", {"n": 50, "json": True}))["edits"]
+    assert log[-1]["action"] == "forget"
+    before = len(md.store.journal.records())
+    md.call({"action": "add", "file": "memory", "text": "Written after the restore."})
+    actions = [r.action for r in md.store.journal.records()[before:]]
+    assert "hand-edit" not in actions
+    # The digest stays listed, with the forget's own time: a second restore leaves it out again.
+    assert forgotten.digest(SECRET) in forgotten.path(md.home).read_text()
+    again = md.data("restore", name=archive, replace=True)
+    assert "left out" in again["message"] and SECRET.encode() not in _held(md)
+
+
+def test_a_backup_made_after_the_forget_is_laid_as_it_is(md, tmp_path):
+    """Its forgotten.jsonl lists the forget: nothing is left out, even a text added again."""
+    _fill(md, "memory.md")
+    md.data("forget", id="memory.md:2")
+    md.call({"action": "add", "file": "memory", "text": SECRET})  # the owner wants it back
+    archive = _backup(md, tmp_path)
+    files = {name: p.read_bytes() for name, p in layout.memory_files(md.home)}
+    out = md.data("restore", name=archive, replace=True)
+    assert "left out" not in out["message"]
+    assert {name: p.read_bytes() for name, p in layout.memory_files(md.home)} == files
+
+
+def test_a_restore_into_another_home_lays_the_archive_whole(tmp_path):
+    """A home that forgot nothing leaves nothing out."""
+    a = Memoryd(tmp_path / "a")
+    try:
+        _fill(a, "memory.md")
+        archive = tmp_path / "a.tar.gz"
+        shutil.copy(a.data("backup")["path"], archive)
+    finally:
+        a.close()
+    b = Memoryd(tmp_path / "b")
+    try:
+        shutil.copy(archive, b.home.root / "backups" / "a.tar.gz")
+        out = b.data("restore", name="a.tar.gz")
+        assert "left out" not in out["message"]
+        assert SECRET in b.home.memory_file("memory.md").read_text()
+    finally:
+        b.close()

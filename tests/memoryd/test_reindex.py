@@ -76,7 +76,12 @@ def contents(path) -> dict:
                 key=repr,
             ),
             "progress": sorted(conn.execute("SELECT * FROM progress")),
-            "offsets": sorted(conn.execute("SELECT * FROM offsets")),
+            # A log's tail hash, without the file it was read from (device:inode, after a
+            # space): two homes, or a log copied, hold the same index of other files.
+            "offsets": sorted(
+                (*row[:-1], row[-1].split(" ")[0] if isinstance(row[-1], str) else row[-1])
+                for row in conn.execute("SELECT * FROM offsets")
+            ),
             "fts": conn.execute("SELECT count(*) FROM hits").fetchone(),
         }
     finally:

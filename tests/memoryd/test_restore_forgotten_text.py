@@ -11,7 +11,8 @@ import shutil
 
 import pytest
 
-from memoryd.data import layout
+from memoryd.data import layout, leftout
+from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
 from tests.memoryd.owner_data_harness import Memoryd
 
@@ -109,3 +110,21 @@ def test_a_restore_into_another_home_lays_the_archive_whole(tmp_path):
         assert SECRET in b.home.memory_file("memory.md").read_text()
     finally:
         b.close()
+
+
+def test_a_full_disk_while_leaving_out_changes_nothing(md, tmp_path, monkeypatch):
+    """The staged files are changed before the plan is written: a failure there leaves the home
+    as it was, and no staging folder."""
+    _fill(md, "memory.md")
+    archive = _backup(md, tmp_path)
+    md.data("forget", id="memory.md:2")
+    held = {name: p.read_bytes() for name, p in layout.memory_files(md.home)}
+
+    def full(*args, **kw):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(leftout, "atomic_write", full)
+    with pytest.raises(AdminRefused, match="No space left.*as it was"):
+        md.admin("restore", {"name": archive, "replace": True})
+    assert {name: p.read_bytes() for name, p in layout.memory_files(md.home)} == held
+    assert not [p for p in md.home.memory.iterdir() if p.name.startswith(".restore")]

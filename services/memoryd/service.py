@@ -114,6 +114,7 @@ class MemoryService:
         self._rebuild = Rebuilder()  # the reindex's build, in a child process (rebuild.py)
         self._reindexing: asyncio.Lock | None = None
         self._catching = CatchUp(self)
+        self._notes_failed: str | None = None  # why notes.md was last not indexed, once logged
         # Set when memoryd begins to stop, before it waits for the requests in flight: a long
         # owner command (an import's batches, a forget's catch-up parts) ends at its next safe
         # point with its own answer of how far it got, so that the stop is prompt.
@@ -314,8 +315,16 @@ class MemoryService:
         except Exception as e:  # noqa: BLE001 - whatever it is, the write before it stands
             # The write is done and journalled: its answer is the applied one. The index catches
             # up at the next write, start or reindex (notes.md is read from its last offset), or
-            # at a recall once notes.md changes again.
-            log.warning("memory/notes.md: not indexed now, caught up later: %r", e)
+            # at a recall once notes.md changes again (or, on a full disk, at every recall: the
+            # same failure is logged once, not at each).
+            said = f"{type(e).__name__}: {e}"
+            if said != self._notes_failed:
+                log.warning("memory/notes.md: not indexed now, caught up later: %s", said)
+            self._notes_failed = said
+            return
+        if self._notes_failed is not None:
+            log.info("memory/notes.md: indexed again")
+            self._notes_failed = None
 
     # --- the owner -------------------------------------------------------------------------------
     async def on_admin(self, message: Body) -> Body:

@@ -167,7 +167,7 @@ def test_a_note_met_by_a_full_disk_is_recalled_once_there_is_room(tmp_path, monk
     service = _service(tmp_path, monkeypatch)
 
     def unindexed() -> bool:
-        said = "not indexed now, caught up later: IndexUnwritable('the memory index cannot take"
+        said = "not indexed now, caught up later: IndexUnwritable: the memory index cannot take"
         return any(said in r.getMessage() and FULL in r.getMessage() for r in caplog.records)
 
     async def scenario():

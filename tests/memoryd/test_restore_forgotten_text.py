@@ -128,3 +128,24 @@ def test_a_full_disk_while_leaving_out_changes_nothing(md, tmp_path, monkeypatch
         md.admin("restore", {"name": archive, "replace": True})
     assert {name: p.read_bytes() for name, p in layout.memory_files(md.home)} == held
     assert not [p for p in md.home.memory.iterdir() if p.name.startswith(".restore")]
+
+
+def test_a_text_removed_before_the_backup_is_left_out_of_its_notes_and_journal(md, tmp_path):
+    """Removed from memory.md (so moved to notes.md, and held by the journal's lines) before the
+    archive was made, forgotten by its words after: neither the note nor a journal line holds it
+    once restored."""
+    md.call({"action": "add", "file": "memory", "text": KEPT})
+    md.call({"action": "add", "file": "memory", "text": SECRET})
+    md.call({"action": "remove", "file": "memory", "old": SECRET})  # moved to notes.md
+    md.data("forget", id=SECRET)  # then forgotten by its words, wherever memoryd holds it
+    archive_home = Memoryd(tmp_path / "older")
+    try:  # an older archive of the same memory, before the forget
+        archive_home.call({"action": "add", "file": "memory", "text": KEPT})
+        archive_home.call({"action": "add", "file": "memory", "text": SECRET})
+        archive_home.call({"action": "remove", "file": "memory", "old": SECRET})
+        shutil.copy(archive_home.data("backup")["path"], md.home.root / "backups" / "old.tar.gz")
+    finally:
+        archive_home.close()
+    out = md.data("restore", name="old.tar.gz", replace=True)
+    assert SECRET.encode() not in _held(md)
+    assert "1 note the owner made memoryd forget after this backup was made" in out["message"]

@@ -50,18 +50,18 @@ class LeftOut:
             parts.append(counted(self.entries, "entry", "entries"))
         if self.notes:
             parts.append(counted(self.notes, "note"))
-        if not parts and not self.elsewhere:
-            return ""
-        if parts:
-            what = " and ".join(parts)
-            said = (
-                f"{what} the owner made memoryd forget after this backup was made "
-                f"{'was' if self.entries + self.notes == 1 else 'were'} left out"
-            )
-        else:
-            said = "texts the owner made memoryd forget after this backup was made were left out"
         if self.elsewhere:
-            said += f" (and {counted(self.elsewhere, 'older copy', 'older copies')} of them)"
+            parts.append(
+                f"{counted(self.elsewhere, 'text')} held only in the journal, the recall log or "
+                "pending writes"
+            )
+        if not parts:
+            return ""
+        one = self.entries + self.notes + self.elsewhere == 1
+        said = (
+            f"{' and '.join(parts)} the owner made memoryd forget after this backup was made "
+            f"{'was' if one else 'were'} left out"
+        )
         if self.edits:
             said += f"; the restored journal says so as edit {', '.join(self.edits)}"
         return (

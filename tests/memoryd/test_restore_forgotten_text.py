@@ -68,6 +68,8 @@ def test_a_restore_of_an_older_backup_leaves_out_what_was_forgotten_since(md, tm
     assert SECRET not in md.admin("block", {"json": True})
     assert md.recall("Bank card PIN").startswith("(no matches")
     assert KEPT in md.admin("block", {"json": True}) and NOTE in md.recall("spare key")
+    if where == "note":  # the marker's key is on a line of the restored file itself
+        assert forgotten.note_key(1) in forgotten.held(md.home)
     # The restored journal says so, and its last after is what the file holds: no hand edit.
     log = json.loads(md.admin("log", {"n": 50, "json": True}))["edits"]
     assert log[-1]["action"] == "forget"

@@ -87,7 +87,11 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
     in_files: set[str] = set()
     journal = Journal(staged)
     listing = sorted(digests & {forgotten.digest(t) for t in texts})
-    forgot = {"id": FORGOT_ID, "at": stamp, "keys": [], "digests": listing}
+    marked = _notes(staged, digests, marker)  # first: the journal lines name their keys
+    done.notes = len(marked)
+    done.keys = [forgotten.note_key(n) for n, _ in marked]
+    in_files.update(t for _, t in marked)
+    forgot = {"id": FORGOT_ID, "at": stamp, "keys": done.keys, "digests": listing}
     for file in IDENTITY_FILES:
         try:
             current = read_entries(staged, file)
@@ -103,14 +107,9 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
         done.edits.append(journal.append(now, edit).id)
         done.entries += len(gone)
         in_files.update(gone)
-    marked = _notes(staged, digests, marker)
-    if marked:
-        done.notes = len(marked)
-        done.keys = [forgotten.note_key(n) for n, _ in marked]
-        in_files.update(t for _, t in marked)
-        if not done.edits:
-            line = _line(None, [], [], {**forgot, "keys": done.keys}, "notes.md")
-            done.edits.append(journal.append(now, line).id)
+    if marked and not done.edits:
+        line = _line(None, [], [], forgot, "notes.md")
+        done.edits.append(journal.append(now, line).id)
     _scrub(staged, texts, marker)
     done.elsewhere = len({t.strip() for t in texts} - {t.strip() for t in in_files})
     return done

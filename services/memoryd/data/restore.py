@@ -286,7 +286,7 @@ def _keep_forgotten(
     after the point of no return, and a disk error here leaves the home as it was. A digest keeps
     its forget's time and edit. True when any was added."""
     staged = Home(staging)
-    listed = forgotten.listed(staged)
+    listed = forgotten.held(staged)  # on lines of the file: the staged journal's keys may not be
     missing = [key for key in keys if key not in listed]
     on_lines = forgotten.held_texts(staged)  # the file's own: the staged journal's are not
     lacking = sorted(texts - on_lines, key=lambda f: (f.time, f.digest))

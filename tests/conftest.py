@@ -18,6 +18,7 @@ test_no_telemetry.py checks that in a process of its own, without this setting).
 import contextlib
 import getpass
 import os
+import resource
 import shutil
 import tempfile
 from pathlib import Path
@@ -64,6 +65,19 @@ def left_behind(folder: Path) -> list[str]:
     """What is in folder, sorted, at most 20 names (and how many more)."""
     names = sorted(entry.name for entry in folder.iterdir())
     return names[:20] + ([f"... and {len(names) - 20} more"] if len(names) > 20 else [])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A test that plays a full disk with the file size limit (RLIMIT_FSIZE) has it lifted as
+    soon as its body ends: pytest writes its report before the test's fixtures are torn down,
+    and its output may be a file far larger than the limit (`scripts/test > log`)."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    try:
+        return (yield)
+    finally:
+        if resource.getrlimit(resource.RLIMIT_FSIZE) != limit:
+            resource.setrlimit(resource.RLIMIT_FSIZE, limit)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -20,14 +20,13 @@ answered but that has no ledger record as one whose record was deleted (ledger.p
 import datetime as dt
 import json
 import logging
-import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from brokerd_shim.errors import AuditFailed
-from proto.files import ensure_dir, fsync_dir, open_file, open_read
+from proto.files import append_line, ensure_dir, open_read
 from proto.labels import Label
 from proto.messages import is_session_id
 
@@ -130,34 +129,10 @@ class AuditLog:
 
 
 def append_whole_line(path: Path, line: str) -> None:
-    """Append line and a newline to the regular file at path, fsync'd, on a line of its own (a file
-    whose last line lost its newline gets one first). When any of it cannot be written, the file
-    is cut back to its size before, so no reader ever meets half a line."""
-    data = (line + "\n").encode("utf-8")
-    new = not os.path.lexists(path)
-    fd = open_file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
-        try:
-            written = 0
-            while written < len(data):
-                written += os.write(fd, data[written:])
-            os.fsync(fd)
-        except OSError:
-            try:
-                os.ftruncate(fd, size)
-                os.fsync(fd)
-            except OSError as e:
-                log.error(
-                    "audit: %s cannot be cut back to its last whole line (%s)", path, e.strerror
-                )
-            raise
-    finally:
-        os.close(fd)
-    if new:
-        fsync_dir(path.parent)
+    """Append line to the audit file at path, fsync'd, on a line of its own; when any of it
+    cannot be written, the file is cut back to its size before (proto.files.append_line), so no
+    reader ever meets half a line."""
+    append_line(path, line)
 
 
 def sessions_answered(folder: Path) -> set[str]:

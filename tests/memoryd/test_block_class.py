@@ -98,6 +98,33 @@ def test_a_restore_does_not_bring_it_back_into_the_block(tmp_path):
         b.close()
 
 
+def test_an_imported_entry_keeps_the_class_it_was_exported_with(tmp_path):
+    """An import is the owner's act, but the entry it brings holds what the exporting home's
+    secret session wrote: lowering max_class leaves it out as it does one written here."""
+    a = Memoryd(tmp_path / "a", max_class="secret")
+    try:
+        a.store.call(*loose_call(args(action="add", file="user", text=PIN), **SECRET))
+        export = a.data("export")["path"]
+    finally:
+        a.close()
+    b = Memoryd(tmp_path / "b", max_class="secret")
+    try:
+        shutil.copy(export, b.home.root / "backups" / "e.jsonl")
+        b.data("import", name="e.jsonl")
+        assert PIN in json.loads(b.admin("block", {"json": True}))["block"]
+    finally:
+        b.close()
+    b = Memoryd(tmp_path / "b", max_class="private")
+    try:
+        view = json.loads(b.admin("block", {"json": True}))
+        assert PIN not in view["block"]
+        assert [(item["ref"], item["reason"]) for item in view["left_out"]] == [
+            ("user.md:1", REASON)
+        ]
+    finally:
+        b.close()
+
+
 def test_under_public_only_public_entries_are_shown(tmp_path):
     """Export's class: a public session's entry is public, the owner's own private."""
     home = Home(tmp_path / "home")

@@ -95,3 +95,36 @@ def test_a_forget_refused_before_its_first_write_leaves_no_record(tmp_path):
         assert not unfinished.path_of(m.home).exists()
     finally:
         m.close()
+
+
+@pytest.mark.parametrize("command", ["restore", "import"])
+def test_a_restore_or_import_waits_for_a_forget_stopped_part_way(tmp_path, command):
+    """The text a stopped forget took may not be listed as forgotten yet: a restore of an older
+    backup or an import of an older export would bring it back unseen, so both are refused, with
+    nothing changed, until the forget is run again."""
+    ref, text, _ = CASES["entry"]
+    m = Memoryd(tmp_path / "home")
+    try:
+        for entry in ENTRIES:
+            m.call({"action": "add", "file": "memory", "text": entry})
+        made = m.data("backup" if command == "restore" else "export")
+        real = erasing.scrub_everywhere
+        erasing.scrub_everywhere = _killed
+        try:
+            with pytest.raises(Killed):
+                m.admin("forget", {"id": ref})
+        finally:
+            erasing.scrub_everywhere = real
+        name = "older.tar.gz" if command == "restore" else "older.jsonl"
+        (m.home.root / "backups" / name).write_bytes(open(made["path"], "rb").read())
+        before = _files(m)
+        arg = {"name": name, "replace": True} if command == "restore" else {"name": name}
+        done = "restored" if command == "restore" else "imported"
+        with pytest.raises(AdminRefused, match=f"stopped part way; nothing was {done}: run"):
+            m.admin(command, arg)
+        assert _files(m) == before and text not in m.home.memory_file("memory.md").read_text()
+        assert "forgot" in json.loads(m.admin("forget", {"id": ref}))["message"]
+        m.admin(command, arg)
+        assert text not in m.home.memory_file("memory.md").read_text()
+    finally:
+        m.close()

@@ -43,7 +43,9 @@ from memoryd.journal.linefile import parse_line
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2
+# Raised when what is kept of a line changes: 3, an imported entry's class is the one it was
+# exported with (journal.class_source), so a saved index of 2 is built again.
+FORMAT = 3
 SAVE_BYTES = 4 * 1024 * 1024
 TAIL_CHECK = 256
 _NAMES = tuple(f'"to": "{name}"'.encode() for name in IDENTITY_FILES)

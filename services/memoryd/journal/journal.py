@@ -106,6 +106,11 @@ def class_source(record: EditLine) -> str | None:
         klass = record.note.get("class")
         if isinstance(klass, str):
             return klass
+    if record.action == "import" and isinstance(record.imported, dict):
+        # The class the item was exported with: an import is the owner's act, but what it
+        # brought in holds what the exporting home's session wrote.
+        klass = record.imported.get("class")
+        return klass if isinstance(klass, str) else "?"
     return record.taint
 
 

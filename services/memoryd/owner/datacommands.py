@@ -14,7 +14,17 @@ import sqlite3
 from collections.abc import Callable
 from typing import Literal
 
-from memoryd.data import backup, exchange, exportfiles, forget, importrun, layout, restore, snapshot
+from memoryd.data import (
+    backup,
+    exchange,
+    exportfiles,
+    forget,
+    importrun,
+    layout,
+    restore,
+    snapshot,
+    unfinished,
+)
 from memoryd.errors import AdminRefused
 from memoryd.owner import paging
 from memoryd.owner.datalock import TURNS
@@ -70,7 +80,20 @@ def _prune_backups(home, keep: int, made: str) -> str:
     return paging.dumps({"removed": removed, "message": message})
 
 
+def _no_forget_stopped(service, command: str) -> None:
+    """Refused while a forget that stopped part way stands (data/unfinished.py): the text it
+    took is gone from the files but may not be listed as forgotten yet, so a restore or an
+    import could bring it back unseen."""
+    stopped = unfinished.read(service.store.home)
+    if stopped is not None:
+        raise AdminRefused(
+            f"refused: a forget of {stopped.what} stopped part way; nothing was {command}ed: run"
+            f" bxctl memory forget {stopped.ref!r} again to finish it first"
+        )
+
+
 def run_restore(service, arg) -> str:
+    _no_forget_stopped(service, "restor")
     laid = restore.run(service, arg.name, arg.replace)
     manifest = laid.manifest
     sessions = sum(1 for f in manifest["files"] if f["path"].startswith("sessions/"))
@@ -153,6 +176,7 @@ def run_import(service, arg) -> str:
     """A read: the file is checked on this reader thread, then applied a batch at a time on the
     writer (importrun.py). The report is cut to what fits one reply, so that an import that was
     applied is never answered as refused for the size of its answer."""
+    _no_forget_stopped(service, "import")
     result = importrun.run(service, arg.name, arg.dry_run, LINES_SHOWN)
     total = result["applied"] + result["skipped"]  # a line an item; the first LINES_SHOWN kept
     shown, size = [], 0

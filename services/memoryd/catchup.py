@@ -148,6 +148,10 @@ class CatchUp:
         while True:
             self._nudged = asyncio.Event()  # of this loop; a nudge from here on is seen
             added += await self._pass()
+            if self.left:
+                # Every log was tried once: what is left (a log memoryd may not read, a full
+                # disk) may stay for long, and the embedder must not wait for it.
+                await self._end_carry()
             waiting = self.service.index.mode_waiting
             if not (self.left or waiting) or self.service.stopping.is_set():
                 self._said = None

@@ -3,6 +3,9 @@ hybrid, the vectors of every row whose key and text did not change: the embedder
 what is new or changed, waits while the kept vectors are given out, and the kept file is gone
 once the catch-up is done, or at once when a forget comes first (it holds the old rows' text)."""
 
+import asyncio
+import contextlib
+import logging
 import sqlite3
 import time
 
@@ -163,3 +166,91 @@ def test_memoryd_gives_them_out_and_removes_them_once_caught_up(tmp_path):
         assert _blobs(home.index_db) == before
     finally:
         memoryd.stop()
+
+
+def _other_shape(path) -> None:
+    """A file of another shape at the kept vectors' place (planted, or another memoryd's)."""
+    path.unlink()
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE sources (rowid INTEGER PRIMARY KEY, who TEXT)")
+    conn.execute("CREATE TABLE hits (text TEXT)")
+    conn.execute("CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, vector BLOB)")
+    conn.execute("INSERT INTO vectors VALUES (1, zeroblob(384))")
+    conn.commit()
+    conn.close()
+
+
+def _pages_overwritten(path) -> None:
+    with open(path, "r+b") as f:
+        f.seek(4096)  # the schema's page kept: the tables are found, their pages are not
+        f.write(b"\xa5" * (path.stat().st_size - 4096))
+
+
+@pytest.mark.parametrize("spoil", [_other_shape, _pages_overwritten])
+def test_kept_vectors_that_cannot_be_read_never_stop_the_catch_up(tmp_path, caplog, spoil):
+    """They only save time: the rows are indexed all the same, the file goes, one line says so,
+    and the embedder computes every vector."""
+    home = Home(tmp_path / "h")
+    append(home, "mm-pets", PETS)
+    _, index = _upgraded(home)
+    index.close()
+    spoil(carryfile.carry_path(home.index_db))
+    index = Index(home, mode="hybrid")
+    try:
+        with caplog.at_level(logging.WARNING, logger="memoryd.index.carryfile"):
+            index.open()
+            index.catch_up_all()
+        assert not carryfile.carry_path(home.index_db).exists()
+        assert [r for r in caplog.records if "kept vectors" in r.getMessage()]
+        index.end_carry()
+        assert index.drain_embeddings(60)
+        assert len(_blobs(home.index_db)) == len(PETS) + len(LATER)
+        hits = recall_on(index, "dentist appointment", k=3, session="mm-q").hits
+        assert hits and hits[0].snippet.startswith("The dentist moved")
+    finally:
+        index.close()
+
+
+def test_a_log_the_catch_up_cannot_read_does_not_keep_them_waiting(tmp_path, monkeypatch):
+    """A log memoryd may not read (owned by root after a session run under sudo) stays on the
+    catch-up's list, tried again for as long as memoryd runs; the kept vectors end after the
+    first pass all the same, so the embedder computes the rest."""
+    from memoryd import catchup
+    from memoryd.config import load
+    from memoryd.server import prepare
+    from tests.memoryd.test_socket_cleanup import _config
+
+    home = Home(tmp_path / "home")
+    append(home, "mm-pets", PETS)
+    _, index = _upgraded(home)
+    index.close()
+    append(home, "mm-locked", LATER)
+    monkeypatch.setattr(catchup, "RETRY_FIRST", 0.05)
+    service = prepare(load(_config(tmp_path, '[recall]\nmode = "hybrid"\n')))
+    real = service.index.catch_up_session_part
+
+    def locked(session: str):
+        if session == "mm-locked":
+            raise PermissionError(13, "Permission denied", str(home.session_log(session)))
+        return real(session)
+
+    monkeypatch.setattr(service.index, "catch_up_session_part", locked)
+
+    async def scenario():
+        task = asyncio.get_running_loop().create_task(service.catch_up())
+        for _ in range(200):
+            if not carryfile.carry_path(home.index_db).exists():
+                break
+            await asyncio.sleep(0.05)
+        gone = not carryfile.carry_path(home.index_db).exists()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return gone
+
+    try:
+        assert asyncio.run(scenario())
+        assert service.index.drain_embeddings(60)
+        assert pending(home.index_db) == 0 and len(_blobs(home.index_db)) == len(PETS) + 1
+    finally:
+        service.close()

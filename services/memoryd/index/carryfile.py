@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 CARRY_NAME = hybrid_tables.CARRY_NAME
 SCHEMA = "carry"  # the name it is attached under
 _ATTACHED = "SELECT 1 FROM pragma_database_list WHERE name = 'carry'"
+_ATTACHED_FILE = "SELECT file FROM pragma_database_list WHERE name = 'carry'"
 # Each new row takes the vector of the old row with its key and text (any one: the key is not
 # unique when a record holds two identical tool calls, and their text is the same).
 _TAKE = (
@@ -99,32 +100,76 @@ def attach(conn: sqlite3.Connection, index_path: Path) -> bool:
         return False
     try:
         conn.execute("ATTACH DATABASE ? AS carry", (str(carry),))
-        conn.execute("SELECT 1 FROM carry.vectors LIMIT 1").fetchall()
+        problem = _shape_problem(conn)
+        if problem is None:
+            conn.execute("SELECT 1 FROM carry.vectors LIMIT 1").fetchall()
     except sqlite3.Error as error:
+        problem = str(error)
+    if problem is not None:
         log.warning(
             "index %s: the kept vectors in %s cannot be read (%s); they are computed again",
             index_path,
             carry,
-            error,
+            problem,
         )
         detach_and_remove(conn, index_path)
         return False
     return True
 
 
+# The columns take() reads, table by table: a file of another shape (planted, or from a memoryd
+# whose index differs) is not used.
+_COLUMNS = {
+    "sources": {"session", "kind", "record", "role"},
+    "hits": {"text"},
+    "vectors": {"vector"},
+}
+
+
+def _shape_problem(conn: sqlite3.Connection) -> str | None:
+    for table, wanted in _COLUMNS.items():
+        found = conn.execute(
+            "SELECT type FROM carry.sqlite_master WHERE name = ?", (table,)
+        ).fetchone()
+        if found is None or found[0] != "table":
+            return f"it has no table {table}"
+        # table is one of _COLUMNS' names, not a value read from anywhere.
+        have = {row[1] for row in conn.execute(f"PRAGMA carry.table_info({table})")}  # noqa: S608
+        if not wanted <= have:
+            return f"its table {table} lacks {', '.join(sorted(wanted - have))}"
+    return None
+
+
 def take(conn: sqlite3.Connection, rowids: list[int]) -> int:
     """Inside the indexer's transaction: give the new rows rowids the kept vectors of the same
     key and text, and take them off the pending list. Returns how many were given."""
-    if not rowids or conn.execute(_ATTACHED).fetchone() is None:
+    if not rowids:
         return 0
+    found = conn.execute(_ATTACHED_FILE).fetchone()
+    if found is None or not os.path.lexists(found[0]):
+        return 0  # none, or given up (below): end() detaches it
     from memoryd.modes import int8  # numpy: only hybrid attaches kept vectors
 
     low, high = min(rowids), max(rowids)
     before = conn.total_changes
-    conn.execute(_TAKE, (low, high, int8.DIMENSIONS, int8.FLOAT_BYTES))
-    given = conn.total_changes - before
-    if given:
-        conn.execute(_TAKEN, (low, high, low, high))
+    # A failure here must not fail the rows being indexed: the kept vectors only save time.
+    conn.execute("SAVEPOINT carry_take")
+    try:
+        conn.execute(_TAKE, (low, high, int8.DIMENSIONS, int8.FLOAT_BYTES))
+        given = conn.total_changes - before
+        if given:
+            conn.execute(_TAKEN, (low, high, low, high))
+    except sqlite3.Error as error:
+        conn.execute("ROLLBACK TO carry_take")
+        conn.execute("RELEASE carry_take")
+        log.warning(
+            "index %s: the kept vectors cannot be read (%s); the rest are computed again",
+            found[0],
+            error,
+        )
+        _remove(Path(found[0]))  # the embedder goes on at once; end() detaches it
+        return 0
+    conn.execute("RELEASE carry_take")
     return given
 
 
@@ -140,7 +185,7 @@ def waiting(index_path: Path) -> bool:
 def end(conn: sqlite3.Connection | None, index_path: Path) -> bool:
     """Stop giving out kept vectors and remove their file (outside a transaction); the embedder
     then computes what is left. True when there was a file."""
-    if not os.path.lexists(carry_path(index_path)):
+    if not os.path.lexists(carry_path(index_path)) and not (conn is not None and attached(conn)):
         return False
     if (
         conn is not None

@@ -198,8 +198,9 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
             forgotten.add(home, key, stamp, edit_ids[-1])
     held = forgotten.held_texts(home)
     for text in digests:
-        if forgotten.Forgot(text, stamp) not in held:
-            forgotten.add_text(home, forgotten.Forgot(text, stamp, edit_ids[-1]))
+        forgot_now = forgotten.Forgot(text, stamp, edit_ids[-1])
+        if forgot_now not in held:  # a forget by its edit: one made in the same minute is another
+            forgotten.add_text(home, forgot_now)
     reset_tail(store)
     purge(service.index, target.keys, {**where.rows, **found.rows})
     if shifts:

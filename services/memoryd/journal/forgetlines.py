@@ -21,7 +21,7 @@ import json
 import logging
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import MONTH_FILE, Home, append_line, create_if_missing, read_file
@@ -38,12 +38,14 @@ Stamp = tuple[int, int, int]
 
 @dataclass(frozen=True)
 class Forgot:
-    """A text one forget took, by its digest; two forgets of the same text (at two times) are two,
-    so that a restore can tell a forget its archive already holds from one made after it."""
+    """A text one forget took, by its digest; two forgets of the same text are two, so that a
+    restore can tell a forget its archive already holds from one made after it. The time is only
+    to the minute, so the forget's journal line is part of what tells them apart: a text forgotten,
+    written again and forgotten again within one minute is two forgets."""
 
     digest: str
     time: str  # the forget's, to the minute
-    edit: str = field(default="", compare=False)  # the forget's journal line
+    edit: str = ""  # the forget's journal line
 
     def line(self) -> dict:
         return {"digest": self.digest, "time": self.time, "edit": self.edit or "journal"}

@@ -1,0 +1,71 @@
+"""What a restore leaves out is exactly what the home forgot after the archive was made: a text
+forgotten, written again, backed up and forgotten again within one minute is two forgets (the
+second is left out of that backup's restore), and the answer counts only texts actually taken out
+of the staged files, never a field of a journal or recall-log line that happens to be equal to a
+forgotten text."""
+
+import shutil
+
+import pytest
+
+from memoryd.data import layout
+from memoryd.journal import forgotten
+from tests.memoryd.owner_data_harness import Memoryd
+
+SECRET = "Bank card PIN is 4321."
+ELSEWHERE = "held only in the journal, the recall log or pending writes"
+
+
+@pytest.fixture
+def md(tmp_path):
+    m = Memoryd(tmp_path / "home")
+    yield m
+    m.close()
+
+
+def _backup(m: Memoryd, name: str) -> str:
+    shutil.copy(m.data("backup")["path"], m.home.root / "backups" / name)
+    return name
+
+
+def test_a_text_forgotten_again_in_the_same_minute_is_left_out(md):
+    md.call({"action": "add", "file": "memory", "text": "Kept."})
+    md.call({"action": "add", "file": "memory", "text": SECRET})
+    md.data("forget", id=SECRET)
+    md.clock.advance(seconds=20)
+    md.call({"action": "add", "file": "memory", "text": SECRET})  # written again
+    md.clock.advance(seconds=10)
+    archive = _backup(md, "mid.tar.gz")
+    md.clock.advance(seconds=10)  # the same minute still
+    md.data("forget", id=SECRET)
+    listed = [f for f in forgotten.held_texts(md.home) if f.digest == forgotten.digest(SECRET)]
+    assert len(listed) == 2 and len({f.time for f in listed}) == 1  # one line per forget
+    out = md.data("restore", name=archive, replace=True)
+    assert "1 entry the owner made memoryd forget after this backup was made" in out["message"]
+    assert SECRET not in md.admin("block", {"json": True})
+    assert SECRET.encode() not in b"".join(p.read_bytes() for _, p in layout.memory_files(md.home))
+
+
+@pytest.mark.parametrize("query", ["memory.md", "add", "owner"])
+def test_a_forgotten_text_equal_to_a_field_is_not_said_left_out(md, query):
+    md.call({"action": "add", "file": "memory", "text": "Kept."})
+    archive = _backup(md, "a.tar.gz")
+    md.clock.advance(minutes=1)
+    md.recall(query)
+    md.data("forget", id=query)
+    md.clock.advance(minutes=1)
+    out = md.data("restore", name=archive, replace=True)
+    assert "left out" not in out["message"]
+    assert "Kept." in md.admin("block", {"json": True})
+
+
+def test_a_forgotten_query_the_archive_holds_is_said_left_out(md):
+    md.call({"action": "add", "file": "memory", "text": "Kept."})
+    md.recall(SECRET)
+    archive = _backup(md, "a.tar.gz")
+    md.clock.advance(minutes=1)
+    md.data("forget", id=SECRET)
+    md.clock.advance(minutes=1)
+    out = md.data("restore", name=archive, replace=True)
+    assert f"1 text {ELSEWHERE} the owner made memoryd forget" in out["message"]
+    assert SECRET.encode() not in b"".join(p.read_bytes() for _, p in layout.memory_files(md.home))

@@ -71,7 +71,9 @@ class LeftOut:
 
 
 def after_archive(home: Home, staged: Home) -> set[str]:
-    """The digests of the texts the home forgot and the archive does not list as forgotten."""
+    """The digests of the texts the home forgot and the archive does not list as forgotten: a
+    forget is its digest, time and journal line, so one made after the archive was (even of a text
+    the archive lists as forgotten once before, in the same minute) is not among the archive's."""
     return {f.digest for f in forgotten.texts(home) - forgotten.texts(staged)}
 
 
@@ -110,8 +112,8 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
     if marked and not done.edits:
         line = _line(None, [], [], forgot, "notes.md")
         done.edits.append(journal.append(now, line).id)
-    _scrub(staged, texts, marker)
-    done.elsewhere = len({t.strip() for t in texts} - {t.strip() for t in in_files})
+    scrubbed = _scrub(staged, texts, marker)
+    done.elsewhere = len({t.strip() for t in scrubbed} - {t.strip() for t in in_files})
     return done
 
 
@@ -144,17 +146,24 @@ def _notes(staged: Home, digests: set[str], marker: str) -> list[tuple[int, str]
     return held
 
 
-def _scrub(staged: Home, texts: set[str], marker: str) -> None:
-    """The journal's older copies, the recall log's queries and pending writes, as forget does."""
+def _scrub(staged: Home, texts: set[str], marker: str) -> set[str]:
+    """The journal's older copies, the recall log's queries and pending writes, as forget does;
+    the texts taken out of any of them (only those are said to be left out)."""
     recalls = _months(staged.recalls)
     pending = staged.memory_file("pending.jsonl")
+    taken: set[str] = set()
     for text in sorted(texts):
+        changed = 0
         for path in _months(staged.edits):
-            scrub.rewrite(path, text, erasing.journal_change(text, marker), scrub.journal_dumps)
+            change = erasing.journal_change(text, marker)
+            changed += scrub.rewrite(path, text, change, scrub.journal_dumps)
         for path in recalls:
             change = _query_change(text, marker)
-            scrub.rewrite(path, text, change, scrub.compact_dumps)
-        scrub.rewrite(pending, text, _pending_change(text), scrub.journal_dumps)
+            changed += scrub.rewrite(path, text, change, scrub.compact_dumps)
+        changed += scrub.rewrite(pending, text, _pending_change(text), scrub.journal_dumps)
+        if changed:
+            taken.add(text)
+    return taken
 
 
 def _query_change(text: str, marker: str):
@@ -174,8 +183,9 @@ def _months(folder: Path) -> list[Path]:
 
 
 def _found(staged: Home, digests: set[str]) -> set[str]:
-    """The texts the staged files hold whose digest is listed: their entries and notes, and every
-    string of a line of the journal, the recall log or the pending writes."""
+    """The texts the staged files hold whose digest is listed: their entries and notes, and the
+    values of the journal, the recall log and the pending writes that carry what was written (as
+    forget takes them: matching.py), never a field that says how it was written."""
     seen: set[str] = set()
     for file in IDENTITY_FILES:
         try:
@@ -186,11 +196,17 @@ def _found(staged: Home, digests: set[str]) -> set[str]:
         seen.update(n.text for n in notes.parse(read_file(staged.memory_file("notes.md"))))
     except FileNotFoundError:
         pass
-    paths = [*_months(staged.edits), *_months(staged.recalls), staged.memory_file("pending.jsonl")]
-    for path in paths:
+    places = [
+        *((path, _journal_texts) for path in _months(staged.edits)),
+        *((path, _query_texts) for path in _months(staged.recalls)),
+        (staged.memory_file("pending.jsonl"), _pending_texts),
+    ]
+    for path, written in places:
         for value in _lines(path):
+            if not isinstance(value, dict):
+                continue
             try:
-                seen.update(_strings(value))
+                seen.update(written(value))
             except RecursionError:  # nested deeper than any line memoryd writes
                 continue
     return {t for t in seen if t.strip() and forgotten.digest(t) in digests}
@@ -209,12 +225,39 @@ def _lines(path: Path) -> Iterator[object]:
                 continue
 
 
-def _strings(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
+def _journal_texts(line: dict) -> Iterator[str]:
+    """What a journal line holds that forget would take (matching.journal_change)."""
+    for key in ("before", "after"):
+        if isinstance(line.get(key), list):
+            yield from (v for v in line[key] if isinstance(v, str))
+    if isinstance(line.get("notes"), list):
+        yield from (n["text"] for n in line["notes"] if isinstance(n, dict) and _text(n, "text"))
+    note = line.get("note")
+    if isinstance(note, dict) and _text(note, "ref"):
+        yield note["ref"]
+
+
+def _query_texts(line: dict) -> Iterator[str]:
+    if _text(line, "query"):
+        yield line["query"]
+
+
+def _pending_texts(line: dict) -> Iterator[str]:
+    yield from _call_texts(line.get("args"))
+
+
+def _call_texts(value: object) -> Iterator[str]:
+    """The arguments of a tool call that carry written text (matching.CALL_TEXT), at any depth."""
+    if isinstance(value, dict):
+        for key, v in value.items():
+            if key in matching.CALL_TEXT and isinstance(v, str):
+                yield v
+            else:
+                yield from _call_texts(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _strings(v)
+            yield from _call_texts(v)
+
+
+def _text(value: dict, key: str) -> bool:
+    return isinstance(value.get(key), str)

@@ -7,6 +7,7 @@ owner's commands; the errors are injected into the index's deletes, the journal 
 and lay.py's folder fsyncs."""
 
 import errno
+import json
 import shutil
 import sqlite3
 
@@ -151,6 +152,11 @@ class Killed(BaseException):
     """memoryd killed: nothing after this point runs."""
 
 
+def _carried(name: str) -> bool:
+    """A file a restore adds the home's forgotten keys to: forgotten.jsonl and the journal."""
+    return name == "memory/forgotten.jsonl" or name.startswith("memory/edits/")
+
+
 def test_a_kill_after_the_files_are_laid_keeps_the_session_keys_the_home_had_forgotten(
     tmp_path, monkeypatch
 ):
@@ -183,9 +189,14 @@ def test_a_kill_after_the_files_are_laid_keeps_the_session_keys_the_home_had_for
         assert [line for line in lines if b"session:s-kept:0" in line] != []
         assert len(lines) == 2
         files = _memory(again)
-        assert {k: v for k, v in files.items() if k != "memory/forgotten.jsonl"} == {
-            k: v for k, v in restored.items() if k != "memory/forgotten.jsonl"
+        assert {k: v for k, v in files.items() if not _carried(k)} == {
+            k: v for k, v in restored.items() if not _carried(k)
         }
+        # The journal is the archive's, and a forget line naming the key carried over.
+        (month,) = [k for k in files if k.startswith("memory/edits/")]
+        assert files[month].startswith(restored[month])
+        added = json.loads(files[month][len(restored[month]) :])
+        assert added["action"] == "forget" and added["forgot"]["keys"] == ["session:s-kept:0"]
         _reindex(again)
         assert "Quetzal" not in again.recall("quetzal")
         assert "Walrus" not in again.recall("walrus")

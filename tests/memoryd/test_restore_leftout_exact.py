@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from memoryd.data import layout
-from memoryd.journal import forgotten
+from memoryd.journal import forgetlines, forgotten
 from tests.memoryd.owner_data_harness import Memoryd
 
 SECRET = "Bank card PIN is 4321."
@@ -69,3 +69,27 @@ def test_a_forgotten_query_the_archive_holds_is_said_left_out(md):
     out = md.data("restore", name=archive, replace=True)
     assert f"1 text {ELSEWHERE} the owner made memoryd forget" in out["message"]
     assert SECRET.encode() not in b"".join(p.read_bytes() for _, p in layout.memory_files(md.home))
+
+
+def test_a_damaged_line_after_a_restore_forgets_nothing_back(md):
+    """The home's forget lines go with its journal: the restore's journal names what it carried
+    over into forgotten.jsonl, each digest as the forget it was, for the file to fall back on."""
+    md.call({"action": "add", "file": "memory", "text": "Kept."})
+    early = _backup(md, "early.tar.gz")  # before the text was written
+    md.clock.advance(minutes=1)
+    md.call({"action": "add", "file": "memory", "text": SECRET})
+    holding = _backup(md, "holding.tar.gz")
+    md.clock.advance(minutes=1)
+    md.data("forget", id=SECRET)
+    forgot = {f for f in forgotten.held_texts(md.home) if f.digest == forgotten.digest(SECRET)}
+    md.clock.advance(minutes=1)
+    md.data("restore", name=early, replace=True)  # nothing of it to leave out
+    assert forgot <= forgetlines.forgets(md.home).texts
+    # The digest's line damaged (its hex cut short), as a bad block or a slip by hand leaves it.
+    path = forgotten.path(md.home)
+    digest = forgotten.digest(SECRET)
+    path.write_text(path.read_text().replace(digest, digest[:40]))
+    md.clock.advance(minutes=1)
+    out = md.data("restore", name=holding, replace=True)
+    assert "1 entry the owner made memoryd forget after this backup was made" in out["message"]
+    assert SECRET not in md.admin("block", {"json": True})

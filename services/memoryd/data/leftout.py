@@ -25,7 +25,7 @@ from pathlib import Path
 from memoryd.data import erasing, matching, scrub
 from memoryd.errors import FileDamaged
 from memoryd.home import Home, atomic_write, open_read, read_file
-from memoryd.journal import forgotten
+from memoryd.journal import forgetlines, forgotten
 from memoryd.journal.journal import IDENTITY_FILES, Edit, Journal
 from memoryd.memory import entries, notes
 from memoryd.memory.memfiles import read_entries
@@ -115,6 +115,27 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
     scrubbed = _scrub(staged, texts, marker)
     done.elsewhere = len({t.strip() for t in scrubbed} - {t.strip() for t in in_files})
     return done
+
+
+def carried_over(staged: Home, now: dt.datetime, stamp: str, keys, texts) -> str | None:
+    """A forget line in the staged journal for the keys and digests a restore carries over from
+    the home into the staged forgotten.jsonl, those the staged journal's forget lines do not
+    name: the home's own forget lines go with its journal, and without this a damaged line of
+    the restored file would have nothing to fall back on (forgotten.py). Each digest keeps its
+    forget's time and edit. The line's id, or None when there was nothing to add."""
+    named = forgetlines.forgets(staged)
+    keys = [key for key in keys if key not in named.keys]
+    texts = sorted(set(texts) - named.texts, key=lambda f: (f.time, f.digest, f.edit))
+    if not keys and not texts:
+        return None
+    forgot = {
+        "id": FORGOT_ID,
+        "at": stamp,
+        "keys": keys,
+        "digests": [],
+        "carried": [f.line() for f in texts],
+    }
+    return Journal(staged).append(now, _line(None, [], [], forgot)).id
 
 
 def _line(file, before: list[str], after: list[str], forgot: dict, to: str | None = None) -> Edit:

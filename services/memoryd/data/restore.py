@@ -10,9 +10,11 @@ laid by lay.py (a kill leaves before or after; a disk error on the way is met by
 at once, and if that fails too, memoryd refuses memory until a restart finishes it). Session
 records forgotten in the home before stay forgotten (their logs are not restored): their keys are
 added to the staged forgotten.jsonl before the plan is written, so they are laid with it. So are
-the digests of the texts the home forgot; and the texts the home forgot after the archive was made
-are taken out of the staged files first (leftout.py), so that nothing forgotten comes back, and the
-answer says how many entries and notes were left out. The
+the digests of the texts the home forgot, and the staged journal gets a forget line naming each key
+and digest so added (leftout.carried_over: the home's own forget lines go with its journal, and a
+damaged line of forgotten.jsonl falls back on the journal's); and the texts the home forgot after
+the archive was made are taken out of the staged files first (leftout.py), so that nothing
+forgotten comes back, and the answer says how many entries and notes were left out. The
 index follows (purge.after_restore): notes.md is indexed again from its start, and the rows of
 every key the restored forgotten.jsonl lists are deleted; what of that fails is said in the answer,
 after the files restored. Session logs in an archive are checked (hashed), never staged or laid:
@@ -253,7 +255,8 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
     now = store.now()
     stamp = f"{now.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
     left = leftout.leave_out(staged, leftout.after_archive(home, staged), stamp, now)
-    _keep_forgotten(staging, sessions_forgotten + left.keys, stamp, texts_forgotten)
+    keys, texts = _keep_forgotten(staging, sessions_forgotten + left.keys, stamp, texts_forgotten)
+    leftout.carried_over(staged, now, stamp, keys, texts)
     wanted = [a.removeprefix("memory/") for a, _ in layout.memory_files(staged)]
     current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
     remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
@@ -280,18 +283,18 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
 
 def _keep_forgotten(
     staging: Path, keys: list[str], stamp: str, texts: frozenset[forgotten.Forgot] = frozenset()
-) -> bool:
+) -> tuple[list[str], list[forgotten.Forgot]]:
     """Add to the staged forgotten.jsonl the keys and the digests it does not list (made if the
     archive holds none), before the plan is written: laid with it, they cannot be lost by a kill
     after the point of no return, and a disk error here leaves the home as it was. A digest keeps
-    its forget's time and edit. True when any was added."""
+    its forget's time and edit. The keys and digests added."""
     staged = Home(staging)
     listed = forgotten.held(staged)  # on lines of the file: the staged journal's keys may not be
     missing = [key for key in keys if key not in listed]
     on_lines = forgotten.held_texts(staged)  # the file's own: the staged journal's are not
     lacking = sorted(texts - on_lines, key=lambda f: (f.time, f.digest))
     if not missing and not lacking:
-        return False
+        return [], []
     try:
         held = read_file(forgotten.path(staged))
     except FileNotFoundError:
@@ -301,4 +304,4 @@ def _keep_forgotten(
     rows = [{"key": key, "time": stamp, "edit": "restore"} for key in missing]
     lines = "".join(json.dumps(row) + "\n" for row in [*rows, *(f.line() for f in lacking)])
     atomic_write(forgotten.path(staged), held + lines.encode())
-    return True
+    return missing, lacking

@@ -199,6 +199,11 @@ def _forget_line(raw: bytes) -> tuple[list[str], str, list[Forgot], bool] | None
     texts: list[Forgot] = []
     if isinstance(at, str) and isinstance(found, list):
         texts = [Forgot(d, at[:32], ident) for d in found if isinstance(d, str) and DIGEST.match(d)]
+    # A restore's line lists the digests it carried over from the home as they were listed
+    # ({"digest", "time", "edit"}): each stays the forget it was, not one made at the restore.
+    carried = forgot.get("carried")
+    if isinstance(carried, list):
+        texts += [f for f in map(forgot_of, carried) if f is not None]
     return [k for k in named if isinstance(k, str) and KEY.match(k)], ident, texts, listed
 
 

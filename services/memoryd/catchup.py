@@ -22,6 +22,7 @@ import logging
 
 from memoryd.data.lay import Unfinished
 from memoryd.errors import IndexDamaged, SessionUnknown
+from memoryd.index import carryfile
 from memoryd.writer import BACKGROUND
 from proto.files import NotRegular, TooLarge
 from proto.plural import counted
@@ -114,7 +115,10 @@ class CatchUp:
 
     async def _end_carry(self) -> None:
         """The vectors kept from the index this one replaced were given to every row the
-        catch-up added: the embedder computes the rest (index/carryfile.py)."""
+        catch-up added: the embedder computes the rest (index/carryfile.py). Nothing to do, no
+        writer job, when there are none (every retry pass of a log left asks)."""
+        if not carryfile.waiting(self.service.index.path):
+            return
         try:
             await self.service._write(self.service.index.end_carry)
         except Exception as error:  # noqa: BLE001 - the next start ends it

@@ -167,7 +167,11 @@ def take(conn: sqlite3.Connection, rowids: list[int]) -> int:
             found[0],
             error,
         )
-        _remove(Path(found[0]))  # the embedder goes on at once; end() detaches it
+        # The embedder goes on at once, writing vectors below those given out: the matrix and
+        # the ANN read it all again (as end() has them do). end() detaches the file.
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute(hybrid_tables.RAISE_GENERATION)
+        _remove(Path(found[0]))
         return 0
     conn.execute("RELEASE carry_take")
     return given

@@ -37,6 +37,16 @@ def journal_change(text: str, marker: str):
     return lambda value: matching.journal_change(value, text, marker)
 
 
+def query_change(text: str, marker: str):
+    """A recall log line with text, as a query, replaced by the marker."""
+    return lambda value: matching.query_change(value, text, marker)
+
+
+def pending_change(text: str):
+    """A pending write that holds text is dropped whole."""
+    return lambda value: None if matching.pending_holds(value, text) else value
+
+
 def without(texts: list[str], file: str, marker: str):
     """The plan removing texts from file; its journal line's before holds the marker in their
     place, so the line never carries the text."""
@@ -99,11 +109,7 @@ def scrub_everywhere(service, journal, text: str, marker: str, found: Found) -> 
             scrub.rewrite(path, text, change, scrub.journal_dumps)
     with recalllog.held(service):
         for path in recall_months(home):
-            scrub.rewrite(
-                path, text, lambda v: matching.query_change(v, text, marker), scrub.compact_dumps
-            )
+            scrub.rewrite(path, text, query_change(text, marker), scrub.compact_dumps)
     pending = home.memory_file("pending.jsonl")
-    scrub.rewrite(
-        pending, text, lambda v: None if matching.pending_holds(v, text) else v, scrub.journal_dumps
-    )
+    scrub.rewrite(pending, text, pending_change(text), scrub.journal_dumps)
     exportfiles.scrub_exports(home, text, marker)

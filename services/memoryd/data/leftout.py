@@ -17,12 +17,12 @@ files by its digest, and only the marker is written.
 
 import datetime as dt
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.data import erasing, matching, scrub
+from memoryd.data.places import recall_months
 from memoryd.errors import FileDamaged
 from memoryd.home import Home, atomic_write, open_read, read_file
 from memoryd.journal import forgetlines, forgotten
@@ -170,37 +170,22 @@ def _notes(staged: Home, digests: set[str], marker: str) -> list[tuple[int, str]
 def _scrub(staged: Home, texts: set[str], marker: str) -> set[str]:
     """The journal's older copies, the recall log's queries and pending writes, as forget does;
     the texts taken out of any of them (only those are said to be left out)."""
-    recalls = _months(staged.recalls)
+    months = Journal(staged).month_files()
+    recalls = recall_months(staged)
     pending = staged.memory_file("pending.jsonl")
     taken: set[str] = set()
     for text in sorted(texts):
         changed = 0
-        for path in _months(staged.edits):
+        for path in months:
             change = erasing.journal_change(text, marker)
             changed += scrub.rewrite(path, text, change, scrub.journal_dumps)
         for path in recalls:
-            change = _query_change(text, marker)
+            change = erasing.query_change(text, marker)
             changed += scrub.rewrite(path, text, change, scrub.compact_dumps)
-        changed += scrub.rewrite(pending, text, _pending_change(text), scrub.journal_dumps)
+        changed += scrub.rewrite(pending, text, erasing.pending_change(text), scrub.journal_dumps)
         if changed:
             taken.add(text)
     return taken
-
-
-def _query_change(text: str, marker: str):
-    return lambda value: matching.query_change(value, text, marker)
-
-
-def _pending_change(text: str):
-    return lambda value: None if matching.pending_holds(value, text) else value
-
-
-def _months(folder: Path) -> list[Path]:
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
-    except FileNotFoundError:
-        return []
-    return [folder / n for n in names]
 
 
 def _found(staged: Home, digests: set[str]) -> set[str]:
@@ -218,8 +203,8 @@ def _found(staged: Home, digests: set[str]) -> set[str]:
     except FileNotFoundError:
         pass
     places = [
-        *((path, _journal_texts) for path in _months(staged.edits)),
-        *((path, _query_texts) for path in _months(staged.recalls)),
+        *((path, _journal_texts) for path in Journal(staged).month_files()),
+        *((path, _query_texts) for path in recall_months(staged)),
         (staged.memory_file("pending.jsonl"), _pending_texts),
     ]
     for path, written in places:

@@ -99,7 +99,7 @@ class AuditLog:
         path = self.month_file(when)
         try:
             ensure_dir(self.folder)
-            append_whole_line(path, entry.line(when))
+            append_line(path, entry.line(when))  # cut back whole on failure: no torn line
         except OSError as e:
             reason = e.strerror or str(e)
             self._failed(path, reason)
@@ -126,13 +126,6 @@ class AuditLog:
                 self._lost,
                 FAILING_LOG_INTERVAL,
             )
-
-
-def append_whole_line(path: Path, line: str) -> None:
-    """Append line to the audit file at path, fsync'd, on a line of its own; when any of it
-    cannot be written, the file is cut back to its size before (proto.files.append_line), so no
-    reader ever meets half a line."""
-    append_line(path, line)
 
 
 def sessions_answered(folder: Path) -> set[str]:

@@ -13,8 +13,9 @@ import signal
 
 import pytest
 
-from brokerd_shim.audit import AuditEntry, AuditLog, append_whole_line
+from brokerd_shim.audit import AuditEntry, AuditLog
 from proto.client import RemoteError
+from proto.files import append_line
 from proto.labels import Label
 from proto.messages import MemoryCall, ToolResponse
 
@@ -126,10 +127,10 @@ def test_a_line_that_does_not_fit_leaves_the_file_as_it_was(tmp_path, file_size_
     path.write_bytes(b'{"session":"mm-a"}\n{"session":"mm-b"')  # an editor lost the last newline
     file_size_limit(path, extra=5)
     with pytest.raises(OSError, match="File too large"):
-        append_whole_line(path, '{"session":"mm-c"}')
+        append_line(path, '{"session":"mm-c"}')
     assert path.read_bytes() == b'{"session":"mm-a"}\n{"session":"mm-b"'
     file_size_limit.lift()
-    append_whole_line(path, '{"session":"mm-c"}')
+    append_line(path, '{"session":"mm-c"}')
     assert path.read_bytes().splitlines() == [
         b'{"session":"mm-a"}',
         b'{"session":"mm-b"',

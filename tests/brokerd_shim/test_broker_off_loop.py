@@ -68,13 +68,13 @@ def broker_in(home, fixtures=None):
 
 def test_a_slow_audit_write_does_not_hold_the_event_loop(home, monkeypatch):
     broker = broker_in(home)
-    real_append = audit_module.append_whole_line
+    real_append = audit_module.append_line
 
     def slow_append(path, line):
         time.sleep(SLOW)
         real_append(path, line)
 
-    monkeypatch.setattr(audit_module, "append_whole_line", slow_append)
+    monkeypatch.setattr(audit_module, "append_line", slow_append)
 
     async def two_calls():
         return await asyncio.gather(broker.handle(message("c1")), broker.handle(message("c2")))

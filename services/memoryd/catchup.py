@@ -13,7 +13,10 @@ leaves that file or log for later: one log line says which file and what is wron
 left is tried again after RETRY_FIRST seconds (doubling up to RETRY_MOST), or at once when a turn
 ends or a write is made, so that the catch-up resumes once the owner fixes the cause, without a
 restart. A session_updated that fails so is left to it too, and so is a changed recall mode's
-build that found no room (index.mode_waiting). It ends when memoryd stops (service.stopping).
+build that found no room (index.mode_waiting). Once every log was tried, the start's catch-up no
+longer counts as running (index.catching_up): the logs still left, with why, are
+index.not_indexed, which recall and `bxctl memory stats` report for as long as they stay so. It
+ends when memoryd stops (service.stopping).
 """
 
 import asyncio
@@ -37,13 +40,15 @@ GIVE_UP = (IndexDamaged, Unfinished)
 NOTES = ""  # notes.md among what is left to catch up (a session's name is never empty)
 
 
-def problem(error: BaseException) -> str:
-    """What went wrong in a few words, naming the file when the error does."""
+def problem(error: BaseException, of: object = None) -> str:
+    """What went wrong in a few words, naming the file when the error does and it is not of,
+    the file the words are about already."""
     if isinstance(error, (NotRegular, TooLarge)):
         return str(error)  # "PATH is a FIFO, not a regular file"
     if isinstance(error, OSError):
         what = error.strerror or str(error)
-        return f"{error.filename}: {what}" if error.filename else what
+        named = error.filename and str(error.filename) != str(of)
+        return f"{error.filename}: {what}" if named else what
     return str(error) or type(error).__name__
 
 
@@ -152,6 +157,11 @@ class CatchUp:
         while True:
             self._nudged = asyncio.Event()  # of this loop; a nudge from here on is seen
             added += await self._pass()
+            if self._total is not None and not self.service.stopping.is_set():
+                # Every log was tried once: the start's catch-up is as far as it can go now.
+                # What is left stays in not_indexed (recall and stats say so) rather than
+                # "catching up", which would never end while a log stays unreadable.
+                self.service.index.catching_up, self._total = None, None
             if self.left:
                 # Every log was tried once: what is left (a log memoryd may not read, a full
                 # disk) may stay for long, and the embedder must not wait for it.
@@ -170,6 +180,7 @@ class CatchUp:
         if index.mode_waiting:  # the recall mode's build found no room: once more (it logs)
             await self.service._write(index.prepare_mode, priority=BACKGROUND)
         added, failed, first = 0, [], None
+        why: dict[str, str] = {}
         for at, item in enumerate(self.left):
             if self.service.stopping.is_set():
                 failed += self.left[at:]
@@ -191,11 +202,14 @@ class CatchUp:
                     else f"session log {index.home.session_log(item)}"
                 )
                 first = first or f"{where}: {problem(error)}"
+                if item != NOTES:
+                    why[item] = problem(error, index.home.session_log(item))
                 continue
             if item != NOTES and self._total is not None:
                 self._read = min(self._read + 1, self._total)
                 index.catching_up = (self._read, self._total)
         self.left = failed
+        index.not_indexed = {s: why.get(s, "not read yet") for s in failed if s != NOTES}
         if first is not None and first != self._said:
             logs = counted(sum(1 for item in failed if item != NOTES), "session log")
             log.error(

@@ -6,6 +6,7 @@ out."""
 
 import asyncio
 import errno
+import json
 import logging
 import os
 import shutil
@@ -75,7 +76,9 @@ def test_the_catch_up_names_forgotten_jsonl_and_resumes_once_it_is_fixed(md, cap
         task = asyncio.create_task(md.service.catch_up())
         assert await until(lambda: stopped_lines(caplog))
         await asyncio.sleep(0.4)  # tried again a few times meanwhile
-        assert not md.service.caught_up.is_set() and md.index.catching_up == (0, 1)
+        # Every log was tried: not "catching up" forever, but the log named as not indexed.
+        assert not md.service.caught_up.is_set() and md.index.catching_up is None
+        assert md.index.not_indexed == {"s-two": f"{bad} {what}"}
         bad.unlink() if kind != "folder" else bad.rmdir()  # the owner fixes it
         return await asyncio.wait_for(task, 10)
 
@@ -86,7 +89,7 @@ def test_the_catch_up_names_forgotten_jsonl_and_resumes_once_it_is_fixed(md, cap
     assert f"session log {md.home.session_log('s-two')}: {bad} {what}" in lines[0]
     assert "NotRegular" not in lines[0] and "1 session log left" in lines[0]
     assert added == 1 and md.service.caught_up.is_set()
-    assert md.index.catching_up is None
+    assert md.index.catching_up is None and md.index.not_indexed == {}
     assert "pier nine" in md.recall("boat moored pier")
 
 
@@ -125,3 +128,59 @@ def test_notes_md_failing_does_not_keep_the_logs_out_and_is_tried_again(md, capl
     (line,) = stopped_lines(caplog)
     assert f"memory/notes.md: {md.home.memory}: No space left on device" in line
     assert "0 session logs and notes.md left" in line
+
+
+def test_a_log_memoryd_cannot_read_is_reported_not_caught_up_forever(md, monkeypatch):
+    """A log memoryd may not read (say it was copied in as another user) stays out of the index
+    until it can be read. Recall then says so, and so does stats with the log's name and why;
+    recall never says "catching up" after every log was tried. When the owner gives the log back
+    (chmod), a turn's end picks it up and the notes go."""
+    md.say("s-fine", "The spare key is under the blue pot.")
+    said_meanwhile(md, "s-locked", "The wifi password is on the fridge.")
+    said_meanwhile(md, "s-fine2", "The bins go out on Tuesday.")
+    real, locked = md.index.catch_up_session_part, [True]
+
+    def part(session: str):
+        if session == "s-locked" and locked[0]:
+            path = md.home.session_log(session)
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(session)
+
+    monkeypatch.setattr(md.index, "catch_up_session_part", part)
+    md.index.catching_up = (0, 3)  # as a start sets it
+
+    async def scenario() -> tuple[str, str, str, str]:
+        task = asyncio.create_task(md.service.catch_up(["s-fine", "s-locked", "s-fine2"]))
+        assert await until(lambda: md.index.not_indexed)
+        assert md.index.catching_up is None and not task.done()
+        answer, stats_text = md.recall("bins Tuesday"), md.admin("stats", "{}")
+        stats_json = json.loads(md.admin("stats", '{"json": true}'))["index"]
+        locked[0] = False
+        md.service._catching.nudge()  # a turn ended
+        await asyncio.wait_for(task, 10)
+        return answer, stats_text, stats_json, md.recall("wifi password fridge")
+
+    answer, stats_text, stats_json, after = asyncio.run(scenario())
+    assert "bins go out" in answer and "catching up" not in answer
+    assert answer.endswith(
+        "\n(1 session log not in the index yet: memoryd tries again; bxctl memory stats says why)"
+    )
+    assert "  sessions/s-locked/0.jsonl: Permission denied" in stats_text
+    assert "index: 1 session log not indexed" in stats_text
+    assert stats_json == {
+        "catching_up": None,
+        "not_indexed_total": 1,
+        "not_indexed": [{"log": "sessions/s-locked/0.jsonl", "problem": "Permission denied"}],
+    }
+    assert "wifi password" in after and "not in the index" not in after
+    assert md.index.not_indexed == {} and md.service.caught_up.is_set()
+    assert "index: every session log indexed" in md.admin("stats", "{}")
+    partial = [json.loads(line).get("partial") for line in _recall_log(md)]
+    assert partial[-2:] == [True, None]
+
+
+def _recall_log(md) -> list[str]:
+    lines: list[str] = []
+    for path in sorted((md.home.memory / "recalls").glob("*.jsonl")):
+        lines += path.read_text().splitlines()
+    return lines

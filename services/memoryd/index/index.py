@@ -72,6 +72,9 @@ class Index(ModePrep, Warming):
         self.new_path = newindex.new_path(self.path)
         # (logs read, logs) while the catch-up after a start runs; None when it is done.
         self.catching_up: tuple[int, int] | None = None
+        # The session logs a whole pass of the catch-up tried and could not index (a log memoryd
+        # may not read, a full disk), each with why: tried again until they are (catchup.py).
+        self.not_indexed: dict[str, str] = {}
         self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
         # notes.md's stat when the index last read it: recall catches up a hand edit (service.py)
         # and forget refuses a note number the index may hold for another note (targets.py).

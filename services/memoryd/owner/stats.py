@@ -26,6 +26,7 @@ from memoryd.memory import entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
 from memoryd.owner import paging
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +170,44 @@ def sizes(home: Home) -> dict[str, int | None]:
     return out
 
 
-def collect(home: Home, days: int, now: dt.datetime) -> dict:
+# The logs stats names one by one, the first ones by name: the count says how many in all.
+NOT_INDEXED_SHOWN = 10
+
+
+def index_state(index) -> dict:
+    """How far the index is with the session logs: the start's catch-up while it runs, and the
+    logs a whole pass could not index (each with why), which stay out until memoryd can."""
+    left = sorted(index.not_indexed.items())
+    return {
+        "catching_up": list(index.catching_up) if index.catching_up is not None else None,
+        "not_indexed_total": len(left),
+        "not_indexed": [
+            {"log": f"sessions/{session}/0.jsonl", "problem": why}
+            for session, why in left[:NOT_INDEXED_SHOWN]
+        ],
+    }
+
+
+def index_lines(state: dict | None) -> list[str]:
+    if state is None:
+        return []
+    if state["catching_up"] is not None:
+        read, logs = state["catching_up"]
+        return [f"index: catching up, {read:,} of {logs:,} session logs read"]
+    total = state["not_indexed_total"]
+    if not total:
+        return ["index: every session log indexed"]
+    lines = [
+        f"index: {counted(total, 'session log')} not indexed (memoryd tries again every 30 s"
+        " and when a turn ends):"
+    ]
+    lines += [f"  {item['log']}: {item['problem']}" for item in state["not_indexed"]]
+    if total > len(state["not_indexed"]):
+        lines.append(f"  (and {total - len(state['not_indexed']):,} more)")
+    return lines
+
+
+def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     since = now - dt.timedelta(days=days)
     counts, recalls = note_hits(home, since, now)
     try:
@@ -213,6 +251,7 @@ def collect(home: Home, days: int, now: dt.datetime) -> dict:
         "moved": moved,
         "sizes": sizes(home),
         "embedding": progress.embedding(home.index_db),
+        "index": index_state(index) if index is not None else None,
     }
 
 
@@ -252,6 +291,7 @@ def render(stats: dict) -> str:
     lines.extend(shown.shown)
     if not shown.complete:
         lines.append(f"  (and {shown.total - len(shown.shown):,} more)")
+    lines.extend(index_lines(stats.get("index")))
     if (embedding := progress.line(stats.get("embedding"))) is not None:
         lines.append(embedding)
     lines.append("sizes (bytes):")
@@ -260,8 +300,8 @@ def render(stats: dict) -> str:
     return "\n".join(lines)
 
 
-def answer(home: Home, days: int, now: dt.datetime, as_json: bool) -> str:
-    stats = collect(home, days, now)
+def answer(home: Home, days: int, now: dt.datetime, as_json: bool, index=None) -> str:
+    stats = collect(home, days, now, index)
     if as_json:
         page = paging.json_page(stats["moved"], lambda m: m, budget=paging.PAGE_BYTES // 2)
         stats["moved_total"] = page.total

@@ -25,6 +25,7 @@ from memoryd.search.defuse import defuse
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
 from proto.labels import Label, higher_class
+from proto.plural import counted
 from proto.records import now_rfc3339
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,8 @@ class Recaller:
     Each recall takes a read connection from the index (Index.reader: pooled, held under the
     reindex swap's gate, a damaged file reported as IndexDamaged), searches in the index's recall
     mode, renders and labels the hits, and logs them. While the catch-up after a start runs, a line
-    after the hits says how far it is, and the log line says partial.
+    after the hits says how far it is, and the log line says partial; so they do while a log the
+    catch-up tried stays out of the index (index.not_indexed).
     """
 
     def __init__(self, index: Index):
@@ -138,12 +140,20 @@ class Recaller:
                 if len(kept) < len(hits):  # rows a forget could not yet delete (a full disk)
                     kept = _not_forgotten(live.search(conn, parsed, 2 * k), gone)[:k]
                 hits = kept
-        self._append(session, query, k, hits, by, partial=catching_up is not None)
+        not_indexed = len(self.index.not_indexed)
+        partial = catching_up is not None or not_indexed > 0
+        self._append(session, query, k, hits, by, partial=partial)
         answer = result(query, hits)
-        if catching_up is None:
+        if catching_up is not None:
+            read, logs = catching_up
+            note = f"(the index is catching up: {read} of {logs} session logs read)"
+        elif not_indexed:
+            note = (
+                f"({counted(not_indexed, 'session log')} not in the index yet: memoryd tries"
+                " again; bxctl memory stats says why)"
+            )
+        else:
             return answer
-        read, logs = catching_up
-        note = f"(the index is catching up: {read} of {logs} session logs read)"
         return replace(answer, text=f"{answer.text}\n{note}")
 
     def _append(

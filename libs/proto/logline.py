@@ -15,6 +15,8 @@ import logging
 import sys
 import unicodedata
 
+from proto import logrotate
+
 LINE_LIMIT = 4000
 ROLE_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 # The exit status of every role whose start failed (bad configuration, a live socket, a home that
@@ -46,13 +48,17 @@ class OneLineFormatter(logging.Formatter):
         return super().formatMessage(record)
 
 
-def configure(fmt: str, level: int = logging.INFO) -> None:
-    """logging.basicConfig to stderr with fmt, through OneLineFormatter."""
-    handler = logging.StreamHandler(sys.stderr)
+def configure(fmt: str, level: int = logging.INFO, rotate: bool = False) -> None:
+    """logging.basicConfig to stderr with fmt, through OneLineFormatter; rotate: a log file
+    named by BOXMAKER_LOG_FILE is kept bounded (logrotate.py)."""
+    handler = (logrotate.handler_from_env() if rotate else None) or logging.StreamHandler(
+        sys.stderr
+    )
     handler.setFormatter(OneLineFormatter(fmt))
     logging.basicConfig(level=level, handlers=[handler])
 
 
-def configure_role(level: int = logging.INFO) -> None:
-    """The one log setup of every role: ROLE_FORMAT to stderr, one line per event."""
-    configure(ROLE_FORMAT, level)
+def configure_role(level: int = logging.INFO, rotate: bool = False) -> None:
+    """The one log setup of every role: ROLE_FORMAT to stderr, one line per event. A role's
+    serve passes rotate; its child processes, which share its stderr, do not."""
+    configure(ROLE_FORMAT, level, rotate)

@@ -32,7 +32,7 @@ def serve_command(
     config: Annotated[Path | None, typer.Option("--config", help="brokerd.toml (optional)")] = None,
 ) -> None:
     """Serve tool_request on the broker socket until SIGTERM or SIGINT."""
-    logline.configure_role()
+    logline.configure_role(rotate=True)
     try:
         settings = load_config(config)
         uvloop.run(serve(settings))

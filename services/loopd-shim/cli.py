@@ -108,7 +108,7 @@ def serve(
     """Serve the control socket (talks to memoryd and brokerd-shim)."""
     from loopd_shim.server import run
 
-    logline.configure_role()
+    logline.configure_role(rotate=True)
     try:
         run(load_config(config))
     except (LoopdError, ProtoError) as e:

@@ -29,7 +29,7 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the memory block, recall and memory calls, and the owner's commands."""
-    logline.configure_role()
+    logline.configure_role(rotate=True)
     try:
         cfg = config_module.load(config)
         service = prepare(cfg)

@@ -10,13 +10,20 @@ runs the checkout's code), so that a change of the copy's code stands for a `git
 import os
 import re
 import shutil
+import stat
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from proto.answer import LINES_PER_WINDOW
+from proto.client import RemoteError, request
+from proto.frames import encode_frame
+from proto.messages import MemoryAdmin
+from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET
 from tests.integration.stack import REPO, SERVICES, short_temp_home
+from tests.rawsocket import send_raw
 
 COPIED = ("scripts", "services", "libs", "config", "pyproject.toml", "compose.yaml")
 
@@ -82,11 +89,12 @@ def stack():
     assert down.returncode == 0, down.stderr
 
 
-def _saw_in_log(path: Path, text: str, limit: float = 30) -> bool:
+def _saw_in_log(path: Path, text: str, limit: float = 30, either: Path | None = None) -> bool:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        if text in path.read_text(errors="replace"):
-            return True
+        for where in (path, either) if either else (path,):
+            if where.exists() and text in where.read_text(errors="replace"):
+                return True
         time.sleep(0.3)
     return False
 
@@ -152,3 +160,34 @@ def test_a_role_started_without_a_record_is_restarted(stack):
     assert f"brokerd-shim: {said}: restarting" in again, again
     assert stack.pids()["brokerd-shim"] != first["brokerd-shim"]
     assert stack.out_of_date() == []
+
+
+def test_a_role_keeps_its_log_bounded_however_much_it_logs(stack):
+    """Without containers each role writes .local/stack/ROLE.log, and a peer's bad requests each
+    log a line (a few a second at most): a peer that never stops would fill the disk in time. The
+    role moves a full log aside to ROLE.log.1 and goes on in a new ROLE.log: two files at most,
+    the latest lines in ROLE.log."""
+    bound = 8192
+    stack.env["BOXMAKER_LOG_MAX_BYTES"] = str(bound)
+    stack.up()
+    home = stack.root / "home"
+    sockets = [home / p for p in (LOOP_MEMORY_SOCKET, BROKER_MEMORY_SOCKET, OWNER_ADMIN_SOCKET)]
+    unknown = encode_frame("no_such_kind", {"padding": "x" * 200})
+    for _ in range(LINES_PER_WINDOW):
+        for path in sockets:
+            send_raw(path, unknown)  # "refused a request"
+            send_raw(path, b"\xff" * 64)  # "refused a frame"
+    log, older = stack.state / "memoryd.log", stack.state / "memoryd.log.1"
+    assert _saw_in_log(older, "no_such_kind")
+    longest = max(len(line) for line in older.read_bytes().splitlines(keepends=True))
+    for path in (log, older):
+        assert path.stat().st_size <= bound + longest, path
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    # A restarted memoryd appends to the same pair, still bounded, and serves.
+    assert stack.run("restart", "memoryd").returncode == 0
+    assert _saw_in_log(log, "listening", either=older)
+    with pytest.raises(RemoteError):
+        request(sockets[2], MemoryAdmin(command="stats", arg="{"), timeout=30)
+    for path in (log, older):
+        assert path.stat().st_size <= bound + longest, path
+    assert sorted(p.name for p in stack.state.glob("memoryd.log*")) == [log.name, older.name]

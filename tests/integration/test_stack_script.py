@@ -5,6 +5,7 @@ down. On a temporary home, state folder and compose project, so an owner's stack
 The units' contents are checked everywhere; enabling them is checked only where systemd runs.
 """
 
+import json
 import os
 import secrets
 import shutil
@@ -107,6 +108,16 @@ def test_stack_up_status_install_uninstall_down(container_engine):
         for role, limit in compose_limits().items():
             swap = cgroup_swap_limit(f"{project}_{role}_1")
             assert swap in (None, limit["memory"]), (role, swap)
+            # A peer's bad frames cannot fill the disk through the role's log: podman cuts it.
+            kept = subprocess.run(
+                ["podman", "inspect", "--format", "{{json .HostConfig.LogConfig}}"]
+                + [f"{project}_{role}_1"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            log_config = json.loads(kept.stdout)
+            assert (log_config["Type"], log_config["Size"]) == ("k8s-file", "10MB"), role
 
         logs = stack("logs", "memoryd", "20")
         assert logs.returncode == 0 and "memoryd" in logs.stdout + logs.stderr

@@ -98,12 +98,16 @@ def fresh_index(home: Home, mode: str) -> Index:
 
 def quality(args) -> None:
     if args.locomo or args.longmemeval or args.written or args.held_out:
+        filler = args.filler
+        also = f", {filler:.0%} generic filler" if filler else ""
         if args.written:
-            convs = written.conversations()[: args.limit]
-            _quality("written", convs, args.modes, kinds_of(convs, public.LONGMEM_KINDS))
+            convs = written.conversations(filler=filler)[: args.limit]
+            kinds = kinds_of(convs, public.LONGMEM_KINDS)
+            _quality(f"written{also}", convs, args.modes, kinds)
         if args.held_out:
-            convs = written.held_out()[: args.limit]
-            _quality("held out", convs, args.modes, kinds_of(convs, public.LONGMEM_KINDS))
+            convs = written.held_out(filler=filler)[: args.limit]
+            kinds = kinds_of(convs, public.LONGMEM_KINDS)
+            _quality(f"held out{also}", convs, args.modes, kinds)
         if args.locomo:
             convs = public.locomo(args.locomo)[: args.limit]
             _quality("LoCoMo", convs, args.modes, kinds_of(convs, public.LOCOMO_KINDS.values()))
@@ -387,6 +391,13 @@ def main() -> None:
         "--held-out",
         action="store_true",
         help="the written evaluation's held-out set (nothing was chosen on it) instead",
+    )
+    q.add_argument(
+        "--filler",
+        type=float,
+        default=0.0,
+        help="with --written or --held-out: the share (0 to 1) of each haystack's other"
+        " sessions drawn from generic assistant chats (recall_eval/written_filler/)",
     )
     q.add_argument("--limit", type=int, help="of the public file's conversations or questions")
     s = sub.add_parser("scale")

@@ -170,3 +170,21 @@ def test_a_written_question_whose_evidence_is_missing_is_named(tmp_path):
     (tmp_path / "x.json").write_text(json.dumps(part))
     with pytest.raises(public.PublicDataError, match="x-q1: no session x-s02"):
         written.items(tmp_path)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+def test_generic_filler_takes_its_share_of_a_haystack_and_never_holds_an_answer(share):
+    """The written questions with generic assistant chats (written_filler/) mixed into their
+    haystacks: the evidence stays, the filler takes its share of the other sessions, and no
+    filler turn is marked as an answer."""
+    plain = {item["question_id"]: item for item in written.items()}
+    pool = len(list(written.FILLER.glob("*.json"))) * 14  # each writer wrote 14 sessions
+    for item in written.items(filler=share):
+        ids = item["haystack_session_ids"]
+        assert len(ids) == written.SIZE and len(set(ids)) == written.SIZE
+        assert set(plain[item["question_id"]]["answer_session_ids"]) <= set(ids)
+        generic = [sid for sid in ids if sid.startswith("f")]
+        others = written.SIZE - len(item["answer_session_ids"])
+        assert len(generic) == min(round(others * share), pool), item["question_id"]
+        for sid, turns in zip(ids, item["haystack_sessions"], strict=True):
+            assert not (sid in generic and any(t["has_answer"] for t in turns))

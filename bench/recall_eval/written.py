@@ -18,6 +18,12 @@ SIZE sessions, in date order; then public.py reads it as it reads LongMemEval's 
 A second set (`written_heldout/`, HELD_OUT) was written the same way by eight other writers in
 eight other domains after the modes were chosen, and nothing was chosen on it: it says whether
 what was chosen on the first set carries over. Its haystacks are drawn from its own pool.
+
+LongMemEval's haystacks also hold chats from ShareGPT and UltraChat: a user asking an assistant
+for code, a letter, an explanation or a plan, no life in them, long answers full of everyday
+words. `written_filler/` (FILLER: four more writers, 56 sessions, answers of 300 to 550 words)
+stands for them: filler=F draws that share of each haystack's other sessions from it, to see
+whether a mode holds when most of what it searches is someone else's generic chat.
 """
 
 import json
@@ -29,14 +35,26 @@ from recall_eval.conversations import Conversation
 
 FOLDER = Path(__file__).resolve().parent / "written"
 HELD_OUT = Path(__file__).resolve().parent / "written_heldout"
+# Generic chats with an assistant (coding, writing, explanations, plans) and no person's life in
+# them, as ShareGPT and UltraChat give LongMemEval's haystacks: long answers that share everyday
+# words with every question. Written after the modes were chosen, by four other writers.
+FILLER = Path(__file__).resolve().parent / "written_filler"
 # Sessions in a question's haystack (LongMemEval's small set has about 50).
 SIZE = 50
 
 
-def items(folder: Path = FOLDER, size: int = SIZE) -> list[dict]:
-    """The questions as LongMemEval's file holds them, each with its haystack."""
+def _sessions(folder: Path) -> dict[str, dict]:
+    parts = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
+    return {s["id"]: s for part in parts for s in part["sessions"]}
+
+
+def items(folder: Path = FOLDER, size: int = SIZE, filler: float = 0.0) -> list[dict]:
+    """The questions as LongMemEval's file holds them, each with its haystack; filler: the share
+    of the sessions besides the evidence drawn from FILLER rather than the writers' pool."""
     parts = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
     pool = {s["id"]: s for part in parts for s in part["sessions"]}
+    generic = _sessions(FILLER) if filler else {}
+    pool.update(generic)
     out = []
     for part in parts:
         for q in part["questions"]:
@@ -44,8 +62,12 @@ def items(folder: Path = FOLDER, size: int = SIZE) -> list[dict]:
             missing = [sid for sid in evidence if sid not in pool]
             if missing:
                 raise public.PublicDataError(f"{q['question_id']}: no session {missing[0]}")
-            others = sorted(sid for sid in pool if sid not in evidence)
-            drawn = random.Random(q["question_id"]).sample(others, max(0, size - len(evidence)))
+            draw = random.Random(q["question_id"])
+            wanted = max(0, size - len(evidence))
+            from_filler = min(len(generic), round(wanted * filler))
+            drawn = draw.sample(sorted(generic), from_filler)
+            others = sorted(sid for sid in pool if sid not in evidence and sid not in generic)
+            drawn += draw.sample(others, wanted - from_filler)
             chosen = sorted(evidence + drawn, key=lambda sid: (pool[sid]["date"], sid))
             out.append(
                 {
@@ -70,17 +92,17 @@ def items(folder: Path = FOLDER, size: int = SIZE) -> list[dict]:
 
 
 def conversations(
-    folder: Path = FOLDER, size: int = SIZE, prefix: str = "wr"
+    folder: Path = FOLDER, size: int = SIZE, prefix: str = "wr", filler: float = 0.0
 ) -> list[Conversation]:
     """One Conversation per question, as public.longmemeval reads LongMemEval's file."""
     out = []
-    for n, item in enumerate(items(folder, size)):
+    for n, item in enumerate(items(folder, size, filler)):
         conv = public.longmemeval_item(item, f"{prefix}-{n}")
         if conv is not None:
             out.append(conv)
     return out
 
 
-def held_out(size: int = SIZE) -> list[Conversation]:
+def held_out(size: int = SIZE, filler: float = 0.0) -> list[Conversation]:
     """The second set's questions (HELD_OUT), as conversations() gives the first's."""
-    return conversations(HELD_OUT, size, "wh")
+    return conversations(HELD_OUT, size, "wh", filler)

@@ -16,17 +16,14 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from memoryd.errors import IndexDamaged, IndexUnwritable
-from memoryd.index.dbfile import Gate, unwritable
+from memoryd.errors import IndexDamaged
+from memoryd.index.dbfile import Gate, refusal
 from memoryd.index.samefile import OpenedFile
 from memoryd.search import generation
 
 # Logged under the index's name, as before the connections had a module of their own.
 log = logging.getLogger("memoryd.index.index")
 
-DAMAGED = (
-    "the memory index is damaged; rebuild it with bxctl reindex (runbook: memory-index-damaged)"
-)
 UNOPENED = (
     "the memory index index/memory.sqlite3 cannot be opened (memoryd's log says why; runbook:"
     " memory-index-damaged)"
@@ -125,13 +122,14 @@ class Connections:
             except sqlite3.DatabaseError as error:
                 conn.close()
                 log.error("index %s: recall failed: %s", self.path, error)
-                wrong = unwritable(error, self.path)
-                if wrong is not None:
-                    raise IndexUnwritable(
-                        f"the memory index cannot be read now: {wrong[0]}; nothing in it is lost:"
-                        f" recall answers {wrong[1]}"
-                    ) from None
-                raise IndexDamaged(DAMAGED) from None
+                raise refusal(
+                    error,
+                    self.path,
+                    lambda wrong, when: (
+                        f"the memory index cannot be read now: {wrong}; nothing"
+                        f" in it is lost: recall answers {when}"
+                    ),
+                ) from None
             except BaseException:
                 conn.close()
                 raise

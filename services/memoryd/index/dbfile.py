@@ -12,10 +12,10 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from memoryd.errors import StartFailed
+from memoryd.errors import IndexDamaged, IndexUnwritable, StartFailed
 from memoryd.home import FILE_MODE
 from memoryd.index import indexer
 
@@ -44,6 +44,11 @@ def _primary(error: BaseException) -> int | None:
     return None if code is None else code & 0xFF
 
 
+DAMAGED = (
+    "the memory index is damaged; rebuild it with bxctl reindex (runbook: memory-index-damaged)"
+)
+
+
 def is_damage(error: BaseException) -> bool:
     """Whether SQLite called the file corrupt or not a database."""
     return _primary(error) in DAMAGE_CODES
@@ -58,6 +63,18 @@ def unwritable(error: BaseException, path: Path) -> tuple[str, str] | None:
     if code == sqlite3.SQLITE_IOERR and _low_space(path):
         code = sqlite3.SQLITE_FULL
     return UNWRITABLE[code]
+
+
+def refusal(
+    error: BaseException, path: Path, saying: Callable[[str, str], str]
+) -> IndexDamaged | IndexUnwritable:
+    """What an SQLite error met on the index file at path answers: IndexUnwritable, in the
+    words saying(what is wrong, when it is mended) gives, when the disk or access is at fault;
+    IndexDamaged (DAMAGED) when the file is."""
+    wrong = unwritable(error, path)
+    if wrong is not None:
+        return IndexUnwritable(saying(*wrong))
+    return IndexDamaged(DAMAGED)
 
 
 def _low_space(path: Path) -> bool:

@@ -38,8 +38,15 @@ from memoryd import modes
 from memoryd.errors import IndexDamaged, IndexUnwritable, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
 from memoryd.index import carryfile, gone, indexer, newindex
-from memoryd.index.connections import DAMAGED, UNOPENED
-from memoryd.index.dbfile import check_fts5, create_file, damage, remove_database, unwritable
+from memoryd.index.connections import UNOPENED
+from memoryd.index.dbfile import (
+    DAMAGED,
+    check_fts5,
+    create_file,
+    damage,
+    refusal,
+    remove_database,
+)
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.modeprep import ModePrep
 from memoryd.index.newindex import Rebuilt
@@ -237,14 +244,17 @@ class Index(ModePrep, Warming):
         try:
             yield
         except sqlite3.DatabaseError as error:
-            wrong = unwritable(error, self.path)
-            if wrong is not None:
-                raise IndexUnwritable(
-                    f"the memory index cannot take {what} now: {wrong[0]}; nothing is lost, and"
-                    f" it is tried again {wrong[1]}"
-                ) from None
-            log.error("index %s: cannot index %s: %s", self.path, what, error)
-            raise IndexDamaged(DAMAGED) from None
+            refused = refusal(
+                error,
+                self.path,
+                lambda wrong, when: (
+                    f"the memory index cannot take {what} now: {wrong}; nothing"
+                    f" is lost, and it is tried again {when}"
+                ),
+            )
+            if isinstance(refused, IndexDamaged):
+                log.error("index %s: cannot index %s: %s", self.path, what, error)
+            raise refused from None
 
     def catch_up_all(self) -> int:
         """Catch up every session log and notes.md on this thread; returns the rows added."""

@@ -17,8 +17,8 @@ from pathlib import Path
 from memoryd import modes
 from memoryd.errors import IndexDamaged, IndexUnwritable
 from memoryd.index import carryfile
-from memoryd.index.connections import DAMAGED, Connections
-from memoryd.index.dbfile import unwritable
+from memoryd.index.connections import Connections
+from memoryd.index.dbfile import DAMAGED, unwritable
 from memoryd.modes import registry
 
 # Logged under the index's name, as before the mode's preparation had a module of its own.

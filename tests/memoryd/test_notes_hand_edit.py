@@ -254,3 +254,23 @@ def test_notes_md_that_only_grew_since_the_index_read_it_keeps_its_numbers(md, c
     with pytest.raises(AdminRefused, match="since the last bxctl memory search"):
         md.admin("forget", {"id": "note:1"})
     assert notes.read_bytes() == before
+
+
+def test_stats_prints_note_numbers_that_forget_takes_after_a_restart(memoryd, tmp_path):  # noqa: F811
+    """bxctl memory stats prints a moved note's note:N as search prints a hit's: after a restart
+    the owner may forget it by that number without a search first."""
+    notes = _write_notes(memoryd, QUOKKA)
+    with open(notes, "a") as f:
+        f.write(f"§ moved 2026-09-24T20:14Z from memory.md in session mm-byhand\n{WOMBAT}\n")
+    memoryd.stop()
+    again = Running(memoryd.home, tmp_path / "memoryd.toml")
+    try:
+        assert again.service.caught_up.wait(30)
+        with pytest.raises(RemoteError, match="search or stats has printed"):
+            again.admin("forget", json.dumps({"id": "note:1"}))
+        shown = again.admin("stats", "{}")
+        assert f"note:1 from memory.md: {WOMBAT}" in shown
+        again.admin("forget", json.dumps({"id": "note:1"}))
+        assert WOMBAT not in notes.read_text() and QUOKKA in notes.read_text()
+    finally:
+        again.stop()

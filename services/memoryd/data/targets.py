@@ -189,14 +189,14 @@ def _notes_read(index, ref: str, doing: Doing) -> None:
     seen = index.notes_seen
     if seen.behind():
         if seen.shown < 0:
-            why = "no bxctl memory search has printed note numbers since memoryd started"
+            why = "no bxctl memory search or stats has printed note numbers since memoryd started"
         elif seen.renumbered != seen.shown:
             why = (
                 "memory/notes.md was read again from its start (edited by hand, or restored)"
-                " since the last bxctl memory search"
+                " since the last bxctl memory search or stats"
             )
         else:
-            why = "memory/notes.md changed since the last bxctl memory search"
+            why = "memory/notes.md changed since the last bxctl memory search or stats"
         raise AdminRefused(
             f"refused: {why}, so {ref} may name another note than search showed; nothing was "
             f"{UNDONE[doing]}: search again and {doing} the note by the id it prints now"

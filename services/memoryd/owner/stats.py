@@ -301,7 +301,13 @@ def render(stats: dict) -> str:
 
 
 def answer(home: Home, days: int, now: dt.datetime, as_json: bool, index=None) -> str:
+    """stats prints note numbers (note:N of moved notes) as search does, from notes.md as it
+    is: forget and promote take them on the same terms (index/notesseen.py, shown)."""
+    seen = index.notes_seen if index is not None else None
+    renumbered = seen.renumbered if seen is not None else 0  # first, as search takes it
     stats = collect(home, days, now, index)
+    if seen is not None:
+        seen.shown = renumbered
     if as_json:
         page = paging.json_page(stats["moved"], lambda m: m, budget=paging.PAGE_BYTES // 2)
         stats["moved_total"] = page.total

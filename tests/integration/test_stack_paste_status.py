@@ -142,11 +142,13 @@ def test_status_keeps_its_bound_whatever_memoryd_does(stack):
     assert took < STATUS_BOUND, f"status took {took:.1f} s with memoryd stuck"
     assert stuck.returncode == 1 and "memoryd: unhealthy: " in stuck.stdout, stuck.stdout
     assert "embedding: not asked: memoryd is unhealthy (above)" in stuck.stdout
+    assert "index: not asked: memoryd is unhealthy (above)" in stuck.stdout
 
     # Running again, in mode spec: nothing to ask, and one line says why.
     healthy, _ = stack.status()
     assert healthy.returncode == 0, healthy.stdout + healthy.stderr
     assert "embedding: none: recall mode spec (only mode hybrid embeds)" in healthy.stdout
+    assert "\nindex: every session log indexed\n" in healthy.stdout, healthy.stdout
 
     # In mode hybrid a healthy memoryd is asked, for at most 5 s.
     conf = stack.root / "state/config/memoryd.toml"
@@ -156,4 +158,5 @@ def test_status_keeps_its_bound_whatever_memoryd_does(stack):
     assert (
         "embedding: not shown: memoryd did not answer bxctl memory stats within 5 s" in slow.stdout
     ), slow.stdout
+    assert "index: not shown: memoryd did not answer bxctl memory stats within 5 s" in slow.stdout
     assert took < STATUS_BOUND, f"status took {took:.1f} s on a slow bxctl memory stats"

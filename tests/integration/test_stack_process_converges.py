@@ -191,3 +191,12 @@ def test_a_role_keeps_its_log_bounded_however_much_it_logs(stack):
     for path in (log, older):
         assert path.stat().st_size <= bound + longest, path
     assert sorted(p.name for p in stack.state.glob("memoryd.log*")) == [log.name, older.name]
+    # `logs` shows the last lines across the two files (memoryd idle: its catch-up is done).
+    assert _saw_in_log(log, "caught up", either=older)
+    both = (older.read_text() + log.read_text()).splitlines()
+    shown = stack.run("logs", "memoryd", str(len(log.read_text().splitlines()) + 5))
+    assert (
+        shown.returncode == 0
+        and shown.stdout.splitlines() == both[-len(shown.stdout.splitlines()) :]
+    )
+    assert len(shown.stdout.splitlines()) == len(log.read_text().splitlines()) + 5

@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from memoryd.data import matching
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
 from proto.messages import ToolCall
@@ -146,3 +147,35 @@ def test_forgetting_an_entry_keeps_the_journal_fields_of_every_line(md):
     ]
     assert forgotten.is_marker(lines[0].after[0])
     assert lines[1].after[1] == "Second."
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        lambda m: m.say("s-late", SECRET, "Got it."),  # said in a log read after the forget
+        lambda m: called(m, "s-late", "memory", {"action": "note", "text": f"  {SECRET}"}),
+        lambda m: called(m, "s-late", "recall", {"query": SECRET}),
+    ],
+    ids=["said", "memory call", "recall call"],
+)
+def test_a_forgotten_text_is_never_indexed_again_from_a_log_the_forget_did_not_see(md, later):
+    """A log the forget could not read (memoryd may not read it yet, or a restore lays it
+    later) may hold the text it forgot: when the index reads it, the text stays out, in the
+    same whole-text terms forget matched it by; what only contains it is indexed."""
+    md.say("s-first", SECRET)
+    md.data("forget", id="session:s-first:0")
+    later(md)
+    md.say("s-late2", f"Not the {SECRET} itself", "Locker code is 4711")
+    for rebuilt in (False, True):
+        if rebuilt:
+            md.index.reindex()
+        rows = _rows(md)
+        assert not [row for role, row in rows if matching.row_holds(role, row, SECRET)], rows
+        texts = [row for _, row in rows]
+        assert f"Not the {SECRET} itself" in texts and "Locker code is 4711" in texts
+
+
+def _rows(m: Memoryd) -> list[tuple[str, str]]:
+    with m.index.reader() as conn:
+        sql = "SELECT s.role, h.text FROM hits h JOIN sources s ON s.rowid = h.rowid"
+        return list(conn.execute(sql))

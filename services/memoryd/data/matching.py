@@ -10,6 +10,9 @@ and leaves the journal's account of each edit readable.
 
 import json
 import re
+from collections.abc import Iterator
+
+from memoryd.journal.forgetlines import digest
 
 NOTE_KINDS = ("noted", "moved", "dropped")
 # The arguments of the memory and recall tools that carry written text (at any depth: a
@@ -97,6 +100,33 @@ def _quoted_value(text: str) -> re.Pattern[str]:
     forms = {json.dumps(text.strip(), ensure_ascii=wide) for wide in (False, True)}
     values = "|".join(re.escape(form) for form in sorted(forms))
     return re.compile(rf'"(?:{keys})"\s*:\s*(?:{values})')
+
+
+def _written(value: object) -> Iterator[str]:
+    """Every CALL_TEXT argument of a tool call's arguments, at any depth."""
+    if isinstance(value, dict):
+        for key, v in value.items():
+            if key in CALL_TEXT and isinstance(v, str):
+                yield v
+            else:
+                yield from _written(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _written(v)
+
+
+def row_forgotten(role: str | None, row: str, digests: frozenset[str]) -> bool:
+    """True when an index row holds, as row_holds judges, a text whose digest is in digests:
+    the indexer leaves such a row out, so a text the owner made memoryd forget never comes back
+    from a log the forget could not read then (or one laid later by a restore)."""
+    if role != "call":
+        return digest(row) in digests
+    _, _, arguments = row.partition(" ")
+    try:
+        args = json.loads(arguments)
+    except ValueError:  # cut short by the index's cap: nothing whole to compare
+        return False
+    return any(digest(value) in digests for value in _written(args))
 
 
 def row_holds(role: str | None, row: str, text: str) -> bool:

@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from memoryd import modes
+from memoryd.data import matching
 from memoryd.home import Home, check_entry, open_read
 from memoryd.index import carryfile
 from memoryd.index.sessionrows import LogState, Part, Row, session_rows
@@ -252,6 +253,9 @@ def index_session_part(
     skip = forgotten.listed(home)  # what the owner made memoryd forget is never indexed again
     if skip:
         rows = (r for r in rows if forgotten.session_key(session, r[3]) not in skip)
+    texts = forgotten.digests(home)  # nor its text, in whichever record it was said
+    if texts:
+        rows = (r for r in rows if not matching.row_forgotten(r[5], r[8], texts))
     added = insert_rows(conn, rows)
     if state.bytes != before or saved is None or state.file != file:
         state.tail = _tail_hash(path, state.bytes)

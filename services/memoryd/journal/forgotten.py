@@ -5,8 +5,9 @@ session:ID:N (record N of a session's log, which is loopd's and keeps its text).
 lists the digest of each text it took ({"digest", "time", "edit"}, forgetlines.Forgot): an entry
 has no key, and a note's key names a place in one notes.md, so only the digest lets a restore of
 an older archive or an import of an older export recognise what the owner forgot and leave it
-out. The indexer skips every listed key, so a catch-up, a reindex or a restore never puts the text
-back into the index.
+out. The indexer skips every listed key, and every row that holds a listed text (by its digest, on
+forget's own terms: data/matching.py), so a catch-up, a reindex or a restore never puts the text
+back into the index, not even from a log the forget could not read.
 The marker is the text that replaces what was forgotten wherever memoryd held it: it says who and
 when, and holds no hash (a short secret's hash can be guessed; the digests stay in this file and
 the journal's forget lines).
@@ -81,6 +82,7 @@ class _Read:
     own: frozenset[str]  # the keys on whole lines of the file itself
     texts: frozenset[Forgot] = frozenset()  # every digest listed (the journal's too, as keys)
     own_texts: frozenset[Forgot] = frozenset()
+    digests: frozenset[str] = frozenset()  # of texts, the digests alone (the indexer's check)
 
 
 _cache: dict[Path, tuple[Stamp, _Read]] = {}
@@ -115,6 +117,12 @@ def held(home: Home) -> frozenset[str]:
 def texts(home: Home) -> frozenset[Forgot]:
     """The digests of every text the owner made memoryd forget, as listed() gives keys."""
     return _read(home).texts
+
+
+def digests(home: Home) -> frozenset[str]:
+    """The digests alone of texts(): a row the indexer reads whose text is one of them is never
+    indexed, from whatever log, whenever it is read (matching.row_forgotten)."""
+    return _read(home).digests
 
 
 def held_texts(home: Home) -> frozenset[Forgot]:
@@ -153,7 +161,7 @@ def _made(
     own_texts: frozenset[Forgot] = frozenset(),
 ) -> _Read:
     numbers = frozenset(int(k.removeprefix("note:")) for k in every if k.startswith("note:"))
-    return _Read(every, numbers, own, texts, own_texts)
+    return _Read(every, numbers, own, texts, own_texts, frozenset(f.digest for f in texts))
 
 
 def _missing(home: Home, where: Path) -> _Read:

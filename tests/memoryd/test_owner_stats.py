@@ -1,11 +1,14 @@
 """stats' hit counts: the fast paths agree with parsing every line as JSON."""
 
+import datetime as dt
 import json
+import os
 import random
 from collections import Counter
 
 import pytest
 
+from memoryd.home import Home
 from memoryd.owner import stats
 
 
@@ -66,3 +69,60 @@ def test_counts_match_parsing_every_line(seed, cutoff):
         counts, recalls = stats.count_month(variant, cutoff.encode())
         assert recalls == expected_recalls
         assert +counts == +expected_counts
+
+
+def test_many_damaged_lines_are_said_in_one_log_line_per_file(tmp_path, caplog):
+    """A hand edit that spoils every line of a month file costs one log line per stats, not one
+    per line: the log stays readable, and bounded."""
+    path = tmp_path / "2026-09.jsonl"
+    data = b"\n".join(b'{"not": "a recall line %d"}' % n for n in range(5_000)) + b"\n"
+    with caplog.at_level("WARNING"):
+        counts, recalls = stats.count_month(data, b"2026-09-01T00:00:00", path)
+    assert (counts, recalls) == (Counter(), 0)
+    [said] = [r.getMessage() for r in caplog.records]
+    assert said.startswith(f"{path}: line 1 is not a RecallLine") and "and 4,999 lines more" in said
+
+
+def _fifo(path):
+    os.mkfifo(path, 0o600)
+
+
+def _link(path):
+    (path.parent / "elsewhere").write_text("{}\n")
+    path.symlink_to(path.parent / "elsewhere")
+
+
+@pytest.mark.parametrize(
+    "make, what",
+    [
+        (_fifo, "is a FIFO, not a regular file"),
+        (_link, "is a symbolic link, which is not followed"),
+        (lambda p: p.mkdir(), "is not a file"),
+    ],
+)
+@pytest.mark.parametrize("name", ["recalls", "notes"])
+def test_a_file_stats_reads_that_is_no_regular_file_is_named_never_waited_on(
+    tmp_path, make, what, name
+):
+    """stats reads the month files of the window and notes.md: a FIFO there is never waited on
+    (a stats would hold a reader for good), a link never followed; the answer says which file
+    was not read and why, and the rest is counted."""
+    home = Home(tmp_path / "home")
+    home.memory.mkdir(parents=True)
+    home.recalls.mkdir()
+    now = dt.datetime(2026, 9, 24, 12, tzinfo=dt.UTC)
+    if name == "recalls":
+        target, said = home.recalls / "2026-09.jsonl", "memory/recalls/2026-09.jsonl: "
+        (home.recalls / "2026-08.jsonl").write_text(json.dumps(_line("2026-08-30T10:00:00Z")))
+    else:
+        target, said = home.memory_file("notes.md"), "memory/notes.md: "
+    make(target)
+    shown = stats.render(stats.collect(home, 30, now))
+    [line] = [line for line in shown.splitlines() if line.startswith(said)]
+    assert what in line and "\n" not in line
+    if name == "recalls":
+        assert "1 recalls by sessions" in shown  # the month beside it was counted
+
+
+def _line(time: str) -> dict:
+    return {"time": time, "session": "s-1", "query": "q", "k": 5, "hits": []}

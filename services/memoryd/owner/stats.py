@@ -19,13 +19,14 @@ from collections import Counter
 from pathlib import Path
 
 from memoryd.errors import FileDamaged
-from memoryd.home import Home
+from memoryd.home import Home, read_file
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.recallline import RecallLine
 from memoryd.memory import entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
 from memoryd.owner import paging
+from proto.files import NotRegular, TooLarge
 from proto.plural import counted
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,7 @@ def count_month(data: bytes, cutoff: bytes, path: Path | None = None) -> tuple[C
     picked: list[bytes] = []
     counts: Counter = Counter()
     recalls = 0
+    damaged, first = 0, ""
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -106,7 +108,8 @@ def count_month(data: bytes, cutoff: bytes, path: Path | None = None) -> tuple[C
             continue
         line = parse_line(raw, RecallLine)
         if isinstance(line, str):
-            log.warning("%s: line %d %s; not counted", path or "recall log", number, line)
+            damaged += 1
+            first = first or f"line {number} {line}"
             continue
         if line.by == "owner" or line.time[:19].encode() < cutoff:
             continue
@@ -114,21 +117,34 @@ def count_month(data: bytes, cutoff: bytes, path: Path | None = None) -> tuple[C
         for hit in line.hits:
             if hit.kind in ("noted", "moved", "dropped"):
                 counts[hit.record] += 1
+    if damaged:  # one line per file and stats, however many lines a hand edit spoilt
+        more = f" and {counted(damaged - 1, 'line')} more" if damaged > 1 else ""
+        log.warning("%s: %s%s; not counted", path or "recall log", first, more)
     recalls += len(picked)
     counts.update(_hits(b"\n".join(picked)))
     return counts, recalls
 
 
-def note_hits(home: Home, since: dt.datetime, until: dt.datetime) -> tuple[Counter, int]:
-    """Hits per note number in the window, and how many agent recalls it holds."""
+def note_hits(
+    home: Home, since: dt.datetime, until: dt.datetime, unread: list[str] | None = None
+) -> tuple[Counter, int]:
+    """Hits per note number in the window, and how many agent recalls it holds. A month file
+    that is not a regular file (a FIFO, a link, a folder) is never waited on nor followed: it
+    is not counted, and unread gets one line saying why."""
     counts: Counter = Counter()
     recalls = 0
     cutoff = since.strftime("%Y-%m-%dT%H:%M:%S").encode()
     for month in _months(since, until):
         path = home.recalls / f"{month}.jsonl"
         try:
-            data = path.read_bytes()
+            data = read_file(path)
         except FileNotFoundError:
+            continue
+        except OSError as e:
+            said = f"memory/recalls/{month}.jsonl: {_why(e)}; not counted"
+            log.warning("%s", said)
+            if unread is not None:
+                unread.append(said)
             continue
         month_counts, month_recalls = count_month(data, cutoff, path)
         counts.update(month_counts)
@@ -207,12 +223,23 @@ def index_lines(state: dict | None) -> list[str]:
     return lines
 
 
+def _why(error: OSError) -> str:
+    """What is wrong with a file, in words that follow its name."""
+    if isinstance(error, (NotRegular, TooLarge)):
+        return f"is {error.strerror}"  # "is a FIFO, not a regular file"
+    return error.strerror or str(error)
+
+
 def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     since = now - dt.timedelta(days=days)
-    counts, recalls = note_hits(home, since, now)
+    unread: list[str] = []
+    counts, recalls = note_hits(home, since, now, unread)
     try:
-        all_notes = notes.parse(home.memory_file("notes.md").read_bytes())
+        all_notes = notes.parse(read_file(home.memory_file("notes.md")))
     except FileNotFoundError:
+        all_notes = []
+    except OSError as e:
+        unread.append(f"memory/notes.md: {_why(e)}; its notes not shown")
         all_notes = []
     by_text: Counter = Counter()
     for note in all_notes:
@@ -252,6 +279,7 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
         "sizes": sizes(home),
         "embedding": progress.embedding(home.index_db),
         "index": index_state(index) if index is not None else None,
+        "unread": unread,
     }
 
 
@@ -266,6 +294,7 @@ def _short(text: str) -> str:
 
 def render(stats: dict) -> str:
     lines = [f"recall in the last {stats['days']} days: {stats['recalls']:,} recalls by sessions"]
+    lines += stats.get("unread", [])
     never = []
     for name, info in stats["files"].items():
         if "problem" in info:

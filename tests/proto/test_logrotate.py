@@ -1,66 +1,122 @@
 """A role's log file kept bounded (proto/logrotate.py), run in a child process whose stderr is
-the file, as scripts/stack starts a role without containers."""
+the file, as scripts/stack starts a role without containers, with what an owner or a full disk
+may do to the file meanwhile."""
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from proto import logrotate
 
+BOUND = 8192
+LINE = 100  # about, with the time and level
+
 CHILD = """
-import logging, sys
+import logging, os, sys, time
 from proto.logline import configure_role
 configure_role(rotate=True)
-for n in range(int(sys.argv[1])):
-    logging.getLogger("role").info("line %05d %s", n, "x" * 80)
+path, lines, action = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+say = logging.getLogger("role").info
+for n in range(lines):
+    if n == lines // 2 and action != "none":
+        if action == "remove":
+            os.unlink(path)
+        elif action == "replace":
+            os.rename(path, path + ".mine")
+            open(path, "w").close()
+        time.sleep(1.1)  # the role looks at the path once a second
+    say("line %05d %s", n, "x" * 60)
 print("printed after the lines")
 """
 
 
-def run_role(tmp_path, lines: int, env: dict, stderr_to_log: bool = True) -> None:
-    log = tmp_path / "role.log"
-    elsewhere = tmp_path / "elsewhere.log"
-    with open(log if stderr_to_log else elsewhere, "ab") as out:
+def run_role(folder: Path, lines: int, action: str = "none", into: Path | None = None) -> Path:
+    log = folder / "role.log"
+    if action == "link":
+        (folder / "target").write_text("")
+        log.symlink_to(folder / "target")
+        into = folder / "started.log"
+    elif action == "older-folder":
+        (folder / "role.log.1").mkdir()
+    env = {**os.environ, logrotate.FILE_ENV: str(log), logrotate.MAX_ENV: str(BOUND)}
+    with open(into or log, "ab") as out:
         subprocess.run(
-            [sys.executable, "-c", CHILD, str(lines)],
-            env={**os.environ, **env},
+            [sys.executable, "-c", CHILD, str(log), str(lines), action],
+            env=env,
             stdout=out,
             stderr=out,
             check=True,
             timeout=60,
         )
+    return log
+
+
+def numbers(text: str) -> list[int]:
+    return [int(line.split()[5]) for line in text.splitlines() if " line " in line]
 
 
 def test_a_full_log_is_moved_aside_and_the_latest_lines_stay(tmp_path):
-    log = tmp_path / "role.log"
-    env = {logrotate.FILE_ENV: str(log), logrotate.MAX_ENV: "8192"}
-    run_role(tmp_path, 1000, env)  # about 130 KB of lines
+    log = run_role(tmp_path, 1000)  # about 100 KB of lines
     older = tmp_path / "role.log.1"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["role.log", "role.log.1"]
     for path in (log, older):
-        assert path.stat().st_size <= 8192 + 200
+        assert path.stat().st_size <= BOUND + LINE
     assert oct(log.stat().st_mode & 0o777) == "0o600"
     text = log.read_text()
     assert "line 00999" in text and text.endswith("printed after the lines\n")
-    numbers = [int(line.split()[5]) for line in (older.read_text() + text).splitlines()[:-1]]
-    assert numbers == list(range(numbers[0], 1000))  # the newest, in order, none lost between
+    found = numbers(older.read_text() + text)
+    assert found == list(range(found[0], 1000))  # the newest, in order, none lost between
 
 
-@pytest.mark.parametrize(
-    "env, stderr_to_log",
-    [
-        ({logrotate.MAX_ENV: "8192"}, True),  # no file named: stderr as it is
-        ({logrotate.FILE_ENV: "LOG", logrotate.MAX_ENV: "8192"}, False),  # stderr elsewhere
-    ],
-)
-def test_nothing_is_moved_unless_stderr_is_the_named_file(tmp_path, env, stderr_to_log):
-    env = {k: str(tmp_path / "role.log") if v == "LOG" else v for k, v in env.items()}
-    run_role(tmp_path, 300, env, stderr_to_log)
-    assert not (tmp_path / "role.log.1").exists()
-    grown = tmp_path / ("role.log" if stderr_to_log else "elsewhere.log")
-    assert grown.stat().st_size > 30_000
+def test_a_removed_log_is_made_again_and_written_to(tmp_path):
+    """The owner removes ROLE.log while the role runs: its lines go to a new ROLE.log, not on
+    into the removed file, whose space would never come back."""
+    log = run_role(tmp_path, 60, "remove")
+    assert numbers(log.read_text()) == list(range(30, 60))
+
+
+def test_a_log_replaced_by_another_file_is_followed(tmp_path):
+    """The owner's own rotation (move aside, make an empty one): the role writes to the new."""
+    log = run_role(tmp_path, 60, "replace")
+    assert numbers(log.read_text()) == list(range(30, 60))
+    assert numbers((tmp_path / "role.log.mine").read_text()) == list(range(30))
+
+
+@pytest.mark.parametrize("action", ["older-folder", "link"])
+def test_a_log_that_cannot_be_moved_aside_is_cut_in_place_never_grown_nor_followed(
+    tmp_path, action
+):
+    """ROLE.log.1 a folder, or ROLE.log a link: nothing is moved nor written through a link;
+    the file the role writes to is cut back to empty when full, so it stays bounded, and the
+    role says so once."""
+    log = run_role(tmp_path, 1000, action)
+    written = tmp_path / ("started.log" if action == "link" else "role.log")
+    text = written.read_text()
+    assert written.stat().st_size <= BOUND + LINE and "line 00999" in text
+    if action == "link":
+        assert (tmp_path / "target").read_text() == "" and log.is_symlink()
+    else:
+        assert (tmp_path / "role.log.1").is_dir()
+    said = [line for line in (tmp_path / "role.log").read_text().splitlines() if "log file" in line]
+    assert len(said) <= 1
+
+
+def test_without_a_file_named_stderr_is_left_as_it_is(tmp_path):
+    out = tmp_path / "elsewhere.log"
+    with open(out, "ab") as f:
+        subprocess.run(
+            [sys.executable, "-c", CHILD, str(tmp_path / "role.log"), "600", "none"],
+            env={k: v for k, v in os.environ.items() if k != logrotate.FILE_ENV},
+            stdout=f,
+            stderr=f,
+            check=True,
+            timeout=60,
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere.log"]
+    assert out.stat().st_size > 40_000
 
 
 def test_a_bound_that_is_not_a_number_or_too_small_is_not_taken():

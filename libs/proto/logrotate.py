@@ -72,8 +72,11 @@ class RotatingStderr(logging.StreamHandler):
 
     def _full(self, here: os.stat_result) -> None:
         there = self._at_path()
-        same = there is not None and (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
-        if same and stat.S_ISREG(there.st_mode):
+        if (
+            there is not None
+            and (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
+            and stat.S_ISREG(there.st_mode)
+        ):
             try:
                 os.replace(self.path, f"{self.path}.1")
             except OSError as e:

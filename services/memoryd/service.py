@@ -360,6 +360,8 @@ class MemoryService:
             loop = asyncio.get_running_loop()
             built = await loop.run_in_executor(self._rebuilder, self._rebuild.build, self.index)
             done = await self._write(finish_or_discard, self.index, built)
+            for session in self.index.left_out:  # tried again, and named in stats meanwhile
+                self._catching.later(session)
             self._warm_counts()
             return done
 

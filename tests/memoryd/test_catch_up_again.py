@@ -10,11 +10,13 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import time
 
 import pytest
 
 from memoryd import catchup
+from memoryd.index import indexer
 from proto.messages import SessionUpdated
 from proto.records import UserRecord, append_session_record
 from tests.memoryd.owner_data_harness import Memoryd, T
@@ -184,3 +186,53 @@ def _recall_log(md) -> list[str]:
     for path in sorted((md.home.memory / "recalls").glob("*.jsonl")):
         lines += path.read_text().splitlines()
     return lines
+
+
+def test_a_reindex_leaves_out_a_log_it_cannot_read_and_the_catch_up_takes_it_later(
+    md, monkeypatch, caplog
+):
+    """bxctl reindex is the owner's way out of a damaged index: one log memoryd may not read
+    must not fail it. The log is left out, said in one line naming it, named by stats as not
+    indexed, and indexed once it can be read."""
+    md.say("s-open", "The spare key is under the blue pot.")
+    md.say("s-shut", "The wifi password is on the fridge.")
+    real, shut = indexer.index_session_part, [True]
+
+    def part(conn, home, session, *args, **kwargs):
+        if session == "s-shut" and shut[0]:
+            path = home.session_log(session)
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(conn, home, session, *args, **kwargs)
+
+    monkeypatch.setattr(indexer, "index_session_part", part)
+    # The build reads every log (here in process; memoryd runs it in a child): s-shut is out.
+    built = md.index.build_new()
+    assert (built.logs, built.records) == (1, 1)
+    with sqlite3.connect(built.path) as conn:
+        held = conn.execute("SELECT count(*) FROM sources WHERE session = 's-shut'").fetchone()
+    conn.close()
+    os.unlink(built.path)
+    assert held == (0,)
+
+    async def scenario() -> tuple[tuple[int, int, int], str]:
+        done = await md.service._reindex()
+        assert await until(lambda: "s-shut" in md.index.not_indexed)
+        said = md.recall("wifi password")
+        shut[0] = False
+        md.service._catching.nudge()
+        assert await until(lambda: not md.index.not_indexed)
+        return done, said
+
+    with caplog.at_level(logging.INFO, logger="memoryd"):
+        (logs, records, _), said = asyncio.run(scenario())
+    assert (logs, records) == (1, 1)
+    assert "no matches" in said and "1 session log not in the index yet" in said
+    log = md.home.session_log("s-shut")
+    lines = [
+        r.getMessage() for r in caplog.records if "left out of the new index" in r.getMessage()
+    ]
+    assert lines and all(
+        line == f"session log {log}: left out of the new index: Permission denied" for line in lines
+    )
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback
+    assert "wifi password" in md.recall("wifi password")

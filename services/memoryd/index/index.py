@@ -57,6 +57,7 @@ from memoryd.journal import forgotten
 from memoryd.search import vocab
 from memoryd.search.schema import DELETIONS_PRAGMA
 from proto.labels import CLASS_RANK
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,8 @@ class Index(ModePrep, Warming):
         # The session logs a whole pass of the catch-up tried and could not index (a log memoryd
         # may not read, a full disk), each with why: tried again until they are (catchup.py).
         self.not_indexed: dict[str, str] = {}
+        # The logs the last reindex left out, for the catch-up to try again (service.py).
+        self.left_out: list[str] = []
         self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
         # notes.md's stat when the index last read it: recall catches up a hand edit (service.py)
         # and forget refuses a note number the index may hold for another note (targets.py).
@@ -291,8 +294,17 @@ class Index(ModePrep, Warming):
             _count_changes(conn)
             with self._transaction(conn):
                 sessions = self.sessions()
+                self.left_out = []
                 for session in sessions:
-                    indexer.index_session(conn, self.home, session, self.settings)
+                    conn.execute("SAVEPOINT one_log")
+                    try:
+                        indexer.index_session(conn, self.home, session, self.settings)
+                    except OSError as error:  # a log memoryd may not read: the catch-up's
+                        conn.execute("ROLLBACK TO one_log")
+                        indexer.drop_log(conn, session)
+                        newindex.left_out(self.home, session, error)
+                        self.left_out.append(session)
+                    conn.execute("RELEASE one_log")
                 indexer.index_notes(conn, self.home, self.settings)
                 # A forget during the build may have come after the build read its record.
                 gone = forgotten.condition(forgotten.keys(self.home))
@@ -324,14 +336,16 @@ class Index(ModePrep, Warming):
             self._live.reset()
         records = built.records + changed.get("session", 0)
         notes = built.notes + sum(changed.get(kind, 0) for kind in NOTE_KINDS)
+        logs = len(sessions) - len(self.left_out)
         log.info(
-            "index %s: rebuilt from %d logs, %d records, %d notes",
+            "index %s: rebuilt from %d logs, %d records, %d notes%s",
             self.path,
-            len(sessions),
+            logs,
             records,
             notes,
+            f"; {counted(len(self.left_out), 'log')} left out" if self.left_out else "",
         )
-        return len(sessions), records, notes
+        return logs, records, notes
 
 
 NOTE_KINDS = ("noted", "moved", "dropped")

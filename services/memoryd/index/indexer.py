@@ -209,6 +209,13 @@ def _delete_rows(conn: sqlite3.Connection, where: str, params: tuple) -> None:
     conn.execute(f"DELETE FROM sources WHERE {where}", params)  # noqa: S608
 
 
+def drop_log(conn: sqlite3.Connection, session: str) -> None:
+    """Forget what was indexed of a session's log and how far it was read: the next catch-up
+    reads it from its start."""
+    _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
+    conn.execute("DELETE FROM offsets WHERE log = ?", (log_name(session),))
+
+
 def index_session(
     conn: sqlite3.Connection,
     home: Home,

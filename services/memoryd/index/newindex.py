@@ -56,6 +56,12 @@ def indexable_sessions(home: Home) -> list[str]:
     return found
 
 
+def left_out(home: Home, session: str, error: OSError) -> None:
+    """Say in one line that a log was left out of a new index (the catch-up tries it again)."""
+    why = error.strerror or str(error)
+    log.warning("session log %s: left out of the new index: %s", home.session_log(session), why)
+
+
 def build(
     home: Home,
     settings: Settings,
@@ -90,9 +96,14 @@ def build(
         logs = records = 0
         whole = Part()
         for session in indexable_sessions(home):
-            records += indexer.index_session_part(
-                conn, home, session, settings, counted, replace(whole)
-            )[0]
+            try:
+                records += indexer.index_session_part(
+                    conn, home, session, settings, counted, replace(whole)
+                )[0]
+            except OSError as error:  # one log memoryd may not read never fails the reindex
+                indexer.drop_log(conn, session)
+                left_out(home, session, error)
+                continue
             logs += 1
         notes = indexer.index_notes(conn, home, settings)
         generation.seal(conn)  # a new file: a lineage of its own (recall's term counts)

@@ -22,6 +22,7 @@ ends when memoryd stops (service.stopping).
 import asyncio
 import contextlib
 import logging
+import os
 
 from memoryd.data.lay import Unfinished
 from memoryd.errors import IndexDamaged, SessionUnknown
@@ -42,14 +43,21 @@ NOTES = ""  # notes.md among what is left to catch up (a session's name is never
 
 def problem(error: BaseException, of: object = None) -> str:
     """What went wrong in a few words, naming the file when the error does and it is not of,
-    the file the words are about already."""
+    the file the words are about already (a file opened inside its folder is named by its name
+    alone)."""
     if isinstance(error, (NotRegular, TooLarge)):
         return str(error)  # "PATH is a FIFO, not a regular file"
     if isinstance(error, OSError):
         what = error.strerror or str(error)
-        named = error.filename and str(error.filename) != str(of)
-        return f"{error.filename}: {what}" if named else what
+        return what if names_no_other(error, of) else f"{error.filename}: {what}"
     return str(error) or type(error).__name__
+
+
+def names_no_other(error: OSError, of: object) -> bool:
+    """True when error names no file, or names of (a file opened inside its folder is named by
+    its name alone)."""
+    name = str(error.filename) if error.filename else ""
+    return not name or (of is not None and name in (str(of), os.path.basename(str(of))))
 
 
 class CatchUp:

@@ -68,3 +68,9 @@ class MalformedCall(EditRefused):
 class FileInvalid(EditRefused):
     """An edit refused because its file, as the owner left it, cannot be edited: unreadable,
     missing, or holding the same entry twice."""
+
+
+class SessionNotIndexed(MemorydError):
+    """A session's new records cannot be indexed now for a reason of a file (its log memoryd may
+    not read, an I/O error, memory/forgotten.jsonl not a file): the catch-up indexes them once
+    that is mended, and the answer says so in one line."""

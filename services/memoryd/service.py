@@ -37,7 +37,7 @@ from memoryd import catchup
 from memoryd.catchup import CatchUp
 from memoryd.config import WRITE_DEADLINE
 from memoryd.data.lay import Unfinished
-from memoryd.errors import EditRefused, MemorydError, SessionUnknown
+from memoryd.errors import EditRefused, MemorydError, SessionNotIndexed, SessionUnknown
 from memoryd.index.index import Index
 from memoryd.index.rebuild import Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
@@ -213,6 +213,15 @@ class MemoryService:
             return await self._catching.session(session, priority)
         except (SessionUnknown, *catchup.GIVE_UP):
             raise
+        except OSError as error:  # the log's own trouble: loopd gets one line, never a traceback
+            self._catching.later(session)  # tried again once the cause is gone (catchup.py)
+            what = catchup.problem(error, self.index.home.session_log(session))
+            if catchup.names_no_other(error, self.index.home.session_log(session)):
+                what = f"sessions/{session}/0.jsonl: {what}"
+            raise SessionNotIndexed(
+                f"the new records of session {session} cannot be indexed now: {what}; they are"
+                " indexed once that is mended (bxctl memory stats names the log)"
+            ) from None
         except Exception:
             self._catching.later(session)  # tried again once the cause is gone (catchup.py)
             raise

@@ -16,7 +16,10 @@ import time
 import pytest
 
 from memoryd import catchup
+from memoryd.errors import SessionNotIndexed
 from memoryd.index import indexer
+from memoryd.index.sessionrows import LogState, Part, session_rows
+from memoryd.index.settings import Settings
 from proto.messages import SessionUpdated
 from proto.records import UserRecord, append_session_record
 from tests.memoryd.owner_data_harness import Memoryd, T
@@ -101,7 +104,9 @@ def test_a_session_updated_that_failed_is_caught_up_once_the_cause_is_gone(md, c
     said_meanwhile(md, "s-three", "The kettle is in the shed.")
 
     async def scenario() -> None:
-        with pytest.raises(OSError):
+        with pytest.raises(
+            SessionNotIndexed, match=f"session s-three cannot be indexed now: {bad}"
+        ):
             await md.service.on_loop(SessionUpdated(session="s-three"))
         await asyncio.sleep(0.2)
         bad.rmdir()
@@ -236,3 +241,43 @@ def test_a_reindex_leaves_out_a_log_it_cannot_read_and_the_catch_up_takes_it_lat
     )
     assert not [r for r in caplog.records if r.exc_info]  # no traceback
     assert "wifi password" in md.recall("wifi password")
+
+
+def test_a_turn_whose_log_cannot_be_read_gets_one_line_and_is_caught_up_later(md, monkeypatch):
+    """loopd's session_updated for a log memoryd may not read: one line saying so (never
+    "internal error" with a traceback in memoryd's log), and the records are indexed once the
+    log can be read."""
+    said_meanwhile(md, "s-mine", "The gate code is 1234.")
+    real, shut = md.index.catch_up_session_part, [True]
+
+    def part(session: str):
+        if shut[0]:
+            raise PermissionError(errno.EACCES, "Permission denied", "0.jsonl")
+        return real(session)
+
+    monkeypatch.setattr(md.index, "catch_up_session_part", part)
+
+    async def scenario() -> str:
+        with pytest.raises(SessionNotIndexed) as refused:
+            await md.service.on_loop(SessionUpdated(session="s-mine"))
+        shut[0] = False
+        assert await until(lambda: "gate code" in md.recall("gate code"))
+        return str(refused.value)
+
+    said = asyncio.run(scenario())
+    assert said == (
+        "the new records of session s-mine cannot be indexed now: sessions/s-mine/0.jsonl:"
+        " Permission denied; they are indexed once that is mended (bxctl memory stats names"
+        " the log)"
+    )
+
+
+def test_a_log_that_cannot_be_read_is_an_error_of_the_read_not_damage(tmp_path, caplog):
+    """Reading rows from a log that cannot be opened raises, so that the catch-up keeps it for
+    later; it is never taken as read to its end with a warning at every try."""
+    folder = tmp_path / "0.jsonl"
+    folder.mkdir()  # opening it fails as an unreadable file does
+    part = Part()
+    with pytest.raises(OSError), caplog.at_level(logging.WARNING):
+        list(session_rows(folder, "s", LogState(), Settings(), lambda n: None, part))
+    assert not part.done and "skipped" not in caplog.text

@@ -77,7 +77,8 @@ def session_rows(
     """The rows of a session log's records past state, advancing state as records are read.
 
     Stops at the first damaged record with a log line naming the log: the records before it are
-    indexed, and state stays before it, so each catch-up tries again from there. Stops after
+    indexed, and state stays before it, so each catch-up tries again from there. A log that
+    cannot be read raises its OSError. Stops after
     part's records or bytes, with part.done false; at the log's end part.done is true.
     """
     limit = CLASS_RANK[settings.max_class]
@@ -126,9 +127,8 @@ def session_rows(
             ):
                 return
         part.done = True
-    except RecordDamaged as damage:
+    except (RecordDamaged, UnicodeError) as damage:
         part.done = True
         log.warning("session log %s: skipped from record %d: %s", path, number, damage)
-    except (OSError, UnicodeError) as error:
-        part.done = True
-        log.warning("session log %s: skipped from record %d: %s", path, number, error)
+    # An OSError (a log memoryd may not read, an I/O error) is no damage of the log: it goes to
+    # the caller, whose transaction keeps nothing of the part, and the catch-up tries it again.

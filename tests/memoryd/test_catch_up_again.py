@@ -178,6 +178,8 @@ def test_a_log_memoryd_cannot_read_is_reported_not_caught_up_forever(md, monkeyp
         "catching_up": None,
         "not_indexed_total": 1,
         "not_indexed": [{"log": "sessions/s-locked/0.jsonl", "problem": "Permission denied"}],
+        "left_aside_total": 0,
+        "left_aside": [],
     }
     assert "wifi password" in after and "not in the index" not in after
     assert md.index.not_indexed == {} and md.service.caught_up.is_set()
@@ -281,3 +283,40 @@ def test_a_log_that_cannot_be_read_is_an_error_of_the_read_not_damage(tmp_path, 
     with pytest.raises(OSError), caplog.at_level(logging.WARNING):
         list(session_rows(folder, "s", LogState(), Settings(), lambda n: None, part))
     assert not part.done and "skipped" not in caplog.text
+
+
+def _damaged(m, session: str) -> None:
+    said_meanwhile(m, session, "The boiler was serviced in May.")
+    with open(m.home.session_log(session), "ab") as f:
+        f.write(b'{"type": "user", "content": 12}\n')  # not a record
+    said_meanwhile(m, session, "The roof was fixed in June.")
+
+
+@pytest.mark.parametrize(
+    "make_odd, why",
+    [
+        (lambda m, s: make("fifo", m.home.session_log(s)), "a FIFO, not a regular file"),
+        (lambda m, s: make("link", m.home.session_log(s)), "a symbolic link, which is not"),
+        (_damaged, "damaged at record 1: "),
+    ],
+    ids=["fifo", "link", "damaged record"],
+)
+def test_stats_never_says_every_log_is_indexed_while_one_is_left_aside(md, make_odd, why):
+    """A log memoryd will not read (a FIFO, a link) or stops reading at a damaged record is
+    named by stats with why, until it changes; "every session log indexed" is said only when
+    true."""
+    md.say("s-fine", "The spare key is under the blue pot.")
+    md.home.session_log("s-odd").parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_odd(md, "s-odd")
+    asyncio.run(asyncio.wait_for(md.service.catch_up(), 10))
+    shown = md.admin("stats", "{}")
+    assert "every session log indexed" not in shown
+    assert "index: 1 session log left aside" in shown
+    [line] = [line for line in shown.splitlines() if line.startswith("  sessions/s-odd/0.jsonl: ")]
+    assert why in line
+    # The owner mends it (a regular log in its place): read again, and stats says so.
+    md.home.session_log("s-odd").unlink()
+    said_meanwhile(md, "s-odd", "The fence was painted in July.")
+    asyncio.run(asyncio.wait_for(md.service.catch_up(), 10))
+    assert "index: every session log indexed" in md.admin("stats", "{}")
+    assert "fence" in md.recall("fence painted")

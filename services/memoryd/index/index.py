@@ -85,6 +85,10 @@ class Index(ModePrep, Warming):
         self.not_indexed: dict[str, str] = {}
         # The logs the last reindex left out, for the catch-up to try again (service.py).
         self.left_out: list[str] = []
+        # The logs left aside until they change, with why: a link or a FIFO, skipped whole, or
+        # a damaged record, where the reading stopped. Replaced whole, never changed in place:
+        # stats reads it from another thread.
+        self.left_aside: dict[str, str] = {}
         self._on_close: list[Callable[[], None]] = []  # what closes with the index (on_close)
         # notes.md's stat when the index last read it: recall catches up a hand edit (service.py)
         # and forget refuses a note number the index may hold for another note (targets.py).
@@ -176,7 +180,17 @@ class Index(ModePrep, Warming):
     # --- keeping up -----------------------------------------------------------------------------
     def sessions(self) -> list[str]:
         """The sessions whose log can be indexed, by name (newindex.indexable_sessions)."""
-        return newindex.indexable_sessions(self.home)
+        skipped: dict[str, str] = {}
+        found = newindex.indexable_sessions(self.home, skipped)
+        self.left_aside = {**self.left_aside, **skipped}
+        return found
+
+    def _aside(self, session: str, why: str | None) -> None:
+        """Note that a session's log is left aside, and why (None: it is not)."""
+        if why is not None:
+            self.left_aside = {**self.left_aside, session: why}
+        elif session in self.left_aside:
+            self.left_aside = {k: v for k, v in self.left_aside.items() if k != session}
 
     def drop_removed(self, listed: list[str]) -> int:
         """On the writer: drop the rows of the sessions the index holds whose log is gone, but
@@ -191,16 +205,24 @@ class Index(ModePrep, Warming):
         whose log is gone is SessionUnknown, its rows dropped from the index."""
         problem = indexer.log_problem(self.home, session)
         if isinstance(problem, FileNotFoundError):
+            self._aside(session, None)
             if gone.holds(self._write(), session):
                 gone.remove(self, [session])
             raise SessionUnknown(f"no session {session} under sessions/")
         if problem is not None:
             log.warning("session log %s: skipped: %s", self.home.session_log(session), problem)
+            self._aside(session, problem.strerror or str(problem))
             raise SessionUnknown(f"session {session}: {problem}")
         conn = self._write()
+        part = indexer.Part(indexer.PART_RECORDS, indexer.PART_BYTES, indexer.PART_SECONDS)
         with self._damage_refused(f"session {session}"):
             with self._transaction(conn):
-                return indexer.index_session_part(conn, self.home, session, self.settings)
+                done = indexer.index_session_part(
+                    conn, self.home, session, self.settings, part=part
+                )
+        if done[1]:
+            self._aside(session, part.damaged)
+        return done
 
     def catch_up_session(self, session: str) -> int:
         """Index a session's new records, a part at a time; returns the rows added."""

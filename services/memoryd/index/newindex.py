@@ -40,9 +40,10 @@ def new_path(path: Path) -> Path:
     return path.with_name(path.name + ".new")
 
 
-def indexable_sessions(home: Home) -> list[str]:
+def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> list[str]:
     """The sessions whose log can be indexed, by name; a symbolic link (at sessions/<id> or at
-    its 0.jsonl) or a log that is not a regular file is skipped with a log line."""
+    its 0.jsonl) or a log that is not a regular file is skipped with a log line (and in skipped,
+    with why, when given)."""
     if not home.sessions.is_dir():
         return []
     names = sorted(p.name for p in home.sessions.iterdir() if is_session_id(p.name))
@@ -53,6 +54,8 @@ def indexable_sessions(home: Home) -> list[str]:
             found.append(name)
         elif not isinstance(problem, FileNotFoundError):
             log.warning("session log %s: skipped: %s", home.session_log(name), problem)
+            if skipped is not None:
+                skipped[name] = problem.strerror or str(problem)
     return found
 
 

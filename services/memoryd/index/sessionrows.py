@@ -52,6 +52,7 @@ class Part:
     bytes: int | None = None
     seconds: float | None = None  # of reading (the rows' insert comes after)
     done: bool = False
+    damaged: str | None = None  # where and why the read stopped at a damaged record
 
 
 def _record_texts(record: UserRecord | AssistantRecord) -> Iterable[tuple[str, str]]:
@@ -129,6 +130,7 @@ def session_rows(
         part.done = True
     except (RecordDamaged, UnicodeError) as damage:
         part.done = True
+        part.damaged = f"damaged at record {number}: {damage}"
         log.warning("session log %s: skipped from record %d: %s", path, number, damage)
     # An OSError (a log memoryd may not read, an I/O error) is no damage of the log: it goes to
     # the caller, whose transaction keeps nothing of the part, and the catch-up tries it again.

@@ -194,6 +194,7 @@ def index_state(index) -> dict:
     """How far the index is with the session logs: the start's catch-up while it runs, and the
     logs a whole pass could not index (each with why), which stay out until memoryd can."""
     left = sorted(index.not_indexed.items())
+    aside = sorted(index.left_aside.items())
     return {
         "catching_up": list(index.catching_up) if index.catching_up is not None else None,
         "not_indexed_total": len(left),
@@ -201,7 +202,19 @@ def index_state(index) -> dict:
             {"log": f"sessions/{session}/0.jsonl", "problem": why}
             for session, why in left[:NOT_INDEXED_SHOWN]
         ],
+        "left_aside_total": len(aside),
+        "left_aside": [
+            {"log": f"sessions/{session}/0.jsonl", "problem": why}
+            for session, why in aside[:NOT_INDEXED_SHOWN]
+        ],
     }
+
+
+def _listed(head: str, total: int, shown: list[dict]) -> list[str]:
+    lines = [head] + [f"  {item['log']}: {item['problem']}" for item in shown]
+    if total > len(shown):
+        lines.append(f"  (and {total - len(shown):,} more)")
+    return lines
 
 
 def index_lines(state: dict | None) -> list[str]:
@@ -210,16 +223,22 @@ def index_lines(state: dict | None) -> list[str]:
     if state["catching_up"] is not None:
         read, logs = state["catching_up"]
         return [f"index: catching up, {read:,} of {logs:,} session logs read"]
-    total = state["not_indexed_total"]
-    if not total:
+    total, aside = state["not_indexed_total"], state.get("left_aside_total", 0)
+    if not total and not aside:
         return ["index: every session log indexed"]
-    lines = [
-        f"index: {counted(total, 'session log')} not indexed (memoryd tries again every 30 s"
-        " and when a turn ends):"
-    ]
-    lines += [f"  {item['log']}: {item['problem']}" for item in state["not_indexed"]]
-    if total > len(state["not_indexed"]):
-        lines.append(f"  (and {total - len(state['not_indexed']):,} more)")
+    lines = []
+    if total:
+        head = (
+            f"index: {counted(total, 'session log')} not indexed (memoryd tries again every 30 s"
+            " and when a turn ends):"
+        )
+        lines += _listed(head, total, state["not_indexed"])
+    if aside:
+        head = (
+            f"index: {counted(aside, 'session log')} left aside, wholly or from a damaged record"
+            " (read again once it changes):"
+        )
+        lines += _listed(head, aside, state["left_aside"])
     return lines
 
 

@@ -14,7 +14,7 @@ from memoryd.data import matching
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
 from proto.messages import ToolCall
-from proto.records import AssistantRecord, append_session_record
+from proto.records import AssistantRecord, UserRecord, append_session_record
 from tests.memoryd.owner_data_harness import Memoryd, T
 
 SECRET = "Locker code is 4711."
@@ -179,3 +179,21 @@ def _rows(m: Memoryd) -> list[tuple[str, str]]:
     with m.index.reader() as conn:
         sql = "SELECT s.role, h.text FROM hits h JOIN sources s ON s.rowid = h.rowid"
         return list(conn.execute(sql))
+
+
+@pytest.mark.parametrize(
+    "said_at, indexed",
+    [
+        ("2026-09-24T20:59:59Z", False),  # before the forget (21:02): one it could not see
+        ("2026-09-24T21:02:40Z", False),  # in the forget's own minute: taken as before
+        ("2026-09-24T21:03:00Z", True),  # the owner says it again afterwards: a new memory
+    ],
+)
+def test_a_text_said_again_after_its_forget_is_a_new_memory(md, said_at, indexed):
+    md.say("s-first", SECRET)
+    md.data("forget", id="session:s-first:0")  # the clock stands at 2026-09-24 21:02:11
+    path = md.home.session_log("s-again")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    append_session_record(path, UserRecord(time=said_at, content=SECRET))
+    md.service._writer.submit(0, md.index.catch_up_session, "s-again").result()
+    assert (SECRET in md.recall("locker code")) is indexed

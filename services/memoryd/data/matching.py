@@ -10,7 +10,7 @@ and leaves the journal's account of each edit readable.
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from memoryd.journal.forgetlines import digest
 
@@ -115,18 +115,20 @@ def _written(value: object) -> Iterator[str]:
             yield from _written(v)
 
 
-def row_forgotten(role: str | None, row: str, digests: frozenset[str]) -> bool:
-    """True when an index row holds, as row_holds judges, a text whose digest is in digests:
-    the indexer leaves such a row out, so a text the owner made memoryd forget never comes back
-    from a log the forget could not read then (or one laid later by a restore)."""
+def forgotten_at(role: str | None, row: str, digests: Mapping[str, str]) -> str | None:
+    """The time of the latest forget of a text an index row holds, as row_holds judges (None:
+    it holds none): the indexer leaves out a record said before it, so a text the owner made
+    memoryd forget never comes back from a log the forget could not read then (or one a
+    restore lays later)."""
     if role != "call":
-        return digest(row) in digests
+        return digests.get(digest(row))
     _, _, arguments = row.partition(" ")
     try:
         args = json.loads(arguments)
     except ValueError:  # cut short by the index's cap: nothing whole to compare
-        return False
-    return any(digest(value) in digests for value in _written(args))
+        return None
+    times = [digests[d] for d in map(digest, _written(args)) if d in digests]
+    return max(times) if times else None
 
 
 def row_holds(role: str | None, row: str, text: str) -> bool:

@@ -249,20 +249,7 @@ def _query_texts(line: dict) -> Iterator[str]:
 
 
 def _pending_texts(line: dict) -> Iterator[str]:
-    yield from _call_texts(line.get("args"))
-
-
-def _call_texts(value: object) -> Iterator[str]:
-    """The arguments of a tool call that carry written text (matching.CALL_TEXT), at any depth."""
-    if isinstance(value, dict):
-        for key, v in value.items():
-            if key in matching.CALL_TEXT and isinstance(v, str):
-                yield v
-            else:
-                yield from _call_texts(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _call_texts(v)
+    yield from matching.call_texts(line.get("args"))
 
 
 def _text(value: dict, key: str) -> bool:

@@ -102,17 +102,17 @@ def _quoted_value(text: str) -> re.Pattern[str]:
     return re.compile(rf'"(?:{keys})"\s*:\s*(?:{values})')
 
 
-def _written(value: object) -> Iterator[str]:
-    """Every CALL_TEXT argument of a tool call's arguments, at any depth."""
+def call_texts(value: object) -> Iterator[str]:
+    """Every CALL_TEXT argument of a tool call's arguments (written text), at any depth."""
     if isinstance(value, dict):
         for key, v in value.items():
             if key in CALL_TEXT and isinstance(v, str):
                 yield v
             else:
-                yield from _written(v)
+                yield from call_texts(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _written(v)
+            yield from call_texts(v)
 
 
 def forgotten_at(role: str | None, row: str, digests: Mapping[str, str]) -> str | None:
@@ -127,7 +127,7 @@ def forgotten_at(role: str | None, row: str, digests: Mapping[str, str]) -> str 
         args = json.loads(arguments)
     except ValueError:  # cut short by the index's cap: nothing whole to compare
         return None
-    times = [digests[d] for d in map(digest, _written(args)) if d in digests]
+    times = [digests[d] for d in map(digest, call_texts(args)) if d in digests]
     return max(times) if times else None
 
 

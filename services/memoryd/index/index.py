@@ -53,7 +53,6 @@ from memoryd.index.newindex import Rebuilt
 from memoryd.index.notesseen import NotesSeen
 from memoryd.index.samefile import GONE
 from memoryd.index.warming import Warming
-from memoryd.journal import forgotten
 from memoryd.search import vocab
 from memoryd.search.schema import DELETIONS_PRAGMA
 from proto.labels import CLASS_RANK
@@ -316,24 +315,7 @@ class Index(ModePrep, Warming):
             _count_changes(conn)
             with self._transaction(conn):
                 sessions = self.sessions()
-                self.left_out = []
-                for session in sessions:
-                    conn.execute("SAVEPOINT one_log")
-                    try:
-                        indexer.index_session(conn, self.home, session, self.settings)
-                    except OSError as error:  # a log memoryd may not read: the catch-up's
-                        conn.execute("ROLLBACK TO one_log")
-                        indexer.drop_log(conn, session)
-                        newindex.left_out(self.home, session, error)
-                        self.left_out.append(session)
-                    conn.execute("RELEASE one_log")
-                indexer.index_notes(conn, self.home, self.settings)
-                # A forget during the build may have come after the build read its record.
-                gone = forgotten.condition(forgotten.keys(self.home))
-                sql = "SELECT EXISTS (SELECT 1 FROM sources WHERE {})"
-                if gone is not None and conn.execute(sql.format(gone[0]), gone[1]).fetchone()[0]:
-                    conn.execute("PRAGMA secure_delete = ON")
-                    indexer._delete_rows(conn, *gone)
+                self.left_out = newindex.catch_up(conn, self.home, self.settings, sessions)
             # What the catch-up added and dropped: a restore or a forget during the build
             # changed what the build counted, and the answer is what the new file holds.
             changed = dict(conn.execute("SELECT kind, n FROM temp.caught").fetchall())

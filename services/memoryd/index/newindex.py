@@ -19,6 +19,7 @@ from memoryd.home import Home, ensure_dir
 from memoryd.index import indexer
 from memoryd.index.dbfile import create_file, remove_database
 from memoryd.index.indexer import Part, Settings
+from memoryd.journal import forgotten
 from memoryd.search import generation
 from proto.messages import is_session_id
 
@@ -121,3 +122,30 @@ def build(
     with open(new, "rb") as f:
         os.fsync(f.fileno())
     return Rebuilt(new, logs, records, notes)
+
+
+def catch_up(
+    conn: sqlite3.Connection, home: Home, settings: Settings, sessions: list[str]
+) -> list[str]:
+    """What was written during a build, onto the new file (in the caller's transaction): each
+    log's new records, notes.md, and the rows of the keys a forget listed meanwhile (it may have
+    come after the build read them). A log that cannot be read is left out, its rows dropped, in
+    one log line; returns those logs, for the catch-up to take later."""
+    left: list[str] = []
+    for session in sessions:
+        conn.execute("SAVEPOINT one_log")
+        try:
+            indexer.index_session(conn, home, session, settings)
+        except OSError as error:
+            conn.execute("ROLLBACK TO one_log")
+            indexer.drop_log(conn, session)
+            left_out(home, session, error)
+            left.append(session)
+        conn.execute("RELEASE one_log")
+    indexer.index_notes(conn, home, settings)
+    gone = forgotten.condition(forgotten.keys(home))
+    sql = "SELECT EXISTS (SELECT 1 FROM sources WHERE {})"
+    if gone is not None and conn.execute(sql.format(gone[0]), gone[1]).fetchone()[0]:
+        conn.execute("PRAGMA secure_delete = ON")
+        indexer._delete_rows(conn, *gone)
+    return left

@@ -25,7 +25,7 @@ from memoryd.journal.recallline import RecallLine
 from memoryd.memory import entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
-from memoryd.owner import paging
+from memoryd.owner import indexstate, paging
 from proto.files import NotRegular, TooLarge
 from proto.plural import counted
 
@@ -186,62 +186,6 @@ def sizes(home: Home) -> dict[str, int | None]:
     return out
 
 
-# The logs stats names one by one, the first ones by name: the count says how many in all.
-NOT_INDEXED_SHOWN = 10
-
-
-def index_state(index) -> dict:
-    """How far the index is with the session logs: the start's catch-up while it runs, and the
-    logs a whole pass could not index (each with why), which stay out until memoryd can."""
-    left = sorted(index.not_indexed.items())
-    aside = sorted(index.left_aside.items())
-    return {
-        "catching_up": list(index.catching_up) if index.catching_up is not None else None,
-        "not_indexed_total": len(left),
-        "not_indexed": [
-            {"log": f"sessions/{session}/0.jsonl", "problem": why}
-            for session, why in left[:NOT_INDEXED_SHOWN]
-        ],
-        "left_aside_total": len(aside),
-        "left_aside": [
-            {"log": f"sessions/{session}/0.jsonl", "problem": why}
-            for session, why in aside[:NOT_INDEXED_SHOWN]
-        ],
-    }
-
-
-def _listed(head: str, total: int, shown: list[dict]) -> list[str]:
-    lines = [head] + [f"  {item['log']}: {item['problem']}" for item in shown]
-    if total > len(shown):
-        lines.append(f"  (and {total - len(shown):,} more)")
-    return lines
-
-
-def index_lines(state: dict | None) -> list[str]:
-    if state is None:
-        return []
-    if state["catching_up"] is not None:
-        read, logs = state["catching_up"]
-        return [f"index: catching up, {read:,} of {logs:,} session logs read"]
-    total, aside = state["not_indexed_total"], state.get("left_aside_total", 0)
-    if not total and not aside:
-        return ["index: every session log indexed"]
-    lines = []
-    if total:
-        head = (
-            f"index: {counted(total, 'session log')} not indexed (memoryd tries again every 30 s"
-            " and when a turn ends):"
-        )
-        lines += _listed(head, total, state["not_indexed"])
-    if aside:
-        head = (
-            f"index: {counted(aside, 'session log')} left aside, wholly or from a damaged record"
-            " (read again once it changes):"
-        )
-        lines += _listed(head, aside, state["left_aside"])
-    return lines
-
-
 def _why(error: OSError) -> str:
     """What is wrong with a file, in words that follow its name."""
     if isinstance(error, (NotRegular, TooLarge)):
@@ -297,7 +241,7 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
         "moved": moved,
         "sizes": sizes(home),
         "embedding": progress.embedding(home.index_db),
-        "index": index_state(index) if index is not None else None,
+        "index": indexstate.state(index) if index is not None else None,
         "unread": unread,
     }
 
@@ -339,7 +283,7 @@ def render(stats: dict) -> str:
     lines.extend(shown.shown)
     if not shown.complete:
         lines.append(f"  (and {shown.total - len(shown.shown):,} more)")
-    lines.extend(index_lines(stats.get("index")))
+    lines.extend(indexstate.lines(stats.get("index")))
     if (embedding := progress.line(stats.get("embedding"))) is not None:
         lines.append(embedding)
     lines.append("sizes (bytes):")

@@ -49,7 +49,10 @@ def utc_time(text: str) -> str:
         raise ValueError("not an RFC 3339 time") from None
     if text.endswith("Z") and text[10] == "T":
         return text
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except OverflowError:  # 9999-12-31T23:30:00-01:00 is past the last date there is
+        raise ValueError("not a time in UTC's range (years 1 to 9999)") from None
 
 
 # Any RFC 3339 time is read; records carry it as UTC ("Z"), which recall and the index show.

@@ -114,7 +114,14 @@ def test_any_rfc3339_time_is_read_as_utc(tmp_path, written, read):
 
 
 @pytest.mark.parametrize(
-    "time", ["2026-09-20 14:02:11Z", "2026-09-20T14:02Z", "2026-13-40T99:99:99Z"]
+    "time",
+    [
+        "2026-09-20 14:02:11Z",
+        "2026-09-20T14:02Z",
+        "2026-13-40T99:99:99Z",
+        "9999-12-31T23:30:00-01:00",  # past the last date once in UTC
+        "0001-01-01T00:30:00+01:00",  # before the first
+    ],
 )
 def test_times_that_are_not_rfc3339_are_damage(tmp_path, time):
     log = tmp_path / "0.jsonl"

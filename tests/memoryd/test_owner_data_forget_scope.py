@@ -182,18 +182,36 @@ def _rows(m: Memoryd) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(
-    "said_at, indexed",
+    "said_at",
     [
-        ("2026-09-24T20:59:59Z", False),  # before the forget (21:02): one it could not see
-        ("2026-09-24T21:02:40Z", False),  # in the forget's own minute: taken as before
-        ("2026-09-24T21:03:00Z", True),  # the owner says it again afterwards: a new memory
+        "2026-09-24T20:59:59Z",  # before the forget (21:02): a log it could not read then
+        "2026-09-24T21:30:00Z",  # after it, by loopd's clock: which may not be memoryd's
+        "2001-01-01T00:00:00Z",  # a log from another machine, laid by a restore
     ],
 )
-def test_a_text_said_again_after_its_forget_is_a_new_memory(md, said_at, indexed):
+def test_a_forgotten_text_stays_out_of_the_index_from_every_log_a_note_of_it_does_not(md, said_at):
+    """No clock tells a record said before a forget from one said after, so the text stays out
+    of the index from every session log; the owner who wants it remembered writes it as a note,
+    which is indexed."""
     md.say("s-first", SECRET)
-    md.data("forget", id="session:s-first:0")  # the clock stands at 2026-09-24 21:02:11
+    md.data("forget", id="session:s-first:0")
     path = md.home.session_log("s-again")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     append_session_record(path, UserRecord(time=said_at, content=SECRET))
     md.service._writer.submit(0, md.index.catch_up_session, "s-again").result()
-    assert (SECRET in md.recall("locker code")) is indexed
+    assert SECRET not in md.recall("locker code")
+    md.call({"action": "note", "text": SECRET})
+    found = md.recall("locker code")
+    assert SECRET in found and "memory · note" in found
+
+
+def test_a_forgotten_text_in_a_call_the_index_cut_short_stays_out(md):
+    """A call longer than the index keeps of a record (a consolidate of many entries): its
+    arguments no longer parse, and the text is found in them written whole all the same."""
+    md.say("s-first", SECRET)
+    md.data("forget", id="session:s-first:0")
+    entries = [{"old": f"entry {n} " + "x" * 200, "text": f"new {n}"} for n in range(400)]
+    long = {"action": "consolidate", "file": "memory", "text": SECRET, "entries": entries}
+    called(md, "s-long", "memory", long)
+    rows = _rows(md)
+    assert not [row for role, row in rows if role == "call" and SECRET in row], rows[:2]

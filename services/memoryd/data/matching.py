@@ -10,7 +10,7 @@ and leaves the journal's account of each edit readable.
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from memoryd.journal.forgetlines import digest
 
@@ -115,20 +115,36 @@ def call_texts(value: object) -> Iterator[str]:
             yield from call_texts(v)
 
 
-def forgotten_at(role: str | None, row: str, digests: Mapping[str, str]) -> str | None:
-    """The time of the latest forget of a text an index row holds, as row_holds judges (None:
-    it holds none): the indexer leaves out a record said before it, so a text the owner made
-    memoryd forget never comes back from a log the forget could not read then (or one a
-    restore lays later)."""
+# A CALL_TEXT argument whose whole JSON string stands in a call's arguments, even when the index
+# cut the arguments short so that they no longer parse.
+_QUOTED_ARGUMENT = re.compile(
+    r'"(?:' + "|".join(sorted(CALL_TEXT)) + r')"\s*:\s*("(?:[^"\\]|\\.)*")'
+)
+
+
+def _cut_call_texts(arguments: str) -> Iterator[str]:
+    """The CALL_TEXT arguments written whole in a call's arguments cut short."""
+    for quoted in _QUOTED_ARGUMENT.findall(arguments):
+        try:
+            value = json.loads(quoted)
+        except ValueError:
+            continue
+        if isinstance(value, str):
+            yield value
+
+
+def holds_forgotten(role: str | None, row: str, digests: frozenset[str]) -> bool:
+    """True when an index row holds, as row_holds judges, a text whose digest is in digests: the
+    indexer leaves it out, so a text the owner made memoryd forget never comes back from a log
+    the forget could not read then (or one a restore lays later)."""
     if role != "call":
-        return digests.get(digest(row))
+        return digest(row) in digests
     _, _, arguments = row.partition(" ")
     try:
-        args = json.loads(arguments)
-    except ValueError:  # cut short by the index's cap: nothing whole to compare
-        return None
-    times = [digests[d] for d in map(digest, call_texts(args)) if d in digests]
-    return max(times) if times else None
+        texts = call_texts(json.loads(arguments))
+    except ValueError:  # cut short by the index's cap: the arguments written whole in it
+        texts = _cut_call_texts(arguments)
+    return any(digest(text) in digests for text in texts)
 
 
 def row_holds(role: str | None, row: str, text: str) -> bool:

@@ -28,7 +28,7 @@ import hashlib
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -260,22 +260,15 @@ def index_session_part(
     skip = forgotten.listed(home)  # what the owner made memoryd forget is never indexed again
     if skip:
         rows = (r for r in rows if forgotten.session_key(session, r[3]) not in skip)
-    texts = forgotten.digests(home)  # nor its text, in any record said before the forget
+    texts = forgotten.digests(home)  # nor its text, in any record of any log
     if texts:
-        rows = (r for r in rows if not _said_before_forget(r, texts))
+        rows = (r for r in rows if not matching.holds_forgotten(r[5], r[8], texts))
     added = insert_rows(conn, rows)
     if state.bytes != before or saved is None or state.file != file:
         state.tail = _tail_hash(path, state.bytes)
         state.file = file
         save_state(conn, name, state)
     return added, part.done
-
-
-def _said_before_forget(row: Row, texts: Mapping[str, str]) -> bool:
-    """A row holding a forgotten text, of a record whose time (loopd's, to the second) is not
-    after the forget's (to the minute: a record of the forget's own minute counts as before)."""
-    at = matching.forgotten_at(row[5], row[8], texts)
-    return at is not None and str(row[4])[:16] <= at[:16]
 
 
 def _settings(value: str | Settings) -> Settings:

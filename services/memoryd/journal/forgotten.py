@@ -5,10 +5,13 @@ session:ID:N (record N of a session's log, which is loopd's and keeps its text).
 lists the digest of each text it took ({"digest", "time", "edit"}, forgetlines.Forgot): an entry
 has no key, and a note's key names a place in one notes.md, so only the digest lets a restore of
 an older archive or an import of an older export recognise what the owner forgot and leave it
-out. The indexer skips every listed key, and every row of a record said before the forget that
-holds a listed text (by its digest, on forget's own terms: data/matching.py), so a catch-up, a
-reindex or a restore never puts the text back into the index, not even from a log the forget
-could not read; the owner saying it again after the forget is a new memory.
+out. The indexer skips every listed key, and every session record's row that holds a listed text
+(by its digest, on forget's own terms: data/matching.py), so a catch-up, a reindex or a restore
+never puts the text back into the index, not even from a log the forget could not read then. No
+clock can tell a record said before the forget from one said after (loopd's and memoryd's may
+differ, a log may come from another machine), so the text stays out of the index from every log;
+the owner who wants it remembered again writes it as a memory (a note or an entry is indexed from
+notes.md and memory.md, which this check does not touch).
 The marker is the text that replaces what was forgotten wherever memoryd held it: it says who and
 when, and holds no hash (a short secret's hash can be guessed; the digests stay in this file and
 the journal's forget lines).
@@ -29,8 +32,7 @@ as the journal cannot give theirs back.
 
 import json
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import Home, append_line, read_file
@@ -84,8 +86,7 @@ class _Read:
     own: frozenset[str]  # the keys on whole lines of the file itself
     texts: frozenset[Forgot] = frozenset()  # every digest listed (the journal's too, as keys)
     own_texts: frozenset[Forgot] = frozenset()
-    # Of texts: each digest and the time of its latest forget (the indexer's check).
-    digests: Mapping[str, str] = field(default_factory=dict)
+    digests: frozenset[str] = frozenset()  # of texts, the digests alone (the indexer's check)
 
 
 _cache: dict[Path, tuple[Stamp, _Read]] = {}
@@ -122,10 +123,9 @@ def texts(home: Home) -> frozenset[Forgot]:
     return _read(home).texts
 
 
-def digests(home: Home) -> Mapping[str, str]:
-    """Each digest of texts() and the time of its latest forget: a session record said before
-    that time whose text is one of them is never indexed, from whatever log, whenever it is read
-    (matching.forgotten_at); the owner saying it again afterwards is a new memory."""
+def digests(home: Home) -> frozenset[str]:
+    """The digests alone of texts(): a session record whose text is one of them is never
+    indexed, from whatever log, whenever it is read (matching.holds_forgotten)."""
     return _read(home).digests
 
 
@@ -165,10 +165,7 @@ def _made(
     own_texts: frozenset[Forgot] = frozenset(),
 ) -> _Read:
     numbers = frozenset(int(k.removeprefix("note:")) for k in every if k.startswith("note:"))
-    latest: dict[str, str] = {}
-    for forgot in texts:
-        latest[forgot.digest] = max(forgot.time, latest.get(forgot.digest, ""))
-    return _Read(every, numbers, own, texts, own_texts, latest)
+    return _Read(every, numbers, own, texts, own_texts, frozenset(f.digest for f in texts))
 
 
 def _missing(home: Home, where: Path) -> _Read:

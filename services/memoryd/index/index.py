@@ -55,6 +55,7 @@ from memoryd.index.samefile import GONE
 from memoryd.index.warming import Warming
 from memoryd.search import vocab
 from memoryd.search.schema import DELETIONS_PRAGMA
+from proto.files import NotRegular
 from proto.labels import CLASS_RANK
 from proto.plural import counted
 
@@ -208,6 +209,8 @@ class Index(ModePrep, Warming):
             if gone.holds(self._write(), session):
                 gone.remove(self, [session])
             raise SessionUnknown(f"no session {session} under sessions/")
+        if problem is not None and not isinstance(problem, NotRegular):
+            raise problem  # a folder memoryd may not search, say: tried again (catchup.py)
         if problem is not None:
             log.warning("session log %s: skipped: %s", self.home.session_log(session), problem)
             self._aside(session, problem.strerror or str(problem))

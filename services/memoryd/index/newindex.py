@@ -21,6 +21,7 @@ from memoryd.index.dbfile import create_file, remove_database
 from memoryd.index.indexer import Part, Settings
 from memoryd.journal import forgotten
 from memoryd.search import generation
+from proto.files import NotRegular
 from proto.messages import is_session_id
 
 log = logging.getLogger(__name__)
@@ -44,16 +45,17 @@ def new_path(path: Path) -> Path:
 def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> list[str]:
     """The sessions whose log can be indexed, by name; a symbolic link (at sessions/<id> or at
     its 0.jsonl) or a log that is not a regular file is skipped with a log line (and in skipped,
-    with why, when given)."""
+    with why, when given). A log memoryd may not reach now (a folder it may not search) is
+    listed: reading it fails, and the reader says so."""
     if not home.sessions.is_dir():
         return []
     names = sorted(p.name for p in home.sessions.iterdir() if is_session_id(p.name))
     found = []
     for name in names:
         problem = indexer.log_problem(home, name)
-        if problem is None:
-            found.append(name)
-        elif not isinstance(problem, FileNotFoundError):
+        if problem is None or not isinstance(problem, (FileNotFoundError, NotRegular)):
+            found.append(name)  # one memoryd may not read yet is tried, and left out in a line
+        elif isinstance(problem, NotRegular):
             log.warning("session log %s: skipped: %s", home.session_log(name), problem)
             if skipped is not None:
                 skipped[name] = problem.strerror or str(problem)

@@ -74,9 +74,10 @@ NOT_APPLIED = (
     " written. Try again."
 )
 NOT_DONE = "memoryd was too busy to start this command in time; nothing was changed. Try again."
-# The owner's reads that answer from the index's notes: notes.md is caught up before them. Not
-# forget, whose note:N must name the note search showed (data/targets.py).
-FRESH_NOTES = frozenset({"search"})
+# The owner's reads that print note numbers: notes.md is caught up before them, so that the numbers
+# are those the index holds now (stats reads notes.md itself). Not forget, whose note:N must name
+# the note search or stats showed (data/targets.py).
+FRESH_NOTES = frozenset({"search", "stats"})
 
 
 class NotesChanged(MemorydError):

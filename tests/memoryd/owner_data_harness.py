@@ -72,7 +72,7 @@ class Memoryd:
 def owner_searched(index: Index) -> None:
     """As if the owner had searched since memoryd started: the tests name notes by the numbers
     notes.md gives them, and a note:N is refused until a search of this memoryd printed them."""
-    index.notes_seen.shown = index.notes_seen.renumbered
+    index.notes_seen.print_numbers(range(1_000), index.notes_seen.renumbered)
 
 
 def _apply_call(service: MemoryService, args, caller) -> str:

@@ -184,16 +184,19 @@ def check_shown(
 
 
 def _notes_read(index, ref: str, doing: Doing) -> None:
-    """Refused when notes.md changed since the index last read it, or since the owner's last
-    search printed note numbers (index/notesseen.py): the number may be another note's now."""
+    """Refused when notes.md changed since the index last read it, or ref's number was not
+    printed by a search or stats since the index last read notes.md from its start
+    (index/notesseen.py): the number may be another note's now."""
     seen = index.notes_seen
-    if seen.behind():
-        if seen.shown < 0:
-            why = "no bxctl memory search or stats has printed note numbers since memoryd started"
-        elif seen.renumbered != seen.shown:
+    number = int(ref.removeprefix("note:"))
+    if seen.behind(number):
+        printed = seen.printed.get(number)
+        if printed is None:
+            why = f"no bxctl memory search or stats has printed {ref} since memoryd started"
+        elif printed != seen.renumbered:
             why = (
                 "memory/notes.md was read again from its start (edited by hand, or restored)"
-                " since the last bxctl memory search or stats"
+                f" since a bxctl memory search or stats printed {ref}"
             )
         else:
             why = "memory/notes.md changed since the last bxctl memory search or stats"

@@ -5,14 +5,15 @@ notes.md's stat with the one taken when the writer last read it (one stat, nothi
 nothing changed) and, when they differ, has the writer catch the index up first (service.py), so
 that recall and search answer from notes.md as it is. Forget compares it with the stat of the last
 read that succeeded: a note number given while the index was behind notes.md may name another
-note than the one search showed, and forget refuses it (data/targets.py). So it does once the index
-has read notes.md again from its start (renumbered: a hand edit before the end moves the numbers
-after it) since the owner's last search printed note numbers (shown): a recall in between catches
-the index up, and the number search printed would then name the note that moved into its place.
+note than the one search showed, and forget refuses it (data/targets.py). So it does a number no
+search or stats printed since the index last read notes.md again from its start (renumbered: a
+hand edit before the end moves the numbers after it): a recall in between catches the index up,
+and the number printed before would then name the note that moved into its place. Each number
+counts on its own (printed): a search that printed other notes, or none, makes no number current.
 
 The numbers a search printed before memoryd started are not known to be current (notes.md may
 have been edited and read again from its start in between), so after a start every note number
-counts as not shown until the owner's first search of this memoryd.
+counts as not printed until a search or stats of this memoryd prints it.
 
 notes.md that only grew since the index read it (memoryd's own append, which the writer indexes
 next) holds every note under the number it had: the same file, at least as long as what the index
@@ -29,12 +30,15 @@ end); so is one changed while memoryd was stopped, at the catch-up after the sta
 
 import hashlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from memoryd.index.indexer import NOTES_WINDOW
 from proto.files import open_file
 
 Seen = tuple[object, ...]
+# The note numbers kept as printed: an owner prints far fewer between two hand edits.
+PRINTED_MOST = 100_000
 # What the index read of notes.md: notes.md's stat before the read, the byte offset the index
 # reached and the hash of the NOTES_WINDOW bytes before it (None: not known).
 Read = tuple[Seen, int | None, str | None]
@@ -60,10 +64,12 @@ class NotesSeen:
         self._read: Read | None = None
         # notes.md's stat when the writer last tried to read it, whether or not that succeeded.
         self.tried: Seen | None = None
-        # How many times the index read notes.md again from its start, and that count when the
-        # owner's last search (owner/search.py) printed note numbers: none yet after a start.
+        # How many times the index read notes.md again from its start, and for each note number
+        # a search or stats printed (owner/search.py, owner/stats.py) that count when it did:
+        # none yet after a start. Only a number printed since the last reading from the start
+        # may be taken by forget or promote.
         self.renumbered = 0
-        self.shown = -1
+        self.printed: dict[int, int] = {}
         # The last (read, stat) found to have only grown: a reader asking again reads nothing.
         self._grown: tuple[Read, Seen] | None = None
 
@@ -114,13 +120,22 @@ class NotesSeen:
         tried = self.tried
         return tried is not None and stat_of(self.path) != tried
 
-    def behind(self) -> bool:
-        """True when a note number the owner was shown may name another note now: the index was
-        never read since it opened, the owner has not searched since memoryd started or since
-        the index read notes.md again from its start, or notes.md changed since the last read
-        that succeeded other than by growing past it."""
+    def print_numbers(self, numbers: Iterable[int], renumbered: int) -> None:
+        """A search or stats printed these note numbers, read from the index (or notes.md) as
+        it was at renumbered (taken before the read)."""
+        for number in numbers:
+            self.printed.pop(number, None)  # the newest last: the oldest go first past the cap
+            self.printed[number] = renumbered
+        while len(self.printed) > PRINTED_MOST:
+            del self.printed[next(iter(self.printed))]
+
+    def behind(self, number: int) -> bool:
+        """True when note:number may name another note now than the one a search or stats
+        printed under it: the index was never read since it opened, no search or stats printed
+        it since memoryd started or since the index read notes.md again from its start, or
+        notes.md changed since the last read that succeeded other than by growing past it."""
         last = self._read
-        if last is None or self.renumbered != self.shown:
+        if last is None or self.printed.get(number) != self.renumbered:
             return True
         now = stat_of(self.path)
         return now != last[0] and not self._only_grew(last, now)

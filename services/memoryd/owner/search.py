@@ -44,7 +44,7 @@ def answer(recaller: Recaller, query: str, k: int, as_json: bool) -> str:
     seen = recaller.index.notes_seen
     renumbered = seen.renumbered  # taken first: a renumbering during the read is not passed
     result = recaller.recall(query, k, session=OWNER, by=OWNER)
-    seen.shown = renumbered
+    seen.print_numbers((h.record for h in result.hits if h.kind in NOTE_KINDS), renumbered)
     label = {"class": result.label.klass, "untrusted": result.label.untrusted}
     if as_json:
         hits = [hit_dict(n, hit) for n, hit in enumerate(result.hits, 1)]

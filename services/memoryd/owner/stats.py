@@ -299,7 +299,9 @@ def answer(home: Home, days: int, now: dt.datetime, as_json: bool, index=None) -
     renumbered = seen.renumbered if seen is not None else 0  # first, as search takes it
     stats = collect(home, days, now, index)
     if seen is not None:
-        seen.shown = renumbered
+        seen.print_numbers(
+            (int(m["ref"].removeprefix("note:")) for m in stats["moved"]), renumbered
+        )
     if as_json:
         page = paging.json_page(stats["moved"], lambda m: m, budget=paging.PAGE_BYTES // 2)
         stats["moved_total"] = page.total

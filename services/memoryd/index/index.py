@@ -179,10 +179,14 @@ class Index(ModePrep, Warming):
 
     # --- keeping up -----------------------------------------------------------------------------
     def sessions(self) -> list[str]:
-        """The sessions whose log can be indexed, by name (newindex.indexable_sessions)."""
+        """The sessions whose log can be indexed, by name (newindex.indexable_sessions). What is
+        left aside is what this listing skipped, and the damaged records of logs it lists: a
+        session removed or mended since is left aside no more."""
         skipped: dict[str, str] = {}
         found = newindex.indexable_sessions(self.home, skipped)
-        self.left_aside = {**self.left_aside, **skipped}
+        listed = set(found)
+        damaged = {k: v for k, v in self.left_aside.items() if k in listed and k not in skipped}
+        self.left_aside = {**damaged, **skipped}
         return found
 
     def _aside(self, session: str, why: str | None) -> None:
@@ -317,8 +321,10 @@ class Index(ModePrep, Warming):
             conn.execute("PRAGMA synchronous = NORMAL")
             _count_changes(conn)
             with self._transaction(conn):
-                sessions = self.sessions()
-                self.left_out = newindex.catch_up(conn, self.home, self.settings, sessions)
+                skipped: dict[str, str] = {}
+                sessions = newindex.indexable_sessions(self.home, skipped)
+                damaged: dict[str, str] = {}
+                self.left_out = newindex.catch_up(conn, self.home, self.settings, sessions, damaged)
             # What the catch-up added and dropped: a restore or a forget during the build
             # changed what the build counted, and the answer is what the new file holds.
             changed = dict(conn.execute("SELECT kind, n FROM temp.caught").fetchall())
@@ -343,6 +349,7 @@ class Index(ModePrep, Warming):
             self._live.reset()
         records = built.records + changed.get("session", 0)
         notes = built.notes + sum(changed.get(kind, 0) for kind in NOTE_KINDS)
+        self.left_aside = {**skipped, **damaged}  # what the new file holds, no more
         logs = len(sessions) - len(self.left_out)
         log.info(
             "index %s: rebuilt from %d logs, %d records, %d notes%s",

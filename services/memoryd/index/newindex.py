@@ -127,17 +127,25 @@ def build(
 
 
 def catch_up(
-    conn: sqlite3.Connection, home: Home, settings: Settings, sessions: list[str]
+    conn: sqlite3.Connection,
+    home: Home,
+    settings: Settings,
+    sessions: list[str],
+    damaged: dict[str, str],
 ) -> list[str]:
     """What was written during a build, onto the new file (in the caller's transaction): each
     log's new records, notes.md, and the rows of the keys a forget listed meanwhile (it may have
     come after the build read them). A log that cannot be read is left out, its rows dropped, in
-    one log line; returns those logs, for the catch-up to take later."""
+    one log line; returns those logs, for the catch-up to take later. A log whose reading stops
+    at a damaged record goes into damaged, with where and why."""
     left: list[str] = []
     for session in sessions:
         conn.execute("SAVEPOINT one_log")
         try:
-            indexer.index_session(conn, home, session, settings)
+            part = Part()
+            indexer.index_session_part(conn, home, session, settings, part=part)
+            if part.damaged is not None:
+                damaged[session] = part.damaged
         except OSError as error:
             conn.execute("ROLLBACK TO one_log")
             indexer.drop_log(conn, session)

@@ -55,7 +55,7 @@ def lines(found: dict | None) -> list[str]:
     if aside:
         head = (
             f"index: {counted(aside, 'session log')} left aside, wholly or from a damaged record"
-            " (read again once it changes):"
+            " (read again at its session's next turn, a restart or bxctl reindex):"
         )
         said += _listed(head, aside, found["left_aside"])
     return said

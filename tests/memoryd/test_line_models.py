@@ -19,7 +19,7 @@ from memoryd.journal.linefile import read_lines
 from memoryd.journal.recallline import RecallLine
 from memoryd.memory import edits
 from memoryd.memory.review import PendingLine
-from memoryd.owner import stats
+from memoryd.owner import recallcounts
 from memoryd.trust.caller import OWNER, Caller
 from proto.messages import MemoryCall, ToolRequest
 from tests.callargs import loose_call
@@ -126,7 +126,7 @@ def test_a_damaged_recall_line_is_named_and_not_counted(tmp_path, caplog):
     lines = raw_lines("recalls-2026-09.jsonl")
     damaged = b' {"time":"2026-09-24T21:09:00Z","session":"s","query":"q","k":"five","hits":[]}'
     path = tmp_path / "2026-09.jsonl"
-    counts, recalls = stats.count_month(
+    counts, recalls = recallcounts.count_month(
         b"\n".join([lines[0], damaged, b" " + lines[2]]) + b"\n", b"2026-09-01T00:00:00", path
     )
     assert recalls == 2 and counts == {3: 1, 0: 1}

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from memoryd.home import Home
-from memoryd.owner import stats
+from memoryd.owner import recallcounts, stats
 
 
 def recall_lines(seed: int, n: int = 1_500) -> list[dict]:
@@ -66,7 +66,7 @@ def test_counts_match_parsing_every_line(seed, cutoff):
     ).encode()
     expected_counts, expected_recalls = reference(lines, cutoff)
     for variant in (data, b"\n" + data, data.replace(b',"k":5', b', "k": 5', 3)):
-        counts, recalls = stats.count_month(variant, cutoff.encode())
+        counts, recalls = recallcounts.count_month(variant, cutoff.encode())
         assert recalls == expected_recalls
         assert +counts == +expected_counts
 
@@ -77,7 +77,7 @@ def test_many_damaged_lines_are_said_in_one_log_line_per_file(tmp_path, caplog):
     path = tmp_path / "2026-09.jsonl"
     data = b"\n".join(b'{"not": "a recall line %d"}' % n for n in range(5_000)) + b"\n"
     with caplog.at_level("WARNING"):
-        counts, recalls = stats.count_month(data, b"2026-09-01T00:00:00", path)
+        counts, recalls = recallcounts.count_month(data, b"2026-09-01T00:00:00", path)
     assert (counts, recalls) == (Counter(), 0)
     [said] = [r.getMessage() for r in caplog.records]
     assert said.startswith(f"{path}: line 1 is not a RecallLine") and "and 4,999 lines more" in said
@@ -126,3 +126,27 @@ def test_a_file_stats_reads_that_is_no_regular_file_is_named_never_waited_on(
 
 def _line(time: str) -> dict:
     return {"time": time, "session": "s-1", "query": "q", "k": 5, "hits": []}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_month_file_read_a_block_at_a_time_counts_as_read_whole(
+    tmp_path, monkeypatch, caplog, seed
+):
+    """stats reads a month file in blocks of whole lines (its memory stays about a block, however
+    large the file): the counts are those of the whole file, and a line longer than any memoryd
+    writes is skipped unread and said once."""
+    monkeypatch.setattr(recallcounts, "BLOCK", 997)
+    monkeypatch.setattr(recallcounts, "LONGEST_LINE", 5_000)
+    lines = recall_lines(seed, n=400)
+    cutoff = "2026-10-01T00:00:00"
+    data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines).encode()
+    huge = b'{"time":"2026-11-01T00:00:00Z",' + b"x" * 20_000 + b"\n"
+    at = data.index(b"\n", len(data) // 2) + 1
+    path = tmp_path / "2026-11.jsonl"
+    path.write_bytes(data[:at] + huge + data[at:])
+    with open(path, "rb") as f, caplog.at_level("WARNING"):
+        counts, recalls = recallcounts._count_file(f, cutoff.encode(), path)
+    expected_counts, expected_recalls = reference(lines, cutoff)
+    assert recalls == expected_recalls and +counts == +expected_counts
+    [said] = [r.getMessage() for r in caplog.records]
+    assert "is longer than 5,000 bytes" in said

@@ -14,142 +14,20 @@ from 0.
 import datetime as dt
 import logging
 import os
-import re
 from collections import Counter
 from pathlib import Path
 
 from memoryd.errors import FileDamaged
 from memoryd.home import Home, read_file
-from memoryd.journal.linefile import parse_line
-from memoryd.journal.recallline import RecallLine
 from memoryd.memory import entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
 from memoryd.owner import indexstate, paging
-from proto.files import NotRegular, TooLarge
-from proto.plural import counted
+from memoryd.owner.recallcounts import note_hits, why
 
 log = logging.getLogger(__name__)
 
 IDENTITY = ("memory.md", "user.md")
-
-
-def _months(since: dt.datetime, until: dt.datetime) -> list[str]:
-    out, year, month = [], since.year, since.month
-    while (year, month) <= (until.year, until.month):
-        out.append(f"{year:04d}-{month:02d}")
-        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-    return out
-
-
-# What RecallLog writes (recall.log_line: compact JSON, time first, a hit's keys in this order, the
-# owner's mark after the hits, and "partial" or "mode" after it when set). Session ids are
-# validated, so they hold no escapes; a query's quotes are escaped, so the mark's unescaped quotes
-# can only be the key itself.
-TIME_PREFIX = b'{"time":"'
-OWNER_MARK = b',"by":"owner"'
-NOTE_HIT = re.compile(
-    rb'"kind":"(?:noted|moved|dropped)","session":"[A-Za-z0-9_-]*","record":(\d+)'
-)
-
-
-def _hits(data: bytes) -> Counter:
-    counts: Counter = Counter()
-    for number, hits in Counter(NOTE_HIT.findall(data)).items():
-        counts[int(number)] += hits
-    return counts
-
-
-def count_whole_month(data: bytes, cutoff: bytes) -> tuple[Counter, int] | None:
-    """The fast way, for a month file memoryd wrote whole (every line in its own form) that lies
-    entirely in the window (its first line is not older than cutoff): one regular expression over
-    the whole file, less the owner's lines. None when the file is not like that."""
-    start = len(TIME_PREFIX)
-    if not data.startswith(TIME_PREFIX) or data[start : start + 19] < cutoff:
-        return None
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if data.count(b"\n" + TIME_PREFIX) + 1 != lines:
-        return None
-    counts = _hits(data)
-    recalls = lines
-    position = data.find(OWNER_MARK)
-    while position != -1:
-        line_start = data.rfind(b"\n", 0, position) + 1
-        counts.subtract(_hits(data[line_start:position]))
-        recalls -= 1
-        line_end = data.find(b"\n", position)
-        if line_end == -1:
-            break
-        position = data.find(OWNER_MARK, line_end)
-    return +counts, recalls
-
-
-def count_month(data: bytes, cutoff: bytes, path: Path | None = None) -> tuple[Counter, int]:
-    """Note hits and agent recalls in one month file's bytes, from cutoff (YYYY-MM-DDTHH:MM:SS).
-
-    The lines are picked by their time and the owner's mark without parsing them, and the hits
-    found with one regular expression over the picked lines; a line memoryd did not write in its
-    own form is validated as a RecallLine instead (a damaged one is skipped, naming path and
-    the line)."""
-    whole = count_whole_month(data, cutoff)
-    if whole is not None:
-        return whole
-    start = len(TIME_PREFIX)
-    picked: list[bytes] = []
-    counts: Counter = Counter()
-    recalls = 0
-    damaged, first = 0, ""
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        if raw.startswith(TIME_PREFIX):
-            if raw[start : start + 19] >= cutoff and OWNER_MARK not in raw:
-                picked.append(raw)
-            continue
-        line = parse_line(raw, RecallLine)
-        if isinstance(line, str):
-            damaged += 1
-            first = first or f"line {number} {line}"
-            continue
-        if line.by == "owner" or line.time[:19].encode() < cutoff:
-            continue
-        recalls += 1
-        for hit in line.hits:
-            if hit.kind in ("noted", "moved", "dropped"):
-                counts[hit.record] += 1
-    if damaged:  # one line per file and stats, however many lines a hand edit spoilt
-        more = f" and {counted(damaged - 1, 'line')} more" if damaged > 1 else ""
-        log.warning("%s: %s%s; not counted", path or "recall log", first, more)
-    recalls += len(picked)
-    counts.update(_hits(b"\n".join(picked)))
-    return counts, recalls
-
-
-def note_hits(
-    home: Home, since: dt.datetime, until: dt.datetime, unread: list[str] | None = None
-) -> tuple[Counter, int]:
-    """Hits per note number in the window, and how many agent recalls it holds. A month file
-    that is not a regular file (a FIFO, a link, a folder) is never waited on nor followed: it
-    is not counted, and unread gets one line saying why."""
-    counts: Counter = Counter()
-    recalls = 0
-    cutoff = since.strftime("%Y-%m-%dT%H:%M:%S").encode()
-    for month in _months(since, until):
-        path = home.recalls / f"{month}.jsonl"
-        try:
-            data = read_file(path)
-        except FileNotFoundError:
-            continue
-        except OSError as e:
-            said = f"memory/recalls/{month}.jsonl: {_why(e)}; not counted"
-            log.warning("%s", said)
-            if unread is not None:
-                unread.append(said)
-            continue
-        month_counts, month_recalls = count_month(data, cutoff, path)
-        counts.update(month_counts)
-        recalls += month_recalls
-    return counts, recalls
 
 
 def _size(path: Path) -> int | None:
@@ -186,13 +64,6 @@ def sizes(home: Home) -> dict[str, int | None]:
     return out
 
 
-def _why(error: OSError) -> str:
-    """What is wrong with a file, in words that follow its name."""
-    if isinstance(error, (NotRegular, TooLarge)):
-        return f"is {error.strerror}"  # "is a FIFO, not a regular file"
-    return error.strerror or str(error)
-
-
 def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     since = now - dt.timedelta(days=days)
     unread: list[str] = []
@@ -202,7 +73,7 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     except FileNotFoundError:
         all_notes = []
     except OSError as e:
-        unread.append(f"memory/notes.md: {_why(e)}; its notes not shown")
+        unread.append(f"memory/notes.md: {why(e)}; its notes not shown")
         all_notes = []
     by_text: Counter = Counter()
     for note in all_notes:

@@ -1,0 +1,198 @@
+"""Hit counts per note from the recall log (recalls/, one line per recall with its hits), for
+`bxctl memory stats`: they survive a reindex, as the index holds none. The owner's own searches
+("by": "owner") are not counted. A month file is read a block of whole lines at a time, so stats
+holds about a block whatever the file's size; lines memoryd wrote are picked by their time and
+mark without parsing them, any other line validated as a RecallLine, and a damaged one said once
+per file with how many more there were.
+"""
+
+import datetime as dt
+import logging
+import re
+from collections import Counter
+from pathlib import Path
+
+from memoryd.home import Home, open_read
+from memoryd.journal.linefile import parse_line
+from memoryd.journal.recallline import RecallLine
+from proto.files import NotRegular, TooLarge
+from proto.plural import counted
+
+log = logging.getLogger("memoryd.owner.stats")
+
+
+def why(error: OSError) -> str:
+    """What is wrong with a file, in words that follow its name."""
+    if isinstance(error, (NotRegular, TooLarge)):
+        return f"is {error.strerror}"  # "is a FIFO, not a regular file"
+    return error.strerror or str(error)
+
+
+def months(since: dt.datetime, until: dt.datetime) -> list[str]:
+    out, year, month = [], since.year, since.month
+    while (year, month) <= (until.year, until.month):
+        out.append(f"{year:04d}-{month:02d}")
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return out
+
+
+# What RecallLog writes (recall.log_line: compact JSON, time first, a hit's keys in this order, the
+# owner's mark after the hits, and "partial" or "mode" after it when set). Session ids are
+# validated, so they hold no escapes; a query's quotes are escaped, so the mark's unescaped quotes
+# can only be the key itself.
+TIME_PREFIX = b'{"time":"'
+OWNER_MARK = b',"by":"owner"'
+NOTE_HIT = re.compile(
+    rb'"kind":"(?:noted|moved|dropped)","session":"[A-Za-z0-9_-]*","record":(\d+)'
+)
+
+
+def _hits(data: bytes) -> Counter:
+    counts: Counter = Counter()
+    for number, hits in Counter(NOTE_HIT.findall(data)).items():
+        counts[int(number)] += hits
+    return counts
+
+
+def count_whole_month(data: bytes, cutoff: bytes) -> tuple[Counter, int] | None:
+    """The fast way, for a month file memoryd wrote whole (every line in its own form) that lies
+    entirely in the window (its first line is not older than cutoff): one regular expression over
+    the whole file, less the owner's lines. None when the file is not like that."""
+    start = len(TIME_PREFIX)
+    if not data.startswith(TIME_PREFIX) or data[start : start + 19] < cutoff:
+        return None
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if data.count(b"\n" + TIME_PREFIX) + 1 != lines:
+        return None
+    counts = _hits(data)
+    recalls = lines
+    position = data.find(OWNER_MARK)
+    while position != -1:
+        line_start = data.rfind(b"\n", 0, position) + 1
+        counts.subtract(_hits(data[line_start:position]))
+        recalls -= 1
+        line_end = data.find(b"\n", position)
+        if line_end == -1:
+            break
+        position = data.find(OWNER_MARK, line_end)
+    return +counts, recalls
+
+
+def count_month(data: bytes, cutoff: bytes, path: Path | None = None) -> tuple[Counter, int]:
+    """Note hits and agent recalls in one month file's bytes, from cutoff (YYYY-MM-DDTHH:MM:SS).
+
+    The lines are picked by their time and the owner's mark without parsing them, and the hits
+    found with one regular expression over the picked lines; a line memoryd did not write in its
+    own form is validated as a RecallLine instead (a damaged one is skipped, naming path and
+    the line)."""
+    tally = _Tally()
+    tally.add(data, cutoff)
+    return tally.said(path)
+
+
+class _Tally:
+    """The counts of a month file read a block of whole lines at a time (count_month, and
+    note_hits' streaming), with the first damaged line kept to be said once for the file."""
+
+    def __init__(self) -> None:
+        self.counts: Counter = Counter()
+        self.recalls = 0
+        self.lines = 0  # read so far, to number a damaged line within the file
+        self.damaged = 0
+        self.first = ""
+
+    def add(self, data: bytes, cutoff: bytes) -> None:
+        whole = count_whole_month(data, cutoff) if not self.lines else None
+        if whole is not None:
+            self.counts.update(whole[0])
+            self.recalls += whole[1]
+            self.lines += data.count(b"\n")
+            return
+        start = len(TIME_PREFIX)
+        picked: list[bytes] = []
+        for number, raw in enumerate(data.split(b"\n"), start=self.lines + 1):
+            if not raw.strip():
+                continue
+            if raw.startswith(TIME_PREFIX):
+                if raw[start : start + 19] >= cutoff and OWNER_MARK not in raw:
+                    picked.append(raw)
+                continue
+            line = parse_line(raw, RecallLine)
+            if isinstance(line, str):
+                self.damaged += 1
+                self.first = self.first or f"line {number} {line}"
+                continue
+            if line.by == "owner" or line.time[:19].encode() < cutoff:
+                continue
+            self.recalls += 1
+            for hit in line.hits:
+                if hit.kind in ("noted", "moved", "dropped"):
+                    self.counts[hit.record] += 1
+        self.lines += data.count(b"\n")
+        self.recalls += len(picked)
+        self.counts.update(_hits(b"\n".join(picked)))
+
+    def too_long(self) -> None:
+        self.lines += 1
+        self.damaged += 1
+        self.first = self.first or f"line {self.lines} is longer than {LONGEST_LINE:,} bytes"
+
+    def said(self, path: Path | None) -> tuple[Counter, int]:
+        if self.damaged:  # one line per file and stats, however many lines a hand edit spoilt
+            more = f" and {counted(self.damaged - 1, 'line')} more" if self.damaged > 1 else ""
+            log.warning("%s: %s%s; not counted", path or "recall log", self.first, more)
+        return self.counts, self.recalls
+
+
+# A month file is read a block of whole lines at a time: stats holds about a block, whatever the
+# file's size. A line longer than LONGEST_LINE (memoryd writes none near it) is skipped unread.
+BLOCK = 4 << 20
+LONGEST_LINE = 16 << 20
+
+
+def _count_file(f, cutoff: bytes, path: Path) -> tuple[Counter, int]:
+    tally, rest, skipping = _Tally(), b"", False
+    while chunk := f.read(BLOCK):
+        if skipping:  # within a line too long to count: up to its end
+            end = chunk.find(b"\n")
+            if end == -1:
+                continue
+            chunk, skipping = chunk[end + 1 :], False
+        data = rest + chunk
+        end = data.rfind(b"\n") + 1
+        if end:
+            tally.add(data[:end], cutoff)
+        rest = data[end:]
+        if len(rest) > LONGEST_LINE:
+            tally.too_long()
+            rest, skipping = b"", True
+    if rest and not skipping:
+        tally.add(rest, cutoff)
+    return tally.said(path)
+
+
+def note_hits(
+    home: Home, since: dt.datetime, until: dt.datetime, unread: list[str] | None = None
+) -> tuple[Counter, int]:
+    """Hits per note number in the window, and how many agent recalls it holds. A month file
+    that is not a regular file (a FIFO, a link, a folder) is never waited on nor followed: it
+    is not counted, and unread gets one line saying why."""
+    counts: Counter = Counter()
+    recalls = 0
+    cutoff = since.strftime("%Y-%m-%dT%H:%M:%S").encode()
+    for month in months(since, until):
+        path = home.recalls / f"{month}.jsonl"
+        try:
+            with open_read(path) as f:
+                month_counts, month_recalls = _count_file(f, cutoff, path)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            said = f"memory/recalls/{month}.jsonl: {why(e)}; not counted"
+            log.warning("%s", said)
+            if unread is not None:
+                unread.append(said)
+            continue
+        counts.update(month_counts)
+        recalls += month_recalls
+    return counts, recalls

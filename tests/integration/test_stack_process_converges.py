@@ -200,3 +200,13 @@ def test_a_role_keeps_its_log_bounded_however_much_it_logs(stack):
         and shown.stdout.splitlines() == both[-len(shown.stdout.splitlines()) :]
     )
     assert len(shown.stdout.splitlines()) == len(log.read_text().splitlines()) + 5
+    # The owner removes ROLE.log while the role is idle: logs shows what ROLE.log.1 holds; a
+    # FIFO there is named in one line, never read (the read would not end).
+    last = older.read_text().splitlines()[-3:]
+    log.unlink()
+    shown = stack.run("logs", "memoryd", "3")
+    assert shown.returncode == 0 and shown.stdout.splitlines() == last, shown.stderr
+    os.mkfifo(log, 0o600)
+    shown = stack.run("logs", "memoryd", "3")
+    assert shown.returncode == 1 and f"{log} is not a regular file" in shown.stderr
+    log.unlink()

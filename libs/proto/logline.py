@@ -49,16 +49,14 @@ class OneLineFormatter(logging.Formatter):
 
 
 def configure(fmt: str, level: int = logging.INFO, rotate: bool = False) -> None:
-    """logging.basicConfig to stderr with fmt, through OneLineFormatter; rotate: a log file
-    named by BOXMAKER_LOG_FILE is kept bounded (logrotate.py)."""
-    handler = (logrotate.handler_from_env() if rotate else None) or logging.StreamHandler(
-        sys.stderr
-    )
+    """logging.basicConfig to stderr with fmt, through OneLineFormatter; a log file named by
+    BOXMAKER_LOG_FILE is followed, and with rotate kept bounded too (logrotate.py)."""
+    handler = logrotate.handler_from_env(moves=rotate) or logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLineFormatter(fmt))
     logging.basicConfig(level=level, handlers=[handler])
 
 
 def configure_role(level: int = logging.INFO, rotate: bool = False) -> None:
     """The one log setup of every role: ROLE_FORMAT to stderr, one line per event. A role's
-    serve passes rotate; its child processes, which share its stderr, do not."""
+    serve passes rotate; its child processes, which share its log, only follow it."""
     configure(ROLE_FORMAT, level, rotate)

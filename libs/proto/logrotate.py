@@ -16,8 +16,10 @@ writes to bounded by BOXMAKER_LOG_MAX_BYTES (default MAX_BYTES), whatever happen
   never the disk; the first such trouble of each kind is said once, in the log itself.
 
 A traceback written to stderr lands in the same file. The role's child processes (the index
-rebuild, the embedder) inherit its stderr and write through it without ever moving anything:
-their few lines follow the file they started with.
+rebuild, the embedder, which lives as long as memoryd) inherit its stderr and the variable: they
+follow the file at FILE as the role does, before their next line (their stderr only: a child's
+stdout may be its pipe to the role), and never move or cut anything. A child that writes nothing
+keeps the file it started with open until it does, or ends: 10 MB at most, not given back.
 """
 
 import logging
@@ -36,10 +38,12 @@ LOOK_SECONDS = 1.0  # how often the file at the path is compared with the one wr
 class RotatingStderr(logging.StreamHandler):
     """A StreamHandler on sys.stderr keeping the file at path bounded (see the module)."""
 
-    def __init__(self, path: str, max_bytes: int):
+    def __init__(self, path: str, max_bytes: int, moves: bool = True):
         super().__init__(sys.stderr)
         self.path = path
         self.max_bytes = max(max_bytes, LEAST_BYTES)
+        self.moves = moves  # False: a child of the role, which only follows the file
+        self._fds = (1, 2) if moves else (2,)
         self._next_look = 0.0
         self._said: set[str] = set()
 
@@ -49,8 +53,7 @@ class RotatingStderr(logging.StreamHandler):
                 self._next_look = time.monotonic() + LOOK_SECONDS
                 self._follow(os.fstat(2))
             super().emit(record)
-            here = os.fstat(2)
-            if here.st_size >= self.max_bytes:
+            if self.moves and (here := os.fstat(2)).st_size >= self.max_bytes:
                 self._full(here)
         except OSError as e:  # never fail a log line for it
             self._say("stat", f"cannot be watched: {e.strerror}")
@@ -103,10 +106,11 @@ class RotatingStderr(logging.StreamHandler):
                 self._say("open", "is not a regular file")
                 return False
             os.set_blocking(fd, True)
-            sys.stdout.flush()
+            if 1 in self._fds:
+                sys.stdout.flush()
             self.stream.flush()
-            os.dup2(fd, 1, inheritable=True)
-            os.dup2(fd, 2, inheritable=True)
+            for target in self._fds:
+                os.dup2(fd, target, inheritable=True)
         finally:
             os.close(fd)
         return True
@@ -125,8 +129,9 @@ class RotatingStderr(logging.StreamHandler):
         self.stream.flush()
 
 
-def handler_from_env(environ=os.environ) -> logging.Handler | None:
-    """The rotating handler BOXMAKER_LOG_FILE asks for, or None (log to stderr as it is)."""
+def handler_from_env(environ=os.environ, moves: bool = True) -> logging.Handler | None:
+    """The handler BOXMAKER_LOG_FILE asks for, or None (log to stderr as it is); moves: the
+    role's own, which keeps the file bounded (a child's only follows it)."""
     path = environ.get(FILE_ENV, "")
     if not path:
         return None
@@ -134,4 +139,4 @@ def handler_from_env(environ=os.environ) -> logging.Handler | None:
         max_bytes = int(environ.get(MAX_ENV, "") or MAX_BYTES)
     except ValueError:
         max_bytes = MAX_BYTES
-    return RotatingStderr(path, max_bytes)
+    return RotatingStderr(path, max_bytes, moves)

@@ -17,7 +17,7 @@ LINE = 100  # about, with the time and level
 CHILD = """
 import logging, os, sys, time
 from proto.logline import configure_role
-configure_role(rotate=True)
+configure_role(rotate=sys.argv[4] == "role")
 path, lines, action = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 say = logging.getLogger("role").info
 for n in range(lines):
@@ -33,7 +33,9 @@ print("printed after the lines")
 """
 
 
-def run_role(folder: Path, lines: int, action: str = "none", into: Path | None = None) -> Path:
+def run_role(
+    folder: Path, lines: int, action: str = "none", into: Path | None = None, kind: str = "role"
+) -> Path:
     log = folder / "role.log"
     if action == "link":
         (folder / "target").write_text("")
@@ -44,7 +46,7 @@ def run_role(folder: Path, lines: int, action: str = "none", into: Path | None =
     env = {**os.environ, logrotate.FILE_ENV: str(log), logrotate.MAX_ENV: str(BOUND)}
     with open(into or log, "ab") as out:
         subprocess.run(
-            [sys.executable, "-c", CHILD, str(log), str(lines), action],
+            [sys.executable, "-c", CHILD, str(log), str(lines), action, kind],
             env=env,
             stdout=out,
             stderr=out,
@@ -78,6 +80,15 @@ def test_a_removed_log_is_made_again_and_written_to(tmp_path):
     assert numbers(log.read_text()) == list(range(30, 60))
 
 
+def test_a_child_of_the_role_follows_the_file_and_never_moves_it(tmp_path):
+    """The embedder and the rebuild inherit the role's log: after the role moved it aside, their
+    lines go to the new file, not to the one moved away; they never move or cut it themselves."""
+    log = run_role(tmp_path, 1000, "replace", kind="child")
+    assert numbers(log.read_text()) == list(range(500, 1000))
+    assert not (tmp_path / "role.log.1").exists()  # over the bound: a child leaves it as it is
+    assert log.stat().st_size > BOUND
+
+
 def test_a_log_replaced_by_another_file_is_followed(tmp_path):
     """The owner's own rotation (move aside, make an empty one): the role writes to the new."""
     log = run_role(tmp_path, 60, "replace")
@@ -108,7 +119,7 @@ def test_without_a_file_named_stderr_is_left_as_it_is(tmp_path):
     out = tmp_path / "elsewhere.log"
     with open(out, "ab") as f:
         subprocess.run(
-            [sys.executable, "-c", CHILD, str(tmp_path / "role.log"), "600", "none"],
+            [sys.executable, "-c", CHILD, str(tmp_path / "role.log"), "600", "none", "role"],
             env={k: v for k, v in os.environ.items() if k != logrotate.FILE_ENV},
             stdout=f,
             stderr=f,

@@ -17,7 +17,8 @@ import pytest
 
 from memoryd import catchup
 from memoryd.errors import SessionNotIndexed
-from memoryd.index import indexer
+from memoryd.home import Home
+from memoryd.index import indexer, newindex
 from memoryd.index.sessionrows import LogState, Part, session_rows
 from memoryd.index.settings import Settings
 from proto.messages import SessionUpdated
@@ -320,3 +321,21 @@ def test_stats_never_says_every_log_is_indexed_while_one_is_left_aside(md, make_
     asyncio.run(asyncio.wait_for(md.service.catch_up(), 10))
     assert "index: every session log indexed" in md.admin("stats", "{}")
     assert "fence" in md.recall("fence painted")
+
+
+def test_many_skipped_logs_are_named_a_few_then_counted(tmp_path, caplog):
+    """A listing names the first skipped logs one by one and the rest in one line: a home of
+    many links does not fill memoryd's log at every start and reindex."""
+    home = Home(tmp_path / "home")
+    for n in range(8):
+        home.session_log(f"s-{n}").parent.mkdir(parents=True, mode=0o700)
+        make("link", home.session_log(f"s-{n}"))
+    skipped: dict[str, str] = {}
+    with caplog.at_level(logging.WARNING):
+        assert newindex.indexable_sessions(home, skipped) == []
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == newindex.SKIPPED_SAID + 1 and len(skipped) == 8
+    assert (
+        said[-1]
+        == f"{home.sessions}: 3 more session logs skipped as well (bxctl memory stats names them)"
+    )

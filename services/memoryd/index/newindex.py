@@ -23,6 +23,7 @@ from memoryd.journal import forgotten
 from memoryd.search import generation
 from proto.files import NotRegular
 from proto.messages import is_session_id
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,10 @@ def new_path(path: Path) -> Path:
     return path.with_name(path.name + ".new")
 
 
+# The skipped logs a listing names one by one; the rest in one line.
+SKIPPED_SAID = 5
+
+
 def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> list[str]:
     """The sessions whose log can be indexed, by name; a symbolic link (at sessions/<id> or at
     its 0.jsonl) or a log that is not a regular file is skipped with a log line (and in skipped,
@@ -50,15 +55,23 @@ def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> lis
     if not home.sessions.is_dir():
         return []
     names = sorted(p.name for p in home.sessions.iterdir() if is_session_id(p.name))
-    found = []
+    found, said = [], 0
     for name in names:
         problem = indexer.log_problem(home, name)
         if problem is None or not isinstance(problem, (FileNotFoundError, NotRegular)):
             found.append(name)  # one memoryd may not read yet is tried, and left out in a line
         elif isinstance(problem, NotRegular):
-            log.warning("session log %s: skipped: %s", home.session_log(name), problem)
+            said += 1
+            if said <= SKIPPED_SAID:
+                log.warning("session log %s: skipped: %s", home.session_log(name), problem)
             if skipped is not None:
                 skipped[name] = problem.strerror or str(problem)
+    if said > SKIPPED_SAID:
+        log.warning(
+            "%s: %s skipped as well (bxctl memory stats names them)",
+            home.sessions,
+            counted(said - SKIPPED_SAID, "more session log"),
+        )
     return found
 
 

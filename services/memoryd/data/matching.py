@@ -24,17 +24,6 @@ def same(value: object, text: str) -> bool:
     return isinstance(value, str) and value.strip() == text.strip()
 
 
-def in_args(value: object, text: str) -> bool:
-    """True when a tool call's arguments carry text under one of CALL_TEXT."""
-    if isinstance(value, dict):
-        return any(
-            (key in CALL_TEXT and same(v, text)) or in_args(v, text) for key, v in value.items()
-        )
-    if isinstance(value, list):
-        return any(in_args(v, text) for v in value)
-    return False
-
-
 def _entries(value: object, text: str, marker: object) -> object:
     if not isinstance(value, list):
         return value
@@ -78,7 +67,7 @@ def query_holds(line: dict, text: str) -> bool:
 def pending_holds(line: dict, text: str) -> bool:
     """A pending write whose arguments carry text: once text is forgotten it cannot be
     accepted, so the write goes with it."""
-    return in_args(line.get("args"), text)
+    return any(same(value, text) for value in call_texts(line.get("args")))
 
 
 def export_change(item: dict, text: str, marker: str) -> dict | None:
@@ -91,15 +80,6 @@ def export_change(item: dict, text: str, marker: str) -> dict | None:
 
 def export_holds(item: dict, text: str) -> bool:
     return same(item.get("text"), text)
-
-
-def _quoted_value(text: str) -> re.Pattern[str]:
-    """A CALL_TEXT argument equal to text, as JSON writes it (for a call whose arguments the
-    index cut short, so they no longer parse)."""
-    keys = "|".join(sorted(CALL_TEXT))
-    forms = {json.dumps(text.strip(), ensure_ascii=wide) for wide in (False, True)}
-    values = "|".join(re.escape(form) for form in sorted(forms))
-    return re.compile(rf'"(?:{keys})"\s*:\s*(?:{values})')
 
 
 def call_texts(value: object) -> Iterator[str]:
@@ -133,28 +113,27 @@ def _cut_call_texts(arguments: str) -> Iterator[str]:
             yield value
 
 
+def row_texts(role: str | None, row: str) -> Iterator[str]:
+    """What an index row (a session record's row, or a note's) carries as written: its content,
+    or a call's CALL_TEXT arguments (those written whole, when the index cut the call short)."""
+    if role != "call":
+        yield row
+        return
+    _, _, arguments = row.partition(" ")
+    try:
+        yield from call_texts(json.loads(arguments))
+    except ValueError:  # cut short by the index's cap: the arguments written whole in it
+        yield from _cut_call_texts(arguments)
+
+
 def holds_forgotten(role: str | None, row: str, digests: frozenset[str]) -> bool:
     """True when an index row holds, as row_holds judges, a text whose digest is in digests: the
     indexer leaves it out, so a text the owner made memoryd forget never comes back from a log
     the forget could not read then (or one a restore lays later)."""
-    if role != "call":
-        return digest(row) in digests
-    _, _, arguments = row.partition(" ")
-    try:
-        texts = call_texts(json.loads(arguments))
-    except ValueError:  # cut short by the index's cap: the arguments written whole in it
-        texts = _cut_call_texts(arguments)
-    return any(digest(text) in digests for text in texts)
+    return any(digest(text) in digests for text in row_texts(role, row))
 
 
 def row_holds(role: str | None, row: str, text: str) -> bool:
-    """True when an index row (a session record's row, or a note's) holds text: a call whose
-    arguments carry it, or content that is it."""
-    if role != "call":
-        return same(row, text)
-    _, _, arguments = row.partition(" ")
-    try:
-        args = json.loads(arguments)
-    except ValueError:
-        return _quoted_value(text).search(row) is not None
-    return in_args(args, text)
+    """True when an index row holds text: a call whose arguments carry it, or content that is
+    it (row_texts)."""
+    return any(same(value, text) for value in row_texts(role, row))

@@ -220,7 +220,7 @@ class Index(ModePrep, Warming):
             self._aside(session, problem.strerror or str(problem))
             raise SessionUnknown(f"session {session}: {problem}")
         conn = self._write()
-        part = indexer.Part(indexer.PART_RECORDS, indexer.PART_BYTES, indexer.PART_SECONDS)
+        part = indexer.one_part()
         with self._damage_refused(f"session {session}"):
             with self._transaction(conn):
                 done = indexer.index_session_part(

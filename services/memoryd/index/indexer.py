@@ -228,6 +228,11 @@ def index_session(
     return added
 
 
+def one_part() -> Part:
+    """The bounds of one part of index work (the writer is held no longer than this)."""
+    return Part(PART_RECORDS, PART_BYTES, PART_SECONDS)
+
+
 def index_session_part(
     conn: sqlite3.Connection,
     home: Home,
@@ -241,7 +246,7 @@ def index_session_part(
     Writes nothing when the log has nothing new (its progress row aside, for a log never seen).
     """
     settings = _settings(settings)
-    part = part or Part(PART_RECORDS, PART_BYTES, PART_SECONDS)
+    part = part or one_part()
     path = home.session_log(session)
     name = log_name(session)
     saved = load_state(conn, name)

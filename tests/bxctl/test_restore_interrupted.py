@@ -11,24 +11,9 @@ import sys
 import pytest
 
 from tests.bxctl.test_bxctl_data import fill
-from tests.bxctl.test_restore_sessions import bx, ok, say
-from tests.memoryd_process import MemorydProcess
+from tests.bxctl.test_restore_sessions import bx, homes, ok, say  # noqa: F401 (homes: a fixture)
 
 LOGS = [f"s-day{i}" for i in range(5)]
-
-
-@pytest.fixture
-def homes(tmp_path):
-    """Two memoryds: a, where the logs were written and backed up, and b, a new machine."""
-    made = []
-    try:
-        for name in ("a", "b"):
-            (tmp_path / name).mkdir()
-            made.append(MemorydProcess(tmp_path / name).start())
-        yield made
-    finally:
-        for proc in made:
-            proc.stop()
 
 
 # A real signal, sent by bxctl to itself once the second log is laid (or memoryd is first told
@@ -90,7 +75,10 @@ def laid(memoryd) -> list[str]:
     ("sig", "how"), [(signal.SIGINT, "interrupted"), (signal.SIGTERM, "stopped by SIGTERM")]
 )
 def test_stopped_while_laying_says_how_many_and_the_command_that_lays_the_rest(
-    homes, tmp_path, sig, how
+    homes,  # noqa: F811 (the fixture imported above)
+    tmp_path,
+    sig,
+    how,
 ):
     a, b = homes
     copy = backed_up(a, tmp_path)
@@ -120,7 +108,7 @@ def test_stopped_while_laying_says_how_many_and_the_command_that_lays_the_rest(
         assert f"kiwi{i} seedlings" in ok(bx(b, "memory", "search", f"kiwi{i}"))
 
 
-def test_stopped_while_memoryd_indexes_says_every_log_is_laid(homes, tmp_path):
+def test_stopped_while_memoryd_indexes_says_every_log_is_laid(homes, tmp_path):  # noqa: F811
     a, b = homes
     copy = backed_up(a, tmp_path)
     code, line = restore_stopped(b, copy, AT_THE_INDEXING.format(sig=int(signal.SIGINT)))

@@ -41,19 +41,21 @@ GIVE_UP = (IndexDamaged, Unfinished)
 NOTES = ""  # notes.md among what is left to catch up (a session's name is never empty)
 
 
-def problem(error: BaseException, of: object = None) -> str:
+def problem(error: BaseException, of: object = None, called: str | None = None) -> str:
     """What went wrong in a few words, naming the file when the error does and it is not of,
     the file the words are about already (a file opened inside its folder is named by its name
-    alone)."""
+    alone); called: the name to give of when the error is about it."""
     if isinstance(error, (NotRegular, TooLarge)):
         return str(error)  # "PATH is a FIFO, not a regular file"
     if isinstance(error, OSError):
         what = error.strerror or str(error)
-        return what if names_no_other(error, of) else f"{error.filename}: {what}"
+        if not _names_no_other(error, of):
+            return f"{error.filename}: {what}"
+        return f"{called}: {what}" if called else what
     return str(error) or type(error).__name__
 
 
-def names_no_other(error: OSError, of: object) -> bool:
+def _names_no_other(error: OSError, of: object) -> bool:
     """True when error names no file, or names of (a file opened inside its folder is named by
     its name alone)."""
     name = str(error.filename) if error.filename else ""

@@ -216,9 +216,8 @@ class MemoryService:
             raise
         except OSError as error:  # the log's own trouble: loopd gets one line, never a traceback
             self._catching.later(session)  # tried again once the cause is gone (catchup.py)
-            what = catchup.problem(error, self.index.home.session_log(session))
-            if catchup.names_no_other(error, self.index.home.session_log(session)):
-                what = f"sessions/{session}/0.jsonl: {what}"
+            log_path = self.index.home.session_log(session)
+            what = catchup.problem(error, log_path, called=f"sessions/{session}/0.jsonl")
             raise SessionNotIndexed(
                 f"the new records of session {session} cannot be indexed now: {what}; they are"
                 " indexed once that is mended (bxctl memory stats names the log)"

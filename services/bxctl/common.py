@@ -49,8 +49,39 @@ Json = Annotated[
 
 
 def fail(text: str, code: int) -> NoReturn:
-    print(f"bxctl: {text}", file=sys.stderr)
+    """The error as one line on stderr (a line break in a path or an answer shown as an
+    escape: a second line would read as another message), then the exit status."""
+    one_line = text.replace("\r", "\\x0d").replace("\n", "\\x0a")
+    print(f"bxctl: {one_line}", file=sys.stderr)
     raise typer.Exit(code)
+
+
+def socket_home(memory_socket: Path) -> Path | None:
+    """The home the socket lies in at its usual place ({home}/run/owner-memory/admin.sock), or
+    None when it lies elsewhere."""
+    parts = Path(os.path.abspath(memory_socket)).parts
+    tail = OWNER_ADMIN_SOCKET.parts
+    if len(parts) > len(tail) and parts[-len(tail) :] == tail:
+        return Path(*parts[: -len(tail)])
+    return None
+
+
+def refuse_other_home(memory_socket: Path | None) -> None:
+    """Exit, before memoryd is asked, when the socket given lies at its usual place in another
+    home than $BOXMAKER_HOME: a variable left from another stack would act on that home while
+    the owner reads this one's files (and a data command would read and write both)."""
+    if memory_socket is None or not os.environ.get("BOXMAKER_HOME"):
+        return
+    theirs = socket_home(memory_socket)
+    home = default_home()
+    if theirs is not None and os.path.realpath(theirs) != os.path.realpath(home):
+        fail(
+            f"--memory-socket {escape(str(memory_socket), markup=False)} is the memoryd of the "
+            f"home {escape(str(theirs), markup=False)}, but BOXMAKER_HOME is "
+            f"{escape(str(home), markup=False)}: set BOXMAKER_HOME to that home or leave out "
+            "--memory-socket; nothing was done",
+            EXIT_REFUSED,
+        )
 
 
 def home_is_not_a_folder() -> None:
@@ -70,6 +101,7 @@ def ask_or_raise(
     socket: Path | None, message: Body, reply: type[Reply], timeout: float = ADMIN_TIMEOUT
 ) -> Reply:
     """memoryd's answer (a reply); RemoteError when it refuses; exits when it is not answering."""
+    refuse_other_home(socket)
     path = socket or default_socket()
     size = len(os.fsencode(path))
     if size > SOCKET_PATH_MAX:
@@ -90,15 +122,22 @@ def ask_or_raise(
         why = reach.unreachable_why(path)
         if why is not None:
             fail(why, EXIT_UNREACHABLE)
-        fail(f"memoryd is not answering on {path} (runbook: memoryd-unreachable)", EXIT_UNREACHABLE)
+        fail(
+            f"memoryd is not answering on {escape(str(path), markup=False)} "
+            "(runbook: memoryd-unreachable)",
+            EXIT_UNREACHABLE,
+        )
     except FrameTimeout:
         fail(
-            f"memoryd did not answer on {path} in {timeout:g} seconds "
+            f"memoryd did not answer on {escape(str(path), markup=False)} in {timeout:g} seconds "
             "(runbook: memoryd-unreachable)",
             EXIT_UNREACHABLE,
         )
     except ProtoError as e:
-        fail(f"bad answer from memoryd on {path}: {escape(str(e))}", EXIT_REFUSED)
+        fail(
+            f"bad answer from memoryd on {escape(str(path), markup=False)}: {escape(str(e))}",
+            EXIT_REFUSED,
+        )
 
 
 def ask(

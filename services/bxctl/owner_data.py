@@ -32,6 +32,8 @@ from bxctl.common import (
     escape_ids,
     fail,
     print_json_text,
+    refuse_other_home,
+    socket_home,
 )
 from bxctl.handover import check_dest, copy_new, handed_over
 from bxctl.reach import note_copy
@@ -40,7 +42,6 @@ from proto.config import default_home, host_paths
 from proto.errors import ProtoError
 from proto.escape import escape
 from proto.messages import MemoryAdminReply
-from proto.paths import OWNER_ADMIN_SOCKET
 
 app = typer.Typer()
 LONG_TIMEOUT = 3600.0
@@ -67,38 +68,14 @@ def _ask(
     return answer
 
 
-def socket_home(memory_socket: Path) -> Path | None:
-    """The home the socket lies in at its usual place ({home}/run/owner-memory/admin.sock), or
-    None when it lies elsewhere."""
-    parts = Path(os.path.abspath(memory_socket)).parts
-    tail = OWNER_ADMIN_SOCKET.parts
-    if len(parts) > len(tail) and parts[-len(tail) :] == tail:
-        return Path(*parts[: -len(tail)])
-    return None
-
-
 def home_for(memory_socket: Path | None) -> Path:
     """The home whose backups/ memoryd reads: $BOXMAKER_HOME, else the one the socket given lies
-    in at its usual place, else the default. A socket at its usual place in another home than
-    $BOXMAKER_HOME is refused here, before memoryd is asked: that memoryd would act on its own
-    home while bxctl read and wrote the files of the other."""
-    home = default_home()
-    if memory_socket is None:
-        return home
-    theirs = socket_home(memory_socket)
-    if theirs is None:
-        return home
-    if not os.environ.get("BOXMAKER_HOME"):
-        return theirs
-    if os.path.realpath(theirs) != os.path.realpath(home):
-        fail(
-            f"--memory-socket {escape(str(memory_socket), markup=False)} is the memoryd of the "
-            f"home {escape(str(theirs), markup=False)}, but BOXMAKER_HOME is "
-            f"{escape(str(home), markup=False)}: set BOXMAKER_HOME to that home or leave out "
-            "--memory-socket; nothing was done",
-            EXIT_REFUSED,
-        )
-    return home
+    in at its usual place, else the default. A socket of another home than $BOXMAKER_HOME is
+    refused (common.refuse_other_home) before memoryd is asked."""
+    refuse_other_home(memory_socket)
+    if memory_socket is None or os.environ.get("BOXMAKER_HOME"):
+        return default_home()
+    return socket_home(memory_socket) or default_home()
 
 
 def _where(path: str, home: Path) -> Path:

@@ -221,3 +221,44 @@ def test_a_prune_refused_after_the_copy_is_said_and_the_copy_stands(held, tmp_pa
     assert f"; copied to {out}; the older ones were not removed (" in result.stdout
     sent = [{"with_sessions": False}, {"keep": 2, "prune_only": True, "made": made.name}]
     assert [json.loads(m.arg) for m in held.seen] == sent[: 1 if gone else 2]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["memory", "undo", "2026-01-01-0001"],
+        ["memory", "log"],
+        ["memory", "accept", "2026-01-01-0001"],
+        ["memory", "promote", "1", "--file", "user"],
+        ["memory", "stats"],
+        ["memory", "search", "tea"],
+        ["memory", "backup"],
+        ["reindex"],
+    ],
+)
+def test_a_socket_of_another_home_is_refused_before_anything_is_asked(held, tmp_path, argv):
+    """A $BOXMAKER_MEMORY_SOCKET left from another stack names that home's memoryd: every
+    command, not only the data commands, is refused naming both homes, and memoryd hears
+    nothing."""
+    held.hold = False
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    result = runner.invoke(
+        app,
+        argv,
+        env={"BOXMAKER_HOME": str(mine), "BOXMAKER_MEMORY_SOCKET": str(held.path)},
+    )
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.splitlines()
+    assert f"is the memoryd of the home {held.home}, but BOXMAKER_HOME is {mine}" in line
+    assert held.seen == []
+
+
+def test_a_socket_path_with_a_line_break_is_named_on_one_line(tmp_path):
+    path = tmp_path / "a\nb.sock"
+    result = runner.invoke(
+        app, ["memory", "log", "--memory-socket", str(path)], env={"BOXMAKER_HOME": None}
+    )
+    assert result.exit_code == 3
+    [line] = result.stderr.splitlines()
+    assert "a\\x0ab.sock" in line and "memoryd is not answering" in line

@@ -57,7 +57,9 @@ class ConfigFile:
             return cls({}, Path.cwd(), "defaults")
         path = Path(path).absolute()
         try:
-            data = tomllib.loads(read_setting(path, CONFIG_BYTES).decode("utf-8"))
+            # utf-8-sig: an editor that starts the file with a byte-order mark (Notepad does)
+            # wrote the same settings; TOML would call the invisible mark an invalid statement.
+            data = tomllib.loads(read_setting(path, CONFIG_BYTES).decode("utf-8-sig"))
         except OSError as e:
             raise ConfigInvalid(f"cannot read {path}: {e.strerror or e}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

@@ -90,7 +90,7 @@ def parse_grant(grant_id: str, text: bytes, *, builtin: bool = False) -> Grant:
     if len(text) > MAX_GRANT_BYTES:
         raise GrantProblem(f"the file is over {MAX_GRANT_BYTES} bytes")
     try:
-        data = tomllib.loads(text.decode("utf-8"))
+        data = tomllib.loads(text.decode("utf-8-sig"))  # a byte-order mark is no mistake
     except UnicodeDecodeError:
         raise GrantProblem("the file is not UTF-8") from None
     except tomllib.TOMLDecodeError as e:

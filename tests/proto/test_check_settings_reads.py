@@ -76,3 +76,25 @@ def test_an_empty_max_class_is_a_mistake(folders):
     assert 'max_class = ""' in path.read_text()
     [line] = check(settings, home)
     assert "[index] max_class must be one of" in line
+
+
+@pytest.mark.parametrize("name", ["memoryd.toml", "loopd.toml", "brokerd.toml"])
+def test_settings_saved_with_a_byte_order_mark_and_crlf_are_read_as_written(folders, name):
+    """An editor that starts the file with a UTF-8 byte-order mark and ends lines with CRLF
+    (Notepad) wrote the same settings; the mark is invisible, so refusing it would name a
+    mistake the owner cannot see."""
+    settings, home = folders
+    path = settings / name
+    text = path.read_text()
+    path.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
+    assert check(settings, home) == []
+    path.write_bytes(b"\xef\xbb\xbf" + b"[paths]\r\nhome = 3\r\n")
+    [line] = check(settings, home)
+    assert str(path) in line and "home" in line, line
+
+
+def test_a_grant_saved_with_a_byte_order_mark_is_read_as_written(folders):
+    settings, home = folders
+    grant = next(p for p in sorted((home / "grants").iterdir()) if p.suffix == ".toml")
+    grant.write_bytes(b"\xef\xbb\xbf" + grant.read_bytes())
+    assert check(settings, home) == []

@@ -146,12 +146,23 @@ def test_each_entry_goes_through_the_rules_of_any_write(md, item, outcome):
         assert item["text"] not in identity
 
 
-def test_an_entry_over_the_limit_is_named_and_the_rest_imported(md):
+def test_an_entry_its_file_has_no_room_for_is_kept_as_a_note_the_owner_can_promote(md):
+    """The owner cannot run the model's consolidate: the entry is kept where recall finds it,
+    and the line says how to bring it into the file."""
     items = [_item("y" * 2000), _item("z" * 300), _item("Short one.")]
     name = hand(md, "in.jsonl", "\n".join(json.dumps(x) for x in [HEAD, *items]))
     out = md.data("import", name=name)
-    assert out["applied"] == 2 and out["skipped"] == 1
-    assert "line 3" in out["lines"][1] and "would be" in out["lines"][1]
+    assert out["applied"] == 3 and out["skipped"] == 0
+    said = out["lines"][1]
+    assert "line 3" in said and "memory.md would be" in said, said
+    assert "kept as a note" in said and "bxctl memory promote" in said
+    assert "consolidate" not in said
+    assert "z" * 300 not in md.home.memory_file("memory.md").read_text()
+    assert "z" * 300 in md.home.memory_file("notes.md").read_text()
+    again = md.data(
+        "import", name=hand(md, "again.jsonl", "\n".join(json.dumps(x) for x in [HEAD, *items]))
+    )
+    assert again["applied"] == 0, again["lines"]
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,12 @@ each item goes through the same rules as any write. An entry from a trusted writ
 per entry, action "import", with the provenance it came with); an entry marked untrusted or above
 max_class becomes a note with its label, never identity; a note is appended to notes.md with its
 header (kind, time, session, class, untrusted). An item already there is skipped, as is the marker
-a forget leaves where a note was, and one that does not fit or fails the check is named with the
-reason. An item whose text the owner made memoryd forget (its digest is in forgotten.jsonl: an
-older export still holds it) is skipped and said to be forgotten, whatever else it would be: nothing
-forgotten comes back through an import. --dry-run says all that and writes
-nothing. importrun.py applies the items, a batch at a time.
+a forget leaves where a note was; an entry its file has no room for is kept as a note, said so
+with how to promote it; one that fails the check is named with the reason. An item whose text the
+owner made memoryd forget (its digest is in forgotten.jsonl: an older export still holds it) is
+skipped and said to be forgotten, whatever else it would be: nothing forgotten comes back through
+an import. --dry-run says all that and writes nothing. importrun.py applies the items, a batch at
+a time.
 """
 
 import array
@@ -332,6 +333,9 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
             reason = str(e).removeprefix("refused: ")
             if item.text.strip() in current:
                 return "skip", f"already in {file}"
+            length = entries.length([*current, entries.normalise(item.text)])
+            if length > entries.LIMITS[file] and _fits_a_note(item.text):
+                return _note(item, "noted", state, _full(file, length))
             return "skip", f"not imported into {file}: {reason}"
         state.entries[file] = list(plan.after)
         return "add", f"added to {file}"
@@ -339,6 +343,24 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
     if p.untrusted and kind != "noted":
         kind = "noted"
     return _note(item, kind, state, "appended to notes.md")
+
+
+def _fits_a_note(text: str) -> bool:
+    try:
+        edits.new_note(text)
+    except EditRefused:
+        return False
+    return True
+
+
+def _full(file: str, length: int) -> str:
+    """What is said of an entry its file has no room for: it is kept, as a note, and how the
+    owner brings it into the file (the model's consolidate is not the owner's to run)."""
+    return (
+        f"{file} would be {entries.count(length)} of {entries.count(entries.LIMITS[file])} "
+        "characters: kept as a note instead; make room with bxctl memory edit "
+        f"{file.removesuffix('.md')}, then bxctl memory promote it"
+    )
 
 
 def _note(item: Item, kind: str, state: State, said: str) -> tuple[str, str]:

@@ -37,12 +37,19 @@ def size_of(path: Path) -> int | None:
 
 
 def cut_back(path: Path, size: int | None) -> None:
-    """Truncate path to size (remove it when size is None: the append created it), durably."""
+    """Truncate path to size (remove it when size is None: the append created it), durably.
+    A file still at that size is not opened: on a read-only file system the open for writing
+    would fail, and a take-back with nothing to take back must not hide the write's own error."""
     if size is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
             fsync_dir(path.parent)
         return
+    try:
+        if os.lstat(path).st_size == size:
+            return
+    except FileNotFoundError:
+        return  # nothing there to cut back
     try:
         fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
@@ -58,6 +65,15 @@ def cut_back(path: Path, size: int | None) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def take_back(path: Path, size: int | None) -> None:
+    """cut_back for a write that already failed: one that cannot run is logged, never raised,
+    so the caller answers with the write's own cause (the disk full, read-only)."""
+    try:
+        cut_back(path, size)
+    except OSError as e:
+        log.error("%s: a failed write cannot be cut back to %s bytes: %s", path, size, e)
 
 
 def append_or_cut_back(path: Path, append) -> None:

@@ -229,7 +229,7 @@ class MemoryStore:
             self.append_notes(block)
             record = self.journal.append(when, edit)
         except OSError:
-            rollback.cut_back(path, size)
+            rollback.take_back(path, size)  # logged when it cannot run: the cause is the answer
             handedit.forget(self.home)
             raise
         handedit.forget(self.home)
@@ -268,7 +268,7 @@ class MemoryStore:
                 old = None
                 raise
         except OSError as e:
-            rollback.cut_back(notes_path, notes_size)
+            rollback.take_back(notes_path, notes_size)  # logged when it cannot run
             handedit.forget(self.home)
             raise self.not_applied(plan.file, action, session, e) from None
         finally:

@@ -4,23 +4,25 @@ ID is note:N (as search prints it), memory.md:N or user.md:N (the Nth entry of t
 1), session:ID:N (record N of a session's log, as search prints it), or exact text: an entry's, a
 note's, a recall query's or a pending write's, or the text of a record the index holds (targets.py).
 What is forgotten is that text exactly (surrounding whitespace aside), wherever a value that carries
-what was written holds it (matching.py): never a longer text that merely contains it, never a field
-that says how something was written. It is removed from every place memoryd holds it (places.py), on
-the writer thread (erasing.py): first the files (an entry of memory.md or user.md equal to it is
-removed by an owner's edit, action "forget", whose journal line holds the marker where the text was;
-a note equal to it keeps its header and gets the marker, notes.md rewritten atomically), then the
-journal's older copies, the recall log's queries, pending writes and the exports left in backups/
-(scrub.py), then the keys of every record that held it (the one named, and any other record the
-index holds it in, such as the session record of the memory call that wrote it: carriers.py) go to
-forgotten.jsonl, so that no catch-up, reindex or swap of a rebuilt index puts it back, and their
-rows leave the index (purge.py). The files come first so that the journal never says less than the
-files hold (the hand-edit check compares them). A forget stopped part way (a crash, a full disk) is
-finished by running it again, by the same id or by the text's exact words: before its first write
-it records what it takes (unfinished.py), and until it has finished forget takes nothing else, so a
-number given again never names another entry or note than the first run did. The journal says
-what was forgotten by id, the keys it listed and when, never the text. It cannot be undone (undo
-says why), and session logs, which are loopd's, keep their text: the answer says so. Archives in
-backups/ are not opened: the answer names them.
+what was written holds it (matching.py); a session record's texts are its rows and what each of its
+tool calls wrote (a recall's query, a memory call's text: _target), so that none stays where memoryd
+wrote it alone, nor comes back from a later log. Never a longer text that merely contains it, never
+a field that says how something was written. It is removed from every place memoryd holds it
+(places.py), on the writer thread (erasing.py): first the files (an entry of memory.md or user.md
+equal to it is removed by an owner's edit, action "forget", whose journal line holds the marker
+where the text was; a note equal to it keeps its header and gets the marker, notes.md rewritten
+atomically), then the journal's older copies, the recall log's queries, pending writes and the
+exports left in backups/ (scrub.py), then the keys of every record that held it (the one named, and
+any other record the index holds it in, such as the session record of the memory call that wrote it:
+carriers.py) go to forgotten.jsonl, so that no catch-up, reindex or swap of a rebuilt index puts it
+back, and their rows leave the index (purge.py). The files come first so that the journal never says
+less than the files hold (the hand-edit check compares them). A forget stopped part way (a crash, a
+full disk) is finished by running it again, by the same id or by the text's exact words: before its
+first write it records what it takes (unfinished.py), and until it has finished forget takes nothing
+else, so a number given again never names another entry or note than the first run did. The journal
+says what was forgotten by id, the keys it listed and when, never the text. It cannot be undone
+(undo says why), and session logs, which are loopd's, keep their text: the answer says so. Archives
+in backups/ are not opened: the answer names them.
 """
 
 import datetime as dt
@@ -29,13 +31,14 @@ import logging
 import os
 import time
 
-from memoryd.data import carriers, erasing, layout, scrub, unfinished
+from memoryd.data import carriers, erasing, layout, matching, scrub, unfinished
 from memoryd.data.erasing import Found
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: the ids it takes)
     ENTRY,
     NOTE,
     SESSION,
+    Target,
     resolve,
     where_held,
 )
@@ -65,9 +68,8 @@ def check_of(texts: list[str]) -> str:
 def preview(service, ref: str) -> dict:
     """What forget would do (a read): where the text is, and the text itself for the owner to
     see before saying yes (bxctl prints it escaped); the message holds no text."""
-    store = service.store
     _caught_up(service)
-    target = resolve(store.home, service.index, store.journal, ref)
+    target = _target(service, ref)
     where = where_held(service, target)
     message = (
         f"forget {target.what}? Its text would go from {where.said()} and the index"
@@ -88,7 +90,7 @@ def prepare(service, ref: str) -> Found:
     """Found for ref; the caller drops it once the forget ran (or failed)."""
     store = service.store
     _caught_up(service)
-    target = resolve(store.home, service.index, store.journal, ref)
+    target = _target(service, ref)
     where = where_held(service, target)
     keys = target.keys + [forgotten.note_key(n) for n in where.notes]
     found = Found(stamp_of(store.now()))
@@ -107,6 +109,47 @@ def prepare(service, ref: str) -> Found:
         found.drop()
         raise
     return found
+
+
+def _target(service, ref: str, hints: dict | None = None) -> Target:
+    """What ref names (targets.resolve). A session record's texts are its rows as the index holds
+    them and what each row carries as written (matching.row_texts): a tool call's row is "name
+    arguments", and what the call wrote stands alone elsewhere (a recall's query in the recall
+    log, a memory call's text in a file) and in later logs' records, so the forget takes it too,
+    and its digest keeps it out of the index from every log."""
+    store = service.store
+    target = resolve(store.home, service.index, store.journal, ref, hints)
+    if target.resumed or not SESSION.match(ref):
+        return target  # a resumed forget takes the texts it recorded, no more
+    key = target.keys[0]
+    written = [
+        text
+        for role, row in _record_rows(service.index, key, (hints or {}).get(key, []))
+        for text in matching.row_texts(role, row)
+        if text.strip()
+    ]
+    target.texts = list(dict.fromkeys([*target.texts, *written]))
+    return target
+
+
+_ROWS = "SELECT s.role, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+_OF_RECORD = "s.kind = 'session' AND s.session = ? AND s.record = ?"
+
+
+def _record_rows(index, key: str, rowids: list[int]) -> list[tuple[str | None, str]]:
+    """(role, text) of the index rows of session key: by the rowids found before when they still
+    hold it (no scan on the writer), else by a scan, in rowid order."""
+    session, _, record = key.removeprefix("session:").rpartition(":")
+    params = (session, int(record))
+    with index.reader() as conn:
+        if rowids:
+            marks = ",".join("?" * len(rowids))
+            sql = f"{_ROWS} WHERE s.rowid IN ({marks}) AND {_OF_RECORD} ORDER BY s.rowid"
+            rows = conn.execute(sql, (*rowids, *params)).fetchall()  # noqa: S608 (fixed text)
+            if len(rows) == len(rowids):
+                return rows
+        sql = f"{_ROWS} WHERE {_OF_RECORD} ORDER BY s.rowid"  # noqa: S608 (fixed text)
+        return conn.execute(sql, params).fetchall()
 
 
 def _caught_up(service) -> None:
@@ -163,7 +206,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
         store.detect_hand_edits()
     _caught_up_here(service.index)
     found = found or Found(stamp_of(store.now()))
-    target = resolve(home, service.index, store.journal, ref, found.rows)
+    target = _target(service, ref, found.rows)
     if check is not None and check != check_of(target.texts):
         raise AdminRefused(
             f"refused: {ref[:64]} no longer names what you were shown (memory changed meanwhile); "

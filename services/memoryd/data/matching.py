@@ -114,10 +114,12 @@ def _cut_call_texts(arguments: str) -> Iterator[str]:
 
 
 def row_texts(role: str | None, row: str) -> Iterator[str]:
-    """What an index row (a session record's row, or a note's) carries as written: its content,
-    or a call's CALL_TEXT arguments (those written whole, when the index cut the call short)."""
+    """What an index row (a session record's row, or a note's) carries as written: its content;
+    for a call, the row itself ("name arguments", as search shows it and forget of its record
+    takes it) and its CALL_TEXT arguments (those written whole, when the index cut the call
+    short), each of which memoryd may hold elsewhere alone (a recall's query in the recall log)."""
+    yield row
     if role != "call":
-        yield row
         return
     _, _, arguments = row.partition(" ")
     try:

@@ -27,12 +27,14 @@ in backups/ are not opened: the answer names them.
 
 import datetime as dt
 import hashlib
+import json
 import logging
 import os
 import time
 
 from memoryd.data import carriers, erasing, layout, matching, scrub, unfinished
 from memoryd.data.erasing import Found
+from memoryd.data.places import Places, places
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: the ids it takes)
     ENTRY,
@@ -70,7 +72,7 @@ def preview(service, ref: str) -> dict:
     see before saying yes (bxctl prints it escaped); the message holds no text."""
     _caught_up(service)
     target = _target(service, ref)
-    where = where_held(service, target)
+    where = _where(service, target)
     message = (
         f"forget {target.what}? Its text would go from {where.said()} and the index"
         f"{where.index_said()}; "
@@ -91,7 +93,7 @@ def prepare(service, ref: str) -> Found:
     store = service.store
     _caught_up(service)
     target = _target(service, ref)
-    where = where_held(service, target)
+    where = _where(service, target)
     keys = target.keys + [forgotten.note_key(n) for n in where.notes]
     found = Found(stamp_of(store.now()))
     marker = forgotten.marker(found.stamp)
@@ -116,8 +118,16 @@ def _target(service, ref: str, hints: dict | None = None) -> Target:
     them and what each row carries as written (matching.row_texts): a tool call's row is "name
     arguments", and what the call wrote stands alone elsewhere (a recall's query in the recall
     log, a memory call's text in a file) and in later logs' records, so the forget takes it too,
-    and its digest keeps it out of the index from every log."""
+    and its digest keeps it out of the index from every log. A text holding a NUL names no id,
+    and is looked for without the full-text index (_where)."""
     store = service.store
+    if "\0" in ref:
+        try:
+            return resolve(store.home, None, store.journal, ref, hints)
+        except AdminRefused:
+            if not _scanned(service.index, [ref.strip()]):
+                raise
+        return Target("text", "the text given", [ref.strip()])
     target = resolve(store.home, service.index, store.journal, ref, hints)
     if target.resumed or not SESSION.match(ref):
         return target  # a resumed forget takes the texts it recorded, no more
@@ -150,6 +160,44 @@ def _record_rows(index, key: str, rowids: list[int]) -> list[tuple[str | None, s
                 return rows
         sql = f"{_ROWS} WHERE {_OF_RECORD} ORDER BY s.rowid"  # noqa: S608 (fixed text)
         return conn.execute(sql, params).fetchall()
+
+
+def _where(service, target: Target) -> Places:
+    """Where target's texts are held (targets.where_held). A text holding a NUL is never given to
+    the full-text index: FTS5's query syntax ends a string at a NUL, so SQLite refuses the
+    query (and a reader takes a refused query for a damaged index); its rows are found by a scan
+    (_scanned) and the files are searched for it as for any text."""
+    held = [t for t in target.texts if "\0" in t]
+    if not held:
+        return where_held(service, target)
+    store = service.store
+    where = places(store.home, store.journal, target.texts, target.keys, None)
+    rows = carriers.find(service.index, [t for t in target.texts if "\0" not in t])
+    for key, rowids in _scanned(service.index, held).items():
+        rows.setdefault(key, rowids)
+    own = set(target.keys) | {forgotten.note_key(n) for n in where.notes}
+    where.rows = rows
+    where.records = {k: v for k, v in rows.items() if k not in own}
+    return where
+
+
+def _scanned(index, texts: list[str]) -> dict[str, list[int]]:
+    """key -> its rowids, for every record whose rows hold one of texts (matching.row_holds),
+    found by a scan of the rows for the text as written and as JSON escapes it (in a call's
+    arguments)."""
+    found: dict[str, list[int]] = {}
+    with index.reader() as conn:
+        for text in texts:
+            spelt = {text.strip(), json.dumps(text.strip())[1:-1]}
+            for form in sorted(spelt):
+                sql = f"{carriers.SELECT} WHERE instr(h.text, ?) > 0"  # noqa: S608 (fixed text)
+                for _, kind, session, record, role, row in conn.execute(sql, (form,)).fetchall():
+                    key = carriers.key_of(kind, session, record)
+                    if key is None or key in found or not isinstance(row, str):
+                        continue
+                    if matching.row_holds(role, row, text):
+                        found[key] = rows_of(conn, key)
+    return found
 
 
 def _caught_up(service) -> None:
@@ -212,7 +260,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
             f"refused: {ref[:64]} no longer names what you were shown (memory changed meanwhile); "
             "nothing was forgotten: run forget again"
         )
-    where = where_held(service, target)
+    where = _where(service, target)
     when = store.now().astimezone(dt.UTC)
     stamp = found.stamp
     marker = forgotten.marker(stamp)

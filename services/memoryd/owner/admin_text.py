@@ -8,6 +8,7 @@ import json
 
 from memoryd.journal.journal import EditLine
 from memoryd.memory.review import PendingLine
+from proto.plural import counted
 
 OWNER = "owner"
 NO_EDITS = "no edits yet"
@@ -25,9 +26,44 @@ def where(record: EditLine) -> str:
         return f"{to} (pending {record.pending}, {record.requested})"
     if action == "reject":
         return f"{file} unchanged (pending {record.pending}, {record.requested})"
+    if action == "forget" and file is None:
+        return f"{forgot_what(record)}, {_held_in(to)}"
+    if file is None and to is None:
+        return "no file"
     if file is None or file == to:
         return str(to)
     return f"{file}, saved to {to}"
+
+
+def _held_in(to: str | None) -> str:
+    """Where a forget that edited no entry of a file took its text from, among the files."""
+    return f"in {to}" if to else "held in no memory file"
+
+
+def forgot_what(record: EditLine) -> str:
+    """What a forget's journal line says it forgot, in words: the id it was given (the line
+    never holds the text) and how many more records that held it went with it."""
+    forgot = record.forgot if isinstance(record.forgot, dict) else {}
+    ident = forgot.get("id")
+    keys = forgot.get("keys")
+    named = _named(ident if isinstance(ident, str) else "")
+    others = [k for k in keys if k != ident] if isinstance(keys, list) else []
+    if ident == "restore":
+        return f"{named} ({counted(len(others), 'key')})" if others else named
+    if others:
+        named += f" and {counted(len(others), 'more record')} that held it"
+    return named
+
+
+def _named(ident: str) -> str:
+    if ident.startswith("session:"):
+        session, _, number = ident.removeprefix("session:").rpartition(":")
+        return f"record {number} of session {session} ({ident})"
+    if ident == "restore":
+        return "what the home had forgotten, carried over by a restore"
+    if ident in ("text", "entry", ""):
+        return "a text given by its words"
+    return ident
 
 
 def log_line(record: EditLine) -> str:

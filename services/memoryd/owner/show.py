@@ -17,7 +17,7 @@ from memoryd.errors import AdminRefused
 from memoryd.journal import scan as journalscan
 from memoryd.journal.journal import EDIT_ID, EditLine, Journal
 from memoryd.owner import paging
-from memoryd.owner.admin_text import OWNER
+from memoryd.owner.admin_text import OWNER, forgot_what, where
 from memoryd.trust import classrule
 
 EXTRA_KEYS = ("undoes", "pending", "requested", "note", "recovered")
@@ -106,6 +106,11 @@ def _as_note(record: EditLine) -> str:
     return f"entries   {record.file} unchanged; saved as a note in notes.md{said}"
 
 
+def _file(name: str | None) -> str:
+    """A file column: a line that names none says so in words."""
+    return "none" if name is None else name
+
+
 def render(record: EditLine, changes: list[dict]) -> str:
     session = record.session or OWNER
     lines = [
@@ -113,11 +118,14 @@ def render(record: EditLine, changes: list[dict]) -> str:
         f"time      {record.time}",
         f"session   {session}" + ("  (untrusted)" if record.untrusted else ""),
         f"action    {record.action}",
-        f"file      {record.file}",
-        f"to        {record.to}",
+        f"file      {_file(record.file)}",
+        f"to        {_file(record.to)}",
     ]
+    if record.action == "forget":  # what it took, by the id given (the line holds no text)
+        took = where(record) if record.file is None else forgot_what(record)
+        lines.append(f"forgot    {took}")
     lines += [f"{key:<9} {value}" for key, value in _extras(record).items()]
-    if record.to == NOTES:
+    if record.to == NOTES and record.action != "forget":  # a forget marks notes, adds none
         lines.append(_as_note(record))
     else:
         lines.append(f"entries   {len(record.before)} before, {len(record.after)} after")

@@ -9,7 +9,15 @@ effort: when the line cannot be written (DISK_ERRORS), the append is cut back to
 file had before it, so the log keeps whole lines and the next line is not glued onto a torn one,
 and the recall answers without its line. memoryd's log says once that lines are being skipped and
 once when they are written again (with how many were skipped), not once a recall: a disk that
-stays full would otherwise fill the log with a line per recall. Any other error is raised.
+stays full would otherwise fill the log with a line per recall. So is a line that cannot be written
+because the month file's path leads to no file (a folder put there, recalls/ replaced by a
+file): said once, skipped until it is mended. Any other error is raised (a link swapped in is
+refused in its own words, NotRegular).
+
+The month file is kept open, so each append first checks that the path still names the file the
+descriptor is to (one stat of the path against the descriptor's device and inode): a month file
+removed or replaced while memoryd runs (the owner freeing space, a restore) is opened anew at the
+path, said in one line, so no line goes on into a file no reader can find.
 """
 
 import datetime as dt
@@ -19,7 +27,7 @@ import os
 import threading
 from pathlib import Path
 
-from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir, open_file
+from memoryd.home import FILE_MODE, Home, NotRegular, ensure_dir, fsync_dir, open_file
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +64,15 @@ class RecallLog:
             try:
                 self._write(when, data)
             except OSError as e:
-                if e.errno not in DISK_ERRORS:
+                disk = e.errno in DISK_ERRORS
+                if not disk and not _not_a_file(e):
                     raise
                 if self._skipped == 0:
                     log.warning(
-                        "%s: cannot write recall lines (%s); recalls answer without them until "
-                        "there is room",
+                        "%s: cannot write recall lines (%s); recalls answer without them until %s",
                         path,
-                        e.strerror,
+                        e.strerror or str(e),
+                        "there is room" if disk else "that is mended",
                     )
                 self._skipped += 1
                 return
@@ -75,7 +84,7 @@ class RecallLog:
 
     def _write(self, when: dt.datetime, data: bytes) -> None:
         fd = self._fd
-        if fd is None or self._month != f"{when:%Y-%m}":
+        if fd is None or self._month != f"{when:%Y-%m}" or not self._still_at_path(fd):
             fd = self._open(when)
         if self._cut is not None:
             os.ftruncate(fd, self._cut)
@@ -91,6 +100,28 @@ class RecallLog:
             except OSError:
                 self._cut = before
             raise
+
+    def _still_at_path(self, fd: int) -> bool:
+        """Whether the month file's path still names the file fd is to; if not (removed, or
+        another file or a folder put there), said in one line: the caller opens the path anew."""
+        path = self._path()
+        try:
+            there = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            found = "removed"
+        except OSError as e:  # recalls/ made a file, say: the open says what is wrong
+            found = e.strerror or str(e)
+        else:
+            here = os.fstat(fd)
+            if (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino):
+                return True
+            found = "replaced"
+        log.warning(
+            "%s: %s while memoryd held it open; recall lines go to the file at that path from now",
+            path,
+            found,
+        )
+        return False
 
     def _open(self, when: dt.datetime) -> int:
         old, self._fd, self._month, self._cut = self._fd, None, None, None
@@ -153,3 +184,10 @@ class RecallLog:
                     log.warning("%s: recall lines not synced at close (%s)", self._path(), e)
                 finally:
                     os.close(fd)
+
+
+def _not_a_file(error: OSError) -> bool:
+    """The month file's path leads to no file memoryd may open: a folder there, or recalls/ not
+    a folder. A link swapped in (NotRegular) is not skipped: it is refused in its own words, as
+    every write of memoryd's through a link is."""
+    return not isinstance(error, NotRegular) and error.errno in (errno.ENOTDIR, errno.EISDIR)

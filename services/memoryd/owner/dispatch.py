@@ -4,9 +4,16 @@ service.py's _admin looks a command up here, runs a read on a reader thread and 
 writer thread (then indexes notes.md), and answers with the text. Each function takes the service
 and the checked arg (args.py) and returns the answer: text, or one JSON document when the arg says
 "json": true. No answer leaves longer than paging.REPLY_MAX: a longer one is refused, saying so.
+
+A file or folder the command needs that cannot be read or written as it stands (memory/edits
+replaced by a file, a month file memoryd may not read) is a state of the disk, not a bug: the
+command answers it in one line naming the path and what is wrong, logged in one line, never as
+"internal error" with a traceback. A link or FIFO there already says so in its own words
+(NotRegular).
 """
 
 import datetime as dt
+import logging
 from collections.abc import Callable
 from typing import Literal
 
@@ -15,6 +22,9 @@ from memoryd.journal import scan as journalscan
 from memoryd.owner import blockview, fileedit, history, paging, promote, search, show, stats
 from memoryd.owner import datacommands as data_commands
 from memoryd.owner.args import Arg, parse
+from proto.errors import ProtoError
+
+log = logging.getLogger(__name__)
 
 Kind = Literal["read", "write"]
 
@@ -74,9 +84,22 @@ def lookup(command: str, arg: str) -> tuple[Kind, Callable]:
     checked: Arg = parse(command, arg)
 
     def run(service) -> str:
-        return guard(fn(service, checked))
+        try:
+            return guard(fn(service, checked))
+        except ProtoError:
+            raise  # NotRegular, TooLarge: one line of their own, naming the path
+        except OSError as error:
+            raise disk_refusal(command, error) from None
 
     return kind, run
+
+
+def disk_refusal(command: str, error: OSError) -> AdminRefused:
+    """The one-line answer (and log line) of a command stopped by a file or folder it needs."""
+    where = error.filename or "a file of memoryd's"
+    why = error.strerror or str(error)
+    log.warning("memory %s: stopped: %s: %s", command, where, why)
+    return AdminRefused(f"memory {command} stopped: {where}: {why}; mend that, then ask again")
 
 
 def guard(text: str) -> str:

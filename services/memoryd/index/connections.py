@@ -54,6 +54,18 @@ class Connections:
             raise IndexDamaged("the memory index is not open")
         return self._writer
 
+    def _write_same(self) -> sqlite3.Connection:
+        """The writer's connection, to add rows with: IndexDamaged (GONE) once the path names
+        another file or none, as recall is refused, so that nothing is indexed into a removed
+        file no reader opens again (the reindex the refusal asks for indexes it all)."""
+        self._opened.check()
+        return self._write()
+
+    def gone(self) -> str | None:
+        """What stands at the path instead of the file the connections are to (samefile.py),
+        or None while it is that file."""
+        return self._opened.what()
+
     @contextlib.contextmanager
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         # A transaction that changed nothing is rolled back (no commit, no fsync); total_changes
@@ -142,6 +154,8 @@ class Connections:
         with self._gate.shared():
             if self._writer is None:
                 raise sqlite3.OperationalError("the memory index is not open")
+            # A connect at a removed path would make an empty file there for it.
+            self._opened.check()
             conn = sqlite3.connect(
                 self.path, check_same_thread=False, isolation_level=None, timeout=30
             )

@@ -219,7 +219,7 @@ class Index(ModePrep, Warming):
             log.warning("session log %s: skipped: %s", self.home.session_log(session), problem)
             self._aside(session, problem.strerror or str(problem))
             raise SessionUnknown(f"session {session}: {problem}")
-        conn = self._write()
+        conn = self._write_same()
         part = indexer.one_part()
         with self._damage_refused(f"session {session}"):
             with self._transaction(conn):
@@ -249,7 +249,7 @@ class Index(ModePrep, Warming):
     def catch_up_notes(self, own_from: str | None = None) -> int:
         """Index the new entries of notes.md; returns the rows added. own_from: notes_file()
         before memoryd's own write this follows (None: any change is another's)."""
-        conn = self._write()
+        conn = self._write_same()
         seen = self.notes_seen.look()
         try:
             with self._damage_refused("memory/notes.md"):

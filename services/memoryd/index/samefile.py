@@ -4,10 +4,15 @@ An index file deleted or replaced while memoryd runs would otherwise be answered
 the pooled readers go on reading the old file, while a reader opened after it finds the empty file
 SQLite makes at the path, so the same question got hits from one and an error from the other.
 Recall is refused alike for every caller instead, logged once, until a reindex or a restart.
+
+The writer is held to the same check before it indexes (Connections._write_same): new rows written
+into a file no reader will open again would be lost while memoryd said "indexed", and `bxctl
+memory stats` says what stands at the path instead of "every session log indexed" (what()).
 """
 
 import logging
 import os
+import stat
 from pathlib import Path
 
 from memoryd.errors import IndexDamaged
@@ -35,19 +40,34 @@ class OpenedFile:
         st = os.stat(self.path)
         self._file, self._gone_logged = (st.st_dev, st.st_ino), False
 
+    def what(self) -> str | None:
+        """None while the path names the file the connections are to (or none was opened yet, or
+        the path cannot be looked at: the connect says why); else what stands there now, in a
+        few words ("removed", "replaced by a folder"...). Looks, never logs: stats asks too."""
+        if self._file is None:
+            return None
+        try:
+            if (found := os.stat(self.path)) and (found.st_dev, found.st_ino) == self._file:
+                return None
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return "removed"
+        except OSError:  # its folder unreadable, say: the connect says so (_take)
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            return "replaced by a symbolic link"
+        if stat.S_ISDIR(st.st_mode):
+            return "replaced by a folder"
+        if not stat.S_ISREG(st.st_mode):
+            return "replaced by something not a regular file"
+        return "replaced by another file"
+
     def check(self) -> None:
         """IndexDamaged (GONE, logged once) when the index file was deleted or replaced while
         open: the pooled connections would go on answering from the old file while a new one
         found an empty file SQLite made at the path, so the same question got hits or an error."""
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            found = None
-        except OSError:  # its folder unreadable, say: the connect says so (_take)
-            return
-        else:
-            found = (st.st_dev, st.st_ino)
-        if self._file is None or found == self._file:
+        found = self.what()
+        if found is None:
             return
         if not self._gone_logged:
             self._gone_logged = True

@@ -1,7 +1,9 @@
 """How far the index is with the session logs, as `bxctl memory stats` and `scripts/stack status`
 show it: the start's catch-up while it runs, the logs it tried and could not index (tried again),
 and the logs left aside until they change (a link, a FIFO, a damaged record). Every sentence is
-said only while true: "every session log indexed" only when none of those stands.
+said only while true: "every session log indexed" only when none of those stands. Above them all,
+the index file itself: removed or replaced while memoryd runs, nothing is indexed and recall is
+refused until a reindex (index/samefile.py), and that is what is said, with what to do.
 """
 
 from proto.plural import counted
@@ -12,10 +14,14 @@ SHOWN = 10
 
 def state(index) -> dict:
     """How far the index is with the session logs: the start's catch-up while it runs, and the
-    logs a whole pass could not index (each with why), which stay out until memoryd can."""
+    logs a whole pass could not index (each with why), which stay out until memoryd can; and
+    "gone", what stands at the index's path, while it is not the file memoryd opened."""
     left = sorted(index.not_indexed.items())
     aside = sorted(index.left_aside.items())
+    # Only while it stands: what the owner reads at other times keeps its shape.
+    gone = index.gone()
     return {
+        **({"gone": gone} if gone is not None else {}),
         "catching_up": list(index.catching_up) if index.catching_up is not None else None,
         "not_indexed_total": len(left),
         "not_indexed": [
@@ -39,6 +45,8 @@ def lines(found: dict | None) -> list[str]:
     """The lines of state()'s answer (none without one)."""
     if found is None:
         return []
+    if (gone := found.get("gone")) is not None:
+        return [gone_line(gone)]
     if found["catching_up"] is not None:
         read, logs = found["catching_up"]
         return [f"index: catching up, {read:,} of {logs:,} session logs read"]
@@ -59,3 +67,15 @@ def lines(found: dict | None) -> list[str]:
         )
         said += _listed(head, aside, found["left_aside"])
     return said
+
+
+def gone_line(gone: str) -> str:
+    """The index line while the index file is not the one memoryd opened: gone says what stands
+    at its path ("removed", "replaced by a folder"...); what is not a file is moved away first,
+    since a reindex leaves it as it is (index/dbfile.in_the_way)."""
+    first = "" if gone in ("removed", "replaced by another file") else "move it away, then "
+    return (
+        f"index: index/memory.sqlite3 was {gone} while memoryd ran: nothing is indexed and recall"
+        f" and search are refused; {first}rebuild it with bxctl reindex (runbook:"
+        " memory-index-damaged)"
+    )

@@ -6,18 +6,26 @@ tables, is damaged: it is disposable, so it is deleted and rebuilt. Any other er
 an I/O error, a permission, a lock) says nothing of the file: it is left as it is, and what failed
 is refused in one line saying what is wrong (unwritable), to be tried again once that is mended.
 SQLite's error codes tell them apart, never its messages.
+
+Removing and replacing are for memoryd's own files only: a folder, link or FIFO at the index's
+path or beside it (its -wal, -shm or -journal, the new file a reindex builds, the kept vectors) is
+not one of them, and a reindex that would have to remove it refuses in one line naming it
+(in_the_way), as a start refuses it, leaving it for the owner to move.
 """
 
 import contextlib
+import logging
 import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from memoryd.errors import IndexDamaged, IndexUnwritable, StartFailed
-from memoryd.home import FILE_MODE
-from memoryd.index import indexer
+from memoryd.errors import AdminRefused, IndexDamaged, IndexUnwritable, StartFailed
+from memoryd.home import FILE_MODE, NotRegular, check_entry
+from memoryd.index import carryfile, indexer
+
+log = logging.getLogger("memoryd.index.index")
 
 DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 # Errors of the disk or of access, not of the file: (what is wrong, when it is mended).
@@ -129,6 +137,31 @@ def remove_database(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{path}{suffix}")
+
+
+SQLITE_BESIDE = ("", "-wal", "-shm", "-journal")
+
+
+def in_the_way(path: Path) -> None:
+    """AdminRefused, logged, when anything but a regular file stands where a reindex of the index
+    at path removes or replaces one: a folder there is not memoryd's to delete, and the rename
+    over it would fail half way."""
+    new = path.with_name(path.name + ".new")
+    for base in (path, new, carryfile.carry_path(path)):
+        for suffix in SQLITE_BESIDE:
+            try:
+                check_entry(f"{base}{suffix}")
+            except NotRegular as e:
+                log.warning("index %s: the reindex is refused: %s; it is left as it is", path, e)
+                raise AdminRefused(
+                    f"refused: {e}, which memoryd did not make and does not remove: move it"
+                    " away, then run bxctl reindex again (the index is as it was)"
+                ) from None
+            except OSError as e:  # its folder unreadable, say
+                log.warning("index %s: the reindex is refused: %s", path, e)
+                raise AdminRefused(
+                    f"refused: cannot look at {e.filename}: {e.strerror}; the index is as it was"
+                ) from None
 
 
 def damage(path: Path) -> tuple[str | None, dict[str, str] | None]:

@@ -17,7 +17,10 @@ Reindex builds index/memory.sqlite3.new from scratch while recall goes on, off t
 new file up with what was written meanwhile and swaps it in (finish_new): renaming a file over an
 SQLite database that has open connections corrupts it, so the swap waits for the recalls in
 flight, closes every connection (the last close checkpoints and removes the WAL), renames, and
-reopens. Recalls wait only for that swap.
+reopens. Recalls wait only for that swap. Something memoryd did not make where the build or the
+swap would remove or replace a file (a folder at index/memory.sqlite3, say) refuses the reindex in
+one line naming it, before the build and again before the swap, and is left as it is
+(dbfile.in_the_way).
 
 At open: a memory.sqlite3.new left by a reindex that was killed is removed (logged); a damaged
 index (not SQLite, other tables, failing quick_check) is deleted (it is disposable) and replaced
@@ -44,6 +47,7 @@ from memoryd.index.dbfile import (
     check_fts5,
     create_file,
     damage,
+    in_the_way,
     refusal,
     remove_database,
 )
@@ -308,6 +312,7 @@ class Index(ModePrep, Warming):
     def build_new(self, progress: Callable[[int], None] | None = None) -> Rebuilt:
         """Build index/memory.sqlite3.new from sessions/ and notes.md (newindex.py) in this
         process; memoryd's reindex runs the same build in a child process (rebuild.py)."""
+        in_the_way(self.path)
         return newindex.build(self.home, self.settings, self.mode, self.path, progress)
 
     def finish_new(self, built: Rebuilt) -> tuple[int, int, int]:
@@ -332,6 +337,7 @@ class Index(ModePrep, Warming):
             conn.close()  # the last connection: checkpoints and removes the new file's WAL
         with open(built.path, "rb") as f:
             os.fsync(f.fileno())
+        in_the_way(self.path)  # a folder put there during the build is not renamed over
         self.stop_warming()
         with self._gate.exclusive():
             self._close_all()

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from memoryd.errors import MemorydError
 from memoryd.home import Home
 from memoryd.index import newindex
+from memoryd.index.dbfile import in_the_way
 from memoryd.index.indexer import Settings
 from memoryd.index.newindex import Rebuilt
 from proto.logline import configure_role
@@ -63,7 +64,9 @@ class Rebuilder:
 
     def build(self, index: "Index") -> Rebuilt:
         """Build index.new_path in a child process (blocking: run it on a thread of its own).
-        When the build fails, nothing it wrote is left behind."""
+        When the build fails, nothing it wrote is left behind. Refused before it starts when
+        something memoryd may not remove stands where the swap would have to (dbfile.in_the_way)."""
+        in_the_way(index.path)
         try:
             return self._build(index)
         except BaseException:

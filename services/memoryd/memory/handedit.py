@@ -13,6 +13,12 @@ is its before, the write was memoryd's: its journal line is appended as it would
 `"recovered": true`. A power cut in that window can still show up as a hand edit; that is the one
 case left, and the record still holds the right before and after.
 
+A hand edit saved while memoryd writes the file is never replaced by memoryd's write: the write
+checks, under the write lock, that the file still holds what it was planned from and that the
+journal already explains it (memfiles.replace_unchanged), and otherwise gives up with
+ChangedByHand before anything stands; the store then journals the hand edit and plans the write
+again from the file as the owner left it. So each line's before is the previous line's after.
+
 A note appended to notes.md has the same window: its intent also names where notes.md ended and
 the text appended, so that at start a note appended but not journalled gets its line, and an
 append the kill tore is cut back (its journal line was never written).
@@ -31,7 +37,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from memoryd.errors import FileDamaged
+from memoryd.errors import EditRefused, FileDamaged
 from memoryd.home import Home, NotRegular, check_entry, open_file, open_read
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
@@ -44,6 +50,18 @@ log = logging.getLogger(__name__)
 INTENT_NAME = ".writing.json"
 OWNER_SESSION = "owner"
 HAND_EDIT = "hand-edit"
+
+
+class ChangedByHand(EditRefused):
+    """A write that gave up because its file was edited by hand since it was planned (the hand
+    edit is journalled): the store plans it again; its text answers when it keeps happening."""
+
+    def __init__(self, file: str):
+        super().__init__(
+            f"refused: {file} was edited by hand while this edit was being applied; the hand "
+            "edit is kept and journalled, and this edit was not applied: try again"
+        )
+        self.file = file
 
 
 def intent_path(home: Home) -> Path:

@@ -1,18 +1,37 @@
-"""Reading the memory files from disk, each in one read, as they are now.
+"""Reading the memory files from disk, each in one read, as they are now; replacing one only if
+it still holds what the edit was planned from.
 
 Each file is read whole with one open and one read (never through a symbolic link, never from a
 FIFO: proto.files.read_file), so a reader running beside the writer sees
 the file before or after an atomic rename, never a mix. A missing, unreadable or non-UTF-8 file
 raises FileDamaged naming the file and the problem: memoryd created every file at start, so a
 missing one is a sign something is wrong, not an empty memory.
+
+The owner edits memory.md and user.md in an editor while memoryd writes them, and neither waits
+for the other: an editor saves by renaming its own file into place at any moment. A plain rename
+of memoryd's new file would then replace a hand edit saved after memoryd read the file, and it
+would be lost. So replace_unchanged, as editors do, reads the file again just before the rename
+and gives up when it changed; and the rename itself is an exchange (renameat2 RENAME_EXCHANGE),
+so what it replaced is still there under the temporary name: when that is not what was checked
+(a save that landed between the check and the rename), it is exchanged back into place and the
+write gives up too. Where the file system cannot exchange, a plain rename follows the check, and
+only the instant between them is left open.
 """
 
+import ctypes
+import errno
+import logging
+import os
+import secrets
 from pathlib import Path
 
 from memoryd.errors import FileDamaged
-from memoryd.home import Home
+from memoryd.home import FILE_MODE, Home, fsync_dir
+from memoryd.journal import rollback
 from memoryd.memory import entries
 from proto.files import NotRegular, read_file
+
+log = logging.getLogger(__name__)
 
 
 def read_text(path: Path, name: str) -> str:
@@ -32,3 +51,150 @@ def read_text(path: Path, name: str) -> str:
 def read_entries(home: Home, name: str) -> list[str]:
     """The entries of memory.md or user.md as they are on disk now."""
     return entries.parse(read_text(home.memory_file(name), name))
+
+
+def holds(path: Path, expected: list[str] | tuple[str, ...]) -> bool:
+    """Whether the file at path holds exactly the entries expected (False when it cannot be read
+    or parsed: a changed file, whatever it holds now)."""
+    try:
+        return entries.parse(read_text(path, path.name)) == list(expected)
+    except FileDamaged:
+        return False
+
+
+RENAME_EXCHANGE = 2
+_UNSUPPORTED = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP)
+_libc = ctypes.CDLL(None, use_errno=True)
+_renameat2 = getattr(_libc, "renameat2", None)
+if _renameat2 is not None:
+    _renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    _renameat2.restype = ctypes.c_int
+
+
+def exchange(folder: Path, a: str, b: str) -> bool:
+    """Swap the names a and b in folder atomically; False when the file system cannot."""
+    if _renameat2 is None:
+        return False
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if _renameat2(fd, os.fsencode(a), fd, os.fsencode(b), RENAME_EXCHANGE) == 0:
+            return True
+        err = ctypes.get_errno()
+    finally:
+        os.close(fd)
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err), str(folder / b))
+
+
+def write_temp(path: Path, data: bytes) -> Path:
+    """A new file beside path holding data, fsync'd (named like every temporary file memoryd
+    leaves, so one left by a crash is removed at the next start)."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, flags, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _remove(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+class Changed:
+    """replace_unchanged gave up: the file no longer holds what the edit was planned from."""
+
+
+CHANGED = Changed()
+
+
+def replace_unchanged(
+    path: Path, data: bytes, planned_from: list[str] | tuple[str, ...]
+) -> Path | bytes | None | Changed:
+    """Replace path with data (fsync'd, renamed, the folder fsync'd) if it still holds the
+    entries planned_from; CHANGED, with path as it was, if not. Otherwise what rollback.put_back
+    needs to make path its old bytes again (rollback.keep_old), for the caller to put back or
+    drop. An OSError leaves path as it was."""
+    tmp = write_temp(path, data)
+    try:
+        if not holds(path, planned_from):
+            _remove(tmp)
+            return CHANGED
+        if not exchange(path.parent, tmp.name, path.name):
+            # No exchange here: the old bytes are kept first and checked again, so only the
+            # instant between keeping them and this rename is open to a save.
+            old = rollback.keep_old(path)
+            if not _kept_holds(old, path.name, planned_from):
+                rollback.drop(old)
+                _remove(tmp)
+                return CHANGED
+            os.replace(tmp, path)
+            fsync_dir(path.parent)
+            return old
+    except FileNotFoundError:
+        _remove(tmp)
+        return CHANGED  # removed by hand since the check: the write is planned again
+    except BaseException:
+        _remove(tmp)
+        raise
+    # tmp now names what the exchange replaced.
+    if holds(tmp, planned_from):
+        fsync_dir(path.parent)
+        return tmp
+    # A save landed between the check and the exchange: put it back in place, untouched.
+    try:
+        exchange(path.parent, tmp.name, path.name)
+    except OSError as e:
+        log.error(
+            "%s: a hand edit saved while memoryd wrote it is kept in %s (%s)",
+            path,
+            tmp,
+            e.strerror,
+        )
+        raise
+    if not _holds_bytes(tmp, data):
+        kept = path.with_name(f"{path.name}.hand-edit-{secrets.token_hex(4)}")
+        os.replace(tmp, kept)
+        log.error("%s: a hand edit saved while memoryd wrote it is kept in %s", path, kept)
+    else:
+        _remove(tmp)
+    fsync_dir(path.parent)
+    return CHANGED
+
+
+def _kept_holds(old: Path | bytes | None, name: str, expected: list[str] | tuple[str, ...]) -> bool:
+    """Whether the old bytes rollback.keep_old kept hold the entries expected."""
+    if old is None:
+        return False
+    if isinstance(old, Path):
+        return holds(old, expected)
+    try:
+        return entries.parse(entries.decode(old, name)) == list(expected)
+    except FileDamaged:
+        return False
+
+
+def _holds_bytes(path: Path, data: bytes) -> bool:
+    try:
+        return read_file(path) == data
+    except OSError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -5,7 +5,10 @@ them anyway), and block from any thread. Every edit reads its file from disk as 
 the owner may have edited it, and plans the change with edits.py before touching anything: a
 refused call changes no file. An applied edit writes in the order that loses nothing on a crash:
 entries leaving the file reach notes.md (fsync) first, then the new file is renamed into place
-(atomic_write: fsync, rename, fsync the folder), then the journal line is appended.
+(fsync, rename, fsync the folder), then the journal line is appended. The rename happens only
+if the file still holds what the edit was planned from and the journal explains it: a hand edit
+saved meanwhile is journalled and the edit planned again from it (memfiles.replace_unchanged,
+handedit.py), so no hand edit is replaced unseen and the journal's chain holds.
 
 Routing by the session's state: note goes to notes.md in any session. A clean session edits
 memory.md and user.md (or stages the edit when review is on); in a session that has read untrusted
@@ -30,14 +33,15 @@ from memoryd.errors import (
     UntrustedSession,
     WriteFailed,
 )
-from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
+from memoryd.home import Home, append_bytes, create_if_missing, ensure_dir
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
 from memoryd.memory import block, edits, entries, handedit, notes, ownerwrites
 from memoryd.memory.block import Classes as BlockClasses
 from memoryd.memory.entries import FILE_OF_ARG
-from memoryd.memory.memfiles import read_entries
+from memoryd.memory.handedit import ChangedByHand
+from memoryd.memory.memfiles import Changed, read_entries, replace_unchanged
 from memoryd.memory.review import Review, waiting_sentence
 from memoryd.trust import classrule
 from memoryd.trust.caller import Caller
@@ -65,6 +69,9 @@ def utc_now() -> dt.datetime:
 
 
 JOURNAL_INDEX = "journal-index.json"
+# How often an edit is planned again when its file keeps being edited by hand under it; the owner
+# saving five times within one write is not an editor's pace, and the call is then refused.
+PLAN_TRIES = 5
 
 
 class MemoryStore:
@@ -164,8 +171,8 @@ class MemoryStore:
                 raise UntrustedSession(
                     classrule.class_refused_sentence(taint, self.max_class, file)
                 )
-            plan = edits.plan(args, self.entries_for_edit(file))
             if self.review_on:
+                edits.plan(args, self.entries_for_edit(file))
                 try:
                     item = self.review.stage(self.now(), caller, args, file)
                 except OSError as e:
@@ -174,8 +181,35 @@ class MemoryStore:
                     "%s: %s by session %s staged as %s", file, args.action, caller.session, item.id
                 )
                 return waiting_sentence(file, item.id)
-            self.apply(plan, caller, args.action)
+            plan, _ = self.replanned(file, lambda now: edits.plan(args, now), caller, args.action)
             return edits.updated_sentence(file, plan.length)
+
+    def replanned(
+        self,
+        file: str,
+        decide: Callable[[list[str]], edits.Plan],
+        caller: Caller,
+        action: str,
+        extra: dict | None = None,
+        *,
+        skip_same: bool = False,
+    ) -> tuple[edits.Plan, EditLine | None]:
+        """Plan an edit of file from its entries as they are now (decide) and apply it, planning
+        again while a hand edit lands under it (apply journals it each time): the plan applied
+        and its journal line (None for a plan that changes nothing, when skip_same). The
+        caller holds self.lock."""
+        tries = 0
+        while True:
+            current = self.entries_for_edit(file)
+            plan = decide(current)
+            if skip_same and plan.after == plan.before:
+                return plan, None
+            try:
+                return plan, self.apply(plan, caller, action, extra, read_from=current)
+            except ChangedByHand:
+                tries += 1
+                if tries >= PLAN_TRIES:
+                    raise
 
     def entries_for_edit(self, file: str) -> list[str]:
         """The entries of file as they are now; FileInvalid when it cannot be parsed."""
@@ -241,26 +275,44 @@ class MemoryStore:
         append_bytes(path, (prefix + text).encode("utf-8"))
 
     def apply(
-        self, plan: edits.Plan, caller: Caller, action: str, extra: dict | None = None
+        self,
+        plan: edits.Plan,
+        caller: Caller,
+        action: str,
+        extra: dict | None = None,
+        *,
+        read_from: list[str] | None = None,
     ) -> EditLine:
         """Write an edit in the crash-safe order; its journal line. The caller holds self.lock.
         A step that fails takes the steps before it back (rollback.py) and the edit is answered
-        as not applied. extra: the fields an owner's edit adds to its line (undoes, pending and
+        as not applied. When the file was edited by hand since plan was read from it (the file
+        or the journal's last after no longer read_from, the entries plan was made from; its
+        before unless given, as a forget's before holds a marker in place of the text), nothing
+        is left applied, the hand edit is journalled and ChangedByHand raised: the caller plans
+        again. extra: the fields an owner's edit adds to its line (undoes, pending and
         requested, note), checked as the line's own."""
         when = self.now()
         session = caller.session
         path = self.home.memory_file(plan.file)
         notes_path = self.home.memory_file("notes.md")
-        notes_size = rollback.size_of(notes_path)
-        old = None
         # Built before anything is written: a line the model refuses leaves every file as it was.
         line = _journal_edit(plan, caller, action, extra or {})
+        planned_from = list(plan.before) if read_from is None else read_from
+        notes_size = rollback.size_of(notes_path)
+        old = None
         try:
+            if self.journal_index.last_after(plan.file) != planned_from:
+                # Read after a hand edit the journal does not hold yet: journal it first.
+                self._changed_by_hand(plan.file, action, session)
             if plan.removals:
                 self.append_notes(self._removal_text(plan, when, session))
-            old = rollback.keep_old(path)
             handedit.intend(self.home, line.dump())
-            atomic_write(path, entries.file_bytes(plan.after))
+            replaced = replace_unchanged(path, entries.file_bytes(plan.after), planned_from)
+            if isinstance(replaced, Changed):
+                self._take_back(notes_path, notes_size)
+                self._changed_by_hand(plan.file, action, session)
+            else:
+                old = replaced
             try:
                 record = self.journal.append(when, line)
             except OSError:
@@ -268,8 +320,7 @@ class MemoryStore:
                 old = None
                 raise
         except OSError as e:
-            rollback.take_back(notes_path, notes_size)  # logged when it cannot run
-            handedit.forget(self.home)
+            self._take_back(notes_path, notes_size)
             raise self.not_applied(plan.file, action, session, e) from None
         finally:
             rollback.drop(old)
@@ -277,6 +328,23 @@ class MemoryStore:
         who = f"session {session}" if session else "the owner"
         log.info("%s: %s by %s (edit %s)", plan.file, action, who, record.id)
         return record
+
+    def _take_back(self, notes_path: Path, notes_size: int | None) -> None:
+        """Undo what a write that did not stand appended (logged when it cannot), and drop its
+        intent, so a failure is answered with its own cause."""
+        rollback.take_back(notes_path, notes_size)
+        handedit.forget(self.home)
+
+    def _changed_by_hand(self, file: str, action: str, session: str | None) -> None:
+        """Journal the hand edit that came under a write, then give the write up (ChangedByHand,
+        or not applied when the hand edit cannot be journalled: the disk's cause)."""
+        handedit.forget(self.home)
+        try:
+            self.hand_edits.detect()
+        except OSError as e:
+            raise self.not_applied(file, action, session, e) from None
+        log.info("%s: edited by hand while %s was written; it is planned again", file, action)
+        raise ChangedByHand(file)
 
     # --- the owner's edits (owner/) ----------------------------------------------------------
     def owner_edit(
@@ -292,10 +360,8 @@ class MemoryStore:
         line, or None when the plan changes nothing."""
         with self.lock:
             self.detect_hand_edits()
-            plan = decide(self.entries_for_edit(file))
-            if plan.after == plan.before:
-                return None
-            return self.apply(plan, caller, action, extra)
+            _, record = self.replanned(file, decide, caller, action, extra, skip_same=True)
+            return record
 
     # --- the owner's writes that name an edit (ownerwrites.py) --------------------------------
     def undo(self, edit_id: str) -> str:

@@ -39,6 +39,7 @@ def plan_path(home: Home) -> Path:
 
 
 def new_staging(home: Home) -> Path:
+    ensure_dir(home.memory)  # removed by hand while memoryd ran: a restore is what mends that
     folder = home.memory / f"{STAGING_PREFIX}{os.urandom(6).hex()}"
     os.mkdir(folder, 0o700)
     return folder

@@ -7,15 +7,20 @@ and exports go to {home}/backups/ (0700), a folder memoryd owns beside memory/ (
 a reply frame holds at most 1 MiB, so a file, not a reply, carries them to the owner.
 """
 
+import errno
 import os
 import re
 from pathlib import Path
 
-from memoryd.home import MONTH_FILE, Home
+from memoryd.home import MONTH_FILE, Home, NotRegular, check_entry
 from memoryd.journal import forgotten
 from proto.messages import SESSION_ID_PATTERN
 
 ROOT_FILES = ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl", forgotten.FILE)
+# The files memoryd makes at start (memory/store.py: ensure), so every backup of a home holds them;
+# pending.jsonl and forgotten.jsonl come with the first write that needs them.
+CORE = ("soul.md", "memory.md", "user.md", "notes.md")
+FOLDERS = ("memory/", "memory/edits/", "memory/recalls/")  # as whole_files names them
 _SESSION = SESSION_ID_PATTERN.strip("^$")
 MEMBER = re.compile(
     r"^(?:memory/(?:soul\.md|memory\.md|user\.md|notes\.md|pending\.jsonl|forgotten\.jsonl)"
@@ -45,6 +50,39 @@ def memory_files(home: Home) -> list[tuple[str, Path]]:
             names = []
         out += [(f"memory/{sub}/{n}", folder / n) for n in names]
     return out
+
+
+def whole_files(home: Home, missing_ok: bool = False) -> list[tuple[str, Path]]:
+    """memory_files as a backup must hold them: an OSError whose filename is the folder, named
+    as the archive names it (memory/edits/), when memory/, its edits/ or recalls/ is not a folder
+    memoryd may list (NotRegular for a link or a file there), or is missing and not missing_ok.
+    (The CORE files are checked once held: snapshot.take.) Without this a backup of a home whose
+    journal's folder was replaced by a file, or whose memory/ was removed, would hold nothing of
+    them and say "backup written", and --keep would remove the older archives that did."""
+    _folder(home.memory, "memory/", missing_ok)
+    out = [(f"memory/{n}", home.memory_file(n)) for n in ROOT_FILES]
+    out = [(name, path) for name, path in out if os.path.lexists(path)]
+    for folder, sub in ((home.edits, "edits"), (home.recalls, "recalls")):
+        names = _folder(folder, f"memory/{sub}/", missing_ok)
+        out += [(f"memory/{sub}/{n}", folder / n) for n in sorted(filter(MONTH_FILE.match, names))]
+    return out
+
+
+def _folder(path: Path, name: str, missing_ok: bool) -> list[str]:
+    """The names in the folder at path (a folder of memoryd's own: a link there is not followed);
+    OSError with name as its filename when it cannot be listed, or is missing and not
+    missing_ok."""
+    try:
+        check_entry(path, folder=True)
+        return os.listdir(path)
+    except NotRegular as e:
+        raise NotRegular(e.errno, e.strerror, name) from None
+    except FileNotFoundError:
+        if missing_ok:
+            return []
+        raise FileNotFoundError(errno.ENOENT, "missing", name) from None
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, name) from None
 
 
 def session_files(home: Home) -> list[tuple[str, Path]]:

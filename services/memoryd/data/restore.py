@@ -36,7 +36,7 @@ from memoryd.data import backup, lay, layout, leftout, recalllog, snapshot
 from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
 from memoryd.errors import AdminRefused, MemorydError
-from memoryd.home import Home, atomic_write, read_file
+from memoryd.home import Home, atomic_write, ensure_dir, read_file
 from memoryd.journal import forgotten
 from memoryd.memory import entries
 from proto.plural import counted
@@ -176,7 +176,9 @@ def _hold(service, replace: bool):
             f"refused: the home holds memory ({there}); restore --replace backs it up first, "
             "then replaces it"
         )
-    return snapshot.take(home), _signature(home)
+    # missing_ok: a home lacking a file (memory.md removed by hand) is what a restore mends; the
+    # copy keeps what there is. What is there but cannot be read still refuses it.
+    return snapshot.take(home, missing_ok=True), _signature(home)
 
 
 def _backup(home: Home, held) -> str:
@@ -243,7 +245,7 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
                 "first, then replaces it"
             )
         if seen is None or _signature(home) != seen:  # written to since it was backed up
-            again = _backup(home, snapshot.take(home))
+            again = _backup(home, snapshot.take(home, missing_ok=True))
     # Session records the owner made memoryd forget stay forgotten: the logs are not restored,
     # so an older archive must not bring them back into the index. (Note keys belong to the
     # notes.md they were made in, which the archive replaces.) Texts the owner made memoryd
@@ -267,6 +269,10 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
             "then restore again (nothing was restored)"
             + (f"; the memory here is backed up in {again}" if again else "")
         )
+    for folder in (home.edits, home.recalls):
+        # a whole home has both, even when the archive holds no month of them (a backup of a
+        # new home) and the home lost them: without them the next backup is refused
+        ensure_dir(folder)
     with recalllog.held(service):
         try:
             lay.commit(home, staging, wanted, remove)

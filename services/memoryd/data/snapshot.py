@@ -135,12 +135,24 @@ def _note(name: str, path: Path) -> Held | None:
         os.close(fd)
 
 
-def take(home: Home) -> Snapshot:
+def take(home: Home, missing_ok: bool = False) -> Snapshot:
     """Hold every memoryd file; run it on the writer thread. A file that cannot be opened (not
-    readable by memoryd's user, not a regular file) refuses it (AdminRefused, naming it)."""
+    readable by memoryd's user, not a regular file), a folder of memory's that cannot be listed
+    and, unless missing_ok, a part every whole home has that is missing (layout.whole_files)
+    refuses it (AdminRefused, naming it): a backup holds all an owner's backup holds, or nothing.
+    missing_ok is for the copy restore --replace keeps of a home it is about to mend."""
     started = time.monotonic()
     snap = Snapshot()
-    _add(snap, layout.memory_files(home))
+    try:
+        listed = layout.whole_files(home, missing_ok)
+    except OSError as e:
+        raise _unreadable(str(e.filename), e) from None
+    _add(snap, listed)
+    held = {h.name for h in snap.files}
+    lacking = [f"memory/{n}" for n in layout.CORE if f"memory/{n}" not in held]
+    if lacking and not missing_ok:  # gone since memoryd made it at start
+        snap.close()
+        raise _unreadable(lacking[0], FileNotFoundError(errno.ENOENT, "missing", lacking[0]))
     snap.waited = time.monotonic() - started
     return snap
 
@@ -159,6 +171,9 @@ def add_sessions(snap: Snapshot, home: Home) -> None:
     each is cut to its last whole record. A log that cannot be noted refuses the backup
     (AdminRefused, naming it; snap closed), before anything is written."""
     try:
+        if os.path.lexists(home.sessions) and not home.sessions.is_dir():
+            # a backup --with-sessions would hold none of the logs and pass for one that does
+            raise NotRegular(errno.ENOTDIR, "not a folder", str(home.sessions))
         for name, path in layout.session_files(home):
             held = _note(name, path)
             if held is not None:
@@ -179,7 +194,11 @@ def _unreadable(name: str, e: OSError) -> AdminRefused:
     """The refusal for a file that cannot be held: one copied in by hand as another user, or
     with mode 000, or a link, is the owner's to fix, not a bug of memoryd's."""
     if isinstance(e, NotRegular):
-        what, fix = f"is {e.strerror}", "put a regular file there"
+        thing = "memoryd's folder back" if name in layout.FOLDERS else "a regular file"
+        what, fix = f"is {e.strerror}", f"put {thing} there"
+    elif isinstance(e, FileNotFoundError):
+        # removed while memoryd ran: an archive without it would pass for a whole backup
+        what, fix = "is missing", "put it back or restore a backup (bxctl memory restore)"
     else:
         what = f"cannot be read ({e.strerror or e})"
         fix = "give it back to memoryd's user or make it readable"

@@ -159,3 +159,24 @@ def test_many_saves_beside_many_writes_lose_none(tmp_path):
         e for r in chain_of(store, "memory.md") for e in (*r.before, *r.after)
     }
     assert saved and [s for s in saved if s not in {k.strip() for k in kept}] == []
+
+
+def test_a_save_after_the_rename_stays_when_the_journal_fails(tmp_path, monkeypatch):
+    """The journal line cannot be appended, so the write is taken back: a save that already
+    replaced it is the owner's, and is not overwritten by the old bytes."""
+    store = new_store(tmp_path)
+    fill(store, "memory", ["a"])
+    path = memory_path(store, "memory.md")
+
+    def append(*_a, **_k):
+        save_by_hand(path, "a\n§\nby hand\n")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store.journal, "append", append)
+    with pytest.raises(EditRefused, match="not applied"):
+        add(store, "memory", "b")
+    monkeypatch.undo()
+    assert path.read_text() == "a\n§\nby hand\n"
+    store.detect_hand_edits()
+    assert chain_of(store, "memory.md")[-1].after == ["a", "by hand"]
+    assert not [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")]

@@ -41,7 +41,7 @@ from memoryd.memory import block, edits, entries, handedit, notes, ownerwrites
 from memoryd.memory.block import Classes as BlockClasses
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.memory.handedit import ChangedByHand
-from memoryd.memory.memfiles import Changed, read_entries, replace_unchanged
+from memoryd.memory.memfiles import Changed, holds, read_entries, replace_unchanged
 from memoryd.memory.review import Review, waiting_sentence
 from memoryd.trust import classrule
 from memoryd.trust.caller import Caller
@@ -316,8 +316,11 @@ class MemoryStore:
             try:
                 record = self.journal.append(when, line)
             except OSError:
-                rollback.put_back(old, path)
-                old = None
+                # A save that replaced the write since is the owner's, and stays (journalled
+                # as a hand edit at the next write); only the write itself is taken back.
+                if holds(path, plan.after):
+                    rollback.put_back(old, path)
+                    old = None
                 raise
         except OSError as e:
             self._take_back(notes_path, notes_size)

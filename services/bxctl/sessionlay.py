@@ -13,10 +13,18 @@ Every folder is opened without following a link, as loopd's user could put one t
 memoryd hears session_updated for each over its loopd socket and indexes them as it indexes a
 finished turn (forgotten records stay out); when it cannot be reached, its next start indexes
 them.
+
+A bxctl killed while it writes one (SIGKILL, a power cut: no cleanup runs) leaves its temporary
+file, a partial copy of a log, which nothing else would ever remove. So every restore first
+removes those left in sessions/<ID>/ (clear_leftovers), while no other bxctl lays: a bxctl holds
+a shared lock (flock) on sessions/ all the while it lays, and the leftovers are removed only under
+the exclusive one, so a running restore's file is never taken.
 """
 
+import fcntl
 import gzip
 import os
+import re
 import stat
 import tarfile
 import zlib
@@ -36,13 +44,15 @@ from bxctl.sessionarchive import (
 )
 from proto.client import request
 from proto.errors import PeerClosed, ProtoError, Unreachable
-from proto.messages import Ok, SessionUpdated
+from proto.messages import Ok, SessionUpdated, is_session_id
 from proto.paths import LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
 from proto.plural import counted
 
 SHOWN = 20  # refusals named one a line; the rest are counted
 INDEX_TIMEOUT = 120.0  # memoryd indexes a long log a part at a time before it answers
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# The temporary file _write_in makes beside a log it lays (and only it: loopd appends in place).
+LEFTOVER = re.compile(rf"\A\.{re.escape(LOG)}\.[0-9a-f]{{12}}\.tmp\Z")
 
 
 @dataclass
@@ -52,6 +62,7 @@ class Laid:
     refused: list[str] = field(default_factory=list)  # "NAME: why", one each
     problem: str | None = None  # why none were laid
     indexed: str = ""  # what memoryd did with the laid ones
+    cleared: int = 0  # partial copies a killed restore left, removed
 
 
 def _open_sessions(home: Path) -> tuple[int, tuple[int, int] | None]:
@@ -88,6 +99,71 @@ def _fsync_dir(path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _locked(sfd: int, done: Laid) -> None:
+    """Hold sessions/ (sfd) shared for the laying, the leftovers removed first when no other
+    bxctl lays (its exclusive lock free)."""
+    try:
+        fcntl.flock(sfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # another bxctl lays: its temporary files may be in use
+        pass
+    else:
+        try:
+            done.cleared = clear_leftovers(sfd)
+        except OSError:  # what cannot be removed now, the next restore tries again
+            pass
+    fcntl.flock(sfd, fcntl.LOCK_SH)
+
+
+def clear_leftovers(sfd: int) -> int:
+    """Remove the temporary files a killed bxctl left in the folders of sessions/ (sfd, held
+    exclusive); how many. A folder or file that is a link, or not what bxctl makes, is left."""
+    cleared = 0
+    for session in os.listdir(sfd):
+        if not is_session_id(session):
+            continue
+        try:
+            dfd = os.open(session, _DIR, dir_fd=sfd)
+        except OSError:  # a log's folder that is a link or a file is loopd's user's, not bxctl's
+            continue
+        try:
+            cleared += _clear_in(dfd)
+        except OSError:  # a folder bxctl may not list or change: it lays nothing there either
+            pass
+        finally:
+            os.close(dfd)
+    return cleared
+
+
+def _clear_in(dfd: int) -> int:
+    cleared = 0
+    for name in os.listdir(dfd):
+        if not LEFTOVER.fullmatch(name):
+            continue
+        try:
+            if stat.S_ISREG(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                os.unlink(name, dir_fd=dfd)
+                cleared += 1
+        except FileNotFoundError:  # removed meanwhile
+            pass
+    return cleared
+
+
+def tidy(home: Path) -> int:
+    """The leftovers of clear_leftovers removed from home's sessions/, for a restore that lays no
+    log; how many (0 when there is no sessions/ or another bxctl lays)."""
+    try:
+        sfd = os.open(home / "sessions", _DIR)
+    except OSError:
+        return 0
+    try:
+        fcntl.flock(sfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return clear_leftovers(sfd)
+    except OSError:  # another bxctl lays, or a folder cannot be read: the next restore tries
+        return 0
+    finally:
+        os.close(sfd)
 
 
 def _there(sfd: int, session: str) -> bool:
@@ -173,6 +249,7 @@ def lay(archive: Path, home: Path, counts: object = None) -> Laid:
                 raise Unusable("the archive is not the one memoryd restored (it changed since)")
             sfd, owner = _open_sessions(home)
             try:
+                _locked(sfd, done)
                 todo = _plan(manifest, found, sfd, done)
                 LAYING.total, LAYING.lacked = len(todo), True
                 if todo:
@@ -295,9 +372,12 @@ def after_restore(reply: dict, archive: Path, home: Path, memory_socket: Path | 
     reply then says what was done (its message, and "sessions" for --json). Returns the lines
     naming the refused, at most SHOWN and a count of the rest."""
     held = reply.get("session_logs")
-    if not isinstance(held, int) or isinstance(held, bool) or held <= 0:
-        return []
     problem = _home_problem(home, memory_socket)
+    if not isinstance(held, int) or isinstance(held, bool) or held <= 0:
+        cleared = 0 if problem else tidy(home)
+        if cleared:
+            reply["message"] = reply.get("message", "") + "; " + _cleared(cleared)
+        return []
     if problem is None:
         note_laying(archive, held)  # an interrupt from here on says what is laid, and the rest
     done = Laid(problem=problem) if problem else lay(archive, home, reply.get("counts"))
@@ -320,10 +400,17 @@ def after_restore(reply: dict, archive: Path, home: Path, memory_socket: Path | 
     return lines
 
 
+def _cleared(n: int) -> str:
+    return f"bxctl removed {counted(n, 'partial session log')} a stopped restore left"
+
+
 def _said(done: Laid) -> str:
     if done.problem is not None:
-        return f"bxctl laid none of them into sessions/: {done.problem}"
+        said = f"bxctl laid none of them into sessions/: {done.problem}"
+        return said + (f"; {_cleared(done.cleared)}" if done.cleared else "")
     parts = [f"bxctl laid {counted(len(done.laid), 'session log')} into sessions/"]
+    if done.cleared:
+        parts.insert(0, _cleared(done.cleared))
     if done.laid:
         parts[0] += f" ({done.indexed})"
     if done.kept:

@@ -5,6 +5,7 @@ answer as before."""
 
 import json
 import logging
+import os
 import shutil
 
 import pytest
@@ -46,24 +47,41 @@ def _answer(md: Memoryd, command: str, arg: dict) -> str:
         return f"error: {error}"
 
 
-def test_every_owner_command_answers_in_one_line(md, tmp_path, caplog):
+def _file(edits, aside) -> None:
+    edits.write_text("x\n")
+
+
+def _fifo(edits, aside) -> None:
+    os.mkfifo(edits)
+
+
+def _link(edits, aside) -> None:
+    edits.symlink_to(aside)
+
+
+@pytest.mark.parametrize("make", [_file, _fifo, _link], ids=["file", "fifo", "link"])
+def test_every_owner_command_answers_in_one_line(md, tmp_path, caplog, make):
     md.call({"action": "add", "file": "memory", "text": "Launch is Thursday."})
     md.call({"action": "note", "text": "the spare key is under the blue pot"})
     edits = md.home.edits
     shutil.move(edits, tmp_path / "edits.aside")
-    edits.write_text("x\n")
+    make(edits, tmp_path / "edits.aside")
     with caplog.at_level(logging.INFO):
         for command, arg in COMMANDS:
             said = _answer(md, command, arg)
             if said.startswith("error: "):
                 assert "\n" not in said, (command, said)
+        for command in ("log", "pending"):
+            said = _answer(md, command, {})
+            assert said.startswith("error: ") and str(edits) in said, (command, said)
     assert all(r.exc_info is None for r in caplog.records)
-    assert _answer(md, "log", {}) == (
-        f"error: memory log stopped: {edits}: Not a directory; mend that, then ask again"
-    )
-    assert _answer(md, "pending", {}) == (
-        f"error: memory pending stopped: {edits}: Not a directory; mend that, then ask again"
-    )
+    if make is _file:
+        assert _answer(md, "log", {}) == (
+            f"error: memory log stopped: {edits}: Not a directory; mend that, then ask again"
+        )
+        assert _answer(md, "pending", {}) == (
+            f"error: memory pending stopped: {edits}: Not a directory; mend that, then ask again"
+        )
     edits.unlink()
     shutil.move(tmp_path / "edits.aside", edits)
     assert "add  memory.md" in _answer(md, "log", {})

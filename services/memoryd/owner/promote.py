@@ -18,6 +18,7 @@ import re
 
 from memoryd.data import targets
 from memoryd.errors import AdminRefused, EditRefused
+from memoryd.home import read_file
 from memoryd.journal import forgotten
 from memoryd.memory import edits, notes
 from memoryd.memory.entries import FILE_OF_ARG
@@ -51,10 +52,16 @@ def find_note(all_notes: list[notes.NoteEntry], ref: str) -> notes.NoteEntry:
 def run(store, index, arg: PromoteArg) -> str:
     """On the writer; index is the service's, which tells whether a note:N the owner gives is
     still the note search showed (notes.md may have been edited by hand since)."""
+    path = store.home.memory_file("notes.md")
     try:
-        data = store.home.memory_file("notes.md").read_bytes()
+        # Never through a link, never waiting on a FIFO: the writer thread reads it, and every
+        # memory write of every session waits behind it.
+        data = read_file(path)
     except FileNotFoundError:
         data = b""
+    except OSError as e:
+        why = e.strerror or str(e)
+        raise AdminRefused(f"refused: cannot read {path}: {why}; nothing was promoted") from None
     note = find_note(notes.parse(data), arg.ref)
     file = FILE_OF_ARG[arg.file]
     ref = f"note:{note.number}"

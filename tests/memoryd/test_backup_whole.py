@@ -129,13 +129,17 @@ def test_a_backup_with_sessions_is_refused_when_sessions_is_not_a_folder(tmp_pat
         m.close()
 
 
-@pytest.mark.parametrize("why", ["memory gone", "memory.md gone", "edits gone"])
-def test_restore_replace_still_mends_a_home_missing_a_part(tmp_path, why):
+@pytest.mark.parametrize(
+    "why, replace", [("memory gone", False), ("memory.md gone", True), ("edits gone", True)]
+)
+def test_restore_still_mends_a_home_missing_a_part(tmp_path, why, replace):
+    """The refusal says to restore a backup: that works (with memory/ gone there is nothing to
+    replace, and a restore without --replace takes it)."""
     m = _filled(tmp_path)
     try:
         shutil.move(m.data("backup")["path"], layout.backups(m.home) / "earlier.tar.gz")
         dict(BREAKS_BY_NAME)[why](m)
-        m.data("restore", name="earlier.tar.gz", replace=True)
+        m.data("restore", name="earlier.tar.gz", replace=replace)
         assert "Launch is Thursday." in m.home.memory_file("memory.md").read_text()
         assert m.data("backup")["counts"]["entries"] == 1
     finally:
@@ -156,7 +160,7 @@ def test_a_restore_of_a_new_homes_backup_leaves_a_home_whole(tmp_path):
     try:
         shutil.copy(made, layout.backups(m.home) / "new.tar.gz")
         shutil.rmtree(m.home.memory)
-        m.data("restore", name="new.tar.gz", replace=True)
+        m.data("restore", name="new.tar.gz")
         assert m.data("backup", keep=1)["counts"]["entries"] == 0
     finally:
         m.close()

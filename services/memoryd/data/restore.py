@@ -54,6 +54,8 @@ def has_memory(home: Home) -> str | None:
     for name in ("memory.md", "user.md"):
         try:
             n = len(entries.parse(entries.decode(read_file(home.memory_file(name)), name)))
+        except FileNotFoundError:  # removed (memory/ with it, maybe): nothing there to keep
+            n = 0
         except (OSError, MemorydError):  # unreadable counts as something there
             n = 1
         if n:

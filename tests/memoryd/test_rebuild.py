@@ -334,3 +334,33 @@ def test_a_catch_up_that_fails_after_the_build_removes_the_new_file(tmp_path, mo
     assert found.output.startswith("[1] ")
     assert note.ok
     assert (again.logs, again.records, again.notes) == (1, 1, 1)
+
+
+def test_a_build_that_fails_says_why_in_one_line_without_a_traceback(tmp_path, capfd):
+    """A cause the owner can mend (here notes.md made a link, which memoryd never follows) is
+    in the answer and in one log line of the child's; "memoryd's log says why" over a
+    traceback told the owner nothing."""
+    home = tmp_path / "home"
+    _log(home, "s-one", ["kestrel nests on the roof"])
+    service = prepare(load(_config(tmp_path)))
+    notes = Home(home).memory_file("notes.md")
+
+    async def scenario():
+        await service.catch_up()
+        notes.unlink()
+        notes.symlink_to("/etc/hostname")
+        with pytest.raises(MemorydError) as refused:
+            await service.on_admin(Reindex())
+        return refused.value
+
+    try:
+        refused = asyncio.run(scenario())
+    finally:
+        service.close()
+    said = str(refused)
+    assert isinstance(refused, RebuildFailed)
+    assert said.startswith("the reindex failed and the index is as it was: "), said
+    assert str(notes) in said and "symbolic link" in said, said
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    assert "the reindex's build failed: " in err

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING
 from memoryd.errors import MemorydError
 from memoryd.home import Home
 from memoryd.index import newindex
-from memoryd.index.dbfile import in_the_way
+from memoryd.index.dbfile import in_the_way, unwritable
 from memoryd.index.indexer import Settings
 from memoryd.index.newindex import Rebuilt
 from proto.logline import configure_role
@@ -111,6 +112,9 @@ class Rebuilder:
             log.info("index %s: the reindex's build stopped: memoryd is stopping", index.new_path)
             raise RebuildFailed(STOPPED)
         if child.returncode != 0:
+            why = _failed(out)
+            if why is not None:  # the child said why, in its log line and to the owner
+                raise RebuildFailed(f"the reindex failed and the index is as it was: {why}")
             log.error(
                 "index %s: the reindex's build exited with %s", index.new_path, child.returncode
             )
@@ -203,9 +207,41 @@ def main(argv: list[str] | None = None) -> int:
     threading.Thread(target=_exit_with_parent, name="rebuild-parent", daemon=True).start()
     home = Home(args.home)
     settings = Settings(max_class=args.max_class, max_record_bytes=args.max_record_bytes)
-    built = newindex.build(home, settings, args.mode, home.index_db)
+    try:
+        built = newindex.build(home, settings, args.mode, home.index_db)
+    except (sqlite3.Error, OSError, MemorydError) as e:
+        # Said in one line here and handed to memoryd, which puts it in the owner's answer: a
+        # full disk or a file in the way is the owner's to mend, and no traceback says so.
+        why = _why(e, home.index_db)
+        log.error("index %s: the reindex's build failed: %s", newindex.new_path(home.index_db), why)
+        print(json.dumps({"failed": why}))
+        return 1
     print(json.dumps({"logs": built.logs, "records": built.records, "notes": built.notes}))
     return 0
+
+
+def _why(error: BaseException, path: Path) -> str:
+    """The cause of a failed build in words: SQLite's disk and access errors as the index says
+    them elsewhere (dbfile.unwritable), a file error with the file it names."""
+    wrong = unwritable(error, path)
+    if wrong is not None:
+        return f"{wrong[0]} (try again {wrong[1]})"
+    if isinstance(error, sqlite3.Error):
+        return f"SQLite: {error}"
+    if isinstance(error, OSError) and not isinstance(error, MemorydError) and error.strerror:
+        where = f"{error.filename}: " if error.filename else ""
+        return f"{where}{error.strerror}"
+    return str(error)
+
+
+def _failed(out: bytes) -> str | None:
+    """The cause the child gave for a failed build (its last line), if it gave one."""
+    try:
+        said = json.loads(out.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+    why = said.get("failed") if isinstance(said, dict) else None
+    return why if isinstance(why, str) and why else None
 
 
 if __name__ == "__main__":

@@ -3,13 +3,15 @@
 memoryd sees only its own folders, so a file the owner names elsewhere (an archive to restore, an
 export to import) is copied into backups/ for memoryd to read, and removed after (a shared lock
 on backups/ held meanwhile tells memoryd it is in use); one memoryd wrote there is copied out
-where the owner asked. Each copy goes to a temporary file beside its
-name, fsync'd, then linked to the name (never over an existing file). When bxctl runs as root
-and memoryd as another user (rootful containers run it as 10001), a copy handed to memoryd is
-made that user's: a 0600 file of root's is one memoryd cannot open.
+where the owner asked. Each copy goes to a temporary file beside its name (one without a name
+where the file system allows it, so a killed bxctl leaves none), fsync'd, then linked to the name
+(never over an existing file). When bxctl runs as root and memoryd as another user (rootful
+containers run it as 10001), a copy handed to memoryd is made that user's: a 0600 file of root's
+is one memoryd cannot open.
 """
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -61,23 +63,8 @@ def copy_new(
     an existing file; one line on failure, ending with after (what else the owner must know)."""
     if os.path.lexists(dest):
         fail(f"{escape(str(dest), markup=False)} exists; nothing was written{after}", EXIT_REFUSED)
-    # a short name, not dest's own with more added: dest's name may be as long as a name can be
-    tmp = dest.with_name(f".bxctl-{os.urandom(6).hex()}.tmp")
     try:
-        with open(source, "rb") as src:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            if owner is not None:
-                os.fchown(fd, *owner)
-            with os.fdopen(fd, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
-                out.flush()
-                os.fsync(out.fileno())
-        os.link(tmp, dest)
-        folder = os.open(dest.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+        _write_new(source, dest, owner)
     except FileExistsError:
         fail(f"{escape(str(dest), markup=False)} exists; nothing was written{after}", EXIT_REFUSED)
     except OSError as e:
@@ -86,11 +73,52 @@ def copy_new(
             f"nothing was left{after}",
             EXIT_REFUSED,
         )
-    finally:
+
+
+def _write_new(source: Path, dest: Path, owner: tuple[int, int] | None) -> None:
+    """The copy made as a file without a name in dest's folder (O_TMPFILE), given dest's name
+    once whole: a bxctl killed part way (SIGKILL, a power cut) leaves nothing beside the owner's
+    file to find and remove. Where the file system has no such files, a named temporary file is
+    used instead, removed on any failure bxctl lives through."""
+    folder = os.open(dest.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
         try:
-            os.unlink(tmp)
-        except OSError:  # never made, or its folder gone: what failed is said above
-            pass
+            fd = os.open(".", os.O_WRONLY | os.O_TMPFILE, 0o600, dir_fd=folder)
+            tmp = None
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise
+            # a short name, not dest's own with more added: dest's name may be as long as a
+            # name can be
+            tmp = dest.with_name(f".bxctl-{os.urandom(6).hex()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                if owner is not None:
+                    os.fchown(out.fileno(), *owner)
+                with open(source, "rb") as src:
+                    shutil.copyfileobj(src, out, 1 << 20)
+                out.flush()
+                os.fsync(out.fileno())
+                if tmp is None:
+                    # linkat with AT_SYMLINK_FOLLOW, which a dir_fd makes os.link use (plain
+                    # link() would link the /proc entry itself)
+                    os.link(
+                        f"/proc/self/fd/{out.fileno()}",
+                        dest.name,
+                        src_dir_fd=folder,
+                        dst_dir_fd=folder,
+                        follow_symlinks=True,
+                    )
+            if tmp is not None:
+                os.link(tmp, dest)
+            os.fsync(folder)
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):  # its folder gone: what failed is said above
+                    os.unlink(tmp)
+    finally:
+        os.close(folder)
 
 
 @contextlib.contextmanager

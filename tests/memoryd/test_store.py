@@ -418,7 +418,7 @@ def test_crash_before_the_rename_loses_no_entry(tmp_path, monkeypatch):
     def crash(*_a, **_k):
         raise Crash
 
-    monkeypatch.setattr("memoryd.memory.store.atomic_write", crash)
+    monkeypatch.setattr("memoryd.memory.store.replace_unchanged", crash)
     with pytest.raises(Crash):
         store.call(*loose_call(args(action="remove", file="memory", old="leaving"), **CLEAN))
     # the entry reached notes.md first; memory.md still holds it: it is in both, never neither
@@ -447,14 +447,16 @@ def test_order_of_writes_is_notes_then_file_then_journal(tmp_path, monkeypatch):
     order: list[str] = []
     import memoryd.memory.store as store_module
 
-    real_append, real_write = store_module.append_bytes, store_module.atomic_write
+    real_append, real_write = store_module.append_bytes, store_module.replace_unchanged
     real_journal = store.journal.append
 
     monkeypatch.setattr(
         store_module, "append_bytes", lambda p, d: (order.append(p.name), real_append(p, d))
     )
     monkeypatch.setattr(
-        store_module, "atomic_write", lambda p, d: (order.append(p.name), real_write(p, d))
+        store_module,
+        "replace_unchanged",
+        lambda p, d, was: (order.append(p.name), real_write(p, d, was))[1],
     )
     monkeypatch.setattr(
         store.journal, "append", lambda w, f: (order.append("journal"), real_journal(w, f))[1]

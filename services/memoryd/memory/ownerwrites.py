@@ -2,10 +2,12 @@
 
 Each runs under the store's write lock, after the store has journalled any hand edit, and writes
 through MemoryStore.apply like a session's edit, so the crash-safe order and the rollback are the
-same. An edit staged by a session that could not edit identity now (untrusted, or above [index]
-max_class) is refused at accept. They live beside the store, not with the owner's other commands
-(owner/), because they are part of how memory/ changes: the store calls them, the owner's
-dispatch only reaches them through the store.
+same. The id each names is looked up first, before that hand edit is journalled: the id stands for
+what it named when the owner read it, never for an edit this call journals under it. An edit
+staged by a session that could not edit identity now (untrusted, or above [index] max_class) is
+refused at accept. They live beside the store, not with the owner's other commands (owner/),
+because they are part of how memory/ changes: the store calls them, the owner's dispatch only
+reaches them through the store.
 """
 
 import datetime as dt
@@ -56,9 +58,10 @@ class MemoryStore(Protocol):
 def undo_edit(store: MemoryStore, edit_id: str) -> str:
     """Revert edit_id, the latest edit of its file, while the file holds what it left."""
     with store.lock:
+        record = undo.find(store.journal, edit_id)
         store.detect_hand_edits()
-        record = undo.undoable(store.journal, store.journal_index, edit_id)
-        file = cast(str, record.to)  # undo.undoable found memory.md or user.md there
+        undo.check(store.journal_index, record)
+        file = cast(str, record.to)  # undo.check found memory.md or user.md there
         try:
             current = read_entries(store.home, file)
         except FileDamaged as e:
@@ -72,8 +75,8 @@ def undo_edit(store: MemoryStore, edit_id: str) -> str:
 def accept(store: MemoryStore, pending_id: str) -> str:
     """Apply a staged edit to its file as it is now, as an edit of the session that staged it."""
     with store.lock:
-        store.detect_hand_edits()
         item = store.review.get(pending_id)
+        store.detect_hand_edits()
         check_stager(item, store.max_class)
         args = args_of(item)
         file = FILE_OF_ARG[args.file]

@@ -4,6 +4,10 @@ Only the latest edit of a file (undo and accept count as edits of it), and only 
 holds exactly what that edit left, so an undo never overwrites a later change. A note, or an add
 that became a note, went to notes.md, which is append-only: it cannot be undone. A rejected
 pending edit changed nothing.
+
+The id is looked up (find) before the store journals a hand edit it finds (check then sees that
+hand edit as the file's latest edit): the owner names the edit an id named when it was listed, so a
+hand edit journalled in the same call, under the next id, is never what an undo of that id reverts.
 """
 
 from memoryd.errors import AdminRefused
@@ -13,16 +17,22 @@ from memoryd.journal.journal import EDIT_ID, IDENTITY_FILES, EditLine, Journal
 from memoryd.memory.entries import LIMITS, count
 
 
-def undoable(journal: Journal, index: JournalIndex, edit_id: object) -> EditLine:
-    """The journal line of edit_id if it is the latest edit of its file; AdminRefused otherwise.
-    The line is found by halving its month file (scan.line_with_id), the file's latest edit by
-    the journal's index, so neither reads the month whole."""
+def find(journal: Journal, edit_id: object) -> EditLine:
+    """The journal line of edit_id as the journal holds it now; AdminRefused when it holds none.
+    The line is found by halving its month file (scan.line_with_id), not reading it whole."""
     if not isinstance(edit_id, str) or not EDIT_ID.match(edit_id):
         shown = str(edit_id)[:64]
         raise AdminRefused(f"refused: {shown!r} is not an edit id (YYYY-MM-DD-NNNN)")
     record = scan.line_with_id(journal.home.edits / f"{edit_id[:7]}.jsonl", edit_id)
     if record is None:
         raise AdminRefused(f"refused: the journal holds no edit {edit_id}")
+    return record
+
+
+def check(index: JournalIndex, record: EditLine) -> None:
+    """AdminRefused unless record (found by find) is the latest edit of its file, found by the
+    journal's index."""
+    edit_id = record.id
     if record.action == "forget":
         raise AdminRefused(
             f"refused: edit {edit_id} is the owner's forget; forgetting cannot be undone, since "
@@ -47,7 +57,6 @@ def undoable(journal: Journal, index: JournalIndex, edit_id: object) -> EditLine
             f"refused: edit {edit_id} is not the latest edit of {record.to} "
             f"(the latest is {latest.id}); only the latest edit of a file can be undone"
         )
-    return record
 
 
 def check_unchanged(record: EditLine, current: list[str]) -> None:

@@ -1,11 +1,11 @@
 """The edit journal, edits/YYYY-MM.jsonl (spec 3): one JSON line per applied edit.
 
 A line holds id (YYYY-MM-DD-NNNN, NNNN counting from 0001 within the day, worked out from the
-journal itself), time (UTC, to the second), session, call, action, file (the file the call named,
-or null for a note), to (where the entries went: memory.md, user.md or notes.md; null for a
-rejected pending edit, which changed nothing), before and after (the entries, raw), untrusted, and
-notes (what the edit appended to notes.md: [{"kind", "text"}]). Undo adds "undoes", accept and
-reject add "pending" and "requested" (the action that waited).
+journal itself and the last id handed out, below), time (UTC, to the second), session, call,
+action, file (the file the call named, or null for a note), to (where the entries went: memory.md,
+user.md or notes.md; null for a rejected pending edit, which changed nothing), before and after
+(the entries, raw), untrusted, and notes (what the edit appended to notes.md: [{"kind", "text"}]).
+Undo adds "undoes", accept and reject add "pending" and "requested" (the action that waited).
 
 A writer builds its edit as an Edit (the model below), which refuses a key it does not know, so a
 misspelt one fails the write instead of being journalled; the journal adds the id and the time and
@@ -16,6 +16,13 @@ latest edit and its entries' classes). It is the history notes.md alone cannot g
 reverts from. A line that is not valid JSON or not an edit line (a hand edit, a crash mid-append)
 is skipped with a log line naming the file and the line; undo stays safe because it also compares
 the file with what the edit left.
+
+An id names one edit for good: the owner reads it in bxctl memory log and undoes, shows or accepts
+by it later. The journal alone cannot promise that once its lines are gone (edits/ deleted or
+replaced while memoryd runs, or while it is stopped): counting on from what is left would hand out
+an id again, and an undo of the id the owner was shown would revert another edit. So the last edit
+id and pending id handed out are kept beside it too (Issued, memory/.ids.json), ids go on after
+them, and an id memoryd handed out whose line is gone is refused as such (missing_sentence).
 """
 
 import datetime as dt
@@ -23,13 +30,23 @@ import json
 import logging
 import os
 import re
+import threading
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from memoryd.home import MONTH_FILE, Home, append_bytes, ensure_dir, fsync_dir, open_read
+from memoryd.home import (
+    MONTH_FILE,
+    Home,
+    append_bytes,
+    ensure_dir,
+    fsync_dir,
+    open_file,
+    open_read,
+)
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
+from proto.files import NotRegular, read_at_most
 
 log = logging.getLogger(__name__)
 
@@ -178,9 +195,112 @@ def day_numbers(ids: list[str], day: str) -> list[int]:
     return numbers
 
 
+def _order(value: str | None) -> tuple[str, int]:
+    """An id (edit or pending) as (day, number), for comparing two; ("", 0) for none."""
+    m = _DAY_NUMBER.search(value) if isinstance(value, str) else None
+    return (m.group(1), int(m.group(2))) if m is not None else ("", 0)
+
+
+ISSUED_NAME = ".ids.json"
+ISSUED_MAX = 4096
+_ISSUED_KINDS = {
+    "edit": EDIT_ID,
+    "pending": re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}\Z"),
+}
+
+
+class Issued:
+    """The last edit id and the last pending id handed out in this home (memory/.ids.json:
+    {"edit": ..., "pending": ...}), so that neither is handed out twice once the journal or
+    pending.jsonl has lost the line that held it.
+
+    Written in place after each append, and not fsync'd (as memoryd's write intent is not): the
+    line it names was fsync'd first, so a kill or a power cut that loses this write loses an id
+    the journal still holds. A missing, damaged or unreadable file is read as naming nothing (the
+    journal decides alone, as before it existed); what this process handed out is kept in memory
+    as well, so a file that cannot be written does not make an id repeat while memoryd runs."""
+
+    def __init__(self, home: Home):
+        self.path = home.memory / ISSUED_NAME
+        self._held: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def last(self, kind: str) -> str | None:
+        """The last id of kind ("edit" or "pending") handed out here, or None."""
+        with self._lock:
+            return self._last(kind, self._read())
+
+    def number(self, kind: str, day: str) -> int:
+        """The NNNN of the last id of kind if it is of day (0 otherwise)."""
+        last_day, number = _order(self.last(kind))
+        return number if last_day == day else 0
+
+    def handed_out(self, kind: str, value: str) -> bool:
+        """Whether value was surely handed out here: of the day of the last id of kind, and not
+        after it. (Of an earlier day it may or may not have been: not said.)"""
+        last_day, last_number = _order(self.last(kind))
+        day, number = _order(value)
+        return bool(last_day) and day == last_day and number <= last_number
+
+    def note(self, kind: str, value: str) -> None:
+        """value was just handed out (its line is written): kept, in memory and in the file."""
+        with self._lock:
+            found = self._read()
+            self._held[kind] = self._last(kind, found, value) or value
+            kept = {k: v for k in _ISSUED_KINDS if (v := self._last(k, found))}
+            data = json.dumps(kept).encode("utf-8")
+            try:
+                fd = open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                try:
+                    written = 0
+                    while written < len(data):
+                        written += os.write(fd, data[written:])
+                finally:
+                    os.close(fd)
+            except OSError as e:
+                why = e if isinstance(e, NotRegular) else e.strerror
+                log.warning("%s: the last %s id (%s) not kept: %s", self.path, kind, value, why)
+
+    def _last(self, kind: str, found: dict[str, str], *more: str) -> str | None:
+        values = [v for v in (self._held.get(kind), found.get(kind), *more) if v]
+        return max(values, key=_order, default=None)
+
+    def _read(self) -> dict[str, str]:
+        try:
+            fd = open_file(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return {}
+        except OSError as e:
+            log.warning(
+                "%s: not read: %s", self.path, e if isinstance(e, NotRegular) else e.strerror
+            )
+            return {}
+        try:
+            data = read_at_most(fd, ISSUED_MAX + 1)
+        except OSError as e:
+            log.warning("%s: not read: %s", self.path, e.strerror)
+            return {}
+        finally:
+            os.close(fd)
+        try:
+            value = json.loads(data.decode("utf-8")) if len(data) <= ISSUED_MAX else None
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            if data:  # empty: a kill between truncating it and writing it
+                log.warning("%s: damaged; the journal alone gives the next ids", self.path)
+            return {}
+        return {
+            kind: found
+            for kind, pattern in _ISSUED_KINDS.items()
+            if isinstance(found := value.get(kind), str) and pattern.match(found)
+        }
+
+
 class Journal:
     def __init__(self, home: Home):
         self.home = home
+        self.issued = Issued(home)
 
     def month_files(self) -> list[Path]:
         try:
@@ -198,8 +318,9 @@ class Journal:
         return out
 
     def next_id(self, when: dt.datetime) -> str:
-        """The next id of the day. Ids only grow along the file, so the last id of the day is
-        in the file's tail: a write costs the same however long the month's journal is."""
+        """The next id of the day, after every id of the day the journal holds and after the
+        last one handed out here (Issued). Ids only grow along the file, so the last id of the
+        day is in the file's tail: a write costs the same however long the month's journal is."""
         day = f"{utc(when):%Y-%m-%d}"
         path = self.home.edits_month(utc(when))
         last = last_id(path)
@@ -208,7 +329,30 @@ class Journal:
             numbers = day_numbers(all_ids(path), day)
         else:
             numbers = day_numbers([last] if last else [], day)
-        return f"{day}-{max(numbers, default=0) + 1:04d}"
+        held = max(numbers, default=0)
+        issued = self.issued.number("edit", day)
+        if issued > held:
+            # Counting on from the journal would hand out an id the owner was already shown
+            # for another edit.
+            log.warning(
+                "%s: the journal no longer holds edit %s-%04d, the last memoryd handed out (it "
+                "was deleted, replaced or restored from an older copy); ids go on after it",
+                path,
+                day,
+                issued,
+            )
+        return f"{day}-{max(held, issued) + 1:04d}"
+
+    def missing_sentence(self, edit_id: str) -> str:
+        """The owner's refusal for an edit id the journal holds no line of: one memoryd handed
+        out and has since lost is said to be gone, never that it did not exist."""
+        if self.issued.handed_out("edit", edit_id):
+            return (
+                f"refused: the journal no longer holds edit {edit_id}: memoryd journalled it, "
+                "but its line has left edits/ since (deleted or replaced); bxctl memory log "
+                "lists the edits it holds"
+            )
+        return f"refused: the journal holds no edit {edit_id}"
 
     def append(self, when: dt.datetime, edit: Edit) -> EditLine:
         """Journal one edit made at when; returns its line, with its new id and time."""
@@ -218,4 +362,5 @@ class Journal:
         path = self.home.edits_month(utc(when))
         # A line torn by a full disk is cut back, so the journal ends on a whole line.
         append_or_cut_back(path, lambda: append_record(path, record.dump()))
+        self.issued.note("edit", record.id)
         return record

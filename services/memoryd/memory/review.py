@@ -3,7 +3,8 @@
 A pending line: {"id": "p-2026-09-24-0001", "time", "session", "call", "action", "file", "taint",
 "untrusted", "args": <the memory call's arguments>}. Ids count from 0001 within the day, over the
 ids in pending.jsonl and those the journal recorded as accepted or rejected, so an id is never
-used twice. Notes are never staged.
+used twice, nor after the last one handed out (journal.Issued), so pending.jsonl deleted or replaced
+under memoryd never makes an id the owner was shown name another change. Notes are never staged.
 
 Whether an item still waits is decided by the journal: accept and reject journal the pending id,
 then pending.jsonl is rewritten without it. A crash between the two leaves a line the journal
@@ -80,7 +81,17 @@ class Review:
         day = f"{utc(when):%Y-%m-%d}"
         ids = all_ids(self.path)  # a damaged line's id too: an id is never used twice
         ids += sorted(self._resolved())
-        return f"p-{day}-{max(day_numbers(ids, day), default=0) + 1:04d}"
+        held = max(day_numbers(ids, day), default=0)
+        issued = self.index.journal.issued.number("pending", day)
+        if issued > held:
+            log.warning(
+                "%s: neither it nor the journal holds p-%s-%04d, the last pending id memoryd "
+                "handed out; ids go on after it",
+                self.path,
+                day,
+                issued,
+            )
+        return f"p-{day}-{max(held, issued) + 1:04d}"
 
     def stage(self, when: dt.datetime, caller: Caller, args, file: str) -> PendingLine:
         """Stage a session's edit of file (memory.md or user.md); the pending line."""
@@ -93,6 +104,7 @@ class Review:
             args=args.model_dump(mode="json", exclude_none=True),
         )
         append_or_cut_back(self.path, lambda: append_record(self.path, item.dump()))
+        self.index.journal.issued.note("pending", item.id)
         return item
 
     def get(self, pending_id: str) -> PendingLine:

@@ -1,0 +1,143 @@
+"""An edit id (or pending id) names the edit it named when the owner was shown it, never a later
+edit given an id already handed out because the journal (or pending.jsonl) was deleted or replaced
+meanwhile, while memoryd ran or while it was stopped."""
+
+import json
+import shutil
+
+import pytest
+
+from memoryd.errors import AdminRefused
+from memoryd.journal.journal import ISSUED_NAME
+from tests.callargs import loose_call
+from tests.memoryd.owner_data_harness import Memoryd
+from tests.memoryd.store_helpers import CLEAN, args, journal_lines, memory_path, new_store
+
+DAY = "2026-09-24"
+
+
+def ids_listed(md: Memoryd) -> dict[str, str]:
+    """bxctl memory log as the owner reads it: id -> the file the edit named."""
+    listed = {}
+    for line in md.admin("log").splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[0].startswith(DAY):
+            listed[fields[0]] = fields[4]
+    return listed
+
+
+def two_adds(md: Memoryd) -> dict[str, str]:
+    md.call({"action": "add", "file": "user", "text": "User zero."})
+    md.call({"action": "add", "file": "memory", "text": "Mem two."})
+    listed = ids_listed(md)
+    assert listed == {f"{DAY}-0001": "user.md", f"{DAY}-0002": "memory.md"}
+    return listed
+
+
+def files(md: Memoryd) -> tuple[str, str]:
+    return (
+        md.home.memory_file("memory.md").read_text(),
+        md.home.memory_file("user.md").read_text(),
+    )
+
+
+# --- the journal deleted or replaced while memoryd runs ----------------------------------------
+def _delete_months(md: Memoryd) -> None:
+    for path in md.home.edits.glob("*.jsonl"):
+        path.unlink()
+
+
+def _delete_folder(md: Memoryd) -> None:
+    shutil.rmtree(md.home.edits)
+
+
+def _older_copy(md: Memoryd) -> None:
+    (month,) = md.home.edits.glob("*.jsonl")
+    first = month.read_bytes().splitlines(keepends=True)[0]
+    month.write_bytes(first)  # as a copy made after the first edit, put back by hand
+
+
+@pytest.mark.parametrize("lose", [_delete_months, _delete_folder, _older_copy])
+def test_an_id_whose_line_is_gone_is_refused_and_never_handed_out_again(tmp_path, lose):
+    md = Memoryd(tmp_path / "home")
+    try:
+        listed = two_adds(md)
+        (edit,) = [i for i, f in listed.items() if f == "memory.md"]
+        before = files(md)
+        lose(md)
+        with pytest.raises(AdminRefused) as e:
+            md.admin("undo", edit)
+        assert str(e.value) == (
+            f"refused: the journal no longer holds edit {edit}: memoryd journalled it, but its "
+            "line has left edits/ since (deleted or replaced); bxctl memory log lists the edits "
+            "it holds"
+        )
+        with pytest.raises(AdminRefused, match=f"holds no edit {edit}|no longer holds edit {edit}"):
+            md.admin("show", {"id": edit})
+        assert files(md) == before  # user.md keeps its entry, memory.md the one asked about
+        # What memoryd journals next goes on after the ids it handed out.
+        md.call({"action": "note", "text": "after the loss"})
+        given = [line["id"] for line in journal_lines(md.store)]
+        assert not set(given) & set(listed) - set(_kept(lose, listed))
+        assert max(given) > max(listed)
+        with pytest.raises(AdminRefused, match="no longer holds edit"):
+            md.admin("undo", edit)
+        assert files(md) == before
+    finally:
+        md.close()
+
+
+def _kept(lose, listed: dict[str, str]) -> list[str]:
+    return [min(listed)] if lose is _older_copy else []
+
+
+def test_ids_go_on_after_a_restart_that_finds_the_journal_gone(tmp_path):
+    md = Memoryd(tmp_path / "home")
+    listed = two_adds(md)
+    md.close()
+    _delete_months(md)
+    again = Memoryd(tmp_path / "home")  # start journals both files as hand edits
+    try:
+        given = [line["id"] for line in journal_lines(again.store)]
+        assert len(given) == 2 and min(given) > max(listed)
+        before = files(again)
+        for edit in listed:
+            with pytest.raises(AdminRefused, match=f"no longer holds edit {edit}"):
+                again.admin("undo", edit)
+        assert files(again) == before
+    finally:
+        again.close()
+
+
+def test_a_damaged_or_missing_ids_file_leaves_the_journal_to_decide(tmp_path):
+    store = new_store(tmp_path)
+    store.call(*loose_call(args(action="note", text="a"), **CLEAN))
+    kept = store.home.memory / ISSUED_NAME
+    assert json.loads(kept.read_text()) == {"edit": f"{DAY}-0001"}
+    kept.write_text("{not json")
+    store.call(*loose_call(args(action="note", text="b"), **CLEAN))
+    kept.unlink()
+    store.call(*loose_call(args(action="note", text="c"), **CLEAN))
+    again = new_store(tmp_path)
+    again.call(*loose_call(args(action="note", text="d"), **CLEAN))
+    assert [x["id"] for x in journal_lines(again)] == [f"{DAY}-{n:04d}" for n in (1, 2, 3, 4)]
+    assert json.loads(kept.read_text()) == {"edit": f"{DAY}-0004"}
+
+
+# --- pending ids ---------------------------------------------------------------------------------
+def test_a_pending_id_is_not_given_again_when_pending_jsonl_is_lost(tmp_path):
+    store = new_store(tmp_path, review=True)
+    store.call(*loose_call(args(action="add", file="memory", text="first"), **CLEAN))
+    shown = f"p-{DAY}-0001"
+    memory_path(store, "pending.jsonl").unlink()
+    store.call(*loose_call(args(action="add", file="memory", text="second"), **CLEAN))
+    (item,) = store.review.items()
+    assert item.id == f"p-{DAY}-0002"
+    for write in (store.accept, store.reject):
+        with pytest.raises(AdminRefused, match=f"no edit {shown} is waiting"):
+            write(shown)
+    assert memory_path(store, "memory.md").read_text() == ""
+    again = new_store(tmp_path, review=True)  # kept across a restart too
+    memory_path(again, "pending.jsonl").unlink()
+    again.call(*loose_call(args(action="add", file="memory", text="third"), **CLEAN))
+    assert [i.id for i in again.review.items()] == [f"p-{DAY}-0003"]

@@ -33,6 +33,7 @@ from bxctl.common import (
 )
 from proto.client import RemoteError
 from proto.escape import escape
+from proto.files import read_file
 from proto.messages import MemoryAdmin, MemoryAdminReply
 
 app = typer.Typer()
@@ -162,7 +163,9 @@ def edit(
         fail(f"cannot make the copy to edit in {folder}: {e.strerror}; nothing was changed", 1)
     _editor(command, copy)
     try:
-        text = copy.read_text(encoding="utf-8")
+        # Never through a link nor waiting on a FIFO the editor left in the copy's place: what
+        # is read here goes into every prompt (a link to /etc/shadow, read as root, would too).
+        text = read_file(copy).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         fail(f"cannot read the copy {escape(str(copy), markup=False)}: {e}; it is kept", 1)
     arg = admin_arg({"file": file, "text": text, "base": current["base"], "json": as_json})

@@ -318,3 +318,31 @@ def test_the_client_names_a_socket_path_too_long_as_the_cause(tmp_path):
         asyncio.run(arequest(path, MemoryAdmin(command="log", arg=""), timeout=2))
     for error in (sync.value, in_async.value):
         assert expected in str(error) and "None" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("swap", "said"),
+    [
+        ("os.symlink(secret, path)", "a symbolic link"),
+        ("os.mkfifo(path)", "a FIFO"),
+    ],
+    ids=["link", "fifo"],
+)
+def test_an_edit_whose_copy_the_editor_replaced_by_a_link_or_fifo_sends_nothing(
+    answers, tmp_path, swap, said
+):
+    """What is read back goes into every prompt: never through a link (to /etc/shadow, run as
+    root), never waiting on a FIFO."""
+    secret = tmp_path / "secret"
+    secret.write_text("root:$6$hash\n")
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        f"import os, sys\nsecret = {str(secret)!r}\npath = sys.argv[1]\nos.unlink(path)\n{swap}\n"
+    )
+    answers.texts["file"] = json.dumps({"file": "memory.md", "text": "- one\n", "base": "0" * 64})
+    result = bx(answers, "memory", "edit", "memory", EDITOR=f"{sys.executable} {editor}")
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("bxctl: cannot read the copy ") and said in line, line
+    assert [m.command for m in answers.seen] == ["file"]
+    shutil.rmtree(Path(line.split("cannot read the copy ")[1].split(":")[0]).parent)

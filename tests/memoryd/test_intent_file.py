@@ -47,7 +47,9 @@ def plant(path, kind: str) -> None:
         path.symlink_to(path.with_name("notes.md"))
 
 
-@pytest.mark.parametrize("name", [".writing.json", "forgotten.jsonl", ".forgetting.json"])
+@pytest.mark.parametrize(
+    "name", [".writing.json", "forgotten.jsonl", ".forgetting.json", ".ids.json"]
+)
 @pytest.mark.parametrize(
     ("kind", "what"),
     [("fifo", "a FIFO"), ("folder", "not a file"), ("link", "a symbolic link")],

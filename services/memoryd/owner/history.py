@@ -25,7 +25,7 @@ def log_window(journal: Journal, n: int, start: str | None) -> list[EditLine]:
     later = [path for path in months if path.name[:7] >= start[:7]]
     window = journalscan.from_id(later, start, n)
     if window is None:
-        raise AdminRefused(f"refused: the journal holds no edit {start}")
+        raise AdminRefused(journal.missing_sentence(start))
     return window
 
 

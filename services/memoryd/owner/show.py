@@ -30,7 +30,7 @@ def find(journal: Journal, edit_id: str) -> EditLine:
         raise AdminRefused(f"refused: {edit_id[:64]!r} is not an edit id (YYYY-MM-DD-NNNN)")
     record = journalscan.line_with_id(journal.home.edits / f"{edit_id[:7]}.jsonl", edit_id)
     if record is None:
-        raise AdminRefused(f"refused: the journal holds no edit {edit_id}")
+        raise AdminRefused(journal.missing_sentence(edit_id))
     return record
 
 

@@ -26,6 +26,7 @@ from memoryd.home import Home
 from memoryd.index.settings import cap_text
 from memoryd.journal import forgotten
 from memoryd.journal.journal import IDENTITY_FILES
+from memoryd.memory import shown
 from memoryd.memory.memfiles import read_entries
 from proto.messages import SESSION_ID_PATTERN
 from proto.plural import counted
@@ -100,11 +101,11 @@ def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> 
     if m:
         file, number = m.group(1), int(m.group(2))
         current = read_entries(home, file)
-        if not 1 <= number <= len(current):
-            raise AdminRefused(_no_entry(file, ref, len(current)))
-        return Target(
-            ref, f"{ref} (entry {number} of {file}, counted from 1)", [current[number - 1]]
-        )
+        text = entry_shown(index, file, ref, number, current)
+        now = current.index(text) + 1
+        moved = f", the one stats printed there, entry {now} now" if now != number else ""
+        what = f"{ref} (entry {number} of {file}, counted from 1{moved})"
+        return Target(ref, what, [text])
     m = SESSION.match(ref)
     if m:
         session, record = m.group(1), int(m.group(2))
@@ -150,6 +151,37 @@ def _finishing(stopped: unfinished.Unfinished, ref: str) -> Target:
 
 def _is_id(ref: str) -> bool:
     return bool(NOTE.match(ref) or ENTRY.match(ref) or SESSION.match(ref))
+
+
+AGAIN = "nothing was forgotten: run bxctl memory stats and forget the entry by the ref it prints"
+
+
+def entry_shown(index, file: str, ref: str, number: int, current: list[str]) -> str:
+    """The text of the entry the last bxctl memory stats of this memoryd printed as ref
+    (memory/shown.py), which the file still holds, wherever it stands now: any write since may
+    have moved the numbers, and forget must erase what the owner saw under the number, never
+    what moved into its place. Refused when the file holds that entry no more; the refusal names
+    the entry by its ref alone (memoryd's log keeps what it refuses). When no stats of this
+    memoryd printed the file (the owner read the number off the file, or off a stats before
+    memoryd's start), the entry at number now: bxctl shows its text before it asks, and the
+    forget checks it is still that text (check_of)."""
+    printed = shown.printed(index, file)
+    if printed is None or not 1 <= number <= len(printed):
+        if not 1 <= number <= len(current):
+            raise AdminRefused(_no_entry(file, ref, len(current)))
+        if printed is None:
+            return current[number - 1]
+        raise AdminRefused(
+            f"refused: the last bxctl memory stats printed no {ref} (a write since added it); "
+            f"{AGAIN} now"
+        )
+    text = printed[number - 1]
+    if text not in current:
+        raise AdminRefused(
+            f"refused: {file} no longer holds the entry bxctl memory stats printed as {ref} (a "
+            f"write since removed or changed it); {AGAIN} now"
+        )
+    return text
 
 
 def _no_entry(file: str, ref: str, held: int) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memoryd.errors import FileDamaged
 from memoryd.home import Home, read_file
-from memoryd.memory import entries, notes
+from memoryd.memory import entries, notes, shown
 from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
 from memoryd.owner import indexstate, paging
@@ -165,7 +165,8 @@ def render(stats: dict) -> str:
 
 def answer(home: Home, days: int, now: dt.datetime, as_json: bool, index=None) -> str:
     """stats prints note numbers (note:N of moved notes) as search does, from notes.md as it
-    is: forget and promote take them on the same terms (index/notesseen.py, shown)."""
+    is: forget and promote take them on the same terms (index/notesseen.py, shown); and the
+    entries' refs, which forget takes as naming the entries printed here (memory/shown.py)."""
     seen = index.notes_seen if index is not None else None
     renumbered = seen.renumbered if seen is not None else 0  # first, as search takes it
     stats = collect(home, days, now, index)
@@ -173,6 +174,10 @@ def answer(home: Home, days: int, now: dt.datetime, as_json: bool, index=None) -
         seen.print_numbers(
             (int(m["ref"].removeprefix("note:")) for m in stats["moved"]), renumbered
         )
+    # forget takes memory.md:N and user.md:N as the entries printed here (memory/shown.py)
+    for name, info in stats["files"].items():
+        if "problem" not in info:
+            shown.print_entries(index, name, [str(e["entry"]) for e in info["entries"]])
     if as_json:
         page = paging.json_page(stats["moved"], lambda m: m, budget=paging.PAGE_BYTES // 2)
         stats["moved_total"] = page.total

@@ -1,0 +1,79 @@
+"""forget memory.md:N / user.md:N names the entry bxctl memory stats last printed under N: a write
+since (a session's remove, an add, an undo, a hand edit) moves the numbers, and forget, which cannot
+be undone, must never erase the entry that moved into N's place."""
+
+import pytest
+
+from memoryd.errors import AdminRefused
+from memoryd.memory import shown
+from tests.memoryd.owner_data_harness import Memoryd
+
+OLD = "Old preference to erase."
+KEEP = "Allergic to penicillin."
+LATER = "Takes the train on Fridays."
+
+
+@pytest.fixture
+def md(tmp_path):
+    m = Memoryd(tmp_path / "home")
+    yield m
+    m.close()
+
+
+def _stats(md: Memoryd) -> str:
+    return md.admin("stats", {"days": 30, "json": False})
+
+
+@pytest.mark.parametrize("file", ["user", "memory"])
+def test_an_entry_removed_since_stats_is_refused_and_nothing_is_forgotten(md, file):
+    md.call({"action": "add", "file": file, "text": OLD})
+    md.call({"action": "add", "file": file, "text": KEEP})
+    assert f"{file}.md:1: {OLD}" in _stats(md)
+    md.call({"action": "remove", "file": file, "old": OLD})
+    before = md.home.memory_file(f"{file}.md").read_bytes()
+    for dry_run in (True, False):
+        with pytest.raises(AdminRefused) as refused:
+            md.admin("forget", {"id": f"{file}.md:1", "dry_run": dry_run})
+        said = str(refused.value)
+        assert f"no longer holds the entry bxctl memory stats printed as {file}.md:1" in said
+        assert "run bxctl memory stats" in said and "\n" not in said
+    assert md.home.memory_file(f"{file}.md").read_bytes() == before
+
+
+def test_an_entry_moved_since_stats_is_the_one_forgotten(md):
+    md.call({"action": "add", "file": "user", "text": OLD})
+    md.call({"action": "add", "file": "user", "text": KEEP})
+    _stats(md)  # user.md:2 is KEEP
+    md.call({"action": "remove", "file": "user", "old": OLD})
+    md.call({"action": "add", "file": "user", "text": LATER})  # user.md:2 is LATER now
+    preview = md.data("forget", id="user.md:2", dry_run=True)
+    assert preview["texts"] == [KEEP]
+    assert "entry 1 now" in preview["what"]
+    md.admin("forget", {"id": "user.md:2"})
+    assert md.home.memory_file("user.md").read_text() == LATER + "\n"
+
+
+def test_a_number_stats_did_not_print_is_refused(md):
+    md.call({"action": "add", "file": "user", "text": KEEP})
+    _stats(md)
+    md.call({"action": "add", "file": "user", "text": LATER})
+    with pytest.raises(AdminRefused) as refused:
+        md.admin("forget", {"id": "user.md:2"})
+    assert "printed no user.md:2" in str(refused.value)
+    assert LATER in md.home.memory_file("user.md").read_text()
+
+
+def test_the_last_stats_counts(md):
+    md.call({"action": "add", "file": "memory", "text": OLD})
+    md.call({"action": "add", "file": "memory", "text": KEEP})
+    _stats(md)
+    md.call({"action": "remove", "file": "memory", "old": OLD})
+    assert f"memory.md:1: {KEEP}" in _stats(md)
+    md.admin("forget", {"id": "memory.md:1"})
+    assert md.home.memory_file("memory.md").read_text() == ""
+
+
+def test_without_a_stats_of_this_memoryd_the_entry_at_n_now_is_taken(md):
+    md.call({"action": "add", "file": "user", "text": KEEP})
+    assert shown.printed(md.index, "user.md") is None
+    assert md.data("forget", id="user.md:1", dry_run=True)["texts"] == [KEEP]

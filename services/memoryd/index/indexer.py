@@ -262,9 +262,14 @@ def index_session_part(
         state = LogState()
     before = state.bytes
     rows = session_rows(path, session, state, settings, counted, part)
-    skip = forgotten.listed(home)  # what the owner made memoryd forget is never indexed again
+    # What the owner made memoryd forget is never indexed again. A row under a key forgotten.jsonl
+    # lists goes whatever its text when the forget listed no digest of what it took; else when it
+    # holds what was taken, cut at this cap or another (_forgotten_key): what a new log of the
+    # same session name says under that number is indexed.
+    skip, alone = forgotten.listed(home), forgotten.alone(home)
     if skip:
-        rows = (r for r in rows if forgotten.session_key(session, r[3]) not in skip)
+        cap = settings.max_record_bytes
+        rows = (r for r in rows if not _forgotten_key(session, r, skip, alone, home, cap))
     texts = forgotten.digests(home)  # nor its text, in any record of any log
     if texts:
         rows = (r for r in rows if not matching.holds_forgotten(r[5], r[8], texts))
@@ -274,6 +279,19 @@ def index_session_part(
         state.file = file
         save_state(conn, name, state)
     return added, part.done
+
+
+def _forgotten_key(
+    session: str, row: Row, listed: frozenset[str], alone: frozenset[str], home: Home, cap: int
+) -> bool:
+    """A row under a key forgotten.jsonl lists that its forget took (forgotten.held_under_key),
+    or that the cap cut: under a lower cap than the forget's, its digest is of no text taken."""
+    key = forgotten.session_key(session, row[3])
+    if key not in listed:
+        return False
+    if key in alone or len(row[8].encode("utf-8", "surrogatepass")) >= cap - 3:
+        return True
+    return forgotten.held_under_key(row[5], row[8], forgotten.digests(home))
 
 
 def _settings(value: str | Settings) -> Settings:

@@ -5,9 +5,13 @@ session:ID:N (record N of a session's log, which is loopd's and keeps its text).
 lists the digest of each text it took ({"digest", "time", "edit"}, forgetlines.Forgot): an entry
 has no key, and a note's key names a place in one notes.md, so only the digest lets a restore of
 an older archive or an import of an older export recognise what the owner forgot and leave it
-out. The indexer skips every listed key, and every session record's row that holds a listed text
-(by its digest, on forget's own terms: data/matching.py), so a catch-up, a reindex or a restore
-never puts the text back into the index, not even from a log the forget could not read then. No
+out. The indexer skips every session record's row that holds a listed text (by its digest, on
+forget's own terms: data/matching.py), so a catch-up, a reindex or a restore never puts the text
+back into the index, not even from a log the forget could not read then. A session key outlives
+its log (the owner clears old logs, or moves to a new machine), and a new log of the same session
+name says other things under that number: so a key keeps a row out whatever its text only when
+its forget listed no digest of what it took (alone()); else the row goes when it holds what was
+taken (held_under_key), and the rest of it is indexed and recalled (hiding(), rows_condition()). No
 clock can tell a record said before the forget from one said after (loopd's and memoryd's may
 differ, a log may come from another machine), so the text stays out of the index from every log;
 the owner who wants it remembered again writes it as a memory (a note or an entry is indexed from
@@ -30,11 +34,15 @@ un-forgetting anything. Forget lines an older memoryd wrote name no keys: the lo
 as the journal cannot give theirs back.
 """
 
+import hashlib
 import json
 import logging
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.data import matching, unfinished
+from memoryd.errors import AdminRefused
 from memoryd.home import Home, append_line, read_file
 from memoryd.journal import forgetlines
 from memoryd.memory import notes
@@ -87,6 +95,9 @@ class _Read:
     texts: frozenset[Forgot] = frozenset()  # every digest listed (the journal's too, as keys)
     own_texts: frozenset[Forgot] = frozenset()
     digests: frozenset[str] = frozenset()  # of texts, the digests alone (the indexer's check)
+    # The keys that name what was forgotten by themselves: every note key, and each session key
+    # some forget listed without a digest line of the same forget beside it (alone()).
+    alone: frozenset[str] = frozenset()
 
 
 _cache: dict[Path, tuple[Stamp, _Read]] = {}
@@ -110,6 +121,19 @@ def listed(home: Home) -> frozenset[str]:
     the journal's forget lines name); read again only when the file changed (the indexer asks
     per part)."""
     return _read(home).every
+
+
+def alone(home: Home) -> frozenset[str]:
+    """The keys that keep a row out of the index whatever its text: every note key, and each
+    session key that a forget listed without the digests of what it took. A forget writes the
+    digest of every text it takes on lines sharing its key lines' edit and time, and a row
+    holding one of those texts is left out by its digest (digests()), from whatever log; so such
+    a key adds nothing, while dropping by it would drop what a new log of the same session name
+    (a move to a new machine, old logs cleared) says under that number. The keys this cannot
+    vouch for stay: a key line with no digest line of its forget (an older memoryd's, a forget
+    that took no text, one stopped between the two), one written back from the journal or
+    carried over by a restore (their lines name no forget's edit), any key the file lacks."""
+    return _read(home).alone
 
 
 def held(home: Home) -> frozenset[str]:
@@ -146,14 +170,16 @@ def _read(home: Home) -> _Read:
     cached = _cache.get(where)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    found, damaged, own_texts = _parse(read_file(where))
+    data = read_file(where)
+    found, damaged, own_texts = _parse(data)
     own = frozenset(found)
     every, every_texts = own, frozenset(own_texts)
     if damaged:
         journal = forgetlines.forgets(home)
         _say_damaged(where, damaged, journal.keyless, 0, None)
         every, every_texts = own | journal.keys, every_texts | journal.texts
-    result = _made(every, own, every_texts, frozenset(own_texts))
+    alone = every - _vouched(data, own_texts)
+    result = _made(every, own, every_texts, frozenset(own_texts), alone)
     _remember(_cache, where, stamp, result)
     return result
 
@@ -163,9 +189,36 @@ def _made(
     own: frozenset[str],
     texts: frozenset[Forgot] = frozenset(),
     own_texts: frozenset[Forgot] = frozenset(),
+    alone: frozenset[str] | None = None,
 ) -> _Read:
     numbers = frozenset(int(k.removeprefix("note:")) for k in every if k.startswith("note:"))
-    return _Read(every, numbers, own, texts, own_texts, frozenset(f.digest for f in texts))
+    digests = frozenset(f.digest for f in texts)
+    return _Read(every, numbers, own, texts, own_texts, digests, every if alone is None else alone)
+
+
+# The edits of lines no forget wrote itself: written back from the journal, carried by a restore.
+NOT_A_FORGET = frozenset({"journal", "restore"})
+
+
+def _vouched(data: bytes, own_texts: set[Forgot]) -> frozenset[str]:
+    """The session keys whose every line in the file shares its edit and time with a digest line
+    (the forget that listed the key wrote the digests of what it took)."""
+    forgets = {(f.edit, f.time) for f in own_texts if f.edit not in NOT_A_FORGET}
+    vouched: set[str] = set()
+    unvouched: set[str] = set()
+    for raw in data.split(b"\n"):
+        if b'"key"' not in raw:
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        key = value.get("key") if isinstance(value, dict) else None
+        if not (isinstance(key, str) and key.startswith("session:") and KEY.match(key)):
+            continue
+        line = (value.get("edit"), value.get("time"))
+        (vouched if line in forgets else unvouched).add(key)
+    return frozenset(vouched - unvouched)
 
 
 def _missing(home: Home, where: Path) -> _Read:
@@ -338,6 +391,24 @@ def marker_notes(home: Home) -> frozenset[int] | None:
     return found
 
 
+def hiding(home: Home) -> frozenset[str]:
+    """The keys in force (keys()) whose rows are left out whatever their text: those alone()
+    vouches for no digest of, and every key of a forget not finished (unfinished.py: a full disk
+    may have stopped it before the index let go of the rows, whose digests it may not have
+    listed yet). The others' rows are left out by the digests of what they held, so a new log
+    of the same session name is recalled under those numbers. A forget's record that cannot be
+    read counts as a forget not finished that took every key."""
+    in_force = keys(home)
+    try:
+        stopped = unfinished.read(home)
+    except AdminRefused:
+        return in_force
+    unvouched = in_force & alone(home)
+    if stopped is None:
+        return unvouched
+    return unvouched | (in_force & frozenset(stopped.keys))
+
+
 def session_key(session: str, record: int) -> str:
     return f"session:{session}:{record}"
 
@@ -367,3 +438,60 @@ def condition(listed: frozenset[str] | set[str]) -> tuple[str, tuple] | None:
     if not parts:
         return None
     return " OR ".join(parts), tuple(params)
+
+
+_HELD_ROWS = (
+    "SELECT s.rowid, s.role, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+    " WHERE s.rowid IN (SELECT rowid FROM sources WHERE {})"
+)
+
+
+def rows_condition(conn: sqlite3.Connection, home: Home) -> tuple[str, tuple] | None:
+    """The index's rows a forget keeps out, as one WHERE clause on sources (condition()): every
+    row of hiding()'s keys, and each row of the other keys in force that holds a forgotten text
+    (matching.holds_forgotten), such as a row a rebuild read before a forget took it; a new log's
+    record under such a key stays. Reads the rows of those keys (a forget's few), on the caller's
+    connection; None when there are none."""
+    hidden = hiding(home)
+    parts = [c for c in (condition(hidden),) if c is not None]
+    rest = condition(keys(home) - hidden)
+    if rest is not None:
+        texts = digests(home)
+        found = conn.execute(_HELD_ROWS.format(rest[0]), rest[1])  # fixed text, bound values
+        held = [r for r, role, text in found if held_under_key(role, text, texts)]
+        if held:
+            parts.append(("rowid IN (SELECT value FROM json_each(?))", (json.dumps(held),)))
+    if not parts:
+        return None
+    return " OR ".join(f"({c})" for c, _ in parts), tuple(p for _, ps in parts for p in ps)
+
+
+# The least max_record_bytes the configuration takes (config.py): a cut is never shorter, less the
+# bytes of a character cut in two.
+LEAST_CUT = 1024 - 3
+
+
+def held_under_key(role: str | None, text: str, texts: frozenset[str]) -> bool:
+    """A row of a key in force that alone() does not name holds what its forget took: a text
+    whose digest is listed (matching.holds_forgotten), or one that begins with such a text as a
+    row cut at another max_record_bytes held it (the forget took the row as the index then cut
+    it: raising the cap later must not bring the rest, nor the part it took, back)."""
+    return matching.holds_forgotten(role, text, texts) or _extends(text, texts)
+
+
+def _extends(text: str, texts: frozenset[str]) -> bool:
+    """True when a prefix of text at least LEAST_CUT bytes long is a listed text (by digest,
+    surrounding whitespace aside). One pass: the digest of each prefix is taken from a copy of
+    the running hash."""
+    data = text.lstrip()
+    if not texts or len(data) < LEAST_CUT // 4:
+        return False
+    running = hashlib.sha256()
+    size = 0
+    for char in data:
+        piece = char.encode("utf-8", "surrogatepass")
+        running.update(piece)
+        size += len(piece)
+        if size >= LEAST_CUT and not char.isspace() and running.copy().hexdigest() in texts:
+            return True
+    return False

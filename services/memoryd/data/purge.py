@@ -83,6 +83,27 @@ def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> 
     return deleted
 
 
+def purge_kept_out(index) -> int:
+    """Delete every row forgotten.jsonl keeps out (forgotten.rows_condition), as purge() does:
+    after a restore, whose forgotten.jsonl may list what this home's logs hold. A record a new
+    log of the same session name holds under a key whose forget listed the digests of what it
+    took stays."""
+    conn: sqlite3.Connection = index._write()
+    index.end_carry()
+    conn.execute("PRAGMA secure_delete = ON")
+    before = conn.total_changes
+    with index._transaction(conn):
+        gone = forgotten.rows_condition(conn, index.home)
+        if gone is not None:
+            indexer._delete_rows(conn, *gone)
+    deleted = conn.total_changes - before
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error:
+        pass  # readers hold it: the next checkpoint overwrites those frames
+    return deleted
+
+
 def reindex_notes(index) -> int:
     """Index notes.md again from its start (its bytes were replaced whole); the rows added."""
     conn: sqlite3.Connection = index._write()
@@ -127,7 +148,7 @@ def after_restore(service) -> str:
         kept = e.strerror or str(e)
         log.error("%s: not removed after a restore: %s", store.journal_index.path, kept)
     try:
-        purge(index, sorted(forgotten.keys(store.home)))
+        purge_kept_out(index)
         reindex_notes(index)
         said = REBUILT
     except (OSError, sqlite3.Error, MemorydError) as e:

@@ -166,7 +166,7 @@ def catch_up(
             left.append(session)
         conn.execute("RELEASE one_log")
     indexer.index_notes(conn, home, settings)
-    gone = forgotten.condition(forgotten.keys(home))
+    gone = forgotten.rows_condition(conn, home)
     sql = "SELECT EXISTS (SELECT 1 FROM sources WHERE {})"
     if gone is not None and conn.execute(sql.format(gone[0]), gone[1]).fetchone()[0]:
         conn.execute("PRAGMA secure_delete = ON")

@@ -135,7 +135,7 @@ class Recaller:
             live = self.index.live  # refused before a connection is taken, while it is not ready
             with self.index.reader() as conn:
                 hits = live.search(conn, parsed, k)
-                gone = forgotten.keys(self.index.home)
+                gone = forgotten.hiding(self.index.home)
                 kept = _not_forgotten(hits, gone)
                 if len(kept) < len(hits):  # rows a forget could not yet delete (a full disk)
                     kept = _not_forgotten(live.search(conn, parsed, 2 * k), gone)[:k]

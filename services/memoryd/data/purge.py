@@ -75,6 +75,11 @@ def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> 
                 indexer._delete_rows(conn, f"rowid IN ({marks})", tuple(rowids))
             else:
                 indexer._delete_rows(conn, *condition(key))
+    return _checkpointed(conn, before)
+
+
+def _checkpointed(conn: sqlite3.Connection, before: int) -> int:
+    """The rows deleted since before, once the WAL holding their old pages is checkpointed."""
     deleted = conn.total_changes - before
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -96,12 +101,7 @@ def purge_kept_out(index) -> int:
         gone = forgotten.rows_condition(conn, index.home)
         if gone is not None:
             indexer._delete_rows(conn, *gone)
-    deleted = conn.total_changes - before
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    except sqlite3.Error:
-        pass  # readers hold it: the next checkpoint overwrites those frames
-    return deleted
+    return _checkpointed(conn, before)
 
 
 def reindex_notes(index) -> int:

@@ -25,6 +25,7 @@ id and pending id handed out are kept beside it too (Issued, memory/.ids.json), 
 them, and an id memoryd handed out whose line is gone is refused as such (missing_sentence).
 """
 
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -214,11 +215,12 @@ class Issued:
     {"edit": ..., "pending": ...}), so that neither is handed out twice once the journal or
     pending.jsonl has lost the line that held it.
 
-    Written in place after each append, and not fsync'd (as memoryd's write intent is not): the
-    line it names was fsync'd first, so a kill or a power cut that loses this write loses an id
-    the journal still holds. A missing, damaged or unreadable file is read as naming nothing (the
-    journal decides alone, as before it existed); what this process handed out is kept in memory
-    as well, so a file that cannot be written does not make an id repeat while memoryd runs."""
+    Written after each append to a temporary file renamed over it, so a kill leaves it whole (old
+    or new), and not fsync'd: the line it names was fsync'd first, so a power cut that loses this
+    write loses an id the journal still holds (a temporary file left is removed at start). A
+    missing, damaged or unreadable file is read as naming nothing (the journal decides alone, as
+    before it existed); what this process handed out is kept in memory as well, so a file that
+    cannot be written does not make an id repeat while memoryd runs."""
 
     def __init__(self, home: Home):
         self.path = home.memory / ISSUED_NAME
@@ -249,15 +251,19 @@ class Issued:
             self._held[kind] = self._last(kind, found, value) or value
             kept = {k: v for k in _ISSUED_KINDS if (v := self._last(k, found))}
             data = json.dumps(kept).encode("utf-8")
+            tmp = self.path.with_name(f".{self.path.name}.{os.urandom(6).hex()}.tmp")
             try:
-                fd = open_file(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
                 try:
                     written = 0
                     while written < len(data):
                         written += os.write(fd, data[written:])
                 finally:
                     os.close(fd)
+                os.replace(tmp, self.path)
             except OSError as e:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
                 why = e if isinstance(e, NotRegular) else e.strerror
                 log.warning("%s: the last %s id (%s) not kept: %s", self.path, kind, value, why)
 

@@ -18,6 +18,13 @@ sys.path.insert(0, os.fspath(REPO / "scripts"))
 from check_settings import ROLE_FILES, check, role_hash  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def home_restored(monkeypatch):
+    """check() sets BOXMAKER_HOME to the containers' home, as the roles there see it; restored
+    after, so that no later test's command takes it for its own."""
+    monkeypatch.setenv("BOXMAKER_HOME", "/var/lib/boxmaker")
+
+
 @pytest.fixture
 def folders(tmp_path):
     settings = make_settings(tmp_path)

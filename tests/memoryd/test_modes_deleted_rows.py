@@ -190,6 +190,7 @@ def test_a_reindex_across_a_forget_swaps_in_neighbours_without_it(tmp_path, monk
         built = index.build_new()
         keys = frozenset({"session:mm-a:5", "session:mm-b:6"})
         monkeypatch.setattr(forgotten, "keys", lambda home: keys)
+        monkeypatch.setattr(forgotten, "hiding", lambda home: keys)  # a forget listing keys
         index.finish_new(built)
         rows = context_rows(home.index_db)
         assert rows == built_afresh(home.index_db, tmp_path)

@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.index import indexer
 from memoryd.index.settings import Settings
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, keptout
 from tests.memoryd.owner_data_harness import Memoryd
 
 OLD = "My old locker code is 1234."
@@ -54,7 +54,7 @@ def test_a_new_log_of_the_same_name_is_indexed_under_a_forgotten_number(md):
     _clear_log(md, "monday")
     md.say("monday", NEW, "I will remind you about the garden.")
     assert _record_rows(md, "monday", 0) == [NEW]
-    assert "session:monday:0" not in forgotten.hiding(md.home)
+    assert "session:monday:0" not in keptout.hiding(md.home)
 
 
 def test_a_new_home_with_the_old_forgotten_file_indexes_the_new_log(md, tmp_path):
@@ -87,7 +87,7 @@ def test_a_key_without_a_digest_of_its_forget_still_drops_the_record(md):
     md.say("monday", NEW, "I will remind you about the garden.")
     assert _record_rows(md, "monday", 0) == []
     assert "session:monday:0" in forgotten.alone(md.home)
-    assert "session:monday:0" in forgotten.hiding(md.home)
+    assert "session:monday:0" in keptout.hiding(md.home)
 
 
 @pytest.mark.parametrize("edit", ["journal", "restore", "2026-09-24-0009"])
@@ -106,7 +106,7 @@ def test_rows_condition_takes_the_forgotten_rows_and_leaves_the_new_log(md):
     _clear_log(md, "monday")
     md.say("monday", NEW, "I will remind you about the garden.")
     with md.index.reader() as conn:
-        assert forgotten.rows_condition(conn, md.home) is None
+        assert keptout.rows_condition(conn, md.home) is None
     # rows indexed before a forget listed them (a rebuild read them first): taken by the digest
     # of what they hold, or whole for a key without one
     md.say("other", "The vault combination is 31-7-44.", "Understood.")
@@ -124,7 +124,7 @@ def test_rows_condition_takes_the_forgotten_rows_and_leaves_the_new_log(md):
     with forgotten.path(md.home).open("a") as f:
         f.writelines(json.dumps(line) + "\n" for line in lines)
     with md.index.reader() as conn:
-        where, params = forgotten.rows_condition(conn, md.home)
+        where, params = keptout.rows_condition(conn, md.home)
         sql = f"SELECT session, record FROM sources WHERE {where}"
         assert sorted(conn.execute(sql, params)) == [("older", 0), ("other", 0)]
 

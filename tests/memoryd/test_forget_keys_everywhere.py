@@ -1,5 +1,5 @@
 """With recall, a rebuilt index and a restore taking forgotten rows as the indexer does
-(forgotten.hiding, forgotten.rows_condition): a new log of a forgotten record's session name is
+(keptout.hiding, keptout.rows_condition): a new log of a forgotten record's session name is
 found by search and recall, and stays through a reindex; the forgotten text stays out."""
 
 import shutil

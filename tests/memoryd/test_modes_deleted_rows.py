@@ -13,7 +13,7 @@ from memoryd import modes
 from memoryd.data import purge
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, keptout
 from memoryd.modes.lexbound import TermCounts
 from tests.memoryd.test_modes_context import user
 from tests.memoryd.test_reindex import append, append_note, random_records
@@ -190,7 +190,7 @@ def test_a_reindex_across_a_forget_swaps_in_neighbours_without_it(tmp_path, monk
         built = index.build_new()
         keys = frozenset({"session:mm-a:5", "session:mm-b:6"})
         monkeypatch.setattr(forgotten, "keys", lambda home: keys)
-        monkeypatch.setattr(forgotten, "hiding", lambda home: keys)  # a forget listing keys
+        monkeypatch.setattr(keptout, "hiding", lambda home: keys)  # a forget listing keys
         index.finish_new(built)
         rows = context_rows(home.index_db)
         assert rows == built_afresh(home.index_db, tmp_path)

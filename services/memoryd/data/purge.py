@@ -20,7 +20,7 @@ from memoryd.home import fsync_dir
 from memoryd.index import indexer
 from memoryd.index.dbfile import remove_database
 from memoryd.index.sessionrows import LogState
-from memoryd.journal import forgotten
+from memoryd.journal import keptout
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def _checkpointed(conn: sqlite3.Connection, before: int) -> int:
 
 
 def purge_kept_out(index) -> int:
-    """Delete every row forgotten.jsonl keeps out (forgotten.rows_condition), as purge() does:
+    """Delete every row forgotten.jsonl keeps out (keptout.rows_condition), as purge() does:
     after a restore, whose forgotten.jsonl may list what this home's logs hold. A record a new
     log of the same session name holds under a key whose forget listed the digests of what it
     took stays."""
@@ -98,7 +98,7 @@ def purge_kept_out(index) -> int:
     conn.execute("PRAGMA secure_delete = ON")
     before = conn.total_changes
     with index._transaction(conn):
-        gone = forgotten.rows_condition(conn, index.home)
+        gone = keptout.rows_condition(conn, index.home)
         if gone is not None:
             indexer._delete_rows(conn, *gone)
     return _checkpointed(conn, before)

@@ -45,7 +45,7 @@ from memoryd.index.settings import (
     read_stamp,
     write_stamp,
 )
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, keptout
 from memoryd.memory import notes
 from memoryd.search.schema import DELETIONS_PRAGMA, OPTIONAL_TABLES, SCHEMA, TABLES
 from proto.labels import CLASS_RANK
@@ -284,14 +284,14 @@ def index_session_part(
 def _forgotten_key(
     session: str, row: Row, listed: frozenset[str], alone: frozenset[str], home: Home, cap: int
 ) -> bool:
-    """A row under a key forgotten.jsonl lists that its forget took (forgotten.held_under_key),
+    """A row under a key forgotten.jsonl lists that its forget took (keptout.held_under_key),
     or that the cap cut: under a lower cap than the forget's, its digest is of no text taken."""
     key = forgotten.session_key(session, row[3])
     if key not in listed:
         return False
     if key in alone or len(row[8].encode("utf-8", "surrogatepass")) >= cap - 3:
         return True
-    return forgotten.held_under_key(row[5], row[8], forgotten.digests(home))
+    return keptout.held_under_key(row[5], row[8], forgotten.digests(home))
 
 
 def _settings(value: str | Settings) -> Settings:

@@ -19,7 +19,7 @@ from memoryd.home import Home, ensure_dir
 from memoryd.index import indexer
 from memoryd.index.dbfile import create_file, remove_database
 from memoryd.index.indexer import Part, Settings
-from memoryd.journal import forgotten
+from memoryd.journal import keptout
 from memoryd.search import generation
 from proto.files import NotRegular
 from proto.messages import is_session_id
@@ -166,7 +166,7 @@ def catch_up(
             left.append(session)
         conn.execute("RELEASE one_log")
     indexer.index_notes(conn, home, settings)
-    gone = forgotten.rows_condition(conn, home)
+    gone = keptout.rows_condition(conn, home)
     sql = "SELECT EXISTS (SELECT 1 FROM sources WHERE {})"
     if gone is not None and conn.execute(sql.format(gone[0]), gone[1]).fetchone()[0]:
         conn.execute("PRAGMA secure_delete = ON")

@@ -34,15 +34,11 @@ un-forgetting anything. Forget lines an older memoryd wrote name no keys: the lo
 as the journal cannot give theirs back.
 """
 
-import hashlib
 import json
 import logging
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.data import matching, unfinished
-from memoryd.errors import AdminRefused
 from memoryd.home import Home, append_line, read_file
 from memoryd.journal import forgetlines
 from memoryd.memory import notes
@@ -391,24 +387,6 @@ def marker_notes(home: Home) -> frozenset[int] | None:
     return found
 
 
-def hiding(home: Home) -> frozenset[str]:
-    """The keys in force (keys()) whose rows are left out whatever their text: those alone()
-    vouches for no digest of, and every key of a forget not finished (unfinished.py: a full disk
-    may have stopped it before the index let go of the rows, whose digests it may not have
-    listed yet). The others' rows are left out by the digests of what they held, so a new log
-    of the same session name is recalled under those numbers. A forget's record that cannot be
-    read counts as a forget not finished that took every key."""
-    in_force = keys(home)
-    try:
-        stopped = unfinished.read(home)
-    except AdminRefused:
-        return in_force
-    unvouched = in_force & alone(home)
-    if stopped is None:
-        return unvouched
-    return unvouched | (in_force & frozenset(stopped.keys))
-
-
 def session_key(session: str, record: int) -> str:
     return f"session:{session}:{record}"
 
@@ -438,60 +416,3 @@ def condition(listed: frozenset[str] | set[str]) -> tuple[str, tuple] | None:
     if not parts:
         return None
     return " OR ".join(parts), tuple(params)
-
-
-_HELD_ROWS = (
-    "SELECT s.rowid, s.role, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
-    " WHERE s.rowid IN (SELECT rowid FROM sources WHERE {})"
-)
-
-
-def rows_condition(conn: sqlite3.Connection, home: Home) -> tuple[str, tuple] | None:
-    """The index's rows a forget keeps out, as one WHERE clause on sources (condition()): every
-    row of hiding()'s keys, and each row of the other keys in force that holds a forgotten text
-    (matching.holds_forgotten), such as a row a rebuild read before a forget took it; a new log's
-    record under such a key stays. Reads the rows of those keys (a forget's few), on the caller's
-    connection; None when there are none."""
-    hidden = hiding(home)
-    parts = [c for c in (condition(hidden),) if c is not None]
-    rest = condition(keys(home) - hidden)
-    if rest is not None:
-        texts = digests(home)
-        found = conn.execute(_HELD_ROWS.format(rest[0]), rest[1])  # fixed text, bound values
-        held = [r for r, role, text in found if held_under_key(role, text, texts)]
-        if held:
-            parts.append(("rowid IN (SELECT value FROM json_each(?))", (json.dumps(held),)))
-    if not parts:
-        return None
-    return " OR ".join(f"({c})" for c, _ in parts), tuple(p for _, ps in parts for p in ps)
-
-
-# The least max_record_bytes the configuration takes (config.py): a cut is never shorter, less the
-# bytes of a character cut in two.
-LEAST_CUT = 1024 - 3
-
-
-def held_under_key(role: str | None, text: str, texts: frozenset[str]) -> bool:
-    """A row of a key in force that alone() does not name holds what its forget took: a text
-    whose digest is listed (matching.holds_forgotten), or one that begins with such a text as a
-    row cut at another max_record_bytes held it (the forget took the row as the index then cut
-    it: raising the cap later must not bring the rest, nor the part it took, back)."""
-    return matching.holds_forgotten(role, text, texts) or _extends(text, texts)
-
-
-def _extends(text: str, texts: frozenset[str]) -> bool:
-    """True when a prefix of text at least LEAST_CUT bytes long is a listed text (by digest,
-    surrounding whitespace aside). One pass: the digest of each prefix is taken from a copy of
-    the running hash."""
-    data = text.lstrip()
-    if not texts or len(data) < LEAST_CUT // 4:
-        return False
-    running = hashlib.sha256()
-    size = 0
-    for char in data:
-        piece = char.encode("utf-8", "surrogatepass")
-        running.update(piece)
-        size += len(piece)
-        if size >= LEAST_CUT and not char.isspace() and running.copy().hexdigest() in texts:
-            return True
-    return False

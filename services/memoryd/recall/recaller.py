@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field, replace
 
 from memoryd.index.index import Index
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, keptout
 from memoryd.journal.recallline import RecallHit, RecallLine
 from memoryd.modes.spec import SOURCE, search
 from memoryd.recall.logfile import RecallLog
@@ -135,7 +135,7 @@ class Recaller:
             live = self.index.live  # refused before a connection is taken, while it is not ready
             with self.index.reader() as conn:
                 hits = live.search(conn, parsed, k)
-                gone = forgotten.hiding(self.index.home)
+                gone = keptout.hiding(self.index.home)
                 kept = _not_forgotten(hits, gone)
                 if len(kept) < len(hits):  # rows a forget could not yet delete (a full disk)
                     kept = _not_forgotten(live.search(conn, parsed, 2 * k), gone)[:k]

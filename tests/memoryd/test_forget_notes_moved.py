@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.data import forget
+from memoryd.data import taken
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
 from memoryd.writer import WRITE
@@ -42,7 +42,7 @@ def test_a_note_moved_by_a_save_during_forget_is_not_marked(tmp_path, monkeypatc
         shown = json.loads(m.admin("search", {"query": "guavas", "json": True}))
         assert [h["ref"] for h in shown["hits"] if "Gamma" in h["snippet"]] == ["note:2"]
         notes = m.home.memory_file("notes.md")
-        real, calls = forget.where_held, []
+        real, calls = taken.where_held, []
 
         def where_held_then_owner_saves(service, target):
             found = real(service, target)
@@ -51,7 +51,7 @@ def test_a_note_moved_by_a_save_during_forget_is_not_marked(tmp_path, monkeypatc
                 _save_without_first_note(notes)
             return found
 
-        monkeypatch.setattr(forget, "where_held", where_held_then_owner_saves)
+        monkeypatch.setattr(taken, "where_held", where_held_then_owner_saves)
         journal = b"".join(p.read_bytes() for p in m.store.journal.month_files())
         with pytest.raises(AdminRefused, match="nothing was forgotten"):
             m.admin("forget", {"id": ref})

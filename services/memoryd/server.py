@@ -107,7 +107,8 @@ def take_home_lock(home: Home) -> int:
 def remove_stale_temp_files(home: Home) -> None:
     """A crash between writing a temporary file and renaming it leaves the temporary file; the
     real file is whole (old or new), so the leftover is removed, and logged."""
-    for path in sorted(home.memory.glob(".*.tmp")):
+    leftovers = [*home.memory.glob(".*.tmp"), *home.index_dir.glob(".shown.json.*.tmp")]
+    for path in sorted(leftovers):
         try:
             path.unlink()
             log.info("%s: removed a temporary file left by a crash", path)

@@ -77,3 +77,36 @@ def test_without_a_stats_of_this_memoryd_the_entry_at_n_now_is_taken(md):
     md.call({"action": "add", "file": "user", "text": KEEP})
     assert shown.printed(md.index, "user.md") is None
     assert md.data("forget", id="user.md:1", dry_run=True)["texts"] == [KEEP]
+
+
+def test_what_stats_printed_counts_across_a_restart(tmp_path):
+    """Every upgrade and settings change restarts memoryd between a stats and a forget: the
+    entry the owner saw is still the one taken, and one a session removed meanwhile is refused,
+    never the entry that moved into its number."""
+    first = Memoryd(tmp_path / "home")
+    first.call({"action": "add", "file": "memory", "text": OLD})
+    first.call({"action": "add", "file": "memory", "text": KEEP})
+    assert f"memory.md:1: {OLD}" in _stats(first)
+    first.close()
+    again = Memoryd(tmp_path / "home")
+    try:
+        again.call({"action": "remove", "file": "memory", "old": OLD})
+        with pytest.raises(AdminRefused) as refused:
+            again.admin("forget", {"id": "memory.md:1"})
+        assert "no longer holds the entry bxctl memory stats printed as memory.md:1" in str(
+            refused.value
+        )
+        assert KEEP in again.home.memory_file("memory.md").read_text()
+        assert [p.name for p in again.home.index_dir.iterdir() if p.name.endswith(".tmp")] == []
+    finally:
+        again.close()
+
+
+def test_a_damaged_saved_print_counts_as_none(tmp_path):
+    md = Memoryd(tmp_path / "home")
+    try:
+        md.call({"action": "add", "file": "user", "text": KEEP})
+        (md.home.index_dir / "shown.json").write_text("{not json")
+        assert md.data("forget", id="user.md:1", dry_run=True)["texts"] == [KEEP]
+    finally:
+        md.close()

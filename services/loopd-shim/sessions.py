@@ -7,6 +7,7 @@ by a crash in the middle of an append: it never became a record, so before appen
 away (and log it) rather than glue the next record onto it.
 """
 
+import errno
 import json
 import logging
 import os
@@ -16,6 +17,7 @@ from pathlib import Path
 from loopd_shim.errors import SessionExists, SessionLogFailed, SessionUnknown
 from proto.files import (
     DIR_MODE,
+    NotRegular,
     atomic_write,
     create_if_missing,
     ensure_dir,
@@ -33,7 +35,25 @@ _TAIL_CHUNK = 65536
 # A baseline goes back whole in one reply frame; a larger file was not written by loopd-shim.
 BASELINE_BYTES = MAX_FRAME
 
+# The errors that mean the disk (or the owner's quota, or the file size limit) has no room.
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
 log = logging.getLogger("loopd_shim.sessions")
+
+
+def _not_created(session: str, path: Path, e: OSError) -> SessionLogFailed:
+    """One line for a session whose files cannot be made: what, where, and that nothing started
+    (the folder is removed, so a start once the cause is gone begins afresh)."""
+    if isinstance(e, NotRegular):
+        return SessionLogFailed(f"cannot create session {session}: {e}; nothing was started")
+    if e.errno in DISK_FULL:
+        return SessionLogFailed(
+            f"the disk is full: cannot create the session log {path}; nothing was started "
+            "(free some room, then start the session again)"
+        )
+    return SessionLogFailed(
+        f"cannot create the session log {path}: {e.strerror or e}; nothing was started"
+    )
 
 
 def _unknown(session: str) -> str:
@@ -95,23 +115,30 @@ class SessionStore:
         return self.folder(session) / LOG
 
     def create(self, session: str, system: str, tools: list[dict]) -> dict:
-        """Write a new session's baseline and empty log; SessionExists if it has a folder."""
-        ensure_dir(self.root)
+        """Write a new session's baseline and empty log; SessionExists if it has a folder.
+
+        A file that cannot be made (a full disk, a read-only home) is SessionLogFailed, one line,
+        with the folder removed: nothing of the session is left half made."""
         folder = self.folder(session)
         try:
+            ensure_dir(self.root)
             folder.mkdir(mode=DIR_MODE)
         except FileExistsError:
             raise SessionExists(EXISTS.format(session=session)) from None
-        os.chmod(folder, DIR_MODE)
+        except OSError as e:
+            raise _not_created(session, folder / LOG, e) from None
         baseline = {"session": session, "created": now_rfc3339(), "system": system, "tools": tools}
         data = json.dumps(baseline, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
         try:
+            os.chmod(folder, DIR_MODE)
             atomic_write(folder / BASELINE, data)
             create_if_missing(folder / LOG)
-        except BaseException:
+            fsync_dir(self.root)
+        except BaseException as e:
             shutil.rmtree(folder, ignore_errors=True)
+            if isinstance(e, OSError):
+                raise _not_created(session, folder / LOG, e) from None
             raise
-        fsync_dir(self.root)
         log.info(
             "session %s: baseline written (%d characters of system prompt)", session, len(system)
         )

@@ -84,3 +84,22 @@ def test_forgetting_a_recall_call_takes_its_query_out_of_the_recall_log(md):
     assert SECRET not in queries and "something else" in queries
     assert all(SECRET not in p.read_text() for p in md.home.recalls.iterdir())
     assert forgotten.digest(SECRET) in forgotten.digests(md.home)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"action": "remove", "file": "user", "old": "Prefers tea."},
+        {"action": "replace", "file": "user", "old": "Prefers tea.", "text": "Prefers coffee."},
+    ],
+    ids=["remove", "replace"],
+)
+def test_forgetting_a_call_record_leaves_the_entry_its_old_only_named(md, args):
+    """An old names an entry already there, written by another session: forgetting the record
+    of the call that named it takes what that call wrote, never the other's entry."""
+    md.call({"action": "add", "file": "user", "text": "Prefers tea."}, session="a")
+    called(md, "b", "memory", args)
+    shown = md.data("forget", id="session:b:0", dry_run=True)
+    assert "Prefers tea." not in shown["texts"]
+    md.data("forget", id="session:b:0", check=shown["check"])
+    assert "Prefers tea." in md.home.memory_file("user.md").read_text()

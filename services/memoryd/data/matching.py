@@ -18,6 +18,9 @@ NOTE_KINDS = ("noted", "moved", "dropped")
 # The arguments of the memory and recall tools that carry written text (at any depth: a
 # consolidate's entries have their own old and text).
 CALL_TEXT = frozenset({"text", "old", "query"})
+# Of those, the ones a call wrote itself: an old names an entry already there, which another
+# session may have written, and is no text of the call's own.
+CALL_WROTE = frozenset({"text", "query"})
 
 
 def same(value: object, text: str) -> bool:
@@ -82,35 +85,53 @@ def export_holds(item: dict, text: str) -> bool:
     return same(item.get("text"), text)
 
 
-def call_texts(value: object) -> Iterator[str]:
-    """Every CALL_TEXT argument of a tool call's arguments (written text), at any depth."""
+def call_texts(value: object, names: frozenset[str] = CALL_TEXT) -> Iterator[str]:
+    """Every argument named in names (CALL_TEXT: written text) of a tool call's arguments, at any
+    depth."""
     if isinstance(value, dict):
         for key, v in value.items():
-            if key in CALL_TEXT and isinstance(v, str):
+            if key in names and isinstance(v, str):
                 yield v
             else:
-                yield from call_texts(v)
+                yield from call_texts(v, names)
     elif isinstance(value, list):
         for v in value:
-            yield from call_texts(v)
+            yield from call_texts(v, names)
+
+
+def call_wrote(role: str | None, row: str) -> Iterator[str]:
+    """What a session record's index row says in its own words: its content, or for a call the
+    row itself and the text and query it wrote (CALL_WROTE; not an old, which names another's
+    entry). A forget of the record takes these (taken.py)."""
+    yield row
+    if role != "call":
+        return
+    _, _, arguments = row.partition(" ")
+    try:
+        yield from call_texts(json.loads(arguments), CALL_WROTE)
+    except ValueError:  # cut short by the index's cap: the arguments written whole in it
+        yield from (t for n, t in _cut_call_arguments(arguments) if n in CALL_WROTE)
 
 
 # A CALL_TEXT argument whose whole JSON string stands in a call's arguments, even when the index
 # cut the arguments short so that they no longer parse.
-_QUOTED_ARGUMENT = re.compile(
-    r'"(?:' + "|".join(sorted(CALL_TEXT)) + r')"\s*:\s*("(?:[^"\\]|\\.)*")'
-)
+_QUOTED_ARGUMENT = re.compile(r'"(' + "|".join(sorted(CALL_TEXT)) + r')"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 
-def _cut_call_texts(arguments: str) -> Iterator[str]:
-    """The CALL_TEXT arguments written whole in a call's arguments cut short."""
-    for quoted in _QUOTED_ARGUMENT.findall(arguments):
+def _cut_call_arguments(arguments: str) -> Iterator[tuple[str, str]]:
+    """(name, value) of the CALL_TEXT arguments written whole in a call's arguments cut short."""
+    for name, quoted in _QUOTED_ARGUMENT.findall(arguments):
         try:
             value = json.loads(quoted)
         except ValueError:
             continue
         if isinstance(value, str):
-            yield value
+            yield name, value
+
+
+def _cut_call_texts(arguments: str) -> Iterator[str]:
+    """The CALL_TEXT arguments written whole in a call's arguments cut short."""
+    return (value for _, value in _cut_call_arguments(arguments))
 
 
 def row_texts(role: str | None, row: str) -> Iterator[str]:

@@ -19,7 +19,7 @@ from memoryd.journal import forgotten
 
 def target(service, ref: str, hints: dict | None = None) -> Target:
     """What ref names (targets.resolve). A session record's texts are its rows as the index holds
-    them and what each row carries as written (matching.row_texts): a tool call's row is "name
+    them and what each row says in its own words (matching.call_wrote): a tool call's row is "name
     arguments", and what the call wrote stands alone elsewhere (a recall's query in the recall
     log, a memory call's text in a file) and in later logs' records, so the forget takes it too,
     and its digest keeps it out of the index from every log. A text holding a NUL names no id,
@@ -39,7 +39,7 @@ def target(service, ref: str, hints: dict | None = None) -> Target:
     written = [
         text
         for role, row in _record_rows(service.index, key, (hints or {}).get(key, []))
-        for text in matching.row_texts(role, row)
+        for text in matching.call_wrote(role, row)
         if text.strip()
     ]
     target.texts = list(dict.fromkeys([*target.texts, *written]))

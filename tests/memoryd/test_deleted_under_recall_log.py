@@ -91,3 +91,20 @@ def test_a_folder_at_the_path_skips_the_line_and_recall_answers(opened, caplog):
         " that is mended",
         f"{month}: recall lines are written again (2 skipped)",
     ]
+
+
+def test_a_file_in_place_of_the_recalls_folder_skips_the_line_and_recall_answers(opened):
+    """The log is best effort: recalls/ replaced by a file must not refuse every recall."""
+    index, recaller = opened
+    recaller.recall("Miso", 2, session="mm-a")
+    recalls = index.home.recalls
+    for month in recalls.iterdir():
+        month.unlink()
+    recalls.rmdir()
+    recalls.write_text("not a folder")
+    for session in ("mm-b", "mm-c"):
+        assert recaller.recall("Miso", 2, session=session).text.startswith("[1] ")
+    recalls.unlink()
+    recaller.recall("Miso", 2, session="mm-d")
+    [month] = list(recalls.iterdir())
+    assert _sessions(month) == ["mm-d"]

@@ -190,4 +190,6 @@ def _not_a_file(error: OSError) -> bool:
     """The month file's path leads to no file memoryd may open: a folder there, or recalls/ not
     a folder. A link swapped in (NotRegular) is not skipped: it is refused in its own words, as
     every write of memoryd's through a link is."""
-    return not isinstance(error, NotRegular) and error.errno in (errno.ENOTDIR, errno.EISDIR)
+    if isinstance(error, NotRegular):  # what stands there says which (a link, or a file)
+        return error.filename is not None and not os.path.islink(error.filename)
+    return error.errno in (errno.ENOTDIR, errno.EISDIR)

@@ -86,10 +86,21 @@ def search(
 def stats(
     days: Annotated[int, typer.Option(min=1, max=366, help="How many days of recalls.")] = 30,
     as_json: Json = False,
+    for_a_program: Annotated[
+        bool,
+        typer.Option(
+            "--for-a-program",
+            help="Read by a program, not shown to you: the refs it prints do not become what "
+            "memory.md:N and note:N name for forget and promote.",
+        ),
+    ] = False,
     memory_socket: MemorySocket = None,
 ) -> None:
     """How often recall returned each entry and moved note; those never recalled; sizes."""
-    run(memory_socket, "stats", {"days": days}, as_json)
+    arg: dict = {"days": days}
+    if for_a_program:
+        arg["shown"] = False
+    run(memory_socket, "stats", arg, as_json)
 
 
 @app.command()

@@ -2,6 +2,8 @@
 since (a session's remove, an add, an undo, a hand edit) moves the numbers, and forget, which cannot
 be undone, must never erase the entry that moved into N's place."""
 
+import json
+
 import pytest
 
 from memoryd.errors import AdminRefused
@@ -110,3 +112,16 @@ def test_a_damaged_saved_print_counts_as_none(tmp_path):
         assert md.data("forget", id="user.md:1", dry_run=True)["texts"] == [KEEP]
     finally:
         md.close()
+
+
+def test_a_stats_read_by_a_program_does_not_change_what_memory_md_n_names(md):
+    """scripts/stack status reads stats --json at any moment: what the owner saw still counts."""
+    md.call({"action": "add", "file": "memory", "text": OLD})
+    md.call({"action": "add", "file": "memory", "text": KEEP})
+    assert f"memory.md:1: {OLD}" in _stats(md)
+    md.call({"action": "remove", "file": "memory", "old": OLD})
+    read = json.loads(md.admin("stats", {"json": True, "shown": False}))
+    assert read["files"]["memory.md"]["entries"][0]["entry"] == KEEP
+    with pytest.raises(AdminRefused):
+        md.admin("forget", {"id": "memory.md:1"})
+    assert KEEP in md.home.memory_file("memory.md").read_text()

@@ -65,6 +65,9 @@ class SearchArg(Arg):
 
 class StatsArg(Arg):
     days: Annotated[int, Field(ge=1, le=366)] = 30
+    # False: a program reads the answer (scripts/stack status), not the owner, so the refs it
+    # prints are not what memory.md:N and note:N name from now on (shown.py, notesseen.py).
+    shown: bool = True
 
 
 class PromoteArg(Arg):

@@ -59,7 +59,9 @@ COMMANDS: dict[str, tuple[Kind, Callable]] = {
     "search": ("read", lambda s, a: search.answer(s.recaller, a.query, a.k, a.json_)),
     "stats": (
         "read",
-        lambda s, a: stats.answer(s.store.home, a.days, dt.datetime.now(dt.UTC), a.json_, s.index),
+        lambda s, a: stats.answer(
+            s.store.home, a.days, dt.datetime.now(dt.UTC), a.json_, s.index, for_owner=a.shown
+        ),
     ),
     "file": ("read", lambda s, a: fileedit.file_answer(s.store, a)),
     "undo": ("write", _owner_write("undo")),

@@ -163,11 +163,14 @@ def render(stats: dict) -> str:
     return "\n".join(lines)
 
 
-def answer(home: Home, days: int, now: dt.datetime, as_json: bool, index=None) -> str:
+def answer(
+    home: Home, days: int, now: dt.datetime, as_json: bool, index=None, for_owner: bool = True
+) -> str:
     """stats prints note numbers (note:N of moved notes) as search does, from notes.md as it
     is: forget and promote take them on the same terms (index/notesseen.py, shown); and the
-    entries' refs, which forget takes as naming the entries printed here (memory/shown.py)."""
-    seen = index.notes_seen if index is not None else None
+    entries' refs, which forget takes as naming the entries printed here (memory/shown.py).
+    for_owner=False: a program reads it (scripts/stack status), and neither counts as printed."""
+    seen = index.notes_seen if index is not None and for_owner else None
     renumbered = seen.renumbered if seen is not None else 0  # first, as search takes it
     stats = collect(home, days, now, index)
     if seen is not None:
@@ -176,7 +179,7 @@ def answer(home: Home, days: int, now: dt.datetime, as_json: bool, index=None) -
         )
     # forget takes memory.md:N and user.md:N as the entries printed here (memory/shown.py)
     for name, info in stats["files"].items():
-        if "problem" not in info:
+        if "problem" not in info and for_owner:
             shown.print_entries(index, name, [str(e["entry"]) for e in info["entries"]])
     if as_json:
         page = paging.json_page(stats["moved"], lambda m: m, budget=paging.PAGE_BYTES // 2)

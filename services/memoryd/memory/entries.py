@@ -9,7 +9,9 @@ is trimmed. For a hand-edited file the count is that of its entries as memoryd w
 
 An entry is trimmed, not empty, holds no line that is only §, and no two entries of a file are
 identical; entry_problem() says which rule a new text breaks. Invalid UTF-8 is not guessed at: the
-file is damaged (FileDamaged) and the owner has to fix it.
+file is damaged (FileDamaged) and the owner has to fix it, as is a file far over anything memoryd
+writes (TooLarge, over MAX_BYTES: memfiles.read_text does not even read one, and every reader of
+held bytes, an export's or a backup's, refuses it by the same rule).
 """
 
 from memoryd.errors import FileDamaged
@@ -29,8 +31,28 @@ def is_separator(line: str) -> bool:
     return line.strip() == SEPARATOR
 
 
+# No edit of memoryd's comes near this (memory.md holds at most 2,200 characters, a few KiB even
+# in four-byte characters), while reading a file up to it costs nothing.
+MAX_BYTES = 1_048_576
+
+
+class TooLarge(FileDamaged):
+    """A memory file far over anything memoryd writes (a wrong file saved over it, a runaway
+    script): refused, named with its size, and never parsed or journalled."""
+
+    def __init__(self, name: str, size: int):
+        super().__init__(
+            f"{name} is {size:,} bytes, far over what memoryd reads of it ({MAX_BYTES:,} bytes): "
+            "it is not read or journalled until it is made smaller"
+        )
+        self.size = size
+
+
 def decode(data: bytes, name: str) -> str:
-    """A memory file's bytes as text: BOM dropped, CRLF read as LF; FileDamaged if not UTF-8."""
+    """A memory file's bytes as text: BOM dropped, CRLF read as LF; FileDamaged if not UTF-8,
+    TooLarge if over MAX_BYTES."""
+    if len(data) > MAX_BYTES:
+        raise TooLarge(name, len(data))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -2,10 +2,16 @@
 it still holds what the edit was planned from.
 
 Each file is read whole with one open and one read (never through a symbolic link, never from a
-FIFO: proto.files.read_file), so a reader running beside the writer sees
+FIFO: proto.files.open_file), so a reader running beside the writer sees
 the file before or after an atomic rename, never a mix. A missing, unreadable or non-UTF-8 file
 raises FileDamaged naming the file and the problem: memoryd created every file at start, so a
 missing one is a sign something is wrong, not an empty memory.
+
+A file far over anything memoryd writes (over MAX_BYTES: memory.md holds at most 2,200 characters,
+user.md 1,375, soul.md is the owner's 4,000) is not read at all: a wrong file saved over one, or a
+runaway script, would otherwise be read, parsed and journalled whole on every call. It is
+TooLarge (a FileDamaged naming the file and its size), so the block, a write, hand-edit detection
+and stats refuse it as a damaged file, and all work again once the owner shrinks it.
 
 The owner edits memory.md and user.md in an editor while memoryd writes them, and neither waits
 for the other: an editor saves by renaming its own file into place at any moment. A plain rename
@@ -29,14 +35,23 @@ from memoryd.errors import FileDamaged
 from memoryd.home import FILE_MODE, Home, fsync_dir
 from memoryd.journal import rollback
 from memoryd.memory import entries
-from proto.files import NotRegular, read_file
+from memoryd.memory.entries import MAX_BYTES, TooLarge
+from proto.files import NotRegular, open_file, read_at_most
 
 log = logging.getLogger(__name__)
 
 
 def read_text(path: Path, name: str) -> str:
+    """The text of a memory file (entries.decode), read in one open; TooLarge, unread, when it
+    holds more than MAX_BYTES."""
     try:
-        data = read_file(path)
+        fd = open_file(path, os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
+            # Read one byte past the bound, so a file growing while it is read is caught too.
+            data = b"" if size > MAX_BYTES else read_at_most(fd, MAX_BYTES + 1)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         raise FileDamaged(f"{name} is missing") from None
     except NotRegular as e:
@@ -45,6 +60,8 @@ def read_text(path: Path, name: str) -> str:
         raise FileDamaged(f"{name} is not a file") from None
     except OSError as e:
         raise FileDamaged(f"{name} cannot be read ({e.strerror or e})") from None
+    if size > MAX_BYTES or len(data) > MAX_BYTES:
+        raise TooLarge(name, max(size, len(data)))
     return entries.decode(data, name)
 
 
@@ -187,10 +204,18 @@ def _kept_holds(old: Path | bytes | None, name: str, expected: list[str] | tuple
 
 
 def _holds_bytes(path: Path, data: bytes) -> bool:
+    """Whether path holds exactly data, read no further than its length (a hand save put back
+    in place may be of any size)."""
     try:
-        return read_file(path) == data
+        fd = open_file(path, os.O_RDONLY)
     except OSError:
         return False
+    try:
+        return os.fstat(fd).st_size == len(data) and read_at_most(fd, len(data) + 1) == data
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _remove(path: Path) -> None:

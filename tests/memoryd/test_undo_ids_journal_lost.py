@@ -113,7 +113,7 @@ def test_a_damaged_or_missing_ids_file_leaves_the_journal_to_decide(tmp_path):
     store = new_store(tmp_path)
     store.call(*loose_call(args(action="note", text="a"), **CLEAN))
     kept = store.home.memory / ISSUED_NAME
-    assert json.loads(kept.read_text()) == {"edit": f"{DAY}-0001"}
+    assert json.loads(kept.read_text()) == {"edit": {DAY: 1}}
     kept.write_text("{not json")
     store.call(*loose_call(args(action="note", text="b"), **CLEAN))
     kept.unlink()
@@ -121,7 +121,7 @@ def test_a_damaged_or_missing_ids_file_leaves_the_journal_to_decide(tmp_path):
     again = new_store(tmp_path)
     again.call(*loose_call(args(action="note", text="d"), **CLEAN))
     assert [x["id"] for x in journal_lines(again)] == [f"{DAY}-{n:04d}" for n in (1, 2, 3, 4)]
-    assert json.loads(kept.read_text()) == {"edit": f"{DAY}-0004"}
+    assert json.loads(kept.read_text()) == {"edit": {DAY: 4}}
 
 
 # --- pending ids ---------------------------------------------------------------------------------
@@ -141,3 +141,32 @@ def test_a_pending_id_is_not_given_again_when_pending_jsonl_is_lost(tmp_path):
     memory_path(again, "pending.jsonl").unlink()
     again.call(*loose_call(args(action="add", file="memory", text="third"), **CLEAN))
     assert [i.id for i in again.review.items()] == [f"p-{DAY}-0003"]
+
+
+def test_a_day_the_clock_once_ran_ahead_to_does_not_hide_todays_ids(tmp_path):
+    """An id of a later day kept (the clock ran ahead once, or the file was edited) must not
+    stop today's ids being kept: after the journal is lost, none of them is given again."""
+    store = new_store(tmp_path)
+    kept = store.home.memory / ISSUED_NAME
+    kept.write_text(json.dumps({"edit": "2099-01-01-0007"}))  # as one id was first kept
+    listed = []
+    for text in ("a", "b", "c"):
+        listed.append(store.call(*loose_call(args(action="note", text=text), **CLEAN)))
+    ids = [line["id"] for line in journal_lines(store)]
+    for month in store.journal.month_files():
+        month.unlink()
+    store.call(*loose_call(args(action="note", text="d"), **CLEAN))
+    again = [line["id"] for line in journal_lines(store)]
+    assert again and again[0] not in ids, (ids, again)
+    for edit in ids:
+        with pytest.raises(AdminRefused, match=f"no longer holds edit {edit}"):
+            store.undo(edit)
+
+
+def test_an_id_written_otherwise_than_memoryd_writes_it_is_no_lost_edit(tmp_path):
+    store = new_store(tmp_path)
+    store.call(*loose_call(args(action="note", text="a"), **CLEAN))
+    store.call(*loose_call(args(action="note", text="b"), **CLEAN))
+    assert store.journal.missing_sentence(f"{DAY}-00002") == (
+        f"refused: the journal holds no edit {DAY}-00002"
+    )

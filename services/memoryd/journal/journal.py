@@ -211,9 +211,10 @@ _ISSUED_KINDS = {
 
 
 class Issued:
-    """The last edit id and the last pending id handed out in this home (memory/.ids.json:
-    {"edit": ..., "pending": ...}), so that neither is handed out twice once the journal or
-    pending.jsonl has lost the line that held it.
+    """The ids handed out in this home, per kind (edit, pending) and day: the last number of each
+    of the latest ISSUED_DAYS days (memory/.ids.json: {"edit": {"2026-12-01": 4, ...}, ...}), so
+    that no id is handed out twice once the journal or pending.jsonl has lost the line that held
+    it. Per day, not one last id: a day the clock once ran ahead to must not hide today's ids.
 
     Written after each append to a temporary file renamed over it, so a kill leaves it whole (old
     or new), and not fsync'd: the line it names was fsync'd first, so a power cut that loses this
@@ -224,54 +225,68 @@ class Issued:
 
     def __init__(self, home: Home):
         self.path = home.memory / ISSUED_NAME
-        self._held: dict[str, str] = {}
+        self._held: dict[str, dict[str, int]] = {}
         self._lock = threading.Lock()
 
     def last(self, kind: str) -> str | None:
-        """The last id of kind ("edit" or "pending") handed out here, or None."""
+        """The latest id of kind ("edit" or "pending") handed out here, or None."""
         with self._lock:
-            return self._last(kind, self._read())
+            days = self._days(kind, self._read())
+        if not days:
+            return None
+        day = max(days)
+        return f"{'p-' if kind == 'pending' else ''}{day}-{days[day]:04d}"
 
     def number(self, kind: str, day: str) -> int:
-        """The NNNN of the last id of kind if it is of day (0 otherwise)."""
-        last_day, number = _order(self.last(kind))
-        return number if last_day == day else 0
+        """The NNNN of the last id of kind handed out on day (0: none)."""
+        with self._lock:
+            return self._days(kind, self._read()).get(day, 0)
 
     def handed_out(self, kind: str, value: str) -> bool:
-        """Whether value was surely handed out here: of the day of the last id of kind, and not
-        after it. (Of an earlier day it may or may not have been: not said.)"""
-        last_day, last_number = _order(self.last(kind))
+        """Whether value, written as memoryd writes ids, was surely handed out here: its number
+        is at most the last of its day. (Of a day no longer kept: not said.)"""
         day, number = _order(value)
-        return bool(last_day) and day == last_day and number <= last_number
+        if not day or number < 1 or not value.endswith(f"{day}-{number:04d}"):
+            return False
+        return number <= self.number(kind, day)
 
     def note(self, kind: str, value: str) -> None:
         """value was just handed out (its line is written): kept, in memory and in the file."""
+        day, number = _order(value)
+        if not day:
+            return
         with self._lock:
             found = self._read()
-            self._held[kind] = self._last(kind, found, value) or value
-            kept = {k: v for k in _ISSUED_KINDS if (v := self._last(k, found))}
-            data = json.dumps(kept).encode("utf-8")
-            tmp = self.path.with_name(f".{self.path.name}.{os.urandom(6).hex()}.tmp")
+            days = self._days(kind, found)
+            days[day] = max(days.get(day, 0), number)
+            self._held[kind] = _latest(days)
+            kept = {k: d for k in _ISSUED_KINDS if (d := self._days(k, found))}
+            self._write(json.dumps(kept, sort_keys=True).encode("utf-8"), kind, value)
+
+    def _days(self, kind: str, found: dict[str, dict[str, int]]) -> dict[str, int]:
+        days = dict(found.get(kind, {}))
+        for day, number in self._held.get(kind, {}).items():
+            days[day] = max(days.get(day, 0), number)
+        return _latest(days)
+
+    def _write(self, data: bytes, kind: str, value: str) -> None:
+        tmp = self.path.with_name(f".{self.path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
             try:
-                fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-                try:
-                    written = 0
-                    while written < len(data):
-                        written += os.write(fd, data[written:])
-                finally:
-                    os.close(fd)
-                os.replace(tmp, self.path)
-            except OSError as e:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                why = e if isinstance(e, NotRegular) else e.strerror
-                log.warning("%s: the last %s id (%s) not kept: %s", self.path, kind, value, why)
+                written = 0
+                while written < len(data):
+                    written += os.write(fd, data[written:])
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            why = e if isinstance(e, NotRegular) else e.strerror
+            log.warning("%s: the last %s id (%s) not kept: %s", self.path, kind, value, why)
 
-    def _last(self, kind: str, found: dict[str, str], *more: str) -> str | None:
-        values = [v for v in (self._held.get(kind), found.get(kind), *more) if v]
-        return max(values, key=_order, default=None)
-
-    def _read(self) -> dict[str, str]:
+    def _read(self) -> dict[str, dict[str, int]]:
         try:
             fd = open_file(self.path, os.O_RDONLY)
         except FileNotFoundError:
@@ -293,14 +308,37 @@ class Issued:
         except ValueError:
             value = None
         if not isinstance(value, dict):
-            if data:  # empty: a kill between truncating it and writing it
+            if data:
                 log.warning("%s: damaged; the journal alone gives the next ids", self.path)
             return {}
-        return {
-            kind: found
-            for kind, pattern in _ISSUED_KINDS.items()
-            if isinstance(found := value.get(kind), str) and pattern.match(found)
-        }
+        return {kind: _days_of(value.get(kind), pattern) for kind, pattern in _ISSUED_KINDS.items()}
+
+
+# The days kept per kind: a clock set back or forward by weeks is far outside what this guards.
+ISSUED_DAYS = 32
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}\Z")
+
+
+def _latest(days: dict[str, int]) -> dict[str, int]:
+    return {day: days[day] for day in sorted(days)[-ISSUED_DAYS:]}
+
+
+def _days_of(value: object, pattern: re.Pattern) -> dict[str, int]:
+    """{day: last number} from the file's value for a kind (or one id, as it was first kept)."""
+    if isinstance(value, str) and pattern.match(value):
+        day, number = _order(value)
+        return {day: number}
+    if not isinstance(value, dict):
+        return {}
+    return {
+        day: number
+        for day, number in value.items()
+        if isinstance(day, str)
+        and _DAY.match(day)
+        and isinstance(number, int)
+        and not isinstance(number, bool)
+        and 0 < number < 10**9
+    }
 
 
 class Journal:

@@ -62,6 +62,12 @@ def without(texts: list[str], file: str, marker: str):
     return decide
 
 
+def check_notes(home: Home, numbers: list[int], texts: list[str]) -> None:
+    """NotesMoved, nothing written, unless notes.md still holds texts under numbers exactly: what
+    mark_notes checks, made before any other file of the forget is written."""
+    _marked(home, numbers, texts, "")
+
+
 def mark_notes(
     home: Home, numbers: list[int], texts: list[str], marker: str
 ) -> list[tuple[int, int]]:
@@ -70,8 +76,16 @@ def mark_notes(
     and the owner may save notes.md meanwhile: a number is marked only if the note under it in
     this read, the one rewritten, still holds one of texts, and only while the notes holding them
     are those numbers; else nothing is written and the forget is refused (NotesMoved)."""
-    path = home.memory_file("notes.md")
-    data = read_file(path)
+    data, shifts = _marked(home, numbers, texts, marker)
+    atomic_write(home.memory_file("notes.md"), data)
+    return shifts
+
+
+def _marked(
+    home: Home, numbers: list[int], texts: list[str], marker: str
+) -> tuple[bytes, list[tuple[int, int]]]:
+    """notes.md as mark_notes writes it, and its shifts; NotesMoved when the notes moved."""
+    data = read_file(home.memory_file("notes.md"))
     parsed = notes.parse(data)
     holding = [n.number for n in parsed if any(matching.same(n.text, t) for t in texts)]
     if sorted(holding) != sorted(set(numbers)):
@@ -90,8 +104,7 @@ def mark_notes(
         shifts.append((note.end, len(body) - (note.end - header_end)))
         last = note.end
     out.append(data[last:])
-    atomic_write(path, b"".join(out))
-    return shifts
+    return b"".join(out), shifts
 
 
 class NotesMoved(AdminRefused):

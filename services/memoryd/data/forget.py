@@ -32,18 +32,19 @@ import os
 import time
 
 from memoryd.data import carriers, erasing, layout, scrub, taken, unfinished
-from memoryd.data.erasing import Found
+from memoryd.data.erasing import Found, NotesMoved
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: the ids it takes)
     ENTRY,
     NOTE,
     SESSION,
 )
-from memoryd.errors import AdminRefused, WriteFailed
+from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import Home
 from memoryd.index import indexer
 from memoryd.journal import forgotten
 from memoryd.journal.journal import Edit
+from memoryd.memory.handedit import ChangedByHand
 from memoryd.trust.caller import OWNER
 from memoryd.writer import WRITE
 from proto.plural import counted
@@ -241,12 +242,13 @@ def _first_changes(store, where, target, marker: str, forgot: dict, when) -> tup
     shifts: list[tuple[int, int]] = []
     marked = False
     try:
-        # notes.md first: its check that the notes found still hold the text (the owner may have
-        # saved it meanwhile) refuses before anything was written.
+        # Every check that can refuse comes before the first write. notes.md's (the owner may
+        # have saved it meanwhile) is made first, then the edits of memory.md and user.md, which
+        # may give up with nothing written (a file saved by hand again and again while it is
+        # planned, or one that cannot be edited): notes.md is marked only once they are in, so
+        # a forget that gives up has changed no file.
         if where.notes:
-            shifts = erasing.mark_notes(home, where.notes, target.texts, marker)
-            marked = True
-            target.keys += [forgotten.note_key(n) for n in where.notes]
+            erasing.check_notes(home, where.notes, target.texts)
         for file in where.entries:
             record = store.owner_edit(
                 file,
@@ -257,12 +259,18 @@ def _first_changes(store, where, target, marker: str, forgot: dict, when) -> tup
             )
             if record is not None:
                 edit_ids.append(record.id)
+        if where.notes:
+            shifts = erasing.mark_notes(home, where.notes, target.texts, marker)
+            marked = True
+            target.keys += [forgotten.note_key(n) for n in where.notes]
         if not edit_ids:
             line = store.journal.append(when, _own_line(forgot, bool(where.notes)))
             edit_ids.append(line.id)
-    except (OSError, WriteFailed) as e:
+    except (OSError, EditRefused, NotesMoved) as e:
         if edit_ids or marked or target.resumed:
             raise stopped_part_way(error_text(e)) from None
+        if isinstance(e, NotesMoved):
+            raise
         cause = error_text(e)
         raise AdminRefused(f"refused: forget failed ({cause}); nothing was forgotten") from None
     return edit_ids, shifts
@@ -299,11 +307,17 @@ def stopped_part_way(cause: str) -> AdminRefused:
 
 
 def error_text(e: Exception) -> str:
-    """An error in a few words: an OSError's reason, and its file when it names one."""
+    """An error in a few words: an OSError's reason, and its file when it names one; a
+    refusal's reason without its "refused: "."""
+    if isinstance(e, ChangedByHand):
+        return (
+            f"{e.file} was saved by hand again and again while forget edited it; the hand "
+            "edits are kept and journalled"
+        )
     if isinstance(e, OSError):
         what = e.strerror or str(e)
         return f"{what}: {e.filename}" if e.filename else what
-    return str(e)
+    return str(e).removeprefix("refused: ")
 
 
 def _backups(home: Home) -> int:

@@ -151,3 +151,17 @@ def test_a_text_removed_before_the_backup_is_left_out_of_its_notes_and_journal(m
     out = md.data("restore", name="old.tar.gz", replace=True)
     assert SECRET.encode() not in _held(md)
     assert "1 note the owner made memoryd forget after this backup was made" in out["message"]
+
+
+def test_the_lines_a_restore_adds_take_ids_no_edit_of_this_home_had(md, tmp_path):
+    """The forget lines a restore writes for what was forgotten since the archive go on after
+    every id this home handed out, not after the archive's last: show of an id the owner was
+    given never names another edit."""
+    ref = _fill(md, "memory.md")
+    archive = _backup(md, tmp_path)
+    md.call({"action": "note", "text": "written after the backup"})
+    md.data("forget", id=ref)
+    given = {line.id for line in md.store.journal.records()}
+    md.data("restore", name=archive, replace=True)
+    added = [line for line in md.store.journal.records() if line.action == "forget"]
+    assert added and all(line.id not in given for line in added), (given, added)

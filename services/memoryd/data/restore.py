@@ -38,6 +38,7 @@ from memoryd.data.purge import after_restore
 from memoryd.errors import AdminRefused, MemorydError
 from memoryd.home import Home, atomic_write, ensure_dir, read_file
 from memoryd.journal import forgotten
+from memoryd.journal.journal import Journal
 from memoryd.memory import entries
 from proto.plural import counted
 
@@ -256,6 +257,9 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
     sessions_forgotten = sorted(k for k in forgotten.keys(home) if k.startswith("session:"))
     texts_forgotten = forgotten.texts(home)
     staged = Home(staging)
+    # The lines added to the staged journal go on after every id this home handed out, never
+    # after the archive's last (an older archive's would be given again).
+    store.journal.issued.carry_to(Journal(staged).issued)
     now = store.now()
     stamp = f"{now.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
     left = leftout.leave_out(staged, leftout.after_archive(home, staged), stamp, now)

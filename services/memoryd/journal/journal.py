@@ -263,6 +263,17 @@ class Issued:
             kept = {k: d for k in _ISSUED_KINDS if (d := self._days(k, found))}
             self._write(json.dumps(kept, sort_keys=True).encode("utf-8"), kind, value)
 
+    def carry_to(self, other: "Issued") -> None:
+        """other keeps the ids handed out here too: a restore's staged journal, whose forget
+        lines must go on after them, not after the archive's older ones."""
+        with self._lock:
+            found = self._read()
+            held = {kind: self._days(kind, found) for kind in _ISSUED_KINDS}
+        for kind, days in held.items():
+            prefix = "p-" if kind == "pending" else ""
+            for day, number in days.items():
+                other.note(kind, f"{prefix}{day}-{number:04d}")
+
     def _days(self, kind: str, found: dict[str, dict[str, int]]) -> dict[str, int]:
         days = dict(found.get(kind, {}))
         for day, number in self._held.get(kind, {}).items():

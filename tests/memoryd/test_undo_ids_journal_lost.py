@@ -9,6 +9,8 @@ import pytest
 
 from memoryd.errors import AdminRefused
 from memoryd.journal.journal import ISSUED_NAME
+from memoryd.owner import history
+from memoryd.owner.args import LogArg
 from tests.callargs import loose_call
 from tests.memoryd.owner_data_harness import Memoryd
 from tests.memoryd.store_helpers import CLEAN, args, journal_lines, memory_path, new_store
@@ -170,3 +172,14 @@ def test_an_id_written_otherwise_than_memoryd_writes_it_is_no_lost_edit(tmp_path
     assert store.journal.missing_sentence(f"{DAY}-00002") == (
         f"refused: the journal holds no edit {DAY}-00002"
     )
+
+
+def test_log_of_a_lost_journal_says_so_rather_than_no_edits(tmp_path):
+    store = new_store(tmp_path)
+    store.call(*loose_call(args(action="note", text="a"), **CLEAN))
+    for month in store.journal.month_files():
+        month.unlink()
+    with pytest.raises(AdminRefused, match=f"journalled edits up to {DAY}-0001"):
+        history.log_answer(store.journal, LogArg(n=10))
+    fresh = new_store(tmp_path / "fresh")
+    assert history.log_answer(fresh.journal, LogArg(n=10)) == "no edits yet"

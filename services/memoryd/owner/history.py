@@ -39,6 +39,14 @@ def log_item(record: EditLine) -> dict:
 
 def log_answer(journal: Journal, arg: LogArg) -> str:
     window = log_window(journal, arg.n, arg.from_)
+    last = journal.issued.last("edit") if not window and arg.from_ is None else None
+    if last is not None:
+        # An empty history is not the truth when memoryd handed edits out: their lines are lost.
+        raise AdminRefused(
+            f"refused: the journal holds no edits, but memoryd journalled edits up to {last}: "
+            "their lines have left memory/edits/ since (deleted or replaced); restore a backup "
+            "to have them again (runbook: restore-from-a-backup)"
+        )
     if arg.json_:
         page = paging.json_page(window, log_item)
         rest = _log_rest(window, page, arg.n)

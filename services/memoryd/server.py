@@ -19,6 +19,7 @@ from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, NotRegular, ensure_dir, unsafe_entry
 from memoryd.index.index import Index, check_fts5
 from memoryd.journal import forgotten
+from memoryd.memory import handedit
 from memoryd.memory.store import MemoryStore
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.trust.witness import Witness
@@ -106,10 +107,15 @@ def take_home_lock(home: Home) -> int:
 
 def remove_stale_temp_files(home: Home) -> None:
     """A crash between writing a temporary file and renaming it leaves the temporary file; the
-    real file is whole (old or new), so the leftover is removed, and logged."""
+    real file is whole (old or new), so the leftover is removed, and logged. Beside memory.md and
+    user.md a leftover may instead be a save of the owner's that memoryd's exchange had moved
+    aside when it was killed: one that holds what no other place does is kept, not removed
+    (handedit.keep_if_owners, which logs it)."""
     leftovers = [*home.memory.glob(".*.tmp"), *home.index_dir.glob(".shown.json.*.tmp")]
     for path in sorted(leftovers):
         try:
+            if handedit.keep_if_owners(home, path) is not None:
+                continue
             path.unlink()
             log.info("%s: removed a temporary file left by a crash", path)
         except OSError as e:

@@ -23,11 +23,21 @@ A note appended to notes.md has the same window: its intent also names where not
 the text appended, so that at start a note appended but not journalled gets its line, and an
 append the kill tore is cut back (its journal line was never written).
 
+memoryd's write of memory.md or user.md is an exchange (memfiles.replace_unchanged): a save of the
+owner's that lands just before it is moved under memoryd's temporary name until it is exchanged
+back. Killed in between, memoryd would find it at the next start among the temporary files a crash
+leaves, which are removed. So a leftover beside memory.md or user.md is removed only when it holds
+what some other place already holds: the file now, the journal's last after for it, or what the
+write intent says memoryd was writing (or a start of that, torn by the kill). Anything else is the
+owner's and is kept as memory.md.hand-edit-<time>, logged, for the owner to merge.
+
 The journal's last after per file comes from the journal's index by file (journal/byfile.py),
 which reads only what was appended since it last looked, so a write costs the same however long
 the journal is.
 """
 
+import contextlib
+import datetime as dt
 import errno
 import json
 import logging
@@ -39,9 +49,10 @@ from pydantic import ValidationError
 
 from memoryd.errors import EditRefused, FileDamaged
 from memoryd.home import Home, NotRegular, check_entry, open_file, open_read
-from memoryd.journal import rollback
+from memoryd.journal import rollback, scan
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import IDENTITY_FILES, TAIL_BYTES, Edit, EditLine, Journal
+from memoryd.memory import entries
 from memoryd.memory.memfiles import read_entries
 from proto.files import read_at_most
 
@@ -266,3 +277,66 @@ def _intended_edit(intent: dict | None) -> Edit | None:
 
 def _is_unjournalled_write(edit: Edit, file: str, last: list[str], current: list[str]) -> bool:
     return edit.to == file and edit.before == last and edit.after == current
+
+
+def keep_if_owners(home: Home, path: Path) -> Path | None:
+    """A temporary file left beside memory.md or user.md by a crash, kept as
+    FILE.hand-edit-<time> (logged) when it may hold a save of the owner's that no other place
+    holds; the name it is kept under, or None when it is memoryd's own and may be removed."""
+    file = next((f for f in IDENTITY_FILES if path.name.startswith(f".{f}.")), None)
+    if file is None or not _owners(home, path, file):
+        return None
+    stamp = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
+    kept = home.memory_file(f"{file}.hand-edit-{stamp}")
+    n = 1
+    while os.path.lexists(kept):
+        n += 1
+        kept = home.memory_file(f"{file}.hand-edit-{stamp}-{n}")
+    os.rename(path, kept)
+    log.warning(
+        "%s: a save left under memoryd's temporary name %s by a crash while memoryd wrote %s "
+        "is not what %s or the journal holds; kept here for the owner to merge",
+        kept,
+        path.name,
+        file,
+        file,
+    )
+    return kept
+
+
+def _owners(home: Home, path: Path, file: str) -> bool:
+    """Whether the leftover at path holds what neither file now, nor the journal's last after
+    for it, nor memoryd's intended write (whole or a start of it) holds."""
+    try:
+        fd = open_file(path, os.O_RDONLY)
+    except OSError:
+        return False  # nothing that can be read there to keep; its removal says what fails
+    try:
+        data = read_at_most(fd, entries.MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > entries.MAX_BYTES:
+        return True  # not memoryd's: it never writes so much
+    edit = _intended_edit(read_intent(home))
+    if edit is not None and edit.to == file and entries.file_bytes(edit.after).startswith(data):
+        return False  # memoryd's own new file, whole or torn by the kill
+    try:
+        held = entries.parse(entries.decode(data, file))
+    except FileDamaged:
+        return True
+    known = [] if edit is None or edit.to != file else [edit.after]
+    with contextlib.suppress(FileDamaged):
+        known.append(read_entries(home, file))
+    known.append(_last_after(home, file))
+    return held not in known
+
+
+def _last_after(home: Home, file: str) -> list[str]:
+    """The journal's last after for file (what memoryd last left in it), [] when none."""
+    try:
+        with contextlib.closing(scan.lines_to(Journal(home).month_files(), file)) as lines:
+            for _, _, record in lines:
+                return list(record.after)
+    except OSError:
+        pass
+    return []

@@ -8,6 +8,7 @@ answering. An answer whose JSON is not the shape a command reads is "bad answer 
 a reply of the wrong kind is: the socket may be anyone's.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -72,9 +73,15 @@ def refuse_other_home(memory_socket: Path | None) -> None:
     the owner reads this one's files (and a data command would read and write both)."""
     if memory_socket is None or not os.environ.get("BOXMAKER_HOME"):
         return
-    theirs = socket_home(memory_socket)
     home = default_home()
-    if theirs is not None and os.path.realpath(theirs) != os.path.realpath(home):
+    with contextlib.suppress(OSError):
+        if os.path.samefile(memory_socket, under(home, OWNER_ADMIN_SOCKET)):
+            return  # this home's own socket, by whatever path (a link on the way)
+    # Where it lies as named, and where it really is (a link named otherwise to another home's)
+    named = (memory_socket, Path(os.path.realpath(memory_socket)))
+    others = [t for t in map(socket_home, named) if t is not None]
+    theirs = next((t for t in others if os.path.realpath(t) != os.path.realpath(home)), None)
+    if theirs is not None:
         fail(
             f"--memory-socket {escape(str(memory_socket), markup=False)} is the memoryd of the "
             f"home {escape(str(theirs), markup=False)}, but BOXMAKER_HOME is "

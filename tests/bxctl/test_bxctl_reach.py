@@ -262,3 +262,35 @@ def test_a_socket_path_with_a_line_break_is_named_on_one_line(tmp_path):
     assert result.exit_code == 3
     [line] = result.stderr.splitlines()
     assert "a\\x0ab.sock" in line and "memoryd is not answering" in line
+
+
+def test_the_homes_own_socket_through_a_link_is_taken_and_another_behind_a_link_refused(
+    held, tmp_path
+):
+    """Where the socket really is decides, not how its path reads: run/ may be a link the owner
+    made, and a link named anything may lead to another home's socket."""
+    held.hold = False
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "run").symlink_to(held.home / "run")  # this home's run/ lives elsewhere
+    result = runner.invoke(
+        app,
+        ["memory", "log"],
+        env={
+            "BOXMAKER_HOME": str(held.home),
+            "BOXMAKER_MEMORY_SOCKET": str(mine / "run" / "owner-memory" / "admin.sock"),
+        },
+    )
+    assert "is the memoryd of the home" not in result.stderr, result.stderr
+    assert [m.command for m in held.seen] == ["log"]  # asked, through the link
+    other = tmp_path / "other"
+    other.mkdir()
+    link = tmp_path / "any-name.sock"
+    link.symlink_to(held.path)
+    result = runner.invoke(
+        app,
+        ["memory", "log"],
+        env={"BOXMAKER_HOME": str(other), "BOXMAKER_MEMORY_SOCKET": str(link)},
+    )
+    assert result.exit_code == 1
+    assert f"is the memoryd of the home {held.home}" in result.stderr

@@ -330,3 +330,17 @@ def test_keep_never_removes_the_archive_just_written(md, keep):
     assert made["removed"] == sorted(
         set(["memory-20260101T000000Z.tar.gz", "memory-20990601T000000Z.tar.gz"]) - set(kept)
     )
+
+
+def test_a_forgotten_note_is_not_counted_as_a_note(tmp_path):
+    """Its header stays with the marker in its text; export and the index count no such note,
+    and neither does the backup's summary."""
+    m = Memoryd(tmp_path / "home")
+    try:
+        m.call({"action": "note", "text": "The spare key is under the blue pot."})
+        m.call({"action": "note", "text": "The gate code is 4471."})
+        m.data("forget", id="The gate code is 4471.")
+        made = m.data("backup")
+        assert ": 0 entries, 1 note, " in made["message"], made["message"]
+    finally:
+        m.close()

@@ -29,6 +29,7 @@ from memoryd.data import archive, layout
 from memoryd.data.snapshot import Held, Snapshot
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir, fsync_dir
+from memoryd.journal import forgotten
 from memoryd.memory import entries
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,13 @@ ARCHIVE_NAME = re.compile(r"^memory-(\d{8}T\d{6}Z)(?:-(\d+))?\.tar\.gz\Z")
 SESSIONS = "sessions"
 REPLACED = "replaced"
 NOTE_HEADER = re.compile(rb"(?m)^\xc2\xa7 (?:noted|moved|dropped) ")
+# A note whose text the owner made memoryd forget: its header, then only the marker. Not a note
+# any more (export and the index count none), so the backup's count leaves it out too.
+FORGOTTEN_NOTE = re.compile(
+    rb"(?m)^\xc2\xa7 (?:noted|moved|dropped) [^\n]*\n"
+    + re.escape(forgotten.MARKER_PREFIX.encode())
+    + rb"[^\n]*\]\n?(?=\xc2\xa7 |\Z)"
+)
 
 
 @dataclass
@@ -69,7 +77,9 @@ def counts(snap: Snapshot, index_db: Path | None) -> dict:
                 continue
             out["entries"] += len(entries.parse(text))
         elif held.name == "memory/notes.md":
-            out["notes"] = sum(len(NOTE_HEADER.findall(c)) for c in held.chunks())
+            out["notes"] = sum(
+                len(NOTE_HEADER.findall(c)) - len(FORGOTTEN_NOTE.findall(c)) for c in held.chunks()
+            )
         elif held.name.startswith("memory/edits/"):
             out["edits"] += sum(c.count(b"\n") for c in held.chunks())
         elif held.name == "memory/pending.jsonl":

@@ -121,7 +121,9 @@ def test_a_second_memoryd_on_the_same_home_is_refused(tmp_path):
 def test_temporary_files_left_by_a_crash_are_removed_at_start(tmp_path):
     memoryd = MemorydProcess(tmp_path).start()
     memoryd.kill()
-    leftover = memoryd.home / "memory" / ".memory.md.k2j3h4.tmp"
+    # notes.md's: a leftover beside memory.md or user.md holding what no other place holds is
+    # kept as an owner's save (test_exchange_leftover.py)
+    leftover = memoryd.home / "memory" / ".notes.md.k2j3h4.tmp"
     leftover.write_text("half a file")
     memoryd.start()
     try:

@@ -71,6 +71,8 @@ def counts(snap: Snapshot, index_db: Path | None) -> dict:
     out = {"entries": 0, "notes": 0, "edits": 0, "pending": 0, "records": 0}
     for held in snap.files:
         if held.name in ("memory/memory.md", "memory/user.md"):
+            if held.size > entries.MAX_BYTES:  # archived as it is, never read whole to count
+                continue
             try:
                 text = entries.decode(_read(held), held.name)
             except FileDamaged:  # archived as it is, to be mended: its entries go uncounted

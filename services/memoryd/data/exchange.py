@@ -66,6 +66,8 @@ def hold(home: Home, journal: Journal) -> snapshot.Snapshot:
 def _held(snap: snapshot.Snapshot, name: str) -> bytes | None:
     for held in snap.files:
         if held.name == name:
+            if held.size > entries.MAX_BYTES:  # refused by its size, never read whole
+                raise entries.TooLarge(name.removeprefix("memory/"), held.size)
             return b"".join(held.chunks())
     return None
 

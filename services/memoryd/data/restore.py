@@ -54,7 +54,11 @@ def has_memory(home: Home) -> str | None:
     found = []
     for name in ("memory.md", "user.md"):
         try:
-            n = len(entries.parse(entries.decode(read_file(home.memory_file(name)), name)))
+            path = home.memory_file(name)
+            if os.path.getsize(path) > entries.MAX_BYTES:  # never read whole: something there
+                n = 1
+            else:
+                n = len(entries.parse(entries.decode(read_file(path), name)))
         except FileNotFoundError:  # removed (memory/ with it, maybe): nothing there to keep
             n = 0
         except (OSError, MemorydError):  # unreadable counts as something there

@@ -14,23 +14,92 @@ alive() {
     [ "$state" != Z ]
 }
 
+# proc_mark PID: this boot's id and the process's start time (clock ticks after boot), which
+# together name one process for good: a pid is reused, this pair never is.
+proc_mark() {
+    local boot stat fields
+    boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null) || return 1
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    # The command's name (field 2) may hold spaces and parentheses: count after its last ")";
+    # the start time is field 22.
+    read -r -a fields <<<"${stat##*) }"
+    [ -n "${fields[19]:-}" ] && [ -n "$boot" ] || return 1
+    printf '%s:%s\n' "$boot" "${fields[19]}"
+}
+
+# is_role ROLE PID: PID is the process scripts/stack started as ROLE, not whatever holds that pid
+# now: after a reboot or a crash the pid file outlives the role, and its pid may be any other
+# program's, which must never be reported as the role nor signalled. Where the start recorded the
+# process's mark (proc_mark), the mark must be the same; a role started by an earlier
+# scripts/stack, which recorded none, must run ROLE's command with `serve --config` on the
+# settings up wrote for it. Without /proc there is nothing to tell by, and a live pid is all
+# there is.
+is_role() {
+    local name="$1" pid="$2" args=() i conf recorded="" key value
+    [ -r /proc/self/stat ] || return 0
+    if [ -f "$STATE/$name.started" ]; then
+        while read -r key value; do
+            [ "$key" != proc ] || recorded="$value"
+        done <"$STATE/$name.started"
+    fi
+    if [ -n "$recorded" ]; then
+        [ "$recorded" = "$(proc_mark "$pid")" ]
+        return
+    fi
+    mapfile -d '' -t args 2>/dev/null <"/proc/$pid/cmdline" || return 1
+    for ((i = 0; i + 3 < ${#args[@]}; i++)); do
+        [ "${args[i]##*/}" = "$name" ] && [ "${args[i + 1]}" = serve ] &&
+            [ "${args[i + 2]}" = --config ] || continue
+        conf="${args[i + 3]}"
+        # A relative path was relative to the folder the role was started in.
+        [ "${conf#/}" != "$conf" ] || conf="/proc/$pid/cwd/$conf"
+        [ "$(readlink -m -- "$conf")" = "$(readlink -m -- "$STATE/config/$(conf_of "$name")")" ]
+        return
+    done
+    return 1
+}
+
+# conf_of ROLE: the settings file the role is started with (memoryd.toml, brokerd.toml, loopd.toml).
+conf_of() { printf '%s.toml\n' "${1%-shim}"; }
+
+# pid_in PIDFILE: the pid the file holds, when it holds one (a number above 1: kill -- -1 or 0
+# would signal far more than one process).
+pid_in() {
+    local pid
+    [ -f "$1" ] || return 1
+    pid=$(head -c 32 "$1" 2>/dev/null | tr -d '[:space:]')
+    [[ "$pid" =~ ^[0-9]+$ ]] && [ "$pid" -gt 1 ] && echo "$pid"
+}
+
 running_pid() { # the pid of a service we started in process mode, if it still runs
-    local pidfile="$STATE/$1.pid" pid
-    [ -f "$pidfile" ] || return 1
-    pid=$(cat "$pidfile")
-    alive "$pid" && echo "$pid"
+    local pid
+    pid=$(pid_in "$STATE/$1.pid") || return 1
+    alive "$pid" && is_role "$1" "$pid" && echo "$pid"
+}
+
+# not_the_role ROLE: one line when ROLE's pid file names a live process that is not the role
+# (left from before a reboot or a crash, the pid now another program's); nothing otherwise.
+not_the_role() {
+    local pid
+    pid=$(pid_in "$STATE/$1.pid") || return 0
+    alive "$pid" && ! is_role "$1" "$pid" || return 0
+    echo "its pid file $STATE/$1.pid names pid $pid, which is another program now (the pid file is left from before a reboot or a crash); that program is not signalled"
 }
 
 # stop_pid ROLE PID: end the role's process: TERM, then KILL after 10 s, so that a stuck role does
-# not keep its sockets from the one started in its place.
+# not keep its sockets from the one started in its place. Each signal goes only to the role
+# itself (is_role), never to a program that got its pid once it ended.
 stop_pid() {
     local name="$1" pid="$2"
+    role_runs "$name" "$pid" || return 0
     kill "$pid" 2>/dev/null || return 0
-    for _ in $(seq 100); do alive "$pid" || return 0; sleep 0.1; done
+    for _ in $(seq 100); do role_runs "$name" "$pid" || return 0; sleep 0.1; done
     say "$name (pid $pid) did not stop within 10 s of SIGTERM; killing it"
+    role_runs "$name" "$pid" || return 0
     kill -KILL "$pid" 2>/dev/null || true
     for _ in $(seq 20); do alive "$pid" || return 0; sleep 0.1; done
 }
+role_runs() { alive "$2" && is_role "$1" "$2"; }
 
 # code_hash ROLE: a hash of the code ROLE runs. The venv holds the project installed editable, so
 # a role runs the files under services/ROLE and libs/proto as they were at its start;
@@ -60,13 +129,16 @@ installed_version() {
         2>/dev/null || echo unknown
 }
 
-# record_start ROLE VERSION: keep what ROLE starts with beside its pid (written whole, then
-# renamed, so that a reader never sees half of it).
+# record_start ROLE VERSION PID: keep what ROLE starts with beside its pid, and the process's mark
+# (proc_mark), by which is_role tells it from a program that gets its pid later (written whole,
+# then renamed, so that a reader never sees half of it).
 record_start() {
-    local tmp="$STATE/.$1.started.tmp"
+    local tmp="$STATE/.$1.started.tmp" mark
+    mark=$(proc_mark "$3") || mark=""
     {
         printf '%s\n' "${WANT[$1]}"
         printf 'version %s\nsince %s\n' "$2" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        [ -z "$mark" ] || printf 'proc %s\n' "$mark"
     } >"$tmp"
     mv -f "$tmp" "$STATE/$1.started"
 }

@@ -1,0 +1,215 @@
+"""scripts/stack in process mode on the owner's second day, when things around the stack went
+wrong: a pid file left from before a reboot names another program now (never reported as the role
+nor signalled; up starts the role), a socket removed while its role runs (status says the role
+is unhealthy and how to mend it; up restarts it, saying why), a home it cannot chmod (one line;
+check passes on valid settings; restart and up never stop a role that could not start again).
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.stack import REPO, SERVICES, short_temp_home
+
+STACK = REPO / "scripts" / "stack"
+VENV = REPO / ".venv"
+
+
+class OwnerStack:
+    """scripts/stack of this checkout in process mode, on its own home, settings and state."""
+
+    def __init__(self):
+        self.root = short_temp_home("bx-owner-")
+        self.home = self.root / "home"
+        self.state = self.root / "state"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BOXMAKER_")}
+        env.pop("VENV", None)
+        self.env = {
+            **env,
+            "BOXMAKER_HOME": os.fspath(self.home),
+            "BOXMAKER_CONFIG": os.fspath(self.root / "settings"),
+            "BOXMAKER_STACK_STATE": os.fspath(self.state),
+            "BOXMAKER_STACK": "process",
+            "BOXMAKER_UNIT_DIR": os.fspath(self.root / "units"),
+        }
+
+    def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [STACK, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def bxctl(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [VENV / "bin" / "bxctl", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def pid(self, name: str) -> int:
+        return int((self.state / f"{name}.pid").read_text())
+
+
+@pytest.fixture
+def owner():
+    made = OwnerStack()
+    try:
+        yield made
+    finally:
+        down = made.run("down")
+        shutil.rmtree(made.root, ignore_errors=True)
+    assert down.returncode == 0, down.stderr
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("record", ["marked", "unmarked"])
+def test_a_pid_file_left_from_before_a_reboot_is_never_trusted(owner, record):
+    assert owner.run("up").returncode == 0
+    # The machine goes down: the roles end without scripts/stack down, the pid files stay.
+    for name in SERVICES:
+        os.kill(owner.pid(name), signal.SIGKILL)
+    for name in SERVICES:
+        deadline = time.monotonic() + 10
+        while _alive(owner.pid(name)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    # Another program of the owner's now has memoryd's old pid.
+    other = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        (owner.state / "memoryd.pid").write_text(f"{other.pid}\n")
+        if record == "unmarked":  # a record kept by an earlier scripts/stack
+            started = owner.state / "memoryd.started"
+            lines = started.read_text().splitlines()
+            started.write_text("".join(f"{x}\n" for x in lines if not x.startswith("proc ")))
+        status = owner.run("status")
+        assert status.returncode == 1
+        said = (
+            f"its pid file {owner.state}/memoryd.pid names pid {other.pid}, which is another"
+            " program now (the pid file is left from before a reboot or a crash); that program is"
+            " not signalled"
+        )
+        assert f"memoryd: not running; {said}" in status.stdout.splitlines(), status.stdout
+        assert f"pid {other.pid}, runs" not in status.stdout
+
+        # restart and up start memoryd, and leave the other program alone.
+        restart = owner.run("restart", "memoryd")
+        assert restart.returncode == 0, restart.stderr[-2000:]
+        assert f"memoryd is not running: {said}" in restart.stderr.splitlines()
+        assert owner.pid("memoryd") != other.pid
+        up = owner.run("up")
+        assert up.returncode == 0, up.stderr[-2000:]
+        assert f"memoryd already runs (pid {owner.pid('memoryd')})" in up.stderr
+        assert owner.bxctl("memory", "log").returncode == 0
+        assert owner.run("status").returncode == 0
+        assert other.poll() is None and _alive(other.pid)
+
+        # Again, and down: it stops the shims, and not the other program.
+        os.kill(owner.pid("memoryd"), signal.SIGKILL)
+        (owner.state / "memoryd.pid").write_text(f"{other.pid}\n")
+        down = owner.run("down")
+        assert down.returncode == 0
+        assert f"memoryd was not running: {said}" in down.stderr.splitlines(), down.stderr
+        time.sleep(0.3)
+        assert other.poll() is None and _alive(other.pid)
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_socket_removed_while_its_role_runs_is_unhealthy_and_up_restarts_the_role(owner):
+    assert owner.run("up").returncode == 0
+    first = owner.pid("memoryd")
+    admin = owner.home / "run/owner-memory/admin.sock"
+    admin.unlink()
+    assert owner.bxctl("memory", "log").returncode != 0
+    status = owner.run("status")
+    assert status.returncode == 1
+    assert (
+        f"memoryd: unhealthy: nothing answers on {admin}: No such file or directory: bxctl and"
+        " memory-mcp cannot reach memoryd (scripts/stack restart memoryd makes it anew)"
+    ) in status.stdout.splitlines(), status.stdout
+
+    up = owner.run("up", timeout=120)
+    assert up.returncode == 0, up.stderr[-2000:]
+    assert f"memoryd: nothing answers on {admin}" in up.stderr
+    assert "cannot reach memoryd: restarting" in up.stderr
+    assert owner.pid("memoryd") != first
+    assert owner.bxctl("memory", "log").returncode == 0
+    assert owner.run("status").returncode == 0
+
+    # A shim's one socket too.
+    control = owner.home / "run/loop-control/control.sock"
+    control.unlink()
+    status = owner.run("status")
+    assert status.returncode == 1
+    assert f"loopd-shim: unhealthy: nothing answers on {control}" in status.stdout
+
+
+def _read_only(folder: Path) -> bool:
+    """folder bind-mounted on itself read-only; False where this cannot mount (not root)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    if subprocess.run(["mount", "--bind", folder, folder], capture_output=True).returncode != 0:
+        return False
+    done = subprocess.run(["mount", "-o", "remount,ro,bind", folder], capture_output=True)
+    if done.returncode != 0:
+        subprocess.run(["umount", folder], capture_output=True)
+        return False
+    return True
+
+
+def test_a_read_only_memory_folder_is_one_line_and_nothing_is_stopped(owner):
+    assert owner.run("up").returncode == 0
+    memory = owner.home / "memory"
+    first = owner.pid("memoryd")
+    if not _read_only(memory):
+        pytest.skip("a read-only bind mount needs root and mount")
+    try:
+        check = owner.run("check")
+        assert check.returncode == 0, check.stderr
+        lines = check.stderr.splitlines()
+        assert not [line for line in lines if line.startswith("chmod:")], lines
+        warning = [line for line in lines if line.startswith("warning:")]
+        assert len(warning) == 1, lines
+        assert f"cannot make the home {owner.home} private to you: {memory}" in warning[0]
+        assert "Read-only file system" in warning[0] and "remount it read-write" in warning[0]
+        assert lines[-1].startswith("the settings in ")
+
+        restart = owner.run("restart", "memoryd")
+        assert restart.returncode == 1
+        assert restart.stderr.splitlines()[-1] == (
+            f"error: memoryd is not restarted, since it could not start again: {memory} is on a"
+            f" read-only file system (remount it read-write); it goes on running (pid {first}) as"
+            " it was; fix that, then scripts/stack restart memoryd"
+        )
+        assert owner.pid("memoryd") == first and _alive(first)
+        assert owner.bxctl("memory", "stats").returncode == 0
+
+        # A settings edit: up would restart memoryd, but leaves it running as it was.
+        conf = owner.root / "settings" / "memoryd.toml"
+        conf.write_text(conf.read_text() + "\n# edited\n")
+        up = owner.run("up")
+        assert up.returncode == 1
+        assert "memoryd: its settings" in up.stderr
+        assert "but it is not restarted, since it could not start again" in up.stderr
+        assert owner.pid("memoryd") == first and _alive(first)
+    finally:
+        subprocess.run(["umount", memory], capture_output=True)

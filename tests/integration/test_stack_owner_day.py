@@ -2,7 +2,9 @@
 wrong: a pid file left from before a reboot names another program now (never reported as the role
 nor signalled; up starts the role), a socket removed while its role runs (status says the role
 is unhealthy and how to mend it; up restarts it, saying why), a home it cannot chmod (one line;
-check passes on valid settings; restart and up never stop a role that could not start again).
+check passes on valid settings; restart and up never stop a role that could not start again),
+and install, which in process mode writes a unit that runs `scripts/stack up` at boot and the
+daily backup's timer (uninstall removes them).
 """
 
 import os
@@ -213,3 +215,42 @@ def test_a_read_only_memory_folder_is_one_line_and_nothing_is_stopped(owner):
         assert owner.pid("memoryd") == first and _alive(first)
     finally:
         subprocess.run(["umount", memory], capture_output=True)
+
+
+def test_install_in_process_mode_starts_the_stack_at_boot_and_backs_up_daily(owner):
+    owner.env["BOXMAKER_BACKUPS_KEEP"] = "5"
+    install = owner.run("install")
+    assert install.returncode == 0, install.stderr
+    units = owner.root / "units"
+    names = ["boxmaker-memory-backup.service", "boxmaker-memory-backup.timer"]
+    names.append("boxmaker-stack.service")
+    assert sorted(p.name for p in units.iterdir()) == names
+    stack = (units / "boxmaker-stack.service").read_text()
+    assert f'ExecStart="{STACK}" up' in stack and f'ExecStop="{STACK}" down' in stack
+    for name in ("BOXMAKER_HOME", "BOXMAKER_CONFIG", "BOXMAKER_STACK_STATE"):
+        assert f'Environment="{name}={owner.env[name]}"' in stack
+    assert 'Environment="BOXMAKER_STACK=process"' in stack
+    backup = (units / "boxmaker-memory-backup.service").read_text()
+    assert f'ExecStart="{VENV}/bin/bxctl" memory backup --keep 5' in backup
+    assert f'Environment="BOXMAKER_HOME={owner.home}"' in backup
+    assert "OnCalendar=daily" in (units / "boxmaker-memory-backup.timer").read_text()
+    if shutil.which("systemd-analyze"):  # reads the units offline: no running systemd needed
+        verified = subprocess.run(
+            ["systemd-analyze", "verify", *(f"./{name}" for name in names)],
+            cwd=units,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert verified.returncode == 0 and not verified.stderr, verified.stderr
+
+    # What the units run works: the stack's ExecStart, then the backup's.
+    assert owner.run("up").returncode == 0
+    made = owner.bxctl("memory", "backup", "--keep", "5")
+    assert made.returncode == 0, made.stderr
+    assert list((owner.home / "backups").iterdir())
+
+    uninstall = owner.run("uninstall")
+    assert uninstall.returncode == 0
+    assert list(units.iterdir()) == []
+    assert f"removed {units}/boxmaker-stack.service" in uninstall.stderr

@@ -206,8 +206,9 @@ def fsync_dir(path: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def _write_temp(folder: int, name: str, data: bytes) -> str:
-    """A new temporary file in the folder of descriptor folder holding data, fsync'd; its name."""
+def _write_temp(folder: int, name: str, data: bytes, durable: bool = True) -> str:
+    """A new temporary file in the folder of descriptor folder holding data, fsync'd (when
+    durable); its name."""
     tmp = f".{name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE, dir_fd=folder)
     try:
@@ -215,7 +216,8 @@ def _write_temp(folder: int, name: str, data: bytes) -> str:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
     except BaseException:
         os.unlink(tmp, dir_fd=folder)
         raise
@@ -233,13 +235,15 @@ def _check_at(folder: int, path: Path) -> bool:
     return True
 
 
-def atomic_write(path: str | os.PathLike, data: bytes) -> None:
-    """Replace path with data, whole or not at all; refused if path is not a regular file."""
+def atomic_write(path: str | os.PathLike, data: bytes, *, durable: bool = True) -> None:
+    """Replace path with data, whole or not at all; refused if path is not a regular file.
+    durable=False leaves out the fsyncs, for a file whose loss at a power cut loses nothing
+    another file does not hold (a kill still leaves it old or new)."""
     path = Path(path)
     folder = _open_dir(path.parent)
     try:
         _check_at(folder, path)
-        tmp = _write_temp(folder, path.name, data)
+        tmp = _write_temp(folder, path.name, data, durable)
         try:
             os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
@@ -248,7 +252,8 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
             except FileNotFoundError:
                 pass
             raise
-        os.fsync(folder)
+        if durable:
+            os.fsync(folder)
     finally:
         os.close(folder)
 

@@ -25,7 +25,6 @@ id and pending id handed out are kept beside it too (Issued, memory/.ids.json), 
 them, and an id memoryd handed out whose line is gone is refused as such (missing_sentence).
 """
 
-import contextlib
 import datetime as dt
 import json
 import logging
@@ -40,6 +39,7 @@ from memoryd.home import (
     MONTH_FILE,
     Home,
     append_bytes,
+    atomic_write,
     ensure_dir,
     fsync_dir,
     open_file,
@@ -281,19 +281,9 @@ class Issued:
         return _latest(days)
 
     def _write(self, data: bytes, kind: str, value: str) -> None:
-        tmp = self.path.with_name(f".{self.path.name}.{os.urandom(6).hex()}.tmp")
         try:
-            fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-            try:
-                written = 0
-                while written < len(data):
-                    written += os.write(fd, data[written:])
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
+            atomic_write(self.path, data, durable=False)
         except OSError as e:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
             why = e if isinstance(e, NotRegular) else e.strerror
             log.warning("%s: the last %s id (%s) not kept: %s", self.path, kind, value, why)
 

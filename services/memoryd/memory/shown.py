@@ -15,7 +15,6 @@ print is kept: at most the file's limit in characters. A file that cannot be wri
 logged, and the print is kept in memory alone.
 """
 
-import contextlib
 import json
 import logging
 import os
@@ -24,7 +23,7 @@ import weakref
 from pathlib import Path
 
 from memoryd.memory.entries import LIMITS
-from proto.files import open_file, read_at_most
+from proto.files import atomic_write, open_file, read_at_most
 
 log = logging.getLogger(__name__)
 
@@ -100,17 +99,7 @@ def _load(path: Path) -> dict[str, tuple[str, ...]]:
 
 def _save(path: Path, held: dict[str, tuple[str, ...]]) -> None:
     data = json.dumps({f: list(e) for f, e in held.items()}, ensure_ascii=False).encode()
-    tmp = path.with_name(f".{path.name}.{os.urandom(6).hex()}.tmp")
     try:
-        fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-        try:
-            written = 0
-            while written < len(data):
-                written += os.write(fd, data[written:])
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        atomic_write(path, data, durable=False)
     except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         log.warning("%s: the entries stats printed are kept in memory only: %s", path, e)

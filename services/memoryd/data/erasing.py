@@ -10,7 +10,7 @@ to their end on a reader before the writer was taken (forget.prepare), are finis
 
 from dataclasses import dataclass, field
 
-from memoryd.data import exportfiles, matching, recalllog, scrub
+from memoryd.data import exportfiles, handkept, matching, recalllog, scrub
 from memoryd.data.places import recall_months
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
@@ -126,3 +126,4 @@ def scrub_everywhere(service, journal, text: str, marker: str, found: Found) -> 
     pending = home.memory_file("pending.jsonl")
     scrub.rewrite(pending, text, pending_change(text), scrub.journal_dumps)
     exportfiles.scrub_exports(home, text, marker)
+    handkept.scrub(home, text)

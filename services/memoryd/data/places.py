@@ -9,7 +9,7 @@ wrote an entry.
 
 from dataclasses import dataclass, field
 
-from memoryd.data import carriers, exportfiles, matching, scrub
+from memoryd.data import carriers, exportfiles, handkept, matching, scrub
 from memoryd.home import Home, read_file
 from memoryd.journal.journal import IDENTITY_FILES
 from memoryd.memory import notes
@@ -25,6 +25,7 @@ class Places:
     recalls: int = 0  # lines
     pending: int = 0  # lines
     exports: int = 0  # files in backups/
+    kept: int = 0  # saves of the owner's kept beside memory.md and user.md (handkept.py)
     records: dict[str, list[int]] = field(default_factory=dict)  # other keys -> their rows
     rows: dict[str, list[int]] = field(default_factory=dict)  # every key found -> its rows
 
@@ -36,6 +37,7 @@ class Places:
             or self.recalls
             or self.pending
             or self.exports
+            or self.kept
             or self.records
         )
 
@@ -49,6 +51,8 @@ class Places:
             parts.append(counted(self.pending, "pending write"))
         if self.exports:
             parts.append(f"{counted(self.exports, 'export')} in backups/")
+        if self.kept:
+            parts.append(counted(self.kept, "kept hand edit"))
         return ", ".join(parts)
 
     def index_said(self) -> str:
@@ -94,6 +98,7 @@ def places(home: Home, journal, texts: list[str], keys: list[str], index) -> Pla
             home.memory_file("pending.jsonl"), text, matching.pending_holds
         )
         found.exports += exportfiles.holding(home, text)
+    found.kept = handkept.holding(home, texts)
     own = set(keys) | {f"note:{n}" for n in found.notes}
     if index is not None:
         found.rows = carriers.find(index, texts)

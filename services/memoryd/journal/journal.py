@@ -226,12 +226,13 @@ class Issued:
     def __init__(self, home: Home):
         self.path = home.memory / ISSUED_NAME
         self._held: dict[str, dict[str, int]] = {}
+        self._found: dict[str, dict[str, int]] | None = None  # the file, read once
         self._lock = threading.Lock()
 
     def last(self, kind: str) -> str | None:
         """The latest id of kind ("edit" or "pending") handed out here, or None."""
         with self._lock:
-            days = self._days(kind, self._read())
+            days = self._days(kind, self._file())
         if not days:
             return None
         day = max(days)
@@ -240,7 +241,7 @@ class Issued:
     def number(self, kind: str, day: str) -> int:
         """The NNNN of the last id of kind handed out on day (0: none)."""
         with self._lock:
-            return self._days(kind, self._read()).get(day, 0)
+            return self._days(kind, self._file()).get(day, 0)
 
     def handed_out(self, kind: str, value: str) -> bool:
         """Whether value, written as memoryd writes ids, was surely handed out here: its number
@@ -256,7 +257,7 @@ class Issued:
         if not day:
             return
         with self._lock:
-            found = self._read()
+            found = self._file()
             days = self._days(kind, found)
             days[day] = max(days.get(day, 0), number)
             self._held[kind] = _latest(days)
@@ -267,7 +268,7 @@ class Issued:
         """other keeps the ids handed out here too: a restore's staged journal, whose forget
         lines must go on after them, not after the archive's older ones."""
         with self._lock:
-            found = self._read()
+            found = self._file()
             held = {kind: self._days(kind, found) for kind in _ISSUED_KINDS}
         for kind, days in held.items():
             prefix = "p-" if kind == "pending" else ""
@@ -279,6 +280,13 @@ class Issued:
         for day, number in self._held.get(kind, {}).items():
             days[day] = max(days.get(day, 0), number)
         return _latest(days)
+
+    def _file(self) -> dict[str, dict[str, int]]:
+        """What the file held when first asked: read once, as only this memoryd writes it, so
+        that an append does not read it again (what it hands out is in _held)."""
+        if self._found is None:
+            self._found = self._read()
+        return self._found
 
     def _write(self, data: bytes, kind: str, value: str) -> None:
         try:

@@ -43,6 +43,19 @@ def prepare(config: Config) -> MemoryService:
             ensure_dir(home.root)
     except OSError as e:
         raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
+    locks = [lock_home_folder(home)]
+    try:
+        service = _prepare_locked(config, locks)
+    except BaseException:
+        for fd in locks:  # a start refused leaves the home free for the next try
+            os.close(fd)
+        raise
+    service.home_lock = tuple(locks)
+    return service
+
+
+def _prepare_locked(config: Config, locks: list[int]) -> MemoryService:
+    home = config.home
     refused = unsafe_entry(home)
     if isinstance(refused, NotRegular):
         raise StartFailed(f"{refused}; memoryd uses only its own files and folders in its home")
@@ -54,7 +67,7 @@ def prepare(config: Config) -> MemoryService:
         ensure_dir(home.run)
     except OSError as e:
         raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
-    lock = take_home_lock(home)
+    locks.append(take_index_lock(home))
     lay.recover(home)  # a restore killed after its point of no return is finished now
     remove_stale_temp_files(home)
     check_fts5()
@@ -85,13 +98,33 @@ def prepare(config: Config) -> MemoryService:
         store, index, write_deadline=config.write_deadline, witness=Witness(home)
     )
     service.to_catch_up = sessions
-    service.home_lock = lock
     return service
 
 
-def take_home_lock(home: Home) -> int:
-    """Hold an exclusive lock on index/memoryd.lock for the process's life, so that two memoryd
-    never write one home (the second would race the first's writes and catch-up)."""
+def lock_home_folder(home: Home) -> int:
+    """Hold an exclusive lock on the home folder itself for the process's life, taken before
+    memoryd makes or mends anything in it, so that two memoryd never write one home (the second
+    would race the first's writes, and its start-up recovery would take the first one's write in
+    flight for a crash's). index/memoryd.lock alone was lost when the owner removed index/."""
+    try:
+        fd = os.open(home.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise StartFailed(f"cannot open {home.root}: {e.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        os.close(fd)
+        if isinstance(e, BlockingIOError):
+            raise StartFailed(
+                f"another memoryd is running on {home.root} (it holds its lock)"
+            ) from None
+        raise StartFailed(f"cannot lock {home.root}: {e.strerror}") from None
+    return fd
+
+
+def take_index_lock(home: Home) -> int:
+    """index/memoryd.lock, which memoryd before the home folder's lock took: held too, so that
+    an older memoryd started beside this one is refused as well."""
     path = home.index_dir / LOCK_NAME
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

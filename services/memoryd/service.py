@@ -102,7 +102,8 @@ class MemoryService:
         self.witness = witness
         self.recaller = Recaller(index)  # recall and the recall log (recall.py)
         self.write_deadline = write_deadline
-        self.home_lock: int | None = None  # the fd holding index/memoryd.lock (server.py)
+        # The descriptors holding the home folder's lock and index/memoryd.lock (server.py).
+        self.home_lock: tuple[int, ...] = ()
         self.caught_up = threading.Event()  # set when the catch-up after the start is done
         self.to_catch_up: list[str] | None = None  # the logs listed at the start (prepare)
         # Set (to the refusal's text) when a restore stopped part way (data/restore.py): memory is
@@ -193,9 +194,9 @@ class MemoryService:
         self._readers.shutdown(wait=True)
         self.recaller.close()
         self.index.close()
-        if self.home_lock is not None:
-            os.close(self.home_lock)
-            self.home_lock = None
+        for fd in self.home_lock:
+            os.close(fd)
+        self.home_lock = ()
 
     # --- loopd -----------------------------------------------------------------------------------
     async def on_loop(self, message: Body) -> Body:

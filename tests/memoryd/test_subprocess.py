@@ -2,6 +2,7 @@
 succeed is one line naming the cause and memoryd-start-failed."""
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -114,6 +115,30 @@ def test_a_second_memoryd_on_the_same_home_is_refused(tmp_path):
         assert "another memoryd is running" in result.stderr
         assert "memoryd-start-failed" in result.stderr
         assert request(first.loop_socket, MemoryBlock()).text.startswith("# soul.md")
+    finally:
+        assert first.stop() == 0
+
+
+def test_a_second_memoryd_is_refused_after_the_owner_removed_index(tmp_path):
+    """index/ may be removed to free space; the lock on the home folder still keeps a second
+    memoryd from running its start-up recovery on the first one's files."""
+    first = MemorydProcess(tmp_path).start()
+    try:
+        shutil.rmtree(first.home / "index")
+        in_flight = first.home / "memory" / ".memory.md.in-flight.tmp"
+        in_flight.write_text("a write the first memoryd has not renamed yet\n")
+        result = subprocess.run(
+            [sys.executable, "-m", "memoryd", "serve", "--config", str(first.config)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert result.returncode == 2
+        assert "another memoryd is running" in result.stderr
+        assert in_flight.exists()  # the second did not clean up the first one's work
+        assert not (first.home / "index").exists()
+        assert request(first.loop_socket, MemoryBlock()).text.startswith("# soul.md")
+        in_flight.unlink()
     finally:
         assert first.stop() == 0
 

@@ -9,9 +9,13 @@ Tool calls go to memoryd (link.py); the block is rendered from {home}/memory/ wi
 code (blockfiles.py).
 
 One connection is one session, and a running session keeps the block it started with (spec 1.3;
-a write answers "it takes effect in the next session"): the block is rendered at the connection's
-first read that succeeds, and those exact bytes are served for the rest of the connection, however
-memory changes meanwhile. A read that fails fixes nothing; the next one tries again.
+a write answers "it takes effect in the next session"): the block is rendered as the connection
+starts, before any request is handled, and those exact bytes are served for the rest of the
+connection, however memory changes meanwhile. Rendered at the first read instead, it would hold
+what this session wrote before reading it, or what another wrote since the connection began.
+When that first rendering fails, the block is tried again before the first tool call is sent and
+at a read before it; once a call has gone to memoryd without a block, every read is answered with
+the reason the last one failed: any block now would not be the one this session started with.
 """
 
 import logging
@@ -35,7 +39,7 @@ BLOCK_URI = "memory://block"
 BLOCK_PROMPT = "memory_block"
 BLOCK_DESCRIPTION = (
     "The memory block this session starts with: soul.md, memory.md and user.md as memoryd "
-    "renders them, fixed at this connection's first read (memory writes show in the next "
+    "renders them, fixed as this connection starts (memory writes show in the next "
     "session's block)."
 )
 LABEL_KEY = "boxmaker/label"
@@ -66,6 +70,9 @@ class MemoryMcp:
         self.session: str | None = None
         self.calls = 0
         self.block: str | None = None  # this session's block, once read
+        self.opened: anyio.Event | None = None  # set once the start's own read has ended
+        self.sent_without_block = False
+        self.block_failure = ""  # why the last read failed: the answer once a call went without
 
     def session_for(self, ctx) -> str:
         """The session id, fixed at the first request that needs it, from the client's name."""
@@ -104,6 +111,11 @@ class MemoryMcp:
                 "session %s call %s: %r refused: %s", session, call_id, tool[:64], prepared.text
             )
             return self._answer(False, prepared.text, GRANT_LABEL)
+        if self.block is None and not self.sent_without_block:
+            try:
+                await self._block(ctx)
+            except MCPError:
+                self.sent_without_block = True  # read() logged why; the call goes on all the same
         try:
             # Once sent, a call is seen through to memoryd's answer (the link bounds it in time):
             # cancelled half-way, a write memoryd applies would be answered as not done.
@@ -136,13 +148,33 @@ class MemoryMcp:
         )
 
     # --- the block: a resource and a prompt ------------------------------------------------------
+    async def open_block(self) -> None:
+        """The block read as the connection starts (stdio.serve runs this before any request)."""
+        self.opened = anyio.Event()
+        try:
+            text = await self.block_files.read("(starting)")
+        except MemoryMcpError as e:
+            self.block_failure = str(e)  # read() logged it; the first request that needs the
+            return  # block tries again
+        finally:
+            self.opened.set()
+        if self.block is None:
+            self.block = text
+            log.info("the memory block read at the connection's start, %d characters", len(text))
+
     async def _block(self, ctx) -> str:
-        """This session's block: the first one read, the same bytes at every read after it."""
+        """This session's block: the one read at the start, or else the first one read before
+        any tool call was sent; the same bytes at every read after it."""
+        if self.opened is not None:
+            await self.opened.wait()
         if self.block is not None:
             return self.block
+        if self.sent_without_block:
+            raise MCPError(code=types.INTERNAL_ERROR, message=self.block_failure)
         try:
             text = await self.block_files.read(self.session_for(ctx))
         except MemoryMcpError as e:
+            self.block_failure = str(e)
             raise MCPError(code=types.INTERNAL_ERROR, message=str(e)) from None
         if self.block is None:  # two first reads at once: the one that ended first stands
             self.block = text

@@ -108,5 +108,8 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
             ready.set()
             log.info("serving MCP on stdio (pid %d)", os.getpid())
             watched = AnswerWatch(write, in_flight)
-            await server.run(read, watched, server.create_initialization_options())
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(handlers.open_block)
+                await server.run(read, watched, server.create_initialization_options())
+                tasks.cancel_scope.cancel()  # a read still stalled is not waited for
     log.info("session %s: the client closed the connection", handlers.session or "(none)")

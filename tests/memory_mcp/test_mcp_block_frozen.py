@@ -1,8 +1,9 @@
 """One connection is one session, and a session keeps the block it started with: memory-mcp fixes
-the block at the connection's first read. Its block leaves out entries above --max-class as
+the block as the connection starts. Its block leaves out entries above --max-class as
 memoryd's leaves out those above [index] max_class."""
 
 import json
+import shutil
 from types import SimpleNamespace
 
 import anyio
@@ -10,7 +11,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
-from memory_mcp.blockfiles import BlockFiles
+from memory_mcp.blockfiles import BlockFiles, cannot_build_text
 from memory_mcp.cli import app
 from memory_mcp.server import BLOCK_PROMPT, BLOCK_URI, MemoryMcp
 from memoryd.home import Home
@@ -51,6 +52,46 @@ def test_the_block_stays_the_same_for_the_whole_connection(mcp_home, mode):
     after = anyio.run(next_session)
     assert after == mcp_home.expected_block() != first
     assert "Prefers answers in UTC." in after and "Written by hand meanwhile." in after
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_write_before_the_first_read_is_not_in_the_block(mcp_home, mode):
+    async def session():
+        async with mcp_home.connect("--trust", "trusted", mode=mode) as client:
+            add = await client.call_tool(
+                "memory", {"action": "add", "file": "user", "text": "Prefers answers in UTC."}
+            )
+            (mcp_home.home / "memory" / "memory.md").write_text("Written by hand meanwhile.\n")
+            resource = block_of(await client.read_resource(BLOCK_URI))
+            prompt = (await client.get_prompt(BLOCK_PROMPT)).messages[0].content.text
+        return add.content[0].text, resource, prompt
+
+    started_with = mcp_home.expected_block()
+    said, resource, prompt = anyio.run(session)
+    assert said.endswith("it takes effect in the next session")
+    assert resource == prompt == started_with
+    assert "Prefers answers in UTC." in mcp_home.expected_block()
+
+
+def test_no_block_is_served_once_a_call_went_without_one(down_home):
+    """Unreadable at the start and at the call: a block read after the call would not be the
+    session's first, so the reason it could not be read is the answer for the connection."""
+
+    async def body(call: bool):
+        async with down_home.connect() as client:
+            if call:
+                await client.call_tool("memory", {"action": "note", "text": "x"})
+            down_home.write_memory(memory="Written after the call.\n")
+            try:
+                return block_of(await client.read_resource(BLOCK_URI))
+            except MCPError as e:
+                return e.error.message
+            finally:
+                shutil.rmtree(down_home.home / "memory")
+
+    assert anyio.run(body, True) == cannot_build_text("soul.md is missing")
+    # with no call sent, a later read may still be the session's first block
+    assert "Written after the call." in anyio.run(body, False)
 
 
 class Flaky:

@@ -144,6 +144,7 @@ def test_a_whole_session_connects_to_no_socket_but_the_broker_socket(mcp_home):
     memoryd.loop_socket.rename(moved_loop)
     memoryd.admin_socket.rename(memoryd.admin_socket.with_name("moved.sock"))
     watchers = [Watcher(memoryd.loop_socket), Watcher(memoryd.admin_socket)]
+    started_with = request(moved_loop, MemoryBlock()).text
 
     async def body():
         async with mcp_home.connect("--trust", "trusted") as client:
@@ -165,8 +166,9 @@ def test_a_whole_session_connects_to_no_socket_but_the_broker_socket(mcp_home):
     assert sorted(tools) == ["memory", "recall"]
     assert text_of(add).startswith("memory.md updated")
     assert not found.is_error and not note.is_error
-    assert resource == prompt == request(moved_loop, MemoryBlock()).text
-    assert "Lives in Lisbon." in resource
+    # the block the session started with, not the one its own add makes (the next session's)
+    assert resource == prompt == started_with != request(moved_loop, MemoryBlock()).text
+    assert "Lives in Lisbon." in request(moved_loop, MemoryBlock()).text
     assert [watcher.connections for watcher in watchers] == [0, 0]
 
 

@@ -34,6 +34,47 @@ def test_a_crash_between_rename_and_journal_is_journalled_as_the_write(tmp_path,
     assert memory_path(store, "memory.md").read_text() == "a\n"
 
 
+CONSOLIDATE = {
+    "action": "consolidate",
+    "file": "memory",
+    "entries": [{"old": "Kept A.", "keep": True}, {"old": "Moved B.", "move": True}],
+}
+REMOVE = {"action": "remove", "file": "memory", "old": "Moved B."}
+
+
+@pytest.mark.parametrize("fields", [CONSOLIDATE, REMOVE], ids=["consolidate", "remove"])
+@pytest.mark.parametrize("torn", [False, True], ids=["whole", "torn"])
+def test_a_kill_before_the_rename_takes_the_moved_entries_back(tmp_path, monkeypatch, fields, torn):
+    """Killed after the entries leaving memory.md reached notes.md, before memory.md was
+    replaced: the edit never happened, so notes.md is cut back to what it was."""
+    store = new_store(tmp_path)
+    fill(store, "memory", ["Kept A.", "Moved B."])
+    notes = memory_path(store, "notes.md")
+    notes_before = notes.read_bytes()
+    lines_before = len(list(store.journal.records()))
+
+    def killed(*_args, **_kwargs):
+        if torn:  # the kill came in the middle of the append
+            notes.write_bytes(notes.read_bytes()[: len(notes_before) + 9])
+        raise SystemExit("killed before the rename")
+
+    monkeypatch.setattr("memoryd.memory.store.replace_unchanged", killed)
+    with pytest.raises(SystemExit):
+        store.call(*loose_call(args(**fields), **CLEAN))
+    assert notes.read_bytes() != notes_before  # the removals reached notes.md first
+    monkeypatch.undo()
+
+    restarted = new_store(tmp_path)
+    restarted.ensure()
+    assert notes.read_bytes() == notes_before
+    assert memory_path(store, "memory.md").read_text() == "Kept A.\n§\nMoved B.\n"
+    assert len(list(restarted.journal.records())) == lines_before
+    assert not handedit.intent_path(restarted.home).exists()
+    # and the same edit, sent again, stands once
+    restarted.call(*loose_call(args(**fields), **CLEAN))
+    assert notes.read_text().count("Moved B.") == 1
+
+
 def test_an_intent_that_does_not_match_is_a_hand_edit(tmp_path):
     store = new_store(tmp_path)
     fill(store, "memory", ["a"])

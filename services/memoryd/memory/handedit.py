@@ -160,6 +160,7 @@ class HandEdits:
     def detect(self) -> list[EditLine]:
         """Journal every identity file that differs from the journal's last after."""
         records = []
+        self._removals_never_applied()
         note = self._unjournalled_note()
         if note is not None:
             records.append(note)
@@ -219,22 +220,12 @@ class HandEdits:
         edit = _intended_edit(intent)
         if intent is None or edit is None or edit.to != "notes.md":
             return None
-        at, block = intent.get("notes_at"), intent.get("block")
-        # An offset is an int (not a bool) from 0; any other value names no note: no match.
-        if type(at) is not int or at < 0 or not isinstance(block, str) or not block:
+        appended = self._appended(intent)
+        if appended is None:
             return None
-        data = block.encode("utf-8")
-        try:
-            with open_read(self.home.memory_file("notes.md")) as f:
-                # Past the end (however far: seek cannot take every int) nothing was appended.
-                size = os.fstat(f.fileno()).st_size
-                f.seek(min(at, size))
-                tail = f.read(len(data) + 1) if at <= size else b""
-        except OSError:
-            return None
-        if tail != data or _last_line_is(self.journal, edit):
-            if 0 < len(tail) < len(data) and data.startswith(tail):  # torn by the kill: cut
-                rollback.cut_back(self.home.memory_file("notes.md"), at)
+        if appended is not True or _last_line_is(self.journal, edit):
+            if appended is False:  # torn by the kill: cut
+                rollback.cut_back(self.home.memory_file("notes.md"), intent["notes_at"])
                 log.info("notes.md: a note's append torn by a crash was taken back")
             forget(self.home)
             return None
@@ -247,6 +238,54 @@ class HandEdits:
             record.id,
         )
         return record
+
+    def _removals_never_applied(self) -> None:
+        """A write of memory.md or user.md killed after it appended the entries it moves or
+        drops to notes.md, before its file was renamed into place: the file still holds what the
+        write was planned from, so the edit never happened, and the appended entries are cut
+        back (whole or torn), never left as notes of a move or drop no journal line explains."""
+        intent = read_intent(self.home)
+        edit = _intended_edit(intent)
+        if intent is None or edit is None or edit.to not in IDENTITY_FILES or edit.to != edit.file:
+            return
+        try:
+            current = read_entries(self.home, edit.to)
+        except FileDamaged:
+            return
+        if current != edit.before or _last_line_is(self.journal, edit):
+            return  # the write stands (journalled by _detect) or the owner changed the file
+        appended = self._appended(intent)
+        if appended is not None and appended != "none":
+            rollback.cut_back(self.home.memory_file("notes.md"), intent["notes_at"])
+            log.info(
+                "notes.md: the entries a write of %s moved or dropped were appended, but a crash "
+                "came before the write; taken back",
+                edit.to,
+            )
+        forget(self.home)
+
+    def _appended(self, intent: dict) -> bool | str | None:
+        """Whether notes.md ends with the block the intent names, appended where it says: True
+        (whole), False (a start of it: torn), "none" (nothing of it), None (the intent names no
+        block, or notes.md cannot be read)."""
+        at, block = intent.get("notes_at"), intent.get("block")
+        # An offset is an int (not a bool) from 0; any other value names no block: no match.
+        if type(at) is not int or at < 0 or not isinstance(block, str) or not block:
+            return None
+        data = block.encode("utf-8")
+        try:
+            with open_read(self.home.memory_file("notes.md")) as f:
+                # Past the end (however far: seek cannot take every int) nothing was appended.
+                size = os.fstat(f.fileno()).st_size
+                f.seek(min(at, size))
+                tail = f.read(len(data) + 1) if at <= size else b""
+        except OSError:
+            return None
+        if tail == data:
+            return True
+        if 0 < len(tail) < len(data) and data.startswith(tail):
+            return False
+        return "none"
 
 
 def _last_line_is(journal: Journal, edit: Edit) -> bool:

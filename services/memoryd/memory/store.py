@@ -304,9 +304,15 @@ class MemoryStore:
             if self.journal_index.last_after(plan.file) != planned_from:
                 # Read after a hand edit the journal does not hold yet: journal it first.
                 self._changed_by_hand(plan.file, action, session)
+            # The intent comes first and names the removals' append, so that a kill before the
+            # rename has them cut back at the next start (handedit.py).
+            removal = None
             if plan.removals:
-                self.append_notes(self._removal_text(plan, when, session))
-            handedit.intend(self.home, line.dump())
+                prefix = "\n" if ends_without_newline(notes_path) else ""
+                removal = (notes_size or 0, prefix + self._removal_text(plan, when, session))
+            handedit.intend(self.home, line.dump(), notes=removal)
+            if removal is not None:
+                append_bytes(notes_path, removal[1].encode("utf-8"))
             replaced = replace_unchanged(path, entries.file_bytes(plan.after), planned_from)
             if isinstance(replaced, Changed):
                 self._take_back(notes_path, notes_size)

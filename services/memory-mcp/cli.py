@@ -6,6 +6,8 @@
     memory-mcp config-snippet --home PATH [--trust ...] [--class ...] [--max-class ...]
                               [--command PATH]
         print the JSON that registers the server in an MCP client's configuration
+    memory-mcp trust-again --client NAME [--home PATH] [--state DIR]
+        forget that the client's earlier connections read untrusted or secret memory
 
 Log lines go to stderr, one per event (an MCP client keeps a server's stderr as its log); stdout
 is the protocol's. An option that is wrong is one line on stderr and exit status 2; a missing SDK
@@ -25,6 +27,8 @@ from typing import Annotated
 
 import typer
 
+from memory_mcp import raised
+from memory_mcp.session import client_key
 from memory_mcp.snippet import NoHome, default_command, snippet, snippet_home
 from proto import logline
 from proto.config import default_home
@@ -55,6 +59,13 @@ app = typer.Typer(
 
 HOME_HELP = "boxmaker's home (default $BOXMAKER_HOME, then /var/lib/boxmaker)"
 HomeOption = Annotated[Path | None, typer.Option("--home", help=HOME_HELP)]
+STATE_HELP = (
+    "where each client's raised state is kept between its connections (default "
+    "$XDG_STATE_HOME/boxmaker-memory-mcp, or ~/.local/state/boxmaker-memory-mcp)"
+)
+StateOption = Annotated[
+    Path | None, typer.Option("--state", envvar="BOXMAKER_MCP_STATE", help=STATE_HELP)
+]
 
 
 def _timeout(value: float) -> float:
@@ -100,6 +111,7 @@ def main_command(
             help="seconds to wait for memoryd, and for reading the block from {home}/memory",
         ),
     ] = TIMEOUT,
+    state: StateOption = None,
     version: VersionOption = False,
 ) -> None:
     """Serve one MCP connection on stdin and stdout until the client closes it."""
@@ -122,7 +134,8 @@ def main_command(
         raise typer.Exit(1) from None
     memoryd = Memoryd(broker_socket or under(home, BROKER_MEMORY_SOCKET), timeout)
     block_files = BlockFiles(home, timeout, max_class=max_class.value)
-    handlers = MemoryMcp(memoryd, block_files, trust.value, klass.value)
+    kept = ((state or raised.default_folder()).absolute(), home)
+    handlers = MemoryMcp(memoryd, block_files, trust.value, klass.value, kept=kept)
     try:
         try:
             anyio.run(serve, handlers, package_version())
@@ -156,6 +169,28 @@ def config_snippet(
         print(f"memory-mcp: {e}", file=sys.stderr)
         raise typer.Exit(2) from None
     print(snippet(command or default_command(), chosen, trust.value, klass.value, max_class.value))
+
+
+@app.command("trust-again")
+def trust_again(
+    client: Annotated[str, typer.Option("--client", help="the client's name, as it gives it")],
+    home: HomeOption = None,
+    state: StateOption = None,
+) -> None:
+    """Let the client's next connection start as registered again: its conversations that saw
+    untrusted or secret memory are gone."""
+    home = (home or default_home()).absolute()
+    key = client_key(client)
+    path = raised.file_for((state or raised.default_folder()).absolute(), home, key)
+    try:
+        removed = raised.forget(path)
+    except OSError as e:
+        print(f"memory-mcp: cannot remove {path}: {e.strerror}", file=sys.stderr)
+        raise typer.Exit(1) from None
+    if removed:
+        print(f"client {key}: its next connection starts as registered")
+    else:
+        print(f"client {key}: nothing was kept for it on {home}")
 
 
 def main() -> None:

@@ -20,17 +20,19 @@ the reason the last one failed: any block now would not be the one this session 
 
 import logging
 from datetime import UTC, datetime
+from pathlib import Path
 
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from memory_mcp import raised
 from memory_mcp.blockfiles import BlockFiles
 from memory_mcp.calls import GRANT_LABEL, TOOLS, Refused, prepare
 from memory_mcp.errors import MemorydUncertain, MemoryMcpError
 from memory_mcp.link import Memoryd
-from memory_mcp.session import SessionState, session_id
+from memory_mcp.session import SessionState, client_key, session_id
 from proto.labels import Label, is_class, stricter
 
 log = logging.getLogger("memory_mcp.server")
@@ -60,12 +62,16 @@ class MemoryMcp:
         trust: str,
         klass: str,
         started: datetime | None = None,
+        kept: tuple[Path, Path] | None = None,
     ):
         self.memoryd = memoryd
+        self.kept = kept  # (the folder of clients' kept states, the home): raised.py
         self.block_files = block_files
         if not is_class(klass):
             raise ValueError(f"not a data class: {klass!r}")
         self.state = SessionState(klass=klass, untrusted=trust != "trusted")
+        self.declared = self.state.label()
+        self.kept_file: Path | None = None
         self.started = started or datetime.now(UTC)
         self.session: str | None = None
         self.calls = 0
@@ -80,6 +86,7 @@ class MemoryMcp:
             params = ctx.session.client_params
             name = params.client_info.name if params is not None else None
             self.session = session_id(name, self.started)
+            self._take_kept(client_key(name))
             log.info(
                 "session %s: client %r, %s%s",
                 self.session,
@@ -88,6 +95,53 @@ class MemoryMcp:
                 ", untrusted" if self.state.untrusted else "",
             )
         return self.session
+
+    def _take_kept(self, client: str) -> None:
+        """Start from what this client's earlier connections raised its state to."""
+        if self.kept is None:
+            return
+        folder, home = self.kept
+        self.kept_file = raised.file_for(folder, home, client)
+        found = raised.load(self.kept_file)
+        if found is None:
+            return
+        self.state.raise_to(found.label)
+        log.warning(
+            "session %s: client %s read untrusted or secret memory in session %s (%s), so this "
+            "connection starts %s%s; `memory-mcp trust-again --client %s` once its conversations "
+            "that saw it are gone",
+            self.session,
+            client,
+            found.session,
+            found.since,
+            found.label.klass,
+            ", untrusted" if found.label.untrusted else "",
+            client,
+        )
+
+    def _keep_raised(self) -> None:
+        """Keep a state raised past what the owner declared for the client's next connections
+        (a class raised only to private is every session's after its first call: not kept)."""
+        if self.kept_file is None:
+            return
+        now = self.state.label()
+        untrusted = now.untrusted and not self.declared.untrusted
+        secret = now.klass == "secret" and self.declared.klass != "secret"
+        if not (untrusted or secret):
+            return
+        known = raised.load(self.kept_file)
+        if known is not None and stricter(known.label, now) == known.label:
+            return
+        try:
+            raised.save(self.kept_file, now, self.session or "(unknown)")
+        except OSError as e:
+            log.warning(
+                "session %s: cannot keep the raised state in %s (%s): the client's next "
+                "connection starts as declared",
+                self.session,
+                self.kept_file,
+                e.strerror,
+            )
 
     # --- tools -----------------------------------------------------------------------------------
     async def list_tools(self, ctx, params) -> types.ListToolsResult:
@@ -141,6 +195,7 @@ class MemoryMcp:
 
     def _answer(self, ok: bool, text: str, label: Label) -> types.CallToolResult:
         self.state.raise_to(label)
+        self._keep_raised()
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             is_error=not ok,

@@ -7,7 +7,9 @@ in memoryd's and loopd's world) and to a length that leaves room for the prefix 
 The state starts from what the owner declared (--trust, --class) and only ever gets stricter, as
 brokerd's ledger does: an answer labelled untrusted (a recall hit from a tainted session) makes the
 rest of the connection untrusted, so a client declared trusted cannot launder what recall showed
-it into memory.md. The state lives as long as the connection; a new connection is a new session.
+it into memory.md. A new connection is a new session, but it starts from what the client's last
+connections raised its state to (raised.py): the client's conversation, and the text in it,
+outlives the connection.
 """
 
 import re
@@ -20,6 +22,7 @@ from proto.messages import is_session_id
 PREFIX = "mcp-"
 UNNAMED = "client"
 SESSION_MAX = 128
+TIME_LENGTH = len("20261130T061316-482Z")  # start_time's
 _NOT_ALLOWED = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -34,6 +37,11 @@ def client_part(name: object, room: int) -> str:
     text = name if isinstance(name, str) else ""
     text = _NOT_ALLOWED.sub("-", text).strip("-_")[:room].strip("-_")
     return text or UNNAMED
+
+
+def client_key(client_name: object) -> str:
+    """The client's part of its session ids: the name its kept state is filed under."""
+    return client_part(client_name, SESSION_MAX - len(PREFIX) - 1 - TIME_LENGTH)
 
 
 def session_id(client_name: object, started: datetime) -> str:
@@ -55,3 +63,6 @@ class SessionState:
     def raise_to(self, label: Label) -> None:
         self.klass = higher_class(self.klass, label.klass)
         self.untrusted = self.untrusted or label.untrusted
+
+    def label(self) -> Label:
+        return Label(klass=self.klass, untrusted=self.untrusted)

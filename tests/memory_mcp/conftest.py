@@ -27,6 +27,7 @@ class McpHome:
         self.memoryd = MemorydProcess(root)
         self.home = self.memoryd.home
         self.stderr = root / "memory-mcp.log"
+        self.state = root / "mcp-state"  # the clients' kept states (raised.py)
 
     @asynccontextmanager
     async def connect(
@@ -36,7 +37,10 @@ class McpHome:
         params = StdioServerParameters(
             command=sys.executable,
             args=["-m", "memory_mcp", "--home", str(self.home), *args],
-            env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+            env={
+                "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+                "BOXMAKER_MCP_STATE": str(self.state),
+            },
         )
         with open(self.stderr, "a") as errlog:
             transport = stdio_client(params, errlog=errlog)

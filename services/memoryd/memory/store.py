@@ -99,6 +99,11 @@ class MemoryStore:
         self.hand_edits = handedit.HandEdits(home, self.journal, self.journal_index, now)
         # Every write to memory/ holds it (the writer thread serialises them anyway).
         self.lock = threading.Lock()
+        # Held while memory.md or user.md may hold what is yet to stand: from a write's rename
+        # until it is journalled or taken back, and while a restore lays its files. The block
+        # takes it, so a session never starts with a write answered "not applied", nor with
+        # one file restored and the other not; it is never held for longer than that.
+        self.files_lock = threading.Lock()
 
     # --- start and read ---------------------------------------------------------------------
     def ensure(self) -> list[Path]:
@@ -137,7 +142,8 @@ class MemoryStore:
             log.warning("%s: a hand edit cannot be journalled now: %s", e.filename, e.strerror)
 
     def block(self) -> str:
-        return block.build(self.home, self.block_classes())
+        with self.files_lock:
+            return block.build(self.home, self.block_classes())
 
     def block_classes(self) -> BlockClasses:
         """What the block leaves out by class: entries above max_class, found by the journal's
@@ -313,21 +319,23 @@ class MemoryStore:
             handedit.intend(self.home, line.dump(), notes=removal)
             if removal is not None:
                 append_bytes(notes_path, removal[1].encode("utf-8"))
-            replaced = replace_unchanged(path, entries.file_bytes(plan.after), planned_from)
+            with self.files_lock:
+                replaced = replace_unchanged(path, entries.file_bytes(plan.after), planned_from)
+                if not isinstance(replaced, Changed):
+                    old = replaced
+                    try:
+                        record = self.journal.append(when, line)
+                    except OSError:
+                        # A save that replaced the write since is the owner's, and stays
+                        # (journalled as a hand edit at the next write); only the write itself
+                        # is taken back.
+                        if holds(path, plan.after):
+                            rollback.put_back(old, path)
+                            old = None
+                        raise
             if isinstance(replaced, Changed):
                 self._take_back(notes_path, notes_size)
                 self._changed_by_hand(plan.file, action, session)
-            else:
-                old = replaced
-            try:
-                record = self.journal.append(when, line)
-            except OSError:
-                # A save that replaced the write since is the owner's, and stays (journalled
-                # as a hand edit at the next write); only the write itself is taken back.
-                if holds(path, plan.after):
-                    rollback.put_back(old, path)
-                    old = None
-                raise
         except OSError as e:
             self._take_back(notes_path, notes_size)
             raise self.not_applied(plan.file, action, session, e) from None

@@ -29,6 +29,7 @@ import stat
 import time
 from collections.abc import Collection
 
+from proto import peer
 from proto.answer import Handler, Throttle, answer, send_reply
 from proto.bytebudget import READ_CHUNK, REQUESTS, ByteBudget, bounded_stream
 from proto.errors import ProtoError
@@ -214,6 +215,7 @@ async def serve_unix(
     throttle = Throttle()
 
     async def serve_one(reader, writer, request_read) -> None:
+        peer.hold(peer.probe_of(writer.get_extra_info("socket")))  # this connection's task only
         reply = await answer(
             reader,
             handler,

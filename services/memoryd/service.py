@@ -47,6 +47,7 @@ from memoryd.search import bm25
 from memoryd.trust.caller import Caller
 from memoryd.trust.witness import NoVerdict, Witness
 from memoryd.writer import SESSION, WRITE, NotStarted, Writer
+from proto import peer
 from proto.errors import InvalidArguments
 from proto.messages import (
     Body,
@@ -73,11 +74,17 @@ NOT_APPLIED = (
     "memoryd was too busy to start this memory call in time; it was not applied and nothing was"
     " written. Try again."
 )
+GONE = "the caller stopped waiting before this memory call began; it was not applied."
 NOT_DONE = "memoryd was too busy to start this command in time; nothing was changed. Try again."
 # The owner's reads that print note numbers: notes.md is caught up before them, so that the numbers
 # are those the index holds now (stats reads notes.md itself). Not forget, whose note:N must name
 # the note search or stats showed (data/targets.py).
 FRESH_NOTES = frozenset({"search", "stats"})
+
+
+class CallerGone(Exception):
+    """Raised on the writer, before a memory call is applied, when its caller has closed the
+    connection: it stopped waiting and was told the call failed, so the call is not applied."""
 
 
 class NotesChanged(MemorydError):
@@ -267,8 +274,17 @@ class MemoryService:
                 deadline = self._deadline()
                 try:
                     caller = await self._witnessed(message, deadline)
-                    output = await self._write(self._apply, args, caller, deadline=deadline)
+                    gone = peer.current()
+                    output = await self._write(self._apply, args, caller, gone, deadline=deadline)
                     self._catching.nudge()
+                except CallerGone:
+                    log.warning(
+                        "session %s: memory call %s not applied: its caller stopped waiting for "
+                        "the answer before the write began (it was told the call failed)",
+                        request.session,
+                        request.call_id,
+                    )
+                    return ToolResponse(call_id=request.call_id, ok=False, output=GONE, label=None)
                 except NotStarted:
                     log.warning(
                         "session %s: memory call %s not applied: not started within %g s",
@@ -313,7 +329,10 @@ class MemoryService:
         )
         return caller.stricter(taint, untrusted)
 
-    def _apply(self, args: MemoryArgs, caller: Caller) -> str:
+    def _apply(self, args: MemoryArgs, caller: Caller, gone: peer.Probe | None = None) -> str:
+        # A caller that gave up told its model the call failed: applied now, that would be a lie.
+        if gone is not None and gone():
+            raise CallerGone
         before = self.index.notes_file()  # what the write starts from is memoryd's own change
         output = self.store.call(args, caller)
         self._index_notes(before)

@@ -41,6 +41,7 @@ import threading
 import time
 from collections import deque
 
+from memoryd.errors import StartFailed
 from memoryd.modes import embedframes
 from memoryd.modes.embed import cut
 from memoryd.modes.embedprocess import Process, WorkerFailed, WorkerSilent, raw
@@ -53,6 +54,10 @@ QUERY_SECONDS = 3.0
 # one: 42 s for 32 is twenty times that (a text is cut at 128 tokens: none takes much longer).
 BATCH_SECONDS = 10.0
 TEXT_SECONDS = 1.0
+# After the child could not start (its model file damaged or missing), questions do not try to
+# start it again for this long: each would pay a start (seconds) only to answer by words alone.
+# The background embedding keeps its own, growing, pause.
+QUESTION_RETRY_SECONDS = 60.0
 
 
 class Worker(Process):
@@ -71,6 +76,7 @@ class Worker(Process):
         self._query_lock = threading.Lock()
         self._done: deque[tuple[float, int]] = deque()
         self.queries = _Queries(self)
+        self._start_failed: tuple[float, StartFailed] | None = None
 
     def _ask(self, child: subprocess.Popen, write, read, payload: object, n: int, seconds: float):
         """payload's vectors (n of them) from child, written to write and read from read, within
@@ -141,7 +147,7 @@ class Worker(Process):
                 if not self._lock.acquire(timeout=QUERY_SECONDS):
                     raise WorkerSilent("the embedding process is being started")
                 try:
-                    child = self._ensure()
+                    child = self._ensure_for_question()
                     channel = self._socket
                 finally:
                     self._lock.release()
@@ -158,6 +164,22 @@ class Worker(Process):
             finally:
                 self._query_lock.release()
         raise AssertionError("unreachable")  # noqa: S101 (mypy: the loop returns or raises)
+
+    def _ensure_for_question(self) -> subprocess.Popen:
+        """The child, started if need be, unless a start failed within QUESTION_RETRY_SECONDS:
+        then that failure again at once (under self._lock)."""
+        failed = self._start_failed
+        running = self._child is not None and self._child.poll() is None  # started by a batch
+        if not running and failed is not None:
+            if time.monotonic() - failed[0] < QUESTION_RETRY_SECONDS:
+                raise failed[1]
+        try:
+            child = self._ensure()
+        except StartFailed as e:
+            self._start_failed = (time.monotonic(), e)
+            raise
+        self._start_failed = None
+        return child
 
     def _count(self, n: int) -> None:
         now = time.monotonic()

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memoryd.errors import StartFailed
 from memoryd.modes import hybrid_tables
 from memoryd.modes.context import NEIGHBOURS
 from memoryd.modes.damaged import Damaged
@@ -297,16 +298,25 @@ def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -
     return Snapshot(np.array(kept, dtype=np.int64), unpack([vectors[r] for r in kept]), table)
 
 
+_unembedded_said: list[str] = []  # the last reason logged: a model that stays broken is said once
+
+
 def _embedded(embed_query) -> np.ndarray | None:
-    """The question's vector; None when the embedding process failed (twice: it is started
-    again once), so that recall answers from its lexical half alone rather than not at all."""
+    """The question's vector; None when it cannot be embedded (the embedding process failed
+    twice, or cannot start: its model file damaged or missing), so that recall answers from its
+    lexical half alone rather than not at all. The reason is logged when it changes."""
     from memoryd.modes.embedworker import WorkerFailed
 
     try:
-        return embed_query()
-    except WorkerFailed as error:
-        log.warning("recall: the question was not embedded, answering by words alone: %s", error)
+        vector = embed_query()
+    except (WorkerFailed, StartFailed) as error:
+        said = str(error)
+        if _unembedded_said != [said]:
+            log.warning("recall: the question was not embedded, answering by words alone: %s", said)
+            _unembedded_said[:] = [said]
         return None
+    _unembedded_said.clear()
+    return vector
 
 
 def _rows(

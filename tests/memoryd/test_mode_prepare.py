@@ -20,7 +20,7 @@ from memoryd.home import Home
 from memoryd.index import index as index_module
 from memoryd.index.index import DAMAGED, Index
 from memoryd.server import prepare
-from proto.client import RemoteError, request
+from proto.client import request
 from proto.messages import MemoryAdmin, MemoryCall, Reindex, ToolRequest
 from tests.memoryd.test_index import write_log
 from tests.memoryd.test_scheduling import _call
@@ -55,17 +55,22 @@ def _recorded(home: Home) -> str:
         conn.close()
 
 
-def test_a_deferred_mode_is_refused_until_prepared(tmp_path):
+MEANWHILE = "(recall mode context is being prepared, changed since memoryd last ran: these hits"
+
+
+def test_a_deferred_mode_answers_by_the_spec_until_prepared(tmp_path):
     home = _spec_index(tmp_path)
     index = Index(home, mode="context")
     index.open(defer_mode=True)
     try:
         assert index.mode_pending and _recorded(home) == "spec"
-        with pytest.raises(IndexDamaged, match="being prepared for recall mode context"):
-            recall_on(index, "launch window", session="mm-ask")
+        meanwhile = recall_on(index, "launch window", session="mm-ask").text
+        assert meanwhile.startswith("[1] ") and "the launch window moved" in meanwhile
+        assert meanwhile.splitlines()[-1].startswith(MEANWHILE)
         index.prepare_mode()
         assert not index.mode_pending and _recorded(home) == "context"
-        assert recall_on(index, "launch window", session="mm-ask").text.startswith("[1] ")
+        after = recall_on(index, "launch window", session="mm-ask").text
+        assert after.startswith("[1] ") and "being prepared" not in after
     finally:
         index.close()
 
@@ -112,8 +117,11 @@ def test_memoryd_serves_while_a_changed_mode_is_prepared(tmp_path, monkeypatch):
     running = Running(home.root, _config(tmp_path, CONTEXT))
     try:
         assert running.ready.is_set() and started.wait(10)
-        with pytest.raises(RemoteError, match="being prepared for recall mode context"):
-            _recall(running)
+        meanwhile = _recall(running)
+        assert meanwhile.ok and "the launch window moved" in meanwhile.output
+        lines = meanwhile.output.splitlines()
+        assert lines[-2].startswith(MEANWHILE)
+        assert lines[-1] == "(the index is catching up: 0 of 1 session logs read)"
         assert (
             "recall in the last"
             in request(running.cfg.admin_socket, MemoryAdmin(command="stats", arg="{}")).text

@@ -2,10 +2,11 @@
 
 An index made for another mode has its mode tables rebuilt from the spec's: seconds at a few
 hundred thousand records. At a start that is deferred (open(defer_mode) in index.py) to
-prepare_mode, on the writer once memoryd listens, so that memoryd serves meanwhile and recall is
-refused in one line; a stop interrupts that build (rolled back, the index as it was). A build that
-found no room (a full disk, or another error of the disk or of access, dbfile.unwritable) is rolled
-back too and tried again by the catch-up until it succeeds (mode_waiting), recall refused meanwhile
+prepare_mode, on the writer once memoryd listens, so that memoryd serves meanwhile and recall
+answers by the spec's search over the rows there, saying so in a line; a stop interrupts that
+build (rolled back, the index as it was). A build that found no room (a full disk, or another
+error of the disk or of access, dbfile.unwritable) is rolled back too and tried again by the
+catch-up until it succeeds (mode_waiting), recall answering by the spec's search meanwhile and
 saying why; a build that failed otherwise leaves the index damaged for recall until a reindex
 builds a file for the mode.
 """
@@ -15,7 +16,7 @@ import sqlite3
 from pathlib import Path
 
 from memoryd import modes
-from memoryd.errors import IndexDamaged, IndexUnwritable
+from memoryd.errors import IndexDamaged
 from memoryd.index import carryfile
 from memoryd.index.connections import Connections
 from memoryd.index.dbfile import DAMAGED, unwritable
@@ -23,6 +24,10 @@ from memoryd.modes import registry
 
 # Logged under the index's name, as before the mode's preparation had a module of its own.
 log = logging.getLogger("memoryd.index.index")
+
+
+# The states in which the mode's tables are not there yet but will be, the spec's rows whole.
+MEANWHILE_STATES = ("pending", "preparing", "opening", "waiting")
 
 
 class ModePrep(Connections):
@@ -129,23 +134,32 @@ class ModePrep(Connections):
 
     @property
     def live(self) -> registry.Live:
-        """The recall mode's state beside the open index, which recall searches."""
+        """The recall mode's state beside the open index, which recall searches. While the mode's
+        tables are being built, or wait for room, the spec's search answers from the rows that
+        are there (they are whole; only the mode's own tables are missing): see meanwhile."""
         if self._live is None:
             if self._mode_state == "failed":
                 raise IndexDamaged(DAMAGED)
-            if self._mode_state == "waiting":
-                what, when = self._waiting
-                raise IndexUnwritable(
-                    f"the memory index cannot be prepared for recall mode {self.mode} now: {what};"
-                    f" nothing in it is lost: recall answers {when}"
-                )
-            if self._mode_state is not None:
-                raise IndexDamaged(
-                    f"the memory index is being prepared for recall mode {self.mode}, changed"
-                    " since memoryd last ran; recall answers once that is done. Try again shortly."
-                )
+            if self._mode_state in MEANWHILE_STATES:
+                return registry.Stateless(registry.get("spec"))
             raise IndexDamaged("the memory index is not open")
         return self._live
+
+    @property
+    def meanwhile(self) -> str | None:
+        """The line a recall answered by the spec's search (live) carries, saying why."""
+        if self._live is not None or self._mode_state not in MEANWHILE_STATES:
+            return None
+        if self._mode_state == "waiting":
+            what, when = self._waiting
+            return (
+                f"(recall mode {self.mode} cannot be prepared now: {what}; these hits are the "
+                f"spec's search meanwhile, and {self.mode} answers {when})"
+            )
+        return (
+            f"(recall mode {self.mode} is being prepared, changed since memoryd last ran: these "
+            "hits are the spec's search meanwhile)"
+        )
 
     def drain_embeddings(self, timeout: float = 60.0) -> bool:
         """Wait until the recall mode's background work is done (hybrid: every row has its

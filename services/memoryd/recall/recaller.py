@@ -141,20 +141,22 @@ class Recaller:
                     kept = _not_forgotten(live.search(conn, parsed, 2 * k), gone)[:k]
                 hits = kept
         not_indexed = len(self.index.not_indexed)
-        partial = catching_up is not None or not_indexed > 0
+        meanwhile = self.index.meanwhile
+        partial = catching_up is not None or not_indexed > 0 or meanwhile is not None
         self._append(session, query, k, hits, by, partial=partial)
         answer = result(query, hits)
+        notes = [meanwhile] if meanwhile is not None else []
         if catching_up is not None:
             read, logs = catching_up
-            note = f"(the index is catching up: {read} of {logs} session logs read)"
+            notes.append(f"(the index is catching up: {read} of {logs} session logs read)")
         elif not_indexed:
-            note = (
+            notes.append(
                 f"({counted(not_indexed, 'session log')} not in the index yet: memoryd tries"
                 " again; bxctl memory stats says why)"
             )
-        else:
+        if not notes:
             return answer
-        return replace(answer, text=f"{answer.text}\n{note}")
+        return replace(answer, text="\n".join([answer.text, *notes]))
 
     def _append(
         self,

@@ -150,3 +150,31 @@ def test_a_month_file_read_a_block_at_a_time_counts_as_read_whole(
     assert recalls == expected_recalls and +counts == +expected_counts
     [said] = [r.getMessage() for r in caplog.records]
     assert "is longer than 5,000 bytes" in said
+
+
+@pytest.mark.parametrize("damaged_first", [False, True], ids=["memoryd's form", "parsed"])
+def test_stats_counts_only_the_notes_there_are(tmp_path, damaged_first):
+    """A recall log naming a hundred thousand note numbers (edited, or carried in by a restore)
+    costs stats no more than the notes there are: only their numbers are counted."""
+    home = Home(tmp_path / "home")
+    home.recalls.mkdir(parents=True)
+    lines = [
+        {
+            "time": "2026-11-02T10:00:00Z",
+            "session": "s-1",
+            "query": "tea",
+            "k": 5,
+            "hits": [{"kind": "noted", "session": "s-1", "record": n, "tag": "memory"}],
+        }
+        for n in range(100_000)
+    ]
+    data = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines)
+    if damaged_first:  # a first line not in memoryd's form: every line is parsed
+        data = '{"damaged": true}\n' + data
+    (home.recalls / "2026-11.jsonl").write_text(data)
+    since, until = dt.datetime(2026, 11, 1, tzinfo=dt.UTC), dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
+    counts, recalls = recallcounts.note_hits(home, since, until, wanted=frozenset({3, 70_000}))
+    assert recalls == 100_000
+    assert counts == Counter({3: 1, 70_000: 1})
+    everything, _ = recallcounts.note_hits(home, since, until)
+    assert len(everything) == 100_000  # without wanted, as before

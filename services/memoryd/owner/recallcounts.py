@@ -94,7 +94,10 @@ class _Tally:
     """The counts of a month file read a block of whole lines at a time (count_month, and
     note_hits' streaming), with the first damaged line kept to be said once for the file."""
 
-    def __init__(self) -> None:
+    def __init__(self, wanted: frozenset[int] | None = None) -> None:
+        # Only the numbers of notes there are: a log edited or carried in by a restore may name
+        # millions of others, and stats must hold no more than notes.md and a block.
+        self.wanted = wanted
         self.counts: Counter = Counter()
         self.recalls = 0
         self.lines = 0  # read so far, to number a damaged line within the file
@@ -104,7 +107,7 @@ class _Tally:
     def add(self, data: bytes, cutoff: bytes) -> None:
         whole = count_whole_month(data, cutoff) if not self.lines else None
         if whole is not None:
-            self.counts.update(whole[0])
+            self._take(whole[0])
             self.recalls += whole[1]
             self.lines += data.count(b"\n")
             return
@@ -125,12 +128,17 @@ class _Tally:
             if line.by == "owner" or line.time[:19].encode() < cutoff:
                 continue
             self.recalls += 1
-            for hit in line.hits:
-                if hit.kind in ("noted", "moved", "dropped"):
-                    self.counts[hit.record] += 1
+            self._take(
+                Counter(h.record for h in line.hits if h.kind in ("noted", "moved", "dropped"))
+            )
         self.lines += data.count(b"\n")
         self.recalls += len(picked)
-        self.counts.update(_hits(b"\n".join(picked)))
+        self._take(_hits(b"\n".join(picked)))
+
+    def _take(self, counts: Counter) -> None:
+        for number, hits in counts.items():
+            if self.wanted is None or number in self.wanted:
+                self.counts[number] += hits
 
     def too_long(self) -> None:
         self.lines += 1
@@ -150,8 +158,10 @@ BLOCK = 4 << 20
 LONGEST_LINE = 16 << 20
 
 
-def _count_file(f, cutoff: bytes, path: Path) -> tuple[Counter, int]:
-    tally, rest, skipping = _Tally(), b"", False
+def _count_file(
+    f, cutoff: bytes, path: Path, wanted: frozenset[int] | None = None
+) -> tuple[Counter, int]:
+    tally, rest, skipping = _Tally(wanted), b"", False
     while chunk := f.read(BLOCK):
         if skipping:  # within a line too long to count: up to its end
             end = chunk.find(b"\n")
@@ -172,9 +182,14 @@ def _count_file(f, cutoff: bytes, path: Path) -> tuple[Counter, int]:
 
 
 def note_hits(
-    home: Home, since: dt.datetime, until: dt.datetime, unread: list[str] | None = None
+    home: Home,
+    since: dt.datetime,
+    until: dt.datetime,
+    unread: list[str] | None = None,
+    wanted: frozenset[int] | None = None,
 ) -> tuple[Counter, int]:
-    """Hits per note number in the window, and how many agent recalls it holds. A month file
+    """Hits per note number in the window (of the numbers in wanted, when given: the notes
+    there are), and how many agent recalls it holds. A month file
     that is not a regular file (a FIFO, a link, a folder) is never waited on nor followed: it
     is not counted, and unread gets one line saying why."""
     counts: Counter = Counter()
@@ -184,7 +199,7 @@ def note_hits(
         path = home.recalls / f"{month}.jsonl"
         try:
             with open_read(path) as f:
-                month_counts, month_recalls = _count_file(f, cutoff, path)
+                month_counts, month_recalls = _count_file(f, cutoff, path, wanted)
         except FileNotFoundError:
             continue
         except OSError as e:

@@ -67,7 +67,6 @@ def sizes(home: Home) -> dict[str, int | None]:
 def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     since = now - dt.timedelta(days=days)
     unread: list[str] = []
-    counts, recalls = note_hits(home, since, now, unread)
     try:
         all_notes = notes.parse(read_file(home.memory_file("notes.md")))
     except FileNotFoundError:
@@ -75,6 +74,8 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     except OSError as e:
         unread.append(f"memory/notes.md: {why(e)}; its notes not shown")
         all_notes = []
+    numbers = frozenset(note.number for note in all_notes)
+    counts, recalls = note_hits(home, since, now, unread, wanted=numbers)
     by_text: Counter = Counter()
     for note in all_notes:
         by_text[note.text] += counts.get(note.number, 0)

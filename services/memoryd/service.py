@@ -119,6 +119,10 @@ class MemoryService:
         self.unfinished: str | None = None
         self._writer = Writer()
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="memoryd-reader")
+        # loopd's memory_block reads only the memory files: threads of its own, so that a session
+        # starts however many recalls of common words (each up to a core's second at a million
+        # records) the readers have queued.
+        self._block_readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memoryd-block")
         self._rebuilder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-reindex")
         self._rebuild = Rebuilder()  # the reindex's build, in a child process (rebuild.py)
         self._reindexing: asyncio.Lock | None = None
@@ -140,9 +144,10 @@ class MemoryService:
     def _deadline(self) -> float:
         return time.monotonic() + self.write_deadline
 
-    async def _read(self, fn: Callable[..., T], *args) -> T:
+    async def _read(self, fn: Callable[..., T], *args, pool: ThreadPoolExecutor | None = None) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._readers, self._unless_unfinished, fn, *args)
+        executor = pool or self._readers
+        return await loop.run_in_executor(executor, self._unless_unfinished, fn, *args)
 
     async def _read_notes_fresh(self, fn: Callable[[], T]) -> T:
         """fn on a reader, once the index holds notes.md as it is now (see the top of this file).
@@ -199,6 +204,7 @@ class MemoryService:
         self._rebuilder.shutdown(wait=True)
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
+        self._block_readers.shutdown(wait=True)
         self.recaller.close()
         self.index.close()
         for fd in self.home_lock:
@@ -208,7 +214,8 @@ class MemoryService:
     # --- loopd -----------------------------------------------------------------------------------
     async def on_loop(self, message: Body) -> Body:
         if isinstance(message, MemoryBlock):
-            return MemoryBlockReply(text=await self._read(self.store.block))
+            block = await self._read(self.store.block, pool=self._block_readers)
+            return MemoryBlockReply(text=block)
         if isinstance(message, SessionUpdated):
             added = await self._catch_up_session(message.session, SESSION)
             log.info("session %s: indexed %d new records", message.session, added)

@@ -1,0 +1,55 @@
+"""loopd's memory_block is answered while every reader is taken by slow recalls (recalls of the
+commonest words cost up to a core's second each at a million records): a session starts however
+many the agent's other sessions have queued."""
+
+import asyncio
+import json
+import threading
+
+import pytest
+
+from proto.messages import MemoryBlock, MemoryBlockReply, MemoryCall, ToolRequest
+from tests.memoryd.owner_data_harness import Memoryd
+
+
+@pytest.fixture
+def md(tmp_path):
+    m = Memoryd(tmp_path / "home")
+    yield m
+    m.close()
+
+
+def _recall(n: int) -> MemoryCall:
+    req = ToolRequest(
+        session="mm-busy",
+        call_id=f"r{n}",
+        tool="recall",
+        arguments=json.dumps({"query": "the"}),
+    )
+    return MemoryCall(request=req, taint="private", untrusted=False)
+
+
+def test_the_block_is_served_while_recalls_hold_every_reader(md, monkeypatch):
+    md.call({"action": "add", "file": "memory", "text": "Kept."})
+    release = threading.Event()
+    slow = md.service.recaller.recall
+
+    def held(*args, **kwargs):
+        release.wait(30)
+        return slow(*args, **kwargs)
+
+    monkeypatch.setattr(md.service.recaller, "recall", held)
+
+    async def scenario():
+        recalls = [asyncio.create_task(md.service.on_broker(_recall(n))) for n in range(12)]
+        await asyncio.sleep(0.2)  # every reader waits in a recall, the others are queued
+        try:
+            block = await asyncio.wait_for(md.service.on_loop(MemoryBlock()), 5)
+        finally:
+            release.set()
+        answers = await asyncio.gather(*recalls)
+        return block, answers
+
+    block, answers = asyncio.run(scenario())
+    assert isinstance(block, MemoryBlockReply) and "Kept." in block.text
+    assert all(answer.ok for answer in answers)

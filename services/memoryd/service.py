@@ -42,7 +42,7 @@ from memoryd.index.index import Index
 from memoryd.index.rebuild import Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
 from memoryd.owner import dispatch as owner_commands
-from memoryd.recall.recaller import Recaller
+from memoryd.recall.recaller import Recaller, RecallResult
 from memoryd.search import bm25
 from memoryd.trust.caller import Caller
 from memoryd.trust.witness import NoVerdict, Witness
@@ -74,7 +74,7 @@ NOT_APPLIED = (
     "memoryd was too busy to start this memory call in time; it was not applied and nothing was"
     " written. Try again."
 )
-GONE = "the caller stopped waiting before this memory call began; it was not applied."
+GONE = "the caller stopped waiting before this call began; it was not run."
 NOT_DONE = "memoryd was too busy to start this command in time; nothing was changed. Try again."
 # The owner's reads that print note numbers: notes.md is caught up before them, so that the numbers
 # are those the index holds now (stats reads notes.md itself). Not forget, whose note:N must name
@@ -268,11 +268,26 @@ class MemoryService:
         try:
             if request.tool == "recall":
                 recall_args = parse_recall(request.arguments)
-                result = await self._read_notes_fresh(
-                    lambda: self.recaller.recall(
+                gone = peer.current()
+
+                def recall() -> RecallResult:
+                    # Queued behind slow recalls until its caller gave up: nobody reads it now,
+                    # and running it would only make the recalls queued after it wait longer.
+                    if gone is not None and gone():
+                        raise CallerGone
+                    return self.recaller.recall(
                         recall_args.query, recall_args.k, session=request.session
                     )
-                )
+
+                try:
+                    result = await self._read_notes_fresh(recall)
+                except CallerGone:
+                    log.info(
+                        "session %s: recall %s not run: its caller stopped waiting",
+                        request.session,
+                        request.call_id,
+                    )
+                    return ToolResponse(call_id=request.call_id, ok=False, output=GONE, label=None)
                 return ToolResponse(
                     call_id=request.call_id, ok=True, output=result.text, label=result.label
                 )

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from proto import peer
 from proto.messages import MemoryBlock, MemoryBlockReply, MemoryCall, ToolRequest
 from tests.memoryd.owner_data_harness import Memoryd
 
@@ -53,3 +54,35 @@ def test_the_block_is_served_while_recalls_hold_every_reader(md, monkeypatch):
     block, answers = asyncio.run(scenario())
     assert isinstance(block, MemoryBlockReply) and "Kept." in block.text
     assert all(answer.ok for answer in answers)
+
+
+def test_a_queued_recall_whose_caller_gave_up_is_not_run(md, monkeypatch):
+    release = threading.Event()
+    slow = md.service.recaller.recall
+    queries: list[str] = []
+
+    def held(query, *args, **kwargs):
+        queries.append(query)
+        release.wait(30)
+        return slow(query, *args, **kwargs)
+
+    monkeypatch.setattr(md.service.recaller, "recall", held)
+
+    def gave_up() -> bool:
+        return True
+
+    async def given_up_on():
+        peer.hold(gave_up)  # this task's connection: its caller closed it while it waited
+        return await md.service.on_broker(_recall(99))
+
+    async def scenario():
+        busy = [asyncio.create_task(md.service.on_broker(_recall(n))) for n in range(4)]
+        await asyncio.sleep(0.2)  # every reader waits in a recall
+        late = asyncio.create_task(given_up_on())
+        await asyncio.sleep(0.2)
+        release.set()
+        return await late, await asyncio.gather(*busy)
+
+    late, busy = asyncio.run(scenario())
+    assert not late.ok and "stopped waiting" in late.output
+    assert len(queries) == 4 and all(answer.ok for answer in busy)

@@ -3,9 +3,15 @@ show it: the start's catch-up while it runs, the logs it tried and could not ind
 and the logs left aside until they change (a link, a FIFO, a damaged record). Every sentence is
 said only while true: "every session log indexed" only when none of those stands. Above them all,
 the index file itself: removed or replaced while memoryd runs, nothing is indexed and recall is
-refused until a reindex (index/samefile.py), and that is what is said, with what to do.
+refused until a reindex (index/samefile.py), and that is what is said, with what to do. Then the
+recall mode's tables: while they are not built (being built after a change of mode, found no room
+and tried again, or failed), that is said first, with why, and how recall answers meanwhile in
+recall's own words (index/modeprep.py: the spec's search with a note, or a refusal); the session
+logs may all be indexed in the spec's tables while the mode's are missing.
 """
 
+from memoryd.errors import IndexDamaged, IndexUnwritable
+from memoryd.index.dbfile import DAMAGED
 from proto.plural import counted
 
 # The logs named one by one, the first ones: the count says how many in all.
@@ -15,13 +21,16 @@ SHOWN = 10
 def state(index) -> dict:
     """How far the index is with the session logs: the start's catch-up while it runs, and the
     logs a whole pass could not index (each with why), which stay out until memoryd can; and
-    "gone", what stands at the index's path, while it is not the file memoryd opened."""
+    "gone", what stands at the index's path, while it is not the file memoryd opened; "mode",
+    the recall mode's tables while they are not ready (mode_state)."""
     left = sorted(index.not_indexed.items())
     aside = sorted(index.left_aside.items())
     # Only while it stands: what the owner reads at other times keeps its shape.
     gone = index.gone()
+    mode = mode_state(index)
     return {
         **({"gone": gone} if gone is not None else {}),
+        **({"mode": mode} if mode is not None else {}),
         "catching_up": list(index.catching_up) if index.catching_up is not None else None,
         "not_indexed_total": len(left),
         "not_indexed": [
@@ -32,6 +41,42 @@ def state(index) -> dict:
             {"log": f"sessions/{session}/0.jsonl", "problem": why} for session, why in aside[:SHOWN]
         ],
     }
+
+
+def mode_state(index) -> dict | None:
+    """The recall mode's tables while they are not ready, None once they are: the mode, whether
+    they are "waiting" (a build found no room: tried again), "failed" (until a reindex) or
+    "building" (after a change of mode, and while the mode starts); how recall answers meanwhile,
+    asked of the index as recall asks it: "recall", the refusal every recall gets (None when it
+    answers), and "meanwhile", the note each answer then carries, saying why (modeprep.py)."""
+    if not index.mode_pending:
+        return None
+    try:
+        index.live  # noqa: B018 - the property is recall's own check, refusing while not ready
+        refusal = None
+    except (IndexDamaged, IndexUnwritable) as error:
+        refusal = str(error)
+    if index.mode_waiting:
+        state = "waiting"
+    elif refusal == DAMAGED:
+        state = "failed"
+    else:
+        state = "building"
+    return {"name": index.mode, "state": state, "recall": refusal, "meanwhile": index.meanwhile}
+
+
+def mode_line(mode: dict) -> str:
+    """The line of mode_state()'s answer: the tables' state, then how recall answers meanwhile
+    (in recall's own words: its refusal, or the note its answers carry)."""
+    name, refusal, note = mode["name"], mode.get("recall"), mode.get("meanwhile")
+    head = {
+        "waiting": f"recall mode {name}'s tables cannot be built now (memoryd tries again)",
+        "failed": f"recall mode {name}'s tables could not be built",
+    }.get(mode["state"], f"recall mode {name}'s tables are not built yet (being built)")
+    if refusal is not None:
+        return f"index: {head}; every recall is refused meanwhile: {refusal}"
+    said = f"index: {head}; recall answers meanwhile by the spec's search over the rows indexed"
+    return f"{said}, each answer noting: {note}" if note else said
 
 
 def _listed(head: str, total: int, shown: list[dict]) -> list[str]:
@@ -47,13 +92,14 @@ def lines(found: dict | None) -> list[str]:
         return []
     if (gone := found.get("gone")) is not None:
         return [gone_line(gone)]
+    # First: while it stands, what follows says where the logs are, not that recall works.
+    said = [mode_line(mode)] if (mode := found.get("mode")) is not None else []
     if found["catching_up"] is not None:
         read, logs = found["catching_up"]
-        return [f"index: catching up, {read:,} of {logs:,} session logs read"]
+        return [*said, f"index: catching up, {read:,} of {logs:,} session logs read"]
     total, aside = found["not_indexed_total"], found.get("left_aside_total", 0)
     if not total and not aside:
-        return ["index: every session log indexed"]
-    said: list[str] = []
+        return [*said, "index: every session log indexed"]
     if total:
         head = (
             f"index: {counted(total, 'session log')} not indexed (memoryd tries again every 30 s"

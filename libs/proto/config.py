@@ -80,8 +80,10 @@ class ConfigFile:
 
     def string(self, section: str, key: str) -> str | None:
         value = self.value(section, key)
-        if value is not None and (not isinstance(value, str) or not value or "\0" in value):
+        if value is not None and (not isinstance(value, str) or not value):
             raise ConfigInvalid(f"{self.source}: [{section}] {key} must be a non-empty string")
+        if value is not None and "\0" in value:
+            raise ConfigInvalid(f"{self.source}: [{section}] {key} must not hold a NUL character")
         return value
 
     def path(self, section: str, key: str, default: Path) -> Path:

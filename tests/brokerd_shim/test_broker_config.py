@@ -55,6 +55,7 @@ def test_every_key(tmp_path):
         ("[memory]\nsokcet = 'x'\n", "unknown key sokcet in [memory]"),
         ("paths = 1\n", "paths must be a table"),
         ("[paths]\nhome = 3\n", "[paths] home must be a non-empty string"),
+        ('[paths]\nhome = "/h\\u0000x"\n', "[paths] home must not hold a NUL character"),
         ("[memory]\ntimeout_seconds = 'soon'\n", "must be a number"),
         ("[memory]\ntimeout_seconds = 0\n", "above 0"),
         ("[memory]\ntimeout_seconds = true\n", "must be a number"),

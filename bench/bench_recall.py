@@ -5,7 +5,9 @@ generates a home with words drawn from a Zipf distribution over a 30,000-word vo
 (bench_index's generator and layout), builds the index (Index.reindex, in this process), starts
 memoryd as a process on it, and runs queries of 2 to 6 words drawn from the commoner half of the
 vocabulary, k = 5 (--mix bench: distinct words; --mix zipf: each word drawn evenly on its own, from
-a stream of queries of its own):
+a stream of queries of its own; --mix text: each word drawn as words occur in the text, by its
+Zipf weight over the whole vocabulary, so that most queries hold one of the few words most rows
+hold, as a question's "the" or "what" would):
 
 - recall over memoryd's brokerd socket (connect, frame, validation, search, snippets, rendering,
   label, recall log line), p50 and p99;
@@ -19,7 +21,7 @@ of its own and memoryd is told (session_updated, answered once the index has com
 while sessions run: every recall then meets an index that changed since the last one.
 
     .venv/bin/python bench/bench_recall.py [--sizes 10000,100000,1000000] [--queries 500]
-                                           [--write-between] [--mix bench|zipf] [--keep DIR]
+                                           [--write-between] [--mix bench|zipf|text] [--keep DIR]
 """
 
 import argparse
@@ -72,9 +74,16 @@ class ZipfGenerator(Generator):
     def queries(self, mix: str, n: int) -> list[str]:
         """n queries of the mix: "bench", this benchmark's own (distinct words, from the
         generator's stream); "zipf", 2 to 6 words each drawn evenly and on its own from the 15,000
-        commonest, from a stream of its own (the same queries whether the home was kept or not)."""
+        commonest, from a stream of its own (the same queries whether the home was kept or not);
+        "text", 2 to 6 words each drawn by its weight in the text, from a stream of its own."""
         if mix == "bench":
             return [self.query() for _ in range(n)]
+        if mix == "text":
+            rng = random.Random(29)
+            return [
+                " ".join(rng.choices(self.words, weights=self.weights, k=rng.randint(2, 6)))
+                for _ in range(n)
+            ]
         rng = random.Random(23)
         common = self.words[: VOCABULARY // 2]
         return [" ".join(rng.choices(common, k=rng.randint(2, 6))) for _ in range(n)]
@@ -201,10 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--mix",
-        choices=("bench", "zipf"),
+        choices=("bench", "zipf", "text"),
         default="bench",
         help="bench: distinct words from the commoner half (this benchmark's own); zipf: each"
-        " word drawn evenly from the 15,000 commonest, on its own",
+        " word drawn evenly from the 15,000 commonest, on its own; text: each word drawn by its"
+        " weight in the text",
     )
     args = parser.parse_args(argv)
     print(

@@ -4,14 +4,12 @@ A caller that gave up (brokerd's 30-second limit) closes its connection and tell
 call failed. A server that applies the call after that, because it read the frame late (the
 process was stopped, the machine swapped), would make that answer a lie. So the server's
 connection task holds a probe of its socket, and a handler about to make a change it cannot take
-back asks it first: the peer is gone when its end is closed and nothing more is left to read.
-The probe peeks at a duplicate of the socket's descriptor, so it may be asked from any thread,
-and it never consumes a byte.
+back asks it first: the peer is gone when it closed its end of the connection whole. The probe
+polls the socket's descriptor without reading, so it may be asked from any thread.
 """
 
 import contextvars
-import os
-import socket
+import select
 from collections.abc import Callable
 from typing import Protocol
 
@@ -31,18 +29,13 @@ def probe_of(sock: HasFileno | None) -> Probe | None:
     fd = sock.fileno()
 
     def gone() -> bool:
-        try:
-            peek = socket.socket(fileno=os.dup(fd))
-        except OSError:
-            return True  # the connection is already closed on this side
-        try:
-            return peek.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except BlockingIOError:
-            return False  # open, with nothing more sent: it waits
-        except OSError:
-            return True  # reset
-        finally:
-            peek.close()
+        # POLLHUP only once the peer closed its end whole: a peer that shut down only its
+        # sending side after the request (a one-request client may) still waits for the answer,
+        # and reads as POLLRDHUP alone.
+        poller = select.poll()
+        poller.register(fd, 0)
+        events = dict(poller.poll(0)).get(fd, 0)
+        return bool(events & (select.POLLHUP | select.POLLERR | select.POLLNVAL))
 
     return gone
 

@@ -51,3 +51,21 @@ def test_a_call_given_up_while_memoryd_was_stopped_is_not_applied(memoryd):
     memory = (memoryd.home / "memory" / "memory.md").read_text()
     assert "Waited for." in memory and "Given up on." not in memory
     assert "its caller stopped waiting" in memoryd.log.read_text()
+
+
+def test_a_caller_that_only_shut_down_its_sending_side_is_answered(memoryd):
+    """A one-request client may shut down its sending side once the request is out: it still
+    waits for the answer, and its write is applied."""
+    waiting = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        waiting.connect(str(memoryd.broker_socket))
+        waiting.sendall(encode_frame("memory_call", body_of(_call("Half closed.", "c3"))))
+        waiting.shutdown(socket.SHUT_WR)
+        waiting.settimeout(10)
+        answer = b""
+        while chunk := waiting.recv(65536):
+            answer += chunk
+    finally:
+        waiting.close()
+    assert b"memory.md updated" in answer  # the tool_response, in its frame
+    assert "Half closed." in (memoryd.home / "memory" / "memory.md").read_text()

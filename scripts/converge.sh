@@ -42,14 +42,15 @@ settings_files_of() {
 }
 
 # out_of_date ROLE: why ROLE's container must be recreated (one line), or nothing when it is
-# current or does not exist. Needs export_labels first.
+# current or does not exist. With the image gone from podman's storage (image_missing) there is
+# no image to compare with: the settings and the definition still are. Needs export_labels first.
 out_of_date() {
     local name="$1" c image settings defined want
     c=$(container_of "$name")
     podman container exists "$c" || return 0
     read -r image settings defined < <(podman inspect --format \
-        '{{.Image}} {{index .Config.Labels "boxmaker.settings"}} {{index .Config.Labels "boxmaker.compose"}}' "$c")
-    want=$(podman image inspect --format '{{.Id}}' "$IMAGE")
+        '{{.Image}} {{index .Config.Labels "boxmaker.settings"}} {{index .Config.Labels "boxmaker.compose"}}' "$c" 2>/dev/null)
+    want=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null) || want="$image"
     if [ "$image" != "$want" ]; then
         echo "it runs image ${image:0:12}, not ${want:0:12} that up just built"
     elif [ "$settings" != "$(settings_label_of "$name")" ]; then
@@ -57,6 +58,13 @@ out_of_date() {
     elif [ "$defined" != "$BOXMAKER_COMPOSE_HASH" ]; then
         echo "compose.yaml, the image name, the home, the settings folder or the user namespace changed"
     fi
+}
+
+# image_missing: one line when $IMAGE is not in podman's storage (a prune, rmi or untag removed it;
+# the containers run on from their own copy), saying what to do; nothing otherwise.
+image_missing() {
+    podman image exists "$IMAGE" 2>/dev/null ||
+        echo "the image $IMAGE is not in podman's storage (a prune, rmi or untag removed it; the containers run on from their own copy): scripts/stack up builds it again"
 }
 
 # The memswap_limit of each service in compose.yaml ("NAME VALUE" lines): podman-compose 1.6 does

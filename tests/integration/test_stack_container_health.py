@@ -159,3 +159,19 @@ def test_a_listener_that_never_accepts_holds_neither_status_nor_up(stack):
             filler.close()
     finally:
         holder.close()
+
+
+@pytest.mark.container
+def test_restart_with_the_image_gone_leaves_the_role_running(stack):
+    image = stack.env["BOXMAKER_IMAGE"]
+    podman("untag", image, image)
+    status = stack.run("status", timeout=120)
+    said = status.stdout + status.stderr
+    assert "Error:" not in said and "not  that" not in said, said
+    assert [x for x in said.splitlines() if image in x and "scripts/stack up" in x], said
+    restart = stack.run("restart", "memoryd", timeout=120)
+    assert restart.returncode == 1
+    lines = [x for x in restart.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "scripts/stack up" in lines[0], restart.stderr
+    assert podman("container", "exists", stack.container("memoryd")).returncode == 0
+    assert stack.bxctl("memory", "log").returncode == 0

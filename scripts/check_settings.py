@@ -9,7 +9,8 @@ own loader (memoryd.config, loopd_shim.config, brokerd_shim.config), the files i
 as the role reads them (the starter soul, the system prompt), and the grants in HOME/grants by
 brokerd-shim's own grants module. A mistake is one line naming the host file, the key and what is
 wrong; exit 1 when there is one. Paths the settings give under the containers' home
-(/var/lib/boxmaker) are looked for in HOME.
+(/var/lib/boxmaker) are looked for in HOME; a socket moved from its folder of run/, or a file a
+role's container does not see (compose.yaml's volumes), is a mistake, never read on the host.
 
 --hashes prints, for each role, a hash of the files that role reads from SETTINGS_DIR:
 scripts/stack labels each container with it and recreates a role whose label differs.
@@ -17,9 +18,11 @@ scripts/stack labels each container with it and recreates a role whose label dif
 
 import hashlib
 import os
+import re
 import sys
+import tomllib
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 CONTAINER_HOME = Path("/var/lib/boxmaker")
 SETTINGS_MOUNT = Path("/etc/boxmaker")
@@ -29,6 +32,89 @@ ROLE_FILES = {
     "brokerd-shim": ("brokerd.toml",),
     "loopd-shim": ("loopd.toml", "system.md"),
 }
+
+
+COMPOSE = Path(__file__).resolve().parents[1] / "compose.yaml"
+# Each role's sockets, as "file section key" -> where the socket is under the containers' home:
+# compose.yaml mounts only these folders of run/, shared with the peers and the host, and
+# scripts/stack asks each role on them; a socket elsewhere is reached by no one.
+SOCKETS = {
+    "memoryd": {
+        ("memoryd.toml", "sockets", "loop"): "run/loop-memory/memory.sock",
+        ("memoryd.toml", "sockets", "broker"): "run/broker-memory/memory.sock",
+        ("memoryd.toml", "sockets", "admin"): "run/owner-memory/admin.sock",
+    },
+    "brokerd-shim": {
+        ("brokerd.toml", "broker", "socket"): "run/loop-broker/broker.sock",
+        ("brokerd.toml", "memory", "socket"): "run/broker-memory/memory.sock",
+    },
+    "loopd-shim": {
+        ("loopd.toml", "memory", "socket"): "run/loop-memory/memory.sock",
+        ("loopd.toml", "broker", "socket"): "run/loop-broker/broker.sock",
+        ("loopd.toml", "control", "socket"): "run/loop-control/control.sock",
+    },
+}
+# Each role's files and folders a setting may name: they must be where its container sees them.
+PATHS = {
+    "memoryd": [("memoryd.toml", "memory", "soul_starter")],
+    "brokerd-shim": [("brokerd.toml", "grants", "dir"), ("brokerd.toml", "fixtures", "dir")],
+    "loopd-shim": [("loopd.toml", "prompt", "system")],
+}
+
+
+def mounts(role: str) -> list[PurePosixPath]:
+    """The folders role's container sees of the host (compose.yaml's volumes): the settings
+    folder and its own folders of the home."""
+    import yaml
+
+    volumes = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))["services"][role]["volumes"]
+    # "${BOXMAKER_HOME:?...}/memory:/var/lib/boxmaker/memory:z": the part after the host's.
+    found = (re.search(r":(/[^:]+)(:[a-z,]+)?$", volume) for volume in volumes)
+    return [PurePosixPath(match.group(1)) for match in found if match]
+
+
+def _setting(settings: Path, name: str, section: str, key: str) -> str | None:
+    """The string the file gives at [section] key (the role's loader has read it already)."""
+    path = settings / name
+    try:
+        value = tomllib.loads(path.read_bytes().decode("utf-8-sig")).get(section, {}).get(key)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _inside(value: str) -> PurePosixPath:
+    """Where the container finds a path the settings give (a relative one is the file's folder's,
+    the settings folder at /etc/boxmaker)."""
+    return PurePosixPath(os.path.normpath(PurePosixPath(SETTINGS_MOUNT) / value))
+
+
+def unreachable(role: str, settings: Path) -> list[str]:
+    """The settings of role naming a socket or a file its container (or its peers) cannot reach:
+    the role would start, bind or read on its own tmpfs or not at all, and no one could tell."""
+    problems = []
+    for (name, section, key), relative in SOCKETS[role].items():
+        value = _setting(settings, name, section, key)
+        want = PurePosixPath(CONTAINER_HOME) / relative
+        if value is not None and _inside(value) != want:
+            problems.append(
+                f"{settings / name}: [{section}] {key} = {value!r}: in the containers this socket"
+                f" must stay {want}, in the folder of run/ that compose.yaml shares with its peers"
+                " and the host; remove the key"
+            )
+    seen = mounts(role)
+    for name, section, key in PATHS[role]:
+        value = _setting(settings, name, section, key)
+        if value is None:
+            continue
+        inside = _inside(value)
+        if not any(inside == top or top in inside.parents for top in seen):
+            problems.append(
+                f"{settings / name}: [{section}] {key} = {value!r}: {role}'s container cannot"
+                f" reach {inside}: it sees only {', '.join(map(str, seen))}; put it in the"
+                f" settings folder {settings} and name it relative to {name}"
+            )
+    return problems
 
 
 def on_host(path: Path, settings: Path, home: Path) -> Path:
@@ -58,7 +144,9 @@ def check_memoryd(settings: Path, home: Path) -> list[str]:
         cfg = config.load(path)
     except MemorydError as e:
         return [str(e)]
-    problems = [_home_stays(path, cfg.home.root)]
+    problems = [_home_stays(path, cfg.home.root), *unreachable("memoryd", settings)]
+    if any(problems):
+        return [p for p in problems if p]
     if cfg.soul_starter != config.PACKAGED_SOUL:
         # Read as memoryd reads it into a new home: a FIFO is refused, not waited on; a starter
         # memoryd could never serve (not UTF-8, over soul.md's limit) is a mistake too.
@@ -79,10 +167,16 @@ def check_loopd(settings: Path, home: Path) -> list[str]:
     path = settings / "loopd.toml"
     try:
         cfg = load_config(path)
+    except LoopdError as e:
+        return [str(e)]
+    problems = [p for p in [_home_stays(path, cfg.home), *unreachable("loopd-shim", settings)] if p]
+    if problems:
+        return problems  # a prompt the container cannot reach is not read here on the host
+    try:
         read_system_prompt(on_host(cfg.system_prompt, settings, home))
     except LoopdError as e:
         return [str(e)]
-    return [p for p in [_home_stays(path, cfg.home)] if p]
+    return []
 
 
 def check_brokerd(settings: Path, home: Path) -> list[str]:
@@ -95,7 +189,9 @@ def check_brokerd(settings: Path, home: Path) -> list[str]:
         cfg = load_config(path, {"BOXMAKER_HOME": os.fspath(CONTAINER_HOME)})
     except BrokerError as e:
         return [str(e)]
-    problems = [_home_stays(path, cfg.home)]
+    problems = [_home_stays(path, cfg.home), *unreachable("brokerd-shim", settings)]
+    if any(problems):
+        return [p for p in problems if p]
     grants = on_host(cfg.grants_dir, settings, home)
     for problem in load_grants(grants).problems:
         # A problem names the grant's file name; the owner needs the folder too.

@@ -1,0 +1,79 @@
+"""scripts/check_settings.py refuses settings the containers cannot honour, each in one line naming
+the file, the key and what to do: a socket moved out of the folder of run/ that compose.yaml shares
+with its peers and the host, a file or folder outside what the role's container sees, and a
+memoryd write deadline not below brokerd-shim's memory timeout. A system prompt saved with a
+byte-order mark is read without it.
+"""
+
+import os
+import shutil
+import sys
+
+import pytest
+
+from tests.integration.stack import REPO, make_settings
+
+sys.path.insert(0, os.fspath(REPO / "scripts"))
+from check_settings import check  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def home_restored(monkeypatch):
+    monkeypatch.setenv("BOXMAKER_HOME", "/var/lib/boxmaker")
+
+
+@pytest.fixture
+def folders(tmp_path):
+    settings = make_settings(tmp_path)
+    home = tmp_path / "home"
+    shutil.copytree(REPO / "config/grants", home / "grants")
+    return settings, home
+
+
+def set_key(path, section, line):
+    """line set in [section] of path (the section added when the file has none), in place of
+    the example's own line for that key."""
+    key = line.split("=")[0].strip()
+    lines = [x for x in path.read_text().splitlines() if x.split("=")[0].strip() != key]
+    header = f"[{section}]"
+    if header in lines:
+        lines.insert(lines.index(header) + 1, line)
+    else:
+        lines += [header, line]
+    path.write_text("\n".join(lines) + "\n")
+
+
+ELSEWHERE = [
+    ("memoryd.toml", "sockets", 'admin = "/var/lib/boxmaker/run/admin2.sock"', "[sockets] admin"),
+    ("memoryd.toml", "sockets", 'loop = "/tmp/loop.sock"', "[sockets] loop"),
+    ("memoryd.toml", "sockets", 'broker = "memory.sock"', "[sockets] broker"),
+    ("loopd.toml", "control", 'socket = "/var/lib/boxmaker/c.sock"', "[control] socket"),
+    ("loopd.toml", "memory", 'socket = "/var/lib/boxmaker/run/x/m.sock"', "[memory] socket"),
+    ("brokerd.toml", "broker", 'socket = "/run/broker.sock"', "[broker] socket"),
+    ("loopd.toml", "prompt", f'system = "{REPO}/config/system.md"', "[prompt] system"),
+    ("loopd.toml", "prompt", 'system = "../system.md"', "[prompt] system"),
+    ("memoryd.toml", "memory", 'soul_starter = "/var/lib/boxmaker/grants/s.md"', "soul_starter"),
+    ("brokerd.toml", "grants", 'dir = "/var/lib/boxmaker/memory"', "[grants] dir"),
+]
+
+
+@pytest.mark.parametrize("name, section, line, key", ELSEWHERE, ids=[e[2] for e in ELSEWHERE])
+def test_a_socket_or_file_the_containers_cannot_reach_is_one_line(
+    folders, name, section, line, key
+):
+    settings, home = folders
+    set_key(settings / name, section, line)
+    [said] = check(settings, home)
+    assert f"{settings / name}: {key}" in said or f"{settings / name}: [" in said, said
+    assert key in said and "\n" not in said, said
+
+
+def test_a_socket_named_where_it_already_is_passes(folders):
+    settings, home = folders
+    set_key(
+        settings / "memoryd.toml",
+        "sockets",
+        'admin = "/var/lib/boxmaker/run/owner-memory/admin.sock"',
+    )
+    set_key(settings / "loopd.toml", "prompt", 'system = "/etc/boxmaker/system.md"')
+    assert check(settings, home) == []

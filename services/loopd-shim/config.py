@@ -86,7 +86,9 @@ def read_system_prompt(path: Path) -> str:
     """system.md's text without its trailing newlines; ConfigError when unreadable (a FIFO is
     refused, not waited on), over SYSTEM_PROMPT_BYTES, not UTF-8 or empty."""
     try:
-        text = read_setting(path, SYSTEM_PROMPT_BYTES).decode("utf-8")
+        # utf-8-sig: an editor that starts the file with a byte-order mark (Notepad does); the
+        # mark would otherwise open every prompt, invisible.
+        text = read_setting(path, SYSTEM_PROMPT_BYTES).decode("utf-8-sig")
     except TooLarge:
         raise ConfigError(
             f"the system prompt {path} is larger than {SYSTEM_PROMPT_BYTES:,} bytes, the limit; "

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from loopd_shim.config import read_system_prompt
 from tests.integration.stack import REPO, make_settings
 
 sys.path.insert(0, os.fspath(REPO / "scripts"))
@@ -77,3 +78,9 @@ def test_a_socket_named_where_it_already_is_passes(folders):
     )
     set_key(settings / "loopd.toml", "prompt", 'system = "/etc/boxmaker/system.md"')
     assert check(settings, home) == []
+
+
+def test_a_byte_order_mark_is_not_part_of_the_system_prompt(tmp_path):
+    prompt = tmp_path / "system.md"
+    prompt.write_bytes(b"\xef\xbb\xbfYou are helpful.\n")
+    assert read_system_prompt(prompt) == "You are helpful."

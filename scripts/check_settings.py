@@ -206,6 +206,30 @@ CHECKS: dict[str, Callable[[Path, Path], list[str]]] = {
 }
 
 
+def deadlines(settings: Path) -> list[str]:
+    """memoryd's write_deadline must stay below brokerd-shim's memory timeout: memoryd answers a
+    memory call it could not start in time with "not applied" before brokerd-shim gives up on it;
+    the other way round brokerd-shim reports a failure for a write that may still be applied."""
+    from brokerd_shim.config import load_config
+    from memoryd import config
+
+    try:
+        deadline = config.load(settings / "memoryd.toml").write_deadline
+        timeout = load_config(
+            settings / "brokerd.toml", {"BOXMAKER_HOME": os.fspath(CONTAINER_HOME)}
+        )
+    except Exception:  # noqa: BLE001 - each file's own mistake is said by its role's check
+        return []
+    if deadline < timeout.memory_timeout:
+        return []
+    return [
+        f"memoryd and brokerd-shim: {settings / 'memoryd.toml'} [memory] write_deadline ="
+        f" {deadline:g} must stay below {settings / 'brokerd.toml'} [memory] timeout_seconds ="
+        f" {timeout.memory_timeout:g}, so that memoryd says a write was not applied before"
+        " brokerd-shim stops waiting for it; lower write_deadline or raise timeout_seconds"
+    ]
+
+
 def check(settings: Path, home: Path) -> list[str]:
     """Every mistake in the settings, one line each, as "ROLE: the role's own message"."""
     # The roles in the containers find their home here; a stray one on the host must not count.
@@ -218,7 +242,7 @@ def check(settings: Path, home: Path) -> list[str]:
             problems.append(f"{role}: {settings / ROLE_FILES[role][0]}: missing")
             continue
         problems += [f"{role}: {line}" for line in check_role(settings, home)]
-    return problems
+    return problems or deadlines(settings)
 
 
 def role_hash(settings: Path, role: str) -> str:

@@ -80,6 +80,25 @@ def test_a_socket_named_where_it_already_is_passes(folders):
     assert check(settings, home) == []
 
 
+@pytest.mark.parametrize("deadline, timeout", [(60, 30), (30, 30), (20, 10), (5, 4.5)])
+def test_a_write_deadline_not_below_brokerds_timeout_is_one_line(folders, deadline, timeout):
+    settings, home = folders
+    set_key(settings / "memoryd.toml", "memory", f"write_deadline = {deadline}")
+    brokerd = settings / "brokerd.toml"
+    brokerd.write_text(
+        brokerd.read_text().replace("timeout_seconds = 30", f"timeout_seconds = {timeout}")
+    )
+    [said] = check(settings, home)
+    assert "memoryd.toml [memory] write_deadline" in said, said
+    assert "brokerd.toml [memory] timeout_seconds" in said, said
+
+
+def test_a_write_deadline_below_brokerds_timeout_passes(folders):
+    settings, home = folders
+    set_key(settings / "memoryd.toml", "memory", "write_deadline = 29.5")
+    assert check(settings, home) == []
+
+
 def test_a_byte_order_mark_is_not_part_of_the_system_prompt(tmp_path):
     prompt = tmp_path / "system.md"
     prompt.write_bytes(b"\xef\xbb\xbfYou are helpful.\n")

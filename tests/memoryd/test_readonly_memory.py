@@ -96,20 +96,18 @@ def test_an_undo_on_read_only_memory_is_not_applied_in_one_line(tmp_path, monkey
 
 
 def test_a_take_back_that_cannot_run_is_logged_not_raised(tmp_path, monkeypatch, caplog):
-    """notes.md took the removed entry, then the intent file could not be written and notes.md
+    """notes.md took the removed entry, then memory.md could not be replaced and notes.md
     cannot be cut back either: the answer names the first cause, the log the take-back."""
     store = new_store(tmp_path)
     fill(store, "memory", ["keep", "leaving"])
     notes = store.home.memory_file("notes.md")
-    from memoryd.memory import handedit
+    from memoryd.memory import store as store_module
 
-    def intend(*_a, **_k):
+    def replace_unchanged(path, *_a, **_k):
         read_only(monkeypatch, store)
-        raise OSError(
-            errno.ENOSPC, os.strerror(errno.ENOSPC), str(handedit.intent_path(store.home))
-        )
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(handedit, "intend", intend)
+    monkeypatch.setattr(store_module, "replace_unchanged", replace_unchanged)
     with caplog.at_level(logging.INFO), pytest.raises(WriteFailed) as failed:
         store.call(*loose_call(args(action="remove", file="memory", old="leaving"), **CLEAN))
     assert "(No space left on device)" in str(failed.value)

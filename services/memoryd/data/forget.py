@@ -202,7 +202,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
         if forgot_now not in held:  # a forget by its edit: one made in the same minute is another
             forgotten.add_text(home, forgot_now)
     reset_tail(store)
-    purge(service.index, target.keys, {**where.rows, **found.rows})
+    words_left = purge(service.index, target.keys, {**where.rows, **found.rows})
     if shifts:
         shift_notes(service.index, shifts)
     unfinished.drop(home)  # last: until here a re-run must take what this run took
@@ -211,6 +211,11 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
         f"forgot {target.what} as edit {edit_ids[-1]}: its text is gone from {where.said()} "
         f"and the index{where.index_said()}; this cannot be undone. {LOGS_STAY}"
     )
+    if words_left is not None:
+        message += (
+            f" Its words stay in the index's search lists ({words_left}) until a later forget"
+            " or `bxctl reindex` has room to rewrite them; no recall finds them."
+        )
     kept = _backups(home)
     if kept:
         message += (

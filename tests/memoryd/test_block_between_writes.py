@@ -3,6 +3,9 @@ journal line could not be written), nor from a restore that has laid one file an
 Each test builds a block on another thread at the worst moment, as loopd's memory_block would."""
 
 import errno
+import fcntl
+import logging
+import os
 import shutil
 import threading
 import time
@@ -11,6 +14,8 @@ import pytest
 
 from memoryd.data import lay
 from memoryd.errors import WriteFailed
+from memoryd.memory import filesgate
+from memoryd.public import memory_block
 from tests.callargs import loose_call
 from tests.memoryd.owner_data_harness import Memoryd
 from tests.memoryd.store_helpers import CLEAN, args, fill, new_store
@@ -42,10 +47,14 @@ class BlockMeanwhile:
         return self.text
 
 
-def test_a_write_taken_back_is_in_no_block(tmp_path, monkeypatch):
+@pytest.mark.parametrize("reader", ["memoryd", "memory-mcp"])
+def test_a_write_taken_back_is_in_no_block(tmp_path, monkeypatch, reader):
+    """memory-mcp builds the block in its own process (memoryd.public): the memory folder's
+    flock keeps it out of the write as memoryd's own lock keeps memoryd's block out."""
     store = new_store(tmp_path)
     fill(store, "memory", ["Kept."])
-    meanwhile = BlockMeanwhile(store.block)
+    build = store.block if reader == "memoryd" else (lambda: memory_block(store.home.root))
+    meanwhile = BlockMeanwhile(build)
 
     def full_disk(*_args, **_kwargs):
         meanwhile.start()  # memory.md holds the new entry now, until it is put back
@@ -90,3 +99,24 @@ def test_a_restore_is_laid_whole_before_a_block_reads_it(md, monkeypatch):
     assert len(laid) == 2
     assert "M-one." in block and "U-one." in block
     assert "M-two." not in block and "U-two." not in block
+
+
+def test_a_reader_that_holds_the_folder_lock_delays_a_write_by_a_second_at_most(tmp_path, caplog):
+    """A memory-mcp stopped while it held the memory folder's shared lock cannot hang memoryd:
+    the write waits FLOCK_PATIENCE, goes on, and says so in its log."""
+    store = new_store(tmp_path)
+    fill(store, "memory", ["Kept."])
+    held = os.open(store.home.memory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_SH)
+        started = time.monotonic()
+        with caplog.at_level(logging.WARNING):
+            store.call(
+                *loose_call(args(action="add", file="memory", text="Still written."), **CLEAN)
+            )
+        took = time.monotonic() - started
+    finally:
+        os.close(held)
+    assert filesgate.FLOCK_PATIENCE <= took < filesgate.FLOCK_PATIENCE + 3
+    assert "Still written." in store.block()
+    assert any("has held its lock" in r.getMessage() for r in caplog.records)

@@ -283,7 +283,7 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
         # a whole home has both, even when the archive holds no month of them (a backup of a
         # new home) and the home lost them: without them the next backup is refused
         ensure_dir(folder)
-    with recalllog.held(service), store.files_lock:  # a block reads all old or all new
+    with recalllog.held(service), store.files_gate.changing():  # a block: all old or all new
         try:
             lay.commit(home, staging, wanted, remove)
         except lay.Unfinished as e:  # half old, half new: nothing may read or write it now

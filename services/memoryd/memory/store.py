@@ -40,6 +40,7 @@ from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_with
 from memoryd.memory import block, edits, entries, handedit, notes, ownerwrites
 from memoryd.memory.block import Classes as BlockClasses
 from memoryd.memory.entries import FILE_OF_ARG
+from memoryd.memory.filesgate import FilesGate
 from memoryd.memory.handedit import ChangedByHand
 from memoryd.memory.memfiles import Changed, holds, read_entries, replace_unchanged
 from memoryd.memory.review import Review, waiting_sentence
@@ -99,11 +100,8 @@ class MemoryStore:
         self.hand_edits = handedit.HandEdits(home, self.journal, self.journal_index, now)
         # Every write to memory/ holds it (the writer thread serialises them anyway).
         self.lock = threading.Lock()
-        # Held while memory.md or user.md may hold what is yet to stand: from a write's rename
-        # until it is journalled or taken back, and while a restore lays its files. The block
-        # takes it, so a session never starts with a write answered "not applied", nor with
-        # one file restored and the other not; it is never held for longer than that.
-        self.files_lock = threading.Lock()
+        # Held while memory.md or user.md may hold what is yet to stand (filesgate.py).
+        self.files_gate = FilesGate(home.memory)
 
     # --- start and read ---------------------------------------------------------------------
     def ensure(self) -> list[Path]:
@@ -142,7 +140,7 @@ class MemoryStore:
             log.warning("%s: a hand edit cannot be journalled now: %s", e.filename, e.strerror)
 
     def block(self) -> str:
-        with self.files_lock:
+        with self.files_gate.reading():
             return block.build(self.home, self.block_classes())
 
     def block_classes(self) -> BlockClasses:
@@ -319,7 +317,7 @@ class MemoryStore:
             handedit.intend(self.home, line.dump(), notes=removal)
             if removal is not None:
                 append_bytes(notes_path, removal[1].encode("utf-8"))
-            with self.files_lock:
+            with self.files_gate.changing():
                 replaced = replace_unchanged(path, entries.file_bytes(plan.after), planned_from)
                 if not isinstance(replaced, Changed):
                     old = replaced

@@ -113,6 +113,15 @@ def test_up_restarts_a_stopped_memoryd_and_one_whose_socket_was_removed(stack):
     assert "restarting memoryd: nothing answers on " in up.stdout + up.stderr, up.stderr[-3000:]
     assert stack.bxctl("memory", "log").returncode == 0
 
+    # A role of one socket, that socket removed within up's allowance for a start: up tells it
+    # from a role still starting (it listens there) and restarts it at once.
+    (stack.home / "run" / "loop-control" / "control.sock").unlink()
+    began = time.monotonic()
+    up = stack.run("up", timeout=120)
+    assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-3000:]
+    assert time.monotonic() - began < 45, up.stderr[-3000:]
+    assert "restarting loopd-shim: nothing answers on " in up.stderr, up.stderr[-3000:]
+
 
 @pytest.mark.container
 def test_status_leaves_no_wrong_socket_line_and_says_what_to_do(stack):

@@ -1,0 +1,78 @@
+"""scripts/stack in process mode tells a role's health by a request it must answer in time: a
+socket removed right after a start (a role with one socket, still within up's allowance for a
+start) is told from a role still starting by what the role listens on, so up restarts it at once;
+a stopped (SIGSTOP) role is unhealthy within status's bound and up restarts it. No engine needed.
+"""
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.integration.stack import REPO, short_temp_home
+
+STACK = REPO / "scripts" / "stack"
+
+
+@pytest.fixture
+def stack():
+    root = short_temp_home("bx-phealth-")
+    env = {
+        **os.environ,
+        "BOXMAKER_HOME": os.fspath(root / "home"),
+        "BOXMAKER_CONFIG": os.fspath(root / "config"),
+        "BOXMAKER_STACK_STATE": os.fspath(root / "state"),
+        "BOXMAKER_STACK": "process",
+    }
+
+    def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [os.fspath(STACK), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+    try:
+        up = run("up")
+        assert up.returncode == 0, up.stderr[-3000:]
+        yield root, run
+    finally:
+        run("down")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_removed_socket_of_a_one_socket_role_is_restarted_at_once(stack):
+    root, run = stack
+    (root / "home/run/loop-control/control.sock").unlink()
+    began = time.monotonic()
+    up = run("up", timeout=120)
+    assert up.returncode == 0, up.stderr[-3000:]
+    assert time.monotonic() - began < 45, up.stderr[-3000:]
+    assert "loopd-shim: nothing answers on " in up.stderr and "restarting" in up.stderr, up.stderr
+    assert "loopd-shim: healthy" in run("status").stdout
+
+
+def test_a_stopped_role_is_unhealthy_within_the_bound_and_up_restarts_it(stack):
+    root, run = stack
+    pid = int((root / "state/brokerd-shim.pid").read_text())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        began = time.monotonic()
+        status = run("status", timeout=120)
+        assert time.monotonic() - began < 30
+        assert status.returncode == 1
+        assert "brokerd-shim: unhealthy: no answer on " in status.stdout, status.stdout
+        up = run("up", timeout=120)
+        assert up.returncode == 0, up.stderr[-3000:]
+        assert "brokerd-shim: no answer on " in up.stderr, up.stderr
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+    assert run("status").returncode == 0

@@ -102,15 +102,20 @@ def test_start_failure_when_home_unwritable(tmp_path):
     assert "memoryd-start-failed" in result.stderr
 
 
+def _serve(config) -> subprocess.CompletedProcess:
+    """`memoryd serve` started by hand on config, as an owner would, to its end."""
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", "serve", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
 def test_a_second_memoryd_on_the_same_home_is_refused(tmp_path):
     first = MemorydProcess(tmp_path).start()
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "memoryd", "serve", "--config", str(first.config)],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+        result = _serve(first.config)
         assert result.returncode == 2
         assert "another memoryd is running" in result.stderr
         assert "memoryd-start-failed" in result.stderr
@@ -127,12 +132,7 @@ def test_a_second_memoryd_is_refused_after_the_owner_removed_index(tmp_path):
         shutil.rmtree(first.home / "index")
         in_flight = first.home / "memory" / ".memory.md.in-flight.tmp"
         in_flight.write_text("a write the first memoryd has not renamed yet\n")
-        result = subprocess.run(
-            [sys.executable, "-m", "memoryd", "serve", "--config", str(first.config)],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+        result = _serve(first.config)
         assert result.returncode == 2
         assert "another memoryd is running" in result.stderr
         assert in_flight.exists()  # the second did not clean up the first one's work

@@ -116,6 +116,24 @@ def request(
     return _reply(*decode_payload(payload), reply)
 
 
+def request_raw(path: str | os.PathLike, kind: str, body: dict, timeout: float = 30.0) -> str:
+    """Send one frame of kind with body as it is (not a model: a health check's probe, a body
+    the peer refuses) and return the kind of the reply, whatever it is."""
+    frame = encode_frame(kind, body)
+    sock = _connect(os.fspath(path), timeout)
+    try:
+        try:
+            sock.sendall(frame)
+            payload = recv_payload(sock)
+        except TimeoutError:
+            raise FrameTimeout(f"no reply from {os.fspath(path)} in {timeout:g} seconds") from None
+        except (ConnectionError, BrokenPipeError):
+            raise PeerClosed(f"{os.fspath(path)} closed the connection") from None
+    finally:
+        sock.close()
+    return decode_payload(payload)[0]
+
+
 async def _aconnect(path: str, timeout: float):
     pauses = _pauses(min(CONNECT_RETRY, timeout))
     while True:

@@ -3,8 +3,10 @@
     python -m proto.health ROLE [--home PATH] [--timeout SECONDS]
 
 memoryd is asked for the memory block on its loopd socket (it reads its files to answer); each
-shim gets a request of a kind its socket does not serve, which its event loop reads and refuses
-with an error reply (no session, audit line or file is touched). A role that is stopped (SIGSTOP),
+shim gets a request of a kind its socket serves with a body it refuses (PROBE, as scripts/stack
+status sends), which its event loop reads and answers with an error reply: no session, audit line
+or file is touched, and no "wrong socket" line is logged, as a kind the socket does not serve
+would be. A role that is stopped (SIGSTOP),
 stuck or gone does not answer in time and is unhealthy. compose.yaml runs this in each container
 and `scripts/stack status` runs it on the host or by exec. Prints one line; exit 0 healthy,
 1 unhealthy.
@@ -16,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from proto.client import RemoteError, request
+from proto.client import RemoteError, request, request_raw
 from proto.config import default_home
 from proto.errors import ProtoError, UnexpectedReply
 from proto.messages import MemoryBlock, MemoryBlockReply
@@ -24,24 +26,27 @@ from proto.paths import LOOP_BROKER_SOCKET, LOOP_CONTROL_SOCKET, LOOP_MEMORY_SOC
 
 DEFAULT_TIMEOUT = 5.0
 
-# role -> (socket under {home}, whether an error reply still means the role answered)
+PROBE = {"health_check_by_scripts_stack": 1}
+# role -> (socket under {home}, the kind a shim's socket serves: None for memoryd's block)
 CHECKS = {
-    "memoryd": (LOOP_MEMORY_SOCKET, False),
-    "brokerd-shim": (LOOP_BROKER_SOCKET, True),
-    "loopd-shim": (LOOP_CONTROL_SOCKET, True),
+    "memoryd": (LOOP_MEMORY_SOCKET, None),
+    "brokerd-shim": (LOOP_BROKER_SOCKET, "tool_request"),
+    "loopd-shim": (LOOP_CONTROL_SOCKET, "owner_message"),
 }
 
 
 def check(role: str, home: Path, timeout: float = DEFAULT_TIMEOUT) -> tuple[bool, str]:
     """(healthy, one line saying why) for role's socket under home."""
-    relative, refusal_is_an_answer = CHECKS[role]
+    relative, served = CHECKS[role]
     path = under(home, relative)
     started = time.monotonic()
     try:
-        request(path, MemoryBlock(), timeout=timeout, reply=MemoryBlockReply)
+        if served is None:
+            request(path, MemoryBlock(), timeout=timeout, reply=MemoryBlockReply)
+        else:
+            request_raw(path, served, PROBE, timeout=timeout)  # any reply is an answer
     except RemoteError as e:
-        if not refusal_is_an_answer:
-            return False, f"{role}: unhealthy: {path} refused the memory block: {e}"
+        return False, f"{role}: unhealthy: {path} refused the memory block: {e}"
     except UnexpectedReply as e:
         return False, f"{role}: unhealthy: {path} answered {e.got}"
     except ProtoError as e:

@@ -2,6 +2,7 @@
 (SIGSTOP) or gone, within the deadline."""
 
 import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -63,15 +64,15 @@ class _Refused(Exception):
     pass
 
 
-def _serve_memory_block_at(path, answer):
-    """A socket at path answering memory_block with answer(); its loop runs in a thread."""
+def _serve_memory_block_at(path, answer, kinds=frozenset({"memory_block"})):
+    """A socket at path answering kinds with answer(); its loop runs in a thread."""
     loop = asyncio.new_event_loop()
 
     async def handle(message):
         return answer()
 
     server = loop.run_until_complete(
-        serve_unix(path, handle, {"memory_block"}, name="fake", answerable=(_Refused,))
+        serve_unix(path, handle, kinds, name="fake", answerable=(_Refused,))
     )
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
@@ -106,3 +107,20 @@ def test_a_reply_of_another_kind_is_unhealthy_a_refusal_is_an_answer_for_the_shi
         assert healthy and line.startswith("loopd-shim: healthy"), line
     finally:
         stop()
+
+
+def test_a_shim_is_asked_a_kind_its_socket_serves_so_it_logs_no_wrong_socket_line(tmp_path, caplog):
+    """The probe is a kind loopd-shim's control socket serves with a body it refuses: healthy,
+    the handler never reached, and no "is it the right socket?" line in the shim's log."""
+    reached: list[int] = []
+    stop = _serve_memory_block_at(
+        under(tmp_path, LOOP_CONTROL_SOCKET), lambda: reached.append(1), kinds={"owner_message"}
+    )
+    try:
+        with caplog.at_level(logging.INFO):
+            healthy, line = check("loopd-shim", tmp_path, timeout=2)
+    finally:
+        stop()
+    assert healthy, line
+    assert not reached
+    assert not [r for r in caplog.records if "wrong-socket" in r.getMessage()]

@@ -13,6 +13,7 @@ The file is JSON, replaced whole (temporary file, fsync, rename, fsync of the fo
 read or parsed counts as untrusted and secret: failing safe, as brokerd's lost ledger does.
 """
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from proto.labels import Label, is_class
+from proto.labels import Label, is_class, stricter
 
 log = logging.getLogger("memory_mcp.raised")
 
@@ -111,6 +112,24 @@ def save(path: Path, label: Label, session: str) -> None:
         os.fsync(folder)
     finally:
         os.close(folder)
+
+
+def raise_kept(path: Path, label: Label, session: str) -> bool:
+    """Keep the stricter of what is kept and label (whether the file changed). Two connections
+    of one client raise it at once: each reads and writes under an flock of the folder, and
+    neither can lower what the other kept. OSError when it cannot be written."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        known = load(path)
+        wanted = stricter(known.label, label) if known is not None else label
+        if known is not None and wanted == known.label:
+            return False
+        save(path, wanted, session)
+        return True
+    finally:
+        os.close(folder)  # the flock goes with it
 
 
 def forget(path: Path) -> bool:

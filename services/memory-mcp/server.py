@@ -129,11 +129,8 @@ class MemoryMcp:
         secret = now.klass == "secret" and self.declared.klass != "secret"
         if not (untrusted or secret):
             return
-        known = raised.load(self.kept_file)
-        if known is not None and stricter(known.label, now) == known.label:
-            return
         try:
-            raised.save(self.kept_file, now, self.session or "(unknown)")
+            raised.raise_kept(self.kept_file, now, self.session or "(unknown)")
         except OSError as e:
             log.warning(
                 "session %s: cannot keep the raised state in %s (%s): the client's next "

@@ -110,6 +110,7 @@ INDEX_FILES = (
     "memory.sqlite3-shm",
     "memory.sqlite3-journal",
     "memory.sqlite3.carry",
+    "memory.sqlite3.merge-owed",
     "memoryd.lock",
 )
 MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl\Z")

@@ -7,12 +7,13 @@ other rows hold stay found."""
 
 import functools
 import json
+import os
 import shutil
 import sqlite3
 
 import pytest
 
-from memoryd.data import purge
+from memoryd.data import ftsmerge, purge
 from memoryd.index.index import Index
 from memoryd.journal import forgotten
 from memoryd.writer import WRITE
@@ -113,3 +114,40 @@ def test_rows_a_restored_forgotten_list_keeps_out_leave_no_word_either(md):
     assert deleted > 0
     assert _held(md, SECRET) == []
     assert "filler row 3 about the garden" in md.recall("filler 3 garden")
+
+
+def test_a_merge_a_kill_cut_off_is_made_by_the_forget_run_again(md, monkeypatch):
+    """Killed after its delete committed and before its merge: run again, the forget deletes
+    nothing (its rows are gone) but the merge is still owed, and made before it says so."""
+
+    def killed(index):
+        raise SystemExit("killed before the merge")
+
+    monkeypatch.setattr(ftsmerge, "merge_owed", killed)
+    with pytest.raises(SystemExit):
+        _forget(md, "session:s-secret:1")
+    monkeypatch.undo()
+    assert ftsmerge.owed_path(md.index).exists()
+    assert _held(md, SECRET) != []
+    said = _forget(md, "session:s-secret:1")
+    assert "and the index" in said and "search lists" not in said
+    assert _held(md, SECRET) == []
+    assert not ftsmerge.owed_path(md.index).exists()
+
+
+def test_no_merge_is_tried_on_a_disk_with_less_room_than_the_index(md, monkeypatch):
+    """The rewrite wants about the index's size free: with less, the forget is done without it
+    (it would take the room the forget's other steps need) and says the words wait."""
+    real = ftsmerge.os.statvfs
+
+    def nearly_full(path):
+        got = real(path)
+        return os.statvfs_result((*got[:4], 1, *got[5:]))  # f_bavail: one block left
+
+    monkeypatch.setattr(ftsmerge.os, "statvfs", nearly_full)
+    said = _forget(md, "session:s-secret:1")
+    assert "Its words stay in the index's search lists (the disk has 0 MiB free" in said
+    assert md.recall(SECRET).startswith("(no matches")
+    monkeypatch.undo()
+    assert "search lists" not in _forget(md, "session:s-keep:0")  # room again: merged
+    assert _held(md, SECRET) == [] and _held(md, OTHER) == []

@@ -31,7 +31,7 @@ import logging
 import os
 import time
 
-from memoryd.data import carriers, erasing, layout, scrub, taken, unfinished
+from memoryd.data import carriers, erasing, ftsmerge, layout, scrub, taken, unfinished
 from memoryd.data.erasing import Found, NotesMoved
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: the ids it takes)
@@ -202,9 +202,10 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
         if forgot_now not in held:  # a forget by its edit: one made in the same minute is another
             forgotten.add_text(home, forgot_now)
     reset_tail(store)
-    words_left = purge(service.index, target.keys, {**where.rows, **found.rows})
+    purge(service.index, target.keys, {**where.rows, **found.rows})
     if shifts:
         shift_notes(service.index, shifts)
+    words_left = ftsmerge.merge_owed(service.index)  # last: the rewrite may take what room is left
     unfinished.drop(home)  # last: until here a re-run must take what this run took
     log.info("forgot %s as edit %s (%s)", target.what, edit_ids[-1], where.said())
     message = (

@@ -3,15 +3,8 @@
 The rows go through the indexer's own delete (so the recall modes' tables and the count of
 deletions that readers watch follow), with SQLite's secure_delete on, so the freed pages are
 zeroed, and the WAL is checkpointed and truncated after, so no old page image keeps the text.
-A delete leaves the row's words in FTS5's term lists (the old segment's entry, and a delete marker
-naming the word again), and SQLite 3.40 has no secure-delete option for FTS5: only a merge of every
-segment into one drops them. So each FTS5 table the index has is merged whole ('optimize') right
-after the delete, and a forget leaves no word of what it took in the file. The merge
-rewrites the full-text index: where there is no room for that (a disk nearly full), it alone is
-taken back, the delete stands, and the forget's answer says the words stay in the term lists until
-a later forget or a reindex finds room; a forget must never need more room than the owner has.
-The cost is a rewrite of the full-text index (0.15 s in spec, 0.9 s in context at 100,000
-records; 2 to 3 s and 13 to 19 s at 1,000,000), once per forget.
+A delete leaves the row's words in FTS5's term lists until a merge (ftsmerge.py), which the
+forget runs once its other steps are done.
 
 After a restore has laid its files, after_restore brings the index up to date; when it cannot,
 the index file is removed, so that no row of a key the restored forgotten.jsonl lists can be
@@ -21,13 +14,12 @@ which skip every forgotten key.
 
 import logging
 import sqlite3
-import time
-from dataclasses import dataclass
 
-from memoryd.errors import IndexUnwritable, MemorydError
+from memoryd.data import ftsmerge
+from memoryd.errors import MemorydError
 from memoryd.home import fsync_dir
 from memoryd.index import indexer
-from memoryd.index.dbfile import remove_database, unwritable
+from memoryd.index.dbfile import remove_database
 from memoryd.index.sessionrows import LogState
 from memoryd.journal import keptout
 
@@ -66,82 +58,17 @@ def _still(conn: sqlite3.Connection, key: str, rowids: list[int]) -> bool:
     return conn.execute(sql, (*rowids, *params)).fetchone()[0] == len(rowids)
 
 
-def _fts5_tables(conn: sqlite3.Connection) -> list[str]:
-    """The FTS5 tables of the index (hits, and the recall modes' own, such as context_hits): read
-    from its schema, so that a mode's new table is merged too."""
-    rows = conn.execute(
-        "SELECT name FROM main.sqlite_schema WHERE type = 'table'"
-        " AND lower(sql) LIKE 'create virtual table % using fts5(%'"
-    )
-    return sorted(r[0] for r in rows)
-
-
-@dataclass
-class Merged:
-    tables: list[str]
-    took: float
-    left: str | None = None  # why the merge could not run (no room): the words stay till one can
-
-
-def _merged(index, conn: sqlite3.Connection, deleted: int) -> Merged | None:
-    """Every FTS5 table merged into one segment, in a transaction of its own after the delete's,
-    dropping the term list entries and delete markers of the rows deleted, when any were (None
-    when nothing was deleted). A merge that finds no room (it rewrites the full-text index; SQLite
-    then rolls back the whole transaction, so it cannot share the delete's) is given up: the
-    delete stands, the words stay in the term lists until a later merge (the next forget's, or a
-    reindex) has room, and left says why."""
-    if not deleted:
-        return None
-    started = time.monotonic()
-    tables = _fts5_tables(conn)
-    try:
-        with index._transaction(conn):
-            for table in tables:
-                # the name is the schema's own, quoted; FTS5 takes its commands as an INSERT
-                name = '"' + table.replace('"', '""') + '"'
-                conn.execute(f"INSERT INTO {name}({name}) VALUES ('optimize')")  # noqa: S608
-    except (sqlite3.Error, IndexUnwritable) as error:
-        wrong = unwritable(error, index.path)
-        if wrong is None and isinstance(error, IndexUnwritable):
-            wrong = (str(error), "")
-        if wrong is None:
-            raise
-        return Merged(tables, time.monotonic() - started, left=wrong[0])
-    return Merged(tables, time.monotonic() - started)
-
-
-def _said(index, merged: Merged | None) -> None:
-    """One line once the delete is committed: the merge's time (it grows with the index), or
-    why it could not run."""
-    if merged is None:
-        return
-    if merged.left is not None:
-        log.warning(
-            "index %s: rows deleted, but %s not merged: %s; the words of the rows deleted stay in"
-            " their term lists until a later forget or bxctl reindex has room",
-            index.path,
-            ", ".join(merged.tables),
-            merged.left,
-        )
-        return
-    log.info(
-        "index %s: %s merged after the delete, so no word of the rows deleted stays: %.1f s",
-        index.path,
-        ", ".join(merged.tables),
-        merged.took,
-    )
-
-
-def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> str | None:
-    """Delete the index rows of keys (note:N, session:ID:N); None, or why their words stay in
-    the full-text term lists for now (no room to merge them). hints: the rowids of each key found
-    on a reader before, so that the writer need not scan for them."""
+def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> int:
+    """Delete the index rows of keys (note:N, session:ID:N); the rows deleted. Their words are
+    merged out of the term lists by ftsmerge.merge_owed, once the forget's other steps are done.
+    hints: the rowids of each key found on a reader before, so that the writer need not scan."""
     if not keys:
-        return None
+        return 0
     hints = hints or {}
     conn: sqlite3.Connection = index._write()
     index.end_carry()  # the kept vectors' file holds the old rows' text too
     conn.execute("PRAGMA secure_delete = ON")
+    owed_before = ftsmerge.owe(index)
     before = conn.total_changes
     with index._transaction(conn):
         for key in keys:
@@ -152,10 +79,9 @@ def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> 
             else:
                 indexer._delete_rows(conn, *condition(key))
         deleted = conn.total_changes - before
-    merged = _merged(index, conn, deleted)
-    _said(index, merged)
-    _checkpointed(conn, deleted)
-    return merged.left if merged is not None else None
+    if not deleted and not owed_before:
+        ftsmerge.settled(index)  # nothing deleted, nothing owed
+    return _checkpointed(conn, deleted)
 
 
 def _checkpointed(conn: sqlite3.Connection, deleted: int) -> int:
@@ -175,15 +101,18 @@ def purge_kept_out(index) -> int:
     conn: sqlite3.Connection = index._write()
     index.end_carry()
     conn.execute("PRAGMA secure_delete = ON")
+    owed_before = ftsmerge.owe(index)
     before = conn.total_changes
     with index._transaction(conn):
         gone = keptout.rows_condition(conn, index.home)
         if gone is not None:
             indexer._delete_rows(conn, *gone)
         deleted = conn.total_changes - before
-    merged = _merged(index, conn, deleted)
-    _said(index, merged)
-    return _checkpointed(conn, deleted)
+    if not deleted and not owed_before:
+        ftsmerge.settled(index)
+    _checkpointed(conn, deleted)
+    ftsmerge.merge_owed(index)  # a restore's answer says nothing of words: logged when they wait
+    return deleted
 
 
 def reindex_notes(index) -> int:

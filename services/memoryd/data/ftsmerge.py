@@ -1,0 +1,128 @@
+"""Merging a forgotten row's words out of the index's full-text term lists.
+
+A delete leaves the row's words in FTS5's term lists (the old segment's entry, and a delete
+marker naming the word again), and SQLite 3.40 has no secure-delete option for FTS5: only a merge
+of every segment into one ('optimize') drops them. It rewrites the full-text index: seconds at a
+million records, and about the index's size of free room.
+
+So a delete that may leave words first marks the merge as owed (a file beside the index, made
+before the delete and removed only once a merge has committed), and the forget merges once its
+other steps are done, in a transaction of its own. A kill between the delete and the merge leaves
+the mark, and the next forget merges even when it deletes nothing (its rows went with the first
+try). Where the disk has less free room than the index takes, the merge is not tried (it would
+fail, or take the room the forget's next step needs): the forget is done all the same, and its
+answer says the words wait, in their term lists, for a later forget or `bxctl reindex` with room.
+No recall finds them meanwhile: their rows are gone.
+"""
+
+import logging
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.errors import IndexUnwritable
+from memoryd.home import atomic_write, fsync_dir
+from memoryd.index.dbfile import unwritable
+
+log = logging.getLogger("memoryd.data.purge")
+
+OWED_NAME = "memory.sqlite3.merge-owed"
+ROOM_MARGIN = 16 << 20
+
+
+def owed_path(index) -> Path:
+    return Path(index.path).parent / OWED_NAME
+
+
+def owe(index) -> bool:
+    """Mark the merge owed (durably, before the delete); whether it was owed already."""
+    path = owed_path(index)
+    if path.exists():
+        return True
+    atomic_write(path, b"")
+    return False
+
+
+def settled(index) -> None:
+    """No merge is owed any more."""
+    path = owed_path(index)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return
+    fsync_dir(path.parent)
+
+
+@dataclass
+class Merged:
+    tables: list[str]
+    took: float
+
+
+def merge_owed(index) -> str | None:
+    """Merge every FTS5 table of the index when a merge is owed; None when none is owed any
+    more, or why the words wait (no room for the rewrite)."""
+    if not owed_path(index).exists():
+        return None
+    room = _room_wanting(Path(index.path))
+    if room is not None:
+        log.warning(
+            "index %s: the words of rows forgotten stay in the full-text term lists for now: %s",
+            index.path,
+            room,
+        )
+        return room
+    conn: sqlite3.Connection = index._write()
+    started = time.monotonic()
+    tables = _fts5_tables(conn)
+    try:
+        with index._transaction(conn):
+            for table in tables:
+                # the name is the schema's own, quoted; FTS5 takes its commands as an INSERT
+                name = '"' + table.replace('"', '""') + '"'
+                conn.execute(f"INSERT INTO {name}({name}) VALUES ('optimize')")  # noqa: S608
+    except (sqlite3.Error, IndexUnwritable) as error:
+        wrong = unwritable(error, Path(index.path))
+        if wrong is None and not isinstance(error, IndexUnwritable):
+            raise
+        said = wrong[0] if wrong is not None else str(error)
+        log.warning("index %s: %s not merged: %s; tried again later", index.path, tables, said)
+        return said
+    settled(index)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error:
+        pass  # readers hold it: the next checkpoint overwrites those frames
+    log.info(
+        "index %s: %s merged, so no word of the rows forgotten stays: %.1f s",
+        index.path,
+        ", ".join(tables),
+        time.monotonic() - started,
+    )
+    return None
+
+
+def _room_wanting(db: Path) -> str | None:
+    """Why there is not room for a rewrite of the index's full-text tables, or None."""
+    try:
+        size = sum(os.stat(p).st_size for p in (db, Path(f"{db}-wal")) if p.exists())
+        fs = os.statvfs(db.parent)
+    except OSError:
+        return None  # the merge itself then says what is wrong
+    free = fs.f_bavail * fs.f_frsize
+    if free >= size + ROOM_MARGIN:
+        return None
+    wanted = (size + ROOM_MARGIN) >> 20
+    return f"the disk has {free >> 20} MiB free, and the merge wants about {wanted} MiB"
+
+
+def _fts5_tables(conn: sqlite3.Connection) -> list[str]:
+    """The FTS5 tables of the index (hits, and the recall modes' own, such as context_hits): read
+    from its schema, so that a mode's new table is merged too."""
+    rows = conn.execute(
+        "SELECT name FROM main.sqlite_schema WHERE type = 'table'"
+        " AND lower(sql) LIKE 'create virtual table % using fts5(%'"
+    )
+    return sorted(r[0] for r in rows)

@@ -206,6 +206,11 @@ CHECKS: dict[str, Callable[[Path, Path], list[str]]] = {
 }
 
 
+# What a write memoryd began may still take before it answers: its fsyncs, the notes it indexes,
+# a second at most waiting for memory-mcp to finish reading the block (memory/filesgate.py).
+DEADLINE_MARGIN = 5.0
+
+
 def deadlines(settings: Path) -> list[str]:
     """memoryd's write_deadline must stay below brokerd-shim's memory timeout: memoryd answers a
     memory call it could not start in time with "not applied" before brokerd-shim gives up on it;
@@ -220,12 +225,13 @@ def deadlines(settings: Path) -> list[str]:
         )
     except Exception:  # noqa: BLE001 - each file's own mistake is said by its role's check
         return []
-    if deadline < timeout.memory_timeout:
+    if deadline + DEADLINE_MARGIN <= timeout.memory_timeout:
         return []
     return [
         f"memoryd and brokerd-shim: {settings / 'memoryd.toml'} [memory] write_deadline ="
-        f" {deadline:g} must stay below {settings / 'brokerd.toml'} [memory] timeout_seconds ="
-        f" {timeout.memory_timeout:g}, so that memoryd says a write was not applied before"
+        f" {deadline:g} must stay {DEADLINE_MARGIN:g} seconds or more below"
+        f" {settings / 'brokerd.toml'} [memory] timeout_seconds = {timeout.memory_timeout:g},"
+        " so that memoryd says a write was not applied, or finishes the one it began, before"
         " brokerd-shim stops waiting for it; lower write_deadline or raise timeout_seconds"
     ]
 

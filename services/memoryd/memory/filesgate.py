@@ -9,8 +9,9 @@ rename until the change stands or is taken back, and a block is built only while
 Inside memoryd a lock does it. memory-mcp builds the block from the files itself, in its own
 process, so the gate is also an flock on the memory/ folder: exclusive while memoryd changes
 the files, shared while memory-mcp reads them (shared_read). memoryd never waits on another
-process for longer than FLOCK_PATIENCE: a reader that holds the folder's lock and hangs (stopped,
-or on a stalled disk) costs a write that much, and the write goes on without the flock (logged).
+process for longer than FLOCK_PATIENCE (a block's read takes milliseconds): a reader that holds
+the folder's lock and hangs (stopped, or on a stalled disk) costs a write that much, and the write
+goes on without the flock (logged).
 """
 
 import contextlib
@@ -24,7 +25,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-FLOCK_PATIENCE = 1.0
+FLOCK_PATIENCE = 0.25
 
 
 class FilesGate:

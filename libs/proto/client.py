@@ -101,37 +101,29 @@ def request(
     path: str | os.PathLike, message: Body, timeout: float = 30.0, *, reply: type[Body] = Body
 ) -> Body:
     """Send one message to the socket at path and return the reply's model (of type reply)."""
-    frame = encode_frame(kind_of(message), body_of(message))
-    sock = _connect(os.fspath(path), timeout)
-    try:
-        try:
-            sock.sendall(frame)
-            payload = recv_payload(sock)
-        except TimeoutError:
-            raise FrameTimeout(f"no reply from {os.fspath(path)} in {timeout:g} seconds") from None
-        except (ConnectionError, BrokenPipeError):
-            raise PeerClosed(f"{os.fspath(path)} closed the connection") from None
-    finally:
-        sock.close()
+    payload = _exchange(path, encode_frame(kind_of(message), body_of(message)), timeout)
     return _reply(*decode_payload(payload), reply)
 
 
 def request_raw(path: str | os.PathLike, kind: str, body: dict, timeout: float = 30.0) -> str:
     """Send one frame of kind with body as it is (not a model: a health check's probe, a body
     the peer refuses) and return the kind of the reply, whatever it is."""
-    frame = encode_frame(kind, body)
+    return decode_payload(_exchange(path, encode_frame(kind, body), timeout))[0]
+
+
+def _exchange(path: str | os.PathLike, frame: bytes, timeout: float) -> bytes:
+    """frame sent to the socket at path, and the reply's payload."""
     sock = _connect(os.fspath(path), timeout)
     try:
         try:
             sock.sendall(frame)
-            payload = recv_payload(sock)
+            return recv_payload(sock)
         except TimeoutError:
             raise FrameTimeout(f"no reply from {os.fspath(path)} in {timeout:g} seconds") from None
         except (ConnectionError, BrokenPipeError):
             raise PeerClosed(f"{os.fspath(path)} closed the connection") from None
     finally:
         sock.close()
-    return decode_payload(payload)[0]
 
 
 async def _aconnect(path: str, timeout: float):

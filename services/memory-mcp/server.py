@@ -72,6 +72,7 @@ class MemoryMcp:
         self.state = SessionState(klass=klass, untrusted=trust != "trusted")
         self.declared = self.state.label()
         self.kept_file: Path | None = None
+        self._kept: Label | None = None  # the label this connection last kept
         self.started = started or datetime.now(UTC)
         self.session: str | None = None
         self.calls = 0
@@ -129,8 +130,11 @@ class MemoryMcp:
         secret = now.klass == "secret" and self.declared.klass != "secret"
         if not (untrusted or secret):
             return
+        if now == self._kept:
+            return  # kept already by this connection: no file to read at every answer
         try:
             raised.raise_kept(self.kept_file, now, self.session or "(unknown)")
+            self._kept = now
         except OSError as e:
             log.warning(
                 "session %s: cannot keep the raised state in %s (%s): the client's next "

@@ -83,8 +83,9 @@ FRESH_NOTES = frozenset({"search", "stats"})
 
 
 class CallerGone(Exception):
-    """Raised on the writer, before a memory call is applied, when its caller has closed the
-    connection: it stopped waiting and was told the call failed, so the call is not applied."""
+    """Raised just before a memory call is applied (on the writer) or a queued recall is run (on
+    a reader) when its caller has closed the connection: it stopped waiting, and was told the
+    call failed, so the call is not run."""
 
 
 class NotesChanged(MemorydError):

@@ -171,8 +171,8 @@ def test_a_stop_interrupts_the_build_of_a_changed_mode(tmp_path, monkeypatch, ca
     assert any("not built, memoryd stopping" in r.getMessage() for r in caplog.records)
 
 
-def test_a_mode_that_failed_to_build_is_damaged_until_a_reindex(tmp_path, monkeypatch, caplog):
-    home = _spec_index(tmp_path)
+def _build_fails_once(monkeypatch) -> None:
+    """The first build of a mode's tables fails as on a damaged file; the next ones build."""
     real = modes.prepare
     calls = []
 
@@ -185,6 +185,11 @@ def test_a_mode_that_failed_to_build_is_damaged_until_a_reindex(tmp_path, monkey
         return real(conn, mode, path)
 
     monkeypatch.setattr(index_module.modes, "prepare", fails_once)
+
+
+def test_a_mode_that_failed_to_build_is_damaged_until_a_reindex(tmp_path, monkeypatch, caplog):
+    home = _spec_index(tmp_path)
+    _build_fails_once(monkeypatch)
     service = prepare(load(_config(tmp_path, CONTEXT)))
 
     async def scenario():

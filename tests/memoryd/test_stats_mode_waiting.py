@@ -6,18 +6,15 @@ alone; once built, nothing of it is said (owner/indexstate.py)."""
 
 import asyncio
 import json
-import sqlite3
 
-from memoryd import modes
 from memoryd.config import load
 from memoryd.errors import IndexDamaged, IndexUnwritable
-from memoryd.index import index as index_module
 from memoryd.index.index import DAMAGED, Index
 from memoryd.owner import indexstate
 from memoryd.server import prepare
 from proto.messages import MemoryAdmin
 from tests.memoryd.test_index_full_disk import FULL, _room, _service
-from tests.memoryd.test_mode_prepare import CONTEXT, _spec_index
+from tests.memoryd.test_mode_prepare import CONTEXT, _build_fails_once, _spec_index
 from tests.memoryd.test_scheduling import _call
 from tests.memoryd.test_socket_cleanup import _config
 from tests.recalling import recall_on
@@ -108,18 +105,7 @@ def test_a_changed_mode_being_built_is_said_until_it_is_built(tmp_path):
 
 def test_a_mode_that_failed_to_build_is_said_until_a_reindex(tmp_path, monkeypatch):
     _spec_index(tmp_path)
-    real = modes.prepare
-    calls = []
-
-    def fails_once(conn, mode, path="index"):
-        calls.append(mode)
-        if len(calls) == 1:
-            error = sqlite3.DatabaseError("database disk image is malformed")
-            error.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
-            raise error
-        return real(conn, mode, path)
-
-    monkeypatch.setattr(index_module.modes, "prepare", fails_once)
+    _build_fails_once(monkeypatch)
     service = prepare(load(_config(tmp_path, CONTEXT)))
 
     async def scenario():

@@ -197,6 +197,25 @@ has_failed() {
     fi
 }
 
+# stop_for_good CONTAINER: stopped, and still stopped a second later. A container that has just
+# exited is restarted by podman's cleanup a moment after (restart on-failure): a stop that came
+# before that was a no-op, so it is stopped again until its state and restart count hold still.
+stop_for_good() {
+    local last="" now tries=0
+    while [ "$tries" -lt 10 ]; do
+        podman stop -t 2 "$1" >/dev/null 2>&1 || true
+        sleep 1
+        now=$(podman inspect --format '{{.State.Status}} {{.RestartCount}}' "$1" 2>/dev/null ||
+            echo missing)
+        case "$now" in
+        running* | restarting*) ;;
+        *) [ "$now" = "$last" ] && return 0 ;;
+        esac
+        last=$now
+        tries=$((tries + 1))
+    done
+}
+
 # wait_for_roles LIMIT ROLE...: wait until each role's sockets answer a request (ask_sockets, each
 # ask bounded, so that a listener that never accepts cannot hold this past LIMIT). A role that
 # fails meanwhile is stopped, so that it does not restart in a loop, and its own error is printed;
@@ -221,7 +240,7 @@ wait_for_roles() {
             *) say "$name cannot start: ${line:-its log is empty}" ;;
             esac
             if [ "$(cat "$STATE/mode" 2>/dev/null)" = container ]; then
-                podman stop -t 2 "$(container_of "$name")" >/dev/null 2>&1 || true
+                stop_for_good "$(container_of "$name")"
                 say "stopped $(container_of "$name") so that it does not restart in a loop; fix the cause, then scripts/stack up"
             fi
         done

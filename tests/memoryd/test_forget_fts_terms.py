@@ -120,7 +120,7 @@ def test_a_merge_a_kill_cut_off_is_made_by_the_forget_run_again(md, monkeypatch)
     """Killed after its delete committed and before its merge: run again, the forget deletes
     nothing (its rows are gone) but the merge is still owed, and made before it says so."""
 
-    def killed(index):
+    def killed(index, on_writer=None):
         raise SystemExit("killed before the merge")
 
     monkeypatch.setattr(ftsmerge, "merge_owed", killed)
@@ -151,3 +151,30 @@ def test_no_merge_is_tried_on_a_disk_with_less_room_than_the_index(md, monkeypat
     monkeypatch.undo()
     assert "search lists" not in _forget(md, "session:s-keep:0")  # room again: merged
     assert _held(md, SECRET) == [] and _held(md, OTHER) == []
+
+
+def test_memory_writes_run_between_the_merges_steps(md, monkeypatch):
+    """The merge rewrites every term list (13 to 19 s at a million records in context mode):
+    it is made in steps, each a writer job of its own, so a memory write that comes meanwhile
+    waits for one step, not for the rewrite. Steps of a page each here, so there are many."""
+    monkeypatch.setattr(ftsmerge, "FIRST_PAGES", 1)
+    monkeypatch.setattr(ftsmerge, "FEWEST_PAGES", 1)
+    monkeypatch.setattr(ftsmerge, "MOST_PAGES", 1)
+    steps: list[str] = []
+    ran_after: list[int] = []
+    real_step = ftsmerge._step
+
+    def step(index, table, pages):
+        steps.append(table)
+        if len(steps) == 1:  # a write that comes during the first step
+            md.service._writer.submit(WRITE, lambda: ran_after.append(len(steps)))
+        return real_step(index, table, pages)
+
+    monkeypatch.setattr(ftsmerge, "_step", step)
+    said = _forget(md, "session:s-secret:1")
+    assert "and the index" in said and "search lists" not in said
+    assert len(steps) > 2
+    assert ran_after == [1]  # run right after the step it came in, before the second
+    assert _held(md, SECRET) == []
+    assert not ftsmerge.owed_path(md.index).exists()
+    assert "filler row 3 about the garden" in md.recall("filler 3 garden")

@@ -154,9 +154,17 @@ def stamp_of(when: dt.datetime) -> str:
     return f"{when.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
 
 
-def run(service, ref: str, found: Found | None = None, check: str | None = None) -> dict:
+def run(
+    service,
+    ref: str,
+    found: Found | None = None,
+    check: str | None = None,
+    merge_later: bool = False,
+) -> dict:
     """Forget ref (on the writer thread); found: prepare()'s, just before; check: the
-    preview's, when the owner was shown what ref named."""
+    preview's, when the owner was shown what ref named. merge_later: the caller, off the writer
+    thread, makes the index's merge in steps with settle() (writes run between them); else it is
+    made here, at once."""
     store = service.store
     home: Home = store.home
     with store.lock:
@@ -205,13 +213,23 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
     purge(service.index, target.keys, {**where.rows, **found.rows})
     if shifts:
         shift_notes(service.index, shifts)
-    words_left = ftsmerge.merge_owed(service.index)  # last: the rewrite may take what room is left
-    unfinished.drop(home)  # last: until here a re-run must take what this run took
     log.info("forgot %s as edit %s (%s)", target.what, edit_ids[-1], where.said())
     message = (
         f"forgot {target.what} as edit {edit_ids[-1]}: its text is gone from {where.said()} "
         f"and the index{where.index_said()}; this cannot be undone. {LOGS_STAY}"
     )
+    done = {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
+    return done if merge_later else settle(service, done, ftsmerge.inline)
+
+
+def settle(service, done: dict, on_writer) -> dict:
+    """The last steps of a forget run() made: the merge of the words of the rows it deleted out
+    of the index's term lists (in steps, each run by on_writer), then the end of what a re-run
+    must take again; done's message says what is left."""
+    home: Home = service.store.home
+    words_left = ftsmerge.merge_owed(service.index, on_writer)  # the rewrite may take the room left
+    on_writer(unfinished.drop, home)  # last: until here a re-run must take what this run took
+    message = done["message"]
     if words_left is not None:
         message += (
             f" Its words stay in the index's search lists ({words_left}) until a later forget"
@@ -223,7 +241,7 @@ def run(service, ref: str, found: Found | None = None, check: str | None = None)
             f" Older backups still hold it ({counted(kept, 'archive')} in"
             f" {layout.backups(home)}): remove them to be rid of it there too."
         )
-    return {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
+    return {**done, "message": message}
 
 
 def _record(home: Home, ref: str, target, keys: list[str]) -> None:

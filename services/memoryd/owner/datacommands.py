@@ -130,9 +130,14 @@ def run_forget(service, arg) -> str:
         ) from None
     try:
         future = service._writer.submit(
-            WRITE, service._admin_write, forget.run, service, arg.id, found, arg.check
+            WRITE, service._admin_write, forget.run, service, arg.id, found, arg.check, True
         )
-        return paging.dumps(future.result())
+        done = future.result()
+
+        def on_writer(fn, *args):
+            return service._writer.submit(WRITE, fn, *args).result()
+
+        return paging.dumps(forget.settle(service, done, on_writer))
     except (OSError, sqlite3.Error) as e:
         raise forget.stopped_part_way(_where(e)) from None
     finally:

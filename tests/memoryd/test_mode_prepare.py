@@ -210,3 +210,35 @@ def test_a_mode_that_failed_to_build_is_damaged_until_a_reindex(tmp_path, monkey
     assert [r.getMessage() for r in caplog.records] == [
         f"index {home.index_db}: recall mode context: not built: database disk image is malformed"
     ]
+
+
+def test_a_build_is_said_built_only_once_it_has_committed(tmp_path, monkeypatch, caplog):
+    """A build whose transaction then fails (a full disk at its commit) was not made: the log
+    says it waits, not that the mode was built from the rows, and says built once it stands."""
+    home = _spec_index(tmp_path)
+    real = modes.prepare
+    calls = []
+
+    def commit_fails_once(conn, mode, path="index"):
+        done = real(conn, mode, path)
+        calls.append(mode)
+        if len(calls) == 1:  # the rows are in, then the transaction fails as on a full disk
+            error = sqlite3.OperationalError("database or disk is full")
+            error.sqlite_errorcode = sqlite3.SQLITE_FULL
+            raise error
+        return done
+
+    monkeypatch.setattr(index_module.modes, "prepare", commit_fails_once)
+    service = prepare(load(_config(tmp_path, CONTEXT)))
+    try:
+        with caplog.at_level(logging.INFO):
+            asyncio.run(service.catch_up())  # the build fails, then the catch-up tries again
+    finally:
+        service.close()
+    lines = [r.getMessage() for r in caplog.records]
+    said = [n for n, line in enumerate(lines) if "recall mode context" in line]
+    assert [lines[n] for n in said] == [
+        f"index {home.index_db}: recall mode context: not built: the disk is full;"
+        " tried again once there is room",
+        f"index {home.index_db}: recall mode context (was spec): built from 2 rows",
+    ]

@@ -62,7 +62,8 @@ class ModePrep(Connections):
                 writer.set_progress_handler(self._stopping, 10_000)
             try:
                 with self._transaction(writer) as conn:
-                    modes.prepare(conn, self.mode, self.path)
+                    done = modes.prepare(conn, self.mode, self.path)
+                modes.built(done)
             finally:
                 if deferred:
                     writer.set_progress_handler(None, 0)

@@ -90,22 +90,27 @@ def prepared(conn: sqlite3.Connection, mode: str) -> bool:
     return recorded(conn) == mode and all(_exists(conn, name) for name in _objects(wanted))
 
 
-def prepare(conn: sqlite3.Connection, mode: str, path: object = "index") -> bool:
-    """Make the index's mode tables those of mode, inside the caller's transaction; True when
-    they had to be (re)built."""
+def prepare(conn: sqlite3.Connection, mode: str, path: object = "index") -> str | None:
+    """Make the index's mode tables those of mode, inside the caller's transaction; what was
+    done when they had to be (re)built, for the caller to say with built() once its transaction
+    has committed (a build that then fails to commit was not made), else None."""
     if prepared(conn, mode):
-        return False
+        return None
     wanted, was = registry.get(mode), recorded(conn)
     _drop_all(conn)
     if not wanted.objects:
-        log.info("index %s: recall mode %s (was %s): its tables dropped", path, mode, was)
-        return True
+        return f"index {path}: recall mode {mode} (was {was}): its tables dropped"
     conn.execute(MODE_TABLE)
     conn.execute("INSERT INTO recall_mode VALUES (?, 0)", (mode,))
     wanted.create(conn)
     count = _fill(conn, wanted)
-    log.info("index %s: recall mode %s (was %s): built from %d rows", path, mode, was, count)
-    return True
+    return f"index {path}: recall mode {mode} (was {was}): built from {count} rows"
+
+
+def built(done: str | None) -> None:
+    """Log what prepare() did, once it stands."""
+    if done is not None:
+        log.info("%s", done)
 
 
 def rows_added(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:

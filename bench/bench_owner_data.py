@@ -13,13 +13,18 @@ service, the writer thread), and while each command runs a second thread sends a
   and the longest wait of a concurrent write (with and without --with-sessions);
 - restore: the archive into an empty home (read and checked whole, laid, notes.md indexed again);
 - forget: an entry that every journal line carries (the worst case: every month rewritten), a
-  note, and a session record.
+  note, and a session record, each with the merge of the index's full-text tables that drops
+  the forgotten rows' words (in steps: the longest step is printed).
 
-    .venv/bin/python bench/bench_owner_data.py [--records 100000]
+    .venv/bin/python bench/bench_owner_data.py [--records 100000] [--mode spec|context]
+
+--mode context measures the forget's merge on an index with context's table too (the rows and
+their neighbours' text, about twice the full-text lists to merge).
 """
 
 import argparse
 import datetime as dt
+import functools
 import json
 import os
 import random
@@ -36,7 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_index import Generator  # noqa: E402
 
+from memoryd.data import ftsmerge  # noqa: E402
+from memoryd.index.index import Index  # noqa: E402
 from memoryd.writer import WRITE  # noqa: E402
+from tests.memoryd import owner_data_harness  # noqa: E402
 from tests.memoryd.owner_data_harness import Memoryd  # noqa: E402
 
 ENTRIES = 20
@@ -113,6 +121,23 @@ class Writes:
         self._thread.join()
 
 
+class MergeSteps:
+    """The time of each step of a forget's merge (ftsmerge._step, wrapped)."""
+
+    def __init__(self) -> None:
+        self.took: list[float] = []
+        real = ftsmerge._step
+
+        def step(index, table, pages):
+            started = time.perf_counter()
+            try:
+                return real(index, table, pages)
+            finally:
+                self.took.append(time.perf_counter() - started)
+
+        ftsmerge._step = step  # type: ignore[assignment]
+
+
 def timed(m: Memoryd, command: str, **arg) -> tuple[dict, float, float]:
     with Writes(m) as writes:
         started = time.perf_counter()
@@ -124,8 +149,11 @@ def timed(m: Memoryd, command: str, **arg) -> tuple[dict, float, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--mode", choices=("spec", "context"), default="spec")
     args = parser.parse_args(argv)
     n = args.records
+    owner_data_harness.Index = functools.partial(Index, mode=args.mode)  # type: ignore[misc]
+    steps = MergeSteps()
     root = Path(tempfile.mkdtemp(prefix="bench-owner-data-"))
     try:
         home = root / "home"
@@ -135,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         recalls(home, n // 10)
         started = time.perf_counter()
         m = Memoryd(home)
-        print(f"home: {n:,} session records, {max(1, n // 1000):,} notes, "
+        print(f"home ({args.mode} mode): {n:,} session records, {max(1, n // 1000):,} notes, "
               f"{max(10, n // 100):,} edits, {n // 10:,} recall lines; "
               f"indexed in {time.perf_counter() - started:.1f} s")  # fmt: skip
         for sessions in (False, True):
@@ -165,9 +193,12 @@ def main(argv: list[str] | None = None) -> int:
             ("note:1", "a note"),
             ("session:long:4", "a session record"),
         ):
+            steps.took = []
             out, took, waited = timed(m, "forget", id=ref)
             print(
-                f"forget {what} ({ref}): {took:.2f} s ({out['places']}); "
+                f"forget {what} ({ref}): {took:.2f} s ({out['places']}); the merge "
+                f"{sum(steps.took):.2f} s in {len(steps.took)} steps, the longest "
+                f"{max(steps.took, default=0) * 1000:.0f} ms; "
                 f"a concurrent write waited up to {waited * 1000:.0f} ms"
             )
         m.close()

@@ -101,7 +101,8 @@ def merge_owed(index, on_writer: Callable[..., Any] = inline) -> str | None:
             steps += 1
             if not more:
                 break
-            wanted = pages * STEP_SECONDS / max(took, 0.001)
+            # a step's cost per page varies with the segments it reads: grow slowly, shrink at once
+            wanted = min(pages * STEP_SECONDS / max(took, 0.001), pages * 1.5)
             pages = int(min(MOST_PAGES, max(FEWEST_PAGES, wanted)))
     on_writer(_finish, index)
     log.info(

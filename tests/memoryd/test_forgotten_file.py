@@ -105,8 +105,8 @@ def test_forget_lines_written_before_they_held_their_keys_still_give_their_id(ho
     assert forgotten.journal_keys(home) == {"session:a:1", "note:4"}
     forgotten.path(home).write_text("not json\n")
     assert forgotten.listed(home) == {"session:a:1", "note:4"}
-    forgotten.path(home).write_text(KEY + "\n")  # intact: the journal is not read
-    assert forgotten.listed(home) == {"session:s-one:0"}
+    forgotten.path(home).write_text(KEY + "\n")  # parses whole, yet lacks the journal's keys
+    assert forgotten.listed(home) == {"session:s-one:0", "session:a:1", "note:4"}
 
 
 NOTES = ["My secret is quokka.", "Alpaca dentist on Monday.", "Bison yoga on Friday."]
@@ -233,6 +233,29 @@ def test_a_removed_file_keeps_the_journals_keys_and_is_written_back(md, caplog):
     assert md.recall("PIN").startswith("(no matches")
 
 
+@pytest.mark.parametrize("left", ["", "a line lost\n"])
+def test_a_file_that_lost_lines_yet_parses_keeps_the_journals_keys(md, caplog, left):
+    """Emptied (a disk that lost its blocks, an owner's editor), or one key's line deleted: the
+    file still parses, yet nothing it lost comes back to the index, and start writes it back."""
+    md.say("s-one", "The locker code is qz4711.", "Noted.")
+    md.say("s-two", "My PIN is 8086-secret.", "Noted.")
+    md.data("forget", id="session:s-one:0")
+    md.data("forget", id="session:s-two:0")
+    path = forgotten.path(md.home)
+    kept = [line for line in path.read_text().splitlines(True) if "s-two" in line]
+    path.write_text("" if not left else "".join(kept))
+    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+        md.index.reindex()
+        assert md.recall("locker").startswith("(no matches")
+        assert md.recall("PIN").startswith("(no matches")
+        forgotten.mend(md.home)  # as start does
+        forgotten.mend(md.home)  # again: nothing left to write, nothing said again
+    assert forgotten.held(md.home) == {"session:s-one:0", "session:s-two:0"}
+    written = [line for line in said(caplog) if "it lacked written back to it" in line]
+    assert len(written) == 1 and f"{path} lacks " in written[0]
+    whole_lines_only(path)
+
+
 def month(home: Home, name: str, lines: list[dict]) -> None:
     home.edits.mkdir(mode=0o700, exist_ok=True)
     with open(home.edits / name, "a") as f:
@@ -272,8 +295,8 @@ def test_forget_lines_of_an_older_memoryd_are_named_when_the_file_cannot_be_trus
     with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
         forgotten.mend(home)
         forgotten.listed(home)
-    if state == "whole":  # nothing to mend: the journal is not read
-        assert reads == [] and said(caplog) == []
+    if state == "whole":  # the journal is read, yet the file lacks nothing it could give back
+        assert reads == [home.edits / "2026-05.jsonl"] and said(caplog) == []
         return
     assert len(said(caplog)) == 1, said(caplog)
     line = said(caplog)[0]

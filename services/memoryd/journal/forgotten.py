@@ -24,12 +24,13 @@ A note key names a position, and the owner may edit notes.md by hand (delete the
 before it), after which another, live note stands at that position. So a note key holds only while
 the forget's marker still stands there (keys); what the file lists is listed.
 
-The forget's journal line holds the keys it lists too (forget.py). A line of this file that does
-not parse (a torn append, a damaged block, a hand edit), or the file missing (removed, or left out
-of a copy of memory/) while the journal holds forget lines, is logged once, and the keys of the
-journal's forget lines are taken as well (forgetlines.py reads the journal). The writer writes the
-ones the file lacks back to it, each on a line of its own, at start and at the next forget (mend),
-so that the file alone holds every key again and the owner may delete a damaged line without
+The forget's journal line holds the keys it lists too (forget.py), and they are always taken as
+well as the file's (forgetlines.py reads the journal): nothing un-forgets a key. A line of this
+file that does not parse (a torn append, a damaged block, a hand edit), lines lost from a file
+that still parses (emptied, a line deleted), or the file missing (removed, or left out of a copy
+of memory/) while the journal holds forget lines, is logged once. The writer writes the keys the
+file lacks back to it, each on a line of its own, at start and at the next forget (mend), so that
+the file alone holds every key again and the owner may delete a damaged line without
 un-forgetting anything. Forget lines an older memoryd wrote name no keys: the log line says which,
 as the journal cannot give theirs back.
 """
@@ -42,6 +43,7 @@ from pathlib import Path
 from memoryd.home import Home, append_line, read_file
 from memoryd.journal import forgetlines
 from memoryd.memory import notes
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +98,7 @@ class _Read:
     alone: frozenset[str] = frozenset()
 
 
-_cache: dict[Path, tuple[Stamp, _Read]] = {}
+_cache: dict[Path, tuple[tuple[Stamp, forgetlines.Forgets], _Read]] = {}
 # The home's file is the one read per part; a restore reads its staged copy once, under a name of
 # its own each time, so entries beyond a few are dropped rather than kept for every restore.
 CACHED_MOST = 4
@@ -163,21 +165,34 @@ def _read(home: Home) -> _Read:
     stamp = forgetlines.stamp(where)
     if stamp is None:
         return _missing(home, where)
+    journal = forgetlines.forgets(home)  # the same object while the journal is unchanged
     cached = _cache.get(where)
-    if cached is not None and cached[0] == stamp:
+    if cached is not None and cached[0][0] == stamp and cached[0][1] is journal:
         return cached[1]
     data = read_file(where)
     found, damaged, own_texts = _parse(data)
     own = frozenset(found)
-    every, every_texts = own, frozenset(own_texts)
     if damaged:
-        journal = forgetlines.forgets(home)
         _say_damaged(where, damaged, journal.keyless, 0, None)
-        every, every_texts = own | journal.keys, every_texts | journal.texts
+    else:
+        lacking = _lacking(journal, own, own_texts)
+        if lacking:
+            _say_lacking(where, lacking, 0, None)
+    # The journal's keys always count: a file that parses whole may still have lost lines (emptied
+    # by a bad disk or a hand edit, a line deleted), and nothing un-forgets a key.
+    every, every_texts = own | journal.keys, frozenset(own_texts) | journal.texts
     alone = every - _vouched(data, own_texts)
     result = _made(every, own, every_texts, frozenset(own_texts), alone)
-    _remember(_cache, where, stamp, result)
+    _remember(_cache, where, (stamp, journal), result)
     return result
+
+
+def _lacking(journal: forgetlines.Forgets, own: frozenset[str], own_texts: set[Forgot]) -> int:
+    """How many keys and digests the journal's forget lines name that the file lacks, the last
+    forget's aside (it writes its journal line first, then its lines here)."""
+    keys = journal.keys - journal.last - own
+    texts = journal.texts - journal.last_texts - own_texts
+    return len(keys) + len(texts)
 
 
 def _made(
@@ -243,13 +258,13 @@ def mend(home: Home, under_way: bool = False) -> None:
         log.error("%s: not read to mend it: %s", where, e)
         return
     found, damaged, found_texts = _parse(data) if data is not None else (set(), [], set())
-    if data is not None and not damaged:
-        return
     journal = forgetlines.forgets(home)
     wanted = journal.keys - journal.last if under_way else journal.keys
     wanted_texts = journal.texts - journal.last_texts if under_way else journal.texts
     lacking = sorted(wanted - found)
     lacking_texts = sorted(wanted_texts - found_texts, key=lambda f: (f.time, f.digest))
+    if data is not None and not damaged and not lacking and not lacking_texts:
+        return
     error = None
     if lacking or lacking_texts:
         error = forgetlines.write_back(where, data is not None, lacking, lacking_texts)
@@ -258,6 +273,8 @@ def mend(home: Home, under_way: bool = False) -> None:
     if data is None:
         if lacking or lacking_texts or journal.keyless:
             _say_missing(where, journal, written, error, digests)
+    elif not damaged:
+        _say_lacking(where, len(lacking) + len(lacking_texts), written, error, digests)
     elif written or error is not None:
         _say_damaged(where, damaged, journal.keyless, written, error, digests)
 
@@ -315,6 +332,20 @@ def _say_damaged(
         more,
         forgetlines.written_back(written, error, digests),
         forgetlines.keyless(keyless, missing=False),
+    )
+
+
+def _say_lacking(where: Path, lacking: int, written: int, error, digests: int = 0) -> None:
+    said = ("lacking", lacking)
+    if _logged.get(where) == said and not written and error is None:
+        return
+    _say(where, said)
+    log.error(
+        "%s lacks %s that the journal's forget lines name (lines lost: the file emptied or "
+        "edited); they are kept forgotten as well%s",
+        where,
+        counted(lacking, "key or digest", "keys or digests"),
+        forgetlines.written_back(written, error, digests),
     )
 
 

@@ -51,6 +51,8 @@ def _what(st: os.stat_result) -> str:
         return "not a file"
     if stat.S_ISFIFO(st.st_mode):
         return "a FIFO, not a regular file"
+    if stat.S_ISSOCK(st.st_mode):
+        return "a socket, not a regular file"
     return "not a regular file"
 
 
@@ -87,9 +89,18 @@ def open_file(path: str | os.PathLike, flags: int, mode: int = FILE_MODE) -> int
         try:
             fd = os.open(path.name, flags | _NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=folder)
         except OSError as e:
-            if e.errno != errno.ELOOP:
+            if e.errno == errno.ELOOP:
+                raise _refuse(path, "a symbolic link, which is not followed") from None
+            if e.errno not in (errno.ENXIO, errno.EOPNOTSUPP):
                 raise
-            raise _refuse(path, "a symbolic link, which is not followed") from None
+            # a FIFO with no reader, opened to write, or a socket: named as what stands there
+            try:
+                st = os.lstat(path.name, dir_fd=folder)
+            except OSError:
+                raise e from None
+            if stat.S_ISREG(st.st_mode):
+                raise
+            raise _refuse(path, _what(st)) from None
     finally:
         os.close(folder)
     st = os.fstat(fd)

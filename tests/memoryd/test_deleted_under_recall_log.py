@@ -108,3 +108,24 @@ def test_a_file_in_place_of_the_recalls_folder_skips_the_line_and_recall_answers
     recaller.recall("Miso", 2, session="mm-d")
     [month] = list(recalls.iterdir())
     assert _sessions(month) == ["mm-d"]
+
+
+def test_a_fifo_at_the_path_skips_the_line_and_recall_answers(opened, caplog):
+    """A FIFO there (no reader): opened to write it fails at once, and the line is skipped as
+    for a folder, never an internal error for the recall."""
+    index, recaller = opened
+    caplog.set_level(logging.INFO, logger=FILE)
+    recaller.recall("Miso", 2, session="mm-a")
+    [month] = list(index.home.recalls.iterdir())
+    month.unlink()
+    os.mkfifo(month)
+    for session in ("mm-b", "mm-c"):
+        assert recaller.recall("Miso", 2, session=session).text.startswith("[1] ")
+    month.unlink()
+    recaller.recall("Miso", 2, session="mm-d")
+    assert _sessions(month) == ["mm-d"]
+    assert _said(caplog)[1:] == [
+        f"{month}: cannot write recall lines (a FIFO, not a regular file); recalls answer"
+        " without them until that is mended",
+        f"{month}: recall lines are written again (2 skipped)",
+    ]

@@ -4,6 +4,7 @@ import json
 import os
 import resource
 import signal
+import socket
 import stat
 
 import pytest
@@ -132,8 +133,23 @@ def test_read_refuses_a_link_and_a_fifo_without_waiting(tmp_path, outside):
     os.mkfifo(fifo)
     with pytest.raises(NotRegular, match="FIFO"):
         read_file(fifo)  # would block forever if opened without O_NONBLOCK
-    with pytest.raises(OSError):  # no reader: ENXIO at once; with one, NotRegular
+    with pytest.raises(NotRegular, match="FIFO"):  # no reader: named, not ENXIO
         append_line(fifo, "x")
+
+
+def test_opening_a_socket_or_a_readerless_fifo_to_write_names_what_is_there(tmp_path):
+    """Opened to write, a FIFO with no reader fails with ENXIO and a socket with ENXIO or
+    EOPNOTSUPP: the callers that skip a path leading to no file (the recall log) must see
+    NotRegular, in words that say what stands there."""
+    fifo = tmp_path / "2026-09.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegular, match="is a FIFO, not a regular file"):
+        append_line(fifo, "x")
+    sock_path = tmp_path / "s.jsonl"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(sock_path))
+        with pytest.raises(NotRegular, match="is a socket, not a regular file"):
+            append_line(sock_path, "x")
 
 
 def test_ensure_dir_refuses_a_link_and_never_chmods_its_target(tmp_path, outside):

@@ -45,7 +45,7 @@ from memoryd.home import (
     open_file,
     open_read,
 )
-from memoryd.journal.linefile import all_ids, line_id, read_lines
+from memoryd.journal.linefile import all_ids, damaged_line, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from proto.files import NotRegular, read_at_most
 
@@ -397,8 +397,21 @@ class Journal:
         return f"{day}-{max(held, issued) + 1:04d}"
 
     def missing_sentence(self, edit_id: str) -> str:
-        """The owner's refusal for an edit id the journal holds no line of: one memoryd handed
-        out and has since lost is said to be gone, never that it did not exist."""
+        """The owner's refusal for an edit id the journal holds no line of that parses: a damaged
+        line of it is named (file and line), one memoryd handed out and has since lost is said to
+        be gone, never that it did not exist."""
+        if EDIT_ID.match(edit_id):
+            month = self.home.edits / f"{edit_id[:7]}.jsonl"
+            try:
+                number = damaged_line(month, edit_id, EditLine)
+            except OSError:
+                number = None
+            if number is not None:
+                return (
+                    f"refused: edit {edit_id}'s line in {month} (line {number:,}) is damaged: "
+                    "it does not parse, so memoryd can neither show nor undo it; mend that line "
+                    "(memoryd's log says what is wrong with it) or restore a backup"
+                )
         if self.issued.handed_out("edit", edit_id):
             return (
                 f"refused: the journal no longer holds edit {edit_id}: memoryd journalled it, "

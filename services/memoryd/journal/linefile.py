@@ -9,12 +9,13 @@ session logs. What memoryd writes is the model dumped, so a line reads back as i
 
 import json
 import logging
+import mmap
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from memoryd.home import read_file
+from memoryd.home import open_read, read_file
 
 log = logging.getLogger(__name__)
 
@@ -71,3 +72,39 @@ def all_ids(path: Path) -> list[str]:
     except FileNotFoundError:
         return []
     return [found for raw in data.split(b"\n") if raw.strip() and (found := line_id(raw))]
+
+
+def damaged_line(path: Path, line_id_: str, model: type[BaseModel]) -> int | None:
+    """The number (from 1) of a line of path that names line_id_ as its "id" and does not parse
+    as model: a line the file holds for that id, damaged (a lost quote, a torn write). The file is
+    mapped, not read whole; None when there is no such line."""
+    needle = b'"id": ' + json.dumps(line_id_).encode()
+    try:
+        f = open_read(path)  # no link followed, a regular file only
+    except FileNotFoundError:
+        return None
+    with f:
+        try:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # empty
+            return None
+        try:
+            position = data.find(needle)
+            while position != -1:
+                start = data.rfind(b"\n", 0, position) + 1
+                end = data.find(b"\n", position)
+                end = len(data) if end == -1 else end
+                if isinstance(parse_line(data[start:end], model), str):
+                    return _line_number(data, start)
+                position = data.find(needle, end)
+        finally:
+            data.close()
+    return None
+
+
+def _line_number(data: mmap.mmap, start: int) -> int:
+    number, position = 1, data.find(b"\n", 0, start)
+    while position != -1:
+        number += 1
+        position = data.find(b"\n", position + 1, start)
+    return number

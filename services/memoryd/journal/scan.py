@@ -148,8 +148,18 @@ def line_at(path: Path, offset: int) -> EditLine | None:
         return _parse(data[offset:end])
 
 
-def tail(paths: list[Path], n: int) -> list[EditLine]:
-    """The last n parseable lines over paths (oldest first), oldest first."""
+def _skipped(skipped: list[tuple[Path, str | None]] | None, path: Path, raw: bytes) -> None:
+    """A damaged line passed over: its file and, when its start still says, its id."""
+    if skipped is not None:
+        m = ID_AT_START.match(raw)
+        skipped.append((path, f"{m.group(1).decode()}-{m.group(2).decode()}" if m else None))
+
+
+def tail(
+    paths: list[Path], n: int, skipped: list[tuple[Path, str | None]] | None = None
+) -> list[EditLine]:
+    """The last n parseable lines over paths (oldest first), oldest first; skipped gets the
+    damaged lines passed over among them."""
     out: list[EditLine] = []
     for path in reversed(paths):
         with mapped(path) as data:
@@ -161,6 +171,8 @@ def tail(paths: list[Path], n: int) -> list[EditLine]:
                     record = _parse(raw)
                     if record is not None:
                         out.append(record)
+                    else:
+                        _skipped(skipped, path, raw)
                 end = start
                 if start == 0:
                     break
@@ -170,8 +182,11 @@ def tail(paths: list[Path], n: int) -> list[EditLine]:
     return out[-n:] if n else []
 
 
-def from_id(paths: list[Path], edit_id: str, n: int) -> list[EditLine] | None:
-    """n parseable lines starting at edit_id's (None when no line has that id)."""
+def from_id(
+    paths: list[Path], edit_id: str, n: int, skipped: list[tuple[Path, str | None]] | None = None
+) -> list[EditLine] | None:
+    """n parseable lines starting at edit_id's (None when no line has that id); skipped gets
+    the damaged lines passed over among them."""
     needle = b'{"id": ' + json.dumps(edit_id).encode()
     out: list[EditLine] = []
     found = False
@@ -192,6 +207,8 @@ def from_id(paths: list[Path], edit_id: str, n: int) -> list[EditLine] | None:
                 record = _parse(raw) if raw else None
                 if record is not None:
                     out.append(record)
+                elif raw:
+                    _skipped(skipped, path, raw)
                 position = end + 1
         if len(out) >= n:
             break

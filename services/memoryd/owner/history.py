@@ -12,18 +12,22 @@ from memoryd.journal.journal import EDIT_ID, EditLine, Journal
 from memoryd.memory.review import PENDING_ID, PendingLine
 from memoryd.owner import admin_text, paging
 from memoryd.owner.args import LogArg, PendingArg
+from proto.plural import counted
 
 
-def log_window(journal: Journal, n: int, start: str | None) -> list[EditLine]:
+def log_window(
+    journal: Journal, n: int, start: str | None, skipped: list | None = None
+) -> list[EditLine]:
     """The edits log N (--from ID) names, oldest first, read from the journal's end (or from
-    ID's line) through journalscan, so a long journal costs only the lines shown."""
+    ID's line) through journalscan, so a long journal costs only the lines shown; skipped gets
+    the damaged lines passed over among them."""
     months = journal.month_files()
     if start is None:
-        return journalscan.tail(months, n)
+        return journalscan.tail(months, n, skipped)
     if not EDIT_ID.match(start):
         raise AdminRefused(f"refused: {start[:64]!r} is not an edit id (YYYY-MM-DD-NNNN)")
     later = [path for path in months if path.name[:7] >= start[:7]]
-    window = journalscan.from_id(later, start, n)
+    window = journalscan.from_id(later, start, n, skipped)
     if window is None:
         raise AdminRefused(journal.missing_sentence(start))
     return window
@@ -37,8 +41,27 @@ def log_item(record: EditLine) -> dict:
     return {**item, "where": admin_text.where(record)}
 
 
+def damaged_said(skipped: list) -> str | None:
+    """The line log adds when damaged journal lines were passed over: how many, which ids (when
+    their start still says), in which files."""
+    if not skipped:
+        return None
+    ids = [edit_id for _, edit_id in skipped if edit_id]
+    files = ", ".join(sorted({str(path) for path, _ in skipped}))
+    named = f" (edit{'s' if len(ids) > 1 else ''} {', '.join(ids[:5])}" if ids else ""
+    if ids:
+        named += f" and {len(ids) - 5:,} more)" if len(ids) > 5 else ")"
+    parse = "it does not parse" if len(skipped) == 1 else "they do not parse"
+    return (
+        f"({counted(len(skipped), 'damaged journal line')}{named} not listed, in {files}: "
+        f"{parse}; memoryd's log says what is wrong)"
+    )
+
+
 def log_answer(journal: Journal, arg: LogArg) -> str:
-    window = log_window(journal, arg.n, arg.from_)
+    skipped: list = []
+    window = log_window(journal, arg.n, arg.from_, skipped)
+    damaged = damaged_said(skipped)
     last = journal.issued.last("edit") if not window and arg.from_ is None else None
     if last is not None:
         # An empty history is not the truth when memoryd handed edits out: their lines are lost.
@@ -57,12 +80,16 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
                 "cut": page.cut,
                 "edits": page.shown,
                 "rest": rest,
+                "damaged": [{"file": str(path), "id": edit_id} for path, edit_id in skipped],
             }
         )
     if not window:
-        return admin_text.NO_EDITS if arg.from_ is None else f"no edits from {arg.from_}"
+        empty = admin_text.NO_EDITS if arg.from_ is None else f"no edits from {arg.from_}"
+        return empty if damaged is None else f"{empty}\n{damaged}"
     page = paging.text_page(window, admin_text.log_line)
     lines = list(page.shown)
+    if damaged is not None:
+        lines.append(damaged)
     rest = _log_rest(window, page, arg.n)
     if rest is not None:
         lines.append(

@@ -8,9 +8,10 @@ catch up. Messages to one session are handled one at a time, so its log stays in
 
 import asyncio
 import base64
+import contextlib
 import logging
 import os
-from collections import defaultdict
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -47,6 +48,33 @@ def new_session_id() -> str:
     return "s-" + base64.b32encode(os.urandom(16)).decode("ascii").rstrip("=").lower()
 
 
+class SessionLocks:
+    """One lock per session, kept only while a message of that session holds or waits for it:
+    a peer naming endless sessions that do not exist must not grow loopd-shim."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, session: str) -> AsyncIterator[None]:
+        lock, users = self._held.get(session, (None, 0))
+        if lock is None:
+            lock = asyncio.Lock()
+        self._held[session] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._held[session]
+            if users == 1:
+                del self._held[session]
+            else:
+                self._held[session] = (lock, users - 1)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+
 class LoopService:
     def __init__(
         self, sessions: SessionStore, system_prompt: Path, memory: MemorySource, broker: ToolBroker
@@ -55,7 +83,7 @@ class LoopService:
         self.system_prompt = system_prompt
         self.memory = memory
         self.broker = broker
-        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._locks = SessionLocks()
 
     async def handle(self, message: Body) -> Body:
         if isinstance(message, SessionStart):
@@ -74,7 +102,7 @@ class LoopService:
         system_md = read_system_prompt(self.system_prompt)
         block = await self.memory.block()
         tools = [dict(tool) for tool in core_tools.CORE_TOOLS]
-        async with self._locks[session]:
+        async with self._locks.hold(session):
             baseline = await asyncio.to_thread(
                 self.sessions.create, session, assemble_system(system_md, block), tools
             )
@@ -82,7 +110,7 @@ class LoopService:
 
     async def owner_message(self, message: OwnerMessage) -> Ok:
         record = UserRecord(time=now_rfc3339(), content=message.content)
-        async with self._locks[message.session]:
+        async with self._locks.hold(message.session):
             self.sessions.require(message.session)
             await asyncio.to_thread(self.sessions.append, message.session, record)
         log.info("session %s: owner message appended", message.session)
@@ -101,7 +129,7 @@ class LoopService:
             tool_calls=calls,
         )
         results = []
-        async with self._locks[session]:
+        async with self._locks.hold(session):
             self.sessions.require(session)
             await asyncio.to_thread(self.sessions.append, session, record)
             for call in calls:

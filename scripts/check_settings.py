@@ -225,14 +225,35 @@ def deadlines(settings: Path) -> list[str]:
         )
     except Exception:  # noqa: BLE001 - each file's own mistake is said by its role's check
         return []
-    if deadline + DEADLINE_MARGIN <= timeout.memory_timeout:
+    problems = []
+    if deadline + DEADLINE_MARGIN > timeout.memory_timeout:
+        problems.append(
+            f"memoryd and brokerd-shim: {settings / 'memoryd.toml'} [memory] write_deadline ="
+            f" {deadline:g} must stay {DEADLINE_MARGIN:g} seconds or more below"
+            f" {settings / 'brokerd.toml'} [memory] timeout_seconds = {timeout.memory_timeout:g},"
+            " so that memoryd says a write was not applied, or finishes the one it began, before"
+            " brokerd-shim stops waiting for it; lower write_deadline or raise timeout_seconds"
+        )
+    return problems + _loopd_waits(settings, timeout.memory_timeout)
+
+
+def _loopd_waits(settings: Path, memory_timeout: float) -> list[str]:
+    """loopd-shim must wait for brokerd-shim longer than brokerd-shim waits for memoryd, or a
+    memory call brokerd-shim still carries is told to the model as unanswered."""
+    from loopd_shim.config import load_config
+
+    try:
+        waits = load_config(settings / "loopd.toml").broker_timeout
+    except Exception:  # noqa: BLE001 - each file's own mistake is said by its role's check
+        return []
+    if memory_timeout + DEADLINE_MARGIN <= waits:
         return []
     return [
-        f"memoryd and brokerd-shim: {settings / 'memoryd.toml'} [memory] write_deadline ="
-        f" {deadline:g} must stay {DEADLINE_MARGIN:g} seconds or more below"
-        f" {settings / 'brokerd.toml'} [memory] timeout_seconds = {timeout.memory_timeout:g},"
-        " so that memoryd says a write was not applied, or finishes the one it began, before"
-        " brokerd-shim stops waiting for it; lower write_deadline or raise timeout_seconds"
+        f"loopd-shim and brokerd-shim: {settings / 'loopd.toml'} [broker] timeout_seconds ="
+        f" {waits:g} must stay {DEADLINE_MARGIN:g} seconds or more above"
+        f" {settings / 'brokerd.toml'} [memory] timeout_seconds = {memory_timeout:g}, so that"
+        " brokerd-shim's answer on a memory write reaches loopd-shim before it stops waiting;"
+        " raise the one in loopd.toml or lower the one in brokerd.toml"
     ]
 
 

@@ -1,20 +1,26 @@
 """brokerd-shim, as loopd-shim sees it: one tool_request, one tool_response.
 
 Whatever goes wrong on the way is not the model's fault and not a tool's answer: the call fails
-with "brokerd did not answer" (or brokerd's refusal) and a private, trusted label.
+with "brokerd did not answer" (or brokerd's refusal) and a private, trusted label. A memory call
+that was sent and got no answer may still have been applied (memoryd may have been stalled past
+every wait), so its result says so rather than that it failed.
 """
 
 import logging
 from pathlib import Path
 from typing import Protocol
 
+from loopd_shim.config import BROKER_TIMEOUT
 from proto.client import RemoteError, arequest
-from proto.errors import ProtoError, UnexpectedReply
+from proto.errors import ProtoError, UnexpectedReply, Unreachable
 from proto.labels import Label
 from proto.messages import ToolRequest, ToolRequestMessage, ToolResponse
 
-BROKER_TIMEOUT = 60.0  # brokerd-shim itself waits up to 30 seconds for memoryd
 NO_ANSWER = "brokerd did not answer"
+MAYBE_APPLIED = (
+    "brokerd did not answer: the memory write may have been applied all the same; "
+    "`bxctl memory log` says whether it was"
+)
 FAILURE_LABEL = Label(klass="private", untrusted=False)
 # brokerd-shim always labels its answers; should one come without, assume the worst of it.
 UNLABELLED = Label(klass="private", untrusted=True)
@@ -66,7 +72,8 @@ class BrokerClient:
                 request.call_id,
                 e,
             )
-            return self._failed(request, NO_ANSWER)
+            sent = not isinstance(e, Unreachable)
+            return self._failed(request, MAYBE_APPLIED if sent and _writes(request) else NO_ANSWER)
         if reply.call_id != request.call_id:
             log.warning(
                 "session %s: brokerd answered call %s as %s",
@@ -82,3 +89,8 @@ class BrokerClient:
             )
             return reply.model_copy(update={"label": UNLABELLED, "call_id": request.call_id})
         return reply.model_copy(update={"call_id": request.call_id})
+
+
+def _writes(request: ToolRequest) -> bool:
+    """Whether the call may change memory: a memory call (recall and the rest only read)."""
+    return request.tool == "memory"

@@ -1,4 +1,6 @@
-"""loopd.toml: where {home} is, the three sockets, and the system prompt.
+"""loopd.toml: where {home} is, the three sockets, the system prompt, and how long a tool call
+waits for brokerd-shim ([broker] timeout_seconds, default 60: above brokerd-shim's own wait for
+memoryd, so that brokerd-shim's answer on a memory write comes before loopd-shim gives up).
 
 Every key is optional. Paths given relative are taken from the config file's folder. Without a
 config file the system prompt is $BOXMAKER_SYSTEM_PROMPT, else config/system.md of the source
@@ -20,12 +22,13 @@ SYSTEM_PROMPT_ENV = "BOXMAKER_SYSTEM_PROMPT"
 # spec allows the whole baseline. A longer system.md is refused at start and by the check, not
 # found out at every session's start.
 SYSTEM_PROMPT_BYTES = 1 << 16
+BROKER_TIMEOUT = 60.0
 _CHECKOUT_SYSTEM_MD = Path(__file__).resolve().parents[2] / "config" / "system.md"
 
 _SECTIONS: dict[str, set[str]] = {
     "paths": {"home"},
     "memory": {"socket"},
-    "broker": {"socket"},
+    "broker": {"socket", "timeout_seconds"},
     "control": {"socket"},
     "prompt": {"system"},
 }
@@ -42,6 +45,7 @@ class Config:
     broker_socket: Path
     control_socket: Path
     system_prompt: Path
+    broker_timeout: float = BROKER_TIMEOUT
 
     @property
     def sessions(self) -> Path:
@@ -77,6 +81,9 @@ def load_config(path: Path | None) -> Config:
             broker_socket=file.path("broker", "socket", under(home, LOOP_BROKER_SOCKET)),
             control_socket=file.path("control", "socket", default_control_socket(home)),
             system_prompt=system_prompt,
+            broker_timeout=float(
+                file.number("broker", "timeout_seconds", BROKER_TIMEOUT, low=1, high=7200)
+            ),
         )
     except ConfigInvalid as e:
         raise ConfigError(str(e)) from None

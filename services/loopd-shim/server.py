@@ -36,7 +36,7 @@ def build_service(config: Config) -> LoopService:
         SessionStore(config.sessions),
         config.system_prompt,
         memory=MemorydClient(config.memory_socket),
-        broker=BrokerClient(config.broker_socket),
+        broker=BrokerClient(config.broker_socket, config.broker_timeout),
     )
 
 

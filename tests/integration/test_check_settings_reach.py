@@ -1,7 +1,8 @@
 """scripts/check_settings.py refuses settings the containers cannot honour, each in one line naming
 the file, the key and what to do: a socket moved out of the folder of run/ that compose.yaml shares
 with its peers and the host, a file or folder outside what the role's container sees, and a
-memoryd write deadline not below brokerd-shim's memory timeout. A system prompt saved with a
+memoryd write deadline not below brokerd-shim's memory timeout, nor that timeout below loopd-shim's
+wait for brokerd-shim. A system prompt saved with a
 byte-order mark is read without it.
 """
 
@@ -99,6 +100,29 @@ def test_a_write_deadline_below_brokerds_timeout_passes(folders):
     """Five seconds below, or more: what a write memoryd began may still take."""
     settings, home = folders
     set_key(settings / "memoryd.toml", "memory", "write_deadline = 25")
+    assert check(settings, home) == []
+
+
+@pytest.mark.parametrize("waits", [30, 34.5, 10])
+def test_loopd_waiting_no_longer_than_brokerd_for_memoryd_is_one_line(folders, waits):
+    """loopd-shim gives up on a tool call after its own timeout: at or under brokerd-shim's
+    wait for memoryd (plus the margin), a memory write brokerd-shim still carries would be told
+    to the model as unanswered."""
+    settings, home = folders
+    set_key(settings / "loopd.toml", "broker", f"timeout_seconds = {waits}")
+    [said] = check(settings, home)
+    assert said.startswith("loopd-shim and brokerd-shim: "), said
+    assert "loopd.toml [broker] timeout_seconds" in said, said
+    assert "brokerd.toml [memory] timeout_seconds = 30" in said, said
+
+
+def test_raising_both_timeouts_in_step_passes(folders):
+    settings, home = folders
+    set_key(settings / "memoryd.toml", "memory", "write_deadline = 100")
+    brokerd = settings / "brokerd.toml"
+    brokerd.write_text(brokerd.read_text().replace("timeout_seconds = 30", "timeout_seconds = 110"))
+    assert any("loopd.toml [broker]" in said for said in check(settings, home))
+    set_key(settings / "loopd.toml", "broker", "timeout_seconds = 120")
     assert check(settings, home) == []
 
 

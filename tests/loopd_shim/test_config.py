@@ -59,6 +59,8 @@ def test_the_example_config_reads(monkeypatch, tmp_path):
         ("[paths]\nhoem = 'x'\n", "unknown key hoem in [paths]"),
         ("[prompts]\nsystem = 'x'\n", "unknown section [prompts]"),
         ("[paths\n", "not valid TOML"),
+        ("[broker]\ntimeout_seconds = 0\n", "[broker] timeout_seconds must be a number from 1"),
+        ("[broker]\ntimeout_seconds = 'x'\n", "[broker] timeout_seconds must be a number"),
     ],
 )
 def test_refused_configs(tmp_path, text, error):
@@ -66,6 +68,14 @@ def test_refused_configs(tmp_path, text, error):
     path.write_text(text)
     with pytest.raises(ConfigError, match=error.replace("[", r"\[").replace("]", r"\]")):
         load_config(path)
+
+
+def test_the_wait_for_brokerd(tmp_path):
+    path = tmp_path / "loopd.toml"
+    path.write_text("[broker]\ntimeout_seconds = 120\n")
+    assert load_config(path).broker_timeout == 120.0
+    path.write_text("")
+    assert load_config(path).broker_timeout == 60.0
 
 
 def test_missing_config(tmp_path):

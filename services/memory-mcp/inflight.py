@@ -10,8 +10,15 @@ process longer than a call can take.
 Requests are counted as their lines go by (the id of each request), and answered as the SDK's
 answers go out on the write stream (AnswerWatch wraps it), so a request whose handler has not
 started yet when stdin ends is waited for too.
+
+The same count bounds how far reading runs ahead of answering (room): a client that sends
+requests and never reads its answers would otherwise have each read request held as a task
+waiting to write, without end. Reading waits while MOST requests are unanswered; counts the SDK
+will never answer (nothing is being written and no call to memoryd is under way for GRACE
+seconds) are let go, so that they never stop the reading for good.
 """
 
+import logging
 from collections import Counter
 from collections.abc import Callable
 from types import TracebackType
@@ -21,11 +28,17 @@ import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from memory_mcp.screen import valid_id
+
+log = logging.getLogger("memory_mcp.inflight")
+
 CANCELLED = "notifications/cancelled"
 POLL = 0.1
 # How long requests are waited for once no call to memoryd is in progress: the SDK answers any
 # other request at once, so one still unanswered by then never will be.
 GRACE = 1.0
+# Requests read and not answered, at most: then stdin is not read until an answer goes out.
+MOST = 64
 
 
 class InFlight:
@@ -45,6 +58,8 @@ class InFlight:
         if method is None:
             return
         if "id" in message:
+            if not valid_id(message["id"]):
+                return  # screen.py answers such a request itself; it never reaches the SDK
             self._ids[_key(message["id"])] += 1
             if self._idle.is_set():
                 self._idle = anyio.Event()
@@ -53,7 +68,27 @@ class InFlight:
             if isinstance(params, dict) and "requestId" in params:
                 self.answered(params["requestId"])
 
+    async def room(self, stuck: Callable[[], bool], most: int | None = None) -> None:
+        """Return once fewer than most requests are unanswered. stuck(): nothing can answer
+        them now (no write under way, no call to memoryd); after GRACE seconds of that, the
+        counted ids are ones the SDK dropped without a word, and are let go."""
+        most = MOST if most is None else most
+        stuck_since: float | None = None
+        while len(self) >= most:
+            await anyio.sleep(POLL)
+            if not stuck():
+                stuck_since = None
+                continue
+            now = anyio.current_time()
+            stuck_since = now if stuck_since is None else stuck_since
+            if now - stuck_since >= GRACE:
+                log.warning("stdin: %d requests the SDK never answered are let go", len(self))
+                self._ids.clear()
+                self._idle.set()
+
     def answered(self, ident: Any) -> None:
+        if not valid_id(ident):
+            return  # a cancel naming a list or an object: no request has such an id
         key = _key(ident)
         if self._ids[key] > 0:
             self._ids[key] -= 1

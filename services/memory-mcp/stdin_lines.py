@@ -70,12 +70,24 @@ def _skip(text: str, at: int) -> int:
     return at
 
 
-class BoundedLines:
-    """An async iterator of stdin's lines (str) for the SDK's stdio_server(stdin=...)."""
+NOT_TEXT = "message is not UTF-8 text; it was not read"
 
-    def __init__(self, fd: int, on_oversized: Oversized):
+
+class BoundedLines:
+    """An async iterator of stdin's lines (str) for the SDK's stdio_server(stdin=...). A line
+    that is not UTF-8 is answered with on_not_text (the request's id, when its first bytes hold
+    it) and never handed on: decoded with replacement characters it would be written into memory
+    as something the client never sent."""
+
+    def __init__(
+        self,
+        fd: int,
+        on_oversized: Oversized,
+        on_not_text: Callable[[int | str | None], Awaitable[None]] | None = None,
+    ):
         self.fd = fd
         self.on_oversized = on_oversized
+        self.on_not_text = on_not_text
         self._buffer = bytearray()
         self._eof = False
 
@@ -91,7 +103,10 @@ class BoundedLines:
             if 0 <= end <= MAX_MESSAGE:
                 line = bytes(self._buffer[: end + 1])
                 del self._buffer[: end + 1]
-                return line.decode("utf-8", errors="replace")
+                text = await self._text(line)
+                if text is None:
+                    continue
+                return text
             if len(self._buffer) > MAX_MESSAGE:
                 await self._skip_oversized()
                 continue
@@ -99,12 +114,27 @@ class BoundedLines:
                 if self._buffer:
                     line = bytes(self._buffer)
                     self._buffer.clear()
-                    return line.decode("utf-8", errors="replace")
+                    text = await self._text(line)
+                    if text is not None:
+                        return text
                 raise StopAsyncIteration
             chunk = await self._read()
             if not chunk:
                 self._eof = True
             self._buffer += chunk
+
+    async def _text(self, line: bytes) -> str | None:
+        """line as text, or None once it is answered as not UTF-8."""
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError:
+            ident = request_id(line[:HEAD])
+            log.warning(
+                "stdin: a message of %d bytes is not UTF-8 (request id %r)", len(line), ident
+            )
+            if self.on_not_text is not None:
+                await self.on_not_text(ident)
+            return None
 
     async def _skip_oversized(self) -> None:
         head = bytes(self._buffer[:HEAD])

@@ -25,7 +25,7 @@ from mcp.shared.message import SessionMessage
 from memory_mcp.inflight import AnswerWatch, InFlight
 from memory_mcp.screen import Refusal, screen_message
 from memory_mcp.server import MemoryMcp
-from memory_mcp.stdin_lines import BoundedLines, oversized_text
+from memory_mcp.stdin_lines import NOT_TEXT, BoundedLines, oversized_text
 from memory_mcp.stdout_wire import Wire, claimed
 
 log = logging.getLogger("memory_mcp.stdio")
@@ -43,9 +43,12 @@ async def screened(
     in_flight: InFlight,
     settle: float,
     busy: Callable[[], bool] = lambda: False,
+    writing: Callable[[], bool] = lambda: False,
 ) -> AsyncIterator[str]:
     """The lines the SDK can take; every other line is answered with refuse, blank ones skipped.
-    At the end of lines, the requests still owed an answer are waited for (at most settle s)."""
+    No more lines are read while inflight.MOST requests are unanswered (a client that does not
+    read its answers). At the end of lines, the requests still owed an answer are waited for (at
+    most settle s)."""
     async for line in lines:
         if not line.strip():
             continue
@@ -56,6 +59,7 @@ async def screened(
         if not isinstance(found, Refusal):
             in_flight.read(found)
             yield line
+            await in_flight.room(lambda: not busy() and not writing())
             continue
         refusal = found
         log.warning(
@@ -86,6 +90,9 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
     async def oversized(ident: int | str | None, size: int) -> None:
         await answer(ident, types.INVALID_REQUEST, oversized_text(size))
 
+    async def not_text(ident: int | str | None) -> None:
+        await answer(ident, types.PARSE_ERROR, NOT_TEXT)
+
     async def refuse(refusal: Refusal) -> None:
         await answer(refusal.ident, refusal.code, refusal.message)
 
@@ -94,15 +101,18 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
     # neither is.
     in_flight = InFlight()
     settle = handlers.memoryd.timeout + SETTLE_MARGIN
+    wires: list[Wire] = []
     lines = screened(
-        BoundedLines(stdin_fd, oversized),
+        BoundedLines(stdin_fd, oversized, not_text),
         refuse,
         in_flight,
         settle,
         lambda: handlers.memoryd.calls > 0,
+        lambda: any(w.flushing for w in wires),
     )
     with claimed(1) as wire:
         stdout = Wire(wire, lambda: handlers.memoryd.writes)
+        wires.append(stdout)
         async with stdio_server(stdin=lines, stdout=stdout) as (read, write):  # type: ignore[arg-type]
             streams["write"] = write
             ready.set()

@@ -67,6 +67,7 @@ class Wire:
         self.fd = fd
         self.writes = writes  # memory writes memoryd has not answered yet
         self._pending: list[str] = []
+        self.flushing = 0  # writes under way: a client that does not read holds them here
 
     async def write(self, text: str) -> None:
         self._pending.append(text)
@@ -74,12 +75,15 @@ class Wire:
     async def flush(self) -> None:
         data = "".join(self._pending).encode("utf-8")
         self._pending.clear()
+        self.flushing += 1
         try:
             await anyio.to_thread.run_sync(_write_all, self.fd, data)
         except OSError as e:
             if e.errno not in NOBODY_READS:
                 raise
             client_gone(self.writes())
+        finally:
+            self.flushing -= 1
 
 
 def _write_all(fd: int, data: bytes) -> None:

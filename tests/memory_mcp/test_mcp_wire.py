@@ -220,7 +220,7 @@ HOSTILE = {
     "a query with half a surrogate pair": (call(14, '{"query": "a\\ud83d"}'), 14, INVALID),
     "a query with a whole surrogate pair": (call(15, '{"query": "\\ud83d\\ude00"}'), 15, None),
     "NaN": (b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":NaN}}', None, -32700),
-    "invalid UTF-8": (b'{"jsonrpc":"2.0","id":6,"method":"ping"\xff}', None, -32700),
+    "invalid UTF-8": (b'{"jsonrpc":"2.0","id":6,"method":"ping"\xff}', 6, -32700),
     "no jsonrpc member": (b'{"id":7,"method":"ping"}', 7, INVALID),
     "params not an object": (b'{"jsonrpc":"2.0","id":8,"method":"ping","params":5}', 8, INVALID),
     "a method that is a number": (b'{"jsonrpc":"2.0","id":"m","method":5}', "m", INVALID),

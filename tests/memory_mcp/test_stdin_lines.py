@@ -49,8 +49,11 @@ def read_all(data: bytes):
     async def on_oversized(ident, size):
         oversized.append((ident, size))
 
+    async def on_not_text(ident):
+        oversized.append((ident, "not UTF-8"))
+
     async def body():
-        return [line async for line in BoundedLines(read_fd, on_oversized)]
+        return [line async for line in BoundedLines(read_fd, on_oversized, on_not_text)]
 
     try:
         lines = anyio.run(body)
@@ -80,6 +83,13 @@ def test_an_oversized_last_line_without_newline_is_skipped_too():
     assert oversized == [(None, 3 * MAX_MESSAGE)]
 
 
-def test_invalid_utf8_is_replaced_as_the_sdk_does():
-    lines, _ = read_all(b'{"a":"\xff"}\n')
-    assert lines == ['{"a":"\ufffd"}\n']
+@pytest.mark.parametrize("last", [b"\n", b""])
+def test_a_line_that_is_not_utf8_is_answered_and_never_handed_on(last):
+    """Decoded with replacement characters, a Latin-1 "caf\xe9" would be written into memory as
+    "caf\ufffd", a text the client never sent."""
+    bad = b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"text":"caf\xe9"}}'
+    lines, answered = read_all(b'{"a":1}\n' + bad + b"\n" + b'{"b":"\xc3\xa9"}' + last)
+    assert lines == ['{"a":1}\n', '{"b":"\u00e9"}' + last.decode()]
+    assert answered == [(9, "not UTF-8")]
+    lines, answered = read_all(b'{"a":1}\n' + bad + last)
+    assert lines == ['{"a":1}\n'] and answered == [(9, "not UTF-8")]

@@ -104,12 +104,46 @@ def test_what_stats_printed_counts_across_a_restart(tmp_path):
         again.close()
 
 
-def test_a_damaged_saved_print_counts_as_none(tmp_path):
+@pytest.mark.parametrize("damage", ["{not json", "[1, 2]", '{"memory.md": [12345]}', ""])
+def test_a_damaged_saved_print_refuses_forget_by_number_until_stats(tmp_path, damage):
+    """A print that cannot be read back is not "no stats since the start": the entry standing
+    at the number now may be another than the owner saw, and a forget cannot be undone."""
+    first = Memoryd(tmp_path / "home")
+    first.call({"action": "add", "file": "memory", "text": OLD})
+    first.call({"action": "add", "file": "memory", "text": KEEP})
+    assert f"memory.md:1: {OLD}" in _stats(first)
+    first.call({"action": "remove", "file": "memory", "old": OLD})  # KEEP is first now
+    first.close()
+    (tmp_path / "home" / "index" / "shown.json").write_text(damage)
+    again = Memoryd(tmp_path / "home")
+    try:
+        for dry_run in (True, False):
+            with pytest.raises(AdminRefused) as refused:
+                again.data("forget", id="memory.md:1", dry_run=dry_run)
+            assert "the numbers the last bxctl memory stats printed cannot be read back" in str(
+                refused.value
+            )
+            assert "shown.json is damaged" in str(refused.value)
+        assert KEEP in again.home.memory_file("memory.md").read_text()
+        assert f"memory.md:1: {KEEP}" in _stats(again)  # stats again: numbers hold again
+        assert again.data("forget", id="memory.md:1", dry_run=True)["texts"] == [KEEP]
+    finally:
+        again.close()
+
+
+def test_a_forget_leaves_its_text_in_no_saved_print(tmp_path):
+    """stats saved what it printed (index/shown.json): the forget puts its marker there, as
+    everywhere memoryd holds the text, and the numbers stay those the owner saw."""
     md = Memoryd(tmp_path / "home")
     try:
-        md.call({"action": "add", "file": "user", "text": KEEP})
-        (md.home.index_dir / "shown.json").write_text("{not json")
-        assert md.data("forget", id="user.md:1", dry_run=True)["texts"] == [KEEP]
+        md.call({"action": "add", "file": "memory", "text": OLD})
+        md.call({"action": "add", "file": "memory", "text": KEEP})
+        _stats(md)
+        md.data("forget", id="memory.md:1")
+        saved = (md.home.index_dir / "shown.json").read_text()
+        assert OLD not in saved and KEEP in saved
+        assert json.loads(saved)["memory.md"][1] == KEEP
+        assert md.data("forget", id="memory.md:2", dry_run=True)["texts"] == [KEEP]
     finally:
         md.close()
 

@@ -14,7 +14,7 @@ from memoryd.data import exportfiles, handkept, matching, recalllog, scrub
 from memoryd.data.places import recall_months
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
-from memoryd.memory import edits, notes
+from memoryd.memory import edits, notes, shown
 
 
 @dataclass
@@ -127,3 +127,4 @@ def scrub_everywhere(service, journal, text: str, marker: str, found: Found) -> 
     scrub.rewrite(pending, text, pending_change(text), scrub.journal_dumps)
     exportfiles.scrub_exports(home, text, marker)
     handkept.scrub(home, text)
+    shown.scrub(service.index, text, marker)

@@ -166,6 +166,12 @@ def entry_shown(index, file: str, ref: str, number: int, current: list[str]) -> 
     memoryd's start), the entry at number now: bxctl shows its text before it asks, and the
     forget checks it is still that text (check_of)."""
     printed = shown.printed(index, file)
+    lost = shown.unreadable(index) if printed is None else None
+    if lost is not None:
+        raise AdminRefused(
+            f"refused: the numbers the last bxctl memory stats printed cannot be read back "
+            f"({lost}), so {ref} may name another entry now; {AGAIN}"
+        )
     if printed is None or not 1 <= number <= len(printed):
         if not 1 <= number <= len(current):
             raise AdminRefused(_no_entry(file, ref, len(current)))

@@ -25,7 +25,7 @@ import logging
 import os
 
 from memoryd.data.lay import Unfinished
-from memoryd.errors import IndexDamaged, SessionUnknown
+from memoryd.errors import ForgottenUnreadable, IndexDamaged, SessionUnknown
 from memoryd.index import carryfile
 from memoryd.writer import BACKGROUND
 from proto.files import NotRegular, TooLarge
@@ -47,6 +47,8 @@ def problem(error: BaseException, of: object = None, called: str | None = None) 
     alone); called: the name to give of when the error is about it."""
     if isinstance(error, (NotRegular, TooLarge)):
         return str(error)  # "PATH is a FIFO, not a regular file"
+    if isinstance(error, ForgottenUnreadable):
+        return error.short
     if isinstance(error, OSError):
         what = error.strerror or str(error)
         if not _names_no_other(error, of):

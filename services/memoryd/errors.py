@@ -5,6 +5,8 @@ as it is. Anything that is not a MemorydError is a bug: logged with its tracebac
 "internal error".
 """
 
+from proto.files import NotRegular, TooLarge
+
 
 class MemorydError(Exception):
     """Base of every error memoryd answers with its text."""
@@ -37,6 +39,25 @@ class UntrustedSession(EditRefused):
 
 class FileDamaged(MemorydError):
     """A memory file cannot be read or parsed as it is on disk (edited by hand)."""
+
+
+class ForgottenUnreadable(FileDamaged, OSError):
+    """memory/forgotten.jsonl is there but cannot be read (permissions, an I/O error): what the
+    owner made memoryd forget is not known, so recall and indexing wait rather than risk finding
+    it. An OSError too, so that the catch-up tries the session again once it is mended."""
+
+    def __init__(self, error: OSError, where: str):
+        super().__init__(error.errno, error.strerror or str(error), where)
+        # As the catch-up names a file's trouble: a link or a FIFO in its own words.
+        plain = isinstance(error, NotRegular | TooLarge) or error.strerror is None
+        self.short = str(error) if plain else f"{where}: {self.strerror}"
+        self.said = str(error) if plain else f"{where} cannot be read ({self.strerror})"
+
+    def __str__(self) -> str:
+        return (
+            f"{self.said}: what the owner made memoryd forget is not known, so recall and "
+            "indexing wait until it can be; give it back to memoryd's user (mode 600)"
+        )
 
 
 class BlockRefused(MemorydError):

@@ -9,6 +9,7 @@ import stat
 
 import pytest
 
+from memoryd.errors import ForgottenUnreadable
 from memoryd.home import Home
 from memoryd.journal import forgetlines, forgotten
 from tests.memoryd.owner_data_harness import Memoryd
@@ -302,3 +303,30 @@ def test_forget_lines_of_an_older_memoryd_are_named_when_the_file_cannot_be_trus
     line = said(caplog)[0]
     assert "forget line 2026-05-01-0003 of the journal" in line and "names no key" in line
     assert "\n" not in line
+
+
+def test_an_unreadable_file_refuses_recall_in_one_line_and_recall_comes_back(md, monkeypatch):
+    """Permissions taken from it: what was forgotten is not known, so recall waits, saying so
+    and naming the file, rather than risk finding it (never an internal error)."""
+    md.say("s-one", "The locker code is qz4711.", "Noted.")
+    md.data("forget", id="session:s-one:0")
+    path = forgotten.path(md.home)
+    real = forgotten.read_file
+
+    def denied(where):
+        if where == path:
+            raise PermissionError(13, "Permission denied", str(where))
+        return real(where)
+
+    monkeypatch.setattr(forgotten, "read_file", denied)
+    path.touch()  # a new stamp: read again
+    with pytest.raises(ForgottenUnreadable) as refused:
+        md.recall("locker")
+    assert str(refused.value) == (
+        f"{path} cannot be read (Permission denied): what the owner made memoryd forget is not "
+        "known, so recall and indexing wait until it can be; give it back to memoryd's user "
+        "(mode 600)"
+    )
+    monkeypatch.undo()
+    path.touch()
+    assert md.recall("locker").startswith("(no matches")

@@ -40,6 +40,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.errors import ForgottenUnreadable
 from memoryd.home import Home, append_line, read_file
 from memoryd.journal import forgetlines
 from memoryd.memory import notes
@@ -169,7 +170,15 @@ def _read(home: Home) -> _Read:
     cached = _cache.get(where)
     if cached is not None and cached[0][0] == stamp and cached[0][1] is journal:
         return cached[1]
-    data = read_file(where)
+    try:
+        data = read_file(where)
+    except FileNotFoundError:
+        return _missing(home, where)  # removed since its stamp was taken
+    except OSError as e:
+        if _logged.get(where) != ("unreadable", e.errno):  # once, not at every recall
+            _say(where, ("unreadable", e.errno))
+            log.error("%s: cannot be read: %s; recall and indexing wait", where, e)
+        raise ForgottenUnreadable(e, str(where)) from None
     found, damaged, own_texts = _parse(data)
     own = frozenset(found)
     if damaged:

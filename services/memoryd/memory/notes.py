@@ -123,7 +123,8 @@ def parse(data: bytes, offset: int = 0, number: int = 0) -> list[NoteEntry]:
 
     Text before the first header (an owner's hand edit) belongs to no entry and is skipped; a line
     that looks like a header but does not parse is text of the entry it stands in. Invalid UTF-8
-    is read with replacement characters, so a damaged byte costs one character, not the file.
+    is read with replacement characters, so a damaged byte costs one character, not the file. A
+    byte-order mark at the file's start (Notepad saves one) is read as nothing, its bytes counted.
     """
     entries: list[NoteEntry] = []
     current: dict | None = None
@@ -139,6 +140,8 @@ def parse(data: bytes, offset: int = 0, number: int = 0) -> list[NoteEntry]:
 
     for raw in data.splitlines(keepends=True):
         line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if position == 0 and line.startswith("\ufeff"):
+            line = line[1:]  # a byte-order mark an editor saved the file with: no text of a note
         head = _header(line) if line.startswith("§ ") else None
         if head is not None:
             close(position)

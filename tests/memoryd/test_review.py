@@ -224,3 +224,32 @@ def test_a_damaged_pending_line_is_refused_not_applied(tmp_path):
     memory_path(store, "pending.jsonl").write_text(json.dumps(item) + "\n")
     with pytest.raises(AdminRefused, match="pending p-2026-09-24-0001 is damaged"):
         store.accept("p-2026-09-24-0001")
+
+
+@pytest.mark.parametrize("command", ["accept", "reject"])
+def test_a_pending_line_that_does_not_parse_is_named_and_kept(tmp_path, command):
+    """A quote lost to a bad disk or an editor: pending says the line is there, damaged;
+    accept and reject of its id name the file and line, never "not waiting"; and a rewrite of
+    pending.jsonl for another item keeps it as it was, for the owner to mend."""
+    store = new_store(tmp_path, review=True)
+    store.call(*loose_call(args(action="add", file="memory", text="a"), **CLEAN))
+    store.call(*loose_call(args(action="add", file="memory", text="b"), **CLEAN))
+    path = memory_path(store, "pending.jsonl")
+    first, second = path.read_bytes().splitlines()
+    torn = first.replace(b'"time": "', b'"time": ', 1)
+    path.write_bytes(torn + b"\n" + second + b"\n")
+    listed = owner(store, "pending")
+    assert "p-2026-09-24-0002" in listed and "  add  memory.md" in listed
+    assert listed.splitlines()[-1] == (
+        f"(1 damaged line of {path} not listed (p-2026-09-24-0001), line 1: it does not parse;"
+        " mend or delete it)"
+    )
+    with pytest.raises(AdminRefused) as refused:
+        owner(store, command, "p-2026-09-24-0001")
+    assert str(refused.value) == (
+        f"refused: edit p-2026-09-24-0001's line in {path} (line 1) is damaged: it does not "
+        "parse, so it can be neither accepted nor rejected; mend that line (memoryd's log says "
+        "what is wrong with it) or delete it"
+    )
+    owner(store, command, "p-2026-09-24-0002")  # pending.jsonl rewritten without it
+    assert path.read_bytes() == torn + b"\n"

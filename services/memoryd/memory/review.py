@@ -19,10 +19,10 @@ import re
 from pydantic import BaseModel, ConfigDict
 
 from memoryd.errors import AdminRefused
-from memoryd.home import Home, atomic_write
+from memoryd.home import Home, atomic_write, read_file
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import append_record, day_numbers, record_time, utc
-from memoryd.journal.linefile import all_ids, read_lines
+from memoryd.journal.linefile import all_ids, line_id, parse_line, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from memoryd.trust.caller import Caller
 from proto.errors import InvalidArguments
@@ -77,6 +77,18 @@ class Review:
         resolved = self._resolved()
         return [item for item in read_lines(self.path, PendingLine) if item.id not in resolved]
 
+    def damaged(self) -> list[tuple[int, str | None]]:
+        """The lines of pending.jsonl that do not parse (a hand edit, a bad disk), the journal
+        has not resolved: (line number, the id it still names or None). pending says them, and
+        a rewrite keeps them as they are."""
+        resolved = self._resolved()
+        out = []
+        for number, raw in _damaged_lines(self.path):
+            named = _named(raw)
+            if named not in resolved:
+                out.append((number, named))
+        return out
+
     def next_id(self, when: dt.datetime) -> str:
         day = f"{utc(when):%Y-%m-%d}"
         ids = all_ids(self.path)  # a damaged line's id too: an id is never used twice
@@ -116,14 +128,23 @@ class Review:
         for item in self.items():
             if item.id == pending_id:
                 return item
+        for number, named in self.damaged():
+            if named == pending_id:
+                raise AdminRefused(
+                    f"refused: edit {pending_id}'s line in {self.path} (line {number:,}) is "
+                    "damaged: it does not parse, so it can be neither accepted nor rejected; "
+                    "mend that line (memoryd's log says what is wrong with it) or delete it"
+                )
         raise AdminRefused(f"refused: no edit {pending_id} is waiting for review")
 
     def discard(self, pending_id: str) -> None:
         """Rewrite pending.jsonl without pending_id and anything the journal resolved."""
         keep = [item for item in self.items() if item.id != pending_id]
         data = "".join(json.dumps(item.dump(), ensure_ascii=False) + "\n" for item in keep)
+        # A damaged line is the owner's to mend: kept as it was, never dropped by a rewrite.
+        kept = [raw for _, raw in _damaged_lines(self.path) if _named(raw) != pending_id]
         try:
-            atomic_write(self.path, data.encode("utf-8"))
+            atomic_write(self.path, data.encode("utf-8") + b"".join(raw + b"\n" for raw in kept))
         except OSError as e:
             # The journal has resolved the item already: it is no longer listed, and a later
             # discard rewrites the file without it.
@@ -136,3 +157,28 @@ def args_of(item: PendingLine):
         return parse_memory(json.dumps(item.args))
     except InvalidArguments as e:
         raise AdminRefused(f"refused: pending {item.id} is damaged ({e})") from None
+
+
+_ID_IN_LINE = re.compile(rb'"id":\s*"(p-\d{4}-\d{2}-\d{2}-\d{4,})"')
+
+
+def _named(raw: bytes) -> str | None:
+    """The pending id a damaged line still names, when it can be read off it."""
+    named = line_id(raw)
+    if named is not None:
+        return named
+    m = _ID_IN_LINE.search(raw)
+    return m.group(1).decode() if m else None
+
+
+def _damaged_lines(path) -> list[tuple[int, bytes]]:
+    """(line number, bytes) of each line of path that does not parse as a PendingLine."""
+    try:
+        data = read_file(path)
+    except FileNotFoundError:
+        return []
+    return [
+        (number, raw.strip())
+        for number, raw in enumerate(data.split(b"\n"), start=1)
+        if raw.strip() and isinstance(parse_line(raw, PendingLine), str)
+    ]

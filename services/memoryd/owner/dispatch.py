@@ -35,7 +35,9 @@ def _log(service, arg) -> str:
 
 def _pending(service, arg) -> str:
     store = service.store
-    return history.pending_answer(store.review.items(), store.review_on, arg)
+    review = store.review
+    damaged = history.pending_damaged_said(review.path, review.damaged())
+    return history.pending_answer(review.items(), store.review_on, arg, damaged)
 
 
 def _owner_write(method: str) -> Callable:

@@ -119,7 +119,27 @@ def pending_window(items: list[PendingLine], start: str | None) -> list[PendingL
     raise AdminRefused(f"refused: no edit {start} is waiting for review")
 
 
-def pending_answer(items: list[PendingLine], review_on: bool, arg: PendingArg) -> str:
+def pending_damaged_said(path, damaged: list[tuple[int, str | None]]) -> str | None:
+    """The line pending adds when lines of pending.jsonl do not parse: which, and the ids."""
+    if not damaged:
+        return None
+    ids = [named for _, named in damaged if named]
+    numbers = ", ".join(str(number) for number, _ in damaged[:5])
+    named = f" ({', '.join(ids[:5])})" if ids else ""
+    parse = "it does not parse" if len(damaged) == 1 else "they do not parse"
+    return (
+        f"({counted(len(damaged), 'damaged line')} of {path} not listed{named}, line"
+        f"{'s' if len(damaged) > 1 else ''} {numbers}: {parse}; mend or delete "
+        f"{'it' if len(damaged) == 1 else 'them'})"
+    )
+
+
+def pending_answer(
+    items: list[PendingLine],
+    review_on: bool,
+    arg: PendingArg,
+    damaged: str | None = None,
+) -> str:
     window = pending_window(items, arg.from_)
     if arg.json_:
         page = paging.json_page(window, _pending_dict)
@@ -135,9 +155,12 @@ def pending_answer(items: list[PendingLine], review_on: bool, arg: PendingArg) -
             }
         )
     if not window:
-        return admin_text.nothing_waiting(review_on)
+        nothing = admin_text.nothing_waiting(review_on)
+        return nothing if damaged is None else f"{nothing}\n{damaged}"
     page = paging.text_page(window, admin_text.pending_item)
     lines = list(page.shown)
+    if damaged is not None:
+        lines.append(damaged)
     rest = _pending_rest(window, page)
     if rest is not None:
         lines.append(

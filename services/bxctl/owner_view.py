@@ -128,9 +128,11 @@ def editor_command() -> list[str]:
     return command
 
 
-def _editor(command: list[str], path: Path) -> None:
+def _editor(command: list[str], path: Path, written: str) -> None:
     """Run the editor on path; when it cannot be run, nothing was edited, so the copy of the
-    owner's file and its folder are removed rather than left in $TMPDIR."""
+    owner's file and its folder are removed rather than left in $TMPDIR. An editor that exits
+    with an error (vim's :cq) sends nothing: the copy is kept only when it was changed, since
+    then it holds the owner's work; an unchanged one is removed too."""
     try:
         status = subprocess.call([*command, str(path)])
     except OSError as e:
@@ -140,6 +142,13 @@ def _editor(command: list[str], path: Path) -> None:
             EXIT_REFUSED,
         )
     if status != 0:
+        try:
+            unchanged = read_file(path) == written.encode("utf-8")
+        except OSError:
+            unchanged = False
+        if unchanged:
+            shutil.rmtree(path.parent, ignore_errors=True)
+            fail(f"the editor exited with status {status}; nothing was sent or changed", 1)
         fail(f"the editor exited with status {status}; nothing was sent (copy: {path})", 1)
 
 
@@ -172,7 +181,7 @@ def edit(
     except OSError as e:  # a full $TMPDIR: no part of the copy is left behind
         shutil.rmtree(folder, ignore_errors=True)
         fail(f"cannot make the copy to edit in {folder}: {e.strerror}; nothing was changed", 1)
-    _editor(command, copy)
+    _editor(command, copy, current["text"])
     try:
         # Never through a link nor waiting on a FIFO the editor left in the copy's place: what
         # is read here goes into every prompt (a link to /etc/shadow, read as root, would too).

@@ -186,6 +186,38 @@ def test_an_editor_that_cannot_run_leaves_no_copy(held, tmp_path, monkeypatch):
     assert os.listdir(scratch) == []
 
 
+@pytest.mark.parametrize("changed", [False, True])
+def test_an_editor_that_fails_keeps_the_copy_only_when_it_was_changed(
+    held, tmp_path, monkeypatch, changed
+):
+    """An editor that exits with an error sends nothing; an unchanged copy of the owner's file
+    is not left in $TMPDIR, a changed one is kept for the owner's work and its path said."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    editor = tmp_path / "failing-editor"
+    body = 'echo "- Likes tea." >> "$1"\n' if changed else ""
+    editor.write_text(f"#!/bin/sh\n{body}exit 3\n")
+    editor.chmod(0o700)
+    held.hold = False
+    held.texts["file"] = json.dumps({"text": "- The owner is Ada.\n", "base": "0" * 64})
+    result = runner.invoke(
+        app,
+        ["memory", "edit", "user"],
+        env={"BOXMAKER_HOME": str(held.home), "EDITOR": str(editor), "VISUAL": None},
+    )
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith("bxctl: the editor exited with status 3; nothing was sent")
+    left = [p for folder in scratch.iterdir() for p in folder.iterdir()]
+    if changed:
+        assert [p.read_text() for p in left] == ["- The owner is Ada.\n- Likes tea.\n"]
+        assert str(left[0]) in line
+    else:
+        assert os.listdir(scratch) == [] and line.endswith("nothing was sent or changed")
+    assert [kind for kind, _ in held.seen if kind == "edit"] == []
+
+
 @pytest.mark.parametrize("command", ["restore", "import"])
 @pytest.mark.parametrize(
     ("name", "said"), [("gone.tar.gz", "does not exist"), (".", "is not a file")]

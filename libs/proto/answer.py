@@ -22,7 +22,7 @@ from proto.bytebudget import ByteBudget
 from proto.errors import FrameError, FrameTimeout, FrameTooLarge, PeerClosed, ProtoError
 from proto.escape import for_log
 from proto.frames import MAX_FRAME, decode_payload, encode_frame, read_payload
-from proto.messages import Body, Error, body_of, kind_of, parse_body
+from proto.messages import HEALTH_PROBE, Body, Error, body_of, kind_of, parse_body
 
 LARGE_FRAME = 64 * 1024
 LINES_PER_WINDOW = 20  # log lines of one kind and socket about bad peers, per window
@@ -71,6 +71,14 @@ def decode_request(payload: bytes, kinds: Collection[str]) -> tuple[str, Body]:
     return kind, parse_body(kind, body)
 
 
+def _health_probe(payload: bytes) -> bool:
+    """Whether a refused request was a health check's probe (messages.HEALTH_PROBE)."""
+    try:
+        return decode_payload(payload, bounded=True)[1] == HEALTH_PROBE
+    except ProtoError:
+        return False
+
+
 async def answer(
     reader: asyncio.StreamReader,
     handler: Handler,
@@ -103,7 +111,10 @@ async def answer(
         else:
             kind, message = decode_request(payload, kinds)
     except ProtoError as e:
-        _throttle.info(name, "request", "%s: refused a request: %s", for_log(e))
+        if _health_probe(payload):
+            log.debug("%s: answered a health probe", name)
+        else:
+            _throttle.info(name, "request", "%s: refused a request: %s", for_log(e))
         return Error(text=str(e))
     try:
         return await handler(message)

@@ -21,12 +21,12 @@ from pathlib import Path
 from proto.client import RemoteError, request, request_raw
 from proto.config import default_home
 from proto.errors import ProtoError, UnexpectedReply
-from proto.messages import MemoryBlock, MemoryBlockReply
+from proto.messages import HEALTH_PROBE, MemoryBlock, MemoryBlockReply
 from proto.paths import LOOP_BROKER_SOCKET, LOOP_CONTROL_SOCKET, LOOP_MEMORY_SOCKET, under
 
 DEFAULT_TIMEOUT = 5.0
 
-PROBE = {"health_check_by_scripts_stack": 1}
+PROBE = HEALTH_PROBE
 # role -> (socket under {home}, the kind a shim's socket serves: None for memoryd's block)
 CHECKS = {
     "memoryd": (LOOP_MEMORY_SOCKET, None),

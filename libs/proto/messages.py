@@ -176,6 +176,12 @@ class AssistantResults(Body):
     results: Annotated[list[ToolResultOut], Field(fail_fast=True)]
 
 
+# The body `scripts/stack status` and the containers' health checks send with a kind each socket
+# serves (proto.health): every socket refuses it, so answering it touches nothing, and the server
+# says nothing of it at INFO, as it would of another refused request.
+HEALTH_PROBE = {"health_check_by_scripts_stack": 1}
+
+
 KINDS: dict[str, type[Body]] = {
     "memory_block": MemoryBlock,
     "memory_block_reply": MemoryBlockReply,

@@ -124,3 +124,5 @@ def test_a_shim_is_asked_a_kind_its_socket_serves_so_it_logs_no_wrong_socket_lin
     assert healthy, line
     assert not reached
     assert not [r for r in caplog.records if "wrong-socket" in r.getMessage()]
+    # nor any other line at INFO: a health check every few seconds must not fill the log
+    assert not [r for r in caplog.records if r.name.startswith("proto")], caplog.text

@@ -390,10 +390,25 @@ class MemoryService:
 
     async def _admin(self, command: str, arg: str) -> str:
         kind, run = owner_commands.lookup(command, arg)
-        if kind == "read" and command in FRESH_NOTES:
-            return await self._read_notes_fresh(lambda: run(self))
         if kind == "read":
-            return await self._read(run, self)
+            gone = peer.current()
+
+            def read() -> str:
+                # Queued behind other reads until its caller hung up: nobody reads the answer,
+                # and running it would only make a session's recall queued after it wait longer.
+                if gone is not None and gone():
+                    raise CallerGone
+                return run(self)
+
+            try:
+                if command in FRESH_NOTES:
+                    return await self._read_notes_fresh(read)
+                return await self._read(read)
+            except CallerGone:
+                log.debug("memory %s: not run: its caller stopped waiting", command)
+                raise MemorydError(
+                    f"memory {command} not run: its caller stopped waiting"
+                ) from None
         try:
             text = await self._write(self._admin_write, run, self, deadline=self._deadline())
             self._catching.nudge()

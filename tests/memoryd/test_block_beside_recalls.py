@@ -8,6 +8,8 @@ import threading
 
 import pytest
 
+from memoryd.errors import MemorydError
+from memoryd.owner import dispatch
 from proto import peer
 from proto.messages import MemoryBlock, MemoryBlockReply, MemoryCall, ToolRequest
 from tests.memoryd.owner_data_harness import Memoryd
@@ -86,3 +88,31 @@ def test_a_queued_recall_whose_caller_gave_up_is_not_run(md, monkeypatch):
     late, busy = asyncio.run(scenario())
     assert not late.ok and "stopped waiting" in late.output
     assert len(queries) == 4 and all(answer.ok for answer in busy)
+
+
+@pytest.mark.parametrize(("command", "arg"), [("stats", '{"days": 30}'), ("log", "")])
+def test_an_owner_read_whose_caller_hung_up_is_not_run(md, command, arg, monkeypatch):
+    """Hundreds of stats from clients that hung up must not queue a session's recall behind
+    them: a read whose caller closed its connection is not run."""
+    ran: list[str] = []
+    real = dispatch.lookup
+
+    def counted(name, arg):
+        kind, run = real(name, arg)
+        return kind, lambda service: ran.append(name) or run(service)
+
+    monkeypatch.setattr(dispatch, "lookup", counted)
+
+    async def hung_up():
+        peer.hold(lambda: True)
+        return await md.service._admin(command, arg)
+
+    async def waiting():
+        peer.hold(lambda: False)
+        return await md.service._admin(command, arg)
+
+    with pytest.raises(MemorydError, match=f"memory {command} not run: its caller stopped"):
+        asyncio.run(hung_up())
+    assert ran == []
+    asyncio.run(waiting())
+    assert ran == [command]

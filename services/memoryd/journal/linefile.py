@@ -74,6 +74,20 @@ def all_ids(path: Path) -> list[str]:
     return [found for raw in data.split(b"\n") if raw.strip() and (found := line_id(raw))]
 
 
+def damaged_lines(path: Path, model: type[BaseModel]) -> list[tuple[int, bytes]]:
+    """(number from 1, bytes) of each line of path that does not parse as model: what
+    read_lines skips, for a small file whose damaged lines are shown and kept (pending.jsonl)."""
+    try:
+        data = read_file(path)
+    except FileNotFoundError:
+        return []
+    return [
+        (number, raw.strip())
+        for number, raw in enumerate(data.split(b"\n"), start=1)
+        if raw.strip() and isinstance(parse_line(raw, model), str)
+    ]
+
+
 def damaged_line(path: Path, line_id_: str, model: type[BaseModel]) -> int | None:
     """The number (from 1) of a line of path that names line_id_ as its "id" and does not parse
     as model: a line the file holds for that id, damaged (a lost quote, a torn write). The file is

@@ -19,10 +19,10 @@ import re
 from pydantic import BaseModel, ConfigDict
 
 from memoryd.errors import AdminRefused
-from memoryd.home import Home, atomic_write, read_file
+from memoryd.home import Home, atomic_write
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import append_record, day_numbers, record_time, utc
-from memoryd.journal.linefile import all_ids, line_id, parse_line, read_lines
+from memoryd.journal.linefile import all_ids, damaged_lines, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from memoryd.trust.caller import Caller
 from proto.errors import InvalidArguments
@@ -83,7 +83,7 @@ class Review:
         a rewrite keeps them as they are."""
         resolved = self._resolved()
         out = []
-        for number, raw in _damaged_lines(self.path):
+        for number, raw in damaged_lines(self.path, PendingLine):
             named = _named(raw)
             if named not in resolved:
                 out.append((number, named))
@@ -142,7 +142,8 @@ class Review:
         keep = [item for item in self.items() if item.id != pending_id]
         data = "".join(json.dumps(item.dump(), ensure_ascii=False) + "\n" for item in keep)
         # A damaged line is the owner's to mend: kept as it was, never dropped by a rewrite.
-        kept = [raw for _, raw in _damaged_lines(self.path) if _named(raw) != pending_id]
+        damaged = damaged_lines(self.path, PendingLine)
+        kept = [raw for _, raw in damaged if _named(raw) != pending_id]
         try:
             atomic_write(self.path, data.encode("utf-8") + b"".join(raw + b"\n" for raw in kept))
         except OSError as e:
@@ -169,16 +170,3 @@ def _named(raw: bytes) -> str | None:
         return named
     m = _ID_IN_LINE.search(raw)
     return m.group(1).decode() if m else None
-
-
-def _damaged_lines(path) -> list[tuple[int, bytes]]:
-    """(line number, bytes) of each line of path that does not parse as a PendingLine."""
-    try:
-        data = read_file(path)
-    except FileNotFoundError:
-        return []
-    return [
-        (number, raw.strip())
-        for number, raw in enumerate(data.split(b"\n"), start=1)
-        if raw.strip() and isinstance(parse_line(raw, PendingLine), str)
-    ]

@@ -18,7 +18,8 @@ IMAGE_HOME = "/var/lib/boxmaker"
 
 
 class ConfigCopyError(Exception):
-    """A configuration file that still names the image's home after the rewrite."""
+    """A configuration file that cannot be copied: unreadable, not TOML, or still naming the
+    image's home after the rewrite."""
 
 
 def _strings(value: object):
@@ -50,8 +51,15 @@ def write_local_configs(source: Path, dest: Path, home: Path) -> Path:
     for path in sorted(dest.rglob("*.toml")):
         if path.parent != dest:
             continue  # grants and fixture indexes name no paths of the home
-        path.write_text(_rewrite(path.read_text(encoding="utf-8"), home), encoding="utf-8")
-        left = [s for s in _strings(tomllib.loads(path.read_text("utf-8"))) if IMAGE_HOME in s]
+        try:
+            # utf-8-sig: the roles read a file an editor began with a byte-order mark, so the
+            # copy must too (it is written without one).
+            text = _rewrite(path.read_bytes().decode("utf-8-sig"), home)
+            path.write_text(text, encoding="utf-8")
+            values = tomllib.loads(text)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            raise ConfigCopyError(f"{source / path.name}: {e}") from None
+        left = [s for s in _strings(values) if IMAGE_HOME in s]
         if left:
             raise ConfigCopyError(f"{path} still names {IMAGE_HOME}: {left[0]!r}")
     return dest
@@ -60,4 +68,7 @@ def write_local_configs(source: Path, dest: Path, home: Path) -> Path:
 if __name__ == "__main__":
     if len(sys.argv) != 4:
         sys.exit(__doc__.strip().splitlines()[-1].strip())
-    print(write_local_configs(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])))
+    try:
+        print(write_local_configs(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])))
+    except (ConfigCopyError, OSError) as e:
+        sys.exit(f"the settings cannot be copied for the roles: {e}")

@@ -210,3 +210,19 @@ def test_a_role_keeps_its_log_bounded_however_much_it_logs(stack):
     shown = stack.run("logs", "memoryd", "3")
     assert shown.returncode == 1 and f"{log} is not a regular file" in shown.stderr
     log.unlink()
+
+
+def test_settings_an_editor_began_with_a_byte_order_mark_restart_the_role(stack):
+    stack.up()
+    first = stack.pids()
+    # Notepad saves UTF-8 with a byte-order mark; the roles read such a file, so the copy the
+    # process stack makes of it must too, and restart must not stop a role it cannot start again.
+    conf = stack.settings / "memoryd.toml"
+    conf.write_bytes(b"\xef\xbb\xbf" + conf.read_bytes())
+    assert stack.run("check").returncode == 0
+    restarted = stack.run("restart", "memoryd")
+    assert restarted.returncode == 0, restarted.stderr
+    assert "Traceback" not in restarted.stderr
+    now = stack.pids()
+    assert now["memoryd"] != first["memoryd"]
+    assert stack.out_of_date() == []

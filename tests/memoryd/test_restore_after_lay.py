@@ -148,6 +148,32 @@ def test_an_index_that_can_be_neither_brought_up_to_date_nor_removed_refuses_mem
         b.close()
 
 
+@pytest.mark.parametrize("replaced", [False, True])
+def test_a_restore_into_a_home_whose_index_file_was_removed_says_recall_waits_for_a_reindex(
+    tmp_path, replaced
+):
+    b, restored = _homes(tmp_path, _line("session:s-old:0") + b"\n")
+    try:
+        b.say("s-old", "Zanzibar secret words.")
+        for suffix in ("", "-wal", "-shm"):
+            b.index.path.with_name(b.index.path.name + suffix).unlink(missing_ok=True)
+        if replaced:  # an index copied back by hand, holding what the restore forgets
+            b.index.path.write_bytes(b"an old copy")
+        out = b.data("restore", name="a.tar.gz", replace=True)
+        assert _memory(b) == restored
+        assert "the index was rebuilt" not in out["message"]
+        what = "replaced by another file" if replaced else "removed"
+        assert f"{b.index.path} was {what} while memoryd ran" in out["message"]
+        assert "recall is refused until it is rebuilt: run bxctl reindex" in out["message"]
+        with pytest.raises(IndexDamaged, match="bxctl reindex"):
+            b.recall("zanzibar")
+        _reindex(b)  # what the answer asks the owner to do
+        assert "Zanzibar" not in b.recall("zanzibar")
+        assert "Bluefinch note" in b.recall("bluefinch")
+    finally:
+        b.close()
+
+
 class Killed(BaseException):
     """memoryd killed: nothing after this point runs."""
 

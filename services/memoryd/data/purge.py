@@ -158,12 +158,26 @@ def after_restore(service) -> str:
     except OSError as e:
         kept = e.strerror or str(e)
         log.error("%s: not removed after a restore: %s", store.journal_index.path, kept)
-    try:
-        purge_kept_out(index)
-        reindex_notes(index)
-        said = REBUILT
-    except (OSError, sqlite3.Error, MemorydError) as e:
-        said = _dropped(service, (e.strerror if isinstance(e, OSError) else None) or str(e))
+    found = index.gone()
+    if found is not None:
+        # The connections are to a file no longer at the path: bringing that file up to date
+        # would leave recall refused all the same, so the answer says what recall waits for.
+        log.error(
+            "index %s: %s while memoryd ran; not brought up to date after a restore",
+            index.path,
+            found,
+        )
+        said = (
+            f"but the index file {index.path} was {found} while memoryd ran, so recall is "
+            "refused until it is rebuilt: run bxctl reindex"
+        )
+    else:
+        try:
+            purge_kept_out(index)
+            reindex_notes(index)
+            said = REBUILT
+        except (OSError, sqlite3.Error, MemorydError) as e:
+            said = _dropped(service, (e.strerror if isinstance(e, OSError) else None) or str(e))
     if kept is not None:
         said += (
             f"; but {store.journal_index.path}, memoryd's summary of the journal that was "

@@ -9,6 +9,8 @@ are found next to the copied files.
     python scripts/local_configs.py SOURCE_DIR DEST_DIR HOME
 """
 
+import json
+import re
 import shutil
 import sys
 import tomllib
@@ -33,11 +35,24 @@ def _strings(value: object):
             yield from _strings(item)
 
 
+# The image's home as the start of a TOML basic string ("..."), or as the whole of a literal one
+# ('...': TOML's other quotes, which an owner may use for a path).
+_HOME = re.escape(IMAGE_HOME)
+_BASIC = re.compile(rf'"{_HOME}(?=["/])')
+_LITERAL = re.compile(rf"'{_HOME}(/[^'\n]*)?'")
+
+
+def _basic(text: str) -> str:
+    """text as a TOML basic string: JSON's escapes are TOML's, for any folder name."""
+    return json.dumps(text, ensure_ascii=False)
+
+
 def _rewrite(text: str, home: Path) -> str:
     lines = []
     for line in text.splitlines(keepends=True):
         code, hash_, comment = line.partition("#")
-        code = code.replace(f'"{IMAGE_HOME}"', f'"{home}"').replace(f'"{IMAGE_HOME}/', f'"{home}/')
+        code = _BASIC.sub(lambda _: _basic(str(home))[:-1], code)
+        code = _LITERAL.sub(lambda m: _basic(str(home) + (m.group(1) or "")), code)
         lines.append(code + hash_ + comment)
     return "".join(lines)
 

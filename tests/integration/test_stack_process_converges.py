@@ -226,3 +226,44 @@ def test_settings_an_editor_began_with_a_byte_order_mark_restart_the_role(stack)
     now = stack.pids()
     assert now["memoryd"] != first["memoryd"]
     assert stack.out_of_date() == []
+
+
+def _memoryd_pids(stack: CopiedStack) -> set[str]:
+    conf = os.fspath(stack.state / "config" / "memoryd.toml")
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in args and conf.encode() in args and any(b"memoryd" in a for a in args):
+            found.add(entry.name)
+    return found
+
+
+def test_two_ups_at_once_start_each_role_once(stack):
+    # The boot unit and the owner may run up at the same moment: the second waits for the first,
+    # then finds every role running, so no role is left running outside its pid file.
+    first = subprocess.Popen(
+        [stack.tree / "scripts/stack", "up"],
+        env=stack.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    lock = stack.state / "stack.lock"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if lock.exists() and subprocess.run(["flock", "-n", lock, "true"]).returncode != 0:
+            break
+        time.sleep(0.05)
+    second = stack.run("up")
+    _, said = first.communicate(timeout=300)
+    assert first.returncode == 0, said[-3000:]
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "waiting for it to end" in second.stderr
+    pids = stack.pids()
+    for name in SERVICES:
+        assert f"{name} already runs (pid {pids[name]})" in second.stderr, second.stderr
+    assert _memoryd_pids(stack) == {pids["memoryd"]}

@@ -123,7 +123,7 @@ def ask_or_raise(
         return request(path, message, timeout=timeout, reply=reply)
     except RemoteError:
         raise
-    except (Unreachable, PeerClosed):
+    except Unreachable:
         if socket is None:
             home_is_not_a_folder()
         why = reach.unreachable_why(path)
@@ -134,10 +134,17 @@ def ask_or_raise(
             "(runbook: memoryd-unreachable)",
             EXIT_UNREACHABLE,
         )
+    except PeerClosed:
+        # Connected and sent: memoryd may have acted on the request before it went away.
+        fail(
+            f"memoryd closed the connection on {escape(str(path), markup=False)} before it "
+            f"answered{reach.unanswered(message)} (runbook: memoryd-unreachable)",
+            EXIT_UNREACHABLE,
+        )
     except FrameTimeout:
         fail(
-            f"memoryd did not answer on {escape(str(path), markup=False)} in {timeout:g} seconds "
-            "(runbook: memoryd-unreachable)",
+            f"memoryd did not answer on {escape(str(path), markup=False)} in {timeout:g} seconds"
+            f"{reach.unanswered(message)} (runbook: memoryd-unreachable)",
             EXIT_UNREACHABLE,
         )
     except ProtoError as e:

@@ -100,12 +100,26 @@ def interrupted_line(signum: int | None = None) -> str:
     change = SENT["change"]
     if change is None:
         return f"{how}; nothing was changed"
-    where = {
+    return f"{how}; memoryd may still finish the {change} it was sent: {_where(change)}"
+
+
+def _where(change: str) -> str:
+    """Where the owner sees whether change was applied."""
+    return {
         "backup": "ls $BOXMAKER_HOME/backups/ shows whether the archive was written",
         "export": "ls $BOXMAKER_HOME/backups/ shows whether the export was written",
         "reindex": "memoryd's log (scripts/stack logs memoryd) says when it ends",
     }.get(change, "bxctl memory log shows what was applied")
-    return f"{how}; memoryd may still finish the {change} it was sent: {where}"
+
+
+def unanswered(message: Body) -> str:
+    """What a request memoryd received and did not answer (it closed the connection, was killed,
+    or stalled past the wait) may have left: "" for a read, else that the change may have been
+    applied, or be applied yet, and where to look."""
+    change = _change_in(message)
+    if change is None:
+        return ""
+    return f"; the {change} it was sent may have been applied or may still be: {_where(change)}"
 
 
 def _laying_line(how: str) -> str:

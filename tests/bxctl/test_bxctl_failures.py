@@ -110,16 +110,21 @@ def test_an_edit_too_long_to_send_keeps_the_copy(answers):
 
 
 @pytest.mark.parametrize(
-    ("error", "code", "said"),
+    ("error", "code", "said", "in_doubt"),
     [
-        (Unreachable("nothing answers"), 3, "bxctl: memoryd is not answering on "),
-        (PeerClosed("closed the connection"), 3, "bxctl: memoryd is not answering on "),
-        (FrameTimeout("no reply"), 3, "bxctl: memoryd did not answer on "),
-        (UnexpectedReply("answered ok, not memory_admin_reply", "Ok"), 1, "bxctl: bad answer "),
+        (Unreachable("nothing answers"), 3, "bxctl: memoryd is not answering on ", False),
+        (PeerClosed("closed the connection"), 3, "bxctl: memoryd closed the connection on ", True),
+        (FrameTimeout("no reply"), 3, "bxctl: memoryd did not answer on ", True),
+        (
+            UnexpectedReply("answered ok, not memory_admin_reply", "Ok"),
+            1,
+            "bxctl: bad answer ",
+            False,
+        ),
     ],
 )
 def test_an_edit_memoryd_does_not_answer_keeps_the_copy_and_names_it(
-    answers, monkeypatch, error, code, said
+    answers, monkeypatch, error, code, said, in_doubt
 ):
     answers.texts["file"] = json.dumps({"file": "memory.md", "text": "- one\n", "base": "0" * 64})
 
@@ -133,6 +138,9 @@ def test_an_edit_memoryd_does_not_answer_keeps_the_copy_and_names_it(
     assert result.exit_code == code and isinstance(result.exception, SystemExit), result.output
     failed, kept = result.stderr.splitlines()
     assert failed.startswith(said), failed
+    # memoryd received the edit and may have saved it before it went quiet: the owner is told.
+    doubt = "the edit it was sent may have been applied or may still be: bxctl memory log shows"
+    assert (doubt in failed) == in_doubt, failed
     copy = Path(kept.removeprefix("bxctl: your copy is kept at "))
     try:
         assert copy.read_text() == "- one\n"

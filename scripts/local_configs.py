@@ -1,10 +1,14 @@
-"""Copy the example configuration to a folder and point it at a home other than the image's.
+"""Lay the settings folder out for roles run as processes, pointed at a home other than the image's.
 
 The files in config/ are written for the container, where {home} is /var/lib/boxmaker. To run
 the services as processes on another home (scripts/stack in process mode, the integration
-tests), each TOML file's strings naming /var/lib/boxmaker are moved to that home; everything
-else, relative paths included, stays as written, so soul.md, system.md, grants/ and fixtures/
-are found next to the copied files.
+tests), each TOML file at the folder's top is copied with its strings naming /var/lib/boxmaker
+moved to that home; every other entry (soul.md, system.md, grants/, fixtures/, whatever the owner
+keeps there) is a symbolic link to the owner's own, so relative paths are found next to the
+copied files, as in a container, where the folder is mounted as it is. Nothing else is read or
+copied: a device, a FIFO or an editor's dangling lock (Emacs's `.#memoryd.toml`) in the folder
+is the role's concern only if its settings name it, and entries whose name begins with a dot
+(locks, swap files) are left out.
 
     python scripts/local_configs.py SOURCE_DIR DEST_DIR HOME
 """
@@ -58,26 +62,34 @@ def _rewrite(text: str, home: Path) -> str:
 
 
 def write_local_configs(source: Path, dest: Path, home: Path) -> Path:
-    """Copy source to dest (replacing dest) with every TOML file pointed at home; return dest."""
+    """Lay source out at dest (replacing dest), every TOML file pointed at home; return dest."""
     home = home.resolve()
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(source, dest)
-    for path in sorted(dest.rglob("*.toml")):
-        if path.parent != dest:
-            continue  # grants and fixture indexes name no paths of the home
-        try:
-            # utf-8-sig: the roles read a file an editor began with a byte-order mark, so the
-            # copy must too (it is written without one).
-            text = _rewrite(path.read_bytes().decode("utf-8-sig"), home)
-            path.write_text(text, encoding="utf-8")
-            values = tomllib.loads(text)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-            raise ConfigCopyError(f"{source / path.name}: {e}") from None
-        left = [s for s in _strings(values) if IMAGE_HOME in s]
-        if left:
-            raise ConfigCopyError(f"{path} still names {IMAGE_HOME}: {left[0]!r}")
+    dest.mkdir(mode=0o700, parents=True)
+    for entry in sorted(source.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.suffix == ".toml" and entry.is_file():
+            _rewritten(entry, dest / entry.name, home)
+        else:
+            (dest / entry.name).symlink_to(entry.absolute())
     return dest
+
+
+def _rewritten(path: Path, to: Path, home: Path) -> None:
+    """The TOML file at path written to to, its image home moved to home."""
+    try:
+        # utf-8-sig: the roles read a file an editor began with a byte-order mark, so the copy
+        # must too (it is written without one).
+        text = _rewrite(path.read_bytes().decode("utf-8-sig"), home)
+        to.write_text(text, encoding="utf-8")
+        values = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigCopyError(f"{path}: {e}") from None
+    left = [s for s in _strings(values) if IMAGE_HOME in s]
+    if left:
+        raise ConfigCopyError(f"{path} still names {IMAGE_HOME}: {left[0]!r}")
 
 
 if __name__ == "__main__":

@@ -65,3 +65,28 @@ def test_a_file_the_roles_could_not_read_is_refused_in_one_line(tmp_path, text, 
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert said in done.stderr
+
+
+def test_only_the_toml_files_are_read_and_the_rest_is_linked(tmp_path):
+    source = tmp_path / "source"
+    (source / "grants").mkdir(parents=True)
+    (source / "grants" / "memory.toml").write_text('home = "/var/lib/boxmaker"\n')
+    (source / "memoryd.toml").write_text(LINES)
+    (source / "soul.md").write_text("The soul.\n")
+    # An editor's lock, a device, a FIFO: none is a setting any role reads, none may be read.
+    (source / ".#memoryd.toml").symlink_to("root@host.4242:1700000000")
+    (source / "zero").symlink_to("/dev/zero")
+    os.mkfifo(source / "pipe")
+    dest = write_local_configs(source, tmp_path / "dest", tmp_path / "home")
+    assert sorted(p.name for p in dest.iterdir()) == [
+        "grants",
+        "memoryd.toml",
+        "pipe",
+        "soul.md",
+        "zero",
+    ]
+    assert not (dest / "memoryd.toml").is_symlink()
+    assert (dest / "soul.md").read_text() == "The soul.\n"
+    # Below the top, files are the owner's as they are (grants name no path of the home).
+    assert (dest / "grants" / "memory.toml").read_text() == 'home = "/var/lib/boxmaker"\n'
+    assert os.readlink(dest / "zero") == os.fspath(source / "zero")

@@ -77,6 +77,19 @@ running_pid() { # the pid of a service we started in process mode, if it still r
     alive "$pid" && is_role "$1" "$pid" && echo "$pid"
 }
 
+# home_holder: one line when a memoryd this state folder did not start holds the home's lock (a
+# stack on the same home from another state folder, another clone, or one started by hand): a
+# memoryd started here would exit at once while the other's sockets answer for it. Nothing
+# otherwise. memoryd holds the lock on the home folder itself (memoryd/server.py).
+home_holder() {
+    running_pid memoryd >/dev/null && return 0
+    flock -n -s "$HOME_DIR" true 2>/dev/null && return 0
+    local inode pid
+    inode=$(stat -c %i "$HOME_DIR")
+    pid=$(awk -v ino="$inode" '$2 == "FLOCK" { n = split($6, f, ":"); if (f[n] == ino) { print $5; exit } }' /proc/locks 2>/dev/null)
+    echo "another memoryd${pid:+ (pid $pid)} already runs on $HOME_DIR, not started from $STATE (another state folder, another clone, or by hand); stop it (scripts/stack down with its BOXMAKER_STACK_STATE), then scripts/stack up"
+}
+
 # not_the_role ROLE: one line when ROLE's pid file names a live process that is not the role
 # (left from before a reboot or a crash, the pid now another program's); nothing otherwise.
 not_the_role() {

@@ -267,3 +267,21 @@ def test_two_ups_at_once_start_each_role_once(stack):
     for name in SERVICES:
         assert f"{name} already runs (pid {pids[name]})" in second.stderr, second.stderr
     assert _memoryd_pids(stack) == {pids["memoryd"]}
+
+
+def test_up_from_another_state_folder_on_a_served_home_says_so_and_starts_nothing(stack):
+    stack.up()
+    other = {**stack.env, "BOXMAKER_STACK_STATE": os.fspath(stack.root / "other-state")}
+    done = subprocess.run(
+        [stack.tree / "scripts/stack", "up"],
+        env=other,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    pid = stack.pids()["memoryd"]
+    assert f"error: another memoryd (pid {pid}) already runs on " in done.stderr, done.stderr
+    assert "started memoryd" not in done.stderr and "The stack is up" not in done.stdout
+    assert not list((stack.root / "other-state").glob("*.pid"))

@@ -83,6 +83,9 @@ def test_a_bad_line_after_good_ones_refuses_the_file_before_anything_is_written(
         ("[" * 100_000 + "]" * 100_000, "line 1 is JSON nested too deeply"),
         (json.dumps({**HEAD, "version": "1"}), "format version as '1', not a whole number"),
         (json.dumps({**HEAD, "version": True}), "not a whole number"),
+        (json.dumps({**HEAD, "version": 0}), "format 0, which no memoryd writes"),
+        (json.dumps({**HEAD, "version": -1}), "format -1, which no memoryd writes"),
+        (json.dumps({**HEAD, "version": 2}), "format 2, made by a newer memoryd"),
     ],
 )
 def test_a_bad_header_is_said_clearly(md, first, reason):

@@ -118,6 +118,19 @@ def _bad() -> dict[str, tuple[bytes, str]]:
             _archive(CORE, _manifest(CORE, version="1")),
             "no format version \\(a whole number\\)",
         ),
+        "version 0": (_archive(CORE, _manifest(CORE, version=0)), "format 0, which no memoryd"),
+        "a negative version": (
+            _archive(CORE, _manifest(CORE, version=-3)),
+            "format -3, which no memoryd writes",
+        ),
+        "a created time holding a line": (
+            _archive(CORE, _manifest(CORE, created="2026-12-04T09:00:00Z\nbxctl: all good")),
+            "gives 'created' as .*which memoryd never writes there",
+        ),
+        "a version holding a terminal code": (
+            _archive(CORE, _manifest(CORE, memoryd="0.2.0\x1b[2J")),
+            "gives 'memoryd' as .*which memoryd never writes there",
+        ),
         "deeply nested manifest": (_archive(CORE, b"[" * 100_000 + b"]" * 100_000), "nested"),
         "soul only": (_archive({"memory/soul.md": b"soul\n"}), "holds no memory.md"),
         "no notes.md": (_archive(core, _manifest(core)), "holds no notes.md"),

@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tarfile
 import zlib
 from collections.abc import Callable
@@ -37,6 +38,11 @@ from proto.backupformat import (  # noqa: F401 (FLOOR, RATIO: named as archive.F
     is_plain,
     unpacked_max,
 )
+
+# What memoryd writes as the manifest's "created" (a UTC time to the second) and "memoryd" (its
+# package version, or "unknown").
+CREATED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+MADE_BY = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
 
 COMPRESS_LEVEL = 1  # the journal compresses well even at 1; higher costs time, not much size
 
@@ -151,7 +157,12 @@ def _check_manifest(value: object) -> dict:
     if version > VERSION:
         raise Damaged(
             f"refused: the archive is format {version}, made by a newer memoryd "
-            f"({value.get('memoryd')!s:.32}); this one reads format {VERSION}"
+            f"({_shown(value.get('memoryd'))}); this one reads format {VERSION}"
+        )
+    if version < 1:
+        raise Damaged(
+            f"refused: the archive's manifest gives format {version}, which no memoryd writes; "
+            f"this one reads format {VERSION}"
         )
     files = value.get("files")
     if not isinstance(files, list) or not all(
@@ -168,10 +179,22 @@ def _check_manifest(value: object) -> dict:
             "refused: the archive's manifest gives its counts wrongly (each of "
             f"{', '.join(COUNTED)} must be a whole number)"
         )
-    for key in ("created", "memoryd"):
+    for key, form in (("created", CREATED), ("memoryd", MADE_BY)):
         if not isinstance(value.get(key, ""), str):
             raise Damaged(f"refused: the archive's manifest gives {key!r} as something not text")
+        if key in value and not form.fullmatch(value[key]):
+            # The answer names both to the owner: a value memoryd never writes is refused rather
+            # than shown, so no manifest can add lines or terminal codes to what bxctl prints.
+            raise Damaged(
+                f"refused: the archive's manifest gives {key!r} as {_shown(value[key])}, which "
+                "memoryd never writes there"
+            )
     return value
+
+
+def _shown(value: object) -> str:
+    """A manifest's value as a reader may see it: short, its control characters escaped."""
+    return ascii(value)[:40] if not isinstance(value, str) else ascii(value[:32])
 
 
 def _member_problem(member: tarfile.TarInfo) -> str | None:

@@ -120,6 +120,11 @@ def _head(line: bytes) -> None:
             f"refused: the export is format {version}, made by a newer memoryd; this memoryd "
             f"reads format {exchange.VERSION}"
         )
+    if version < 1:
+        raise AdminRefused(
+            f"refused: the export's header gives format {version}, which no memoryd writes; "
+            f"this memoryd reads format {exchange.VERSION}"
+        )
 
 
 def _problem(item: Item) -> str | None:

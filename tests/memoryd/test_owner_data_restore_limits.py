@@ -264,3 +264,26 @@ def test_a_whole_backup_still_restores_with_its_counts(tmp_path):
         assert "1 entry, 1 note" in out["message"]
     finally:
         b.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("memory/memory.md", "memory.md is over its limit: 4,400 of 2,200 characters"),
+        ("memory/user.md", "user.md is over its limit: 4,400 of 1,375 characters"),
+    ],
+)
+def test_a_backup_of_a_file_past_its_limit_is_restored_whole_and_said(md, name, said):
+    # A hand edit past the limit is backed up as it is; restored, no session could start, so
+    # the restore's answer says so (a whole backup says nothing of the kind).
+    whole = md.data("restore", name=_hand(md, _archive(CORE)), replace=True)
+    assert "no session can start" not in whole["message"]
+    files = {**CORE, name: b"x" * 4400 + b"\n"}
+    entries = 1 if name == "memory/memory.md" else 2  # the core's memory.md holds one
+    made = _archive(files, _manifest(files, counts={**COUNTS, "entries": entries}))
+    out = md.data("restore", name=_hand(md, made, "over.tar.gz"), replace=True)
+    assert out["message"].startswith("restored over.tar.gz")
+    assert f"but no session can start until the restored memory is mended: {said}" in (
+        out["message"]
+    )
+    assert _files(md)[name] == files[name]

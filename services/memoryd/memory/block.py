@@ -122,6 +122,23 @@ def _section(home: Home, name: str, file_entries: list[str], classes: Classes) -
     return f"# {name} ({count(length)} of {count(LIMITS[name])} characters)\n{body}"
 
 
+def refusal(home: Home) -> str | None:
+    """Why build() would refuse every session's block now (a file over its limit, missing or
+    unreadable), or None: what an owner's command that lays files whole (a restore) tells the
+    owner, since no session would start until it is mended."""
+    try:
+        soul = _read(home, "soul.md").strip()
+        if len(soul) > LIMITS["soul.md"]:
+            return over_limit_reason("soul.md", len(soul))
+        for name in ("memory.md", "user.md"):
+            length = entries.length(entries.parse(_read(home, name)))
+            if length > LIMITS[name]:
+                return over_limit_reason(name, length)
+    except BlockRefused as e:
+        return str(e)
+    return None
+
+
 def build(home: Home, classes: Classes | None = None) -> str:
     """The block text; BlockRefused naming the file when one is over its limit or unreadable.
     classes: [index] max_class and the journal index (default private, the journal walked)."""

@@ -26,6 +26,7 @@ from memoryd.data import (
     unfinished,
 )
 from memoryd.errors import AdminRefused
+from memoryd.memory import block
 from memoryd.owner import paging
 from memoryd.owner.datalock import TURNS
 from memoryd.writer import WRITE
@@ -105,6 +106,13 @@ def run_restore(service, arg) -> str:
         message += f"; what the home held before is backed up in {laid.before}"
     if sessions:
         message += f"; the archive holds {counted(sessions, 'session log')}"
+    # An archive holds the files as they were, a hand edit past a limit included: restored
+    # whole, and said, since until it is mended no session starts.
+    if (refused := block.refusal(service.store.home)) is not None:
+        message += (
+            f"; but no session can start until the restored memory is mended: {refused} "
+            "(bxctl memory edit memory|user, or soul.md by hand)"
+        )
     return paging.dumps(
         {
             "restored": arg.name,

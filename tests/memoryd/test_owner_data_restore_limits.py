@@ -283,7 +283,7 @@ def test_a_backup_of_a_file_past_its_limit_is_restored_whole_and_said(md, name, 
     made = _archive(files, _manifest(files, counts={**COUNTS, "entries": entries}))
     out = md.data("restore", name=_hand(md, made, "over.tar.gz"), replace=True)
     assert out["message"].startswith("restored over.tar.gz")
-    assert f"but no session can start until the restored memory is mended: {said}" in (
-        out["message"]
+    assert (
+        f"but no session can start until the restored memory is mended: {said}" in (out["message"])
     )
     assert _files(md)[name] == files[name]

@@ -29,7 +29,9 @@ def _root(version: VersionOption = False) -> None:
 
 @app.command("serve")
 def serve_command(
-    config: Annotated[Path | None, typer.Option("--config", help="brokerd.toml (optional)")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="brokerd.toml (optional)", readable=False)
+    ] = None,
 ) -> None:
     """Serve tool_request on the broker socket until SIGTERM or SIGINT."""
     logline.configure_role(rotate=True)

@@ -103,7 +103,9 @@ def format_result(result: ToolResultOut) -> str:
 
 @app.command()
 def serve(
-    config: Annotated[Path | None, typer.Option("--config", help="loopd.toml")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="loopd.toml", readable=False)
+    ] = None,
 ) -> None:
     """Serve the control socket (talks to memoryd and brokerd-shim)."""
     from loopd_shim.server import run

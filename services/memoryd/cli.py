@@ -25,7 +25,11 @@ def main_callback(version: VersionOption = False) -> None:
 def serve(
     config: Annotated[
         Path | None,
-        typer.Option("--config", envvar="MEMORYD_CONFIG", help="memoryd.toml (spec 11)"),
+        # readable=False: the loader says in the role's one line why a file cannot be read,
+        # where click's own check printed a usage box.
+        typer.Option(
+            "--config", envvar="MEMORYD_CONFIG", help="memoryd.toml (spec 11)", readable=False
+        ),
     ] = None,
 ) -> None:
     """Serve the memory block, recall and memory calls, and the owner's commands."""

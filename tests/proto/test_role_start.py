@@ -33,6 +33,27 @@ def test_a_role_that_cannot_start_exits_2(role, tmp_path, configured):
     assert configured == [()]
 
 
+@pytest.mark.parametrize("role", ["memoryd", "brokerd-shim", "loopd-shim"])
+def test_a_settings_file_the_role_may_not_read_is_said_in_its_own_line(
+    role, tmp_path, configured, monkeypatch
+):
+    # click's own check of a readable path answered with a usage box before the role's loader,
+    # which says in one line what it cannot read (here root reads it: the loader's line is the
+    # bad section, which shows the loader, not click, decided).
+    import os
+
+    config = tmp_path / "role.toml"
+    config.write_text("[nosuchsection]\nkey = 1\n")
+    real = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode, **k: False if str(p) == str(config) else real(p, mode, **k)
+    )
+    result = CliRunner().invoke(_apps()[role], ["serve", "--config", str(config)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"{role}: ")
+    assert "Usage" not in result.stderr and "not readable" not in result.stderr
+
+
 def test_memory_mcp_logs_through_the_role_setup(tmp_path, configured):
     pytest.importorskip("mcp")
     from memory_mcp.cli import app

@@ -273,12 +273,16 @@ def check(settings: Path, home: Path) -> list[str]:
 
 
 def role_hash(settings: Path, role: str) -> str:
-    """A hash of the files role reads from settings (a missing file counts as missing)."""
+    """A hash of the files role reads from settings (a missing file counts as missing, one that
+    cannot be read as unreadable: status still shows every role, and check says why)."""
     digest = hashlib.sha256()
     for name in ROLE_FILES[role]:
         path = settings / name
         digest.update(name.encode() + b"\0")
-        digest.update(path.read_bytes() if path.is_file() else b"\0missing\0")
+        try:
+            digest.update(path.read_bytes() if path.is_file() else b"\0missing\0")
+        except OSError as e:
+            digest.update(f"\0unreadable {e.errno}\0".encode())
     return digest.hexdigest()[:16]
 
 

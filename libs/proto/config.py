@@ -8,6 +8,7 @@ $BOXMAKER_HOME, else /var/lib/boxmaker. Each role lists its sections and keys an
 ConfigInvalid into its own start error.
 """
 
+import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -44,6 +45,14 @@ def host_paths(text: str, home: Path) -> str:
     return text.replace(inside, f"{home}/")
 
 
+def _named(name: str) -> str:
+    """A section or key the file names, as one line shows it: TOML's quoted keys may hold line
+    breaks and terminal codes, which are escaped (JSON's quoting) so the error stays one line."""
+    if name.isprintable() and name.strip() == name and name:
+        return name
+    return json.dumps(name)
+
+
 @dataclass(frozen=True)
 class ConfigFile:
     data: dict
@@ -67,12 +76,14 @@ class ConfigFile:
         source = str(path)
         for section, table in data.items():
             if section not in sections:
-                raise ConfigInvalid(f"{source}: unknown section [{section}]")
+                raise ConfigInvalid(f"{source}: unknown section [{_named(section)}]")
             if not isinstance(table, dict):
-                raise ConfigInvalid(f"{source}: {section} must be a table")
+                raise ConfigInvalid(f"{source}: {_named(section)} must be a table")
             for key in table:
                 if key not in sections[section]:
-                    raise ConfigInvalid(f"{source}: unknown key {key} in [{section}]")
+                    raise ConfigInvalid(
+                        f"{source}: unknown key {_named(key)} in [{_named(section)}]"
+                    )
         return cls(data, path.parent, source)
 
     def value(self, section: str, key: str) -> object:

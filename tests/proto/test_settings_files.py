@@ -67,3 +67,21 @@ def test_a_config_file_that_is_a_fifo_or_too_large_is_one_line(tmp_path):
     big.write_bytes(b"#" * (CONFIG_BYTES + 1))
     with pytest.raises(ConfigInvalid, match=f"cannot read {big}: larger than "):
         ConfigFile.load(big, {})
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('[recall]\nmode = "spec"\nmodde = 1\n', "unknown key modde in [recall]"),
+        ('[recall]\n"mode\\nerror: none" = 1\n', 'unknown key "mode\\nerror: none" in [recall]'),
+        ('["recall\\u001b[2J"]\nx = 1\n', 'unknown section ["recall\\u001b[2J"]'),
+        ('[recall]\n" mode" = 1\n', 'unknown key " mode" in [recall]'),
+    ],
+)
+def test_an_unknown_name_is_said_on_one_line_as_the_file_spells_it(tmp_path, text, said):
+    path = tmp_path / "role.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigInvalid) as e:
+        ConfigFile.load(path, {"recall": {"mode"}})
+    assert str(e.value) == f"{path}: {said}"
+    assert "\n" not in str(e.value) and "\x1b" not in str(e.value)

@@ -3,7 +3,7 @@
 The files in config/ are written for the container, where {home} is /var/lib/boxmaker. To run
 the services as processes on another home (scripts/stack in process mode, the integration
 tests), each TOML file at the folder's top is copied with its strings naming /var/lib/boxmaker
-moved to that home; every other entry (soul.md, system.md, grants/, fixtures/, whatever the owner
+moved to that home (and /etc/boxmaker, where the containers see the settings, to the folder); every other entry (soul.md, system.md, grants/, fixtures/, whatever the owner
 keeps there) is a symbolic link to the owner's own, so relative paths are found next to the
 copied files, as in a container, where the folder is mounted as it is. Nothing else is read or
 copied: a device, a FIFO or an editor's dangling lock (Emacs's `.#memoryd.toml`) in the folder
@@ -39,11 +39,18 @@ def _strings(value: object):
             yield from _strings(item)
 
 
-# The image's home as the start of a TOML basic string ("..."), or as the whole of a literal one
-# ('...': TOML's other quotes, which an owner may use for a path).
-_HOME = re.escape(IMAGE_HOME)
-_BASIC = re.compile(rf'"{_HOME}(?=["/])')
-_LITERAL = re.compile(rf"'{_HOME}(/[^'\n]*)?'")
+def _patterns(inside: str) -> tuple[re.Pattern, re.Pattern]:
+    """inside (a container folder) as the start of a TOML basic string ("..."), and as the
+    start of a literal one ('...': TOML's other quotes, which an owner may use for a path)."""
+    folder = re.escape(inside)
+    return re.compile(rf'"{folder}(?=["/])'), re.compile(rf"'{folder}(/[^'\n]*)?'")
+
+
+# The folders the containers see, as the settings may name them: the home, and the settings
+# folder itself (mounted at /etc/boxmaker; scripts/check_settings.py reads such a path as the
+# settings folder, so the roles run as processes must too).
+IMAGE_SETTINGS = "/etc/boxmaker"
+_MOVED = ((IMAGE_HOME, _patterns(IMAGE_HOME)), (IMAGE_SETTINGS, _patterns(IMAGE_SETTINGS)))
 
 
 def _basic(text: str) -> str:
@@ -51,12 +58,16 @@ def _basic(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _rewrite(text: str, home: Path) -> str:
+def _rewrite(text: str, home: Path, settings: Path | None = None) -> str:
+    """text with the containers' home moved to home, and their settings folder to settings."""
+    to = {IMAGE_HOME: str(home), IMAGE_SETTINGS: str(settings) if settings else IMAGE_SETTINGS}
     lines = []
     for line in text.splitlines(keepends=True):
         code, hash_, comment = line.partition("#")
-        code = _BASIC.sub(lambda _: _basic(str(home))[:-1], code)
-        code = _LITERAL.sub(lambda m: _basic(str(home) + (m.group(1) or "")), code)
+        for inside, (basic, literal) in _MOVED:
+            there = to[inside]
+            code = basic.sub(lambda _, t=there: _basic(t)[:-1], code)
+            code = literal.sub(lambda m, t=there: _basic(t + (m.group(1) or "")), code)
         lines.append(code + hash_ + comment)
     return "".join(lines)
 
@@ -71,18 +82,19 @@ def write_local_configs(source: Path, dest: Path, home: Path) -> Path:
         if entry.name.startswith("."):
             continue
         if entry.suffix == ".toml" and entry.is_file():
-            _rewritten(entry, dest / entry.name, home)
+            _rewritten(entry, dest / entry.name, home, source.absolute())
         else:
             (dest / entry.name).symlink_to(entry.absolute())
     return dest
 
 
-def _rewritten(path: Path, to: Path, home: Path) -> None:
-    """The TOML file at path written to to, its image home moved to home."""
+def _rewritten(path: Path, to: Path, home: Path, settings: Path) -> None:
+    """The TOML file at path written to to, the containers' home and settings folder moved to
+    home and settings."""
     try:
         # utf-8-sig: the roles read a file an editor began with a byte-order mark, so the copy
         # must too (it is written without one).
-        text = _rewrite(path.read_bytes().decode("utf-8-sig"), home)
+        text = _rewrite(path.read_bytes().decode("utf-8-sig"), home, settings)
         to.write_text(text, encoding="utf-8")
         values = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:

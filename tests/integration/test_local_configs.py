@@ -20,6 +20,8 @@ index = "/var/lib/boxmaker/index"
 literal = '/var/lib/boxmaker'
 literal_under = '/var/lib/boxmaker/run/a\\\\b'
 relative = "soul.md"
+system = "/etc/boxmaker/system.md"
+grants = '/etc/boxmaker/grants'
 """
 
 
@@ -40,6 +42,9 @@ def test_every_string_of_the_image_home_is_moved_to_the_home(tmp_path, home, bom
         "literal": root,
         "literal_under": f"{root}/run/a\\\\b",
         "relative": "soul.md",
+        # where the containers see the settings folder: the folder itself, for a process
+        "system": f"{source.absolute()}/system.md",
+        "grants": f"{source.absolute()}/grants",
     }
 
 

@@ -1,0 +1,62 @@
+"""bxctl against the terminal it is given: a locale narrower than the memory (Latin-1, ASCII), a
+stdin closed when forget asks, a stdout whose reader is gone. Each is an escape or one line on
+stderr with the exit code that tells what happened, never a traceback."""
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from proto.server import serve_unix
+from tests.bxctl.test_bxctl_failures import Answers
+
+
+def run_bxctl(*argv: str, home: Path, env: dict | None = None, **kwargs):
+    code = "from bxctl.cli import main; main()"
+    environ = {**os.environ, "BOXMAKER_HOME": str(home), "PYTHONPATH": os.pathsep.join(sys.path)}
+    environ.pop("BOXMAKER_MEMORY_SOCKET", None)
+    return subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        stderr=subprocess.PIPE,
+        env={**environ, **(env or {})},
+        timeout=60,
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def fake(tmp_path):
+    answers = Answers(tmp_path)
+    (tmp_path / "backups").mkdir()
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(
+        serve_unix(answers.path, answers.handle, {"memory_admin"}, name="fake")
+    )
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield answers
+    loop.call_soon_threadsafe(server.close)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+
+
+WIDE = "Done \u2713 in \u6771\u4eac."
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [(["memory", "block"], "block"), (["memory", "show", "2026-09-24-0001"], "show")],
+)
+def test_a_character_the_locale_cannot_show_is_escaped(fake, encoding, argv, command):
+    fake.texts[command] = f"+ {WIDE}"
+    result = run_bxctl(
+        *argv, home=fake.home, stdout=subprocess.PIPE, env={"PYTHONIOENCODING": encoding}
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stderr == b""
+    assert result.stdout.decode(encoding) == "+ Done \\u{2713} in \\u{6771}\\u{4EAC}.\n"

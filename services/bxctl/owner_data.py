@@ -265,6 +265,12 @@ def forget(
     """Forget a note, an entry or a session record everywhere memoryd holds it. Cannot be undone."""
     home = home_for(memory_socket)
     arg: dict = {"id": ref}
+    if not yes and sys.stdin is None:  # started with fd 0 closed: the question has no answer
+        fail(
+            "not forgotten: the standard input is closed, so forget cannot ask; pass --yes to "
+            "forget without asking; nothing was changed",
+            EXIT_REFUSED,
+        )
     if not yes:
         dry = {"id": ref, "dry_run": True}
         shown = _ask(memory_socket, "forget", dry, texts=list, check=str)
@@ -274,7 +280,8 @@ def forget(
         arg["check"] = shown["check"]
         try:
             agreed = typer.confirm("Forget it?", default=False, err=True)
-        except typer.Abort:  # no answer (end of input)
+        except (typer.Abort, OSError, RuntimeError):  # no answer: end of input, unreadable
+            print(file=sys.stderr)  # the question's line ends before the refusal's
             agreed = False
         if not agreed:
             fail("not forgotten: nothing was changed", EXIT_REFUSED)

@@ -3,6 +3,7 @@ stdin closed when forget asks, a stdout whose reader is gone. Each is an escape 
 stderr with the exit code that tells what happened, never a traceback."""
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -60,3 +61,21 @@ def test_a_character_the_locale_cannot_show_is_escaped(fake, encoding, argv, com
     assert result.returncode == 0, result.stderr.decode()
     assert result.stderr == b""
     assert result.stdout.decode(encoding) == "+ Done \\u{2713} in \\u{6771}\\u{4EAC}.\n"
+
+
+FORGET_PREVIEW = json.dumps({"message": "would forget note:0", "texts": ["Zebra."], "check": "c"})
+
+
+@pytest.mark.parametrize(
+    "stdin", [{"preexec_fn": lambda: os.close(0)}, {"stdin": subprocess.DEVNULL}]
+)
+def test_forget_with_no_answer_to_its_question_forgets_nothing_in_one_line(fake, stdin):
+    fake.texts["forget"] = FORGET_PREVIEW
+    result = run_bxctl("memory", "forget", "note:0", home=fake.home, **stdin)
+    assert result.returncode == 1
+    err = result.stderr.decode()
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].startswith("bxctl: not forgotten: "), err
+    assert err.endswith("nothing was changed\n"), err
+    # only the preview was asked for, if anything: nothing was sent to be forgotten
+    assert all(json.loads(m.arg).get("dry_run") is True for m in fake.seen)

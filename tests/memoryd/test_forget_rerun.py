@@ -11,6 +11,7 @@ import pytest
 from memoryd.data import erasing, forget, unfinished
 from memoryd.errors import AdminRefused
 from tests.memoryd.owner_data_harness import Memoryd
+from tests.memoryd.test_forget_complete import called
 
 ENTRIES = [
     "The build server is called anvil.",
@@ -126,5 +127,34 @@ def test_a_restore_or_import_waits_for_a_forget_stopped_part_way(tmp_path, comma
         assert "forgot" in json.loads(m.admin("forget", {"id": ref}))["message"]
         m.admin(command, arg)
         assert text not in m.home.memory_file("memory.md").read_text()
+    finally:
+        m.close()
+
+
+def test_until_a_forget_killed_part_way_is_finished_nothing_it_took_is_recalled(tmp_path):
+    text = "The plumber comes on Tuesday at nine."
+    m = Memoryd(tmp_path / "home")
+    try:
+        args = {"action": "note", "text": text}
+        m.call(args, session="monday")
+        called(m, "monday", "memory", args)  # the session record of the call that wrote it
+        assert text in m.recall("plumber tuesday")
+        # dies after notes.md lost the note, before the journal or forgotten.jsonl lists a key
+        m.store.journal.append = _killed
+        with pytest.raises(Killed):
+            m.admin("forget", {"id": "note:0"})
+    finally:
+        m.close()
+    m = Memoryd(tmp_path / "home")
+    try:
+        assert text not in m.home.memory_file("notes.md").read_text()
+        assert text not in m.recall("plumber tuesday")
+        said = json.loads(m.admin("search", {"query": "plumber", "json": True}))
+        assert all(text not in json.dumps(h) for h in said["hits"])
+        stats = m.admin("stats", {"days": 30})
+        assert "stopped part way: run bxctl memory forget 'note:0' again to finish it" in stats
+        m.admin("forget", {"id": "note:0"})
+        assert text not in m.recall("plumber tuesday")
+        assert "stopped part way" not in m.admin("stats", {"days": 30})
     finally:
         m.close()

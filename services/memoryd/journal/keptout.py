@@ -4,9 +4,9 @@ forgotten.jsonl lists a forget's keys (session:ID:N, note:N) and the digests of 
 A key alone would drop whatever a record under that number says, and a new log of the same session
 name (a move to a new machine, old logs cleared) reuses the numbers; so a key drops a row whatever
 its text only where nothing else can (hiding(): the keys alone() vouches for no digest of, and
-every key of a forget not finished), and the rows of the other keys go when they hold a forgotten
-text (held_under_key). Recall (recaller.py), a rebuilt index's swap (newindex.py), a restore
-(purge.py) and the indexer (indexer.py) ask here, so they agree on what stays out.
+every key of a forget not finished, listed yet or not), and the rows of the other keys go when they
+hold a forgotten text (held_under_key). Recall (recaller.py), a rebuilt index's swap (newindex.py),
+a restore (purge.py) and the indexer (indexer.py) ask here, so they agree on what stays out.
 """
 
 import hashlib
@@ -20,11 +20,11 @@ from memoryd.journal.forgotten import alone, condition, digests, keys
 
 
 def hiding(home: Home) -> frozenset[str]:
-    """The keys in force (keys()) whose rows are left out whatever their text: those alone()
+    """The keys whose rows are left out whatever their text: those in force (keys()) that alone()
     vouches for no digest of, and every key of a forget not finished (unfinished.py: a full disk
-    may have stopped it before the index let go of the rows, whose digests it may not have
-    listed yet). The others' rows are left out by the digests of what they held, so a new log
-    of the same session name is recalled under those numbers. A forget's record that cannot be
+    or a kill may have stopped it before it listed them, or before the index let go of the rows).
+    The others' rows are left out by the digests of what they held, so a new log of the same
+    session name is recalled under those numbers. A forget's record that cannot be
     read counts as a forget not finished that took every key."""
     in_force = keys(home)
     try:
@@ -34,7 +34,10 @@ def hiding(home: Home) -> frozenset[str]:
     unvouched = in_force & alone(home)
     if stopped is None:
         return unvouched
-    return unvouched | (in_force & frozenset(stopped.keys))
+    # All of the unfinished forget's keys, listed in forgotten.jsonl yet or not: it records them
+    # before its first write, and a kill may come before it lists them (the note already gone
+    # from notes.md, the call that wrote it still in the index).
+    return unvouched | frozenset(stopped.keys)
 
 
 _HELD_ROWS = (

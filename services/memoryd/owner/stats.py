@@ -17,7 +17,8 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from memoryd.errors import FileDamaged
+from memoryd.data import unfinished
+from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, read_file
 from memoryd.memory import entries, notes, shown
 from memoryd.memory.memfiles import read_entries
@@ -115,7 +116,23 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
         "embedding": progress.embedding(home.index_db),
         "index": indexstate.state(index) if index is not None else None,
         "unread": unread,
+        "forget_stopped": forget_stopped(home),
     }
+
+
+def forget_stopped(home: Home) -> str | None:
+    """One line when a forget stopped part way (a kill, a full disk) and waits to be run again:
+    until then its records are kept out of recall, but its text may still be in a file."""
+    try:
+        stopped = unfinished.read(home)
+    except AdminRefused as e:
+        return str(e).removeprefix("refused: ")
+    if stopped is None:
+        return None
+    return (
+        f"a forget of {stopped.what} stopped part way: run bxctl memory forget {stopped.ref!r} "
+        "again to finish it"
+    )
 
 
 def entry_ref(file: str, number: int) -> str:
@@ -130,6 +147,8 @@ def _short(text: str) -> str:
 def render(stats: dict) -> str:
     lines = [f"recall in the last {stats['days']} days: {stats['recalls']:,} recalls by sessions"]
     lines += stats.get("unread", [])
+    if stats.get("forget_stopped"):
+        lines.append(stats["forget_stopped"])
     never = []
     for name, info in stats["files"].items():
         if "problem" in info:

@@ -1,14 +1,15 @@
-"""Lay the settings folder out for roles run as processes, pointed at a home other than the image's.
+"""Lay the settings folder out for roles run as processes, pointed at another home than the image's.
 
 The files in config/ are written for the container, where {home} is /var/lib/boxmaker. To run
 the services as processes on another home (scripts/stack in process mode, the integration
 tests), each TOML file at the folder's top is copied with its strings naming /var/lib/boxmaker
-moved to that home (and /etc/boxmaker, where the containers see the settings, to the folder); every other entry (soul.md, system.md, grants/, fixtures/, whatever the owner
-keeps there) is a symbolic link to the owner's own, so relative paths are found next to the
-copied files, as in a container, where the folder is mounted as it is. Nothing else is read or
-copied: a device, a FIFO or an editor's dangling lock (Emacs's `.#memoryd.toml`) in the folder
-is the role's concern only if its settings name it, and entries whose name begins with a dot
-(locks, swap files) are left out.
+moved to that home (and /etc/boxmaker, where the containers see the settings, to the folder).
+Every other entry (soul.md, system.md, grants/, fixtures/, whatever the owner keeps there) is a
+symbolic link to the owner's own, so relative paths are found next to the copied files, as in a
+container, where the folder is mounted as it is. Nothing else is read or copied: a device, a
+FIFO or an editor's dangling lock (Emacs's `.#memoryd.toml`) in the folder is the role's concern
+only if its settings name it, and entries whose name begins with a dot (locks, swap files) are
+left out.
 
     python scripts/local_configs.py SOURCE_DIR DEST_DIR HOME
 """

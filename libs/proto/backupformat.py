@@ -1,5 +1,6 @@
 """The backup archive as memoryd writes it and bxctl reads it back: its format's name and
-version, the manifest's name, and the bounds that tell a backup from a bomb.
+version, the manifest's name, and the bounds that tell a backup from a bomb; and the largest
+export memoryd imports.
 
 memoryd checks an archive whole before a restore lays it (memoryd/data/archive.py); bxctl reads
 it again for the session logs it lays itself (bxctl/sessionarchive.py), since memoryd never writes
@@ -7,6 +8,10 @@ sessions/. Both keep to what is here. memoryd writes the archive with gzip at le
 shrinks its journals and notes a few times over, never a hundred: an archive that unpacks to more
 than RATIO times its own size (beyond FLOOR for small ones) is refused, as is any member that is
 not a plain file.
+
+An export is read whole into memory to be checked before anything is written, so memoryd reads none
+larger than IMPORT_MAX (memoryd/data/importing.py); bxctl refuses a larger one before copying a
+byte of it into the home for memoryd to read (bxctl/handover.py).
 """
 
 import io
@@ -20,6 +25,7 @@ MANIFEST_MAX = 64 << 20
 RATIO = 100
 FLOOR = 64 << 20
 SESSION_MEMBERS_MAX = 100_000
+IMPORT_MAX = 64 << 20
 
 
 def unpacked_max(archive_size: int) -> int:

@@ -8,6 +8,12 @@ where the file system allows it, so a killed bxctl leaves none), fsync'd, then l
 (never over an existing file). When bxctl runs as root and memoryd as another user (rootful
 containers run it as 10001), a copy handed to memoryd is made that user's: a 0600 file of root's
 is one memoryd cannot open.
+
+A file handed over is never larger than memoryd would read (an export over the import limit,
+proto/backupformat.py) nor than the home's disk has room for: it is refused, naming its size and
+the limit, before a byte of it is copied, and a file that grows while it is copied is stopped
+there. Copied first and refused after, it would fill the home's disk meanwhile (every write
+memoryd makes would meet a full disk) and the owner would be told of a full disk, not of the file.
 """
 
 import contextlib
@@ -17,9 +23,11 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from bxctl.common import EXIT_REFUSED, fail
+from proto.backupformat import IMPORT_MAX
 from proto.escape import escape
 
 # The names memoryd reads a file in backups/ by (as its own check says them).
@@ -56,15 +64,77 @@ def _name_max(folder: Path) -> int | None:
     return longest if longest > 0 else None
 
 
+@dataclass(frozen=True)
+class Room:
+    """The most bytes a copy may hold, what sets that (said after the number) and what to do."""
+
+    most: int
+    why: str
+    then: str
+
+
+class TooLarge(Exception):
+    """The source holds more than its room: args are the Room and its size, or None when it grew
+    past the room while it was copied."""
+
+
+def room_for(command: str, folder: Path) -> list[Room]:
+    """The most a file handed over for command may hold: what memoryd reads of it (an import:
+    said first, as no room made on the disk would help), and what is free on the disk of folder
+    (memoryd takes an archive of any size, and a copy larger than the room would only fill the
+    disk)."""
+    rooms = []
+    if command == "import":
+        rooms.append(Room(IMPORT_MAX, "memoryd imports at most", " (is it an export?)"))
+    with contextlib.suppress(OSError):  # not known: the copy says a full disk, if it meets one
+        st = os.statvfs(folder)
+        free = st.f_bavail * st.f_frsize
+        rooms.append(Room(free, "free on the home's disk", "; make room there, then run it again"))
+    return rooms
+
+
+def _too_large(source: Path, room: Room, size: int | None) -> str:
+    grown = ("it grew, while it was copied, past", "left")
+    held, done = grown if size is None else (f"it is {size:,} bytes, over", "copied")
+    return (
+        f"{escape(str(source), markup=False)} is too large: {held} the {room.most:,} bytes "
+        f"{room.why}; nothing was {done}{room.then}"
+    )
+
+
+class _Capped:
+    """source read through, TooLarge raised once it gives more than room.most bytes."""
+
+    def __init__(self, source, room: Room) -> None:
+        self._source = source
+        self._room = room
+        self._left = room.most
+
+    def read(self, size: int = -1) -> bytes:
+        want = size if size is not None and size >= 0 else 1 << 20
+        data = self._source.read(min(want, self._left + 1))
+        self._left -= len(data)
+        if self._left < 0:
+            raise TooLarge(self._room, None)
+        return data
+
+
 def copy_new(
-    source: Path, dest: Path, after: str = "", owner: tuple[int, int] | None = None
+    source: Path,
+    dest: Path,
+    after: str = "",
+    owner: tuple[int, int] | None = None,
+    rooms: list[Room] | None = None,
 ) -> None:
     """Copy source to dest, 0600 (owned by owner, uid and gid, when given), atomically, never over
-    an existing file; one line on failure, ending with after (what else the owner must know)."""
+    an existing file, never more than rooms allow (refused before a byte is copied when source is
+    larger); one line on failure, ending with after (what else the owner must know)."""
     if os.path.lexists(dest):
         fail(f"{escape(str(dest), markup=False)} exists; nothing was written{after}", EXIT_REFUSED)
     try:
-        _write_new(source, dest, owner)
+        _write_new(source, dest, owner, rooms or [])
+    except TooLarge as e:
+        fail(_too_large(source, *e.args) + after, EXIT_REFUSED)
     except FileExistsError:
         fail(f"{escape(str(dest), markup=False)} exists; nothing was written{after}", EXIT_REFUSED)
     except OSError as e:
@@ -75,11 +145,22 @@ def copy_new(
         )
 
 
-def _write_new(source: Path, dest: Path, owner: tuple[int, int] | None) -> None:
+def _write_new(source: Path, dest: Path, owner: tuple[int, int] | None, rooms: list[Room]) -> None:
     """The copy made as a file without a name in dest's folder (O_TMPFILE), given dest's name
     once whole: a bxctl killed part way (SIGKILL, a power cut) leaves nothing beside the owner's
     file to find and remove. Where the file system has no such files, a named temporary file is
-    used instead, removed on any failure bxctl lives through."""
+    used instead, removed on any failure bxctl lives through. Source is opened and its size
+    checked against each room first, so that a file too large leaves nothing made at all."""
+    with open(source, "rb") as src:
+        size = os.fstat(src.fileno()).st_size
+        for room in rooms:
+            if size > room.most:
+                raise TooLarge(room, size)
+        least = min(rooms, key=lambda room: room.most, default=None)
+        _write_from(src if least is None else _Capped(src, least), dest, owner)
+
+
+def _write_from(src, dest: Path, owner: tuple[int, int] | None) -> None:
     folder = os.open(dest.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         try:
@@ -96,8 +177,7 @@ def _write_new(source: Path, dest: Path, owner: tuple[int, int] | None) -> None:
             with os.fdopen(fd, "wb") as out:
                 if owner is not None:
                     os.fchown(out.fileno(), *owner)
-                with open(source, "rb") as src:
-                    shutil.copyfileobj(src, out, 1 << 20)
+                shutil.copyfileobj(src, out, 1 << 20)
                 out.flush()
                 os.fsync(out.fileno())
                 if tmp is None:
@@ -122,10 +202,13 @@ def _write_new(source: Path, dest: Path, owner: tuple[int, int] | None) -> None:
 
 
 @contextlib.contextmanager
-def handed_over(path: Path, home: Path, memory_socket) -> Iterator[tuple[str, Path | None]]:
-    """The name memoryd reads path by in backups/, and the copy made for it (None when memoryd
-    reads path itself), the copy removed when the body ends, whatever ends it (an interrupt, or
-    SIGTERM or SIGHUP, which cli.py turns into one).
+def handed_over(
+    path: Path, home: Path, memory_socket, command: str = ""
+) -> Iterator[tuple[str, Path | None]]:
+    """The name memoryd reads path by in backups/ for command, and the copy made for it (None
+    when memoryd reads path itself), the copy removed when the body ends, whatever ends it (an
+    interrupt, or SIGTERM or SIGHUP, which cli.py turns into one). A file larger than memoryd
+    reads for command, or than the home's disk has room for, is refused before it is copied.
 
     From before the copy is made until it is removed, a shared lock (flock) is held on backups/:
     memoryd removes the copies a killed bxctl left only when it can take the folder's exclusive
@@ -157,7 +240,7 @@ def handed_over(path: Path, home: Path, memory_socket) -> Iterator[tuple[str, Pa
     lock = _hold(folder)
     try:
         try:
-            copy_new(path, copy, owner=owner)
+            copy_new(path, copy, owner=owner, rooms=room_for(command, folder))
         except KeyboardInterrupt:  # after the link, the copy stands: it is removed all the same
             copy.unlink(missing_ok=True)
             raise

@@ -118,7 +118,7 @@ def _read_export(path: Path) -> str:
 def _ask_about(memory_socket, command: str, path: Path, arg: dict, **fields: type) -> dict:
     """The command asked of memoryd about a file the owner names (handed over in backups/), the
     copy made for it removed whatever the answer (handover.handed_over)."""
-    with handed_over(path, home_for(memory_socket), memory_socket) as (name, copy):
+    with handed_over(path, home_for(memory_socket), memory_socket, command) as (name, copy):
         shown = None if copy is None else (name, str(path))
         return _ask(memory_socket, command, {"name": name, **arg}, shown, **fields)
 

@@ -35,10 +35,10 @@ from memoryd.journal import forgotten
 from memoryd.memory import check, edits, entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust import classrule
+from proto.backupformat import IMPORT_MAX
 from proto.messages import SESSION_ID_PATTERN, describe
 from proto.tools import AddArgs
 
-IMPORT_MAX = 64 << 20
 SESSION_ID = re.compile(SESSION_ID_PATTERN)  # matched whole (fullmatch): $ would take a "\n"
 TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z")
 FILE_ARG: dict[str, Literal["memory", "user"]] = {"memory.md": "memory", "user.md": "user"}

@@ -210,6 +210,13 @@ def test_a_role_keeps_its_log_bounded_however_much_it_logs(stack):
     shown = stack.run("logs", "memoryd", "3")
     assert shown.returncode == 1 and f"{log} is not a regular file" in shown.stderr
     log.unlink()
+    for count in ("many", "-5", "+3", "1e3"):  # a count, or one line saying so
+        shown = stack.run("logs", "memoryd", count)
+        assert shown.returncode == 1 and shown.stdout == "", shown.stdout
+        assert shown.stderr.splitlines() == [
+            f"error: logs memoryd {count}: N is a count of lines (a whole number, as in "
+            "scripts/stack logs memoryd 200)"
+        ]
 
 
 def test_settings_an_editor_began_with_a_byte_order_mark_restart_the_role(stack):

@@ -5,15 +5,22 @@ month of the edit journal and of the recall log, and, when asked, the session lo
 (loopd's, read only). The index is derived from sessions/ and notes.md and is left out. Archives
 and exports go to {home}/backups/ (0700), a folder memoryd owns beside memory/ (compose mounts it):
 a reply frame holds at most 1 MiB, so a file, not a reply, carries them to the owner.
+
+A restore lays the archive's files over every one of these the home has and removes the others
+(soul.md and the recall log included), so held() says what of them holds something the owner would
+lose: a plain restore is refused while anything does (restore --replace backs it up first).
 """
 
 import errno
 import os
 import re
+import stat
 from pathlib import Path
 
-from memoryd.home import MONTH_FILE, Home, NotRegular, check_entry
+from memoryd.errors import MemorydError
+from memoryd.home import MONTH_FILE, Home, NotRegular, check_entry, read_file
 from memoryd.journal import forgotten
+from memoryd.memory import entries
 from proto.messages import SESSION_ID_PATTERN
 
 ROOT_FILES = ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl", forgotten.FILE)
@@ -95,3 +102,49 @@ def session_files(home: Home) -> list[tuple[str, Path]]:
 def target(home: Home, member: str) -> Path:
     """Where an archive member goes under {home}; member matched MEMBER."""
     return home.root.joinpath(*member.split("/"))
+
+
+def held(home: Home, starter: bytes | None) -> str | None:
+    """What of the home's memory a restore would replace or remove and the owner would lose,
+    said in a few words, or None when nothing. Not lost: a file missing or empty, memory.md or
+    user.md without entries, the soul.md starter memoryd wrote (starter; None when it cannot be
+    read, and then any soul.md is the owner's), and forgotten.jsonl (a restore carries what it
+    lists over). What is not a regular file is left to the restore's own refusal."""
+    found: list[str] = []
+    for name, path in memory_files(home):
+        rel = name.removeprefix("memory/")
+        said = None if rel == forgotten.FILE else _lost(home, rel, path, starter)
+        if said is not None and said not in found:
+            found.append(said)
+    return ", ".join(found) or None
+
+
+def _lost(home: Home, rel: str, path: Path, starter: bytes | None) -> str | None:
+    """What the file holds that a restore would lose, in a few words (None: nothing)."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):  # a folder or link there: the restore refuses it
+            return None
+        size = st.st_size
+        if rel in ("memory.md", "user.md"):
+            # never read whole past the limit: something is there
+            n = 1 if size > entries.MAX_BYTES else len(_entries(home, rel))
+            return f"{n:,} entr{'y' if n == 1 else 'ies'} in {rel}" if n else None
+        if not size:
+            return None
+        if rel == "soul.md":
+            mine = size > 1 << 20 or starter is None or read_file(path) != starter
+            return "a soul.md other than the starter memoryd wrote" if mine else None
+    except FileNotFoundError:  # removed meanwhile: nothing there to keep
+        return None
+    except (OSError, MemorydError):  # unreadable counts as something there
+        return f"{rel} (which cannot be read)"
+    if rel.startswith("edits/"):
+        return "an edit journal"
+    if rel.startswith("recalls/"):
+        return "a recall log"
+    return f"a non-empty {rel}"
+
+
+def _entries(home: Home, name: str) -> list[str]:
+    return entries.parse(entries.decode(read_file(home.memory_file(name)), name))

@@ -138,6 +138,31 @@ def carried_over(staged: Home, now: dt.datetime, stamp: str, keys, texts) -> str
     return Journal(staged).append(now, _line(None, [], [], forgot)).id
 
 
+def keep_forgotten(
+    staged: Home, keys: list[str], stamp: str, texts: frozenset[forgotten.Forgot] = frozenset()
+) -> tuple[list[str], list[forgotten.Forgot]]:
+    """Add to the staged forgotten.jsonl the keys and the digests it does not list (made if the
+    archive holds none), before the plan is written: laid with it, they cannot be lost by a kill
+    after the point of no return, and a disk error here leaves the home as it was. A digest keeps
+    its forget's time and edit. The keys and digests added."""
+    listed = forgotten.held(staged)  # on lines of the file: the staged journal's keys may not be
+    missing = [key for key in keys if key not in listed]
+    on_lines = forgotten.held_texts(staged)  # the file's own: the staged journal's are not
+    lacking = sorted(texts - on_lines, key=lambda f: (f.time, f.digest))
+    if not missing and not lacking:
+        return [], []
+    try:
+        held = read_file(forgotten.path(staged))
+    except FileNotFoundError:
+        held = b""
+    if held and not held.endswith(b"\n"):
+        held += b"\n"  # a last line without its end would swallow the first one added
+    rows = [{"key": key, "time": stamp, "edit": "restore"} for key in missing]
+    lines = "".join(json.dumps(row) + "\n" for row in [*rows, *(f.line() for f in lacking)])
+    atomic_write(forgotten.path(staged), held + lines.encode())
+    return missing, lacking
+
+
 def _line(file, before: list[str], after: list[str], forgot: dict, to: str | None = None) -> Edit:
     return Edit(
         **OWNER.head(),

@@ -2,45 +2,44 @@
 
 The archive (a file in {home}/backups/, where bxctl puts it) is read whole and checked against its
 manifest into a staging folder before anything is touched (archive.verify): its core files must be
-there and its counts must be what its files hold. Then a home that holds memory (entries, notes,
-edits or pending writes) is refused unless replace, which first writes what is there to a backup
-of its own (held on the writer, written off it) and says where; if that backup fails, nothing is
-laid. Then, on the writer thread (backing up again if memory was written meanwhile), the files are
-laid by lay.py (a kill leaves before or after; a disk error on the way is met by laying them again
-at once, and if that fails too, memoryd refuses memory until a restart finishes it). Session
-records forgotten in the home before stay forgotten (their logs are not restored): their keys are
-added to the staged forgotten.jsonl before the plan is written, so they are laid with it. So are
-the digests of the texts the home forgot, and the staged journal gets a forget line naming each key
-and digest so added (leftout.carried_over: the home's own forget lines go with its journal, and a
-damaged line of forgotten.jsonl falls back on the journal's); and the texts the home forgot after
-the archive was made are taken out of the staged files first (leftout.py), so that nothing
-forgotten comes back, and the answer says how many entries and notes were left out. The
-index follows (purge.after_restore): notes.md is indexed again from its start, and the rows of
-every key the restored forgotten.jsonl lists are deleted; what of that fails is said in the answer,
-after the files restored. Session logs in an archive are checked (hashed), never staged or laid:
-sessions/ is loopd's (memoryd reads it only).
+there and its counts must be what its files hold. Then a home that holds anything the lay would
+replace or remove (entries, notes, the journal, pending writes, the recall log, a soul.md other
+than the starter: layout.held) is refused unless replace, which first writes what is there to a
+backup of its own (held on the writer, written off it) and says where; if that backup fails,
+nothing is laid. Then, on the writer thread, with the recall log held still (judged again, and
+backed up again if memory was written meanwhile), the files are laid by lay.py (a kill leaves
+before or after; a disk error on the way is met by laying them again at once, and if that fails
+too, memoryd refuses memory until a restart finishes it). Session records forgotten in the home
+before stay forgotten (their logs are not restored): their keys are added to the staged
+forgotten.jsonl before the plan is written, so they are laid with it. So are the digests of the
+texts the home forgot, and the staged journal gets a forget line naming each key and digest so
+added (leftout.carried_over: the home's own forget lines go with its journal, and a damaged line
+of forgotten.jsonl falls back on the journal's); and the texts the home forgot after the archive
+was made are taken out of the staged files first (leftout.py), so that nothing forgotten comes
+back, and the answer says how many entries and notes were left out. The index follows
+(purge.after_restore): notes.md is indexed again from its start, and the rows of every key the
+restored forgotten.jsonl lists are deleted; what of that fails is said in the answer, after the
+files restored. Session logs in an archive are checked (hashed), never staged or laid: sessions/
+is loopd's (memoryd reads it only).
 """
 
 import contextlib
 import datetime as dt
-import json
 import logging
 import os
 import shutil
 import stat
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
+from memoryd.config import read_soul_starter
 from memoryd.data import backup, lay, layout, leftout, recalllog, snapshot
 from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
 from memoryd.errors import AdminRefused, MemorydError
-from memoryd.home import Home, atomic_write, ensure_dir, read_file
+from memoryd.home import Home, ensure_dir
 from memoryd.journal import forgotten
 from memoryd.journal.journal import Journal
-from memoryd.memory import entries
-from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -49,33 +48,21 @@ log = logging.getLogger(__name__)
 CORE = ("soul.md", "memory.md", "user.md", "notes.md")
 
 
-def has_memory(home: Home) -> str | None:
-    """What memory the home holds, said in a few words, or None when it holds none."""
-    found = []
-    for name in ("memory.md", "user.md"):
-        try:
-            path = home.memory_file(name)
-            if os.path.getsize(path) > entries.MAX_BYTES:  # never read whole: something there
-                n = 1
-            else:
-                n = len(entries.parse(entries.decode(read_file(path), name)))
-        except FileNotFoundError:  # removed (memory/ with it, maybe): nothing there to keep
-            n = 0
-        except (OSError, MemorydError):  # unreadable counts as something there
-            n = 1
-        if n:
-            found.append(f"{counted(n, 'entry', 'entries')} in {name}")
-    for name in ("notes.md", "pending.jsonl"):
-        try:
-            if os.path.getsize(home.memory_file(name)):
-                found.append(f"a non-empty {name}")
-        except OSError:
-            pass
-    for archived, path in layout.memory_files(home):
-        if archived.startswith("memory/edits/") and path.stat().st_size:
-            found.append("an edit journal")
-            break
-    return ", ".join(found) or None
+def has_memory(store) -> str | None:
+    """What memory the store's home holds that a restore would replace or remove (layout.held),
+    said in a few words, or None when it holds none."""
+    return layout.held(store.home, _starter(store))
+
+
+def _starter(store) -> bytes | None:
+    """The soul.md starter memoryd writes into a new home (None when it cannot be read: any
+    soul.md is then the owner's)."""
+    if store.soul_starter is None:
+        return None
+    try:
+        return read_soul_starter(store.soul_starter)
+    except (MemorydError, OSError):
+        return None
 
 
 @dataclass
@@ -175,17 +162,36 @@ def _hold(service, replace: bool):
     """On the writer: a snapshot of the memory there (None when there is none) and its
     signature; refused when there is memory and not replace."""
     home = service.store.home
-    there = has_memory(home)
+    there = has_memory(service.store)
     if there is None:
         return None, None
     if not replace:
-        raise AdminRefused(
-            f"refused: the home holds memory ({there}); restore --replace backs it up first, "
-            "then replaces it"
-        )
+        raise _holds_memory(there)
     # missing_ok: a home lacking a file (memory.md removed by hand) is what a restore mends; the
     # copy keeps what there is. What is there but cannot be read still refuses it.
     return snapshot.take(home, missing_ok=True), _signature(home)
+
+
+def _holds_memory(there: str) -> AdminRefused:
+    return AdminRefused(
+        f"refused: the home holds memory ({there}), which a restore would replace; nothing was "
+        "restored: restore --replace backs it up first, then replaces it"
+    )
+
+
+def _settle(service, replace: bool, seen) -> str | None:
+    """On the writer, the recall log held still (a recall's line appended after this would be
+    laid over unseen): refused when the home holds memory and not replace; backed up again when
+    it was written to since its first backup. The path of that new backup, or None."""
+    home = service.store.home
+    there = has_memory(service.store)
+    if there is None:
+        return None
+    if not replace:
+        raise _holds_memory(there)
+    if seen is None or _signature(home) != seen:  # written to since it was backed up
+        return _backup(home, snapshot.take(home, missing_ok=True))
+    return None
 
 
 def _backup(home: Home, held) -> str:
@@ -243,16 +249,9 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
     started = time.monotonic()
     store = service.store
     home: Home = store.home
-    there = has_memory(home)
-    again = None
-    if there is not None:
-        if not replace:
-            raise AdminRefused(
-                f"refused: the home holds memory ({there}); restore --replace backs it up "
-                "first, then replaces it"
-            )
-        if seen is None or _signature(home) != seen:  # written to since it was backed up
-            again = _backup(home, snapshot.take(home, missing_ok=True))
+    staged = Home(staging)
+    if not replace and (there := has_memory(store)) is not None:
+        raise _holds_memory(there)  # at once; judged again once the recall log is held
     # Session records the owner made memoryd forget stay forgotten: the logs are not restored,
     # so an older archive must not bring them back into the index. (Note keys belong to the
     # notes.md they were made in, which the archive replaces.) Texts the owner made memoryd
@@ -260,64 +259,41 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
     # laid with the rest, so that they stay forgotten.
     sessions_forgotten = sorted(k for k in forgotten.keys(home) if k.startswith("session:"))
     texts_forgotten = forgotten.texts(home)
-    staged = Home(staging)
     # The lines added to the staged journal go on after every id this home handed out, never
     # after the archive's last (an older archive's would be given again).
     store.journal.issued.carry_to(Journal(staged).issued)
     now = store.now()
     stamp = f"{now.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
     left = leftout.leave_out(staged, leftout.after_archive(home, staged), stamp, now)
-    keys, texts = _keep_forgotten(staging, sessions_forgotten + left.keys, stamp, texts_forgotten)
+    keys, texts = leftout.keep_forgotten(
+        staged, sessions_forgotten + left.keys, stamp, texts_forgotten
+    )
     leftout.carried_over(staged, now, stamp, keys, texts)
     wanted = [a.removeprefix("memory/") for a, _ in layout.memory_files(staged)]
-    current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
-    remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
-    unsafe = _unsafe(home, wanted + remove)
-    if unsafe is not None:
-        raise AdminRefused(
-            f"refused: {unsafe} is not a regular file where memoryd keeps one; move it away, "
-            "then restore again (nothing was restored)"
-            + (f"; the memory here is backed up in {again}" if again else "")
-        )
     for folder in (home.edits, home.recalls):
         # a whole home has both, even when the archive holds no month of them (a backup of a
         # new home) and the home lost them: without them the next backup is refused
         ensure_dir(folder)
-    with recalllog.held(service), store.files_gate.changing():  # a block: all old or all new
-        try:
-            lay.commit(home, staging, wanted, remove)
-        except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
-            _refuse_until_restart(service, str(e))
-            return again, time.monotonic() - started, str(e), ""
+    with recalllog.held(service):
+        again = _settle(service, replace, seen)
+        current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
+        remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
+        unsafe = _unsafe(home, wanted + remove)
+        if unsafe is not None:
+            raise AdminRefused(
+                f"refused: {unsafe} is not a regular file where memoryd keeps one; move it away, "
+                "then restore again (nothing was restored)"
+                + (f"; the memory here is backed up in {again}" if again else "")
+            )
+        with store.files_gate.changing():  # a block: all old or all new
+            try:
+                lay.commit(home, staging, wanted, remove)
+            except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
+                _refuse_until_restart(service, str(e))
+                return again, time.monotonic() - started, str(e), ""
     log.info("%s: restored %d files", home.memory, len(wanted))
     # The files are laid: from here on nothing may answer that the home is as it was.
     said = after_restore(service)
     if left.said():
         said = f"{left.said()}; {said}"
     return again, time.monotonic() - started, None, said
-
-
-def _keep_forgotten(
-    staging: Path, keys: list[str], stamp: str, texts: frozenset[forgotten.Forgot] = frozenset()
-) -> tuple[list[str], list[forgotten.Forgot]]:
-    """Add to the staged forgotten.jsonl the keys and the digests it does not list (made if the
-    archive holds none), before the plan is written: laid with it, they cannot be lost by a kill
-    after the point of no return, and a disk error here leaves the home as it was. A digest keeps
-    its forget's time and edit. The keys and digests added."""
-    staged = Home(staging)
-    listed = forgotten.held(staged)  # on lines of the file: the staged journal's keys may not be
-    missing = [key for key in keys if key not in listed]
-    on_lines = forgotten.held_texts(staged)  # the file's own: the staged journal's are not
-    lacking = sorted(texts - on_lines, key=lambda f: (f.time, f.digest))
-    if not missing and not lacking:
-        return [], []
-    try:
-        held = read_file(forgotten.path(staged))
-    except FileNotFoundError:
-        held = b""
-    if held and not held.endswith(b"\n"):
-        held += b"\n"  # a last line without its end would swallow the first one added
-    rows = [{"key": key, "time": stamp, "edit": "restore"} for key in missing]
-    lines = "".join(json.dumps(row) + "\n" for row in [*rows, *(f.line() for f in lacking)])
-    atomic_write(forgotten.path(staged), held + lines.encode())
-    return missing, lacking

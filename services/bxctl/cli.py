@@ -24,6 +24,7 @@ import signal
 import sys
 import threading
 import time
+from typing import NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -40,7 +41,7 @@ from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests 
     safe_json,
     show,
 )
-from bxctl.reach import interrupted_line
+from bxctl.reach import interrupted_line, output_lost_line
 from proto.escape import escape
 from proto.messages import Reindex, Reindexed
 from proto.plural import counted
@@ -103,7 +104,11 @@ def reindex(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
 
 
 # The errors of writing the output: it went nowhere, and the owner must be told.
-OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF})
+OUTPUT_ERRORS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF, errno.EPIPE}
+)
+# The output could not be written: not "refused" (1), as a change memoryd answered stands.
+EXIT_OUTPUT_LOST = 4
 
 
 def error_line(e: typer.TyperException) -> str:
@@ -112,6 +117,15 @@ def error_line(e: typer.TyperException) -> str:
     ctx = getattr(e, "ctx", None)
     where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
     return f"bxctl: {message}{where}"
+
+
+def _output_lost(why: str) -> NoReturn:
+    """One line on stderr that the output was lost and whether memoryd applied a change first,
+    then EXIT_OUTPUT_LOST."""
+    _quiet_stdout()
+    with contextlib.suppress(OSError):
+        print(f"bxctl: {output_lost_line(why)}", file=sys.__stderr__)
+    sys.exit(EXIT_OUTPUT_LOST)
 
 
 def _quiet_stdout() -> None:
@@ -155,9 +169,13 @@ def main() -> None:
     except OSError as e:
         if e.errno not in OUTPUT_ERRORS:
             raise
-        _quiet_stdout()
-        print(f"bxctl: the output could not be written: {e.strerror}", file=sys.stderr)
-        sys.exit(EXIT_REFUSED)
+        _output_lost(e.strerror or str(e))
+    except SystemExit:
+        # typer ends a command whose output met a closed pipe (EPIPE) with exit 1 and no word,
+        # its streams wrapped to stay quiet: that is said here like any other lost output
+        if type(sys.stdout).__name__ != "PacifyFlushWrapper":
+            raise
+        _output_lost(os.strerror(errno.EPIPE) + " (the reader of the output is gone)")
     if code == EXIT_INTERRUPTED:  # typer's answer to Ctrl-C, which it says nothing of
         signum = STOPPED["signal"]
         # after SIGHUP the terminal may be gone: the exit code still says what happened

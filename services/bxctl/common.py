@@ -3,9 +3,12 @@
 Whatever memoryd answers is printed through proto's escape(), so an entry cannot render as markup,
 move the cursor or mention anyone. --json prints one JSON document with every non-ASCII and
 control character as a \\u escape, so it is as safe on a terminal. Colour only on a terminal (and
-not with NO_COLOR). Errors are one message on stderr and an exit status: 1 refused, 3 memoryd not
-answering. An answer whose JSON is not the shape a command reads is "bad answer from memoryd", as
-a reply of the wrong kind is: the socket may be anyone's.
+not with NO_COLOR). Errors are one message on stderr and an exit status: 1 refused (nothing was
+changed), 2 a usage error (nothing was sent), 3 memoryd not answering (the line says when a change
+it was sent may stand), 4 the output could not be written (the line says whether a change was done
+first), 130 or 128 + the signal interrupted (cli.py). An answer whose JSON is not the shape a
+command reads is "bad answer from memoryd", as a reply of the wrong kind is: the socket may be
+anyone's.
 """
 
 import contextlib
@@ -120,7 +123,9 @@ def ask_or_raise(
         )
     try:
         reach.note_sent(message)
-        return request(path, message, timeout=timeout, reply=reply)
+        answer = request(path, message, timeout=timeout, reply=reply)
+        reach.note_answered(message)
+        return answer
     except RemoteError:
         raise
     except Unreachable:

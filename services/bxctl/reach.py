@@ -15,8 +15,9 @@ from proto.escape import escape
 from proto.messages import Body, MemoryAdmin, Reindex
 from proto.plural import counted
 
-# What memoryd was last sent that changes memory, for the line an interrupt prints (cli.py).
-SENT: dict[str, str | None] = {"change": None}
+# What memoryd was last sent that changes memory, for the line an interrupt prints (cli.py), and
+# the last such change memoryd answered as done, for the line lost output prints.
+SENT: dict[str, str | None] = {"change": None, "done": None}
 # The archive or export bxctl copies where the owner asked: (what, the file, the owner's path).
 COPY: dict[str, tuple[str, Path, Path] | None] = {"out": None}
 
@@ -60,6 +61,20 @@ CHANGING = frozenset(
 
 def note_sent(message: Body) -> None:
     SENT["change"] = _change_in(message) or SENT["change"]
+
+
+def note_answered(message: Body) -> None:
+    """memoryd answered message (not a refusal): a change in it is done."""
+    SENT["done"] = _change_in(message) or SENT["done"]
+
+
+def output_lost_line(why: str) -> str:
+    """The output could not be written (why): whether memoryd had done a change first, so that
+    the owner does not take the lost output for a change refused."""
+    done = SENT["done"]
+    if done is None:
+        return f"the output could not be written: {why}; nothing was changed"
+    return f"the {done} was done, but its output could not be written: {why}; {_where(done)}"
 
 
 def _change_in(message: Body) -> str | None:

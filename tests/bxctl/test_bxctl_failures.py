@@ -304,10 +304,9 @@ def test_a_usage_error_is_one_line_naming_the_help(tmp_path, argv):
 def test_output_that_cannot_be_written_is_one_line_and_a_failure(tmp_path):
     with open("/dev/full", "w") as full:
         result = run_bxctl("--help", home=tmp_path, stdout=full)
-    assert result.returncode == 1
-    assert (
-        result.stderr.decode()
-        == "bxctl: the output could not be written: No space left on device\n"
+    assert result.returncode == 4
+    assert result.stderr.decode() == (
+        "bxctl: the output could not be written: No space left on device; nothing was changed\n"
     )
 
 

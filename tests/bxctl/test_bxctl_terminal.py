@@ -79,3 +79,37 @@ def test_forget_with_no_answer_to_its_question_forgets_nothing_in_one_line(fake,
     assert err.endswith("nothing was changed\n"), err
     # only the preview was asked for, if anything: nothing was sent to be forgotten
     assert all(json.loads(m.arg).get("dry_run") is True for m in fake.seen)
+
+
+def closed_pipe():
+    """A pipe whose reader is gone (`| head -0`, a dead tee): its write end."""
+    read, write = os.pipe()
+    os.close(read)
+    return write
+
+
+@pytest.mark.parametrize("where", ["closed pipe", "/dev/full"])
+def test_a_change_whose_output_is_lost_is_said_to_be_done(fake, where):
+    fake.texts["undo"] = "undid 2026-09-24-0001\n" * 20_000  # past any pipe's buffer
+    out = closed_pipe() if where == "closed pipe" else os.open("/dev/full", os.O_WRONLY)
+    try:
+        result = run_bxctl("memory", "undo", "2026-09-24-0001", home=fake.home, stdout=out)
+    finally:
+        os.close(out)
+    assert result.returncode == 4  # not 1, "refused": the undo stands
+    [line] = result.stderr.decode().splitlines()
+    assert line.startswith("bxctl: the undo was done, but its output could not be written: "), line
+    assert line.endswith("bxctl memory log shows what was applied"), line
+
+
+def test_a_read_whose_reader_is_gone_says_so_in_one_line(fake):
+    fake.texts["log"] = "2026-09-24-0001 entry\n" * 20_000
+    out = closed_pipe()
+    try:
+        result = run_bxctl("memory", "log", home=fake.home, stdout=out)
+    finally:
+        os.close(out)
+    assert result.returncode == 4
+    [line] = result.stderr.decode().splitlines()
+    assert line.startswith("bxctl: the output could not be written: "), line
+    assert line.endswith("; nothing was changed"), line

@@ -4,8 +4,10 @@ Provenance (docs/export-format.md, docs/export-schema-v1.json): the file it is i
 session, edit, time, class and untrusted flag of the write that put it there, worked out from one
 pass over the journal: for an entry, the last edit that added it to its file; for a note, the edit
 that appended it (its header gives the session, class and untrusted). An entry or note that came
-in by import carries the provenance it was exported with (the journal line's "imported"), so an
-export, an import into an empty home and an export again give the same items.
+in by import carries the provenance it was exported with (the journal line's "imported"), but
+for its edit, which is this home's import edit (the one `bxctl memory show` shows here), so an
+export, an import into an empty home and an export again give the same items, each edit id
+naming the write in the home that exported it.
 
 The export is one consistent picture, as a backup is: the writer is taken only to hold the files
 it reads (memory.md, user.md, notes.md and the journal, an open and an fstat each: snapshot.py),
@@ -42,7 +44,10 @@ log = logging.getLogger(__name__)
 def _provenance(line: EditLine, file: str) -> dict:
     imported = getattr(line, "imported", None)
     if isinstance(imported, dict):
-        return {**imported, "file": file}
+        # The edit is this home's import: the id the item came with names an edit of the home
+        # it was exported from, and here the same id is another edit (both count from 0001 each
+        # day). The session, time and label stay those it came with: its trust rests on them.
+        return {**imported, "file": file, "edit": line.id}
     return {
         "file": file,
         "session": line.session,

@@ -137,7 +137,14 @@ def test_stack_check_names_the_mistake_and_starts_nothing(tmp_path):
             stdin=subprocess.DEVNULL,
         )
 
-    first = stack("check")
+    # A settings folder named and not there is a typo: nothing is made, nothing vouched for.
+    for name in ("home", "config"):
+        missing = stack("check")
+        assert missing.returncode == 1 and not (tmp_path / name).exists()
+        said = f"error: BOXMAKER_{name.upper()}={tmp_path / name} does not exist: point "
+        assert missing.stderr.startswith(said), missing.stderr
+        (tmp_path / name).mkdir()
+    first = stack("check")  # an empty folder the owner made is given the shipped settings
     assert first.returncode == 0, first.stderr
     seeded = sorted(p.name for p in (tmp_path / "config").iterdir())
     assert seeded == sorted(p.name for p in (REPO / "config").iterdir() if p.is_file())

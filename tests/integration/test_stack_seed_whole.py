@@ -15,6 +15,8 @@ STACK = REPO / "scripts" / "stack"
 
 
 def run(tmp_path, *, no_room: bool = False) -> subprocess.CompletedProcess:
+    for name in ("home", "config"):  # named folders check fills; it makes none (a typo)
+        (tmp_path / name).mkdir(exist_ok=True)
     env = {
         **os.environ,
         "BOXMAKER_HOME": os.fspath(tmp_path / "home"),

@@ -339,3 +339,20 @@ def test_many_skipped_logs_are_named_a_few_then_counted(tmp_path, caplog):
         said[-1]
         == f"{home.sessions}: 3 more session logs skipped as well (bxctl memory stats names them)"
     )
+
+
+def test_stats_names_a_log_with_records_past_its_last_finished_turn_until_they_are_read(md):
+    # The spec reads a log when its session's turn ends; a turn that ended in a tool call, or an
+    # owner's message not answered yet, waits for the next one. stats says so meanwhile.
+    md.say("talk", "The spare key is under the blue flowerpot.", "Noted.")
+    assert "index: every session log indexed" in md.admin("stats", "{}")
+    append_session_record(md.home.session_log("talk"), UserRecord(time=T, content="And the shed?"))
+    shown = md.admin("stats", "{}")
+    assert "every session log indexed" not in shown
+    assert (
+        "index: 1 session log holds records written since their session's last finished turn"
+    ) in shown
+    assert "  sessions/talk/0.jsonl: not read yet" in shown
+    assert json.loads(md.admin("stats", {"json": True}))["index"]["unread_total"] == 1
+    md.service._writer.submit(0, md.index.catch_up_session, "talk").result()  # the turn ends
+    assert "index: every session log indexed" in md.admin("stats", "{}")

@@ -1,13 +1,14 @@
 """How far the index is with the session logs, as `bxctl memory stats` and `scripts/stack status`
 show it: the start's catch-up while it runs, the logs it tried and could not index (tried again),
 and the logs left aside until they change (a link, a FIFO, a damaged record). Every sentence is
-said only while true: "every session log indexed" only when none of those stands. Above them all,
-the index file itself: removed or replaced while memoryd runs, nothing is indexed and recall is
-refused until a reindex (index/samefile.py), and that is what is said, with what to do. Then the
-recall mode's tables: while they are not built (being built after a change of mode, found no room
-and tried again, or failed), that is said first, with why, and how recall answers meanwhile in
-recall's own words (index/modeprep.py: the spec's search with a note, or a refusal); the session
-logs may all be indexed in the spec's tables while the mode's are missing.
+said only while true: "every session log indexed" only when none of those stands, and no log
+holds records past what the index read (written since its session's last finished turn). Above
+them all, the index file itself: removed or replaced while memoryd runs, nothing is indexed and
+recall is refused until a reindex (index/samefile.py), and that is what is said, with what to do.
+Then the recall mode's tables: while they are not built (being built after a change of mode, found
+no room and tried again, or failed), that is said first, with why, and how recall answers
+meanwhile in recall's own words (index/modeprep.py: the spec's search with a note, or a
+refusal); the session logs may all be indexed in the spec's tables while the mode's are missing.
 """
 
 from memoryd.errors import IndexDamaged, IndexUnwritable
@@ -28,7 +29,10 @@ def state(index) -> dict:
     # Only while it stands: what the owner reads at other times keeps its shape.
     gone = index.gone()
     mode = mode_state(index)
+    named = {session for session, _ in left} | {session for session, _ in aside}
+    late = [s for s in _behind(index) if s not in named] if gone is None else []
     return {
+        **({"unread_total": len(late), "unread": late[:SHOWN]} if late else {}),
         **({"gone": gone} if gone is not None else {}),
         **({"mode": mode} if mode is not None else {}),
         "catching_up": list(index.catching_up) if index.catching_up is not None else None,
@@ -41,6 +45,18 @@ def state(index) -> dict:
             {"log": f"sessions/{session}/0.jsonl", "problem": why} for session, why in aside[:SHOWN]
         ],
     }
+
+
+def _behind(index) -> list[str]:
+    """The sessions whose log holds records the index has not read: by the spec, memoryd reads a
+    log when its session's turn ends (and at start), so a turn that ended in a tool call, or an
+    owner's message not yet answered, waits for the next one."""
+    from memoryd.data.carriers import behind
+
+    try:
+        return sorted(behind(index))
+    except (IndexDamaged, IndexUnwritable, OSError):
+        return []
 
 
 def mode_state(index) -> dict | None:
@@ -98,8 +114,19 @@ def lines(found: dict | None) -> list[str]:
         read, logs = found["catching_up"]
         return [*said, f"index: catching up, {read:,} of {logs:,} session logs read"]
     total, aside = found["not_indexed_total"], found.get("left_aside_total", 0)
-    if not total and not aside:
+    unread = found.get("unread_total", 0)
+    if not total and not aside and not unread:
         return [*said, "index: every session log indexed"]
+    if unread:
+        head = (
+            f"index: {counted(unread, 'session log')} {'holds' if unread == 1 else 'hold'} records"
+            " written since their session's last finished turn (read when its next turn ends,"
+            " at a restart or by bxctl reindex):"
+        )
+        shown = [
+            {"log": f"sessions/{s}/0.jsonl", "problem": "not read yet"} for s in found["unread"]
+        ]
+        said += _listed(head, unread, shown)
     if total:
         head = (
             f"index: {counted(total, 'session log')} not indexed (memoryd tries again every 30 s"

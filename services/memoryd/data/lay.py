@@ -8,20 +8,28 @@ next start carries out the rest (a renamed file is no longer in the staging fold
 no longer there, so each step can be taken again). A staging folder without a plan is what a
 restore killed before that point left, and is removed.
 
+The restore's own journal line (restored, below) is written into the staged journal before the
+plan, so it is laid with the files: a kill leaves the home with both or with neither.
+
 A failure after that point (a disk error while carrying the plan out) leaves a home that is half
 the old and half the new: the plan is carried out once more at once, and if that fails too,
 Unfinished is raised, and memoryd refuses every read and write of memory until a restart carries
 out the rest (service.py).
 """
 
+import datetime as dt
 import json
 import logging
 import os
 import shutil
+import stat
 from pathlib import Path
 
+from memoryd.data.backup import HANDED_OVER
 from memoryd.errors import MemorydError
 from memoryd.home import Home, atomic_write, ensure_dir, fsync_dir, read_file
+from memoryd.journal.journal import Edit, Journal
+from memoryd.trust.caller import OWNER
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +79,49 @@ def commit(home: Home, staging: Path, lay: list[str], remove: list[str]) -> None
             carry_out(home, plan)
         except OSError as again:
             raise Unfinished(again.strerror or str(again)) from None
+
+
+def restored(
+    staged: Home, now: dt.datetime, name: str, manifest: dict, replaced: str | None
+) -> str:
+    """Append the restore's own line to the staged journal: action restore, no file, and
+    "restored": the archive's name in backups/ (None for the copy bxctl handed over, removed
+    after), its manifest's time and memoryd, and the name of the backup of what the home held
+    (None when it held no memory); names, never the home's paths. `bxctl memory log` lists it,
+    so the owner who wonders where an edit went finds the restore that replaced it and the
+    archive that holds it. Its id."""
+    said = {
+        "archive": None if HANDED_OVER.fullmatch(name) else name,
+        "made": manifest.get("created"),
+        "by": manifest.get("memoryd"),
+        "replaced": os.path.basename(replaced) if replaced else None,
+    }
+    edit = Edit(
+        **OWNER.head(),
+        action="restore",
+        file=None,
+        to=None,
+        before=[],
+        after=[],
+        notes=[],
+        restored=said,
+    )
+    return Journal(staged).append(now, edit).id
+
+
+def unsafe(home: Home, rels: list[str]) -> str | None:
+    """The first place a file is to be laid or removed that holds something other than a regular
+    file (a folder, a link), or whose folder is not one: the plan could not be carried out."""
+    for rel in rels:
+        path = home.memory.joinpath(*rel.split("/"))
+        for place, want in ((path.parent, stat.S_ISDIR), (path, stat.S_ISREG)):
+            try:
+                st = os.lstat(place)
+            except FileNotFoundError:
+                continue
+            if not want(st.st_mode):
+                return str(place)
+    return None
 
 
 def committed(home: Home, staging: Path) -> bool:

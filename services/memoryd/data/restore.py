@@ -28,7 +28,6 @@ import datetime as dt
 import logging
 import os
 import shutil
-import stat
 import time
 from dataclasses import dataclass
 
@@ -71,6 +70,18 @@ class Laid:
     before: str | None  # the backup of what was there (replace)
     waited: float
     index: str  # what became of the index (and of what did not finish after the files were laid)
+    edit: str | None = None  # the journal line that says the memory was restored
+
+
+@dataclass
+class Order:
+    """What _lay is given: the archive restored and how, and the backup made before."""
+
+    name: str  # in backups/
+    manifest: dict
+    replace: bool
+    seen: list | None  # the signature of the files first backed up
+    first: str | None  # the path of that backup
 
 
 def archive_path(home: Home, name: str):
@@ -100,8 +111,10 @@ def run(service, name: str, replace: bool) -> Laid:
                 )
         _check_counts(verified.manifest.get("counts", {}), staging, members)
         first, seen = _back_up_first(service, replace)
-        future = service._writer.submit(0, _lay, service, staging, members, replace, seen)
-        again, waited, stopped, said = future.result()
+        order = Order(name, verified.manifest, replace, seen, first)
+        again, waited, stopped, said, edit = service._writer.submit(
+            0, _lay, service, staging, order
+        ).result()
     except OSError as e:
         if lay.committed(home, staging):  # past its plan (its read failed in lay.commit)
             _refuse_until_restart(service, e.strerror or str(e))
@@ -128,7 +141,7 @@ def run(service, name: str, replace: bool) -> Laid:
             "memoryd refuses memory until it is restarted, which finishes the restore (restart it)"
             + (f"; what was here is backed up in {again or first}" if again or first else "")
         )
-    return Laid(verified.manifest, again or first, waited, said)
+    return Laid(verified.manifest, again or first, waited, said, edit)
 
 
 def _check_counts(said: dict, staging, members: list[str]) -> None:
@@ -216,21 +229,6 @@ def _back_up_first(service, replace: bool):
     return _backup(home, held), seen
 
 
-def _unsafe(home: Home, rels: list[str]) -> str | None:
-    """The first place a file is to be laid or removed that holds something other than a regular
-    file (a folder, a link), or whose folder is not one: the plan could not be carried out."""
-    for rel in rels:
-        path = home.memory.joinpath(*rel.split("/"))
-        for place, want in ((path.parent, stat.S_ISDIR), (path, stat.S_ISREG)):
-            try:
-                st = os.lstat(place)
-            except FileNotFoundError:
-                continue
-            if not want(st.st_mode):
-                return str(place)
-    return None
-
-
 def _refuse_until_restart(service, reason: str) -> None:
     """The home is part old, part new: every read and write of memory is refused (service.py)
     until the next start carries out the rest of the plan (lay.recover)."""
@@ -245,12 +243,12 @@ def _refuse_until_restart(service, reason: str) -> None:
     )
 
 
-def _lay(service, staging, members: list[str], replace: bool, seen):
+def _lay(service, staging, order: Order):
     started = time.monotonic()
     store = service.store
     home: Home = store.home
     staged = Home(staging)
-    if not replace and (there := has_memory(store)) is not None:
+    if not order.replace and (there := has_memory(store)) is not None:
         raise _holds_memory(there)  # at once; judged again once the recall log is held
     # Session records the owner made memoryd forget stay forgotten: the logs are not restored,
     # so an older archive must not bring them back into the index. (Note keys belong to the
@@ -269,16 +267,18 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
         staged, sessions_forgotten + left.keys, stamp, texts_forgotten
     )
     leftout.carried_over(staged, now, stamp, keys, texts)
-    wanted = [a.removeprefix("memory/") for a, _ in layout.memory_files(staged)]
     for folder in (home.edits, home.recalls):
         # a whole home has both, even when the archive holds no month of them (a backup of a
         # new home) and the home lost them: without them the next backup is refused
         ensure_dir(folder)
     with recalllog.held(service):
-        again = _settle(service, replace, seen)
+        again = _settle(service, order.replace, order.seen)
+        # laid with the files, so a kill leaves both or neither (lay.py)
+        edit = lay.restored(staged, now, order.name, order.manifest, again or order.first)
+        wanted = [a.removeprefix("memory/") for a, _ in layout.memory_files(staged)]
         current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
         remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
-        unsafe = _unsafe(home, wanted + remove)
+        unsafe = lay.unsafe(home, wanted + remove)
         if unsafe is not None:
             raise AdminRefused(
                 f"refused: {unsafe} is not a regular file where memoryd keeps one; move it away, "
@@ -290,10 +290,10 @@ def _lay(service, staging, members: list[str], replace: bool, seen):
                 lay.commit(home, staging, wanted, remove)
             except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
                 _refuse_until_restart(service, str(e))
-                return again, time.monotonic() - started, str(e), ""
+                return again, time.monotonic() - started, str(e), "", edit
     log.info("%s: restored %d files", home.memory, len(wanted))
     # The files are laid: from here on nothing may answer that the home is as it was.
     said = after_restore(service)
     if left.said():
         said = f"{left.said()}; {said}"
-    return again, time.monotonic() - started, None, said
+    return again, time.monotonic() - started, None, said, edit

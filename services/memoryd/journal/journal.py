@@ -5,7 +5,9 @@ journal itself and the last id handed out, below), time (UTC, to the second), se
 action, file (the file the call named, or null for a note), to (where the entries went: memory.md,
 user.md or notes.md; null for a rejected pending edit, which changed nothing), before and after
 (the entries, raw), untrusted, and notes (what the edit appended to notes.md: [{"kind", "text"}]).
-Undo adds "undoes", accept and reject add "pending" and "requested" (the action that waited).
+Undo adds "undoes", accept and reject add "pending" and "requested" (the action that waited). A
+restore adds a line of its own, action "restore", naming no file: "restored" says which archive
+replaced the memory and which backup holds what it replaced (data/lay.py).
 
 A writer builds its edit as an Edit (the model below), which refuses a key it does not know, so a
 misspelt one fails the write instead of being journalled; the journal adds the id and the time and
@@ -97,6 +99,7 @@ class Edit(BaseModel):
     recovered: bool | None = None  # a write journalled after a crash (memory/handedit.py)
     forgot: dict | None = None  # forget: {"id", "at", "keys"} of what the owner forgot
     imported: dict | None = None  # import: the provenance the entry came with
+    restored: dict | None = None  # restore: {"archive", "made", "by", "replaced"} (lay.py)
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)

@@ -104,6 +104,8 @@ def run_restore(service, arg) -> str:
     )
     if laid.before:
         message += f"; what the home held before is backed up in {laid.before}"
+    if laid.edit:
+        message += f"; the journal says so as edit {laid.edit} (bxctl memory show {laid.edit})"
     if sessions:
         message += f"; the archive holds {counted(sessions, 'session log')}"
     # An archive holds the files as they were, a hand edit past a limit included: restored
@@ -118,6 +120,7 @@ def run_restore(service, arg) -> str:
             "restored": arg.name,
             "counts": manifest.get("counts", {}),
             "before": laid.before,
+            "edit": laid.edit,
             "session_logs": sessions,
             "writer_wait_ms": round(laid.waited * 1000, 3),
             "message": message,

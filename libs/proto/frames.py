@@ -22,8 +22,12 @@ MAX_LIST_ITEMS = 4096
 
 
 def encode_payload(kind: str, body: dict) -> bytes:
-    """The MessagePack bytes of one message."""
-    return msgpack.packb({"kind": kind, "body": body}, use_bin_type=True)
+    """The MessagePack bytes of one message. A lone surrogate (a byte of a path that is not
+    UTF-8, as Python holds it) goes as its escape: a frame's text must be UTF-8, and a message
+    naming such a path must still be sent, not fail after its work was done."""
+    return msgpack.packb(
+        {"kind": kind, "body": body}, use_bin_type=True, unicode_errors="backslashreplace"
+    )
 
 
 def encode_frame(kind: str, body: dict) -> bytes:

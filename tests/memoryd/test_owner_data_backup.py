@@ -344,3 +344,18 @@ def test_a_forgotten_note_is_not_counted_as_a_note(tmp_path):
         assert ": 0 entries, 1 note, " in made["message"], made["message"]
     finally:
         m.close()
+
+
+def test_a_home_at_a_path_that_is_not_utf8_is_backed_up_and_said_so(tmp_path):
+    # A folder named in Latin-1: the home's path holds a byte Python keeps as a lone surrogate.
+    m = Memoryd(tmp_path / os.fsdecode(b"h\xffome"))
+    try:
+        m.call({"action": "add", "file": "memory", "text": "Owner prefers answers in UTC."})
+        for command in ("backup", "export"):
+            text = m.admin(command, {})
+            text.encode("utf-8")  # what a frame carries
+            made = json.loads(text)
+            assert os.path.isfile(made["path"]), made  # the very path, read back
+            assert os.fsencode(made["path"]).startswith(os.fsencode(tmp_path) + b"/h\xffome/")
+    finally:
+        m.close()

@@ -150,3 +150,11 @@ def test_recv_payload_names_a_peer_that_closes_mid_frame():
         theirs.close()
         with pytest.raises(PeerClosed):
             recv_payload(ours)
+
+
+def test_a_message_naming_a_path_that_is_not_utf8_is_sent_with_its_byte_escaped():
+    # A home in a folder named in Latin-1: Python holds the byte as a lone surrogate.
+    frame = encode_frame("memory_admin_reply", {"text": "written to /tmp/h\udcffome"})
+    kind, body = decode_payload(frame[4:])
+    assert kind == "memory_admin_reply"
+    assert body == {"text": "written to /tmp/h\\udcffome"}

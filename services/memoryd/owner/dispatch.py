@@ -107,6 +107,7 @@ def disk_refusal(command: str, error: OSError) -> AdminRefused:
 
 
 def guard(text: str) -> str:
+    text = paging.sendable(text)
     size = paging.utf8_len(text)
     if size > paging.REPLY_MAX:
         raise AdminRefused(

@@ -6,6 +6,7 @@ everything says how many there are and the command that shows the rest. Pure fun
 """
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -86,8 +87,28 @@ def _cut_strings(value, limit: int):
     return value
 
 
+# A lone surrogate: how Python holds a byte of a path that is not UTF-8 (a home in a folder named
+# in Latin-1); no UTF-8 frame can carry one as it is.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """value as JSON; a lone surrogate is written as JSON's escape, which reads back as the same
+    character, so bxctl gets back the very path memoryd named."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def sendable(text: str) -> str:
+    """text with each byte a path held that is not UTF-8 shown as \\xNN: plain text the owner
+    reads, which a frame of UTF-8 can carry."""
+    if not _SURROGATE.search(text):
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte of a path makes
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def bounded(text: str) -> str:

@@ -8,12 +8,18 @@ needs no isinstance check.
 A connect that is refused (a server restarting) or finds the listen queue full (EAGAIN) is tried
 again, with a growing pause, for at most CONNECT_RETRY seconds: a burst of clients is served, a
 socket nobody serves is reported after that second.
+
+request_watched() is request() for work the peer may spend minutes on (a reindex, a backup): the
+reply is waited for a slice at a time, and between slices the caller's watch() asks whether the
+peer still answers at all (on a second connection), so a peer that stopped is found in seconds
+while one that works is waited for.
 """
 
 import asyncio
 import os
 import socket
 import time
+from collections.abc import Callable
 from typing import TypeVar, overload
 
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, UnexpectedReply, Unreachable
@@ -111,12 +117,54 @@ def request_raw(path: str | os.PathLike, kind: str, body: dict, timeout: float =
     return decode_payload(_exchange(path, encode_frame(kind, body), timeout))[0]
 
 
-def _exchange(path: str | os.PathLike, frame: bytes, timeout: float) -> bytes:
-    """frame sent to the socket at path, and the reply's payload."""
+def request_watched(
+    path: str | os.PathLike,
+    message: Body,
+    timeout: float,
+    *,
+    reply: type[Reply],
+    watch: Callable[[], None],
+    every: float,
+) -> Reply:
+    """request(), waiting up to timeout seconds in all for the reply, and calling watch() every
+    `every` seconds meanwhile; whatever watch() raises (the peer no longer answers) ends the
+    wait, the connection closed."""
+    frame = encode_frame(kind_of(message), body_of(message))
+    payload = _exchange(path, frame, timeout, watch=watch, every=every)
+    return _reply(*decode_payload(payload), reply)
+
+
+def _await_reply(sock: socket.socket, timeout: float, watch: Callable[[], None], every: float):
+    """Return once the reply's first byte has come (or the peer closed), calling watch() each
+    `every` seconds until then; TimeoutError after timeout seconds in all."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(min(every, left))
+        try:
+            sock.recv(1, socket.MSG_PEEK)  # b"" (closed) is for recv_payload to say
+            break
+        except TimeoutError:
+            watch()
+    sock.settimeout(max(deadline - time.monotonic(), 0.001))
+
+
+def _exchange(
+    path: str | os.PathLike,
+    frame: bytes,
+    timeout: float,
+    watch: Callable[[], None] | None = None,
+    every: float = 0.0,
+) -> bytes:
+    """frame sent to the socket at path, and the reply's payload (watched: request_watched)."""
     sock = _connect(os.fspath(path), timeout)
     try:
         try:
             sock.sendall(frame)
+            if watch is not None:
+                _await_reply(sock, timeout, watch, every)
             return recv_payload(sock)
         except TimeoutError:
             raise FrameTimeout(f"no reply from {os.fspath(path)} in {timeout:g} seconds") from None

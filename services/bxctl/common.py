@@ -22,7 +22,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from bxctl import reach
-from proto.client import SOCKET_PATH_MAX, RemoteError, Reply, request
+from proto.client import SOCKET_PATH_MAX, RemoteError, Reply
 from proto.config import default_home, host_paths
 from proto.errors import FrameTimeout, PeerClosed, ProtoError, Unreachable
 from proto.escape import escape
@@ -31,7 +31,7 @@ from proto.paths import OWNER_ADMIN_SOCKET, under
 
 EXIT_REFUSED = 1
 EXIT_UNREACHABLE = 3
-ADMIN_TIMEOUT = 60.0
+ADMIN_TIMEOUT = reach.ADMIN_TIMEOUT
 
 
 def default_socket() -> Path:
@@ -123,7 +123,7 @@ def ask_or_raise(
         )
     try:
         reach.note_sent(message)
-        answer = request(path, message, timeout=timeout, reply=reply)
+        answer = reach.exchange(path, message, reply, timeout)
         reach.note_answered(message)
         return answer
     except RemoteError:
@@ -144,6 +144,13 @@ def ask_or_raise(
         fail(
             f"memoryd closed the connection on {escape(str(path), markup=False)} before it "
             f"answered{reach.unanswered(message)} (runbook: memoryd-unreachable)",
+            EXIT_UNREACHABLE,
+        )
+    except reach.StoppedAnswering:
+        fail(
+            f"memoryd stopped answering on {escape(str(path), markup=False)}: it answered "
+            f"nothing, not even a health probe, in {reach.SILENT_LIMIT:g} seconds"
+            f"{reach.unanswered(message)} (runbook: memoryd-unreachable)",
             EXIT_UNREACHABLE,
         )
     except FrameTimeout:

@@ -20,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from bxctl import sessionlay
+from bxctl import reach, sessionlay
 from bxctl.common import (
     EXIT_REFUSED,
     Json,
@@ -37,9 +37,9 @@ from bxctl.common import (
 )
 from bxctl.handover import check_dest, copy_new, handed_over
 from bxctl.reach import note_copy
-from proto.client import RemoteError, request
+from proto.client import RemoteError
 from proto.config import default_home, host_paths
-from proto.errors import ProtoError
+from proto.errors import ProtoError, Unreachable
 from proto.escape import escape
 from proto.messages import MemoryAdminReply
 
@@ -142,9 +142,15 @@ def _prune(memory_socket, command: str, arg: dict, reply: dict) -> None:
     message = admin_message(command, arg)
     path = memory_socket or default_socket()
     try:
-        answer = request(path, message, timeout=LONG_TIMEOUT, reply=MemoryAdminReply)
-    except ProtoError as e:  # RemoteError (a refusal) among them
+        answer = reach.exchange(path, message, MemoryAdminReply, LONG_TIMEOUT)
+    except (RemoteError, Unreachable) as e:  # refused, or never reached
         reply["message"] += f"; the older ones were not removed ({e})"
+        return
+    except ProtoError as e:  # sent, and not answered: some may have been removed
+        reply["message"] += (
+            f"; memoryd did not say whether it removed the older ones ({e}): ls "
+            "$BOXMAKER_HOME/backups/ shows which are left"
+        )
         return
     pruned = answer_object(answer.text, message=str, removed=list)
     reply["removed"] = pruned["removed"]

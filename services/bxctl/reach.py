@@ -1,19 +1,63 @@
 """What bxctl says when it cannot finish talking to memoryd: the socket it cannot reach (a
-permission, a path that is not a socket, rather than "not answering"), and a Ctrl-C (or SIGTERM,
-SIGHUP), which leaves a request memoryd may still apply, a copy made where the owner asked, or
-the session logs of a restored archive part laid."""
+permission, a path that is not a socket, rather than "not answering"), a memoryd that stopped
+answering while bxctl waited long for it (found by a probe on a second connection), and a Ctrl-C
+(or SIGTERM, SIGHUP), which leaves a request memoryd may still apply, a copy made where the owner
+asked, or the session logs of a restored archive part laid."""
 
 import json
 import os
 import shlex
 import signal
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from proto.client import Reply, request, request_raw, request_watched
+from proto.errors import ProtoError
 from proto.escape import escape
-from proto.messages import Body, MemoryAdmin, Reindex
+from proto.messages import HEALTH_PROBE, Body, MemoryAdmin, Reindex
 from proto.plural import counted
+
+ADMIN_TIMEOUT = 60.0  # a read's or a small change's wait for its answer
+# A longer wait (a reindex, a backup: minutes on a big home) is watched: every WATCH_EVERY seconds
+# memoryd is sent the health checks' probe on a second connection, which its event loop answers
+# (a refusal) however busy its workers are. When none has been answered for SILENT_LIMIT seconds
+# memoryd has stopped (a SIGSTOP, a hang), and bxctl says so rather than wait out the hour.
+WATCH_EVERY = 5.0
+PROBE_TIMEOUT = 10.0
+SILENT_LIMIT = 30.0
+
+
+class StoppedAnswering(ProtoError):
+    """memoryd, asked something long, stopped answering the probe of a second connection."""
+
+
+def watcher(path: Path):
+    """The watch() for proto.client.request_watched: raises StoppedAnswering once memoryd has
+    answered no probe for SILENT_LIMIT seconds."""
+    heard = time.monotonic()
+
+    def watch() -> None:
+        nonlocal heard
+        try:
+            request_raw(path, "memory_admin", HEALTH_PROBE, timeout=PROBE_TIMEOUT)
+            heard = time.monotonic()  # any answer, the probe's refusal included
+        except ProtoError:
+            if time.monotonic() - heard >= SILENT_LIMIT:
+                raise StoppedAnswering(f"no answer in {SILENT_LIMIT:g} seconds") from None
+
+    return watch
+
+
+def exchange(path: Path, message: Body, reply: type[Reply], timeout: float) -> Reply:
+    """request(), watched when the wait is longer than a read's."""
+    if timeout <= ADMIN_TIMEOUT:
+        return request(path, message, timeout=timeout, reply=reply)
+    return request_watched(
+        path, message, timeout, reply=reply, watch=watcher(path), every=WATCH_EVERY
+    )
+
 
 # What memoryd was last sent that changes memory, for the line an interrupt prints (cli.py), and
 # the last such change memoryd answered as done, for the line lost output prints.

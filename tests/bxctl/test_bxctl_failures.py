@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bxctl import common
+from bxctl import reach
 from bxctl.cli import app
 from proto.client import SOCKET_PATH_MAX, arequest, request
 from proto.errors import FrameTimeout, PeerClosed, UnexpectedReply, Unreachable
@@ -133,7 +133,7 @@ def test_an_edit_memoryd_does_not_answer_keeps_the_copy_and_names_it(
             raise error
         return request(path, message, **kwargs)
 
-    monkeypatch.setattr(common, "request", gone_at_the_save)
+    monkeypatch.setattr(reach, "request", gone_at_the_save)
     result = bx(answers, "memory", "edit", "memory", EDITOR="true")
     assert result.exit_code == code and isinstance(result.exception, SystemExit), result.output
     failed, kept = result.stderr.splitlines()

@@ -74,7 +74,11 @@ def test_backup_copy_wipe_restore_gives_the_same_answers(memoryd, tmp_path):
     memoryd.start()
     out = ok(bx(memoryd, "memory", "restore", str(copy)))
     assert "restored" in out
-    assert views(memoryd) == before
+    # the same answers, and the journal's last edit is the restore's own
+    after = views(memoryd)
+    assert after[0].splitlines()[:-1] == before[0].splitlines()
+    assert "  owner  restore  " in after[0].splitlines()[-1]
+    assert after[1:-1] == before[1:] and "action    restore" in after[-1]
     assert [p.name for p in (memoryd.home / "backups").iterdir()] == []  # the handed copy went
     edits = json.loads(ok(bx(memoryd, "memory", "log", "20", "--json")))["edits"]
     last_user = [e for e in edits if e["file"] == "user.md"][-1]["id"]

@@ -12,7 +12,8 @@ whoever owns sessions/ (the containers' user 10001 when bxctl runs as root under
 Every folder is opened without following a link, as loopd's user could put one there. Then
 memoryd hears session_updated for each over its loopd socket and indexes them as it indexes a
 finished turn (forgotten records stay out); when it cannot be reached, its next start indexes
-them.
+them. The answer says how many it indexed and names those it left aside, from its index state
+(sessionindex.py): its ok alone does not say a log was indexed.
 
 A bxctl killed while it writes one (SIGKILL, a power cut: no cleanup runs) leaves its temporary
 file, a partial copy of a log, which nothing else would ever remove. So every restore first
@@ -42,14 +43,12 @@ from bxctl.sessionarchive import (
     open_archive,
     survey,
 )
-from proto.client import request
-from proto.errors import PeerClosed, ProtoError, Unreachable
-from proto.messages import Ok, SessionUpdated, is_session_id
-from proto.paths import LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
+from bxctl.sessionindex import tell_memoryd
+from proto.messages import is_session_id
+from proto.paths import OWNER_ADMIN_SOCKET, under
 from proto.plural import counted
 
 SHOWN = 20  # refusals named one a line; the rest are counted
-INDEX_TIMEOUT = 120.0  # memoryd indexes a long log a part at a time before it answers
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # The temporary file _write_in makes beside a log it lays (and only it: loopd appends in place).
 LEFTOVER = re.compile(rf"\A\.{re.escape(LOG)}\.[0-9a-f]{{12}}\.tmp\Z")
@@ -331,27 +330,6 @@ def _lay_one(tar, member, sfd: int, session: str, want: tuple[int, str], owner, 
         done.refused.append(f"{_shown(member.name)}: {why}")
 
 
-def tell_memoryd(home: Path, sessions: list[str]) -> str:
-    """Ask memoryd to index each laid session over its loopd socket; what came of it, in words."""
-    socket = under(home, LOOP_MEMORY_SOCKET)
-    them = "it" if len(sessions) == 1 else "them"
-    failed, first = 0, ""
-    for session in sessions:
-        try:
-            request(socket, SessionUpdated(session=session), timeout=INDEX_TIMEOUT, reply=Ok)
-        except (Unreachable, PeerClosed):
-            return f"memoryd indexes {them} at its next start (its loopd socket does not answer)"
-        except ProtoError as e:
-            failed += 1
-            first = first or str(e)[:200]
-    if failed:
-        return (
-            f"memoryd indexed {len(sessions) - failed} of them now, and the others at its next "
-            f"start ({first})"
-        )
-    return f"memoryd indexed {them}"
-
-
 def _home_problem(home: Path, memory_socket: Path | None) -> str | None:
     """Why home may not be memoryd's: the socket given is not its owner socket."""
     if memory_socket is None:
@@ -408,15 +386,18 @@ def _said(done: Laid) -> str:
     if done.problem is not None:
         said = f"bxctl laid none of them into sessions/: {done.problem}"
         return said + (f"; {_cleared(done.cleared)}" if done.cleared else "")
-    parts = [f"bxctl laid {counted(len(done.laid), 'session log')} into sessions/"]
-    if done.cleared:
-        parts.insert(0, _cleared(done.cleared))
-    if done.laid:
-        parts[0] += f" ({done.indexed})"
+    laid = f"bxctl laid {counted(len(done.laid), 'session log')} into sessions/"
+    # All indexed: said beside them; else said after, in full (what memoryd left aside, and
+    # why: sessionindex.py).
+    whole = done.indexed in ("memoryd indexed it", "memoryd indexed them")
+    if done.laid and whole:
+        laid += f" ({done.indexed})"
+    parts = [_cleared(done.cleared), laid] if done.cleared else [laid]
     if done.kept:
         parts.append(
             f"{done.kept:,} already there kept as {'it is' if done.kept == 1 else 'they are'}"
         )
     if done.refused:
         parts.append(f"{len(done.refused):,} refused")
-    return ", ".join(parts)
+    said = ", ".join(parts)
+    return f"{said}; {done.indexed}" if done.laid and not whole else said

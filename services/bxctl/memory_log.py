@@ -1,34 +1,38 @@
 """bxctl memory log, undo, pending, accept, reject (spec 10), paged and with --json.
 
-The plain forms send the spec's plain arg ("10", an id, ""); --from or --json send a JSON arg, and
-so does an ID that starts with "{", which memoryd would otherwise read as JSON: an ID is only ever
-an id.
+The plain forms send the spec's plain arg ("10", an id, ""); --from or --json send a JSON arg. An
+ID not of an id's shape (usage.py) is a usage error and is not sent.
 """
 
 from typing import Annotated
 
 import typer
 
+from bxctl import usage
 from bxctl.common import Json, MemorySocket, admin, print_json_text, show, show_pending
 
 app = typer.Typer()
 
 FromEdit = Annotated[
     str | None,
-    typer.Option("--from", metavar="ID", help="Start at this edit (the next page of a long log)."),
+    typer.Option(
+        "--from",
+        metavar="ID",
+        callback=usage.edit_id,
+        help="Start at this edit (the next page of a long log).",
+    ),
 ]
-
-
-def _an_id(value: str) -> str:
-    if not value:
-        raise typer.BadParameter("an ID is not empty")
-    return value
-
-
-IdArgument = Annotated[str, typer.Argument(metavar="ID", callback=_an_id)]
+# An ID is checked for its shape here (usage.py), so a mistyped one is a usage error, not sent.
+EditId = Annotated[str, typer.Argument(metavar="ID", callback=usage.edit_id)]
+PendingId = Annotated[str, typer.Argument(metavar="ID", callback=usage.pending_id)]
 FromPending = Annotated[
     str | None,
-    typer.Option("--from", metavar="ID", help="Start at this pending edit (the next page)."),
+    typer.Option(
+        "--from",
+        metavar="ID",
+        callback=usage.pending_id,
+        help="Start at this pending edit (the next page).",
+    ),
 ]
 
 
@@ -68,7 +72,7 @@ def memory_log(
 
 @app.command()
 def undo(
-    edit_id: IdArgument,
+    edit_id: EditId,
     as_json: Json = False,
     memory_socket: MemorySocket = None,
 ) -> None:
@@ -87,7 +91,7 @@ def pending(
 
 @app.command()
 def accept(
-    pending_id: IdArgument,
+    pending_id: PendingId,
     as_json: Json = False,
     memory_socket: MemorySocket = None,
 ) -> None:
@@ -97,7 +101,7 @@ def accept(
 
 @app.command()
 def reject(
-    pending_id: IdArgument,
+    pending_id: PendingId,
     as_json: Json = False,
     memory_socket: MemorySocket = None,
 ) -> None:

@@ -20,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from bxctl import reach, sessionlay
+from bxctl import reach, sessionlay, usage
 from bxctl.common import (
     EXIT_REFUSED,
     Json,
@@ -207,15 +207,18 @@ def restore(
 @app.command("export")
 def export_memory(
     fmt: Annotated[
-        str, typer.Option("--format", help="jsonl (for import) or markdown (for reading).")
+        str,
+        typer.Option(
+            "--format",
+            callback=usage.choice("jsonl", "markdown"),
+            help="jsonl (for import) or markdown (for reading).",
+        ),
     ] = "jsonl",
     out: Out = None,
     as_json: Json = False,
     memory_socket: MemorySocket = None,
 ) -> None:
     """Export every entry and note with its provenance (docs/export-format.md)."""
-    if fmt not in ("jsonl", "markdown"):
-        fail(f"--format is jsonl or markdown, not {escape(fmt)}", EXIT_REFUSED)
     home = home_for(memory_socket)
     if out is not None:
         check_dest(out, "nothing was exported")
@@ -259,6 +262,7 @@ def forget(
         str,
         typer.Argument(
             metavar="ID",
+            callback=usage.forget_ref,
             # <ID>, not a bare ID: the help's renderer would print ":ID:" as an emoji.
             help="note:N or session:<ID>:N as search prints them (counted from 0), or memory.md:N"
             " or user.md:N as stats prints them (counted from 1: memory.md:1 is the first entry).",

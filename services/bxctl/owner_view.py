@@ -16,6 +16,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from bxctl import usage
 from bxctl.common import (
     EXIT_REFUSED,
     Json,
@@ -49,15 +50,12 @@ def run(memory_socket, command: str, arg: dict, as_json: bool, printer=show) -> 
         printer(text)
 
 
-def check_file(value: str) -> str:
-    if value not in ("memory", "user"):
-        raise typer.BadParameter("memory or user")
-    return value
+check_file = usage.choice("memory", "user")
 
 
 @app.command("show")
 def show_edit(
-    edit_id: Annotated[str, typer.Argument(metavar="ID")],
+    edit_id: Annotated[str, typer.Argument(metavar="ID", callback=usage.edit_id)],
     as_json: Json = False,
     memory_socket: MemorySocket = None,
 ) -> None:
@@ -73,7 +71,7 @@ def block(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
+    query: Annotated[str, typer.Argument(callback=usage.query, help="What to look for.")],
     k: Annotated[int, typer.Option("-k", min=1, max=10, help="How many hits.")] = 5,
     as_json: Json = False,
     memory_socket: MemorySocket = None,
@@ -105,7 +103,12 @@ def stats(
 
 @app.command()
 def promote(
-    ref: Annotated[str, typer.Argument(metavar="REF", help="note:N (as search prints) or text.")],
+    ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="REF", callback=usage.promote_ref, help="note:N (as search prints) or text."
+        ),
+    ],
     file: Annotated[str, typer.Option("--file", callback=check_file, help="memory or user.")],
     as_json: Json = False,
     memory_socket: MemorySocket = None,

@@ -74,8 +74,14 @@ def test_reindex_prints_counts_with_separators(fake):
         (["memory", "log", "3"], MemoryAdmin(command="log", arg="3")),
         (["memory", "undo", "2026-09-24-0001"], MemoryAdmin(command="undo", arg="2026-09-24-0001")),
         (["memory", "pending"], MemoryAdmin(command="pending", arg="")),
-        (["memory", "accept", "p-1"], MemoryAdmin(command="accept", arg="p-1")),
-        (["memory", "reject", "p-2"], MemoryAdmin(command="reject", arg="p-2")),
+        (
+            ["memory", "accept", "p-2026-09-24-0001"],
+            MemoryAdmin(command="accept", arg="p-2026-09-24-0001"),
+        ),
+        (
+            ["memory", "reject", "p-2026-09-24-0002"],
+            MemoryAdmin(command="reject", arg="p-2026-09-24-0002"),
+        ),
     ],
 )
 def test_memory_commands_send_and_print_escaped(fake, argv, sent):

@@ -260,7 +260,7 @@ def test_a_prune_refused_after_the_copy_is_said_and_the_copy_stands(held, tmp_pa
     [
         ["memory", "undo", "2026-01-01-0001"],
         ["memory", "log"],
-        ["memory", "accept", "2026-01-01-0001"],
+        ["memory", "accept", "p-2026-01-01-0001"],
         ["memory", "promote", "1", "--file", "user"],
         ["memory", "stats"],
         ["memory", "search", "tea"],

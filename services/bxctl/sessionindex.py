@@ -4,11 +4,11 @@ memoryd hears session_updated for each laid log over its loopd socket and indexe
 a finished turn. Its answer is ok even when it left the log aside (a damaged record: the reading
 stops there, and what comes after stays out until the log changes or a reindex), so an ok is not
 "indexed". What memoryd did is what its index state says (`bxctl memory stats`: the logs left
-aside and those it could not index yet, each with why), asked of it over the owner socket once
-every log was told of: the answer counts the logs indexed and names those that were not, and says
-"indexed" of none it left aside. The state lists the first few of each kind by name, in order, and
-counts the rest: a laid log past the last one named while more are counted is said to be unknown
-here, with where to see it, never guessed.
+aside, those it could not index yet and those holding bytes it has not read, each with why),
+asked of it over the owner socket once every log was told of: the answer counts the logs indexed,
+names those that were not, and says "indexed" of none it left aside. The state names the first
+few of each kind, in order, and counts the rest: a laid log past the last one named while more
+are counted is said to be unknown here, with where to see it, never guessed.
 """
 
 import json
@@ -70,7 +70,9 @@ def indexed(home: Path, told: list[str], laid: int) -> str:
         )
     aside, aside_unknown = _named(state, "left_aside", told)
     waiting, waiting_unknown = _named(state, "not_indexed", told)
-    unknown = sorted((aside_unknown | waiting_unknown) - set(aside) - set(waiting))
+    unread, unread_unknown = _named(state, "unread", told)  # bytes past what the index read
+    waiting = {**unread, **waiting}
+    unknown = sorted((aside_unknown | waiting_unknown | unread_unknown) - set(aside) - set(waiting))
     done = [s for s in told if s not in aside and s not in waiting and s not in unknown]
     parts = [_head(len(done), len(told), laid)]
     if aside:
@@ -116,6 +118,9 @@ def _named(state: dict, kind: str, told: list[str]) -> tuple[dict[str, str], set
     shown = shown if isinstance(shown, list) else []
     names: dict[str, str] = {}
     for item in shown:
+        if isinstance(item, str):  # "unread" names the sessions alone
+            names[item] = "not read yet"
+            continue
         log = item.get("log") if isinstance(item, dict) else None
         if isinstance(log, str) and log.startswith("sessions/") and log.endswith("/0.jsonl"):
             session = log.split("/")[1]

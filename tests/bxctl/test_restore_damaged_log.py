@@ -147,3 +147,12 @@ def test_no_index_state_says_nothing_was_indexed(monkeypatch):
     )
     _state(monkeypatch, gone="removed")
     assert sessionindex.indexed(None, ["s-a"], 1).startswith("memoryd indexed none of them")
+
+
+def test_a_log_holding_bytes_the_index_has_not_read_is_not_said_indexed(monkeypatch):
+    _state(monkeypatch, unread_total=1, unread=["s-b"])
+    said = sessionindex.indexed(None, ["s-a", "s-b"], 2)
+    assert (
+        said
+        == "memoryd indexed 1 of them; 1 log not indexed yet: sessions/s-b/0.jsonl (not read yet)"
+    )

@@ -127,12 +127,14 @@ def _lost(home: Home, rel: str, path: Path, starter: bytes | None) -> str | None
             return None
         size = st.st_size
         if rel in ("memory.md", "user.md"):
-            # never read whole past the limit: something is there
-            n = 1 if size > entries.MAX_BYTES else len(_entries(home, rel))
+            if size > entries.MAX_BYTES:  # never read whole past the limit: something is there
+                return f"a {rel} of {size:,} bytes"
+            n = len(_entries(home, rel))
             return f"{n:,} entr{'y' if n == 1 else 'ies'} in {rel}" if n else None
         if not size:
             return None
         if rel == "soul.md":
+            # past any starter's size it is not read: the owner's
             mine = size > 1 << 20 or starter is None or read_file(path) != starter
             return "a soul.md other than the starter memoryd wrote" if mine else None
     except FileNotFoundError:  # removed meanwhile: nothing there to keep

@@ -168,6 +168,11 @@ def _where(change: str) -> str:
         "backup": "ls $BOXMAKER_HOME/backups/ shows whether the archive was written",
         "export": "ls $BOXMAKER_HOME/backups/ shows whether the export was written",
         "reindex": "memoryd's log (scripts/stack logs memoryd) says when it ends",
+        # a forget cut short stands recorded, and is finished by the same forget run again
+        "forget": (
+            "bxctl memory log shows what was applied, and bxctl memory stats whether it stopped "
+            "part way (then run the same forget again to finish it)"
+        ),
     }.get(change, "bxctl memory log shows what was applied")
 
 

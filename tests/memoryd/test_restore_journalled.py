@@ -101,3 +101,14 @@ def test_a_kill_after_the_plan_leaves_the_line_with_the_files(md, monkeypatch, s
     assert AFTER.encode() not in md.home.memory_file("memory.md").read_bytes()
     (line,) = _restores(md)
     assert line["restored"]["archive"] == archive and line["restored"]["replaced"]
+
+
+def test_log_show_and_undo_say_what_the_restore_line_is(md):
+    archive = os.path.basename(md.data("backup")["path"])
+    out = md.data("restore", name=archive, replace=True)
+    replaced = os.path.basename(out["before"])
+    log = md.admin("log", {"n": 5})
+    assert f"memory replaced from backups/{archive}" in log and f"backups/{replaced}" in log
+    assert f"backups/{replaced}" in md.admin("show", {"id": out["edit"]})
+    with pytest.raises(AdminRefused, match=rf"is a restore.*backups/{replaced}.*--replace"):
+        md.admin("undo", out["edit"])

@@ -38,6 +38,19 @@ def check(index: JournalIndex, record: EditLine) -> None:
             f"refused: edit {edit_id} is the owner's forget; forgetting cannot be undone, since "
             "the text it removed is no longer held anywhere"
         )
+    if record.action == "restore":
+        restored = record.restored if isinstance(record.restored, dict) else {}
+        replaced = restored.get("replaced")
+        back = (
+            f"what it replaced is in backups/{replaced}: bxctl memory restore --replace that "
+            "archive brings it back"
+            if isinstance(replaced, str) and replaced
+            else "the home held no memory before it"
+        )
+        raise AdminRefused(
+            f"refused: edit {edit_id} is a restore, which replaced the whole memory at once; it "
+            f"cannot be undone as an edit; {back}"
+        )
     if any(forgotten.is_marker(e) for e in (*record.before, *record.after)):
         raise AdminRefused(
             f"refused: undoing edit {edit_id} would need text the owner has since made memoryd "

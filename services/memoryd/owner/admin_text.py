@@ -26,6 +26,8 @@ def where(record: EditLine) -> str:
         return f"{to} (pending {record.pending}, {record.requested})"
     if action == "reject":
         return f"{file} unchanged (pending {record.pending}, {record.requested})"
+    if action == "restore":
+        return restored_what(record)
     if action == "forget" and file is None:
         return f"{forgot_what(record)}, {_held_in(to)}"
     if file is None and to is None:
@@ -33,6 +35,18 @@ def where(record: EditLine) -> str:
     if file is None or file == to:
         return str(to)
     return f"{file}, saved to {to}"
+
+
+def restored_what(record: EditLine) -> str:
+    """A restore's line in words: the archive that replaced the memory, and where what it
+    replaced went (data/lay.py: restored)."""
+    said = record.restored if isinstance(record.restored, dict) else {}
+    archive, made, replaced = (said.get(k) for k in ("archive", "made", "replaced"))
+    what = f"backups/{archive}" if isinstance(archive, str) else "an archive bxctl copied in"
+    if isinstance(made, str):
+        what += f" (made {made})"
+    before = f"backups/{replaced}" if isinstance(replaced, str) else "none (no memory was there)"
+    return f"memory replaced from {what}; backup of what it replaced: {before}"
 
 
 def _held_in(to: str | None) -> str:

@@ -20,7 +20,7 @@ from memoryd.owner import paging
 from memoryd.owner.admin_text import OWNER, forgot_what, where
 from memoryd.trust import classrule
 
-EXTRA_KEYS = ("undoes", "pending", "requested", "note", "recovered")
+EXTRA_KEYS = ("undoes", "pending", "requested", "note", "recovered", "restored")
 NOTES = "notes.md"
 
 
@@ -124,7 +124,10 @@ def render(record: EditLine, changes: list[dict]) -> str:
     if record.action == "forget":  # what it took, by the id given (the line holds no text)
         took = where(record) if record.file is None else forgot_what(record)
         lines.append(f"forgot    {took}")
-    lines += [f"{key:<9} {value}" for key, value in _extras(record).items()]
+    if record.action == "restore":  # which archive, and where what it replaced went
+        lines.append(f"restored  {where(record)}")
+    extras = {k: v for k, v in _extras(record).items() if k != "restored"}
+    lines += [f"{key:<9} {value}" for key, value in extras.items()]
     if record.to == NOTES and record.action != "forget":  # a forget marks notes, adds none
         lines.append(_as_note(record))
     else:

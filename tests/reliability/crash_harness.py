@@ -420,14 +420,28 @@ def _wholly_old_or_new(home: Path, op: Operation, old: dict, new: dict, ask) -> 
     or all the archive's."""
 
     def owned(files: dict[str, bytes]) -> dict[str, bytes]:
-        return {
-            k: v for k, v in files.items() if k in (*IDENTITY, "notes.md") or k.startswith("edits/")
+        # the restore's own journal line (its time, the name of its backup) differs run to run
+        out = {
+            k: _without_restore_lines(v) if k.startswith("edits/") else v
+            for k, v in files.items()
+            if k in (*IDENTITY, "notes.md") or k.startswith("edits/")
         }
+        return {k: v for k, v in out.items() if v or not k.startswith("edits/")}
 
     now = owned(snapshot(home))
     assert now in (owned(old), owned(new)), (
         f"the home is neither the old one nor the archive's: {sorted(now)}"
     )
+
+
+def _without_restore_lines(data: bytes) -> bytes:
+    def restore(line: bytes) -> bool:
+        try:
+            return json.loads(line).get("action") == "restore"
+        except ValueError:
+            return False
+
+    return b"".join(x for x in data.splitlines(keepends=True) if not restore(x))
 
 
 def _kept(

@@ -6,7 +6,10 @@ the host as the owner, so it lays them. It reads the archive itself, with the bo
 verifier keeps (sessionarchive.py), twice: once for the manifest, which comes last, and once to
 lay. Each sessions/<ID>/0.jsonl whose ID is a session id and whose log the home lacks is laid once
 its size and sha256 match the manifest; a log that is there is loopd's and is kept as it is (never
-replaced, never appended to). A file is written to a temporary name in its folder, fsync'd and
+replaced, never appended to). A log the home lacks whose session holds a record the owner made
+memoryd forget after the archive was made (memoryd names those sessions in its answer) is left
+out, and said, as the restore leaves out every text forgotten since: the owner may have removed
+the log to be rid of it. A file is written to a temporary name in its folder, fsync'd and
 linked to its name (never over one), the folder fsync'd; folders 0700, files 0600, owned by
 whoever owns sessions/ (the containers' user 10001 when bxctl runs as root under rootful podman).
 Every folder is opened without following a link, as loopd's user could put one there. Then
@@ -62,6 +65,7 @@ class Laid:
     problem: str | None = None  # why none were laid
     indexed: str = ""  # what memoryd did with the laid ones
     cleared: int = 0  # partial copies a killed restore left, removed
+    forgotten: int = 0  # logs the home lacks left out: each holds a record the owner had forgotten
 
 
 def _open_sessions(home: Path) -> tuple[int, tuple[int, int] | None]:
@@ -237,9 +241,12 @@ def _write_in(dfd: int, source, want: tuple[int, str], owner) -> str | None:
     return None
 
 
-def lay(archive: Path, home: Path, counts: object = None) -> Laid:
-    """Lay the session logs of archive that home lacks; counts (memoryd's answer) must be the
-    archive's, or it is not the one memoryd restored."""
+def lay(
+    archive: Path, home: Path, counts: object = None, forgot: frozenset[str] = frozenset()
+) -> Laid:
+    """Lay the session logs of archive that home lacks, but those of the sessions in forgot
+    (memoryd's answer: each holds a record the owner made it forget); counts (memoryd's answer)
+    must be the archive's, or it is not the one memoryd restored."""
     done = Laid()
     try:
         with open_archive(archive) as raw:
@@ -249,7 +256,7 @@ def lay(archive: Path, home: Path, counts: object = None) -> Laid:
             sfd, owner = _open_sessions(home)
             try:
                 _locked(sfd, done)
-                todo = _plan(manifest, found, sfd, done)
+                todo = _plan(manifest, found, sfd, done, forgot)
                 LAYING.total, LAYING.lacked = len(todo), True
                 if todo:
                     _lay_all(raw, sfd, todo, owner, done)
@@ -272,7 +279,9 @@ def _shown(name: str) -> str:
     return repr(name[:120])
 
 
-def _plan(manifest: dict, found: dict, sfd: int, done: Laid) -> dict[str, tuple[int, str]]:
+def _plan(
+    manifest: dict, found: dict, sfd: int, done: Laid, forgot: frozenset[str] = frozenset()
+) -> dict[str, tuple[int, str]]:
     """The members to lay, with the size and sha256 each must have; done counts the others."""
     listed = {f["path"]: (f["size"], f["sha256"]) for f in manifest["files"]}
     todo = {}
@@ -287,6 +296,8 @@ def _plan(manifest: dict, found: dict, sfd: int, done: Laid) -> dict[str, tuple[
             )
         elif _there(sfd, name.split("/")[1]):
             done.kept += 1
+        elif name.split("/")[1] in forgot:
+            done.forgotten += 1  # the home lacks it: laid, it would bring a forgotten text back
         else:
             todo[name] = got
     for name in listed:
@@ -358,7 +369,17 @@ def after_restore(reply: dict, archive: Path, home: Path, memory_socket: Path | 
         return []
     if problem is None:
         note_laying(archive, held)  # an interrupt from here on says what is laid, and the rest
-    done = Laid(problem=problem) if problem else lay(archive, home, reply.get("counts"))
+    forgot = reply.get("forgotten_sessions", [])
+    if problem is None and not _ids(forgot):
+        problem = (
+            "memoryd named too many of the archive's sessions as holding records the owner made "
+            "it forget to lay any safely"
+        )
+    done = (
+        Laid(problem=problem)
+        if problem
+        else lay(archive, home, reply.get("counts"), frozenset(forgot or ()))
+    )
     if done.laid:
         LAYING.indexing = True
         done.indexed = tell_memoryd(home, done.laid)
@@ -366,6 +387,7 @@ def after_restore(reply: dict, archive: Path, home: Path, memory_socket: Path | 
     reply["sessions"] = {
         "laid": len(done.laid),
         "kept": done.kept,
+        "forgotten": done.forgotten,
         "refused": len(done.refused),
         "refusals": done.refused[:SHOWN],
         "problem": done.problem,
@@ -376,6 +398,11 @@ def after_restore(reply: dict, archive: Path, home: Path, memory_socket: Path | 
     if len(done.refused) > SHOWN:
         lines.append(f"and {len(done.refused) - SHOWN:,} more refused")
     return lines
+
+
+def _ids(value: object) -> bool:
+    """True when value is a list of session ids (memoryd's forgotten_sessions)."""
+    return isinstance(value, list) and all(isinstance(v, str) and is_session_id(v) for v in value)
 
 
 def _cleared(n: int) -> str:
@@ -396,6 +423,12 @@ def _said(done: Laid) -> str:
     if done.kept:
         parts.append(
             f"{done.kept:,} already there kept as {'it is' if done.kept == 1 else 'they are'}"
+        )
+    if done.forgotten:
+        parts.append(
+            f"{counted(done.forgotten, 'log')} left out that "
+            f"{'holds' if done.forgotten == 1 else 'hold'} records you made memoryd forget (the "
+            "archive keeps them)"
         )
     if done.refused:
         parts.append(f"{len(done.refused):,} refused")

@@ -110,6 +110,7 @@ def test_a_log_the_home_has_is_kept_as_it_is(homes, tmp_path):
     assert answer["sessions"] | {"indexed": ""} == {
         "laid": 1,
         "kept": 1,
+        "forgotten": 0,
         "refused": 0,
         "refusals": [],
         "problem": None,

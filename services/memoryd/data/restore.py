@@ -71,6 +71,7 @@ class Laid:
     waited: float
     index: str  # what became of the index (and of what did not finish after the files were laid)
     edit: str | None = None  # the journal line that says the memory was restored
+    since: tuple[str, ...] = ()  # keys forgotten here since the archive was made, carried over
 
 
 @dataclass
@@ -112,7 +113,7 @@ def run(service, name: str, replace: bool) -> Laid:
         _check_counts(verified.manifest.get("counts", {}), staging, members)
         first, seen = _back_up_first(service, replace)
         order = Order(name, verified.manifest, replace, seen, first)
-        again, waited, stopped, said, edit = service._writer.submit(
+        again, waited, stopped, said, (edit, since) = service._writer.submit(
             0, _lay, service, staging, order
         ).result()
     except OSError as e:
@@ -141,7 +142,7 @@ def run(service, name: str, replace: bool) -> Laid:
             "memoryd refuses memory until it is restarted, which finishes the restore (restart it)"
             + (f"; what was here is backed up in {again or first}" if again or first else "")
         )
-    return Laid(verified.manifest, again or first, waited, said, edit)
+    return Laid(verified.manifest, again or first, waited, said, edit, tuple(since))
 
 
 def _check_counts(said: dict, staging, members: list[str]) -> None:
@@ -290,10 +291,10 @@ def _lay(service, staging, order: Order):
                 lay.commit(home, staging, wanted, remove)
             except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
                 _refuse_until_restart(service, str(e))
-                return again, time.monotonic() - started, str(e), "", edit
+                return again, time.monotonic() - started, str(e), "", (edit, keys)
     log.info("%s: restored %d files", home.memory, len(wanted))
     # The files are laid: from here on nothing may answer that the home is as it was.
     said = after_restore(service)
     if left.said():
         said = f"{left.said()}; {said}"
-    return again, time.monotonic() - started, None, said, edit
+    return again, time.monotonic() - started, None, said, (edit, keys)

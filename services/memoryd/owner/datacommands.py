@@ -122,10 +122,36 @@ def run_restore(service, arg) -> str:
             "before": laid.before,
             "edit": laid.edit,
             "session_logs": sessions,
+            "forgotten_sessions": _forgotten_sessions(laid.since, manifest),
             "writer_wait_ms": round(laid.waited * 1000, 3),
             "message": message,
         }
     )
+
+
+# The most session ids a restore's answer lists (each at most 128 characters: well inside a frame).
+FORGOTTEN_SESSIONS_SHOWN = 4_000
+
+
+def _forgotten_sessions(since: tuple[str, ...], manifest: dict) -> list[str] | None:
+    """The sessions of the archive's logs that hold a record the owner made memoryd forget after
+    the archive was made (since: the keys the restore carried over from the home): bxctl, which
+    lays the logs the home lacks, leaves those out, as the restore leaves out every other text
+    forgotten since (the owner may have removed the log to be rid of it). A record forgotten
+    before the backup is the archive's own: its log is laid, the record kept out of the index.
+    None: more than can be listed, and bxctl lays no log."""
+    archived = {
+        f["path"].split("/")[1] for f in manifest["files"] if f["path"].startswith("sessions/")
+    }
+    if not archived:
+        return []
+    held = {
+        key.removeprefix("session:").rpartition(":")[0]
+        for key in since
+        if key.startswith("session:")
+    }
+    found = sorted(archived & held)
+    return found if len(found) <= FORGOTTEN_SESSIONS_SHOWN else None
 
 
 def run_forget(service, arg) -> str:

@@ -67,6 +67,10 @@ def test_an_imported_items_edit_is_the_import_here_not_an_edit_of_the_same_id(ho
         assert show.find(b.store.journal, now["provenance"]["edit"]).action == "import"
         kept = ("session", "time", "class", "untrusted")
         assert {k: now["provenance"][k] for k in kept} == {k: item["provenance"][k] for k in kept}
+        # show of the import says where it came from, as the other home named it
+        shown = b.admin("show", {"id": now["provenance"]["edit"]})
+        came = f"imported  from edit {item['provenance']['edit']}"
+        assert came in shown and "(in the home it was exported from)" in shown, shown
 
 
 def test_the_round_trip_a_to_b_to_c_keeps_every_edit_this_homes(homes):

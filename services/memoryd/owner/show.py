@@ -34,6 +34,17 @@ def find(journal: Journal, edit_id: str) -> EditLine:
     return record
 
 
+def _came_from(provenance: dict) -> str:
+    """Where an imported item came from, as its export said: the edit and session of the home
+    that wrote it (another home's ids: bxctl memory show here shows this import)."""
+    said = [
+        f"{name} {provenance[key]}"
+        for key, name in (("edit", "from edit"), ("session", "session"), ("time", "written"))
+        if isinstance(provenance.get(key), str)
+    ]
+    return ", ".join(said) + " (in the home it was exported from)" if said else "from an export"
+
+
 def _extras(record: EditLine) -> dict:
     """The keys beyond the common ones a line holds (undoes, pending, requested, note,
     recovered), as written."""
@@ -126,6 +137,8 @@ def render(record: EditLine, changes: list[dict]) -> str:
         lines.append(f"forgot    {took}")
     if record.action == "restore":  # which archive, and where what it replaced went
         lines.append(f"restored  {where(record)}")
+    if record.action == "import" and isinstance(record.imported, dict):
+        lines.append(f"imported  {_came_from(record.imported)}")
     extras = {k: v for k, v in _extras(record).items() if k != "restored"}
     lines += [f"{key:<9} {value}" for key, value in extras.items()]
     if record.to == NOTES and record.action != "forget":  # a forget marks notes, adds none

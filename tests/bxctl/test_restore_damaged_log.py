@@ -9,50 +9,12 @@ import json
 import tarfile
 
 import pytest
-from typer.testing import CliRunner
 
 from bxctl import sessionindex
-from bxctl.cli import app
-from proto.client import request
-from proto.messages import SessionUpdated
-from proto.records import AssistantRecord, UserRecord, append_session_record
-from tests.memoryd_process import MemorydProcess
+from tests.bxctl.test_restore_sessions import bx, ok, say
+from tests.bxctl.test_restore_sessions import homes as homes  # the fixture
 
-runner = CliRunner()
-T = "2026-12-01T15:33:35Z"
 GARBAGE = b"\x07not a record at all \xff\xfe garbage\n"
-
-
-@pytest.fixture
-def homes(tmp_path):
-    made = []
-    try:
-        for name in ("a", "b"):
-            (tmp_path / name).mkdir()
-            made.append(MemorydProcess(tmp_path / name))
-            made[-1].start()
-        yield made
-    finally:
-        for proc in made:
-            proc.stop()
-
-
-def bx(memoryd, *argv):
-    return runner.invoke(app, list(argv), env={"BOXMAKER_HOME": str(memoryd.home)})
-
-
-def ok(result) -> str:
-    assert result.exit_code == 0, (result.stdout, result.stderr)
-    return result.stdout
-
-
-def say(memoryd, session: str, *texts: str) -> None:
-    folder = memoryd.home / "sessions" / session
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for text in texts:
-        append_session_record(folder / "0.jsonl", UserRecord(time=T, content=text))
-        append_session_record(folder / "0.jsonl", AssistantRecord(time=T, content="Noted."))
-    request(memoryd.loop_socket, SessionUpdated(session=session))
 
 
 def damaged_backup(a, tmp_path, damage) -> str:

@@ -7,8 +7,8 @@ out and says so. Real memoryd processes, the owner's commands."""
 import json
 import shutil
 
-from tests.bxctl.test_restore_damaged_log import bx, ok, say
-from tests.bxctl.test_restore_damaged_log import homes as homes  # the fixture
+from tests.bxctl.test_restore_sessions import bx, ok, say
+from tests.bxctl.test_restore_sessions import homes as homes  # the fixture
 
 SECRET = "My safe combination is 31-07-1984 zzsecret."
 

@@ -292,3 +292,32 @@ def test_up_from_another_state_folder_on_a_served_home_says_so_and_starts_nothin
     assert f"error: another memoryd (pid {pid}) already runs on " in done.stderr, done.stderr
     assert "started memoryd" not in done.stderr and "The stack is up" not in done.stdout
     assert not list((stack.root / "other-state").glob("*.pid"))
+
+
+def test_a_state_folder_the_lock_cannot_be_written_in_is_said_in_one_line(stack):
+    # Not "another command runs": the lock file cannot be opened (here a folder stands at its
+    # name; a read-only or foreign state folder alike). up refuses; down still stops the roles.
+    stack.up()
+    pids = stack.pids()
+    (stack.state / "stack.lock").unlink()
+    (stack.state / "stack.lock").mkdir()
+    up = stack.run("up")
+    assert up.returncode == 1 and "another scripts/stack" not in up.stderr
+    assert up.stderr.splitlines() == [
+        f"error: cannot write in BOXMAKER_STACK_STATE={stack.state} (Is a directory): the stack "
+        "keeps its pid files and lock there; make it writable, or point BOXMAKER_STACK_STATE at "
+        "another folder"
+    ]
+    down = stack.run("down")
+    assert down.returncode == 0, down.stderr
+    assert "another scripts/stack" not in down.stderr
+    assert not any(_runs(pid) for pid in pids.values())
+    (stack.state / "stack.lock").rmdir()
+
+
+def _runs(pid: str) -> bool:
+    """The process runs (a zombie waiting for its parent to read its end does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False

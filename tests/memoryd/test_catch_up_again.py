@@ -346,6 +346,10 @@ def test_stats_names_a_log_with_records_past_its_last_finished_turn_until_they_a
     # owner's message not answered yet, waits for the next one. stats says so meanwhile.
     md.say("talk", "The spare key is under the blue flowerpot.", "Noted.")
     assert "index: every session log indexed" in md.admin("stats", "{}")
+    # a session just begun: its log is there, empty, and holds nothing unread
+    md.home.session_log("fresh").parent.mkdir(mode=0o700)
+    md.home.session_log("fresh").touch(mode=0o600)
+    assert "index: every session log indexed" in md.admin("stats", "{}")
     append_session_record(md.home.session_log("talk"), UserRecord(time=T, content="And the shed?"))
     shown = md.admin("stats", "{}")
     assert "every session log indexed" not in shown

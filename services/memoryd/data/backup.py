@@ -90,6 +90,17 @@ def counts(snap: Snapshot, index_db: Path | None) -> dict:
     return out
 
 
+def forgotten_notes(snap: Snapshot) -> int:
+    """The notes of notes.md the owner made memoryd forget (a header, then only the marker): a
+    memoryd before this one counted them among the notes of its archives' manifests."""
+    return sum(
+        len(FORGOTTEN_NOTE.findall(c))
+        for held in snap.files
+        if held.name == "memory/notes.md"
+        for c in held.chunks()
+    )
+
+
 def index_records(index_db: Path | None) -> int:
     """Session records in the index (derived, so a count for the owner, not a checksum)."""
     if index_db is None or not index_db.exists():

@@ -248,13 +248,38 @@ def _loopd_waits(settings: Path, memory_timeout: float) -> list[str]:
         return []
     if memory_timeout + DEADLINE_MARGIN <= waits:
         return []
+    # A settings folder from before the key existed does not set it: say the default is in force
+    # and where to add the key, rather than name a line the owner's file does not hold.
+    written = _number(settings / "loopd.toml", "broker", "timeout_seconds") is not None
+    waits_said = (
+        f"[broker] timeout_seconds = {waits:g}"
+        if written
+        else f"sets no [broker] timeout_seconds (the default, {waits:g}, is in force), which"
+    )
+    todo = (
+        "raise the one in loopd.toml or lower the one in brokerd.toml"
+        if written
+        else f"add timeout_seconds = {memory_timeout + DEADLINE_MARGIN:g} (or more) under [broker]"
+        " in loopd.toml, or lower the one in brokerd.toml"
+    )
     return [
-        f"loopd-shim and brokerd-shim: {settings / 'loopd.toml'} [broker] timeout_seconds ="
-        f" {waits:g} must stay {DEADLINE_MARGIN:g} seconds or more above"
+        f"loopd-shim and brokerd-shim: {settings / 'loopd.toml'} {waits_said}"
+        f" must stay {DEADLINE_MARGIN:g} seconds or more above"
         f" {settings / 'brokerd.toml'} [memory] timeout_seconds = {memory_timeout:g}, so that"
         " brokerd-shim's answer on a memory write reaches loopd-shim before it stops waiting;"
-        " raise the one in loopd.toml or lower the one in brokerd.toml"
+        f" {todo}"
     ]
+
+
+def _number(path: Path, section: str, key: str) -> float | None:
+    """The number the file sets at [section] key, or None when it sets none (the role's loader
+    has read the file already: a mistake in it is said there)."""
+    try:
+        table = tomllib.loads(path.read_bytes().decode("utf-8-sig")).get(section, {})
+    except (OSError, ValueError):
+        return None
+    value = table.get(key) if isinstance(table, dict) else None
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def check(settings: Path, home: Path) -> list[str]:

@@ -121,7 +121,9 @@ def test_raising_both_timeouts_in_step_passes(folders):
     set_key(settings / "memoryd.toml", "memory", "write_deadline = 100")
     brokerd = settings / "brokerd.toml"
     brokerd.write_text(brokerd.read_text().replace("timeout_seconds = 30", "timeout_seconds = 110"))
-    assert any("loopd.toml [broker]" in said for said in check(settings, home))
+    assert any(
+        "loopd.toml sets no [broker] timeout_seconds" in said for said in check(settings, home)
+    )
     set_key(settings / "loopd.toml", "broker", "timeout_seconds = 120")
     assert check(settings, home) == []
 
@@ -130,3 +132,18 @@ def test_a_byte_order_mark_is_not_part_of_the_system_prompt(tmp_path):
     prompt = tmp_path / "system.md"
     prompt.write_bytes(b"\xef\xbb\xbfYou are helpful.\n")
     assert read_system_prompt(prompt) == "You are helpful."
+
+
+def test_loopds_wait_left_to_its_default_is_said_as_the_default_with_the_key_to_add(folders):
+    """A settings folder from before loopd.toml had [broker] timeout_seconds (an upgrade keeps
+    the owner's files): the line says the default is in force and what to add, not a line the
+    file does not hold."""
+    settings, home = folders
+    brokerd = settings / "brokerd.toml"
+    brokerd.write_text(brokerd.read_text().replace("timeout_seconds = 30", "timeout_seconds = 60"))
+    [said] = check(settings, home)
+    assert "loopd.toml sets no [broker] timeout_seconds (the default, 60, is in force)" in said
+    assert said.endswith(
+        "add timeout_seconds = 65 (or more) under [broker] in loopd.toml, or lower the one in "
+        "brokerd.toml"
+    ), said

@@ -77,17 +77,26 @@ running_pid() { # the pid of a service we started in process mode, if it still r
     alive "$pid" && is_role "$1" "$pid" && echo "$pid"
 }
 
-# home_holder: one line when a memoryd this state folder did not start holds the home's lock (a
-# stack on the same home from another state folder, another clone, or one started by hand): a
-# memoryd started here would exit at once while the other's sockets answer for it. Nothing
-# otherwise. memoryd holds the lock on the home folder itself (memoryd/server.py).
+# home_holder: one line when something this state folder did not start holds the home's lock: a
+# memoryd (a stack on the same home from another state folder, another clone, or one started by
+# hand), whose sockets would answer for the one started here while that one exited at once, or
+# another program (an owner's script), which memoryd would find in its way. Nothing otherwise.
+# memoryd holds the lock on the home folder itself (memoryd/server.py); /proc/locks names the
+# holder by device and inode.
 home_holder() {
     running_pid memoryd >/dev/null && return 0
     flock -n -s "$HOME_DIR" true 2>/dev/null && return 0
-    local inode pid
-    inode=$(stat -c %i "$HOME_DIR")
-    pid=$(awk -v ino="$inode" '$2 == "FLOCK" { n = split($6, f, ":"); if (f[n] == ino) { print $5; exit } }' /proc/locks 2>/dev/null)
-    echo "another memoryd${pid:+ (pid $pid)} already runs on $HOME_DIR, not started from $STATE (another state folder, another clone, or by hand); stop it (scripts/stack down with its BOXMAKER_STACK_STATE), then scripts/stack up"
+    local dev inode where pid args=""
+    read -r dev inode < <(stat -c '%d %i' "$HOME_DIR")
+    where=$(printf '%02x:%02x:%s' $(((dev >> 8) & 0xfff)) $(((dev & 0xff) | ((dev >> 12) & 0xfff00))) "$inode")
+    pid=$(awk -v at="$where" '$2 == "FLOCK" && $6 == at { print $5; exit }' /proc/locks 2>/dev/null)
+    [ -z "$pid" ] || args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120)
+    case "$args" in
+    *memoryd*serve*)
+        echo "another memoryd (pid $pid) already runs on $HOME_DIR, not started from $STATE (another state folder, another clone, or by hand); stop it (scripts/stack down with its BOXMAKER_STACK_STATE), then scripts/stack up" ;;
+    *)
+        echo "the home folder $HOME_DIR is locked by another program${pid:+ (pid $pid${args:+: ${args% }})}, and memoryd takes that lock to run; end that program, then scripts/stack up" ;;
+    esac
 }
 
 # not_the_role ROLE: one line when ROLE's pid file names a live process that is not the role

@@ -7,6 +7,7 @@ The stack runs from a copy of the scripts and sources (with this venv, whose edi
 runs the checkout's code), so that a change of the copy's code stands for a `git pull`.
 """
 
+import fcntl
 import os
 import re
 import shutil
@@ -295,8 +296,9 @@ def test_up_from_another_state_folder_on_a_served_home_says_so_and_starts_nothin
 
 
 def test_a_state_folder_the_lock_cannot_be_written_in_is_said_in_one_line(stack):
-    # Not "another command runs": the lock file cannot be opened (here a folder stands at its
-    # name; a read-only or foreign state folder alike). up refuses; down still stops the roles.
+    # Not "another command runs", nor a hang: the lock file cannot be opened (here a folder
+    # stands at its name; a FIFO, a read-only or foreign state folder alike). up refuses in one
+    # line; down still stops the roles.
     stack.up()
     pids = stack.pids()
     (stack.state / "stack.lock").unlink()
@@ -304,9 +306,8 @@ def test_a_state_folder_the_lock_cannot_be_written_in_is_said_in_one_line(stack)
     up = stack.run("up")
     assert up.returncode == 1 and "another scripts/stack" not in up.stderr
     assert up.stderr.splitlines() == [
-        f"error: cannot write in BOXMAKER_STACK_STATE={stack.state} (Is a directory): the stack "
-        "keeps its pid files and lock there; make it writable, or point BOXMAKER_STACK_STATE at "
-        "another folder"
+        f"error: {stack.state}/stack.lock is not a regular file: remove it (the stack makes its "
+        "lock anew), then run this again"
     ]
     down = stack.run("down")
     assert down.returncode == 0, down.stderr
@@ -321,3 +322,38 @@ def _runs(pid: str) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def test_down_stops_the_roles_when_the_home_folder_is_gone(stack):
+    # A removable disk unmounted, a folder renamed: down stops what the pid files name, and makes
+    # no new empty home where the old one was.
+    stack.up()
+    pids = stack.pids()
+    home = stack.root / "home"
+    home.rename(stack.root / "moved")
+    try:
+        down = stack.run("down")
+        assert down.returncode == 0, down.stderr
+        assert not any(_runs(pid) for pid in pids.values())
+        assert not home.exists()
+    finally:
+        (stack.root / "moved").rename(home)
+
+
+def test_up_names_a_program_that_is_not_memoryd_holding_the_homes_lock(stack):
+    stack.up()
+    assert stack.run("down").returncode == 0
+    home = stack.root / "home"
+    held = os.open(home, os.O_RDONLY | os.O_DIRECTORY)  # this test is the other program
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        up = stack.run("up")
+        assert up.returncode == 1
+        said = up.stderr.splitlines()[-1]
+        head = f"error: the home folder {home} is locked by another program (pid {os.getpid()}: "
+        assert said.startswith(head) and "another memoryd" not in said, said
+        assert said.endswith(
+            "and memoryd takes that lock to run; end that program, then scripts/stack up"
+        )
+    finally:
+        os.close(held)

@@ -82,19 +82,25 @@ def find(index, texts: list[str]) -> dict[str, list[int]]:
     return {key: sorted(rows) for key, rows in found.items()}
 
 
-def behind(index) -> list[str]:
-    """The sessions whose log holds bytes the index has not read (a read: any thread)."""
+def read_and_held(index) -> list[tuple[str, int | None, int]]:
+    """Each session log's (session, bytes the index read of it or None, its size now); a log
+    that cannot be looked at is left out (a read: any thread)."""
     with index.reader() as conn:
         done = dict(conn.execute("SELECT log, bytes FROM offsets"))
-    late = []
+    out = []
     for session in index.sessions():
         try:
             size = os.stat(index.home.session_log(session), follow_symlinks=False).st_size
         except OSError:
             continue
-        if size != done.get(indexer.log_name(session)):
-            late.append(session)
-    return late
+        out.append((session, done.get(indexer.log_name(session)), size))
+    return out
+
+
+def behind(index) -> list[str]:
+    """The sessions whose log holds bytes the index has not read, or fewer than it read (a log
+    rewritten): catch-up reads each again (a read: any thread)."""
+    return [session for session, read, size in read_and_held(index) if size != read]
 
 
 def catch_up_part(index, session: str) -> bool:

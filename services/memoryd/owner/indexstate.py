@@ -11,11 +11,8 @@ meanwhile in recall's own words (index/modeprep.py: the spec's search with a not
 refusal); the session logs may all be indexed in the spec's tables while the mode's are missing.
 """
 
-import os
-
 from memoryd.errors import IndexDamaged, IndexUnwritable
 from memoryd.index.dbfile import DAMAGED
-from memoryd.index.indexer import log_name
 from proto.plural import counted
 
 # The logs named one by one, the first ones: the count says how many in all.
@@ -55,20 +52,13 @@ def _behind(index) -> list[str]:
     reads a log when its session's turn ends (and at start), so a turn that ended in a tool call,
     or an owner's message not yet answered, waits for the next one. A log no longer than what was
     read (a session just begun, its log empty) holds nothing unread."""
+    from memoryd.data.carriers import read_and_held
+
     try:
-        with index.reader() as conn:
-            done = dict(conn.execute("SELECT log, bytes FROM offsets"))
+        held = read_and_held(index)
     except (IndexDamaged, IndexUnwritable):
         return []
-    late = []
-    for session in index.sessions():
-        try:
-            size = os.stat(index.home.session_log(session), follow_symlinks=False).st_size
-        except OSError:
-            continue
-        if size > done.get(log_name(session), 0):
-            late.append(session)
-    return sorted(late)
+    return sorted(session for session, read, size in held if size > (read or 0))
 
 
 def mode_state(index) -> dict | None:

@@ -197,15 +197,20 @@ def not_utf8(arg: str | dict) -> str | None:
     terminal or a latin-1 file name gave, which Python keeps as surrogate escapes), or None."""
     named = arg.items() if isinstance(arg, dict) else [("argument", arg)]
     for name, value in named:
-        if not isinstance(value, str):
-            continue
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as e:
-            code = ord(value[e.start])
-            byte = f" (byte 0x{code - 0xDC00:02x})" if 0xDC80 <= code <= 0xDCFF else ""
+        if isinstance(value, str) and (byte := not_utf8_byte(value)) is not None:
             shown = _ARG_NAMES.get(name, name)
             return f"the {shown} is not valid UTF-8{byte}; nothing was sent"
+    return None
+
+
+def not_utf8_byte(value: str) -> str | None:
+    """None when value is valid UTF-8; else the words naming its first bad byte (" (byte 0xff)",
+    as Python keeps such a byte a terminal or a Latin-1 file name gave), or "" for another."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        code = ord(value[e.start])
+        return f" (byte 0x{code - 0xDC00:02x})" if 0xDC80 <= code <= 0xDCFF else ""
     return None
 
 

@@ -12,11 +12,13 @@ from collections.abc import Callable
 
 import typer
 
+from bxctl.common import not_utf8_byte
+from proto.messages import EDIT_ID_PATTERN, PENDING_ID_PATTERN
 from proto.tools import QUERY_MAX
 
-# As memoryd's journal and review name their edits (memoryd's own patterns: \d as Python reads it)
-EDIT_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{4,}\Z")
-PENDING_ID = re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}\Z")
+# As memoryd's journal and review name their edits
+EDIT_ID = re.compile(EDIT_ID_PATTERN)
+PENDING_ID = re.compile(PENDING_ID_PATTERN)
 ID_MAX = 64  # memoryd's longest id
 FORGET_REF_MAX = 4_000  # a forget's REF may be an entry's exact text
 PROMOTE_REF_MAX = 2_000
@@ -37,12 +39,8 @@ def _written(value: str, what: str, longest: int, blank_ok: bool = False) -> str
     longest nor other than UTF-8."""
     if not (value if blank_ok else value.strip()):
         raise _bad(f"{what} is not empty")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as e:
-        code = ord(value[e.start])
-        byte = f" (byte 0x{code - 0xDC00:02x})" if 0xDC80 <= code <= 0xDCFF else ""
-        raise _bad(f"{what} is not valid UTF-8{byte}") from None
+    if (byte := not_utf8_byte(value)) is not None:
+        raise _bad(f"{what} is not valid UTF-8{byte}")
     if len(value) > longest:
         raise _bad(f"{what} is {len(value):,} characters, over the {longest:,} memoryd takes")
     return value

@@ -50,10 +50,11 @@ from memoryd.home import (
 from memoryd.journal.linefile import all_ids, damaged_line, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from proto.files import NotRegular, read_at_most
+from proto.messages import EDIT_ID_PATTERN
 
 log = logging.getLogger(__name__)
 
-EDIT_ID = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{4,})\Z")
+EDIT_ID = re.compile(EDIT_ID_PATTERN)
 _DAY_NUMBER = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})\Z")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 IDENTITY_FILES = ("memory.md", "user.md")

@@ -26,10 +26,11 @@ from memoryd.journal.linefile import all_ids, damaged_lines, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from memoryd.trust.caller import Caller
 from proto.errors import InvalidArguments
+from proto.messages import PENDING_ID_PATTERN
 from proto.tools import parse_memory
 
 log = logging.getLogger(__name__)
-PENDING_ID = re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}\Z")
+PENDING_ID = re.compile(PENDING_ID_PATTERN)
 PENDING_FILE = "pending.jsonl"
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.errors import ForgottenUnreadable
 from memoryd.home import Home
-from memoryd.journal import forgetlines, forgotten
+from memoryd.journal import forgetlines, forgotten, forgottensaid
 from tests.memoryd.owner_data_harness import Memoryd
 
 KEY = '{"key": "session:s-one:0", "time": "2026-09-24T20:00Z", "edit": "2026-09-24-0001"}'
@@ -83,11 +83,11 @@ def test_a_damaged_line_is_logged_once_and_unforgets_nothing(md, caplog, damage,
     md.data("forget", id=ref)  # by its id, or by its words (the record holds them)
     path = forgotten.path(md.home)
     path.write_bytes(damage(path.read_bytes()))
-    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+    with caplog.at_level(logging.ERROR, logger=forgottensaid.__name__):
         md.index.reindex()
         md.index.catch_up_all()
         assert md.recall("locker").startswith("(no matches")
-    said = [r.getMessage() for r in caplog.records if r.name == forgotten.__name__]
+    said = [r.getMessage() for r in caplog.records if r.name == forgottensaid.__name__]
     assert len(said) == 1, said
     assert f"{path}: line 1 damaged" in said[0] and "\n" not in said[0]
     assert "Noted." in md.recall("Noted")
@@ -178,7 +178,7 @@ def whole_lines_only(path) -> None:
 
 
 def said(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == forgotten.__name__]
+    return [r.getMessage() for r in caplog.records if r.name == forgottensaid.__name__]
 
 
 def test_a_key_torn_by_a_kill_is_written_back_whole_at_start(md, caplog):
@@ -186,7 +186,7 @@ def test_a_key_torn_by_a_kill_is_written_back_whole_at_start(md, caplog):
     md.data("forget", id="session:s-one:0")
     path = forgotten.path(md.home)
     path.write_bytes(path.read_bytes()[:30])  # killed half way through the append
-    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+    with caplog.at_level(logging.ERROR, logger=forgottensaid.__name__):
         forgotten.mend(md.home)  # as server.prepare does at start
         forgotten.mend(md.home)  # again: nothing left to write, nothing said
     assert forgotten.held(md.home) == {"session:s-one:0"}
@@ -215,7 +215,7 @@ def test_a_forget_run_again_writes_a_key_held_only_through_the_journal(md, monke
 def test_a_removed_file_keeps_the_journals_keys_and_is_written_back(md, caplog):
     md.say("s-one", "The locker code is qz4711.", "Noted.")
     md.say("s-two", "My PIN is 8086-secret.", "Noted.")
-    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+    with caplog.at_level(logging.ERROR, logger=forgottensaid.__name__):
         md.data("forget", id="session:s-one:0")
         md.data("forget", id="session:s-two:0")
         assert said(caplog) == []  # the first forget makes the file: nothing is missing
@@ -245,7 +245,7 @@ def test_a_file_that_lost_lines_yet_parses_keeps_the_journals_keys(md, caplog, l
     path = forgotten.path(md.home)
     kept = [line for line in path.read_text().splitlines(True) if "s-two" in line]
     path.write_text("" if not left else "".join(kept))
-    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+    with caplog.at_level(logging.ERROR, logger=forgottensaid.__name__):
         md.index.reindex()
         assert md.recall("locker").startswith("(no matches")
         assert md.recall("PIN").startswith("(no matches")
@@ -293,7 +293,7 @@ def test_forget_lines_of_an_older_memoryd_are_named_when_the_file_cannot_be_trus
     reads = []
     real = forgetlines.read_file
     monkeypatch.setattr(forgetlines, "read_file", lambda p: reads.append(p) or real(p))
-    with caplog.at_level(logging.ERROR, logger=forgotten.__name__):
+    with caplog.at_level(logging.ERROR, logger=forgottensaid.__name__):
         forgotten.mend(home)
         forgotten.listed(home)
     if state == "whole":  # the journal is read, yet the file lacks nothing it could give back

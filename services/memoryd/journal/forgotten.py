@@ -43,8 +43,9 @@ from pathlib import Path
 from memoryd.errors import ForgottenUnreadable
 from memoryd.home import Home, append_line, read_file
 from memoryd.journal import forgetlines
+from memoryd.journal import forgottensaid as said
+from memoryd.journal.forgottenparse import parse_whole, vouched
 from memoryd.memory import notes
-from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +104,6 @@ _cache: dict[Path, tuple[tuple[Stamp, forgetlines.Forgets], _Read]] = {}
 # The home's file is the one read per part; a restore reads its staged copy once, under a name of
 # its own each time, so entries beyond a few are dropped rather than kept for every restore.
 CACHED_MOST = 4
-# What was last said of each file (its damaged lines, or that it is missing): each is said once,
-# not at every read of the file.
-_logged: dict[Path, tuple] = {}
-SAID_MOST = 5
 
 
 def _remember(cache: dict, where: Path, stamp, value) -> None:
@@ -175,22 +172,20 @@ def _read(home: Home) -> _Read:
     except FileNotFoundError:
         return _missing(home, where)  # removed since its stamp was taken
     except OSError as e:
-        if _logged.get(where) != ("unreadable", e.errno):  # once, not at every recall
-            _say(where, ("unreadable", e.errno))
-            log.error("%s: cannot be read: %s; recall and indexing wait", where, e)
+        said.unreadable(where, e)
         raise ForgottenUnreadable(e, str(where)) from None
-    found, damaged, own_texts = _parse(data)
+    found, damaged, own_texts = parse_whole(data)
     own = frozenset(found)
     if damaged:
-        _say_damaged(where, damaged, journal.keyless, 0, None)
+        said.damaged(where, damaged, journal.keyless, 0, None)
     else:
         lacking = _lacking(journal, own, own_texts)
         if lacking:
-            _say_lacking(where, lacking, 0, None)
+            said.lacking(where, lacking, 0, None)
     # The journal's keys always count: a file that parses whole may still have lost lines (emptied
     # by a bad disk or a hand edit, a line deleted), and nothing un-forgets a key.
     every, every_texts = own | journal.keys, frozenset(own_texts) | journal.texts
-    alone = every - _vouched(data, own_texts)
+    alone = every - vouched(data, own_texts)
     result = _made(every, own, every_texts, frozenset(own_texts), alone)
     _remember(_cache, where, (stamp, journal), result)
     return result
@@ -216,31 +211,6 @@ def _made(
     return _Read(every, numbers, own, texts, own_texts, digests, every if alone is None else alone)
 
 
-# The edits of lines no forget wrote itself: written back from the journal, carried by a restore.
-NOT_A_FORGET = frozenset({"journal", "restore"})
-
-
-def _vouched(data: bytes, own_texts: set[Forgot]) -> frozenset[str]:
-    """The session keys whose every line in the file shares its edit and time with a digest line
-    (the forget that listed the key wrote the digests of what it took)."""
-    forgets = {(f.edit, f.time) for f in own_texts if f.edit not in NOT_A_FORGET}
-    vouched: set[str] = set()
-    unvouched: set[str] = set()
-    for raw in data.split(b"\n"):
-        if b'"key"' not in raw:
-            continue
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            continue
-        key = value.get("key") if isinstance(value, dict) else None
-        if not (isinstance(key, str) and key.startswith("session:") and KEY.match(key)):
-            continue
-        line = (value.get("edit"), value.get("time"))
-        (vouched if line in forgets else unvouched).add(key)
-    return frozenset(vouched - unvouched)
-
-
 def _missing(home: Home, where: Path) -> _Read:
     """No file: what the journal's forget lines name is kept forgotten. A home where nothing was
     ever forgotten has neither, and costs a stat of each journal month (forgetlines.py)."""
@@ -249,7 +219,7 @@ def _missing(home: Home, where: Path) -> _Read:
         return _NONE
     # else the first forget, under way, makes the file
     if journal.keys - journal.last or journal.texts - journal.last_texts:
-        _say_missing(where, journal, 0, None)
+        said.missing(where, journal, 0, None)
     return _made(journal.keys, frozenset(), journal.texts)
 
 
@@ -266,7 +236,7 @@ def mend(home: Home, under_way: bool = False) -> None:
     except OSError as e:  # a link or FIFO there: the start refuses it, a forget's add says it
         log.error("%s: not read to mend it: %s", where, e)
         return
-    found, damaged, found_texts = _parse(data) if data is not None else (set(), [], set())
+    found, damaged, found_texts = parse_whole(data) if data is not None else (set(), [], set())
     journal = forgetlines.forgets(home)
     wanted = journal.keys - journal.last if under_way else journal.keys
     wanted_texts = journal.texts - journal.last_texts if under_way else journal.texts
@@ -281,95 +251,11 @@ def mend(home: Home, under_way: bool = False) -> None:
     digests = 0 if error is not None else len(lacking_texts)
     if data is None:
         if lacking or lacking_texts or journal.keyless:
-            _say_missing(where, journal, written, error, digests)
+            said.missing(where, journal, written, error, digests)
     elif not damaged:
-        _say_lacking(where, len(lacking) + len(lacking_texts), written, error, digests)
+        said.lacking(where, len(lacking) + len(lacking_texts), written, error, digests)
     elif written or error is not None:
-        _say_damaged(where, damaged, journal.keyless, written, error, digests)
-
-
-def parse(data: bytes) -> tuple[set[str], list[int]]:
-    """The keys of the file's bytes, and the numbers (from 1) of its lines that hold neither a
-    key nor a digest."""
-    found, damaged, _ = _parse(data)
-    return found, damaged
-
-
-def _parse(data: bytes) -> tuple[set[str], list[int], set[Forgot]]:
-    found: set[str] = set()
-    damaged: list[int] = []
-    texts: set[Forgot] = set()
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = None
-        key = value.get("key") if isinstance(value, dict) else None
-        forgot = forgetlines.forgot_of(value) if key is None else None
-        if isinstance(key, str) and KEY.match(key):
-            found.add(key)
-        elif forgot is not None:
-            texts.add(forgot)
-        else:
-            damaged.append(number)
-    return found, damaged, texts
-
-
-def _say(where: Path, said: tuple) -> None:
-    if where not in _logged and len(_logged) >= CACHED_MOST:
-        _logged.clear()
-    _logged[where] = said
-
-
-def _say_damaged(
-    where, damaged: list[int], keyless: tuple, written: int, error, digests: int = 0
-) -> None:
-    said = tuple(damaged)
-    if _logged.get(where) == said and not written and error is None:
-        return
-    _say(where, said)
-    lines = ", ".join(str(n) for n in damaged[:SAID_MOST])
-    more = f" and {len(damaged) - SAID_MOST:,} more" if len(damaged) > SAID_MOST else ""
-    log.error(
-        "%s: line%s %s%s damaged (not a forgotten key); the keys the journal's forget lines "
-        "name are kept forgotten as well%s%s",
-        where,
-        "s" if len(damaged) > 1 else "",
-        lines,
-        more,
-        forgetlines.written_back(written, error, digests),
-        forgetlines.keyless(keyless, missing=False),
-    )
-
-
-def _say_lacking(where: Path, lacking: int, written: int, error, digests: int = 0) -> None:
-    said = ("lacking", lacking)
-    if _logged.get(where) == said and not written and error is None:
-        return
-    _say(where, said)
-    log.error(
-        "%s lacks %s that the journal's forget lines name (lines lost: the file emptied or "
-        "edited); they are kept forgotten as well%s",
-        where,
-        counted(lacking, "key or digest", "keys or digests"),
-        forgetlines.written_back(written, error, digests),
-    )
-
-
-def _say_missing(
-    where: Path, journal: forgetlines.Forgets, written: int, error, digests: int = 0
-) -> None:
-    said = ("missing", written, error)
-    if _logged.get(where) == said and not written:
-        return
-    _say(where, said)
-    named = journal.keys or journal.texts
-    kept = "; the keys the journal's forget lines name are kept forgotten" if named else ""
-    if named:
-        kept += forgetlines.written_back(written, error, digests)
-    log.error("%s is missing%s%s", where, kept, forgetlines.keyless(journal.keyless, missing=True))
+        said.damaged(where, damaged, journal.keyless, written, error, digests)
 
 
 def journal_keys(home: Home) -> set[str]:

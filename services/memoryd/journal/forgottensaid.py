@@ -1,0 +1,77 @@
+"""What memoryd says of a damaged, missing or unreadable forgotten.jsonl: each state once per file,
+not at every read of it (recall and the indexer read it per part), and what was written back from
+the journal when the writer mended it (forgotten.mend)."""
+
+import logging
+from pathlib import Path
+
+from memoryd.journal import forgetlines
+from proto.plural import counted
+
+log = logging.getLogger(__name__)
+
+# What was last said of each file; the home's file and a restore's staged copies, so a few.
+_logged: dict[Path, tuple] = {}
+FILES_MOST = 4
+SAID_MOST = 5
+
+
+def unreadable(where: Path, error: OSError) -> None:
+    if _logged.get(where) != ("unreadable", error.errno):
+        _said(where, ("unreadable", error.errno))
+        log.error("%s: cannot be read: %s; recall and indexing wait", where, error)
+
+
+def _said(where: Path, said: tuple) -> None:
+    if where not in _logged and len(_logged) >= FILES_MOST:
+        _logged.clear()
+    _logged[where] = said
+
+
+def damaged(
+    where, damaged: list[int], keyless: tuple, written: int, error, digests: int = 0
+) -> None:
+    said = tuple(damaged)
+    if _logged.get(where) == said and not written and error is None:
+        return
+    _said(where, said)
+    lines = ", ".join(str(n) for n in damaged[:SAID_MOST])
+    more = f" and {len(damaged) - SAID_MOST:,} more" if len(damaged) > SAID_MOST else ""
+    log.error(
+        "%s: line%s %s%s damaged (not a forgotten key); the keys the journal's forget lines "
+        "name are kept forgotten as well%s%s",
+        where,
+        "s" if len(damaged) > 1 else "",
+        lines,
+        more,
+        forgetlines.written_back(written, error, digests),
+        forgetlines.keyless(keyless, missing=False),
+    )
+
+
+def lacking(where: Path, lacking: int, written: int, error, digests: int = 0) -> None:
+    said = ("lacking", lacking)
+    if _logged.get(where) == said and not written and error is None:
+        return
+    _said(where, said)
+    log.error(
+        "%s lacks %s that the journal's forget lines name (lines lost: the file emptied or "
+        "edited); they are kept forgotten as well%s",
+        where,
+        counted(lacking, "key or digest", "keys or digests"),
+        forgetlines.written_back(written, error, digests),
+    )
+
+
+def missing(
+    where: Path, journal: forgetlines.Forgets, written: int, error, digests: int = 0
+) -> None:
+    said = ("missing", written, error)
+    if _logged.get(where) == said and not written:
+        return
+    _said(where, said)
+    named = journal.keys or journal.texts
+    kept = "; the keys the journal's forget lines name are kept forgotten" if named else ""
+    if named:
+        kept += forgetlines.written_back(written, error, digests)
+    log.error("%s is missing%s%s", where, kept, forgetlines.keyless(journal.keyless, missing=True))

@@ -20,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from bxctl import reach, sessionlay, usage
+from bxctl import reach, sessionrestore, usage
 from bxctl.common import (
     EXIT_REFUSED,
     Json,
@@ -197,7 +197,7 @@ def restore(
     reply = _ask_about(memory_socket, "restore", archive, {"replace": replace})
     home = home_for(memory_socket)
     # memoryd never writes sessions/ (loopd's): bxctl lays the archive's session logs itself.
-    refused = sessionlay.after_restore(reply, archive, home, memory_socket)
+    refused = sessionrestore.after_restore(reply, archive, home, memory_socket)
     _say(reply, as_json, home)
     if not as_json:
         for line in refused:

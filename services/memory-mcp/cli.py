@@ -193,5 +193,24 @@ def trust_again(
         print(f"client {key}: nothing was kept for it on {home}")
 
 
+def usage_line(e: typer.TyperException) -> str:
+    """typer's error (a usage error, most often) as one line, with where the help is: typer's own
+    handler draws a box of several lines, wrapped to the terminal, in the client's log."""
+    message = " ".join(e.format_message().split())
+    ctx = getattr(e, "ctx", None)
+    where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+    return f"memory-mcp: {message}{where}"
+
+
 def main() -> None:
-    app()
+    try:
+        code = app(standalone_mode=False)
+    except typer.TyperException as e:
+        # typer's "no arguments" error is the help, already printed (typer tells it by its name)
+        if type(e).__name__ != "NoArgsIsHelpError":
+            print(usage_line(e), file=sys.stderr)
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        print("memory-mcp: aborted", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

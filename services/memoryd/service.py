@@ -34,35 +34,31 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from memoryd import catchup
+from memoryd.brokercalls import BrokerCalls, CallerGone
 from memoryd.catchup import CatchUp
 from memoryd.config import WRITE_DEADLINE
 from memoryd.data.lay import Unfinished
-from memoryd.errors import EditRefused, MemorydError, SessionNotIndexed, SessionUnknown
+from memoryd.errors import MemorydError, SessionNotIndexed, SessionUnknown
 from memoryd.index.index import Index
 from memoryd.index.rebuild import Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
 from memoryd.owner import dispatch as owner_commands
-from memoryd.recall.recaller import Recaller, RecallResult
+from memoryd.recall.recaller import Recaller
 from memoryd.search import bm25
-from memoryd.trust.caller import Caller
-from memoryd.trust.witness import NoVerdict, Witness
+from memoryd.trust.witness import Witness
 from memoryd.writer import SESSION, WRITE, NotStarted, Writer
 from proto import peer
-from proto.errors import InvalidArguments
 from proto.messages import (
     Body,
     MemoryAdmin,
     MemoryAdminReply,
     MemoryBlock,
     MemoryBlockReply,
-    MemoryCall,
     Ok,
     Reindex,
     Reindexed,
     SessionUpdated,
-    ToolResponse,
 )
-from proto.tools import MemoryArgs, parse_memory, parse_recall
 
 log = logging.getLogger("memoryd")
 T = TypeVar("T")
@@ -70,22 +66,11 @@ T = TypeVar("T")
 LOOP_KINDS = frozenset({"memory_block", "session_updated"})
 BROKER_KINDS = frozenset({"memory_call"})
 ADMIN_KINDS = frozenset({"reindex", "memory_admin"})
-NOT_APPLIED = (
-    "memoryd was too busy to start this memory call in time; it was not applied and nothing was"
-    " written. Try again."
-)
-GONE = "the caller stopped waiting before this call began; it was not run."
 NOT_DONE = "memoryd was too busy to start this command in time; nothing was changed. Try again."
 # The owner's reads that print note numbers: notes.md is caught up before them, so that the numbers
 # are those the index holds now (stats reads notes.md itself). Not forget, whose note:N must name
 # the note search or stats showed (data/targets.py).
 FRESH_NOTES = frozenset({"search", "stats"})
-
-
-class CallerGone(Exception):
-    """Raised just before a memory call is applied (on the writer) or a queued recall is run (on
-    a reader) when its caller has closed the connection: it stopped waiting, and was told the
-    call failed, so the call is not run."""
 
 
 class NotesChanged(MemorydError):
@@ -128,6 +113,7 @@ class MemoryService:
         self._rebuild = Rebuilder()  # the reindex's build, in a child process (rebuild.py)
         self._reindexing: asyncio.Lock | None = None
         self._catching = CatchUp(self)
+        self._broker = BrokerCalls(self)  # recall and memory calls (brokercalls.py)
         self._notes_failed: str | None = None  # why notes.md was last not indexed, once logged
         # Set when memoryd begins to stop, before it waits for the requests in flight: a long
         # owner command (an import's batches, a forget's catch-up parts) ends at its next safe
@@ -263,103 +249,7 @@ class MemoryService:
 
     # --- brokerd ---------------------------------------------------------------------------------
     async def on_broker(self, message: Body) -> Body:
-        if not isinstance(message, MemoryCall):
-            raise MemorydError(f"{type(message).__name__} is not served on the brokerd socket")
-        request = message.request
-        try:
-            if request.tool == "recall":
-                recall_args = parse_recall(request.arguments)
-                gone = peer.current()
-
-                def recall() -> RecallResult:
-                    # Queued behind slow recalls until its caller gave up: nobody reads it now,
-                    # and running it would only make the recalls queued after it wait longer.
-                    if gone is not None and gone():
-                        raise CallerGone
-                    return self.recaller.recall(
-                        recall_args.query, recall_args.k, session=request.session
-                    )
-
-                try:
-                    result = await self._read_notes_fresh(recall)
-                except CallerGone:
-                    log.info(
-                        "session %s: recall %s not run: its caller stopped waiting",
-                        request.session,
-                        request.call_id,
-                    )
-                    return ToolResponse(call_id=request.call_id, ok=False, output=GONE, label=None)
-                return ToolResponse(
-                    call_id=request.call_id, ok=True, output=result.text, label=result.label
-                )
-            if request.tool == "memory":
-                args = parse_memory(request.arguments)
-                deadline = self._deadline()
-                try:
-                    caller = await self._witnessed(message, deadline)
-                    gone = peer.current()
-                    output = await self._write(self._apply, args, caller, gone, deadline=deadline)
-                    self._catching.nudge()
-                except CallerGone:
-                    log.warning(
-                        "session %s: memory call %s not applied: its caller stopped waiting for "
-                        "the answer before the write began (it was told the call failed)",
-                        request.session,
-                        request.call_id,
-                    )
-                    return ToolResponse(call_id=request.call_id, ok=False, output=GONE, label=None)
-                except NotStarted:
-                    log.warning(
-                        "session %s: memory call %s not applied: not started within %g s",
-                        request.session,
-                        request.call_id,
-                        self.write_deadline,
-                    )
-                    return ToolResponse(
-                        call_id=request.call_id, ok=False, output=NOT_APPLIED, label=None
-                    )
-                return ToolResponse(call_id=request.call_id, ok=True, output=output, label=None)
-        except (InvalidArguments, EditRefused, Unfinished) as e:
-            log.info(
-                "session %s: %s call %s refused: %s",
-                request.session,
-                request.tool,
-                request.call_id,
-                e,
-            )
-            return ToolResponse(call_id=request.call_id, ok=False, output=str(e), label=None)
-        return ToolResponse(
-            call_id=request.call_id,
-            ok=False,
-            output=f"memoryd serves recall and memory, not {request.tool[:64]!r}",
-            label=None,
-        )
-
-    async def _witnessed(self, message: MemoryCall, deadline: float) -> Caller:
-        """The caller, made stricter by what its session's log shows, read to its end after the
-        call arrived (witness.py) on the session's own thread. NotStarted when the read outlasts
-        the call's deadline (it goes on for the session's next call) or memoryd stops."""
-        caller = Caller.of(message)
-        if self.witness is None or caller.session is None or caller.taint is None:
-            return caller
-        asked = asyncio.wrap_future(self.witness.ask(caller.session))
-        try:
-            verdict = await asyncio.wait_for(asked, deadline - time.monotonic())
-        except (TimeoutError, NoVerdict):
-            raise NotStarted from None
-        taint, untrusted = self.witness.apply(
-            caller.session, verdict, caller.taint, caller.untrusted
-        )
-        return caller.stricter(taint, untrusted)
-
-    def _apply(self, args: MemoryArgs, caller: Caller, gone: peer.Probe | None = None) -> str:
-        # A caller that gave up told its model the call failed: applied now, that would be a lie.
-        if gone is not None and gone():
-            raise CallerGone
-        before = self.index.notes_file()  # what the write starts from is memoryd's own change
-        output = self.store.call(args, caller)
-        self._index_notes(before)
-        return output
+        return await self._broker.answer(message)
 
     def _index_notes(self, own_from: str | None = None) -> None:
         try:

@@ -31,10 +31,10 @@ sessionlay._write = stopping
 """
 AT_THE_INDEXING = """
 import os, signal
-from bxctl import sessionlay
+from bxctl import sessionrestore
 def stopping(home, sessions):
     os.kill(os.getpid(), {sig})
-sessionlay.tell_memoryd = stopping
+sessionrestore.tell_memoryd = stopping
 """
 
 

@@ -15,7 +15,7 @@ import tarfile
 import pytest
 from typer.testing import CliRunner
 
-from bxctl import sessionarchive, sessionlay
+from bxctl import sessionarchive, sessionlay, sessionrestore
 from bxctl.cli import app
 from proto.client import request
 from proto.messages import MemoryAdmin, SessionUpdated
@@ -139,7 +139,7 @@ def test_memoryd_not_answering_on_its_loopd_socket_indexes_them_at_its_next_star
     copy = backed_up(a, tmp_path)
     b.stop()
     reply = {"session_logs": 2, "message": "restored"}
-    assert sessionlay.after_restore(reply, copy, b.home, None) == []
+    assert sessionrestore.after_restore(reply, copy, b.home, None) == []
     assert reply["sessions"]["laid"] == 2
     assert "memoryd indexes them at its next start" in reply["message"]
     b.start()
@@ -261,7 +261,7 @@ def test_the_answer_names_each_refusal_in_one_line_and_counts_the_rest(tmp_path)
     bad = [(f"sessions/x {n}/0.jsonl", b"x\n", None) for n in range(sessionlay.SHOWN + 5)]
     archive(path, [*bad, GOOD])
     reply = {"session_logs": len(bad) + 1, "message": "restored", "counts": {}}
-    lines = sessionlay.after_restore(reply, path, home, None)
+    lines = sessionrestore.after_restore(reply, path, home, None)
     assert len(lines) == sessionlay.SHOWN + 1 and lines[-1] == "and 5 more refused"
     assert (
         lines[0] == "refused 'sessions/x 0/0.jsonl': not a session log's name (sessions/ID/0.jsonl)"
@@ -278,7 +278,7 @@ def test_an_archive_other_than_the_one_memoryd_restored_lays_nothing(tmp_path):
     path = tmp_path / "made.tar.gz"
     archive(path, [GOOD])
     reply = {"session_logs": 1, "message": "restored", "counts": {"entries": 3}}
-    sessionlay.after_restore(reply, path, home, None)
+    sessionrestore.after_restore(reply, path, home, None)
     assert "not the one memoryd restored" in reply["sessions"]["problem"]
     assert list((home / "sessions").iterdir()) == []
 
@@ -307,7 +307,7 @@ def test_a_socket_given_elsewhere_than_the_home_lays_nothing_there(tmp_path):
     path = tmp_path / "made.tar.gz"
     archive(path, [GOOD])
     reply = {"session_logs": 1, "message": "restored", "counts": {}}
-    assert sessionlay.after_restore(reply, path, home, tmp_path / "other.sock") == []
+    assert sessionrestore.after_restore(reply, path, home, tmp_path / "other.sock") == []
     assert "set BOXMAKER_HOME to memoryd's home" in reply["sessions"]["problem"]
     assert "bxctl laid none of them into sessions/" in reply["message"]
     assert list((home / "sessions").iterdir()) == []

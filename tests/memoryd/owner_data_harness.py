@@ -76,5 +76,5 @@ def owner_searched(index: Index) -> None:
 
 
 def _apply_call(service: MemoryService, args, caller) -> str:
-    """A memory call as service._apply runs it: applied, then notes.md indexed."""
-    return service._apply(args, caller)
+    """A memory call as brokercalls applies it: applied, then notes.md indexed."""
+    return service._broker._apply(args, caller)

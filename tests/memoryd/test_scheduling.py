@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.brokercalls import NOT_APPLIED
 from memoryd.config import load
 from memoryd.errors import MemorydError
 from memoryd.index import indexer
 from memoryd.index.index import Index
 from memoryd.server import prepare
-from memoryd.service import NOT_APPLIED, NOT_DONE, MemoryService
+from memoryd.service import NOT_DONE, MemoryService
 from memoryd.writer import WRITE
 from proto.messages import (
     MemoryAdmin,

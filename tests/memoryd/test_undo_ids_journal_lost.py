@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from memoryd.errors import AdminRefused
-from memoryd.journal.journal import ISSUED_NAME
+from memoryd.journal.ids import ISSUED_NAME
 from memoryd.owner import history
 from memoryd.owner.args import LogArg
 from tests.callargs import loose_call

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memoryd.brokercalls import NOT_APPLIED
 from memoryd.config import load
 from memoryd.home import Home
 from memoryd.server import prepare
-from memoryd.service import NOT_APPLIED
 from memoryd.trust import logscan
 from memoryd.trust import witness as witness_module
 from memoryd.trust.witness import Witness

@@ -1,4 +1,4 @@
-"""The witness reads a session's log ahead of the writer (witness.py, service._witnessed): a long
+"""The witness reads a session's log ahead of the writer (witness.py, brokercalls.py): a long
 first read of one session's log holds up no other session's write, calls of one session share one
 read, and a read that outlasts the call's deadline is answered "not applied", nothing written."""
 
@@ -7,9 +7,9 @@ import json
 import threading
 import time
 
+from memoryd.brokercalls import NOT_APPLIED
 from memoryd.config import load
 from memoryd.server import prepare
-from memoryd.service import NOT_APPLIED
 from memoryd.trust.witness import Witness
 from proto.messages import MemoryCall, ToolRequest
 from proto.records import ToolResultRecord, UserRecord, append_session_record

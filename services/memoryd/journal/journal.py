@@ -31,8 +31,6 @@ import datetime as dt
 import json
 import logging
 import os
-import re
-import threading
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -41,21 +39,16 @@ from memoryd.home import (
     MONTH_FILE,
     Home,
     append_bytes,
-    atomic_write,
     ensure_dir,
     fsync_dir,
-    open_file,
     open_read,
 )
+from memoryd.journal.ids import EDIT_ID, Issued, day_numbers
 from memoryd.journal.linefile import all_ids, damaged_line, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
-from proto.files import NotRegular, read_at_most
-from proto.messages import EDIT_ID_PATTERN
 
 log = logging.getLogger(__name__)
 
-EDIT_ID = re.compile(EDIT_ID_PATTERN)
-_DAY_NUMBER = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})\Z")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 IDENTITY_FILES = ("memory.md", "user.md")
 
@@ -188,170 +181,6 @@ def last_id(path: Path) -> str | None:
 def _id_of(raw: bytes) -> str | None:
     edit_id = line_id(raw)
     return edit_id if edit_id is not None and EDIT_ID.match(edit_id) else None
-
-
-def day_numbers(ids: list[str], day: str) -> list[int]:
-    """The NNNN of every id of the given day (ids of the form <prefix>YYYY-MM-DD-NNNN)."""
-    numbers = []
-    for value in ids:
-        m = _DAY_NUMBER.search(value) if isinstance(value, str) else None
-        if m is not None and m.group(1) == day:
-            numbers.append(int(m.group(2)))
-    return numbers
-
-
-def _order(value: str | None) -> tuple[str, int]:
-    """An id (edit or pending) as (day, number), for comparing two; ("", 0) for none."""
-    m = _DAY_NUMBER.search(value) if isinstance(value, str) else None
-    return (m.group(1), int(m.group(2))) if m is not None else ("", 0)
-
-
-ISSUED_NAME = ".ids.json"
-ISSUED_MAX = 4096
-_ISSUED_KINDS = {
-    "edit": EDIT_ID,
-    "pending": re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}\Z"),
-}
-
-
-class Issued:
-    """The ids handed out in this home, per kind (edit, pending) and day: the last number of each
-    of the latest ISSUED_DAYS days (memory/.ids.json: {"edit": {"2026-12-01": 4, ...}, ...}), so
-    that no id is handed out twice once the journal or pending.jsonl has lost the line that held
-    it. Per day, not one last id: a day the clock once ran ahead to must not hide today's ids.
-
-    Written after each append to a temporary file renamed over it, so a kill leaves it whole (old
-    or new), and not fsync'd: the line it names was fsync'd first, so a power cut that loses this
-    write loses an id the journal still holds (a temporary file left is removed at start). A
-    missing, damaged or unreadable file is read as naming nothing (the journal decides alone, as
-    before it existed); what this process handed out is kept in memory as well, so a file that
-    cannot be written does not make an id repeat while memoryd runs."""
-
-    def __init__(self, home: Home):
-        self.path = home.memory / ISSUED_NAME
-        self._held: dict[str, dict[str, int]] = {}
-        self._found: dict[str, dict[str, int]] | None = None  # the file, read once
-        self._lock = threading.Lock()
-
-    def last(self, kind: str) -> str | None:
-        """The latest id of kind ("edit" or "pending") handed out here, or None."""
-        with self._lock:
-            days = self._days(kind, self._file())
-        if not days:
-            return None
-        day = max(days)
-        return f"{'p-' if kind == 'pending' else ''}{day}-{days[day]:04d}"
-
-    def number(self, kind: str, day: str) -> int:
-        """The NNNN of the last id of kind handed out on day (0: none)."""
-        with self._lock:
-            return self._days(kind, self._file()).get(day, 0)
-
-    def handed_out(self, kind: str, value: str) -> bool:
-        """Whether value, written as memoryd writes ids, was surely handed out here: its number
-        is at most the last of its day. (Of a day no longer kept: not said.)"""
-        day, number = _order(value)
-        if not day or number < 1 or not value.endswith(f"{day}-{number:04d}"):
-            return False
-        return number <= self.number(kind, day)
-
-    def note(self, kind: str, value: str) -> None:
-        """value was just handed out (its line is written): kept, in memory and in the file."""
-        day, number = _order(value)
-        if not day:
-            return
-        with self._lock:
-            found = self._file()
-            days = self._days(kind, found)
-            days[day] = max(days.get(day, 0), number)
-            self._held[kind] = _latest(days)
-            kept = {k: d for k in _ISSUED_KINDS if (d := self._days(k, found))}
-            self._write(json.dumps(kept, sort_keys=True).encode("utf-8"), kind, value)
-
-    def carry_to(self, other: "Issued") -> None:
-        """other keeps the ids handed out here too: a restore's staged journal, whose forget
-        lines must go on after them, not after the archive's older ones."""
-        with self._lock:
-            found = self._file()
-            held = {kind: self._days(kind, found) for kind in _ISSUED_KINDS}
-        for kind, days in held.items():
-            prefix = "p-" if kind == "pending" else ""
-            for day, number in days.items():
-                other.note(kind, f"{prefix}{day}-{number:04d}")
-
-    def _days(self, kind: str, found: dict[str, dict[str, int]]) -> dict[str, int]:
-        days = dict(found.get(kind, {}))
-        for day, number in self._held.get(kind, {}).items():
-            days[day] = max(days.get(day, 0), number)
-        return _latest(days)
-
-    def _file(self) -> dict[str, dict[str, int]]:
-        """What the file held when first asked: read once, as only this memoryd writes it, so
-        that an append does not read it again (what it hands out is in _held)."""
-        if self._found is None:
-            self._found = self._read()
-        return self._found
-
-    def _write(self, data: bytes, kind: str, value: str) -> None:
-        try:
-            atomic_write(self.path, data, durable=False)
-        except OSError as e:
-            why = e if isinstance(e, NotRegular) else e.strerror
-            log.warning("%s: the last %s id (%s) not kept: %s", self.path, kind, value, why)
-
-    def _read(self) -> dict[str, dict[str, int]]:
-        try:
-            fd = open_file(self.path, os.O_RDONLY)
-        except FileNotFoundError:
-            return {}
-        except OSError as e:
-            log.warning(
-                "%s: not read: %s", self.path, e if isinstance(e, NotRegular) else e.strerror
-            )
-            return {}
-        try:
-            data = read_at_most(fd, ISSUED_MAX + 1)
-        except OSError as e:
-            log.warning("%s: not read: %s", self.path, e.strerror)
-            return {}
-        finally:
-            os.close(fd)
-        try:
-            value = json.loads(data.decode("utf-8")) if len(data) <= ISSUED_MAX else None
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            if data:
-                log.warning("%s: damaged; the journal alone gives the next ids", self.path)
-            return {}
-        return {kind: _days_of(value.get(kind), pattern) for kind, pattern in _ISSUED_KINDS.items()}
-
-
-# The days kept per kind: a clock set back or forward by weeks is far outside what this guards.
-ISSUED_DAYS = 32
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}\Z")
-
-
-def _latest(days: dict[str, int]) -> dict[str, int]:
-    return {day: days[day] for day in sorted(days)[-ISSUED_DAYS:]}
-
-
-def _days_of(value: object, pattern: re.Pattern) -> dict[str, int]:
-    """{day: last number} from the file's value for a kind (or one id, as it was first kept)."""
-    if isinstance(value, str) and pattern.match(value):
-        day, number = _order(value)
-        return {day: number}
-    if not isinstance(value, dict):
-        return {}
-    return {
-        day: number
-        for day, number in value.items()
-        if isinstance(day, str)
-        and _DAY.match(day)
-        and isinstance(number, int)
-        and not isinstance(number, bool)
-        and 0 < number < 10**9
-    }
 
 
 class Journal:

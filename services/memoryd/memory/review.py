@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
 from memoryd.journal.byfile import JournalIndex
-from memoryd.journal.journal import append_record, day_numbers, record_time, utc
+from memoryd.journal.ids import day_numbers
+from memoryd.journal.journal import append_record, record_time, utc
 from memoryd.journal.linefile import all_ids, damaged_lines, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from memoryd.trust.caller import Caller

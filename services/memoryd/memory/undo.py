@@ -13,7 +13,8 @@ hand edit journalled in the same call, under the next id, is never what an undo 
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten, scan
 from memoryd.journal.byfile import JournalIndex
-from memoryd.journal.journal import EDIT_ID, IDENTITY_FILES, EditLine, Journal
+from memoryd.journal.ids import EDIT_ID
+from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.memory.entries import LIMITS, count
 
 

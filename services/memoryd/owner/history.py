@@ -8,7 +8,8 @@ before paging existed.
 
 from memoryd.errors import AdminRefused
 from memoryd.journal import scan as journalscan
-from memoryd.journal.journal import EDIT_ID, EditLine, Journal
+from memoryd.journal.ids import EDIT_ID
+from memoryd.journal.journal import EditLine, Journal
 from memoryd.memory.review import PENDING_ID, PendingLine
 from memoryd.owner import admin_text, paging
 from memoryd.owner.args import LogArg, PendingArg

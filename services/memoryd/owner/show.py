@@ -15,7 +15,8 @@ import difflib
 
 from memoryd.errors import AdminRefused
 from memoryd.journal import scan as journalscan
-from memoryd.journal.journal import EDIT_ID, EditLine, Journal
+from memoryd.journal.ids import EDIT_ID
+from memoryd.journal.journal import EditLine, Journal
 from memoryd.owner import paging
 from memoryd.owner.admin_text import OWNER, forgot_what, where
 from memoryd.trust import classrule

@@ -56,7 +56,17 @@ def _not_created(session: str, path: Path, e: OSError) -> SessionLogFailed:
     )
 
 
-def _unknown(session: str) -> str:
+def _unknown(session: str, folder: Path) -> str:
+    """No baseline: a session never started, or one whose folder holds no baseline (a restore
+    lays a session's log alone, or the owner removed the baseline). The second cannot be
+    continued, as its prompt is gone, nor started again, as its folder stands: say so, rather
+    than advise a start that would be refused."""
+    if folder.is_dir():
+        return (
+            f"session {session} has a log but no baseline (restored from a backup, or its "
+            f"{BASELINE} removed), so it cannot be continued: start a new session (recall "
+            "finds what this one said)"
+        )
     return f"no session {session}; start it first with: loopd-shim start --session {session}"
 
 
@@ -150,7 +160,7 @@ class SessionStore:
         try:
             fd = open_file(path, os.O_RDONLY)
         except FileNotFoundError:
-            raise SessionUnknown(_unknown(session)) from None
+            raise SessionUnknown(_unknown(session, self.folder(session))) from None
         with os.fdopen(fd, "rb") as f:
             data = f.read(BASELINE_BYTES + 1)
         if len(data) > BASELINE_BYTES:
@@ -159,7 +169,7 @@ class SessionStore:
 
     def require(self, session: str) -> None:
         if not self.baseline_path(session).is_file():
-            raise SessionUnknown(_unknown(session))
+            raise SessionUnknown(_unknown(session, self.folder(session)))
 
     def append(self, session: str, record: Record) -> None:
         """Append one record to the session's log, after cutting a half-written last line."""

@@ -29,7 +29,14 @@ import typer
 
 from memory_mcp import raised
 from memory_mcp.session import client_key
-from memory_mcp.snippet import NoHome, default_command, snippet, snippet_home
+from memory_mcp.snippet import (
+    NoCommand,
+    NoHome,
+    chosen_command,
+    default_command,
+    snippet,
+    snippet_home,
+)
 from proto import logline
 from proto.config import default_home
 from proto.paths import BROKER_MEMORY_SOCKET, under
@@ -165,10 +172,11 @@ def config_snippet(
     """Print the JSON that registers this server in an MCP client's configuration."""
     try:
         chosen = snippet_home(home, os.environ)
-    except NoHome as e:
+        program = default_command() if command is None else chosen_command(command)
+    except (NoHome, NoCommand) as e:
         print(f"memory-mcp: {e}", file=sys.stderr)
         raise typer.Exit(2) from None
-    print(snippet(command or default_command(), chosen, trust.value, klass.value, max_class.value))
+    print(snippet(program, chosen, trust.value, klass.value, max_class.value))
 
 
 @app.command("trust-again")

@@ -15,6 +15,7 @@ that is not UTF-8 cannot be written in JSON at all and is refused. A path in a r
 """
 
 import json
+import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -36,6 +37,41 @@ def default_command() -> str:
 
 class NoHome(StartFailed):
     """No home to register: none was given, or the one given is not a folder."""
+
+
+class NoCommand(StartFailed):
+    """No command to register: the one given is not a program that can be found from anywhere."""
+
+
+def chosen_command(command: str) -> str:
+    """--command as an absolute path: a path resolved against the current folder, a bare name
+    (no /) as the program PATH finds; NoCommand when that is not an executable file, or cannot be
+    written in JSON (not UTF-8)."""
+    shown = for_log(command, limit=4096)
+    if not command:
+        raise NoCommand("--command is empty; nothing to register")
+    if "/" in command:
+        found: str | None = os.path.abspath(command)
+    else:
+        found = shutil.which(command)
+        if found is None:
+            raise NoCommand(
+                f"--command {shown} is not a program on PATH; pass its path (a client starts the "
+                "server from a folder of its own choosing); nothing to register"
+            )
+        found = os.path.abspath(found)
+    if not (os.path.isfile(found) and os.access(found, os.X_OK)):
+        raise NoCommand(
+            f"--command {for_log(found, limit=4096)} is not an executable file; nothing to register"
+        )
+    try:
+        found.encode("utf-8")
+    except UnicodeError:
+        raise NoCommand(
+            f"--command {shown} is not UTF-8, which a client's JSON configuration cannot name; "
+            "nothing to register"
+        ) from None
+    return found
 
 
 def snippet_home(home: Path | None, environ: Mapping[str, str]) -> Path:

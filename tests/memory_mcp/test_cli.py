@@ -19,14 +19,27 @@ def run(*args: str, stdin: bytes = b"", code: str | None = None) -> subprocess.C
 
 
 def test_config_snippet_registers_the_server_with_the_home_and_trust(tmp_path):
+    program = tmp_path / "x/mm"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
     result = CliRunner().invoke(
-        app, ["config-snippet", "--home", str(tmp_path), "--trust", "trusted", "--command", "/x/mm"]
+        app,
+        [
+            "config-snippet",
+            "--home",
+            str(tmp_path),
+            "--trust",
+            "trusted",
+            "--command",
+            str(program),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {
         "mcpServers": {
             "boxmaker-memory-trusted": {
-                "command": "/x/mm",
+                "command": str(program),
                 "args": ["--home", str(tmp_path), "--trust", "trusted", "--class", "private"],
             }
         }

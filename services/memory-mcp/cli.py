@@ -11,10 +11,11 @@
 
 Log lines go to stderr, one per event (an MCP client keeps a server's stderr as its log); stdout
 is the protocol's. An option that is wrong is one line on stderr and exit status 2; a missing SDK
-is one line and exit status 1; a stdout closed from the start is one line and exit status 2. A
+is one line and exit status 1; a stdout closed from the start is one line and exit status 2; a
+stdin closed from the start is one line and the end, as an empty stdin is. A
 client that closes stdout (the pipe memory-mcp answers on) ends the connection as closing stdin
 does: at the first answer that cannot be written, one log line, and memory-mcp exits
-(stdout_wire.py).
+(stdout_wire.py); a stdout that fails otherwise (a full disk) is one line and exit status 1.
 """
 
 import logging
@@ -46,6 +47,7 @@ TIMEOUT = 30.0
 log = logging.getLogger("memory_mcp.cli")
 NO_SDK = "memory-mcp: the MCP SDK is not installed: pip install 'boxmaker-memory[mcp]'"
 NO_STDOUT = "memory-mcp: stdout is closed: there is nowhere to answer an MCP client"
+NO_STDIN = "memory-mcp: stdin is closed: no MCP client can send a request; nothing to serve"
 
 
 class Trust(StrEnum):
@@ -128,6 +130,9 @@ def main_command(
     if sys.stdout is None:  # fd 1 was closed before Python started: no client can be answered
         print(NO_STDOUT, file=sys.stderr)
         raise typer.Exit(2)
+    if sys.stdin is None:  # fd 0 was closed before Python started: as a stdin at its end
+        print(NO_STDIN, file=sys.stderr)
+        return
     home = (home or default_home()).absolute()
     try:
         import anyio
@@ -143,14 +148,23 @@ def main_command(
     block_files = BlockFiles(home, timeout, max_class=max_class.value)
     kept = ((state or raised.default_folder()).absolute(), home)
     handlers = MemoryMcp(memoryd, block_files, trust.value, klass.value, kept=kept)
+    failed = ""
     try:
         try:
             anyio.run(serve, handlers, package_version())
         except* (BrokenPipeError, ConnectionResetError):
             log.info("the client closed stdout: the connection is over")
             _quiet_stdout()
+        except* OSError as group:
+            # stdout_wire and stdin_lines say what they meet; this is the line for what else the
+            # system refuses (a stdio that cannot be claimed), rather than a traceback
+            first = group.exceptions[0]
+            failed = getattr(first, "strerror", None) or str(first)
     except KeyboardInterrupt:
         pass
+    if failed:
+        print(f"memory-mcp: the connection ended on a system error ({failed})", file=sys.stderr)
+        raise typer.Exit(1)
 
 
 def _quiet_stdout() -> None:

@@ -95,7 +95,14 @@ class BoundedLines:
         return self
 
     async def _read(self) -> bytes:
-        return await anyio.to_thread.run_sync(os.read, self.fd, CHUNK, abandon_on_cancel=True)
+        """The next bytes of stdin; b"" (its end) once it cannot be read: a terminal hung up
+        (EIO), fd 0 not open. The client is gone either way, and the end of stdin is how memory-mcp
+        ends a connection (the answers still owed are waited for)."""
+        try:
+            return await anyio.to_thread.run_sync(os.read, self.fd, CHUNK, abandon_on_cancel=True)
+        except OSError as e:
+            log.warning("stdin cannot be read (%s): taken as its end", e.strerror or e)
+            return b""
 
     async def __anext__(self) -> str:
         while True:

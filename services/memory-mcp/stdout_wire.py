@@ -8,6 +8,10 @@ line and ends the process at once. It does not wait for a call memoryd is workin
 answer could not be delivered, and memoryd finishes what it read, so a write it got is applied all
 the same; the line says how many writes were still with memoryd.
 
+Any other failure to write (a full disk, EIO from a terminal that hung up) ends memory-mcp the
+same way, with one line naming the error and exit status 1: no answer can reach the client, and a
+traceback would only fill its log.
+
 memory-mcp claims fd 1 itself, as the SDK's stdio_server would, so that it sees the write fail:
 the messages go out on a private copy of fd 1, and fd 1 points at stderr meanwhile, so nothing
 stray reaches the wire.
@@ -48,6 +52,26 @@ def client_gone(writes: int) -> NoReturn:
     os._exit(0)
 
 
+def failed_text(reason: str, writes: int) -> str:
+    pending = (
+        f", with {writes} memory write(s) not answered by memoryd yet (memoryd applies a write it "
+        "got all the same; the owner can check with `bxctl memory log`)"
+        if writes
+        else ""
+    )
+    return (
+        f"cannot write to stdout ({reason}): no answer can reach the client, so the connection "
+        f"is over{pending}; check where the client points memory-mcp's stdout"
+    )
+
+
+def cannot_write(e: OSError, writes: int) -> NoReturn:
+    """One log line naming the error, then exit status 1, as for a client gone (client_gone)."""
+    log.error(failed_text(e.strerror or str(e), writes))
+    logging.shutdown()
+    os._exit(1)
+
+
 @contextmanager
 def claimed(fd: int = 1) -> Iterator[int]:
     """A private copy of fd for the wire; fd itself points at stderr until the block ends."""
@@ -80,7 +104,7 @@ class Wire:
             await anyio.to_thread.run_sync(_write_all, self.fd, data)
         except OSError as e:
             if e.errno not in NOBODY_READS:
-                raise
+                cannot_write(e, self.writes())
             client_gone(self.writes())
         finally:
             self.flushing -= 1

@@ -16,7 +16,9 @@ not one of them, and a reindex that would have to remove it refuses in one line 
 import contextlib
 import logging
 import os
+import re
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -140,6 +142,29 @@ def remove_database(path: Path) -> None:
 
 
 SQLITE_BESIDE = ("", "-wal", "-shm", "-journal")
+
+# The temporary file proto.files.atomic_write makes for the merge mark (data/ftsmerge.py) beside
+# the index: a kill between its write and its rename leaves it, empty, and nothing reads it.
+OWN_TEMP = re.compile(r"\A\.memory\.sqlite3\.merge-owed\.[0-9a-f]{12}\.tmp\Z")
+
+
+def remove_own_temps(folder: Path) -> None:
+    """Remove the temporary files of memoryd's own atomic writes in the index's folder, left by a
+    kill before their rename (the real file is whole, old or new), each logged; any other name,
+    or anything but a regular file, is left as it is."""
+    with contextlib.suppress(FileNotFoundError):
+        names = sorted(name for name in os.listdir(folder) if OWN_TEMP.match(name))
+        for name in names:
+            path = folder / name
+            try:
+                if not stat.S_ISREG(os.lstat(path).st_mode):
+                    continue
+                os.unlink(path)
+                log.info("%s: removed a temporary file left by a crash", path)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                log.warning("%s: cannot remove a leftover temporary file: %s", path, e.strerror)
 
 
 def in_the_way(path: Path) -> None:

@@ -22,7 +22,8 @@ swap would remove or replace a file (a folder at index/memory.sqlite3, say) refu
 one line naming it, before the build and again before the swap, and is left as it is
 (dbfile.in_the_way).
 
-At open: a memory.sqlite3.new left by a reindex that was killed is removed (logged); a damaged
+At open: a memory.sqlite3.new left by a reindex that was killed is removed (logged), and so is the
+temporary file of the merge mark a kill left before its rename (dbfile.remove_own_temps); a damaged
 index (not SQLite, other tables, failing quick_check) is deleted (it is disposable) and replaced
 by an empty one, logged once with the runbook entry memory-index-damaged; so is an index built
 with other settings (max_class, max_record_bytes, format: the settings table), logged. The
@@ -50,6 +51,7 @@ from memoryd.index.dbfile import (
     in_the_way,
     refusal,
     remove_database,
+    remove_own_temps,
 )
 from memoryd.index.indexer import RECORD_BYTES, Settings
 from memoryd.index.modeprep import ModePrep
@@ -110,6 +112,7 @@ class Index(ModePrep, Warming):
         # A recall mode that cannot run (hybrid without its extra) refuses before any change.
         self.recall_mode.load()
         ensure_dir(self.home.index_dir)
+        remove_own_temps(self.home.index_dir)
         if any(os.path.lexists(f"{self.new_path}{suffix}") for suffix in ("", "-wal", "-journal")):
             log.info("index %s: removed, left by a reindex that did not finish", self.new_path)
             remove_database(self.new_path)

@@ -4,7 +4,9 @@ that gives it back after BATCH_SECONDS, so that other writes wait for one batch,
 whole import. Each item applied is written and journalled before the next is taken: an import
 stopped part way (a full disk, or memoryd stopping, which ends it between two batches so that the
 stop is prompt) is refused saying how many items were imported, by which edits, and
-that importing the file again brings the rest (what is there is skipped).
+that importing the file again brings the rest (what is there is skipped). Each item is routed
+by the stricter of its provenance and this home's journal line of the edit it names
+(importclaim.py): a claim in the file never makes memoryd's own record laxer.
 
 What an import holds is a small multiple of its file, whatever the file's count of items: the
 file's bytes and a few bytes an item (importing.Items), the notes counted by digest, and of the
@@ -16,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from memoryd.data import importing
+from memoryd.data.importclaim import Claims
 from memoryd.data.importing import FILE_ARG, Item, Items, State
 from memoryd.errors import AdminRefused, EditRefused, MemorydError, WriteFailed
 from memoryd.journal.journal import Edit
@@ -59,7 +62,7 @@ def run(service, name: str, dry_run: bool, keep: int = LINES_KEPT) -> dict:
     state = service._writer.submit(WRITE, _begin, store).result()
     done = Progress(keep=keep)
     if dry_run:
-        _dry(parsed, state, store.max_class, done, service.stopping)
+        _dry(parsed, state, Claims(store.home), store.max_class, done, service.stopping)
     while not dry_run and done.at < len(parsed) and done.stopped is None:
         if service.stopping.is_set():  # between two batches: each item before is journalled
             done.stopped = STOPPING
@@ -107,7 +110,12 @@ def _begin(store) -> State:
 
 
 def _dry(
-    parsed: Items, state: State, max_class: str, done: Progress, stopping: threading.Event
+    parsed: Items,
+    state: State,
+    claims: Claims,
+    max_class: str,
+    done: Progress,
+    stopping: threading.Event,
 ) -> None:
     for at, (number, item) in enumerate(parsed):
         if stopping.is_set():  # a dry run of a large file takes seconds: a stop need not wait
@@ -115,12 +123,12 @@ def _dry(
                 f"refused: the dry run stopped at item {at + 1:,} of {len(parsed):,} ({STOPPING}); "
                 "nothing was written"
             )
-        what, said = _decide(item, state, max_class, done)
+        item, what, said, why = _decide(item, state, claims, max_class, done)
         if what == "skip":
             done.skipped += 1
         else:
             done.applied += 1
-        done.said(number, item, said)
+        done.said(number, item, said + (f"; {why}" if why else ""))
 
 
 def _batch(service, parsed: Items, state: State, done: Progress) -> None:
@@ -132,13 +140,14 @@ def _batch(service, parsed: Items, state: State, done: Progress) -> None:
     with store.lock:
         store.detect_hand_edits()
     state.refresh(store.home)
+    claims = Claims(store.home)  # the journal's months as they are now
     first = done.at
     try:
         while done.at < len(parsed) and (
             done.at == first or time.monotonic() - started < BATCH_SECONDS
         ):
             number, item = parsed[done.at]
-            what, said = _decide(item, state, store.max_class, done)
+            item, what, said, why = _decide(item, state, claims, store.max_class, done)
             if what != "skip":
                 try:
                     edit = _apply(store, item, what)
@@ -160,19 +169,24 @@ def _batch(service, parsed: Items, state: State, done: Progress) -> None:
                 done.skipped += 1
             else:
                 done.applied += 1
-            done.said(number, item, said)
+            done.said(number, item, said + (f"; {why}" if why else ""))
             done.at += 1
     finally:
         service._index_notes(before)
 
 
-def _decide(item: Item, state: State, max_class: str, done: Progress) -> tuple[str, str]:
-    """importing.decide, with a forgotten text counted and skipped."""
+def _decide(
+    item: Item, state: State, claims: Claims, max_class: str, done: Progress
+) -> tuple[Item, str, str, str | None]:
+    """importing.decide of the item as this home's journal labels it at the least (importclaim:
+    that item is the one applied, and why, when it is stricter than its provenance claimed),
+    with a forgotten text counted and skipped."""
+    item, why = claims.check(item)
     what, said = importing.decide(item, state, max_class)
     if what == importing.FORGOTTEN:
         done.forgotten += 1
-        return "skip", said
-    return what, said
+        return item, "skip", said, None
+    return item, what, said, why
 
 
 def _apply(store, item: Item, what: str) -> str | None:

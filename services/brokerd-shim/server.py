@@ -50,17 +50,20 @@ class Running:
 
 def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
     """The broker of a config; runtime replaces the composite (memoryd + fixtures) in tests."""
+    folder = config.home
     try:
         for folder in (config.home, config.ledger_dir, config.audit_dir):
             ensure_dir(folder)
         # proto's serve_unix makes only the socket's own folder 0700; its parents get the umask.
-        parent = config.broker_socket.parent
-        if parent.parent == config.home / "run":
-            ensure_dir(parent.parent)
-        if not config.grants_dir.exists():
-            ensure_dir(config.grants_dir)
+        folder = config.broker_socket.parent.parent
+        if folder == config.home / "run":
+            ensure_dir(folder)
+        folder = config.grants_dir
+        if not folder.exists():
+            ensure_dir(folder)
     except OSError as e:
-        raise StartFailed(f"cannot prepare {e.filename}: {e.strerror or e}") from None
+        # ensure_dir's chmod names no file (filename None): the folder it was making is it.
+        raise StartFailed(f"cannot prepare {e.filename or folder}: {e.strerror or e}") from None
     if runtime is None:
         runtime = CompositeRuntime(
             MemoryRuntime(config.memory_socket, config.memory_timeout),

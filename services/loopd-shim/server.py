@@ -27,11 +27,12 @@ log = logging.getLogger("loopd_shim.server")
 
 def build_service(config: Config) -> LoopService:
     read_system_prompt(config.system_prompt)
-    try:
-        ensure_dir(config.home)
-        ensure_dir(config.sessions)
-    except OSError as e:
-        raise StartFailed(f"cannot prepare {e.filename}: {e.strerror or e}") from None
+    for folder in (config.home, config.sessions):
+        try:
+            ensure_dir(folder)
+        except OSError as e:
+            # ensure_dir's chmod names no file (filename None): the folder it was making is it.
+            raise StartFailed(f"cannot prepare {e.filename or folder}: {e.strerror or e}") from None
     return LoopService(
         SessionStore(config.sessions),
         config.system_prompt,

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from loopd_shim import core_tools
 from loopd_shim.broker import UNLABELLED, ToolBroker
 from loopd_shim.config import read_system_prompt
-from loopd_shim.errors import SessionExists, TurnRefused
+from loopd_shim.errors import SessionExists, SessionLogFailed, TurnRefused
 from loopd_shim.memory import MemorySource
 from loopd_shim.sessions import EXISTS, SessionStore, assemble_system
 from proto.errors import InvalidArguments
@@ -76,6 +76,16 @@ class SessionLocks:
         return len(self._held)
 
 
+def denied(root: Path, e: PermissionError) -> str:
+    """One line for a session file or folder loopd-shim may not use, and what mends it."""
+    where = e.filename or root
+    return (
+        f"loopd-shim cannot use {where}: {e.strerror or 'Permission denied'}; nothing was done"
+        f" (the sessions folder {root} must be loopd-shim's own, 0700: scripts/stack up gives"
+        " it back)"
+    )
+
+
 class LoopService:
     def __init__(
         self, sessions: SessionStore, system_prompt: Path, memory: MemorySource, broker: ToolBroker
@@ -87,12 +97,17 @@ class LoopService:
         self._locks = SessionLocks()
 
     async def handle(self, message: Body) -> Body:
-        if isinstance(message, SessionStart):
-            return await self.start(message)
-        if isinstance(message, OwnerMessage):
-            return await self.owner_message(message)
-        if isinstance(message, AssistantMessage):
-            return await self.assistant_message(message)
+        try:
+            if isinstance(message, SessionStart):
+                return await self.start(message)
+            if isinstance(message, OwnerMessage):
+                return await self.owner_message(message)
+            if isinstance(message, AssistantMessage):
+                return await self.assistant_message(message)
+        except PermissionError as e:
+            # The sessions folder (or a session's) lost its modes or its owner: the owner's to
+            # mend, said in one line, never "internal error" with a traceback in the log.
+            raise SessionLogFailed(denied(self.sessions.root, e)) from None
         raise TurnRefused(f"{type(message).__name__} is not served here")
 
     async def start(self, message: SessionStart) -> SessionStarted:

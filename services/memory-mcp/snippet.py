@@ -50,16 +50,13 @@ def chosen_command(command: str) -> str:
     shown = for_log(command, limit=4096)
     if not command:
         raise NoCommand("--command is empty; nothing to register")
-    if "/" in command:
-        found: str | None = os.path.abspath(command)
-    else:
-        found = shutil.which(command)
-        if found is None:
-            raise NoCommand(
-                f"--command {shown} is not a program on PATH; pass its path (a client starts the "
-                "server from a folder of its own choosing); nothing to register"
-            )
-        found = os.path.abspath(found)
+    located = command if "/" in command else shutil.which(command)
+    if located is None:
+        raise NoCommand(
+            f"--command {shown} is not a program on PATH; pass its path (a client starts the "
+            "server from a folder of its own choosing); nothing to register"
+        )
+    found = os.path.abspath(located)
     if not (os.path.isfile(found) and os.access(found, os.X_OK)):
         raise NoCommand(
             f"--command {for_log(found, limit=4096)} is not an executable file; nothing to register"

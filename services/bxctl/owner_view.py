@@ -10,13 +10,12 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 
-from bxctl import usage
+from bxctl import editcopy, usage
 from bxctl.common import (
     EXIT_REFUSED,
     Json,
@@ -173,25 +172,31 @@ def edit(
 ) -> None:
     """Edit memory.md or user.md in $EDITOR; checked whole on save, applied as one edit."""
     command = editor_command()
+    editcopy.name_left()
     answer = admin(memory_socket, "file", {"file": file, "json": True})
     current = answer_object(answer, text=str, base=str)
-    folder = Path(tempfile.mkdtemp(prefix="bxctl-edit-"))  # 0700
+    folder = editcopy.make_folder(current["text"])  # 0700
     copy = folder / f"{file}.md"  # named here: the answer's own name is not a path to trust
     try:
-        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(current["text"])
-    except OSError as e:  # a full $TMPDIR: no part of the copy is left behind
-        shutil.rmtree(folder, ignore_errors=True)
-        fail(f"cannot make the copy to edit in {folder}: {e.strerror}; nothing was changed", 1)
-    _editor(command, copy, current["text"])
-    try:
-        # Never through a link nor waiting on a FIFO the editor left in the copy's place: what
-        # is read here goes into every prompt (a link to /etc/shadow, read as root, would too).
-        text = read_file(copy).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        fail(f"cannot read the copy {escape(str(copy), markup=False)}: {e}; it is kept", 1)
-    arg = admin_arg({"file": file, "text": text, "base": current["base"], "json": as_json})
+        try:
+            editcopy.write_copy(copy, current["text"])
+        except OSError as e:  # a full $TMPDIR: no part of the copy is left behind
+            editcopy.remove(folder)
+            fail(f"cannot make the copy to edit in {folder}: {e.strerror}; nothing was changed", 1)
+        _editor(command, copy, current["text"])
+        try:
+            # Never through a link nor waiting on a FIFO the editor left in the copy's place:
+            # what is read here goes into every prompt (a link to /etc/shadow, read as root,
+            # would too).
+            text = read_file(copy).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            fail(f"cannot read the copy {escape(str(copy), markup=False)}: {e}; it is kept", 1)
+        arg = admin_arg({"file": file, "text": text, "base": current["base"], "json": as_json})
+    except KeyboardInterrupt:
+        # SIGTERM, SIGHUP or Ctrl-C before the copy was sent (the editor is ended with it):
+        # cli.py says the stop; this says what became of the copy
+        editcopy.stopped(copy)
+        raise
     too_long = arg_too_long("edit", arg)
     if too_long is not None:
         _kept(copy, too_long, as_json)
@@ -204,8 +209,7 @@ def edit(
         # but the owner's edited text is still only in the copy
         print(f"bxctl: your copy is kept at {escape(str(copy), markup=False)}", file=sys.stderr)
         raise
-    copy.unlink()
-    folder.rmdir()
+    editcopy.remove(copy.parent)
     if as_json:
         print_json_text(reply.text)
     else:

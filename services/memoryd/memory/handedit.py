@@ -27,9 +27,12 @@ memoryd's write of memory.md or user.md is an exchange (memfiles.replace_unchang
 owner's that lands just before it is moved under memoryd's temporary name until it is exchanged
 back. Killed in between, memoryd would find it at the next start among the temporary files a crash
 leaves, which are removed. So a leftover beside memory.md or user.md is removed only when it holds
-what some other place already holds: the file now, the journal's last after for it, or what the
-write intent says memoryd was writing (or a start of that, torn by the kill). Anything else is the
-owner's and is kept as memory.md.hand-edit-<time>, logged, for the owner to merge.
+what some other place already holds: the file now, what the write intent says memoryd was writing
+(or a start of that, torn by the kill) or writing over, or the after or before of one of the
+journal's latest edits of the file. The last is memoryd's own exchanged-out copy when a kill
+comes between a write's journal line and the removal of that copy: the text the file held before
+the write, which its journal line holds as before. Anything else is the owner's and is kept as
+memory.md.hand-edit-<time>, logged, for the owner to merge.
 
 The journal's last after per file comes from the journal's index by file (journal/byfile.py),
 which reads only what was appended since it last looked, so a write costs the same however long
@@ -344,8 +347,9 @@ def keep_if_owners(home: Home, path: Path) -> Path | None:
 
 
 def _owners(home: Home, path: Path, file: str) -> bool:
-    """Whether the leftover at path holds what neither file now, nor the journal's last after
-    for it, nor memoryd's intended write (whole or a start of it) holds."""
+    """Whether the leftover at path holds what neither file now, nor memoryd's intended write
+    (its after, whole or a start of it, or its before), nor the journal's latest edits of file
+    (their afters and befores) hold."""
     try:
         fd = open_file(path, os.O_RDONLY)
     except OSError:
@@ -363,19 +367,30 @@ def _owners(home: Home, path: Path, file: str) -> bool:
         held = entries.parse(entries.decode(data, file))
     except FileDamaged:
         return True
-    known = [] if edit is None or edit.to != file else [edit.after]
+    # What memoryd's own exchange moves out is the file's text before its write: the intent's
+    # before, or, once the write is journalled, the before of one of the journal's latest edits
+    # of the file (a kill between the journal line and the drop of that copy leaves it).
+    known = [] if edit is None or edit.to != file else [edit.after, edit.before]
     with contextlib.suppress(FileDamaged):
         known.append(read_entries(home, file))
-    known.append(_last_after(home, file))
+    known.extend(_journal_texts(home, file))
     return held not in known
 
 
-def _last_after(home: Home, file: str) -> list[str]:
-    """The journal's last after for file (what memoryd last left in it), [] when none."""
+# How many of the journal's latest edits of a file hold the texts a leftover is compared with.
+LATEST_EDITS = 3
+
+
+def _journal_texts(home: Home, file: str) -> list[list[str]]:
+    """The afters and befores of the journal's latest edits of file (the last after first);
+    the empty file alone when the journal holds none (or cannot be read)."""
+    texts: list[list[str]] = []
     try:
         with contextlib.closing(scan.lines_to(Journal(home).month_files(), file)) as lines:
             for _, _, record in lines:
-                return list(record.after)
+                texts += [list(record.after), list(record.before)]
+                if len(texts) >= 2 * LATEST_EDITS:
+                    break
     except OSError:
         pass
-    return []
+    return texts or [[]]

@@ -11,14 +11,27 @@ once the client's conversations that saw the text are gone.
 The file is JSON, replaced whole (temporary file, fsync, rename, fsync of the folder), 0600 in a
 0700 folder: {"class": ..., "untrusted": ..., "session": ..., "since": ...}. One that cannot be
 read or parsed counts as untrusted and secret: failing safe, as brokerd's lost ledger does.
+
+Keeping fails safe too (Keeper, which server.py waits on before it hands over an answer that
+raises the state): the state is kept before the text that raised it reaches the client, and when
+it cannot be (a full disk, a folder that cannot be written, a lock another process holds for
+longer than --timeout) the text is withheld, since a client restarted would otherwise start as
+declared holding it. The state folder is shared by every client's memory-mcp, so its lock is never
+waited for on the event loop: the keeping runs in one thread per connection, the lock is tried
+until a deadline (never a blocking flock), and the wait for the thread is bounded in time; a
+thread still stalled in an fsync is not doubled, the next answer that needs keeping is withheld
+at once.
 """
 
+import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import logging
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +42,9 @@ log = logging.getLogger("memory_mcp.raised")
 
 STATE_ENV = "BOXMAKER_MCP_STATE"
 MOST_BYTES = 4096
+WORST = Label(klass="secret", untrusted=True)
+UNKEPT = "(none: the folder cannot keep it)"
+LOCK_POLL = 0.05  # how often a held lock of the folder is tried again
 
 
 def default_folder() -> Path:
@@ -85,7 +101,36 @@ def load(path: Path) -> Raised | None:
 
 
 def _unreadable() -> Raised:
-    return Raised(Label(klass="secret", untrusted=True), "(unreadable)", "(unknown)")
+    return Raised(WORST, "(unreadable)", "(unknown)")
+
+
+def unkeepable(path: Path, declared: Label) -> Raised | None:
+    """The state of a connection whose raising could not be kept for its next one: a folder that
+    cannot hold the file (full, not writable) counts as raised, untrusted and secret, as a file
+    that cannot be read does; None when it can, or when the client is declared so already. A
+    small file is written and removed to find out (no fsync: this runs as the session starts)."""
+    if not past(declared, WORST):
+        return None
+    made = not path.parent.exists()  # removed again: a session that raises nothing keeps nothing
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(prefix=f".{path.name}.", dir=path.parent) as probe:
+            probe.write(b" " * 256)  # about what a kept state takes
+            probe.flush()
+    except OSError as e:
+        log.warning(
+            "%s cannot keep a client's raised state (%s), so this connection starts secret and "
+            "untrusted: what it reads could not be remembered for its next one; free or fix the "
+            "folder (or set $%s)",
+            path.parent,
+            e.strerror or e,
+            STATE_ENV,
+        )
+        return Raised(WORST, UNKEPT, "(now)")
+    if made:
+        with contextlib.suppress(OSError):  # another connection may have kept a state there since
+            path.parent.rmdir()
+    return None
 
 
 def save(path: Path, label: Label, session: str) -> None:
@@ -114,14 +159,15 @@ def save(path: Path, label: Label, session: str) -> None:
         os.close(folder)
 
 
-def raise_kept(path: Path, label: Label, session: str) -> bool:
+def raise_kept(path: Path, label: Label, session: str, deadline: float | None = None) -> bool:
     """Keep the stricter of what is kept and label (whether the file changed). Two connections
     of one client raise it at once: each reads and writes under an flock of the folder, and
-    neither can lower what the other kept. OSError when it cannot be written."""
+    neither can lower what the other kept. OSError when it cannot be written, or when the lock is
+    not had by deadline (time.monotonic()); without a deadline the lock is waited for."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        fcntl.flock(folder, fcntl.LOCK_EX)
+        _lock(folder, deadline)
         known = load(path)
         wanted = stricter(known.label, label) if known is not None else label
         if known is not None and wanted == known.label:
@@ -130,6 +176,76 @@ def raise_kept(path: Path, label: Label, session: str) -> bool:
         return True
     finally:
         os.close(folder)  # the flock goes with it
+
+
+def _lock(folder: int, deadline: float | None) -> None:
+    if deadline is None:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        return
+    while True:
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise OSError(
+                    errno.EWOULDBLOCK, "its lock is held by another process (another memory-mcp)"
+                ) from None
+            time.sleep(LOCK_POLL)
+
+
+def past(declared: Label, label: Label) -> bool:
+    """Whether label is stricter than the owner declared for the client (a class raised only to
+    private is every session's after its first call: not kept)."""
+    untrusted = label.untrusted and not declared.untrusted
+    return untrusted or (label.klass == "secret" and declared.klass != "secret")
+
+
+def withheld_text(label: Label, kept: Path | None, why: str, written: bool) -> str:
+    held = "untrusted" if label.untrusted else "secret"
+    done = " (the write itself was made: `bxctl memory log` shows it)" if written else ""
+    return (
+        f"memory-mcp withheld memoryd's answer{done}: it holds {held} memory, and this "
+        f"client's raised state cannot be kept in {kept} ({why}), so its next connection would "
+        "start as registered; free or fix that folder (or set $BOXMAKER_MCP_STATE) and ask again"
+    )
+
+
+class Keeper:
+    """One connection's keeping of its raised state: off the event loop, bounded by timeout, at
+    most one thread at a time."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.kept: Label | None = None  # the label this connection last kept
+        self._running = False  # a thread still keeping (perhaps stalled in an fsync)
+
+    async def keep(self, path: Path, label: Label, session: str) -> str | None:
+        """None once label is kept (by this connection, now or before); else why it is not."""
+        import anyio.to_thread  # the SDK's; the owner's commands (trust-again) run without it
+
+        if label == self.kept:
+            return None  # no file to read at every answer
+        if self._running:
+            return f"an earlier write of {path.parent} has not ended after {self.timeout:g} seconds"
+        self._running = True
+        deadline = time.monotonic() + self.timeout
+
+        def work() -> bool:
+            try:
+                return raise_kept(path, label, session, deadline)
+            finally:
+                self._running = False
+
+        try:
+            with anyio.move_on_after(self.timeout + 1.0) as waited:
+                await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        except OSError as e:
+            return e.strerror or str(e)
+        if waited.cancelled_caught:
+            return f"{path.parent} did not answer in {self.timeout:g} seconds"
+        self.kept = label
+        return None
 
 
 def forget(path: Path) -> bool:

@@ -72,7 +72,7 @@ class MemoryMcp:
         self.state = SessionState(klass=klass, untrusted=trust != "trusted")
         self.declared = self.state.label()
         self.kept_file: Path | None = None
-        self._kept: Label | None = None  # the label this connection last kept
+        self.keeper = raised.Keeper(block_files.timeout)  # --timeout, as for the block
         self.started = started or datetime.now(UTC)
         self.session: str | None = None
         self.calls = 0
@@ -103,10 +103,12 @@ class MemoryMcp:
             return
         folder, home = self.kept
         self.kept_file = raised.file_for(folder, home, client)
-        found = raised.load(self.kept_file)
+        found = raised.load(self.kept_file) or raised.unkeepable(self.kept_file, self.declared)
         if found is None:
             return
         self.state.raise_to(found.label)
+        if found.session == raised.UNKEPT:
+            return  # said by unkeepable
         log.warning(
             "session %s: client %s read untrusted or secret memory in session %s (%s), so this "
             "connection starts %s%s; `memory-mcp trust-again --client %s` once its conversations "
@@ -120,29 +122,20 @@ class MemoryMcp:
             client,
         )
 
-    def _keep_raised(self) -> None:
-        """Keep a state raised past what the owner declared for the client's next connections
-        (a class raised only to private is every session's after its first call: not kept)."""
-        if self.kept_file is None:
-            return
-        now = self.state.label()
-        untrusted = now.untrusted and not self.declared.untrusted
-        secret = now.klass == "secret" and self.declared.klass != "secret"
-        if not (untrusted or secret):
-            return
-        if now == self._kept:
-            return  # kept already by this connection: no file to read at every answer
-        try:
-            raised.raise_kept(self.kept_file, now, self.session or "(unknown)")
-            self._kept = now
-        except OSError as e:
+    async def _keep_raised(self, label: Label) -> str | None:
+        """Keep the state an answer labelled label raises, before the answer goes out; why it
+        cannot be kept (the answer is then withheld), else None."""
+        if self.kept_file is None or not raised.past(self.declared, label):
+            return None
+        why = await self.keeper.keep(self.kept_file, self.state.label(), self.session or "-")
+        if why is not None:
             log.warning(
-                "session %s: cannot keep the raised state in %s (%s): the client's next "
-                "connection starts as declared",
+                "session %s: cannot keep the raised state in %s (%s): the answer is withheld",
                 self.session,
                 self.kept_file,
-                e.strerror,
+                why,
             )
+        return why
 
     # --- tools -----------------------------------------------------------------------------------
     async def list_tools(self, ctx, params) -> types.ListToolsResult:
@@ -165,7 +158,7 @@ class MemoryMcp:
             log.info(
                 "session %s call %s: %r refused: %s", session, call_id, tool[:64], prepared.text
             )
-            return self._answer(False, prepared.text, GRANT_LABEL)
+            return await self._answer(False, prepared.text, GRANT_LABEL)
         if self.block is None and not self.sent_without_block:
             try:
                 await self._block(ctx)
@@ -179,9 +172,9 @@ class MemoryMcp:
         except MemorydUncertain as e:
             # Not an error: a client that retries failed calls would make the write twice.
             log.warning("session %s call %s: %s: no answer", session, call_id, tool)
-            return self._answer(True, str(e), GRANT_LABEL)
+            return await self._answer(True, str(e), GRANT_LABEL)
         except MemoryMcpError as e:
-            return self._answer(False, str(e), GRANT_LABEL)
+            return await self._answer(False, str(e), GRANT_LABEL)
         label = stricter(GRANT_LABEL, reply.label)
         log.info(
             "session %s call %s: %s ok=%s, %s%s",
@@ -192,11 +185,17 @@ class MemoryMcp:
             label.klass,
             ", untrusted" if label.untrusted else "",
         )
-        return self._answer(reply.ok, reply.output, label)
+        return await self._answer(reply.ok, reply.output, label, tool == "memory")
 
-    def _answer(self, ok: bool, text: str, label: Label) -> types.CallToolResult:
-        self.state.raise_to(label)
-        self._keep_raised()
+    async def _answer(self, ok: bool, text: str, label: Label, write: bool = False):
+        self.state.raise_to(label)  # this connection stays raised whatever the keeping does
+        why = await self._keep_raised(label)
+        if why is not None:
+            ok, text, label = (
+                False,
+                raised.withheld_text(label, self.kept_file, why, write and ok),
+                GRANT_LABEL,
+            )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
             is_error=not ok,

@@ -31,8 +31,11 @@ that still parses (emptied, a line deleted), or the file missing (removed, or le
 of memory/) while the journal holds forget lines, is logged once. The writer writes the keys the
 file lacks back to it, each on a line of its own, at start and at the next forget (mend), so that
 the file alone holds every key again and the owner may delete a damaged line without
-un-forgetting anything. Forget lines an older memoryd wrote name no keys: the log line says which,
-as the journal cannot give theirs back.
+un-forgetting anything. A file that lacks only the newest forget line's keys and digests while
+that forget's record stands (data/unfinished.py) lost nothing: memoryd was killed between the
+forget's journal line and its lines here, so the start says that forget stopped part way and is to
+be run again (as bxctl memory stats does), not that lines were lost. Forget lines an older
+memoryd wrote name no keys: the log line says which, as the journal cannot give theirs back.
 """
 
 import json
@@ -40,7 +43,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.errors import ForgottenUnreadable
+from memoryd.data import unfinished
+from memoryd.errors import AdminRefused, ForgottenUnreadable
 from memoryd.home import Home, append_line, read_file
 from memoryd.journal import forgetlines
 from memoryd.journal import forgottensaid as said
@@ -227,7 +231,17 @@ def mend(home: Home, under_way: bool = False) -> None:
     """On the writer (or at start, before it runs): a file with a damaged line, or missing while
     the journal holds forget lines, gets the keys the journal's forget lines name that it lacks,
     each on a line of its own, so that the file alone holds every key again. under_way: a forget
-    has written its journal line and writes its own keys next. A whole file costs one read."""
+    has written its journal line and writes its own keys next. A whole file costs one read.
+    At start, a forget that stopped part way (its record stands) is said in one line with the
+    forget to run again, and the keys and digests of its journal line that it had not listed yet
+    are written back as its own, never said as lines lost from the file."""
+    stopped = None if under_way else _stopped_forget(home)
+    if not _mend(home, under_way, stopped) and stopped is not None:
+        said.part_way(path(home), stopped, 0, 0, None)
+
+
+def _mend(home: Home, under_way: bool, stopped: unfinished.Unfinished | None) -> bool:
+    """mend's work; whether it said the forget that stopped part way."""
     where = path(home)
     try:
         data = read_file(where)
@@ -235,7 +249,7 @@ def mend(home: Home, under_way: bool = False) -> None:
         data = None
     except OSError as e:  # a link or FIFO there: the start refuses it, a forget's add says it
         log.error("%s: not read to mend it: %s", where, e)
-        return
+        return False
     found, damaged, found_texts = parse_whole(data) if data is not None else (set(), [], set())
     journal = forgetlines.forgets(home)
     wanted = journal.keys - journal.last if under_way else journal.keys
@@ -243,12 +257,17 @@ def mend(home: Home, under_way: bool = False) -> None:
     lacking = sorted(wanted - found)
     lacking_texts = sorted(wanted_texts - found_texts, key=lambda f: (f.time, f.digest))
     if data is not None and not damaged and not lacking and not lacking_texts:
-        return
+        return False
     error = None
     if lacking or lacking_texts:
         error = forgetlines.write_back(where, data is not None, lacking, lacking_texts)
     written = 0 if error is not None else len(lacking) + len(lacking_texts)
     digests = 0 if error is not None else len(lacking_texts)
+    if stopped is not None and not damaged and _only_the_last(journal, lacking, lacking_texts):
+        # memoryd's own kill, between the forget's journal line and its lines here: not a file
+        # removed, emptied or edited
+        said.part_way(where, stopped, len(lacking) + len(lacking_texts), written, error, digests)
+        return True
     if data is None:
         if lacking or lacking_texts or journal.keyless:
             said.missing(where, journal, written, error, digests)
@@ -256,6 +275,22 @@ def mend(home: Home, under_way: bool = False) -> None:
         said.lacking(where, len(lacking) + len(lacking_texts), written, error, digests)
     elif written or error is not None:
         said.damaged(where, damaged, journal.keyless, written, error, digests)
+    return False
+
+
+def _stopped_forget(home: Home) -> unfinished.Unfinished | None:
+    """The forget that stopped part way (its record still stands), or None; one whose record
+    cannot be read is said by the forget and stats that meet it."""
+    try:
+        return unfinished.read(home)
+    except AdminRefused:
+        return None
+
+
+def _only_the_last(journal: forgetlines.Forgets, keys: list[str], texts: list[Forgot]) -> bool:
+    """Whether every key and digest the file lacks is the newest forget line's: what a forget
+    stopped between that line and its own lines here leaves."""
+    return set(keys) <= journal.last and set(texts) <= journal.last_texts
 
 
 def journal_keys(home: Home) -> set[str]:

@@ -1,10 +1,13 @@
 """What memoryd says of a damaged, missing or unreadable forgotten.jsonl: each state once per file,
 not at every read of it (recall and the indexer read it per part), and what was written back from
-the journal when the writer mended it (forgotten.mend)."""
+the journal when the writer mended it (forgotten.mend). A file short of the keys of a forget that
+stopped part way (memoryd killed between the forget's journal line and its lines there) is said
+as that forget, with what to run, never as lines lost: nobody removed or edited the file."""
 
 import logging
 from pathlib import Path
 
+from memoryd.data.unfinished import Unfinished
 from memoryd.journal import forgetlines
 from proto.plural import counted
 
@@ -75,3 +78,30 @@ def missing(
     if named:
         kept += forgetlines.written_back(written, error, digests)
     log.error("%s is missing%s%s", where, kept, forgetlines.keyless(journal.keyless, missing=True))
+
+
+def part_way(
+    where: Path, stopped: Unfinished, lacking: int, written: int, error, digests: int = 0
+) -> None:
+    """At start: the forget that stopped part way, what of it this file did not list yet (written
+    back), and the forget to run again (as bxctl memory stats says it). Its text is never said:
+    a forget given the text's words is named by them only in stats, on the owner's terminal."""
+    listed = ""
+    if lacking:
+        unlisted = counted(lacking, "key or digest", "keys or digests")
+        listed = (
+            f"; its journal line was written, {unlisted} of it not yet listed in {where}"
+            f"{forgetlines.written_back(written, error, digests)}"
+        )
+    again = (
+        f"bxctl memory forget {stopped.ref}"
+        if stopped.ref == stopped.id
+        else "the same bxctl memory forget (bxctl memory stats names it)"
+    )
+    log.warning(
+        "a forget of %s stopped part way%s; its text may still be in the journal, the recall log"
+        " or an export: run %s again to finish it",
+        stopped.what,
+        listed,
+        again,
+    )

@@ -15,13 +15,18 @@ Meta (bench/bench_hybrid_scale.py measures latency, memory and the share of the 
 
 The index is derived and lives only in memory: a thread of its own builds it from the table
 (training on a sample of up to TRAIN_MAX vectors, then adding every vector) when the table reaches
-vectors.ANN_AT rows, then adds what the embedder writes; when recall_mode.generation changes (a
-vector may have been written below one already added), when a tenth of what it holds is gone, or
-when the table has grown RETRAIN times past what it was trained on, it builds a new one beside and
-swaps it in. Nothing is kept on disk, so there is nothing to damage or to keep in step with the
-file: a start or a reindex builds it again (bench_hybrid_scale.py times it; rows not yet in it
-are still found lexically, and the exact matrix answers until it is ready). Reading the table
-holds the index's gate only a chunk at a time.
+vectors.ANN_AT rows, then adds what the embedder writes: the rows above the highest it holds, and
+the rows the embedder tells it it wrote below that (below(): after a reindex or an upgrade's rebuild
+mid-pass the notes' carried vectors lie above every row still pending, so each batch is written
+below them and raises recall_mode.generation); each such raise the embedder told of is a step it
+adds rather than builds for. When recall_mode.generation changes otherwise (a delete took the
+highest rowid, which a new row may take again), when a tenth of what it holds is gone, or when the
+table has grown RETRAIN times past what it was trained on, it builds a new one beside and swaps it
+in. A row written while a build reads the table may be added twice (by the build and by its step):
+search() answers each rowid once. Nothing is kept on disk, so there is nothing to damage or to keep
+in step with the file: a start or a reindex builds it again (bench_hybrid_scale.py times it; rows
+not yet in it are still found lexically, and the exact matrix answers until it is ready). Reading
+the table holds the index's gate only a chunk at a time.
 """
 
 import contextlib
@@ -33,7 +38,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.modes import hybrid_tables
+from memoryd.modes import annsteps, hybrid_tables
 from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
 from memoryd.modes.int8 import unpack, unreadable
@@ -96,6 +101,7 @@ class Ann:
         self._thread: threading.Thread | None = None
         self.building = False
         self._counted = 0.0
+        self._below = annsteps.Steps()  # the raises of the generation the embedder told of
 
     def start(self) -> None:
         """Build the index, and keep it, from now on (vectors.Matrix calls this at ANN_AT)."""
@@ -124,13 +130,21 @@ class Ann:
             if built is None or built.rows == 0:
                 return []
             _, ids = built.index.search(np.asarray(query, dtype=np.float32).reshape(1, -1), k)
-        return [int(i) for i in ids[0] if i >= 0]
+        return list(dict.fromkeys(int(i) for i in ids[0] if i >= 0))  # a row added twice: once
+
+    def below(self, generation: int, rowids: list[int] | None) -> None:
+        """The embedder raised recall_mode.generation to generation by writing the vectors of
+        rowids (below vectors already there), in a transaction not yet committed; None: that
+        transaction was rolled back. Told before the commit, so the thread never sees the
+        generation without knowing why it rose."""
+        self._below.told(generation, rowids)
 
     def reset(self) -> None:
         """The index file was replaced: what was built is of the old one."""
         with self._lock:
             self._epoch += 1
             self._built = None
+        self._below.clear()
         self._wake.set()
 
     def close(self) -> None:
@@ -175,7 +189,9 @@ class Ann:
         generation, highest, count = self._state(count_too)
         if count is not None:
             self._counted = now
-        stale = built is None or built.generation != generation
+        stale = built is None
+        if built is not None and built.generation != generation:
+            stale = not self._step(built, generation, epoch)
         if built is not None and count is not None:
             stale = stale or built.rows - count > built.rows // 10
             stale = stale or count > RETRAIN * built.trained
@@ -186,9 +202,32 @@ class Ann:
             with self._lock:
                 if epoch == self._epoch and fresh is not None:
                     self._built = fresh
+            self._below.drop(fresh.generation if fresh is not None else generation)
             return
         if built is not None and highest > built.highest:
             self._add(built, epoch)
+
+    def _step(self, built: Built, generation: int, epoch: int) -> bool:
+        """Add the rows the embedder wrote below what built holds, from built's generation up
+        to generation, when below() told of every raise between; False (build again) when it
+        did not: rows were deleted, or a rowid may hold another row now."""
+        steps = self._below.take(built.generation, generation)
+        if steps is None:
+            return False
+        # Rows above what built holds are added with the others above it (_add).
+        rowids = sorted({r for r in steps if r <= built.highest})
+        for rows in annsteps.read(self._connect, rowids):
+            vectors = unpack([r[1] for r in rows])
+            self._damaged.note(rows[i][0] for i in unreadable(vectors))
+            with self._lock:
+                if epoch != self._epoch or self._built is not built:
+                    return True  # replaced meanwhile: the next step looks again
+                built.index.add_with_ids(vectors, np.array([r[0] for r in rows], dtype=np.int64))
+                built.rows += len(rows)
+        with self._lock:
+            if epoch == self._epoch and self._built is built:
+                built.generation = generation
+        return True
 
     def _chunks(self, after: int, upto: int | None = None):
         """(rowids, unit vectors) of the table above rowid after, CHUNK at a time; each chunk

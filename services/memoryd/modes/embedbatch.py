@@ -106,26 +106,40 @@ class Batches:
             )
         self.paused, self._alone = None, 0
 
-    def write(self, conn: sqlite3.Connection, rows: list, vectors) -> None:
+    def write(self, conn: sqlite3.Connection, rows: list, vectors, below=None) -> None:
         """Write the vectors of rows (as take() read them) in one transaction; then the next
-        batch may be larger."""
+        batch may be larger. below(generation, rowids) is told, before the commit, when the
+        write raised recall_mode.generation (rows written below vectors already there), and
+        below(generation, None) when that transaction did not commit (ann.Ann.below)."""
+        raised = None
         conn.execute("BEGIN IMMEDIATE")
         try:
-            _write(conn, rows, vectors)
+            raised = _write(conn, rows, vectors)
+            if raised is not None and below is not None:
+                below(*raised)
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if raised is not None and below is not None:
+                below(raised[0], None)
             raise
-        conn.execute("COMMIT")
         self.paused, self.split, self._alone = None, False, 0
         self.size = min(EMBED_BATCH, self.size * 2)
 
 
-def _write(conn: sqlite3.Connection, rows: list, vectors) -> None:
+def _write(conn: sqlite3.Connection, rows: list, vectors) -> tuple[int, list[int]] | None:
+    """Write the vectors; (the generation raised to, the rowids written) when they lie below
+    vectors already there, else None."""
     (highest,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM vectors").fetchone()
+    raised: tuple[int, list[int]] | None = None
     if rows[0][0] < highest:
         # Below vectors already there (carried over by a reindex): readers must load the whole
-        # matrix again, not only what lies above their highest rowid.
+        # matrix again, not only what lies above their highest rowid; the ANN is told which
+        # rows they are, and adds them (annsteps.py).
         conn.execute(hybrid_tables.RAISE_GENERATION)
+        (generation,) = conn.execute(f"SELECT {hybrid_tables.GENERATION}").fetchone()  # noqa: S608
+        raised = (int(generation), [])
     for (rowid, text), vector in zip(rows, vectors, strict=True):
         now = conn.execute(_NOW, {"most": _MOST, "rowid": rowid}).fetchone()
         # Another row by now (a swap, a rewrite) stays pending; the same text past what the
@@ -136,6 +150,9 @@ def _write(conn: sqlite3.Connection, rows: list, vectors) -> None:
         # A row deleted meanwhile left the pending list with its sources row.
         if taken.rowcount and text is not None:
             conn.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?)", (rowid, pack(vector)))
+            if raised is not None:
+                raised[1].append(rowid)
+    return raised
 
 
 def works(worker) -> bool:

@@ -304,8 +304,9 @@ class Hybrid:
             with self._connect() as conn:
                 self.batches.skip(conn, rows[0], self._name)
             return 1
+        ann = self.matrix.ann
         with self._connect() as conn:
-            self.batches.write(conn, rows, vectors)
+            self.batches.write(conn, rows, vectors, ann.below if ann is not None else None)
         return len(rows)
 
     def _embed_damaged_again(self, conn: sqlite3.Connection) -> None:

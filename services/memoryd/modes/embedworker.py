@@ -32,8 +32,12 @@ once, whatever waits on it: memoryd's stop never waits for a child that does not
 Each text is cut to what the model reads before it is sent (embed.cut): a row can be up to
 [index] max_record_bytes, and a batch of long ones was a frame the child refuses.
 
-Progress: each batch is counted, and rate() is the records per second over the last RATE_WINDOW
-seconds of batches, which `bxctl memory stats` shows with the rows still waiting (progress.py).
+Progress: each batch is counted, and rate() is the records per second from the first batch of
+the last RATE_WINDOW seconds up to now, which `bxctl memory stats` shows with the rows still
+waiting (progress.py): a pass that stands still (a child stopped, starved, swapping) lowers it
+at once rather than keeping the rate of its last batches. still() says how long no record has
+been embedded once a batch has waited STILL_BATCHES batches' time (at least STILL_LEAST), which
+stats then says instead of a time left.
 """
 
 import subprocess
@@ -58,6 +62,10 @@ TEXT_SECONDS = 1.0
 # start it again for this long: each would pay a start (seconds) only to answer by words alone.
 # The background embedding keeps its own, growing, pause.
 QUESTION_RETRY_SECONDS = 60.0
+# A batch in flight this many batches' time (and at least STILL_LEAST seconds) means the pass
+# stands still: a batch's time varies by a factor of two or three with the machine's load.
+STILL_BATCHES = 4
+STILL_LEAST = 5.0
 
 
 class Worker(Process):
@@ -77,6 +85,7 @@ class Worker(Process):
         self._done: deque[tuple[float, int]] = deque()
         self.queries = _Queries(self)
         self._start_failed: tuple[float, StartFailed] | None = None
+        self._asking: float | None = None  # when the batch in flight was handed over
 
     def _ask(self, child: subprocess.Popen, write, read, payload: object, n: int, seconds: float):
         """payload's vectors (n of them) from child, written to write and read from read, within
@@ -112,27 +121,30 @@ class Worker(Process):
         seconds = BATCH_SECONDS + TEXT_SECONDS * len(texts)
         texts = [cut(t, self.tokens) for t in texts]  # a frame far below what the child reads
         with self._batch_lock:
-            for attempt in (1, 2):  # a child found dead is replaced, and the batch sent again
-                with self._lock:
-                    child = self._ensure()
-                try:
-                    found = self._ask(
-                        child,
-                        raw(child.stdin),
-                        raw(child.stdout),
-                        texts,
-                        len(texts),
-                        seconds,
-                    )
-                    break
-                except WorkerSilent:
-                    raise
-                except WorkerFailed:
-                    self._kill(child)
-                    if attempt == 2:
-                        raise
+            self._asking = time.monotonic()
+            try:
+                found = self._embed(texts, seconds)
+            finally:
+                self._asking = None
             self._count(len(texts))
             return found
+
+    def _embed(self, texts: list[str], seconds: float):
+        """embed()'s asking, under the batch lock."""
+        for attempt in (1, 2):  # a child found dead is replaced, and the batch sent again
+            with self._lock:
+                child = self._ensure()
+            try:
+                return self._ask(
+                    child, raw(child.stdin), raw(child.stdout), texts, len(texts), seconds
+                )
+            except WorkerSilent:
+                raise
+            except WorkerFailed:
+                self._kill(child)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")  # noqa: S101 (mypy: the loop returns or raises)
 
     def query(self, texts: list[str]):
         """As embed, on the child's other channel, which a batch in flight does not hold up;
@@ -188,12 +200,26 @@ class Worker(Process):
             self._done.popleft()
 
     def rate(self) -> float | None:
-        """Records a second over the batches of the last RATE_WINDOW seconds; None without any."""
+        """Records a second from the first batch of the last RATE_WINDOW seconds up to now (a
+        pass that stands still lowers it at once); None without two batches in that time."""
         done = list(self._done)
-        if len(done) < 2 or done[-1][0] < time.monotonic() - RATE_WINDOW:
+        now = time.monotonic()
+        if len(done) < 2 or done[-1][0] < now - RATE_WINDOW:
             return None
-        span = max(done[-1][0] - done[0][0], 1e-3)
-        return sum(n for _, n in done[1:]) / span
+        return sum(n for _, n in done[1:]) / max(now - done[0][0], 1e-3)
+
+    def still(self) -> float | None:
+        """Seconds since a record was last embedded, when the batch in flight has waited
+        STILL_BATCHES batches' time (at least STILL_LEAST seconds); None while the pass moves
+        (or no batch is in flight: paused or idle, which the embedder thread says)."""
+        asking, done = self._asking, list(self._done)
+        if asking is None:
+            return None
+        now = time.monotonic()
+        batch = (done[-1][0] - done[0][0]) / (len(done) - 1) if len(done) > 1 else 0.0
+        if now - asking < max(STILL_LEAST, STILL_BATCHES * batch):
+            return None
+        return now - (done[-1][0] if done else asking)
 
 
 class _Queries:

@@ -1,12 +1,14 @@
 """How far the hybrid mode's embedding is, for `bxctl memory stats` (and the stack's status).
 
-The counts come from the index file itself (vectors written, rows still pending), so they are
-true whoever asks; the rate is that of this process's embedding child over its last minute
-(embedworker.Worker.rate), known only inside the memoryd that runs it, and the time left is the
-pending rows at that rate. Whether the embedding is paused, and why, is the embedder thread's
-(embedbatch.Batches.paused), known there too; the rows skipped (embedbatch.py: the model could
-not embed them) are those of the file with neither a vector nor a place on the pending list.
-Nothing here writes.
+The counts come from the index file itself (vectors written, rows still pending), so they are true
+whoever asks; the rate is that of this process's embedding child over its last minute
+(embedworker.Worker.rate, counted up to now), known only inside the memoryd that runs it, and the
+time left is the pending rows at that rate; once a batch has waited several batches' time, the line
+says how long no record has been embedded instead (Worker.still): a rate and a time left would claim
+a pace the pass does not keep. Whether the embedding is paused, and why, is
+the embedder thread's (embedbatch.Batches.paused), known there too; the rows skipped (embedbatch.py:
+the model could not embed them) are those of the file with neither a vector nor a place on the
+pending list. Nothing here writes.
 """
 
 import os
@@ -35,9 +37,10 @@ def watch(index_path: object, batches: object) -> None:
 
 
 def embedding(index_path: Path) -> dict | None:
-    """{"done", "pending", "skipped", "paused", "rate", "seconds_left"} for an index in mode
-    hybrid, else None; rate and seconds_left are None while no rate is known (no batch in the
-    last minute), paused None unless embedding is paused (then why, in one line).
+    """{"done", "pending", "skipped", "paused", "rate", "seconds_left", "still"}
+    for an index in mode hybrid, else None; rate and seconds_left are None while no rate is
+    known (no batch in the last minute) or the pass stands still (still: the seconds since a
+    record was embedded), paused None unless embedding is paused (then why, in one line).
     IndexDamaged, naming the file, when it cannot be looked at (its folder unreadable)."""
     try:
         os.stat(index_path)
@@ -65,6 +68,9 @@ def embedding(index_path: Path) -> dict | None:
         worker = _workers.get(str(index_path))
         batches = _embedders.get(str(index_path))
     rate = worker.rate() if worker is not None else None  # type: ignore[attr-defined]
+    still = worker.still() if worker is not None and pending else None  # type: ignore[attr-defined]
+    if still is not None:
+        rate = None
     paused = getattr(batches, "paused", None) if pending else None
     left = None
     if pending == 0:
@@ -78,6 +84,7 @@ def embedding(index_path: Path) -> dict | None:
         "paused": paused,
         "rate": rate,
         "seconds_left": left,
+        "still": still,
     }
 
 
@@ -110,8 +117,10 @@ def line(progress: dict | None) -> str | None:
         )
     if progress.get("paused"):
         return text + f"; paused, tried again less and less often: {progress['paused']}"
-    rate = progress["rate"]
-    if rate and pending:
+    rate, still = progress["rate"], progress.get("still")
+    if still is not None and pending:
+        text += f"; standing still: no record embedded for {still:,.0f} s"
+    elif rate and pending:
         shown = f"{rate:,.1f}" if rate < 10 else f"{rate:,.0f}"
         text += f"; {shown} a second, {_duration(progress['seconds_left'])} left"
     return text

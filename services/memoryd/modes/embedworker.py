@@ -37,7 +37,10 @@ the last RATE_WINDOW seconds up to now, which `bxctl memory stats` shows with th
 waiting (progress.py): a pass that stands still (a child stopped, starved, swapping) lowers it
 at once rather than keeping the rate of its last batches. still() says how long no record has
 been embedded once a batch has waited STILL_BATCHES batches' time (at least STILL_LEAST), which
-stats then says instead of a time left.
+stats then says instead of a time left. fault is why a question could not be embedded (the
+model cannot load, the child failed or did not answer): recall then answers by words alone,
+which stats says, until a question is embedded again (or, for a model that could not load, a
+batch is).
 """
 
 import subprocess
@@ -86,6 +89,10 @@ class Worker(Process):
         self.queries = _Queries(self)
         self._start_failed: tuple[float, StartFailed] | None = None
         self._asking: float | None = None  # when the batch in flight was handed over
+        # Why the last question was not embedded (None: it was), and whether that was the
+        # model failing to load, which a batch embedded disproves too.
+        self.fault: str | None = None
+        self._fault_at_start = False
 
     def _ask(self, child: subprocess.Popen, write, read, payload: object, n: int, seconds: float):
         """payload's vectors (n of them) from child, written to write and read from read, within
@@ -124,8 +131,13 @@ class Worker(Process):
             self._asking = time.monotonic()
             try:
                 found = self._embed(texts, seconds)
+            except StartFailed as e:
+                self._failed(e, at_start=True)  # questions cannot load the model either
+                raise
             finally:
                 self._asking = None
+            if self._fault_at_start:
+                self.fault, self._fault_at_start = None, False
             self._count(len(texts))
             return found
 
@@ -151,7 +163,23 @@ class Worker(Process):
         a child that died is started again once. No wait is longer than QUERY_SECONDS (a
         question behind another, or behind a child being started, gives up: WorkerSilent),
         except this call's own start of a child."""
-        texts = [cut(t, self.tokens) for t in texts]
+        try:
+            vectors = self._query([cut(t, self.tokens) for t in texts])
+        except (WorkerFailed, StartFailed) as e:
+            self._failed(e, at_start=isinstance(e, StartFailed))
+            raise
+        self.fault, self._fault_at_start = None, False
+        return vectors
+
+    def _failed(self, error: BaseException, at_start: bool) -> None:
+        text = str(error).strip().splitlines()
+        self.fault = text[0] if text else type(error).__name__
+        if at_start:  # the extra or the model to put back, as a start refused for it says
+            self.fault += " (runbook: memoryd-start-failed)"
+        self._fault_at_start = at_start
+
+    def _query(self, texts: list[str]):
+        """query()'s asking, its texts cut."""
         for attempt in (1, 2):
             if not self._query_lock.acquire(timeout=QUERY_SECONDS):
                 raise WorkerSilent("the embedding process is busy with other questions")

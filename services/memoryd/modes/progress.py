@@ -5,7 +5,9 @@ whoever asks; the rate is that of this process's embedding child over its last m
 (embedworker.Worker.rate, counted up to now), known only inside the memoryd that runs it, and the
 time left is the pending rows at that rate; once a batch has waited several batches' time, the line
 says how long no record has been embedded instead (Worker.still): a rate and a time left would claim
-a pace the pass does not keep. Whether the embedding is paused, and why, is
+a pace the pass does not keep. Why a question could not be embedded (Worker.fault: the model cannot
+load, the child fails) is said whether or not rows wait: recall then answers by words alone, and the
+owner is told so until a question is embedded again. Whether the embedding is paused, and why, is
 the embedder thread's (embedbatch.Batches.paused), known there too; the rows skipped (embedbatch.py:
 the model could not embed them) are those of the file with neither a vector nor a place on the
 pending list. Nothing here writes.
@@ -37,10 +39,11 @@ def watch(index_path: object, batches: object) -> None:
 
 
 def embedding(index_path: Path) -> dict | None:
-    """{"done", "pending", "skipped", "paused", "rate", "seconds_left", "still"}
+    """{"done", "pending", "skipped", "paused", "rate", "seconds_left", "still", "words_only"}
     for an index in mode hybrid, else None; rate and seconds_left are None while no rate is
     known (no batch in the last minute) or the pass stands still (still: the seconds since a
-    record was embedded), paused None unless embedding is paused (then why, in one line).
+    record was embedded), paused None unless embedding is paused (then why, in one line),
+    words_only None unless recall answers by words alone (then why, in one line).
     IndexDamaged, naming the file, when it cannot be looked at (its folder unreadable)."""
     try:
         os.stat(index_path)
@@ -85,6 +88,7 @@ def embedding(index_path: Path) -> dict | None:
         "rate": rate,
         "seconds_left": left,
         "still": still,
+        "words_only": getattr(worker, "fault", None),
     }
 
 
@@ -103,7 +107,8 @@ def line(progress: dict | None) -> str | None:
     done, pending = progress["done"], progress["pending"]
     skipped = progress.get("skipped") or 0  # absent from an older memoryd's answer
     if pending == 0 and not skipped:
-        return f"embedding (recall mode hybrid): all {done:,} records have their vector"
+        text = f"embedding (recall mode hybrid): all {done:,} records have their vector"
+        return text + _words_only(progress)
     text = (
         f"embedding (recall mode hybrid): {done:,} of {done + pending + skipped:,} records have"
         f" their vector"
@@ -116,11 +121,24 @@ def line(progress: dict | None) -> str | None:
             " found by words only; memoryd's log names each; a reindex tries again)"
         )
     if progress.get("paused"):
-        return text + f"; paused, tried again less and less often: {progress['paused']}"
+        text += f"; paused, tried again less and less often: {progress['paused']}"
+        return text + _words_only(progress)
     rate, still = progress["rate"], progress.get("still")
     if still is not None and pending:
         text += f"; standing still: no record embedded for {still:,.0f} s"
     elif rate and pending:
         shown = f"{rate:,.1f}" if rate < 10 else f"{rate:,.0f}"
         text += f"; {shown} a second, {_duration(progress['seconds_left'])} left"
-    return text
+    return text + _words_only(progress)
+
+
+def _words_only(progress: dict) -> str:
+    why = progress.get("words_only")
+    if not why:
+        return ""
+    if progress.get("paused") and why.startswith(progress["paused"]):
+        return "; recall answers by words alone now, for the same reason"
+    return (
+        f"; recall answers by words alone now (its question could not be embedded: {why});"
+        " hybrid is whole again once a question is embedded"
+    )

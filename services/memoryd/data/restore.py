@@ -20,7 +20,8 @@ back, and the answer says how many entries and notes were left out. The index fo
 (purge.after_restore): notes.md is indexed again from its start, and the rows of every key the
 restored forgotten.jsonl lists are deleted; what of that fails is said in the answer, after the
 files restored. Session logs in an archive are checked (hashed), never staged or laid: sessions/
-is loopd's (memoryd reads it only).
+is loopd's (memoryd reads it only). A notes.md header laxer than the archive's own journal line of
+its note is laid as strict as that line (notesclaim.py), and the answer names it.
 """
 
 import contextlib
@@ -32,7 +33,7 @@ import time
 from dataclasses import dataclass
 
 from memoryd.config import read_soul_starter
-from memoryd.data import backup, lay, layout, leftout, recalllog, snapshot
+from memoryd.data import backup, lay, layout, leftout, notesclaim, recalllog, snapshot
 from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
 from memoryd.errors import AdminRefused, MemorydError
@@ -111,6 +112,7 @@ def run(service, name: str, replace: bool) -> Laid:
                     f"backup memoryd makes holds {', '.join(CORE)})"
                 )
         _check_counts(verified.manifest.get("counts", {}), staging, members)
+        strict = notesclaim.make_strict(Home(staging))  # no header laxer than its journal line
         first, seen = _back_up_first(service, replace)
         order = Order(name, verified.manifest, replace, seen, first)
         again, waited, stopped, said, (edit, since) = service._writer.submit(
@@ -142,6 +144,7 @@ def run(service, name: str, replace: bool) -> Laid:
             "memoryd refuses memory until it is restarted, which finishes the restore (restart it)"
             + (f"; what was here is backed up in {again or first}" if again or first else "")
         )
+    said = "; ".join(x for x in (strict.said(), said) if x)
     return Laid(verified.manifest, again or first, waited, said, edit, tuple(since))
 
 

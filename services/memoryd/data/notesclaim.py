@@ -1,0 +1,165 @@
+"""A restore's notes.md headers checked against the archive's own journal before anything is laid.
+
+An archive is the owner's file: a notes.md header edited by hand (the manifest's hash mended to
+match) could say trusted of a note whose write the archive's journal records as untrusted, and
+recall and the prompt would follow the header. Each note of the staged notes.md is paired with the
+journal line that appended it (its text, and its session first: the k-th note of a text and
+session with the k-th such write, then what is left by text alone), and a header laxer than that
+line (trusted where the line says untrusted, a lower class, moved or dropped where the line noted
+it) is made as strict in the copy laid: the label memoryd gave when it wrote the note. The restore
+goes on, since refusing would leave the owner to mend a tar by hand, and its answer names each
+note so changed, the edit and what to do to keep the text in memory (promote it: the owner's
+own journalled act, never a label claimed by a file). A note no journal line wrote (the archive's
+journal lacks it) is laid as its header says, as before.
+"""
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.data.journalled import NOTED, Label, Written, because, klass_of, line_label
+from memoryd.home import Home, atomic_write, read_file
+from memoryd.journal import forgotten
+from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal, class_source
+from memoryd.journal.linefile import parse_line
+from memoryd.journal.scan import mapped
+from memoryd.memory import edits, notes
+
+SAID_MAX = 5  # notes named in the answer; the rest counted
+
+# Only the lines that append notes or bring entries into identity are parsed: a hand-kept
+# journal of many months is read once, line by line, never parsed whole.
+WANTED = (b'"notes": [{', b'"to": "memory.md"', b'"to": "user.md"')
+
+
+@dataclass
+class Strict:
+    """The notes whose headers a restore made strict: (number, text, why) of each."""
+
+    made: list[tuple[int, str, str]]
+
+    def said(self) -> str:
+        """The answer's sentence; "" when every header held."""
+        if not self.made:
+            return ""
+        parts = [
+            f"note {number} ({edits.shorten(text)!r}) laid with its journal's label: its header "
+            f"{why}"
+            for number, text, why in self.made[:SAID_MAX]
+        ]
+        if len(self.made) > SAID_MAX:
+            parts.append(f"and {len(self.made) - SAID_MAX} more")
+        return (
+            "; ".join(parts) + "; the archive's notes.md headers were laxer than its journal, "
+            "which memoryd follows: to keep such a note in memory, read it and promote it "
+            "yourself (bxctl memory promote note:N --file memory)"
+        )
+
+
+def _lines(months: list[Path]):
+    for path in months:
+        with mapped(path) as data:
+            start = 0
+            while start < len(data):
+                end = data.find(b"\n", start)
+                end = len(data) if end == -1 else end
+                raw = bytes(data[start:end])
+                start = end + 1
+                if any(w in raw for w in WANTED):
+                    record = parse_line(raw, EditLine)
+                    if not isinstance(record, str):
+                        yield record
+
+
+Write = tuple[str | None, Written | None]  # the session that appended a note, and its record
+
+
+def _writes(months: list[Path]) -> dict[str, list[Write]]:
+    """Every note the journal records appending, by text, in order; no record for a moved or
+    dropped entry whose class no earlier line gives (nothing to check its header against)."""
+    came: dict[tuple[str, str], str] = {}  # (file, entry): the class it came in with
+    out: dict[str, list[Write]] = defaultdict(list)
+    for record in _lines(months):
+        for note in record.notes:
+            text = note.text.strip()
+            if note.kind == NOTED:
+                session, label = line_label(record, NOTED)
+                out[text].append((session, Written(record.id, session, label)))
+            elif note.kind in ("moved", "dropped"):
+                file = record.to if record.to in IDENTITY_FILES else record.file
+                klass = came.get((file, text)) if isinstance(file, str) else None
+                if klass is None:  # no earlier line brought it in: nothing to check against
+                    out[text].append((record.session, None))
+                else:
+                    label = Label(note.kind, klass, False)
+                    out[text].append((record.session, Written(record.id, record.session, label)))
+        if record.to in IDENTITY_FILES and record.action != "undo":
+            klass = klass_of(class_source(record))
+            before = set(record.before)
+            for entry in record.after:
+                if entry not in before:
+                    came[(record.to, entry.strip())] = klass
+    return out
+
+
+def _paired(found: list[notes.NoteEntry], writes: dict[str, list[Write]]) -> dict[int, Written]:
+    """Each note's write: by text and session first, then by text alone, in order (a header
+    whose session was edited too is still paired with the write of its text left over)."""
+    taken: set[int] = set()
+    out: dict[int, Written] = {}
+    for by_session in (True, False):
+        for note in found:
+            if note.number in taken:
+                continue
+            pool = writes.get(note.text, [])
+            for at, (session, written) in enumerate(pool):
+                if by_session and session != note.session:
+                    continue
+                pool.pop(at)
+                taken.add(note.number)
+                if written is not None:
+                    out[note.number] = written
+                break
+    return out
+
+
+def _header(note: notes.NoteEntry, label: Label) -> bytes:
+    when = dt.datetime.strptime(note.time, notes.HEADER_TIME).replace(tzinfo=dt.UTC)
+    if label.kind == NOTED:
+        block = notes.noted("x", when, note.session, label.klass, label.untrusted)
+    else:
+        source = note.source or "memory.md"
+        block = notes.moved_or_dropped(label.kind, "x", when, source, note.session, label.klass)
+    return block.split("\n", 1)[0].encode("utf-8")
+
+
+def make_strict(staged: Home) -> Strict:
+    """Make every header of the staged notes.md at least as strict as the staged journal's line
+    of its note (written atomically); what was changed."""
+    path = staged.memory_file("notes.md")
+    try:
+        data = read_file(path)
+    except FileNotFoundError:
+        return Strict([])
+    found = [n for n in notes.parse(data) if not forgotten.is_marker(n.text)]
+    if not found:
+        return Strict([])
+    paired = _paired(found, _writes(Journal(staged).month_files()))
+    out, made, at = [], [], 0
+    for note in found:
+        written = paired.get(note.number)
+        claimed = Label(note.kind, note.klass, note.untrusted)
+        if written is None or not claimed.laxer_than(written.label):
+            continue
+        end = data.find(b"\n", note.start)
+        end = len(data) if end == -1 else end
+        start = note.start + (3 if data.startswith(b"\xef\xbb\xbf", note.start) else 0)
+        if data[end - 1 : end] == b"\r":
+            end -= 1
+        out += [data[at:start], _header(note, claimed.with_(written.label))]
+        at = end
+        made.append((note.number, note.text, because(claimed, written, "the archive's")))
+    if made:
+        atomic_write(path, b"".join([*out, data[at:]]))
+    return Strict(made)

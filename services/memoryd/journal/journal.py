@@ -16,8 +16,10 @@ key a later memoryd may have written. The journal is read without reading a mont
 scan.py (a line by id, the last lines, a file's last line) and byfile.py (each identity file's
 latest edit and its entries' classes). It is the history notes.md alone cannot give, and what undo
 reverts from. A line that is not valid JSON or not an edit line (a hand edit, a crash mid-append)
-is skipped with a log line naming the file and the line; undo stays safe because it also compares
-the file with what the edit left.
+is skipped with a log line naming the file, the line and why (damaged.py: at start for a month's
+last line, the one a power cut tears, and when log, show or undo meet one); undo stays safe
+because it also compares the file with what the edit left. The id a damaged line starts with is
+never handed out again.
 
 An id names one edit for good: the owner reads it in bxctl memory log and undoes, shows or accepts
 by it later. The journal alone cannot promise that once its lines are gone (edits/ deleted or
@@ -43,8 +45,9 @@ from memoryd.home import (
     fsync_dir,
     open_read,
 )
+from memoryd.journal import damaged
 from memoryd.journal.ids import EDIT_ID, Issued, day_numbers
-from memoryd.journal.linefile import all_ids, damaged_line, line_id, read_lines
+from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 
 log = logging.getLogger(__name__)
@@ -179,7 +182,8 @@ def last_id(path: Path) -> str | None:
 
 
 def _id_of(raw: bytes) -> str | None:
-    edit_id = line_id(raw)
+    # A line torn or damaged after its start still names the id it was given: never given again.
+    edit_id = line_id(raw) or damaged.id_at_start(raw)
     return edit_id if edit_id is not None and EDIT_ID.match(edit_id) else None
 
 
@@ -194,6 +198,13 @@ class Journal:
         except FileNotFoundError:
             return []
         return [self.home.edits / name for name in names]
+
+    def check_end(self) -> list[damaged.Damaged]:
+        """The month files' last lines that are damaged (the one a power cut tears during its
+        append), each said in memoryd's log once: at start, before the journal is compared with
+        the files."""
+        found = [damaged.last_line(path, EditLine) for path in self.month_files()]
+        return [f for f in found if f is not None]
 
     def records(self) -> list[EditLine]:
         """Every journal line, oldest first: the whole journal parsed, for tests and tools that
@@ -220,13 +231,23 @@ class Journal:
         if issued > held:
             # Counting on from the journal would hand out an id the owner was already shown
             # for another edit.
-            log.warning(
-                "%s: the journal no longer holds edit %s-%04d, the last memoryd handed out (it "
-                "was deleted, replaced or restored from an older copy); ids go on after it",
-                path,
-                day,
-                issued,
-            )
+            lost = f"{day}-{issued:04d}"
+            found = damaged.find(path, lost, EditLine)
+            if found is not None:
+                log.warning(
+                    "%s: edit %s's line (line %s) is damaged: %s; ids go on after it",
+                    path,
+                    lost,
+                    f"{found.number:,}",
+                    found.why if found.torn else f"it is {found.why}",
+                )
+            else:
+                log.warning(
+                    "%s: the journal no longer holds edit %s, the last memoryd handed out (it "
+                    "was deleted, replaced or restored from an older copy); ids go on after it",
+                    path,
+                    lost,
+                )
         return f"{day}-{max(held, issued) + 1:04d}"
 
     def missing_sentence(self, edit_id: str) -> str:
@@ -236,14 +257,21 @@ class Journal:
         if EDIT_ID.match(edit_id):
             month = self.home.edits / f"{edit_id[:7]}.jsonl"
             try:
-                number = damaged_line(month, edit_id, EditLine)
+                found = damaged.find(month, edit_id, EditLine)
             except OSError:
-                number = None
-            if number is not None:
+                found = None
+            if found is not None and found.torn:
                 return (
-                    f"refused: edit {edit_id}'s line in {month} (line {number:,}) is damaged: "
-                    "it does not parse, so memoryd can neither show nor undo it; mend that line "
-                    "(memoryd's log says what is wrong with it) or restore a backup"
+                    f"refused: edit {edit_id}'s line in {month} (line {found.number:,}) is "
+                    f"damaged: it was {damaged.TORN}, so memoryd can neither show nor undo it; "
+                    "the write it journalled stands in the files: delete that line (memoryd's log "
+                    "names it) or restore a backup"
+                )
+            if found is not None:
+                return (
+                    f"refused: edit {edit_id}'s line in {month} (line {found.number:,}) is "
+                    "damaged: it does not parse, so memoryd can neither show nor undo it; mend "
+                    "that line (memoryd's log says what is wrong with it) or restore a backup"
                 )
         if self.issued.handed_out("edit", edit_id):
             return (

@@ -4,18 +4,18 @@ Each of those files has one pydantic model per line, kept in the module that own
 (journal.EditLine, review.PendingLine, recall.RecallLine). A line is validated once, when it is
 read; one that is not JSON, not an object or not of the model's shape (a hand edit, a torn append)
 is damaged: it is skipped with a log line naming the file and the line, as proto.records does for
-session logs. What memoryd writes is the model dumped, so a line reads back as it was written.
+session logs (a journal line the owner's commands meet is said by damaged.py, with why). What
+memoryd writes is the model dumped, so a line reads back as it was written.
 """
 
 import json
 import logging
-import mmap
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from memoryd.home import open_read, read_file
+from memoryd.home import read_file
 
 log = logging.getLogger(__name__)
 
@@ -86,39 +86,3 @@ def damaged_lines(path: Path, model: type[BaseModel]) -> list[tuple[int, bytes]]
         for number, raw in enumerate(data.split(b"\n"), start=1)
         if raw.strip() and isinstance(parse_line(raw, model), str)
     ]
-
-
-def damaged_line(path: Path, line_id_: str, model: type[BaseModel]) -> int | None:
-    """The number (from 1) of a line of path that names line_id_ as its "id" and does not parse
-    as model: a line the file holds for that id, damaged (a lost quote, a torn write). The file is
-    mapped, not read whole; None when there is no such line."""
-    needle = b'"id": ' + json.dumps(line_id_).encode()
-    try:
-        f = open_read(path)  # no link followed, a regular file only
-    except FileNotFoundError:
-        return None
-    with f:
-        try:
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # empty
-            return None
-        try:
-            position = data.find(needle)
-            while position != -1:
-                start = data.rfind(b"\n", 0, position) + 1
-                end = data.find(b"\n", position)
-                end = len(data) if end == -1 else end
-                if isinstance(parse_line(data[start:end], model), str):
-                    return _line_number(data, start)
-                position = data.find(needle, end)
-        finally:
-            data.close()
-    return None
-
-
-def _line_number(data: mmap.mmap, start: int) -> int:
-    number, position = 1, data.find(b"\n", 0, start)
-    while position != -1:
-        number += 1
-        position = data.find(b"\n", position + 1, start)
-    return number

@@ -16,6 +16,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 from memoryd.home import open_read
+from memoryd.journal import damaged
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
 
@@ -148,16 +149,17 @@ def line_at(path: Path, offset: int) -> EditLine | None:
         return _parse(data[offset:end])
 
 
-def _skipped(skipped: list[tuple[Path, str | None]] | None, path: Path, raw: bytes) -> None:
-    """A damaged line passed over: its file and, when its start still says, its id."""
+def _skipped(skipped: list[damaged.Damaged] | None, path: Path, data, start: int, end: int) -> None:
+    """A damaged line passed over (data[start:end]): its file, id (when its start still says),
+    number and why, said in memoryd's log once (the owner's answer sends him there)."""
     if skipped is not None:
-        m = ID_AT_START.match(raw)
-        skipped.append((path, f"{m.group(1).decode()}-{m.group(2).decode()}" if m else None))
+        found = damaged.found_at(path, data, start, end, EditLine)
+        if found is not None:
+            damaged.say(found)
+            skipped.append(found)
 
 
-def tail(
-    paths: list[Path], n: int, skipped: list[tuple[Path, str | None]] | None = None
-) -> list[EditLine]:
+def tail(paths: list[Path], n: int, skipped: list[damaged.Damaged] | None = None) -> list[EditLine]:
     """The last n parseable lines over paths (oldest first), oldest first; skipped gets the
     damaged lines passed over among them."""
     out: list[EditLine] = []
@@ -172,7 +174,7 @@ def tail(
                     if record is not None:
                         out.append(record)
                     else:
-                        _skipped(skipped, path, raw)
+                        _skipped(skipped, path, data, start, end)
                 end = start
                 if start == 0:
                     break
@@ -183,7 +185,7 @@ def tail(
 
 
 def from_id(
-    paths: list[Path], edit_id: str, n: int, skipped: list[tuple[Path, str | None]] | None = None
+    paths: list[Path], edit_id: str, n: int, skipped: list[damaged.Damaged] | None = None
 ) -> list[EditLine] | None:
     """n parseable lines starting at edit_id's (None when no line has that id); skipped gets
     the damaged lines passed over among them."""
@@ -208,7 +210,7 @@ def from_id(
                 if record is not None:
                     out.append(record)
                 elif raw:
-                    _skipped(skipped, path, raw)
+                    _skipped(skipped, path, data, position, end)
                 position = end + 1
         if len(out) >= n:
             break

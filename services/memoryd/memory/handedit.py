@@ -161,7 +161,9 @@ class HandEdits:
         self.index = index
 
     def detect(self) -> list[EditLine]:
-        """Journal every identity file that differs from the journal's last after."""
+        """Journal every identity file that differs from the journal's last after. The journal's
+        end is looked at first: a last line a power cut tore is said (once) in memoryd's log."""
+        self.journal.check_end()
         records = []
         self._removals_never_applied()
         note = self._unjournalled_note()

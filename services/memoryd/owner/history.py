@@ -7,6 +7,7 @@ before paging existed.
 """
 
 from memoryd.errors import AdminRefused
+from memoryd.journal import damaged
 from memoryd.journal import scan as journalscan
 from memoryd.journal.ids import EDIT_ID
 from memoryd.journal.journal import EditLine, Journal
@@ -17,7 +18,7 @@ from proto.plural import counted
 
 
 def log_window(
-    journal: Journal, n: int, start: str | None, skipped: list | None = None
+    journal: Journal, n: int, start: str | None, skipped: list[damaged.Damaged] | None = None
 ) -> list[EditLine]:
     """The edits log N (--from ID) names, oldest first, read from the journal's end (or from
     ID's line) through journalscan, so a long journal costs only the lines shown; skipped gets
@@ -42,17 +43,25 @@ def log_item(record: EditLine) -> dict:
     return {**item, "where": admin_text.where(record)}
 
 
-def damaged_said(skipped: list) -> str | None:
+def damaged_said(skipped: list[damaged.Damaged]) -> str | None:
     """The line log adds when damaged journal lines were passed over: how many, which ids (when
-    their start still says), in which files."""
+    their start still says), in which files, and why (each said in memoryd's log, damaged.py)."""
     if not skipped:
         return None
-    ids = [edit_id for _, edit_id in skipped if edit_id]
-    files = ", ".join(sorted({str(path) for path, _ in skipped}))
+    ids = [found.id for found in skipped if found.id]
+    files = ", ".join(sorted({str(found.path) for found in skipped}))
     named = f" (edit{'s' if len(ids) > 1 else ''} {', '.join(ids[:5])}" if ids else ""
     if ids:
         named += f" and {len(ids) - 5:,} more)" if len(ids) > 5 else ")"
-    parse = "it does not parse" if len(skipped) == 1 else "they do not parse"
+    one = len(skipped) == 1
+    if all(found.torn for found in skipped):
+        lines = ", ".join(f"{found.number:,}" for found in skipped[:5])
+        parse = (
+            f"line{'' if one else 's'} {lines}, {'it was' if one else 'they were'} {damaged.TORN}"
+            " (the write stands in the files)"
+        )
+    else:
+        parse = "it does not parse" if one else "they do not parse"
     return (
         f"({counted(len(skipped), 'damaged journal line')}{named} not listed, in {files}: "
         f"{parse}; memoryd's log says what is wrong)"
@@ -60,10 +69,12 @@ def damaged_said(skipped: list) -> str | None:
 
 
 def log_answer(journal: Journal, arg: LogArg) -> str:
-    skipped: list = []
+    skipped: list[damaged.Damaged] = []
     window = log_window(journal, arg.n, arg.from_, skipped)
-    damaged = damaged_said(skipped)
-    last = journal.issued.last("edit") if not window and arg.from_ is None else None
+    said = damaged_said(skipped)
+    # (a damaged line holds what was journalled: said above, not as lines gone)
+    gone = not window and arg.from_ is None and not skipped
+    last = journal.issued.last("edit") if gone else None
     if last is not None:
         # An empty history is not the truth when memoryd handed edits out: their lines are lost.
         raise AdminRefused(
@@ -81,16 +92,16 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
                 "cut": page.cut,
                 "edits": page.shown,
                 "rest": rest,
-                "damaged": [{"file": str(path), "id": edit_id} for path, edit_id in skipped],
+                "damaged": [{"file": str(found.path), "id": found.id} for found in skipped],
             }
         )
     if not window:
         empty = admin_text.NO_EDITS if arg.from_ is None else f"no edits from {arg.from_}"
-        return empty if damaged is None else f"{empty}\n{damaged}"
+        return empty if said is None else f"{empty}\n{said}"
     page = paging.text_page(window, admin_text.log_line)
     lines = list(page.shown)
-    if damaged is not None:
-        lines.append(damaged)
+    if said is not None:
+        lines.append(said)
     rest = _log_rest(window, page, arg.n)
     if rest is not None:
         lines.append(

@@ -64,12 +64,11 @@ def _lines(months: list[Path]):
             while start < len(data):
                 end = data.find(b"\n", start)
                 end = len(data) if end == -1 else end
-                raw = bytes(data[start:end])
-                start = end + 1
-                if any(w in raw for w in WANTED):
-                    record = parse_line(raw, EditLine)
+                if any(data.find(w, start, end) != -1 for w in WANTED):
+                    record = parse_line(bytes(data[start:end]), EditLine)
                     if not isinstance(record, str):
                         yield record
+                start = end + 1
 
 
 Write = tuple[str | None, Written | None]  # the session that appended a note, and its record
@@ -78,7 +77,7 @@ Write = tuple[str | None, Written | None]  # the session that appended a note, a
 def _writes(months: list[Path]) -> dict[str, list[Write]]:
     """Every note the journal records appending, by text, in order; no record for a moved or
     dropped entry whose class no earlier line gives (nothing to check its header against)."""
-    came: dict[tuple[str, str], str] = {}  # (file, entry): the class it came in with
+    came: dict[str, dict[str, str]] = {f: {} for f in IDENTITY_FILES}  # as byfile.py keeps it
     out: dict[str, list[Write]] = defaultdict(list)
     for record in _lines(months):
         for note in record.notes:
@@ -88,19 +87,29 @@ def _writes(months: list[Path]) -> dict[str, list[Write]]:
                 out[text].append((session, Written(record.id, session, label)))
             elif note.kind in ("moved", "dropped"):
                 file = record.to if record.to in IDENTITY_FILES else record.file
-                klass = came.get((file, text)) if isinstance(file, str) else None
+                klass = came[file].get(text) if file in IDENTITY_FILES else None
                 if klass is None:  # no earlier line brought it in: nothing to check against
                     out[text].append((record.session, None))
                 else:
                     label = Label(note.kind, klass, False)
                     out[text].append((record.session, Written(record.id, record.session, label)))
-        if record.to in IDENTITY_FILES and record.action != "undo":
-            klass = klass_of(class_source(record))
-            before = set(record.before)
-            for entry in record.after:
-                if entry not in before:
-                    came[(record.to, entry.strip())] = klass
+        if record.to in IDENTITY_FILES:
+            _came_with(came[record.to], record)
     return out
+
+
+def _came_with(came: dict[str, str], record: EditLine) -> None:
+    """The class each entry of a file came in with, after record (byfile.FileState.take: an undo
+    brings nothing in, and an entry that left the file is forgotten)."""
+    if record.action != "undo":
+        klass = klass_of(class_source(record))
+        before = set(record.before)
+        for entry in record.after:
+            if entry not in before:
+                came[entry.strip()] = klass
+    keep = {e.strip() for e in (*record.after, *record.before)}
+    for entry in [e for e in came if e not in keep]:
+        del came[entry]
 
 
 def _paired(found: list[notes.NoteEntry], writes: dict[str, list[Write]]) -> dict[int, Written]:

@@ -66,8 +66,9 @@ TEXT_SECONDS = 1.0
 # The background embedding keeps its own, growing, pause.
 QUESTION_RETRY_SECONDS = 60.0
 # A batch in flight this many batches' time (and at least STILL_LEAST seconds) means the pass
-# stands still: a batch's time varies by a factor of two or three with the machine's load.
-STILL_BATCHES = 4
+# stands still. A batch's time varies by a factor of two or three with the machine's load, and a
+# slow batch called standing still is no lie: the line then says only how long none was embedded.
+STILL_BATCHES = 3
 STILL_LEAST = 5.0
 
 

@@ -16,8 +16,9 @@ which the owner running memory-mcp on the host has.
 The files are read in one worker thread, off the event loop, and the wait for it is bounded by
 --timeout: a read that takes longer (a stalled disk) is an error at the timeout, never a hang. At
 most one read runs at a time; a request that comes while a stalled one still runs waits behind it
-and times out in turn, so a stalled disk costs one thread, not one per request. The thread is a
-daemon, so a stalled read never keeps memory-mcp from exiting when the client closes stdin.
+and times out in turn, so a stalled disk costs one thread, not one per request. The requests
+waiting count as requests being worked on (waiting): stdin is not read past 64 of them. The thread
+is a daemon, so a stalled read never keeps memory-mcp from exiting when the client closes stdin.
 """
 
 import asyncio
@@ -58,12 +59,15 @@ class BlockFiles:
         self._build = build or partial(memory_block, max_class=max_class)
         self._jobs: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
+        # requests waiting for a read: stdin is not read past them meanwhile (inflight.room)
+        self.waiting = 0
 
     async def read(self, session: str) -> str:
         """The block text; BlockUnavailable with the sentence the client is shown."""
         job: Future = Future()
         self._start_worker()
         self._jobs.put(job)
+        self.waiting += 1
         try:
             return await asyncio.wait_for(asyncio.wrap_future(job), self.timeout)
         except TimeoutError:
@@ -74,6 +78,7 @@ class BlockFiles:
             log.exception("session %s: building the memory block failed", session)
             reason = "an internal error (memory-mcp's log has the details)"
         finally:
+            self.waiting -= 1
             job.cancel()  # a job still queued is dropped; one already running finishes unseen
         log.warning("session %s: the memory block cannot be built: %s", session, reason)
         raise BlockUnavailable(cannot_build_text(reason))

@@ -13,6 +13,10 @@ class MemorydUnreachable(MemoryMcpError):
     """memoryd did not answer (down, not started, or slower than the timeout)."""
 
 
+class MemorydBusy(MemoryMcpError):
+    """As many calls as memory-mcp lets be with memoryd at once already are: this one not sent."""
+
+
 class MemorydUncertain(MemoryMcpError):
     """A write was sent to memoryd and no answer came: it may have been applied."""
 

@@ -14,8 +14,9 @@ starts, before any request is handled, and those exact bytes are served for the 
 connection, however memory changes meanwhile. Rendered at the first read instead, it would hold
 what this session wrote before reading it, or what another wrote since the connection began.
 When that first rendering fails, the block is tried again before the first tool call is sent and
-at a read before it; once a call has gone to memoryd without a block, every read is answered with
-the reason the last one failed: any block now would not be the one this session started with.
+at a read before it (a request that came while it ran gets its failure, so it waits at most
+--timeout); once a call has gone to memoryd without a block, every read is answered with the
+reason the last one failed: any block now would not be the one this session started with.
 """
 
 import logging
@@ -220,11 +221,12 @@ class MemoryMcp:
     async def _block(self, ctx) -> str:
         """This session's block: the one read at the start, or else the first one read before
         any tool call was sent; the same bytes at every read after it."""
+        waited = self.opened is not None and not self.opened.is_set()
         if self.opened is not None:
             await self.opened.wait()
         if self.block is not None:
             return self.block
-        if self.sent_without_block:
+        if self.sent_without_block or waited:  # the start's read just failed: not read twice
             raise MCPError(code=types.INTERNAL_ERROR, message=self.block_failure)
         try:
             text = await self.block_files.read(self.session_for(ctx))

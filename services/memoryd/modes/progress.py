@@ -71,7 +71,9 @@ def embedding(index_path: Path) -> dict | None:
         worker = _workers.get(str(index_path))
         batches = _embedders.get(str(index_path))
     rate = worker.rate() if worker is not None else None  # type: ignore[attr-defined]
-    still = worker.still() if worker is not None and pending else None  # type: ignore[attr-defined]
+    # A worker that keeps no batch in flight (tests, benchmarks) never stands still.
+    still_for = getattr(worker, "still", None) if pending else None
+    still = still_for() if still_for is not None else None
     if still is not None:
         rate = None
     paused = getattr(batches, "paused", None) if pending else None

@@ -2,7 +2,8 @@
 
 The index is derived from sessions/ and notes.md (spec 6). A log that shrank is indexed again
 (indexer.py); one that is gone -- sessions/<id>/ removed, or its 0.jsonl -- has its rows (through
-the indexer's delete, so the recall modes' tables follow) and its progress dropped: at the catch-up
+the indexer's delete, so the recall modes' tables follow) and its progress dropped, its label
+left behind for a log made again under its name (labelkept.py): at the catch-up
 after a start, for each session the progress table holds that the start's listing of sessions/
 did not find, and when session_updated names it. Finding them costs a row per session held and a
 stat per one not listed, never a scan of the rows. A log memoryd may not read (a link, a FIFO) is
@@ -17,7 +18,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from memoryd.home import Home
-from memoryd.index import indexer
+from memoryd.index import indexer, labelkept
 from proto.messages import is_session_id
 
 log = logging.getLogger("memoryd.index.index")
@@ -59,14 +60,14 @@ def gone(conn: sqlite3.Connection, home: Home, listed: Iterable[str]) -> list[st
 
 
 def drop(conn: sqlite3.Connection, sessions: list[str]) -> None:
-    """Delete the rows and the progress of sessions."""
+    """Delete the rows and the progress of sessions, leaving the label of each."""
     for at in range(0, len(sessions), CHUNK):
         chunk = tuple(sessions[at : at + CHUNK])
         marks = ",".join("?" * len(chunk))
         indexer._delete_rows(conn, f"kind = 'session' AND session IN ({marks})", chunk)
-        names = [(indexer.log_name(session),) for session in chunk]
-        conn.executemany("DELETE FROM progress WHERE log = ?", names)
-        conn.executemany("DELETE FROM offsets WHERE log = ?", names)
+        # A session's label stays behind it (labelkept.py): a log made again under its name
+        # is read from it, never from a clean one.
+        labelkept.leave(conn, [indexer.log_name(session) for session in chunk])
 
 
 def remove(index, sessions: list[str]) -> None:

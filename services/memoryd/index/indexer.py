@@ -4,13 +4,15 @@ What a session record gives is in sessionrows.py; notes.md entries carry the lab
 gives.
 
 Progress per log is the number of records read (spec 6's progress table) and, beside it in the
-offsets table, the byte offset reached, the label in force there, a hash of the bytes just
-before the offset and which file was read (file_of). Catching up seeks to the offset, so it costs
-what the new records cost, not what the log is long. A log that is another file now (an editor's
-save, sed -i: a new inode) or whose hash no longer matches (it shrank, or was rewritten near the
-offset) is indexed again from its start. notes.md, which the owner may edit anywhere by hand, is
-indexed again from its start whenever its stat is not the one the index read or memoryd's own
-write left (index_notes): a redaction of an older note keeps the size and every byte near the end.
+offsets table, the byte offset reached, the label in force there, a hash of the bytes just before
+the offset and which file was read (file_of). Catching up seeks to the offset, so it costs what the
+new records cost, not what the log is long. A log that is another file now (an editor's save,
+sed -i: a new inode) or whose hash no longer matches (it shrank, or was rewritten near the
+offset) is indexed again from its start, at the label it had reached: a session's label never
+gets laxer, whatever is done to its log (labelkept.py). notes.md, which the owner may edit
+anywhere by hand, is indexed again from its start whenever its stat is not the one the index read
+or memoryd's own write left (index_notes): a redaction of an older note keeps the size and every
+byte near the end.
 
 What one record may cost is bounded: a row indexes at most max_record_bytes of
 its text, and a long log line is never read whole (sessionrows.py). The settings that change what
@@ -35,7 +37,7 @@ from pathlib import Path
 from memoryd import modes
 from memoryd.data import matching
 from memoryd.home import Home, check_entry, open_read
-from memoryd.index import carryfile
+from memoryd.index import carryfile, labelkept
 from memoryd.index.sessionrows import LogState, Part, Row, session_rows
 from memoryd.index.settings import (
     RECORD_BYTES,
@@ -211,9 +213,9 @@ def _delete_rows(conn: sqlite3.Connection, where: str, params: tuple) -> None:
 
 def drop_log(conn: sqlite3.Connection, session: str) -> None:
     """Forget what was indexed of a session's log and how far it was read: the next catch-up
-    reads it from its start."""
+    reads it from its start, at the label it had (labelkept.leave)."""
     _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
-    conn.execute("DELETE FROM offsets WHERE log = ?", (log_name(session),))
+    labelkept.leave(conn, [log_name(session)])
 
 
 def index_session(
@@ -240,26 +242,28 @@ def index_session_part(
     settings: str | Settings,
     counted: Callable[[int], None] = lambda n: None,
     part: Part | None = None,
+    kept: labelkept.Label | None = None,
 ) -> tuple[int, bool]:
     """Index at most a part of a session's log past its progress: (rows added, read to the end).
 
     Writes nothing when the log has nothing new (its progress row aside, for a log never seen).
+    kept: the label the index this one replaces held for the log (a reindex's build): a log
+    whose reading ends laxer than it, or than memoryd's journal says, is read again at it.
     """
     settings = _settings(settings)
     part = part or one_part()
     path = home.session_log(session)
     name = log_name(session)
     saved = load_state(conn, name)
-    state = saved or LogState()
+    # A log read again starts from the label memoryd had seen of the session (labelkept.py).
+    state = saved or labelkept.start(conn, home, session, name)
     file = file_of(path)  # before the read: a file put there meanwhile is seen next time
     if state.bytes and state.file is not None and state.file != file:
-        log.warning("session log %s is another file than was read: indexing it again", path)
         _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
-        state = LogState()
+        state = labelkept.again(home, session, state, "is another file than was read")
     elif state.bytes and not _still_valid(path, state):
-        log.warning("session log %s changed before byte %d: indexing it again", path, state.bytes)
         _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
-        state = LogState()
+        state = labelkept.again(home, session, state, f"changed before byte {state.bytes}")
     before = state.bytes
     rows = session_rows(path, session, state, settings, counted, part)
     # What the owner made memoryd forget is never indexed again. A row under a key forgotten.jsonl
@@ -274,6 +278,15 @@ def index_session_part(
     if texts:
         rows = (r for r in rows if not matching.holds_forgotten(r[5], r[8], texts))
     added = insert_rows(conn, rows)
+    # Asked once a read reaches the log's end having read something (the journal's labels are
+    # kept in memory and follow its appends: journallabels.py).
+    ended = part.done and (state.bytes != before or not before)
+    floor = labelkept.floor(home, session, state, kept) if ended else None
+    if floor is not None:  # an altered log: read again at the label memoryd had seen
+        _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
+        save_state(conn, name, LogState(klass=floor[0], untrusted=floor[1], file=file))
+        part.done, part.damaged = False, None
+        return index_session_part(conn, home, session, settings, counted, part, kept)
     if state.bytes != before or saved is None or state.file != file:
         state.tail = _tail_hash(path, state.bytes)
         state.file = file

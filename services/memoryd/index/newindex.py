@@ -1,10 +1,11 @@
 """A new index file built from nothing: what a reindex writes before it swaps the file in.
 
 build() reads every indexable session log and notes.md into index/memory.sqlite3.new and touches
-nothing else, so it can run anywhere: on a thread (Index.build_new, tests) or in a child process
-(rebuild.py, memoryd's reindex). It needs only the home, the settings and the recall mode; the
-index in use (index.py) then catches the new file up with what was written meanwhile and swaps it
-in on its writer (Index.finish_new).
+nothing else (the index in use is only read, for the sessions' labels), so it can run
+anywhere: on a thread (Index.build_new, tests) or in a child process (rebuild.py, memoryd's
+reindex). It needs only the home, the settings and the recall mode; the index in use (index.py)
+then catches the new file up with what was written meanwhile and swaps it in on its writer
+(Index.finish_new).
 """
 
 import logging
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from memoryd import modes
 from memoryd.home import Home, ensure_dir
-from memoryd.index import indexer
+from memoryd.index import indexer, labelkept
 from memoryd.index.dbfile import create_file, remove_database
 from memoryd.index.indexer import Part, Settings
 from memoryd.journal import keptout
@@ -114,16 +115,23 @@ def build(
         modes.prepare(conn, mode, new)  # recall modes
         logs = records = 0
         whole = Part()
+        # The labels the index in use holds: no log is indexed laxer than it was (labelkept.py).
+        old = labelkept.old_labels(path)
         for session in indexable_sessions(home):
+            kept = old.pop(indexer.log_name(session), None)
             try:
                 records += indexer.index_session_part(
-                    conn, home, session, settings, counted, replace(whole)
+                    conn, home, session, settings, counted, replace(whole), kept
                 )[0]
             except OSError as error:  # one log memoryd may not read never fails the reindex
                 indexer.drop_log(conn, session)
+                if kept is not None:  # the catch-up that reads it later starts from it
+                    labelkept.keep_left(conn, indexer.log_name(session), kept)
                 left_out(home, session, error)
                 continue
             logs += 1
+        for name, label in old.items():  # removed sessions' labels stay in the new index
+            labelkept.keep_left(conn, name, label)
         notes = indexer.index_notes(conn, home, settings)
         generation.seal(conn)  # a new file: a lineage of its own (recall's term counts)
         generation.store_counts(conn)

@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from proto.labels import Label, is_class, stricter
 
@@ -219,13 +220,32 @@ class Keeper:
         self.timeout = timeout
         self.kept: Label | None = None  # the label this connection last kept
         self._running = False  # a thread still keeping (perhaps stalled in an fsync)
+        self._turns: Any = None  # an anyio.Lock, made once an event loop runs
+        self.waiting = 0  # answers waiting to be kept: work under way (stdio's busy)
 
     async def keep(self, path: Path, label: Label, session: str) -> str | None:
-        """None once label is kept (by this connection, now or before); else why it is not."""
+        """None once label is kept (by this connection, now or before); else why it is not.
+        Answers that need keeping at once take turns, all within the one bound."""
         import anyio.to_thread  # the SDK's; the owner's commands (trust-again) run without it
 
         if label == self.kept:
             return None  # no file to read at every answer
+        self._turns = self._turns or anyio.Lock()
+        self.waiting += 1
+        try:
+            with anyio.move_on_after(self.timeout + 1.0):
+                async with self._turns:
+                    return await self._keep(path, label, session)
+        finally:
+            self.waiting -= 1
+        # only the bound ends the block without a return
+        return f"{path.parent} did not answer in {self.timeout:g} seconds"
+
+    async def _keep(self, path: Path, label: Label, session: str) -> str | None:
+        import anyio.to_thread
+
+        if label == self.kept:
+            return None  # kept by the answer before this one
         if self._running:
             return f"an earlier write of {path.parent} has not ended after {self.timeout:g} seconds"
         self._running = True
@@ -238,12 +258,9 @@ class Keeper:
                 self._running = False
 
         try:
-            with anyio.move_on_after(self.timeout + 1.0) as waited:
-                await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+            await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except OSError as e:
             return e.strerror or str(e)
-        if waited.cancelled_caught:
-            return f"{path.parent} did not answer in {self.timeout:g} seconds"
         self.kept = label
         return None
 

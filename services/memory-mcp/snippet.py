@@ -28,11 +28,19 @@ SERVER_NAME = {"untrusted": "boxmaker-memory", "trusted": "boxmaker-memory-trust
 
 
 def default_command() -> str:
-    """This installation's memory-mcp, as an absolute path when it can be found."""
+    """This installation's memory-mcp as an absolute path: the one beside this Python, else the
+    one PATH finds; NoCommand when there is neither (a bare name would be looked up from the
+    client's own PATH, perhaps another installation or none)."""
     beside = Path(sys.executable).parent / "memory-mcp"
     if beside.is_file():
         return str(beside.absolute())
-    return shutil.which("memory-mcp") or "memory-mcp"
+    found = shutil.which("memory-mcp")
+    if found is None:
+        raise NoCommand(
+            "memory-mcp is not beside this Python nor on PATH: pass --command PATH; nothing to "
+            "register"
+        )
+    return chosen_command(found)
 
 
 class NoHome(StartFailed):

@@ -55,3 +55,16 @@ def test_a_command_that_cannot_start_is_refused_with_one_line(tmp_path, monkeypa
         assert result.exit_code == 2, (given, result.output)
         [line] = result.output.splitlines()
         assert line.startswith("memory-mcp: --command") and "nothing to register" in line, line
+
+
+def test_without_command_the_one_not_found_is_refused_not_written_bare(tmp_path, monkeypatch):
+    monkeypatch.setattr("sys.executable", str(tmp_path / "python"))  # nothing beside it
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = CliRunner().invoke(app, ["config-snippet", "--home", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    [line] = result.output.splitlines()
+    assert line.startswith("memory-mcp: memory-mcp is not beside this Python nor on PATH"), line
+    _program(tmp_path / "bin/memory-mcp")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    result = CliRunner().invoke(app, ["config-snippet", "--home", str(tmp_path)])
+    assert _command(result) == str(tmp_path / "bin/memory-mcp")

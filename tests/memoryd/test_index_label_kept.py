@@ -298,3 +298,29 @@ def test_a_tainted_session_whose_log_agrees_with_the_journal_is_not_read_again(t
         assert not [r for r in caplog.records if "journal" in r.getMessage()]
     finally:
         m.close()
+
+
+@pytest.mark.parametrize("how", ["settings changed", "damaged"])
+def test_an_index_started_anew_keeps_the_labels_the_old_one_held(tmp_path, how):
+    """An index memoryd starts anew at open (built with other settings, or damaged where its
+    tables still read) keeps the sessions' labels the old file held: a log rewritten meanwhile,
+    of a session that never wrote to memory (so the journal knows nothing of it), stays as strict
+    as memoryd had seen it."""
+    home = Home(tmp_path / "home")
+    tainted_session(home).close()
+    rewritten(home, "t1")
+    if how == "damaged":
+        conn = sqlite3.connect(home.index_db)
+        conn.execute("DROP TABLE hits")  # the index's own damage check refuses a file without it
+        conn.commit()
+        conn.close()
+        index = opened(home)
+    else:
+        index = Index(home, max_record_bytes=4096)
+        index.open()
+    try:
+        index.catch_up_all()
+        assert labels(home, "t1", AFTER) == {("private", 1)}
+        assert labels(home, "t1", BEFORE) == {("private", 1)}
+    finally:
+        index.close()

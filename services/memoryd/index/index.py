@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from memoryd import modes
 from memoryd.errors import IndexDamaged, IndexUnwritable, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.index import carryfile, gone, indexer, newindex
+from memoryd.index import carryfile, gone, indexer, labelkept, newindex
 from memoryd.index.connections import UNOPENED
 from memoryd.index.dbfile import (
     DAMAGED,
@@ -116,9 +116,14 @@ class Index(ModePrep, Warming):
         if any(os.path.lexists(f"{self.new_path}{suffix}") for suffix in ("", "-wal", "-journal")):
             log.info("index %s: removed, left by a reindex that did not finish", self.new_path)
             remove_database(self.new_path)
+        # The sessions' labels an index started anew must not lose (labelkept.py): read from
+        # the file it replaces, when that can still be read, and left in the new one.
+        kept: dict[str, labelkept.Label] = {}
         if self.path.exists():
             problem, stamp = damage(self.path)
             wanted = self.settings.stamp()
+            if problem is not None or stamp != wanted:
+                kept = labelkept.old_labels(self.path)
             if problem is not None:
                 log.warning(
                     "memory-index-damaged: %s: %s; rebuilding it from sessions/ and notes.md",
@@ -144,6 +149,8 @@ class Index(ModePrep, Warming):
             with self._transaction(conn):
                 indexer.create_schema(conn)
                 indexer.write_stamp(conn, self.settings)
+                for name, label in kept.items():
+                    labelkept.keep_left(conn, name, label)
             self._writer = conn
         else:
             self._writer = self._connect()

@@ -225,6 +225,10 @@ def usage_line(e: typer.TyperException) -> str:
 
 
 def main() -> None:
+    if sys.stderr is None:
+        # fd 2 was closed before Python started: print(file=None) would say a refusal on stdout,
+        # the protocol's; /dev/null takes fd 2 (the lowest free), so nothing else lands there
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the whole process)
     try:
         code = app(standalone_mode=False)
     except typer.TyperException as e:

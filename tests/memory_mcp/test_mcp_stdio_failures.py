@@ -74,3 +74,28 @@ def test_a_stdin_that_cannot_be_read_is_its_end(tmp_path):
     _no_traceback(err)
     assert result.returncode == 0, err
     assert "stdin cannot be read (Bad file descriptor): taken as its end" in err
+
+
+def test_with_stderr_closed_a_refusal_never_lands_on_stdout(tmp_path):
+    for args in (["--trust", "bogus"], ["config-snippet", "--home", str(tmp_path / "gone")]):
+        result = subprocess.run(
+            [sys.executable, "-m", "memory_mcp", *args],
+            preexec_fn=lambda: os.close(2),  # as `memory-mcp 2>&-` starts it
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            timeout=60,
+            env=os.environ,
+        )
+        assert result.returncode == 2, args
+        assert result.stdout == b"", (args, result.stdout)
+    served = subprocess.run(
+        [sys.executable, "-m", "memory_mcp", "--home", str(tmp_path), "--state", str(tmp_path)],
+        preexec_fn=lambda: os.close(2),
+        input=(json.dumps(INITIALIZE) + "\n").encode(),
+        stdout=subprocess.PIPE,
+        timeout=60,
+        env=os.environ,
+    )
+    assert served.returncode == 0
+    [answer] = served.stdout.splitlines()
+    assert json.loads(answer)["id"] == 0

@@ -324,3 +324,20 @@ def test_an_index_started_anew_keeps_the_labels_the_old_one_held(tmp_path, how):
         assert labels(home, "t1", BEFORE) == {("private", 1)}
     finally:
         index.close()
+
+
+def test_a_removed_sessions_label_survives_an_index_started_anew(tmp_path):
+    home = Home(tmp_path / "home")
+    index = tainted_session(home)
+    shutil.rmtree(home.sessions / "t1")
+    index.catch_up_all()  # its rows leave the index, its label stays behind
+    index.close()
+    index = Index(home, max_record_bytes=4096)  # other settings: the file is started anew
+    index.open()
+    try:
+        index.catch_up_all()
+        made_again(home, "t1")
+        index.catch_up_session("t1")
+        assert labels(home, "t1", AFTER) == {("private", 1)}
+    finally:
+        index.close()

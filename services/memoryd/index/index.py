@@ -99,6 +99,8 @@ class Index(ModePrep, Warming):
         # notes.md's stat when the index last read it: recall catches up a hand edit (service.py)
         # and forget refuses a note number the index may hold for another note (targets.py).
         self.notes_seen = NotesSeen(home.memory_file("notes.md"))
+        # The labels of the file an open started anew replaced, per log still to be read (_carry).
+        self._carried: dict[str, labelkept.Label] = {}
 
     def open(self, *, defer_mode: bool = False) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started (any
@@ -117,7 +119,7 @@ class Index(ModePrep, Warming):
             log.info("index %s: removed, left by a reindex that did not finish", self.new_path)
             remove_database(self.new_path)
         # The sessions' labels an index started anew must not lose (labelkept.py): read from
-        # the file it replaces, when that can still be read, and left in the new one.
+        # the file it replaces, when that can still be read (_carry).
         kept: dict[str, labelkept.Label] = {}
         if self.path.exists():
             problem, stamp = damage(self.path)
@@ -149,8 +151,7 @@ class Index(ModePrep, Warming):
             with self._transaction(conn):
                 indexer.create_schema(conn)
                 indexer.write_stamp(conn, self.settings)
-                for name, label in kept.items():
-                    labelkept.keep_left(conn, name, label)
+                self._carried = self._carry(conn, kept)
             self._writer = conn
         else:
             self._writer = self._connect()
@@ -167,6 +168,21 @@ class Index(ModePrep, Warming):
             )
             return
         self.prepare_mode()
+
+    def _carry(self, conn, kept: dict[str, labelkept.Label]) -> dict[str, labelkept.Label]:
+        """The old file's labels in the new one, as a reindex's build keeps them (newindex.py):
+        a removed session's is left behind for a log made again under its name; a log that is
+        there is read as it is and, when it ends laxer than the old file had read it, again at
+        that label (the floor each log's first catch-up is given: catch_up_session_part). Kept
+        in memory until that catch-up: a stop before it leaves those logs the journal's floor."""
+        there: dict[str, labelkept.Label] = {}
+        for name, label in kept.items():
+            session = name.removeprefix("sessions/").removesuffix("/0.jsonl")
+            if os.path.lexists(self.home.session_log(session)):
+                there[name] = label
+            else:
+                labelkept.keep_left(conn, name, label)
+        return there
 
     def end_carry(self) -> None:
         """On the writer: stop giving new rows the vectors kept from the index this one
@@ -237,10 +253,12 @@ class Index(ModePrep, Warming):
         part = indexer.one_part()
         with self._damage_refused(f"session {session}"):
             with self._transaction(conn):
+                name = indexer.log_name(session)
                 done = indexer.index_session_part(
-                    conn, self.home, session, self.settings, part=part
+                    conn, self.home, session, self.settings, part=part, kept=self._carried.get(name)
                 )
         if done[1]:
+            self._carried.pop(name, None)
             self._aside(session, part.damaged)
         return done
 

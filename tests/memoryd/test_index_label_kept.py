@@ -341,3 +341,22 @@ def test_a_removed_sessions_label_survives_an_index_started_anew(tmp_path):
         assert labels(home, "t1", AFTER) == {("private", 1)}
     finally:
         index.close()
+
+
+@pytest.mark.parametrize("then", ["catch-up", "reindex"])
+def test_a_log_copied_whole_keeps_each_records_own_label(tmp_path, then):
+    """A log that is another file holding the same records (the home copied to another disk or
+    machine, an editor's save that changed nothing of its tool results) is read again with each
+    record's own label, as a reindex reads it: what was said before the fetch stays trusted."""
+    home = Home(tmp_path / "home")
+    index = tainted_session(home)
+    path = home.session_log("t1")
+    copy = path.with_name("0.jsonl.copy")
+    shutil.copyfile(path, copy)
+    os.replace(copy, path)
+    try:
+        index.reindex() if then == "reindex" else index.catch_up_all()
+        assert labels(home, "t1", BEFORE) == {("private", 0)}
+        assert labels(home, "t1", AFTER) == {("private", 1)}
+    finally:
+        index.close()

@@ -8,8 +8,10 @@ private), recalled so and written to identity by a clean session. So what is rea
 from the label memoryd had already seen of the session:
 
 - a log read again from its start (another file, or changed before the offset read: indexer.py)
-  starts from the label its saved state had reached; every record of the changed log is then at
-  least that strict (over-strict is the safe side);
+  that now shows less than the label its saved state had reached (a tool result cut out) starts
+  from that label, every record of it then at least that strict (over-strict is the safe side);
+  one that shows as much (the same log copied to another disk or machine) is read as a reindex
+  reads it, each record at its own label (again);
 - a session whose reading is forgotten (its log removed: gone.py; or not readable: drop_log)
   leaves its label behind, when stricter than a clean session's, as an offsets row with no
   progress row (a "left label"); its log, made again, is read from it;
@@ -35,6 +37,8 @@ from memoryd.home import Home
 from memoryd.index import journallabels
 from memoryd.index.journallabels import CLEAN, Label, below, stricter
 from memoryd.index.sessionrows import LogState
+from memoryd.trust import logscan
+from proto.files import open_read
 from proto.labels import CLASS_RANK
 
 log = logging.getLogger("memoryd.index.indexer")
@@ -103,18 +107,37 @@ def start(conn: sqlite3.Connection, home: Home, session: str, name: str) -> LogS
 
 
 def again(home: Home, session: str, state: LogState, why: str) -> LogState:
-    """The state a log read again from its start begins from: the label it had reached."""
+    """The state a log read again from its start begins from. When the log as it is now shows a
+    label at least as strict as the one it had reached (a copy of the same log, moved to another
+    machine or folder, or an edit that kept its tool results), it is read from a clean label and
+    every record gets the label the log itself gives it, as a reindex reads it; else it was
+    altered to show less (a tool result cut out) and is read from the label it had reached, every
+    record at least that strict. The look is one pass over the log's tool results (logscan.py),
+    only when a log is read again, never at a catch-up of new records."""
     path = home.session_log(session)
-    if of(state) == CLEAN:
-        log.warning("session log %s %s: indexing it again", path, why)
-    else:
+    reached = of(state)
+    if reached != CLEAN and below(_now(path), reached):
         log.warning(
-            "session log %s %s: indexing it again from the label it had reached (%s)",
+            "session log %s %s and shows less than it did: indexing it again from the label it"
+            " had reached (%s)",
             path,
             why,
-            said(of(state)),
+            said(reached),
         )
-    return LogState(klass=state.klass, untrusted=state.untrusted)
+        return LogState(klass=state.klass, untrusted=state.untrusted)
+    log.warning("session log %s %s: indexing it again", path, why)
+    return LogState()
+
+
+def _now(path: Path) -> Label:
+    """The label the log's tool results give now; secret and untrusted when it cannot be read
+    (the caller then keeps the label it had: fail closed)."""
+    try:
+        with open_read(path) as f:
+            shown = logscan.scan(f, 0, CLEAN[0], CLEAN[1], lambda: False)
+    except OSError:
+        return "secret", True
+    return shown.klass, shown.untrusted
 
 
 def floor(home: Home, session: str, state: LogState, kept: Label | None = None) -> Label | None:

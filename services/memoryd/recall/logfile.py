@@ -14,6 +14,9 @@ because the month file's path leads to no file (a folder put there, recalls/ rep
 file): said once, skipped until it is mended. Any other error is raised (a link swapped in is
 refused in its own words, NotRegular).
 
+A month file whose last line a power cut tore (no newline at its end) gets a newline when it is
+opened, before the first line appended to it, as the journal's append does.
+
 The month file is kept open, so each append first checks that the path still names the file the
 descriptor is to (one stat of the path against the descriptor's device and inode): a month file
 removed or replaced while memoryd runs (the owner freeing space, a restore) is opened anew at the
@@ -28,6 +31,7 @@ import threading
 from pathlib import Path
 
 from memoryd.home import FILE_MODE, Home, NotRegular, ensure_dir, fsync_dir, open_file
+from memoryd.journal.journal import ends_without_newline
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +137,14 @@ class RecallLog:
         ensure_dir(self.home.recalls)
         path = self.home.recalls_month(when)
         fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            if ends_without_newline(path):
+                # A power cut tore the last line (its fsync lags): the next line starts on a line
+                # of its own, not glued onto the torn one, which stats skips alone.
+                os.write(fd, b"\n")
+        except OSError:
+            os.close(fd)
+            raise
         self._fd = fd
         self._month = f"{when:%Y-%m}"
         fsync_dir(path.parent)

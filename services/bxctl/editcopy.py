@@ -1,9 +1,10 @@
 """The private copy `bxctl memory edit` hands to $EDITOR, and what becomes of it when bxctl stops.
 
 The copy holds memory.md's or user.md's text in $TMPDIR, where a forget never reaches it, so none
-is left behind without a word. SIGTERM, SIGHUP and Ctrl-C (cli.py turns each into an interrupt)
-while the editor runs end the editor (subprocess kills it); a copy the owner did not change is
-then removed, said in one line; one he changed and saved holds his work, so it is kept and named.
+is left behind without a word. SIGTERM and SIGHUP (cli.py turns each into an interrupt) while the
+editor runs end the editor (subprocess kills it; Ctrl-C is the editor's own: owner_view._editor);
+a copy the owner did not change is then removed, said in one line; one he changed and saved holds
+his work, so it is kept and named.
 A bxctl killed outright (SIGKILL, a power cut) runs no clean-up: its folder is named with its
 process id and the digest of what was written into it, so the next edit removes a copy whose bxctl
 is gone and which holds nothing but what it was given, and names one that was changed. Folders of

@@ -8,6 +8,7 @@ it was made from; a refused copy is kept for the owner to fix.
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -135,6 +136,10 @@ def _editor(command: list[str], path: Path, written: str) -> None:
     owner's file and its folder are removed rather than left in $TMPDIR. An editor that exits
     with an error (vim's :cq) sends nothing: the copy is kept only when it was changed, since
     then it holds the owner's work; an unchanged one is removed too."""
+    # Ctrl-C in the terminal reaches the editor too, which decides what it means (vim cancels a
+    # command with it): bxctl, waiting, lets it pass, as git does. A handler, not SIG_IGN, so the
+    # editor does not inherit an ignored Ctrl-C. SIGTERM and SIGHUP still stop bxctl.
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: None)
     try:
         status = subprocess.call([*command, str(path)])
     except OSError as e:
@@ -143,6 +148,8 @@ def _editor(command: list[str], path: Path, written: str) -> None:
             f"cannot run the editor {escape(command[0])}: {e.strerror}; nothing was changed",
             EXIT_REFUSED,
         )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     if status != 0:
         try:
             unchanged = read_file(path) == written.encode("utf-8")

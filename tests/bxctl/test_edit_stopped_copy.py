@@ -1,5 +1,5 @@
-"""bxctl memory edit stopped while $EDITOR runs (SIGTERM, SIGHUP: a closed terminal, a logout;
-Ctrl-C) leaves no unnamed copy of memory.md in $TMPDIR, where a forget never reaches it: a copy
+"""bxctl memory edit stopped while $EDITOR runs (SIGTERM, SIGHUP: a closed terminal, a logout)
+leaves no unnamed copy of memory.md in $TMPDIR, where a forget never reaches it: a copy
 the owner did not change is removed, said in one line; one he saved changes into is kept and
 named. A bxctl killed outright runs no clean-up: the next edit removes the copies of a gone bxctl
 that hold only what they were given, and names one that holds changes."""
@@ -18,7 +18,7 @@ from tests.bxctl.test_bxctl_reach import Held
 from tests.bxctl.test_bxctl_signals import serving
 
 TEXT = "a private entry\n"
-STOPS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
+STOPS = [signal.SIGTERM, signal.SIGHUP]
 EDITOR = """
 import os, sys, time, pathlib
 copy = pathlib.Path(sys.argv[-1])
@@ -116,3 +116,20 @@ def test_the_next_edit_clears_what_a_killed_bxctl_left(tmp_path):
     assert changed.exists() and "the owner's own line" in changed.read_text()
     assert f"changes never sent: {changed} (" in err
     assert os.listdir(tmp) == [changed.parent.name]
+
+
+def test_ctrl_c_while_the_editor_runs_is_the_editors(tmp_path):
+    """Ctrl-C reaches the editor as well (one process group): vim cancels a command with it. bxctl
+    lets it pass and waits on; the editor goes on, and a stop still ends both."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    with serving(answering(tmp_path)) as fake:
+        proc, copy, editor = edit(fake, tmp, "keep")
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1)
+        assert proc.poll() is None, proc.communicate()
+        os.kill(editor, 0)  # still running
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert "bxctl: the copy of memory.md made for the editor was removed\n" in err

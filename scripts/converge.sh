@@ -117,6 +117,18 @@ converge() {
     [ "${#recreated[@]}" -eq 0 ] || say "recreated: ${recreated[*]}"
 }
 
+# unpause_role ROLE: its paused container (podman pause, a frozen cgroup) answers no one, and podman
+# neither starts nor restarts a paused container: it is unpaused, saying so. Returns 1 when podman
+# cannot, with one line.
+unpause_role() {
+    local c err
+    c=$(container_of "$1")
+    say "unpausing $1: its container $c was paused"
+    err=$(timeout 60 podman unpause "$c" 2>&1 >/dev/null) && return 0
+    say "$1: podman could not unpause $c: $(printf '%s\n' "$err" | grep . | tail -1) (podman rm -f $c, then scripts/stack up makes it again)"
+    return 1
+}
+
 # revive_silent ROLE: a running, current ROLE that does not answer on each of its sockets (stopped,
 # stuck, or a socket removed while it runs, which no start of a running container brings back) is
 # restarted, saying why; one still starting is given what is left of the 90 s up gives a start.

@@ -109,7 +109,9 @@ converge() {
     for name in "${SERVICES[@]}"; do
         state=$(podman inspect --format '{{.State.Status}}' "$(container_of "$name")" 2>/dev/null || true)
         case "$state" in
-        "" | running) ;;
+        running) ;;
+        paused) unpause_role "$name" ;;
+        "") [[ " ${recreated[*]} " == *" $name "* ]] || say "creating $name: it has no container $(container_of "$name")" ;;
         *) say "starting $name: its container $(container_of "$name") was $state" ;;
         esac
         start_role "$name"

@@ -142,7 +142,7 @@ revive_silent() {
     why=$(sockets_silent "$1" "$(container_patience "$1")")
     [ -n "$why" ] || return 0
     say "restarting $1: $why"
-    err=$(timeout 120 podman restart -t 5 "$c" 2>&1 >/dev/null) ||
+    err=$(cd "$STATE" && timeout 120 podman restart -t 5 "$c" 2>&1 >/dev/null) ||
         say "$1: podman could not restart $c: $(printf '%s\n' "$err" | grep -v 'systemd connection' | grep . | tail -1) (scripts/stack logs $1 may say why)"
 }
 
@@ -161,9 +161,11 @@ container_patience() {
 start_role() {
     local swap
     swap=$(memswap_limits | awk -v n="$1" '$1 == n {print $2}')
-    timeout 300 "$VENV/bin/podman-compose" -p "$PROJECT" -f "$ROOT/compose.yaml" \
+    # From the state folder: the container's conmon keeps podman's folder as its own, and drops
+    # a file "oom" there at each kill at the memory limit, which must not land in the owner's clone.
+    (cd "$STATE" && timeout 300 "$VENV/bin/podman-compose" -p "$PROJECT" -f "$ROOT/compose.yaml" \
         ${swap:+"--podman-run-args=--memory-swap=$swap"} \
-        up -d --no-recreate --no-deps "$1" >>"$STATE/compose-up.log" 2>&1 ||
+        up -d --no-recreate --no-deps "$1") >>"$STATE/compose-up.log" 2>&1 ||
         { tail -20 "$STATE/compose-up.log" >&2; die "podman-compose up $1 failed (log: $STATE/compose-up.log)"; }
 }
 
@@ -174,6 +176,31 @@ sockets_of() {
     brokerd-shim) echo run/loop-broker/broker.sock ;;
     loopd-shim) echo run/loop-control/control.sock ;;
     esac
+}
+
+# ended_how ROLE: how its container last ended, in words, or nothing when it never exited: its
+# exit code, podman's restarts of it, and for 137 (SIGKILL) its memory limit, the likely cause:
+# podman's OOMKilled stays false on cgroups v1, so the code is all there is to tell it by.
+ended_how() {
+    local code oom memory restarts how
+    read -r code oom memory restarts < <(podman inspect --format \
+        '{{.State.ExitCode}} {{.State.OOMKilled}} {{.HostConfig.Memory}} {{.RestartCount}}' \
+        "$(container_of "$1")" 2>/dev/null) || return 0
+    [[ "$code" =~ ^[0-9]+$ ]] || return 0
+    local limit="its memory limit"
+    [[ ! "$memory" =~ ^[1-9][0-9]*$ ]] || limit+=" of $((memory / 1048576)) MiB"
+    if [ "$code" = 0 ] && [ "$oom" != true ]; then
+        # Podman forgets the exit code when it starts the container again: the count is all
+        # that is left while it runs.
+        [ "${restarts:-0}" != 0 ] || return 0
+        echo "podman restarted it $restarts times since it was made (each after it ended; a log that breaks off with no error of its own was killed, most likely at $limit, compose.yaml's mem_limit)"
+        return 0
+    fi
+    how="it last exited with code $code"
+    [ "$code" != 137 ] && [ "$oom" != true ] ||
+        how+=" (killed by SIGKILL: most likely at $limit, compose.yaml's mem_limit)"
+    [ "${restarts:-0}" = 0 ] || how+="; podman restarted it $restarts times"
+    echo "$how"
 }
 
 # restarts_of ROLE: how often podman restarted its container (0 in process mode).

@@ -260,40 +260,55 @@ stop_for_good() {
 # wait_for_roles LIMIT ROLE...: wait until each role's sockets answer a request (ask_sockets, each
 # ask bounded, so that a listener that never accepts cannot hold this past LIMIT). A role that
 # fails meanwhile is stopped, so that it does not restart in a loop, and its own error is printed;
-# returns 1 then, or when LIMIT seconds pass.
+# the others are still watched until each answers or fails too (a role that fails a moment after
+# another gets its own line as well). Returns 1 when one failed, or when LIMIT seconds pass.
 wait_for_roles() {
-    local limit="$1" name line sockets=() failed=0 deadline
+    local limit="$1" name line sockets failed=0 deadline pending=()
     shift
     local -A baseline
-    for name; do
-        baseline[$name]=$(restarts_of "$name")
-        read -r -a more <<<"$(sockets_of "$name")"
-        sockets+=("${more[@]}")
-    done
+    for name; do baseline[$name]=$(restarts_of "$name"); done
+    pending=("$@")
     deadline=$((SECONDS + limit))
-    while ! ask_sockets silent "${sockets[@]}" >/dev/null; do
-        for name; do
-            has_failed "$name" "${baseline[$name]}" || continue
-            failed=1
-            line=$(own_error "$name")
-            case "$line" in
-            "$name: "*) say "$line" ;;
-            *) say "$name cannot start: ${line:-its log is empty}" ;;
-            esac
-            if [ "$(cat "$STATE/mode" 2>/dev/null)" = container ]; then
-                stop_for_good "$(container_of "$name")"
-                say "stopped $(container_of "$name") so that it does not restart in a loop; fix the cause, then scripts/stack up"
+    while :; do
+        sockets=()
+        for name in ${pending[@]+"${pending[@]}"}; do
+            read -r -a more <<<"$(sockets_of "$name")"
+            sockets+=("${more[@]}")
+        done
+        if [ "${#sockets[@]}" -eq 0 ] || ask_sockets silent "${sockets[@]}" >/dev/null; then
+            return "$failed"
+        fi
+        local still=()
+        for name in "${pending[@]}"; do
+            if has_failed "$name" "${baseline[$name]}"; then
+                failed=1
+                report_failed "$name"
+            else
+                still+=("$name")
             fi
         done
-        [ "$failed" = 0 ] || return 1
+        pending=(${still[@]+"${still[@]}"})
         if [ "$SECONDS" -ge "$deadline" ]; then
-            line=$(ask_sockets silent "${sockets[@]}" | paste -sd' ')
-            say "no answer after ${limit}s on: $line"
-            for name; do say "$name's last log line: $(own_error "$name")"; done
+            [ "${#pending[@]}" -eq 0 ] || say "no answer after ${limit}s on: $(ask_sockets silent "${sockets[@]}" | paste -sd' ')"
+            for name in ${pending[@]+"${pending[@]}"}; do say "$name's last log line: $(own_error "$name")"; done
             return 1
         fi
         sleep 0.3
     done
+}
+
+# report_failed ROLE: its own one-line error, and in containers its container stopped for good.
+report_failed() {
+    local line
+    line=$(own_error "$1")
+    case "$line" in
+    "$1: "*) say "$line" ;;
+    *) say "$1 cannot start: ${line:-its log is empty}" ;;
+    esac
+    if [ "$(cat "$STATE/mode" 2>/dev/null)" = container ]; then
+        stop_for_good "$(container_of "$1")"
+        say "stopped $(container_of "$1") so that it does not restart in a loop; fix the cause, then scripts/stack up"
+    fi
 }
 
 # limits_warning: one line when the engine cannot enforce compose.yaml's limits (rootless podman

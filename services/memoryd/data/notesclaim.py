@@ -21,7 +21,8 @@ from pathlib import Path
 from memoryd.data.journalled import NOTED, Label, Written, because, klass_of, line_label
 from memoryd.home import Home, atomic_write, read_file
 from memoryd.journal import forgotten
-from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal, class_source
+from memoryd.journal.byfile import FileState
+from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.scan import mapped
 from memoryd.memory import edits, notes
@@ -77,7 +78,7 @@ Write = tuple[str | None, Written | None]  # the session that appended a note, a
 def _writes(months: list[Path]) -> dict[str, list[Write]]:
     """Every note the journal records appending, by text, in order; no record for a moved or
     dropped entry whose class no earlier line gives (nothing to check its header against)."""
-    came: dict[str, dict[str, str]] = {f: {} for f in IDENTITY_FILES}  # as byfile.py keeps it
+    files = {f: FileState() for f in IDENTITY_FILES}  # the class each entry came in with
     out: dict[str, list[Write]] = defaultdict(list)
     for record in _lines(months):
         for note in record.notes:
@@ -87,29 +88,25 @@ def _writes(months: list[Path]) -> dict[str, list[Write]]:
                 out[text].append((session, Written(record.id, session, label)))
             elif note.kind in ("moved", "dropped"):
                 file = record.to if record.to in IDENTITY_FILES else record.file
-                klass = came[file].get(text) if file in IDENTITY_FILES else None
+                klass = _came_with(files[file], text) if file in IDENTITY_FILES else None
                 if klass is None:  # no earlier line brought it in: nothing to check against
                     out[text].append((record.session, None))
                 else:
                     label = Label(note.kind, klass, False)
                     out[text].append((record.session, Written(record.id, record.session, label)))
         if record.to in IDENTITY_FILES:
-            _came_with(came[record.to], record)
+            files[record.to].take("", 0, record)
     return out
 
 
-def _came_with(came: dict[str, str], record: EditLine) -> None:
-    """The class each entry of a file came in with, after record (byfile.FileState.take: an undo
-    brings nothing in, and an entry that left the file is forgotten)."""
-    if record.action != "undo":
-        klass = klass_of(class_source(record))
-        before = set(record.before)
-        for entry in record.after:
-            if entry not in before:
-                came[entry.strip()] = klass
-    keep = {e.strip() for e in (*record.after, *record.before)}
-    for entry in [e for e in came if e not in keep]:
-        del came[entry]
+def _came_with(state: FileState, text: str) -> str | None:
+    """The class the entry holding text came into its file with, as the journal index keeps it
+    (FileState.take: an undo brings nothing in, an entry that left the file is forgotten); None
+    when no line brought it in."""
+    for entry, source in state.came_with.items():
+        if entry.strip() == text:
+            return klass_of(source)
+    return None
 
 
 def _paired(found: list[notes.NoteEntry], writes: dict[str, list[Write]]) -> dict[int, Written]:

@@ -11,9 +11,10 @@ was removed while memoryd was stopped, as long as the session wrote to memory.
 
 Cost: the journal is read once per process (memoryd, a reindex's build) and after that only what
 its month files gained: a look stats the month files and reads nothing more from one whose file
-and size did not change, so a catch-up costs what it cost. Only the lines that can raise a label
-are parsed (a byte search for "untrusted": true or "secret" first). Labels only grow: a month
-file rewritten or removed by hand takes nothing away from what was read of it.
+and size did not change, so a catch-up costs what it cost. A month is read a chunk at a time (it
+can hold hundreds of megabytes, and memoryd's memory is bounded), and only the lines that can
+raise a label are parsed (a byte search for "untrusted": true or "secret" first). Labels only
+grow: a month file rewritten or removed by hand takes nothing away from what was read of it.
 """
 
 import json
@@ -23,6 +24,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from memoryd.home import MONTH_FILE, Home, open_read
 from proto.labels import CLASS_RANK, higher_class
@@ -34,8 +36,12 @@ log = logging.getLogger("memoryd.index.indexer")
 MOST_HOMES = 8
 # How many bytes before the offset read are kept to tell an append from a rewrite.
 TAIL_BYTES = 64
-# What a line that may raise a label holds, whatever spacing a writer used.
-RAISES = re.compile(rb'"untrusted"\s*:\s*true|"secret"')
+# What a line that may raise a label holds, whatever spacing a writer used. The spacing leaves out
+# \n and \r, which end a line (as bytes.splitlines splits), so that a whole chunk of lines is
+# searched at once.
+RAISES = re.compile(rb'"untrusted"[ \t\f\v]*:[ \t\f\v]*true|"secret"')
+# How many bytes of a month file are read at a time.
+CHUNK = 1 << 20
 CLEAN = ("private", False)
 
 Label = tuple[str, bool]
@@ -127,16 +133,54 @@ def _read_month(home: Home, journal: _Journal, name: str) -> None:
             if f.read(month.offset - kept) == month.tail:
                 start = month.offset  # an append: only what it added
         f.seek(start)
-        data = f.read(max(0, st.st_size - start))
-    end = data.rfind(b"\n") + 1  # a last line without its newline is still being written
-    for line in data[:end].splitlines():
-        if RAISES.search(line):
-            _take(journal.labels, line)
+        end, tail = _scan(f, st.st_size - start, journal.labels)
     offset = start + end
-    tail = data[max(0, end - TAIL_BYTES) : end]
     if len(tail) < min(TAIL_BYTES, offset) and month is not None:
         tail = (month.tail + tail)[-min(TAIL_BYTES, offset) :]
     journal.months[name] = _Month(st.st_dev, st.st_ino, offset, tail)
+
+
+def _scan(f: BinaryIO, size: int, labels: dict[str, Label]) -> tuple[int, bytes]:
+    """Take the labels of the whole lines in the next size bytes of f, CHUNK bytes at a time (a
+    month can be hundreds of megabytes; read whole, it and its lines stayed in memoryd's memory).
+    A line torn by a chunk's end is carried to the next; a last line without its newline is still
+    being written and is left. Returns how many bytes the whole lines took and their last
+    TAIL_BYTES bytes."""
+    pending: list[bytes] = []  # the start of a line torn by the chunks' ends
+    done, tail = 0, b""
+    while size > 0:
+        chunk = f.read(min(CHUNK, size))
+        if not chunk:
+            break  # the file shrank since its stat: what was read stands
+        size -= len(chunk)
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            pending.append(chunk)  # a line longer than a chunk: held until its newline comes
+            continue
+        data = b"".join([*pending, chunk]) if pending else chunk
+        cut += len(data) - len(chunk)
+        del chunk
+        _take_all(data, cut, labels)
+        done += cut
+        tail = (tail + data[max(0, cut - TAIL_BYTES) : cut])[-TAIL_BYTES:]
+        pending = [data[cut:]] if cut < len(data) else []
+        del data  # not held while the next chunk is read
+    return done, tail
+
+
+def _take_all(data: bytes, end: int, labels: dict[str, Label]) -> None:
+    """_take each line of data[:end] (a line ends at \n or \r, as bytes.splitlines splits) that
+    RAISES matches, searching data itself so that a line that cannot raise a label is never
+    copied."""
+    at = 0
+    while (m := RAISES.search(data, at, end)) is not None:
+        first = data.rfind(b"\n", 0, m.start()) + 1
+        first = data.rfind(b"\r", first, m.start()) + 1 or first
+        at = data.find(b"\n", m.end(), end)
+        at = end if at == -1 else at
+        cr = data.find(b"\r", m.end(), at)
+        at = at if cr == -1 else cr
+        _take(labels, data[first:at])
 
 
 def _take(labels: dict[str, Label], line: bytes) -> None:

@@ -113,3 +113,36 @@ def test_a_damaged_file_is_not_journalled(tmp_path):
     memory_path(store, "memory.md").write_bytes(b"\xff\xfe")
     store.detect_hand_edits()
     assert len(store.journal.records()) == count
+
+
+def test_a_hand_edit_that_cannot_be_journalled_is_logged_naming_both_files(
+    tmp_path, monkeypatch, caplog
+):
+    """A full disk fails the journal's write on its descriptor, an OSError that names no file:
+    the log line still names the file edited by hand and the journal month not written."""
+    import errno
+
+    import memoryd.journal.journal as journal_module
+
+    store = new_store(tmp_path)
+    fill(store, "memory", ["a"])
+    count = len(store.journal.records())
+    memory_path(store, "memory.md").write_text("a\n§\nby hand\n")
+
+    def full(_path, _data):
+        raise OSError(errno.ENOSPC, "No space left on device")  # as os.write raises it
+
+    monkeypatch.setattr(journal_module, "append_bytes", full)
+    with caplog.at_level("WARNING", logger="memoryd.memory.store"):
+        store.detect_hand_edits()
+    month = store.home.edits_month(journal_module.utc(store.now()))
+    said = [r.getMessage() for r in caplog.records if "journalled now" in r.getMessage()]
+    assert said == [
+        f"memory.md: edited outside memoryd: a hand edit cannot be journalled now ({month}: No"
+        " space left on device); it is tried again at the next write or start"
+    ]
+    assert len(store.journal.records()) == count
+    monkeypatch.undo()
+    store.detect_hand_edits()  # room again: journalled then
+    last = last_line(store)
+    assert last.action == "hand-edit" and last.after == ["a", "by hand"]

@@ -54,7 +54,7 @@ from memoryd.errors import EditRefused, FileDamaged
 from memoryd.home import Home, NotRegular, check_entry, open_file, open_read
 from memoryd.journal import rollback, scan
 from memoryd.journal.byfile import JournalIndex
-from memoryd.journal.journal import IDENTITY_FILES, TAIL_BYTES, Edit, EditLine, Journal
+from memoryd.journal.journal import IDENTITY_FILES, TAIL_BYTES, Edit, EditLine, Journal, utc
 from memoryd.memory import entries
 from memoryd.memory.memfiles import read_entries
 from proto.files import read_at_most
@@ -64,6 +64,25 @@ log = logging.getLogger(__name__)
 INTENT_NAME = ".writing.json"
 OWNER_SESSION = "owner"
 HAND_EDIT = "hand-edit"
+
+
+class Unjournalled(OSError):
+    """A line of memoryd's hand-edit detection that cannot be appended to the journal (a full
+    disk, an I/O error). The append's own OSError comes from a write or fsync on a descriptor and
+    names no file, so this one names both the file the line is about and the journal month that
+    could not be written; its strerror and errno are the append's, for the answers built from
+    them (MemoryStore.not_applied)."""
+
+    def __init__(self, file: str, what: str, journal: Path, error: OSError):
+        super().__init__(error.errno, error.strerror or str(error), error.filename or str(journal))
+        self.file = file
+        self.what = what
+
+    def __str__(self) -> str:
+        return (
+            f"{self.file}: {self.what} cannot be journalled now ({self.filename}: "
+            f"{self.strerror}); it is tried again at the next write or start"
+        )
 
 
 class ChangedByHand(EditRefused):
@@ -187,7 +206,9 @@ class HandEdits:
         intended = _intended_edit(read_intent(self.home))
         if intended is not None and _is_unjournalled_write(intended, file, last, current):
             intended.recovered = True
-            record = self.journal.append(self.now(), intended)
+            record = self._journal(
+                file, "memoryd's write renamed into place before a crash", intended
+            )
             log.info(
                 "%s: memoryd's write was renamed into place but not journalled before a crash; "
                 "journalled now as edit %s",
@@ -207,7 +228,7 @@ class HandEdits:
             after=current,
             notes=[],
         )
-        record = self.journal.append(self.now(), edit)
+        record = self._journal(file, "edited outside memoryd: a hand edit", edit)
         log.info(
             "%s: edited outside memoryd (%d entries before, %d now); journalled as edit %s",
             file,
@@ -216,6 +237,14 @@ class HandEdits:
             record.id,
         )
         return record
+
+    def _journal(self, file: str, what: str, edit: Edit) -> EditLine:
+        """Append edit's line, or Unjournalled naming file and the journal month."""
+        when = self.now()
+        try:
+            return self.journal.append(when, edit)
+        except OSError as e:
+            raise Unjournalled(file, what, self.home.edits_month(utc(when)), e) from None
 
     def _unjournalled_note(self) -> EditLine | None:
         """A note appended to notes.md but not journalled before a crash: its line, appended
@@ -235,7 +264,7 @@ class HandEdits:
             forget(self.home)
             return None
         edit.recovered = True
-        record = self.journal.append(self.now(), edit)
+        record = self._journal("notes.md", "memoryd's note appended before a crash", edit)
         forget(self.home)
         log.info(
             "notes.md: memoryd's note was appended but not journalled before a crash; "

@@ -136,8 +136,11 @@ class MemoryStore:
         """Journal memory.md or user.md changed outside memoryd (memory/handedit.py)."""
         try:
             self.hand_edits.detect()
+        except handedit.Unjournalled as e:  # names the file and the journal month itself
+            log.warning("%s", e)
         except OSError as e:
-            log.warning("%s: a hand edit cannot be journalled now: %s", e.filename, e.strerror)
+            where = e.filename or self.home.memory
+            log.warning("%s: a hand edit cannot be journalled now: %s", where, e.strerror or e)
 
     def block(self) -> str:
         with self.files_gate.reading():

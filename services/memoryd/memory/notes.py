@@ -12,7 +12,10 @@ without a class is private, so a class is written only when it is higher.
 
 A text line that itself starts with "§" (or with the escape "\\") is written with a "\\" in front
 and read back without it, so no text can forge a header: a planted "§ moved ..." line in a note
-would otherwise come back from recall tagged identity.
+would otherwise come back from recall tagged identity. So a line that starts with "§" and is not a
+header memoryd writes can only be a header damaged by hand: it starts an entry of its own, read
+as an untrusted note (damaged), never as text of the entry above it, which would give the damaged
+note that entry's label (an untrusted note's text recalled as a trusted, even identity, entry).
 
 This module formats and parses; writing (append, fsync) is home.append_bytes's.
 """
@@ -50,6 +53,7 @@ class NoteEntry:
     text: str
     start: int
     end: int
+    damaged: bool = False  # its header is not one memoryd writes: read as an untrusted note
 
 
 def header_time(when: dt.datetime) -> str:
@@ -118,13 +122,39 @@ def _header(line: str) -> dict | None:
     return None
 
 
+_LOOSE_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]?(\d{2}:\d{2})")
+_LOOSE_SESSION = re.compile(rf"\bsession\s+({_SESSION})")
+
+
+def _damaged(line: str, before: dict | None) -> dict:
+    """A header memoryd did not write as it stands: an untrusted note, of the class it names if
+    that is secret (else private, the spec's class for a header without one), at the time and
+    session it still shows, or else the entry's before it (else the owner's, at the epoch)."""
+    when = _LOOSE_TIME.search(line)
+    session = _LOOSE_SESSION.search(line)
+    if when:
+        time = f"{when[1]}T{when[2]}Z"
+    else:
+        time = before["time"] if before else "1970-01-01T00:00Z"
+    return {
+        "kind": "noted",
+        "time": time,
+        "session": session[1] if session else "owner",
+        "source": None,
+        "klass": "secret" if re.search(r"\bsecret\b", line) else "private",
+        "untrusted": True,
+        "damaged": True,
+    }
+
+
 def parse(data: bytes, offset: int = 0, number: int = 0) -> list[NoteEntry]:
     """The entries of notes.md bytes that start at byte offset of the file, numbered from number.
 
     Text before the first header (an owner's hand edit) belongs to no entry and is skipped; a line
-    that looks like a header but does not parse is text of the entry it stands in. Invalid UTF-8
-    is read with replacement characters, so a damaged byte costs one character, not the file. A
-    byte-order mark at the file's start (Notepad saves one) is read as nothing, its bytes counted.
+    that starts with "§" but is not a header starts a damaged entry (the module docstring).
+    Invalid UTF-8 is read with replacement characters, so a damaged byte costs one character, not
+    the file. A byte-order mark at the file's start (Notepad saves one) is read as nothing, its
+    bytes counted.
     """
     entries: list[NoteEntry] = []
     current: dict | None = None
@@ -143,6 +173,8 @@ def parse(data: bytes, offset: int = 0, number: int = 0) -> list[NoteEntry]:
         if position == 0 and line.startswith("\ufeff"):
             line = line[1:]  # a byte-order mark an editor saved the file with: no text of a note
         head = _header(line) if line.startswith("§ ") else None
+        if head is None and line.startswith("§"):
+            head = _damaged(line, current)
         if head is not None:
             close(position)
             current = {**head, "start": position}
@@ -152,3 +184,18 @@ def parse(data: bytes, offset: int = 0, number: int = 0) -> list[NoteEntry]:
         position += len(raw)
     close(position)
     return entries
+
+
+def damage_said(entry: NoteEntry, data: bytes, offset: int = 0) -> str:
+    """One line naming a damaged header: its line when data is notes.md from its start (offset 0),
+    else its byte; what it says (cut) and how it is read until the owner mends it."""
+    at = entry.start - offset
+    end = data.find(b"\n", at)
+    header = data[at : end if end != -1 else len(data)].decode("utf-8", "replace").rstrip("\r")
+    line = data.count(b"\n", 0, at) + 1
+    where = f"line {line}" if offset == 0 else f"byte {entry.start}"
+    shown = header if len(header) <= 80 else header[:79] + "…"
+    return (
+        f"notes.md {where}: {shown!r} is not a header memoryd writes; note:{entry.number} is "
+        "read as an untrusted note until the header is mended"
+    )

@@ -69,12 +69,14 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     since = now - dt.timedelta(days=days)
     unread: list[str] = []
     try:
-        all_notes = notes.parse(read_file(home.memory_file("notes.md")))
+        data = read_file(home.memory_file("notes.md"))
     except FileNotFoundError:
-        all_notes = []
+        data = b""
     except OSError as e:
         unread.append(f"memory/notes.md: {why(e)}; its notes not shown")
-        all_notes = []
+        data = b""
+    all_notes = notes.parse(data)
+    unread += [notes.damage_said(n, data) for n in all_notes if n.damaged]
     numbers = frozenset(note.number for note in all_notes)
     counts, recalls = note_hits(home, since, now, unread, wanted=numbers)
     by_text: Counter = Counter()

@@ -2,10 +2,12 @@
 and fsync'd appends, and never through a symbolic link.
 
 atomic_write replaces a file whole (a temporary file in the same folder, fsync, rename, fsync the
-folder): a crash leaves the old file or the new one, never half. append_bytes and append_line add
-to a journal and fsync before returning. ensure_dir makes every folder it creates 0700, parents
-included (os.makedirs gives parents the umask's mode); a folder that already existed is chmodded
-only when it is the role's own (tighten).
+folder): a crash leaves the old file or the new one, never half. A rename or link is made only
+once its folder is fsync'd: when that fsync fails, atomic_write, create_if_missing and an append
+that created its file take it back before raising, so an error always means nothing was written.
+append_bytes and append_line add to a journal and fsync before returning. ensure_dir makes every
+folder it creates 0700, parents included (os.makedirs gives parents the umask's mode); a folder
+that already existed is chmodded only when it is the role's own (tighten).
 
 A role's files are what they claim to be. Each file is opened inside its folder's descriptor, the
 folder opened with O_NOFOLLOW and the file with O_NOFOLLOW and O_NONBLOCK, then checked with fstat:
@@ -246,15 +248,26 @@ def _check_at(folder: int, path: Path) -> bool:
     return True
 
 
-def atomic_write(path: str | os.PathLike, data: bytes, *, durable: bool = True) -> None:
+def atomic_write(
+    path: str | os.PathLike, data: bytes, *, durable: bool = True, undo_unsynced: bool = True
+) -> None:
     """Replace path with data, whole or not at all; refused if path is not a regular file.
     durable=False leaves out the fsyncs, for a file whose loss at a power cut loses nothing
-    another file does not hold (a kill still leaves it old or new)."""
+    another file does not hold (a kill still leaves it old or new).
+
+    The write is made only once the folder is fsync'd: when that fails (an I/O error), the
+    rename is taken back before the error is raised (the old bytes written back, or the new
+    file removed), so that every caller's "not written" is true. undo_unsynced=False keeps the
+    new file in place even then: for a rollback's put back, whose bytes are what must stand."""
     path = Path(path)
     folder = _open_dir(path.parent)
+    old = None
     try:
-        _check_at(folder, path)
+        existed = _check_at(folder, path)
+        if durable and undo_unsynced and existed:
+            old = _open_old(folder, path)
         tmp = _write_temp(folder, path.name, data, durable)
+        new = os.stat(tmp, dir_fd=folder, follow_symlinks=False)
         try:
             os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
@@ -264,13 +277,56 @@ def atomic_write(path: str | os.PathLike, data: bytes, *, durable: bool = True) 
                 pass
             raise
         if durable:
-            os.fsync(folder)
+            try:
+                os.fsync(folder)
+            except OSError:
+                if undo_unsynced and (old is not None or not existed):
+                    _undo(folder, path, new, old)
+                raise
     finally:
+        if old is not None:
+            os.close(old)
         os.close(folder)
 
 
+def _open_old(folder: int, path: Path) -> int | None:
+    """A descriptor of the file at path, kept open across the rename so that its bytes can be
+    written back; None when it cannot be opened (then the rename cannot be taken back)."""
+    try:
+        fd = os.open(path.name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _undo(folder: int, path: Path, new: os.stat_result, old: int | None) -> None:
+    """Take back the rename or link that put the file new at path: its old bytes (read from
+    the descriptor old) written back, or path removed when old is None. Only the file new is
+    taken back (one put there since is not); a take-back that cannot run leaves it as it is,
+    and the caller raises the error it already has."""
+    with contextlib.suppress(OSError):
+        st = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
+        if (st.st_dev, st.st_ino) != (new.st_dev, new.st_ino):
+            return
+        if old is None:
+            os.unlink(path.name, dir_fd=folder)
+        else:
+            data = read_at_most(old, os.fstat(old).st_size)
+            tmp = _write_temp(folder, path.name, data)
+            try:
+                os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+            except OSError:
+                os.unlink(tmp, dir_fd=folder)
+                raise
+        os.fsync(folder)
+
+
 def create_if_missing(path: str | os.PathLike, data: bytes = b"") -> bool:
-    """Create path with data unless it exists; never overwrite. True when it was created."""
+    """Create path with data unless it exists; never overwrite. True when it was created; an
+    OSError leaves no file (one linked in before the folder's fsync failed is removed)."""
     path = Path(path)
     folder = _open_dir(path.parent)
     try:
@@ -278,12 +334,17 @@ def create_if_missing(path: str | os.PathLike, data: bytes = b"") -> bool:
             return False
         tmp = _write_temp(folder, path.name, data)
         try:
+            new = os.stat(tmp, dir_fd=folder, follow_symlinks=False)
             os.link(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
         except FileExistsError:
             return False
         finally:
             os.unlink(tmp, dir_fd=folder)
-        os.fsync(folder)
+        try:
+            os.fsync(folder)
+        except OSError:
+            _undo(folder, path, new, None)
+            raise
         return True
     finally:
         os.close(folder)
@@ -320,7 +381,22 @@ def _append(path: str | os.PathLike, data: bytes, own_line: bool) -> None:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, size)
             raise
+        created = os.fstat(fd) if new else None
     finally:
         os.close(fd)
-    if new:
-        fsync_dir(Path(path).parent)
+    if created is not None:
+        _sync_created(Path(path), created)
+
+
+def _sync_created(path: Path, created: os.stat_result) -> None:
+    """fsync the folder of a file the append created; when that fails, the file is removed
+    before the error is raised, so that an append answered as failed left nothing."""
+    folder = _open_dir(path.parent)
+    try:
+        try:
+            os.fsync(folder)
+        except OSError:
+            _undo(folder, path, created, None)
+            raise
+    finally:
+        os.close(folder)

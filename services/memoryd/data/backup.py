@@ -198,6 +198,7 @@ def make(home: Home, snap: Snapshot, with_sessions: bool, replaced: bool = False
     restore --replace makes of the memory it replaces. Either that or with_sessions gives a name
     prune never takes."""
     folder = layout.backups(home)
+    linked = None
     try:
         ensure_dir(folder)
         remove_leftovers(folder)
@@ -213,6 +214,7 @@ def make(home: Home, snap: Snapshot, with_sessions: bool, replaced: bool = False
                 os.fsync(out.fileno())
             final = folder / name
             os.link(tmp, final)  # never over an existing archive
+            linked = final
         finally:
             try:
                 os.unlink(tmp)
@@ -221,14 +223,29 @@ def make(home: Home, snap: Snapshot, with_sessions: bool, replaced: bool = False
         fsync_dir(folder)
     except OSError as e:
         log.error("%s: backup failed: %s", folder, e.strerror or e)
-        raise AdminRefused(
-            f"refused: the backup failed ({e.strerror or e}); no archive was left in {folder}"
-        ) from None
+        # An archive is not made until its folder is synced (a crash may yet lose it, so it is
+        # no backup to count on): one linked in is removed, so "no archive was left" is true.
+        left = linked is not None and not _removed(linked)
+        where = f"{linked} is left, not synced" if left else f"no archive was left in {folder}"
+        raise AdminRefused(f"refused: the backup failed ({e.strerror or e}); {where}") from None
     finally:
         snap.close()
     size = final.stat().st_size
     log.info("%s: backup written (%d bytes, %d files)", final, size, len(manifest["files"]))
     return Made(final, size, manifest, snap.waited)
+
+
+def _removed(final: Path) -> bool:
+    """Remove an archive linked in before its folder's fsync failed; False (logged) when it
+    cannot be."""
+    try:
+        os.unlink(final)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        log.error("%s: an archive whose folder cannot be synced is left: %s", final, e.strerror)
+        return False
+    return True
 
 
 def _made(folder: Path, name: str) -> bool:

@@ -23,7 +23,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from memoryd.home import atomic_write, fsync_dir
+from memoryd.home import atomic_write, fsync_dir, read_file
 
 log = logging.getLogger(__name__)
 
@@ -104,18 +104,36 @@ def keep_old(path: Path) -> Path | bytes | None:
 
 
 def put_back(old: Path | bytes | None, path: Path) -> None:
-    """Make path the old bytes again (atomic rename of the link), durably; log when it cannot."""
+    """Make path the old bytes again (atomic rename of the link), durably; log when it cannot.
+    The old bytes stand even when the folder cannot be synced after (it is said so): a write
+    taken back is never put in place again."""
     try:
         if old is None:
             os.unlink(path)
-            fsync_dir(path.parent)
         elif isinstance(old, bytes):
-            atomic_write(path, old)
+            atomic_write(path, old, undo_unsynced=False)
         else:
             os.replace(old, path)
-            fsync_dir(path.parent)
     except OSError as e:
-        log.error("%s: the old bytes cannot be put back after a failed edit: %s", path, e)
+        if not (isinstance(old, bytes) and _holds(path, old)):
+            log.error("%s: the old bytes cannot be put back after a failed edit: %s", path, e)
+            return
+        unsynced = e  # written back; only the folder's fsync failed
+    else:
+        try:
+            fsync_dir(path.parent)
+            return
+        except OSError as e:
+            unsynced = e
+    log.error("%s: the old bytes are put back, but the folder cannot be synced: %s", path, unsynced)
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether path holds exactly data now (False when it cannot be read)."""
+    try:
+        return read_file(path) == data
+    except OSError:
+        return False
 
 
 def drop(old: Path | bytes | None) -> None:

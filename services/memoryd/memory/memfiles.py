@@ -21,7 +21,9 @@ and gives up when it changed; and the rename itself is an exchange (renameat2 RE
 so what it replaced is still there under the temporary name: when that is not what was checked
 (a save that landed between the check and the rename), it is exchanged back into place and the
 write gives up too. Where the file system cannot exchange, a plain rename follows the check, and
-only the instant between them is left open.
+only the instant between them is left open. The swap is made only once the folder is fsync'd:
+when that fails, the old bytes are swapped (or renamed) back before the error goes up, so a
+write answered "not applied" never stays in the file.
 """
 
 import ctypes
@@ -145,11 +147,13 @@ def replace_unchanged(
     needs to make path its old bytes again (rollback.keep_old), for the caller to put back or
     drop. An OSError leaves path as it was."""
     tmp = write_temp(path, data)
+    exchanged, old = False, None
     try:
         if not holds(path, planned_from):
             _remove(tmp)
             return CHANGED
-        if not exchange(path.parent, tmp.name, path.name):
+        exchanged = exchange(path.parent, tmp.name, path.name)
+        if not exchanged:
             # No exchange here: the old bytes are kept first and checked again, so only the
             # instant between keeping them and this rename is open to a save.
             old = rollback.keep_old(path)
@@ -158,17 +162,33 @@ def replace_unchanged(
                 _remove(tmp)
                 return CHANGED
             os.replace(tmp, path)
-            fsync_dir(path.parent)
-            return old
     except FileNotFoundError:
+        rollback.drop(old)
         _remove(tmp)
         return CHANGED  # removed by hand since the check: the write is planned again
     except BaseException:
+        rollback.drop(old)
         _remove(tmp)
         raise
+    if not exchanged:
+        # The write is not made until the folder is synced: an error there takes the rename
+        # back, so that the caller's "unchanged" is true.
+        try:
+            fsync_dir(path.parent)
+        except OSError:
+            if _holds_bytes(path, data):  # not a save landed since, which stays
+                rollback.put_back(old, path)
+            else:
+                rollback.drop(old)
+            raise
+        return old
     # tmp now names what the exchange replaced.
     if holds(tmp, planned_from):
-        fsync_dir(path.parent)
+        try:
+            fsync_dir(path.parent)
+        except OSError:
+            _exchange_back(path, tmp, data)
+            raise
         return tmp
     # A save landed between the check and the exchange: put it back in place, untouched.
     try:
@@ -181,14 +201,34 @@ def replace_unchanged(
             e.strerror,
         )
         raise
-    if not _holds_bytes(tmp, data):
-        kept = path.with_name(f"{path.name}.hand-edit-{secrets.token_hex(4)}")
-        os.replace(tmp, kept)
-        log.error("%s: a hand edit saved while memoryd wrote it is kept in %s", path, kept)
-    else:
-        _remove(tmp)
+    _drop_swapped(path, tmp, data)
     fsync_dir(path.parent)
     return CHANGED
+
+
+def _exchange_back(path: Path, tmp: Path, data: bytes) -> None:
+    """Take back an exchange whose folder could not be synced: path its old bytes again (now
+    at tmp), unless a save replaced the write since, which stays; logged when it cannot."""
+    try:
+        if _holds_bytes(path, data):
+            exchange(path.parent, tmp.name, path.name)
+            _drop_swapped(path, tmp, data)
+        else:
+            _remove(tmp)
+        fsync_dir(path.parent)
+    except OSError as e:
+        log.error("%s: a write that failed cannot be taken back: %s", path, e.strerror or e)
+
+
+def _drop_swapped(path: Path, tmp: Path, data: bytes) -> None:
+    """Remove tmp, exchanged back out of path; when it holds anything but data (a save that
+    landed just before the exchange back), it is kept beside path and logged instead."""
+    if _holds_bytes(tmp, data):
+        _remove(tmp)
+        return
+    kept = path.with_name(f"{path.name}.hand-edit-{secrets.token_hex(4)}")
+    os.replace(tmp, kept)
+    log.error("%s: a hand edit saved while memoryd wrote it is kept in %s", path, kept)
 
 
 def _kept_holds(old: Path | bytes | None, name: str, expected: list[str] | tuple[str, ...]) -> bool:

@@ -1,0 +1,95 @@
+"""A rename or link made, then the fsync of its folder fails: the answer is the truth. A memory
+write answered "not applied" has been taken back (memory.md as it was, nothing journalled, no
+temporary file left), with an exchange or a plain rename, with hard links or without; a backup
+or an export that says none was left has left none."""
+
+import errno
+import os
+
+import pytest
+
+from memoryd.errors import AdminRefused, WriteFailed
+from memoryd.memory import memfiles
+from tests.callargs import loose_call
+from tests.folderfsync import fail_folder_fsync
+from tests.memoryd.owner_data_harness import Memoryd
+
+from .store_helpers import CLEAN, args, fill, new_store, snapshot
+
+ANSWER = (
+    "not applied: memoryd cannot write its memory files (Input/output error); "
+    "memory.md is unchanged"
+)
+
+
+@pytest.mark.parametrize(
+    "exchange, hard_links", [(True, True), (False, True), (False, False)], ids=str
+)
+@pytest.mark.parametrize(
+    "write",
+    [
+        {"action": "add", "file": "memory", "text": "Robin likes coffee."},
+        {"action": "remove", "file": "memory", "old": "leaving"},
+    ],
+    ids=["add", "remove"],
+)
+def test_a_write_whose_folder_fsync_fails_is_taken_back(
+    tmp_path, monkeypatch, exchange, hard_links, write
+):
+    store = new_store(tmp_path)
+    fill(store, "memory", ["keep", "leaving"])
+    before = snapshot(store)
+    if not exchange:
+        monkeypatch.setattr(memfiles, "exchange", lambda *_a: False)
+    if not hard_links:
+
+        def no_link(*_a, **_k):
+            raise OSError(errno.EPERM, "Operation not permitted")
+
+        monkeypatch.setattr("memoryd.journal.rollback.os.link", no_link)
+    failed = fail_folder_fsync(monkeypatch, store.home.memory)
+    with pytest.raises(WriteFailed) as answer:
+        store.call(*loose_call(args(**write), **CLEAN))
+    assert str(answer.value) == ANSWER
+    assert failed  # the fsync after the rename is what failed
+    monkeypatch.undo()
+    assert snapshot(store) == before
+    assert [p.name for p in store.home.memory.iterdir() if ".tmp" in p.name] == []
+    # The next write journals no "hand edit" for it: it was never in place.
+    store.call(*loose_call(args(action="add", file="memory", text="Robin likes jam."), **CLEAN))
+    journal = b"".join(p.read_bytes() for p in store.home.edits.glob("*.jsonl"))
+    assert b"hand" not in journal and b"coffee" not in journal
+
+
+@pytest.fixture
+def md(tmp_path):
+    m = Memoryd(tmp_path / "home")
+    yield m
+    m.close()
+
+
+def test_a_backup_whose_folder_fsync_fails_leaves_no_archive(md, monkeypatch):
+    md.call({"action": "add", "file": "memory", "text": "Alpha fact."})
+    md.data("backup")  # backups/ made
+    folder = md.home.root / "backups"
+    for p in folder.iterdir():
+        p.unlink()
+    fail_folder_fsync(monkeypatch, folder)
+    with pytest.raises(AdminRefused) as refused:
+        md.admin("backup", {})
+    assert str(refused.value) == (
+        f"refused: the backup failed (Input/output error); no archive was left in {folder}"
+    )
+    assert os.listdir(folder) == []
+
+
+def test_an_export_whose_folder_fsync_fails_leaves_no_export(md, monkeypatch):
+    md.call({"action": "add", "file": "memory", "text": "Alpha fact."})
+    md.data("backup")  # backups/ made
+    folder = md.home.root / "backups"
+    for p in folder.iterdir():
+        p.unlink()
+    fail_folder_fsync(monkeypatch, folder)
+    with pytest.raises(AdminRefused, match=r"Input/output error\); no export was left in "):
+        md.admin("export", {"format": "jsonl"})
+    assert os.listdir(folder) == []

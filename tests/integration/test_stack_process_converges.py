@@ -23,7 +23,7 @@ from proto.client import RemoteError, request
 from proto.frames import encode_frame
 from proto.messages import MemoryAdmin
 from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET
-from tests.integration.stack import REPO, SERVICES, short_temp_home
+from tests.integration.stack import REPO, SERVICES, short_temp_home, venv_command
 from tests.rawsocket import send_raw
 
 COPIED = ("scripts", "services", "libs", "config", "pyproject.toml", "compose.yaml")
@@ -357,3 +357,42 @@ def test_up_names_a_program_that_is_not_memoryd_holding_the_homes_lock(stack):
         )
     finally:
         os.close(held)
+
+
+def test_up_restart_and_check_leave_a_home_already_private_untouched(stack):
+    """chmod and chown move a file's ctime even when they change nothing, and memoryd takes a
+    notes.md whose ctime moved for one edited by hand: read again whole, with a warning, at every
+    restart. A home whose modes are right already is left as it is; one that is not is mended."""
+    stack.up()
+    home = Path(stack.env["BOXMAKER_HOME"])
+    driver = [venv_command("loopd-shim")]
+    env = {**stack.env, "PATH": f"{REPO / '.venv/bin'}:{os.environ['PATH']}"}
+
+    def drive(*args: str) -> str:
+        done = subprocess.run([*driver, *args], env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    session = drive("start").strip()
+    drive("answer", session, "--call", 'http_fetch {"url":"https://example.org/notes"}')
+    said = drive(
+        "answer", session, "--call", 'memory {"action":"add","file":"memory","text":"Kites."}'
+    )
+    assert "saved as a note" in said
+    notes_md = home / "memory/notes.md"
+    before = {notes_md: notes_md.stat().st_ctime_ns}
+    time.sleep(0.05)
+    assert stack.run("check").returncode == 0
+    restarted = stack.run("restart", "memoryd")
+    assert restarted.returncode == 0, restarted.stderr
+    assert _saw_in_log(stack.state / "memoryd.log", "caught up")
+    assert notes_md.stat().st_ctime_ns == before[notes_md]
+    log = (stack.state / "memoryd.log").read_text(errors="replace")
+    assert "changed outside memoryd" not in log
+
+    # A file or folder that is not private, or that its owner cannot reach, is still mended.
+    notes_md.chmod(0o644)
+    (home / "memory").chmod(0o600)
+    assert stack.run("check").returncode == 0
+    assert stat.S_IMODE(notes_md.stat().st_mode) == 0o600
+    assert stat.S_IMODE((home / "memory").stat().st_mode) == 0o700

@@ -93,3 +93,34 @@ def test_an_export_whose_folder_fsync_fails_leaves_no_export(md, monkeypatch):
     with pytest.raises(AdminRefused, match=r"Input/output error\); no export was left in "):
         md.admin("export", {"format": "jsonl"})
     assert os.listdir(folder) == []
+
+
+def test_a_restore_whose_plan_cannot_be_synced_is_past_its_point_and_finishes(
+    tmp_path, monkeypatch
+):
+    """The plan is not taken back (a crash may yet keep it and lay it at the next start): the
+    restore carries it out and is answered as done."""
+    from memoryd.data import lay
+
+    from .restore_lines import without_restore_lines
+    from .test_restore_stopped_part_way import _homes, _memory
+
+    b, restored = _homes(tmp_path)
+    try:
+        real_write, real_fsync, failed = lay.atomic_write, os.fsync, []
+
+        def plan_write(path, data, **kw):
+            failed.append(fail_folder_fsync(monkeypatch, path.parent))
+            try:
+                real_write(path, data, **kw)
+            finally:
+                monkeypatch.setattr(os, "fsync", real_fsync)
+
+        monkeypatch.setattr(lay, "atomic_write", plan_write)
+        out = b.data("restore", name="a.tar.gz", replace=True)
+        assert [len(f) for f in failed] == [1]  # the plan's folder fsync failed, once
+        assert out["restored"] == "a.tar.gz"
+        assert without_restore_lines(_memory(b)) == restored
+        assert not lay.plan_path(b.home).exists()
+    finally:
+        b.close()

@@ -66,11 +66,12 @@ def commit(home: Home, staging: Path, lay: list[str], remove: list[str]) -> None
     at once, and when that fails too, by Unfinished."""
     plan = {"staging": staging.name, "lay": lay, "remove": remove}
     try:
-        atomic_write(plan_path(home), json.dumps(plan).encode())
+        # A plan renamed into place whose folder's fsync then fails is kept, not taken back:
+        # a crash may yet have it laid at the next start, so the restore is past the point.
+        atomic_write(plan_path(home), json.dumps(plan).encode(), undo_unsynced=False)
     except OSError:
         if not committed(home, staging):
             raise
-        # Renamed into place, then its folder's fsync failed: past the point all the same.
     try:
         carry_out(home, plan)
     except OSError as e:

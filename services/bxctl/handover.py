@@ -192,7 +192,14 @@ def _write_from(src, dest: Path, owner: tuple[int, int] | None) -> None:
                     )
             if tmp is not None:
                 os.link(tmp, dest)
-            os.fsync(folder)
+            try:
+                os.fsync(folder)
+            except OSError:
+                # Not written until its folder is synced: the name given is taken back, so the
+                # "nothing was left" said of this error is true.
+                with contextlib.suppress(OSError):
+                    os.unlink(dest.name, dir_fd=folder)
+                raise
         finally:
             if tmp is not None:
                 with contextlib.suppress(OSError):  # its folder gone: what failed is said above

@@ -25,6 +25,7 @@ a shared lock (flock) on sessions/ all the while it lays, and the leftovers are 
 the exclusive one, so a running restore's file is never taken.
 """
 
+import contextlib
 import fcntl
 import gzip
 import os
@@ -200,10 +201,16 @@ def _write(sfd: int, session: str, source, want: tuple[int, str], owner) -> str 
                 if owner is not None:
                     os.fchown(dfd, *owner)
             outcome = _write_in(dfd, source, want, owner)
+            if made and outcome is None:
+                try:
+                    os.fsync(sfd)
+                except OSError:
+                    outcome = "not laid"  # its folder taken back too, below
+                    with contextlib.suppress(OSError):
+                        os.unlink(LOG, dir_fd=dfd)
+                    raise
         finally:
             os.close(dfd)
-        if made and outcome is None:
-            os.fsync(sfd)
     finally:
         if made and outcome is not None:
             try:
@@ -234,7 +241,14 @@ def _write_in(dfd: int, source, want: tuple[int, str], owner) -> str | None:
             return "kept"
     finally:
         os.unlink(tmp, dir_fd=dfd)
-    os.fsync(dfd)
+    try:
+        os.fsync(dfd)
+    except OSError:
+        # Not laid until its folder is synced: the log is taken back, so the refusal said of
+        # this error is true.
+        with contextlib.suppress(OSError):
+            os.unlink(LOG, dir_fd=dfd)
+        raise
     return None
 
 

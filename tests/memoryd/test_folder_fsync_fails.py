@@ -124,3 +124,20 @@ def test_a_restore_whose_plan_cannot_be_synced_is_past_its_point_and_finishes(
         assert not lay.plan_path(b.home).exists()
     finally:
         b.close()
+
+
+def test_a_merge_mark_removed_whose_folder_cannot_be_synced_is_said_and_stands(
+    tmp_path, monkeypatch, caplog
+):
+    """The merge is no longer owed once its mark is removed; a folder that cannot be synced
+    after is logged, never raised into the forget that removed it as if nothing had changed."""
+    from types import SimpleNamespace
+
+    from memoryd.data import ftsmerge
+
+    index = SimpleNamespace(path=str(tmp_path / "memory.sqlite3"))
+    assert ftsmerge.owe(index) is False
+    fail_folder_fsync(monkeypatch, tmp_path)
+    ftsmerge.settled(index)
+    assert not ftsmerge.owed_path(index).exists()
+    assert "removed, but its folder cannot be synced: Input/output error" in caplog.text

@@ -55,7 +55,12 @@ def settled(index) -> None:
         path.unlink()
     except FileNotFoundError:
         return
-    fsync_dir(path.parent)
+    try:
+        fsync_dir(path.parent)
+    except OSError as e:
+        # The mark is gone: what the caller did stands. A crash may yet bring it back, which
+        # costs only a merge with nothing left to do at the next forget.
+        log.warning("%s: removed, but its folder cannot be synced: %s", path, e.strerror or e)
 
 
 # Each step of the merge writes about this many pages of merged term lists, in a transaction of its

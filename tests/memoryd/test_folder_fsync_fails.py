@@ -141,3 +141,36 @@ def test_a_merge_mark_removed_whose_folder_cannot_be_synced_is_said_and_stands(
     ftsmerge.settled(index)
     assert not ftsmerge.owed_path(index).exists()
     assert "removed, but its folder cannot be synced: Input/output error" in caplog.text
+
+
+def test_an_index_removed_but_not_synced_after_a_restore_is_said_so(tmp_path, monkeypatch):
+    """The index could not be brought up to date and was removed, but its folder's fsync
+    failed: memory stays refused (a crash may bring the file back), and the answer no longer
+    says it was not removed."""
+    from memoryd.data import purge
+
+    from .restore_lines import without_restore_lines
+    from .test_restore_after_lay import Broken, _homes, _line, _memory
+
+    b, restored = _homes(tmp_path, _line("session:s-old:0") + b"\n")
+    try:
+        b.say("s-old", "Zanzibar secret words.")
+        Broken(monkeypatch, b, "purge")
+        real_remove = purge.remove_database
+
+        def remove_database(path):
+            real_remove(path)
+            fail_folder_fsync(monkeypatch, path.parent)
+
+        monkeypatch.setattr(purge, "remove_database", remove_database)
+        out = b.data("restore", name="a.tar.gz", replace=True)
+        assert without_restore_lines(_memory(b)) == restored
+        assert not os.path.exists(b.index.path)
+        assert "nor removed" not in out["message"]
+        assert (
+            "and its removal could not be synced (Input/output error), so memoryd refuses "
+            f"memory: stop memoryd, check {b.index.path} is gone, then start it"
+        ) in out["message"]
+        assert "check" in b.service.unfinished
+    finally:
+        b.close()

@@ -191,25 +191,33 @@ def _dropped(service, reason: str) -> str:
     again); if even that fails, memoryd refuses memory (service.unfinished) until the owner has
     removed it and restarted memoryd."""
     path = service.index.path
+    step = "removed"
     try:
         remove_database(path)
+        step = "synced"
         fsync_dir(path.parent)
     except OSError as e:
         failed = e.strerror or str(e)
+        # Removed but not synced, a crash may yet bring the file back: refused all the same,
+        # and said as it is.
+        nor, then = (
+            (f"nor removed ({failed})", f"remove {path}")
+            if step == "removed"
+            else (f"and its removal could not be synced ({failed})", f"check {path} is gone")
+        )
         log.error(
-            "index %s: not brought up to date after a restore (%s), nor removed (%s); "
-            "memory is refused",
+            "index %s: not brought up to date after a restore (%s), %s; memory is refused",
             path,
             reason,
-            failed,
+            nor,
         )
         service.unfinished = (
             f"refused: the memory index could not be brought up to date after a restore "
-            f"({reason}) nor removed ({failed}); stop memoryd, remove {path}, then start it"
+            f"({reason}) {nor}; stop memoryd, {then}, then start it"
         )
         return (
-            f"but the index could not be brought up to date ({reason}) nor removed ({failed}), "
-            f"so memoryd refuses memory: stop memoryd, remove {path}, then start it"
+            f"but the index could not be brought up to date ({reason}) {nor}, "
+            f"so memoryd refuses memory: stop memoryd, {then}, then start it"
         )
     log.error(
         "index %s: not brought up to date after a restore (%s); removed, so that nothing "

@@ -174,3 +174,19 @@ def test_an_index_removed_but_not_synced_after_a_restore_is_said_so(tmp_path, mo
         assert "check" in b.service.unfinished
     finally:
         b.close()
+
+
+def test_an_append_taken_back_by_removing_its_file_is_not_said_to_have_failed(
+    tmp_path, monkeypatch, caplog
+):
+    """cut_back of a file the failed append created removes it; a folder that cannot be synced
+    after is logged as such, not raised as "cannot be cut back"."""
+    from memoryd.journal import rollback
+
+    path = tmp_path / "2026-12.jsonl"
+    path.write_bytes(b'{"id": "torn')
+    fail_folder_fsync(monkeypatch, tmp_path)
+    rollback.take_back(path, None)
+    assert not path.exists()
+    assert "removed, but its folder cannot be synced: Input/output error" in caplog.text
+    assert "cannot be cut back" not in caplog.text

@@ -15,7 +15,6 @@ before it are taken back before the call is answered:
 A crash (not a failure) is the crash harness's business: the order of the writes covers it.
 """
 
-import contextlib
 import errno
 import logging
 import os
@@ -41,9 +40,14 @@ def cut_back(path: Path, size: int | None) -> None:
     A file still at that size is not opened: on a read-only file system the open for writing
     would fail, and a take-back with nothing to take back must not hide the write's own error."""
     if size is None:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(path)
+        except FileNotFoundError:
+            return
+        try:
             fsync_dir(path.parent)
+        except OSError as e:  # removed: the append is taken back, only not yet durably
+            log.error("%s: removed, but its folder cannot be synced: %s", path, e.strerror or e)
         return
     try:
         if os.lstat(path).st_size == size:

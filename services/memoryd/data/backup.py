@@ -4,8 +4,10 @@ The writer thread only takes the snapshot (snapshot.py: an open and an fstat per
 the archive is written after, on the caller's thread, while writes go on. It is written to a
 temporary file in backups/, fsync'd, then linked to its final name (which never overwrites) and
 the folder fsync'd, so a full disk or a kill leaves no partial archive: the temporary file is
-removed on any failure (and a leftover one by the next backup). `keep` removes all but the newest
-keep archives memoryd made, for the daily timer.
+removed on any failure (and a leftover one by the next backup), and so is the final name when the
+folder's fsync fails (an archive a crash may yet lose is none to count on), so a refusal that says
+no archive was left is true. `keep` removes all but the newest keep archives memoryd made, for the
+daily timer.
 
 Only the routine archives are pruned (memory-<time>[-N].tar.gz). An archive holding session logs
 (--with-sessions, memory-<time>-sessions.tar.gz) and the copy restore --replace makes of the memory

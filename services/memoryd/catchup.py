@@ -17,6 +17,10 @@ build that found no room (index.mode_waiting). Once every log was tried, the sta
 longer counts as running (index.catching_up): the logs still left, with why, are
 index.not_indexed, which recall and `bxctl memory stats` report for as long as they stay so. It
 ends when memoryd stops (service.stopping).
+
+A log the index has read to its end, as it is now (the same file, as long as the offset read), is
+counted as read at once, without a writer job (index/unchanged.py): a restart's catch-up costs what
+is new, not what every session there ever was costs.
 """
 
 import asyncio
@@ -26,7 +30,7 @@ import os
 
 from memoryd.data.lay import Unfinished
 from memoryd.errors import ForgottenUnreadable, IndexDamaged, SessionUnknown
-from memoryd.index import carryfile
+from memoryd.index import carryfile, unchanged
 from memoryd.writer import BACKGROUND
 from proto.files import NotRegular, TooLarge
 from proto.plural import counted
@@ -94,6 +98,7 @@ class CatchUp:
             if index.mode_pending:  # the sockets listen meanwhile; recall waits for it
                 await service._write(index.prepare_mode)
             await self._drop_removed(sessions)
+            await self._count_unchanged(sessions)
             added = await self._until_done()
         except asyncio.CancelledError:
             raise
@@ -129,6 +134,17 @@ class CatchUp:
                 index.path,
                 counted(removed, "session"),
             )
+
+    async def _count_unchanged(self, sessions: list[str]) -> None:
+        """Count as read at once the logs the index has read to their end as they are now, so
+        that a restart's catch-up costs what is new (index/unchanged.py): the others are left to
+        the writer, a part at a time."""
+        index = self.service.index
+        done = await self.service._read(unchanged.unchanged, index, sessions)
+        if done:
+            self.left = [item for item in self.left if item not in done]
+            self._read = len(done)
+            index.catching_up = (self._read, len(sessions))
 
     async def _end_carry(self) -> None:
         """The vectors kept from the index this one replaced were given to every row the

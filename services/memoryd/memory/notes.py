@@ -147,14 +147,45 @@ def _damaged(line: str, before: dict | None) -> dict:
     }
 
 
+# A UTF-8 sequence of two to four bytes: a line holding one is UTF-8 with a damaged byte, read
+# with replacement characters; a line holding none but bytes over 0x7F was saved in a one-byte
+# encoding (an editor's Latin-1 or Windows-1252), where "§" is the one byte 0xA7.
+_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xf4][\x80-\xbf]")
+
+
+def decode_line(raw: bytes) -> str:
+    """A line of notes.md as text: UTF-8, else Windows-1252 when it holds no UTF-8 sequence at
+    all (the whole file saved in a one-byte encoding: its headers and text read as written), else
+    UTF-8 with a replacement character for each damaged byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        if _UTF8_SEQUENCE.search(raw) is None:
+            return raw.decode("cp1252", errors="replace")
+        return raw.decode("utf-8", errors="replace")
+
+
+def not_utf8(data: bytes) -> str | None:
+    """One line naming the first line of notes.md that is not UTF-8, or None when all are."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        return (
+            f"memory/notes.md line {line} is not UTF-8 (saved in another encoding?): its lines "
+            "are read as Windows-1252 where they hold no UTF-8; save the file as UTF-8"
+        )
+    return None
+
+
 def parse(data: bytes, offset: int = 0, number: int = 0) -> list[NoteEntry]:
     """The entries of notes.md bytes that start at byte offset of the file, numbered from number.
 
     Text before the first header (an owner's hand edit) belongs to no entry and is skipped; a line
     that starts with "§" but is not a header starts a damaged entry (the module docstring).
-    Invalid UTF-8 is read with replacement characters, so a damaged byte costs one character, not
-    the file. A byte-order mark at the file's start (Notepad saves one) is read as nothing, its
-    bytes counted.
+    A line that is not UTF-8 is read as decode_line says, so a damaged byte costs one character
+    and a file saved as Latin-1 keeps its notes. A byte-order mark at the file's start (Notepad
+    saves one) is read as nothing, its bytes counted.
     """
     entries: list[NoteEntry] = []
     current: dict | None = None
@@ -169,7 +200,7 @@ def parse(data: bytes, offset: int = 0, number: int = 0) -> list[NoteEntry]:
             number += 1
 
     for raw in data.splitlines(keepends=True):
-        line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        line = decode_line(raw).rstrip("\r\n")
         if position == 0 and line.startswith("\ufeff"):
             line = line[1:]  # a byte-order mark an editor saved the file with: no text of a note
         head = _header(line) if line.startswith("§ ") else None
@@ -191,7 +222,7 @@ def damage_said(entry: NoteEntry, data: bytes, offset: int = 0) -> str:
     else its byte; what it says (cut) and how it is read until the owner mends it."""
     at = entry.start - offset
     end = data.find(b"\n", at)
-    header = data[at : end if end != -1 else len(data)].decode("utf-8", "replace").rstrip("\r")
+    header = decode_line(data[at : end if end != -1 else len(data)]).rstrip("\r")
     line = data.count(b"\n", 0, at) + 1
     where = f"line {line}" if offset == 0 else f"byte {entry.start}"
     shown = header if len(header) <= 80 else header[:79] + "…"

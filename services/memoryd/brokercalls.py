@@ -5,7 +5,8 @@ first (its session's log read to its end, on the session's own thread, so that t
 judged by what the log shows, not by what brokerd says) and then applied on the writer. Either is
 not run when its caller stopped waiting before it began: the caller was told the call failed, and
 applying it then would make that answer a lie. A memory call the writer has not started within
-write_deadline seconds is answered not applied, and nothing is written.
+write_deadline seconds is answered not applied, and nothing is written. One applied is answered
+as soon as it is journalled: the index catches up with notes.md after the answer (notesafter.py).
 """
 
 import asyncio
@@ -143,5 +144,5 @@ class BrokerCalls:
         service = self.service
         before = service.index.notes_file()  # what the write starts from is memoryd's own change
         output = service.store.call(args, caller)
-        service._index_notes(before)
+        service._notes_after(before)  # answered now; notes.md is caught up after (notesafter.py)
         return output

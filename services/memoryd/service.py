@@ -21,7 +21,8 @@ one stat.
 An answer says what happened: a memory call that the writer has not started
 within write_deadline seconds is not applied and is answered so (NOT_APPLIED); once a write is
 applied, a failure of the index after it is logged, not answered: the next write, catch-up or start
-indexes what was missed.
+indexes what was missed. A write is answered once it is journalled: the catch-up of notes.md after
+it is a writer job of its own, which may take seconds (notesafter.py).
 """
 
 import asyncio
@@ -42,6 +43,7 @@ from memoryd.errors import MemorydError, SessionNotIndexed, SessionUnknown
 from memoryd.index.index import Index
 from memoryd.index.rebuild import Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
+from memoryd.notesafter import OwnNotes
 from memoryd.owner import dispatch as owner_commands
 from memoryd.recall.recaller import Recaller
 from memoryd.search import bm25
@@ -115,6 +117,7 @@ class MemoryService:
         self._catching = CatchUp(self)
         self._broker = BrokerCalls(self)  # recall and memory calls (brokercalls.py)
         self._notes_failed: str | None = None  # why notes.md was last not indexed, once logged
+        self._own_notes = OwnNotes(index)  # writes of notes.md not caught up yet (notesafter.py)
         # Set when memoryd begins to stop, before it waits for the requests in flight: a long
         # owner command (an import's batches, a forget's catch-up parts) ends at its next safe
         # point with its own answer of how far it got, so that the stop is prompt.
@@ -251,9 +254,19 @@ class MemoryService:
     async def on_broker(self, message: Body) -> Body:
         return await self._broker.answer(message)
 
-    def _index_notes(self, own_from: str | None = None) -> None:
+    def _notes_after(self, before: str | None) -> None:
+        """On the writer, as a write that began at before (Index.notes_file) ends: the catch-up
+        of notes.md after it is queued as a job of its own, not run before its answer."""
+        self._own_notes.wrote(before)
         try:
-            self.index.catch_up_notes(own_from)
+            self._writer.submit(WRITE, self._unless_unfinished, self._index_notes)
+        except RuntimeError:  # the writer is stopping and takes no more jobs: caught up now
+            self._index_notes()
+
+    def _index_notes(self, own_from: str | None = None) -> None:
+        """On the writer: catch up notes.md; own_from as OwnNotes.own_from takes it."""
+        try:
+            self.index.catch_up_notes(self._own_notes.own_from(own_from))
         except Exception as e:  # noqa: BLE001 - whatever it is, the write before it stands
             # The write is done and journalled: its answer is the applied one. The index catches
             # up at the next write, start or reindex (notes.md is read from its last offset), or
@@ -325,5 +338,5 @@ class MemoryService:
     def _admin_write(self, action: Callable[..., str], *args) -> str:
         before = self.index.notes_file()
         text = action(*args)
-        self._index_notes(before)
+        self._notes_after(before)
         return text

@@ -9,7 +9,7 @@ import pytest
 from brokerd_shim.errors import ToolFailed
 from brokerd_shim.fixtures import FixtureRuntime
 from brokerd_shim.ledger import SessionState
-from brokerd_shim.memory_runtime import MEMORYD_UNREACHABLE, MemoryRuntime
+from brokerd_shim.memory_runtime import MEMORYD_UNREACHABLE, WRITE_UNKNOWN, MemoryRuntime
 from brokerd_shim.runtime import CompositeRuntime, RunSpec, Runtime
 from proto.labels import Label
 from proto.messages import MemoryCall, ToolRequest
@@ -56,6 +56,39 @@ def test_memoryd_silent_past_the_timeout(home, loop_thread):
     result = loop_thread.run(runtime.run_labelled(spec("recall", '{"query": "q"}')))
     assert time.monotonic() - started < 2.0
     assert result == (False, MEMORYD_UNREACHABLE, None)
+
+
+async def _hang_up(reader, writer):
+    """memoryd taking the call and closing the connection without an answer (killed)."""
+    await reader.read(64)
+    writer.close()
+
+
+@pytest.mark.parametrize("memoryd", ["silent", "closes"])
+def test_a_write_sent_and_not_answered_may_have_been_applied(home, loop_thread, memoryd):
+    """memoryd applies a write it began and answers once it is journalled: a write whose frame
+    went out and got no answer is said to be perhaps applied, never to have failed; a recall in
+    the same case changed nothing and fails."""
+    socket = home / "m.sock"
+    if memoryd == "silent":
+        fake = FakeMemoryd(delay=3.0)
+        loop_thread.run(serve_unix(socket, fake.handle, {"memory_call"}, name="fake"))
+    else:
+        loop_thread.run(asyncio.start_unix_server(_hang_up, path=str(socket)))
+    runtime = MemoryRuntime(socket, timeout=0.3)
+    write = spec("memory", '{"action": "note", "text": "The plumber comes on Tuesday."}')
+    ok, output, label = loop_thread.run(runtime.run_labelled(write))
+    assert (ok, output, label) == (False, WRITE_UNKNOWN, None)
+    assert "may have been applied" in output and "bxctl memory log" in output
+    assert "fail" not in output
+    recall = loop_thread.run(runtime.run_labelled(spec("recall", '{"query": "q"}')))
+    assert recall == (False, MEMORYD_UNREACHABLE, None)
+
+
+def test_a_write_memoryd_never_got_is_said_unreachable(home, loop_thread):
+    runtime = MemoryRuntime(home / "nothing.sock", timeout=1)
+    write = spec("memory", '{"action": "note", "text": "x"}')
+    assert loop_thread.run(runtime.run_labelled(write)) == (False, MEMORYD_UNREACHABLE, None)
 
 
 def test_memoryd_absent(home, loop_thread):

@@ -20,6 +20,36 @@ from memoryd.journal import damaged
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
 
+# How much of a month a scan over all of it holds mapped at a time: the pages it has passed are
+# given back. A month can hold hundreds of megabytes, and a page of a mapping counts in memoryd's
+# memory (its cgroup's too) for as long as it is mapped; the journal index's walk (byfile.py)
+# passes over every month.
+WINDOW = 4 << 20
+
+
+def _let_go(data, start: int, end: int) -> None:
+    """Give back the whole pages of data[start:end] a scan has passed (a page touched again is
+    read again from the file, so nothing changes but memory)."""
+    if not isinstance(data, mmap.mmap):
+        return
+    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
+    end = min(end, len(data))
+    if end > first:
+        data.madvise(mmap.MADV_DONTNEED, first, end - first)
+
+
+def _rfind(data, needle: bytes, end: int) -> int:
+    """data.rfind(needle, 0, end), a WINDOW at a time from end back, giving back the pages of
+    each window searched in vain."""
+    while end > 0:
+        low = max(0, end - max(WINDOW, 2 * len(needle)))
+        position = data.rfind(needle, low, end)
+        if position != -1 or low == 0:
+            return position
+        _let_go(data, low, end)
+        end = low + len(needle) - 1  # a needle across low lies in the next window
+    return -1
+
 
 @contextmanager
 def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
@@ -117,9 +147,12 @@ def lines_to(paths: list[Path], file: str) -> Generator[tuple[Path, int, EditLin
     needle = b'"to": ' + json.dumps(file).encode()
     for path in reversed(paths):
         with mapped(path) as data:
-            position = len(data)
+            position = kept = len(data)
             while True:
-                position = data.rfind(needle, 0, position)
+                position = _rfind(data, needle, position)
+                if kept - position > WINDOW:
+                    _let_go(data, max(position, 0), kept)
+                    kept = max(position, 0)
                 if position == -1:
                     break
                 start, end = _line_at(data, position)
@@ -227,5 +260,11 @@ def pending_ids(paths: list[Path]) -> set[str]:
     found: set[str] = set()
     for path in paths:
         with mapped(path) as data:
-            found.update(m.decode() for m in PENDING_KEY.findall(data))
+            start = 0
+            while start < len(data):  # a WINDOW at a time, each ending at a line's end
+                end = data.find(b"\n", min(start + WINDOW, len(data)))
+                end = len(data) if end == -1 else end + 1
+                found.update(m.decode() for m in PENDING_KEY.findall(data, start, end))
+                _let_go(data, start - start % mmap.PAGESIZE, end - end % mmap.PAGESIZE)
+                start = end
     return found

@@ -3,6 +3,11 @@
 The model writes arguments as JSON text. parse_recall and parse_memory turn that text into a model
 or raise InvalidArguments naming what is wrong. Shapes are checked here; what depends on the
 files (limits, duplicates, whether an old entry exists) is memoryd's to check.
+
+What a parse may cost is bounded before it starts, since json.loads and pydantic hold the GIL and
+run on the event loops of memoryd and brokerd-shim: arguments longer than any valid call of the
+tool (ARGUMENTS_MAX), a consolidate with more entries than a file can hold (ENTRIES_MAX), and
+unknown keys (found by one pass, not one pydantic error each) are refused in one line.
 """
 
 import json
@@ -12,11 +17,22 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from proto.errors import InvalidArguments
-from proto.messages import describe
+from proto.messages import bounded, describe, unknown_keys
 
 QUERY_MAX = 500
 K_MIN, K_MAX, K_DEFAULT = 1, 10, 5
 NOTE_MAX = 1_000
+# memory.md's limit, the larger file's (memoryd's entries.LIMITS), and the separator between two
+# entries ("\n§\n"): a file within it holds at most 550 entries of one character, so a
+# consolidate names at most 550 and adds at most 550.
+FILE_CHARS_MAX = 2_200
+SEPARATOR_CHARS = 3
+ENTRIES_MAX = 2 * ((FILE_CHARS_MAX + SEPARATOR_CHARS) // (1 + SEPARATOR_CHARS))
+# The longest valid call of each tool, with room: a recall's query of QUERY_MAX characters, or a
+# consolidate of a whole memory.md and its rewrite, even with every character escaped as JSON
+# writes one outside the BMP (\ud83d\ude00, 12 characters) and ENTRIES_MAX entries' keys
+# (under 90,000 characters), as memoryd's json.dumps writes a pending call again.
+ARGUMENTS_MAX = {"recall": 8_192, "memory": 131_072}
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 MemoryFile = Literal["memory", "user"]
@@ -157,7 +173,23 @@ def parse_json_object(
     return data
 
 
+def _check_length(tool: str, arguments: str) -> None:
+    limit = ARGUMENTS_MAX[tool]
+    if isinstance(arguments, str) and len(arguments) > limit:
+        raise InvalidArguments(
+            f"{tool}: arguments of {len(arguments):,} characters are over the limit of "
+            f"{limit:,}; no valid {tool} call is as long"
+        )
+
+
+def _refuse_unknown_keys(tool: str, model: type[BaseModel], data: dict) -> None:
+    named, total = unknown_keys(model, data)
+    if total:
+        raise InvalidArguments(f"{tool}: {bounded([f'{k}: unknown key' for k in named], total)}")
+
+
 def _parse(tool: str, arguments: str, validate: Callable[[dict], BaseModel]):
+    _check_length(tool, arguments)
     data = parse_json_object(arguments, tool)
     try:
         return validate(data)
@@ -165,11 +197,23 @@ def _parse(tool: str, arguments: str, validate: Callable[[dict], BaseModel]):
         raise InvalidArguments(f"{tool}: {describe(e)}") from None
 
 
+def _validate_recall(data: dict) -> RecallArgs:
+    _refuse_unknown_keys("recall", RecallArgs, data)
+    return RecallArgs.model_validate(data)
+
+
 def parse_recall(arguments: str) -> RecallArgs:
-    return _parse("recall", arguments, RecallArgs.model_validate)
+    return _parse("recall", arguments, _validate_recall)
 
 
 MEMORY_ACTIONS = tuple(MEMORY_SCHEMA["properties"]["action"]["enum"])
+_MEMORY_MODELS: dict[str, type[BaseModel]] = {
+    "add": AddArgs,
+    "replace": ReplaceArgs,
+    "remove": RemoveArgs,
+    "note": NoteArgs,
+    "consolidate": ConsolidateArgs,
+}
 
 
 def _validate_memory(data: dict):
@@ -180,6 +224,13 @@ def _validate_memory(data: dict):
             f'memory: {got}; "action" must be one of {", ".join(MEMORY_ACTIONS)}, '
             'for example {"action":"add","file":"memory","text":"..."}'
         )
+    entries = data.get("entries")
+    if isinstance(entries, list) and len(entries) > ENTRIES_MAX:
+        raise InvalidArguments(
+            f"memory: {len(entries):,} entries are over the limit of {ENTRIES_MAX:,}; a"
+            " consolidate names each entry of one file once, and no file holds as many"
+        )
+    _refuse_unknown_keys("memory", _MEMORY_MODELS[str(action)], data)
     return _MEMORY.validate_python(data)
 
 

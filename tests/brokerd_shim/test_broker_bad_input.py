@@ -47,7 +47,13 @@ CASES = [
     (tool_request(arguments="{"), "tool_response", "not valid JSON"),
     (tool_request(arguments="[1]"), "tool_response", "must be a JSON object"),
     (tool_request(tool="recall", arguments='{"query": ""}'), "tool_response", "recall: query"),
-    (tool_request(tool="recall", arguments="[" * 100_000), "tool_response", "not valid JSON"),
+    (tool_request(tool="memory", arguments="[" * 100_000), "tool_response", "not valid JSON"),
+    (tool_request(tool="recall", arguments="[" * 100_000), "tool_response", "over the limit"),
+    (
+        tool_request(tool="memory", arguments=json.dumps({"entries": [{"old": "x"}] * 60_000})),
+        "tool_response",
+        "memory: arguments of 840,013 characters are over the limit of 131,072",
+    ),
     (tool_request(tool="memory", arguments='{"action": 1}'), "tool_response", "memory: "),
 ]
 

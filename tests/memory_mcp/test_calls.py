@@ -2,9 +2,10 @@
 
 import json
 
-from memory_mcp.calls import Refused, prepare, too_large_text
+from memory_mcp.calls import Refused, prepare
 from proto.frames import MAX_FRAME
 from proto.messages import MemoryCall
+from proto.tools import ARGUMENTS_MAX
 
 
 def call(tool, arguments, **state):
@@ -34,13 +35,17 @@ def test_unknown_tool_is_refused_with_protos_sentence():
     assert call("memory_admin", {}) == Refused("'memory_admin' is not a memory tool")
 
 
-def test_arguments_that_cannot_fit_one_frame_are_refused_before_sending():
+def test_arguments_longer_than_any_valid_call_are_refused_before_sending():
     text = "x" * MAX_FRAME
-    assert call("memory", {"action": "add", "file": "memory", "text": text}) == Refused(
-        too_large_text("memory")
-    )
+    refused = call("memory", {"action": "add", "file": "memory", "text": text})
+    assert isinstance(refused, Refused)
+    length = len(json.dumps({"action": "add", "file": "memory", "text": text}))
+    assert refused.text.startswith(f"memory: arguments of {length:,} characters are over the limit")
 
 
-def test_arguments_just_under_the_frame_fit():
-    text = "x" * (MAX_FRAME - 1_000)
-    assert isinstance(call("memory", {"action": "add", "file": "memory", "text": text}), MemoryCall)
+def test_the_longest_arguments_allowed_fit_one_frame_in_any_characters():
+    # Four bytes each in UTF-8: the argument limit keeps even these well under the frame.
+    text = "\U0001f600" * (ARGUMENTS_MAX["memory"] - 100)
+    prepared = call("memory", {"action": "add", "file": "memory", "text": text})
+    assert isinstance(prepared, MemoryCall)
+    assert len(prepared.request.arguments.encode()) < MAX_FRAME

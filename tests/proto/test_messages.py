@@ -121,3 +121,13 @@ def test_an_owner_command_this_version_does_not_know_is_named_with_what_to_resta
 def test_a_command_that_is_not_text_is_still_refused_by_the_model():
     with pytest.raises(InvalidMessage, match="invalid memory_admin body: command"):
         parse_body("memory_admin", {"command": 3, "arg": ""})
+
+
+def test_a_body_with_hundreds_of_problems_names_the_first_few_and_counts_them():
+    body = {"session": "s1", "system": "x", "tools": list(range(400))}
+    with pytest.raises(InvalidMessage) as refused:
+        parse_body("session_started", body)
+    text = str(refused.value)
+    assert text.startswith("invalid session_started body: tools.0: Input should be a valid dict")
+    assert "tools.4: Input should be" in text and text.endswith("and 395 more problems")
+    assert len(text) < 500

@@ -7,7 +7,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proto.errors import InvalidArguments
-from proto.tools import parse_json_object, parse_memory, parse_recall, parse_tool
+from proto.tools import (
+    ENTRIES_MAX,
+    FILE_CHARS_MAX,
+    K_MAX,
+    QUERY_MAX,
+    parse_json_object,
+    parse_memory,
+    parse_recall,
+    parse_tool,
+)
 
 
 @pytest.mark.parametrize(
@@ -201,3 +210,73 @@ def test_every_role_uses_the_one_parser():
     assert core_tools.parse_json_object is parse_json_object
     assert decide.__globals__["parse_json_object"] is parse_json_object
     assert "_parse_other" not in decide.__globals__
+
+
+def test_arguments_longer_than_any_valid_call_are_refused_before_parsing():
+    entries = [{"old": "x"}] * 60_000
+    huge = json.dumps({"action": "consolidate", "file": "memory", "entries": entries})
+    with pytest.raises(InvalidArguments) as refused:
+        parse_memory(huge)
+    assert str(refused.value) == (
+        f"memory: arguments of {len(huge):,} characters are over the limit of 131,072; no valid"
+        " memory call is as long"
+    )
+    with pytest.raises(InvalidArguments, match=r"^recall: arguments of 10,001 characters"):
+        parse_recall(json.dumps({"query": "q" * 9_988}))
+
+
+def test_the_longest_valid_calls_fit_even_escaped_as_memoryd_writes_them_again():
+    astral = "\U0001f600"  # 12 characters once json.dumps escapes it
+    longest = [
+        {"query": astral * QUERY_MAX, "k": K_MAX},
+        {
+            "action": "consolidate",
+            "file": "memory",
+            "entries": [{"old": astral * FILE_CHARS_MAX, "text": astral * FILE_CHARS_MAX}],
+        },
+        {
+            "action": "consolidate",
+            "file": "memory",
+            "entries": [
+                *({"old": chr(0x1F600 + n), "move": True} for n in range(ENTRIES_MAX // 2)),
+                *({"text": chr(0x1F000 + n)} for n in range(ENTRIES_MAX // 2)),
+            ],
+        },
+    ]
+    for args in longest:
+        tool = "recall" if "query" in args else "memory"
+        text = json.dumps(args, indent=1)
+        assert parse_tool(tool, text) is not None
+
+
+def test_the_bounds_follow_memoryds_file_limits():
+    from memoryd.memory.entries import JOINER, LIMITS
+
+    assert FILE_CHARS_MAX == max(LIMITS["memory.md"], LIMITS["user.md"])
+    most = ENTRIES_MAX // 2  # one-character entries of the larger file, each named once
+    assert len(JOINER.join("x" * most)) <= FILE_CHARS_MAX < len(JOINER.join("x" * (most + 1)))
+
+
+def test_a_consolidate_of_more_entries_than_a_file_holds_is_refused_in_one_line():
+    args = {"action": "consolidate", "file": "user", "entries": [{"text": "x"}] * (ENTRIES_MAX + 1)}
+    with pytest.raises(InvalidArguments) as refused:
+        parse_memory(json.dumps(args))
+    assert str(refused.value).startswith(f"memory: {ENTRIES_MAX + 1:,} entries are over the limit")
+    many = {**args, "entries": [{"text": "x"}] * ENTRIES_MAX}
+    assert len(parse_memory(json.dumps(many)).entries) == ENTRIES_MAX
+
+
+def test_many_problems_are_named_first_few_and_counted():
+    keys = {f"colour{n}": n for n in range(300)}
+    with pytest.raises(InvalidArguments) as refused:
+        parse_memory(json.dumps({"action": "note", "text": "x", **keys}))
+    assert str(refused.value) == (
+        "memory: colour0: unknown key; colour1: unknown key; colour2: unknown key; colour3:"
+        " unknown key; colour4: unknown key; and 295 more problems"
+    )
+    entries = [{"old": n, "keep": True} for n in range(200)]
+    with pytest.raises(InvalidArguments) as refused:
+        parse_memory(json.dumps({"action": "consolidate", "file": "memory", "entries": entries}))
+    text = str(refused.value)
+    assert "entries.0.old: Input should be a valid string" in text
+    assert text.endswith("and 195 more problems")

@@ -13,6 +13,7 @@ refusal); the session logs may all be indexed in the spec's tables while the mod
 
 from memoryd.errors import IndexDamaged, IndexUnwritable
 from memoryd.index.dbfile import DAMAGED
+from memoryd.index.samefile import CUT_OFF
 from proto.plural import counted
 
 # The logs named one by one, the first ones: the count says how many in all.
@@ -148,7 +149,12 @@ def gone_line(gone: str) -> str:
     """The index line while the index file is not the one memoryd opened: gone says what stands
     at its path ("removed", "replaced by a folder"...); what is not a file is moved away first,
     since a reindex leaves it as it is (index/dbfile.in_the_way)."""
-    first = "" if gone in ("removed", "replaced by another file") else "move it away, then "
+    if gone.startswith(CUT_OFF):  # a link at index/: what is moved back is read on
+        first = "put the folder back in its place, or remove the link, then "
+    elif gone in ("removed", "replaced by another file"):
+        first = ""
+    else:
+        first = "move it away, then "
     return (
         f"index: index/memory.sqlite3 was {gone} while memoryd ran: nothing is indexed and recall"
         f" and search are refused; {first}rebuild it with bxctl reindex (runbook:"

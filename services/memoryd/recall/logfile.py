@@ -18,9 +18,11 @@ A month file whose last line a power cut tore (no newline at its end) gets a new
 opened, before the first line appended to it, as the journal's append does.
 
 The month file is kept open, so each append first checks that the path still names the file the
-descriptor is to (one stat of the path against the descriptor's device and inode): a month file
+descriptor is to (a stat of the path against the descriptor's device and inode): a month file
 removed or replaced while memoryd runs (the owner freeing space, a restore) is opened anew at the
-path, said in one line, so no line goes on into a file no reader can find.
+path, said in one line, so no line goes on into a file no reader can find. That look, and the
+open, follow no link in memory/ or recalls/ either (belowhome.py): a folder moved to another disk
+and linked back keeps the month file's inode, and lines would go on outside {home} through it.
 """
 
 import datetime as dt
@@ -30,8 +32,8 @@ import os
 import threading
 from pathlib import Path
 
-from memoryd.home import FILE_MODE, Home, NotRegular, ensure_dir, fsync_dir, open_file
-from memoryd.journal.journal import ends_without_newline
+from memoryd.belowhome import open_below, stat_below
+from memoryd.home import FILE_MODE, Home, NotRegular
 
 log = logging.getLogger(__name__)
 
@@ -107,12 +109,16 @@ class RecallLog:
 
     def _still_at_path(self, fd: int) -> bool:
         """Whether the month file's path still names the file fd is to; if not (removed, or
-        another file or a folder put there), said in one line: the caller opens the path anew."""
+        another file or a folder put there), said in one line: the caller opens the path anew.
+        A link at memory/ or recalls/ is NotRegular, refused as a link at the month file is (by
+        the open), though the file the descriptor is to is still the one at the end of it."""
         path = self._path()
         try:
-            there = os.stat(path, follow_symlinks=False)
+            there = stat_below(self.home.root, path)
         except FileNotFoundError:
             found = "removed"
+        except NotRegular:
+            raise
         except OSError as e:  # recalls/ made a file, say: the open says what is wrong
             found = e.strerror or str(e)
         else:
@@ -134,11 +140,11 @@ class RecallLog:
                 os.fsync(old)
             finally:
                 os.close(old)
-        ensure_dir(self.home.recalls)
         path = self.home.recalls_month(when)
-        fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        fd = open_below(self.home.root, path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
         try:
-            if ends_without_newline(path):
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
                 # A power cut tore the last line (its fsync lags): the next line starts on a line
                 # of its own, not glued onto the torn one, which stats skips alone.
                 os.write(fd, b"\n")
@@ -147,7 +153,6 @@ class RecallLog:
             raise
         self._fd = fd
         self._month = f"{when:%Y-%m}"
-        fsync_dir(path.parent)
         return fd
 
     def _sync(self) -> None:

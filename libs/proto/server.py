@@ -1,8 +1,8 @@
 """The server side of a socket: bind, accept, one request per connection, dispatch, reply.
 
 Every role serves its sockets through serve_unix. A missing folder is made 0700 (an existing one
-is left as it is) and the socket 0600; a stale socket left by a dead process is removed, a live
-one is refused.
+is left as it is) and the socket 0600; a stale socket left by a dead process (its probe refused)
+is removed, a live one is refused, and so is one whose probe cannot tell (a full queue).
 
 A socket holds at most max_connections open at once. At the cap it stops accepting: one more
 connection waits in the kernel's listen queue (LISTEN_BACKLOG long; past that the kernel refuses
@@ -42,6 +42,7 @@ LISTEN_BACKLOG = 1024
 ACCEPT_BATCH = 64
 ACCEPT_PAUSE = 0.05  # after an accept failed for want of descriptors
 CAP_LOG_INTERVAL = 10.0
+PROBE_TIMEOUT = 1.0
 _OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 log = logging.getLogger("proto.server")
@@ -55,8 +56,10 @@ class SocketInUse(ProtoError):
 
 def prepare_socket_path(path: str) -> None:
     """Make the folder (0700) if missing and remove a stale socket; refuse a live one or a
-    non-socket. A folder that exists keeps its mode: the socket may be configured into a shared
-    folder (/tmp, /run) that is not the role's to chmod; the socket itself is 0600."""
+    non-socket. Stale means refused (ECONNREFUSED): a socket whose probe fails otherwise (a
+    full listen queue, a timeout) is refused, never removed. A folder that exists keeps its
+    mode: the socket may be configured into a shared folder (/tmp, /run) that is not the role's
+    to chmod; the socket itself is 0600."""
     ensure_dir(os.path.dirname(path), tighten=False)
     try:
         st = os.lstat(path)
@@ -65,12 +68,26 @@ def prepare_socket_path(path: str) -> None:
     if not stat.S_ISSOCK(st.st_mode):
         raise SocketInUse(f"{path} exists and is not a socket")
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(1.0)
+    probe.settimeout(PROBE_TIMEOUT)
     try:
         probe.connect(path)
-    except OSError:
-        os.unlink(path)
+    except ConnectionRefusedError:
+        # Nobody listens: a dead server's leftover. Removed only if it is still that socket.
+        with contextlib.suppress(FileNotFoundError):
+            now = os.lstat(path)
+            if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+                os.unlink(path)
         return
+    except FileNotFoundError:
+        return  # removed meanwhile
+    except OSError as e:
+        # A full listen queue (EAGAIN), no answer in time or any other failure: a live server
+        # may be behind it, too busy to take one more connection. Never taken for a dead one.
+        why = "no answer in time" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+        raise SocketInUse(
+            f"{path} did not answer a probe ({why}): a live process may serve it with its queue"
+            " full; if no process serves it, remove it"
+        ) from None
     finally:
         probe.close()
     raise SocketInUse(f"{path} is served by another live process")

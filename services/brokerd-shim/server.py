@@ -1,6 +1,8 @@
 """Running brokerd-shim: build the broker from the config, serve its socket, stop on a signal.
 
-start() prepares {home} (ledger/, audit/, grants/ at 0700), builds the broker and serves
+start() prepares {home} (ledger/, audit/, grants/ at 0700), locks ledger/ for the process's life
+(so a second brokerd-shim on the same home is refused before it reads or serves anything: two
+would each have a writer over one ledger and one audit log), builds the broker and serves
 tool_request on the broker socket through proto's serve_unix. serve() runs until SIGTERM or SIGINT,
 then closes the server, lets the writer thread finish what it holds, and removes the socket. Tests
 call start() inside their own event loop.
@@ -21,6 +23,7 @@ from brokerd_shim.ledger import Ledger
 from brokerd_shim.memory_runtime import MemoryRuntime
 from brokerd_shim.runtime import CompositeRuntime, Runtime
 from brokerd_shim.service import Broker
+from proto import homelock
 from proto.errors import ProtoError
 from proto.files import ensure_dir
 from proto.server import UnixServer, serve_unix
@@ -37,6 +40,7 @@ class Running:
     server: UnixServer
     socket: str
     own: Bound | None  # the socket as bound: only that is removed at the stop
+    lock: int  # the descriptor holding ledger/'s lock, closed last
 
     async def stop(self) -> None:
         self.server.close()
@@ -45,7 +49,23 @@ class Running:
         own = self.own
         if own is not None:
             remove_own(own)
+        os.close(self.lock)
         log.info("stopped; %s removed", self.socket)
+
+
+def lock_home(config: Config) -> int:
+    """Make {home} and ledger/ (0700) if missing and lock ledger/, brokerd-shim's alone (in the
+    containers too, where {home} itself is the container's own); the descriptor holding it."""
+    folder = config.home
+    try:
+        for folder in (config.home, config.ledger_dir):
+            ensure_dir(folder)
+    except OSError as e:
+        raise StartFailed(f"cannot prepare {e.filename or folder}: {e.strerror or e}") from None
+    try:
+        return homelock.hold(config.ledger_dir, "brokerd-shim", folder=True)
+    except ProtoError as e:
+        raise StartFailed(str(e)) from None
 
 
 def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
@@ -75,6 +95,15 @@ def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
 
 
 async def start(config: Config, runtime: Runtime | None = None) -> Running:
+    lock = await asyncio.to_thread(lock_home, config)
+    try:
+        return await _start_locked(config, runtime, lock)
+    except BaseException:
+        os.close(lock)  # a start refused leaves the home free for the next try
+        raise
+
+
+async def _start_locked(config: Config, runtime: Runtime | None, lock: int) -> Running:
     # It reads the whole audit log once (sessions_answered): off the event loop, as every file.
     broker = await asyncio.to_thread(build_broker, config, runtime)
     path = os.fspath(config.broker_socket)
@@ -91,7 +120,7 @@ async def start(config: Config, runtime: Runtime | None = None) -> Running:
         raise StartFailed(f"cannot serve {path}: {e.strerror or e}") from None
     log.info("serving %s (home %s, memoryd at %s)", path, config.home, config.memory_socket)
     await broker.current_grants()
-    return Running(broker, server, path, remember(os.fspath(path)))
+    return Running(broker, server, path, remember(os.fspath(path)), lock)
 
 
 async def serve(config: Config) -> None:

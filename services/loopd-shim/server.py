@@ -2,6 +2,12 @@
 
 The system prompt is checked once at start (a broken one stops the service rather than every
 session), and read again for each new session so an owner's edit reaches the next one.
+
+serve holds a lock on {home} (the file LOCK_NAME in it) for its whole life, taken before its
+socket: a second loopd-shim on the same home, so the same sessions/, is refused, where it would
+append to the same logs. The lock is a file of its own: memoryd locks the home folder itself when
+it shares the home, and bxctl the sessions folder while it lays sessions. (In the containers
+{home} is the container's own; there the shared control socket's probe refuses a second one.)
 """
 
 import asyncio
@@ -17,12 +23,14 @@ from loopd_shim.errors import LoopdError, StartFailed
 from loopd_shim.memory import MemorydClient
 from loopd_shim.service import CONTROL_KINDS, LoopService
 from loopd_shim.sessions import SessionStore
+from proto import homelock
 from proto.errors import ProtoError
 from proto.files import ensure_dir
 from proto.server import serve_unix
 from proto.socketfile import remember, remove_own
 
 log = logging.getLogger("loopd_shim.server")
+LOCK_NAME = "loopd-shim.lock"
 
 
 def build_service(config: Config) -> LoopService:
@@ -41,9 +49,25 @@ def build_service(config: Config) -> LoopService:
     )
 
 
+def lock_sessions(config: Config) -> int:
+    """The descriptor holding the home's lock; StartFailed when another loopd-shim holds it."""
+    try:
+        return homelock.hold(config.home / LOCK_NAME, "loopd-shim", folder=False)
+    except ProtoError as e:
+        raise StartFailed(str(e)) from None
+
+
 async def serve(config: Config, stop: asyncio.Event) -> None:
     """Serve the control socket until stop is set."""
     service = build_service(config)
+    lock = lock_sessions(config)
+    try:
+        await _serve_locked(config, service, stop)
+    finally:
+        os.close(lock)
+
+
+async def _serve_locked(config: Config, service: LoopService, stop: asyncio.Event) -> None:
     try:
         server = await serve_unix(
             config.control_socket,

@@ -89,15 +89,35 @@ def test_bad_config_is_one_line_and_non_zero(home):
     assert err.splitlines() == [f"brokerd-shim: {config}: unknown key sokcet in [memory]"]
 
 
-def test_a_live_socket_is_refused(home):
+def test_a_second_brokerd_shim_on_one_home_or_one_socket_is_refused(home):
     config = write_config(home)
     first = spawn(config)
     socket = home / "run" / "loop-broker" / "broker.sock"
     wait_for(socket, first)
+    before = socket.stat().st_ino
     try:
+        # The same home: refused by its lock before it reads or serves anything.
         second = spawn(config)
         _, err = second.communicate(timeout=10)
         assert second.returncode == 2
+        assert err.splitlines() == [
+            f"brokerd-shim: another brokerd-shim is running (it holds the lock on"
+            f" {home / 'ledger'}); stop it first"
+        ]
+        # Another home serving the same socket: refused by the socket's probe.
+        other = home / "other"
+        other.mkdir(mode=0o700)
+        other_config = write_config(other, extra=f'[broker]\nsocket = "{socket}"\n')
+        third = spawn(other_config)
+        _, err = third.communicate(timeout=10)
+        assert third.returncode == 2
         assert err.splitlines() == [f"brokerd-shim: {socket} is served by another live process"]
+        assert socket.stat().st_ino == before
     finally:
         stop(first)
+    # The lock goes with the process: the next start takes it.
+    again = spawn(config)
+    try:
+        wait_for(socket, again)
+    finally:
+        stop(again)

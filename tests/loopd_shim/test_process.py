@@ -83,3 +83,54 @@ def test_serve_as_a_process_killed_and_restarted(fakes, tmp_path):
     assert [r.type for r in records] == ["user", "assistant", "tool_result", "assistant"]
     assert records[-1].content == "Nothing about the launch yet."
     assert fakes.memoryd.updated == ["s-proc"]
+
+
+def test_a_second_loopd_shim_on_one_home_or_one_socket_is_refused(fakes, tmp_path):
+    config = fakes.config
+    config_path = tmp_path / "loopd.toml"
+    config_path.write_text(
+        f'[paths]\nhome = "{config.home}"\n[prompt]\nsystem = "{config.system_prompt}"\n'
+    )
+    server = start_server(config_path, config.control_socket)
+    before = config.control_socket.stat().st_ino
+    try:
+        # The same home: refused by its lock before it serves anything.
+        second = subprocess.run(
+            [str(BIN), "serve", "--config", str(config_path)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert second.returncode == 2
+        assert second.stderr.splitlines() == [
+            "loopd-shim: another loopd-shim is running (it holds the lock on"
+            f" {config.home / 'loopd-shim.lock'}); stop it first"
+        ]
+        # Another home serving the same control socket: refused by the socket's probe.
+        other = tmp_path / "other.toml"
+        other.write_text(
+            f'[paths]\nhome = "{tmp_path / "other"}"\n[prompt]\nsystem = "{config.system_prompt}"'
+            f'\n[control]\nsocket = "{config.control_socket}"\n'
+        )
+        third = subprocess.run(
+            [str(BIN), "serve", "--config", str(other)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert third.returncode == 2
+        assert "is served by another live process" in third.stderr
+        assert len(third.stderr.splitlines()) == 1
+        assert config.control_socket.stat().st_ino == before
+        assert driver(fakes, "start", "--session", "s-one").stdout == "s-one\n"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=5)
+    assert server.returncode == 0
+    # The lock goes with the process: the next start takes it.
+    server = start_server(config_path, config.control_socket)
+    server.send_signal(signal.SIGTERM)
+    server.communicate(timeout=5)
+    assert server.returncode == 0

@@ -167,6 +167,38 @@ def test_stale_socket_removed_live_refused(tmp_path, server):
         prepare_socket_path(str(regular))
 
 
+def test_a_live_socket_whose_listen_queue_is_full_is_refused_and_kept(tmp_path):
+    # The probe's connect fails at once (EAGAIN) on a live server too busy to accept: that is
+    # no dead server, and its socket must stay where its peers find it.
+    path = str(tmp_path / "busy.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(0)
+    held = []
+    try:
+        while len(held) < 64:
+            peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            peer.setblocking(False)
+            try:
+                peer.connect(path)
+            except BlockingIOError:
+                peer.close()
+                break
+            held.append(peer)
+        before = os.lstat(path).st_ino
+        with pytest.raises(SocketInUse) as refused:
+            prepare_socket_path(path)
+        assert str(refused.value) == (
+            f"{path} did not answer a probe (Resource temporarily unavailable): a live process"
+            " may serve it with its queue full; if no process serves it, remove it"
+        )
+        assert os.lstat(path).st_ino == before
+    finally:
+        for peer in held:
+            peer.close()
+        listener.close()
+
+
 def test_errors_share_one_base():
     assert issubclass(SocketInUse, ProtoError) and issubclass(RemoteError, ProtoError)
     assert issubclass(UnexpectedReply, ProtoError)

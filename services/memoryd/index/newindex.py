@@ -11,6 +11,7 @@ then catches the new file up with what was written meanwhile and swaps it in on 
 import logging
 import os
 import sqlite3
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,11 +52,19 @@ SKIPPED_SAID = 5
 def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> list[str]:
     """The sessions whose log can be indexed, by name; a symbolic link (at sessions/<id> or at
     its 0.jsonl) or a log that is not a regular file is skipped with a log line (and in skipped,
-    with why, when given). A log memoryd may not reach now (a folder it may not search) is
-    listed: reading it fails, and the reader says so."""
+    with why, when given). So is a log in a folder whose name is not a session id (misnamed),
+    said once. A log memoryd may not reach now (a folder it may not search) is listed: reading
+    it fails, and the reader says so."""
     if not home.sessions.is_dir():
         return []
-    names = sorted(p.name for p in home.sessions.iterdir() if is_session_id(p.name))
+    names: list[str] = []
+    odd: list[str] = []
+    for p in home.sessions.iterdir():
+        (names if is_session_id(p.name) else odd).append(p.name)
+    names.sort()
+    odd_logs = misnamed(home, odd)
+    if skipped is not None:
+        skipped.update(odd_logs)
     found, said = [], 0
     for name in names:
         problem = indexer.log_problem(home, name)
@@ -74,6 +83,41 @@ def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> lis
             counted(said - SKIPPED_SAID, "more session log"),
         )
     return found
+
+
+# What stats says of a session folder whose name no session has (a copy a file manager made, "mm-x
+# (copy)"): a session id is all a log is known by on the wire, so it is never indexed as it is.
+MISNAMED = (
+    "its folder's name is not a session id (a copy made by hand?), so it is not indexed: give the"
+    " folder its session's id, or remove it"
+)
+
+# The misnamed folders memoryd's log has named, per sessions/ folder: each is said once, not at
+# every listing (every stats lists the sessions, on threads of its own beside the writer's); one
+# gone and put back is said again.
+_misnamed_said: dict[Path, set[str]] = {}
+_misnamed_lock = threading.Lock()
+
+
+def misnamed(home: Home, names: list[str]) -> dict[str, str]:
+    """Of the entries of sessions/ named outside the session id pattern, those holding a log (a
+    folder copied by hand), each with why it is not indexed; logged once each (SKIPPED_SAID by
+    name, the rest in one line). Anything else there (a stray file) is not memoryd's to name."""
+    held = sorted(n for n in names if os.path.lexists(home.sessions / n / "0.jsonl"))
+    with _misnamed_lock:
+        before = _misnamed_said.get(home.sessions, set())
+        _misnamed_said[home.sessions] = set(held)
+    new = [n for n in held if n not in before]
+    for name in new[:SKIPPED_SAID]:
+        log.warning("session log %s: skipped: %s", home.sessions / name / "0.jsonl", MISNAMED)
+    if len(new) > SKIPPED_SAID:
+        log.warning(
+            "%s: %s in folders not named by a session id skipped as well (bxctl memory stats"
+            " names them)",
+            home.sessions,
+            counted(len(new) - SKIPPED_SAID, "more session log"),
+        )
+    return dict.fromkeys(held, MISNAMED)
 
 
 def left_out(home: Home, session: str, error: OSError) -> None:

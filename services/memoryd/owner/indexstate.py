@@ -14,6 +14,7 @@ refusal); the session logs may all be indexed in the spec's tables while the mod
 from memoryd.errors import IndexDamaged, IndexUnwritable
 from memoryd.index.dbfile import DAMAGED
 from memoryd.index.samefile import CUT_OFF
+from proto.logline import one_line
 from proto.plural import counted
 
 # The logs named one by one, the first ones: the count says how many in all.
@@ -42,8 +43,9 @@ def state(index) -> dict:
             {"log": f"sessions/{session}/0.jsonl", "problem": why} for session, why in left[:SHOWN]
         ],
         "left_aside_total": len(aside),
-        "left_aside": [
-            {"log": f"sessions/{session}/0.jsonl", "problem": why} for session, why in aside[:SHOWN]
+        "left_aside": [  # a folder named by hand may hold a newline: shown escaped
+            {"log": f"sessions/{one_line(session)}/0.jsonl", "problem": why}
+            for session, why in aside[:SHOWN]
         ],
     }
 

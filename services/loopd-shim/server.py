@@ -24,6 +24,7 @@ from loopd_shim.memory import MemorydClient
 from loopd_shim.service import CONTROL_KINDS, LoopService
 from loopd_shim.sessions import SessionStore
 from proto import homelock
+from proto.bytebudget import ByteBudget
 from proto.errors import ProtoError
 from proto.files import ensure_dir
 from proto.server import serve_unix
@@ -31,6 +32,14 @@ from proto.socketfile import remember, remove_own
 
 log = logging.getLogger("loopd_shim.server")
 LOCK_NAME = "loopd-shim.lock"
+# What the control socket's connections may hold together stays under the shim's 256 MiB
+# (compose.yaml): a turn keeps about 2 MiB of results (replyroom) and one result arriving, and a
+# reply waiting for a peer that does not read it holds its frame (up to 1 MiB, and the reply
+# itself) for the reply deadline: about 5 MiB a connection at worst, 160 MiB for 32. Requests
+# still arriving hold at most twice CONTROL_REQUESTS. More connections wait in the listen queue,
+# costing nothing; the driver's sessions take one each only while a message is answered.
+CONTROL_CONNECTIONS = 32
+CONTROL_REQUESTS = ByteBudget(16 * 1024 * 1024)
 
 
 def build_service(config: Config) -> LoopService:
@@ -75,6 +84,8 @@ async def _serve_locked(config: Config, service: LoopService, stop: asyncio.Even
             CONTROL_KINDS,
             name="loopd-shim control",
             answerable=(LoopdError,),
+            max_connections=CONTROL_CONNECTIONS,
+            request_budget=CONTROL_REQUESTS,
         )
     except OSError as e:  # a NotRegular (a link, not a folder) says its own path
         reason = str(e) if isinstance(e, ProtoError) else (e.strerror or str(e))

@@ -21,9 +21,9 @@ from loopd_shim.broker import UNLABELLED, ToolBroker
 from loopd_shim.config import read_system_prompt
 from loopd_shim.errors import SessionExists, SessionLogFailed, TurnRefused
 from loopd_shim.memory import MemorySource
+from loopd_shim.replyroom import TurnReply
 from loopd_shim.sessions import EXISTS, SessionStore, assemble_system
 from proto.errors import InvalidArguments
-from proto.frames import MAX_FRAME
 from proto.labels import Label
 from proto.messages import (
     AssistantMessage,
@@ -144,16 +144,17 @@ class LoopService:
             reasoning_content=message.reasoning_content,
             tool_calls=calls,
         )
-        results = []
+        # Each result is logged whole, and kept only as far as the reply can carry it.
+        reply = TurnReply(session, len(calls))
         async with self._locks.hold(session):
             self.sessions.require(session)
             await asyncio.to_thread(self.sessions.append, session, record)
             for call in calls:
                 result = await self._run(session, call)
                 await asyncio.to_thread(self.sessions.append, session, _result_record(result))
-                results.append(result)
+                reply.add(result)
         log.info("session %s: assistant turn appended with %d tool calls", session, len(calls))
-        results = fitted(session, results)
+        results = reply.results()
         if not calls:
             try:
                 await self.memory.session_updated(session)
@@ -180,45 +181,6 @@ class LoopService:
         # ToolBroker.call already puts UNLABELLED on an answer without a label.
         label = UNLABELLED if response.label is None else response.label
         return _result(call, response.ok, response.output, label)
-
-
-# The reply must fit one frame, or the driver would be told the turn failed when every call in
-# it ran: what is left of MAX_FRAME after a margin for each result's other fields goes to the
-# outputs, and an output over its share is cut, saying so (the session log keeps it whole).
-FRAME_MARGIN = 64 * 1024
-RESULT_MARGIN = 1024
-CUT = "\n[cut here for the reply: {size:,} bytes in all; the session log holds the whole result]"
-
-
-def fitted(session: str, results: list[ToolResultOut]) -> list[ToolResultOut]:
-    """results, each output cut to its share when together they would not fit one frame."""
-    sizes = [len(r.output.encode("utf-8")) for r in results]
-    room = MAX_FRAME - FRAME_MARGIN - RESULT_MARGIN * len(results)
-    if sum(sizes) <= room:
-        return results
-    # The small outputs whole, the room left shared evenly among the large ones.
-    share, left, waiting = 0, max(room, 0), len(results)
-    for size in sorted(sizes):
-        share = left // waiting
-        if size > share:
-            break
-        left, waiting = left - size, waiting - 1
-    out = []
-    for result, size in zip(results, sizes, strict=True):
-        if size <= share:
-            out.append(result)
-            continue
-        note = CUT.format(size=size)
-        keep = max(share - len(note.encode("utf-8")), 0)
-        text = result.output.encode("utf-8")[:keep].decode("utf-8", errors="ignore")
-        out.append(result.model_copy(update={"output": text + note}))
-    log.info(
-        "session %s: %d tool results cut for the reply (%s bytes together); the log holds them",
-        session,
-        sum(1 for r, size in zip(results, sizes, strict=True) if size > share),
-        f"{sum(sizes):,}",
-    )
-    return out
 
 
 def _result(call: ToolCall, ok: bool, output: str, label: Label) -> ToolResultOut:

@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.errors import ForgottenUnreadable
 from memoryd.home import Home
-from memoryd.journal import forgetlines, forgotten, forgottensaid
+from memoryd.journal import forgetread, forgotten, forgottensaid
 from tests.memoryd.owner_data_harness import Memoryd
 
 KEY = '{"key": "session:s-one:0", "time": "2026-09-24T20:00Z", "edit": "2026-09-24-0001"}'
@@ -270,8 +270,8 @@ def test_with_nothing_forgotten_a_journal_month_is_read_again_only_once_changed(
     month(home, "2026-08.jsonl", [ADD])
     month(home, "2026-09.jsonl", [ADD])
     reads = []
-    real = forgetlines.read_file
-    monkeypatch.setattr(forgetlines, "read_file", lambda p: reads.append(p) or real(p))
+    real = forgetread.open_read
+    monkeypatch.setattr(forgetread, "open_read", lambda p: reads.append(p) or real(p))
     for _ in range(3):
         assert forgotten.keys(home) == set()
     assert len(reads) == 2
@@ -291,8 +291,8 @@ def test_forget_lines_of_an_older_memoryd_are_named_when_the_file_cannot_be_trus
     if state != "missing":
         forgotten.path(home).write_text(KEY + "\n" + ("not json\n" if state == "damaged" else ""))
     reads = []
-    real = forgetlines.read_file
-    monkeypatch.setattr(forgetlines, "read_file", lambda p: reads.append(p) or real(p))
+    real = forgetread.open_read
+    monkeypatch.setattr(forgetread, "open_read", lambda p: reads.append(p) or real(p))
     with caplog.at_level(logging.ERROR, logger=forgottensaid.__name__):
         forgotten.mend(home)
         forgotten.listed(home)

@@ -6,28 +6,27 @@ A digest (Forgot) is the sha256 of a forgotten text, trimmed as forget compares 
 (matching.same): what lets a restore or an import recognise text the owner made memoryd forget,
 which memoryd keeps no copy of. It is a digest, not the text; but a short text's digest can be
 found by trying every text it might be, so it is only where forgotten keys are (forgotten.jsonl,
-the journal's forget lines), never in the marker that stands where the text was.
+the journal's forget lines, and index/journal-forgets.json, the saved reading of those lines),
+never in the marker that stands where the text was.
 
 forgotten.jsonl is the list the indexer skips; each forget's journal line names the keys it listed
 too, so that a damaged or missing forgotten.jsonl can be mended from the journal. A home where
 nothing was ever forgotten has no forgotten.jsonl, and that file is looked for at every recall: so
-each month of the journal is read again only when its stat changed (in the common case only this
-month's, after a write), and the months unchanged cost a stat each.
+the months unchanged cost a stat each, and a month that changed is read only from where it was
+read to (in the common case this month, after a write: what the write appended). forgetread.py
+keeps that reading, and saves it so that a start reads only what was appended since the last.
 """
 
 import datetime as dt
 import hashlib
 import json
-import logging
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.home import MONTH_FILE, Home, append_line, create_if_missing, read_file
+from memoryd.home import Home, append_line, create_if_missing
 from proto.plural import counted
-
-log = logging.getLogger(__name__)
 
 KEY = re.compile(r"^(?:note:\d{1,9}|session:[^:\s]{1,128}:\d{1,12})\Z")
 LINE_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{4,9}\Z")
@@ -80,14 +79,6 @@ class Forgets:
 
 
 NONE = Forgets(frozenset(), ())
-
-# Per month file: its stat and its forget lines. Bounded: a restore reads a staged copy's journal
-# under a name of its own each time.
-_months: dict[Path, tuple[Stamp, Forgets]] = {}
-MONTHS_MOST = 512
-# Per journal folder: the stats of its months and what they add up to.
-_folders: dict[Path, tuple[tuple, Forgets]] = {}
-FOLDERS_MOST = 4
 SAID_MOST = 5
 
 
@@ -102,51 +93,11 @@ def stamp(where: Path) -> Stamp | None:
 def forgets(home: Home) -> Forgets:
     """What the journal's forget lines name: each line's "keys" (every key that forget listed),
     or, on a line written before forget lines held them, its "id" when that is a key (else the
-    line is keyless). A month that cannot be read is skipped, said once per change of it."""
-    folder = home.edits
-    try:
-        names = sorted(n for n in os.listdir(folder) if MONTH_FILE.match(n))
-    except OSError:
-        return NONE
-    stamps = tuple((name, stamp(folder / name)) for name in names)
-    cached = _folders.get(folder)
-    if cached is not None and cached[0] == stamps:
-        return cached[1]
-    keys: set[str] = set()
-    texts: set[Forgot] = set()
-    keyless: list[str] = []
-    last, last_texts = NONE.last, NONE.last_texts
-    for name, st in stamps:
-        if st is None:
-            continue
-        month = _month(folder / name, st)
-        keys |= month.keys
-        texts |= month.texts
-        keyless += month.keyless
-        if month is not NONE:
-            last, last_texts = month.last, month.last_texts
-    result = _forgets(keys, keyless, last, texts, last_texts)
-    if folder not in _folders and len(_folders) >= FOLDERS_MOST:
-        _folders.clear()
-    _folders[folder] = (stamps, result)
-    return result
+    line is keyless). The answer is parse()'s of every month whole, read only as far as the months
+    grew (forgetread.py). A month that cannot be read is skipped, said once per change of it."""
+    from memoryd.journal import forgetread
 
-
-def _month(where: Path, st: Stamp) -> Forgets:
-    cached = _months.get(where)
-    if cached is not None and cached[0] == st:
-        return cached[1]
-    try:
-        data = read_file(where)
-    except OSError as e:
-        log.warning("%s: not read for forgotten keys: %s", where, e)
-        result = NONE
-    else:
-        result = parse(data)
-    if where not in _months and len(_months) >= MONTHS_MOST:
-        _months.clear()
-    _months[where] = (st, result)
-    return result
+    return forgetread.forgets(home)
 
 
 def parse(data: bytes) -> Forgets:
@@ -161,7 +112,7 @@ def parse(data: bytes) -> Forgets:
     for raw in data.split(b"\n"):
         if b'"forgot"' not in raw:
             continue
-        line = _forget_line(raw)
+        line = forget_line(raw)
         if line is None:
             continue
         last, ident, last_texts, named = line
@@ -169,16 +120,16 @@ def parse(data: bytes) -> Forgets:
         texts.update(last_texts)
         if not last and not named:
             keyless.append(ident)
-    return _forgets(keys, keyless, frozenset(last), texts, frozenset(last_texts))
+    return made(keys, keyless, frozenset(last), texts, frozenset(last_texts))
 
 
-def _forgets(keys, keyless, last, texts, last_texts) -> Forgets:
+def made(keys, keyless, last, texts, last_texts) -> Forgets:
     if not (keys or keyless or texts):
         return NONE
     return Forgets(frozenset(keys), tuple(keyless), last, frozenset(texts), last_texts)
 
 
-def _forget_line(raw: bytes) -> tuple[list[str], str, list[Forgot], bool] | None:
+def forget_line(raw: bytes) -> tuple[list[str], str, list[Forgot], bool] | None:
     """A forget line's keys, its id (a journal id, or "?" when it holds none), the digests of
     the texts it forgot, and whether it names its keys (a forget of an entry that no record held
     lists none, and is not keyless); None for any other line."""

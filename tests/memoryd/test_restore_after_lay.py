@@ -246,3 +246,27 @@ def test_a_restore_lists_the_session_keys_the_home_had_forgotten_once(tmp_path):
         assert "Quetzal" not in b.recall("quetzal")
     finally:
         b.close()
+
+
+def test_an_index_memoryd_removed_itself_is_said_so_not_as_the_owners_removal(
+    tmp_path, monkeypatch
+):
+    b, _ = _homes(tmp_path, _line("session:s-old:0") + b"\n")
+    try:
+        b.say("s-old", "Zanzibar secret words.")
+        Broken(monkeypatch, b, "purge")
+        b.data("restore", name="a.tar.gz", replace=True)
+        monkeypatch.undo()
+        why = "removed by memoryd after a restore could not bring it up to date (disk I/O error)"
+        with pytest.raises(IndexDamaged) as refused:
+            b.recall("zanzibar")
+        assert why in str(refused.value) and "while memoryd ran" not in str(refused.value)
+        stats = b.admin("stats", {})
+        assert f"index: index/memory.sqlite3 was {why}" in stats
+        assert "while memoryd ran" not in stats
+        _reindex(b)  # what the answer and the refusal ask for
+        assert "Zanzibar" not in b.recall("zanzibar")
+        assert "Bluefinch note" in b.recall("bluefinch")
+        assert "index/memory.sqlite3 was" not in b.admin("stats", {})
+    finally:
+        b.close()

@@ -193,6 +193,7 @@ def _dropped(service, reason: str) -> str:
     path = service.index.path
     step = "removed"
     try:
+        service.index.dropped(reason)
         remove_database(path)
         step = "synced"
         fsync_dir(path.parent)

@@ -61,6 +61,10 @@ class Connections:
         self._opened.check()
         return self._write()
 
+    def dropped(self, reason: str) -> None:
+        """memoryd removed the file itself, for reason: said so until a rebuild opens another."""
+        self._opened.dropped = reason
+
     def gone(self) -> str | None:
         """What stands at the path instead of the file the connections are to (samefile.py),
         or None while it is that file."""

@@ -29,6 +29,9 @@ GONE = (
     "the memory index index/memory.sqlite3 was removed or replaced while memoryd ran; rebuild it"
     " with bxctl reindex (runbook: memory-index-damaged)"
 )
+# What what() says of a file memoryd removed itself: a restore's index it could not bring up to
+# date (purge.py), which would otherwise recall what the restore took out.
+DROPPED = "removed by memoryd after a restore could not bring it up to date"
 # What what() says of a folder below {home} that is a link or not a folder: the file may be the
 # same, but it is reached through that folder, outside {home} (indexstate.gone_line knows it).
 CUT_OFF = "cut off from the home"
@@ -44,11 +47,14 @@ class OpenedFile:
         self.root = path.parent.parent if root is None else root
         self._file: tuple[int, int] | None = None
         self._gone_logged = False
+        # Why memoryd removed the file itself (a restore could not bring it up to date, a full
+        # disk), so that its absence is not said as the owner's removal.
+        self.dropped: str | None = None
 
     def opened(self) -> None:
         """The writer has just connected to the file at path: it is the one to check against."""
         st = os.stat(self.path)
-        self._file, self._gone_logged = (st.st_dev, st.st_ino), False
+        self._file, self._gone_logged, self.dropped = (st.st_dev, st.st_ino), False, None
 
     def what(self) -> str | None:
         """None while the path names the file the connections are to (or none was opened yet, or
@@ -63,7 +69,7 @@ class OpenedFile:
                 return None
             st = os.lstat(self.path)
         except FileNotFoundError:
-            return "removed"
+            return "removed" if self.dropped is None else f"{DROPPED} ({self.dropped})"
         except OSError:  # its folder unreadable, say: the connect says so (_take)
             return None
         if stat.S_ISLNK(st.st_mode):
@@ -85,6 +91,9 @@ class OpenedFile:
             self._gone_logged = False
             return
         folder = found.startswith(CUT_OFF)
+        if found.startswith(DROPPED):
+            # purge.py logged it when it removed the file.
+            raise IndexDamaged(dropped(found))
         if not self._gone_logged:
             self._gone_logged = True
             log.warning(
@@ -96,6 +105,14 @@ class OpenedFile:
                 else "bxctl reindex or a restart rebuilds it",
             )
         raise IndexDamaged(cut_off(found) if folder else GONE)
+
+
+def dropped(found: str) -> str:
+    """The refusal while the index is one memoryd removed itself (what() said DROPPED)."""
+    return (
+        f"the memory index index/memory.sqlite3 was {found}; rebuild it with bxctl reindex once"
+        " there is room (runbook: memory-index-damaged)"
+    )
 
 
 def cut_off(found: str) -> str:

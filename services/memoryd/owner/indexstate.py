@@ -13,7 +13,7 @@ refusal); the session logs may all be indexed in the spec's tables while the mod
 
 from memoryd.errors import IndexDamaged, IndexUnwritable
 from memoryd.index.dbfile import DAMAGED
-from memoryd.index.samefile import CUT_OFF
+from memoryd.index.samefile import CUT_OFF, DROPPED
 from proto.logline import one_line
 from proto.plural import counted
 
@@ -151,6 +151,12 @@ def gone_line(gone: str) -> str:
     """The index line while the index file is not the one memoryd opened: gone says what stands
     at its path ("removed", "replaced by a folder"...); what is not a file is moved away first,
     since a reindex leaves it as it is (index/dbfile.in_the_way)."""
+    if gone.startswith(DROPPED):
+        return (
+            f"index: index/memory.sqlite3 was {gone}: nothing is indexed and recall and search"
+            " are refused; rebuild it with bxctl reindex once there is room (runbook:"
+            " memory-index-damaged)"
+        )
     if gone.startswith(CUT_OFF):  # a link at index/: what is moved back is read on
         first = "put the folder back in its place, or remove the link, then "
     elif gone in ("removed", "replaced by another file"):

@@ -41,7 +41,7 @@ from memoryd.config import WRITE_DEADLINE
 from memoryd.data.lay import Unfinished
 from memoryd.errors import MemorydError, SessionNotIndexed, SessionUnknown
 from memoryd.index.index import Index
-from memoryd.index.rebuild import Rebuilder, finish_or_discard
+from memoryd.index.rebuild import NotSynced, Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
 from memoryd.notesafter import OwnNotes
 from memoryd.owner import dispatch as owner_commands
@@ -329,11 +329,18 @@ class MemoryService:
                 raise Unfinished(self.unfinished)
             loop = asyncio.get_running_loop()
             built = await loop.run_in_executor(self._rebuilder, self._rebuild.build, self.index)
-            done = await self._write(finish_or_discard, self.index, built)
-            for session in self.index.left_out:  # tried again, and named in stats meanwhile
-                self._catching.later(session)
-            self._warm_counts()
+            try:
+                done = await self._write(finish_or_discard, self.index, built)
+            except NotSynced:  # the new file is the index, its folder not synced: said so
+                self._after_reindex()
+                raise
+            self._after_reindex()
             return done
+
+    def _after_reindex(self) -> None:
+        for session in self.index.left_out:  # tried again, and named in stats meanwhile
+            self._catching.later(session)
+        self._warm_counts()
 
     def _admin_write(self, action: Callable[..., str], *args) -> str:
         before = self.index.notes_file()

@@ -316,8 +316,11 @@ def test_a_catch_up_that_fails_after_the_build_removes_the_new_file(tmp_path, mo
         await service.catch_up()
         before = _index_dir(service.index)
         monkeypatch.setattr(service.index, "finish_new", full)
-        with pytest.raises(sqlite3.OperationalError):
+        with pytest.raises(RebuildFailed) as refused:  # one line, not "internal error"
             await service.on_admin(Reindex())
+        assert str(refused.value) == (
+            "the reindex failed and the index is as it was: SQLite: database or disk is full"
+        )
         after = _index_dir(service.index)
         found = await service.on_broker(_call("recall", {"query": "kestrel"}))
         note = await service.on_broker(_call("memory", {"action": "note", "text": "heron"}, "c2"))

@@ -75,16 +75,34 @@ def set_aside(index_path: Path) -> bool:
             conn.close()
         _remove(carry)
         os.replace(index_path, carry)
-        os.chmod(carry, FILE_MODE)
-        for suffix in ("-wal", "-shm"):  # emptied by the checkpoint: no stale one is left
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{index_path}{suffix}")
-        fsync_dir(index_path.parent)
     except (sqlite3.Error, OSError) as error:
         log.warning(
             "index %s: its vectors cannot be kept (%s); all are computed again", index_path, error
         )
         return False
+    # Moved: the old file is at the carry name whatever fails next, and its vectors are kept (the
+    # caller must not go on as if it were still at index_path).
+    try:
+        os.chmod(carry, FILE_MODE)
+        for suffix in ("-wal", "-shm"):  # emptied by the checkpoint: no stale one is left
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{index_path}{suffix}")
+        fsync_dir(index_path.parent)
+    except OSError as error:
+        what = (
+            "its folder could not be synced (a crash may bring the old file back: it is then"
+            " rebuilt again)"
+            if error.filename is None
+            else f"{error.filename} could not be changed"
+        )
+        log.warning(
+            "index %s: its vectors kept in %s, but %s: %s",
+            index_path,
+            carry,
+            what,
+            error.strerror or error,
+        )
+        return True
     log.info(
         "index %s: its vectors kept in %s for the rows whose text did not change", index_path, carry
     )

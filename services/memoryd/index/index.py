@@ -17,10 +17,10 @@ Reindex builds index/memory.sqlite3.new from scratch while recall goes on, off t
 new file up with what was written meanwhile and swaps it in (finish_new): renaming a file over an
 SQLite database that has open connections corrupts it, so the swap waits for the recalls in
 flight, closes every connection (the last close checkpoints and removes the WAL), renames, and
-reopens. Recalls wait only for that swap. Something memoryd did not make where the build or the
-swap would remove or replace a file (a folder at index/memory.sqlite3, say) refuses the reindex in
-one line naming it, before the build and again before the swap, and is left as it is
-(dbfile.in_the_way).
+reopens, whatever failed in between (swap.py). Recalls wait only for that swap. Something memoryd
+did not make where the build or the swap would remove or replace a file (a folder at
+index/memory.sqlite3, say) refuses the reindex in one line naming it, before the build and again
+before the swap, and is left as it is (dbfile.in_the_way).
 
 At open: a memory.sqlite3.new left by a reindex that was killed is removed (logged), and so is the
 temporary file of the merge mark a kill left before its rename (dbfile.remove_own_temps); a damaged
@@ -40,8 +40,8 @@ from collections.abc import Callable, Iterator
 
 from memoryd import modes
 from memoryd.errors import IndexDamaged, IndexUnwritable, SessionUnknown
-from memoryd.home import FILE_MODE, Home, ensure_dir, fsync_dir
-from memoryd.index import carryfile, gone, indexer, labelkept, newindex
+from memoryd.home import FILE_MODE, Home, ensure_dir
+from memoryd.index import carryfile, gone, indexer, labelkept, newindex, swap
 from memoryd.index.connections import UNOPENED
 from memoryd.index.dbfile import (
     DAMAGED,
@@ -369,16 +369,20 @@ class Index(ModePrep, Warming):
         self.stop_warming()
         with self._gate.exclusive():
             self._close_all()
-            carryfile.detach_and_remove(None, self.path)  # the new file has its own vectors
-            # Closed cleanly, the old file left no WAL; anything left over belongs to it alone.
-            for suffix in ("-wal", "-shm", "-journal"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(f"{self.path}{suffix}")
-            os.replace(built.path, self.path)
-            fsync_dir(self.path.parent)
+            # The connections are opened again whatever happens (swap.py): on the old file when
+            # the rename failed, on the new one once it is made, synced or not.
+            try:
+                unsynced = swap.put_in_place(built.path, self.path)
+            except BaseException:
+                swap.reopen(self, replaced=False)
+                raise
             vocab.forget()  # nothing counted in the old file is kept
-            self._writer = self._connect()
-            self.notes_seen.done(seen, renumbered=renumbered, reached=_notes_reached(self._writer))
+            swap.reopen(self, replaced=True)
+            try:
+                reached = _notes_reached(self._write())
+            except sqlite3.Error:  # not known: a forget's note number is checked again
+                reached = None
+            self.notes_seen.done(seen, renumbered=renumbered, reached=reached)
         if self._live is not None:
             self._live.reset()
         records = built.records + changed.get("session", 0)
@@ -393,6 +397,8 @@ class Index(ModePrep, Warming):
             notes,
             f"; {counted(len(self.left_out), 'log')} left out" if self.left_out else "",
         )
+        if unsynced is not None:
+            raise swap.not_synced(self, unsynced, logs, records, notes)
         return logs, records, notes
 
 

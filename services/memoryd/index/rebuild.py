@@ -55,6 +55,11 @@ class RebuildFailed(MemorydError):
     """The process building the new index did not finish it."""
 
 
+class NotSynced(MemorydError):
+    """The new index was renamed into place and is in use, but its folder's fsync failed
+    (swap.py): the reindex is answered so, in one line."""
+
+
 class Rebuilder:
     """Runs one build at a time in a child process; stop() ends a build in flight."""
 
@@ -157,15 +162,32 @@ def discard(path: Path) -> None:
 
 def finish_or_discard(index: "Index", built: Rebuilt) -> tuple[int, int, int]:
     """On the writer: Index.finish_new, and when it fails (a full disk while catching the new file
-    up), the new file removed before the error goes on."""
+    up), the new file removed before the error goes on, said in one line (RebuildFailed) when it
+    is of the disk or of SQLite. A new file in place whose folder could not be synced is the
+    index now (swap.NotSynced): nothing is removed, and its answer says so."""
     try:
         done = index.finish_new(built)
+    except NotSynced:
+        _mode_tables(index)
+        raise
+    except MemorydError:  # said in one line already
+        discard(built.path)
+        raise
+    except (sqlite3.Error, OSError) as error:
+        discard(built.path)
+        why = _why(error, built.path)
+        log.error("index %s: the reindex's catch-up failed: %s", built.path, why)
+        raise RebuildFailed(f"the reindex failed and the index is as it was: {why}") from None
     except BaseException:
         discard(built.path)
         raise
+    _mode_tables(index)
+    return done
+
+
+def _mode_tables(index: "Index") -> None:
     if index.mode_pending:  # its tables failed to build at the start: the new file has them
         index.prepare_mode()
-    return done
 
 
 def arguments(index: "Index") -> list[str]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from memoryd.home import MONTH_FILE, Home, open_read
+from memoryd.journal.wholelines import WholeLines
 from proto.labels import CLASS_RANK, higher_class
 from proto.messages import is_session_id
 
@@ -141,31 +142,15 @@ def _read_month(home: Home, journal: _Journal, name: str) -> None:
 
 
 def _scan(f: BinaryIO, size: int, labels: dict[str, Label]) -> tuple[int, bytes]:
-    """Take the labels of the whole lines in the next size bytes of f, CHUNK bytes at a time (a
-    month can be hundreds of megabytes; read whole, it and its lines stayed in memoryd's memory).
-    A line torn by a chunk's end is carried to the next; a last line without its newline is still
-    being written and is left. Returns how many bytes the whole lines took and their last
-    TAIL_BYTES bytes."""
-    pending: list[bytes] = []  # the start of a line torn by the chunks' ends
-    done, tail = 0, b""
-    while size > 0:
-        chunk = f.read(min(CHUNK, size))
-        if not chunk:
-            break  # the file shrank since its stat: what was read stands
-        size -= len(chunk)
-        cut = chunk.rfind(b"\n") + 1
-        if not cut:
-            pending.append(chunk)  # a line longer than a chunk: held until its newline comes
-            continue
-        data = b"".join([*pending, chunk]) if pending else chunk
-        cut += len(data) - len(chunk)
-        del chunk
+    """Take the labels of the whole lines in the next size bytes of f, CHUNK bytes at a time
+    (wholelines.py). Returns how many bytes the whole lines took and their last TAIL_BYTES
+    bytes."""
+    lines, tail = WholeLines(f, size, CHUNK), b""
+    for data, cut in lines:
         _take_all(data, cut, labels)
-        done += cut
         tail = (tail + data[max(0, cut - TAIL_BYTES) : cut])[-TAIL_BYTES:]
-        pending = [data[cut:]] if cut < len(data) else []
-        del data  # not held while the next chunk is read
-    return done, tail
+        del data  # not held while the next block is read
+    return lines.done, tail
 
 
 def _take_all(data: bytes, end: int, labels: dict[str, Label]) -> None:

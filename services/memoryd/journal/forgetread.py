@@ -37,6 +37,7 @@ from typing import BinaryIO
 from memoryd.home import MONTH_FILE, Home, open_read
 from memoryd.journal import forgetsaved
 from memoryd.journal.forgetlines import NONE, Forgets, Forgot, Stamp, forget_line, made, stamp
+from memoryd.journal.wholelines import WholeLines
 
 log = logging.getLogger("memoryd.journal.forgetlines")
 
@@ -215,28 +216,14 @@ def _tail(f: BinaryIO, offset: int) -> str:
 
 def _scan(f: BinaryIO, start: int, size: int, found: Found) -> tuple[int, bytes]:
     """Take the forget lines of the whole lines of f from start to size into found, CHUNK bytes at
-    a time; a line torn by a chunk's end is carried to the next. Returns the offset the whole lines
-    end at, and the bytes after it (a last line without its newline)."""
+    a time (wholelines.py). Returns the offset the whole lines end at, and the bytes after it (a
+    last line without its newline)."""
     f.seek(start)
-    pending: list[bytes] = []  # the start of a line torn by the chunks' ends
-    done, left = start, size - start
-    while left > 0:
-        chunk = f.read(min(CHUNK, left))
-        if not chunk:
-            break  # the file shrank since its stat: what was read stands
-        left -= len(chunk)
-        cut = chunk.rfind(b"\n") + 1
-        if not cut:
-            pending.append(chunk)  # a line longer than a chunk: held until its newline comes
-            continue
-        data = b"".join([*pending, chunk]) if pending else chunk
-        cut += len(data) - len(chunk)
-        del chunk
+    lines = WholeLines(f, size - start, CHUNK)
+    for data, cut in lines:
         _take_all(data, cut, found)
-        done += cut
-        pending = [data[cut:]] if cut < len(data) else []
-        del data  # not held while the next chunk is read
-    return done, b"".join(pending)
+        del data  # not held while the next block is read
+    return start + lines.done, lines.rest
 
 
 def _take_all(data: bytes, end: int, found: Found) -> None:

@@ -26,6 +26,47 @@ export_labels() {
     export BOXMAKER_COMPOSE_HASH
 }
 
+# container_homes [--all] NAME...: for each container, "same" or "other" (whether it serves this
+# home), its name, its compose project and the home it serves, tab-separated, one a line. The
+# home is read from the container's mounts (the source of one under /var/lib/boxmaker/, less the
+# part below the home), which every role has, however it was made (by any scripts/stack, or by
+# hand from compose.yaml): containers made before any label said their home are read as well.
+# A container with no such mount is left out.
+container_homes() {
+    [ "$#" -gt 0 ] || return 0
+    podman inspect --type container "$@" 2>/dev/null | "$VENV/bin/python" -c '
+import json, os, sys
+here, top = os.path.realpath(sys.argv[1]), "/var/lib/boxmaker/"
+for c in json.load(sys.stdin) or []:
+    labels = (c.get("Config") or {}).get("Labels") or {}
+    for m in c.get("Mounts") or []:
+        dest, src = m.get("Destination") or "", m.get("Source") or ""
+        below = dest[len(top):]
+        if dest.startswith(top) and below and src.endswith("/" + below):
+            home = src[: -len(below) - 1]
+            same = "same" if os.path.realpath(home) == here else "other"
+            name = c.get("Name") or "?"
+            print(same, name, labels.get("io.podman.compose.project", "-"), home, sep="\t")
+            break
+' "$HOME_DIR" || true
+}
+
+# foreign_home: one line when the containers of $PROJECT serve another home than $HOME_DIR
+# (another clone's, or another BOXMAKER_HOME's, under the same project name, which every clone
+# shares unless BOXMAKER_PROJECT is set): their home, and what to do; nothing otherwise. No command
+# for this home may stop, remove or recreate them: they are that home's stack.
+foreign_home() {
+    local names same name project home other=() where=""
+    mapfile -t names < <(podman ps -a --format '{{.Names}}' --filter "label=io.podman.compose.project=$PROJECT" 2>/dev/null)
+    while IFS=$'\t' read -r same name project home; do
+        [ "$same" = other ] || continue
+        other+=("$name")
+        where="${where:-$home}"
+    done < <(container_homes ${names[@]+"${names[@]}"})
+    [ -n "$where" ] || return 0
+    echo "the containers of project $PROJECT ($(printf '%s\n' "${other[@]}" | paste -sd, - | sed 's/,/, /g')) serve the home $where, not $HOME_DIR, and are left as they are: to run a stack on this home beside them, give it a project of its own (BOXMAKER_PROJECT=NAME scripts/stack up); to stop them, BOXMAKER_HOME=$(shell_quoted "$where") BOXMAKER_PROJECT=$(shell_quoted "$PROJECT") scripts/stack down"
+}
+
 settings_label_of() {
     case "$1" in
     memoryd) echo "$BOXMAKER_SETTINGS_MEMORYD" ;;
@@ -276,6 +317,15 @@ wait_for_roles() {
             sockets+=("${more[@]}")
         done
         if [ "${#sockets[@]}" -eq 0 ] || ask_sockets silent "${sockets[@]}" >/dev/null; then
+            # A process that died at its start leaves its sockets to whoever answered them before:
+            # in process mode each role's own pid must be alive too.
+            if [ "$(cat "$STATE/mode" 2>/dev/null)" != container ]; then
+                for name in ${pending[@]+"${pending[@]}"}; do
+                    has_failed "$name" 0 || continue
+                    failed=1
+                    report_failed "$name"
+                done
+            fi
             return "$failed"
         fi
         local still=()

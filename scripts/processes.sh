@@ -77,26 +77,82 @@ running_pid() { # the pid of a service we started in process mode, if it still r
     alive "$pid" && is_role "$1" "$pid" && echo "$pid"
 }
 
-# home_holder: one line when something this state folder did not start holds the home's lock: a
-# memoryd (a stack on the same home from another state folder, another clone, or one started by
-# hand), whose sockets would answer for the one started here while that one exited at once, or
-# another program (an owner's script), which memoryd would find in its way. Nothing otherwise.
-# memoryd holds the lock on the home folder itself (memoryd/server.py); /proc/locks names the
-# holder by device and inode.
+# home_holder MODE: one line when something this state folder did not start holds memoryd's lock
+# on the home: a memoryd (a stack on the same home from another state folder, another clone, in
+# containers, or one started by hand), whose sockets would answer for the one started here while
+# that one exited at once, or another program (an owner's script), which memoryd would find in its
+# way. Nothing otherwise. A memoryd on the host holds the lock on the home folder itself and on
+# index/memoryd.lock (memoryd/server.py); one in a container holds only index/memoryd.lock, the
+# home's root being the container's own tmpfs there. In MODE container that second lock is left
+# unasked: the project's own memoryd holds it (other containers are told by their mounts).
+# /proc/locks names the holder by device and inode.
 home_holder() {
     running_pid memoryd >/dev/null && return 0
-    flock -n -s "$HOME_DIR" true 2>/dev/null && return 0
-    local dev inode where pid args=""
-    read -r dev inode < <(stat -c '%d %i' "$HOME_DIR")
-    where=$(printf '%02x:%02x:%s' $(((dev >> 8) & 0xfff)) $(((dev & 0xff) | ((dev >> 12) & 0xfff00))) "$inode")
-    pid=$(awk -v at="$where" '$2 == "FLOCK" && $6 == at { print $5; exit }' /proc/locks 2>/dev/null)
+    local where="" lock="$HOME_DIR/index/memoryd.lock"
+    if held "$HOME_DIR"; then
+        where="$HOME_DIR"
+    elif [ "$1" = process ] && [ -f "$lock" ] && [ ! -L "$lock" ] && held "$lock"; then
+        where="$lock"
+    fi
+    [ -n "$where" ] || return 0
+    local dev inode at pid args="" in=""
+    read -r dev inode < <(stat -c '%d %i' "$where")
+    at=$(printf '%02x:%02x:%s' $(((dev >> 8) & 0xfff)) $(((dev & 0xff) | ((dev >> 12) & 0xfff00))) "$inode")
+    pid=$(awk -v at="$at" '$2 == "FLOCK" && $6 == at { print $5; exit }' /proc/locks 2>/dev/null)
     [ -z "$pid" ] || args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120)
+    [ "$where" != "$lock" ] || ! have_podman || in=$(home_containers)
+    if [ -n "$in" ]; then
+        # "NAME PROJECT" of the running containers on this home: podman names them.
+        echo "a stack in containers already serves $HOME_DIR: ${in% *} (project ${in##* }), not started from $STATE; use that stack, or stop it (BOXMAKER_PROJECT=$(shell_quoted "${in##* }") scripts/stack down, with this BOXMAKER_HOME), then scripts/stack up"
+        return 0
+    fi
     case "$args" in
+    *memoryd*serve*/etc/boxmaker/*)
+        echo "another memoryd (pid $pid) already runs on $HOME_DIR, in a container this user's podman does not list (another user's, or root's), not started from $STATE; stop that stack (scripts/stack down as its user), then scripts/stack up" ;;
     *memoryd*serve*)
         echo "another memoryd (pid $pid) already runs on $HOME_DIR, not started from $STATE (another state folder, another clone, or by hand); stop it (scripts/stack down with its BOXMAKER_STACK_STATE), then scripts/stack up" ;;
     *)
-        echo "the home folder $HOME_DIR is locked by another program${pid:+ (pid $pid${args:+: ${args% }})}, and memoryd takes that lock to run; end that program, then scripts/stack up" ;;
+        echo "$([ "$where" != "$HOME_DIR" ] || echo "the home folder ")$where is locked by another program${pid:+ (pid $pid${args:+: ${args% }})}, and memoryd takes that lock to run; end that program, then scripts/stack up" ;;
     esac
+}
+
+# held PATH: another process holds a lock on PATH (flock -n: 1 when the lock is taken; a PATH
+# that cannot be opened here says nothing of its lock).
+held() {
+    local rc=0
+    flock -n -s "$1" true 2>/dev/null || rc=$?
+    [ "$rc" -eq 1 ]
+}
+
+# home_containers: the running containers that serve this home, of any project, as "NAMES PROJECT"
+# (the names comma-separated; the first project's), or nothing.
+home_containers() {
+    local names same name project home found=() of=""
+    mapfile -t names < <(podman ps --format '{{.Names}}' 2>/dev/null)
+    while IFS=$'\t' read -r same name project home; do
+        [ "$same" = same ] || continue
+        found+=("$name")
+        of="${of:-$project}"
+    done < <(container_homes ${names[@]+"${names[@]}"})
+    [ "${#found[@]}" -eq 0 ] || echo "$(printf '%s\n' "${found[@]}" | paste -sd, - | sed 's/,/, /g') $of"
+}
+
+# served_elsewhere: one line when a socket of a role that does not run from $STATE already
+# answers: another process serves it (a stack from another state folder or clone, or in
+# containers), and each role refuses a socket another live process serves, so the one started
+# here would exit at once while that other answered for it. Nothing otherwise.
+served_elsewhere() {
+    local name sockets silent sock
+    for name in "${SERVICES[@]}"; do
+        ! running_pid "$name" >/dev/null || continue
+        read -r -a sockets <<<"$(sockets_of "$name")"
+        silent=$(ask_sockets silent "${sockets[@]}") || true
+        for sock in "${sockets[@]}"; do
+            ! grep -qxF -- "$sock" <<<"$silent" || continue
+            echo "$HOME_DIR/$sock already answers, yet $name does not run from $STATE: another process serves it (a stack from another state folder or clone, or in containers: scripts/stack status there); stop that one, then scripts/stack up"
+            return 0
+        done
+    done
 }
 
 # not_the_role ROLE: one line when ROLE's pid file names a live process that is not the role

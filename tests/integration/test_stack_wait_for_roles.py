@@ -66,3 +66,20 @@ def test_every_role_answering_is_success(tmp_path):
     done = wait(tmp_path, "")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == ""
+
+
+def test_in_process_mode_a_role_whose_process_died_fails_though_its_sockets_answer(tmp_path):
+    # Another stack's roles answer on the sockets; the process started here died at its start.
+    (tmp_path / "look").write_text("0\n")
+    (tmp_path / "mode").write_text("process\n")
+    script = (
+        f". {REPO}/scripts/converge.sh\n{STANDINS}\n"
+        'has_failed() { [ "$1" = memoryd ]; }\n'
+        "wait_for_roles 20 memoryd brokerd-shim loopd-shim\n"
+    )
+    env = {**os.environ, "STATE": os.fspath(tmp_path), "PROJECT": "p", "FAILS_AT": ""}
+    done = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines() == ["memoryd: cannot start: its own reason"]

@@ -1,7 +1,8 @@
 """The catch-up of the index with notes.md and the session logs, each part a job for the writer
 (service.py): every log after a start, in the background at the writer's lowest priority while
 the sockets already serve (index.catching_up says how far it is), and one session's new records
-when its turn ends (session_updated).
+when its turn ends (session_updated). notes.md is read a part at a time too (index/notesparts.py):
+a part run after a write or before a recall that leaves some hands the rest to this catch-up.
 
 First the sessions the index holds whose log is gone (the owner removed sessions/<id>/) leave it:
 the start's listing of sessions/ is compared with the sessions the index holds (index/gone.py).
@@ -79,9 +80,15 @@ class CatchUp:
         self._nudged = asyncio.Event()
         self.task: asyncio.Task | None = None
         self._said: str | None = None  # the last failure logged, so a retry's same one is not
+        # notes.md read a part at a time: a part run elsewhere (after a write, before a recall)
+        # that left some hands the rest to this catch-up, from the writer thread (notes_left).
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._notes_running = False
+        service.index.notes_left = self._notes_left
 
     def start(self, sessions: list[str] | None) -> asyncio.Task:
-        self.task = asyncio.get_running_loop().create_task(self.run(sessions))
+        self._loop = asyncio.get_running_loop()
+        self.task = self._loop.create_task(self.run(sessions))
         return self.task
 
     async def run(self, sessions: list[str] | None) -> int:
@@ -89,6 +96,7 @@ class CatchUp:
         until all are done (or memoryd stops). Returns the rows added."""
         service = self.service
         index = service.index
+        self._loop = asyncio.get_running_loop()
         if sessions is None:
             sessions = await service._read(index.sessions)
         self.left = list(dict.fromkeys([NOTES, *sessions, *self.left]))
@@ -158,16 +166,53 @@ class CatchUp:
             log.warning("index %s: kept vectors: %s", self.service.index.path, problem(error))
 
     def later(self, session: str) -> None:
-        """A session_updated whose catch-up failed (not the log's own fault): left to the
-        catch-up, started again if it had ended."""
+        """A session_updated whose catch-up failed (not the log's own fault), or the rest of
+        notes.md (NOTES): left to the catch-up, started again if it had ended."""
         if self.service.stopping.is_set():
             return  # the next start catches it up
+        self._loop = asyncio.get_running_loop()
         if session not in self.left:
             self.left.append(session)
         if self.task is None or self.task.done():
-            self.task = asyncio.get_running_loop().create_task(self._again())
+            self.task = self._loop.create_task(self._again())
         else:
             self.nudge()
+
+    def _notes_left(self) -> None:
+        """On the writer: a part of notes.md run outside this catch-up left some; the rest is
+        read here, a part at a time at the lowest priority. Before this catch-up has run on a
+        loop (memoryd's handlers driven without its start), the next part is queued on the
+        writer at that priority instead, each part queuing the next, failures logged once
+        (service._index_notes)."""
+        loop = self._loop
+        with contextlib.suppress(RuntimeError):  # the loop or the writer stopped: memoryd stops
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(self._notes_later)
+            else:
+                service = self.service
+                service._writer.submit(BACKGROUND, service._unless_unfinished, service._index_notes)
+
+    def _notes_later(self) -> None:
+        if not self._notes_running:
+            self.later(NOTES)
+
+    async def _notes(self) -> int:
+        """Index notes.md a part at a time, each part a job for the writer, until it is all read
+        (or memoryd stops: the next start goes on)."""
+        index, added = self.service.index, 0
+        self._notes_running = True
+        try:
+            while True:
+                added += await self.service._write(self._notes_part, priority=BACKGROUND)
+                if index.notes_behind is None or self.service.stopping.is_set():
+                    return added
+        finally:
+            self._notes_running = False
+
+    def _notes_part(self) -> int:
+        """On the writer: one part, memoryd's own writes not caught up yet told from the
+        owner's as after a write (notesafter.py)."""
+        return self.service.index.catch_up_notes(self.service._own_notes.own_from())
 
     def nudge(self) -> None:
         """A turn ended or a write was made: what is left is tried again now."""
@@ -215,7 +260,7 @@ class CatchUp:
                 break
             try:
                 if item == NOTES:
-                    added += await self.service._write(index.catch_up_notes, priority=BACKGROUND)
+                    added += await self._notes()
                 else:
                     added += await self.session(item, BACKGROUND)
             except SessionUnknown as error:

@@ -4,10 +4,12 @@ A memory call or an owner's write is answered once it is applied and journalled.
 catch-up of notes.md that follows it is a writer job of its own, queued at the write's priority as
 the write ends (before its answer goes out), so it runs before any job that comes after the
 answer: a recall or search still finds the note (its own look at notes.md then finds the index
-caught up). Run inside the write, it would hold the answer for as long as it takes, and that is
-unbounded: notes.md changed outside memoryd since the index read it (an owner's fix of a typo) is
-read again from its start (index/indexer.py), seconds for a notes.md of years. brokerd stops
-waiting at its own limit and tells the model the write failed, and the write stood.
+caught up). Run inside the write, it would hold the answer for as long as it takes: notes.md
+changed outside memoryd since the index read it (an owner's fix of a typo) is read again from its
+start, seconds for a notes.md of years. brokerd stops waiting at its own limit and tells the model
+the write failed, and the write stood. That job is itself one part of the reading
+(index/notesparts.py); a part that leaves some hands the rest to the background catch-up
+(catchup.py), so no write waits for more than one part.
 
 The index tells memoryd's own change of notes.md from anyone else's by the stat notes.md had just
 before the write (own_from: a notes.md the index read, changed since only by memoryd, is read on

@@ -122,11 +122,11 @@ def test_notes_md_failing_does_not_keep_the_logs_out_and_is_tried_again(md, capl
     said_meanwhile(md, "s-four", "The ladder leans on the barn.")
     real, tries = md.index.catch_up_notes, []
 
-    def notes() -> int:
+    def notes(*args) -> int:
         tries.append(1)
         if len(tries) == 1:
             raise OSError(errno.ENOSPC, "No space left on device", str(md.home.memory))
-        return real()
+        return real(*args)
 
     monkeypatch.setattr(md.index, "catch_up_notes", notes)
     with caplog.at_level(logging.INFO, logger="memoryd"):

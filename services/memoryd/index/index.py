@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from memoryd import modes
 from memoryd.errors import IndexDamaged, IndexUnwritable, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir
-from memoryd.index import carryfile, gone, indexer, labelkept, newindex, swap
+from memoryd.index import carryfile, gone, indexer, labelkept, newindex, notesparts, swap
 from memoryd.index.connections import UNOPENED
 from memoryd.index.dbfile import (
     DAMAGED,
@@ -101,6 +101,12 @@ class Index(ModePrep, Warming):
         self.notes_seen = NotesSeen(home.memory_file("notes.md"))
         # The labels of the file an open started anew replaced, per log still to be read (_carry).
         self._carried: dict[str, labelkept.Label] = {}
+        # While notes.md is read a part at a time (notesparts.py): (bytes read, its size), which
+        # recall says (meanwhile); None once the index holds all of it. notes_left is called, on
+        # the writer, after a part that left some: the catch-up (catchup.py) reads the rest.
+        self.notes_behind: tuple[int, int] | None = None
+        self.notes_left: Callable[[], None] | None = None
+        self._notes_told = notesparts.Told()
 
     def open(self, *, defer_mode: bool = False) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started (any
@@ -111,6 +117,7 @@ class Index(ModePrep, Warming):
         check_fts5()
         self._warm_stopped = False
         self.notes_seen.clear()
+        self.notes_behind = None
         # A recall mode that cannot run (hybrid without its extra) refuses before any change.
         self.recall_mode.load()
         ensure_dir(self.home.index_dir)
@@ -279,15 +286,18 @@ class Index(ModePrep, Warming):
             return None
 
     def catch_up_notes(self, own_from: str | None = None) -> int:
-        """Index the new entries of notes.md; returns the rows added. own_from: notes_file()
-        before memoryd's own write this follows (None: any change is another's)."""
+        """Index one part of notes.md's new entries (notesparts.py); returns the rows added.
+        own_from: notes_file() before memoryd's own write this follows (None: any change is
+        another's). notes_behind says whether some is left, and notes_left is called if so."""
         conn = self._write_same()
         seen = self.notes_seen.look()
         try:
             with self._damage_refused("memory/notes.md"):
                 deletions = _deletions(conn)
                 with self._transaction(conn):
-                    added = indexer.index_notes(conn, self.home, self.settings, own_from)
+                    added, done = notesparts.index_notes_part(
+                        conn, self.home, self.settings, own_from, told=self._notes_told
+                    )
                 # It deletes rows only to read notes.md again from its start.
                 renumbered = _deletions(conn) != deletions
                 reached = _notes_reached(conn)
@@ -296,7 +306,24 @@ class Index(ModePrep, Warming):
             self.notes_seen.done(seen, ok=False, again=isinstance(error, IndexUnwritable))
             raise
         self.notes_seen.done(seen, renumbered=renumbered, reached=reached)
+        self.notes_behind = None if done else (reached[0] if reached else 0, _size(seen))
+        if not done and self.notes_left is not None:
+            self.notes_left()
         return added
+
+    @property
+    def meanwhile(self) -> str | None:
+        """The line recall adds after its hits while the recall mode's tables are not ready
+        (modeprep.py) or notes.md is being read a part at a time."""
+        said = super().meanwhile
+        behind = self.notes_behind
+        if behind is None:
+            return said
+        notes = (
+            f"(the index is catching up with memory/notes.md: {behind[0]:,} of {behind[1]:,}"
+            " bytes read; the notes after them are not found yet)"
+        )
+        return notes if said is None else f"{said} {notes}"
 
     @contextlib.contextmanager
     def _damage_refused(self, what: str) -> Iterator[None]:
@@ -329,7 +356,14 @@ class Index(ModePrep, Warming):
                 added += self.catch_up_session(session)
             except (OSError, SessionUnknown) as error:
                 log.warning("session log %s: skipped: %s", self.home.session_log(session), error)
-        added += self.catch_up_notes()
+        # All of notes.md here, part after part: nothing is handed to memoryd's catch-up.
+        left, self.notes_left = self.notes_left, None
+        try:
+            added += self.catch_up_notes()
+            while self.notes_behind is not None:
+                added += self.catch_up_notes()
+        finally:
+            self.notes_left = left
         self.catching_up = None
         return added
 
@@ -383,6 +417,7 @@ class Index(ModePrep, Warming):
             except sqlite3.Error:  # not known: a forget's note number is checked again
                 reached = None
             self.notes_seen.done(seen, renumbered=renumbered, reached=reached)
+            self.notes_behind = None  # the new file holds all of notes.md (newindex.catch_up)
         if self._live is not None:
             self._live.reset()
         records = built.records + changed.get("session", 0)
@@ -408,6 +443,11 @@ NOTE_KINDS = ("noted", "moved", "dropped")
 def _deletions(conn: sqlite3.Connection) -> int:
     """The file's count of row deletions, raised by each (schema.DELETIONS_PRAGMA)."""
     return int(conn.execute(f"PRAGMA {DELETIONS_PRAGMA}").fetchone()[0])
+
+
+def _size(seen: tuple) -> int:
+    """notes.md's size in its stat as NotesSeen takes it (0 when missing or unreadable)."""
+    return int(seen[3]) if len(seen) == 6 else 0
 
 
 def _notes_reached(conn: sqlite3.Connection) -> tuple[int, str] | None:

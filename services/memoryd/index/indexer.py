@@ -11,7 +11,7 @@ sed -i: a new inode) or whose hash no longer matches (it shrank, or was rewritte
 offset) is indexed again from its start, at the label it had reached: a session's label never
 gets laxer, whatever is done to its log (labelkept.py). notes.md, which the owner may edit
 anywhere by hand, is indexed again from its start whenever its stat is not the one the index read
-or memoryd's own write left (index_notes): a redaction of an older note keeps the size and every
+or memoryd's own write left (notesparts.py): a redaction of an older note keeps the size and every
 byte near the end.
 
 What one record may cost is bounded: a row indexes at most max_record_bytes of
@@ -21,7 +21,7 @@ others is rebuilt.
 
 A session log is read in parts of at most PART_SECONDS of reading, PART_RECORDS records or
 PART_BYTES bytes, each part in its own transaction (index_session_part), so that the one writer is
-free between parts: a memory call waits for at most one part.
+free between parts: a memory call waits for at most one part. So is notes.md (notesparts.py).
 
 The functions here run inside the caller's transaction and never commit.
 """
@@ -31,7 +31,6 @@ import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from pathlib import Path
 
 from memoryd import modes
@@ -48,9 +47,7 @@ from memoryd.index.settings import (
     write_stamp,
 )
 from memoryd.journal import forgotten, keptout
-from memoryd.memory import notes
 from memoryd.search.schema import DELETIONS_PRAGMA, OPTIONAL_TABLES, SCHEMA, TABLES
-from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
 
@@ -315,76 +312,12 @@ def _settings(value: str | Settings) -> Settings:
 def index_notes(
     conn: sqlite3.Connection, home: Home, max_class: str | Settings, own_from: str | None = None
 ) -> int:
-    """Index the notes.md entries past its progress; returns the rows added.
+    """Index all of notes.md past its progress in the caller's transaction; returns the rows
+    added. memoryd's own catch-up reads it a part at a time (notesparts.py, which says when
+    notes.md is read again from its start)."""
+    from memoryd.index import notesparts  # it builds on this module's reading of logs
 
-    own_from: notes.md's file_of(whole) just before memoryd's own write that this catch-up
-    follows. notes.md is read again from its start when it is another file or its stat changed
-    since the index read it, unless memoryd's write began from what the index read (it appends,
-    or rewrites with the offset moved to match, data/purge.shift_notes); then the tail hash
-    decides, as for an index that does not know the file it read.
-    """
-    settings = _settings(max_class)
-    path = home.memory_file("notes.md")
-    saved = load_state(conn, NOTES_LOG)
-    state = LogState() if saved is None else replace(saved)
-    exists = os.path.lexists(path)
-    file = file_of(path, whole=True)  # before the read: a change meanwhile is seen next time
-    if state.bytes and exists and state.file not in (None, file, own_from):
-        log.warning("notes %s changed outside memoryd: indexing it again", path)
-        _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
-        state = LogState()
-    elif state.bytes and (not exists or not _still_valid(path, state, NOTES_WINDOW)):
-        log.warning("notes %s changed before byte %d: indexing it again", path, state.bytes)
-        _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
-        state = LogState()
-    if not exists:
-        if state != saved:
-            save_state(conn, NOTES_LOG, state)
-        return 0
-    with open_read(path) as f:
-        f.seek(state.bytes)
-        data = f.read()
-    # A last line without its newline is still being written.
-    data = data[: data.rfind(b"\n") + 1]
-    entries = notes.parse(data, state.bytes, state.records)
-    if state.bytes and data and (not entries or entries[0].start != state.bytes):
-        # Text past the offset that comes before any header belongs to the last entry already
-        # indexed (a torn append, an owner's added line): index notes.md again from the start,
-        # as a reindex would read it.
-        log.warning(
-            "notes %s: text after byte %d continues an entry; indexing it again", path, state.bytes
-        )
-        _delete_rows(conn, "kind IN ('noted', 'moved', 'dropped')", ())
-        save_state(conn, NOTES_LOG, LogState())
-        return index_notes(conn, home, settings)
-    limit = CLASS_RANK[settings.max_class]
-    rows = []
-    for e in entries:
-        # A forgotten note's text is the marker: nothing to recall. Whether forgotten.jsonl
-        # lists its number is not asked: a hand edit of notes.md may have renumbered the notes,
-        # and the number listed may now be a live note's, which was never forgotten.
-        if not e.text or CLASS_RANK[e.klass] > limit or forgotten.is_marker(e.text):
-            continue
-        capped = cap_text(e.text, settings.max_record_bytes)
-        if capped is not None:
-            log.info(
-                "notes %s: entry %d: indexed its first %d bytes",
-                path,
-                e.number,
-                settings.max_record_bytes,
-            )
-        text = e.text if capped is None else capped
-        rows.append(
-            (e.kind, e.session, 0, e.number, e.time, e.source, e.klass, int(e.untrusted), text)
-        )
-    added = insert_rows(conn, rows)
-    state.records += len(entries)
-    state.bytes += len(data)
-    state.file = file
-    if data or state != saved:  # nothing new: nothing written (no commit for the writer)
-        state.tail = _tail_hash(path, state.bytes, NOTES_WINDOW)
-        save_state(conn, NOTES_LOG, state)
-    return added
+    return notesparts.index_notes(conn, home, max_class, own_from)
 
 
 __all__ = [

@@ -1,0 +1,299 @@
+"""notes.md read into the index a part at a time, as session logs are (indexer.py).
+
+notes.md, which the owner may edit anywhere by hand, is read again from its start whenever it
+changed other than by memoryd's own write (see index_notes_part). For a notes.md of years that is
+seconds of work (330,000 notes: deleting the rows of the earlier reading about 6 s, reading it
+again 10 to 15 s); as one writer job, every memory call and session_updated waited for it, long
+enough to pass the write deadline. So it goes in parts of at most PART_SECONDS, PART_RECORDS notes
+or PART_BYTES bytes (indexer.one_part), each in the caller's transaction, the writer free between
+two parts: a memory call waits for at most one part. Recall answers from what is indexed
+meanwhile and says that notes.md is being caught up (Index.meanwhile).
+
+- Reading again from the start first deletes the rows of the earlier reading, a batch at a time.
+  notes.md's progress row says so meanwhile (its tail is OLD_ROWS and the highest rowid deleted),
+  so that a stop in between goes on deleting at the next catch-up: no row of the earlier reading
+  is left beside the new ones. Only once none is left is notes.md read, from byte 0, so every
+  notes row the index holds then is of the present reading, numbered as notes.md numbers it.
+- A part reads whole entries: it ends where a header starts (or at the file's end, at its last
+  newline), so the next part starts at a header, as after memoryd's own append; notes.md's stat
+  and the tail hash are checked before each part, so a change in between is caught as it is
+  between two appends (memoryd's own change caught up from where the index stopped, any other
+  read again from the start).
+- A damaged header (memory/notes.py) is logged once per reading, naming its line
+  (notes.damage_said), and so is the first line that is not UTF-8 of a reading from the start
+  (notes.not_utf8). Told keeps the count of lines before the offset reached, so that a later part
+  names lines as a reading in one piece would.
+
+index_notes reads all of it at once, in the caller's transaction: a build of a new index (a child
+process, or the catch-up of a new file before its swap) and a restore, which hold the writer or
+no writer at all.
+"""
+
+import logging
+import os
+import re
+import sqlite3
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from memoryd.home import Home, open_read
+from memoryd.index import indexer
+from memoryd.index.sessionrows import LogState, Part
+from memoryd.index.settings import Settings, cap_text
+from memoryd.journal import forgotten
+from memoryd.memory import notes
+from proto.labels import CLASS_RANK
+
+# Logged under the indexer's name, as before notes.md's reading had a module of its own.
+log = logging.getLogger("memoryd.index.indexer")
+
+NOTES_LOG = indexer.NOTES_LOG
+NOTE_ROWS = "kind IN ('noted', 'moved', 'dropped')"
+# The tail of notes.md's progress while the rows of the earlier reading are deleted, followed by
+# the highest rowid deleted so far (no space: indexer.save_state keeps the file read after one).
+OLD_ROWS = "old-rows-after:"
+DELETE_BATCH = 2_000  # rows deleted in one statement while reading again from the start
+READ_BLOCK = 256 << 10  # bytes read at a time; doubled while no entry is known to be whole
+
+
+@dataclass
+class Told:
+    """Where the present reading of notes.md stands in lines, and what was said of it."""
+
+    at: int | None = None  # the byte offset whose count of lines before it is known
+    lines: int = 0
+    from_start: bool = False  # the present reading began at byte 0 in this process
+    utf8_said: bool = False
+
+
+def index_notes(
+    conn: sqlite3.Connection,
+    home: Home,
+    max_class: str | Settings,
+    own_from: str | None = None,
+    told: Told | None = None,
+) -> int:
+    """Index all of notes.md past its progress in the caller's transaction; the rows added."""
+    told = Told() if told is None else told
+    added, done = 0, False
+    while not done:
+        more, done = index_notes_part(conn, home, max_class, own_from, Part(), told)
+        added += more
+    return added
+
+
+def index_notes_part(
+    conn: sqlite3.Connection,
+    home: Home,
+    max_class: str | Settings,
+    own_from: str | None = None,
+    part: Part | None = None,
+    told: Told | None = None,
+) -> tuple[int, bool]:
+    """Index at most a part of notes.md past its progress: (rows added, read to its end).
+
+    own_from: notes.md's file_of(whole) just before memoryd's own write that this catch-up
+    follows. notes.md is read again from its start when it is another file or its stat changed
+    since the index read it, unless memoryd's write began from what the index read (it appends,
+    or rewrites with the offset moved to match, data/purge.shift_notes); then the tail hash
+    decides, as for an index that does not know the file it read.
+    """
+    settings = Settings(max_class=max_class) if isinstance(max_class, str) else max_class
+    part = part or indexer.one_part()
+    told = Told() if told is None else told
+    started = time.monotonic()
+    path = home.memory_file("notes.md")
+    saved = indexer.load_state(conn, NOTES_LOG)
+    state = LogState() if saved is None else replace(saved)
+    exists = os.path.lexists(path)
+    file = indexer.file_of(path, whole=True)  # before the read: a change meanwhile is seen next
+    why = None
+    if state.bytes and not _deleting(state):
+        if exists and state.file not in (None, file, own_from):
+            why = "changed outside memoryd"
+        elif not exists or not indexer._still_valid(path, state, indexer.NOTES_WINDOW):
+            why = f"changed before byte {state.bytes}"
+    if why is not None:
+        log.warning("notes %s %s: indexing it again", path, why)
+        state = again()
+    if _deleting(state):
+        if not _delete_old(conn, state, part, started):
+            indexer.save_state(conn, NOTES_LOG, state)
+            part.done = False
+            return 0, False
+        state = LogState()
+    if not exists:
+        if state != saved:
+            indexer.save_state(conn, NOTES_LOG, state)
+        part.done = True
+        return 0, True
+    first = state.bytes
+    added, done = _read(conn, path, state, settings, part, told, started)
+    if done is None:  # text after the offset continues an entry: read again from the start
+        log.warning(
+            "notes %s: text after byte %d continues an entry; indexing it again", path, first
+        )
+        indexer.save_state(conn, NOTES_LOG, again())
+        part.done = False
+        return 0, False
+    state.file = file
+    if state.bytes != first or state != saved:  # nothing new: nothing written (no commit)
+        state.tail = indexer._tail_hash(path, state.bytes, indexer.NOTES_WINDOW)
+        indexer.save_state(conn, NOTES_LOG, state)
+    part.done = done
+    return added, done
+
+
+def again() -> LogState:
+    """notes.md's progress when it is to be read again from its start: the earlier reading's
+    rows are deleted first (none yet)."""
+    return LogState(tail=f"{OLD_ROWS}0")
+
+
+def _deleting(state: LogState) -> bool:
+    return state.tail.startswith(OLD_ROWS)
+
+
+def _delete_old(conn: sqlite3.Connection, state: LogState, part: Part, started: float) -> bool:
+    """Delete the earlier reading's rows, a batch at a time, within the part's bounds; True when
+    none is left (state's tail says how far it got otherwise)."""
+    after = int(state.tail.removeprefix(OLD_ROWS) or 0)
+    deleted = 0
+    while True:
+        (last,) = conn.execute(
+            f"SELECT max(rowid) FROM (SELECT rowid FROM sources WHERE {NOTE_ROWS}"  # noqa: S608
+            " AND rowid > ? ORDER BY rowid LIMIT ?)",
+            (after, DELETE_BATCH),
+        ).fetchone()
+        if last is None:
+            return True
+        before = conn.total_changes
+        indexer._delete_rows(conn, f"{NOTE_ROWS} AND rowid > ? AND rowid <= ?", (after, last))
+        deleted += conn.total_changes - before
+        after = last
+        state.tail = f"{OLD_ROWS}{after}"
+        if _over(part, started, deleted, 0):
+            return False
+
+
+def _over(part: Part, started: float, records: int, size: int) -> bool:
+    """True once a part has done what it may."""
+    return (
+        (part.seconds is not None and time.monotonic() - started >= part.seconds)
+        or (part.records is not None and records >= part.records)
+        or (part.bytes is not None and size >= part.bytes)
+    )
+
+
+def _read(
+    conn: sqlite3.Connection,
+    path: Path,
+    state: LogState,
+    settings: Settings,
+    part: Part,
+    told: Told,
+    started: float,
+) -> tuple[int, bool | None]:
+    """Index whole entries of notes.md from state's offset, advancing state, within the part's
+    bounds: (rows added, read to its end), None for the second when the text at the offset is no
+    header (it continues the entry before it)."""
+    first = state.bytes
+    if first == 0:
+        told.at, told.lines, told.from_start, told.utf8_said = 0, 0, True, False
+    elif told.at != first:
+        told.from_start = False  # not the reading this process began (a restart, say)
+    added = records = 0
+    want = READ_BLOCK
+    buf = b""
+    with open_read(path) as f:
+        f.seek(first)
+        while True:
+            block = f.read(want)
+            ended = len(block) < want
+            buf += block
+            # A last line without its newline is still being written.
+            usable = buf[: buf.rfind(b"\n") + 1] if ended else buf
+            entries = notes.parse(usable, state.bytes, state.records)
+            if state.bytes == first and first and usable:
+                if not entries or entries[0].start != first:
+                    return 0, None
+            if ended:
+                used = len(usable)
+            elif len(entries) >= 2:  # the last one may go on past what was read
+                used = entries[-1].start - state.bytes
+                entries = entries[:-1]
+            else:  # no entry known to be whole yet: read more at once
+                want *= 2
+                continue
+            chunk = usable[:used]
+            _say(told, path, chunk, state.bytes, entries)
+            added += indexer.insert_rows(conn, _rows(path, entries, settings))
+            state.records += len(entries)
+            state.bytes += used
+            records += len(entries)
+            buf, want = buf[used:], READ_BLOCK
+            if ended:
+                return added, True
+            if _over(part, started, records, state.bytes - first):
+                return added, False
+
+
+def _rows(path: Path, entries: list[notes.NoteEntry], settings: Settings) -> list[tuple]:
+    limit = CLASS_RANK[settings.max_class]
+    rows = []
+    for e in entries:
+        # A forgotten note's text is the marker: nothing to recall. Whether forgotten.jsonl
+        # lists its number is not asked: a hand edit of notes.md may have renumbered the notes,
+        # and the number listed may now be a live note's, which was never forgotten.
+        if not e.text or CLASS_RANK[e.klass] > limit or forgotten.is_marker(e.text):
+            continue
+        capped = cap_text(e.text, settings.max_record_bytes)
+        if capped is not None:
+            log.info(
+                "notes %s: entry %d: indexed its first %d bytes",
+                path,
+                e.number,
+                settings.max_record_bytes,
+            )
+        text = e.text if capped is None else capped
+        rows.append(
+            (e.kind, e.session, 0, e.number, e.time, e.source, e.klass, int(e.untrusted), text)
+        )
+    return rows
+
+
+def _say(told: Told, path: Path, chunk: bytes, offset: int, entries: list) -> None:
+    """Log the damaged headers among entries and, once a reading from the start, the first line
+    not in UTF-8, naming their lines; then count chunk's lines into told."""
+    damaged = [e for e in entries if e.damaged]
+    check_utf8 = told.from_start and not told.utf8_said
+    if damaged or check_utf8:
+        lines = _lines_before(told, path, offset)
+        for e in damaged:
+            at = e.start - offset
+            said = notes.damage_said(replace(e, start=at), chunk, 0)
+            log.warning("%s", _moved(said, chunk.count(b"\n", 0, at) + 1, lines))
+        if check_utf8 and (encoding := notes.not_utf8(chunk)) is not None:
+            found = re.search(r"line (\d+)", encoding)
+            log.warning("%s", _moved(encoding, int(found[1]), lines) if found else encoding)
+            told.utf8_said = True
+    if told.at == offset:
+        told.at, told.lines = offset + len(chunk), told.lines + chunk.count(b"\n")
+
+
+def _moved(said: str, line: int, before: int) -> str:
+    """said, whose "line N" counts from the chunk's start, with N counted from the file's."""
+    return said.replace(f"notes.md line {line}", f"notes.md line {line + before}", 1)
+
+
+def _lines_before(told: Told, path: Path, offset: int) -> int:
+    """How many lines notes.md holds before offset (counted once, then kept in told)."""
+    if told.at != offset:
+        lines, left = 0, offset
+        with open_read(path) as f:
+            while left > 0 and (block := f.read(min(left, 1 << 20))):
+                lines += block.count(b"\n")
+                left -= len(block)
+        told.at, told.lines = offset, lines
+    return told.lines

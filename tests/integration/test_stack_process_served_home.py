@@ -62,19 +62,21 @@ def test_up_refuses_a_home_whose_index_lock_is_held_as_a_containers_memoryd_hold
 def test_up_refuses_a_home_whose_shim_socket_another_stack_serves(stack):
     # Another state folder's stack lost its memoryd; its shims still answer on their sockets.
     other = other_state(stack)
-    assert run(stack, other, "up").returncode == 0
-    theirs = stack.root / "other-state"
-    os.kill(int((theirs / "memoryd.pid").read_text()), signal.SIGKILL)
-    up = stack.run("up")
-    assert up.returncode == 1, up.stderr[-2000:]
-    assert "The stack is up" not in up.stdout
-    said = up.stderr.splitlines()[-1]
-    broker = stack.root / "home" / "run/loop-broker/broker.sock"
-    assert said.startswith(
-        f"error: {broker} already answers, yet brokerd-shim does not run from {stack.state}"
-    ), said
-    assert not list(stack.state.glob("*.pid")), "nothing is started"
-    assert run(stack, other, "down").returncode == 0
+    try:
+        assert run(stack, other, "up").returncode == 0
+        theirs = stack.root / "other-state"
+        os.kill(int((theirs / "memoryd.pid").read_text()), signal.SIGKILL)
+        up = stack.run("up")
+        assert up.returncode == 1, up.stderr[-2000:]
+        assert "The stack is up" not in up.stdout
+        said = up.stderr.splitlines()[-1]
+        broker = stack.root / "home" / "run/loop-broker/broker.sock"
+        assert said.startswith(
+            f"error: {broker} already answers, yet brokerd-shim does not run from {stack.state}"
+        ), said
+        assert not list(stack.state.glob("*.pid")), "nothing is started"
+    finally:
+        assert run(stack, other, "down").returncode == 0
 
 
 def test_status_never_says_healthy_of_a_role_that_does_not_run_from_its_state(stack):

@@ -259,3 +259,24 @@ def test_the_rest_is_read_when_memoryd_s_catch_up_never_ran(tmp_path, small_part
         service.close()
     assert service.index.notes_behind is None
     assert rows == _expected(path) and len(rows) == COUNT + 1
+
+
+def test_a_hand_edit_between_two_parts_is_read_again_from_the_start(tmp_path, small_parts):
+    home = Home(tmp_path / "home")
+    path = home.memory_file("notes.md")
+    _notes(path)
+    index = Index(home)
+    index.open()
+    try:
+        for _ in range(5):  # part way through the first reading
+            index.catch_up_notes()
+        assert index.notes_behind is not None
+        path.write_text(path.read_text().replace(_note(2), ""))  # the owner removes a note
+        while True:
+            index.catch_up_notes()
+            if index.notes_behind is None:
+                break
+        rows = _rows(index.path)
+    finally:
+        index.close()
+    assert rows == _expected(path) and len(rows) == COUNT - 1

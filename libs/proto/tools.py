@@ -182,8 +182,9 @@ def _check_length(tool: str, arguments: str) -> None:
         )
 
 
-def _refuse_unknown_keys(tool: str, model: type[BaseModel], data: dict) -> None:
-    named, total = unknown_keys(model, data)
+def _refuse_unknown_keys(tool: str, model: type[BaseModel], data: dict, where: str = "") -> None:
+    """where: the action a memory call's keys are named under, as pydantic names a union's."""
+    named, total = unknown_keys(model, data, where)
     if total:
         raise InvalidArguments(f"{tool}: {bounded([f'{k}: unknown key' for k in named], total)}")
 
@@ -230,7 +231,7 @@ def _validate_memory(data: dict):
             f"memory: {len(entries):,} entries are over the limit of {ENTRIES_MAX:,}; a"
             " consolidate names each entry of one file once, and no file holds as many"
         )
-    _refuse_unknown_keys("memory", _MEMORY_MODELS[str(action)], data)
+    _refuse_unknown_keys("memory", _MEMORY_MODELS[str(action)], data, f"{action}.")
     return _MEMORY.validate_python(data)
 
 

@@ -271,8 +271,8 @@ def test_many_problems_are_named_first_few_and_counted():
     with pytest.raises(InvalidArguments) as refused:
         parse_memory(json.dumps({"action": "note", "text": "x", **keys}))
     assert str(refused.value) == (
-        "memory: colour0: unknown key; colour1: unknown key; colour2: unknown key; colour3:"
-        " unknown key; colour4: unknown key; and 295 more problems"
+        "memory: note.colour0: unknown key; note.colour1: unknown key; note.colour2: unknown key;"
+        " note.colour3: unknown key; note.colour4: unknown key; and 295 more problems"
     )
     entries = [{"old": n, "keep": True} for n in range(200)]
     with pytest.raises(InvalidArguments) as refused:

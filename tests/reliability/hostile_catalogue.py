@@ -124,7 +124,9 @@ WRITES: list[Write] = [
     Write("combining accents", "Cafe\u0301 on Main Street", ACCEPTED),
     Write("just under the limit", "x" * 2_200, ACCEPTED),
     Write("one over the limit", "y" * 2_201, "memory.md would be 2,201 of 2,200 characters"),
-    Write("huge", "z" * 900_000, "memory.md would be 900,000 of 2,200 characters"),
+    Write("far over the limit", "z" * 100_000, "memory.md would be 100,000 of 2,200 characters"),
+    # Longer than any valid memory call's arguments: refused before they are parsed.
+    Write("huge", "z" * 900_000, "memory: arguments of 900,047 characters are over the limit"),
 ]
 
 
@@ -138,7 +140,8 @@ class Note:
 NOTES: list[Note] = [
     Note("a note of 1,000 characters", "n" * 1_000, ACCEPTED),
     Note("a note of 1,001 characters", "n" * 1_001, NOTE_TOO_LONG),
-    Note("a huge note", "n" * 500_000, NOTE_TOO_LONG),
+    Note("a note far too long", "n" * 100_000, NOTE_TOO_LONG),
+    Note("a huge note", "n" * 500_000, "memory: arguments of 500,030 characters are over"),
     Note("a note padded to 1,001 with spaces", " " + "p" * 1_000, NOTE_TOO_LONG),
     Note("a note with a tag character", "seen\U000e0041", RULE_2),
     Note("a note with NUL", "seen\x00", RULE_1),

@@ -222,6 +222,9 @@ def test_an_index_failure_after_a_write_answers_the_applied_sentence(tmp_path, m
         noted = await service.on_broker(_call("memory", {"action": "note", "text": "Heron seen."}))
         monkeypatch.setattr(service.index, "catch_up_notes", real)
         await service.on_broker(_call("memory", {"action": "note", "text": "Otter seen."}, "c2"))
+        # No start catch-up ran here (a served memoryd's reads notes.md first, and a recall waits
+        # for a changed notes.md only after it): let the catch-up the note queued run first.
+        await service._write(lambda: None)
         found = await service.on_broker(_call("recall", {"query": "heron"}))
         return added, noted, found
 

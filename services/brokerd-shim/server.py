@@ -124,12 +124,14 @@ async def _start_locked(config: Config, runtime: Runtime | None, lock: int) -> R
 
 
 async def serve(config: Config) -> None:
-    """Serve until SIGTERM or SIGINT."""
-    running = await start(config)
+    """Serve until SIGTERM or SIGINT. The handlers come first: a signal while it starts (its
+    socket already made) stops it cleanly once started, as loopd-shim does, never by the
+    signal's default action."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    running = await start(config)
     try:
         await stop.wait()
     finally:

@@ -46,9 +46,15 @@ class TooLarge(ProtoError, OSError):
         return f"{self.filename} is {self.strerror}"
 
 
-def _what(st: os.stat_result) -> str:
+LINK = "a symbolic link, which is not followed"
+
+
+def what_stands(st: os.stat_result, folder: bool = False) -> str:
+    """What stands where a role's file (or, folder: its folder) should be, as NotRegular says it."""
     if stat.S_ISLNK(st.st_mode):
-        return "a symbolic link, which is not followed"
+        return LINK
+    if folder:
+        return "not a folder"
     if stat.S_ISDIR(st.st_mode):
         return "not a file"
     if stat.S_ISFIFO(st.st_mode):
@@ -58,7 +64,8 @@ def _what(st: os.stat_result) -> str:
     return "not a regular file"
 
 
-def _refuse(path: str | os.PathLike, why: str) -> NotRegular:
+def refuse(path: str | os.PathLike, why: str) -> NotRegular:
+    """The NotRegular for path, why being what_stands' words."""
     return NotRegular(errno.ELOOP, why, os.fspath(path))
 
 
@@ -75,12 +82,7 @@ def _open_dir(path: str | os.PathLike) -> int:
             raise e from None
         if stat.S_ISDIR(st.st_mode):
             raise
-        raise _refuse(
-            path,
-            "a symbolic link, which is not followed"
-            if stat.S_ISLNK(st.st_mode)
-            else "not a folder",
-        ) from None
+        raise refuse(path, what_stands(st, folder=True)) from None
 
 
 def open_file(path: str | os.PathLike, flags: int, mode: int = FILE_MODE) -> int:
@@ -92,7 +94,7 @@ def open_file(path: str | os.PathLike, flags: int, mode: int = FILE_MODE) -> int
             fd = os.open(path.name, flags | _NOFOLLOW | os.O_NONBLOCK, mode, dir_fd=folder)
         except OSError as e:
             if e.errno == errno.ELOOP:
-                raise _refuse(path, "a symbolic link, which is not followed") from None
+                raise refuse(path, LINK) from None
             if e.errno not in (errno.ENXIO, errno.EOPNOTSUPP):
                 raise
             # a FIFO with no reader, opened to write, or a socket: named as what stands there
@@ -102,13 +104,13 @@ def open_file(path: str | os.PathLike, flags: int, mode: int = FILE_MODE) -> int
                 raise e from None
             if stat.S_ISREG(st.st_mode):
                 raise
-            raise _refuse(path, _what(st)) from None
+            raise refuse(path, what_stands(st)) from None
     finally:
         os.close(folder)
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise _refuse(path, _what(st))
+        raise refuse(path, what_stands(st))
     os.set_blocking(fd, True)
     return fd
 
@@ -133,8 +135,8 @@ def read_setting(path: str | os.PathLike, limit: int) -> bytes:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            what = "a folder, not a file" if stat.S_ISDIR(st.st_mode) else _what(st)
-            raise _refuse(path, what)
+            what = "a folder, not a file" if stat.S_ISDIR(st.st_mode) else what_stands(st)
+            raise refuse(path, what)
         os.set_blocking(fd, True)
         data = read_at_most(fd, limit + 1)
     finally:
@@ -169,9 +171,9 @@ def check_entry(path: str | os.PathLike, folder: bool = False) -> None:
             if stat.S_ISLNK(st.st_mode)
             else ("not a folder")
         )
-        raise _refuse(path, why)
+        raise refuse(path, why)
     if not folder and not stat.S_ISREG(st.st_mode):
-        raise _refuse(path, _what(st))
+        raise refuse(path, what_stands(st))
 
 
 def ensure_dir(path: str | os.PathLike, *, tighten: bool = True) -> None:
@@ -244,7 +246,7 @@ def _check_at(folder: int, path: Path) -> bool:
     except FileNotFoundError:
         return False
     if not stat.S_ISREG(st.st_mode):
-        raise _refuse(path, _what(st))
+        raise refuse(path, what_stands(st))
     return True
 
 

@@ -16,27 +16,9 @@ import stat
 from pathlib import Path
 
 from memoryd.home import DIR_MODE, FILE_MODE, NotRegular
+from proto.files import refuse, what_stands
 
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-LINK = "a symbolic link, which is not followed"
-
-
-def _what(st: os.stat_result, folder: bool) -> str:
-    if stat.S_ISLNK(st.st_mode):
-        return LINK
-    if folder:
-        return "not a folder"
-    if stat.S_ISDIR(st.st_mode):
-        return "not a file"
-    if stat.S_ISFIFO(st.st_mode):
-        return "a FIFO, not a regular file"
-    if stat.S_ISSOCK(st.st_mode):
-        return "a socket, not a regular file"
-    return "not a regular file"
-
-
-def _refuse(path: Path, why: str) -> NotRegular:
-    return NotRegular(errno.ELOOP, why, os.fspath(path))
 
 
 def _folders(root: Path, path: Path) -> list[Path]:
@@ -55,7 +37,7 @@ def linked_folder(root: Path, path: Path) -> NotRegular | None:
         except OSError:
             return None
         if not stat.S_ISDIR(st.st_mode):
-            return _refuse(folder, _what(st, folder=True))
+            return refuse(folder, what_stands(st, folder=True))
     return None
 
 
@@ -92,7 +74,7 @@ def open_folder(root: Path, folder: Path, *, create: bool = False) -> int:
                     st = os.stat(part, dir_fd=fd, follow_symlinks=False)
                 except OSError:
                     raise e from None
-                raise _refuse(at, _what(st, folder=True)) from None
+                raise refuse(at, what_stands(st, folder=True)) from None
             os.close(fd)
             fd = below
     except BaseException:
@@ -129,11 +111,11 @@ def open_below(root: Path, path: Path, flags: int, mode: int = FILE_MODE) -> int
                 raise e from None
             if stat.S_ISREG(st.st_mode):
                 raise
-            raise _refuse(path, _what(st, folder=False)) from None
+            raise refuse(path, what_stands(st)) from None
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)
-            raise _refuse(path, _what(st, folder=False))
+            raise refuse(path, what_stands(st))
         if created:
             try:
                 os.fchmod(fd, mode)

@@ -178,3 +178,24 @@ def test_stats_counts_only_the_notes_there_are(tmp_path, damaged_first):
     assert counts == Counter({3: 1, 70_000: 1})
     everything, _ = recallcounts.note_hits(home, since, until)
     assert len(everything) == 100_000  # without wanted, as before
+
+
+def test_stats_sizes_the_session_logs_from_its_one_look_at_them(tmp_path, monkeypatch):
+    """sessions/'s size is the sum of the logs' sizes that the unread list looked at anyway: a
+    home that kept tens of thousands of sessions is not walked a second time on every stats."""
+    from tests.memoryd.owner_data_harness import Memoryd
+
+    md = Memoryd(tmp_path / "home")
+    try:
+        md.say("s-one", "alpha words said", "alpha reply")
+        md.say("s-two", "bravo words said at more length", "bravo reply")
+        walked = []
+        real = stats._tree_size
+        monkeypatch.setattr(stats, "_tree_size", lambda p: walked.append(p) or real(p))
+        found = json.loads(md.admin("stats", '{"json": true}'))
+        logs = [md.index.home.session_log(s) for s in ("s-one", "s-two")]
+        assert found["sizes"]["sessions/"] == sum(os.stat(p).st_size for p in logs) > 0
+        assert md.index.home.sessions not in walked
+        assert md.index.home.edits in walked  # the other folders are still walked
+    finally:
+        md.close()

@@ -88,9 +88,10 @@ def read_and_held(index) -> list[tuple[str, int | None, int]]:
     with index.reader() as conn:
         done = dict(conn.execute("SELECT log, bytes FROM offsets"))
     out = []
+    base = os.fspath(index.home.sessions)
     for session in index.sessions():
         try:
-            size = os.stat(index.home.session_log(session), follow_symlinks=False).st_size
+            size = os.stat(f"{base}/{session}/0.jsonl", follow_symlinks=False).st_size
         except OSError:
             continue
         out.append((session, done.get(indexer.log_name(session)), size))

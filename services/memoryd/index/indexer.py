@@ -30,12 +30,13 @@ import hashlib
 import logging
 import os
 import sqlite3
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from memoryd import modes
 from memoryd.data import matching
-from memoryd.home import Home, check_entry, open_read
+from memoryd.home import Home, open_read
 from memoryd.index import carryfile, labelkept
 from memoryd.index.sessionrows import LogState, Part, Row, session_rows
 from memoryd.index.settings import (
@@ -48,6 +49,7 @@ from memoryd.index.settings import (
 )
 from memoryd.journal import forgotten, keptout
 from memoryd.search.schema import DELETIONS_PRAGMA, OPTIONAL_TABLES, SCHEMA, TABLES
+from proto.files import refuse, what_stands
 
 log = logging.getLogger(__name__)
 
@@ -82,15 +84,23 @@ def schema_problem(conn: sqlite3.Connection) -> str | None:
     return None
 
 
-def log_problem(home: Home, session: str) -> OSError | None:
+def log_problem(home: Home, session: str, sessions: str | None = None) -> OSError | None:
     """Why a session's log cannot be indexed (FileNotFoundError when there is none), or None.
-    Neither sessions/<id> nor its 0.jsonl may be a symbolic link: memoryd does not follow one."""
-    folder = home.sessions / session
+    Neither sessions/<id> nor its 0.jsonl may be a symbolic link: memoryd does not follow one.
+    sessions: home.sessions as a string, when the caller asks of every session (two lstats a
+    log, and no path objects: a home of 60,000 sessions is listed at every stats)."""
+    base = os.fspath(home.sessions) if sessions is None else sessions
+    folder = f"{base}/{session}"
+    log = f"{folder}/0.jsonl"
     try:
-        check_entry(folder, folder=True)
-        check_entry(home.session_log(session))
-        if not folder.is_dir() or not home.session_log(session).is_file():
-            raise FileNotFoundError(f"no session {session}")
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode):
+            return refuse(folder, what_stands(st, folder=True))
+        st = os.lstat(log)
+        if not stat.S_ISREG(st.st_mode):
+            return refuse(log, what_stands(st))
+    except FileNotFoundError:
+        return FileNotFoundError(f"no session {session}")
     except OSError as e:
         return e
     return None

@@ -55,19 +55,20 @@ def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> lis
     with why, when given). So is a log in a folder whose name is not a session id (misnamed),
     said once. A log memoryd may not reach now (a folder it may not search) is listed: reading
     it fails, and the reader says so."""
-    if not home.sessions.is_dir():
+    base = os.fspath(home.sessions)
+    if not os.path.isdir(base):
         return []
     names: list[str] = []
     odd: list[str] = []
-    for p in home.sessions.iterdir():
-        (names if is_session_id(p.name) else odd).append(p.name)
+    for name in os.listdir(base):
+        (names if is_session_id(name) else odd).append(name)
     names.sort()
     odd_logs = misnamed(home, odd)
     if skipped is not None:
         skipped.update(odd_logs)
     found, said = [], 0
     for name in names:
-        problem = indexer.log_problem(home, name)
+        problem = indexer.log_problem(home, name, base)
         if problem is None or not isinstance(problem, (FileNotFoundError, NotRegular)):
             found.append(name)  # one memoryd may not read yet is tried, and left out in a line
         elif isinstance(problem, NotRegular):

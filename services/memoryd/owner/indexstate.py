@@ -21,7 +21,7 @@ from proto.plural import counted
 SHOWN = 10
 
 
-def state(index) -> dict:
+def state(index, held: list[tuple[str, int | None, int]] | None = None) -> dict:
     """How far the index is with the session logs: the start's catch-up while it runs, and the
     logs a whole pass could not index (each with why), which stay out until memoryd can; and
     "gone", what stands at the index's path, while it is not the file memoryd opened; "mode",
@@ -32,7 +32,7 @@ def state(index) -> dict:
     gone = index.gone()
     mode = mode_state(index)
     named = {session for session, _ in left} | {session for session, _ in aside}
-    late = [s for s in _behind(index) if s not in named] if gone is None else []
+    late = [s for s in _behind(index, held) if s not in named] if gone is None else []
     return {
         **({"unread_total": len(late), "unread": late[:SHOWN]} if late else {}),
         **({"gone": gone} if gone is not None else {}),
@@ -50,17 +50,20 @@ def state(index) -> dict:
     }
 
 
-def _behind(index) -> list[str]:
+def _behind(index, held: list[tuple[str, int | None, int]] | None) -> list[str]:
     """The sessions whose log holds bytes past what the index has read: by the spec, memoryd
     reads a log when its session's turn ends (and at start), so a turn that ended in a tool call,
     or an owner's message not yet answered, waits for the next one. A log no longer than what was
-    read (a session just begun, its log empty) holds nothing unread."""
-    from memoryd.data.carriers import read_and_held
+    read (a session just begun, its log empty) holds nothing unread. held: the logs as
+    data.carriers.read_and_held gave them, when the caller looked already (stats sums their
+    sizes from the same look)."""
+    if held is None:
+        from memoryd.data.carriers import read_and_held
 
-    try:
-        held = read_and_held(index)
-    except (IndexDamaged, IndexUnwritable):
-        return []
+        try:
+            held = read_and_held(index)
+        except (IndexDamaged, IndexUnwritable):
+            return []
     return sorted(session for session, read, size in held if size > (read or 0))
 
 

@@ -14,11 +14,13 @@ from 0.
 import datetime as dt
 import logging
 import os
+import sqlite3
 from collections import Counter
 from pathlib import Path
 
 from memoryd.data import unfinished
-from memoryd.errors import AdminRefused, FileDamaged
+from memoryd.data.carriers import read_and_held
+from memoryd.errors import AdminRefused, FileDamaged, IndexDamaged, IndexUnwritable
 from memoryd.home import Home, read_file
 from memoryd.memory import entries, notes, shown
 from memoryd.memory.memfiles import read_entries
@@ -52,7 +54,10 @@ def _tree_size(path: Path) -> int:
     return total
 
 
-def sizes(home: Home) -> dict[str, int | None]:
+def sizes(home: Home, logs: int | None = None) -> dict[str, int | None]:
+    """The files' sizes; logs, the session logs' bytes when the caller has them: sessions/ holds
+    one log a session, and walking every folder of a home that kept tens of thousands of
+    sessions cost a second a call."""
     out = {
         name: _size(home.memory_file(name))
         for name in ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl")
@@ -61,12 +66,13 @@ def sizes(home: Home) -> dict[str, int | None]:
     out["index"] = sum(s or 0 for s in (_size(db), _size(Path(f"{db}-wal"))))
     out["edits/"] = _tree_size(home.edits)
     out["recalls/"] = _tree_size(home.recalls)
-    out["sessions/"] = _tree_size(home.sessions)
+    out["sessions/"] = _tree_size(home.sessions) if logs is None else logs
     return out
 
 
 def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     since = now - dt.timedelta(days=days)
+    held = _logs(index)
     unread: list[str] = []
     try:
         data = read_file(home.memory_file("notes.md"))
@@ -116,12 +122,24 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
         "recalls": recalls,
         "files": files,
         "moved": moved,
-        "sizes": sizes(home),
+        "sizes": sizes(home, None if held is None else sum(size for _, _, size in held)),
         "embedding": progress.embedding(home.index_db),
-        "index": indexstate.state(index) if index is not None else None,
+        "index": indexstate.state(index, held) if index is not None else None,
         "unread": unread,
         "forget_stopped": forget_stopped(home),
     }
+
+
+def _logs(index) -> list[tuple[str, int | None, int]] | None:
+    """Each session log's (session, bytes read, size), looked at once for both the unread list
+    and sessions/'s size; None without an index, or when it cannot be read (the unread list
+    then says nothing, as before, and sessions/ is walked)."""
+    if index is None:
+        return None
+    try:
+        return read_and_held(index)
+    except (IndexDamaged, IndexUnwritable, sqlite3.Error, OSError):
+        return None
 
 
 def forget_stopped(home: Home) -> str | None:

@@ -2,7 +2,7 @@
 is in this home's journal and wrote that text, the stricter of the claim and the journal line
 routes the item (an untrusted write becomes an untrusted note, a higher class stays), and the
 line said of the item says so. An item of another home's export (its edit here wrote another
-text) is imported as it claims."""
+text, its session is none of this home's) is imported as it claims."""
 
 import json
 
@@ -125,7 +125,10 @@ def test_a_reimport_of_an_imported_untrusted_item_is_checked_against_its_import_
 def test_an_edit_id_that_wrote_another_text_here_leaves_the_claim_as_it_is(md):
     md.call({"action": "note", "text": "Something else entirely."}, tainted=True)
     head, item = exported(md)[0], the_note(md, "Something else entirely.")
-    claim = {**as_entry(item, untrusted=False), "text": "The shed key is under the pot."}
+    # Another home's item: its session is none of this home's (this home's own tainted session
+    # would hold it to that session's label: test_import_floor.py).
+    claim = {**as_entry(item, untrusted=False, session="mm-elsewhere01")}
+    claim["text"] = "The shed key is under the pot."
     out = hand_in(md, head, [claim])
     assert "added to memory.md" in out["lines"][0], out["lines"]
     assert in_memory(md, "The shed key is under the pot.")

@@ -247,10 +247,10 @@ def test_a_file_damaged_between_two_batches_stops_the_import_saying_how_far(md, 
     monkeypatch.setattr(importrun, "BATCH_SECONDS", 0.0)  # one item a batch
     real = importrun._batch
 
-    def batch(service, parsed, state, done):
+    def batch(service, parsed, state, claims, done):
         if done.at == 1:
             md.home.memory_file("memory.md").write_bytes(b"\xff damaged\n")
-        return real(service, parsed, state, done)
+        return real(service, parsed, state, claims, done)
 
     monkeypatch.setattr(importrun, "_batch", batch)
     name = hand(md, jsonl([note("First."), note("Second.")]))

@@ -5,7 +5,8 @@ whole import. Each item applied is written and journalled before the next is tak
 stopped part way (a full disk, or memoryd stopping, which ends it between two batches so that the
 stop is prompt) is refused saying how many items were imported, by which edits, and
 that importing the file again brings the rest (what is there is skipped). Each item is routed
-by the stricter of its provenance and this home's journal line of the edit it names
+by the strictest of its provenance and what this home recorded of it: the journal line of the
+edit it names, the notes and journal writes of its text, the journal's label of its session
 (importclaim.py): a claim in the file never makes memoryd's own record laxer.
 
 What an import holds is a small multiple of its file, whatever the file's count of items: the
@@ -61,14 +62,17 @@ def run(service, name: str, dry_run: bool, keep: int = LINES_KEPT) -> dict:
     parsed = importing.parse(importing.read_export(store.home, name))
     state = service._writer.submit(WRITE, _begin, store).result()
     done = Progress(keep=keep)
+    # This home's records of the file's texts, read here, off the writer; a batch reads only
+    # what they gained since.
+    claims = Claims(store.home, (item.text for _, item in parsed))
     if dry_run:
-        _dry(parsed, state, Claims(store.home), store.max_class, done, service.stopping)
+        _dry(parsed, state, claims, store.max_class, done, service.stopping)
     while not dry_run and done.at < len(parsed) and done.stopped is None:
         if service.stopping.is_set():  # between two batches: each item before is journalled
             done.stopped = STOPPING
             break
         try:
-            service._writer.submit(WRITE, _batch, service, parsed, state, done).result()
+            service._writer.submit(WRITE, _batch, service, parsed, state, claims, done).result()
         except MemorydError as e:  # a file the owner damaged between two batches
             done.stopped = str(e).removeprefix("refused: ")
     if done.stopped is not None:
@@ -131,7 +135,7 @@ def _dry(
         done.said(number, item, said + (f"; {why}" if why else ""))
 
 
-def _batch(service, parsed: Items, state: State, done: Progress) -> None:
+def _batch(service, parsed: Items, state: State, claims: Claims, done: Progress) -> None:
     """Apply items from done.at on, at least one, until BATCH_SECONDS have passed (on the
     writer)."""
     store = service.store
@@ -140,7 +144,7 @@ def _batch(service, parsed: Items, state: State, done: Progress) -> None:
     with store.lock:
         store.detect_hand_edits()
     state.refresh(store.home)
-    claims = Claims(store.home)  # the journal's months as they are now
+    claims.refresh()  # the journal and notes.md as they are now
     first = done.at
     try:
         while done.at < len(parsed) and (

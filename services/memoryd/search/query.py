@@ -4,6 +4,10 @@ The model's query reaches FTS5 only as quoted terms: it is split on anything tha
 or digit, each term is wrapped in double quotes, and the terms are joined with OR. A term holds
 only letters and digits, so it can hold no quote, and no FTS5 operator (NEAR, *, ^, column
 filters, parentheses, AND/NOT) survives as syntax: inside quotes it is a plain string.
+
+A long text's snippet is a window around where it matches the query as the searched table's
+tokenizer matches it (firstmatch.py: FTS5 itself, on an in-memory table; nothing else here reads
+SQLite).
 """
 
 import re
@@ -11,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memoryd.search.defuse import defuse  # noqa: F401  (the defusing of snippets lives in defuse.py)
+from memoryd.search.firstmatch import first_match
+from memoryd.search.tokencount import SPEC, Table
 
 SNIPPET_LIMIT = 600
 ELLIPSIS = "…"
@@ -53,22 +59,22 @@ class Query:
         return cls(text=text, terms=terms, expression=terms_expression(terms))
 
 
-def _first_match(text: str, terms: Sequence[str]) -> int:
-    """Where the first of the terms starts as a whole token (ignoring case), else 0."""
-    if not terms:
-        return 0
-    alternatives = "|".join(re.escape(term) for term in terms)
-    found = re.search(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])", text, re.IGNORECASE)
-    return found.start() if found else 0
+def _first_match(text: str, terms: Sequence[str], table: Table = SPEC) -> int:
+    """Where the first token that table's tokenizer matches to one of the terms starts (folded
+    and, where the table stems, stemmed: as FTS5 found the row), else 0."""
+    return first_match(text, terms_expression(terms), table)
 
 
-def snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_LIMIT) -> str:
-    """The text when it fits in limit characters, else a window around the first matching term,
-    with an ellipsis at each cut end; never longer than limit characters."""
+def snippet(
+    text: str, terms: Sequence[str], limit: int = SNIPPET_LIMIT, table: Table = SPEC
+) -> str:
+    """The text when it fits in limit characters, else a window around the first token matching
+    a term in table's tokenizer (the spec's hits by default), with an ellipsis at each cut end;
+    never longer than limit characters."""
     text = text.strip()
     if len(text) <= limit:
         return text
-    position = _first_match(text, terms)
+    position = _first_match(text, terms, table)
     start = max(0, position - _LEAD)
     if start == 0:
         return text[: limit - 1] + ELLIPSIS

@@ -11,6 +11,9 @@ column c0):
   further), and the window around it is taken from there. A text that long is always longer than
   the snippet, so the rest of the rule is unchanged.
 
+The matching term is looked for as the searched table's tokenizer matches it (firstmatch.py): the
+spec's hits by default, context's table (porter stems) when the caller searched that.
+
 Not through SQLite's blob I/O (Connection.blobopen), which reads only the pages asked for: CPython's
 sqlite3 keeps a weak reference on the connection for every Blob ever opened and never drops it, and
 the reader connections live as long as memoryd, so every hit of every recall grew memoryd for good.
@@ -23,6 +26,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from memoryd.search.query import _LEAD, ELLIPSIS, SNIPPET_LIMIT, _first_match, snippet
+from memoryd.search.tokencount import SPEC, Table
 
 WHOLE = 65_536
 # The search region, plus room for a window that starts at its very end (4 bytes a character).
@@ -41,25 +45,30 @@ def _decode_prefix(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def long_snippet(head: str, terms: Sequence[str], limit: int = SNIPPET_LIMIT) -> str:
+def long_snippet(
+    head: str, terms: Sequence[str], limit: int = SNIPPET_LIMIT, table: Table = SPEC
+) -> str:
     """query.snippet's window for a text longer than WHOLE bytes, from its first characters."""
     text = head.lstrip()
     searched = text[: max(0, len(text) - limit)]
-    position = _first_match(searched, terms)
+    position = _first_match(searched, terms, table)
     start = max(0, position - _LEAD)
     if start == 0:
         return text[: limit - 1] + ELLIPSIS
     return ELLIPSIS + text[start : start + limit - 2] + ELLIPSIS
 
 
-def hit_snippet(conn: sqlite3.Connection, rowid: int, terms: Sequence[str]) -> str | None:
-    """The snippet of row rowid of hits for a query's terms; None when the row holds no text
-    (NULL or a number, written by hand: memoryd writes text). A text and a blob read alike, as
-    their bytes."""
+def hit_snippet(
+    conn: sqlite3.Connection, rowid: int, terms: Sequence[str], table: Table = SPEC
+) -> str | None:
+    """The snippet of row rowid of hits for a query's terms, around where they match as table's
+    tokenizer matches them (the table the caller searched the terms in: the spec's hits by
+    default); None when the row holds no text (NULL or a number, written by hand: memoryd writes
+    text). A text and a blob read alike, as their bytes."""
     row = conn.execute(READ, (HEAD, rowid)).fetchone()
     if row is None or row[0] not in ("text", "blob"):
         return None
     data = row[1] or b""  # substr of an empty value is NULL
     if len(data) <= WHOLE:  # HEAD > WHOLE: the text is all there
-        return snippet(data.decode("utf-8", errors="replace"), terms)
-    return long_snippet(_decode_prefix(data), terms)
+        return snippet(data.decode("utf-8", errors="replace"), terms, table=table)
+    return long_snippet(_decode_prefix(data), terms, table=table)

@@ -89,10 +89,10 @@ class Home:
         return [(p, True) for p in folders] + [(p, False) for p in files]
 
 
-# forgotten.jsonl (journal/forgotten.py), .writing.json (memory/handedit.py), .forgetting.json
-# (data/unfinished.py) and .ids.json (journal/journal.py) are read at start or by the next command
-# too: a FIFO, folder or link there refuses the start like one at notes.md, rather than hanging it
-# or failing later without a name.
+# forgotten.jsonl (journal/forgotten.py), labels.jsonl (trust/risen.py), .writing.json
+# (memory/handedit.py), .forgetting.json (data/unfinished.py) and .ids.json (journal/journal.py)
+# are read at start or by the next command too: a FIFO, folder or link there refuses the start
+# like one at notes.md, rather than hanging it or failing later without a name.
 MEMORY_FILES = (
     "soul.md",
     "memory.md",
@@ -100,6 +100,7 @@ MEMORY_FILES = (
     "notes.md",
     "pending.jsonl",
     "forgotten.jsonl",
+    "labels.jsonl",
     ".writing.json",
     ".forgetting.json",
     ".ids.json",

@@ -1,6 +1,7 @@
 """Which of {home}'s files are memoryd's own data, as a backup holds them and a restore lays them.
 
-The memory files (soul.md, memory.md, user.md, notes.md, pending.jsonl, forgotten.jsonl), every
+The memory files (soul.md, memory.md, user.md, notes.md, pending.jsonl, forgotten.jsonl,
+labels.jsonl: the sessions' labels memoryd has seen, trust/risen.py), every
 month of the edit journal and of the recall log, and, when asked, the session logs recall reads
 (loopd's, read only). The index is derived from sessions/ and notes.md and is left out. Archives
 and exports go to {home}/backups/ (0700), a folder memoryd owns beside memory/ (compose mounts it):
@@ -21,16 +22,26 @@ from memoryd.errors import MemorydError
 from memoryd.home import MONTH_FILE, Home, NotRegular, check_entry, read_file
 from memoryd.journal import forgotten
 from memoryd.memory import entries
+from memoryd.trust import risen
 from proto.messages import SESSION_ID_PATTERN
 
-ROOT_FILES = ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl", forgotten.FILE)
+ROOT_FILES = (
+    "soul.md",
+    "memory.md",
+    "user.md",
+    "notes.md",
+    "pending.jsonl",
+    forgotten.FILE,
+    risen.FILE,
+)
 # The files memoryd makes at start (memory/store.py: ensure), so every backup of a home holds them;
-# pending.jsonl and forgotten.jsonl come with the first write that needs them.
+# pending.jsonl, forgotten.jsonl and labels.jsonl come with the first write that needs them.
 CORE = ("soul.md", "memory.md", "user.md", "notes.md")
 FOLDERS = ("memory/", "memory/edits/", "memory/recalls/")  # as whole_files names them
 _SESSION = SESSION_ID_PATTERN.strip("^$")
 MEMBER = re.compile(
-    r"^(?:memory/(?:soul\.md|memory\.md|user\.md|notes\.md|pending\.jsonl|forgotten\.jsonl)"
+    r"^(?:memory/(?:soul\.md|memory\.md|user\.md|notes\.md|pending\.jsonl|forgotten\.jsonl"
+    r"|labels\.jsonl)"
     r"|memory/(?:edits|recalls)/\d{4}-\d{2}\.jsonl"
     rf"|sessions/{_SESSION}/0\.jsonl)\Z"
 )
@@ -108,12 +119,13 @@ def held(home: Home, starter: bytes | None) -> str | None:
     """What of the home's memory a restore would replace or remove and the owner would lose,
     said in a few words, or None when nothing. Not lost: a file missing or empty, memory.md or
     user.md without entries, the soul.md starter memoryd wrote (starter; None when it cannot be
-    read, and then any soul.md is the owner's), and forgotten.jsonl (a restore carries what it
-    lists over). What is not a regular file is left to the restore's own refusal."""
+    read, and then any soul.md is the owner's), and forgotten.jsonl and labels.jsonl (a restore
+    carries what they list over). What is not a regular file is left to the restore's own
+    refusal."""
     found: list[str] = []
     for name, path in memory_files(home):
         rel = name.removeprefix("memory/")
-        said = None if rel == forgotten.FILE else _lost(home, rel, path, starter)
+        said = None if rel in (forgotten.FILE, risen.FILE) else _lost(home, rel, path, starter)
         if said is not None and said not in found:
             found.append(said)
     return ", ".join(found) or None

@@ -40,6 +40,7 @@ from memoryd.errors import AdminRefused, MemorydError
 from memoryd.home import Home, ensure_dir
 from memoryd.journal import forgotten
 from memoryd.journal.journal import Journal
+from memoryd.trust import risen
 
 log = logging.getLogger(__name__)
 
@@ -279,6 +280,9 @@ def _lay(service, staging, order: Order):
         ensure_dir(folder)
     with recalllog.held(service):
         again = _settle(service, order.replace, order.seen)
+        # The labels memoryd has seen of this home's sessions are laid with the archive's, never
+        # fewer: the logs they are of stay (risen.py).
+        risen.carry(home, staged)
         # laid with the files, so a kill leaves both or neither (lay.py)
         edit = lay.restored(staged, now, order.name, order.manifest, again or order.first)
         wanted = [a.removeprefix("memory/") for a, _ in layout.memory_files(staged)]

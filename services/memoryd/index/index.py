@@ -133,6 +133,7 @@ class Index(ModePrep, Warming):
             wanted = self.settings.stamp()
             if problem is not None or stamp != wanted:
                 kept = labelkept.old_labels(self.path)
+                labelkept.record(self.home, kept)
             if problem is not None:
                 log.warning(
                     "memory-index-damaged: %s: %s; rebuilding it from sessions/ and notes.md",
@@ -162,6 +163,8 @@ class Index(ModePrep, Warming):
             self._writer = conn
         else:
             self._writer = self._connect()
+            # What an index written before memory/labels.jsonl was kept had seen goes there once.
+            labelkept.record(self.home, labelkept.old_labels(self.path))
         os.chmod(self.path, FILE_MODE)
         if self.mode != "hybrid":  # a switch away from hybrid before they were all given out
             carryfile.detach_and_remove(None, self.path)

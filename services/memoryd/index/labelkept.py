@@ -16,12 +16,15 @@ from the label memoryd had already seen of the session:
   leaves its label behind, when stricter than a clean session's, as an offsets row with no
   progress row (a "left label"); its log, made again, is read from it;
 - a log whose reading ends less strict than memoryd had seen the session is read again at that
-  label (floor): than memoryd's own journal says the session was when it wrote to memory
-  (journallabels.py; this holds when the index itself was removed), and, in a reindex's build,
-  than the index it replaces held (newindex.py). A log that only grew ends at least as strict as
-  it was read before, so an unchanged log indexes exactly as before. A label carried before the
-  reindex (the log rewritten, then caught up) is carried again: the log has not changed since
-  the old index read it, so starting from the old label only for a changed log would lose it.
+  label (floor): than memoryd recorded outside the index, each rise of the session's label the
+  index or the witness saw (memory/labels.jsonl: risen.py, written here when a read reaches a
+  log's end) and what its journal says the session was when it wrote to memory
+  (journallabels.py), so this holds when the index was removed or found damaged; and, in a
+  reindex's build, than the index it replaces held (newindex.py). A log that only grew ends at
+  least as strict as it was read before, so an unchanged log indexes exactly as before. A label
+  carried before the reindex (the log rewritten, then caught up) is carried again: the log has
+  not changed since the old index read it, so starting from the old label only for a changed
+  log would lose it.
   The old index's left labels go into the new one.
 
 A read log can only make a label stricter from there, never laxer. A left label holds a session
@@ -37,7 +40,7 @@ from memoryd.home import Home
 from memoryd.index import journallabels
 from memoryd.index.journallabels import CLEAN, Label, below, stricter
 from memoryd.index.sessionrows import LogState
-from memoryd.trust import logscan
+from memoryd.trust import logscan, risen
 from proto.files import open_read
 from proto.labels import CLASS_RANK
 
@@ -145,15 +148,17 @@ def floor(home: Home, session: str, state: LogState, kept: Label | None = None) 
     seen the session at a stricter one than the log now shows (kept: the label the index this one
     replaces held; and its journal's); else None. A log that only grew since ends at least as
     strict as before, so this never reads an unchanged log again."""
+    risen.rise(home, session, of(state))  # kept outside the index, which may be deleted
     if state.klass == "secret" and state.untrusted:
         return None  # nothing is stricter
-    journalled = journallabels.label(home, session)
-    seen = stricter(CLEAN, kept) if journalled is None else stricter(journalled, kept)
+    journalled = stricter(CLEAN, journallabels.label(home, session))
+    journalled = stricter(journalled, risen.label(home, session))
+    seen = stricter(journalled, kept)
     if not below(of(state), seen):
         return None
     raised = stricter(of(state), seen)
     where = (
-        "its journal says it wrote to memory"
+        f"memory/{risen.FILE} or its journal records it so"
         if kept is None or below(kept, journalled)
         else "the index it replaces had read it"
     )
@@ -168,6 +173,15 @@ def floor(home: Home, session: str, state: LogState, kept: Label | None = None) 
         said(raised),
     )
     return raised
+
+
+def record(home: Home, labels: dict[str, Label]) -> None:
+    """Each of labels (by log name, as the offsets table holds them) in memory/labels.jsonl
+    (risen.py), where it survives the index: an index written before that file was kept gives
+    its labels to it once, at the open."""
+    for name, label in labels.items():
+        session = name.removeprefix(PREFIX).removesuffix("/0.jsonl")
+        risen.rise(home, session, label)
 
 
 def old_labels(path: Path) -> dict[str, Label]:

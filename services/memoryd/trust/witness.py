@@ -42,7 +42,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from memoryd.home import Home
-from memoryd.trust import logscan
+from memoryd.trust import logscan, risen
 from memoryd.trust.seen import MOST_SEEN, Seen, SeenStore
 from proto.files import NotRegular, check_entry, open_file
 from proto.labels import higher_class
@@ -168,6 +168,7 @@ class Witness:
             try:
                 self._read(session, seen)
             except LogUnusable as e:
+                risen.rise(self.home, session, (seen.klass, seen.untrusted))
                 log.warning(
                     "session %s: log %s: %s; treated as untrusted", session, e.path, e.reason
                 )
@@ -177,6 +178,8 @@ class Witness:
             except Exception as e:  # noqa: BLE001 - whatever went wrong, the log told nothing
                 log.error("session %s: log not read: %r; treated as untrusted", session, e)
                 return Verdict(seen.klass, True, f"not read ({type(e).__name__})")
+            # Kept outside the index, which may be deleted (risen.py).
+            risen.rise(self.home, session, (seen.klass, seen.untrusted))
             return Verdict(seen.klass, seen.untrusted)
 
     def stricter(self, session: str, taint: str, untrusted: bool) -> tuple[str, bool]:

@@ -14,7 +14,7 @@ import uvloop
 from brokerd_shim.config import load_config
 from brokerd_shim.errors import BrokerError
 from brokerd_shim.server import serve
-from proto import logline
+from proto import logline, usage
 from proto.version import VersionOption
 
 app = typer.Typer(
@@ -46,4 +46,4 @@ def serve_command(
 
 
 def main() -> None:
-    app()
+    usage.run(app, "brokerd-shim")

@@ -9,7 +9,8 @@
 
 Errors are one line on stderr and a non-zero exit; each says what to do or names a runbook page.
 `answer` exits 1 when a tool call was refused (its result is still printed); the driver's other
-errors exit 1; `serve` that cannot start exits 2 (EXIT_START_FAILED, as every role).
+errors exit 1; `serve` that cannot start exits 2 (EXIT_START_FAILED, as every role), and so does a
+mistyped command, option or value (proto.usage says it in one line, as bxctl does).
 """
 
 import json
@@ -23,7 +24,7 @@ from pydantic import ValidationError
 from loopd_shim.config import default_control_socket, load_config
 from loopd_shim.errors import LoopdError
 from loopd_shim.sessions import SessionStore
-from proto import logline
+from proto import logline, usage
 from proto.client import RemoteError, Reply, request
 from proto.config import default_home, host_paths
 from proto.errors import ProtoError, UnexpectedReply, Unreachable
@@ -182,7 +183,7 @@ def _message(model, **fields):
 
 
 def main() -> None:
-    app(prog_name="loopd-shim")
+    usage.run(app, "loopd-shim")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import uvloop
 from memoryd import config as config_module
 from memoryd.errors import StartFailed
 from memoryd.server import prepare, run
-from proto import logline
+from proto import logline, usage
 from proto.version import VersionOption
 
 app = typer.Typer(add_completion=False, help="memoryd: boxmaker's memory role.")
@@ -44,4 +44,4 @@ def serve(
 
 
 def main() -> None:
-    app()
+    usage.run(app, "memoryd")

@@ -1,0 +1,46 @@
+"""A usage error of a role's command line as one line, and the run that says it so.
+
+typer's own handler answers a mistyped option, command or value with the usage, a "Try --help"
+line and a boxed message wrapped to the terminal: four lines or more, where the README promises
+that errors are one line and a non-zero exit. memoryd, brokerd-shim and loopd-shim run their
+commands through run() so a slip reads as bxctl's and memory-mcp's do:
+"loopd-shim: No such command 'sya'. (see: loopd-shim --help)", exit 2 as typer's.
+"""
+
+import sys
+from typing import NoReturn
+
+import typer
+
+from proto.escape import escape
+
+# click's status for an abort (end of input at a prompt) in standalone mode
+EXIT_ABORTED = 1
+
+
+def usage_line(prog: str, e: typer.TyperException) -> str:
+    """typer's error as one line naming the mistake and where the help is. What the owner typed
+    is in it, so a control character is shown as an escape, never sent to the terminal; a
+    backslash stays single, as typer quotes a name with repr() and has escaped it already."""
+    words = " ".join(e.format_message().split())
+    message = "".join(ch if ch == "\\" else escape(ch, markup=False) for ch in words)
+    ctx = getattr(e, "ctx", None)
+    where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+    return f"{prog}: {message}{where}"
+
+
+def run(app: typer.Typer, prog: str) -> NoReturn:
+    """Run app on sys.argv as prog and exit with its status; a usage error is one line on stderr
+    and typer's status for it (2)."""
+    try:
+        code = app(prog_name=prog, standalone_mode=False)
+    except typer.TyperException as e:
+        # "no arguments" is the help, printed already; typer tells it by its name, as here
+        if type(e).__name__ != "NoArgsIsHelpError":
+            print(usage_line(prog, e), file=sys.stderr)
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        print(f"{prog}: aborted", file=sys.stderr)
+        sys.exit(EXIT_ABORTED)
+    # a command that returns (rather than raising typer.Exit) ended well
+    sys.exit(code if isinstance(code, int) else 0)

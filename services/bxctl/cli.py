@@ -42,6 +42,7 @@ from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests 
     show,
 )
 from bxctl.reach import interrupted_line, output_lost_line
+from proto import usage
 from proto.escape import escape
 from proto.messages import Reindex, Reindexed
 from proto.plural import counted
@@ -111,14 +112,6 @@ OUTPUT_ERRORS = frozenset(
 EXIT_OUTPUT_LOST = 4
 
 
-def error_line(e: typer.TyperException) -> str:
-    """typer's error (a usage error, most often) as one line, with the help that explains it."""
-    message = " ".join(e.format_message().split())
-    ctx = getattr(e, "ctx", None)
-    where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
-    return f"bxctl: {message}{where}"
-
-
 def _output_lost(why: str) -> NoReturn:
     """One line on stderr that the output was lost and whether memoryd applied a change first,
     then EXIT_OUTPUT_LOST."""
@@ -156,7 +149,7 @@ def main() -> None:
         # typer's own handler draws a box of several lines; its "no arguments" error is the
         # help, already printed (typer tells it by its name, too).
         if type(e).__name__ != "NoArgsIsHelpError":
-            print(error_line(e), file=sys.stderr)
+            print(usage.usage_line("bxctl", e), file=sys.stderr)
         sys.exit(e.exit_code)
     except typer.Abort:
         print("bxctl: aborted; nothing more was done", file=sys.stderr)

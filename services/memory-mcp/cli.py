@@ -38,7 +38,7 @@ from memory_mcp.snippet import (
     snippet,
     snippet_home,
 )
-from proto import logline
+from proto import logline, usage
 from proto.config import default_home
 from proto.paths import BROKER_MEMORY_SOCKET, under
 from proto.version import VersionOption, package_version
@@ -215,15 +215,6 @@ def trust_again(
         print(f"client {key}: nothing was kept for it on {home}")
 
 
-def usage_line(e: typer.TyperException) -> str:
-    """typer's error (a usage error, most often) as one line, with where the help is: typer's own
-    handler draws a box of several lines, wrapped to the terminal, in the client's log."""
-    message = " ".join(e.format_message().split())
-    ctx = getattr(e, "ctx", None)
-    where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
-    return f"memory-mcp: {message}{where}"
-
-
 def main() -> None:
     if sys.stderr is None:
         # fd 2 was closed before Python started: print(file=None) would say a refusal on stdout,
@@ -234,7 +225,7 @@ def main() -> None:
     except typer.TyperException as e:
         # typer's "no arguments" error is the help, already printed (typer tells it by its name)
         if type(e).__name__ != "NoArgsIsHelpError":
-            print(usage_line(e), file=sys.stderr)
+            print(usage.usage_line("memory-mcp", e), file=sys.stderr)
         sys.exit(e.exit_code)
     except typer.Abort:
         print("memory-mcp: aborted", file=sys.stderr)

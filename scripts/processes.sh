@@ -29,19 +29,18 @@ proc_mark() {
 
 # is_role ROLE PID: PID is the process scripts/stack started as ROLE, not whatever holds that pid
 # now: after a reboot or a crash the pid file outlives the role, and its pid may be any other
-# program's, which must never be reported as the role nor signalled. Where the start recorded the
-# process's mark (proc_mark), the mark must be the same; a role started by an earlier
-# scripts/stack, which recorded none, must run ROLE's command with `serve --config` on the
+# program's, which must never be reported as the role nor signalled. Where the start recorded
+# PID's mark (proc_mark), the mark must be the same. A role whose record is not PID's (record_of:
+# started by an earlier scripts/stack, which keeps none, from an older checkout say, beside the
+# record of the process it replaced) must run ROLE's command with `serve --config` on the
 # settings up wrote for it. Without /proc there is nothing to tell by, and a live pid is all
 # there is.
 is_role() {
     local name="$1" pid="$2" args=() i conf recorded="" key value
     [ -r /proc/self/stat ] || return 0
-    if [ -f "$STATE/$name.started" ]; then
-        while read -r key value; do
-            [ "$key" != proc ] || recorded="$value"
-        done <"$STATE/$name.started"
-    fi
+    while read -r key value; do
+        [ "$key" != proc ] || recorded="$value"
+    done < <(record_of "$name" "$pid")
     if [ -n "$recorded" ]; then
         [ "$recorded" = "$(proc_mark "$pid")" ]
         return
@@ -58,6 +57,28 @@ is_role() {
     done
     return 1
 }
+
+# record_of ROLE PID: the lines of ROLE's start record ($STATE/ROLE.started) when it was kept for
+# the process PID, nothing otherwise. A scripts/stack from before the records (an older checkout)
+# rewrites ROLE.pid and leaves the record of the process it replaced, which says nothing of the
+# one that runs now. A record names its pid; one kept before records named it is PID's when
+# the pid file is not newer than it (up writes the pid file, then the record).
+record_of() {
+    local file="$STATE/$1.started" key value for=""
+    [ -f "$file" ] || return 0
+    while read -r key value; do
+        [ "$key" != pid ] || for="$value"
+    done <"$file"
+    if [ -n "$for" ]; then
+        [ "$for" = "$2" ] || return 0
+    elif [ "$STATE/$1.pid" -nt "$file" ]; then
+        return 0
+    fi
+    cat "$file"
+}
+
+# record_pid ROLE: the pid ROLE's pid file names, for record_of (nothing when it names none).
+record_pid() { pid_in "$STATE/$1.pid" || true; }
 
 # conf_of ROLE: the settings file the role is started with (memoryd.toml, brokerd.toml, loopd.toml).
 conf_of() { printf '%s.toml\n' "${1%-shim}"; }
@@ -207,8 +228,9 @@ installed_version() {
         2>/dev/null || echo unknown
 }
 
-# record_start ROLE VERSION PID: keep what ROLE starts with beside its pid, and the process's mark
-# (proc_mark), by which is_role tells it from a program that gets its pid later (written whole,
+# record_start ROLE VERSION PID: keep what ROLE starts with beside its pid, the pid itself (a
+# record is only of that process: record_of) and the process's mark (proc_mark), by which is_role
+# tells it from a program that gets its pid later (written whole,
 # then renamed, so that a reader never sees half of it).
 record_start() {
     local tmp="$STATE/.$1.started.tmp" mark
@@ -216,6 +238,7 @@ record_start() {
     {
         printf '%s\n' "${WANT[$1]}"
         printf 'version %s\nsince %s\n' "$2" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        printf 'pid %s\n' "$3"
         [ -z "$mark" ] || printf 'proc %s\n' "$mark"
     } >"$tmp"
     mv -f "$tmp" "$STATE/$1.started"
@@ -224,15 +247,16 @@ record_start() {
 # stale ROLE: why the running ROLE must be restarted (one line), or nothing when it runs with the
 # settings and code there are now. Needs want_records first.
 stale() {
-    local name="$1" key value why=""
+    local name="$1" key value why="" record
     local -A had=()
-    if [ ! -f "$STATE/$name.started" ]; then
+    record=$(record_of "$name" "$(record_pid "$name")")
+    if [ -z "$record" ]; then
         echo "it was started by an earlier scripts/stack, which kept no record of its settings and code"
         return 0
     fi
     while read -r key value; do
         [ -z "$key" ] || had[$key]="$value"
-    done <"$STATE/$name.started"
+    done <<<"$record"
     while read -r key value; do
         [ -n "$key" ] && [ "${had[$key]:-}" != "$value" ] || continue
         [ -z "$why" ] || why+=" and "
@@ -249,13 +273,11 @@ stale() {
 # the venv holds now.
 started_line() {
     local key value version="" since=""
-    if [ -f "$STATE/$1.started" ]; then
-        while read -r key value; do
-            case "$key" in
-            version) version="$value" ;;
-            since) since="$value" ;;
-            esac
-        done <"$STATE/$1.started"
-    fi
+    while read -r key value; do
+        case "$key" in
+        version) version="$value" ;;
+        since) since="$value" ;;
+        esac
+    done < <(record_of "$1" "$(record_pid "$1")")
     echo "runs ${version:-an unknown version}${since:+ since $since}, installed $2"
 }

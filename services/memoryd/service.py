@@ -40,6 +40,7 @@ from memoryd.catchup import CatchUp
 from memoryd.config import WRITE_DEADLINE
 from memoryd.data.lay import Unfinished
 from memoryd.errors import MemorydError, SessionNotIndexed, SessionUnknown
+from memoryd.index import forgetsmeanwhile
 from memoryd.index.index import Index
 from memoryd.index.rebuild import NotSynced, Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
@@ -333,9 +334,24 @@ class MemoryService:
                 done = await self._write(finish_or_discard, self.index, built)
             except NotSynced:  # the new file is the index, its folder not synced: said so
                 self._after_reindex()
+                await self._merge_forgotten()
                 raise
             self._after_reindex()
+            await self._merge_forgotten()
             return done
+
+    async def _merge_forgotten(self) -> None:
+        """The words of what was forgotten during the build, merged out of the file now in use
+        (forgetsmeanwhile.py) before the reindex answers; each step a writer job of its own, so
+        that memory writes run between them."""
+
+        def on_writer(fn: Callable[..., T], *args) -> T:
+            return self._writer.submit(WRITE, fn, *args).result()
+
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(
+            self._rebuilder, forgetsmeanwhile.merge_after, self.index, on_writer
+        )
 
     def _after_reindex(self) -> None:
         for session in self.index.left_out:  # tried again, and named in stats meanwhile

@@ -41,7 +41,16 @@ from collections.abc import Callable, Iterator
 from memoryd import modes
 from memoryd.errors import IndexDamaged, IndexUnwritable, SessionUnknown
 from memoryd.home import FILE_MODE, Home, ensure_dir
-from memoryd.index import carryfile, gone, indexer, labelkept, newindex, notesparts, swap
+from memoryd.index import (
+    carryfile,
+    forgetsmeanwhile,
+    gone,
+    indexer,
+    labelkept,
+    newindex,
+    notesparts,
+    swap,
+)
 from memoryd.index.connections import UNOPENED
 from memoryd.index.dbfile import (
     DAMAGED,
@@ -107,6 +116,10 @@ class Index(ModePrep, Warming):
         self.notes_behind: tuple[int, int] | None = None
         self.notes_left: Callable[[], None] | None = None
         self._notes_told = notesparts.Told()
+        # What forgets kept out when the reindex's build began, and whether the file it swapped
+        # in owes a merge of forgotten words (forgetsmeanwhile.py).
+        self.forgets_seen: frozenset[str] | None = None
+        self.merge_after_swap = False
 
     def open(self, *, defer_mode: bool = False) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started (any
@@ -372,12 +385,15 @@ class Index(ModePrep, Warming):
 
     def reindex(self, progress: Callable[[int], None] | None = None) -> tuple[int, int, int]:
         """Build a new index from sessions/ and notes.md and swap it in: (logs, records, notes)."""
-        return self.finish_new(self.build_new(progress))
+        done = self.finish_new(self.build_new(progress))
+        forgetsmeanwhile.merge_after(self)
+        return done
 
     def build_new(self, progress: Callable[[int], None] | None = None) -> Rebuilt:
         """Build index/memory.sqlite3.new from sessions/ and notes.md (newindex.py) in this
         process; memoryd's reindex runs the same build in a child process (rebuild.py)."""
         in_the_way(self.path)
+        forgetsmeanwhile.began(self)
         return newindex.build(self.home, self.settings, self.mode, self.path, progress)
 
     def finish_new(self, built: Rebuilt) -> tuple[int, int, int]:
@@ -390,11 +406,13 @@ class Index(ModePrep, Warming):
         try:
             conn.execute("PRAGMA synchronous = NORMAL")
             _count_changes(conn)
+            deletions = _deletions(conn)
             with self._transaction(conn):
                 skipped: dict[str, str] = {}
                 sessions = newindex.indexable_sessions(self.home, skipped)
                 damaged: dict[str, str] = {}
                 self.left_out = newindex.catch_up(conn, self.home, self.settings, sessions, damaged)
+                deleted = _deletions(conn) != deletions
             # What the catch-up added and dropped: a restore or a forget during the build
             # changed what the build counted, and the answer is what the new file holds.
             changed = dict(conn.execute("SELECT kind, n FROM temp.caught").fetchall())
@@ -402,6 +420,9 @@ class Index(ModePrep, Warming):
             conn.close()  # the last connection: checkpoints and removes the new file's WAL
         with open(built.path, "rb") as f:
             os.fsync(f.fileno())
+        # Rows of what was forgotten during the build, deleted by the catch-up, leave their
+        # words in the new file's term lists: merged once it is in use (forgetsmeanwhile.py).
+        forgetsmeanwhile.owe_if_changed(self, deleted)
         in_the_way(self.path)  # a folder put there during the build is not renamed over
         self.stop_warming()
         with self._gate.exclusive():

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from memoryd.errors import MemorydError
 from memoryd.home import Home
-from memoryd.index import newindex
+from memoryd.index import forgetsmeanwhile, newindex
 from memoryd.index.dbfile import in_the_way, unwritable
 from memoryd.index.indexer import Settings
 from memoryd.index.newindex import Rebuilt
@@ -73,6 +73,7 @@ class Rebuilder:
         When the build fails, nothing it wrote is left behind. Refused before it starts when
         something memoryd may not remove stands where the swap would have to (dbfile.in_the_way)."""
         in_the_way(index.path)
+        forgetsmeanwhile.began(index)  # what the child's build leaves out itself
         try:
             return self._build(index)
         except BaseException:

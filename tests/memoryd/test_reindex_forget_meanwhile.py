@@ -54,14 +54,14 @@ def _held(home: Path, word: str) -> list[str]:
     )
 
 
-def _home(root: Path) -> tuple[Path, MemoryService]:
+def _home(root: Path, mode: str = "spec") -> tuple[Path, MemoryService]:
     root.mkdir()
     home = root / "home"
     for n in range(6):
         _log(home, f"s-fill{n}", [f"filler {n} about the garden {FILLER}"])
     _log(home, "s-secret", ["the weather is mild", f"my locker code is {SECRET}"])
     _log(home, "s-keep", ["the zoo has a new exhibit"])
-    service = prepare(load(_config(root)))
+    service = prepare(load(_config(root, f'[recall]\nmode = "{mode}"\n')))
     return home, service
 
 
@@ -78,11 +78,19 @@ def _during_build(service: MemoryService, monkeypatch, then) -> None:
     monkeypatch.setattr(service._rebuild, "build", build)
 
 
-@pytest.mark.parametrize("when", ["before the build", "during the build", "after the reindex"])
+@pytest.mark.parametrize(
+    "when, mode",
+    [
+        ("before the build", "spec"),
+        ("during the build", "spec"),
+        ("during the build", "context"),  # its context_hits too
+        ("after the reindex", "spec"),
+    ],
+)
 def test_a_forgotten_record_leaves_no_word_whatever_the_order_of_forget_and_reindex(
-    tmp_path, monkeypatch, when
+    tmp_path, monkeypatch, when, mode
 ):
-    home, service = _home(tmp_path / "a")
+    home, service = _home(tmp_path / "a", mode)
     said: list[str] = []
 
     def forget() -> None:

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 # Bump when what a record indexes to changes, so that older indexes are rebuilt (and an older
 # memoryd, going back, rebuilds a newer one rather than misreading it). 3: a deleted turn's text
 # is no longer kept in its neighbours' rows (context, hybrid), nor a live note left out for a
-# forgotten note's number once a hand edit moved it there; an index of 2 may hold either.
-FORMAT = 3
+# forgotten note's number once a hand edit moved it there; an index of 2 may hold either. 4: the
+# agent's own recall and memory calls are no longer in the neighbour column of the turns beside
+# them (context, hybrid); an index of 3 holds their words there.
+FORMAT = 4
 # What one row may index of its text, by default (config [index] max_record_bytes).
 RECORD_BYTES = 65_536
 

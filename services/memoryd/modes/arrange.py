@@ -4,7 +4,9 @@ Three rules on top of the scores:
 - What the agent did itself, its own `recall` and `memory` calls (rows of role call whose tool is
   one of SELF_TOOLS), never outranks what was said: they come after every other candidate. A
   recall call repeats a question's words exactly, and a memory call the words of what it stored,
-  so by score alone they would come first and push out the turns themselves.
+  so by score alone they would come first and push out the turns themselves. For the same
+  reason they are no turn's neighbours (context's neighbour column, hybrid's neighbour
+  cosines: own_call_sql), or the turns beside them would come first in their place.
 - A run of neighbours does not crowd out other sessions: the neighbour column makes adjacent
   turns score alike, so one session could fill the answer. Each pick lowers the score of the
   candidates within RUN records of it in its session by DAMP (a candidate near two picks by
@@ -92,7 +94,18 @@ class Place:
 
 def own_call(role: str | None, text: str | None) -> bool:
     """A row of the agent's own recall or memory tool (rows of calls are "name arguments")."""
-    return role == "call" and (text or "").split(" ", 1)[0] in SELF_TOOLS
+    return role == "call" and isinstance(text, str) and text.split(" ", 1)[0] in SELF_TOOLS
+
+
+def own_call_sql(role: str, text: str) -> str:
+    """own_call as an SQL expression over the columns role and text (names the caller's query
+    gives, never input), for the queries that find a turn's neighbours: the agent's own calls
+    are no turn's neighbours, or a turn beside a recall would hold the recall's words."""
+    tests = " OR ".join(
+        f"{text} = '{name}' OR substr({text}, 1, {len(name) + 1}) = '{name} '"
+        for name in sorted(SELF_TOOLS)
+    )
+    return f"({role} = 'call' AND ({tests}))"
 
 
 def places(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, Place]:

@@ -2,7 +2,8 @@
 
 context_hits (rowid = the spec's sources/hits rowid) holds three columns under the porter
 unicode61 tokenizer: the record's own text, the text of its neighbours (the two rows before and
-the two after it in the same session, each cut to NEIGHBOUR_CHARS), and its date in words. A query
+the two after it in the same session, each cut to NEIGHBOUR_CHARS; the agent's own recall and
+memory calls are no row's neighbours, and have none), and its date in words. A query
 is the spec's terms less the stopwords, ranked by bm25 with the neighbour column at NEAR_WEIGHT, so
 a turn that answers without naming the subject ("yes, in May") is found through the turns around
 it. That ranking is fused with the spec's own (fusion.py: the spec's ranking as a part of the
@@ -61,22 +62,25 @@ RANKED = (
     f"SELECT rowid, bm25(context_hits, 1.0, {NEAR_WEIGHT}, {DATE_WEIGHT}) AS score"
     " FROM context_hits WHERE context_hits MATCH ? ORDER BY score LIMIT ?"
 )
+# A session's turns that are neighbours: every row of it but the agent's own recall and memory
+# calls (arrange.own_call), which are nobody's neighbour and have none.
+_TURN = f"s.kind = 'session' AND NOT {arrange.own_call_sql('s.role', 'h.text')}"
 _BEFORE = (
     "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
-    " WHERE s.session = ? AND s.kind = 'session' AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
+    f" WHERE s.session = ? AND {_TURN} AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
 )
 # A session's turns (with their text) before, between and after rowids, by its index.
 _ROWIDS_BEFORE = (
     "SELECT s.rowid FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
-    " AND s.kind = 'session' AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
+    f" AND {_TURN} AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
 )
 _ROWIDS_SPAN = (
     "SELECT s.rowid FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
-    " AND s.kind = 'session' AND s.rowid BETWEEN ? AND ? ORDER BY s.rowid"
+    f" AND {_TURN} AND s.rowid BETWEEN ? AND ? ORDER BY s.rowid"
 )
 _ROWIDS_AFTER = (
     "SELECT s.rowid FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
-    " AND s.kind = 'session' AND s.rowid > ? ORDER BY s.rowid LIMIT ?"
+    f" AND {_TURN} AND s.rowid > ? ORDER BY s.rowid LIMIT ?"
 )
 _TIME_TEXT = (
     "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
@@ -100,13 +104,14 @@ def drop(conn: sqlite3.Connection) -> None:
 
 def rows_added(conn: sqlite3.Connection, sources: Iterable[tuple], texts: Iterable[tuple]) -> None:
     """Index rows just added to sources/hits, and rewrite the neighbour column of the rows before
-    them in their session. sources rows are (rowid, kind, session, epoch, record, time, ...)."""
+    them in their session; the agent's own calls are nobody's neighbour, and have none (as a
+    note). sources rows are (rowid, kind, session, epoch, record, time, role, ...)."""
     text_of = dict(texts)
     out: list[tuple[int, str, str, str]] = []
     sessions: dict[str, list[tuple[int, str, str]]] = {}
     for row in sources:
-        rowid, kind, session, time = row[0], row[1], row[2], row[5]
-        if kind == "session":
+        rowid, kind, session, time, role = row[0], row[1], row[2], row[5], row[6]
+        if kind == "session" and not arrange.own_call(role, text_of[rowid]):
             sessions.setdefault(session, []).append((rowid, time, text_of[rowid]))
         else:
             out.append((rowid, text_of[rowid], "", date_words(time)))

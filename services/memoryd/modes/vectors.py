@@ -4,7 +4,8 @@ Each vector is stored as 384 int8 (its largest component scaled to 127: a cosine
 so no scale is kept), a quarter of float32; a vector written as float32 by an older memoryd is
 read as well. The dense half of a recall asks near() for a Snapshot: the rows it scores, their
 unit vectors, and the positions of each row's neighbours (two before, two after in the same
-session) among them, which hybrid.dense_scores turns into scores.
+session, the agent's own recall and memory calls left out, as context's neighbour column leaves
+them) among them, which hybrid.dense_scores turns into scores.
 
 Below ANN_AT vectors the Snapshot is the whole table, as one matrix kept in memory and appended to
 (exact search; the matrix costs 1.5 KB a row, 30 MB at 20,000). From ANN_AT on, ann.py's index
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memoryd.errors import StartFailed
-from memoryd.modes import hybrid_tables
+from memoryd.modes import arrange, hybrid_tables
 from memoryd.modes.context import NEIGHBOURS
 from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
@@ -47,9 +48,14 @@ CANDIDATES = 2_000
 POOL = 100
 # Rowids read on each side of a pool row to find its neighbours in one query.
 WINDOW = 8
+# Whether a row is the agent's own recall or memory call, which is no row's neighbour and has
+# none (arrange.own_call): its words must not raise the turns beside it. Over sources s and
+# hits h (a row whose hits row is missing is not one).
+_OWN = arrange.own_call_sql("s.role", "coalesce(h.text, '')")
 _ROWS = (
-    "SELECT v.rowid, s.kind, s.session, v.vector FROM vectors v"
-    " JOIN sources s ON s.rowid = v.rowid WHERE v.rowid > ? ORDER BY v.rowid LIMIT ?"
+    f"SELECT v.rowid, s.kind, s.session, v.vector, {_OWN} FROM vectors v"
+    " JOIN sources s ON s.rowid = v.rowid LEFT JOIN hits h ON h.rowid = v.rowid"
+    " WHERE v.rowid > ? ORDER BY v.rowid LIMIT ?"
 )
 # What the exact matrix is kept up with: recall_mode.generation, the file's count of deletions
 # (raised by every delete of rows, in its transaction: schema.DELETIONS_PRAGMA, a header field
@@ -59,12 +65,12 @@ _KEY = (
     " (SELECT max(rowid) FROM vectors)"
 )
 _BEFORE = (
-    "SELECT rowid FROM sources WHERE session = ? AND kind = 'session' AND rowid < ?"
-    " ORDER BY rowid DESC LIMIT ?"
+    "SELECT s.rowid FROM sources s LEFT JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
+    f" AND s.kind = 'session' AND NOT {_OWN} AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
 )
 _AFTER = (
-    "SELECT rowid FROM sources WHERE session = ? AND kind = 'session' AND rowid > ?"
-    " ORDER BY rowid LIMIT ?"
+    "SELECT s.rowid FROM sources s LEFT JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
+    f" AND s.kind = 'session' AND NOT {_OWN} AND s.rowid > ? ORDER BY s.rowid LIMIT ?"
 )
 
 
@@ -241,8 +247,8 @@ class Matrix:
         self.damaged.note(rows[i][0] for i in unreadable(vectors))
         self._vectors[self._n : need] = vectors
         self._rowids[self._n : need] = [r[0] for r in rows]
-        # A note has no neighbours: its group is its own rowid.
-        self._groups += [r[2] if r[1] == "session" else f"#{r[0]}" for r in rows]
+        # A note, or the agent's own call, has no neighbours: its group is its own rowid.
+        self._groups += [r[2] if r[1] == "session" and not r[4] else f"#{r[0]}" for r in rows]
         self._n = need
         self._neighbours = neighbours(self._groups)
 
@@ -261,7 +267,8 @@ def around(conn: sqlite3.Connection, candidates: list[int], query: np.ndarray) -
     # one read of the rows within WINDOW of each pool row finds most neighbours; a pool row
     # whose session is interleaved with others there has its own two queries.
     nearby = {r for rowid in pool for r in range(rowid - WINDOW, rowid + WINDOW + 1)}
-    # The session of each row read that is a session's turn (a note has no neighbours).
+    # The session of each row read that is a session's turn (a note, or the agent's own call,
+    # has no neighbours).
     turns = {r[0]: r[3] for r in _rows(conn, sorted(nearby), any_row=True) if r[2] == "session"}
     following: dict[int, int] = {}
     for rowid in pool:
@@ -329,7 +336,11 @@ def _rows(
     """(rowid, vector, kind, session) of rowids, in parts of at most 900 (SQLite's bound
     parameters); any_row: rows of sources with or without a vector (vector then None)."""
     if any_row:
-        sql = "SELECT s.rowid, NULL, s.kind, s.session FROM sources s WHERE s.rowid IN ({})"
+        # The agent's own calls read as no turn (kind "own"): they are nobody's neighbour.
+        sql = (
+            f"SELECT s.rowid, NULL, CASE WHEN {_OWN} THEN 'own' ELSE s.kind END, s.session"
+            " FROM sources s LEFT JOIN hits h ON h.rowid = s.rowid WHERE s.rowid IN ({})"
+        )
     elif with_sources:
         sql = (
             "SELECT v.rowid, v.vector, s.kind, s.session FROM vectors v JOIN sources s"

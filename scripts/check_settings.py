@@ -8,9 +8,10 @@ owner's copy of config/); HOME is the home on the host. Each role's file is read
 own loader (memoryd.config, loopd_shim.config, brokerd_shim.config), the files it names are read
 as the role reads them (the starter soul, the system prompt), and the grants in HOME/grants by
 brokerd-shim's own grants module. A mistake is one line naming the host file, the key and what is
-wrong; exit 1 when there is one. Paths the settings give under the containers' home
-(/var/lib/boxmaker) are looked for in HOME; a socket moved from its folder of run/, or a file a
-role's container does not see (compose.yaml's volumes), is a mistake, never read on the host.
+wrong; exit 1 when there is one, 3 when the roles' code cannot be loaded to check them. Paths
+the settings give under the containers' home (/var/lib/boxmaker) are looked for in HOME; a socket
+moved from its folder of run/, or a file a role's container does not see (compose.yaml's
+volumes), is a mistake, never read on the host.
 
 --hashes prints, for each role, a hash of the files that role reads from SETTINGS_DIR:
 scripts/stack labels each container with it and recreates a role whose label differs.
@@ -311,6 +312,10 @@ def role_hash(settings: Path, role: str) -> str:
     return digest.hexdigest()[:16]
 
 
+# The exit code when the settings could not be checked at all (1 is: they hold a mistake).
+CANNOT_CHECK = 3
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--hashes"] and len(argv) == 2:
         for role in ROLE_FILES:
@@ -319,7 +324,17 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
-    problems = check(Path(argv[0]).absolute(), Path(argv[1]).absolute())
+    try:
+        problems = check(Path(argv[0]).absolute(), Path(argv[1]).absolute())
+    except ImportError as e:
+        # The venv does not hold the roles' code (a clone moved since it was made, say): that is
+        # no mistake of the settings, and the owner is told what to do instead.
+        print(
+            f"error: the settings cannot be checked: {sys.prefix} cannot load the roles' code"
+            f" ({e}); run scripts/setup-dev (it makes the venv anew), then this again",
+            file=sys.stderr,
+        )
+        return CANNOT_CHECK
     for line in problems:
         print(f"error: {line}", file=sys.stderr)
     return 1 if problems else 0

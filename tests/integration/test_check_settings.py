@@ -183,3 +183,39 @@ def test_a_file_where_a_folder_belongs_is_one_line(tmp_path, name):
         f"error: {name}={tmp_path / 'file'} is not a folder; point {name} at a folder "
         f"(default {REPO / '.local' / ('home' if name == 'BOXMAKER_HOME' else 'config')})"
     ]
+
+
+def test_a_venv_without_the_roles_code_is_not_called_a_settings_mistake(tmp_path):
+    """A venv that cannot load the roles' code (a clone moved since its venv was made) is one
+    line saying so and what to do, never a traceback nor "the settings are not valid"."""
+    venv = tmp_path / "venv"  # a venv that holds none of the project
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True, timeout=60)
+    for name in ("home", "config"):
+        (tmp_path / name).mkdir()
+    env = {
+        **os.environ,
+        "VENV": os.fspath(venv),
+        "BOXMAKER_HOME": os.fspath(tmp_path / "home"),
+        "BOXMAKER_CONFIG": os.fspath(tmp_path / "config"),
+        "BOXMAKER_STACK_STATE": os.fspath(tmp_path / "state"),
+        "BOXMAKER_STACK": "process",
+    }
+    done = subprocess.run(
+        [os.fspath(REPO / "scripts/stack"), "check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert "Traceback (most recent call last):" not in lines, done.stderr
+    assert lines[-2].startswith(
+        f"error: the settings cannot be checked: {venv} cannot load the roles' code (No module"
+    ), lines
+    assert lines[-2].endswith("; run scripts/setup-dev (it makes the venv anew), then this again")
+    assert lines[-1] == (
+        f"error: the settings in {tmp_path / 'config'} could not be checked (exit 3, the lines"
+        " above say why); nothing was started or changed"
+    )

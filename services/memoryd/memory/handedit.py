@@ -10,8 +10,10 @@ must not be called a hand edit. So before each rename memoryd writes the journal
 to append to memory/.writing.json (one write, no fsync: it only has to survive a killed process,
 not a power cut). If the file now holds exactly that intent's after, and the journal's last after
 is its before, the write was memoryd's: its journal line is appended as it would have been, with
-`"recovered": true`. A power cut in that window can still show up as a hand edit; that is the one
-case left, and the record still holds the right before and after.
+`"recovered": true`, and the intent is dropped: once a write is journalled, a later look at a
+file the owner put back by hand must never take it for a write still to be journalled, or for
+one that never happened. A power cut in that window can still show up as a hand edit; that is
+the one case left, and the record still holds the right before and after.
 
 A hand edit saved while memoryd writes the file is never replaced by memoryd's write: the write
 checks, under the write lock, that the file still holds what it was planned from and that the
@@ -54,7 +56,7 @@ from memoryd.errors import EditRefused, FileDamaged
 from memoryd.home import Home, NotRegular, check_entry, open_file, open_read
 from memoryd.journal import rollback, scan
 from memoryd.journal.byfile import JournalIndex
-from memoryd.journal.journal import IDENTITY_FILES, TAIL_BYTES, Edit, EditLine, Journal, utc
+from memoryd.journal.journal import IDENTITY_FILES, Edit, EditLine, Journal, utc
 from memoryd.memory import entries
 from memoryd.memory.memfiles import read_entries
 from proto.files import read_at_most
@@ -204,11 +206,18 @@ class HandEdits:
         if current == last:
             return None
         intended = _intended_edit(read_intent(self.home))
-        if intended is not None and _is_unjournalled_write(intended, file, last, current):
+        if (
+            intended is not None
+            and _is_unjournalled_write(intended, file, last, current)
+            and not _journalled(self.journal, intended)
+        ):
             intended.recovered = True
             record = self._journal(
                 file, "memoryd's write renamed into place before a crash", intended
             )
+            # Journalled, the write's intent no longer stands: kept, a later hand edit of the
+            # file back to its before or after would be taken for this write again.
+            forget(self.home)
             log.info(
                 "%s: memoryd's write was renamed into place but not journalled before a crash; "
                 "journalled now as edit %s",
@@ -257,7 +266,7 @@ class HandEdits:
         appended = self._appended(intent)
         if appended is None:
             return None
-        if appended is not True or _last_line_is(self.journal, edit):
+        if appended is not True or _journalled(self.journal, edit):
             if appended is False:  # torn by the kill: cut
                 rollback.cut_back(self.home.memory_file("notes.md"), intent["notes_at"])
                 log.info("notes.md: a note's append torn by a crash was taken back")
@@ -277,16 +286,21 @@ class HandEdits:
         """A write of memory.md or user.md killed after it appended the entries it moves or
         drops to notes.md, before its file was renamed into place: the file still holds what the
         write was planned from, so the edit never happened, and the appended entries are cut
-        back (whole or torn), never left as notes of a move or drop no journal line explains."""
+        back (whole or torn), never left as notes of a move or drop no journal line explains.
+        A write the journal holds stood, whatever the file holds now (the owner may have put its
+        before back by hand since): its intent is dropped and notes.md left as it is."""
         intent = read_intent(self.home)
         edit = _intended_edit(intent)
         if intent is None or edit is None or edit.to not in IDENTITY_FILES or edit.to != edit.file:
+            return
+        if _journalled(self.journal, edit):
+            forget(self.home)
             return
         try:
             current = read_entries(self.home, edit.to)
         except FileDamaged:
             return
-        if current != edit.before or _last_line_is(self.journal, edit):
+        if current != edit.before:
             return  # the write stands (journalled by _detect) or the owner changed the file
         appended = self._appended(intent)
         if appended is not None and appended != "none":
@@ -322,20 +336,27 @@ class HandEdits:
         return "none"
 
 
-def _last_line_is(journal: Journal, edit: Edit) -> bool:
-    """Whether the journal's last line is edit (its fields, whatever its id and time)."""
-    months = journal.month_files()
-    if not months:
+# How many of the journal's latest lines of a file are looked through for a write's intent. An
+# intent outlives its journal line only when a kill comes between the two, and then every write
+# of memoryd's replaces it; until then only hand edits, one line a start at most, come after it.
+INTENT_LINES = 64
+
+
+def _journalled(journal: Journal, edit: Edit) -> bool:
+    """Whether one of the journal's latest lines of edit's file is edit (its fields, whatever
+    its id, time and recovered mark): the write it is the intent of stood and is journalled."""
+    if edit.to is None:
         return False
-    with open_read(months[-1]) as f:
-        f.seek(0, os.SEEK_END)
-        f.seek(max(0, f.tell() - TAIL_BYTES))
-        lines = [raw for raw in f.read().split(b"\n") if raw.strip()]
-    try:
-        last = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        return False
-    return isinstance(last, dict) and all(last.get(k) == v for k, v in edit.dump().items())
+    fields = edit.dump()
+    fields.pop("recovered", None)
+    with contextlib.closing(scan.lines_to(journal.month_files(), edit.to)) as lines:
+        for n, (_, _, record) in enumerate(lines):
+            line = record.dump()
+            if all(line.get(k) == v for k, v in fields.items()):
+                return True
+            if n + 1 >= INTENT_LINES:
+                break
+    return False
 
 
 def _intended_edit(intent: dict | None) -> Edit | None:

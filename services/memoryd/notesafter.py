@@ -18,7 +18,9 @@ kept is a chain: the stat before the first write not yet caught up, and the stat
 A write that begins from another stat than the last one left (the owner saved notes.md in
 between), or a notes.md changed since the last write ended, breaks the chain: the catch-up then
 takes every change as another's (own_from None) and reads notes.md again from its start, as a
-change by hand must be read. Everything here runs on the writer thread, one job at a time.
+change by hand must be read, unless notes.md only grew (the chain dies with memoryd, so a restart
+after a kill between a write and its catch-up finds the same: index/notesparts.py reads on from
+the index's offset). Everything here runs on the writer thread, one job at a time.
 """
 
 from memoryd.index.index import Index

@@ -1,7 +1,7 @@
 """notes.md read into the index a part at a time, as session logs are (indexer.py).
 
 notes.md, which the owner may edit anywhere by hand, is read again from its start whenever it
-changed other than by memoryd's own write (see index_notes_part). For a notes.md of years that is
+changed other than by an append (see index_notes_part). For a notes.md of years that is
 seconds of work (330,000 notes: deleting the rows of the earlier reading about 6 s, reading it
 again 10 to 15 s); as one writer job, every memory call and session_updated waited for it, long
 enough to pass the write deadline. So it goes in parts of at most PART_SECONDS, PART_RECORDS notes
@@ -17,8 +17,8 @@ meanwhile and says that notes.md is being caught up (Index.meanwhile).
 - A part reads whole entries: it ends where a header starts (or at the file's end, at its last
   newline), so the next part starts at a header, as after memoryd's own append; notes.md's stat
   and the tail hash are checked before each part, so a change in between is caught as it is
-  between two appends (memoryd's own change caught up from where the index stopped, any other
-  read again from the start).
+  between two appends (an append, memoryd's own or another's, caught up from where the index
+  stopped, any other change read again from the start).
 - A damaged header (memory/notes.py) is logged once per reading, naming its line
   (notes.damage_said), and so is the first line that is not UTF-8 of a reading from the start
   (notes.not_utf8). Told keeps the count of lines before the offset reached, so that a later part
@@ -94,10 +94,13 @@ def index_notes_part(
     """Index at most a part of notes.md past its progress: (rows added, read to its end).
 
     own_from: notes.md's file_of(whole) just before memoryd's own write that this catch-up
-    follows. notes.md is read again from its start when it is another file or its stat changed
-    since the index read it, unless memoryd's write began from what the index read (it appends,
-    or rewrites with the offset moved to match, data/purge.shift_notes); then the tail hash
-    decides, as for an index that does not know the file it read.
+    follows. notes.md is read again from its start when it is another file (another inode), or
+    when it no longer holds the bytes read as the tail hash shows (shorter, or the window before
+    the offset changed); otherwise it is read on from the offset, whether its stat changed by
+    memoryd's write (it appends, or rewrites with the offset moved to match,
+    data/purge.shift_notes) or by another's append. An edit in place further back than the
+    window, that moves no byte (a word swapped for one as long), is not seen, as in a session
+    log; a reindex reads it.
     """
     settings = Settings(max_class=max_class) if isinstance(max_class, str) else max_class
     part = part or indexer.one_part()
@@ -110,10 +113,14 @@ def index_notes_part(
     file = indexer.file_of(path, whole=True)  # before the read: a change meanwhile is seen next
     why = None
     if state.bytes and not _deleting(state):
-        if exists and state.file not in (None, file, own_from):
+        # Another stat is the owner's edit, or memoryd's append whose catch-up a kill cut off
+        # (its stat died with the process, notesafter.py): the same inode, still holding the
+        # bytes read, is read on, so a restart after a kill costs only what is new.
+        changed = exists and state.file not in (None, file, own_from)
+        if changed and str(state.file).split(":")[:2] != str(file).split(":")[:2]:
             why = "changed outside memoryd"
         elif not exists or not indexer._still_valid(path, state, indexer.NOTES_WINDOW):
-            why = f"changed before byte {state.bytes}"
+            why = "changed outside memoryd" if changed else f"changed before byte {state.bytes}"
     if why is not None:
         log.warning("notes %s %s: indexing it again", path, why)
         state = again()

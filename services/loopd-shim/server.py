@@ -22,6 +22,7 @@ from loopd_shim.config import Config, read_system_prompt
 from loopd_shim.errors import LoopdError, StartFailed
 from loopd_shim.memory import MemorydClient
 from loopd_shim.service import CONTROL_KINDS, LoopService
+from loopd_shim.sessionfolder import clear_leftovers
 from loopd_shim.sessions import SessionStore
 from proto import homelock
 from proto.bytebudget import ByteBudget
@@ -91,6 +92,12 @@ async def _serve_locked(config: Config, service: LoopService, stop: asyncio.Even
         reason = str(e) if isinstance(e, ProtoError) else (e.strerror or str(e))
         raise StartFailed(f"cannot listen on {config.control_socket}: {reason}") from None
     own = remember(os.fspath(config.control_socket))
+    # Now that no other loopd-shim serves this sessions/ (the lock, then the socket's probe) and
+    # before any request is read (no await in between), no start is running.
+    try:
+        clear_leftovers(config.sessions)
+    except OSError as e:  # what cannot be removed now, the next start tries again
+        log.warning("%s: cannot remove the leftovers of starts: %s", config.sessions, e)
     log.info(
         "loopd-shim: serving %s (memoryd %s, brokerd %s, home %s)",
         config.control_socket,

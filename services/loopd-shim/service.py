@@ -22,7 +22,7 @@ from loopd_shim.config import read_system_prompt
 from loopd_shim.errors import SessionExists, SessionLogFailed, TurnRefused
 from loopd_shim.memory import MemorySource
 from loopd_shim.replyroom import TurnReply
-from loopd_shim.sessions import EXISTS, SessionStore, assemble_system
+from loopd_shim.sessions import SessionStore, assemble_system
 from proto.errors import InvalidArguments
 from proto.labels import Label
 from proto.messages import (
@@ -113,8 +113,10 @@ class LoopService:
     async def start(self, message: SessionStart) -> SessionStarted:
         """Ask memoryd for the block and freeze the baseline; nothing is written if it refuses."""
         session = message.session or new_session_id()
-        if self.sessions.folder(session).exists():
-            raise SessionExists(EXISTS.format(session=session))
+        # Asked again, under the session's lock, when the folder is made.
+        refused = await asyncio.to_thread(self.sessions.refused, session)
+        if refused is not None:
+            raise SessionExists(refused)
         system_md = read_system_prompt(self.system_prompt)
         block = await self.memory.block()
         tools = [dict(tool) for tool in core_tools.CORE_TOOLS]

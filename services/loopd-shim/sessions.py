@@ -1,7 +1,10 @@
 """The sessions folder: each session's frozen baseline and its append-only log.
 
 sessions/{session}/0.baseline.json is written once, when the session starts, and never again: a
-restarted loopd-shim replays it, so a memory write never reaches a session already running.
+restarted loopd-shim replays it, so a memory write never reaches a session already running. The
+folder is built under a temporary name and renamed into place with its baseline, so a start killed
+part way never leaves a session folder without one (sessionfolder.py: what stands there, and the
+leftovers of a start that never finished).
 sessions/{session}/0.jsonl holds one record a line. A last line without its newline was cut off
 by a crash in the middle of an append: it never became a record, so before appending we cut it
 away (and log it) rather than glue the next record onto it.
@@ -11,9 +14,11 @@ import errno
 import json
 import logging
 import os
+import secrets
 import shutil
 from pathlib import Path
 
+from loopd_shim import sessionfolder
 from loopd_shim.errors import SessionExists, SessionLogFailed, SessionUnknown
 from proto.files import (
     DIR_MODE,
@@ -28,15 +33,16 @@ from proto.frames import MAX_FRAME
 from proto.messages import is_session_id
 from proto.records import Record, append_session_record, now_rfc3339
 
-EXISTS = "session {session} exists; a session's baseline is never rebuilt"
-BASELINE = "0.baseline.json"
-LOG = "0.jsonl"
+BASELINE = sessionfolder.BASELINE
+LOG = sessionfolder.LOG
 _TAIL_CHUNK = 65536
 # A baseline goes back whole in one reply frame; a larger file was not written by loopd-shim.
 BASELINE_BYTES = MAX_FRAME
 
 # The errors that mean the disk (or the owner's quota, or the file size limit) has no room.
 DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+# What rename(2) of a folder says when something other than an empty folder stands at its target.
+_TAKEN = frozenset({errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR})
 
 log = logging.getLogger("loopd_shim.sessions")
 
@@ -54,20 +60,6 @@ def _not_created(session: str, path: Path, e: OSError) -> SessionLogFailed:
     return SessionLogFailed(
         f"cannot create the session log {path}: {e.strerror or e}; nothing was started"
     )
-
-
-def _unknown(session: str, folder: Path) -> str:
-    """No baseline: a session never started, or one whose folder holds no baseline (a restore
-    lays a session's log alone, or the owner removed the baseline). The second cannot be
-    continued, as its prompt is gone, nor started again, as its folder stands: say so, rather
-    than advise a start that would be refused."""
-    if folder.is_dir():
-        return (
-            f"session {session} has a log but no baseline (restored from a backup, or its "
-            f"{BASELINE} removed), so it cannot be continued: start a new session (recall "
-            "finds what this one said)"
-        )
-    return f"no session {session}; start it first with: loopd-shim start --session {session}"
 
 
 def assemble_system(system_md: str, block: str) -> str:
@@ -124,28 +116,54 @@ class SessionStore:
     def log_path(self, session: str) -> Path:
         return self.folder(session) / LOG
 
-    def create(self, session: str, system: str, tools: list[dict]) -> dict:
-        """Write a new session's baseline and empty log; SessionExists if it has a folder.
+    def refused(self, session: str) -> str | None:
+        """Why a start of session would be refused (what stands at its folder), or None when it
+        may start: nothing there, or a folder a start that never finished left."""
+        folder = self.folder(session)
+        kind = sessionfolder.standing(folder)
+        if kind in (sessionfolder.NONE, sessionfolder.CUT_SHORT):
+            return None
+        return sessionfolder.refusal(session, folder, kind)
 
+    def create(self, session: str, system: str, tools: list[dict]) -> dict:
+        """Write a new session's baseline and empty log; SessionExists if something stands at its
+        folder but a start that never finished (sessionfolder.py).
+
+        The folder is built under a temporary name and renamed into place once its baseline is
+        written and fsync'd, so a kill at any point leaves the session whole or not there at all.
         A file that cannot be made (a full disk, a read-only home) is SessionLogFailed, one line,
         with the folder removed: nothing of the session is left half made."""
         folder = self.folder(session)
         try:
             ensure_dir(self.root)
-            folder.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            raise SessionExists(EXISTS.format(session=session)) from None
+            kind = sessionfolder.standing(folder)
+            if kind == sessionfolder.CUT_SHORT:
+                sessionfolder.empty_cut_short(session, folder)
+            elif kind != sessionfolder.NONE:
+                raise SessionExists(sessionfolder.refusal(session, folder, kind))
+            building = self.root / sessionfolder.temp_name(session, secrets.token_hex(6))
+            building.mkdir(mode=DIR_MODE)
         except OSError as e:
             raise _not_created(session, folder / LOG, e) from None
         baseline = {"session": session, "created": now_rfc3339(), "system": system, "tools": tools}
         data = json.dumps(baseline, ensure_ascii=False, indent=1).encode("utf-8") + b"\n"
+        placed = False
         try:
-            os.chmod(folder, DIR_MODE)
-            atomic_write(folder / BASELINE, data)
+            os.chmod(building, DIR_MODE)
+            atomic_write(building / BASELINE, data)
+            try:
+                # Replaces an empty folder (a start cut short), never one holding anything.
+                os.rename(building, folder)
+            except OSError as e:
+                if e.errno not in _TAKEN:
+                    raise
+                kind = sessionfolder.standing(folder)
+                raise SessionExists(sessionfolder.refusal(session, folder, kind)) from None
+            placed = True
             create_if_missing(folder / LOG)
             fsync_dir(self.root)
         except BaseException as e:
-            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(folder if placed else building, ignore_errors=True)
             if isinstance(e, OSError):
                 raise _not_created(session, folder / LOG, e) from None
             raise
@@ -160,7 +178,7 @@ class SessionStore:
         try:
             fd = open_file(path, os.O_RDONLY)
         except FileNotFoundError:
-            raise SessionUnknown(_unknown(session, self.folder(session))) from None
+            raise SessionUnknown(sessionfolder.unknown(session, self.folder(session))) from None
         with os.fdopen(fd, "rb") as f:
             data = f.read(BASELINE_BYTES + 1)
         if len(data) > BASELINE_BYTES:
@@ -169,7 +187,7 @@ class SessionStore:
 
     def require(self, session: str) -> None:
         if not self.baseline_path(session).is_file():
-            raise SessionUnknown(_unknown(session, self.folder(session)))
+            raise SessionUnknown(sessionfolder.unknown(session, self.folder(session)))
 
     def append(self, session: str, record: Record) -> None:
         """Append one record to the session's log, after cutting a half-written last line."""

@@ -34,7 +34,11 @@ def test_a_sessions_folder_it_may_not_search_is_one_line_not_internal_error(
     sessions = stack.config.sessions
 
     class Denied(type(sessions)):
+        # a folder that may not be searched refuses every look at what is in it
         def exists(self, **_):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+
+        def lstat(self):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
 
     monkeypatch.setattr(SessionStore, "folder", lambda store, session: Denied(sessions, session))

@@ -19,8 +19,9 @@ them. The answer says how many it indexed and names those it left aside, from it
 (sessionindex.py): its ok alone does not say a log was indexed.
 
 A bxctl killed while it writes one (SIGKILL, a power cut: no cleanup runs) leaves its temporary
-file, a partial copy of a log, which nothing else would ever remove. So every restore first
-removes those left in sessions/<ID>/ (clear_leftovers), while no other bxctl lays: a bxctl holds
+file, a partial copy of a log, which nothing else would ever remove, and the folder it made for
+it. So every restore first removes those left in sessions/<ID>/, and the folder when they were
+all it held (clear_leftovers), while no other bxctl lays: a bxctl holds
 a shared lock (flock) on sessions/ all the while it lays, and the leftovers are removed only under
 the exclusive one, so a running restore's file is never taken.
 """
@@ -119,7 +120,8 @@ def _locked(sfd: int, done: Laid) -> None:
 
 def clear_leftovers(sfd: int) -> int:
     """Remove the temporary files a killed bxctl left in the folders of sessions/ (sfd, held
-    exclusive); how many. A folder or file that is a link, or not what bxctl makes, is left."""
+    exclusive), and a folder they leave empty; how many files. A folder or file that is a link,
+    or not what bxctl makes, is left."""
     cleared = 0
     for session in os.listdir(sfd):
         if not is_session_id(session):
@@ -129,7 +131,12 @@ def clear_leftovers(sfd: int) -> int:
         except OSError:  # a log's folder that is a link or a file is loopd's user's, not bxctl's
             continue
         try:
-            cleared += _clear_in(dfd)
+            removed = _clear_in(dfd)
+            cleared += removed
+            if removed and not os.listdir(dfd):
+                # The folder the killed restore made for that copy: nothing of a session is in
+                # it. Removed by name, so only while it is empty.
+                os.rmdir(session, dir_fd=sfd)
         except OSError:  # a folder bxctl may not list or change: it lays nothing there either
             pass
         finally:

@@ -90,3 +90,22 @@ def test_a_file_another_bxctl_is_laying_is_left(homes, tmp_path):  # noqa: F811
         os.close(fd)
     ok(bx(b, "memory", "restore", "--replace", copy))
     assert leftovers(b) == []
+
+
+def test_the_folder_a_killed_restore_made_for_its_partial_copy_goes_with_it(
+    homes,  # noqa: F811
+    tmp_path,
+):
+    a, b = homes
+    copy = backed_up(a, tmp_path)
+    restore_killed(b, copy)
+    [session] = leftovers(b)
+    folder = b.home / "sessions" / session
+    assert len(list(folder.iterdir())) == 1  # the partial copy alone
+    plain = tmp_path / "plain.tar.gz"
+    ok(bx(a, "memory", "backup", str(plain)))
+
+    ok(bx(b, "memory", "restore", "--replace", str(plain)))
+    # Nothing of that session is left: no empty folder for loopd to take for a session.
+    assert not folder.exists()
+    assert len(laid(b)) == 1 and (b.home / "sessions" / laid(b)[0] / "0.jsonl").is_file()

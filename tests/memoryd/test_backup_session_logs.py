@@ -1,7 +1,8 @@
 """backup --with-sessions: the session logs are not held open (a home may have more of them than
 the descriptor limit), so the backup is written whatever their number; each is archived as it was
 when noted, and one replaced, cut short or not a file by then refuses the backup in one line,
-leaving no archive."""
+leaving no archive. The logs are noted before the memory is held, never after, so that no log in
+an archive holds the result of a write its memory and journal lack."""
 
 import os
 import resource
@@ -11,7 +12,7 @@ import pytest
 
 from memoryd.data import snapshot
 from memoryd.errors import AdminRefused
-from proto.records import UserRecord, append_session_record
+from proto.records import ToolResultRecord, UserRecord, append_session_record
 from tests.memoryd.owner_data_harness import Memoryd, T
 
 SESSIONS = 300
@@ -61,14 +62,15 @@ def test_a_session_log_is_archived_as_it_was_when_noted(many, monkeypatch):
     log = many.home.session_log("mm-0007")
     noted = log.read_bytes()
 
-    def note_then_append(snap, home):
-        real(snap, home)
+    def note_then_append(home):
+        noted = real(home)
         append_session_record(log, UserRecord(time=T, content="said after the backup began"))
         with open(log, "ab") as f:
             f.write(b'{"type": "user", "half a rec')
+        return noted
 
-    real = snapshot.add_sessions
-    monkeypatch.setattr(snapshot, "add_sessions", note_then_append)
+    real = snapshot.note_sessions
+    monkeypatch.setattr(snapshot, "note_sessions", note_then_append)
     made = many.data("backup", with_sessions=True)
     assert archived(made["path"])["sessions/mm-0007/0.jsonl"] == noted
 
@@ -101,12 +103,13 @@ def fifo(log) -> None:
 def test_a_session_log_changed_before_it_is_archived_refuses_the_backup(
     many, monkeypatch, change, said
 ):
-    def note_then_change(snap, home):
-        real(snap, home)
+    def note_then_change(home):
+        noted = real(home)
         change(many.home.session_log("mm-0007"))
+        return noted
 
-    real = snapshot.add_sessions
-    monkeypatch.setattr(snapshot, "add_sessions", note_then_change)
+    real = snapshot.note_sessions
+    monkeypatch.setattr(snapshot, "note_sessions", note_then_change)
     with pytest.raises(AdminRefused) as refused:
         many.admin("backup", {"with_sessions": True})
     assert said in str(refused.value) and "no archive was left" in str(refused.value)
@@ -129,3 +132,34 @@ def test_a_session_log_that_cannot_be_noted_refuses_the_backup_in_one_line(many,
     assert not (many.home.root / "backups").exists() or not any(
         (many.home.root / "backups").iterdir()
     )
+
+
+def test_a_backup_with_sessions_holds_no_log_line_later_than_its_memory(many, monkeypatch):
+    """A memory write applied after the memory was held, and its result logged by loopd then,
+    must not be in the archive's log: the archive's memory and journal lack that write."""
+    many.say("zzz", "please remember things")
+    log = many.home.session_log("zzz")
+    service = many.service
+    real = service._writer.submit
+    late = []
+
+    def submit(priority, fn, *args, **kw):
+        future = real(priority, fn, *args, **kw)
+        if getattr(fn, "__name__", "") == "take" and not late:
+            future.result()  # the memory is held; a session writes and logs its result now
+            late.append(many.call({"action": "add", "file": "memory", "text": "Late entry."}))
+            said = {"time": T, "call_id": "call-late", "name": "memory", "output": late[0]}
+            result = ToolResultRecord.model_validate(
+                {**said, "class": "private", "untrusted": False}
+            )
+            append_session_record(log, result)
+        return future
+
+    monkeypatch.setattr(service._writer, "submit", submit)
+    made = many.data("backup", with_sessions=True)
+    assert late and "Late entry." in many.home.memory_file("memory.md").read_text()
+    with tarfile.open(made["path"], "r:gz") as tar:
+        archived_log = tar.extractfile("sessions/zzz/0.jsonl").read()
+        archived_memory = tar.extractfile("memory/memory.md").read()
+    assert b"Late entry." not in archived_memory
+    assert b"call-late" not in archived_log

@@ -195,10 +195,16 @@ def _leftover(fd: int, name: str, free: bool) -> str | None:
     return "a temporary file left by a backup or an export that did not finish"
 
 
-def make(home: Home, snap: Snapshot, with_sessions: bool, replaced: bool = False) -> Made:
+def make(
+    home: Home,
+    snap: Snapshot,
+    with_sessions: bool,
+    replaced: bool = False,
+    records: int | None = None,
+) -> Made:
     """Write snap's archive into backups/; the snapshot is closed after. replaced: the copy
     restore --replace makes of the memory it replaces. Either that or with_sessions gives a name
-    prune never takes."""
+    prune never takes. records: the index's count, read when the snapshot began (else now)."""
     folder = layout.backups(home)
     linked = None
     try:
@@ -211,7 +217,10 @@ def make(home: Home, snap: Snapshot, with_sessions: bool, replaced: bool = False
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             with os.fdopen(fd, "wb") as out:
-                manifest = archive.write(out, snap, counts(snap, home.index_db), with_sessions)
+                counted = counts(snap, home.index_db if records is None else None)
+                if records is not None:
+                    counted["records"] = records
+                manifest = archive.write(out, snap, counted, with_sessions)
                 out.flush()
                 os.fsync(out.fileno())
             final = folder / name

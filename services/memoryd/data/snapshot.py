@@ -9,8 +9,9 @@ append-only file is cut back to its last whole line when it is read.
 
 Session logs (backup --with-sessions) are not held open: a home may have more of them than the
 descriptor limit allows. loopd only appends to them, so their length and identity (device, inode)
-are noted instead, and each is opened again when the archive reads it, refused (OSError, naming
-it) if it is no longer the same file or became shorter; nothing past the noted length is read.
+are noted instead, just before the memory files are held (note_sessions), and each is opened
+again when the archive reads it, refused (OSError, naming it) if it is no longer the same file or
+became shorter; nothing past the noted length is read.
 """
 
 import errno
@@ -165,11 +166,14 @@ def of_files(listed: list[tuple[str, Path]]) -> Snapshot:
     return snap
 
 
-def add_sessions(snap: Snapshot, home: Home) -> None:
-    """Note the session logs recall reads too (not held open: read again when archived). Off
-    the writer: loopd appends them, not memoryd, so no write of memoryd's can land half in them;
-    each is cut to its last whole record. A log that cannot be noted refuses the backup
-    (AdminRefused, naming it; snap closed), before anything is written."""
+def note_sessions(home: Home) -> list[Held]:
+    """The session logs recall reads too, noted (not held open: read again when archived), each
+    cut to its last whole record. Before the memory's snapshot is taken, never after: loopd logs
+    a memory write's result only once memoryd applied it, so logs noted first hold no result the
+    memory taken next lacks (the other way round, a write applied and not yet logged, is a state
+    the home can be in). Off the writer: loopd appends them, not memoryd. A log that cannot be
+    noted refuses the backup (AdminRefused, naming it), before anything is written."""
+    noted = []
     try:
         if os.path.lexists(home.sessions) and not home.sessions.is_dir():
             # a backup --with-sessions would hold none of the logs and pass for one that does
@@ -177,17 +181,14 @@ def add_sessions(snap: Snapshot, home: Home) -> None:
         for name, path in layout.session_files(home):
             held = _note(name, path)
             if held is not None:
-                snap.files.append(held)
+                noted.append(held)
     except OSError as e:
-        snap.close()
         reason = str(e) if isinstance(e, NotRegular) else f"{e.filename}: {e.strerror or e}"
         raise AdminRefused(
             f"refused: the backup cannot read a session log ({reason}); "
             f"no archive was left in {layout.backups(home)}"
         ) from None
-    except BaseException:
-        snap.close()
-        raise
+    return noted
 
 
 def _unreadable(name: str, e: OSError) -> AdminRefused:

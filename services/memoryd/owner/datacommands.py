@@ -47,10 +47,15 @@ def run_backup(service, arg) -> str:
     home = service.store.home
     if arg.prune_only:
         return _prune_backups(home, arg.keep, arg.made)
+    # One point in time, read from the latest-written back: the index's records (derived from
+    # the logs), then the session logs (loopd logs a memory write's result once memoryd applied
+    # it), then the memory files on the writer. Each is no later than the next, so the archive
+    # counts no record its logs lack and its logs show no write its memory and journal lack.
+    records = backup.index_records(home.index_db)
+    noted = snapshot.note_sessions(home) if arg.with_sessions else []
     snap = service._writer.submit(WRITE, snapshot.take, home).result()
-    if arg.with_sessions:
-        snapshot.add_sessions(snap, home)
-    made = backup.make(home, snap, arg.with_sessions)
+    snap.files.extend(noted)
+    made = backup.make(home, snap, arg.with_sessions, records=records)
     removed = backup.prune(home, arg.keep, made.path) if arg.keep else []
     counts = made.manifest["counts"]
     message = (

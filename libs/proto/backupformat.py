@@ -4,10 +4,11 @@ export memoryd imports.
 
 memoryd checks an archive whole before a restore lays it (memoryd/data/archive.py); bxctl reads
 it again for the session logs it lays itself (bxctl/sessionarchive.py), since memoryd never writes
-sessions/. Both keep to what is here. memoryd writes the archive with gzip at level 1, which
-shrinks its journals and notes a few times over, never a hundred: an archive that unpacks to more
-than RATIO times its own size (beyond FLOOR for small ones) is refused, as is any member that is
-not a plain file.
+sessions/. Both keep to what is here, and memoryd's backup writes no archive past it
+(memoryd/data/restorable.py): every archive it answers as written is one both read. memoryd
+writes the archive with gzip at level 1, which shrinks its journals and notes a few times over,
+never a hundred: an archive that unpacks to more than RATIO times its own size (beyond FLOOR for
+small ones) is refused, as is any member that is not a plain file.
 
 An export is read whole into memory to be checked before anything is written, so memoryd reads none
 larger than IMPORT_MAX (memoryd/data/importing.py); bxctl refuses a larger one before copying a
@@ -24,8 +25,24 @@ MANIFEST = "manifest.json"
 MANIFEST_MAX = 64 << 20
 RATIO = 100
 FLOOR = 64 << 20
+# The most session logs an archive holds. Each member costs the verifier a name and a digest held
+# until the manifest (the last member) is read, and the manifest a line for it: 100,000 logs are a
+# manifest of about 15 MB, well inside MANIFEST_MAX, and some tens of MB of the reader's memory. A
+# backup of more is refused before it is written (memoryd/data/restorable.py), naming the count.
 SESSION_MEMBERS_MAX = 100_000
+# The files of the archive's memory/ beside the months of its journals (memoryd keeps 7 there:
+# memoryd/data/layout.py ROOT_FILES, held within this by a test), and a century of months of the
+# edit journal and of the recall log.
+MEMORY_FILES_MAX = 16
+MEMORY_MEMBERS_MAX = MEMORY_FILES_MAX + 2 * 12 * 100
 IMPORT_MAX = 64 << 20
+
+
+def too_many(others: int, sessions: int) -> bool:
+    """Whether an archive of others members (the memory files and the manifest) and sessions
+    session logs holds more than a reader takes: memoryd's restore and bxctl refuse it, and
+    memoryd's backup refuses to write it."""
+    return others > MEMORY_MEMBERS_MAX + 1 or sessions > SESSION_MEMBERS_MAX
 
 
 def unpacked_max(archive_size: int) -> int:

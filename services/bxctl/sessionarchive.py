@@ -16,23 +16,24 @@ import stat
 import tarfile
 from pathlib import Path
 
-from proto.backupformat import (  # noqa: F401 (RATIO, FLOOR: named as sessionarchive's too)
+from proto.backupformat import (  # noqa: F401 (RATIO, FLOOR...: named as sessionarchive's too)
     FLOOR,
     FORMAT,
     MANIFEST,
     MANIFEST_MAX,
+    MEMORY_MEMBERS_MAX,
     RATIO,
     SESSION_MEMBERS_MAX,
     VERSION,
     Bounded,
     is_plain,
+    too_many,
     unpacked_max,
 )
 from proto.messages import is_session_id
 
-# The memory files, a century of journals and the manifest (memoryd/data/archive.py's count; a
-# test holds them equal: bxctl does not import memoryd).
-OTHER_MEMBERS_MAX = 6 + 2 * 12 * 100 + 1
+# The memory files, a century of journals and the manifest: memoryd's own bound, from proto.
+OTHER_MEMBERS_MAX = MEMORY_MEMBERS_MAX + 1
 LOG = "0.jsonl"
 
 
@@ -57,7 +58,7 @@ def members(raw):
                     sessions += 1
                 else:
                     others += 1
-                if sessions > SESSION_MEMBERS_MAX or others > OTHER_MEMBERS_MAX:
+                if too_many(others, sessions):
                     raise Unusable("the archive holds more files than memoryd ever writes")
                 yield member, tar
 

@@ -96,12 +96,14 @@ def _bad() -> dict[str, tuple[bytes, str]]:
         for month in range(1, 13):
             for journal in ("edits", "recalls"):
                 many[f"memory/{journal}/{year}-{month:02}.jsonl"] = b""
-    fat = {**CORE, "memory/memory.md": b"x" * (archive.LIMITED_MAX["memory/memory.md"] + 1)}
     cases = {
         "sparse member": (_archive(core, extra=[_sparse(1 << 30)]), "other than a plain file"),
         "unpacks too far": (_archive(zeros), "unpacks to more than"),
         "too many members": (_archive(many), "more files than memoryd ever writes"),
-        "memory.md past any limit": (_archive(fat), "larger than memoryd ever writes"),
+        "a manifest past its bound": (
+            _archive(CORE, _manifest(CORE, pad="x" * archive.MANIFEST_MAX)),
+            "manifest.json is larger than memoryd ever writes it",
+        ),
         "a trailing newline in a name": (
             _archive({**CORE, "memory/notes.md\n": b""}),
             "does not write",

@@ -21,21 +21,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.data import layout
+from memoryd.data import restorable
 from memoryd.data.snapshot import Snapshot
 from memoryd.errors import AdminRefused
 from memoryd.home import NotRegular, open_read
-from memoryd.memory import entries
-from proto.backupformat import (  # noqa: F401 (FLOOR, RATIO: named as archive.FLOOR too)
+from proto.backupformat import (  # noqa: F401 (FLOOR, RATIO...: named as archive.FLOOR too)
     FLOOR,
     FORMAT,
     MANIFEST,
     MANIFEST_MAX,
+    MEMORY_MEMBERS_MAX,
     RATIO,
     SESSION_MEMBERS_MAX,
     VERSION,
     Bounded,
     is_plain,
+    too_many,
     unpacked_max,
 )
 
@@ -114,7 +115,10 @@ def write(out, snap: Snapshot, counts: dict, with_sessions: bool) -> dict:
                 "counts": counts,
             }
             data = json.dumps(manifest, indent=1).encode()
+            restorable.check_manifest(data)
             tar.addfile(_info(MANIFEST, len(data), now.timestamp()), io.BytesIO(data))
+        unpacked = gz.tell()  # the tar's bytes, end blocks included: what restore reads at most
+    restorable.after_writing(unpacked, out.tell(), snap.files)
     return manifest
 
 
@@ -124,16 +128,14 @@ class Verified:
     staged: list[str]  # member names checked; those stage gave a path for are laid there
 
 
-# What an archive may unpack to. soul.md, memory.md and user.md have limits in characters (spec
-# section 3); a character is at most 4 bytes of UTF-8, and a file the owner edited past its limit
-# by hand is still backed up, so each may hold 4 times its limit in that many bytes. The other
-# files have no limit: what bounds them is the archive itself. memoryd writes it with gzip at
-# level 1, which shrinks its journals and notes a few times over, never a hundred: an archive that
-# unpacks to more than RATIO times its own size (beyond a floor for small ones) is a bomb, not a
-# backup (proto/backupformat.py). A member is a memory file (6) or a month of the edit or recall
-# journal (a century of them), or a session log (hashed, never written to disk).
-LIMITED_MAX = {f"memory/{name}": 4 * 4 * limit for name, limit in entries.LIMITS.items()}
-MEMORY_MEMBERS_MAX = len(layout.ROOT_FILES) + 2 * 12 * 100
+# What an archive may unpack to. No memory file has a bound of its own: one the owner edited past
+# its limit by hand is backed up and restored as it is (every reader of it refuses it by its size),
+# and what bounds them all is the archive itself. memoryd writes it with gzip at level 1, which
+# shrinks its journals and notes a few times over, never a hundred: an archive that unpacks to
+# more than RATIO times its own size (beyond a floor for small ones) is a bomb, not a backup
+# (proto/backupformat.py). A member is a memory file or a month of the edit or recall journal
+# (a century of them), or a session log (hashed, never written to disk). A backup checks what it
+# writes against the same bounds (restorable.py).
 COUNTED = ("entries", "notes", "edits", "pending", "records")
 
 
@@ -206,11 +208,7 @@ def _member_problem(member: tarfile.TarInfo) -> str | None:
         return f"the archive holds a link: {name[:200]!r}"
     if not is_plain(member):
         return f"the archive holds something other than a plain file: {name[:200]!r}"
-    if name != MANIFEST and not layout.MEMBER.fullmatch(name):
-        return f"the archive holds a file memoryd does not write: {name[:200]!r}"
-    if member.size > LIMITED_MAX.get(name, MANIFEST_MAX if name == MANIFEST else member.size):
-        return f"the archive's {name} is larger than memoryd ever writes it ({member.size:,} bytes)"
-    return None
+    return restorable.member_problem(name, member.size)
 
 
 def _members(tar: tarfile.TarFile):
@@ -224,7 +222,7 @@ def _members(tar: tarfile.TarFile):
             sessions += 1
         else:
             memory += 1
-        if memory > MEMORY_MEMBERS_MAX + 1 or sessions > SESSION_MEMBERS_MAX:
+        if too_many(memory, sessions):
             raise Damaged("refused: the archive holds more files than memoryd ever writes")
         yield member
 

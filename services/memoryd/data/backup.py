@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.data import archive, layout
+from memoryd.data import archive, layout, restorable
 from memoryd.data.snapshot import Held, Snapshot
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir, fsync_dir
@@ -204,10 +204,12 @@ def make(
 ) -> Made:
     """Write snap's archive into backups/; the snapshot is closed after. replaced: the copy
     restore --replace makes of the memory it replaces. Either that or with_sessions gives a name
-    prune never takes. records: the index's count, read when the snapshot began (else now)."""
+    prune never takes. records: the index's count, read when the snapshot began (else now). An
+    archive restore would refuse is refused instead, none left (restorable.py)."""
     folder = layout.backups(home)
     linked = None
     try:
+        restorable.before_writing(snap.files)
         ensure_dir(folder)
         remove_leftovers(folder)
         now = dt.datetime.now(dt.UTC)

@@ -1,6 +1,6 @@
 """Check the stack's settings on the host with the code the roles run, before anything starts.
 
-    python scripts/check_settings.py SETTINGS_DIR HOME          check; one line per mistake
+    python scripts/check_settings.py [--containers] SETTINGS_DIR HOME   check; a line a mistake
     python scripts/check_settings.py --hashes SETTINGS_DIR      print "ROLE HASH" per role
 
 SETTINGS_DIR is the folder bind-mounted read-only at /etc/boxmaker in every container (the
@@ -11,7 +11,8 @@ brokerd-shim's own grants module. A mistake is one line naming the host file, th
 wrong; exit 1 when there is one, 3 when the roles' code cannot be loaded to check them. Paths
 the settings give under the containers' home (/var/lib/boxmaker) are looked for in HOME; a socket
 moved from its folder of run/, or a file a role's container does not see (compose.yaml's
-volumes), is a mistake, never read on the host.
+volumes), is a mistake, never read on the host. With --containers (the stack runs in them), so
+is a file of the settings folder its container would not see as the host does (settings_seen.py).
 
 --hashes prints, for each role, a hash of the files that role reads from SETTINGS_DIR:
 scripts/stack labels each container with it and recreates a role whose label differs.
@@ -24,6 +25,8 @@ import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+
+from settings_seen import unseen
 
 CONTAINER_HOME = Path("/var/lib/boxmaker")
 SETTINGS_MOUNT = Path("/etc/boxmaker")
@@ -283,8 +286,21 @@ def _number(path: Path, section: str, key: str) -> float | None:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def check(settings: Path, home: Path) -> list[str]:
-    """Every mistake in the settings, one line each, as "ROLE: the role's own message"."""
+def settings_read(role: str, settings: Path) -> list[str]:
+    """The files of the settings folder role reads (relative to it): its own, and the ones its
+    settings name there."""
+    names = list(ROLE_FILES[role])
+    for name, section, key in PATHS[role]:
+        value = _setting(settings, name, section, key)
+        inside = _inside(value) if value is not None else None
+        if inside is not None and SETTINGS_MOUNT in inside.parents:
+            names.append(os.fspath(inside.relative_to(SETTINGS_MOUNT)))
+    return names
+
+
+def check(settings: Path, home: Path, containers: bool = False) -> list[str]:
+    """Every mistake in the settings, one line each, as "ROLE: the role's own message". With
+    containers, also each file a role's container would not see as the host does."""
     # The roles in the containers find their home here; a stray one on the host must not count.
     os.environ["BOXMAKER_HOME"] = os.fspath(CONTAINER_HOME)
     problems = []
@@ -294,6 +310,11 @@ def check(settings: Path, home: Path) -> list[str]:
         if not (settings / ROLE_FILES[role][0]).exists():
             problems.append(f"{role}: {settings / ROLE_FILES[role][0]}: missing")
             continue
+        if containers:
+            lines = unseen(settings, settings_read(role, settings), os.geteuid() == 0)
+            if lines:  # what the host reads through them is not what the role would read
+                problems += [f"{role}: {line}" for line in lines]
+                continue
         problems += [f"{role}: {line}" for line in check_role(settings, home)]
     return problems or deadlines(settings)
 
@@ -321,11 +342,13 @@ def main(argv: list[str]) -> int:
         for role in ROLE_FILES:
             print(role, role_hash(Path(argv[1]), role))
         return 0
+    containers = argv[:1] == ["--containers"]
+    argv = argv[containers:]
     if len(argv) != 2:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
     try:
-        problems = check(Path(argv[0]).absolute(), Path(argv[1]).absolute())
+        problems = check(Path(argv[0]).absolute(), Path(argv[1]).absolute(), containers)
     except ImportError as e:
         # The venv does not hold the roles' code (a clone moved since it was made, say): that is
         # no mistake of the settings, and the owner is told what to do instead.

@@ -219,3 +219,56 @@ def test_a_venv_without_the_roles_code_is_not_called_a_settings_mistake(tmp_path
         f"error: the settings in {tmp_path / 'config'} could not be checked (exit 3, the lines"
         " above say why); nothing was started or changed"
     )
+
+
+def _given_to_the_roles_user(settings: Path) -> None:
+    """As scripts/stack does as root in container mode: the folder is uid 10001's."""
+    if os.geteuid() == 0:
+        for path in [settings, *settings.rglob("*")]:
+            os.lchown(path, 10001, 10001)
+
+
+@pytest.mark.parametrize("name", ["memoryd.toml", "system.md"])
+@pytest.mark.parametrize("how", ["absolute", "out of the folder"])
+def test_in_containers_a_link_out_of_the_settings_folder_is_one_line(folders, name, how):
+    """The folder is all the containers see of the host (at /etc/boxmaker): a link there to an
+    absolute path, or out of the folder, names nothing inside, though the host reads it."""
+    settings, home = folders
+    profile = settings.parent / "profiles" / f"work-{name}"
+    profile.parent.mkdir()
+    (settings / name).rename(profile)
+    target = os.fspath(profile) if how == "absolute" else f"../profiles/{profile.name}"
+    (settings / name).symlink_to(target)
+    _given_to_the_roles_user(settings)
+    role = "memoryd" if name == "memoryd.toml" else "loopd-shim"
+    where = "an absolute path, which" if how == "absolute" else "outside the settings folder, which"
+    assert check(settings, home, containers=True) == [
+        f"{role}: {settings / name} is a link to {target}, {where} the containers do not see"
+        f" (they see the settings folder alone, at /etc/boxmaker); copy the file into {settings},"
+        f" or make {name} a relative link to a file in that folder (ln -sf FILE {name}, run in it)"
+    ]
+    assert check(settings, home) == []  # as processes the roles read the host's files
+
+
+def test_in_containers_a_relative_link_inside_the_settings_folder_is_fine(folders):
+    settings, home = folders
+    (settings / "profiles").mkdir()
+    (settings / "memoryd.toml").rename(settings / "profiles/work.toml")
+    (settings / "memoryd.toml").symlink_to("profiles/work.toml")
+    _given_to_the_roles_user(settings)
+    assert check(settings, home, containers=True) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root reads what the roles' user cannot")
+def test_in_containers_a_file_the_roles_user_cannot_read_is_one_line(folders):
+    """Root on the host reads any file; the role in its container is uid 10001 with no
+    capability, and cannot."""
+    settings, home = folders
+    _given_to_the_roles_user(settings)
+    (settings / "brokerd.toml").chmod(0)
+    assert check(settings, home, containers=True) == [
+        f"brokerd-shim: {settings / 'brokerd.toml'}: the roles' user in the containers (uid"
+        " 10001) cannot read it: Permission denied; let its owner read it (chmod u+r"
+        f" {settings / 'brokerd.toml'}): scripts/stack gives the folder to that user"
+    ]
+    assert check(settings, home) == []

@@ -318,6 +318,34 @@ def test_settings_restart_a_role_that_cannot_start_and_an_upgrade(container_engi
         assert same.returncode == 0 and "recreating" not in same.stderr, same.stderr
         assert ids() == now
 
+        # Profiles kept in the settings folder: memoryd.toml as an absolute link to one is one
+        # line naming it (the containers see the folder alone), and so is a file the roles' user
+        # cannot read; nothing is recreated. A relative link is what memoryd then reads.
+        profile = root / "config" / "memoryd-work.toml"
+        profile.write_text(good + '\n[recall]\nmode = "spec"\n')
+        memoryd_toml.unlink()
+        memoryd_toml.symlink_to(profile)
+        linked = stack("restart", "memoryd")
+        assert linked.returncode == 1
+        said = f"error: memoryd: {memoryd_toml} is a link to {profile}, an absolute path, which"
+        assert said in linked.stderr, linked.stderr
+        assert ids() == now
+        memoryd_toml.unlink()
+        memoryd_toml.symlink_to(profile.name)
+        if os.getuid() == 0:  # rootful: the roles' uid 10001 is not the one reading on the host
+            profile.chmod(0)
+            closed = stack("restart", "memoryd")
+            profile.chmod(0o600)
+            assert closed.returncode == 1
+            said = f"error: memoryd: {memoryd_toml}: the roles' user in the containers (uid 10001)"
+            assert said in closed.stderr, closed.stderr
+            assert ids() == now
+        relinked = stack("restart", "memoryd")
+        assert relinked.returncode == 0, relinked.stderr
+        logs = stack("logs", "memoryd", "200")
+        assert "recall mode spec (was context)" in logs.stdout + logs.stderr
+        now = ids()
+
         # A role that cannot start: its own one-line error, exit 1, stopped, no restart loop.
         soul = root / "home/memory/soul.md"
         soul.rename(root / "soul.md")

@@ -4,6 +4,7 @@ the daily memory backup's service and timer.
     python scripts/systemd_unit.py UNIT_FILE [--env NAME=VALUE]... [--after UNIT]
     python scripts/systemd_unit.py --backup-dir DIR --container NAME --podman PATH --keep N
         [--env NAME=VALUE]... [--after UNIT]
+    python scripts/systemd_unit.py --check-keep N      bxctl's words when it refuses --keep N
 
 Prints the unit with each --env as an Environment= line of [Service] (podman on machines like
 our CI needs CONTAINERS_CONF, and a unit starts with systemd's environment, not the owner's), and
@@ -64,12 +65,33 @@ def backup_timer() -> str:
     )
 
 
+def keep_refused(keep: str) -> str | None:
+    """Why `bxctl memory backup --keep KEEP` would be refused, in bxctl's own words, or None: the
+    daily backup runs that command, and one bxctl refuses would fail every day with no one to see
+    it. Asked of bxctl's own option (its range), not of a copy of its bounds here."""
+    import typer.main
+
+    from bxctl.cli import app
+
+    command = typer.main.get_command(app).commands["memory"].commands["backup"]  # type: ignore
+    try:
+        command.make_context("bxctl memory backup", ["--keep", keep])
+    except Exception as e:  # noqa: BLE001 - click's usage error (typer's click or click's own)
+        said = getattr(e, "format_message", None)
+        return said() if callable(said) else str(e)
+    return None
+
+
 def _backup_units(args) -> int:
-    if not args.container or not args.podman or args.keep is None or args.keep < 1:
+    if not args.container or not args.podman or args.keep is None:
         print(
-            "systemd_unit.py: --backup-dir needs --container, --podman and --keep N >= 1",
+            "systemd_unit.py: --backup-dir needs --container, --podman and --keep N",
             file=sys.stderr,
         )
+        return 2
+    refused = keep_refused(str(args.keep))
+    if refused:
+        print(f"systemd_unit.py: --keep {args.keep}: {refused}", file=sys.stderr)
         return 2
     service = backup_service(args.container, args.podman, args.keep, args.env, args.after)
     (args.backup_dir / f"{BACKUP_UNIT}.service").write_text(service, encoding="utf-8")
@@ -86,7 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--container", default=None)
     parser.add_argument("--podman", default=None)
     parser.add_argument("--keep", type=int, default=None)
+    parser.add_argument("--check-keep", default=None, metavar="N")
     args = parser.parse_args(argv)
+    if args.check_keep is not None:
+        refused = keep_refused(args.check_keep)
+        if refused:
+            print(refused, file=sys.stderr)
+        return 1 if refused else 0
     for item in args.env:
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier() or '"' in value or "\n" in value:

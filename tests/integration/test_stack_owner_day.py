@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -254,3 +255,30 @@ def test_install_in_process_mode_starts_the_stack_at_boot_and_backs_up_daily(own
     assert uninstall.returncode == 0
     assert list(units.iterdir()) == []
     assert f"removed {units}/boxmaker-stack.service" in uninstall.stderr
+
+
+@pytest.mark.parametrize("keep", ["1001", "5000", "0", "7x"])
+def test_install_refuses_a_keep_the_daily_backup_would_refuse(owner, keep):
+    """The timer runs `bxctl memory backup --keep N`, which takes 1 to 1000: a keep it refuses
+    would fail every day where no one looks, and no backup would ever be made."""
+    owner.env["BOXMAKER_BACKUPS_KEEP"] = keep
+    install = owner.run("install")
+    assert install.returncode == 1
+    [line] = install.stderr.splitlines()
+    assert line.startswith(f"error: BOXMAKER_BACKUPS_KEEP={keep}: "), line
+    assert line.endswith("; no unit was written"), line
+    if keep in ("1001", "5000"):
+        assert "Input should be less than or equal to 1000" in line, line
+    units = owner.root / "units"
+    assert not units.exists() or list(units.iterdir()) == []
+
+
+def test_the_container_backup_unit_refuses_a_keep_bxctl_refuses(tmp_path):
+    sys.path.insert(0, os.fspath(REPO / "scripts"))
+    from systemd_unit import main
+
+    common = ["--backup-dir", os.fspath(tmp_path), "--container", "c", "--podman", "podman"]
+    assert main([*common, "--keep", "1001"]) == 2
+    assert list(tmp_path.iterdir()) == []
+    assert main([*common, "--keep", "1000"]) == 0
+    assert "--keep 1000" in (tmp_path / "boxmaker-memory-backup.service").read_text()

@@ -117,15 +117,22 @@ def test_a_huge_record_shows_its_folded_match(conn, table):
     assert found == _expected(text, "Café")
 
 
-def test_recall_shows_the_folded_word_that_found_a_long_record(tmp_path):
+@pytest.mark.parametrize(
+    ("mode", "query", "shown"),
+    [("spec", "cafe", "Café"), ("context", "cafe", "Café"), ("context", "delay", "delayed")],
+)
+def test_recall_shows_the_folded_word_that_found_a_long_record(tmp_path, mode, query, shown):
+    """Each mode's hits are cut where its own table matched: context stems (porter), so its
+    "delay" finds "delayed" and the snippet must show it, where the spec's would not find it."""
     home = Home(tmp_path)
     texts = [_text("We met at the Café Sperl in Vienna."), _text("The launch was delayed.")]
     write_log(home, "mm-1", [user(text) for text in texts])
-    index = Index(home)
+    index = Index(home, mode=mode)
     index.open()
     index.catch_up_all()
     try:
-        answer = recall_on(index, "cafe", k=1, session="mm-2")
+        answer = recall_on(index, query, k=1, session="mm-2")
     finally:
         index.close()
-    assert [hit.snippet for hit in answer.hits] == [_expected(texts[0], "Café")]
+    text = next(t for t in texts if shown in t)
+    assert [hit.snippet for hit in answer.hits] == [_expected(text, shown)]

@@ -220,7 +220,7 @@ def hits(conn: sqlite3.Connection, rowids: Iterable[int], terms: list[str]) -> l
         if row is None:
             continue
         # The snippet is never the whole of a long text (textcut.py).
-        hit = from_source(conn, rowid, row, partial(hit_snippet, conn, rowid, terms))
+        hit = from_source(conn, rowid, row, partial(hit_snippet, conn, rowid, terms, LEXICAL))
         if hit is not None:
             found.append(hit)
     return found

@@ -76,3 +76,29 @@ def test_a_stopped_role_is_unhealthy_within_the_bound_and_up_restarts_it(stack):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGCONT)
     assert run("status").returncode == 0
+
+
+def test_status_ends_quietly_when_its_reader_goes(stack):
+    """status | head, status | grep -m1 healthy: once the reader has what it wanted, the lines
+    status still prints end it as they end the shell's own commands, with no traceback."""
+    root, run = stack
+    lines = run("status").stdout.splitlines()
+    env = {
+        **os.environ,
+        "BOXMAKER_HOME": os.fspath(root / "home"),
+        "BOXMAKER_CONFIG": os.fspath(root / "config"),
+        "BOXMAKER_STACK_STATE": os.fspath(root / "state"),
+        "BOXMAKER_STACK": "process",
+    }
+    readers = [f"head -n {n}" for n in range(1, len(lines))] + ["grep -m1 healthy"]
+    for reader in readers:
+        piped = subprocess.run(
+            ["bash", "-c", f'"$0" status | {reader}', os.fspath(STACK)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert piped.stdout, reader
+        assert "Traceback" not in piped.stderr and "Error" not in piped.stderr, (reader, piped)

@@ -119,3 +119,25 @@ def test_a_shorter_notes_md_is_read_again_from_the_start(indexed, caplog):
     added, rows = _restart(indexed, caplog)
     assert "changed outside memoryd: indexing it again" in caplog.text
     assert [(r, t) for _, r, t in rows] == _expected(path) and len(rows) == COUNT - 1
+
+
+def test_an_edit_in_place_far_before_the_offset_is_read_again(tmp_path, caplog):
+    """An editor that writes over notes.md with as many bytes, further back than the tail window
+    the index keeps: not an append (the file did not grow), so it is read again from the start."""
+    home = Home(tmp_path / "home")
+    path = home.memory_file("notes.md")
+    path.parent.mkdir(parents=True, mode=0o700)
+    many = 1_500  # about 150 KB, past the tail window
+    path.write_text("".join(_note(i) for i in range(many)))
+    index = Index(home)
+    index.open()
+    try:
+        index.catch_up_all()
+    finally:
+        index.close()
+    text = path.read_text().replace("number 3 about the garden", "number 3 about the herons")
+    _in_place(path, text)
+    _, rows = _restart(home, caplog)
+    assert "changed outside memoryd: indexing it again" in caplog.text
+    assert any("number 3 about the herons" in t for _, _, t in rows)
+    assert [(r, t) for _, r, t in rows] == _expected(path)

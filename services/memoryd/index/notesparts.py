@@ -83,6 +83,16 @@ def index_notes(
     return added
 
 
+def _appended_to(read: str | None, now: str | None) -> bool:
+    """Whether notes.md (file_of whole, now) is the file the index read (read) grown since: the
+    same inode, longer. Anything else that changed its stat, an editor writing over it in place
+    with as many bytes, say, is not an append, however far back from the window it changed."""
+    old, new = str(read).split(":"), str(now).split(":")
+    if len(old) < 3 or len(new) < 3 or old[:2] != new[:2]:
+        return False
+    return int(new[2]) > int(old[2])
+
+
 def index_notes_part(
     conn: sqlite3.Connection,
     home: Home,
@@ -98,9 +108,9 @@ def index_notes_part(
     when it no longer holds the bytes read as the tail hash shows (shorter, or the window before
     the offset changed); otherwise it is read on from the offset, whether its stat changed by
     memoryd's write (it appends, or rewrites with the offset moved to match,
-    data/purge.shift_notes) or by another's append. An edit in place further back than the
-    window, that moves no byte (a word swapped for one as long), is not seen, as in a session
-    log; a reindex reads it.
+    data/purge.shift_notes) or by another's append. An edit in place together with an append,
+    further back than the window and moving no byte, is not seen, as in a session log; a
+    reindex reads it.
     """
     settings = Settings(max_class=max_class) if isinstance(max_class, str) else max_class
     part = part or indexer.one_part()
@@ -117,7 +127,7 @@ def index_notes_part(
         # (its stat died with the process, notesafter.py): the same inode, still holding the
         # bytes read, is read on, so a restart after a kill costs only what is new.
         changed = exists and state.file not in (None, file, own_from)
-        if changed and str(state.file).split(":")[:2] != str(file).split(":")[:2]:
+        if changed and not _appended_to(state.file, file):
             why = "changed outside memoryd"
         elif not exists or not indexer._still_valid(path, state, indexer.NOTES_WINDOW):
             why = "changed outside memoryd" if changed else f"changed before byte {state.bytes}"

@@ -282,3 +282,31 @@ def test_the_container_backup_unit_refuses_a_keep_bxctl_refuses(tmp_path):
     assert list(tmp_path.iterdir()) == []
     assert main([*common, "--keep", "1000"]) == 0
     assert "--keep 1000" in (tmp_path / "boxmaker-memory-backup.service").read_text()
+
+
+def test_an_argument_a_command_does_not_take_is_one_line_and_nothing_is_done(owner):
+    assert owner.run("up").returncode == 0
+    pids = {name: owner.pid(name) for name in SERVICES}
+    down = owner.run("down", "memoryd")
+    assert down.returncode == 1
+    assert down.stderr.splitlines() == [
+        "error: down takes no role (it stops the whole stack), and nothing was stopped; to"
+        " restart one role: scripts/stack restart memoryd"
+    ]
+    usage = "usage: scripts/stack up|check|down|status|logs ROLE [N]|restart ROLE|install|uninstall"
+    for args, said in [
+        (("down", "now"), "down takes no argument, and 'now' was given; nothing was stopped"),
+        (("up", "memoryd"), "up takes no argument, and 'memoryd' was given; nothing was done"),
+        (("status", "memoryd"), "status takes no argument, and 'memoryd' was given"),
+        (("check", "x"), "check takes no argument, and 'x' was given; nothing was done"),
+        (("install", "x"), "install takes no argument, and 'x' was given; nothing was done"),
+        (("restart", "memoryd", "loopd-shim"), "restart takes one role, and 'loopd-shim' was"),
+        (("logs", "memoryd", "2", "x"), "logs takes a role and a count of lines, and 'x' was"),
+    ]:
+        done = owner.run(*args)
+        assert done.returncode == 1, args
+        [line] = done.stderr.splitlines()
+        assert line.startswith(f"error: {said}") and line.endswith(f"({usage})"), line
+    assert {name: owner.pid(name) for name in SERVICES} == pids
+    assert all(_alive(pid) for pid in pids.values())
+    assert not (owner.root / "units").exists()

@@ -96,3 +96,19 @@ def test_the_settings_reference_states_the_defaults_the_code_uses():
     assert (
         float(broker["[memory] timeout_seconds"].strip("`")) == brokerd_shim.config.MEMORY_TIMEOUT
     )
+
+
+def test_every_readme_section_the_docs_point_to_is_there():
+    """The runbook, the docs and the shipped settings send the owner to `README "SECTION"`: each
+    such section is a heading of the README (a missing one leaves the owner with nowhere to go)."""
+    headings = set(re.findall(r"^#+ +(.+?) *$", (ROOT / "README.md").read_text(), re.M))
+    missing = []
+    for folder in ("README.md", "docs", "runbook", "config"):
+        place = ROOT / folder
+        for path in [place] if place.is_file() else sorted(place.rglob("*")):
+            if path.suffix not in (".md", ".toml"):
+                continue
+            for title in re.findall(r'README "([^"]+)"', path.read_text(encoding="utf-8")):
+                if title not in headings:
+                    missing.append(f"{path.relative_to(ROOT)}: README {title!r}")
+    assert missing == []

@@ -87,6 +87,16 @@ SPEC_WEIGHT = 0.0
 DENSE_WEIGHT = 0.25
 # The dense part over its best row ("best"), not min-maxed (fusion.add_dense).
 DENSE_NORM = "best"
+# A row only the dense part proposes is a candidate when its own cosine with the question is
+# above DENSE_FLOOR, or above DENSE_FLOOR_ALONE when no word of the question found a row, and
+# the part adds nothing when no row of its top is (fusion.add_dense): so a question whose words
+# memory never held, and that means nothing it holds, is answered "(no matches ...)". Each is
+# the highest that cost no question of the evaluation (BENCHMARKS.md, recall modes); higher,
+# the answers said in other words than the question's are lost ("what sport have I been doing
+# regularly" finds its answer at a cosine just above 0.2), while unrelated words reach 0.24:
+# a word never held that lands that near a record is still answered with it.
+DENSE_FLOOR = 0.15
+DENSE_FLOOR_ALONE = 0.2
 # The spec's own best rows are at these positions or better (arrange.keep_spec).
 KEEP_SPEC = (2, 4, 7, 9)
 NEIGHBOUR_WEIGHT = 0.5
@@ -109,13 +119,18 @@ Connect = Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]
 
 def dense_scores(matrix: Snapshot, query_vector: np.ndarray) -> np.ndarray:
     """Each row's cosine with the query plus NEIGHBOUR_WEIGHT x its best neighbour's."""
+    return dense_parts(matrix, query_vector)[0]
+
+
+def dense_parts(matrix: Snapshot, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """dense_scores, and each row's own cosine with the query (what DENSE_FLOOR is over)."""
     n = len(matrix.rowids)
     padded = np.empty(n + 1, dtype=np.float32)
     np.matmul(matrix.vectors, query_vector, out=padded[:n])
     padded[n] = -np.inf  # where a row has no neighbour
     best = padded[matrix.neighbours].max(axis=1)
     best[best == -np.inf] = 0.0
-    return padded[:n] + NEIGHBOUR_WEIGHT * best
+    return padded[:n] + NEIGHBOUR_WEIGHT * best, padded[:n]
 
 
 def fuse(
@@ -124,15 +139,27 @@ def fuse(
     spec: list[int],
     rowids: np.ndarray,
     scores: np.ndarray,
+    cosines: np.ndarray | None = None,
 ) -> dict[int, float]:
     """Each candidate's score (higher is better): the lexical list (rowid, bm25 best first;
     FTS5's bm25 is negative) over DIVISOR, the spec's ranking (rowids best first) and the dense
-    top DENSE_DEPTH of scores (over rowids), weighed (fusion.py). bound: the most bm25 the query
-    could score (positive), used when DIVISOR is "bound"."""
+    top DENSE_DEPTH of scores (over rowids), weighed (fusion.py); with cosines (each row's own,
+    over rowids), a row the dense part alone proposes only above its floor. bound: the most
+    bm25 the query could score (positive), used when DIVISOR is "bound"."""
     combined: dict[int, float] = {}
     fusion.add_lexical(combined, lexical, LEXICAL_WEIGHT, bound if DIVISOR == "bound" else 0.0)
     fusion.add_spec(combined, spec, SPEC_WEIGHT)
-    fusion.add_dense(combined, rowids, scores, DENSE_WEIGHT, DENSE_DEPTH, DENSE_NORM)
+    fusion.add_dense(
+        combined,
+        rowids,
+        scores,
+        DENSE_WEIGHT,
+        DENSE_DEPTH,
+        DENSE_NORM,
+        cosines,
+        DENSE_FLOOR,
+        DENSE_FLOOR_ALONE,
+    )
     return combined
 
 
@@ -176,8 +203,8 @@ class Hybrid:
             lexical = context.ranked(conn, terms, max(LEXICAL_DEPTH, 4 * k), READ_BUDGET)
             bound = self.counts.bound(conn, terms) if lexical and DIVISOR == "bound" else 0.0
             spec = context.spec_ranked(conn, query, context.SPEC_DEPTH, READ_BUDGET)
-            rowids, scores = self._dense(conn, embed, ahead)
-            combined = fuse(lexical, bound, spec, rowids, scores)
+            rowids, scores, cosines = self._dense(conn, embed, ahead)
+            combined = fuse(lexical, bound, spec, rowids, scores, cosines)
             # The spec's rows are placed even when its part adds nothing: keep_spec needs them.
             where = arrange.places(conn, [*combined, *spec])
             asked = addressed.asked_role(conn, query.text, self.speakers)
@@ -191,8 +218,8 @@ class Hybrid:
 
     def _dense(
         self, conn: sqlite3.Connection, embed: Callable[[], np.ndarray], ahead: Future | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(rowids, scores) of the rows the vector search proposes (every row below 20,000
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rowids, scores, cosines) of the rows the vector search proposes (every row below 20,000
         vectors, the ANN's candidates above, proposed ahead when it was ready), for the question
         less its common names (names.py), which embed() embeds. No scores when the question
         cannot be embedded: recall answers from the words."""
@@ -202,8 +229,9 @@ class Hybrid:
         else:  # the exact matrix answers (or the ANN was let go meanwhile: a reindex)
             matrix, vector = self.matrix.near(conn, embed)
         if vector is None or not len(matrix.rowids):
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        return matrix.rowids, dense_scores(matrix, vector)
+            none = np.zeros(0, dtype=np.float32)
+            return np.zeros(0, dtype=np.int64), none, none
+        return (matrix.rowids, *dense_parts(matrix, vector))
 
     # --- the embedder ---------------------------------------------------------------------------
     def wake(self) -> None:

@@ -92,9 +92,9 @@ DENSE_NORM = "best"
 # the part adds nothing when no row of its top is (fusion.add_dense): so a question whose words
 # memory never held, and that means nothing it holds, is answered "(no matches ...)". Each is
 # the highest that cost no question of the evaluation (BENCHMARKS.md, recall modes); higher,
-# the answers said in other words than the question's are lost ("what sport have I been doing
-# regularly" finds its answer at a cosine just above 0.2), while unrelated words reach 0.24:
-# a word never held that lands that near a record is still answered with it.
+# answers said in other words inside a longer turn are lost (0.22 alone lost one question of
+# the agent shape), while unrelated words reach 0.24: a word never held that lands that near
+# a record is still answered with it.
 DENSE_FLOOR = 0.15
 DENSE_FLOOR_ALONE = 0.2
 # The spec's own best rows are at these positions or better (arrange.keep_spec).

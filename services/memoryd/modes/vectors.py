@@ -49,13 +49,14 @@ POOL = 100
 # Rowids read on each side of a pool row to find its neighbours in one query.
 WINDOW = 8
 # Whether a row is the agent's own recall or memory call, which is no row's neighbour and has
-# none (arrange.own_call): its words must not raise the turns beside it. Over sources s and
-# hits h (a row whose hits row is missing is not one).
-_OWN = arrange.own_call_sql("s.role", "coalesce(h.text, '')")
+# none (arrange.own_call): its words must not raise the turns beside it. Over sources s; the
+# text is read only for a call's row (a row whose hits row is missing is not one).
+_OWN = arrange.own_call_sql(
+    "s.role", "coalesce((SELECT h.text FROM hits h WHERE h.rowid = s.rowid), '')"
+)
 _ROWS = (
     f"SELECT v.rowid, s.kind, s.session, v.vector, {_OWN} FROM vectors v"
-    " JOIN sources s ON s.rowid = v.rowid LEFT JOIN hits h ON h.rowid = v.rowid"
-    " WHERE v.rowid > ? ORDER BY v.rowid LIMIT ?"
+    " JOIN sources s ON s.rowid = v.rowid WHERE v.rowid > ? ORDER BY v.rowid LIMIT ?"
 )
 # What the exact matrix is kept up with: recall_mode.generation, the file's count of deletions
 # (raised by every delete of rows, in its transaction: schema.DELETIONS_PRAGMA, a header field
@@ -65,11 +66,11 @@ _KEY = (
     " (SELECT max(rowid) FROM vectors)"
 )
 _BEFORE = (
-    "SELECT s.rowid FROM sources s LEFT JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
+    "SELECT s.rowid FROM sources s WHERE s.session = ?"
     f" AND s.kind = 'session' AND NOT {_OWN} AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
 )
 _AFTER = (
-    "SELECT s.rowid FROM sources s LEFT JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
+    "SELECT s.rowid FROM sources s WHERE s.session = ?"
     f" AND s.kind = 'session' AND NOT {_OWN} AND s.rowid > ? ORDER BY s.rowid LIMIT ?"
 )
 
@@ -339,7 +340,7 @@ def _rows(
         # The agent's own calls read as no turn (kind "own"): they are nobody's neighbour.
         sql = (
             f"SELECT s.rowid, NULL, CASE WHEN {_OWN} THEN 'own' ELSE s.kind END, s.session"
-            " FROM sources s LEFT JOIN hits h ON h.rowid = s.rowid WHERE s.rowid IN ({})"
+            " FROM sources s WHERE s.rowid IN ({})"
         )
     elif with_sources:
         sql = (

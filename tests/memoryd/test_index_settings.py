@@ -72,6 +72,34 @@ def test_an_index_of_an_earlier_format_is_rebuilt_without_what_it_kept(tmp_path,
     assert stamp == str(FORMAT)
 
 
+@pytest.mark.parametrize(("older", "kept"), [(FORMAT - 1, True), (FORMAT - 2, False)])
+def test_a_spec_index_one_format_behind_is_kept_when_that_step_changed_no_table_it_holds(
+    tmp_path, caplog, older, kept
+):
+    """The last format changed only context's and hybrid's neighbour column: a spec index of the
+    format before holds what a build would (its rows, its rowids), so its stamp is raised in
+    place, not the file rebuilt from every log; an index two formats behind is rebuilt."""
+    home = Home(tmp_path / "home")
+    _say(home, "s-one", "kept words")
+    _open(home).close()
+    conn = sqlite3.connect(home.index_db)
+    with conn:
+        conn.execute("UPDATE settings SET value = ? WHERE name = 'format'", (str(older),))
+    conn.close()
+    with caplog.at_level(logging.INFO):
+        index = _open(home)
+    index.close()
+    assert ("rebuilding it" not in caplog.text) is kept
+    assert ("kept, its stamp raised" in caplog.text) is kept
+    assert _texts(home) == ["kept words"]
+    conn = sqlite3.connect(home.index_db)
+    try:
+        (stamp,) = conn.execute("SELECT value FROM settings WHERE name = 'format'").fetchone()
+    finally:
+        conn.close()
+    assert stamp == str(FORMAT)
+
+
 def test_lowering_max_class_rebuilds_the_index_at_start(tmp_path, caplog):
     home = Home(tmp_path / "home")
     _say(home, "s-one", "before the secret")

@@ -44,6 +44,7 @@ from memoryd.home import FILE_MODE, Home, ensure_dir
 from memoryd.index import (
     carryfile,
     forgetsmeanwhile,
+    formatstep,
     gone,
     indexer,
     labelkept,
@@ -154,7 +155,7 @@ class Index(ModePrep, Warming):
                     problem,
                 )
                 remove_database(self.path)
-            elif stamp != wanted:
+            elif stamp != wanted and not formatstep.raised(self.path, stamp, wanted):
                 log.warning(
                     "index %s: built with %s, configured %s; rebuilding it from sessions/ and"
                     " notes.md",

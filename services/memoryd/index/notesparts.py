@@ -100,17 +100,20 @@ def index_notes_part(
     own_from: str | None = None,
     part: Part | None = None,
     told: Told | None = None,
+    restarted: bool = False,
 ) -> tuple[int, bool]:
     """Index at most a part of notes.md past its progress: (rows added, read to its end).
 
     own_from: notes.md's file_of(whole) just before memoryd's own write that this catch-up
-    follows. notes.md is read again from its start when it is another file (another inode), or
-    when it no longer holds the bytes read as the tail hash shows (shorter, or the window before
-    the offset changed); otherwise it is read on from the offset, whether its stat changed by
-    memoryd's write (it appends, or rewrites with the offset moved to match,
-    data/purge.shift_notes) or by another's append. An edit in place together with an append,
-    further back than the window and moving no byte, is not seen, as in a session log; a
-    reindex reads it.
+    follows. notes.md is read again from its start when it is another file, when its stat changed
+    other than by memoryd's write (it appends, or rewrites with the offset moved to match,
+    data/purge.shift_notes), or when it no longer holds the bytes read as the tail hash shows.
+    restarted: the first look of a memoryd that does not know what its predecessor wrote last
+    (the stat of its own append dies with a killed process, notesafter.py): then a notes.md that
+    only grew, the same inode still ending the bytes read as it did, is read on from them, so a
+    restart after a kill costs what is new. That look does not see an edit in place made while
+    memoryd was stopped together with an append, further back than the window and moving no
+    byte, as in a session log; a reindex reads it.
     """
     settings = Settings(max_class=max_class) if isinstance(max_class, str) else max_class
     part = part or indexer.one_part()
@@ -123,11 +126,9 @@ def index_notes_part(
     file = indexer.file_of(path, whole=True)  # before the read: a change meanwhile is seen next
     why = None
     if state.bytes and not _deleting(state):
-        # Another stat is the owner's edit, or memoryd's append whose catch-up a kill cut off
-        # (its stat died with the process, notesafter.py): the same inode, still holding the
-        # bytes read, is read on, so a restart after a kill costs only what is new.
         changed = exists and state.file not in (None, file, own_from)
-        if changed and not _appended_to(state.file, file):
+        killed_append = restarted and own_from is None and _appended_to(state.file, file)
+        if changed and not killed_append:
             why = "changed outside memoryd"
         elif not exists or not indexer._still_valid(path, state, indexer.NOTES_WINDOW):
             why = "changed outside memoryd" if changed else f"changed before byte {state.bytes}"

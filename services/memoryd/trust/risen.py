@@ -28,16 +28,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from memoryd.home import Home, append_line, atomic_write, open_read
-from proto.labels import CLASS_RANK, higher_class
+from memoryd.index.journallabels import CLEAN, Label, stricter
+from proto.labels import CLASS_RANK
 from proto.messages import is_session_id
 
 log = logging.getLogger(__name__)
 
 FILE = "labels.jsonl"
-CLEAN = ("private", False)
 MOST_HOMES = 8  # homes whose file is kept in memory (memoryd has one; tests make many)
-
-Label = tuple[str, bool]
 
 
 @dataclass
@@ -67,13 +65,13 @@ def rise(home: Home, session: str, seen: Label) -> None:
     """Record that session was seen at label seen, when that is stricter than clean and than what
     the file records of it. A failure to write is logged and the caller goes on: the index or the
     witness still holds the label, and the next rise tries again."""
-    seen = _stricter(CLEAN, seen)
+    seen = stricter(CLEAN, seen)
     if seen == CLEAN or not is_session_id(session):
         return
     with _lock:
         read = _look(home)
         had = read.labels.get(session)
-        if had is not None and _stricter(had, seen) == had:
+        if had is not None and stricter(had, seen) == had:
             return
         line = json.dumps({"session": session, "class": seen[0], "untrusted": seen[1]})
         if not os.path.isdir(home.memory):
@@ -89,7 +87,7 @@ def rise(home: Home, session: str, seen: Label) -> None:
                 e.strerror or e,
             )
             return
-        read.labels[session] = _stricter(had or CLEAN, seen)
+        read.labels[session] = stricter(had or CLEAN, seen)
 
 
 def carry(home: Home, staged: Home) -> int:
@@ -100,7 +98,7 @@ def carry(home: Home, staged: Home) -> int:
         mine = dict(_look(home).labels)
     theirs = _Read()
     _read_on(staged, theirs)
-    merged = {s: _stricter(theirs.labels.get(s, CLEAN), seen) for s, seen in mine.items()}
+    merged = {s: stricter(theirs.labels.get(s, CLEAN), seen) for s, seen in mine.items()}
     added = [s for s, seen in merged.items() if theirs.labels.get(s) != seen]
     if not added:
         return 0
@@ -158,7 +156,7 @@ def _read_on(home: Home, read: _Read) -> None:
                 log.warning("%s: a line that is not a session's label is skipped", path(home))
             continue
         session, seen = taken
-        read.labels[session] = _stricter(read.labels.get(session, CLEAN), seen)
+        read.labels[session] = stricter(read.labels.get(session, CLEAN), seen)
     read.device, read.inode, read.offset = st.st_dev, st.st_ino, read.offset + end
 
 
@@ -177,10 +175,6 @@ def _parse(raw: bytes) -> tuple[str, Label] | None:
         klass if isinstance(klass, str) and klass in CLASS_RANK else "secret",
         untrusted,
     )
-
-
-def _stricter(a: Label, b: Label) -> Label:
-    return higher_class(a[0], b[0]), a[1] or b[1]
 
 
 def _said(seen: Label) -> str:

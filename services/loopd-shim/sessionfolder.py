@@ -22,11 +22,12 @@ import stat
 from pathlib import Path
 
 from proto.files import what_stands
+from proto.messages import SESSION_ID_PATTERN
 
 BASELINE = "0.baseline.json"
 LOG = "0.jsonl"
 # The folder a start builds before it renames it to the session's name.
-TEMP = re.compile(r"\A\.(?P<session>[A-Za-z0-9][A-Za-z0-9_-]{0,127})\.[0-9a-f]{12}\.tmp\Z")
+TEMP = re.compile(rf"\A\.(?P<session>{SESSION_ID_PATTERN.strip('^$')})\.[0-9a-f]{{12}}\.tmp\Z")
 # The temporary file proto.files.atomic_write makes beside a baseline it writes.
 BASELINE_TEMP = re.compile(r"\A\.0\.baseline\.json\.[0-9a-f]{12}\.tmp\Z")
 

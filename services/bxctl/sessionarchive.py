@@ -52,7 +52,8 @@ def members(raw):
     limit = unpacked_max(os.fstat(raw.fileno()).st_size)
     sessions = others = 0
     with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-        with tarfile.open(fileobj=Bounded(gz, limit, _too_big), mode="r|") as tar:
+        unpacked = Bounded(gz, limit, _too_big)
+        with tarfile.open(fileobj=unpacked, mode="r|") as tar:
             for member in tar:
                 if member.name.startswith("sessions/"):
                     sessions += 1
@@ -61,6 +62,10 @@ def members(raw):
                 if too_many(others, sessions):
                     raise Unusable("the archive holds more files than memoryd ever writes")
                 yield member, tar
+        # Read on to the gzip stream's end, as memoryd's verifier does: its checksum and length
+        # are checked there, so an archive cut after its manifest is refused here too.
+        while unpacked.read(1 << 16):
+            pass
 
 
 def name_problem(member: tarfile.TarInfo) -> str | None:

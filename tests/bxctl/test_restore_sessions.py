@@ -239,6 +239,7 @@ def test_a_session_folder_that_is_a_link_is_not_followed(tmp_path):
     ("damage", "why"),
     [
         (lambda data: data[: len(data) // 2], "truncated or damaged"),
+        (lambda data: data[:-8], "truncated or damaged"),  # whole but for the gzip trailer
         (lambda data: b"not gzip at all", "truncated or damaged"),
         (lambda data: gzip.compress(b"\0" * 10240), "no manifest"),
     ],

@@ -179,6 +179,9 @@ def _bad_archives(good: bytes) -> dict[str, tuple[bytes, str]]:
     flipped[len(flipped) // 2] ^= 0xFF
     return {
         "truncated": (good[: len(good) // 2], "truncated|no manifest|damaged"),
+        # Every member and the manifest whole, the gzip stream's checksum and length cut off.
+        "no gzip trailer": (good[:-8], "truncated|damaged"),
+        "gzip checksum": (good[:-8] + bytes(b ^ 0xFF for b in good[-8:-4]) + good[-4:], "damaged"),
         "damaged": (bytes(flipped), "truncated|damaged|match|readable"),
         "not gzip": (b"hello, this is not an archive", "not a readable tar.gz|damaged"),
         "foreign": (

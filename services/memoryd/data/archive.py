@@ -5,7 +5,8 @@ with its size and sha256, and the counts (entries, notes, edits, pending, record
 because it is written as the files stream through their hashes, and so a truncated archive has
 none. verify() reads an archive whole before anything is laid: every member must be a regular
 file with a name memoryd would write (no absolute path, no "..", no link), listed once in the
-manifest with the same size and sha256, and the manifest must list nothing that is missing.
+manifest with the same size and sha256, and the manifest must list nothing that is missing; the
+gzip stream is read to its end, so its own checksum and length are checked too.
 """
 
 import datetime as dt
@@ -251,6 +252,10 @@ def verify(path: Path, stage: Callable[[str], Path | None]) -> Verified:
                         manifest = _check_manifest(_json(source.read()))
                         continue
                     seen[member.name] = _copy(source, stage(member.name))
+            # The tar's end comes before the gzip stream's: read on to it, so that its checksum
+            # and length are checked and an archive cut anywhere after the manifest is refused.
+            while bounded.read(1 << 16):
+                pass
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
         raise Damaged(f"refused: the archive is truncated or damaged ({e})") from None
     except tarfile.TarError as e:

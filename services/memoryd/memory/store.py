@@ -37,7 +37,7 @@ from memoryd.home import Home, append_bytes, create_if_missing, ensure_dir
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
-from memoryd.memory import block, edits, entries, handedit, notes, ownerwrites
+from memoryd.memory import block, edits, entries, handedit, notes, ownerwrites, tornintent
 from memoryd.memory.block import Classes as BlockClasses
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.memory.filesgate import FilesGate
@@ -133,7 +133,9 @@ class MemoryStore:
         return created
 
     def detect_hand_edits(self) -> None:
-        """Journal memory.md or user.md changed outside memoryd (memory/handedit.py)."""
+        """Journal memory.md or user.md changed outside memoryd (memory/handedit.py), after
+        removing a write intent a kill tore (tornintent.py): at start and before each write."""
+        tornintent.drop_torn(self.home)
         try:
             self.hand_edits.detect()
         except handedit.Unjournalled as e:  # names the file and the journal month itself

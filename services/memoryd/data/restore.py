@@ -32,7 +32,7 @@ import shutil
 import time
 from dataclasses import dataclass
 
-from memoryd.config import read_soul_starter
+from memoryd.config import PACKAGED_SOUL, read_soul_starter
 from memoryd.data import backup, lay, layout, leftout, notesclaim, recalllog, snapshot
 from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
@@ -187,9 +187,24 @@ def _hold(service, replace: bool):
         return None, None
     if not replace:
         raise _holds_memory(there)
-    # missing_ok: a home lacking a file (memory.md removed by hand) is what a restore mends; the
-    # copy keeps what there is. What is there but cannot be read still refuses it.
-    return snapshot.take(home, missing_ok=True), _signature(home)
+    # A home lacking a file (memory.md removed by hand) is what a restore mends; the copy keeps
+    # what there is, and the file as memoryd's start would make it, so that restore takes the
+    # copy back. What is there but cannot be read still refuses it.
+    return _copy(service.store), _signature(home)
+
+
+def _copy(store) -> snapshot.Snapshot:
+    """The snapshot of the home restore --replace backs up (snapshot.take_to_mend). A soul.md
+    missing is held as the starter memoryd's start would write; if that cannot be read now, as
+    the one memoryd ships (any is the owner's to change; none would make the copy one restore
+    refuses)."""
+    starter = _starter(store)
+    if starter is None:
+        try:
+            starter = read_soul_starter(PACKAGED_SOUL)
+        except MemorydError:
+            starter = b""
+    return snapshot.take_to_mend(store.home, starter)
 
 
 def _holds_memory(there: str) -> AdminRefused:
@@ -210,7 +225,7 @@ def _settle(service, replace: bool, seen) -> str | None:
     if not replace:
         raise _holds_memory(there)
     if seen is None or _signature(home) != seen:  # written to since it was backed up
-        return _backup(home, snapshot.take(home, missing_ok=True))
+        return _backup(home, _copy(service.store))
     return None
 
 

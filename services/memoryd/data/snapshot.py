@@ -15,6 +15,7 @@ became shorter; nothing past the noted length is read.
 """
 
 import errno
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from pathlib import Path
 from memoryd.data import layout
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, NotRegular, open_file
+
+log = logging.getLogger(__name__)
 
 APPEND_ONLY = ("notes.md", "forgotten.jsonl", "edits/", "recalls/", "sessions/")
 
@@ -34,9 +37,13 @@ class Held:
     size: int
     path: Path | None = None
     identity: tuple[int, int] | None = None  # (st_dev, st_ino) of path when noted
+    data: bytes | None = None  # a file not in the home, held as memoryd's start would make it
 
     def chunks(self, size: int = 1 << 20):
         """The file's bytes as they were when held, in chunks."""
+        if self.data is not None:
+            yield from (self.data[i : i + size] for i in range(0, len(self.data), size))
+            return
         if self.fd is not None:
             yield from self._read(self.fd, size)
             return
@@ -155,6 +162,31 @@ def take(home: Home, missing_ok: bool = False) -> Snapshot:
         snap.close()
         raise _unreadable(lacking[0], FileNotFoundError(errno.ENOENT, "missing", lacking[0]))
     snap.waited = time.monotonic() - started
+    return snap
+
+
+def take_to_mend(home: Home, starter: bytes) -> Snapshot:
+    """The copy restore --replace keeps of a home it is about to mend, whole: take(missing_ok),
+    and a core file the home lacks (removed by hand, which is what a restore mends) held as
+    memoryd's start would make it (memory/store.py: ensure): memory.md, user.md and notes.md
+    empty, soul.md the starter. Restore refuses an archive without them; with them, restoring
+    the copy and starting memoryd gives what starting the home it replaced would have given
+    (the journal's hand edit included: the journal is the home's own, the file the empty one)."""
+    snap = take(home, missing_ok=True)
+    held = {h.name for h in snap.files}
+    made = []
+    for name in layout.CORE:
+        if f"memory/{name}" in held:
+            continue
+        data = starter if name == "soul.md" else b""
+        made.append(Held(f"memory/{name}", None, len(data), data=data))
+        log.info(
+            "%s: missing; the copy of the home restore --replace keeps holds it %s, as memoryd's "
+            "start would make it",
+            home.memory_file(name),
+            "as the soul.md starter" if name == "soul.md" else "empty",
+        )
+    snap.files = made + snap.files
     return snap
 
 

@@ -38,7 +38,7 @@ from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
 from memoryd.errors import AdminRefused, MemorydError
 from memoryd.home import Home, ensure_dir
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, twice
 from memoryd.journal.journal import Journal
 from memoryd.trust import risen
 
@@ -114,6 +114,8 @@ def run(service, name: str, replace: bool) -> Laid:
                 )
         _check_counts(verified.manifest.get("counts", {}), staging, members)
         strict = notesclaim.make_strict(Home(staging))  # no header laxer than its journal line
+        # taken (show and undo refuse such an id, so it cannot make them lie), and said
+        held_twice = twice.of_archive(Journal(Home(staging)))
         first, seen = _back_up_first(service, replace)
         order = Order(name, verified.manifest, replace, seen, first)
         again, waited, stopped, said, (edit, since) = service._writer.submit(
@@ -145,7 +147,7 @@ def run(service, name: str, replace: bool) -> Laid:
             "memoryd refuses memory until it is restarted, which finishes the restore (restart it)"
             + (f"; what was here is backed up in {again or first}" if again or first else "")
         )
-    said = "; ".join(x for x in (strict.said(), said) if x)
+    said = "; ".join(x for x in (strict.said(), held_twice, said) if x)
     return Laid(verified.manifest, again or first, waited, said, edit, tuple(since))
 
 

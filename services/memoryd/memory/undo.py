@@ -11,7 +11,7 @@ hand edit journalled in the same call, under the next id, is never what an undo 
 """
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten, scan
+from memoryd.journal import forgotten, twice
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.ids import EDIT_ID
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
@@ -19,15 +19,13 @@ from memoryd.memory.entries import LIMITS, count
 
 
 def find(journal: Journal, edit_id: object) -> EditLine:
-    """The journal line of edit_id as the journal holds it now; AdminRefused when it holds none.
-    The line is found by halving its month file (scan.line_with_id), not reading it whole."""
+    """The journal line of edit_id as the journal holds it now; AdminRefused when it holds none,
+    or holds it on more than one line (twice.py: the line checked as the file's latest must be
+    the very edit the owner saw under the id). The months are searched, never parsed whole."""
     if not isinstance(edit_id, str) or not EDIT_ID.match(edit_id):
         shown = str(edit_id)[:64]
         raise AdminRefused(f"refused: {shown!r} is not an edit id (YYYY-MM-DD-NNNN)")
-    record = scan.line_with_id(journal.home.edits / f"{edit_id[:7]}.jsonl", edit_id)
-    if record is None:
-        raise AdminRefused(journal.missing_sentence(edit_id))
-    return record
+    return twice.one_line(journal, edit_id)
 
 
 def check(index: JournalIndex, record: EditLine) -> None:

@@ -7,7 +7,7 @@ before paging existed.
 """
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import damaged
+from memoryd.journal import damaged, twice
 from memoryd.journal import scan as journalscan
 from memoryd.journal.ids import EDIT_ID
 from memoryd.journal.journal import EditLine, Journal
@@ -72,6 +72,8 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
     skipped: list[damaged.Damaged] = []
     window = log_window(journal, arg.n, arg.from_, skipped)
     said = damaged_said(skipped)
+    # an id two lines hold is listed twice (or once, its other line outside the window): said
+    held_twice = twice.among(journal.month_files(), [r.id for r in window]) if window else {}
     # (a damaged line holds what was journalled: said above, not as lines gone)
     gone = not window and arg.from_ is None and not skipped
     last = journal.issued.last("edit") if gone else None
@@ -93,6 +95,10 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
                 "edits": page.shown,
                 "rest": rest,
                 "damaged": [{"file": str(found.path), "id": found.id} for found in skipped],
+                "twice": [
+                    {"id": i, "lines": [{"file": str(p.path), "line": p.number} for p in places]}
+                    for i, places in held_twice.items()
+                ],
             }
         )
     if not window:
@@ -102,6 +108,7 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
     lines = list(page.shown)
     if said is not None:
         lines.append(said)
+    lines.extend(f"({sentence})" for sentence in twice.said_of(held_twice))
     rest = _log_rest(window, page, arg.n)
     if rest is not None:
         lines.append(

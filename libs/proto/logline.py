@@ -7,12 +7,16 @@ line by any path can neither forge another line nor paint the terminal nor flood
 traceback (a bug, never bad input) is appended below its line as logging does.
 
 Every role (memoryd, the two shims, memory-mcp) calls configure_role() once at start, so their
-lines look alike: time, logger name (which starts with the role's package), level, message. A role
+lines look alike: time, logger name (which starts with the role's package), level, message. The
+time is UTC and says so (2026-11-01T05:30:01.805Z), as every time memoryd writes elsewhere (the
+journal, recall log, note headers): a role run in the owner's zone would otherwise log local time
+with no zone, which matches no journal line and goes back an hour when summer time ends. A role
 that cannot start says so in one line on stderr and exits EXIT_START_FAILED, the same for all.
 """
 
 import logging
 import sys
+import time
 import unicodedata
 
 from proto import logrotate
@@ -43,6 +47,14 @@ def one_line(text: str, limit: int = LINE_LIMIT) -> str:
 
 
 class OneLineFormatter(logging.Formatter):
+    # UTC with its zone, to the millisecond: lines sort across summer time and match the journal.
+    default_time_format = "%Y-%m-%dT%H:%M:%S"
+    default_msec_format = "%s.%03dZ"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.converter = time.gmtime
+
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
         record.message = one_line(record.message)
         return super().formatMessage(record)

@@ -71,3 +71,26 @@ def test_the_role_format_names_time_logger_and_level():
     line = formatter.format(record)
     assert line.endswith(" memoryd.index.index WARNING a\\x0ab")
     assert "\n" not in line
+
+
+def test_the_role_time_is_utc_with_its_zone_whatever_the_local_zone(monkeypatch):
+    """A role run in the owner's zone logs UTC, said: lines sort across the end of summer time
+    (01:30 EDT, then 01:10 EST 40 minutes later) and match the journal's times."""
+    import logging
+    import time
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        formatter = logline.OneLineFormatter(logline.ROLE_FORMAT)
+        lines = []
+        for created in (1793511001.805, 1793513401.25):  # 2026-11-01 05:30:01Z and 06:10:01Z
+            record = logging.LogRecord("memoryd.memory.store", 20, "x", 1, "e", None, None)
+            record.created, record.msecs = created, (created % 1) * 1000
+            lines.append(formatter.format(record))
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert lines[0].startswith("2026-11-01T05:30:01.805Z memoryd.memory.store INFO"), lines
+    assert lines[1].startswith("2026-11-01T06:10:01.250Z "), lines
+    assert lines == sorted(lines)

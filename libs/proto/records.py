@@ -50,9 +50,18 @@ def utc_time(text: str) -> str:
     if text.endswith("Z") and text[10] == "T":
         return text
     try:
-        return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return utc_text(when)
     except OverflowError:  # 9999-12-31T23:30:00-01:00 is past the last date there is
         raise ValueError("not a time in UTC's range (years 1 to 9999)") from None
+
+
+def utc_text(when: dt.datetime, seconds: bool = True) -> str:
+    """when in UTC as memoryd writes every time: 2026-09-20T14:02:11Z (2026-09-20T14:02Z without
+    seconds). The year always has four digits (0999, 0001): strftime's %Y writes 999 and 1 on
+    glibc, which no reader of these times (all want four digits) takes back."""
+    u = when.astimezone(dt.UTC)
+    text = f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}"
+    return f"{text}:{u.second:02d}Z" if seconds else f"{text}Z"
 
 
 # Any RFC 3339 time is read; records carry it as UTC ("Z"), which recall and the index show.
@@ -61,7 +70,7 @@ Time = Annotated[str, StringConstraints(pattern=TIME_PATTERN), AfterValidator(ut
 
 def now_rfc3339() -> str:
     """The current time as RFC 3339 UTC to the second: 2026-09-20T14:02:11Z."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_text(dt.datetime.now(dt.UTC))
 
 
 class Record(BaseModel):

@@ -35,6 +35,7 @@ EDITS = [
     ("record", 3.5),
     ("time", None),
     ("time", 42),
+    ("time", "999-01-01T10:00:00Z"),  # a year of three digits, as an older memoryd stored it
     ("role", b"\xff"),
     ("untrusted", 2),
     ("untrusted", "yes"),
@@ -130,5 +131,19 @@ def test_a_row_whose_text_is_not_text_is_left_out_and_logged_once(tmp_path, capl
                 assert {hit.snippet for hit in hits} == {TURNS[1]["content"], TURNS[2]["content"]}
         lines = [r.getMessage() for r in caplog.records if "memory-index-damaged" in r.getMessage()]
         assert len(lines) == 1 and f"row {damaged} of sources has no text in hits" in lines[0]
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_record_of_a_year_before_1000_with_an_offset_is_shown_as_it_was_said(tmp_path, mode):
+    """Its time is stored in UTC with a four-digit year, so the hit's line reads it right."""
+    home = Home(tmp_path / "h")
+    append(home, "oldtimes", [user("0999-01-01T10:00:00+00:00", "A zanzibarine chalice")])
+    index = _indexed(home, mode)
+    try:
+        hits = recall_on(index, "zanzibarine chalice", k=5, session="mm-q").hits
+        assert [hit.time for hit in hits] == ["0999-01-01T10:00:00Z"]
+        assert "session oldtimes, 0999-01-01 10:00 UTC, the owner said" in hits[0].header(1)
     finally:
         index.close()

@@ -1,16 +1,20 @@
 """Session log records: the reader yields complete lines with offsets; damage is named."""
 
+import datetime as dt
 import json
+import re
 
 import pytest
 
 from proto.errors import RecordDamaged
 from proto.records import (
+    TIME_PATTERN,
     AssistantRecord,
     ToolResultRecord,
     UserRecord,
     append_session_record,
     read_records,
+    utc_text,
 )
 
 T = "2026-09-20T14:02:11Z"
@@ -105,12 +109,17 @@ def test_damaged_line_named(tmp_path, line):
         ("2026-09-20T16:02:11+02:00", "2026-09-20T14:02:11Z"),
         ("2026-09-20t14:02:11z", "2026-09-20T14:02:11Z"),
         ("2026-09-20T00:30:00-01:00", "2026-09-20T01:30:00Z"),
+        # Years before 1000 keep their four digits once in UTC, as the pattern reads them back.
+        ("0999-01-01T10:00:00+00:00", "0999-01-01T10:00:00Z"),
+        ("0001-01-01T01:30:00+01:00", "0001-01-01T00:30:00Z"),
+        ("0099-12-31T23:00:00-02:00", "0100-01-01T01:00:00Z"),
     ],
 )
 def test_any_rfc3339_time_is_read_as_utc(tmp_path, written, read):
     log = tmp_path / "0.jsonl"
     log.write_text(json.dumps({"type": "user", "time": written, "content": "x"}) + "\n")
     assert [x.record.time for x in read_records(log)] == [read]
+    assert re.match(TIME_PATTERN, read)
 
 
 @pytest.mark.parametrize(
@@ -128,3 +137,11 @@ def test_times_that_are_not_rfc3339_are_damage(tmp_path, time):
     log.write_text(json.dumps({"type": "user", "time": time, "content": "x"}) + "\n")
     with pytest.raises(RecordDamaged):
         list(read_records(log))
+
+
+@pytest.mark.parametrize("year", [1, 9, 99, 999, 1000, 2026, 9999])
+def test_every_time_written_has_a_four_digit_year_its_readers_take_back(year):
+    when = dt.datetime(year, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
+    assert utc_text(when) == f"{year:04d}-03-04T05:06:07Z"
+    assert utc_text(when, seconds=False) == f"{year:04d}-03-04T05:06Z"
+    assert re.match(TIME_PATTERN, utc_text(when))

@@ -10,6 +10,7 @@ labelling the answer with a class that is not one; a reindex builds it again fro
 """
 
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -22,6 +23,9 @@ log = logging.getLogger(__name__)
 KINDS = ("session", "noted", "moved", "dropped")
 # Damaged rows already logged (index file, rowid), at most this many kept.
 REPORTED_MOST = 1_000
+# A row's time as the index stores it, which header() cuts by position: a row written otherwise
+# (a year of three digits by an older memoryd) would be shown garbled, so it is damage to report.
+_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 _reported: set[tuple[str, int]] = set()
 _reported_lock = threading.Lock()
 
@@ -88,7 +92,7 @@ def _wrong(kind, session, record, time, role, klass, untrusted) -> str | None:
         ("kind", kind, kind in KINDS),
         ("session", session, isinstance(session, str) and bool(session)),
         ("record", record, type(record) is int),
-        ("time", time, isinstance(time, str) and len(time) >= 16),
+        ("time", time, isinstance(time, str) and _TIME.match(time) is not None),
         ("role", role, role is None or isinstance(role, str)),
         ("class", klass, is_class(klass)),
         ("untrusted", untrusted, type(untrusted) is int and untrusted in (0, 1)),

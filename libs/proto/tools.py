@@ -14,10 +14,20 @@ import json
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
 
 from proto.errors import InvalidArguments
 from proto.messages import bounded, describe, unknown_keys
+from proto.trim import trim
 
 QUERY_MAX = 500
 K_MIN, K_MAX, K_DEFAULT = 1, 10, 5
@@ -66,9 +76,26 @@ class RemoveArgs(Args):
     old: NonEmpty
 
 
+def note_length_problem(text: str) -> str | None:
+    """The note rule (spec 5: 1 to NOTE_MAX characters), counted on the note as it is stored,
+    trimmed: the parse (brokerd-shim, memoryd) and memoryd's applying give one count and one
+    sentence, so a note sent with a final newline is not refused for the newline it loses."""
+    length = len(trim(text))
+    if 1 <= length <= NOTE_MAX:
+        return None
+    return f"a note is 1 to {NOTE_MAX:,} characters; this one is {length:,}"
+
+
+def _note_text(text: str) -> str:
+    problem = note_length_problem(text)
+    if problem is not None:
+        raise PydanticCustomError("note_length", problem)
+    return text
+
+
 class NoteArgs(Args):
     action: Literal["note"]
-    text: Annotated[str, StringConstraints(min_length=1, max_length=NOTE_MAX)]
+    text: Annotated[str, AfterValidator(_note_text)]
 
 
 class ConsolidateEntry(Args):

@@ -50,8 +50,9 @@ def test_add_to_user_md():
         ),
         (
             {"action": "replace", "file": "memory", "old": "a ", "text": "c"},
-            'refused: old "a" matches no entry of memory.md as it is now; '
-            "the file may have changed since this session started",
+            'refused: old differs from the entry "a" of memory.md only in its white space (old '
+            'ends with " ", the entry does not); old must be the entry exactly as the file '
+            "holds it",
         ),
         (
             {"action": "replace", "file": "memory", "old": "a", "text": "b"},

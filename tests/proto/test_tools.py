@@ -82,6 +82,33 @@ def test_memory_accepts(args):
     assert parsed.action == args["action"]
 
 
+NOTE_RULE = "memory: note.text: a note is 1 to 1,000 characters; this one is"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("n" * 1_000 + "\n", None),  # 1,000 as stored: the final newline is trimmed
+        ("\u3000" + "n" * 1_000, None),
+        ("\x1f" + "n" * 999, None),  # 1,000: a control is no white space (the check refuses it)
+        ("   ", f"{NOTE_RULE} 0"),
+        (
+            " " + "n" * 1_001,
+            "memory: note.text: a note is 1 to 1,000 characters; this one is 1,001",
+        ),
+        ("n" * 1_001, "memory: note.text: a note is 1 to 1,000 characters; this one is 1,001"),
+    ],
+)
+def test_a_note_is_counted_trimmed_as_memoryd_counts_it(text, said):
+    call = json.dumps({"action": "note", "text": text})
+    if said is None:
+        assert parse_memory(call).text == text
+        return
+    with pytest.raises(InvalidArguments) as e:
+        parse_memory(call)
+    assert str(e.value) == said
+
+
 def test_consolidate_choices():
     parsed = parse_memory(json.dumps(GOOD_MEMORY[-1]))
     assert [e.choice for e in parsed.entries] == ["keep", "rewrite", "move", "drop", "new"]

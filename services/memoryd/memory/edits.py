@@ -15,8 +15,9 @@ from typing import cast
 
 from memoryd.errors import EditRefused, FileInvalid
 from memoryd.memory import check, entries
-from memoryd.memory.entries import FILE_OF_ARG, LIMITS, count, shorten
-from proto.tools import NOTE_MAX, AddArgs, ConsolidateArgs, RemoveArgs, ReplaceArgs
+from memoryd.memory.entries import FILE_OF_ARG, LIMITS, count, shorten, visible
+from proto.tools import AddArgs, ConsolidateArgs, RemoveArgs, ReplaceArgs, note_length_problem
+from proto.trim import WHITE_SPACE, WHITE_SPACE_RUN, trim, words
 
 IdentityArgs = AddArgs | ReplaceArgs | RemoveArgs | ConsolidateArgs
 
@@ -39,11 +40,57 @@ def duplicate_sentence(file: str) -> str:
     return f"refused: {file} already holds this entry"
 
 
-def stale_sentence(file: str, old: str) -> str:
+def stale_sentence(file: str, old: str, before: tuple[str, ...]) -> str:
+    """Why old names no entry. Matching stays exact (spec 5), but an old that differs from an
+    entry only in its white space (a final newline, a line break written as a space) is told so,
+    with the difference shown, and old is quoted with its white space visible: quoted with runs of
+    white space joined, it would read as the very entry it failed to match."""
+    near = next((e for e in before if words(e) == words(old)), None)
+    if near is None:
+        return (
+            f'refused: old "{visible(old)}" matches no entry of {file} as it is now; '
+            "the file may have changed since this session started"
+        )
     return (
-        f'refused: old "{shorten(old)}" matches no entry of {file} as it is now; '
-        "the file may have changed since this session started"
+        f'refused: old differs from the entry "{visible(near)}" of {file} only in its white space '
+        f"({spacing_difference(old, near)}); old must be the entry exactly as the file holds it"
     )
+
+
+def spacing_difference(old: str, entry: str) -> str:
+    """Where old's white space differs from entry's, for two texts of the same words."""
+    said: list[str] = []
+    old_lead, entry_lead = _lead(old), _lead(entry)
+    if old_lead != entry_lead:
+        said.append(_edge("starts", old_lead, entry_lead))
+    old_runs, entry_runs = WHITE_SPACE_RUN.findall(trim(old)), WHITE_SPACE_RUN.findall(trim(entry))
+    for word, old_run, entry_run in zip(words(entry), old_runs, entry_runs, strict=False):
+        if old_run != entry_run:
+            said.append(
+                f'after "{visible(word, 40)}" old has "{visible(old_run)}" where the entry has '
+                f'"{visible(entry_run)}"'
+            )
+            break
+    old_tail, entry_tail = _tail(old), _tail(entry)
+    if old_tail != entry_tail:
+        said.append(_edge("ends", old_tail, entry_tail))
+    return "; ".join(said)
+
+
+def _edge(which: str, old_edge: str, entry_edge: str) -> str:
+    if not entry_edge:
+        return f'old {which} with "{visible(old_edge)}", the entry does not'
+    if not old_edge:
+        return f'the entry {which} with "{visible(entry_edge)}", old does not'
+    return f'old {which} with "{visible(old_edge)}", the entry with "{visible(entry_edge)}"'
+
+
+def _lead(text: str) -> str:
+    return text[: len(text) - len(text.lstrip(WHITE_SPACE))]
+
+
+def _tail(text: str) -> str:
+    return text[len(text.rstrip(WHITE_SPACE)) :]
 
 
 def same_sentence() -> str:
@@ -71,10 +118,6 @@ def hand_duplicate_sentence(file: str, entry: str) -> str:
         f'refused: {file} holds the entry "{shorten(entry)}" twice (edited by hand); '
         "the owner must fix the file before it can be edited"
     )
-
-
-def note_length_sentence(length: int) -> str:
-    return f"refused: a note is 1 to {count(NOTE_MAX)} characters; this one is {count(length)}"
 
 
 @dataclass(frozen=True)
@@ -110,9 +153,10 @@ def new_entry(text: str) -> str:
 
 def new_note(text: str) -> str:
     """A note as it will be stored; EditRefused when too long, empty or failing the check."""
-    note = text.strip()
-    if not 1 <= len(note) <= NOTE_MAX:
-        raise EditRefused(note_length_sentence(len(note)))
+    problem = note_length_problem(text)
+    if problem is not None:
+        raise EditRefused(f"refused: {problem}")
+    note = trim(text)
     check.check(note)
     return note
 
@@ -150,7 +194,7 @@ def _add(file: str, before: tuple[str, ...], args: AddArgs) -> tuple[str, ...]:
 
 def _replace(file: str, before: tuple[str, ...], args: ReplaceArgs) -> tuple[str, ...]:
     if args.old not in before:
-        raise EditRefused(stale_sentence(file, args.old))
+        raise EditRefused(stale_sentence(file, args.old, before))
     entry = new_entry(args.text)
     if entry == args.old:
         raise EditRefused(same_sentence())
@@ -163,7 +207,7 @@ def _remove(
     file: str, before: tuple[str, ...], args: RemoveArgs
 ) -> tuple[tuple[str, ...], tuple[Removal, ...]]:
     if args.old not in before:
-        raise EditRefused(stale_sentence(file, args.old))
+        raise EditRefused(stale_sentence(file, args.old, before))
     return tuple(e for e in before if e != args.old), (Removal("dropped", args.old),)
 
 
@@ -175,7 +219,7 @@ def _consolidate(
         if item.old is None:
             continue
         if item.old not in before:
-            raise EditRefused(stale_sentence(file, item.old))
+            raise EditRefused(stale_sentence(file, item.old, before))
         if item.old in named:
             raise EditRefused(named_twice_sentence(file, item.old))
         named.add(item.old)

@@ -15,6 +15,8 @@ held bytes, an export's or a backup's, refuses it by the same rule).
 """
 
 from memoryd.errors import FileDamaged
+from proto.escape import escape
+from proto.trim import WHITE_SPACE, trim
 
 SEPARATOR = "§"
 JOINER = "\n" + SEPARATOR + "\n"
@@ -28,7 +30,7 @@ SEPARATOR_LINE = "refused: the entry contains a line holding only §, which sepa
 
 
 def is_separator(line: str) -> bool:
-    return line.strip() == SEPARATOR
+    return trim(line) == SEPARATOR
 
 
 # No edit of memoryd's comes near this (memory.md holds at most 2,200 characters, a few KiB even
@@ -57,6 +59,13 @@ def decode(data: bytes, name: str) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise FileDamaged(f"{name} is not valid UTF-8 (byte {e.start})") from None
+    return as_saved(text)
+
+
+def as_saved(text: str) -> str:
+    """Text the owner saved in an editor, read as memoryd reads a hand-edited file: a leading
+    byte order mark dropped, CRLF read as LF. The file itself and bxctl memory edit's copy go
+    through this one function, so the same bytes give the same entries wherever they are saved."""
     if text.startswith(BOM):
         text = text[len(BOM) :]
     return text.replace("\r\n", "\n")
@@ -68,7 +77,7 @@ def parse(text: str) -> list[str]:
     lines: list[str] = []
 
     def close() -> None:
-        entry = "\n".join(lines).strip()
+        entry = trim("\n".join(lines))
         if entry:
             entries.append(entry)
         lines.clear()
@@ -99,8 +108,9 @@ def file_bytes(entries: list[str] | tuple[str, ...]) -> bytes:
 
 
 def normalise(text: str) -> str:
-    """A new entry as it will be stored: trimmed."""
-    return text.strip()
+    """A new entry as it will be stored: trimmed (of White_Space only, so a control character at
+    an edge stays for the check to refuse)."""
+    return trim(text)
 
 
 def entry_problem(entry: str) -> str | None:
@@ -131,3 +141,21 @@ def shorten(text: str, limit: int = 80) -> str:
     """An entry shortened to quote it in a sentence."""
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+
+
+def visible(text: str, limit: int = 80) -> str:
+    """A text quoted with its white space and escapes visible (\\n, \\t, \\u{A0}), cut to limit
+    characters of the text: how an old that matched nothing is shown, where shorten()'s joining of
+    white space would hide the very difference that made it fail."""
+    long = len(text) > limit
+    out = []
+    for ch in text[: limit - 1] if long else text:
+        if ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch in WHITE_SPACE and ch != " ":
+            out.append(f"\\u{{{ord(ch):04X}}}" if ord(ch) >= 0x80 else f"\\x{ord(ch):02x}")
+        else:
+            out.append(escape(ch, markup=False))
+    return "".join(out) + ("…" if long else "")

@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from memoryd.errors import MemorydError
+from memoryd.memory import entries
 from memoryd.owner.fileedit import READ_MAX
 from tests.memoryd.store_helpers import fill, memory_path, new_store, owner
 
@@ -85,3 +86,38 @@ def test_a_file_at_the_limit_is_handed_over(tmp_path):
     answer = json.loads(owner(store, "file", {"file": "memory", "json": True}))
     assert answer["text"] == "y" * READ_MAX
     assert answer["base"] == hashlib.sha256(b"y" * READ_MAX).hexdigest()
+
+
+def test_edit_reads_a_copy_saved_with_a_bom_and_crlf_as_the_file_is_read(tmp_path):
+    """An editor that saves with a byte order mark and CRLF line ends: the copy gives the entries
+    those same bytes give in user.md itself, not a rule 2 (the BOM) or rule 1 (a CR) refusal."""
+    store = new_store(tmp_path)
+    fill(store, "user", ["Owner likes tea."])
+    base = json.loads(owner(store, "file", {"file": "user", "json": True}))["base"]
+    saved = "\ufeffOwner likes tea.\r\n§\r\nOwner lives in Lyon;\r\nworks from home.\r\n"
+    answer = owner(store, "edit", {"file": "user", "text": saved, "base": base})
+    assert answer.startswith("edit ") and "user.md updated" in answer
+    after = ["Owner likes tea.", "Owner lives in Lyon;\nworks from home."]
+    assert entries.parse(memory_path(store, "user.md").read_text()) == after
+    by_hand = entries.parse(entries.decode(saved.encode(), "user.md"))
+    assert by_hand == after
+
+
+def test_edit_of_a_bom_and_crlf_copy_of_the_same_entries_changes_nothing(tmp_path):
+    store = new_store(tmp_path)
+    fill(store, "user", ["a", "b\nc"])
+    before = memory_path(store, "user.md").read_bytes()
+    base = json.loads(owner(store, "file", {"file": "user", "json": True}))["base"]
+    answer = owner(
+        store, "edit", {"file": "user", "text": "\ufeffa\r\n§\r\nb\r\nc\r\n", "base": base}
+    )
+    assert answer == "user.md is unchanged: the copy holds the same entries"
+    assert memory_path(store, "user.md").read_bytes() == before
+
+
+def test_a_lone_cr_in_the_copy_is_still_refused_under_rule_1(tmp_path):
+    store = new_store(tmp_path)
+    base = json.loads(owner(store, "file", {"file": "user", "json": True}))["base"]
+    with pytest.raises(MemorydError) as e:
+        owner(store, "edit", {"file": "user", "text": "a\rb\r\n", "base": base})
+    assert "(rule 1)" in str(e.value)

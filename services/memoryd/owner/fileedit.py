@@ -67,8 +67,12 @@ def file_answer(store, arg: FileArg) -> str:
 
 
 def problems(name: str, text: str) -> tuple[list[str], list[str]]:
-    """The entries of text, and every problem with them (empty when it can be applied)."""
-    found = entries.parse(text)
+    """The entries of text, and every problem with them (empty when it can be applied).
+
+    text is what the owner's editor saved, so it is read as a hand-edited file is (a byte order
+    mark dropped, CRLF read as LF): the same bytes give the same entries in the copy as in the
+    file itself, and neither is taken for a character the owner wrote."""
+    found = entries.parse(entries.as_saved(text))
     out: list[str] = []
     first: dict[str, int] = {}
     for number, entry in enumerate(found, start=1):

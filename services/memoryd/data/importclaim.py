@@ -26,7 +26,7 @@ from memoryd.data.importing import Item
 from memoryd.data.journalled import Label, describe, strictest, writes
 from memoryd.home import Home
 from memoryd.index import journallabels
-from memoryd.journal import scan
+from memoryd.journal import months, scan
 from memoryd.journal.ids import EDIT_ID
 from memoryd.journal.journal import Journal
 
@@ -81,7 +81,9 @@ class Claims:
         edit = item.provenance.edit
         if edit is None or not EDIT_ID.match(edit):
             return None
-        line = scan.line_with_id(self.home.edits / f"{edit[:7]}.jsonl", edit)
+        # An edit made while the clock was behind the journal's end is in a later month file.
+        found = (scan.line_with_id(path, edit) for path in months.from_month(self.months, edit))
+        line = next((line for line in found if line is not None), None)
         if line is None:
             return None
         written = strictest(list(writes(line, item.text, self.months)))

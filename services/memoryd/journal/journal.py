@@ -1,4 +1,5 @@
-"""The edit journal, edits/YYYY-MM.jsonl (spec 3): one JSON line per applied edit.
+"""The edit journal, edits/YYYY-MM.jsonl (spec 3): one JSON line per applied edit, appended to
+its clock's month file or, when the clock is behind the journal's end, to the newest (months.py).
 
 A line holds id (YYYY-MM-DD-NNNN, NNNN counting from 0001 within the day, worked out from the
 journal itself and the last id handed out, below), time (UTC, to the second), session, call,
@@ -38,14 +39,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from memoryd.home import (
-    MONTH_FILE,
     Home,
     append_bytes,
     ensure_dir,
     fsync_dir,
     open_read,
 )
-from memoryd.journal import damaged
+from memoryd.journal import damaged, months
 from memoryd.journal.ids import EDIT_ID, Issued, day_numbers
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
@@ -193,11 +193,15 @@ class Journal:
         self.issued = Issued(home)
 
     def month_files(self) -> list[Path]:
-        try:
-            names = sorted(p.name for p in self.home.edits.iterdir() if MONTH_FILE.match(p.name))
-        except FileNotFoundError:
-            return []
-        return [self.home.edits / name for name in names]
+        return [self.home.edits / name for name in months.names(self.home.edits)]
+
+    def _damaged(self, edit_id: str) -> damaged.Damaged | None:
+        """The damaged line that starts with edit_id, in whichever month file may hold it."""
+        for path in months.from_month(self.month_files(), edit_id):
+            found = damaged.find(path, edit_id, EditLine)
+            if found is not None:
+                return found
+        return None
 
     def check_end(self) -> list[damaged.Damaged]:
         """The month files' last lines that are damaged (the one a power cut tears during its
@@ -219,24 +223,28 @@ class Journal:
         last one handed out here (Issued). Ids only grow along the file, so the last id of the
         day is in the file's tail: a write costs the same however long the month's journal is."""
         day = f"{utc(when):%Y-%m-%d}"
-        path = self.home.edits_month(utc(when))
+        path = months.append_path(self.home, utc(when))
         last = last_id(path)
-        if last is not None and last[:10] > day:
-            # The clock went back: fall back to every id of the day.
-            numbers = day_numbers(all_ids(path), day)
+        if last is not None and last[:10] == day:
+            numbers = day_numbers([last], day)
+        elif path.name[:7] == day[:7] and (last is None or last[:10] < day):
+            numbers = []
         else:
-            numbers = day_numbers([last] if last else [], day)
+            # The clock is behind the journal's end (it went back, or was ahead and is mended):
+            # the day's ids may be in its month's file or any later one.
+            paths = months.from_month(self.month_files(), day)
+            numbers = [n for p in paths for n in day_numbers(all_ids(p), day)]
         held = max(numbers, default=0)
         issued = self.issued.number("edit", day)
         if issued > held:
             # Counting on from the journal would hand out an id the owner was already shown
             # for another edit.
             lost = f"{day}-{issued:04d}"
-            found = damaged.find(path, lost, EditLine)
+            found = self._damaged(lost)
             if found is not None:
                 log.warning(
                     "%s: edit %s's line (line %s) is damaged: %s; ids go on after it",
-                    path,
+                    found.path,
                     lost,
                     f"{found.number:,}",
                     found.why if found.torn else f"it is {found.why}",
@@ -255,21 +263,20 @@ class Journal:
         line of it is named (file and line), one memoryd handed out and has since lost is said to
         be gone, never that it did not exist."""
         if EDIT_ID.match(edit_id):
-            month = self.home.edits / f"{edit_id[:7]}.jsonl"
             try:
-                found = damaged.find(month, edit_id, EditLine)
+                found = self._damaged(edit_id)
             except OSError:
                 found = None
             if found is not None and found.torn:
                 return (
-                    f"refused: edit {edit_id}'s line in {month} (line {found.number:,}) is "
+                    f"refused: edit {edit_id}'s line in {found.path} (line {found.number:,}) is "
                     f"damaged: it was {damaged.TORN}, so memoryd can neither show nor undo it; "
                     "the write it journalled stands in the files: delete that line (memoryd's log "
                     "names it) or restore a backup"
                 )
             if found is not None:
                 return (
-                    f"refused: edit {edit_id}'s line in {month} (line {found.number:,}) is "
+                    f"refused: edit {edit_id}'s line in {found.path} (line {found.number:,}) is "
                     "damaged: it does not parse, so memoryd can neither show nor undo it; mend "
                     "that line (memoryd's log says what is wrong with it) or restore a backup"
                 )
@@ -286,7 +293,7 @@ class Journal:
         record = EditLine.model_validate(
             {"id": self.next_id(when), "time": record_time(when), **edit.dump()}
         )
-        path = self.home.edits_month(utc(when))
+        path = months.append_path(self.home, utc(when))
         # A line torn by a full disk is cut back, so the journal ends on a whole line.
         append_or_cut_back(path, lambda: append_record(path, record.dump()))
         self.issued.note("edit", record.id)

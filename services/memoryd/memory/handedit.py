@@ -54,7 +54,7 @@ from pydantic import ValidationError
 
 from memoryd.errors import EditRefused, FileDamaged
 from memoryd.home import Home, NotRegular, check_entry, open_file, open_read
-from memoryd.journal import rollback, scan
+from memoryd.journal import months, rollback, scan
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import IDENTITY_FILES, Edit, EditLine, Journal, utc
 from memoryd.memory import entries
@@ -253,7 +253,7 @@ class HandEdits:
         try:
             return self.journal.append(when, edit)
         except OSError as e:
-            raise Unjournalled(file, what, self.home.edits_month(utc(when)), e) from None
+            raise Unjournalled(file, what, months.append_path(self.home, utc(when)), e) from None
 
     def _unjournalled_note(self) -> EditLine | None:
         """A note appended to notes.md but not journalled before a crash: its line, appended

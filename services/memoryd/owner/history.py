@@ -8,6 +8,7 @@ before paging existed.
 
 from memoryd.errors import AdminRefused
 from memoryd.journal import damaged, twice
+from memoryd.journal import months as journalmonths
 from memoryd.journal import scan as journalscan
 from memoryd.journal.ids import EDIT_ID
 from memoryd.journal.journal import EditLine, Journal
@@ -28,8 +29,7 @@ def log_window(
         return journalscan.tail(months, n, skipped)
     if not EDIT_ID.match(start):
         raise AdminRefused(f"refused: {start[:64]!r} is not an edit id (YYYY-MM-DD-NNNN)")
-    later = [path for path in months if path.name[:7] >= start[:7]]
-    window = journalscan.from_id(later, start, n, skipped)
+    window = journalscan.from_id(journalmonths.from_month(months, start), start, n, skipped)
     if window is None:
         raise AdminRefused(journal.missing_sentence(start))
     return window

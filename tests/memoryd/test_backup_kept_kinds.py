@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from memoryd.data import backup
+from memoryd.data import backup, backupkeep
 from tests.memoryd.owner_data_harness import Memoryd
 
 
@@ -45,7 +45,7 @@ def test_keep_leaves_a_restores_copy_and_an_archive_with_sessions(tmp_path, md, 
     folder = md.home.root / "backups"
     routine = [n for n in os.listdir(folder) if backup.ARCHIVE_NAME.match(n)]
     assert routine == [os.path.basename(made["path"])]
-    assert backup.prune(md.home, 1) == [] and os.path.exists(kept)
+    assert backupkeep.prune(md.home, 1).removed == [] and os.path.exists(kept)
 
 
 @pytest.mark.parametrize(
@@ -62,5 +62,5 @@ def test_which_names_prune_takes(md, name, pruned):
     folder = md.home.root / "backups"
     folder.mkdir(mode=0o700, exist_ok=True)
     (folder / name).write_bytes(b"old")
-    assert backup.prune(md.home, 0) == ([name] if pruned else [])
+    assert backupkeep.prune(md.home, 0).removed == ([name] if pruned else [])
     assert (folder / name).exists() is not pruned

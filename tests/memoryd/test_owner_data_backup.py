@@ -326,7 +326,8 @@ def test_a_full_disk_while_staging_a_restore_changes_nothing(tmp_path, monkeypat
 @pytest.mark.parametrize("keep", [1, 2])
 def test_keep_never_removes_the_archive_just_written(md, keep):
     """An archive named later than now (made while the clock ran ahead) does not push the new
-    one out: the new one is kept, with the newest keep - 1 of the others."""
+    one out, nor is it counted among the newest: the new one is kept with the newest keep - 1 of
+    those named before it, and the one named ahead is left and said."""
     folder = md.home.root / "backups"
     folder.mkdir(mode=0o700, exist_ok=True)
     for stamp in ("20260101T000000Z", "20990601T000000Z"):
@@ -334,10 +335,14 @@ def test_keep_never_removes_the_archive_just_written(md, keep):
     made = md.data("backup", keep=keep)
     left = sorted(p.name for p in folder.iterdir())
     assert os.path.exists(made["path"])
-    kept = ["memory-20990601T000000Z.tar.gz"] if keep == 2 else []
-    assert left == sorted([os.path.basename(made["path"]), *kept])
-    assert made["removed"] == sorted(
-        set(["memory-20260101T000000Z.tar.gz", "memory-20990601T000000Z.tar.gz"]) - set(kept)
+    kept = ["memory-20260101T000000Z.tar.gz"] if keep == 2 else []
+    ahead = "memory-20990601T000000Z.tar.gz"
+    assert left == sorted([os.path.basename(made["path"]), ahead, *kept])
+    assert made["removed"] == sorted({"memory-20260101T000000Z.tar.gz"} - set(kept))
+    assert made["ahead"] == [ahead]
+    assert (
+        f"left 1 backup named after this one ({ahead}): made while the clock ran ahead"
+        in (made["message"])
     )
 
 

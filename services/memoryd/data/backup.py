@@ -7,7 +7,7 @@ the folder fsync'd, so a full disk or a kill leaves no partial archive: the temp
 removed on any failure (and a leftover one by the next backup), and so is the final name when the
 folder's fsync fails (an archive a crash may yet lose is none to count on), so a refusal that says
 no archive was left is true. `keep` removes all but the newest keep archives memoryd made, for the
-daily timer.
+daily timer (backupkeep.py: which are the newest when the clock once ran ahead).
 
 Only the routine archives are pruned (memory-<time>[-N].tar.gz). An archive holding session logs
 (--with-sessions, memory-<time>-sessions.tar.gz) and the copy restore --replace makes of the memory
@@ -259,49 +259,3 @@ def _removed(final: Path) -> bool:
         log.error("%s: an archive whose folder cannot be synced is left: %s", final, e.strerror)
         return False
     return True
-
-
-def _made(folder: Path, name: str) -> bool:
-    """Whether memoryd made the archive named name: a regular file, its name's time one a clock
-    gives. A name that only looks like one (memory-20260230T...) is the owner's, never pruned."""
-    m = ARCHIVE_NAME.match(name)
-    try:
-        dt.datetime.strptime(m.group(1) if m else "", "%Y%m%dT%H%M%SZ")
-        return stat.S_ISREG(os.lstat(folder / name).st_mode)
-    except (ValueError, OSError):
-        return False
-
-
-def prune(home: Home, keep: int, made: Path | None = None) -> list[str]:
-    """Remove all but the newest keep routine archives memoryd made, by the time in their names;
-    the names removed (an archive with session logs, or a restore's copy of what it replaced, is
-    never one of them: ARCHIVE_NAME does not match theirs). made, the archive just written, is
-    always one of those kept: a name from a clock that ran ahead must not push it out."""
-    folder = layout.backups(home)
-    try:
-        listed = os.listdir(folder)
-    except OSError as e:  # the new backup stands; the old ones wait for the next prune
-        log.warning("%s: older backups not removed: %s", folder, e.strerror or e)
-        return []
-    found = [
-        (m.group(1), int(m.group(2) or 1), n)
-        for n in listed
-        if (m := ARCHIVE_NAME.match(n)) and (made is None or n != made.name) and _made(folder, n)
-    ]
-    others = max(0, keep - 1) if made is not None else keep
-    names = [n for _, _, n in sorted(found)]
-    gone = []
-    for name in names[: max(0, len(names) - others)]:
-        try:
-            os.unlink(folder / name)
-        except OSError as e:  # the new backup stands; the old one waits for the next prune
-            log.warning("%s: cannot be removed: %s", folder / name, e.strerror)
-            continue
-        gone.append(name)
-        log.info("%s: removed (keeping the newest %d backups)", folder / name, keep)
-    if gone:
-        try:
-            fsync_dir(folder)
-        except OSError as e:
-            log.warning("%s: cannot be synced: %s", folder, e.strerror or e)
-    return gone

@@ -16,6 +16,7 @@ from typing import Literal
 
 from memoryd.data import (
     backup,
+    backupkeep,
     exchange,
     exportfiles,
     forget,
@@ -56,15 +57,17 @@ def run_backup(service, arg) -> str:
     snap = service._writer.submit(WRITE, snapshot.take, home).result()
     snap.files.extend(noted)
     made = backup.make(home, snap, arg.with_sessions, records=records)
-    removed = backup.prune(home, arg.keep, made.path) if arg.keep else []
+    pruned = backupkeep.prune(home, arg.keep, made.path) if arg.keep else backupkeep.Pruned()
     counts = made.manifest["counts"]
     message = (
         f"backup written to {made.path} ({made.size:,} bytes, "
         f"{counted(len(made.manifest['files']), 'file')}): {_count_text(counts)}; "
         f"writes waited {made.waited * 1000:.1f} ms for it"
     )
-    if removed:
-        message += f"; removed {len(removed)} older backups (keeping {arg.keep})"
+    if pruned.removed:
+        message += f"; removed {len(pruned.removed)} older backups (keeping {arg.keep})"
+    if (ahead := pruned.said(arg.keep)) is not None:
+        message += f"; {ahead}"
     return paging.dumps(
         {
             "path": str(made.path),
@@ -72,7 +75,8 @@ def run_backup(service, arg) -> str:
             "files": len(made.manifest["files"]),
             "counts": counts,
             "writer_wait_ms": round(made.waited * 1000, 3),
-            "removed": removed,
+            "removed": pruned.removed,
+            "ahead": pruned.ahead,
             "message": message,
         }
     )
@@ -81,9 +85,11 @@ def run_backup(service, arg) -> str:
 def _prune_backups(home, keep: int, made: str) -> str:
     """Only the prune: bxctl asks for it once it has copied made, the archive just written,
     where the owner asked, so that a copy that failed removed no older archive."""
-    removed = backup.prune(home, keep, layout.backups(home) / made)
-    message = f"removed {counted(len(removed), 'older backup')} (keeping {keep})"
-    return paging.dumps({"removed": removed, "message": message})
+    pruned = backupkeep.prune(home, keep, layout.backups(home) / made)
+    message = f"removed {counted(len(pruned.removed), 'older backup')} (keeping {keep})"
+    if (ahead := pruned.said(keep)) is not None:
+        message += f"; {ahead}"
+    return paging.dumps({"removed": pruned.removed, "ahead": pruned.ahead, "message": message})
 
 
 def _no_forget_stopped(service, command: str) -> None:

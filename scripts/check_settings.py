@@ -26,7 +26,7 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from settings_seen import unseen
+from settings_seen import unreadable_grants, unseen
 
 CONTAINER_HOME = Path("/var/lib/boxmaker")
 SETTINGS_MOUNT = Path("/etc/boxmaker")
@@ -183,7 +183,9 @@ def check_loopd(settings: Path, home: Path) -> list[str]:
     return []
 
 
-def check_brokerd(settings: Path, home: Path) -> list[str]:
+def check_brokerd(settings: Path, home: Path, as_root: bool = False) -> list[str]:
+    """brokerd-shim's settings and the grants it would load; as_root (rootful podman), also
+    whether the roles' user can read each grant, since root's own reading tells nothing of it."""
     from brokerd_shim.config import load_config
     from brokerd_shim.errors import BrokerError
     from brokerd_shim.grants import load_grants
@@ -197,6 +199,8 @@ def check_brokerd(settings: Path, home: Path) -> list[str]:
     if any(problems):
         return [p for p in problems if p]
     grants = on_host(cfg.grants_dir, settings, home)
+    if as_root and grants.is_dir():
+        problems += unreadable_grants(grants)
     for problem in load_grants(grants).problems:
         # A problem names the grant's file name; the owner needs the folder too.
         problems.append(problem if problem.startswith(os.fspath(grants)) else f"{grants}/{problem}")
@@ -315,7 +319,11 @@ def check(settings: Path, home: Path, containers: bool = False) -> list[str]:
             if lines:  # what the host reads through them is not what the role would read
                 problems += [f"{role}: {line}" for line in lines]
                 continue
-        problems += [f"{role}: {line}" for line in check_role(settings, home)]
+        if role == "brokerd-shim":
+            lines = check_brokerd(settings, home, containers and os.geteuid() == 0)
+        else:
+            lines = check_role(settings, home)
+        problems += [f"{role}: {line}" for line in lines]
     return problems or deadlines(settings)
 
 

@@ -120,3 +120,31 @@ def unseen(settings: Path, names: list[str], as_root: bool) -> list[str]:
                     f" (chmod u+r {settings / name}): scripts/stack gives the folder to that user"
                 )
     return problems
+
+
+def unreadable_grants(folder: Path) -> list[str]:
+    """One line for the grants folder, or for each grant file in it (as brokerd-shim takes them:
+    *.toml, not hidden), that the roles' user in the containers cannot open; only asked where the
+    check runs as root (rootful podman), whose reading of the grants proves nothing for that user.
+    brokerd-shim would deny every call for such a file, while root's reading found it valid."""
+    where = os.path.realpath(folder)
+    cannot = unreadable(Path(where), PurePosixPath("."), CONTAINER_UID, CONTAINER_GID)
+    if cannot:
+        return [
+            f"{folder}: the roles' user in the containers (uid {CONTAINER_UID}) cannot list it:"
+            f" {cannot}; give it to that user (chown {CONTAINER_UID}:{CONTAINER_GID} {folder})"
+        ]
+    problems = []
+    for entry in sorted(os.scandir(where), key=lambda e: e.name):
+        if not entry.name.endswith(".toml") or entry.name.startswith("."):
+            continue
+        if not entry.is_file(follow_symlinks=False):
+            continue  # a link or no regular file: brokerd-shim's own check names it
+        cannot = unreadable(Path(where), PurePosixPath(entry.name), CONTAINER_UID, CONTAINER_GID)
+        if cannot:
+            problems.append(
+                f"{folder / entry.name}: the roles' user in the containers (uid {CONTAINER_UID})"
+                f" cannot read it: {cannot}, so brokerd-shim would deny every call; give it to"
+                f" that user (chown {CONTAINER_UID}:{CONTAINER_GID} {folder / entry.name})"
+            )
+    return problems

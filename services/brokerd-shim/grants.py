@@ -221,10 +221,15 @@ class FolderScan:
 
 
 def scan_folder(folder: Path) -> FolderScan | None:
-    """The folder's listing with each entry's stat; None if the folder cannot be listed."""
+    """The folder's listing with each entry's stat; None if the folder cannot be listed.
+
+    The signature holds each stat's ctime as well as its mtime, size and inode: a chmod or chown
+    changes only the ctime, and it can make a file brokerd-shim could not read readable (the fix
+    an owner makes for "cannot be read") or the reverse, so the grants must be read again.
+    """
     try:
         st = os.stat(folder)
-        items: list = [(st.st_mtime_ns, st.st_ino)]
+        items: list = [(st.st_mtime_ns, st.st_ctime_ns, st.st_ino)]
         files = []
         newest = max(st.st_mtime_ns, st.st_ctime_ns)
         for e in os.scandir(folder):
@@ -232,7 +237,7 @@ def scan_folder(folder: Path) -> FolderScan | None:
                 s = e.stat()
             except OSError:
                 s = None
-            items.append((e.name, s and (s.st_mtime_ns, s.st_size, s.st_ino)))
+            items.append((e.name, s and _stamp(s)))
             if s is not None:
                 files.append((e.path, _stamp(s)))
                 newest = max(newest, s.st_mtime_ns, s.st_ctime_ns)

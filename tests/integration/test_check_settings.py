@@ -272,3 +272,22 @@ def test_in_containers_a_file_the_roles_user_cannot_read_is_one_line(folders):
         f" {settings / 'brokerd.toml'}): scripts/stack gives the folder to that user"
     ]
     assert check(settings, home) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root reads what the roles' user cannot")
+def test_in_containers_a_grant_the_roles_user_cannot_read_is_one_line(folders):
+    """A grant written as root with a private umask is valid to root's reading, while
+    brokerd-shim in its container (uid 10001) cannot read it and denies every call."""
+    settings, home = folders
+    _given_to_the_roles_user(settings)
+    grant = home / "grants/web.toml"
+    grant.write_text((home / "grants/http_fetch.toml").read_text().replace("http_fetch", "web"))
+    grant.chmod(0o600)
+    assert check(settings, home, containers=True) == [
+        f"brokerd-shim: {grant}: the roles' user in the containers (uid 10001) cannot read it:"
+        " Permission denied, so brokerd-shim would deny every call; give it to that user (chown"
+        f" 10001:10001 {grant})"
+    ]
+    os.chown(grant, 10001, 10001)
+    assert check(settings, home, containers=True) == []
+    assert check(settings, home) == []

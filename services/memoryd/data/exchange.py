@@ -17,8 +17,9 @@ the journal of one home with the files of another).
 
 The export is written atomically (0600) into {home}/backups/ under a name never reused, and the
 exports made before it are removed but for the youngest (exportfiles.py, which also takes a
-forgotten text out of every export there). markdown is for reading, jsonl for import. A failure
-is one line naming the file, and leaves no export.
+forgotten text out of every export there). markdown is for reading (exportmd.py, which sets
+each text apart from the document's own lines), jsonl for import. A failure is one line naming
+the file, and leaves no export.
 """
 
 import datetime as dt
@@ -26,7 +27,7 @@ import json
 import logging
 import time
 
-from memoryd.data import archive, exportfiles, layout, snapshot
+from memoryd.data import archive, exportfiles, exportmd, layout, snapshot
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir
 from memoryd.journal import forgotten
@@ -171,32 +172,6 @@ def jsonl(head: dict, found: list[dict]) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def markdown(head: dict, found: list[dict]) -> bytes:
-    out = [
-        f"# Memory export (format {head['version']}, memoryd {head['memoryd']}, "
-        f"exported {head['exported']})",
-        "",
-    ]
-    section = None
-    for item in found:
-        where = item["provenance"]["file"] if item["kind"] == "entry" else "notes.md"
-        if where != section:
-            out += [f"## {where}", ""]
-            section = where
-        p = item["provenance"]
-        label = p["class"] + (", untrusted" if p["untrusted"] else "")
-        kind = "entry" if item["kind"] == "entry" else f"note {item['number']} ({item['note']})"
-        out += [
-            f"### {kind}",
-            "",
-            item["text"],
-            "",
-            f"*edit {p['edit']}, session {p['session']}, {p['time']}, {label}*",
-            "",
-        ]
-    return "\n".join(out).encode()
-
-
 def export(
     home: Home,
     journal: Journal,
@@ -218,7 +193,7 @@ def export(
     finally:
         snap.close()
     head = header(now)
-    data = jsonl(head, found) if fmt == "jsonl" else markdown(head, found)
+    data = jsonl(head, found) if fmt == "jsonl" else exportmd.markdown(head, found)
     folder = layout.backups(home)
     try:
         ensure_dir(folder)

@@ -18,7 +18,7 @@ import stat
 import threading
 from pathlib import Path
 
-from memoryd.data import backup, layout, matching, scrub
+from memoryd.data import backup, exportmd, layout, matching, scrub
 from memoryd.home import Home, atomic_write, create_if_missing, read_file
 
 EXPORT_NAME = re.compile(r"^export-(\d{8}T\d{6}Z)(?:-\d{1,6})?\.(?:jsonl|md)\Z")
@@ -92,11 +92,6 @@ def exports(home: Home) -> list[Path]:
     return [folder / n for n in sorted(names) if made_at(folder, n) is not None]
 
 
-def _paragraph(text: str) -> bytes:
-    """An item's text as markdown() writes it: a paragraph of its own."""
-    return b"\n\n" + text.strip().encode("utf-8") + b"\n\n"
-
-
 def holding(home: Home, text: str) -> int:
     """How many exports in backups/ hold text (an item that is text, matching.py)."""
     n = 0
@@ -106,7 +101,7 @@ def holding(home: Home, text: str) -> int:
                 find = scrub.needle(text, ascii_only=True)
                 n += scrub.count(path, text, matching.export_holds, find) > 0
             else:
-                n += _paragraph(text) in read_file(path)
+                n += exportmd.holds(read_file(path), text)
         except FileNotFoundError:
             continue
     return n
@@ -114,10 +109,10 @@ def holding(home: Home, text: str) -> int:
 
 def scrub_exports(home: Home, text: str, marker: str) -> int:
     """Take text out of every export in backups/: in jsonl an entry that is text goes and a note
-    keeps its place with the marker, in markdown the paragraph becomes the marker; how many
-    exports changed. The temporary files a killed export or backup left, and the copies a stopped
-    bxctl handed over, are removed first: they hold the text too, and a forget runs alone, so no
-    export or backup is writing one now (backup.remove_all_leftovers)."""
+    keeps its place with the marker, in markdown its text's block holds the marker instead
+    (exportmd.py); how many exports changed. The temporary files a killed export or backup left,
+    and the copies a stopped bxctl handed over, are removed first: they hold the text too, and a
+    forget runs alone, so no export or backup is writing one now (backup.remove_all_leftovers)."""
     backup.remove_all_leftovers(home)
     changed = 0
     for path in exports(home):
@@ -137,9 +132,10 @@ def scrub_exports(home: Home, text: str, marker: str) -> int:
             data = read_file(path)
         except FileNotFoundError:
             continue
-        if _paragraph(text) in data:
+        scrubbed, n = exportmd.scrub(data, text, marker)
+        if n:
             try:
-                atomic_write(path, data.replace(_paragraph(text), _paragraph(marker)))
+                atomic_write(path, scrubbed)
             except OSError as e:
                 e.filename = e.filename or str(path)
                 raise

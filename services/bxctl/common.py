@@ -95,16 +95,26 @@ def refuse_other_home(memory_socket: Path | None) -> None:
 
 
 def home_is_not_a_folder() -> None:
-    """Exit with one line naming BOXMAKER_HOME when it names something other than a folder: the
-    default socket under it cannot exist, and "memoryd is not answering" would mislead."""
+    """Exit with one line naming BOXMAKER_HOME when it names something other than a folder, or
+    when it is unset and its default is no folder (a new terminal before the line scripts/stack
+    up printed was pasted): the default socket under it cannot exist, and "memoryd is not
+    answering" would send the owner to a memoryd that runs well in the home they meant."""
     home = default_home()
-    if os.environ.get("BOXMAKER_HOME") and not home.is_dir():
-        what = "does not exist" if not home.exists() else "is not a folder"
+    if home.is_dir():
+        return
+    what = "does not exist" if not home.exists() else "is not a folder"
+    shown = escape(str(home), markup=False)
+    if os.environ.get("BOXMAKER_HOME"):
         fail(
-            f"BOXMAKER_HOME={escape(str(home), markup=False)} {what}: set it to the stack's home "
+            f"BOXMAKER_HOME={shown} {what}: set it to the stack's home "
             "(scripts/stack status names it) or pass --memory-socket",
             EXIT_UNREACHABLE,
         )
+    fail(
+        f"BOXMAKER_HOME is not set and its default {shown} {what}: export the line scripts/stack "
+        "up printed (scripts/stack status names the home) or pass --memory-socket",
+        EXIT_UNREACHABLE,
+    )
 
 
 def ask_or_raise(

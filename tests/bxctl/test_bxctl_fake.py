@@ -147,6 +147,24 @@ def test_a_home_that_is_not_a_folder_is_named_not_memoryd(tmp_path, kind):
         assert line.startswith(f"bxctl: BOXMAKER_HOME={home} {said}"), line
 
 
+@pytest.mark.parametrize("kind", ["file", "missing"])
+def test_no_home_set_and_no_default_home_says_so_not_memoryd(tmp_path, monkeypatch, kind):
+    """A new terminal before the line scripts/stack up printed: bxctl looks in the default home,
+    which is not there; the line says the variable is unset, not that memoryd is down."""
+    default = tmp_path / "var-lib-boxmaker"
+    if kind == "file":
+        default.write_text("not a folder")
+    monkeypatch.setattr("proto.config.DEFAULT_HOME", default)
+    result = runner.invoke(app, ["memory", "log"], env={"BOXMAKER_HOME": None})
+    assert result.exit_code == 3
+    [line] = result.stderr.splitlines()
+    said = "is not a folder" if kind == "file" else "does not exist"
+    assert line == (
+        f"bxctl: BOXMAKER_HOME is not set and its default {default} {said}: export the line"
+        " scripts/stack up printed (scripts/stack status names the home) or pass --memory-socket"
+    ), line
+
+
 @pytest.mark.parametrize("argv", [["memory", "log", "0"], ["memory", "log", "x"], ["memory"]])
 def test_usage_errors(argv, tmp_path):
     result = runner.invoke(app, argv, env={"BOXMAKER_HOME": str(tmp_path)})

@@ -87,7 +87,8 @@ def test_the_documents_own_lines_are_only_the_exporters_and_each_text_is_there_e
 
 
 def test_rendered_the_headings_and_provenance_are_only_the_exporters(md):
-    markdown_it = pytest.importorskip("markdown_it")
+    import markdown_it  # rich's own dependency, so typer brings it
+
     fill(md)
     document, found = export(md)
     tokens = markdown_it.MarkdownIt("commonmark").parse(document)
@@ -182,7 +183,8 @@ def test_a_forget_still_takes_a_text_out_of_an_export_laid_out_as_paragraphs(md)
 
 
 def test_any_text_is_a_block_with_no_line_at_the_margin_and_reads_back_whole():
-    hypothesis = pytest.importorskip("hypothesis")
+    import hypothesis
+
     st = hypothesis.strategies
     breaks = st.sampled_from(list(exportmd.BREAKS) + ["\r\n", "# ", "*", "`", " "])
 

@@ -16,10 +16,10 @@ from proto.errors import ProtoError, UnexpectedReply, Unreachable
 from proto.labels import Label
 from proto.messages import ToolRequest, ToolRequestMessage, ToolResponse
 
-NO_ANSWER = "brokerd did not answer"
+NO_ANSWER = "brokerd did not answer (runbook: brokerd-unreachable)"
 MAYBE_APPLIED = (
     "brokerd did not answer: the memory write may have been applied all the same; "
-    "`bxctl memory log` says whether it was"
+    "`bxctl memory log` says whether it was (runbook: brokerd-unreachable)"
 )
 FAILURE_LABEL = Label(klass="private", untrusted=False)
 # brokerd-shim always labels its answers; should one come without, assume the worst of it.

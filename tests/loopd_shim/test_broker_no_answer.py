@@ -47,3 +47,13 @@ def test_a_memory_call_never_sent_failed(folder):
     client = BrokerClient(folder / "none.sock", timeout=0.3)
     memory = _call(client, "memory", MEMORY)
     assert (memory.ok, memory.output) == (False, NO_ANSWER)
+
+
+def test_an_unanswered_call_names_its_runbook_entry(folder):
+    """The owner (and the model) reading the result is sent to the page that says what to do."""
+    client = BrokerClient(folder / "none.sock", timeout=0.3)
+    page = Path(__file__).resolve().parents[2] / "runbook/brokerd-unreachable.md"
+    assert page.is_file()
+    for output in (_call(client, "recall", {"query": "tea"}).output, MAYBE_APPLIED):
+        assert output.endswith("(runbook: brokerd-unreachable)"), output
+    assert "scripts/stack restart brokerd-shim" in page.read_text()

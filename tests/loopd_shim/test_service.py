@@ -180,7 +180,7 @@ def test_records_and_labels_of_a_turn(stack):
 @pytest.mark.parametrize(
     "tool, output",
     [
-        ("memory", "brokerd did not answer"),
+        ("memory", "brokerd did not answer (runbook: brokerd-unreachable)"),
         ("broken", "brokerd refused the call: the broker cannot serve broken"),
     ],
 )

@@ -145,7 +145,8 @@ def _problem(item: Item) -> str | None:
                 raise ValueError(p.time)
             _when(p.time, dt.datetime.now(dt.UTC))
         except ValueError:
-            return "has a provenance time that is not a time (2026-09-24T21:02Z)"
+            shown = p.time if len(p.time) <= 40 else p.time[:39] + "…"
+            return f"has a provenance time {shown!r} that is not a time (2026-09-24T21:02Z)"
     return None
 
 

@@ -11,9 +11,14 @@ goes on, since refusing would leave the owner to mend a tar by hand, and its ans
 note so changed, the edit and what to do to keep the text in memory (promote it: the owner's
 own journalled act, never a label claimed by a file). A note no journal line wrote (the archive's
 journal lacks it) is laid as its header says, as before.
+
+A header memoryd does not write (edited by hand: a date no clock gives, a word changed) is laid as
+it stands and read as every reader reads it, an untrusted note (memory/notes.py); the answer names
+it, as it names text before the first header, which belongs to no note. The rest of the archive is
+laid: the damage is that note's alone, read the strictest way, and refusing the whole backup for
+it would leave the owner no way back but mending a tar by hand.
 """
 
-import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +44,13 @@ class Strict:
     """The notes whose headers a restore made strict: (number, text, why) of each."""
 
     made: list[tuple[int, str, str]]
+    damaged: tuple[str, ...] = ()  # what notes.md holds that is no note memoryd writes
 
     def said(self) -> str:
         """The answer's sentence; "" when every header held."""
+        damaged = "; ".join([*self.damaged[:SAID_MAX], *_more(len(self.damaged))])
         if not self.made:
-            return ""
+            return damaged
         parts = [
             f"note {number} ({edits.shorten(text)!r}) laid with its journal's label: its header "
             f"{why}"
@@ -51,11 +58,24 @@ class Strict:
         ]
         if len(self.made) > SAID_MAX:
             parts.append(f"and {len(self.made) - SAID_MAX} more")
-        return (
+        strict = (
             "; ".join(parts) + "; the archive's notes.md headers were laxer than its journal, "
             "which memoryd follows: to keep such a note in memory, read it and promote it "
             "yourself (bxctl memory promote note:N --file memory)"
         )
+        return f"{strict}; {damaged}" if damaged else strict
+
+
+def _more(count: int) -> list[str]:
+    return [f"and {count - SAID_MAX} more"] if count > SAID_MAX else []
+
+
+def _damaged(data: bytes, found: list[notes.NoteEntry], mended: set[int]) -> tuple[str, ...]:
+    """What the restored notes.md holds that is no note memoryd writes, in one line each (but
+    the damaged headers made strict, which are now headers memoryd writes)."""
+    leading = notes.leading_said(data)
+    said = [notes.damage_said(n, data) for n in found if n.damaged and n.number not in mended]
+    return tuple(([leading] if leading else []) + said)
 
 
 def _lines(months: list[Path]):
@@ -131,13 +151,12 @@ def _paired(found: list[notes.NoteEntry], writes: dict[str, list[Write]]) -> dic
 
 
 def _header(note: notes.NoteEntry, label: Label) -> bytes:
-    when = dt.datetime.strptime(note.time, notes.HEADER_TIME).replace(tzinfo=dt.UTC)
-    if label.kind == NOTED:
-        block = notes.noted("x", when, note.session, label.klass, label.untrusted)
-    else:
-        source = note.source or "memory.md"
-        block = notes.moved_or_dropped(label.kind, "x", when, source, note.session, label.klass)
-    return block.split("\n", 1)[0].encode("utf-8")
+    """The note's header with label: its time kept as the header gave it, never parsed again."""
+    source = note.source or "memory.md"
+    line = notes.header_line(
+        label.kind, note.time, note.session, label.klass, label.untrusted, source
+    )
+    return line.encode("utf-8")
 
 
 def make_strict(staged: Home) -> Strict:
@@ -148,9 +167,10 @@ def make_strict(staged: Home) -> Strict:
         data = read_file(path)
     except FileNotFoundError:
         return Strict([])
-    found = [n for n in notes.parse(data) if not forgotten.is_marker(n.text)]
+    parsed = notes.parse(data)
+    found = [n for n in parsed if not forgotten.is_marker(n.text)]
     if not found:
-        return Strict([])
+        return Strict([], _damaged(data, parsed, set()))
     paired = _paired(found, _writes(Journal(staged).month_files()))
     out, made, at = [], [], 0
     for note in found:
@@ -168,4 +188,4 @@ def make_strict(staged: Home) -> Strict:
         made.append((note.number, note.text, because(claimed, written, "the archive's")))
     if made:
         atomic_write(path, b"".join([*out, data[at:]]))
-    return Strict(made)
+    return Strict(made, _damaged(data, parsed, {number for number, _, _ in made}))

@@ -20,9 +20,10 @@ meanwhile and says that notes.md is being caught up (Index.meanwhile).
   between two appends (an append, memoryd's own or another's, caught up from where the index
   stopped, any other change read again from the start).
 - A damaged header (memory/notes.py) is logged once per reading, naming its line
-  (notes.damage_said), and so is the first line that is not UTF-8 of a reading from the start
-  (notes.not_utf8). Told keeps the count of lines before the offset reached, so that a later part
-  names lines as a reading in one piece would.
+  (notes.damage_said), and so are the first line that is not UTF-8 of a reading from the start
+  (notes.not_utf8) and text before the first header, which no note holds (notes.leading_said).
+  Told keeps the count of lines before the offset reached, so that a later part names lines as a
+  reading in one piece would.
 
 index_notes reads all of it at once, in the caller's transaction: a build of a new index (a child
 process, or the catch-up of a new file before its swap) and a restore, which hold the writer or
@@ -286,6 +287,8 @@ def _say(told: Told, path: Path, chunk: bytes, offset: int, entries: list) -> No
     not in UTF-8, naming their lines; then count chunk's lines into told."""
     damaged = [e for e in entries if e.damaged]
     check_utf8 = told.from_start and not told.utf8_said
+    if offset == 0 and (leading := notes.leading_said(chunk)) is not None:
+        log.warning("%s", leading)  # the first part ends at a header: it holds all such text
     if damaged or check_utf8:
         lines = _lines_before(told, path, offset)
         for e in damaged:

@@ -16,6 +16,14 @@ would otherwise come back from recall tagged identity. So a line that starts wit
 header memoryd writes can only be a header damaged by hand: it starts an entry of its own, read
 as an untrusted note (damaged), never as text of the entry above it, which would give the damaged
 note that entry's label (an untrusted note's text recalled as a trusted, even identity, entry).
+A header whose time is no time there is (2026-02-30T10:00Z, a typo) is damaged the same way: every
+reader (recall, export, restore, the journal's checks) takes a note's time as a real one, so a
+note keeps a time only when it is real; and memoryd writes every header with a four-digit year
+(0999-09-24T21:02Z), so that what it writes it reads back.
+
+Text before the first header (pasted in by hand) belongs to no note: it has no time, session or
+label to be recalled under. It is skipped, and said (leading_said) as a damaged header is, so the
+owner learns why it is never found and what header to write above it.
 
 This module formats and parses; writing (append, fsync) is home.append_bytes's.
 """
@@ -25,6 +33,7 @@ import re
 from dataclasses import dataclass
 
 from proto.messages import SESSION_ID_PATTERN
+from proto.records import utc_text
 
 HEADER_TIME = "%Y-%m-%dT%H:%MZ"
 _SESSION = SESSION_ID_PATTERN.strip("^$")
@@ -57,7 +66,17 @@ class NoteEntry:
 
 
 def header_time(when: dt.datetime) -> str:
-    return when.astimezone(dt.UTC).strftime(HEADER_TIME)
+    """A header's time: UTC to the minute, the year in four digits (proto.records.utc_text)."""
+    return utc_text(when, seconds=False)
+
+
+def real_time(text: str) -> bool:
+    """Whether a header's time text (2026-09-24T21:02Z) names a time there is."""
+    try:
+        dt.datetime.strptime(text, HEADER_TIME)
+    except ValueError:
+        return False
+    return True
 
 
 def _stuff(text: str) -> str:
@@ -71,10 +90,27 @@ def _unstuff(line: str) -> str:
 
 def noted(text: str, when: dt.datetime, session: str | None, klass: str, untrusted: bool) -> str:
     """The text to append for a noted entry."""
-    head = f"§ noted {header_time(when)} in session {session} · {klass}"
-    if untrusted:
-        head += " · untrusted"
+    head = header_line("noted", header_time(when), session, klass, untrusted)
     return f"{head}\n{_stuff(text)}\n"
+
+
+def header_line(
+    kind: str,
+    time: str,
+    session: str | None,
+    klass: str,
+    untrusted: bool = False,
+    source: str = "memory.md",
+) -> str:
+    """A header line with its time as text (a header's own, kept as it stands), without newline:
+    noted, or moved or dropped from source (whose class is written only when above private)."""
+    if kind == "noted":
+        tail = " · untrusted" if untrusted else ""
+        return f"§ noted {time} in session {session} · {klass}{tail}"
+    if kind not in ("moved", "dropped"):
+        raise ValueError(f"not a kind of removal: {kind!r}")
+    tail = f" · {klass}" if klass != "private" else ""
+    return f"§ {kind} {time} from {source} in session {session}{tail}"
 
 
 def moved_or_dropped(
@@ -90,17 +126,13 @@ def moved_or_dropped(
     klass is the class of the session that wrote the entry in; the spec's header, which has no
     class, stands for private, so only a higher class is written (" · secret").
     """
-    if kind not in ("moved", "dropped"):
-        raise ValueError(f"not a kind of removal: {kind!r}")
-    head = f"§ {kind} {header_time(when)} from {source} in session {session}"
-    if klass != "private":
-        head += f" · {klass}"
+    head = header_line(kind, header_time(when), session, klass, source=source)
     return f"{head}\n{_stuff(text)}\n"
 
 
 def _header(line: str) -> dict | None:
     m = _NOTED.match(line)
-    if m:
+    if m and real_time(m["time"]):
         return {
             "kind": "noted",
             "time": m["time"],
@@ -110,7 +142,7 @@ def _header(line: str) -> dict | None:
             "untrusted": m["untrusted"] is not None,
         }
     m = _MOVED.match(line)
-    if m:
+    if m and real_time(m["time"]):
         return {
             "kind": m["kind"],
             "time": m["time"],
@@ -122,19 +154,21 @@ def _header(line: str) -> dict | None:
     return None
 
 
-_LOOSE_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]?(\d{2}:\d{2})")
+# A year of one to four digits: a header an older memoryd wrote for a year before 1000 (999-...).
+_LOOSE_TIME = re.compile(r"(?<!\d)(\d{1,4})-(\d{2}-\d{2})[T ]?(\d{2}:\d{2})")
 _LOOSE_SESSION = re.compile(rf"\bsession\s+({_SESSION})")
 
 
 def _damaged(line: str, before: dict | None) -> dict:
     """A header memoryd did not write as it stands: an untrusted note, of the class it names if
     that is secret (else private, the spec's class for a header without one), at the time and
-    session it still shows, or else the entry's before it (else the owner's, at the epoch)."""
+    session it still shows, or else the entry's before it (else the owner's, at the epoch). A
+    time it shows that is no time there is (2026-02-30) is not kept: every reader takes a note's
+    time as a real one."""
     when = _LOOSE_TIME.search(line)
     session = _LOOSE_SESSION.search(line)
-    if when:
-        time = f"{when[1]}T{when[2]}Z"
-    else:
+    time = f"{int(when[1]):04d}-{when[2]}T{when[3]}Z" if when else None
+    if time is None or not real_time(time):
         time = before["time"] if before else "1970-01-01T00:00Z"
     return {
         "kind": "noted",
@@ -226,7 +260,28 @@ def damage_said(entry: NoteEntry, data: bytes, offset: int = 0) -> str:
     line = data.count(b"\n", 0, at) + 1
     where = f"line {line}" if offset == 0 else f"byte {entry.start}"
     shown = header if len(header) <= 80 else header[:79] + "…"
+    found = _NOTED.match(header) or _MOVED.match(header)
+    because = f" (its time {found['time']} is no time there is)" if found else ""
     return (
-        f"notes.md {where}: {shown!r} is not a header memoryd writes; note:{entry.number} is "
-        "read as an untrusted note until the header is mended"
+        f"notes.md {where}: {shown!r} is not a header memoryd writes{because}; "
+        f"note:{entry.number} is read as an untrusted note until the header is mended"
+    )
+
+
+def leading_said(data: bytes) -> str | None:
+    """One line naming the text notes.md holds before its first header (data from the file's
+    start), which belongs to no note and is never recalled; None when there is none."""
+    raws = data.splitlines(keepends=True)
+    lines = 0
+    for raw in raws:
+        if decode_line(raw).lstrip("\ufeff").startswith("§"):
+            break
+        lines += 1
+    if not decode_line(b"".join(raws[:lines])).lstrip("\ufeff").strip():
+        return None
+    where = "line 1" if lines == 1 else f"lines 1 to {lines}"
+    return (
+        f"notes.md {where}: text before the first header belongs to no note and is never "
+        "recalled; to keep it, write a header line above it, such as "
+        f"'§ moved {header_time(dt.datetime.now(dt.UTC))} from memory.md in session owner'"
     )

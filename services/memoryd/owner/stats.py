@@ -84,6 +84,8 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     all_notes = notes.parse(data)
     if (encoding := notes.not_utf8(data)) is not None:
         unread.append(encoding)
+    if (leading := notes.leading_said(data)) is not None:
+        unread.append(leading)
     unread += [notes.damage_said(n, data) for n in all_notes if n.damaged]
     numbers = frozenset(note.number for note in all_notes)
     counts, recalls = note_hits(home, since, now, unread, wanted=numbers)

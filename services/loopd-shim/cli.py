@@ -13,8 +13,11 @@ errors exit 1; `serve` that cannot start exits 2 (EXIT_START_FAILED, as every ro
 mistyped command, option or value (proto.usage says it in one line, as bxctl does).
 """
 
+import contextlib
 import json
+import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Annotated
 
@@ -69,7 +72,56 @@ def _fail(text: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _socket_home(path: Path) -> Path | None:
+    """The home a control socket lies in at its usual place ({home}/run/loop-control/
+    control.sock), or None when it lies elsewhere."""
+    parts, tail = Path(os.path.abspath(path)).parts, LOOP_CONTROL_SOCKET.parts
+    if len(parts) > len(tail) and parts[-len(tail) :] == tail:
+        return Path(*parts[: -len(tail)])
+    return None
+
+
+def _refuse_other_home(control_socket: Path | None) -> None:
+    """Exit, before loopd-shim is asked, when the socket given lies at its usual place in another
+    home than $BOXMAKER_HOME: a variable left from another stack would start the session in that
+    home, with that home's memory in its prompt and its writes landing there, while bxctl and
+    the owner look at this one (bxctl refuses the same mistake with its memory socket)."""
+    if control_socket is None or not os.environ.get("BOXMAKER_HOME"):
+        return
+    home = default_home()
+    with contextlib.suppress(OSError):
+        if os.path.samefile(control_socket, default_control_socket(home)):
+            return  # this home's own socket, by whatever path (a link on the way)
+    named = (control_socket, Path(os.path.realpath(control_socket)))
+    others = [h for h in map(_socket_home, named) if h is not None]
+    theirs = next((h for h in others if os.path.realpath(h) != os.path.realpath(home)), None)
+    if theirs is not None:
+        raise _fail(
+            f"--control-socket (or $BOXMAKER_CONTROL_SOCKET) {control_socket} is the loopd-shim"
+            f" of the home {theirs}, but BOXMAKER_HOME is {home}: set BOXMAKER_HOME to that home"
+            " or leave out --control-socket and unset BOXMAKER_CONTROL_SOCKET; nothing was done"
+            " (runbook: wrong-socket)"
+        )
+
+
+def _not_a_socket(path: Path) -> str | None:
+    """Why path can be no control socket (it is a file or a folder), or None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISSOCK(mode):
+        return None
+    kind = "a folder" if stat.S_ISDIR(mode) else "a file"
+    return (
+        f"{path} is {kind}, not a socket: --control-socket (or $BOXMAKER_CONTROL_SOCKET) must name"
+        f" loopd-shim's control socket, $BOXMAKER_HOME/{LOOP_CONTROL_SOCKET}"
+        " (runbook: wrong-socket)"
+    )
+
+
 def _ask(control_socket: Path | None, message: Body, reply: type[Reply]) -> Reply:
+    _refuse_other_home(control_socket)
     path = control_socket or default_control_socket(default_home())
     try:
         return request(path, message, timeout=DRIVER_TIMEOUT, reply=reply)
@@ -77,7 +129,8 @@ def _ask(control_socket: Path | None, message: Body, reply: type[Reply]) -> Repl
         raise _fail(f"unexpected reply {e.got}") from None
     except Unreachable as e:
         raise _fail(
-            f"{e}; is the stack up? See scripts/stack status (runbook: loopd-unreachable)"
+            _not_a_socket(path)
+            or f"{e}; is the stack up? See scripts/stack status (runbook: loopd-unreachable)"
         ) from None
     except RemoteError as e:
         raise _fail(str(e)) from None

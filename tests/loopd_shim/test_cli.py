@@ -1,6 +1,9 @@
 """The driver: each subcommand against loopd-shim on its control socket, and its error lines."""
 
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -170,3 +173,51 @@ def test_serve_that_cannot_start_exits_2_as_every_role(tmp_path):
     result = CliRunner().invoke(app, ["serve", "--config", str(config)])
     assert result.exit_code == 2
     assert result.stderr == f"loopd-shim: {config}: unknown key sokcet in [memory]\n"
+
+
+@pytest.fixture
+def own_home():
+    """A home of the owner's own, beside the stack's (which the home fixture is)."""
+    path = Path(tempfile.mkdtemp(prefix="lsown-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_control_socket_of_another_home_is_refused_naming_both(stack, own_home):
+    """A $BOXMAKER_CONTROL_SOCKET left from another stack: the session would start in that home,
+    with its memory and writes, while the owner's home is $BOXMAKER_HOME."""
+    theirs, home = stack.config.home, own_home
+    result = CliRunner(
+        env={
+            "BOXMAKER_CONTROL_SOCKET": str(stack.config.control_socket),
+            "BOXMAKER_HOME": str(home),
+        }
+    ).invoke(app, ["start", "--session", "mine"])
+    assert result.exit_code == 1 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert f"is the loopd-shim of the home {theirs}, but BOXMAKER_HOME is {home}" in line, line
+    assert line.endswith("nothing was done (runbook: wrong-socket)"), line
+    assert not (theirs / "sessions" / "mine").exists()
+    # A link at the own home's usual place is that home's socket, whatever it points to (bxctl
+    # takes its memory socket so too): the owner made it.
+    link = home / "run" / "loop-control" / "control.sock"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(stack.config.control_socket)
+    result = CliRunner(env={"BOXMAKER_HOME": str(home)}).invoke(
+        app, ["start", "--control-socket", str(link)]
+    )
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_control_socket_that_is_a_file_is_named_as_such(home):
+    path = home / "control.sock"
+    path.write_text("")
+    result = CliRunner(env={"BOXMAKER_HOME": str(home)}).invoke(
+        app, ["start", "--control-socket", str(path)]
+    )
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"loopd-shim: {path} is a file, not a socket: --control-socket (or"
+        " $BOXMAKER_CONTROL_SOCKET) must name loopd-shim's control socket,"
+        " $BOXMAKER_HOME/run/loop-control/control.sock (runbook: wrong-socket)\n"
+    )

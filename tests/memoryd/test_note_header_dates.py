@@ -181,3 +181,36 @@ def test_text_before_the_first_header_is_said_in_stats_and_the_log(tmp_path, cap
         assert "before the first header" not in third.admin("stats", "{}")
     finally:
         third.close()
+
+
+def test_a_journal_time_that_is_no_time_leaves_the_export_one_import_takes(md, tmp_path, caplog):
+    """A journal line's time edited by hand (in an archive restored here) is left out of the
+    export, logged naming the edit: the note has its header's minute, the entry null, and the
+    export imports whole into another home."""
+    from tests.memoryd.test_restore_notes_claim_checked import edited_backup
+
+    md.call({"action": "note", "text": TEXT}, tainted=True)
+    md.call({"action": "add", "file": "memory", "text": "The shed key is under the pot."})
+
+    def change(name: str, data: bytes) -> bytes:
+        if not name.startswith("memory/edits/"):
+            return data
+        return re.sub(rb'"time": "[^"]*"', b'"time": "2026-02-30T10:00:00Z"', data)
+
+    md.data("restore", name=edited_backup(md, change), replace=True)
+    with caplog.at_level(logging.WARNING):
+        export = md.data("export", format="jsonl")["path"]
+    items = [json.loads(x) for x in open(export, encoding="utf-8").read().splitlines()[1:]]
+    times = {item["text"]: item["provenance"]["time"] for item in items}
+    (note,) = notes.parse(md.home.memory_file("notes.md").read_bytes())
+    assert times == {TEXT: note.time, "The shed key is under the pot.": None}
+    logged = [r.getMessage() for r in caplog.records if "which is no time" in r.getMessage()]
+    assert logged and all("'2026-02-30T10:00:00Z'" in x for x in logged), logged
+    other = Memoryd(tmp_path / "other", clock=Clock())
+    try:
+        (other.home.root / "backups").mkdir(parents=True, exist_ok=True, mode=0o700)
+        (other.home.root / "backups" / "e.jsonl").write_bytes(open(export, "rb").read())
+        other.data("import", name="e.jsonl")
+        assert TEXT in other.home.memory_file("notes.md").read_text()
+    finally:
+        other.close()

@@ -20,11 +20,17 @@ exports made before it are removed but for the youngest (exportfiles.py, which a
 forgotten text out of every export there). markdown is for reading (exportmd.py, which sets
 each text apart from the document's own lines), jsonl for import. A failure is one line naming
 the file, and leaves no export.
+
+A provenance time is one import takes back (parse_time, which import checks with): a journal
+line's time that is none (edited by hand to 2026-02-30, say) is left out (null; a note's header
+time stands in), logged naming the edit, so that one line cannot make the whole export one that
+import refuses.
 """
 
 import datetime as dt
 import json
 import logging
+import re
 import time
 
 from memoryd.data import archive, exportfiles, exportmd, layout, snapshot
@@ -41,6 +47,28 @@ VERSION = 1
 
 log = logging.getLogger(__name__)
 
+# A provenance time: UTC to the minute (a note's header) or the second (a journal line).
+TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z")
+
+
+def parse_time(text: str) -> dt.datetime:
+    """A provenance time as a datetime in UTC; ValueError unless it is one, and a real time."""
+    if not TIME.fullmatch(text):
+        raise ValueError(text)
+    fmt = "%Y-%m-%dT%H:%M:%SZ" if len(text) == 20 else "%Y-%m-%dT%H:%MZ"
+    return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.UTC)
+
+
+def _taken(text: object) -> str | None:
+    """text when import would take it as a time, else None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        parse_time(text)
+    except ValueError:
+        return None
+    return text
+
 
 def _provenance(line: EditLine, file: str) -> dict:
     imported = getattr(line, "imported", None)
@@ -48,12 +76,12 @@ def _provenance(line: EditLine, file: str) -> dict:
         # The edit is this home's import: the id the item came with names an edit of the home
         # it was exported from, and here the same id is another edit (both count from 0001 each
         # day). The session, time and label stay those it came with: its trust rests on them.
-        return {**imported, "file": file, "edit": line.id}
+        return {**imported, "file": file, "edit": line.id, "time": _taken(imported.get("time"))}
     return {
         "file": file,
         "session": line.session,
         "edit": line.id,
-        "time": line.time,
+        "time": _taken(line.time),
         "class": line.taint or "private",
         "untrusted": bool(line.untrusted),
     }
@@ -110,6 +138,13 @@ def items(snap: snapshot.Snapshot) -> list[dict]:
     added: dict[tuple[str, str], dict] = {}
     appended: dict[tuple[str, str], list[dict]] = {}
     for line in _journal(snap):
+        imported = getattr(line, "imported", None)
+        said = imported.get("time") if isinstance(imported, dict) else line.time
+        if said is not None and _taken(said) is None:
+            shown = str(said)[:40]
+            log.warning(
+                "export: edit %s gives the time %r, which is no time; left out", line.id, shown
+            )
         if line.to in IDENTITY_FILES:
             before = set(line.before)
             for entry in line.after:

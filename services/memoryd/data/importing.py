@@ -40,7 +40,6 @@ from proto.messages import SESSION_ID_PATTERN, describe
 from proto.tools import AddArgs
 
 SESSION_ID = re.compile(SESSION_ID_PATTERN)  # matched whole (fullmatch): $ would take a "\n"
-TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z")
 FILE_ARG: dict[str, Literal["memory", "user"]] = {"memory.md": "memory", "user.md": "user"}
 
 
@@ -141,9 +140,7 @@ def _problem(item: Item) -> str | None:
         return "has a provenance session of the wrong shape"
     if p.time is not None:
         try:
-            if not TIME.fullmatch(p.time):
-                raise ValueError(p.time)
-            _when(p.time, dt.datetime.now(dt.UTC))
+            exchange.parse_time(p.time)
         except ValueError:
             shown = p.time if len(p.time) <= 40 else p.time[:39] + "…"
             return f"has a provenance time {shown!r} that is not a time (2026-09-24T21:02Z)"
@@ -216,10 +213,7 @@ def _check(number: int, raw: bytes) -> None:
 
 
 def _when(text: str | None, now: dt.datetime) -> dt.datetime:
-    if text is None:
-        return now
-    fmt = "%Y-%m-%dT%H:%M:%SZ" if len(text) == 20 else "%Y-%m-%dT%H:%MZ"
-    return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.UTC)
+    return now if text is None else exchange.parse_time(text)
 
 
 NoteKey = tuple[str, str, str | None, str, str | None, str, bool]

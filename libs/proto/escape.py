@@ -1,22 +1,32 @@
 """escape(): make any text safe to print on a terminal and to post in a chat.
 
 - Control characters (C0 but newline and tab, DEL, C1), format characters, unassigned and private
-  code points, line and paragraph separators, and every code point of the invisible table are shown
-  as escapes: \\x1b, \\u{200B}. A backslash is doubled so an escape cannot be forged.
+  code points (as Unicode 16 assigns them), line and paragraph separators, and every code point of
+  the invisible table are shown as escapes: \\x1b, \\u{200B}. A backslash is doubled so an
+  escape cannot be forged.
 - Markdown markup and @mentions are made inert with a backslash: \\*, \\_, \\`, \\[, \\@ ...
   (markup=False leaves them as they are, for a terminal that renders no markup).
 So what the reader sees is exactly what the text holds, and nothing in it can act.
 """
 
-import unicodedata
-
+from proto.graphic import is_not_graphic
 from proto.invisible import is_invisible
 
 _MARKUP = frozenset("`*_~[]<>|@")
-_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
-def _escape_char(ch: str) -> str:
+def hidden(ch: str) -> bool:
+    """True for a character shown as an escape: a control, format, surrogate, private-use,
+    unassigned, line or paragraph separator or invisible code point, as Unicode 16 assigns them
+    (proto.graphic: the interpreter's own tables may be older), newline and tab aside."""
+    if " " <= ch <= "~" or ch in "\n\t":
+        return False
+    cp = ord(ch)
+    return is_invisible(cp) or is_not_graphic(cp)
+
+
+def escape_char(ch: str) -> str:
+    """The escape a hidden character is shown as: \\x1b below U+0080, \\u{200B} above."""
     cp = ord(ch)
     if cp < 0x80:
         return f"\\x{cp:02x}"
@@ -34,8 +44,8 @@ def escape(text: str, *, markup: bool = True) -> str:
             out.append(ch)
         elif " " <= ch <= "~":
             out.append(ch)
-        elif is_invisible(ord(ch)) or unicodedata.category(ch) in _ESCAPED_CATEGORIES:
-            out.append(_escape_char(ch))
+        elif hidden(ch):
+            out.append(escape_char(ch))
         else:
             out.append(ch)
     return "".join(out)

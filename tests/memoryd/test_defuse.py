@@ -28,13 +28,16 @@ from memoryd.index.index import Index
 from memoryd.owner import search as owner_search
 from memoryd.recall.recaller import Hit, Recaller, render
 from memoryd.search.defuse import defuse, escape_controls
+from proto.graphic import is_grapheme_extend, is_not_graphic
 from proto.invisible import DEFAULT_IGNORABLE, EXTRA_INVISIBLE, is_invisible
 from proto.records import ToolResultRecord, UserRecord, append_session_record
 from tests.recalling import recall_on
 
-RAW_FORBIDDEN_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
-# What takes no place of its own on a line, as a reader sees it.
-UNSEEN_CATEGORIES = ["Mn", "Mc", "Me", "Cf", "Cc", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"]
+# Categories Cc Cf Cs Co Cn Zl Zp are taken from Unicode 16 (proto.graphic, checked against the
+# official file by tests/proto/test_graphic.py), not from the interpreter's older tables, which
+# call every character assigned since Unicode 14 unassigned. What takes no place of its own on a
+# line, as a reader sees it: those, and marks and spaces.
+UNSEEN_CATEGORIES = ["Mn", "Mc", "Me", "Zs"]
 ALL_CATEGORIES = [
     *("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No"),
     *("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So"),
@@ -47,6 +50,15 @@ LOOK_ALIKES = [
     if not 0xD800 <= cp < 0xE000
     and (folded := unicodedata.normalize("NFKC", chr(cp))) != chr(cp)
     and (folded in ("[", "]") or (len(folded) == 1 and folded.isdecimal()))
+]
+# Drawn often: what takes no place of its own by the interpreter's categories.
+DRAWN_UNSEEN = ["Mn", "Mc", "Me", "Cf", "Cc", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"]
+# Characters Unicode 16 assigns that the interpreter's tables (Unicode 14) do not: emoji, letters,
+# marks and digits of the scripts added since.
+ASSIGNED_SINCE_14 = [
+    chr(cp)
+    for cp in range(0x110000)
+    if unicodedata.category(chr(cp)) == "Cn" and not is_not_graphic(cp) and not is_invisible(cp)
 ]
 IGNORABLES = [chr(a) for a, _ in DEFAULT_IGNORABLE] + [chr(b) for _, b in DEFAULT_IGNORABLE]
 
@@ -104,10 +116,11 @@ HEADER_LINES = [
 def any_char(surrogates: bool = True) -> st.SearchStrategy[str]:
     """One character of any category, often one a reader does not see or a look-alike."""
     categories = ALL_CATEGORIES if surrogates else [c for c in ALL_CATEGORIES if c != "Cs"]
-    unseen = [c for c in UNSEEN_CATEGORIES if surrogates or c != "Cs"]
+    unseen = [c for c in DRAWN_UNSEEN if surrogates or c != "Cs"]
     return st.one_of(
         st.characters(categories=categories),
         st.characters(categories=unseen),
+        st.sampled_from(ASSIGNED_SINCE_14),
         st.sampled_from(LOOK_ALIKES),
         st.sampled_from(IGNORABLES),
         st.sampled_from(sorted(chr(cp) for cp in EXTRA_INVISIBLE)),
@@ -170,6 +183,8 @@ def looks(line: str) -> str:
             if not (
                 ch.isspace()
                 or unicodedata.category(ch) in UNSEEN_CATEGORIES
+                or is_not_graphic(ord(ch))
+                or is_grapheme_extend(ord(ch))
                 or is_invisible(ord(ch))
             )
         )
@@ -189,10 +204,7 @@ def forged_headers(answer: str, real: set[str]) -> list[str]:
 
 def raw_forbidden(text: str) -> list[str]:
     return [
-        ch
-        for ch in text
-        if ch not in "\n\t"
-        and (unicodedata.category(ch) in RAW_FORBIDDEN_CATEGORIES or is_invisible(ord(ch)))
+        ch for ch in text if ch not in "\n\t" and (is_not_graphic(ord(ch)) or is_invisible(ord(ch)))
     ]
 
 

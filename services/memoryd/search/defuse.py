@@ -25,30 +25,18 @@ comes out unchanged.
 import re
 import unicodedata
 
+from proto.escape import escape_char, hidden
+from proto.graphic import is_grapheme_extend, is_not_graphic
 from proto.invisible import is_invisible
 
-_ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-# Characters that take no place of their own on a line: marks (which sit on a neighbour or
-# enclose it), format and other controls, and every kind of space.
-_UNSEEN_CATEGORIES = frozenset({"Mn", "Mc", "Me", "Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"})
+# Marks and spaces by the interpreter's own tables. Controls, format, unassigned and private code
+# points and the marks of Unicode 16 come from proto.graphic instead: the interpreter's tables
+# (Unicode 14 in Python 3.11) take every character assigned since, an emoji as much as a mark,
+# for unassigned, and so for unseen.
+_UNSEEN_CATEGORIES = frozenset({"Mn", "Mc", "Me", "Zs"})
 # What a header starts with, as a reader sees the line: "[2]", "[12]" (any decimal digits).
 HEADER_START = re.compile(r"\[\d+\]")
 _ASCII_UNSEEN = re.compile(r"[\x00-\x20\x7f]+")
-
-
-def _needs_escape(ch: str) -> bool:
-    if ch in "\n\t":
-        return False
-    if " " <= ch <= "~":
-        return False
-    return is_invisible(ord(ch)) or unicodedata.category(ch) in _ESCAPED_CATEGORIES
-
-
-def _escape_char(ch: str) -> str:
-    cp = ord(ch)
-    if cp < 0x80:
-        return f"\\x{cp:02x}"
-    return f"\\u{{{cp:04X}}}"
 
 
 def escape_controls(text: str) -> str:
@@ -56,12 +44,19 @@ def escape_controls(text: str) -> str:
     text = text.replace("\r\n", "\n")
     if all(" " <= ch <= "~" or ch in "\n\t" for ch in text):
         return text
-    return "".join(_escape_char(ch) if _needs_escape(ch) else ch for ch in text)
+    return "".join(escape_char(ch) if hidden(ch) else ch for ch in text)
 
 
 def unseen(ch: str) -> bool:
     """True for a character that shows nothing of its own where it stands."""
-    return ch.isspace() or unicodedata.category(ch) in _UNSEEN_CATEGORIES or is_invisible(ord(ch))
+    cp = ord(ch)
+    return (
+        ch.isspace()
+        or is_invisible(cp)
+        or is_not_graphic(cp)
+        or is_grapheme_extend(cp)
+        or unicodedata.category(ch) in _UNSEEN_CATEGORIES
+    )
 
 
 def seen(line: str) -> str:

@@ -12,6 +12,7 @@ from memoryd.home import Home
 from memoryd.index.index import Index
 from memoryd.modes import context
 from memoryd.search import schema, tokencount
+from memoryd.search.defuse import escape_controls
 from memoryd.search.query import ELLIPSIS, SNIPPET_LIMIT, query_terms, terms_expression
 from memoryd.search.textcut import WHOLE, hit_snippet
 from tests.memoryd.test_recall import user, write_log
@@ -24,13 +25,23 @@ CONTEXT = context.LEXICAL
 LEAD = 120
 
 
+def _shown(text: str) -> int:
+    """How many characters text takes as recall shows it (an escaped character as its escape)."""
+    return len(escape_controls(text))
+
+
 def _expected(text: str, window_at: str | None) -> str:
-    """The snippet of a long text: a window opening LEAD characters before window_at (a
-    substring the text holds once), or its first characters when nothing matched (None)."""
+    """The snippet of a long text: a window opening LEAD characters (as shown) before window_at
+    (a substring the text holds once), or its first characters when nothing matched (None)."""
     if window_at is None:
         return text[: SNIPPET_LIMIT - 1] + ELLIPSIS
-    begin = text.index(window_at) - LEAD
-    return ELLIPSIS + text[begin : begin + SNIPPET_LIMIT - 2] + ELLIPSIS
+    begin = text.index(window_at)
+    while begin > 0 and _shown(text[begin - 1 : text.index(window_at)]) <= LEAD:
+        begin -= 1
+    end = begin
+    while _shown(text[begin : end + 1]) <= SNIPPET_LIMIT - 2:
+        end += 1
+    return ELLIPSIS + text[begin:end] + ELLIPSIS
 
 
 def _text(*parts: str) -> str:

@@ -10,7 +10,8 @@ notes.md is next read again from its start (index/notesseen.py).
 
 from memoryd.owner import paging
 from memoryd.recall.recaller import Recaller
-from memoryd.search.defuse import defuse
+from memoryd.search.defuse import defuse, defuse_within
+from memoryd.search.query import SNIPPET_LIMIT
 
 OWNER = "owner"
 NOTE_KINDS = ("noted", "moved", "dropped")
@@ -50,13 +51,16 @@ def answer(recaller: Recaller, query: str, k: int, as_json: bool) -> str:
         hits = [hit_dict(n, hit) for n, hit in enumerate(result.hits, 1)]
         return paging.dumps({"query": query, "k": k, "hits": hits, "label": label})
     if not result.hits:
-        return f'(no matches for "{defuse(query)}")'
+        return f'(no matches for "{defuse(query, escaped=False)}")'
     lines = []
     for position, hit in enumerate(result.hits, 1):
         ref = ref_of(hit)
         lines.append(hit.header(position) + (f" · {ref}" if ref else ""))
         # Defused as recall's answer is: indented or not, no snippet line may look like a hit's.
-        lines.append("    " + defuse(hit.snippet).replace("\n", "\n    "))
+        # Not escaped here: bxctl escapes all that memoryd answers, and a second escape would
+        # show the owner ESC as \\x1b. Cut as recall cuts, escapes counted.
+        shown = defuse_within(hit.snippet, SNIPPET_LIMIT, escaped=False)
+        lines.append("    " + shown.replace("\n", "\n    "))
     untrusted = ", untrusted" if result.label.untrusted else ""
     lines.append(f"(label: {result.label.klass}{untrusted})")
     return "\n".join(lines)

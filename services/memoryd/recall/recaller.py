@@ -21,9 +21,9 @@ from memoryd.journal import forgotten, keptout
 from memoryd.journal.recallline import RecallHit, RecallLine
 from memoryd.modes.spec import SOURCE, search
 from memoryd.recall.logfile import RecallLog
-from memoryd.search.defuse import defuse
+from memoryd.search.defuse import defuse, defuse_within
 from memoryd.search.hit import Hit
-from memoryd.search.query import Query
+from memoryd.search.query import SNIPPET_LIMIT, Query
 from proto.labels import Label, higher_class
 from proto.plural import counted
 from proto.records import now_rfc3339
@@ -67,7 +67,8 @@ def render(query: str, hits: list[Hit]) -> str:
     lines = []
     for position, hit in enumerate(hits, 1):
         lines.append(hit.header(position))
-        lines.append(defuse(hit.snippet))
+        # At most 600 characters as the model reads them: escapes count whole (spec 5).
+        lines.append(defuse_within(hit.snippet, SNIPPET_LIMIT))
     return "\n".join(lines)
 
 

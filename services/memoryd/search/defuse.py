@@ -20,6 +20,9 @@ defuse() makes a snippet safe in two steps, both pure:
 
 A clean text (no control or invisible character, no line that looks like it starts with "[n]")
 comes out unchanged.
+
+The spec's 600 characters bound a snippet as the reader gets it, escapes and all: shown_width()
+is what query.snippet measures its window by, and defuse_within() cuts what is still over.
 """
 
 import re
@@ -29,6 +32,7 @@ from proto.escape import escape_char, hidden
 from proto.graphic import is_grapheme_extend, is_not_graphic
 from proto.invisible import is_invisible
 
+ELLIPSIS = "…"
 # Marks and spaces by the interpreter's own tables. Controls, format, unassigned and private code
 # points and the marks of Unicode 16 come from proto.graphic instead: the interpreter's tables
 # (Unicode 14 in Python 3.11) take every character assigned since, an emoji as much as a mark,
@@ -45,6 +49,16 @@ def escape_controls(text: str) -> str:
     if all(" " <= ch <= "~" or ch in "\n\t" for ch in text):
         return text
     return "".join(escape_char(ch) if hidden(ch) else ch for ch in text)
+
+
+def shown_width(text: str, i: int) -> int:
+    """How many characters text[i] takes in the defused text: its escape's length when it is
+    escaped, else 1. The CR of a CRLF pair counts 1, as it did before its pair became one newline:
+    a text of ordinary characters is measured by its length."""
+    ch = text[i]
+    if not hidden(ch) or (ch == "\r" and text[i + 1 : i + 2] == "\n"):
+        return 1
+    return len(escape_char(ch))
 
 
 def unseen(ch: str) -> bool:
@@ -79,7 +93,35 @@ def reads_as_header(line: str) -> bool:
     return HEADER_START.match(seen(line)) is not None
 
 
-def defuse(snippet_text: str) -> str:
-    """The snippet with control characters escaped and no line that reads as a hit's header."""
-    lines = escape_controls(snippet_text).split("\n")
+def defuse(snippet_text: str, *, escaped: bool = True) -> str:
+    """The snippet with control characters escaped and no line that reads as a hit's header.
+    escaped=False leaves the escaping to the caller's reader (bxctl escapes whatever memoryd
+    answers the owner; escaping here too would show ESC as \\\\x1b): CRLF still becomes LF and
+    header-like lines still get their backslash."""
+    text = escape_controls(snippet_text) if escaped else snippet_text.replace("\r\n", "\n")
+    lines = text.split("\n")
     return "\n".join("\\" + line if reads_as_header(line) else line for line in lines)
+
+
+def defuse_within(snippet_text: str, limit: int, *, escaped: bool = True) -> str:
+    """defuse(snippet_text), cut to at most limit characters as the reader gets them (every escape
+    counted whole), at a character of the snippet, never inside an escape, with an ellipsis where
+    it is cut. The window query.snippet cuts already counts escapes; a header-like line's
+    backslash (one a line) is what can still take it over."""
+
+    def shown(part: str) -> tuple[str, int]:
+        out = defuse(part, escaped=escaped)
+        return out, len(out) if escaped else len(escape_controls(out))
+
+    whole, length = shown(snippet_text)
+    if length <= limit:
+        return whole
+    # shown(snippet_text[:fits]) leaves room for the ellipsis; snippet_text[:over] does not.
+    fits, over = 0, len(snippet_text)
+    while over - fits > 1:
+        middle = (fits + over) // 2
+        if shown(snippet_text[:middle])[1] <= limit - 1:
+            fits = middle
+        else:
+            over = middle
+    return shown(snippet_text[:fits])[0] + ELLIPSIS

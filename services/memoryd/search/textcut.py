@@ -25,7 +25,7 @@ longer ones.
 import sqlite3
 from collections.abc import Sequence
 
-from memoryd.search.query import _LEAD, ELLIPSIS, SNIPPET_LIMIT, _first_match, snippet
+from memoryd.search.query import SNIPPET_LIMIT, _first_match, snippet, window
 from memoryd.search.tokencount import SPEC, Table
 
 WHOLE = 65_536
@@ -51,11 +51,7 @@ def long_snippet(
     """query.snippet's window for a text longer than WHOLE bytes, from its first characters."""
     text = head.lstrip()
     searched = text[: max(0, len(text) - limit)]
-    position = _first_match(searched, terms, table)
-    start = max(0, position - _LEAD)
-    if start == 0:
-        return text[: limit - 1] + ELLIPSIS
-    return ELLIPSIS + text[start : start + limit - 2] + ELLIPSIS
+    return window(text, _first_match(searched, terms, table), limit, whole=False)
 
 
 def hit_snippet(

@@ -55,3 +55,19 @@ def test_baseline_within_budget(baselines, case):
     figures = tokens.count_tokens(baselines[case])
     assert figures["tools"] > 0 and figures["system"] > 0
     assert figures["total"] <= BUDGET, f"{case} baseline is {figures['total']} tokens"
+
+
+@pytest.mark.parametrize("script", sorted(tokens.tokens_scripts.MEMORY))
+def test_each_script_is_measured_with_its_files_at_their_limits_and_whole(script):
+    """The per-script figures (bench/tokens.py) are of memory.md and user.md at their limits in
+    that script, every entry of them in the block (none left out as a repeat)."""
+    files = tokens.script_files(script)
+    with tempfile.TemporaryDirectory(prefix="tokens-") as root:
+        system = tokens.saved_baseline(Path(root), files)["system"]
+    assert "# memory.md (2,200 of 2,200 characters)" in system
+    assert "# user.md (1,375 of 1,375 characters)" in system
+    for name in ("memory.md", "user.md"):
+        entries = [e.strip() for e in files[name].split("\n§\n")]
+        assert len(set(entries)) == len(entries) > 10
+        assert all(entry in system for entry in entries)
+    assert tokens.chars_per_token(files) < tokens.chars_per_token(tokens.full_files())

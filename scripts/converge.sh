@@ -182,6 +182,11 @@ revive_silent() {
     [ "$(podman inspect --format '{{.State.Running}}' "$c" 2>/dev/null)" = true ] || return 0
     why=$(sockets_silent "$1" "$(container_patience "$1")")
     [ -n "$why" ] || return 0
+    if block_refused "$why"; then
+        say "$1: $why; its container goes on running: $BLOCK_NOT_RESTARTED"
+        UP_LEFT=1
+        return 0
+    fi
     say "restarting $1: $why"
     err=$(cd "$STATE" && timeout 120 podman restart -t 5 "$c" 2>&1 >/dev/null) ||
         say "$1: podman could not restart $c: $(printf '%s\n' "$err" | grep -v 'systemd connection' | grep . | tail -1) (scripts/stack logs $1 may say why)"

@@ -102,3 +102,30 @@ def test_status_ends_quietly_when_its_reader_goes(stack):
         )
         assert piped.stdout, reader
         assert "Traceback" not in piped.stderr and "Error" not in piped.stderr, (reader, piped)
+
+
+def test_a_refused_memory_block_is_named_with_its_entry_and_not_restarted(stack):
+    """memoryd answering but refusing the block (here memory.md removed) is reached: status names
+    the refusal and the entry, not "cannot reach ... restart makes it anew", and up leaves it
+    running, since a restart would make memory.md anew, empty, with nothing said of the undo
+    that brings its entries back; the entry says that."""
+    root, run = stack
+    pid = int((root / "state/memoryd.pid").read_text())
+    (root / "home/memory/memory.md").unlink()
+    status = run("status", timeout=120)
+    assert status.returncode == 1
+    said = (
+        "refused the memory block: memory.md is missing, so no new session starts"
+        " (runbook: memory-unavailable)"
+    )
+    [line] = [line for line in status.stdout.splitlines() if line.startswith("memoryd: unhealthy")]
+    assert line.endswith(said) and "cannot reach" not in line, line
+    began = time.monotonic()
+    up = run("up", timeout=180)
+    assert time.monotonic() - began < 45, up.stderr[-3000:]
+    assert up.returncode == 1
+    assert f"{said}; it goes on running (pid {pid})" in up.stderr, up.stderr[-3000:]
+    assert int((root / "state/memoryd.pid").read_text()) == pid
+    assert not (root / "home/memory/memory.md").exists()
+    steps = (REPO / "runbook/memory-unavailable.md").read_text().split("## What to do")[1]
+    assert "If a file is missing" in steps and "bxctl memory undo ID" in steps

@@ -68,6 +68,17 @@ def damaged_said(skipped: list[damaged.Damaged]) -> str | None:
     )
 
 
+# Said when the journal's lines are gone while memoryd had journalled edits.
+LINES_LOST = (
+    "the journal holds no edits, but memoryd journalled edits up to {last}: their lines have left"
+    " memory/edits/ since (deleted or replaced); the memory files stand as they are and nothing"
+    " was changed. A backup holds the lines up to its time: tar -xzOf ARCHIVE memory/edits prints"
+    " them and changes nothing. Restoring it does not bring them back alone: restore --replace"
+    " also takes memory.md, user.md, notes.md and soul.md back to the backup, and every entry"
+    " written since leaves them (runbook: journal-lost)"
+)
+
+
 def log_answer(journal: Journal, arg: LogArg) -> str:
     skipped: list[damaged.Damaged] = []
     window = log_window(journal, arg.n, arg.from_, skipped)
@@ -79,11 +90,10 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
     last = journal.issued.last("edit") if gone else None
     if last is not None:
         # An empty history is not the truth when memoryd handed edits out: their lines are lost.
-        raise AdminRefused(
-            f"refused: the journal holds no edits, but memoryd journalled edits up to {last}: "
-            "their lines have left memory/edits/ since (deleted or replaced); restore a backup "
-            "to have them again (runbook: restore-from-a-backup)"
-        )
+        # The memory files are whole and current: the way to the lines must leave them so. A
+        # restore brings back an archive's files with its journal, so it is named for what it
+        # costs, never offered as the way back.
+        raise AdminRefused(f"refused: {LINES_LOST.format(last=last)}")
     if arg.json_:
         page = paging.json_page(window, log_item)
         rest = _log_rest(window, page, arg.n)

@@ -31,7 +31,7 @@ import logging
 import os
 import time
 
-from memoryd.data import carriers, erasing, ftsmerge, layout, scrub, taken, unfinished
+from memoryd.data import carriers, erasing, ftsmerge, layout, scrub, taken, targets, unfinished
 from memoryd.data.erasing import Found, NotesMoved
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: the ids it takes)
@@ -63,11 +63,13 @@ def check_of(texts: list[str]) -> str:
     return hashlib.sha256("\0".join(texts).encode()).hexdigest()
 
 
-def preview(service, ref: str) -> dict:
+def preview(service, ref: str, stopped: targets.Stopped = unfinished.read) -> dict:
     """What forget would do (a read): where the text is, and the text itself for the owner to
-    see before saying yes (bxctl prints it escaped); the message holds no text."""
+    see before saying yes (bxctl prints it escaped); the message holds no text. stopped: the
+    forget that stopped part way, as the caller can tell it from one running beside the preview
+    (owner/datalock.stopped_forget), whose record is no stop."""
     _caught_up(service)
-    target = taken.target(service, ref)
+    target = taken.target(service, ref, stopped=stopped)
     where = taken.where(service, target)
     message = (
         f"forget {target.what}? Its text would go from {where.said()} and the index"

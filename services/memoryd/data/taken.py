@@ -9,30 +9,33 @@ by the full-text index, whose query syntax cannot carry one.
 
 import json
 
-from memoryd.data import carriers, matching
+from memoryd.data import carriers, matching, unfinished
 from memoryd.data.places import Places, places
 from memoryd.data.purge import rows_of
-from memoryd.data.targets import SESSION, Target, resolve, where_held
+from memoryd.data.targets import SESSION, Stopped, Target, resolve, where_held
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
 
 
-def target(service, ref: str, hints: dict | None = None) -> Target:
+def target(
+    service, ref: str, hints: dict | None = None, stopped: Stopped = unfinished.read
+) -> Target:
     """What ref names (targets.resolve). A session record's texts are its rows as the index holds
     them and what each row says in its own words (matching.call_wrote): a tool call's row is "name
     arguments", and what the call wrote stands alone elsewhere (a recall's query in the recall
     log, a memory call's text in a file) and in later logs' records, so the forget takes it too,
     and its digest keeps it out of the index from every log. A text holding a NUL names no id,
-    and is looked for without the full-text index (where)."""
+    and is looked for without the full-text index (where). stopped: the forget that stopped part
+    way, if any (resolve)."""
     store = service.store
     if "\0" in ref:
         try:
-            return resolve(store.home, None, store.journal, ref, hints)
+            return resolve(store.home, None, store.journal, ref, hints, stopped)
         except AdminRefused:
             if not _scanned(service.index, [ref.strip()]):
                 raise
         return Target("text", "the text given", [ref.strip()])
-    target = resolve(store.home, service.index, store.journal, ref, hints)
+    target = resolve(store.home, service.index, store.journal, ref, hints, stopped)
     if target.resumed or not SESSION.match(ref):
         return target  # a resumed forget takes the texts it recorded, no more
     key = target.keys[0]

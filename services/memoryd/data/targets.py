@@ -15,6 +15,7 @@ on the same terms (check_shown): the note it takes goes into every prompt.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -73,9 +74,22 @@ def _indexed_texts(index, where: str, params: tuple, rowids: list[int]) -> list[
     return [r[0] for r in rows]
 
 
-def resolve(home: Home, index, journal, ref: str, hints: dict | None = None) -> Target:
+# The forget that stopped part way, read from its record: unfinished.read within a forget's own
+# turn (a record standing then is a stop), owner/datalock.stopped_forget for a preview, which runs
+# beside a forget whose own record that may be.
+Stopped = Callable[[Home], unfinished.Unfinished | None]
+
+
+def resolve(
+    home: Home,
+    index,
+    journal,
+    ref: str,
+    hints: dict | None = None,
+    stopped_forget: Stopped = unfinished.read,
+) -> Target:
     """What ref names, with its text(s); AdminRefused when it names nothing to forget."""
-    stopped = unfinished.read(home)
+    stopped = stopped_forget(home)
     if stopped is not None:
         return _finishing(stopped, ref)
     m = NOTE.match(ref)

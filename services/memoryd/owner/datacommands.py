@@ -24,12 +24,11 @@ from memoryd.data import (
     layout,
     restore,
     snapshot,
-    unfinished,
 )
 from memoryd.errors import AdminRefused
 from memoryd.memory import block
 from memoryd.owner import paging
-from memoryd.owner.datalock import TURNS
+from memoryd.owner.datalock import TURNS, stopped_forget
 from memoryd.writer import WRITE
 from proto.plural import counted
 
@@ -96,7 +95,7 @@ def _no_forget_stopped(service, command: str) -> None:
     """Refused while a forget that stopped part way stands (data/unfinished.py): the text it
     took is gone from the files but may not be listed as forgotten yet, so a restore or an
     import could bring it back unseen."""
-    stopped = unfinished.read(service.store.home)
+    stopped = stopped_forget(service.store.home)  # an import's dry run may run beside a forget
     if stopped is not None:
         raise AdminRefused(
             f"refused: a forget of {stopped.what} stopped part way; nothing was {command}ed: run"
@@ -170,7 +169,7 @@ def run_forget(service, arg) -> str:
     taken for the forget itself."""
     try:
         if arg.dry_run:
-            return paging.dumps(forget.preview(service, arg.id))
+            return paging.dumps(forget.preview(service, arg.id, stopped_forget))
         found = forget.prepare(service, arg.id)
     except OSError as e:
         raise AdminRefused(

@@ -20,13 +20,17 @@ owner runs it again after.
 import contextlib
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
+from memoryd.data import unfinished
 from memoryd.errors import AdminRefused
 
 ALONE = ("forget", "import", "restore")
 SHARE = 2  # of memoryd's 4 readers (service.py): the others stay for memory_block and recall
 READ_ONLY = {"forget": "forget preview", "import": "import dry run"}  # what a dry run is called
+
+T = TypeVar("T")
 
 
 class DataTurns:
@@ -97,6 +101,16 @@ class DataTurns:
                 else:
                     _less(self._copying, command)
 
+    def unless_running(self, command: str, look: Callable[[], T]) -> T | None:
+        """look() while command (one of ALONE) does not hold its turn, None while it does. Looked
+        under the lock a turn is taken by, so that command cannot begin meanwhile: what it
+        leaves behind when it stops part way (a forget's record, data/unfinished.py) is the
+        same file it writes while it runs, and only one that no run holds is a stop."""
+        with self._lock:
+            if self._alone == command:
+                return None
+            return look()
+
 
 def _less(counter: Counter[str], name: str) -> None:
     counter[name] -= 1
@@ -115,3 +129,10 @@ def _a(command: str) -> str:
 
 
 TURNS = DataTurns()
+
+
+def stopped_forget(home) -> unfinished.Unfinished | None:
+    """The forget that stopped part way (its record stands, data/unfinished.py), or None: none
+    stopped, or a forget runs now, whose record that is (or the stopped one it is finishing).
+    AdminRefused when the record cannot be read."""
+    return TURNS.unless_running("forget", lambda: unfinished.read(home))

@@ -18,7 +18,6 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
-from memoryd.data import unfinished
 from memoryd.data.carriers import read_and_held
 from memoryd.errors import AdminRefused, FileDamaged, IndexDamaged, IndexUnwritable
 from memoryd.home import Home, read_file
@@ -26,6 +25,7 @@ from memoryd.memory import entries, notes, shown
 from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
 from memoryd.owner import indexstate, paging
+from memoryd.owner.datalock import stopped_forget
 from memoryd.owner.recallcounts import note_hits, why
 
 log = logging.getLogger(__name__)
@@ -146,9 +146,10 @@ def _logs(index) -> list[tuple[str, int | None, int]] | None:
 
 def forget_stopped(home: Home) -> str | None:
     """One line when a forget stopped part way (a kill, a full disk) and waits to be run again:
-    until then its records are kept out of recall, but its text may still be in a file."""
+    until then its records are kept out of recall, but its text may still be in a file. Nothing
+    while a forget runs: its record stands until its last step, and is no stop."""
     try:
-        stopped = unfinished.read(home)
+        stopped = stopped_forget(home)
     except AdminRefused as e:
         return str(e).removeprefix("refused: ")
     if stopped is None:

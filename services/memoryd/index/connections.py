@@ -67,8 +67,12 @@ class Connections:
 
     def gone(self) -> str | None:
         """What stands at the path instead of the file the connections are to (samefile.py),
-        or None while it is that file."""
-        return self._opened.what()
+        or None while it is that file. Looked under the swap gate, as a reader looks: during a
+        reindex's swap the path names the new file before the connections are opened to it, and
+        that is memoryd's own swap, not a file replaced while it ran. Never called from inside
+        a reader or the swap (the gate is not reentrant)."""
+        with self._gate.shared():
+            return self._opened.what()
 
     @contextlib.contextmanager
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:

@@ -160,6 +160,34 @@ def forget_stopped(home: Home) -> str | None:
     )
 
 
+# What the saved print holds in place of a text the files no longer hold: no entry is empty, so a
+# forget by that number is refused as for any entry removed since stats printed it.
+GONE_SINCE = ""
+
+
+def _keep_print(home: Home, index, files: dict[str, dict]) -> None:
+    """Save the entries printed as the numbers forget takes, then look at the files again: a
+    forget may have erased one of them, and scrubbed the saved print (memory/shown.scrub),
+    between the read above and this save, which would bring its text back into index/shown.json.
+    A forget scrubs after its edits, so a text the files still hold once the print is saved is
+    scrubbed by any forget that takes it later; a text neither file holds any more is taken out
+    here (a forget by its number would be refused all the same)."""
+    printed: set[str] = set()
+    for name, info in files.items():
+        if "problem" not in info:
+            texts = [str(e["entry"]) for e in info["entries"]]
+            shown.print_entries(index, name, texts)
+            printed.update(texts)
+    held: set[str] = set()
+    for name in IDENTITY:
+        try:
+            held.update(read_entries(home, name))
+        except (FileDamaged, OSError):
+            pass  # its entries count as gone: a forget by number reads it and refuses alike
+    for text in sorted(printed - held):
+        shown.scrub(index, text, GONE_SINCE)
+
+
 def entry_ref(file: str, number: int) -> str:
     """The ref forget takes for the entry at number (counted from 1) of file."""
     return f"{file}:{number}"
@@ -223,9 +251,8 @@ def answer(
             (int(m["ref"].removeprefix("note:")) for m in stats["moved"]), renumbered
         )
     # forget takes memory.md:N and user.md:N as the entries printed here (memory/shown.py)
-    for name, info in stats["files"].items():
-        if "problem" not in info and for_owner:
-            shown.print_entries(index, name, [str(e["entry"]) for e in info["entries"]])
+    if for_owner:
+        _keep_print(home, index, stats["files"])
     if as_json:
         page = paging.json_page(stats["moved"], lambda m: m, budget=paging.PAGE_BYTES // 2)
         stats["moved_total"] = page.total

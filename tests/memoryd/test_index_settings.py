@@ -72,13 +72,16 @@ def test_an_index_of_an_earlier_format_is_rebuilt_without_what_it_kept(tmp_path,
     assert stamp == str(FORMAT)
 
 
-@pytest.mark.parametrize(("older", "kept"), [(FORMAT - 1, True), (FORMAT - 2, False)])
-def test_a_spec_index_one_format_behind_is_kept_when_that_step_changed_no_table_it_holds(
+@pytest.mark.parametrize(
+    ("older", "kept"), [(FORMAT - 1, True), (FORMAT - 2, True), (FORMAT - 3, False)]
+)
+def test_a_spec_index_formats_behind_is_kept_when_those_steps_changed_no_table_it_holds(
     tmp_path, caplog, older, kept
 ):
-    """The last format changed only context's and hybrid's neighbour column: a spec index of the
-    format before holds what a build would (its rows, its rowids), so its stamp is raised in
-    place, not the file rebuilt from every log; an index two formats behind is rebuilt."""
+    """The last two formats changed only context's and hybrid's table (its neighbour column, then
+    its runs of scripts written without spaces): a spec index of either format before holds what a
+    build would (its rows, its rowids), so its stamp is raised in place, not the file rebuilt from
+    every log; an index three formats behind (that step changed the spec's notes) is rebuilt."""
     home = Home(tmp_path / "home")
     _say(home, "s-one", "kept words")
     _open(home).close()

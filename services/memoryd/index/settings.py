@@ -14,8 +14,9 @@ from dataclasses import dataclass
 # is no longer kept in its neighbours' rows (context, hybrid), nor a live note left out for a
 # forgotten note's number once a hand edit moved it there; an index of 2 may hold either. 4: the
 # agent's own recall and memory calls are no longer in the neighbour column of the turns beside
-# them (context, hybrid); an index of 3 holds their words there.
-FORMAT = 4
+# them (context, hybrid); an index of 3 holds their words there. 5: context's table holds runs of
+# scripts written without spaces as their bigrams (context, hybrid); an index of 4 holds them whole.
+FORMAT = 5
 # What one row may index of its text, by default (config [index] max_record_bytes).
 RECORD_BYTES = 65_536
 

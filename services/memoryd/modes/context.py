@@ -3,8 +3,10 @@
 context_hits (rowid = the spec's sources/hits rowid) holds three columns under the porter
 unicode61 tokenizer: the record's own text, the text of its neighbours (the two rows before and
 the two after it in the same session, each cut to NEIGHBOUR_CHARS; the agent's own recall and
-memory calls are no row's neighbours, and have none), and its date in words. A query
-is the spec's terms less the stopwords, ranked by bm25 with the neighbour column at NEAR_WEIGHT, so
+memory calls are no row's neighbours, and have none), and its date in words; runs of scripts
+written without spaces (Japanese, Chinese, Thai, ...) are held as their bigrams, so a word inside
+a sentence is found (unspaced.py). A query is the spec's terms less the stopwords, its runs of
+those scripts as bigrams too, ranked by bm25 with the neighbour column at NEAR_WEIGHT, so
 a turn that answers without naming the subject ("yes, in May") is found through the turns around
 it. That ranking is fused with the spec's own (fusion.py: the spec's ranking as a part of the
 score, and its best rows kept near the top, arrange.keep_spec: in the top five those the spec is
@@ -23,12 +25,13 @@ import sqlite3
 from collections.abc import Iterable
 from functools import partial
 
-from memoryd.modes import addressed, arrange, contextrank, contextrows, fusion
+from memoryd.modes import addressed, arrange, contextrank, contextrows, fusion, unspaced
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
 from memoryd.search import maxscore, tokencount
 from memoryd.search.hit import Hit, from_source
 from memoryd.search.query import Query, terms_expression
+from memoryd.search.query import query_terms as query_terms_of
 from memoryd.search.textcut import hit_snippet
 
 SCHEMA = (
@@ -56,7 +59,11 @@ DAMP = 1.0
 CANDIDATES = 20
 # context_hits as its ranking weighs it (search/topk.py scores it as FTS5 would).
 LEXICAL = tokencount.Table(
-    "context_hits", SCHEMA[0], ("text", "near", "date"), (1.0, NEAR_WEIGHT, DATE_WEIGHT)
+    "context_hits",
+    SCHEMA[0],
+    ("text", "near", "date"),
+    (1.0, NEAR_WEIGHT, DATE_WEIGHT),
+    unspaced.spaced,
 )
 RANKED = (
     f"SELECT rowid, bm25(context_hits, 1.0, {NEAR_WEIGHT}, {DATE_WEIGHT}) AS score"
@@ -114,7 +121,7 @@ def rows_added(conn: sqlite3.Connection, sources: Iterable[tuple], texts: Iterab
         if kind == "session" and not arrange.own_call(role, text_of[rowid]):
             sessions.setdefault(session, []).append((rowid, time, text_of[rowid]))
         else:
-            out.append((rowid, text_of[rowid], "", date_words(time)))
+            out.append(contextrows.row(rowid, text_of[rowid], "", date_words(time)))
     stale: list[tuple[int]] = []
     for session, new in sessions.items():
         new.sort()
@@ -124,7 +131,7 @@ def rows_added(conn: sqlite3.Connection, sources: Iterable[tuple], texts: Iterab
         stale.extend((window[i][0],) for i in range(start, len(before)))
         for i in range(start, len(window)):
             rowid, time, text = window[i]
-            out.append((rowid, text, contextrows.near(window, i), date_words(time)))
+            out.append(contextrows.row(rowid, text, contextrows.near(window, i), date_words(time)))
     conn.executemany("DELETE FROM context_hits WHERE rowid = ?", stale)
     conn.executemany("INSERT INTO context_hits (rowid, text, near, date) VALUES (?, ?, ?, ?)", out)
 
@@ -189,13 +196,17 @@ def _around_deleted(
     out = []
     for rowid, (around, at) in sorted(windows.items()):
         window = [(r, *rows[r]) for r in around]
-        out.append((rowid, window[at][2], contextrows.near(window, at), date_words(window[at][1])))
+        near = contextrows.near(window, at)
+        out.append(contextrows.row(rowid, window[at][2], near, date_words(window[at][1])))
     return out
 
 
 def query_terms(query: Query) -> list[str]:
-    """The context query's terms: the query's own (split once, by recall) less the stopwords."""
-    return without_stopwords(query.terms)
+    """The context query's terms: the query's own (split once, by recall) less the stopwords,
+    its runs of scripts written without spaces split into the bigrams the table holds
+    (unspaced.py)."""
+    spaced = unspaced.query_text(query.text)
+    return without_stopwords(query.terms if spaced is query.text else query_terms_of(spaced))
 
 
 def ranked(

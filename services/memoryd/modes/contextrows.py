@@ -1,10 +1,12 @@
 """A turn's row in context's table as context.py writes it: the table, the neighbour column and
-the tokenizer. Apart from context.py so that what reads the table's tokens (lexbound.py) need
-not import the mode.
+the tokenizer, and the text as the table holds it (runs of scripts written without spaces as their
+bigrams: unspaced.py). Apart from context.py so that what reads the table's tokens (lexbound.py)
+need not import the mode.
 """
 
 from collections.abc import Sequence
 
+from memoryd.modes import unspaced
 from memoryd.search import vocab
 
 TABLE = "context_hits"
@@ -20,6 +22,13 @@ def near(window: Sequence[tuple], i: int) -> str:
     window (a session's turns in order, (rowid, time, text)), each cut to NEIGHBOUR_CHARS."""
     lo, hi = max(0, i - NEIGHBOURS), min(len(window), i + NEIGHBOURS + 1)
     return "\n".join(window[j][2][:NEIGHBOUR_CHARS] for j in range(lo, hi) if j != i)
+
+
+def row(rowid: int, text: str, near_text: str, date: str) -> tuple[int, str, str, str]:
+    """The row context_hits holds for a record: its text and its neighbours' as the table holds
+    them (unspaced.stored: the characters that can be a word alone, in its own text only), and its
+    date in words."""
+    return rowid, unspaced.stored(text), unspaced.stored(near_text, alone=False), date
 
 
 def probe() -> vocab.Probe:

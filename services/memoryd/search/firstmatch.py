@@ -31,9 +31,13 @@ def first_match(text: str, expression: str | None, table: Table) -> int:
     """Where the first token of text that matches expression (an FTS5 MATCH expression of quoted
     terms, query.terms_expression) starts when text is the first column of a row of table, as a
     character offset; 0 when no token of it matches (a row found through its neighbours, its date
-    or its vector) or there is no expression."""
+    or its vector) or there is no expression. A table that holds the text written otherwise
+    (table.stored) is matched on what it holds, and the place mapped back to the text."""
     if expression is None or not text:
         return 0
+    where = None
+    if table.stored is not None:
+        text, where = table.stored(text)
     mark = _mark(text)
     if mark is None:
         return 0
@@ -50,5 +54,23 @@ def first_match(text: str, expression: str | None, table: Table) -> int:
             row = probe.conn.execute(marked, (mark, expression)).fetchone()
         finally:
             probe.conn.execute("ROLLBACK")
-    # Nothing is put before the first mark, so its place in the output is its place in the text.
-    return max(0, row[0].find(mark)) if row is not None and row[0] is not None else 0
+    if row is None or row[0] is None:
+        return 0
+    if where is None:
+        # Nothing is put before the first mark, so its place in the output is its place in the
+        # text.
+        return max(0, row[0].find(mark))
+    # The text as the table holds it need not keep the text's order (a run's characters are
+    # written alone after its bigrams): the earliest place any match comes from. The n-th mark
+    # has n marks before it in the output.
+    places = [at - n for n, at in enumerate(_every(row[0], mark))]
+    return min(where[place] for place in places) if places else 0
+
+
+def _every(marked: str, mark: str) -> list[int]:
+    """Where mark occurs in marked."""
+    found, at = [], marked.find(mark)
+    while at >= 0:
+        found.append(at)
+        at = marked.find(mark, at + 1)
+    return found

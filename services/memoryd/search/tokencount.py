@@ -10,6 +10,7 @@ Python re-implementation's. Nothing is written to the index.
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memoryd.search import schema, vocab
@@ -19,12 +20,16 @@ from memoryd.search import schema, vocab
 class Table:
     """An FTS5 table as the exact top k scores it: its name and CREATE statement (the callers'
     constants, never input), its columns in order, and bm25's weight for each (empty: FTS5's
-    default, 1.0 each, and `bm25(name)` as the score)."""
+    default, 1.0 each, and `bm25(name)` as the score); stored: how a record's text is written into
+    its first column when that is not the text itself (context's runs of scripts written without
+    spaces, modes/unspaced.py), with where each character of it comes from in the text (None
+    when the text is written as it is)."""
 
     name: str
     create: str
     columns: tuple[str, ...]
     weights: tuple[float, ...] = ()
+    stored: Callable[[str], tuple[str, list[int] | None]] | None = None
 
     def weight(self, column: int) -> float:
         return self.weights[column] if column < len(self.weights) else 1.0

@@ -25,8 +25,8 @@ from proto.version import package_version
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
 # An edit of memoryd's journal (YYYY-MM-DD-NNNN: the day, then its number) and a pending write
 # (p-YYYY-MM-DD-NNNN), as memoryd names them and the owner's commands take them.
-EDIT_ID_PATTERN = r"^(\d{4}-\d{2}-\d{2})-(\d{4,})\Z"
-PENDING_ID_PATTERN = r"^p-\d{4}-\d{2}-\d{2}-\d{4,}\Z"
+EDIT_ID_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})-([0-9]{4,})\Z"
+PENDING_ID_PATTERN = r"^p-[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4,}\Z"
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 SessionId = Annotated[str, StringConstraints(pattern=SESSION_ID_PATTERN)]

@@ -31,7 +31,7 @@ from proto.labels import Label
 from proto.messages import is_session_id
 
 log = logging.getLogger("brokerd_shim.audit")
-MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl\Z")
+MONTH_FILE = re.compile(r"^[0-9]{4}-[0-9]{2}\.jsonl\Z")
 # A damaged line still names its session when this much of it survives.
 CHUNK = 4 << 20
 _SESSION_FIELD = re.compile(rb'"session":"([^"\\]{1,200})"')

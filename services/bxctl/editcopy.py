@@ -25,7 +25,7 @@ from proto.files import read_file
 PREFIX = "bxctl-edit-"
 # bxctl-edit-<pid>-<digest>-<tempfile's random part>: the process that made it, and the start of
 # the sha256 of the text it wrote into the copy (in the name, so the folder holds the copy alone)
-FOLDER = re.compile(r"\Abxctl-edit-(\d+)-([0-9a-f]{32})-[A-Za-z0-9_]+\Z")
+FOLDER = re.compile(r"\Abxctl-edit-([0-9]+)-([0-9a-f]{32})-[A-Za-z0-9_]+\Z")
 DIGEST_CHARS = 32
 
 

@@ -114,7 +114,7 @@ INDEX_FILES = (
     "memory.sqlite3.merge-owed",
     "memoryd.lock",
 )
-MONTH_FILE = re.compile(r"^\d{4}-\d{2}\.jsonl\Z")
+MONTH_FILE = re.compile(r"^[0-9]{4}-[0-9]{2}\.jsonl\Z")
 
 
 def unsafe_entry(home: Home) -> OSError | None:

@@ -43,7 +43,7 @@ from proto.backupformat import (  # noqa: F401 (FLOOR, RATIO...: named as archiv
 
 # What memoryd writes as the manifest's "created" (a UTC time to the second) and "memoryd" (its
 # package version, or "unknown").
-CREATED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+CREATED = re.compile(r"[0-9]{4}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z")
 MADE_BY = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,63}")
 
 COMPRESS_LEVEL = 1  # the journal compresses well even at 1; higher costs time, not much size

@@ -37,12 +37,12 @@ from memoryd.memory import entries
 log = logging.getLogger(__name__)
 
 # The temporary files of an archive (make, below) and of an export (proto.files, scrub.py).
-MEMORYD_TEMP = re.compile(r"\A\.(?:memory|export)-\d{8}T\d{6}Z[^/]*\.tmp\Z")
+MEMORYD_TEMP = re.compile(r"\A\.(?:memory|export)-[0-9]{8}T[0-9]{6}Z[^/]*\.tmp\Z")
 # bxctl's copies handed over, and their temporary files (bxctl/handover.py: handed_over, copy_new,
 # which names its temporary file .bxctl-<12 hex>.tmp; an older bxctl named it after the copy).
 HANDED_OVER = re.compile(r"\A(?:\.\.?incoming-[0-9a-f]{12}[^/]*|\.bxctl-[0-9a-f]{12}\.tmp)\Z")
 HANDED_SECONDS = 2 * 3600  # twice the hour bxctl waits at most for memoryd's answer about one
-ARCHIVE_NAME = re.compile(r"^memory-(\d{8}T\d{6}Z)(?:-(\d+))?\.tar\.gz\Z")
+ARCHIVE_NAME = re.compile(r"^memory-([0-9]{8}T[0-9]{6}Z)(?:-([0-9]+))?\.tar\.gz\Z")
 # The kinds of archive that prune leaves alone, by what follows the time in their names.
 SESSIONS = "sessions"
 REPLACED = "replaced"

@@ -48,7 +48,7 @@ VERSION = 1
 log = logging.getLogger(__name__)
 
 # A provenance time: UTC to the minute (a note's header) or the second (a journal line).
-TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?Z")
+TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2})?Z")
 
 
 def parse_time(text: str) -> dt.datetime:

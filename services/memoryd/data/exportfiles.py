@@ -21,7 +21,7 @@ from pathlib import Path
 from memoryd.data import backup, exportmd, layout, matching, scrub
 from memoryd.home import Home, atomic_write, create_if_missing, read_file
 
-EXPORT_NAME = re.compile(r"^export-(\d{8}T\d{6}Z)(?:-\d{1,6})?\.(?:jsonl|md)\Z")
+EXPORT_NAME = re.compile(r"^export-([0-9]{8}T[0-9]{6}Z)(?:-[0-9]{1,6})?\.(?:jsonl|md)\Z")
 FRESH_SECONDS = 600  # an export younger than this may still be read or copied by its bxctl
 
 log = logging.getLogger(__name__)

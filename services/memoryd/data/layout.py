@@ -42,7 +42,7 @@ _SESSION = SESSION_ID_PATTERN.strip("^$")
 MEMBER = re.compile(
     r"^(?:memory/(?:soul\.md|memory\.md|user\.md|notes\.md|pending\.jsonl|forgotten\.jsonl"
     r"|labels\.jsonl)"
-    r"|memory/(?:edits|recalls)/\d{4}-\d{2}\.jsonl"
+    r"|memory/(?:edits|recalls)/[0-9]{4}-[0-9]{2}\.jsonl"
     rf"|sessions/{_SESSION}/0\.jsonl)\Z"
 )
 # A file name the owner's commands may name in backups/: no folder, no leading dash. (\Z, not $:

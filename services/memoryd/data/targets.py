@@ -32,9 +32,9 @@ from memoryd.memory.memfiles import read_entries
 from proto.messages import SESSION_ID_PATTERN
 from proto.plural import counted
 
-NOTE = re.compile(r"^note:(\d{1,9})\Z")
-ENTRY = re.compile(r"^(memory\.md|user\.md):(\d{1,4})\Z")
-SESSION = re.compile(rf"^session:({SESSION_ID_PATTERN.strip('^$')}):(\d{{1,12}})\Z")
+NOTE = re.compile(r"^note:([0-9]{1,9})\Z")
+ENTRY = re.compile(r"^(memory\.md|user\.md):([0-9]{1,4})\Z")
+SESSION = re.compile(rf"^session:({SESSION_ID_PATTERN.strip('^$')}):([0-9]{{1,12}})\Z")
 
 
 @dataclass

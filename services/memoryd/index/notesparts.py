@@ -32,7 +32,6 @@ no writer at all.
 
 import logging
 import os
-import re
 import sqlite3
 import time
 from dataclasses import dataclass, replace
@@ -295,9 +294,8 @@ def _say(told: Told, path: Path, chunk: bytes, offset: int, entries: list) -> No
             at = e.start - offset
             said = notes.damage_said(replace(e, start=at), chunk, 0)
             log.warning("%s", _moved(said, chunk.count(b"\n", 0, at) + 1, lines))
-        if check_utf8 and (encoding := notes.not_utf8(chunk)) is not None:
-            found = re.search(r"line (\d+)", encoding)
-            log.warning("%s", _moved(encoding, int(found[1]), lines) if found else encoding)
+        if check_utf8 and (encoding := notes.not_utf8(chunk, lines)) is not None:
+            log.warning("%s", encoding)
             told.utf8_said = True
     if told.at == offset:
         told.at, told.lines = offset + len(chunk), told.lines + chunk.count(b"\n")

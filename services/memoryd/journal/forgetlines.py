@@ -28,8 +28,8 @@ from pathlib import Path
 from memoryd.home import Home, append_line, create_if_missing
 from proto.plural import counted
 
-KEY = re.compile(r"^(?:note:\d{1,9}|session:[^:\s]{1,128}:\d{1,12})\Z")
-LINE_ID = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{4,9}\Z")
+KEY = re.compile(r"^(?:note:[0-9]{1,9}|session:[^:\s]{1,128}:[0-9]{1,12})\Z")
+LINE_ID = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4,9}\Z")
 DIGEST = re.compile(r"^[0-9a-f]{64}\Z")
 
 Stamp = tuple[int, int, int]

@@ -15,7 +15,7 @@ from proto.messages import EDIT_ID_PATTERN
 log = logging.getLogger(__name__)
 
 EDIT_ID = re.compile(EDIT_ID_PATTERN)
-_DAY_NUMBER = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})\Z")
+_DAY_NUMBER = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})-([0-9]{4,})\Z")
 
 
 def day_numbers(ids: list[str], day: str) -> list[int]:
@@ -38,7 +38,7 @@ ISSUED_NAME = ".ids.json"
 ISSUED_MAX = 4096
 _ISSUED_KINDS = {
     "edit": EDIT_ID,
-    "pending": re.compile(r"^p-\d{4}-\d{2}-\d{2}-\d{4,}\Z"),
+    "pending": re.compile(r"^p-[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4,}\Z"),
 }
 
 
@@ -157,7 +157,7 @@ class Issued:
 
 # The days kept per kind: a clock set back or forward by weeks is far outside what this guards.
 ISSUED_DAYS = 32
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}\Z")
+_DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 
 
 def _latest(days: dict[str, int]) -> dict[str, int]:

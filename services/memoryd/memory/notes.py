@@ -37,7 +37,7 @@ from proto.records import utc_text
 
 HEADER_TIME = "%Y-%m-%dT%H:%MZ"
 _SESSION = SESSION_ID_PATTERN.strip("^$")
-_TIME = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z"
+_TIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}Z"
 _NOTED = re.compile(
     rf"^§ noted (?P<time>{_TIME}) in session (?P<session>{_SESSION})"
     r" · (?P<klass>public|private|secret)(?P<untrusted> · untrusted)?$"
@@ -155,7 +155,7 @@ def _header(line: str) -> dict | None:
 
 
 # A year of one to four digits: a header an older memoryd wrote for a year before 1000 (999-...).
-_LOOSE_TIME = re.compile(r"(?<!\d)(\d{1,4})-(\d{2}-\d{2})[T ]?(\d{2}:\d{2})")
+_LOOSE_TIME = re.compile(r"(?<![0-9])([0-9]{1,4})-([0-9]{2}-[0-9]{2})[T ]?([0-9]{2}:[0-9]{2})")
 _LOOSE_SESSION = re.compile(rf"\bsession\s+({_SESSION})")
 
 
@@ -199,12 +199,13 @@ def decode_line(raw: bytes) -> str:
         return raw.decode("utf-8", errors="replace")
 
 
-def not_utf8(data: bytes) -> str | None:
-    """One line naming the first line of notes.md that is not UTF-8, or None when all are."""
+def not_utf8(data: bytes, lines_before: int = 0) -> str | None:
+    """One line naming the first line of notes.md that is not UTF-8, or None when all are; data
+    starts after lines_before lines of the file."""
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
+        line = lines_before + data.count(b"\n", 0, e.start) + 1
         return (
             f"memory/notes.md line {line} is not UTF-8 (saved in another encoding?): its lines "
             "are read as Windows-1252 where they hold no UTF-8; save the file as UTF-8"

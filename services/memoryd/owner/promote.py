@@ -28,7 +28,7 @@ from memoryd.trust import classrule
 from memoryd.trust.caller import OWNER
 from proto.tools import AddArgs
 
-NOTE_REF = re.compile(r"^note:(\d{1,9})\Z")
+NOTE_REF = re.compile(r"^note:([0-9]{1,9})\Z")
 
 
 def find_note(all_notes: list[notes.NoteEntry], ref: str) -> notes.NoteEntry:

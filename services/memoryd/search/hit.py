@@ -25,7 +25,7 @@ KINDS = ("session", "noted", "moved", "dropped")
 REPORTED_MOST = 1_000
 # A row's time as the index stores it, which header() cuts by position: a row written otherwise
 # (a year of three digits by an older memoryd) would be shown garbled, so it is damage to report.
-_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}")
 _reported: set[tuple[str, int]] = set()
 _reported_lock = threading.Lock()
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.errors import AdminRefused
+from memoryd.writer import WRITE
 from proto.client import RemoteError
 from tests.callargs import loose_call
 
@@ -28,6 +29,9 @@ def _write_notes(running, *texts: str) -> Path:
     assert running.service.caught_up.wait(30)  # the start's catch-up reads notes.md no more
     for n, text in enumerate(texts):
         assert running.call("memory", {"action": "note", "text": text}, call_id=f"n{n}").ok
+    # Each note queues the catch-up of notes.md after its answer (notesafter.py): wait for the
+    # writer to run it, so what a test counts next is its own doing, not the last note's.
+    running.service._writer.submit(WRITE, lambda: None).result(timeout=30)
     return running.home / "memory" / "notes.md"
 
 

@@ -52,8 +52,10 @@ def test_a_damaged_line_is_named_by_log_show_and_undo(md, how):
     )
     said = (
         f"refused: edit {edit}'s line in {month} (line 2) is damaged: it does not parse, so "
-        "memoryd can neither show nor undo it; mend that line (memoryd's log says what is wrong "
-        "with it) or restore a backup"
+        "memoryd can neither show nor undo it (memoryd's log says what is wrong with it); mend "
+        "that line or delete it; a backup made after that edit holds it whole: tar -xzOf ARCHIVE "
+        f"memory/edits/{month.name} prints that month as the backup holds it and changes nothing "
+        "(runbook: journal-damaged)"
     )
     for command, arg in (("show", {"id": edit}), ("undo", edit)):
         with pytest.raises(AdminRefused) as refused:

@@ -33,8 +33,8 @@ def test_a_torn_last_line_is_said_at_start_and_named_by_log_and_undo(tmp_path, c
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert said == [
         f"{month}: line 2 (edit {DAY}-0002) is damaged: {TORN}; skipped: the write it journalled"
-        " stands in the files, but memoryd can neither show nor undo it; delete that line, or"
-        " restore a backup"
+        " stands in the files, but memoryd can neither show nor undo it; delete that line, nothing"
+        " else needs mending (runbook: journal-damaged)"
     ]
     caplog.clear()
     with caplog.at_level(logging.INFO):

@@ -82,6 +82,21 @@ def cut_short(raw: bytes) -> bool:
     return False
 
 
+# The entry that says how to mend the journal without touching memory: a restore would mend it
+# only by taking memory.md, user.md, notes.md and soul.md back to the archive's time as well.
+RUNBOOK = "(runbook: journal-damaged)"
+
+
+def mend_from_backup(path: Path) -> str:
+    """How to mend a line damaged in its middle: its whole copy is in a backup's journal, read
+    out of the archive without restoring it (a restore would take the memory files back too)."""
+    return (
+        "mend that line or delete it; a backup made after that edit holds it whole: tar -xzOf"
+        f" ARCHIVE memory/edits/{path.name} prints that month as the backup holds it and changes"
+        " nothing"
+    )
+
+
 _said: set[tuple[Path, int, str | None]] = set()
 
 
@@ -97,10 +112,10 @@ def say(found: Damaged) -> None:
     if found.torn:
         todo = (
             "the write it journalled stands in the files, but memoryd can neither show nor undo"
-            " it; delete that line, or restore a backup"
+            f" it; delete that line, nothing else needs mending {RUNBOOK}"
         )
     else:
-        todo = "memoryd can neither show nor undo it; mend or delete that line, or restore a backup"
+        todo = f"memoryd can neither show nor undo it; {mend_from_backup(found.path)} {RUNBOOK}"
     log.warning(
         "%s: line %s%s is damaged: %s; skipped: %s",
         found.path,

@@ -272,13 +272,15 @@ class Journal:
                     f"refused: edit {edit_id}'s line in {found.path} (line {found.number:,}) is "
                     f"damaged: it was {damaged.TORN}, so memoryd can neither show nor undo it; "
                     "the write it journalled stands in the files: delete that line (memoryd's log "
-                    "names it) or restore a backup"
+                    f"names it), nothing else needs mending {damaged.RUNBOOK}"
                 )
             if found is not None:
                 return (
                     f"refused: edit {edit_id}'s line in {found.path} (line {found.number:,}) is "
-                    "damaged: it does not parse, so memoryd can neither show nor undo it; mend "
-                    "that line (memoryd's log says what is wrong with it) or restore a backup"
+                    "damaged: it does not parse, so memoryd can neither show nor undo it "
+                    "(memoryd's log says what is wrong with it); "
+                    f"{damaged.mend_from_backup(found.path)} "
+                    f"{damaged.RUNBOOK}"
                 )
         if self.issued.handed_out("edit", edit_id):
             return (

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import scan
+from memoryd.journal import damaged, scan
 from memoryd.journal.journal import EditLine, Journal
 from proto.plural import counted
 
@@ -99,7 +99,9 @@ def refusal(edit_id: str, places: list[Place]) -> AdminRefused:
     return AdminRefused(
         f"refused: edit {edit_id} is held by {len(places)} journal lines ({places_said(places)}), "
         "so which edit the id names cannot be known; memoryd neither shows nor undoes it until "
-        "one line holds it: delete the line copied there by hand, or restore a backup"
+        "one line holds it: delete the line copied there by hand (a backup made before the copy "
+        "holds only memoryd's: tar -xzOf ARCHIVE memory/edits prints its journal and changes "
+        f"nothing) {damaged.RUNBOOK}"
     )
 
 

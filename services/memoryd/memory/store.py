@@ -37,7 +37,16 @@ from memoryd.home import Home, append_bytes, create_if_missing, ensure_dir
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
-from memoryd.memory import block, edits, entries, handedit, notes, ownerwrites, tornintent
+from memoryd.memory import (
+    block,
+    edits,
+    entries,
+    handedit,
+    notes,
+    ownerwrites,
+    soulgone,
+    tornintent,
+)
 from memoryd.memory.block import Classes as BlockClasses
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.memory.filesgate import FilesGate
@@ -107,6 +116,7 @@ class MemoryStore:
     def ensure(self) -> list[Path]:
         """Create memory/ and its files where missing (never overwriting); what was created."""
         created: list[Path] = []
+        holds: str | None = None
         try:
             for folder in (self.home.memory, self.home.edits, self.home.recalls):
                 existed = folder.exists()
@@ -118,6 +128,8 @@ class MemoryStore:
                 if self.soul_starter is None:
                     raise StartFailed("soul.md is missing and no [memory] soul_starter is set")
                 starter = read_soul_starter(self.soul_starter)
+                # In a home that holds memory the soul was the owner's, not yet to be made.
+                holds = soulgone.held(self.home)
                 if create_if_missing(soul, starter):
                     created.append(soul)
             for name in ("memory.md", "user.md", "notes.md"):
@@ -128,7 +140,10 @@ class MemoryStore:
             where = e.filename or self.home.memory
             raise StartFailed(f"cannot create {where}: {e.strerror}") from e
         for path in created:
-            log.info("%s: created", path)
+            if path.name == "soul.md" and holds is not None:
+                soulgone.say(self.home, holds)
+            else:
+                log.info("%s: created", path)
         self.detect_hand_edits()
         return created
 

@@ -3,6 +3,7 @@ counted among the newest N nor removed, so the real daily backups made once the 
 are kept; and a clock that is now behind every real backup removes none of them."""
 
 import datetime as dt
+import logging
 import os
 from types import SimpleNamespace
 
@@ -61,10 +62,7 @@ def test_the_real_backups_made_after_the_clock_ran_ahead_are_kept(md):
     assert left(md) == sorted([name("20261205"), name("20261206"), name("20261207"), *ahead])
     assert made["removed"] == [name("20261204")]
     assert made["ahead"] == ahead
-    assert (
-        "made while the clock ran ahead, they are not counted among the newest 3"
-        in (made["message"])
-    )
+    assert "neither counted among the newest 3 nor removed" in made["message"]
     # Once the clock passes their names they are counted again, by the time in their names.
     made = daily(md, "2027-06-04T03:00:00+00:00", 3)
     assert made["ahead"] == []
@@ -78,3 +76,23 @@ def test_a_clock_behind_every_backup_removes_none_of_them(md):
     made = daily(md, "1970-01-01T03:00:00+00:00", 1)  # an RTC reset, no NTP yet
     assert made["removed"] == [] and made["ahead"] == [name("20261203")]
     assert left(md) == [name("19700101"), name("20261203")]
+
+
+def test_a_clock_behind_never_calls_the_real_backups_leftovers_to_remove(md, caplog):
+    for day in ("01", "02", "03"):  # made with a right clock
+        daily(md, f"2026-12-{day}T03:00:00+00:00", 3)
+    real = [name(f"202612{day}") for day in ("01", "02", "03")]
+    with caplog.at_level(logging.WARNING, logger="memoryd.data.backupkeep"):
+        made = daily(md, "1970-01-02T00:05:00+00:00", 3)  # an RTC reset, no NTP yet
+    assert made["removed"] == [] and made["ahead"] == real
+    said = made["message"].split("; left ", 1)[1]
+    # Which came first cannot be told from the names: both are said, and what to do in each.
+    assert "either the clock is behind now or it ran ahead when they were made" in said
+    assert "Check the clock with date: if it is behind, keep them" in said
+    assert "made while the clock ran ahead" not in said
+    behind, right = said.split("Check the clock", 1)[1].split("if it is right, ", 1)
+    assert "remove" not in behind and "remove them from backups/" in right
+    logged = [r.getMessage() for r in caplog.records if "named after" in r.getMessage()]
+    assert len(logged) == 1 and "\n" not in logged[0]
+    assert "either the clock is behind now or it ran ahead" in logged[0]
+    assert "check it with date" in logged[0] and "ran ahead named them" not in logged[0]

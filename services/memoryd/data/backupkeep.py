@@ -9,9 +9,11 @@ first cannot be known from names (nor from mtimes, the same clock's), and an arc
 the one just written may as well be the real latest, when it is the clock that is now behind (an
 RTC reset to 1970 would otherwise have every real backup pruned). So an archive named later than
 the one just written is neither counted nor removed: the newest N are counted among those named no
-later than it (the one just written always among those kept), and those named later are left, and
-said in the answer and memoryd's log for the owner to remove once he no longer needs them. Once the
-clock passes their names they are counted again.
+later than it (the one just written always among those kept), and those named later are left. The
+answer and memoryd's log name them and say only what is known (the clock is behind now, or it ran
+ahead when they were made) and what to do in either case once the owner has looked at the clock:
+told to remove them as leftovers, he would delete his only good backups when it is the clock that
+is behind. Once the clock passes their names they are counted again.
 
 Only the routine archives are pruned (memory-<time>[-N].tar.gz): an archive with session logs and
 the copy restore --replace makes of what it replaced are named apart (backup.py says why).
@@ -33,12 +35,13 @@ log = logging.getLogger(__name__)
 
 NAME_TIME = "%Y%m%dT%H%M%SZ"
 NAMED_MOST = 5  # archives named ahead that an answer names (then how many more)
+EITHER = "either the clock is behind now or it ran ahead when they were made"
 
 
 @dataclass
 class Pruned:
     """What a prune did: the archives it removed, and those it left as named after the archive
-    just written (a clock that ran ahead named them)."""
+    just written (ahead: the clock is behind now, or it ran ahead when they were made)."""
 
     removed: list[str] = field(default_factory=list)
     ahead: list[str] = field(default_factory=list)
@@ -51,9 +54,12 @@ class Pruned:
         if len(self.ahead) > NAMED_MOST:
             names += f" and {len(self.ahead) - NAMED_MOST:,} more"
         return (
-            f"left {counted(len(self.ahead), 'backup')} named after this one ({names}): made "
-            f"while the clock ran ahead, they are not counted among the newest {keep}; remove "
-            "them from backups/ once you no longer need them"
+            f"left {counted(len(self.ahead), 'backup')} named after this one ({names}), neither "
+            f"counted among the newest {keep} nor removed: {EITHER}, which the names cannot "
+            "tell. Check the clock with date: if it is behind, keep them (they may be your latest "
+            "good backups), set it right and run the backup again; if it is right, the clock ran "
+            "ahead when they were made, and you may remove them from backups/ once you no longer "
+            "need them"
         )
 
 
@@ -91,12 +97,13 @@ def prune(home: Home, keep: int, made: Path | None = None) -> Pruned:
     done = Pruned(ahead=ahead)
     if ahead:
         log.warning(
-            "%s: %s named after %s left, not counted among the newest %d (a clock that ran "
-            "ahead named them): %s",
+            "%s: %s named after %s left, neither counted among the newest %d nor removed (%s; "
+            "check it with date): %s",
             folder,
             counted(len(ahead), "backup"),
             made.name if made is not None else latest,
             keep,
+            EITHER,
             ", ".join(ahead),
         )
     for name in names[: max(0, len(names) - others)]:

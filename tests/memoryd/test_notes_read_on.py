@@ -141,3 +141,94 @@ def test_an_edit_in_place_far_before_the_offset_is_read_again(tmp_path, caplog):
     assert "changed outside memoryd: indexing it again" in caplog.text
     assert any("number 3 about the herons" in t for _, _, t in rows)
     assert [(r, t) for _, r, t in rows] == _expected(path)
+
+
+def _many(tmp_path, count: int = 1_500) -> Home:
+    """A home of about 150 KB of notes (past the tail window), read to its end, memoryd gone."""
+    home = Home(tmp_path / "home")
+    path = home.memory_file("notes.md")
+    path.parent.mkdir(parents=True, mode=0o700)
+    path.write_text("".join(_note(i) for i in range(count)))
+    index = Index(home)
+    index.open()
+    try:
+        index.catch_up_all()
+    finally:
+        index.close()
+    return home
+
+
+def test_an_edit_in_place_far_back_with_an_append_is_read_again(tmp_path, caplog):
+    """While memoryd is stopped, the owner writes over a note far back with as many bytes and
+    appends an entry: the file only grew and ends as the index read it, as after memoryd's own
+    append that a kill cut off, but bytes the index read changed: read again from the start."""
+    home = _many(tmp_path)
+    path = home.memory_file("notes.md")
+    text = path.read_text().replace("number 3 about the garden", "number 3 about the herons")
+    with open(path, "r+") as f:  # nano, vim with backupcopy=yes: the same file, written over
+        f.write(text)
+    _append(path, _note(1_500, "the staging cluster lives in rack B7"))
+    added, rows = _restart(home, caplog)
+    assert "changed outside memoryd: indexing it again" in caplog.text
+    assert added == 1_501
+    assert any("number 3 about the herons" in t for _, _, t in rows)
+    assert not any("number 3 about the garden" in t for _, _, t in rows)
+    assert [(r, t) for _, r, t in rows] == _expected(path)
+
+
+def test_notes_appended_and_read_in_parts_are_still_read_on_after_a_kill(
+    tmp_path, caplog, monkeypatch
+):
+    """The digest of the bytes read follows the index as it reads on, a few notes a part and a
+    note at a time as memoryd appends them: a note whose catch-up a kill cut off is still read
+    on at the next start, the rows read before kept."""
+    monkeypatch.setattr("memoryd.index.indexer.PART_RECORDS", 7)
+    home = _many(tmp_path)
+    path = home.memory_file("notes.md")
+    index = Index(home)
+    index.open()
+    try:
+        for i in range(1_500, 1_540):
+            own_from = index.notes_file()
+            _append(path, _note(i, f"note {i} of the running memoryd, past a block or two " * 40))
+            index.catch_up_notes(own_from)
+            while index.notes_behind is not None:
+                index.catch_up_notes()
+    finally:
+        index.close()
+    before = _rows(home.index_db)
+    _append(path, _note(1_540, "the heron came back to the pond"))  # the kill came before its read
+    added, rows = _restart(home, caplog)
+    assert "indexing it again" not in caplog.text
+    assert added == 1
+    assert rows[:-1] == before
+    assert [(r, t) for _, r, t in rows] == _expected(path)
+
+
+def test_an_index_keeping_no_digest_reads_notes_md_again_after_a_kill(tmp_path, caplog):
+    """An index written before the digest was kept cannot show that the bytes read are unchanged:
+    a notes.md that grew while memoryd was stopped is read again from the start, once."""
+    home = _many(tmp_path)
+    conn = sqlite3.connect(home.index_db)
+    try:
+        with conn:
+            (tail,) = conn.execute(
+                "SELECT tail FROM offsets WHERE log = 'memory/notes.md'"
+            ).fetchone()
+            assert len(tail.split(" ")) == 3
+            conn.execute(
+                "UPDATE offsets SET tail = ? WHERE log = 'memory/notes.md'",
+                (" ".join(tail.split(" ")[:2]),),
+            )
+    finally:
+        conn.close()
+    path = home.memory_file("notes.md")
+    _append(path, _note(1_500, "the heron came back to the pond"))
+    added, rows = _restart(home, caplog)
+    assert "changed outside memoryd: indexing it again" in caplog.text
+    assert added == 1_501
+    assert [(r, t) for _, r, t in rows] == _expected(path)
+    caplog.clear()
+    _append(path, _note(1_501, "and the otter"))  # the digest is kept from this reading on
+    added, _ = _restart(home, caplog)
+    assert "indexing it again" not in caplog.text and added == 1

@@ -148,13 +148,17 @@ def load_state(conn: sqlite3.Connection, name: str) -> LogState | None:
     ).fetchone()
     if row is None:
         return None
-    # The file read follows the hash in the tail column (an older index has the hash alone).
-    tail, _, file = str(row[4]).partition(" ")
-    return LogState(row[0], row[1], row[2], bool(row[3]), tail, file or None)
+    # The file read follows the hash in the tail column (an older index has the hash alone), and
+    # for notes.md the digest of the bytes read follows the file (notesprefix.py).
+    tail, _, rest = str(row[4]).partition(" ")
+    file, _, prefix = rest.partition(" ")
+    return LogState(row[0], row[1], row[2], bool(row[3]), tail, file or None, prefix or None)
 
 
 def save_state(conn: sqlite3.Connection, name: str, state: LogState) -> None:
     tail = state.tail if state.file is None else f"{state.tail} {state.file}"
+    if state.file is not None and state.prefix is not None:
+        tail = f"{tail} {state.prefix}"
     conn.execute("INSERT OR REPLACE INTO progress VALUES (?, ?)", (name, state.records))
     conn.execute(
         "INSERT OR REPLACE INTO offsets VALUES (?, ?, ?, ?, ?)",

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memoryd.home import Home, open_read
-from memoryd.index import indexer
+from memoryd.index import indexer, notesprefix
 from memoryd.index.sessionrows import LogState, Part
 from memoryd.index.settings import Settings, cap_text
 from memoryd.journal import forgotten
@@ -110,10 +110,10 @@ def index_notes_part(
     data/purge.shift_notes), or when it no longer holds the bytes read as the tail hash shows.
     restarted: the first look of a memoryd that does not know what its predecessor wrote last
     (the stat of its own append dies with a killed process, notesafter.py): then a notes.md that
-    only grew, the same inode still ending the bytes read as it did, is read on from them, so a
-    restart after a kill costs what is new. That look does not see an edit in place made while
-    memoryd was stopped together with an append, further back than the window and moving no
-    byte, as in a session log; a reindex reads it.
+    only grew, the same inode still holding every byte read as the digest kept of them shows
+    (notesprefix.py) and ending them as the tail window does, is read on from them, so a restart
+    after a kill costs what is new. An edit anywhere before the offset, made while memoryd was
+    stopped, has it read again from the start, however far back and whatever it kept.
     """
     settings = Settings(max_class=max_class) if isinstance(max_class, str) else max_class
     part = part or indexer.one_part()
@@ -127,8 +127,7 @@ def index_notes_part(
     why = None
     if state.bytes and not _deleting(state):
         changed = exists and state.file not in (None, file, own_from)
-        killed_append = restarted and own_from is None and _appended_to(state.file, file)
-        if changed and not killed_append:
+        if changed and not _killed_append(path, state, file, own_from, restarted):
             why = "changed outside memoryd"
         elif not exists or not indexer._still_valid(path, state, indexer.NOTES_WINDOW):
             why = "changed outside memoryd" if changed else f"changed before byte {state.bytes}"
@@ -158,9 +157,21 @@ def index_notes_part(
     state.file = file
     if state.bytes != first or state != saved:  # nothing new: nothing written (no commit)
         state.tail = indexer._tail_hash(path, state.bytes, indexer.NOTES_WINDOW)
+        state.prefix = notesprefix.extend(path, state.prefix, first, state.bytes)
         indexer.save_state(conn, NOTES_LOG, state)
     part.done = done
     return added, done
+
+
+def _killed_append(
+    path: Path, state: LogState, file: str | None, own_from: str | None, restarted: bool
+) -> bool:
+    """Whether notes.md, changed since the index read it, may be taken at a restarted first look
+    for memoryd's own append that a kill cut off: it only grew, and every byte before the offset is
+    the one read (one read of them, only here; the tail window is checked by the caller)."""
+    if not restarted or own_from is not None or not _appended_to(state.file, file):
+        return False
+    return notesprefix.holds(path, state.prefix, state.bytes)
 
 
 def again() -> LogState:

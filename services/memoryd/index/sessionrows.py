@@ -36,6 +36,8 @@ class LogState:
     # The file read, as indexer.file_of gives it (device and inode; for notes.md its size and
     # times too), or None when not known (an index written before it was kept).
     file: str | None = None
+    # notes.md only: the digest of the bytes read before the offset (notesprefix.py), or None.
+    prefix: str | None = None
 
 
 # A session log line longer than this is read in chunks, never whole.

@@ -72,7 +72,7 @@ def test_an_id_whose_line_is_gone_is_refused_and_never_handed_out_again(tmp_path
         assert str(e.value) == (
             f"refused: the journal no longer holds edit {edit}: memoryd journalled it, but its "
             "line has left edits/ since (deleted or replaced); bxctl memory log lists the edits "
-            "it holds"
+            "it holds (runbook: journal-lost)"
         )
         with pytest.raises(AdminRefused, match=f"holds no edit {edit}|no longer holds edit {edit}"):
             md.admin("show", {"id": edit})
@@ -115,7 +115,7 @@ def test_a_damaged_or_missing_ids_file_leaves_the_journal_to_decide(tmp_path):
     store = new_store(tmp_path)
     store.call(*loose_call(args(action="note", text="a"), **CLEAN))
     kept = store.home.memory / ISSUED_NAME
-    assert json.loads(kept.read_text()) == {"edit": {DAY: 1}}
+    assert json.loads(kept.read_text()) == {"edit": {DAY: 1}, "first": {"edit": f"{DAY}-0001"}}
     kept.write_text("{not json")
     store.call(*loose_call(args(action="note", text="b"), **CLEAN))
     kept.unlink()
@@ -123,7 +123,7 @@ def test_a_damaged_or_missing_ids_file_leaves_the_journal_to_decide(tmp_path):
     again = new_store(tmp_path)
     again.call(*loose_call(args(action="note", text="d"), **CLEAN))
     assert [x["id"] for x in journal_lines(again)] == [f"{DAY}-{n:04d}" for n in (1, 2, 3, 4)]
-    assert json.loads(kept.read_text()) == {"edit": {DAY: 4}}
+    assert json.loads(kept.read_text()) == {"edit": {DAY: 4}, "first": {"edit": f"{DAY}-0001"}}
 
 
 # --- pending ids ---------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ def order(value: str | None) -> tuple[str, int]:
 
 
 ISSUED_NAME = ".ids.json"
+FIRST_KEY = "first"
 ISSUED_MAX = 4096
 _ISSUED_KINDS = {
     "edit": EDIT_ID,
@@ -59,6 +60,9 @@ class Issued:
         self.path = home.memory / ISSUED_NAME
         self._held: dict[str, dict[str, int]] = {}
         self._found: dict[str, dict[str, int]] | None = None  # the file, read once
+        # The earliest id of each kind handed out here, kept for good (the days are not): what
+        # tells, however long after, that the journal lost lines from its start (lostbefore.py).
+        self._first: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def last(self, kind: str) -> str | None:
@@ -74,6 +78,19 @@ class Issued:
         """The NNNN of the last id of kind handed out on day (0: none)."""
         with self._lock:
             return self._days(kind, self._file()).get(day, 0)
+
+    def first(self, kind: str) -> str | None:
+        """The earliest id of kind handed out here as far as is known: the one kept, or (in a
+        file written before it was kept) the first id of the earliest day kept; None for none."""
+        with self._lock:
+            found = self._file()
+            kept = self._first.get(kind)
+            days = self._days(kind, found)
+        if kept is not None:
+            return kept
+        if not days:
+            return None
+        return f"{'p-' if kind == 'pending' else ''}{min(days)}-0001"
 
     def handed_out(self, kind: str, value: str) -> bool:
         """Whether value, written as memoryd writes ids, was surely handed out here: its number
@@ -91,9 +108,16 @@ class Issued:
         with self._lock:
             found = self._file()
             days = self._days(kind, found)
+            first = self._first.get(kind)
+            if first is None and days:
+                first = f"{'p-' if kind == 'pending' else ''}{min(days)}-0001"
+            if first is None or order(value) < order(first):
+                first = value
+            self._first[kind] = first
             days[day] = max(days.get(day, 0), number)
             self._held[kind] = _latest(days)
-            kept = {k: d for k in _ISSUED_KINDS if (d := self._days(k, found))}
+            kept: dict[str, object] = {k: d for k in _ISSUED_KINDS if (d := self._days(k, found))}
+            kept[FIRST_KEY] = dict(self._first)
             self._write(json.dumps(kept, sort_keys=True).encode("utf-8"), kind, value)
 
     def carry_to(self, other: "Issued") -> None:
@@ -106,6 +130,9 @@ class Issued:
             prefix = "p-" if kind == "pending" else ""
             for day, number in days.items():
                 other.note(kind, f"{prefix}{day}-{number:04d}")
+            first = self.first(kind)
+            if first is not None:
+                other.note(kind, first)
 
     def _days(self, kind: str, found: dict[str, dict[str, int]]) -> dict[str, int]:
         days = dict(found.get(kind, {}))
@@ -152,6 +179,11 @@ class Issued:
             if data:
                 log.warning("%s: damaged; the journal alone gives the next ids", self.path)
             return {}
+        firsts = value.get(FIRST_KEY)
+        for kind, pattern in _ISSUED_KINDS.items():
+            first = firsts.get(kind) if isinstance(firsts, dict) else None
+            if isinstance(first, str) and pattern.match(first):
+                self._first.setdefault(kind, first)
         return {kind: _days_of(value.get(kind), pattern) for kind, pattern in _ISSUED_KINDS.items()}
 
 

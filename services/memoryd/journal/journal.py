@@ -45,7 +45,7 @@ from memoryd.home import (
     fsync_dir,
     open_read,
 )
-from memoryd.journal import damaged, months
+from memoryd.journal import damaged, lostbefore, months
 from memoryd.journal.ids import EDIT_ID, Issued, day_numbers
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
@@ -286,8 +286,12 @@ class Journal:
             return (
                 f"refused: the journal no longer holds edit {edit_id}: memoryd journalled it, "
                 "but its line has left edits/ since (deleted or replaced); bxctl memory log "
-                "lists the edits it holds"
+                "lists the edits it holds (runbook: journal-lost)"
             )
+        if EDIT_ID.match(edit_id):
+            lost = lostbefore.refused_as_lost(self.month_files(), self.issued, edit_id)
+            if lost is not None:
+                return f"refused: the journal holds no edit {edit_id}; {lost}"
         return f"refused: the journal holds no edit {edit_id}"
 
     def append(self, when: dt.datetime, edit: Edit) -> EditLine:

@@ -7,7 +7,8 @@ before paging existed.
 """
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import damaged, twice
+from memoryd.journal import damaged, lostbefore, twice
+from memoryd.journal import ids as journalids
 from memoryd.journal import months as journalmonths
 from memoryd.journal import scan as journalscan
 from memoryd.journal.ids import EDIT_ID
@@ -94,6 +95,16 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
         # restore brings back an archive's files with its journal, so it is named for what it
         # costs, never offered as the way back.
         raise AdminRefused(f"refused: {LINES_LOST.format(last=last)}")
+    # Where the listing reaches the journal's oldest line, the edits journalled before it whose
+    # lines are gone are said, or the oldest edit listed would pass for the home's first.
+    lost = lostbefore.lost(journal.month_files(), journal.issued) if window else None
+    reached = arg.from_ is None and len(window) < arg.n  # the tail ran out: the oldest is shown
+    if (
+        lost is not None
+        and not reached
+        and journalids.order(window[0].id) > journalids.order(lost.held)
+    ):
+        lost = None
     if arg.json_:
         page = paging.json_page(window, log_item)
         rest = _log_rest(window, page, arg.n)
@@ -105,6 +116,9 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
                 "edits": page.shown,
                 "rest": rest,
                 "damaged": [{"file": str(found.path), "id": found.id} for found in skipped],
+                "lost": None
+                if lost is None
+                else {"first": lost.first, "before": lost.held, "runbook": "journal-lost"},
                 "twice": [
                     {"id": i, "lines": [{"file": str(p.path), "line": p.number} for p in places]}
                     for i, places in held_twice.items()
@@ -119,6 +133,8 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
     if said is not None:
         lines.append(said)
     lines.extend(f"({sentence})" for sentence in twice.said_of(held_twice))
+    if lost is not None:
+        lines.append(f"({lostbefore.sentence(lost)})")
     rest = _log_rest(window, page, arg.n)
     if rest is not None:
         lines.append(

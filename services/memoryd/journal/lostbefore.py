@@ -1,0 +1,107 @@
+"""Edits the journal lost from its start: memoryd journalled them, their lines have left edits/.
+
+When the journal's files are deleted or replaced (a cleaner, a sync tool, a hand rm), writes go on
+journalling after the last id handed out, and bxctl memory log lists the edits from there on, as
+if they were the home's first. What tells they are not is the earliest edit id handed out here,
+kept for good beside the journal (ids.Issued.first): while it comes before the oldest line the
+journal holds, the edits between were journalled and are gone, and log (history.py) says so where
+its listing reaches the oldest line, for as long as their lines stay gone (runbook journal-lost),
+and show and undo of an id before it say it may be one of them.
+Only the month files' first lines are read, and the first id's line is looked for only when it
+comes before them all (a clock that went back, or the lines lost).
+"""
+
+import json
+import mmap
+from dataclasses import dataclass
+from pathlib import Path
+
+from memoryd.home import open_read
+from memoryd.journal import damaged
+from memoryd.journal import months as journalmonths
+from memoryd.journal.ids import Issued, order
+
+HEAD_BYTES = 65_536
+
+
+@dataclass(frozen=True)
+class Lost:
+    """Edits handed out from first on, whose lines the journal no longer holds before held."""
+
+    first: str  # the earliest edit id handed out here (as far as is known)
+    held: str  # the oldest edit id the journal holds a line of
+
+
+def oldest_held(months: list[Path]) -> str | None:
+    """The oldest edit id a line of the months starts with (a damaged line's too: its id was
+    handed out), from each month's first lines; None when they hold none."""
+    found: list[str] = []
+    for path in months:
+        try:
+            with open_read(path) as f:
+                data = f.read(HEAD_BYTES)
+        except FileNotFoundError:
+            continue
+        for raw in data.split(b"\n"):
+            edit_id = damaged.id_at_start(raw)
+            if edit_id is not None:
+                found.append(edit_id)
+                break
+    return min(found, key=order, default=None)
+
+
+def holds(months: list[Path], edit_id: str) -> bool:
+    """Whether a line of the months (those that may hold it: months.py) starts with edit_id. A
+    clock that went back puts an id of an earlier day after the month files' first lines, so an
+    id before them is looked for before it is called lost (mapped, not read whole)."""
+    needle = b'{"id": ' + json.dumps(edit_id).encode()
+    for path in journalmonths.from_month(months, edit_id):
+        try:
+            f = open_read(path)
+        except FileNotFoundError:
+            continue
+        with f:
+            try:
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except ValueError:  # empty
+                continue
+            with data:
+                at = data.find(needle)
+                while at > 0 and data[at - 1] != 0x0A:
+                    at = data.find(needle, at + 1)
+                if at != -1:
+                    return True
+    return False
+
+
+def lost(months: list[Path], issued: Issued) -> Lost | None:
+    """The edits lost from the journal's start, or None when it holds the first one handed out
+    (or holds none: log says that case itself, history.LINES_LOST)."""
+    first = issued.first("edit")
+    held = oldest_held(months)
+    if first is None or held is None or order(first) >= order(held) or holds(months, first):
+        return None
+    return Lost(first, held)
+
+
+def sentence(found: Lost) -> str:
+    """What log says of them, under the oldest edit it lists."""
+    return (
+        f"edits memoryd journalled before {found.held} (from {found.first} on) are no longer in "
+        "the journal: their lines left memory/edits/ (deleted or replaced); the memory files stand"
+        " as they are. A backup holds the lines up to its time: tar -xzOf ARCHIVE memory/edits"
+        " prints them and changes nothing (runbook: journal-lost)"
+    )
+
+
+def refused_as_lost(months: list[Path], issued: Issued, edit_id: str) -> str | None:
+    """What show and undo add to "no edit ID" when ID comes before the journal's oldest line
+    and the journal lost lines from its start: it may be one of them (which of those ids were
+    handed out the journal no longer says)."""
+    found = lost(months, issued)
+    if found is None or not order(found.first) <= order(edit_id) < order(found.held):
+        return None
+    return (
+        f"edits memoryd journalled before {found.held} (from {found.first} on) are no longer in the"
+        " journal, their lines deleted or replaced (runbook: journal-lost)"
+    )

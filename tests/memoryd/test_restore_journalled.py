@@ -6,6 +6,7 @@ there once the next start has finished the restore."""
 import json
 import os
 import shutil
+import tarfile
 
 import pytest
 
@@ -112,3 +113,20 @@ def test_log_show_and_undo_say_what_the_restore_line_is(md):
     assert f"backups/{replaced}" in md.admin("show", {"id": out["edit"]})
     with pytest.raises(AdminRefused, match=rf"is a restore.*backups/{replaced}.*--replace"):
         md.admin("undo", out["edit"])
+
+
+def test_undo_of_a_restore_says_what_going_back_costs(md):
+    archive = os.path.basename(md.data("backup")["path"])
+    out = md.data("restore", name=archive, replace=True)
+    md.call({"action": "add", "file": "user", "text": "Prefers tea over coffee."})
+    with pytest.raises(AdminRefused) as refused:
+        md.admin("undo", out["edit"])
+    said = str(refused.value)
+    assert "every entry and note written since the restore" in said
+    assert said.endswith("(runbook: restore-from-a-backup)")
+    # as said: the way back takes the entry written since out of user.md, into -replaced
+    again = md.data("restore", name=os.path.basename(out["before"]), replace=True)
+    assert b"Prefers tea" not in md.home.memory_file("user.md").read_bytes()
+    with tarfile.open(again["before"]) as kept:
+        member = kept.extractfile("memory/user.md")
+        assert member is not None and b"Prefers tea" in member.read()

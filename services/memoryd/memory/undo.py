@@ -40,15 +40,17 @@ def check(index: JournalIndex, record: EditLine) -> None:
     if record.action == "restore":
         restored = record.restored if isinstance(record.restored, dict) else {}
         replaced = restored.get("replaced")
+        # Going back is another restore: what was written since leaves the files with it.
         back = (
             f"what it replaced is in backups/{replaced}: bxctl memory restore --replace that "
-            "archive brings it back"
+            "archive brings it back, and takes every entry and note written since the restore out "
+            "of the files (kept only in the -replaced archive that restore makes)"
             if isinstance(replaced, str) and replaced
             else "the home held no memory before it"
         )
         raise AdminRefused(
             f"refused: edit {edit_id} is a restore, which replaced the whole memory at once; it "
-            f"cannot be undone as an edit; {back}"
+            f"cannot be undone as an edit; {back} (runbook: restore-from-a-backup)"
         )
     if any(forgotten.is_marker(e) for e in (*record.before, *record.after)):
         raise AdminRefused(

@@ -27,6 +27,7 @@ from memoryd.journal.journal import IDENTITY_FILES, EditLine
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.wholelines import WholeLines
 from memoryd.memory import notes
+from proto.trim import trim
 
 # A record's kind is left out of the floor: it is the label (untrusted, class) that keeps a text
 # out of identity, and a text written both as a clean note and as an entry is no stricter for it.
@@ -132,9 +133,9 @@ class Floor:
         user.md, a noted note (a moved or dropped entry's label is its entry's write's)."""
         texts: list[tuple[str, str]] = []
         if record.to in IDENTITY_FILES and record.action != "undo":
-            before = {e.strip() for e in record.before}
-            texts += [("entry", e.strip()) for e in record.after if e.strip() not in before]
-        texts += [(NOTED, n.text.strip()) for n in record.notes if n.kind == NOTED]
+            before = {trim(e) for e in record.before}
+            texts += [("entry", trim(e)) for e in record.after if trim(e) not in before]
+        texts += [(NOTED, trim(n.text)) for n in record.notes if n.kind == NOTED]
         for kind, text in texts:
             key = digest(text)
             if key not in self.wanted:
@@ -147,7 +148,10 @@ class Floor:
 
 
 def digest(text: str) -> bytes:
-    return hashlib.blake2b(text.strip().encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    """text's key, trimmed as the parse and forget trim it (proto.trim), so that an entry held
+    with U+001C..U+001F at an edge is found as the parse reads it; computed afresh at each
+    import, never stored."""
+    return hashlib.blake2b(trim(text).encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _keep(kept: dict[bytes, Found], key: bytes, found: Found) -> None:

@@ -31,6 +31,7 @@ from memoryd.memory import entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust.caller import OWNER
 from proto.plural import counted
+from proto.trim import trim
 
 FORGOT_ID = "restore"  # the forgot id of a restore's own forget lines: it names no entry
 
@@ -88,7 +89,7 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
     marker = forgotten.marker(stamp)
     in_files: set[str] = set()
     journal = Journal(staged)
-    listing = sorted(digests & {forgotten.digest(t) for t in texts})
+    listing = sorted(digests & {d for t in texts for d in forgotten.digests_of(t)})
     marked = _notes(staged, digests, marker)  # first: the journal lines name their keys
     done.notes = len(marked)
     done.keys = [forgotten.note_key(n) for n, _ in marked]
@@ -99,10 +100,10 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
             current = read_entries(staged, file)
         except FileDamaged:  # laid as it is: the owner mends it, then forgets again
             continue
-        gone = [e for e in current if forgotten.digest(e) in digests]
+        gone = [e for e in current if forgotten.text_listed(e, digests)]
         if not gone:
             continue
-        after = [e for e in current if forgotten.digest(e) not in digests]
+        after = [e for e in current if not forgotten.text_listed(e, digests)]
         atomic_write(staged.memory_file(file), entries.file_bytes(after))
         before = [marker if e in gone else e for e in current]
         edit = _line(file, before, after, forgot)
@@ -113,7 +114,7 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
         line = _line(None, [], [], forgot, "notes.md")
         done.edits.append(journal.append(now, line).id)
     scrubbed = _scrub(staged, texts, marker)
-    done.elsewhere = len({t.strip() for t in scrubbed} - {t.strip() for t in in_files})
+    done.elsewhere = len({trim(t) for t in scrubbed} - {trim(t) for t in in_files})
     return done
 
 
@@ -185,7 +186,7 @@ def _notes(staged: Home, digests: set[str], marker: str) -> list[tuple[int, str]
     held = [
         (n.number, n.text)
         for n in notes.parse(data)
-        if not forgotten.is_marker(n.text) and forgotten.digest(n.text) in digests
+        if not forgotten.is_marker(n.text) and forgotten.text_listed(n.text, digests)
     ]
     if held:
         erasing.mark_notes(staged, [n for n, _ in held], [t for _, t in held], marker)
@@ -240,7 +241,7 @@ def _found(staged: Home, digests: set[str]) -> set[str]:
                 seen.update(written(value))
             except RecursionError:  # nested deeper than any line memoryd writes
                 continue
-    return {t for t in seen if t.strip() and forgotten.digest(t) in digests}
+    return {t for t in seen if trim(t) and forgotten.text_listed(t, digests)}
 
 
 def _lines(path: Path) -> Iterator[object]:

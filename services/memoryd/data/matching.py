@@ -2,17 +2,19 @@
 
 A place holds the text when a value that carries what was written (an entry, a note, a recall
 query, the text or old text of a memory call, the query of a recall call, the content of a session
-record) is that text exactly, surrounding whitespace aside. A longer value that merely contains
-it ("ok" in "a book") does not, and neither does a field that says how something was written
-(action, file, class, session): forget removes what was written, the way the owner named it,
-and leaves the journal's account of each edit readable.
+record) is that text exactly, surrounding white space aside: Unicode White_Space (proto.trim), as
+the parse of memory.md and notes.md trims, so a text is one text to the parse and to forget. A
+longer value that merely contains it ("ok" in "a book") does not, and neither does a field that
+says how something was written (action, file, class, session): forget removes what was written,
+the way the owner named it, and leaves the journal's account of each edit readable.
 """
 
 import json
 import re
 from collections.abc import Iterator
 
-from memoryd.journal.forgetlines import digest
+from memoryd.journal.forgetlines import text_listed
+from proto.trim import trim
 
 NOTE_KINDS = ("noted", "moved", "dropped")
 # The arguments of the memory and recall tools that carry written text (at any depth: a
@@ -24,7 +26,7 @@ CALL_WROTE = frozenset({"text", "query"})
 
 
 def same(value: object, text: str) -> bool:
-    return isinstance(value, str) and value.strip() == text.strip()
+    return isinstance(value, str) and trim(value) == trim(text)
 
 
 def _entries(value: object, text: str, marker: object) -> object:
@@ -153,7 +155,7 @@ def holds_forgotten(role: str | None, row: str, digests: frozenset[str]) -> bool
     """True when an index row holds, as row_holds judges, a text whose digest is in digests: the
     indexer leaves it out, so a text the owner made memoryd forget never comes back from a log
     the forget could not read then (or one a restore lays later)."""
-    return any(digest(text) in digests for text in row_texts(role, row))
+    return any(text_listed(text, digests) for text in row_texts(role, row))
 
 
 def row_holds(role: str | None, row: str, text: str) -> bool:

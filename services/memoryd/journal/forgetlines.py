@@ -3,11 +3,11 @@ of the texts it forgot, and the lines written before forget lines held their key
 none; and the mending of forgotten.jsonl from them, when a line of it is damaged or it is missing.
 
 A digest (Forgot) is the sha256 of a forgotten text, trimmed as forget compares texts
-(matching.same): what lets a restore or an import recognise text the owner made memoryd forget,
-which memoryd keeps no copy of. It is a digest, not the text; but a short text's digest can be
-found by trying every text it might be, so it is only where forgotten keys are (forgotten.jsonl,
-the journal's forget lines, and index/journal-forgets.json, the saved reading of those lines),
-never in the marker that stands where the text was.
+(matching.same, proto.trim: Unicode White_Space only): what lets a restore or an import recognise
+text the owner made memoryd forget, which memoryd keeps no copy of. It is a digest, not the text;
+but a short text's digest can be found by trying every text it might be, so it is only where
+forgotten keys are (forgotten.jsonl, the journal's forget lines, and index/journal-forgets.json,
+the saved reading of those lines), never in the marker that stands where the text was.
 
 forgotten.jsonl is the list the indexer skips; each forget's journal line names the keys it listed
 too, so that a damaged or missing forgotten.jsonl can be mended from the journal. A home where
@@ -22,11 +22,13 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import Home, append_line, create_if_missing
 from proto.plural import counted
+from proto.trim import trim
 
 KEY = re.compile(r"^(?:note:[0-9]{1,9}|session:[^:\s]{1,128}:[0-9]{1,12})\Z")
 LINE_ID = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4,9}\Z")
@@ -51,8 +53,31 @@ class Forgot:
 
 
 def digest(text: str) -> str:
-    """The digest of a text as forget compares texts: surrounding whitespace aside."""
-    return hashlib.sha256(text.strip().encode("utf-8", "surrogatepass")).hexdigest()
+    """The digest of a text as forget compares texts: surrounding White_Space aside (trim). For
+    every text str.strip() trims the same way (all but those with U+001C..U+001F at an edge) it
+    is the digest a memoryd that trimmed with str.strip() listed."""
+    return _sha256(trim(text))
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def digests_of(text: str) -> tuple[str, ...]:
+    """Every digest a forget may have listed text by: its digest, and for a text with U+001C..
+    U+001F at an edge (a session record's content, a recall query, a pending write's argument:
+    nothing refused them there) also the digest of text cut by str.strip(), which an older
+    memoryd listed for it, so that what it forgot stays forgotten. That older digest is also the
+    digest of the text without them, so a forget of that text keeps this one out as well, as
+    it always did."""
+    first = digest(text)
+    stripped = text.strip()
+    return (first,) if stripped == trim(text) else (first, _sha256(stripped))
+
+
+def text_listed(text: str, digests: Collection[str]) -> bool:
+    """True when digests hold one of text's digests (digests_of)."""
+    return any(d in digests for d in digests_of(text))
 
 
 def forgot_of(value: object) -> Forgot | None:

@@ -57,6 +57,8 @@ MARKER_PREFIX = "[forgotten by the owner on "
 KEY = forgetlines.KEY
 Forgot = forgetlines.Forgot
 digest = forgetlines.digest
+digests_of = forgetlines.digests_of
+text_listed = forgetlines.text_listed
 
 FILE = "forgotten.jsonl"
 

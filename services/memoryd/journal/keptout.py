@@ -12,11 +12,13 @@ a restore (purge.py) and the indexer (indexer.py) ask here, so they agree on wha
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
 
 from memoryd.data import matching, unfinished
 from memoryd.errors import AdminRefused
 from memoryd.home import Home
 from memoryd.journal.forgotten import alone, condition, digests, keys
+from proto.trim import WHITE_SPACE
 
 
 def hiding(home: Home) -> frozenset[str]:
@@ -81,10 +83,22 @@ def held_under_key(role: str | None, text: str, texts: frozenset[str]) -> bool:
 
 def _extends(text: str, texts: frozenset[str]) -> bool:
     """True when a prefix of text at least LEAST_CUT bytes long is a listed text (by digest,
-    surrounding whitespace aside). One pass: the digest of each prefix is taken from a copy of
-    the running hash."""
-    data = text.lstrip()
-    if not texts or len(data) < LEAST_CUT // 4:
+    surrounding white space aside as forgetlines.digests_of takes it: White_Space, and for a
+    text an older memoryd trimmed with str.strip() that way too). One pass per way of trimming
+    that differs: the digest of each prefix is taken from a copy of the running hash."""
+    if not texts:
+        return False
+    start = text.lstrip(WHITE_SPACE)
+    if _prefix_listed(start, texts, WHITE_SPACE.__contains__):
+        return True
+    # Where both trims leave the same start, the prefixes str.strip() ends at are among those
+    # already looked at (each ends in a character that is not White_Space either).
+    older = text.lstrip()
+    return older != start and _prefix_listed(older, texts, str.isspace)
+
+
+def _prefix_listed(data: str, texts: frozenset[str], space: Callable[[str], bool]) -> bool:
+    if len(data) < LEAST_CUT // 4:
         return False
     running = hashlib.sha256()
     size = 0
@@ -92,6 +106,6 @@ def _extends(text: str, texts: frozenset[str]) -> bool:
         piece = char.encode("utf-8", "surrogatepass")
         running.update(piece)
         size += len(piece)
-        if size >= LEAST_CUT and not char.isspace() and running.copy().hexdigest() in texts:
+        if size >= LEAST_CUT and not space(char) and running.copy().hexdigest() in texts:
             return True
     return False

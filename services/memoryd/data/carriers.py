@@ -22,6 +22,7 @@ from memoryd.data.purge import condition
 from memoryd.errors import AdminRefused, IndexDamaged, IndexUnwritable, SessionUnknown
 from memoryd.index import indexer
 from memoryd.journal import forgotten
+from proto.trim import trim
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def _phrase(text: str) -> str:
 
 
 def _candidates(conn: sqlite3.Connection, text: str):
-    text = text.strip()
+    text = trim(text)
     if not WORD.search(text):
         yield from conn.execute(f"{SELECT} WHERE instr(h.text, ?) > 0", (text,))  # noqa: S608
         return
@@ -70,7 +71,7 @@ def find(index, texts: list[str]) -> dict[str, list[int]]:
     found: dict[str, set[int]] = {}
     with index.reader() as conn:
         for text in texts:
-            if not text.strip():
+            if not trim(text):
                 continue
             for rowid, kind, session, record, role, row in _candidates(conn, text):
                 if not isinstance(row, str) or not isinstance(record, int):

@@ -26,6 +26,7 @@ import json
 import re
 
 from memoryd.data import matching
+from proto.trim import trim
 
 INDENT = "    "
 # What str.splitlines breaks a line at: a reader of the file may take any of them for a line end.
@@ -98,7 +99,7 @@ def markdown(head: dict, found: list[dict]) -> bytes:
 
 
 def _legacy_paragraph(text: str) -> bytes:
-    return b"\n\n" + text.strip().encode("utf-8", "surrogateescape") + b"\n\n"
+    return b"\n\n" + trim(text).encode("utf-8", "surrogateescape") + b"\n\n"
 
 
 def scrub(data: bytes, text: str, marker: str) -> tuple[bytes, int]:

@@ -48,6 +48,7 @@ from memoryd.memory.handedit import ChangedByHand
 from memoryd.trust.caller import OWNER
 from memoryd.writer import WRITE
 from proto.plural import counted
+from proto.trim import trim
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +190,7 @@ def run(
     keys = list(dict.fromkeys(listing))
     # The digest of each text too: what a restore of an older archive or an import of an older
     # export recognises it by, memoryd keeping no copy of the text (forgetlines.Forgot).
-    digests = list(dict.fromkeys(forgotten.digest(t) for t in target.texts if t.strip()))
+    digests = list(dict.fromkeys(forgotten.digest(t) for t in target.texts if trim(t)))
     forgot = {"id": target.id, "at": stamp, "keys": keys, "digests": digests}
     _record(home, ref, target, keys)
     try:

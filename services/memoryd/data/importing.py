@@ -38,6 +38,7 @@ from memoryd.trust import classrule
 from proto.backupformat import IMPORT_MAX
 from proto.messages import SESSION_ID_PATTERN, describe
 from proto.tools import AddArgs
+from proto.trim import trim
 
 SESSION_ID = re.compile(SESSION_ID_PATTERN)  # matched whole (fullmatch): $ would take a "\n"
 FILE_ARG: dict[str, Literal["memory", "user"]] = {"memory.md": "memory", "user.md": "user"}
@@ -134,7 +135,7 @@ def _problem(item: Item) -> str | None:
         return "is an entry without its file"
     if item.kind == "note" and item.note is None:
         return "is a note without its kind"
-    if not item.text.strip():
+    if not trim(item.text):
         return "has an empty text"
     if p.session is not None and not SESSION_ID.fullmatch(p.session):
         return "has a provenance session of the wrong shape"
@@ -309,14 +310,15 @@ def _digest(key: NoteKey) -> bytes:
 def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
     """(what: add, note:KIND, skip or FORGOTTEN, which is skipped too, the line said to the
     owner) for item, updating state."""
-    forgot = state.forgotten.get(forgotten.digest(item.text))
+    found = (state.forgotten.get(d) for d in forgotten.digests_of(item.text))
+    forgot = next((f for f in found if f is not None), None)
     if forgot is not None:
         edit = f" (edit {forgot.edit})" if forgot.edit and forgot.edit != "journal" else ""
         return FORGOTTEN, (
             f"skipped: the owner made memoryd forget this text on {forgot.time}{edit}; to bring "
             "it back, add it again yourself"
         )
-    if forgotten.is_marker(item.text.strip()):
+    if forgotten.is_marker(trim(item.text)):
         # An export made before markers were left out of it: what stood where its owner forgot a
         # note would be recalled here as a note, with the forgotten note's provenance.
         return "skip", "a forgotten note (the marker left by a forget), not memory: skipped"
@@ -331,7 +333,7 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
             plan = edits.plan(AddArgs(action="add", file=FILE_ARG[file], text=item.text), current)
         except EditRefused as e:
             reason = str(e).removeprefix("refused: ")
-            if item.text.strip() in current:
+            if trim(item.text) in current:
                 return "skip", f"already in {file}"
             length = entries.length([*current, entries.normalise(item.text)])
             if length > entries.LIMITS[file] and _fits_a_note(item.text):
@@ -364,7 +366,7 @@ def _full(file: str, length: int) -> str:
 
 
 def _note(item: Item, kind: str, state: State, said: str) -> tuple[str, str]:
-    text = item.text.strip()
+    text = trim(item.text)
     p = item.provenance
     time = notes.header_time(_when(p.time, dt.datetime.now(dt.UTC))) if p.time else None
     source = item.source or "memory.md"

@@ -28,6 +28,7 @@ from memoryd.trust.caller import OWNER
 from memoryd.writer import WRITE
 from proto.plural import counted
 from proto.tools import AddArgs
+from proto.trim import trim
 
 BATCH_SECONDS = 0.25  # how long one batch may hold the writer
 LINES_KEPT = 2_000  # of the report's lines, unless the caller asks for fewer
@@ -206,7 +207,7 @@ def _apply(store, item: Item, what: str) -> str | None:
         record = store.owner_edit(file, plan, OWNER, "import", {"imported": prov})
         return record.id if record is not None else None
     kind = what.split(":", 1)[1]
-    text = item.text.strip()
+    text = trim(item.text)
     now = store.now()
     when = importing._when(item.provenance.time, now)
     session = item.provenance.session or "owner"

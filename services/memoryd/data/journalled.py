@@ -22,6 +22,7 @@ from memoryd.journal.ids import EDIT_ID
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, class_source
 from memoryd.trust import classrule
 from proto.labels import CLASS_RANK, higher_class, is_class
+from proto.trim import trim
 
 NOTED = "noted"
 
@@ -106,14 +107,14 @@ def came_in_before(months: list[Path], file: str, text: str, edit: str) -> str |
 def writes(record: EditLine, text: str, months: list[Path]) -> Iterator[Written]:
     """What record wrote of text: an entry it brought into memory.md or user.md, a note it
     appended; a moved or dropped entry's class from the line that brought it into its file."""
-    text = text.strip()
+    text = trim(text)
     if record.to in IDENTITY_FILES and record.action != "undo":
-        after = {e.strip() for e in record.after} - {e.strip() for e in record.before}
+        after = {trim(e) for e in record.after} - {trim(e) for e in record.before}
         if text in after:
             session, label = line_label(record, "entry")
             yield Written(record.id, session, label)
     for note in record.notes:
-        if note.text.strip() != text:
+        if trim(note.text) != text:
             continue
         if note.kind == NOTED:
             session, label = line_label(record, NOTED)

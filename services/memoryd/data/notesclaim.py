@@ -31,6 +31,7 @@ from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.scan import mapped
 from memoryd.memory import edits, notes
+from proto.trim import trim
 
 SAID_MAX = 5  # notes named in the answer; the rest counted
 
@@ -102,7 +103,7 @@ def _writes(months: list[Path]) -> dict[str, list[Write]]:
     out: dict[str, list[Write]] = defaultdict(list)
     for record in _lines(months):
         for note in record.notes:
-            text = note.text.strip()
+            text = trim(note.text)
             if note.kind == NOTED:
                 session, label = line_label(record, NOTED)
                 out[text].append((session, Written(record.id, session, label)))
@@ -124,7 +125,7 @@ def _came_with(state: FileState, text: str) -> str | None:
     (FileState.take: an undo brings nothing in, an entry that left the file is forgotten); None
     when no line brought it in."""
     for entry, source in state.came_with.items():
-        if entry.strip() == text:
+        if trim(entry) == text:
             return klass_of(source)
     return None
 

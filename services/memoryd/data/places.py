@@ -15,6 +15,7 @@ from memoryd.journal.journal import IDENTITY_FILES
 from memoryd.memory import notes
 from memoryd.memory.memfiles import read_entries
 from proto.plural import counted
+from proto.trim import trim
 
 
 @dataclass
@@ -86,7 +87,7 @@ def places(home: Home, journal, texts: list[str], keys: list[str], index) -> Pla
             found.entries[file] = n
     found.notes = [n.number for n in notes_of(home) if any(matching.same(n.text, t) for t in texts)]
     for text in texts:
-        if not text.strip():
+        if not trim(text):
             continue
         found.journal += sum(
             scrub.count(p, text, matching.journal_holds) for p in journal.month_files()

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import FILE_MODE, fsync_dir, open_read
+from proto.trim import trim
 
 
 def needle(text: str, ascii_only: bool = False) -> bytes:
     """The text as it appears inside a JSON string memoryd wrote (ensure_ascii as given),
     surrounding whitespace aside."""
-    return json.dumps(text.strip(), ensure_ascii=ascii_only)[1:-1].encode("utf-8")
+    return json.dumps(trim(text), ensure_ascii=ascii_only)[1:-1].encode("utf-8")
 
 
 def count(

@@ -15,6 +15,7 @@ from memoryd.data.purge import rows_of
 from memoryd.data.targets import SESSION, Stopped, Target, resolve, where_held
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
+from proto.trim import trim
 
 
 def target(
@@ -32,9 +33,9 @@ def target(
         try:
             return resolve(store.home, None, store.journal, ref, hints, stopped)
         except AdminRefused:
-            if not _scanned(service.index, [ref.strip()]):
+            if not _scanned(service.index, [trim(ref)]):
                 raise
-        return Target("text", "the text given", [ref.strip()])
+        return Target("text", "the text given", [trim(ref)])
     target = resolve(store.home, service.index, store.journal, ref, hints, stopped)
     if target.resumed or not SESSION.match(ref):
         return target  # a resumed forget takes the texts it recorded, no more
@@ -43,7 +44,7 @@ def target(
         text
         for role, row in _record_rows(service.index, key, (hints or {}).get(key, []))
         for text in matching.call_wrote(role, row)
-        if text.strip()
+        if trim(text)
     ]
     target.texts = list(dict.fromkeys([*target.texts, *written]))
     return target
@@ -95,7 +96,7 @@ def _scanned(index, texts: list[str]) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
     with index.reader() as conn:
         for text in texts:
-            spelt = {text.strip(), json.dumps(text.strip())[1:-1]}
+            spelt = {trim(text), json.dumps(trim(text))[1:-1]}
             for form in sorted(spelt):
                 sql = f"{carriers.SELECT} WHERE instr(h.text, ?) > 0"  # noqa: S608 (fixed text)
                 for _, kind, session, record, role, row in conn.execute(sql, (form,)).fetchall():

@@ -31,6 +31,7 @@ from memoryd.memory import shown
 from memoryd.memory.memfiles import read_entries
 from proto.messages import SESSION_ID_PATTERN
 from proto.plural import counted
+from proto.trim import trim
 
 NOTE = re.compile(r"^note:([0-9]{1,9})\Z")
 ENTRY = re.compile(r"^(memory\.md|user\.md):([0-9]{1,4})\Z")
@@ -133,7 +134,7 @@ def resolve(
                 "(name it as search prints it)"
             )
         return Target(ref, f"record {record} of session {session}", texts, [key])
-    text = ref.strip()
+    text = trim(ref)
     for file in IDENTITY_FILES:
         if text in read_entries(home, file):
             return Target("entry", f"an entry of {file}", [text])
@@ -153,7 +154,7 @@ def _finishing(stopped: unfinished.Unfinished, ref: str) -> Target:
     """While a forget stopped part way is recorded, only it is taken, by the id or the text
     given to it or by the exact words of its text: the files it rewrote no longer number their
     entries and notes as when it was given, so any other id might name what nobody meant."""
-    text = ref.strip()
+    text = trim(ref)
     if ref == stopped.ref or (text and any(matching.same(text, t) for t in stopped.texts)):
         return Target(stopped.id, stopped.what, list(stopped.texts), list(stopped.keys), True)
     named = stopped.ref if _is_id(stopped.ref) else "the exact words of the text it was given"

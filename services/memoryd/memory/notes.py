@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from proto.messages import SESSION_ID_PATTERN
 from proto.records import utc_text
+from proto.trim import trim
 
 HEADER_TIME = "%Y-%m-%dT%H:%MZ"
 _SESSION = SESSION_ID_PATTERN.strip("^$")
@@ -230,7 +231,7 @@ def parse(data: bytes, offset: int = 0, number: int = 0) -> list[NoteEntry]:
     def close(end: int) -> None:
         nonlocal number
         if current is not None:
-            text = "\n".join(_unstuff(line) for line in body).strip()
+            text = trim("\n".join(_unstuff(line) for line in body))
             entries.append(NoteEntry(number=number, text=text, end=end, **current))
             number += 1
 
@@ -278,7 +279,7 @@ def leading_said(data: bytes) -> str | None:
         if decode_line(raw).lstrip("\ufeff").startswith("§"):
             break
         lines += 1
-    if not decode_line(b"".join(raws[:lines])).lstrip("\ufeff").strip():
+    if not trim(decode_line(b"".join(raws[:lines])).lstrip("\ufeff")):
         return None
     where = "line 1" if lines == 1 else f"lines 1 to {lines}"
     return (

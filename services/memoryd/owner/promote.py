@@ -27,6 +27,7 @@ from memoryd.owner.args import PromoteArg
 from memoryd.trust import classrule
 from memoryd.trust.caller import OWNER
 from proto.tools import AddArgs
+from proto.trim import trim
 
 NOTE_REF = re.compile(r"^note:([0-9]{1,9})\Z")
 
@@ -39,7 +40,7 @@ def find_note(all_notes: list[notes.NoteEntry], ref: str) -> notes.NoteEntry:
             if note.number == number:
                 return note
         raise AdminRefused(f"refused: notes.md holds no note {ref} (it holds {len(all_notes):,})")
-    text = ref.strip()
+    text = trim(ref)
     for note in reversed(all_notes):
         if note.text == text:
             return note

@@ -23,6 +23,7 @@ from memoryd.search.defuse import (
 )
 from memoryd.search.firstmatch import first_match
 from memoryd.search.tokencount import SPEC, Table
+from proto.trim import trim
 
 SNIPPET_LIMIT = 600
 # Letters and digits: \w without the underscore.
@@ -112,8 +113,10 @@ def snippet(
 ) -> str:
     """The text when it is shown in limit characters, else a window around the first token
     matching a term in table's tokenizer (the spec's hits by default), with an ellipsis at each
-    cut end; never longer than limit characters as recall shows it."""
-    text = text.strip()
+    cut end; never longer than limit characters as recall shows it. Trimmed as the parse trims
+    (proto.trim), so a control at an edge is shown and the words shown are the ones forget and
+    promote take by text."""
+    text = trim(text)
     if len(text) <= limit and _reach(text, 0, limit) == len(text):
         return text
     return window(text, _first_match(text, terms, table), limit, whole=True)

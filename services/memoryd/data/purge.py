@@ -18,7 +18,7 @@ import sqlite3
 from memoryd.data import ftsmerge
 from memoryd.errors import MemorydError
 from memoryd.home import fsync_dir
-from memoryd.index import indexer
+from memoryd.index import indexer, notesprefix
 from memoryd.index.dbfile import remove_database
 from memoryd.index.sessionrows import LogState
 from memoryd.journal import keptout
@@ -143,6 +143,9 @@ def shift_notes(index, shifts: list[tuple[int, int]]) -> None:
             return
         state.bytes += sum(change for end, change in shifts if end <= state.bytes)
         state.tail = indexer._tail_hash(path, state.bytes, indexer.NOTES_WINDOW)
+        # The bytes before the offset were rewritten, even where the offset did not move: the
+        # digest a restart reads on by is taken again of them (one read of notes.md, no parse).
+        state.prefix = notesprefix.extend(path, None, 0, state.bytes)
         indexer.save_state(conn, indexer.NOTES_LOG, state)
 
 

@@ -231,7 +231,16 @@ def _unreadable(name: str, e: OSError) -> AdminRefused:
         what, fix = f"is {e.strerror}", f"put {thing} there"
     elif isinstance(e, FileNotFoundError):
         # removed while memoryd ran: an archive without it would pass for a whole backup
-        what, fix = "is missing", "put it back or restore a backup (bxctl memory restore)"
+        # Not "restore a backup": that would take every file back to the archive, not this one.
+        if name.endswith("/"):
+            how = f"tar -xzf ARCHIVE {name}"
+        else:
+            how = f"tar -xzOf ARCHIVE {name} > {name}"
+        what = "is missing"
+        fix = (
+            f"put it back (a backup holds it: {how}, run in the home folder; restoring the "
+            "whole backup would take all of memory back to it)"
+        )
     else:
         what = f"cannot be read ({e.strerror or e})"
         fix = "give it back to memoryd's user or make it readable"

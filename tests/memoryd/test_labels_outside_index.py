@@ -14,6 +14,7 @@ import pytest
 
 from memoryd.data import layout
 from memoryd.home import Home, ensure_dir
+from memoryd.index.index import Index
 from memoryd.trust import risen
 from memoryd.trust.witness import Witness
 from tests.memoryd.owner_data_harness import Memoryd
@@ -109,6 +110,68 @@ def test_an_index_from_before_the_file_gives_its_labels_to_it_at_open(tmp_path):
     home.memory_file("labels.jsonl").unlink()  # as an older memoryd left the home
     opened(home).close()
     assert lines(home) == [{"session": "t1", "class": "private", "untrusted": True}]
+
+
+def tainted_index(home: Home, sessions: list[str]) -> None:
+    """An index that read each session's untrusted page, and no labels.jsonl (as an index written
+    before the file was kept finds it at the upgrade's first start)."""
+    for session in sessions:
+        append(home, session, [user(BEFORE), *fetched(), said(AFTER)])
+    index = opened(home)
+    index.catch_up_all()
+    index.close()
+    home.memory_file("labels.jsonl").unlink()
+
+
+def fsyncs_of(monkeypatch) -> list[str]:
+    """The files fsync'd from now on, by path, each time (the real fsync still runs)."""
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+@pytest.mark.parametrize("rebuilt", [False, True])
+def test_an_index_gives_all_its_labels_to_the_file_in_one_fsync(tmp_path, monkeypatch, rebuilt):
+    # One fsync'd append a session held memoryd's start for minutes at tens of thousands of
+    # sessions, before any socket was made; the copy must cost one append whatever their number.
+    home = a_home(tmp_path)
+    sessions = [f"t{n}" for n in range(60)]
+    tainted_index(home, sessions)
+    synced = fsyncs_of(monkeypatch)
+    # rebuilt: another max_class, so the index is started anew (its labels kept before removal)
+    index = Index(home, max_class="secret") if rebuilt else Index(home)
+    index.open()
+    index.close()
+    assert synced.count(str(home.memory_file("labels.jsonl"))) == 1
+    assert sorted(x["session"] for x in lines(home)) == sorted(sessions)
+    assert {(x["class"], x["untrusted"]) for x in lines(home)} == {("private", True)}
+    synced.clear()
+    opened(home).close()  # all there: nothing more is written
+    assert str(home.memory_file("labels.jsonl")) not in synced
+
+
+def test_a_copy_cut_short_leaves_whole_lines_and_the_next_open_ends_it(tmp_path):
+    home = a_home(tmp_path)
+    sessions = [f"t{n}" for n in range(20)]
+    tainted_index(home, sessions)
+    opened(home).close()
+    path = home.memory_file("labels.jsonl")
+    whole = path.read_bytes()
+    cut = whole.index(b"\n", len(whole) // 2) + 1 + 10  # a power cut ten bytes into a line
+    path.write_bytes(whole[:cut])
+    before = [json.loads(x) for x in whole[:cut].splitlines()[:-1]]
+    opened(home).close()
+    raw = path.read_bytes().splitlines()
+    assert [json.loads(x) for x in raw[: len(before)]] == before  # the whole lines stand
+    assert raw[len(before)] == whole[:cut].splitlines()[-1]  # the torn one, on its own line
+    risen._homes.clear()  # as a new memoryd reads the file
+    assert all(risen.label(home, s) == ("private", True) for s in sessions)
 
 
 def test_a_clean_session_and_a_damaged_line_add_nothing(tmp_path):

@@ -178,10 +178,14 @@ def floor(home: Home, session: str, state: LogState, kept: Label | None = None) 
 def record(home: Home, labels: dict[str, Label]) -> None:
     """Each of labels (by log name, as the offsets table holds them) in memory/labels.jsonl
     (risen.py), where it survives the index: an index written before that file was kept gives
-    its labels to it once, at the open."""
-    for name, label in labels.items():
-        session = name.removeprefix(PREFIX).removesuffix("/0.jsonl")
-        risen.rise(home, session, label)
+    its labels to it once, at the open: in one fsync'd append, before memoryd listens."""
+    risen.rise_all(
+        home,
+        (
+            (name.removeprefix(PREFIX).removesuffix("/0.jsonl"), label)
+            for name, label in labels.items()
+        ),
+    )
 
 
 def old_labels(path: Path) -> dict[str, Label]:

@@ -10,9 +10,12 @@ an id only when exactly one line holds it (one_line), and refuse otherwise in on
 journal files and lines that hold it; log says which of the ids it lists are held twice (among,
 said_of), and restore says it of the archive's journal (of_archive).
 
-A line is found as memoryd writes it: starting with {"id": "<id>" (scan.py). Every month is
-searched, not only the id's own: a concatenation can put a line in another month's file. A month
-is read a WINDOW at a time, each ending at a line's end, its pages given back once passed.
+A line is found as memoryd writes it: starting with {"id": "<id>" (scan.py). Every month counts,
+not only the id's own: a concatenation can put a line in another month's file. Whether an id is
+held twice, and by which months, is asked of the ids kept per month (heldids.py, read on only as
+far as the months grew), so show, undo and log cost what is new in the journal, not all of it; only
+the months that hold a twice-held id are searched to name its lines, a WINDOW at a time, each
+ending at a line's end, its pages given back once passed.
 """
 
 import json
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import damaged, scan
+from memoryd.journal import damaged, heldids, scan
 from memoryd.journal.journal import EditLine, Journal
 from proto.plural import counted
 
@@ -108,21 +111,27 @@ def refusal(edit_id: str, places: list[Place]) -> AdminRefused:
 def one_line(journal: Journal, edit_id: str) -> EditLine:
     """The one journal line of edit_id (whatever month file holds it); AdminRefused naming the
     lines when more than one holds it, or saying why none does."""
-    places = held(journal.month_files(), edit_id)
-    if len(places) > 1:
-        raise refusal(edit_id, places)
-    if places:
-        record = scan.line_at(places[0].path, places[0].offset)
-        if record is not None and record.id == edit_id:
+    edits = journal.home.edits
+    ids = heldids.held(edits)
+    holding = [edits / name for name in ids.files(edit_id)]
+    if ids.count(edit_id) > 1:
+        raise refusal(edit_id, held(holding, edit_id))
+    for path in holding:
+        record = scan.line_with_id(path, edit_id)
+        if record is not None:
             return record
     raise AdminRefused(journal.missing_sentence(edit_id))
 
 
 def among(months: list[Path], ids: list[str]) -> dict[str, list[Place]]:
-    """Those of ids (a listing's) that more than one line holds, each with its lines, in the
-    order of ids: one pass over the months, then one more for each such id."""
-    twice = sorted((i for i, n in counts(months, set(ids)).items() if n > 1), key=ids.index)
-    return {i: held(months, i) for i in twice}
+    """Those of ids (a listing's) that more than one line of the months (a home's month files)
+    holds, each with its lines, in the order of ids: the months that hold such an id are
+    searched, no other."""
+    if not months:
+        return {}
+    found = heldids.held(months[0].parent)
+    twice = sorted({i for i in ids if found.count(i) > 1}, key=ids.index)
+    return {i: held([p for p in months if p.name in found.files(i)], i) for i in twice}
 
 
 def said_of(found: dict[str, list[Place]]) -> list[str]:

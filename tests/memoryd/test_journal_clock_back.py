@@ -80,3 +80,38 @@ def test_a_clock_that_ran_ahead_and_was_mended_keeps_sessions_writing(tmp_path):
     later = owner(store, "log", {"n": 5, "from": "2026-12-04-0003"})
     assert [line.split()[0] for line in later.splitlines()] == made[-2:]
     assert store.undo("2026-12-04-0004").startswith("undid 2026-12-04-0004 as edit 2026-12-04-0005")
+
+
+def test_ids_of_the_day_above_a_stepped_back_edit_are_not_handed_out_again(tmp_path):
+    # The newest file ends on a line of the day before, the day's own line above it: with
+    # .ids.json gone (lost, or a backup restored into a new home, which carries none) the journal
+    # alone must give the next id.
+    clock = Clock(dt.datetime(2026, 12, 1, 0, 0, 10, tzinfo=UTC))
+    store = new_store(tmp_path, clock=clock)
+    add(store, "memory", "Entry A.")
+    clock.now = dt.datetime(2026, 11, 30, 23, 59, 55, tzinfo=UTC)  # NTP steps it back
+    add(store, "memory", "Entry B.")
+    (store.home.memory / ".ids.json").unlink()
+    clock.now = dt.datetime(2026, 12, 1, 0, 1, 30, tzinfo=UTC)
+    again = new_store(tmp_path, clock=clock)
+    add(again, "memory", "Entry C.")
+    made = ["2026-12-01-0001", "2026-11-30-0001", "2026-12-01-0002"]
+    assert months(again) == {"2026-12.jsonl": made}
+    assert "Entry A." in owner(again, "show", {"id": made[0]})
+    assert "Entry C." in owner(again, "show", {"id": made[2]})
+
+
+def test_a_days_id_pasted_into_an_earlier_month_file_is_not_handed_out_again(tmp_path):
+    clock = Clock(dt.datetime(2026, 12, 1, 8, tzinfo=UTC))
+    store = new_store(tmp_path, clock=clock)
+    add(store, "memory", "Entry A.")
+    line = (
+        (store.home.edits / "2026-12.jsonl")
+        .read_text()
+        .replace("2026-12-01-0001", "2026-12-01-0007")
+    )
+    (store.home.edits / "2026-10.jsonl").write_text(line)  # a journal concatenated by hand
+    (store.home.memory / ".ids.json").unlink()
+    again = new_store(tmp_path, clock=clock)
+    add(again, "memory", "Entry B.")
+    assert months(again)["2026-12.jsonl"] == ["2026-12-01-0001", "2026-12-01-0008"]

@@ -45,7 +45,7 @@ from memoryd.home import (
     fsync_dir,
     open_read,
 )
-from memoryd.journal import damaged, lostbefore, months
+from memoryd.journal import damaged, heldids, lostbefore, months
 from memoryd.journal.ids import EDIT_ID, Issued, day_numbers
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
@@ -219,22 +219,18 @@ class Journal:
         return out
 
     def next_id(self, when: dt.datetime) -> str:
-        """The next id of the day, after every id of the day the journal holds and after the
-        last one handed out here (Issued). Ids only grow along the file, so the last id of the
-        day is in the file's tail: a write costs the same however long the month's journal is."""
+        """The next id of the day, after every id of the day any journal line holds and after the
+        last one handed out here (Issued). The journal's ids are kept per month file and read on
+        only as far as the months grew (heldids.py), so a write costs the same however long the
+        journal is. Not the appended file's last line alone: after the clock went back over a
+        month's end and came forward, the newest file ends on a line of the day before while lines
+        of this day are above it, and .ids.json (not carried by a backup, and not fsync'd) may not
+        say so; nor only the day's own month file on, as a concatenation may put a line anywhere."""
         day = f"{utc(when):%Y-%m-%d}"
         path = months.append_path(self.home, utc(when))
-        last = last_id(path)
-        if last is not None and last[:10] == day:
-            numbers = day_numbers([last], day)
-        elif path.name[:7] == day[:7] and (last is None or last[:10] < day):
-            numbers = []
-        else:
-            # The clock is behind the journal's end (it went back, or was ahead and is mended):
-            # the day's ids may be in its month's file or any later one.
-            paths = months.from_month(self.month_files(), day)
-            numbers = [n for p in paths for n in day_numbers(all_ids(p), day)]
-        held = max(numbers, default=0)
+        held = heldids.held(self.home.edits).top(day)
+        last = last_id(path)  # a line the owner wrote otherwise, if it ends the file
+        held = max([held, *day_numbers([last] if last else [], day)])
         issued = self.issued.number("edit", day)
         if issued > held:
             # Counting on from the journal would hand out an id the owner was already shown

@@ -10,7 +10,8 @@ made before it, every reader takes an older edit for the file's latest, and memo
 edits nobody made and refuses writes. So an edit is appended to its clock's month file or to the
 newest month file there, whichever is later. The line keeps the clock's time and an id of the
 clock's day; a line of day D is thus in D's month file or a later one, which is where the line of
-an id is looked for (from_month), and where the numbers of a day already given are counted.
+an id is looked for (from_month). The numbers of a day already given are counted over every month
+file (heldids.py): the newest can end on a line of the day before while the day's lines are above.
 """
 
 import datetime as dt

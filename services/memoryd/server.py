@@ -18,7 +18,7 @@ from memoryd.data import backup, lay
 from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, NotRegular, ensure_dir, unsafe_entry
 from memoryd.index.index import Index, check_fts5
-from memoryd.journal import forgetread, forgotten
+from memoryd.journal import forgetread, forgotten, heldids
 from memoryd.memory import handedit
 from memoryd.memory.store import MemoryStore
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
@@ -80,6 +80,8 @@ def _prepare_locked(config: Config, locks: list[int]) -> MemoryService:
     store.ensure()
     # The journal's forget lines, read from their saved reading on (only what was appended since)
     forgetread.keep_saved(home)
+    # and the ids its lines hold (show, undo, log and the next id ask them), the same way
+    heldids.keep_saved(home)
     forgotten.mend(home)  # a damaged or missing forgotten.jsonl gets the journal's keys back
     index = Index(
         home,

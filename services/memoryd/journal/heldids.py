@@ -10,31 +10,37 @@ forward again: the newest file then ends on a line of the day before while the d
 further up (months.py), so counting from the tail alone handed out an id the journal held.
 
 So, per month, this keeps how far it was read (whole lines only), the file's inode, the size and
-mtime it had, the hash of the bytes just before that offset, and the ids its lines start with (per
-day, the runs of numbers held, so a month of 100,000 edits is kept in a few runs; an id met again
-in the month is counted apart). A month that is the same file, grown, with those bytes unchanged, is
-read on from the offset (memoryd only appends); any other (replaced, shrunk, changed without
-growing, rewritten just before the offset) is read again from its start, as forgetread.py does. A
-rewrite in place that keeps the file, grows it and leaves the bytes before the offset as they were
-goes unseen: a hand edit of older lines, not memoryd's. The bytes after the last newline (a line
-being written, or torn by a crash) are read again each time the month changes and count as a line,
-but are kept only once their line ends: the id a torn line starts with is never handed out again.
+mtime it had, the hash of the bytes just before that offset, and the ids its lines start with
+(idruns.py: per day the runs of numbers held, so a month of 100,000 edits is kept in a few runs; an
+id met again in the month is counted apart). A month that is the same file, grown, with those bytes
+unchanged, is read on from the offset (memoryd only appends); any other (replaced, shrunk, changed
+without growing, rewritten just before the offset) is read again from its start, as forgetread.py
+does. A rewrite in place that keeps the file, grows it and leaves the bytes before the offset as
+they were goes unseen: a hand edit of older lines, not memoryd's. The bytes after the last newline
+(a line being written, or torn by a crash) are read again each time the month changes and count as a
+line, but are kept only once their line ends: the id a torn line starts with is never handed out
+again.
 
 A line is found as memoryd writes it, starting with {"id": "<id>" (scan.py, twice.py).
+
+For memoryd's own home (keep_saved, at start) what was read is saved to index/journal-ids.json
+(heldsaved.py: at start, and once it covers SAVE_BYTES more of the journal than the saved copy), so
+a start reads only what was appended since.
 """
 
-import bisect
 import hashlib
 import logging
 import os
 import re
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from memoryd.home import MONTH_FILE, open_read
+from memoryd.home import MONTH_FILE, Home, open_read
+from memoryd.journal import heldsaved
+from memoryd.journal.idruns import Ids, Runs, id_of
 from memoryd.journal.wholelines import WholeLines
 
 log = logging.getLogger(__name__)
@@ -43,111 +49,15 @@ log = logging.getLogger(__name__)
 CHUNK = 4 << 20
 # How many bytes before the offset read tell an append from a rewrite.
 TAIL_CHECK = 256
+# How many more journal bytes read than the saved copy covers before it is saved again.
+SAVE_BYTES = 4 * 1024 * 1024
 # How many journals are kept (memoryd has one; a restore reads a staged copy's, tests make many).
 MOST_JOURNALS = 8
 
 _AFTER_NEWLINE = re.compile(rb'\n\{"id": "(\d{4}-\d{2}-\d{2})-(\d{4,})"')
 _AT_START = re.compile(rb'\{"id": "(\d{4}-\d{2}-\d{2})-(\d{4,})"')
-_ID = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})\Z")
 
 Stamp = tuple[int, int, int]  # inode, size, mtime
-
-
-class Runs:
-    """A set of numbers as sorted runs [starts[i], ends[i]]: the numbers of a day's ids, which
-    memoryd hands out one after another, so a day of any length is a run or a few."""
-
-    def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-
-    def add(self, n: int) -> bool:
-        """Take n; False when it is held already."""
-        starts, ends = self.starts, self.ends
-        if ends and n == ends[-1] + 1:
-            ends[-1] = n
-            return True
-        i = bisect.bisect_right(starts, n) - 1
-        if i >= 0 and n <= ends[i]:
-            return False
-        left = i >= 0 and ends[i] == n - 1
-        right = i + 1 < len(starts) and starts[i + 1] == n + 1
-        if left and right:
-            ends[i] = ends[i + 1]
-            del starts[i + 1], ends[i + 1]
-        elif left:
-            ends[i] = n
-        elif right:
-            starts[i + 1] = n
-        else:
-            starts.insert(i + 1, n)
-            ends.insert(i + 1, n)
-        return True
-
-    def __contains__(self, n: int) -> bool:
-        i = bisect.bisect_right(self.starts, n) - 1
-        return i >= 0 and n <= self.ends[i]
-
-    def top(self) -> int:
-        return self.ends[-1] if self.ends else 0
-
-    def common(self, other: "Runs") -> list[int]:
-        """The numbers both hold."""
-        out: list[int] = []
-        i = j = 0
-        while i < len(self.starts) and j < len(other.starts):
-            low = max(self.starts[i], other.starts[j])
-            high = min(self.ends[i], other.ends[j])
-            out.extend(range(low, high + 1))
-            if self.ends[i] < other.ends[j]:
-                i += 1
-            else:
-                j += 1
-        return out
-
-
-@dataclass
-class Ids:
-    """The ids of a month's lines: per day the numbers held (written as memoryd writes them,
-    NNNN at least four digits), the lines beyond the first of an id met again, and ids written
-    otherwise (a hand edit: 2026-12-01-00001) counted as they are."""
-
-    days: dict[str, Runs] = field(default_factory=dict)
-    again: Counter[str] = field(default_factory=Counter)
-    odd: Counter[str] = field(default_factory=Counter)
-
-    def copy(self) -> "Ids":
-        days = {}
-        for day, runs in self.days.items():
-            days[day] = Runs()
-            days[day].starts, days[day].ends = list(runs.starts), list(runs.ends)
-        return Ids(days, Counter(self.again), Counter(self.odd))
-
-    def take(self, day: str, digits: str) -> None:
-        number = int(digits)
-        if digits != f"{number:04d}":
-            self.odd[f"{day}-{digits}"] += 1
-        elif not self.days.setdefault(day, Runs()).add(number):
-            self.again[f"{day}-{digits}"] += 1
-
-    def lines(self, edit_id: str) -> int:
-        """How many of the month's lines start with edit_id."""
-        m = _ID.match(edit_id)
-        if m is None:
-            return 0
-        day, digits = m.groups()
-        if digits != f"{int(digits):04d}":
-            return self.odd[edit_id]
-        runs = self.days.get(day)
-        return (1 + self.again[edit_id]) if runs is not None and int(digits) in runs else 0
-
-    def top(self, day: str) -> int:
-        runs = self.days.get(day)
-        best = runs.top() if runs is not None else 0
-        for odd in self.odd:
-            if odd[:10] == day:
-                best = max(best, int(odd[11:]))
-        return best
 
 
 @dataclass
@@ -159,6 +69,7 @@ class Month:
     seen: tuple[int, int]  # the file's size and mtime when it was read
     stamp: Stamp
     rest: str | None = None  # the id the bytes after offset start with (a line not yet whole)
+    read: int = 0  # the bytes read to make it from the month before
 
     def lines(self, edit_id: str) -> int:
         return self.ids.lines(edit_id) + (self.rest == edit_id)
@@ -193,10 +104,9 @@ class Held:
         """Every id more than one line holds, in order."""
         if self._twice is None:
             found: set[str] = set()
-            by_day: dict[str, list[Runs]] = {}
+            by_day: dict[str, list[Runs]] = {}  # by the ids' form, day[/width]
             for month in self._months.values():
                 found.update(month.ids.again)
-                found.update(month.ids.odd)
                 if month.rest is not None:
                     found.add(month.rest)
                 for day, runs in month.ids.days.items():
@@ -204,7 +114,7 @@ class Held:
             for day, all_runs in by_day.items():
                 for i, runs in enumerate(all_runs):
                     for other in all_runs[i + 1 :]:
-                        found.update(f"{day}-{n:04d}" for n in runs.common(other))
+                        found.update(id_of(day, n) for n in runs.common(other))
             self._twice = sorted(i for i in found if self.count(i) > 1)
         return list(self._twice)
 
@@ -214,21 +124,45 @@ class _Journal:
     months: dict[str, Month] = field(default_factory=dict)
     stamps: tuple | None = None
     held: Held = field(default_factory=lambda: Held({}))
+    unsaved: int = 0  # bytes read since the saved copy
 
 
 _lock = threading.Lock()
 _journals: "OrderedDict[Path, _Journal]" = OrderedDict()
+# The homes whose reading is saved (memoryd's own), by their edits/ folder, kept apart from
+# _journals so that one dropped from there is loaded and saved again.
+_kept: dict[Path, Home] = {}
+
+
+def keep_saved(home: Home) -> None:
+    """At memoryd's start: read the journal's ids from the saved copy on (only what was appended
+    since), save what was read, and keep the copy up to date from now on. A month that cannot be
+    read is left for the first question to say."""
+    with _lock:
+        _kept[home.edits] = home
+        journal = _journal(home.edits)
+        try:
+            _look(home.edits, journal, force_save=True)
+        except OSError as e:
+            log.warning("%s: the journal's ids are not read now: %s", home.edits, e)
 
 
 def held(folder: Path) -> Held:
     """The ids the month files of folder (a home's edits/) hold now, reading only what each month
     gained since it was last asked. OSError when a month cannot be read."""
     with _lock:
-        journal = _journals.pop(folder, None) or _Journal()
-        _journals[folder] = journal
-        while len(_journals) > MOST_JOURNALS:
-            _journals.popitem(last=False)
-        return _look(folder, journal)
+        return _look(folder, _journal(folder))
+
+
+def _journal(folder: Path) -> _Journal:
+    journal = _journals.pop(folder, None)
+    if journal is None:
+        home = _kept.get(folder)
+        journal = _Journal(months=heldsaved.load(home) if home is not None else {})
+    _journals[folder] = journal
+    while len(_journals) > MOST_JOURNALS:
+        _journals.popitem(last=False)
+    return journal
 
 
 def _stamp(where: Path) -> Stamp | None:
@@ -239,21 +173,31 @@ def _stamp(where: Path) -> Stamp | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _look(folder: Path, journal: _Journal) -> Held:
+def _look(folder: Path, journal: _Journal, force_save: bool = False) -> Held:
     try:
         names = sorted(n for n in os.listdir(folder) if MONTH_FILE.match(n))
     except FileNotFoundError:
         names = []
     stamps = tuple((name, _stamp(folder / name)) for name in names)
-    if journal.stamps == stamps:
+    if journal.stamps == stamps and not force_save:
         return journal.held
     months: dict[str, Month] = {}
     for name, st in stamps:
         if st is not None:
-            months[name] = _month(journal.months.get(name), folder / name, st)
+            before = journal.months.get(name)
+            try:
+                months[name] = _month(before, folder / name, st)
+            except FileNotFoundError:
+                continue  # removed since it was listed: as if it were not there
+            if months[name] is not before:
+                journal.unsaved += months[name].read
     journal.months = months
     journal.held = Held(months)
     journal.stamps = stamps
+    home = _kept.get(folder)
+    if home is not None and (journal.unsaved >= SAVE_BYTES or (force_save and journal.unsaved)):
+        if heldsaved.save(home, months):
+            journal.unsaved = 0
     return journal.held
 
 
@@ -271,7 +215,8 @@ def _month(month: Month | None, where: Path, st: Stamp) -> Month:
     found = _AT_START.match(rest)
     rest_id = f"{found.group(1).decode()}-{found.group(2).decode()}" if found else None
     done = (now.st_ino, now.st_size, now.st_mtime_ns)
-    return Month(now.st_ino, offset, tail, ids, (now.st_size, now.st_mtime_ns), done, rest_id)
+    seen = (now.st_size, now.st_mtime_ns)
+    return Month(now.st_ino, offset, tail, ids, seen, done, rest_id, offset - start)
 
 
 def _goes_on(f: BinaryIO, month: Month, now: os.stat_result) -> bool:

@@ -20,6 +20,11 @@ import tarfile
 from collections.abc import Callable
 
 FORMAT = "boxmaker-memory-backup"
+# Raised whenever an archive may hold what a reader of the version before would not take (a member
+# of a new name, a file of a new shape): that reader refuses it as made by a newer memoryd, since
+# names are judged only once the manifest is read. memory/labels.jsonl came under 1 and stays
+# there: the readers that do not know it judge names before the manifest, so a 2 would change
+# nothing they say, while every reader since knows the file and would refuse a 2 it reads whole.
 VERSION = 1
 MANIFEST = "manifest.json"
 MANIFEST_MAX = 64 << 20

@@ -5,7 +5,9 @@ reads it again for the session logs it lays (memoryd may have read a copy, and t
 changed since): a gzip'd tar read as a stream, at most RATIO times its size unpacked and no more
 members than memoryd writes, the manifest last and of memoryd's format. survey() gives the
 manifest and, for each member under sessions/, its size and sha256, or why it is refused (a name
-that is not sessions/<session id>/0.jsonl, a link or anything but a plain file, a name held twice).
+that is not sessions/<session id>/0.jsonl, a link or anything but a plain file, a name held twice);
+a member's name is judged only once the manifest says the archive is of a format this bxctl
+reads, so that an archive of a newer memoryd is refused as newer, never as foreign.
 """
 
 import gzip
@@ -102,8 +104,17 @@ def _manifest(member: tarfile.TarInfo, tar: tarfile.TarFile) -> dict:
     if not isinstance(value, dict) or value.get("format") != FORMAT:
         raise Unusable("not a boxmaker memory backup (its manifest is foreign)")
     version = value.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version > VERSION:
-        raise Unusable(f"the archive's format is not one this bxctl reads ({VERSION})")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise Unusable("the archive's manifest has no format version (a whole number)")
+    if version > VERSION:
+        # Its members are not judged by name before this: a newer memoryd may write a log of a
+        # name this bxctl does not know, and what the owner needs is the memoryd that reads it.
+        made = value.get("memoryd")
+        made = ascii(made[:32]) if isinstance(made, str) else "unknown"
+        raise Unusable(
+            f"the archive is format {version}, made by a newer memoryd (version {made}); this "
+            f"bxctl reads format {VERSION}: restore it with that memoryd or a newer one"
+        )
     files = value.get("files")
     if not isinstance(files, list) or not all(
         isinstance(f, dict)

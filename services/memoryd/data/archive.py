@@ -7,6 +7,13 @@ none. verify() reads an archive whole before anything is laid: every member must
 file with a name memoryd would write (no absolute path, no "..", no link), listed once in the
 manifest with the same size and sha256, and the manifest must list nothing that is missing; the
 gzip stream is read to its end, so its own checksum and length are checked too.
+
+A newer memoryd may write a file this one does not know, and its manifest, which says so by its
+format version, comes last. So a member of a name memoryd does not write is held (hashed, never
+laid) until the manifest is read: an archive of a newer format is refused as newer, naming the way
+(that memoryd), and one of this format as not memoryd's. Every bound (the member count, the
+unpacked size, no link, no path that climbs out, the manifest's size) is checked as each member
+comes, before the manifest, as for every other member.
 """
 
 import datetime as dt
@@ -159,8 +166,9 @@ def _check_manifest(value: object) -> dict:
         raise Damaged("refused: the archive's manifest has no format version (a whole number)")
     if version > VERSION:
         raise Damaged(
-            f"refused: the archive is format {version}, made by a newer memoryd "
-            f"({_shown(value.get('memoryd'))}); this one reads format {VERSION}"
+            f"refused: the archive is format {version}, made by a newer memoryd (version "
+            f"{_shown(value.get('memoryd'))}); this one reads format {VERSION}: restore it with "
+            "that memoryd or a newer one"
         )
     if version < 1:
         raise Damaged(
@@ -209,6 +217,8 @@ def _member_problem(member: tarfile.TarInfo) -> str | None:
         return f"the archive holds a link: {name[:200]!r}"
     if not is_plain(member):
         return f"the archive holds something other than a plain file: {name[:200]!r}"
+    if restorable.unknown(name) is not None:
+        return None  # held until the manifest says the archive's format (verify)
     return restorable.member_problem(name, member.size)
 
 
@@ -234,6 +244,7 @@ def verify(path: Path, stage: Callable[[str], Path | None]) -> Verified:
     file matches the manifest."""
     seen: dict[str, tuple[int, str]] = {}
     manifest = None
+    strange = None  # the first member of a name memoryd does not write: refused at the manifest
     try:
         with open_read(path) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
             bounded = Bounded(gz, unpacked_max(os.fstat(raw.fileno()).st_size), _too_big)
@@ -249,9 +260,13 @@ def verify(path: Path, stage: Callable[[str], Path | None]) -> Verified:
                     if source is None:
                         raise Damaged(f"refused: {member.name!r} cannot be read from the archive")
                     if member.name == MANIFEST:
-                        manifest = _check_manifest(_json(source.read()))
+                        manifest = _check_manifest(_json(source.read()))  # a newer one refused
+                        if strange is not None:
+                            raise Damaged(f"refused: {strange}")
                         continue
-                    seen[member.name] = _copy(source, stage(member.name))
+                    unknown = restorable.unknown(member.name)
+                    strange = strange or unknown
+                    seen[member.name] = _copy(source, None if unknown else stage(member.name))
             # The tar's end comes before the gzip stream's: read on to it, so that its checksum
             # and length are checked and an archive cut anywhere after the manifest is refused.
             while bounded.read(1 << 16):
@@ -263,6 +278,8 @@ def verify(path: Path, stage: Callable[[str], Path | None]) -> Verified:
     except NotRegular as e:
         raise Damaged(f"refused: {e}") from None
     if manifest is None:
+        if strange is not None:
+            raise Damaged(f"refused: {strange}")
         raise Damaged("refused: the archive has no manifest (truncated, or not a memoryd backup)")
     listed = {f["path"]: (f["size"], f["sha256"]) for f in manifest["files"]}
     for name, (size, digest) in listed.items():

@@ -24,10 +24,19 @@ from proto import backupformat as bounds
 from proto.plural import counted
 
 
-def member_problem(name: str, size: int) -> str | None:
-    """Why restore refuses a plain file named name of size bytes in an archive, or None."""
+def unknown(name: str) -> str | None:
+    """Why restore refuses a member named name that this memoryd does not write, or None. A
+    newer memoryd may write a file this one does not know, so the archive's verifier holds this
+    until the manifest says which format the archive is (archive.py)."""
     if name != bounds.MANIFEST and not layout.MEMBER.fullmatch(name):
         return f"the archive holds a file memoryd does not write: {name[:200]!r}"
+    return None
+
+
+def member_problem(name: str, size: int) -> str | None:
+    """Why restore refuses a plain file named name of size bytes in an archive, or None."""
+    if (problem := unknown(name)) is not None:
+        return problem
     if name == bounds.MANIFEST and size > bounds.MANIFEST_MAX:
         return f"the archive's {name} is larger than memoryd ever writes it ({size:,} bytes)"
     return None

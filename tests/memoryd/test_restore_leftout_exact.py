@@ -93,3 +93,36 @@ def test_a_damaged_line_after_a_restore_forgets_nothing_back(md):
     out = md.data("restore", name=holding, replace=True)
     assert "1 entry the owner made memoryd forget after this backup was made" in out["message"]
     assert SECRET not in md.admin("block", {"json": True})
+
+
+def _lacks_said(caplog) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "memoryd.journal.forgottensaid" and "lacks" in r.getMessage()
+    ]
+
+
+def test_a_restore_lists_in_forgotten_jsonl_every_digest_its_own_lines_name(md, caplog):
+    """The leave-out's journal line names each digest as a forget of its own: forgotten.jsonl
+    lists it so too, so neither the restore nor the next start takes the file for one that lost
+    lines; a line of it removed afterwards is still said."""
+    md.call({"action": "note", "text": "Zebra quartz note alpha."})
+    md.call({"action": "note", "text": SECRET})
+    archive = _backup(md, "before.tar.gz")
+    md.clock.advance(minutes=1)
+    md.data("forget", id=SECRET)
+    md.clock.advance(minutes=1)
+    caplog.set_level("INFO")
+    out = md.data("restore", name=archive, replace=True)
+    assert "1 note the owner made memoryd forget after this backup was made" in out["message"]
+    md.recall("Zebra")
+    forgotten.mend(md.home)  # as the next start does
+    assert _lacks_said(caplog) == []
+    named = forgetlines.forgets(md.home).texts
+    assert named and named <= forgotten.held_texts(md.home)
+    where = forgotten.path(md.home)
+    lines = where.read_bytes().splitlines(keepends=True)
+    where.write_bytes(b"".join(line for line in lines if b'"digest"' not in line))
+    forgotten.mend(md.home)
+    assert len(_lacks_said(caplog)) == 1 and "lacks 2 keys or digests" in _lacks_said(caplog)[0]

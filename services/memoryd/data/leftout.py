@@ -43,6 +43,9 @@ class LeftOut:
     elsewhere: int = 0  # texts found only in the journal, the recall log or pending writes
     edits: list[str] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)  # of the notes marked
+    # The digests its own forget lines list, each as the journal reads it (its time and line):
+    # forgotten.jsonl must list them so, or it lacks what the journal names (keep_forgotten).
+    texts: list[forgetlines.Forgot] = field(default_factory=list)
 
     def said(self) -> str:
         """The answer's sentence; "" when nothing was left out."""
@@ -113,6 +116,7 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
     if marked and not done.edits:
         line = _line(None, [], [], forgot, "notes.md")
         done.edits.append(journal.append(now, line).id)
+    done.texts = [forgetlines.Forgot(d, stamp, edit) for edit in done.edits for d in listing]
     scrubbed = _scrub(staged, texts, marker)
     done.elsewhere = len({trim(t) for t in scrubbed} - {trim(t) for t in in_files})
     return done

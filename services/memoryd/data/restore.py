@@ -287,8 +287,10 @@ def _lay(service, staging, order: Order):
     now = store.now()
     stamp = f"{now.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
     left = leftout.leave_out(staged, leftout.after_archive(home, staged), stamp, now)
+    # The leave-out's own lines list each digest again as a forget of their own: the staged
+    # forgotten.jsonl lists it so too, as every forget's lines are listed there.
     keys, texts = leftout.keep_forgotten(
-        staged, sessions_forgotten + left.keys, stamp, texts_forgotten
+        staged, sessions_forgotten + left.keys, stamp, texts_forgotten | frozenset(left.texts)
     )
     leftout.carried_over(staged, now, stamp, keys, texts)
     for folder in (home.edits, home.recalls):

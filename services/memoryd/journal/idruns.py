@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-_ID = re.compile(r"(\d{4}-\d{2}-\d{2})-(\d{4,})\Z")
+_ID = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})-([0-9]{4,})\Z")
 
 
 def form(day: str, digits: str) -> str:

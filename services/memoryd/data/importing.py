@@ -8,12 +8,13 @@ each item goes through the same rules as any write. An entry from a trusted writ
 per entry, action "import", with the provenance it came with); an entry marked untrusted or above
 max_class becomes a note with its label, never identity; a note is appended to notes.md with its
 header (kind, time, session, class, untrusted). An item already there is skipped, as is the marker
-a forget leaves where a note was; an entry its file has no room for is kept as a note, said so
-with how to promote it; one that fails the check is named with the reason. An item whose text the
-owner made memoryd forget (its digest is in forgotten.jsonl: an older export still holds it) is
-skipped and said to be forgotten, whatever else it would be: nothing forgotten comes back through
-an import. --dry-run says all that and writes nothing. importrun.py applies the items, a batch at
-a time.
+a forget leaves where a note was; a note already there under another label is never appended
+again (importsame.py says which label stays); an entry its file has no room for is kept as a
+note, said so with how to promote it; one that fails the check is named with the reason. An
+item whose text the owner made memoryd forget (its digest is in forgotten.jsonl: an older export
+still holds it) is skipped and said to be forgotten, whatever else it would be: nothing forgotten
+comes back through an import. --dry-run says all that and writes nothing. importrun.py applies
+the items, a batch at a time.
 """
 
 import array
@@ -28,7 +29,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memoryd.data import exchange, layout
+from memoryd.data import exchange, importsame, layout
+from memoryd.data.journalled import Label
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import Home, open_read
 from memoryd.journal import forgotten
@@ -241,9 +243,14 @@ class State:
     one text twice brings both and importing it again brings neither (nor does a second import
     running beside it). A note with no time is compared without it. The notes are counted by a
     digest of their key, a few dozen bytes each, not the key's strings: a dry run of a file of
-    short notes counts a note for each of its lines."""
+    short notes counts a note for each of its lines. They are also counted by what they are, label
+    aside (importsame.Counts): a note held under another label is never appended again."""
 
     def __init__(self, home: Home):
+        self.home = home
+        self.same = importsame.Counts()
+        self.same_key: importsame.SameKey | None = None
+        self.relabel: importsame.Relabel | None = None  # of the note decide() said to relabel
         self.entries = {f: read_entries(home, f) for f in FILE_ARG}
         self.had: Counter[bytes] = Counter()  # by _digest(key)
         self.seen: Counter[bytes] = Counter()
@@ -261,6 +268,7 @@ class State:
                 if size < self.end:  # rewritten (a forget): counted again, less this import's
                     self.had, self.end = Counter(), 0
                     self.had.subtract(self.mine)
+                    self.same.restart()
                 f.seek(self.end)
                 data = f.read(size - self.end)
         except FileNotFoundError:
@@ -269,7 +277,15 @@ class State:
             key = note_key(n.kind, n.text, n.time, n.session, n.source, n.klass, n.untrusted)
             self.had[_digest(key)] += 1
             self.had[_digest(_timeless(key))] += 1
+            self.same.take(importsame.note_same(n))
         self.end = size
+
+    def rewritten(self, home: Home) -> None:
+        """notes.md was rewritten by this import (a note relabelled): every note counted again."""
+        self.had, self.end = Counter(), 0
+        self.had.subtract(self.mine)
+        self.same.restart()
+        self._notes(home)
 
     def refresh(self, home: Home) -> None:
         """The files as they are now: other writes come between an import's batches."""
@@ -282,6 +298,8 @@ class State:
         if self.key is not None:
             self.mine[_digest(self.key)] += 1
             self.mine[_digest(_timeless(self.key))] += 1
+        if self.same_key is not None:
+            self.same.take(self.same_key, self.same.mine)
         self.end = os.path.getsize(home.memory_file("notes.md"))
 
     def first_time(self, key: NoteKey) -> bool:
@@ -326,6 +344,8 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
     if item.kind == "entry":
         file = item.file or "memory.md"
         if p.untrusted or classrule.above(p.klass, max_class):
+            if any(trim(e) == trim(item.text) for e in state.entries[file]):
+                return "skip", importsame.entry_kept(file, Label("entry", p.klass, p.untrusted))
             why = "untrusted" if p.untrusted else f"{p.klass}, above {max_class}"
             return _note(item, "noted", state, f"becomes a note ({why}), never identity")
         current = state.entries[file]
@@ -370,9 +390,22 @@ def _note(item: Item, kind: str, state: State, said: str) -> tuple[str, str]:
     p = item.provenance
     time = notes.header_time(_when(p.time, dt.datetime.now(dt.UTC))) if p.time else None
     source = item.source or "memory.md"
-    key = note_key(kind, text, time, p.session or "owner", source, p.klass, p.untrusted)
+    session = p.session or "owner"
+    key = note_key(kind, text, time, session, source, p.klass, p.untrusted)
+    same = importsame.same_key(kind, text, time, session, source)
+    held = state.same.held(same)  # the same note, whatever its label
+    state.same_key = same
     if not state.first_time(key):
         return "skip", "already in notes.md"
+    incoming = Label(kind, p.klass, p.untrusted)
+    entry = importsame.entry_note(state.home, state.entries, same)
+    if entry is not None:
+        said = importsame.entry_kept(entry[0], incoming)
+        return "skip", f"{said} (edit {entry[1]} of session {same[3]} brought it in)"
+    if held:
+        settled = importsame.settle(state.home, same, incoming)
+        state.relabel = settled.relabel
+        return settled.what, settled.said
     try:
         if kind == "noted":
             edits.new_note(text)

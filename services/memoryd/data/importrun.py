@@ -7,18 +7,21 @@ stop is prompt) is refused saying how many items were imported, by which edits, 
 that importing the file again brings the rest (what is there is skipped). Each item is routed
 by the strictest of its provenance and what this home recorded of it: the journal line of the
 edit it names, the notes and journal writes of its text, the journal's label of its session
-(importclaim.py): a claim in the file never makes memoryd's own record laxer.
+(importclaim.py): a claim in the file never makes memoryd's own record laxer. A note this home
+holds under a laxer label that its journal does not record as its own session's write is given
+the stricter label in place (importsame.py), and notes.md is indexed again at the batch's end.
 
 What an import holds is a small multiple of its file, whatever the file's count of items: the
 file's bytes and a few bytes an item (importing.Items), the notes counted by digest, and of the
 report's lines (one an item) only the first that the answer can send.
 """
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
 
-from memoryd.data import importing
+from memoryd.data import importing, importsame, purge
 from memoryd.data.importclaim import Claims
 from memoryd.data.importing import FILE_ARG, Item, Items, State
 from memoryd.errors import AdminRefused, EditRefused, MemorydError, WriteFailed
@@ -29,6 +32,8 @@ from memoryd.writer import WRITE
 from proto.plural import counted
 from proto.tools import AddArgs
 from proto.trim import trim
+
+log = logging.getLogger(__name__)
 
 BATCH_SECONDS = 0.25  # how long one batch may hold the writer
 LINES_KEPT = 2_000  # of the report's lines, unless the caller asks for fewer
@@ -147,6 +152,7 @@ def _batch(service, parsed: Items, state: State, claims: Claims, done: Progress)
     state.refresh(store.home)
     claims.refresh()  # the journal and notes.md as they are now
     first = done.at
+    relabelled = False
     try:
         while done.at < len(parsed) and (
             done.at == first or time.monotonic() - started < BATCH_SECONDS
@@ -154,8 +160,14 @@ def _batch(service, parsed: Items, state: State, claims: Claims, done: Progress)
             number, item = parsed[done.at]
             item, what, said, why = _decide(item, state, claims, store.max_class, done)
             if what != "skip":
+                edit: str | None
                 try:
-                    edit = _apply(store, item, what)
+                    if what == "relabel" and state.relabel is not None:
+                        edit = importsame.relabel(store, state.relabel, item.provenance.dump())
+                        relabelled = True
+                        state.rewritten(store.home)
+                    else:
+                        edit = _apply(store, item, what)
                 except (WriteFailed, OSError) as e:
                     reason = e.strerror if isinstance(e, OSError) else str(e)
                     done.stopped = f"line {number}: {str(reason).removeprefix('refused: ')}"
@@ -177,7 +189,18 @@ def _batch(service, parsed: Items, state: State, claims: Claims, done: Progress)
             done.said(number, item, said + (f"; {why}" if why else ""))
             done.at += 1
     finally:
+        if relabelled:
+            _reindex_notes(service)
         service._index_notes(before)
+
+
+def _reindex_notes(service) -> None:
+    """notes.md was rewritten by a relabel: its rows read again from its start (a header before
+    the index's offset changed, which a catch-up reading on would not see)."""
+    try:
+        purge.reindex_notes(service.index)
+    except Exception as e:  # noqa: BLE001 - the relabel stands; the next catch-up reads it
+        log.warning("memory/notes.md: not indexed again after an import's relabel: %s", e)
 
 
 def _decide(

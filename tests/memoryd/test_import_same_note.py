@@ -100,8 +100,9 @@ def test_an_imported_note_claimed_stricter_later_is_relabelled_not_copied(homes)
     assert last["action"] == "import" and last["to"] == "notes.md" and last["notes"] == []
     assert last["imported"]["untrusted"] is True
     assert last["note"]["was"] == {"class": "private", "untrusted": False}
-    # The index follows: recall serves the note untrusted.
-    assert a.recall("Heron").count(TEXT) == 1
+    # The index follows: recall serves the one note, as untrusted.
+    recalled = a.recall("Heron")
+    assert recalled.count(TEXT) == 1 and "memory-tainted" in recalled, recalled
     assert a.data("import", name="raised.jsonl")["applied"] == 0
     # And a trusted claim of it now leaves it untrusted.
     (a.home.root / "backups" / "b2.jsonl").write_bytes(open(path, "rb").read())
@@ -131,3 +132,17 @@ def test_an_own_entry_comes_back_as_an_untrusted_note_and_is_not_copied(homes):
     assert a.home.memory_file("memory.md").read_text(encoding="utf-8").count(TEXT) == 1
     assert held(a) == [(B_SESSION, "private", True)]
     assert any("already in memory.md" in x for x in back["lines"]), back["lines"]
+
+
+def test_an_entry_claimed_untrusted_whose_text_is_in_its_file_adds_no_note(homes):
+    a, _ = homes
+    a.call({"action": "add", "file": "memory", "text": TEXT}, session=A_SESSION)
+    path = a.data("export", format="jsonl")["path"]
+    lines = open(path, encoding="utf-8").read().splitlines()
+    (item,) = [json.loads(x) for x in lines[1:] if json.loads(x)["text"] == TEXT]
+    item["provenance"]["untrusted"] = True
+    (a.home.root / "backups" / "raised.jsonl").write_text(f"{lines[0]}\n{json.dumps(item)}\n")
+    said = a.data("import", name="raised.jsonl")
+    assert said["applied"] == 0 and "already in memory.md" in said["lines"][0], said
+    assert held(a) == []
+    assert a.home.memory_file("memory.md").read_text(encoding="utf-8").count(TEXT) == 1

@@ -9,12 +9,12 @@ per entry, action "import", with the provenance it came with); an entry marked u
 max_class becomes a note with its label, never identity; a note is appended to notes.md with its
 header (kind, time, session, class, untrusted). An item already there is skipped, as is the marker
 a forget leaves where a note was; a note already there under another label is never appended
-again (importsame.py says which label stays); an entry its file has no room for is kept as a
-note, said so with how to promote it; one that fails the check is named with the reason. An
-item whose text the owner made memoryd forget (its digest is in forgotten.jsonl: an older export
-still holds it) is skipped and said to be forgotten, whatever else it would be: nothing forgotten
-comes back through an import. --dry-run says all that and writes nothing. importrun.py applies
-the items, a batch at a time.
+again (importsame.py says which label stays), nor an entry of this home come back as a note
+(importentry.py); an entry its file has no room for is kept as a note, said so with how to
+promote it; one that fails the check is named with the reason. An item whose text the owner made
+memoryd forget (its digest is in forgotten.jsonl: an older export still holds it) is skipped and
+said to be forgotten, whatever else it would be: nothing forgotten comes back through an import.
+--dry-run says all that and writes nothing. importrun.py applies the items, a batch at a time.
 """
 
 import array
@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memoryd.data import exchange, importsame, layout
+from memoryd.data import exchange, importentry, importsame, layout
 from memoryd.data.journalled import Label
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import Home, open_read
@@ -345,7 +345,7 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
         file = item.file or "memory.md"
         if p.untrusted or classrule.above(p.klass, max_class):
             if any(trim(e) == trim(item.text) for e in state.entries[file]):
-                return "skip", importsame.entry_kept(file, Label("entry", p.klass, p.untrusted))
+                return "skip", importentry.entry_kept(file, Label("entry", p.klass, p.untrusted))
             why = "untrusted" if p.untrusted else f"{p.klass}, above {max_class}"
             return _note(item, "noted", state, f"becomes a note ({why}), never identity")
         current = state.entries[file]
@@ -398,9 +398,9 @@ def _note(item: Item, kind: str, state: State, said: str) -> tuple[str, str]:
     if not state.first_time(key):
         return "skip", "already in notes.md"
     incoming = Label(kind, p.klass, p.untrusted)
-    entry = importsame.entry_note(state.home, state.entries, same)
+    entry = importentry.entry_note(state.home, state.entries, same)
     if entry is not None:
-        said = importsame.entry_kept(entry[0], incoming)
+        said = importentry.entry_kept(entry[0], incoming)
         return "skip", f"{said} (edit {entry[1]} of session {same[3]} brought it in)"
     if held:
         settled = importsame.settle(state.home, same, incoming)

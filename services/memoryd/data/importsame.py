@@ -25,7 +25,6 @@ The import's answer names each such item in its line, with which label stayed an
 """
 
 import hashlib
-import json
 import logging
 from collections import Counter
 from dataclasses import dataclass
@@ -261,60 +260,3 @@ class Counts:
         d = digest(key)
         self.seen[d] += 1
         return self.seen[d] <= self.had[d]
-
-
-def entry_kept(file: str, incoming: Label) -> str:
-    """What is said of an item whose text is already an entry of file here (an entry is its
-    text): the entry stays as this home's journal brought it in; nothing is added beside it."""
-    return (
-        f"already in {file}; the export marks it {shown(incoming)}: the entry kept as this "
-        "home's journal brought it in, and no note of it added"
-    )
-
-
-def entry_write(home: Home, months, file: str, text: str) -> tuple[str, str | None, str] | None:
-    """(session, time, edit) of the last journal line that brought the entry text into file (an
-    import's line: the session and time it came with); None when no line did."""
-    wanted = json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
-    to = f'"to": "{file}"'.encode()
-    out = None
-    for path in months:
-        with mapped(path) as data:
-            at = 0
-            while (found := data.find(wanted, at)) != -1:
-                first = data.rfind(b"\n", 0, found) + 1
-                end = data.find(b"\n", found)
-                end = len(data) if end == -1 else end
-                at = end
-                raw = bytes(data[first:end])
-                if to not in raw:
-                    continue
-                record = parse_line(raw, EditLine)
-                if isinstance(record, str) or record.to != file or record.action == "undo":
-                    continue
-                before = {trim(e) for e in record.before}
-                if not any(trim(e) == text and text not in before for e in record.after):
-                    continue
-                session, _ = line_label(record, "entry")
-                imported = record.imported if record.action == "import" else None
-                time = imported.get("time") if isinstance(imported, dict) else record.time
-                out = (session or "owner", time if isinstance(time, str) else None, record.id)
-    return out
-
-
-def entry_note(home: Home, entries: dict[str, list[str]], key: SameKey) -> tuple[str, str] | None:
-    """(file, edit) when the noted note key names is an entry here: its text is an entry of
-    memory.md or user.md that the note's session brought in at the note's minute (an entry of
-    one home that another home made a note, brought back); None otherwise."""
-    kind, text, time, session, _ = key
-    if kind != "noted":
-        return None
-    for file, current in entries.items():
-        if not any(trim(e) == text for e in current):
-            continue
-        write = entry_write(home, Journal(home).month_files(), file, text)
-        if write is None or write[0] != session:
-            continue
-        if time is None or write[1] is None or write[1][:16] == time[:16]:
-            return file, write[2]
-    return None

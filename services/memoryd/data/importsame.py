@@ -167,7 +167,8 @@ def settle(home: Home, key: SameKey, incoming: Label) -> Settled:
         "relabel",
         f"already in notes.md as {shown(mine)} (note {note.number}), which this home's journal "
         f"does not record as session {note.session}'s own write; the export marks it "
-        f"{shown(incoming)}: the note made {shown(strict)}, the stricter label, and not copied",
+        f"{shown(incoming)}: no copy added, and the note made {shown(strict)} (the stricter "
+        "label)",
         Relabel(note.number, note_same(note), mine, strict),
     )
 

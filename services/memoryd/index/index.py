@@ -128,9 +128,10 @@ class Index(ModePrep, Warming):
     def open(self, *, defer_mode: bool = False) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started (any
         other error, a full disk say, leaves the file as it is: StartFailed, dbfile.damage).
-        defer_mode: an existing index whose mode tables must be rebuilt (the mode was changed:
-        seconds at a few hundred thousand records) is left for prepare_mode, on the writer once
-        memoryd listens; recall is refused meanwhile (live)."""
+        defer_mode: an existing index whose mode tables must be rebuilt (the mode was changed, or
+        a format step changed one: seconds at a few hundred thousand records) is left for
+        prepare_mode, on the writer once memoryd listens; recall answers by the spec's search
+        meanwhile, saying why (live, meanwhile)."""
         check_fts5()
         self._warm_stopped = False
         self.notes_seen.clear()
@@ -187,13 +188,7 @@ class Index(ModePrep, Warming):
         if self.mode != "hybrid":  # a switch away from hybrid before they were all given out
             carryfile.detach_and_remove(None, self.path)
         if defer_mode and existed and not modes.prepared(self._writer, self.mode):
-            self._mode_state = "pending"
-            log.info(
-                "index %s: recall mode %s: its tables are built once memoryd listens;"
-                " recall waits for them",
-                self.path,
-                self.mode,
-            )
+            self.defer_mode()
             return
         self.prepare_mode()
 

@@ -1,14 +1,15 @@
 """The configured recall mode's tables in the index, and what the mode runs beside it (live).
 
 An index made for another mode has its mode tables rebuilt from the spec's: seconds at a few
-hundred thousand records. At a start that is deferred (open(defer_mode) in index.py) to
-prepare_mode, on the writer once memoryd listens, so that memoryd serves meanwhile and recall
-answers by the spec's search over the rows there, saying so in a line; a stop interrupts that
-build (rolled back, the index as it was). A build that found no room (a full disk, or another
-error of the disk or of access, dbfile.unwritable) is rolled back too and tried again by the
-catch-up until it succeeds (mode_waiting), recall answering by the spec's search meanwhile and
-saying why; a build that failed otherwise leaves the index damaged for recall until a reindex
-builds a file for the mode.
+hundred thousand records; so has a table of its own mode that a format step marked stale
+(formatstep.py), the mode's other tables kept. At a start that is deferred (open(defer_mode) in
+index.py) to prepare_mode, on the writer once memoryd listens, so that memoryd serves meanwhile
+and recall answers by the spec's search over the rows there, saying so in a line; a stop
+interrupts that build (rolled back, the index as it was). A build that found no room (a full
+disk, or another error of the disk or of access, dbfile.unwritable) is rolled back too and tried
+again by the catch-up until it succeeds (mode_waiting), recall answering by the spec's search
+meanwhile and saying why; a build that failed otherwise leaves the index damaged for recall
+until a reindex builds a file for the mode.
 """
 
 import logging
@@ -41,6 +42,30 @@ class ModePrep(Connections):
         # build found no room (tried again), "failed" when it failed otherwise; None once ready.
         self._mode_state: str | None = None
         self._waiting: tuple[str, str] = ("", "")  # while "waiting": what is wrong, and when mended
+        # While deferred: the mode's tables built again from the rows, the others kept, and why
+        # (a format step marked them: modes.renewing); None when the mode is built whole.
+        self._renewing: str | None = None
+
+    def defer_mode(self) -> None:
+        """open(defer_mode): leave the mode's tables, which must be built, to prepare_mode,
+        saying so in one line."""
+        self._renewing = modes.renewing(self._write(), self.mode)
+        self._mode_state = "pending"
+        if self._renewing is None:
+            log.info(
+                "index %s: recall mode %s: its tables are built once memoryd listens;"
+                " recall waits for them",
+                self.path,
+                self.mode,
+            )
+        else:
+            log.info(
+                "index %s: recall mode %s: %s: built again from the index's rows once memoryd"
+                " listens; recall answers by the spec's search meanwhile",
+                self.path,
+                self.mode,
+                self._renewing,
+            )
 
     def prepare_mode(self) -> None:
         """The configured mode's tables, built from the spec's if the index was made for another
@@ -156,6 +181,11 @@ class ModePrep(Connections):
             return (
                 f"(recall mode {self.mode} cannot be prepared now: {what}; these hits are the "
                 f"spec's search meanwhile, and {self.mode} answers {when})"
+            )
+        if self._renewing is not None:
+            return (
+                f"(recall mode {self.mode} is being prepared: its {self._renewing} is built again"
+                " from the index's rows: these hits are the spec's search meanwhile)"
             )
         return (
             f"(recall mode {self.mode} is being prepared, changed since memoryd last ran: these "

@@ -10,7 +10,9 @@ import sqlite3
 from dataclasses import dataclass
 
 # Bump when what a record indexes to changes, so that older indexes are rebuilt (and an older
-# memoryd, going back, rebuilds a newer one rather than misreading it). 3: a deleted turn's text
+# memoryd, going back, rebuilds a newer one rather than misreading it); a step that changes only
+# tables derived from the index's own rows goes in formatstep.STEPS, which keeps such an index
+# and builds those tables again from its rows. 3: a deleted turn's text
 # is no longer kept in its neighbours' rows (context, hybrid), nor a live note left out for a
 # forgotten note's number once a hand edit moved it there; an index of 2 may hold either. 4: the
 # agent's own recall and memory calls are no longer in the neighbour column of the turns beside

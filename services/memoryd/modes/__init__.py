@@ -5,6 +5,8 @@ mode adds its own tables beside them, all derived from the spec's rows, and reco
 recall_mode; at open, an index whose recorded mode differs from the configured one has the old
 mode's tables dropped and the new mode's built from the spec's rows (one log line), so a switch
 never needs the session logs again and switching back to spec leaves the spec's schema exactly.
+An index whose mode is the configured one but some of whose mode tables are marked stale (a format
+step changed only them: stale.py) has those built again from the rows, its other tables kept.
 
 Each mode is a registry.Mode, kept by name (registry.py); the functions here are what the index
 and the indexer call, and they ask the mode recorded in the index itself, so the same code serves
@@ -16,7 +18,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from memoryd.modes import builtin, registry, spec
+from memoryd.modes import builtin, registry, spec, stale
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +68,12 @@ def _drop_all(conn: sqlite3.Connection) -> None:
     for mode in registry.every():
         mode.drop(conn)
     conn.execute("DROP TABLE IF EXISTS recall_mode")
+    conn.execute(stale.DROP)
 
 
-def _fill(conn: sqlite3.Connection, mode: registry.Mode) -> int:
-    """Feed every row of the spec's tables to the mode, in rowid order; returns how many."""
+def _fill(conn: sqlite3.Connection, add: registry.Fill) -> int:
+    """Feed every row of the spec's tables to add (a mode's rows_added, or what fills the tables
+    it renews), in rowid order; returns how many."""
     last, count = 0, 0
     while True:
         rows = conn.execute(
@@ -80,14 +84,26 @@ def _fill(conn: sqlite3.Connection, mode: registry.Mode) -> int:
         ).fetchall()
         if not rows:
             return count
-        mode.rows_added(conn, [row[:9] for row in rows], [(row[0], row[9]) for row in rows])
+        add(conn, [row[:9] for row in rows], [(row[0], row[9]) for row in rows])
         last, count = rows[-1][0], count + len(rows)
 
 
 def prepared(conn: sqlite3.Connection, mode: str) -> bool:
     """Whether the index's mode tables are those of mode already (prepare has nothing to do)."""
     wanted = registry.get(mode)
+    if stale.held(conn):
+        return False
     return recorded(conn) == mode and all(_exists(conn, name) for name in _objects(wanted))
+
+
+def renewing(conn: sqlite3.Connection, mode: str) -> str | None:
+    """The tables prepare() builds again from the rows, keeping the mode's others, and why (in
+    words, stale.said), when the index holds mode with some of its tables marked stale; None when
+    prepare has nothing to do or builds the mode whole (a change of mode)."""
+    marks = stale.marked(conn)
+    if not marks or recorded(conn) != mode:
+        return None
+    return stale.said(marks)
 
 
 def prepare(conn: sqlite3.Connection, mode: str, path: object = "index") -> str | None:
@@ -97,13 +113,21 @@ def prepare(conn: sqlite3.Connection, mode: str, path: object = "index") -> str 
     if prepared(conn, mode):
         return None
     wanted, was = registry.get(mode), recorded(conn)
+    marks = stale.marked(conn)
+    if was == mode and marks and all(_exists(conn, name) for name in _objects(wanted)):
+        # Only the tables a format step changed: the others (hybrid's vectors) are kept.
+        add = wanted.renew(conn, frozenset(marks))
+        if add is not None:
+            conn.execute(stale.DROP)
+            count = _fill(conn, add)
+            return f"index {path}: recall mode {mode}: {stale.said(marks)}: built from {count} rows"
     _drop_all(conn)
     if not wanted.objects:
         return f"index {path}: recall mode {mode} (was {was}): its tables dropped"
     conn.execute(MODE_TABLE)
     conn.execute("INSERT INTO recall_mode VALUES (?, 0)", (mode,))
     wanted.create(conn)
-    count = _fill(conn, wanted)
+    count = _fill(conn, wanted.rows_added)
     return f"index {path}: recall mode {mode} (was {was}): built from {count} rows"
 
 

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from memoryd.modes import addressed, context, hybrid_tables
-from memoryd.modes.registry import Connect, Live, Mode
+from memoryd.modes.registry import Connect, Fill, Live, Mode
 from memoryd.search.hit import Hit
 from memoryd.search.query import Query
 
@@ -32,6 +32,15 @@ class Context(Mode):
 
     def rows_deleted(self, conn: sqlite3.Connection, where: str, params: tuple) -> None:
         context.rows_deleted(conn, where, params)
+
+    def renew(self, conn: sqlite3.Connection, names: frozenset[str]) -> Fill | None:
+        """context's own table built again from the rows (hybrid's vectors, which hold each
+        row's text alone, kept as they are)."""
+        if not names <= set(context.OBJECTS):
+            return None
+        context.drop(conn)
+        context.create(conn)
+        return context.rows_added
 
     def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
         return context.search(conn, query, k)

@@ -17,6 +17,8 @@ from memoryd.search.hit import Hit
 from memoryd.search.query import Query
 
 Connect = Callable[[], AbstractContextManager[sqlite3.Connection]]
+# What takes the spec's rows as they are added (a mode's rows_added, or what renew returns).
+Fill = Callable[[sqlite3.Connection, list[tuple], list[tuple]], None]
 
 
 class Live(Protocol):
@@ -57,6 +59,12 @@ class Mode:
 
     def rows_deleted(self, conn: sqlite3.Connection, where: str, params: tuple) -> None:
         """The indexer is about to delete the sources rows matching where (its own clause)."""
+
+    def renew(self, conn: sqlite3.Connection, names: frozenset[str]) -> Fill | None:
+        """Empty the mode's tables named, keeping its others as they are, and return what fills
+        them again from the spec's rows (called as rows_added is); None when they cannot be
+        built apart from the rest (the mode is then built whole)."""
+        return None
 
     def carry_over(self, conn: sqlite3.Connection, old: Path) -> int:
         """A reindex built conn's file beside the index old: copy what need not be computed

@@ -3,22 +3,18 @@ with), saved so that the first show, undo, log or write after a start reads only
 gained since, not every month (a module of its own: the file's shape and its checks are apart from
 the reading).
 
-The file is derived, never trusted over the journal: each month's entry is used only while that
-month is the same file, no shorter, with the bytes before the offset unchanged (heldids checks
-before any use), and an entry or a file that is not of the shape below is left unused, so a
-missing, damaged or stale copy costs a read of the months it does not fit. It holds ids only, never
-text. It is written whole or not at all (temp file, fsync, rename, fsync the folder); a temp file
-left by a crash is removed at the next load.
+Derived, checked and written as monthsaved.py says: a missing, damaged or stale copy costs a read
+of the months it does not fit (heldids checks each before any use). It holds ids only, never text.
 """
 
-import json
 import logging
 import re
 from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memoryd.home import MONTH_FILE, Home, atomic_write, read_file
+from memoryd.home import Home, read_file
+from memoryd.journal import monthsaved
 from memoryd.journal.idruns import Ids, Runs
 
 log = logging.getLogger("memoryd.journal.heldids")
@@ -26,21 +22,13 @@ log = logging.getLogger("memoryd.journal.heldids")
 NAME = "journal-ids.json"
 # Raised when what is kept of a month changes; a copy of another format is read again.
 FORMAT = 1
-HASH = re.compile(r"^[0-9a-f]{64}\Z")
 FORM = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(/[5-9]|/[1-9][0-9]+)?\Z")  # idruns.form
 ID = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4,}\Z")
 # A number no id reaches (the runs' bounds are checked against it).
 MOST = 10**12
 
 
-class _Month(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    name: str
-    inode: int
-    offset: int
-    tail: str
-    size: int  # the file's size and mtime when it was read
-    mtime: int
+class _Month(monthsaved.SavedMonth):
     days: dict[str, tuple[list[int], list[int]]]  # day[/width]: the runs' starts and ends
     again: dict[str, int]
 
@@ -61,11 +49,7 @@ def load(home: Home) -> dict:
     from memoryd.journal.heldids import Month
 
     where = home.index_dir / NAME
-    for left in home.index_dir.glob(f".{NAME}.*.tmp"):
-        try:
-            left.unlink()  # a save cut short by a crash; the copy is the old one or the new
-        except OSError as e:
-            log.warning("%s: a leftover temporary file cannot be removed: %s", left, e.strerror)
+    monthsaved.remove_leftovers(home, NAME, log)
     try:
         saved = _Saved.model_validate_json(read_file(where))
         if saved.format != FORMAT:
@@ -101,8 +85,7 @@ def _runs_fit(starts: list[int], ends: list[int]) -> bool:
 
 def _check(month: _Month) -> None:
     checks = (
-        bool(MONTH_FILE.match(month.name)),
-        month.inode >= 0 and 0 <= month.offset <= month.size and bool(HASH.match(month.tail)),
+        monthsaved.stamp_fits(month),
         all(FORM.match(d) and _runs_fit(*runs) for d, runs in month.days.items()),
         all(ID.match(i) and 0 < n < MOST for i, n in month.again.items()),
     )
@@ -111,30 +94,14 @@ def _check(month: _Month) -> None:
 
 
 def save(home: Home, months: dict) -> bool:
-    """Write the months read (heldids.Month by name) whole; whether it was written. A failure is
-    logged and costs only a longer read at the next start."""
-    where = home.index_dir / NAME
+    """Write the months read (heldids.Month by name) whole; whether it was written."""
     rows = [
         {
-            "name": name,
-            "inode": m.inode,
-            "offset": m.offset,
-            "tail": m.tail,
-            "size": m.seen[0],
-            "mtime": m.seen[1],
+            **monthsaved.stamp(name, m),
             "days": {day: [r.starts, r.ends] for day, r in sorted(m.ids.days.items())},
             "again": dict(sorted(m.ids.again.items())),
         }
         for name, m in sorted(months.items())
     ]
-    data = json.dumps({"format": FORMAT, "months": rows}).encode("utf-8")
-    try:
-        if not home.index_dir.is_dir():
-            return False  # the index's folder is the start's to make
-        atomic_write(where, data)
-    except OSError as e:
-        log.warning(
-            "%s: not saved now (%s); a start reads the journal's ids from the last copy", where, e
-        )
-        return False
-    return True
+    then = "a start reads the journal's ids from the last copy"
+    return monthsaved.write(home, NAME, FORMAT, rows, log, then)

@@ -322,3 +322,13 @@ def test_the_sure_rows_are_a_prefix_scoring_sure_times_the_last(words):
     assert all(scores[r] >= SURE * scores[ranking[-1]] for r in found)
     if len(found) < len(ranking) - 1:
         assert scores[ranking[len(found)]] < SURE * scores[ranking[-1]]
+
+
+def test_a_sure_row_sharing_its_deadline_with_a_late_one_is_still_kept_by_it():
+    # Three spec rows, the third sure (due at 7), the first two not (due late: at 7 and 8): both
+    # rows due at 7 are placed by 7, and the one due at 8 by 8, ahead of order's own rows.
+    where = {r: Place("a", 0, False) for r in range(1, 13)}
+    order = [7, 8, 9, 10, 11, 12, 1, 2, 3, 4, 5, 6]
+    full = keep_spec(order, [1, 2, 3], where, (2, 4, 7, 9), 12, {3})
+    assert full.index(3) < 7 and full.index(1) < 7 and full.index(2) < 8
+    assert full[:5] == [7, 8, 9, 10, 11]  # order's own rows until then

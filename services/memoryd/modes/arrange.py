@@ -203,8 +203,17 @@ def keep_spec(
     placed: set[int] = set()
     following = iter(order)
     while len(out) < k:
-        late_rows = [r for deadline, r in due if r not in placed and deadline <= len(out) + 1]
-        pick = late_rows[0] if late_rows else next((r for r in following if r not in placed), None)
+        waiting = sorted((deadline, i) for i, (deadline, r) in enumerate(due) if r not in placed)
+        # A kept row goes in now when the rows due by some position could not all be placed by
+        # it otherwise (two may share a deadline: a late one and one the spec is sure of), the
+        # one due first; until then order's own rows come first.
+        urgent = any(j + 1 >= deadline - len(out) for j, (deadline, _) in enumerate(waiting))
+        late_row = due[waiting[0][1]][1] if urgent else None
+        pick = (
+            late_row
+            if late_row is not None
+            else next((r for r in following if r not in placed), None)
+        )
         if pick is None:
             pick = next((r for _, r in due if r not in placed), None)
             if pick is None:

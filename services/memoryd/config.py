@@ -29,6 +29,7 @@ from proto.config import ConfigFile, ConfigInvalid
 from proto.files import read_setting
 from proto.labels import CLASSES
 from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
+from proto.trim import trim
 
 WRITE_DEADLINE = 20.0
 # soul.md's limit is 4,000 characters, at most 4 bytes each in UTF-8; room left for a byte order
@@ -143,7 +144,7 @@ def read_soul_starter(path: Path) -> bytes:
 def soul_starter_problem(path: Path, data: bytes) -> str | None:
     """Why memoryd could not serve data as soul.md (not UTF-8, over the limit), or None."""
     try:
-        text = entries.decode(data, f"the soul.md starter {path}").strip()
+        text = trim(entries.decode(data, f"the soul.md starter {path}"))
     except FileDamaged as e:
         return str(e)
     if len(text) > LIMITS["soul.md"]:

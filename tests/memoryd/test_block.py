@@ -120,6 +120,14 @@ def test_soul_at_its_limit_is_served(tmp_path):
     assert store.block().startswith("# soul.md\n" + "s" * 4_000 + "\n\n")
 
 
+def test_soul_is_trimmed_of_white_space_only(tmp_path):
+    # The spec's trim is Unicode White_Space; str.strip() would also take the separators
+    # U+001C..U+001F, so the owner's file would reach the prompt other than it is written.
+    store = new_store(tmp_path)
+    memory_path(store, "soul.md").write_text("\u3000\n\x1cI am the agent.\x1f\u2029\n")
+    assert store.block().startswith("# soul.md\n\x1cI am the agent.\x1f\n\n# memory.md")
+
+
 @pytest.mark.parametrize("name", ["soul.md", "memory.md", "user.md"])
 def test_an_unreadable_file_refuses_the_block_naming_it(tmp_path, name):
     store = new_store(tmp_path)

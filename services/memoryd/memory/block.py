@@ -33,6 +33,7 @@ from memoryd.memory import check, entries
 from memoryd.memory.entries import LIMITS, count
 from memoryd.memory.memfiles import read_text
 from memoryd.trust import classrule
+from proto.trim import trim
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ def refusal(home: Home) -> str | None:
     unreadable), or None: what an owner's command that lays files whole (a restore) tells the
     owner, since no session would start until it is mended."""
     try:
-        soul = _read(home, "soul.md").strip()
+        soul = trim(_read(home, "soul.md"))
         if len(soul) > LIMITS["soul.md"]:
             return over_limit_reason("soul.md", len(soul))
         for name in ("memory.md", "user.md"):
@@ -143,7 +144,7 @@ def build(home: Home, classes: Classes | None = None) -> str:
     """The block text; BlockRefused naming the file when one is over its limit or unreadable.
     classes: [index] max_class and the journal index (default private, the journal walked)."""
     classes = classes or Classes()
-    soul = _read(home, "soul.md").strip()
+    soul = trim(_read(home, "soul.md"))
     if len(soul) > LIMITS["soul.md"]:
         raise BlockRefused(over_limit_reason("soul.md", len(soul)))
     sections = [f"# soul.md\n{soul or EMPTY}"]

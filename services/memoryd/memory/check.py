@@ -21,6 +21,10 @@ RULE_4 = "refused: the text contains a phrase that reads as an instruction to th
 
 _LT, _GT, _BAR, _SLASH = "<", ">", "|", "/"
 TEMPLATE_MARKERS: tuple[str, ...] = (_LT + _BAR, _BAR + _GT)
+# DeepSeek's templates write their markup with the fullwidth vertical line U+FF5C
+# ("<" + U+FF5C + "end▁of▁sentence" + U+FF5C + ">"): a vertical bar to a model trained on them.
+_FULLWIDTH_BAR = "\uff5c"
+FULLWIDTH_MARKERS: tuple[str, ...] = (_LT + _FULLWIDTH_BAR, _FULLWIDTH_BAR + _GT)
 _TAG_NAMES = ("th" + "ink", "tool" + "_" + "call")
 TEMPLATE_TAGS: tuple[str, ...] = tuple(
     _LT + closing + name + _GT for name in _TAG_NAMES for closing in ("", _SLASH)
@@ -55,12 +59,16 @@ def has_invisible(text: str) -> bool:
 
 def has_template_markup(text: str) -> bool:
     folded = text.casefold()
-    return any(marker in folded for marker in TEMPLATE_MARKERS + TEMPLATE_TAGS)
+    return any(marker in folded for marker in TEMPLATE_MARKERS + FULLWIDTH_MARKERS + TEMPLATE_TAGS)
 
 
 def normalise_phrase_text(text: str) -> str:
-    """Runs of whitespace collapsed to one space, case folded: what rule 4 searches."""
-    return _WHITESPACE_RUN.sub(" ", text).casefold()
+    """Runs of whitespace collapsed to one space, case folded: what rule 4 searches.
+
+    Full case folding turns the capital dotted I (U+0130, Turkish and Azeri) into "i" and a
+    combining dot above, so "İGNORE PREVIOUS İNSTRUCTIONS" would not read as the phrase it is
+    in any case but its dot: the dot is dropped after folding."""
+    return _WHITESPACE_RUN.sub(" ", text).casefold().replace("i\u0307", "i")
 
 
 def has_instruction_phrase(text: str) -> bool:

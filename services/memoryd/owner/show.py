@@ -21,9 +21,11 @@ from memoryd.journal.journal import EditLine, Journal
 from memoryd.owner import paging
 from memoryd.owner.admin_text import OWNER, forgot_what, where
 from memoryd.trust import classrule
+from proto.labels import CLASS_RANK, higher_class
 
 EXTRA_KEYS = ("undoes", "pending", "requested", "note", "recovered", "restored")
 NOTES = "notes.md"
+ENTRY_FILES = ("memory.md", "user.md")
 
 
 def find(journal: Journal, edit_id: str) -> EditLine:
@@ -36,13 +38,33 @@ def find(journal: Journal, edit_id: str) -> EditLine:
 
 def _came_from(provenance: dict) -> str:
     """Where an imported item came from, as its export said: the edit and session of the home
-    that wrote it (another home's ids: bxctl memory show here shows this import)."""
+    that wrote it (another home's ids: bxctl memory show here shows this import), what it was
+    there (an entry of memory.md or user.md, or a note) and the label it came with, which is what
+    made an entry a note here."""
     said = [
         f"{name} {provenance[key]}"
         for key, name in (("edit", "from edit"), ("session", "session"), ("time", "written"))
         if isinstance(provenance.get(key), str)
     ]
-    return ", ".join(said) + " (in the home it was exported from)" if said else "from an export"
+    where = ", ".join(said) + " (in the home it was exported from)" if said else "from an export"
+    file = provenance.get("file")
+    what = [f"an entry of {file} there" if file in ENTRY_FILES else "a note there"]
+    klass = provenance.get("class")
+    what.append(klass if isinstance(klass, str) else "class not said")
+    untrusted = provenance.get("untrusted")
+    if isinstance(untrusted, bool):
+        what.append("untrusted" if untrusted else "trusted")
+    return f"{where}: {', '.join(what)}"
+
+
+def _why(klass: object, untrusted: object) -> list[str]:
+    """What makes a text a note whatever file it named: a class above private, untrusted."""
+    why = []
+    if (named := classrule.session_class(klass)) != classrule.FLOOR:
+        why.append(named)
+    if untrusted is True:
+        why.append("untrusted")
+    return why
 
 
 def _extras(record: EditLine) -> dict:
@@ -104,17 +126,45 @@ def _entry(text: object) -> str:
 
 
 def _as_note(record: EditLine) -> str:
-    """The entries line of an edit that went to notes.md: what it changed and why a note."""
-    why = []
-    klass = classrule.session_class(record.taint)
-    if klass != classrule.FLOOR:
-        why.append(klass)
-    if record.untrusted:
-        why.append("untrusted")
-    said = f" ({', '.join(why)})" if why else ""
-    if record.file is None:
+    """The entries line of an edit that went to notes.md: what it changed and why a note. An
+    import is the owner's act (its line's own label is the owner's): the why and the file it
+    named are those the item was exported with."""
+    imported = record.imported if record.action == "import" else None
+    if isinstance(imported, dict):
+        if isinstance(record.note, dict) and isinstance(record.note.get("was"), dict):
+            return _relabelled(record.note, imported)
+        why = _why(imported.get("class"), imported.get("untrusted"))
+        said = f" ({', '.join(why)}, as exported)" if why else ""
+        file = imported.get("file") if imported.get("file") in ENTRY_FILES else None
+    else:
+        why = _why(record.taint, record.untrusted)
+        said = f" ({', '.join(why)})" if why else ""
+        file = record.file
+    if file is None:
         return f"entries   none changed; a note in notes.md{said}"
-    return f"entries   {record.file} unchanged; saved as a note in notes.md{said}"
+    return f"entries   {file} unchanged; saved as a note in notes.md{said}"
+
+
+def _known_class(value: object, otherwise: str) -> str:
+    """value when it is a class name (a journal line may have been edited by hand)."""
+    return value if isinstance(value, str) and value in CLASS_RANK else otherwise
+
+
+def _relabelled(note: dict, imported: dict) -> str:
+    """The entries line of an import that gave a note this home held the export's stricter
+    label (data/importsame.py): which note, and its label before and after."""
+    was = note["was"]
+    was_class = _known_class(was.get("class"), classrule.FLOOR)
+    new_class = _known_class(imported.get("class"), was_class)
+    untrusted = was.get("untrusted") is True or imported.get("untrusted") is True
+    now = f"{'untrusted' if untrusted else 'trusted'}, {higher_class(was_class, new_class)}"
+    before = f"{'untrusted' if was.get('untrusted') is True else 'trusted'}, {was_class}"
+    number = note.get("number")
+    which = f"note {number}" if isinstance(number, int) else "a note"
+    return (
+        f"entries   none changed; {which} of notes.md made {now} (it was {before}): the "
+        "export's label is stricter"
+    )
 
 
 def _file(name: str | None) -> str:
@@ -173,6 +223,8 @@ def answer(journal: Journal, edit_id: str, as_json: bool) -> str:
         shown = {k: getattr(record, k) for k in keys}
         shown["session"] = record.session or OWNER  # as the text says it
         shown.update(_extras(record))
+        if record.action == "import" and record.imported is not None:
+            shown["imported"] = record.imported  # what the text's imported line says, whole
         shown["before"] = record.before
         shown["after"] = record.after
         shown["changes"] = changes

@@ -33,6 +33,7 @@ from memoryd.search.hit import Hit, from_source
 from memoryd.search.query import Query, terms_expression
 from memoryd.search.query import query_terms as query_terms_of
 from memoryd.search.textcut import hit_snippet
+from proto.tools import K_MAX
 
 SCHEMA = (
     contextrows.CREATE,
@@ -54,9 +55,12 @@ KEEP_SPEC = (2, 4, 7, 9, 10)
 # No damping of session runs: on the two-person shape it cost context a tenth of its gain over
 # the spec at @5, and more at "all evidence in the top 5" than it won (bench/fusion_sweep.py).
 DAMP = 1.0
-# Lexical candidates read, at least (4 k when more): the agent's own calls and a damped session
-# run are passed over, so more than k are needed.
-CANDIDATES = 20
+# Lexical candidates read, the same whatever k is: the agent's own calls and a damped session
+# run are passed over, so more than k are needed (4 times the most recall gives), and the rows
+# of a speaker the question asks about are raised only among them (addressed.favour), so a
+# depth growing with k would make the answer for k 5 other than the first five of the answer
+# for k 10.
+CANDIDATES = 4 * K_MAX
 # context_hits as its ranking weighs it (search/topk.py scores it as FTS5 would).
 LEXICAL = tokencount.Table(
     "context_hits",
@@ -261,11 +265,10 @@ def search(
     arranged (arrange.py: the agent's own calls last, the spec's best rows kept), all in one
     read transaction."""
     terms = query_terms(query)
-    depth = max(CANDIDATES, 4 * k)
     conn.execute("BEGIN")
     try:
         combined: dict[int, float] = {}
-        fusion.add_lexical(combined, ranked(conn, terms, depth), 1.0 - SPEC_WEIGHT, 0.0)
+        fusion.add_lexical(combined, ranked(conn, terms, CANDIDATES), 1.0 - SPEC_WEIGHT, 0.0)
         spec = spec_ranked(conn, query, SPEC_DEPTH)
         fusion.add_spec(combined, spec, SPEC_WEIGHT)
         where = arrange.places(conn, combined)

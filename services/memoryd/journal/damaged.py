@@ -15,6 +15,7 @@ its own, and the id at its start is never handed out again (journal.last_id).
 import json
 import logging
 import mmap
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,9 @@ ID_AT_START = re.compile(rb'\{"id": "(\d{4}-\d{2}-\d{2}-\d{4,})"')
 # A torn line at the end is found in this much of a month's tail: a line is rarely longer, and
 # a longer one is said when log, show or undo meet it.
 TAIL_BYTES = 1 << 20
+# The first look at a month's end reads this much, then twice as much until the last line's start
+# is in it (up to TAIL_BYTES): only the last line can be the torn one, and it is rarely longer.
+FIRST_TAIL = 8192
 SAID_MOST = 256
 
 
@@ -150,11 +154,16 @@ def last_line(path: Path, model) -> Damaged | None:
     try:
         with open_read(path) as f:
             size = f.seek(0, 2)
-            skipped = max(0, size - TAIL_BYTES)
-            f.seek(skipped)
-            data = f.read()
-            body = data.rstrip(b"\n")
-            start = body.rfind(b"\n") + 1
+            want = FIRST_TAIL
+            while True:
+                skipped = max(0, size - want)
+                f.seek(skipped)
+                data = f.read()
+                body = data.rstrip(b"\n")
+                start = body.rfind(b"\n") + 1
+                if start or not skipped or want >= TAIL_BYTES:
+                    break
+                want = min(want * 2, TAIL_BYTES)
             if start == 0 and skipped:
                 return None  # longer than the tail: said when the owner's commands meet it
             found = found_at(path, data, start, len(body), model)
@@ -168,6 +177,48 @@ def last_line(path: Path, model) -> Damaged | None:
     if found is not None:
         say(found)
     return found
+
+
+Stamp = tuple[int, int, int, int, int]  # device, inode, size, mtime, ctime
+
+
+def _stamp(path: Path) -> Stamp | None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class Ends:
+    """The month files' last lines as last checked, each kept with the file's identity, size and
+    times when it was checked. Before every write memoryd looks at the journal's end; a month it
+    no longer appends to does not change while it runs, so reading each month's tail at every
+    write made a write cost more with every month of history. A month whose stamp is the one it
+    was checked at is not read again; any other (the month being appended to, one replaced,
+    restored or edited by hand) is checked again. Stamped before it is read: a change made
+    during the read shows as a new stamp at the next look."""
+
+    def __init__(self) -> None:
+        self._checked: dict[Path, tuple[Stamp, Damaged | None]] = {}
+
+    def check(self, paths: list[Path], model) -> list[Damaged]:
+        """The damaged last lines of paths (each said in memoryd's log once, when checked)."""
+        checked: dict[Path, tuple[Stamp, Damaged | None]] = {}
+        out: list[Damaged] = []
+        for path in paths:
+            stamp = _stamp(path)
+            before = self._checked.get(path)
+            if stamp is not None and before is not None and before[0] == stamp:
+                found = before[1]
+            else:
+                found = last_line(path, model)
+            if stamp is not None:
+                checked[path] = (stamp, found)
+            if found is not None:
+                out.append(found)
+        self._checked = checked  # months no longer listed are dropped
+        return out
 
 
 def find(path: Path, edit_id: str, model) -> Damaged | None:

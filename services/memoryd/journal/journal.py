@@ -191,6 +191,7 @@ class Journal:
     def __init__(self, home: Home):
         self.home = home
         self.issued = Issued(home)
+        self._ends = damaged.Ends()
 
     def month_files(self) -> list[Path]:
         return [self.home.edits / name for name in months.names(self.home.edits)]
@@ -206,9 +207,9 @@ class Journal:
     def check_end(self) -> list[damaged.Damaged]:
         """The month files' last lines that are damaged (the one a power cut tears during its
         append), each said in memoryd's log once: at start, before the journal is compared with
-        the files."""
-        found = [damaged.last_line(path, EditLine) for path in self.month_files()]
-        return [f for f in found if f is not None]
+        the files, and before each write for the months changed since they were last checked
+        (damaged.Ends), so a write does not read every month there has ever been."""
+        return self._ends.check(self.month_files(), EditLine)
 
     def records(self) -> list[EditLine]:
         """Every journal line, oldest first: the whole journal parsed, for tests and tools that

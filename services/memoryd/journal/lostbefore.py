@@ -8,13 +8,19 @@ journal holds, the edits between were journalled and are gone, and log (history.
 its listing reaches the oldest line, for as long as their lines stay gone (runbook journal-lost),
 and show and undo of an id before it say it may be one of them.
 Only the month files' first lines are read, and the first id's line is looked for only when it
-comes before them all (a clock that went back, or the lines lost).
+comes before them all (a clock that went back, or the lines lost). Each month's first id is kept
+with the file's identity, size and times, and read again only when those changed (the month being
+appended to, one replaced or edited by hand): log, show and undo cost what changed, not one read
+per month there has ever been.
 """
 
 import json
 import mmap
+import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from memoryd.home import open_read
 from memoryd.journal import damaged
@@ -22,6 +28,14 @@ from memoryd.journal import months as journalmonths
 from memoryd.journal.ids import Issued, order
 
 HEAD_BYTES = 65_536
+# A month's head is read this much at a time, up to HEAD_BYTES, until a line with an id is whole.
+HEAD_STEP = 8192
+# How many months' first ids are kept (memoryd has one journal; tests and restores make more).
+KEPT_MOST = 4096
+
+Stamp = tuple[int, int, int, int, int]  # device, inode, size, mtime, ctime
+_firsts: dict[Path, tuple[Stamp, str | None]] = {}
+_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -37,17 +51,59 @@ def oldest_held(months: list[Path]) -> str | None:
     handed out), from each month's first lines; None when they hold none."""
     found: list[str] = []
     for path in months:
-        try:
-            with open_read(path) as f:
-                data = f.read(HEAD_BYTES)
-        except FileNotFoundError:
-            continue
-        for raw in data.split(b"\n"):
-            edit_id = damaged.id_at_start(raw)
-            if edit_id is not None:
-                found.append(edit_id)
-                break
+        edit_id = _first_id(path)
+        if edit_id is not None:
+            found.append(edit_id)
     return min(found, key=order, default=None)
+
+
+def _stamp(path: Path) -> Stamp | None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _first_id(path: Path) -> str | None:
+    """The id the month's first line with one starts with, kept while the month's stamp holds
+    (stamped before it is read: a change during the read shows at the next look)."""
+    stamp = _stamp(path)
+    with _lock:
+        kept = _firsts.get(path)
+    if stamp is not None and kept is not None and kept[0] == stamp:
+        return kept[1]
+    try:
+        with open_read(path) as f:
+            edit_id = _read_first_id(f)
+    except FileNotFoundError:
+        return None
+    if stamp is not None:
+        with _lock:
+            if len(_firsts) >= KEPT_MOST:
+                _firsts.clear()
+            _firsts[path] = (stamp, edit_id)
+    return edit_id
+
+
+def _read_first_id(f: BinaryIO) -> str | None:
+    """The id the first line of f's first HEAD_BYTES that has one starts with, read HEAD_STEP
+    bytes at a time: a line is looked at once it is whole, or when the head ends in it."""
+    data = b""
+    looked = 0  # the bytes of whole lines looked at
+    while True:
+        chunk = f.read(min(HEAD_STEP, HEAD_BYTES - len(data)))
+        data += chunk
+        last = not chunk or len(data) >= HEAD_BYTES
+        end = len(data) if last else data.rfind(b"\n") + 1
+        if end > looked:
+            for raw in data[looked:end].split(b"\n"):
+                edit_id = damaged.id_at_start(raw)
+                if edit_id is not None:
+                    return edit_id
+            looked = end
+        if last:
+            return None
 
 
 def holds(months: list[Path], edit_id: str) -> bool:

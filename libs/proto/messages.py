@@ -16,10 +16,19 @@ import types
 import typing
 from typing import Annotated, Literal, TypeGuard
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    ValidationError,
+    model_serializer,
+)
 
 from proto.errors import InvalidMessage
 from proto.labels import DataClass, Label
+from proto.plural import counted
 from proto.version import package_version
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
@@ -93,6 +102,9 @@ class ToolResponse(Body):
     label: Label | None
 
 
+SPEC_REINDEXED = ("logs", "records", "notes")
+
+
 class Reindex(Empty):
     pass
 
@@ -101,6 +113,35 @@ class Reindexed(Body):
     logs: Annotated[int, Field(ge=0)]
     records: Annotated[int, Field(ge=0)]
     notes: Annotated[int, Field(ge=0)]
+    # Beyond the spec's body: the session logs the new index left aside (a link, a FIFO, a
+    # damaged record) and those it could not read (tried again), which bxctl says after the
+    # counts, since an owner runs reindex to mend the index. Sent only when not 0, so that the
+    # body is the spec's whenever nothing was left out.
+    left_aside: Annotated[int, Field(ge=0)] = 0
+    not_indexed: Annotated[int, Field(ge=0)] = 0
+
+    @model_serializer(mode="wrap")
+    def _spec_body(self, handler: SerializerFunctionWrapHandler) -> dict:
+        body = handler(self)
+        return {k: v for k, v in body.items() if k in SPEC_REINDEXED or v}
+
+    def line(self) -> str:
+        """The answer as bxctl prints it and memoryd logs it: the spec's counts, then what was
+        left out, in stats' words."""
+        said = (
+            f"reindexed: {counted(self.logs, 'log')}, {counted(self.records, 'record')}, "
+            f"{counted(self.notes, 'note')}"
+        )
+        if self.left_aside:
+            said += (
+                f"; {counted(self.left_aside, 'session log')} left aside, wholly or from a "
+                "damaged record"
+            )
+        if self.not_indexed:
+            said += f"; {counted(self.not_indexed, 'session log')} not indexed (tried again)"
+        if self.left_aside or self.not_indexed:
+            said += " (bxctl memory stats names them and why)"
+        return said
 
 
 ADMIN_COMMANDS = (

@@ -45,7 +45,6 @@ from bxctl.reach import interrupted_line, output_lost_line
 from proto import usage
 from proto.escape import escape
 from proto.messages import Reindex, Reindexed
-from proto.plural import counted
 from proto.version import VersionOption
 
 REINDEX_TIMEOUT = 3600.0
@@ -96,12 +95,9 @@ def reindex(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
         if spinner is not None:
             spinner.join()
     if as_json:
-        print(safe_json({"logs": reply.logs, "records": reply.records, "notes": reply.notes}))
+        print(safe_json(reply.model_dump()))
     else:
-        print(
-            f"reindexed: {counted(reply.logs, 'log')}, {counted(reply.records, 'record')}, "
-            f"{counted(reply.notes, 'note')}"
-        )
+        print(reply.line())
 
 
 # The errors of writing the output: it went nowhere, and the owner must be told.

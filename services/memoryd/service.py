@@ -286,8 +286,12 @@ class MemoryService:
     async def on_admin(self, message: Body) -> Body:
         if isinstance(message, Reindex):
             logs, records, notes = await self._reindex()
-            log.info("reindexed: %d logs, %d records, %d notes", logs, records, notes)
-            return Reindexed(logs=logs, records=records, notes=notes)
+            aside, unread = len(self.index.left_aside), len(self.index.left_out)
+            answer = Reindexed(
+                logs=logs, records=records, notes=notes, left_aside=aside, not_indexed=unread
+            )
+            log.info("%s", answer.line())
+            return answer
         if isinstance(message, MemoryAdmin):
             return MemoryAdminReply(text=await self._admin(message.command, message.arg))
         raise MemorydError(f"{type(message).__name__} is not served on the owner socket")

@@ -1,6 +1,7 @@
 """bxctl against a real memoryd subprocess: log, undo, reindex, review."""
 
 import json
+import os
 import re
 
 import pytest
@@ -79,6 +80,26 @@ def test_reindex(memoryd):
     assert result.stdout == "reindexed: 0 logs, 0 records, 1 note\n"
     call(memoryd, {"action": "note", "text": "two"})
     assert bx(memoryd, "reindex").stdout == "reindexed: 0 logs, 0 records, 2 notes\n"
+
+
+def test_reindex_says_the_logs_it_left_aside(memoryd):
+    """A FIFO and a log damaged at its first record: neither counted among the logs reindexed,
+    both said after the counts (text and --json)."""
+    sessions = memoryd.home / "sessions"
+    for name in ("alpha", "gamma", "delta"):
+        (sessions / name).mkdir(parents=True, mode=0o700)
+    record = '{"type":"user","time":"2026-12-01T10:00:00Z","content":"alpha says hi"}\n'
+    (sessions / "alpha" / "0.jsonl").write_text(record)
+    os.mkfifo(sessions / "gamma" / "0.jsonl", 0o600)
+    (sessions / "delta" / "0.jsonl").write_text("garbage\n" + record)
+    result = bx(memoryd, "reindex")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "reindexed: 1 log, 1 record, 0 notes; 2 session logs left aside, wholly or from a "
+        "damaged record (bxctl memory stats names them and why)\n"
+    )
+    said = json.loads(bx(memoryd, "reindex", "--json").stdout)
+    assert said == {"logs": 1, "records": 1, "notes": 0, "left_aside": 2}
 
 
 def test_review_pending_accept_reject(reviewed):

@@ -419,6 +419,7 @@ class Index(ModePrep, Warming):
                 damaged: dict[str, str] = {}
                 self.left_out = newindex.catch_up(conn, self.home, self.settings, sessions, damaged)
                 deleted = _deletions(conn) != deletions
+                unread = _nothing_read(conn, damaged)
             # What the catch-up added and dropped: a restore or a forget during the build
             # changed what the build counted, and the answer is what the new file holds.
             changed = dict(conn.execute("SELECT kind, n FROM temp.caught").fetchall())
@@ -454,7 +455,9 @@ class Index(ModePrep, Warming):
         records = built.records + changed.get("session", 0)
         notes = built.notes + sum(changed.get(kind, 0) for kind in NOTE_KINDS)
         self.left_aside = {**skipped, **damaged}  # what the new file holds, no more
-        logs = len(sessions) - len(self.left_out)
+        # The logs the new file holds a reading of, wholly or up to a damaged record: one damaged
+        # at its first record is left aside, not reindexed.
+        logs = len(sessions) - len(self.left_out) - unread
         log.info(
             "index %s: rebuilt from %d logs, %d records, %d notes%s",
             self.path,
@@ -469,6 +472,12 @@ class Index(ModePrep, Warming):
 
 
 NOTE_KINDS = ("noted", "moved", "dropped")
+
+
+def _nothing_read(conn: sqlite3.Connection, damaged: dict[str, str]) -> int:
+    """How many of the damaged logs the file holds no record of (damaged at their first)."""
+    states = (indexer.load_state(conn, indexer.log_name(session)) for session in damaged)
+    return sum(1 for state in states if state is None or state.records == 0)
 
 
 def _deletions(conn: sqlite3.Connection) -> int:

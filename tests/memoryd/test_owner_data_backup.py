@@ -58,7 +58,8 @@ def test_backup_writes_one_private_archive_with_its_manifest(md):
     assert str(path) == made["path"]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert made["counts"] == {"entries": 3, "notes": 2, "edits": 5, "pending": 0, "records": 2}
+    # no session log in it, so no record (they stay in sessions/)
+    assert made["counts"] == {"entries": 3, "notes": 2, "edits": 5, "pending": 0, "records": 0}
     with tarfile.open(path, "r:gz") as tar:
         names = tar.getnames()
         manifest = json.loads(tar.extractfile(archive.MANIFEST).read())
@@ -79,6 +80,7 @@ def test_with_sessions_holds_the_logs_recall_reads(md):
     made = md.data("backup", with_sessions=True)
     with tarfile.open(made["path"], "r:gz") as tar:
         assert "sessions/s-one/0.jsonl" in tar.getnames()
+    assert made["counts"]["records"] == 2  # those of the log it holds
 
 
 def test_backup_wipe_restore_answers_exactly_as_before(tmp_path):

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.data import archive, layout, restorable
+from memoryd.data import archive, layout, restorable, snapshot
 from memoryd.data.snapshot import Held, Snapshot
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir, fsync_dir
@@ -69,7 +69,8 @@ def _read(held: Held) -> bytes:
 
 
 def counts(snap: Snapshot, index_db: Path | None) -> dict:
-    """entries, notes, edits, pending, records, read from the held files (and the index)."""
+    """entries, notes, edits, pending, records, read from the held files; records are those the
+    index holds of the session logs held (none held, none counted: the logs stay in sessions/)."""
     out = {"entries": 0, "notes": 0, "edits": 0, "pending": 0, "records": 0}
     for held in snap.files:
         if held.name in ("memory/memory.md", "memory/user.md"):
@@ -88,8 +89,24 @@ def counts(snap: Snapshot, index_db: Path | None) -> dict:
             out["edits"] += sum(c.count(b"\n") for c in held.chunks())
         elif held.name == "memory/pending.jsonl":
             out["pending"] = sum(c.count(b"\n") for c in held.chunks())
-    out["records"] = index_records(index_db)
+    logs = sessions_of(snap.files)
+    out["records"] = index_records(index_db, logs) if logs else 0
     return out
+
+
+def held_counts(home: Home) -> dict:
+    """The counts of the memory files home holds now, as a backup counts them (a restore's
+    staged files, once what it leaves out is out: what it lays). No session log: records 0."""
+    snap = snapshot.of_files(layout.memory_files(home))
+    try:
+        return counts(snap, None)
+    finally:
+        snap.close()
+
+
+def sessions_of(files: list[Held]) -> set[str]:
+    """The sessions whose logs are among files (named sessions/{session}/0.jsonl)."""
+    return {f.name.split("/")[1] for f in files if f.name.startswith("sessions/")}
 
 
 def forgotten_notes(snap: Snapshot) -> int:
@@ -103,19 +120,29 @@ def forgotten_notes(snap: Snapshot) -> int:
     )
 
 
-def index_records(index_db: Path | None) -> int:
-    """Session records in the index (derived, so a count for the owner, not a checksum)."""
+def index_records(index_db: Path | None, sessions: set[str]) -> int:
+    """The index's session records of sessions (derived, so a count for the owner, not a
+    checksum): those of an archive's logs, never of a log it does not hold."""
+    held = records_by_session(index_db)
+    return sum(n for session, n in held.items() if session in sessions)
+
+
+def records_by_session(index_db: Path | None) -> dict[str, int]:
+    """The index's session records, counted by session ({} when it cannot be read)."""
     if index_db is None or not index_db.exists():
-        return 0
+        return {}
     try:
         conn = sqlite3.connect(f"file:{index_db}?mode=ro", uri=True, timeout=30)
         try:
-            (n,) = conn.execute("SELECT count(*) FROM sources WHERE kind = 'session'").fetchone()
+            rows = conn.execute(
+                "SELECT session, count(*) FROM sources WHERE kind = ? GROUP BY session",
+                ("session",),
+            ).fetchall()
         finally:
             conn.close()
-        return int(n)
+        return {str(session): int(n) for session, n in rows}
     except sqlite3.Error:
-        return 0
+        return {}
 
 
 def new_name(folder: Path, now: dt.datetime, kind: str | None = None) -> str:
@@ -204,7 +231,8 @@ def make(
 ) -> Made:
     """Write snap's archive into backups/; the snapshot is closed after. replaced: the copy
     restore --replace makes of the memory it replaces. Either that or with_sessions gives a name
-    prune never takes. records: the index's count, read when the snapshot began (else now). An
+    prune never takes. records: the index's count of the session logs snap holds, read when the
+    snapshot began (else now; 0 when it holds none). An
     archive restore would refuse is refused instead, none left (restorable.py)."""
     folder = layout.backups(home)
     linked = None

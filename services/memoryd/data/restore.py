@@ -74,6 +74,9 @@ class Laid:
     index: str  # what became of the index (and of what did not finish after the files were laid)
     edit: str | None = None  # the journal line that says the memory was restored
     since: tuple[str, ...] = ()  # keys forgotten here since the archive was made, carried over
+    # What was laid, counted as a backup counts (the texts forgotten since left out, no session
+    # record: bxctl lays the logs after); the manifest's counts are the archive's.
+    counts: dict | None = None
 
 
 @dataclass
@@ -118,7 +121,7 @@ def run(service, name: str, replace: bool) -> Laid:
         held_twice = twice.of_archive(Journal(Home(staging)))
         first, seen = _back_up_first(service, replace)
         order = Order(name, verified.manifest, replace, seen, first)
-        again, waited, stopped, said, (edit, since) = service._writer.submit(
+        again, waited, stopped, said, (edit, since, counts) = service._writer.submit(
             0, _lay, service, staging, order
         ).result()
     except OSError as e:
@@ -148,7 +151,7 @@ def run(service, name: str, replace: bool) -> Laid:
             + (f"; what was here is backed up in {again or first}" if again or first else "")
         )
     said = "; ".join(x for x in (strict.said(), held_twice, said) if x)
-    return Laid(verified.manifest, again or first, waited, said, edit, tuple(since))
+    return Laid(verified.manifest, again or first, waited, said, edit, tuple(since), counts)
 
 
 def _check_counts(said: dict, staging, members: list[str]) -> None:
@@ -293,6 +296,8 @@ def _lay(service, staging, order: Order):
         staged, sessions_forgotten + left.keys, stamp, texts_forgotten | frozenset(left.texts)
     )
     leftout.carried_over(staged, now, stamp, keys, texts)
+    laid = backup.held_counts(staged)  # counted before the recall log is held still
+    laid["edits"] += 1  # the restore's own line, added below
     for folder in (home.edits, home.recalls):
         # a whole home has both, even when the archive holds no month of them (a backup of a
         # new home) and the home lost them: without them the next backup is refused
@@ -319,10 +324,10 @@ def _lay(service, staging, order: Order):
                 lay.commit(home, staging, wanted, remove)
             except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
                 _refuse_until_restart(service, str(e))
-                return again, time.monotonic() - started, str(e), "", (edit, keys)
+                return again, time.monotonic() - started, str(e), "", (edit, keys, laid)
     log.info("%s: restored %d files", home.memory, len(wanted))
     # The files are laid: from here on nothing may answer that the home is as it was.
     said = after_restore(service)
     if left.said():
         said = f"{left.said()}; {said}"
-    return again, time.monotonic() - started, None, said, (edit, keys)
+    return again, time.monotonic() - started, None, said, (edit, keys, laid)

@@ -36,10 +36,14 @@ LINES_SHOWN = 2_000  # of an import's report, so that the answer fits one reply
 LINES_BYTES = 512 << 10  # and at most this many bytes of them, whatever the texts they quote
 
 
-def _count_text(counts: dict) -> str:
-    nouns = (("entries", "entry"), ("notes", "note"), ("edits", "edit"), ("records", "record"))
+def _count_text(counts: dict, records: bool) -> str:
+    """counts as the answer says them; records only of an archive that holds session logs (one
+    without them holds no record: they stay in sessions/)."""
+    nouns = (("entries", "entry"), ("notes", "note"), ("edits", "edit"))
     said = [counted(counts.get(key, 0), one, key) for key, one in nouns]
-    said.insert(3, f"{counts.get('pending', 0):,} pending")
+    said.append(f"{counts.get('pending', 0):,} pending")
+    if records:
+        said.append(counted(counts.get("records", 0), "record"))
     return ", ".join(said)
 
 
@@ -51,8 +55,10 @@ def run_backup(service, arg) -> str:
     # the logs), then the session logs (loopd logs a memory write's result once memoryd applied
     # it), then the memory files on the writer. Each is no later than the next, so the archive
     # counts no record its logs lack and its logs show no write its memory and journal lack.
-    records = backup.index_records(home.index_db)
+    # Records are counted of the logs it holds alone: without them it holds none.
+    indexed = backup.records_by_session(home.index_db) if arg.with_sessions else {}
     noted = snapshot.note_sessions(home) if arg.with_sessions else []
+    records = sum(indexed.get(s, 0) for s in backup.sessions_of(noted))
     snap = service._writer.submit(WRITE, snapshot.take, home).result()
     snap.files.extend(noted)
     made = backup.make(home, snap, arg.with_sessions, records=records)
@@ -60,11 +66,12 @@ def run_backup(service, arg) -> str:
     counts = made.manifest["counts"]
     message = (
         f"backup written to {made.path} ({made.size:,} bytes, "
-        f"{counted(len(made.manifest['files']), 'file')}): {_count_text(counts)}; "
+        f"{counted(len(made.manifest['files']), 'file')}): "
+        f"{_count_text(counts, arg.with_sessions)}; "
         f"writes waited {made.waited * 1000:.1f} ms for it"
     )
     if pruned.removed:
-        message += f"; removed {len(pruned.removed)} older backups (keeping {arg.keep})"
+        message += f"; removed {counted(len(pruned.removed), 'older backup')} (keeping {arg.keep})"
     if (ahead := pruned.said(arg.keep)) is not None:
         message += f"; {ahead}"
     return paging.dumps(
@@ -108,9 +115,12 @@ def run_restore(service, arg) -> str:
     laid = restore.run(service, arg.name, arg.replace)
     manifest = laid.manifest
     sessions = sum(1 for f in manifest["files"] if f["path"].startswith("sessions/"))
+    # What was laid, not the manifest's counts: the texts forgotten since the archive was made
+    # are left out, and no session record is laid here (bxctl lays the logs after, and says so).
+    laid_counts = laid.counts or {}
     message = (
         f"restored {arg.name} (made {manifest.get('created')} by memoryd "
-        f"{manifest.get('memoryd')}): {_count_text(manifest.get('counts', {}))}; {laid.index}"
+        f"{manifest.get('memoryd')}): {_count_text(laid_counts, False)}; {laid.index}"
     )
     if laid.before:
         message += f"; what the home held before is backed up in {laid.before}"
@@ -128,7 +138,8 @@ def run_restore(service, arg) -> str:
     return paging.dumps(
         {
             "restored": arg.name,
-            "counts": manifest.get("counts", {}),
+            "counts": manifest.get("counts", {}),  # the archive's: bxctl checks it is the same
+            "laid": laid_counts,
             "before": laid.before,
             "edit": laid.edit,
             "session_logs": sessions,

@@ -14,11 +14,13 @@ Three rules on top of the scores:
   the session run as the similarity). A hit of another session that scores nearly as well
   passes the run's second and third rows. Context turns it off (context.DAMP): on the
   two-person shape it cost more recall, "all evidence" included, than it won.
-- The spec's best rows are kept near the top (keep_spec), those it is sure of at their
-  deadlines and the others at the end of the ten: what the spec finds, the mode finds within
-  ten, and within five where the spec's row stands out of the rest of its ranking (sure). A row
-  the spec ranks first among near-equal ones (a name that every greeting holds) does not push
-  out what the mode found.
+- The spec's first rows, one per deadline (context five, hybrid four), are kept near the top
+  (keep_spec), those it is sure of at their deadlines and the others at the end of the ten: what
+  the spec finds first, the mode finds within ten, and the first two rows that stand out of the
+  rest of the spec's ranking (sure) within five, a third by 7. A row the spec ranks first among
+  near-equal ones (a name that every greeting holds) does not push out what the mode found. The
+  spec's later rows compete on the mode's score alone: deadlines for all of them cost the modes
+  their lead on the evaluations (BENCHMARKS.md).
 """
 
 import sqlite3

@@ -9,12 +9,13 @@ a sentence is found (unspaced.py). A query is the spec's terms less the stopword
 those scripts as bigrams too, ranked by bm25 with the neighbour column at NEAR_WEIGHT, so
 a turn that answers without naming the subject ("yes, in May") is found through the turns around
 it. That ranking is fused with the spec's own (fusion.py: the spec's ranking as a part of the
-score, and its best rows kept near the top, arrange.keep_spec: in the top five those the spec is
-sure of, the others by the end of the ten), so a question answered through words context drops
-is still found where the spec finds it; the rows of the speaker a question names are raised
-(addressed.py); then the agent's own recall and memory calls go last
-(arrange.py; session runs are not damped here, DAMP). Hits are built from the spec's
-tables: snippets are of the record's own text, tags and labels are the spec's.
+score, and its five best rows kept in the top ten, arrange.keep_spec: the first two the spec is
+sure of in the top five, those it is not sure of by the end of the ten), so a question answered
+through words context drops is still found where the spec finds it first; the rows of the
+speaker a question names are raised (addressed.py); then the agent's own recall and memory calls
+go last (arrange.py; session runs are not damped here, DAMP). Hits are built from the spec's
+tables: tags and labels are the spec's, snippets are of the record's own text, a long one cut
+around the first word context's terms match (not the spec's: hits).
 
 Everything here is a function of the spec's tables and of each session's row order (rowids rise
 with the records of a session, in a reindex as in catch-up), so an index built incrementally and

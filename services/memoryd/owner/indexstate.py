@@ -2,9 +2,11 @@
 show it: the start's catch-up while it runs, the logs it tried and could not index (tried again),
 and the logs left aside until they change (a link, a FIFO, a damaged record). Every sentence is
 said only while true: "every session log indexed" only when none of those stands, and no log
-holds records past what the index read (written since its session's last finished turn). Above
-them all, the index file itself: removed or replaced while memoryd runs, nothing is indexed and
-recall is refused until a reindex (index/samefile.py), and that is what is said, with what to do.
+holds records past what the index read (written since its session's last finished turn) nor is
+shorter than what it read (rewritten or replaced while memoryd ran: the index holds records the
+file no longer does). Above them all, the index file itself: removed or replaced while memoryd
+runs, nothing is indexed and recall is refused until a reindex (index/samefile.py), and that is
+what is said, with what to do.
 Then the recall mode's tables: while they are not built (being built after a change of mode, found
 no room and tried again, or failed), that is said first, with why, and how recall answers
 meanwhile in recall's own words (index/modeprep.py: the spec's search with a note, or a
@@ -32,9 +34,13 @@ def state(index, held: list[tuple[str, int | None, int]] | None = None) -> dict:
     gone = index.gone()
     mode = mode_state(index)
     named = {session for session, _ in left} | {session for session, _ in aside}
-    late = [s for s in _behind(index, held) if s not in named] if gone is None else []
+    looked = _looked(index, held) if gone is None else []
+    late = [s for s, read, size in looked if size > (read or 0) and s not in named]
+    short = [(s, read, size) for s, read, size in looked if read is not None and size < read]
+    short = [item for item in short if item[0] not in named]
     return {
         **({"unread_total": len(late), "unread": late[:SHOWN]} if late else {}),
+        **({"shorter_total": len(short), "shorter": _shorter(short[:SHOWN])} if short else {}),
         **({"gone": gone} if gone is not None else {}),
         **({"mode": mode} if mode is not None else {}),
         "catching_up": list(index.catching_up) if index.catching_up is not None else None,
@@ -50,13 +56,18 @@ def state(index, held: list[tuple[str, int | None, int]] | None = None) -> dict:
     }
 
 
-def _behind(index, held: list[tuple[str, int | None, int]] | None) -> list[str]:
-    """The sessions whose log holds bytes past what the index has read: by the spec, memoryd
-    reads a log when its session's turn ends (and at start), so a turn that ended in a tool call,
-    or an owner's message not yet answered, waits for the next one. A log no longer than what was
-    read (a session just begun, its log empty) holds nothing unread. held: the logs as
-    data.carriers.read_and_held gave them, when the caller looked already (stats sums their
-    sizes from the same look)."""
+def _looked(index, held: list[tuple[str, int | None, int]] | None) -> list:
+    """Each session log's (session, bytes the index read of it or None, its size now), sorted:
+    held as data.carriers.read_and_held gave it, when the caller looked already (stats sums
+    their sizes from the same look).
+
+    A log longer than what was read holds records past it: by the spec, memoryd reads a log when
+    its session's turn ends (and at start), so a turn that ended in a tool call, or an owner's
+    message not yet answered, waits for the next one. A log no longer than what was read (a
+    session just begun, its log empty) holds nothing unread. A log shorter than what was read
+    was rewritten or replaced while memoryd ran: the index still holds records the file no
+    longer does (recall and search serve them) until the log is read again, at its session's
+    next turn, a restart (whose catch-up reads again a log of another size) or a reindex."""
     if held is None:
         from memoryd.data.carriers import read_and_held
 
@@ -64,7 +75,17 @@ def _behind(index, held: list[tuple[str, int | None, int]] | None) -> list[str]:
             held = read_and_held(index)
         except (IndexDamaged, IndexUnwritable):
             return []
-    return sorted(session for session, read, size in held if size > (read or 0))
+    return sorted(held)
+
+
+def _shorter(logs: list[tuple[str, int | None, int]]) -> list[dict]:
+    return [
+        {
+            "log": f"sessions/{session}/0.jsonl",
+            "problem": f"{size:,} bytes now, the index read {read or 0:,}",
+        }
+        for session, read, size in logs
+    ]
 
 
 def mode_state(index) -> dict | None:
@@ -122,9 +143,17 @@ def lines(found: dict | None) -> list[str]:
         read, logs = found["catching_up"]
         return [*said, f"index: catching up, {read:,} of {logs:,} session logs read"]
     total, aside = found["not_indexed_total"], found.get("left_aside_total", 0)
-    unread = found.get("unread_total", 0)
-    if not total and not aside and not unread:
+    unread, shorter = found.get("unread_total", 0), found.get("shorter_total", 0)
+    if not total and not aside and not unread and not shorter:
         return [*said, "index: every session log indexed"]
+    if shorter:
+        head = (
+            f"index: {counted(shorter, 'session log')} {'is' if shorter == 1 else 'are'} shorter"
+            " than the index read (rewritten or replaced?): recall and search may serve records"
+            f" {'it' if shorter == 1 else 'they'} no longer {'holds' if shorter == 1 else 'hold'}"
+            " until read again, at the session's next turn, a restart or bxctl reindex:"
+        )
+        said += _listed(head, shorter, found["shorter"])
     if unread:
         head = (
             f"index: {counted(unread, 'session log')} {'holds' if unread == 1 else 'hold'} records"

@@ -22,16 +22,25 @@ first write it records what it takes (unfinished.py), and until it has finished 
 else, so a number given again never names another entry or note than the first run did. The journal
 says what was forgotten by id, the keys it listed and when, never the text. It cannot be undone
 (undo says why), and session logs, which are loopd's, keep their text: the answer says so. Archives
-in backups/ are not opened: the answer names them.
+in backups/ are left as they are: the answer names those that may still hold it (archiveheld.py).
 """
 
 import datetime as dt
 import hashlib
 import logging
-import os
 import time
 
-from memoryd.data import carriers, erasing, ftsmerge, layout, scrub, taken, targets, unfinished
+from memoryd.data import (
+    archiveheld,
+    carriers,
+    erasing,
+    ftsmerge,
+    layout,
+    scrub,
+    taken,
+    targets,
+    unfinished,
+)
 from memoryd.data.erasing import Found, NotesMoved
 from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
 from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: the ids it takes)
@@ -52,6 +61,7 @@ from proto.trim import trim
 
 log = logging.getLogger(__name__)
 
+ARCHIVES_NAMED = 5  # archives an answer names (then how many more)
 LOGS_STAY = (
     "Session logs are loopd's and stay as they are: what was said in a session stays in its log "
     "under sessions/, and memoryd will not index it again."
@@ -222,13 +232,16 @@ def run(
         f"and the index{where.index_said()}; this cannot be undone. {LOGS_STAY}"
     )
     done = {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
-    return done if merge_later else settle(service, done, ftsmerge.inline)
+    if merge_later:  # the texts for the caller's settle(), which takes them out of done
+        return {**done, "texts": list(target.texts)}
+    return settle(service, done, ftsmerge.inline, list(target.texts))
 
 
-def settle(service, done: dict, on_writer) -> dict:
+def settle(service, done: dict, on_writer, texts: list[str]) -> dict:
     """The last steps of a forget run() made: the merge of the words of the rows it deleted out
     of the index's term lists (in steps, each run by on_writer), then the end of what a re-run
-    must take again; done's message says what is left."""
+    must take again; done's message says what is left, and names the archives in backups/ that
+    may still hold texts (read off the writer: archiveheld.py)."""
     home: Home = service.store.home
     words_left = ftsmerge.merge_owed(service.index, on_writer)  # the rewrite may take the room left
     on_writer(unfinished.drop, home)  # last: until here a re-run must take what this run took
@@ -238,13 +251,16 @@ def settle(service, done: dict, on_writer) -> dict:
             f" Its words stay in the index's search lists ({words_left}) until a later forget"
             " or `bxctl reindex` has room to rewrite them; no recall finds them."
         )
-    kept = _backups(home)
+    kept = archiveheld.holding(home, texts)
     if kept:
+        names = ", ".join(kept[:ARCHIVES_NAMED])
+        if len(kept) > ARCHIVES_NAMED:
+            names += f" and {len(kept) - ARCHIVES_NAMED:,} more"
         message += (
-            f" Older backups still hold it ({counted(kept, 'archive')} in"
-            f" {layout.backups(home)}): remove them to be rid of it there too."
+            f" {counted(len(kept), 'backup')} in {layout.backups(home)} may still hold it"
+            f" ({names}): remove {'it' if len(kept) == 1 else 'them'} to be rid of it there too."
         )
-    return {**done, "message": message}
+    return {**{k: v for k, v in done.items() if k != "texts"}, "message": message}
 
 
 def _record(home: Home, ref: str, target, keys: list[str]) -> None:
@@ -345,10 +361,3 @@ def error_text(e: Exception) -> str:
         what = e.strerror or str(e)
         return f"{what}: {e.filename}" if e.filename else what
     return str(e).removeprefix("refused: ")
-
-
-def _backups(home: Home) -> int:
-    try:
-        return sum(1 for n in os.listdir(layout.backups(home)) if n.endswith(".tar.gz"))
-    except OSError:
-        return 0

@@ -195,7 +195,7 @@ def run_forget(service, arg) -> str:
         def on_writer(fn, *args):
             return service._writer.submit(WRITE, fn, *args).result()
 
-        return paging.dumps(forget.settle(service, done, on_writer))
+        return paging.dumps(forget.settle(service, done, on_writer, done.pop("texts")))
     except (OSError, sqlite3.Error) as e:
         raise forget.stopped_part_way(_where(e)) from None
     finally:

@@ -145,3 +145,11 @@ def test_restore_replace_counts_what_it_laid_not_what_it_left_out(md, tmp_path):
     assert said["entries"] == 0 and said["notes"] == 0
     assert _held(md) == (0, 0)
     assert out["counts"]["entries"] == 1 and out["counts"]["notes"] == 1  # the archive's
+
+
+def test_the_backups_removed_are_counted_as_they_read(md):
+    _fill(md)
+    md.data("backup")
+    made = md.data("backup", keep=1)
+    assert len(made["removed"]) == 1
+    assert "; removed 1 older backup (keeping 1)" in made["message"], made["message"]

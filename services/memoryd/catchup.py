@@ -121,7 +121,11 @@ class CatchUp:
         await self._end_carry()
         self._total = None
         service.caught_up.set()
-        log.info("%s: caught up, %d new records and notes", index.path, added)
+        log.info(
+            "%s: caught up, %s",
+            index.path,
+            counted(added, "new record or note", "new records and notes"),
+        )
         service._warm_counts()
         return added
 
@@ -223,7 +227,11 @@ class CatchUp:
         with contextlib.suppress(Exception):  # _until_done logs its own failures
             added = await self._until_done()
             if not self.service.stopping.is_set():
-                log.info("%s: caught up again, %d new records", self.service.index.path, added)
+                log.info(
+                    "%s: caught up again, %s",
+                    self.service.index.path,
+                    counted(added, "new record"),
+                )
 
     async def _until_done(self) -> int:
         added, delay = 0, RETRY_FIRST

@@ -62,6 +62,7 @@ from proto.messages import (
     Reindexed,
     SessionUpdated,
 )
+from proto.plural import counted
 
 log = logging.getLogger("memoryd")
 T = TypeVar("T")
@@ -209,7 +210,7 @@ class MemoryService:
             return MemoryBlockReply(text=block)
         if isinstance(message, SessionUpdated):
             added = await self._catch_up_session(message.session, SESSION)
-            log.info("session %s: indexed %d new records", message.session, added)
+            log.info("session %s: indexed %s", message.session, counted(added, "new record"))
             return Ok()
         raise MemorydError(f"{type(message).__name__} is not served on the loopd socket")
 

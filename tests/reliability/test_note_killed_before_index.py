@@ -57,7 +57,8 @@ def test_a_restart_after_a_note_killed_before_its_index_reads_only_that_note(tmp
 
     said = log.read_bytes()[size:].decode()
     assert "indexing it again" not in said
-    caught = [int(n) for n in re.findall(r"caught up, (\d+) new records and notes", said)]
+    found = re.findall(r"caught up, ([\d,]+) new record", said)  # "1 new record or note"
+    caught = [int(n.replace(",", "")) for n in found]
     assert caught and max(caught) <= 1
     rows_after = _note_rowids(index)
     assert rows_after[: len(rows_before)] == rows_before and len(rows_after) == len(rows_before) + 1

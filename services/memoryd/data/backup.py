@@ -33,6 +33,7 @@ from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir, fsync_dir
 from memoryd.journal import forgotten
 from memoryd.memory import entries
+from proto import plural
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +273,10 @@ def make(
     finally:
         snap.close()
     size = final.stat().st_size
-    log.info("%s: backup written (%d bytes, %d files)", final, size, len(manifest["files"]))
+    files = plural.counted(
+        len(manifest["files"]), "file"
+    )  # `counted` here is the manifest's counts
+    log.info("%s: backup written (%s, %s)", final, plural.counted(size, "byte"), files)
     return Made(final, size, manifest, snap.waited)
 
 

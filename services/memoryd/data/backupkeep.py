@@ -113,7 +113,7 @@ def prune(home: Home, keep: int, made: Path | None = None) -> Pruned:
             log.warning("%s: cannot be removed: %s", folder / name, e.strerror)
             continue
         done.removed.append(name)
-        log.info("%s: removed (keeping the newest %d backups)", folder / name, keep)
+        log.info("%s: removed (keeping the newest %s)", folder / name, counted(keep, "backup"))
     if done.removed:
         try:
             fsync_dir(folder)

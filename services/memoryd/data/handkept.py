@@ -17,6 +17,7 @@ from memoryd.errors import FileDamaged
 from memoryd.home import Home, atomic_write
 from memoryd.memory import entries
 from memoryd.memory.memfiles import read_text
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -58,4 +59,8 @@ def scrub(home: Home, text: str) -> None:
             atomic_write(path, entries.file_bytes(left))
         else:
             path.unlink()
-        log.info("%s: the forgotten text taken out (%d entries left)", path, len(left))
+        log.info(
+            "%s: the forgotten text taken out (%s left)",
+            path,
+            counted(len(left), "entry", "entries"),
+        )

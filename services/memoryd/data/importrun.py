@@ -84,7 +84,7 @@ def run(service, name: str, dry_run: bool, keep: int = LINES_KEPT) -> dict:
     if done.stopped is not None:
         raise AdminRefused(_stopped(done, len(parsed)))
     verb = "would import" if dry_run else "imported"
-    message = f"{verb} {done.applied} of {len(parsed)} items; {done.skipped} not"
+    message = f"{verb} {done.applied:,} of {counted(len(parsed), 'item')}; {done.skipped:,} not"
     if done.forgotten:
         message += (
             f" ({counted(done.forgotten, 'item')} the owner made memoryd forget, left out: "

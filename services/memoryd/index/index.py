@@ -459,11 +459,11 @@ class Index(ModePrep, Warming):
         # at its first record is left aside, not reindexed.
         logs = len(sessions) - len(self.left_out) - unread
         log.info(
-            "index %s: rebuilt from %d logs, %d records, %d notes%s",
+            "index %s: rebuilt from %s, %s, %s%s",
             self.path,
-            logs,
-            records,
-            notes,
+            counted(logs, "log"),
+            counted(records, "record"),
+            counted(notes, "note"),
             f"; {counted(len(self.left_out), 'log')} left out" if self.left_out else "",
         )
         if unsynced is not None:

@@ -14,19 +14,21 @@ in the SQLite file; faiss compresses, adds rows one at a time after training, an
 Meta (bench/bench_hybrid_scale.py measures latency, memory and the share of the exact top 10).
 
 The index is derived and lives only in memory: a thread of its own builds it from the table
-(training on a sample of up to TRAIN_MAX vectors, then adding every vector) when the table reaches
-vectors.ANN_AT rows, then adds what the embedder writes: the rows above the highest it holds, and
-the rows the embedder tells it it wrote below that (below(): after a reindex or an upgrade's rebuild
-mid-pass the notes' carried vectors lie above every row still pending, so each batch is written
-below them and raises recall_mode.generation); each such raise the embedder told of is a step it
-adds rather than builds for. When recall_mode.generation changes otherwise (a delete took the
-highest rowid, which a new row may take again), when a tenth of what it holds is gone, or when the
-table has grown RETRAIN times past what it was trained on, it builds a new one beside and swaps it
-in. A row written while a build reads the table may be added twice (by the build and by its step):
-search() answers each rowid once. Nothing is kept on disk, so there is nothing to damage or to keep
-in step with the file: a start or a reindex builds it again (bench_hybrid_scale.py times it; rows
-not yet in it are still found lexically, and the exact matrix answers until it is ready). Reading
-the table holds the index's gate only a chunk at a time.
+(training on a sample of up to TRAIN_MAX vectors, then adding every vector) as soon as the table
+holds vectors.ANN_AT rows (looked for from the index's opening on, and again after a reindex, not at
+the first recall: until it is built the exact matrix searches only the newest ANN_AT rows by
+meaning, which `bxctl memory stats` says), then adds what the embedder writes: the rows above the
+highest it holds, and the rows the embedder tells it it wrote below that (below(): after a reindex
+or an upgrade's rebuild mid-pass the notes' carried vectors lie above every row still pending, so
+each batch is written below them and raises recall_mode.generation); each such raise the embedder
+told of is a step it adds rather than builds for. When recall_mode.generation changes otherwise (a
+delete took the highest rowid, which a new row may take again), when a tenth of what it holds is
+gone, or when the table has grown RETRAIN times past what it was trained on, it builds a new one
+beside and swaps it in. A row written while a build reads the table may be added twice (by the build
+and by its step): search() answers each rowid once. Nothing is kept on disk, so there is nothing to
+damage or to keep in step with the file: a start or a reindex builds it again (bench_hybrid_scale.py
+times it; rows not yet in it are still found lexically, and the exact matrix of the newest rows
+answers until it is ready). Reading the table holds the index's gate only a chunk at a time.
 """
 
 import contextlib
@@ -38,7 +40,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.modes import annsteps, hybrid_tables
+from memoryd.modes import annsteps, hybrid_tables, progress
 from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
 from memoryd.modes.int8 import unpack, unreadable
@@ -102,9 +104,14 @@ class Ann:
         self.building = False
         self._counted = 0.0
         self._below = annsteps.Steps()  # the raises of the generation the embedder told of
+        # The ANN_AT a first build (none held) is under way for, else None: stats says that the
+        # vector search covers only the newest rows meanwhile (building_first()).
+        self._first: int | None = None
+        self._said = False  # registered with progress.py under the file it reads
 
     def start(self) -> None:
-        """Build the index, and keep it, from now on (vectors.Matrix calls this at ANN_AT)."""
+        """Look for ANN_AT vectors, build the index then and keep it, from now on (vectors.Matrix
+        calls this as the index opens)."""
         with self._lock:
             if self._thread is None and not self._stop.is_set():
                 self._thread = threading.Thread(target=self._run, name="memoryd-ann", daemon=True)
@@ -113,6 +120,10 @@ class Ann:
 
     def ready(self) -> bool:
         return self._built is not None
+
+    def building_first(self) -> int | None:
+        """The ANN_AT of the table while its first index is being built (none held), else None."""
+        return self._first if self._built is None else None
 
     def rows(self) -> int:
         built = self._built
@@ -144,6 +155,7 @@ class Ann:
         with self._lock:
             self._epoch += 1
             self._built = None
+            self._first = None
         self._below.clear()
         self._wake.set()
 
@@ -169,14 +181,25 @@ class Ann:
             )
             self._wake.clear()
 
-    def _state(self, count_too: bool) -> tuple[int, int, int | None]:
+    def _state(self, count_too: bool, first: bool = False) -> tuple[int, int, int | None]:
+        """(generation, highest rowid, count); count None when not counted, or 0 when first
+        (nothing built) and the rowids the table spans are fewer than ANN_AT: a count reads
+        every page, and the thread looks every POLL until the table is that large."""
+        from memoryd.modes import vectors  # (vectors imports this module)
+
         with self._connect() as conn:
-            generation, highest = conn.execute(
+            if not self._said:
+                progress.ann_reads(conn, self)
+                self._said = True
+            generation, highest, lowest = conn.execute(
                 f"SELECT {hybrid_tables.GENERATION},"  # noqa: S608 (a constant)
-                " (SELECT coalesce(max(rowid), 0) FROM vectors)"
+                " (SELECT coalesce(max(rowid), 0) FROM vectors),"
+                " (SELECT coalesce(min(rowid), 1) FROM vectors)"
             ).fetchone()
             count = None
-            if count_too:
+            if first and highest - lowest + 1 < vectors.ANN_AT:
+                count = 0
+            elif count_too:
                 (count,) = conn.execute("SELECT count(*) FROM vectors").fetchone()
         return int(generation), int(highest), count
 
@@ -186,7 +209,7 @@ class Ann:
         built = self._built
         now = time.monotonic()
         count_too = built is None or now - self._counted >= COUNT_EVERY
-        generation, highest, count = self._state(count_too)
+        generation, highest, count = self._state(count_too, built is None)
         if count is not None:
             self._counted = now
         stale = built is None
@@ -195,6 +218,13 @@ class Ann:
         if built is not None and count is not None:
             stale = stale or built.rows - count > built.rows // 10
             stale = stale or count > RETRAIN * built.trained
+        if built is None:
+            from memoryd.modes import vectors
+
+            wanted = int(count or 0) >= vectors.ANN_AT
+            self._first = vectors.ANN_AT if wanted else None
+            if not wanted:
+                return  # the exact matrix holds every vector
         if stale:
             if count is None:
                 generation, highest, count = self._state(True)

@@ -10,7 +10,9 @@ load, the child fails) is said whether or not rows wait: recall then answers by 
 owner is told so until a question is embedded again. Whether the embedding is paused, and why, is
 the embedder thread's (embedbatch.Batches.paused), known there too; the rows skipped (embedbatch.py:
 the model could not embed them) are those of the file with neither a vector nor a place on the
-pending list. Nothing here writes.
+pending list. While the vector search's own index is first built over a table of vectors.ANN_AT
+vectors or more (ann.Ann.building_first), recall searches only the newest ANN_AT rows by meaning,
+the others by their words, and the line says so. Nothing here writes.
 """
 
 import os
@@ -24,6 +26,7 @@ from memoryd.errors import IndexDamaged
 _lock = threading.Lock()
 _workers: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
 _embedders: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
+_anns: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
 
 
 def register(index_path: Path, worker: object) -> None:
@@ -38,12 +41,23 @@ def watch(index_path: object, batches: object) -> None:
         _embedders[str(index_path)] = batches
 
 
+def ann_reads(conn: sqlite3.Connection, ann: object) -> None:
+    """The vector search index (ann.Ann) that reads the index file conn has open."""
+    for _seq, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main" and file:
+            with _lock:
+                _anns[os.path.realpath(file)] = ann
+
+
 def embedding(index_path: Path) -> dict | None:
-    """{"done", "pending", "skipped", "paused", "rate", "seconds_left", "still", "words_only"}
+    """{"done", "pending", "skipped", "paused", "rate", "seconds_left", "still", "words_only",
+    "searched"}
     for an index in mode hybrid, else None; rate and seconds_left are None while no rate is
     known (no batch in the last minute) or the pass stands still (still: the seconds since a
     record was embedded), paused None unless embedding is paused (then why, in one line),
-    words_only None unless recall answers by words alone (then why, in one line).
+    words_only None unless recall answers by words alone (then why, in one line), searched
+    None unless the vector search's index is first being built (then the number of the newest
+    rows searched by meaning meanwhile).
     IndexDamaged, naming the file, when it cannot be looked at (its folder unreadable)."""
     try:
         os.stat(index_path)
@@ -70,6 +84,7 @@ def embedding(index_path: Path) -> dict | None:
     with _lock:
         worker = _workers.get(str(index_path))
         batches = _embedders.get(str(index_path))
+        ann = _anns.get(os.path.realpath(index_path))
     rate = worker.rate() if worker is not None else None  # type: ignore[attr-defined]
     # A worker that keeps no batch in flight (tests, benchmarks) never stands still.
     still_for = getattr(worker, "still", None) if pending else None
@@ -91,7 +106,14 @@ def embedding(index_path: Path) -> dict | None:
         "seconds_left": left,
         "still": still,
         "words_only": getattr(worker, "fault", None),
+        "searched": _searched(ann, done),
     }
+
+
+def _searched(ann: object, done: int) -> int | None:
+    building = getattr(ann, "building_first", None)
+    at = building() if building is not None else None
+    return None if at is None or done <= at else at
 
 
 def _duration(seconds: float) -> str:
@@ -110,7 +132,7 @@ def line(progress: dict | None) -> str | None:
     skipped = progress.get("skipped") or 0  # absent from an older memoryd's answer
     if pending == 0 and not skipped:
         text = f"embedding (recall mode hybrid): all {done:,} records have their vector"
-        return text + _words_only(progress)
+        return text + _searching(progress) + _words_only(progress)
     text = (
         f"embedding (recall mode hybrid): {done:,} of {done + pending + skipped:,} records have"
         f" their vector"
@@ -122,6 +144,7 @@ def line(progress: dict | None) -> str | None:
             f", {skipped:,} skipped (the model could not embed {'it' if skipped == 1 else 'them'}:"
             " found by words only; memoryd's log names each; a reindex tries again)"
         )
+    text += _searching(progress)
     if progress.get("paused"):
         text += f"; paused, tried again less and less often: {progress['paused']}"
         return text + _words_only(progress)
@@ -132,6 +155,17 @@ def line(progress: dict | None) -> str | None:
         shown = f"{rate:,.1f}" if rate < 10 else f"{rate:,.0f}"
         text += f"; {shown} a second, {_duration(progress['seconds_left'])} left"
     return text + _words_only(progress)
+
+
+def _searching(progress: dict) -> str:
+    searched = progress.get("searched")  # absent from an older memoryd's answer
+    if not searched:
+        return ""
+    return (
+        f"; vector search index being built: until it is, the newest {searched:,} of the"
+        f" {progress['done']:,} records with a vector are searched by meaning, the others by"
+        " their words"
+    )
 
 
 def _words_only(progress: dict) -> str:

@@ -8,7 +8,11 @@ session, the agent's own recall and memory calls left out, as context's neighbou
 them) among them, which hybrid.dense_scores turns into scores.
 
 Below ANN_AT vectors the Snapshot is the whole table, as one matrix kept in memory and appended to
-(exact search; the matrix costs 1.5 KB a row, 30 MB at 20,000). From ANN_AT on, ann.py's index
+(exact search; the matrix costs 1.5 KB a row, 30 MB at 20,000). Above, until ann.py's index is
+built (its thread looks for ANN_AT vectors from the index's opening on, and builds again after a
+reindex), the matrix holds the newest ANN_AT rows, the oldest let go as new ones come: the rows a
+recall most likely wants are the recent ones, which a matrix of the first rows left to their words
+alone. From ANN_AT on, once built, ann.py's index
 (faiss product-quantised codes, 48 bytes a row in memory) proposes CANDIDATES rows; their int8
 vectors are read back from the table and the best POOL by exact cosine kept, with the rows around
 each in its session; a pool row's neighbours are then exactly the table's, and a row brought in as
@@ -56,7 +60,7 @@ _OWN = arrange.own_call_sql(
 )
 _ROWS = (
     f"SELECT v.rowid, s.kind, s.session, v.vector, {_OWN} FROM vectors v"
-    " JOIN sources s ON s.rowid = v.rowid WHERE v.rowid > ? ORDER BY v.rowid LIMIT ?"
+    " JOIN sources s ON s.rowid = v.rowid WHERE v.rowid > ? ORDER BY v.rowid DESC LIMIT ?"
 )
 # What the exact matrix is kept up with: recall_mode.generation, the file's count of deletions
 # (raised by every delete of rows, in its transaction: schema.DELETIONS_PRAGMA, a header field
@@ -107,6 +111,7 @@ class Matrix:
             from memoryd.modes.ann import Ann
 
             self.ann = Ann(connect, self.damaged)
+            self.ann.start()  # built as soon as the table is large, not at the first recall
 
     def _clear(self) -> None:
         self._n = 0
@@ -176,7 +181,7 @@ class Matrix:
 
     def refresh(self, conn: sqlite3.Connection) -> Snapshot:
         """The exact matrix of the index conn reads, up to date (or at most REFRESH_INTERVAL
-        old), holding at most ANN_AT rows (the ANN takes over beyond)."""
+        old), holding the newest ANN_AT rows at most (the ANN takes over once built)."""
         with self._lock:
             key = conn.execute(_KEY).fetchone()
             if self._key == key:
@@ -198,14 +203,15 @@ class Matrix:
                 self._clear()  # rows were deleted too: their vectors must not answer
                 self._load(conn)
             self._key = key
-            if self.ann is not None and self._n >= ANN_AT:
-                self.ann.start()
             return self._snapshot()
 
     def _load(self, conn: sqlite3.Connection) -> None:
+        """Append the vectors above the highest held, the newest ANN_AT of them at most."""
         last = int(self._rowids[self._n - 1]) if self._n else 0
-        room = max(0, ANN_AT - self._n)
-        self._append(conn.execute(_ROWS, (last, room)).fetchall() if room else [])
+        rows = conn.execute(_ROWS, (last, ANN_AT)).fetchall()[::-1]
+        if len(rows) >= ANN_AT:
+            self._clear()  # all of them newer than every row held
+        self._append(rows)
 
     def _drop_deleted(self, conn: sqlite3.Connection) -> None:
         """Keep only the rows still in the table, with each row's neighbours found again among
@@ -213,9 +219,14 @@ class Matrix:
         n = self._n
         if not n:
             return
-        last = int(self._rowids[n - 1])
+        first, last = int(self._rowids[0]), int(self._rowids[n - 1])
         there = np.fromiter(
-            (r for (r,) in conn.execute("SELECT rowid FROM vectors WHERE rowid <= ?", (last,))),
+            (
+                r
+                for (r,) in conn.execute(
+                    "SELECT rowid FROM vectors WHERE rowid BETWEEN ? AND ?", (first, last)
+                )
+            ),
             dtype=np.int64,
         )
         kept = np.flatnonzero(np.isin(self._rowids[:n], there))
@@ -233,17 +244,22 @@ class Matrix:
         return int(conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
 
     def _append(self, rows: list[tuple]) -> None:
+        """Append rows (in rising rowid order), letting the oldest held go past ANN_AT."""
         if not rows:
             return
-        need = self._n + len(rows)
-        if need > len(self._rowids):
+        drop = max(0, self._n + len(rows) - ANN_AT)
+        if drop or self._n + len(rows) > len(self._rowids):
             # A new buffer: snapshots taken before keep the old one.
-            capacity = min(max(need, 2 * len(self._rowids), 1024), ANN_AT)
+            kept = self._n - drop
+            capacity = min(max(kept + len(rows), 2 * len(self._rowids), 1024), ANN_AT)
             rowids = np.zeros(capacity, dtype=np.int64)
             vectors = np.zeros((capacity, DIMENSIONS), dtype=np.float32)
-            rowids[: self._n] = self._rowids[: self._n]
-            vectors[: self._n] = self._vectors[: self._n]
+            rowids[:kept] = self._rowids[drop : self._n]
+            vectors[:kept] = self._vectors[drop : self._n]
             self._rowids, self._vectors = rowids, vectors
+            self._groups = self._groups[drop:]
+            self._n = kept
+        need = self._n + len(rows)
         vectors = unpack([r[3] for r in rows])
         self.damaged.note(rows[i][0] for i in unreadable(vectors))
         self._vectors[self._n : need] = vectors

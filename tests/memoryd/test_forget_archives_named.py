@@ -118,3 +118,32 @@ def test_no_archive_no_sentence(tmp_path):
         assert SAID not in _forget(m, "note:0")
     finally:
         m.close()
+
+
+def _archive_of(m: Memoryd, name: str, log: bytes) -> None:
+    folder = layout.backups(m.home)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    with gzip.open(folder / name, "wb") as gz:
+        with tarfile.open(fileobj=gz, mode="w") as tar:
+            info = tarfile.TarInfo("sessions/s/0.jsonl")
+            info.size = len(log)
+            tar.addfile(info, io.BytesIO(log))
+
+
+def _line(content: str) -> bytes:
+    return json.dumps({"type": "user", "time": "x", "content": content}).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "log", "held"),
+    [
+        ("garden", _line("about the garden") * 50, False),  # a word of longer texts
+        ("garden", _line("about the garden") * 50 + _line(" \u3000garden\n"), True),
+        ("caf\u00e9 open", b'{"content":"caf\\u00e9 open"}\n', True),  # another escaping
+        ("caf\u00e9 open", b'{"content":"torn caf\xc3\xa9 open', True),  # a line cut short
+        ("caf\u00e9 open", _line("the caf\u00e9 open late"), False),
+    ],
+)
+def test_a_session_log_holds_the_text_only_as_a_whole_value(md, text, log, held):
+    _archive_of(md, "a.tar.gz", log)
+    assert archiveheld.holding(md.home, [text]) == (["a.tar.gz"] if held else [])

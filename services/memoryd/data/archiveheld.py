@@ -15,10 +15,9 @@ surrounding white space aside), so that no archive holding it is left out:
 - any other member, a line at a time (JSON lines: the journal, the recall log, pending writes,
   session logs): a string value anywhere in the line that is the text, or, held as JSON text in a
   string (a tool call's arguments), one in that, or a tool call whose "name arguments" (its row
-  in the index) is; a line that is not JSON holds it when it holds
-  the text's bytes or its longest run of characters no JSON writer escapes (a damaged line may
-  hold it in any escaping). A line without that run holds no form of the text and is not parsed,
-  which keeps the read cheap.
+  in the index) is. A line is parsed only when its bytes may hold the text as a whole string
+  (_Sought), which keeps the read cheap when the text is a common word of longer ones; such a
+  line that is not JSON (damaged, torn) is taken as holding it.
 """
 
 import json
@@ -33,7 +32,7 @@ from pathlib import Path
 from memoryd.data import layout
 from memoryd.home import Home
 from proto.backupformat import MANIFEST, unpacked_max
-from proto.trim import trim
+from proto.trim import WHITE_SPACE, trim
 
 log = logging.getLogger(__name__)
 
@@ -87,14 +86,45 @@ def _member_holds(got, whole: bool, texts: list[str]) -> bool:
     if whole:  # a memory file: bounded by the archive's own bound
         data = got.read()
         return any(_raw_in(data, t) for t in texts)
-    runs = [_run(t) for t in texts]
+    sought = [_Sought(t) for t in texts]
     left = b""
     while chunk := got.read(CHUNK):
-        lines = (left + chunk).split(b"\n")
-        left = lines.pop()
-        if any(_line_holds(line, texts, runs) for line in lines):
+        block = left + chunk
+        cut = block.rfind(b"\n") + 1
+        block, left = block[:cut], block[cut:]
+        if _block_holds(block, texts, sought):
             return True
-    return bool(left) and _line_holds(left, texts, runs)
+    return bool(left) and _block_holds(left, texts, sought)
+
+
+def _block_holds(block: bytes, texts: list[str], sought: list["_Sought"]) -> bool:
+    """Whether a line of block (whole lines, or the member's last bytes) holds one of texts: only
+    the lines whose bytes may hold it are parsed, found in the block as a whole, not a line at a
+    time, so that a member holding the text as a word of longer ones is read quickly."""
+    lines: set[int] = set()  # where each line to parse starts
+    for one in sought:
+        if one.run in block:
+            lines.update(one.lines_in(block))
+    for start in sorted(lines):
+        end = block.find(b"\n", start)
+        line = block[start:] if end == -1 else block[start:end]
+        try:
+            value = json.loads(line)
+        except ValueError:  # not JSON (damaged, torn): it may hold it in some form
+            return True
+        if _value_holds(value, texts, 0):
+            return True
+    return False
+
+
+def _line_start(block: bytes, at: int) -> int:
+    return block.rfind(b"\n", 0, at) + 1
+
+
+def _line_of(block: bytes, at: int) -> bytes:
+    start = _line_start(block, at)
+    end = block.find(b"\n", at)
+    return block[start:] if end == -1 else block[start:end]
 
 
 def _raw_in(data: bytes, text: str) -> bool:
@@ -102,21 +132,99 @@ def _raw_in(data: bytes, text: str) -> bool:
     return raw in data or raw.replace(b"\n", b"\r\n") in data
 
 
-def _run(text: str) -> bytes:
-    """The longest run of the text's characters that every JSON form of it holds as they are."""
-    return max(UNESCAPED.findall(text), key=len, default="").encode()
+# White space trim takes that a JSON string may hold as it is (the rest it escapes: \t \n \r \f
+# as backslash and letter, backslashes doubling at each depth of JSON held as text in a string).
+RAW_WS = tuple(c.encode() for c in WHITE_SPACE if c not in "\t\n\r\x0b\x0c")
+SHORT_WS = b"ntrf"
+NESTED = 4  # depths of JSON held as text in a string looked through
+# What only an escaping other than the short one may hide a text behind (\u0041, \/).
+OTHER_ESCAPES = (b"\\u", b"\\/")
 
 
-def _line_holds(line: bytes, texts: list[str], runs: list[bytes]) -> bool:
-    if not any(run in line for run in runs):
-        return False
-    try:
-        value = json.loads(line)
-    except ValueError:  # not JSON (damaged, or not a log): its bytes are all there is
-        return any(
-            run and run in line or _raw_in(line, t) for t, run in zip(texts, runs, strict=True)
-        )
-    return _value_holds(value, texts, 0)
+class _Sought:
+    """How a line is told cheaply to hold no JSON string that is the text: run, the longest run
+    of its characters every JSON form of it holds as they are (a line without it holds none);
+    cores, the text in the short escaping memoryd and loopd write (json.dumps, ensure_ascii off)
+    at each depth of JSON held as text, and so the arguments of a tool call whose "name
+    arguments" it is, each to be found quoted, white space aside. A line with no such core nor
+    another escaping (whose forms are too many to list) cannot hold it and is not parsed, unless
+    it is cut short and holds the text unquoted."""
+
+    def __init__(self, text: str) -> None:
+        self.run = max(UNESCAPED.findall(text), key=len, default="").encode()
+        whole = [text]
+        _, space, arguments = text.partition(" ")
+        if space and arguments.lstrip()[:1] in ("{", "["):
+            whole.append(arguments)
+        cores: list[bytes] = []
+        for core in whole:
+            for _ in range(NESTED):
+                core = json.dumps(core, ensure_ascii=False)[1:-1]
+                cores.append(core.encode())
+        self.loose = cores[0]
+        self.cores = list(dict.fromkeys(cores))  # a text nothing escapes is one core
+
+    def lines_in(self, block: bytes) -> set[int]:
+        """Where the lines of block that may hold the text start."""
+        found = set()
+        for core in self.cores:
+            at = block.find(core)
+            while at != -1:
+                if _quote_before(block, at) and _quote_after(block, at + len(core)):
+                    found.add(_line_start(block, at))
+                at = block.find(core, at + 1)
+        for escape in OTHER_ESCAPES:
+            at = block.find(escape)
+            while at != -1:
+                start = _line_start(block, at)
+                if self.run in _line_of(block, at):
+                    found.add(start)
+                at = block.find(b"\n", at)  # the next line
+                at = -1 if at == -1 else block.find(escape, at)
+        at = block.find(self.loose)
+        while at != -1:
+            # a line cut short (a write torn by a crash) may end inside the string holding it
+            if not _line_of(block, at).rstrip().endswith(b"}"):
+                found.add(_line_start(block, at))
+            at = block.find(self.loose, at + 1)
+        return found
+
+
+def _quote_before(line: bytes, i: int) -> bool:
+    while i > 0:
+        if line[i - 1] == 0x22:  # "
+            return True
+        if i >= 2 and line[i - 1] in SHORT_WS and line[i - 2] == 0x5C:  # \n and the like
+            i -= 2
+            while i > 0 and line[i - 1] == 0x5C:
+                i -= 1
+            continue
+        raw = next((w for w in RAW_WS if line.endswith(w, 0, i)), None)
+        if raw is None:
+            return False
+        i -= len(raw)
+    return False
+
+
+def _quote_after(line: bytes, i: int) -> bool:
+    while i < len(line):
+        if line[i] == 0x22:
+            return True
+        if line[i] == 0x5C:  # backslashes, then a quote or a short white space escape
+            j = i
+            while j < len(line) and line[j] == 0x5C:
+                j += 1
+            if j < len(line) and line[j] == 0x22:
+                return True
+            if j < len(line) and line[j] in SHORT_WS:
+                i = j + 1
+                continue
+            return False
+        raw = next((w for w in RAW_WS if line.startswith(w, i)), None)
+        if raw is None:
+            return False
+        i += len(raw)
+    return False
 
 
 def _value_holds(value: object, texts: list[str], depth: int) -> bool:

@@ -106,6 +106,7 @@ def test_end_stops_a_batch_waiting_on_a_child_that_does_not_answer(monkeypatch, 
 def _hybrid(home: Home) -> Index:
     index = Index(home, mode="hybrid")
     index.open()
+    assert index.drain_embeddings(60)  # the child's model loaded (open does not wait for it)
     return index
 
 

@@ -114,9 +114,11 @@ def test_without_the_extra_hybrid_refuses_to_start(tmp_path, monkeypatch, module
 
 
 def test_memoryd_says_so_in_one_line(tmp_path):
-    blocker = tmp_path / "blocked" / "onnxruntime"
-    blocker.mkdir(parents=True)
-    (blocker / "__init__.py").write_text("raise ImportError('not installed')\n")
+    # onnxruntime as if not installed: memoryd finds no module of that name (memoryd looks for
+    # the model's modules without importing them; the embedding child imports them).
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "sitecustomize.py").write_text("import sys\nsys.modules['onnxruntime'] = None\n")
     config = tmp_path / "memoryd.toml"
     config.write_text(f'[paths]\nhome = "{tmp_path / "home"}"\n[recall]\nmode = "hybrid"\n')
     (tmp_path / "soul.md").write_text("I am the assistant.\n")

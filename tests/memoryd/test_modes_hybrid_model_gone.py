@@ -28,6 +28,7 @@ def test_recall_answers_by_words_when_the_model_cannot_be_loaded(tmp_path, monke
     index = Index(home, mode="hybrid")
     index.open()
     try:
+        assert index.drain_embeddings(60)  # the child's model loaded (open does not wait)
         monkeypatch.setattr(embedprocess.Process, "_ensure", model_gone)
         worker = index.live._worker  # the model went bad, then its child ended (an OOM kill)
         worker._kill(worker._child)

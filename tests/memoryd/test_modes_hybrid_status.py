@@ -117,6 +117,7 @@ def test_stats_say_recall_answers_by_words_while_no_question_is_embedded(
     index.open()
     real = embedprocess.Process._ensure
     try:
+        assert index.drain_embeddings(60)  # the child's model loaded (open does not wait)
         assert _line(home) == "embedding (recall mode hybrid): all 5 records have their vector"
         starts: list[int] = []
         monkeypatch.setattr(embedprocess.Process, "_ensure", _model_gone(starts))

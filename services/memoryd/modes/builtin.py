@@ -5,6 +5,8 @@ spec and context modes run without the [hybrid] extra."""
 import contextlib
 import logging
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 from memoryd.modes import addressed, context, hybrid_tables
@@ -13,6 +15,10 @@ from memoryd.search.hit import Hit
 from memoryd.search.query import Query
 
 log = logging.getLogger(__name__)
+
+# How long close() waits for the thread of the child's first start once the child is ended (it
+# has only to return then).
+CLOSE_JOIN = 5.0
 
 
 class Context(Mode):
@@ -78,9 +84,11 @@ class Hybrid(Context):
     def load(self) -> None:
         from memoryd.modes import embed
 
-        # Refuses to start without the extra, before the index is changed; the model itself is
-        # loaded by the embedding child (embedworker.py), which open() starts.
+        # Refuses to start without the extra, or with a model or vocabulary that is not the
+        # pinned file, before the index is changed: neither mends itself. The model itself is
+        # loaded by the embedding child (embedworker.py), which open() starts without waiting.
         embed.check_extra(model_here=False)
+        embed.check_files()
 
     def create(self, conn: sqlite3.Connection) -> None:
         super().create(conn)
@@ -126,9 +134,34 @@ class Hybrid(Context):
         from memoryd.modes import embedworker, hybrid, progress
 
         worker = embedworker.Worker()
-        worker.start()  # the model, held once, in the child; its refusal is memoryd's
         progress.register(Path(str(name)), worker)
-        return _HybridLive(hybrid.Hybrid(worker.queries, connect, name, worker), worker)
+        live = hybrid.Hybrid(worker.queries, connect, name, worker)
+        return _HybridLive(live, worker, _start_behind(worker, name))
+
+
+def _start_behind(worker, name: object) -> threading.Thread:
+    """Start the embedding child (the model, held once, in it) on a thread of its own, so that
+    memoryd listens while the model loads: a second or two, and up to START_SECONDS
+    (embedprocess.py) for a child that stalls, which no socket must wait for. What stops the start
+    was checked before the index was touched (load: the extra, the pinned files); a child killed,
+    crashed or stalled while it loads is what the OOM killer or a starved machine does to it
+    later too, and is met the same way: logged, recall answers by words and stats says why
+    (Worker.fault), and the next batch or question starts another."""
+
+    def run() -> None:
+        failed = worker.first_start()
+        if failed is not None:
+            log.warning(
+                "index %s: the embedding process did not load its model at memoryd's start: %s;"
+                " recall answers by words until one does, and another is started at the next"
+                " batch or question",
+                name,
+                failed,
+            )
+
+    thread = threading.Thread(target=run, name="memoryd-embedding-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def _carry(conn: sqlite3.Connection, old: Path) -> int:
@@ -174,9 +207,10 @@ def _carry(conn: sqlite3.Connection, old: Path) -> int:
 class _HybridLive:
     """hybrid's Live: the matrix and embedder thread, and the embedding child they use."""
 
-    def __init__(self, live, worker) -> None:
+    def __init__(self, live, worker, starting: threading.Thread) -> None:
         self._live = live
         self._worker = worker
+        self._starting = starting  # the child's first start (_start_behind)
 
     def search(self, conn: sqlite3.Connection, query: Query, k: int) -> list[Hit]:
         return self._live.search(conn, query, k)
@@ -185,12 +219,18 @@ class _HybridLive:
         self._live.reset()
 
     def drain(self, timeout: float) -> bool:
-        return self._live.drain(timeout)
+        """The child's first start over (loaded or failed), then every row embedded."""
+        deadline = time.monotonic() + timeout
+        self._starting.join(timeout)
+        if self._starting.is_alive():
+            return False
+        return self._live.drain(max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
         self._live.close()  # its thread first: no batch is in flight when the child ends
         self._live.matrix.close()
-        self._worker.close()
+        self._worker.close()  # a child still loading is ended, not waited for
+        self._starting.join(CLOSE_JOIN)
 
     def __getattr__(self, name: str):
         return getattr(self._live, name)  # tests and benchmarks reach the matrix, the counts

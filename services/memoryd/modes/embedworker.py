@@ -38,9 +38,10 @@ waiting (progress.py): a pass that stands still (a child stopped, starved, swapp
 at once rather than keeping the rate of its last batches. still() says how long no record has
 been embedded once a batch has waited STILL_BATCHES batches' time (at least STILL_LEAST), which
 stats then says instead of a time left. fault is why a question could not be embedded (the
-model cannot load, the child failed or did not answer): recall then answers by words alone,
-which stats says, until a question is embedded again (or, for a model that could not load, a
-batch is).
+model cannot load, the child failed or did not answer, the child started with memoryd did not
+load its model, or a start has waited STILL_LEAST for it): recall then answers by words alone,
+which stats says, until a question is embedded again (or, for a child that could not load its
+model, a batch is).
 """
 
 import subprocess
@@ -91,9 +92,43 @@ class Worker(Process):
         self._start_failed: tuple[float, StartFailed] | None = None
         self._asking: float | None = None  # when the batch in flight was handed over
         # Why the last question was not embedded (None: it was), and whether that was the
-        # model failing to load, which a batch embedded disproves too.
-        self.fault: str | None = None
+        # child failing to load its model, which a batch embedded disproves too.
+        self._fault: str | None = None
         self._fault_at_start = False
+
+    @property
+    def fault(self) -> str | None:
+        """Why recall answers by words alone now (None: it does not): a start that has waited
+        STILL_LEAST for the model (questions give up on it after QUERY_SECONDS), else why the
+        last question, or the first start, was not embedded."""
+        loading = self.loading()
+        if loading is not None and loading >= STILL_LEAST:
+            return f"the embedding process has been loading its model for {loading:.0f} s"
+        return self._fault
+
+    @fault.setter
+    def fault(self, why: str | None) -> None:
+        self._fault = why
+
+    def first_start(self) -> BaseException | None:
+        """start() as memoryd's open makes it, on a thread of its own (builtin.py): a failure is
+        returned, not raised, and kept as fault until a question or a batch is embedded; a
+        child that refused (StartFailed: its model file changed since load checked it) is not
+        started again by questions within QUESTION_RETRY_SECONDS, as after any start. None when
+        the model loaded, or when the worker was stopped meanwhile (memoryd stopping: no
+        failure)."""
+        with self._lock:
+            try:
+                self._ensure()
+            except (WorkerFailed, StartFailed) as error:
+                if self._closed:
+                    return None
+                self._failed(error, at_start=isinstance(error, StartFailed))
+                self._fault_at_start = True  # a batch embedded disproves it as a question does
+                if isinstance(error, StartFailed):
+                    self._start_failed = (time.monotonic(), error)
+                return error
+        return None
 
     def _ask(self, child: subprocess.Popen, write, read, payload: object, n: int, seconds: float):
         """payload's vectors (n of them) from child, written to write and read from read, within

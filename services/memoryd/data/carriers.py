@@ -16,6 +16,8 @@ import logging
 import os
 import re
 import sqlite3
+import stat
+from pathlib import Path
 
 from memoryd.data import matching
 from memoryd.data.purge import condition
@@ -30,6 +32,8 @@ log = logging.getLogger(__name__)
 # this far either side of the row found.
 RECORD_SPAN = 1024
 WORD = re.compile(r"\w")
+# Each session's baseline, beside its log (loopd-shim writes it once at the session's start).
+BASELINE = "0.baseline.json"
 SELECT = (
     "SELECT s.rowid, s.kind, s.session, s.record, s.role, h.text FROM hits h"
     " JOIN sources s ON s.rowid = h.rowid"
@@ -97,6 +101,53 @@ def read_and_held(index) -> list[tuple[str, int | None, int]]:
             continue
         out.append((session, done.get(indexer.log_name(session)), size))
     return out
+
+
+def sessions_bytes(sessions: Path, held: list[tuple[str, int | None, int]]) -> int:
+    """What the files under sessions/ take, from held (read_and_held: each log's size, looked at
+    once for stats' unread list as well): a session's folder holds its log and its baseline
+    (0.baseline.json, written once at its start and often larger than the log), so one more stat
+    a session; a folder without a log held (a baseline alone, a log skipped, a misnamed folder)
+    is walked whole. Walking every folder of a home of tens of thousands of sessions costs about
+    three times as much. Links are not followed nor counted, as stats counts no link elsewhere."""
+    logs = {session: size for session, _, size in held}
+    total = 0
+    try:
+        with os.scandir(sessions) as it:
+            for item in it:
+                if item.is_file(follow_symlinks=False):
+                    total += item.stat(follow_symlinks=False).st_size
+                elif not item.is_dir(follow_symlinks=False):
+                    continue
+                elif item.name in logs:
+                    total += logs[item.name] + _size(f"{item.path}/{BASELINE}")
+                else:
+                    total += _tree_size(item.path)
+    except OSError:
+        pass
+    return total
+
+
+def _size(path: str) -> int:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
+def _tree_size(path: str) -> int:
+    total = 0
+    try:
+        with os.scandir(path) as it:
+            for item in it:
+                if item.is_dir(follow_symlinks=False):
+                    total += _tree_size(item.path)
+                elif item.is_file(follow_symlinks=False):
+                    total += item.stat(follow_symlinks=False).st_size
+    except OSError:
+        pass
+    return total
 
 
 def behind(index) -> list[str]:

@@ -18,7 +18,7 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
-from memoryd.data.carriers import read_and_held
+from memoryd.data.carriers import read_and_held, sessions_bytes
 from memoryd.errors import AdminRefused, FileDamaged, IndexDamaged, IndexUnwritable
 from memoryd.home import Home, read_file
 from memoryd.memory import entries, notes, shown
@@ -54,10 +54,12 @@ def _tree_size(path: Path) -> int:
     return total
 
 
-def sizes(home: Home, logs: int | None = None) -> dict[str, int | None]:
-    """The files' sizes; logs, the session logs' bytes when the caller has them: sessions/ holds
-    one log a session, and walking every folder of a home that kept tens of thousands of
-    sessions cost a second a call."""
+def sizes(
+    home: Home, held: list[tuple[str, int | None, int]] | None = None
+) -> dict[str, int | None]:
+    """The files' sizes; held, the session logs' sizes when the caller looked at them: sessions/
+    is then sized from them and one stat of each baseline beside (carriers.sessions_bytes), not
+    walked folder by folder (a second a call on a home of tens of thousands of sessions)."""
     out = {
         name: _size(home.memory_file(name))
         for name in ("soul.md", "memory.md", "user.md", "notes.md", "pending.jsonl")
@@ -66,7 +68,9 @@ def sizes(home: Home, logs: int | None = None) -> dict[str, int | None]:
     out["index"] = sum(s or 0 for s in (_size(db), _size(Path(f"{db}-wal"))))
     out["edits/"] = _tree_size(home.edits)
     out["recalls/"] = _tree_size(home.recalls)
-    out["sessions/"] = _tree_size(home.sessions) if logs is None else logs
+    out["sessions/"] = (
+        _tree_size(home.sessions) if held is None else sessions_bytes(home.sessions, held)
+    )
     return out
 
 
@@ -124,7 +128,7 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
         "recalls": recalls,
         "files": files,
         "moved": moved,
-        "sizes": sizes(home, None if held is None else sum(size for _, _, size in held)),
+        "sizes": sizes(home, held),
         "embedding": progress.embedding(home.index_db),
         "index": indexstate.state(index, held) if index is not None else None,
         "unread": unread,

@@ -147,3 +147,16 @@ def _line(content: str) -> bytes:
 def test_a_session_log_holds_the_text_only_as_a_whole_value(md, text, log, held):
     _archive_of(md, "a.tar.gz", log)
     assert archiveheld.holding(md.home, [text]) == (["a.tar.gz"] if held else [])
+
+
+def test_a_memory_file_holds_the_text_as_memoryd_reads_it(md):
+    """notes.md stuffs a note's line that starts as a header does: its bytes are not the text.
+    An entry that merely contains the text is not it."""
+    stuffed = "Recipe card\n\u00a7 noted is how it starts"
+    md.call({"action": "note", "text": stuffed})
+    md.call({"action": "add", "file": "user", "text": "Read a book on Sunday."})
+    made = _backup(md)
+    notes = md.home.memory_file("notes.md").read_bytes()
+    assert stuffed.encode() not in notes  # so no byte search finds it
+    assert archiveheld.holding(md.home, [stuffed]) == [made]
+    assert archiveheld.holding(md.home, ["a book"]) == []

@@ -10,8 +10,9 @@ named too, as nothing tells that it does not hold it.
 
 What counts as holding it, a superset of what forget takes (matching.py: a value that is the text,
 surrounding white space aside), so that no archive holding it is left out:
-- a memory file (.md): the text's bytes anywhere in it (also with CRLF line ends, as a hand edit
-  may save it);
+- a memory file (.md): an entry of memory.md or user.md, or a note of notes.md, that is the text,
+  read as memoryd reads them; any other, or one memoryd would refuse, when it holds the text's
+  bytes (also with CRLF line ends, as a hand edit may save it);
 - any other member, a line at a time (JSON lines: the journal, the recall log, pending writes,
   session logs): a string value anywhere in the line that is the text, or, held as JSON text in a
   string (a tool call's arguments), one in that, or a tool call whose "name arguments" (its row
@@ -30,7 +31,9 @@ import zlib
 from pathlib import Path
 
 from memoryd.data import layout
+from memoryd.errors import FileDamaged
 from memoryd.home import Home
+from memoryd.memory import entries, notes
 from proto.backupformat import MANIFEST, unpacked_max
 from proto.trim import WHITE_SPACE, trim
 
@@ -74,7 +77,10 @@ def _may_hold(path: Path, texts: list[str]) -> bool:
                 if got is None:
                     continue
                 with got:
-                    if _member_holds(got, member.name.endswith(".md"), texts):
+                    if member.name.endswith(".md"):  # a memory file: bounded by the budget
+                        if _memory_file_holds(member.name, got.read(), texts):
+                            return True
+                    elif _member_holds(got, texts):
                         return True
     except (OSError, EOFError, zlib.error, tarfile.TarError) as e:
         log.info("%s: cannot be read through (%s): named as one that may hold the text", path, e)
@@ -82,10 +88,25 @@ def _may_hold(path: Path, texts: list[str]) -> bool:
     return False
 
 
-def _member_holds(got, whole: bool, texts: list[str]) -> bool:
-    if whole:  # a memory file: bounded by the archive's own bound
-        data = got.read()
+def _memory_file_holds(name: str, data: bytes, texts: list[str]) -> bool:
+    """Read as memoryd reads it: notes.md's notes (whose lines starting with the header's mark
+    are stuffed) and the entries of memory.md and user.md, each whole; any other file, or one
+    memoryd would refuse, by its bytes."""
+    base = name.rpartition("/")[2]
+    values: list[str] | None = None
+    if base == "notes.md":
+        values = [note.text for note in notes.parse(data)]
+    elif base in ("memory.md", "user.md"):
+        try:
+            values = entries.parse(entries.decode(data, base))
+        except FileDamaged:  # not UTF-8, or past the limit: not parsed
+            values = None
+    if values is None:
         return any(_raw_in(data, t) for t in texts)
+    return any(trim(v) == t for v in values for t in texts)
+
+
+def _member_holds(got, texts: list[str]) -> bool:
     sought = [_Sought(t) for t in texts]
     left = b""
     while chunk := got.read(CHUNK):

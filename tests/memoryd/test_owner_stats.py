@@ -9,7 +9,9 @@ from collections import Counter
 import pytest
 
 from memoryd.home import Home
-from memoryd.owner import recallcounts, stats
+from memoryd.memory import notes
+from memoryd.owner import notehits, recallcounts, stats
+from memoryd.owner.notehits import NoteIds
 
 
 def recall_lines(seed: int, n: int = 1_500) -> list[dict]:
@@ -121,7 +123,7 @@ def test_a_file_stats_reads_that_is_no_regular_file_is_named_never_waited_on(
     [line] = [line for line in shown.splitlines() if line.startswith(said)]
     assert what in line and "\n" not in line
     if name == "recalls":
-        assert "1 recalls by sessions" in shown  # the month beside it was counted
+        assert "1 recall by sessions" in shown  # the month beside it was counted
 
 
 def _line(time: str) -> dict:
@@ -173,11 +175,17 @@ def test_stats_counts_only_the_notes_there_are(tmp_path, damaged_first):
         data = '{"damaged": true}\n' + data
     (home.recalls / "2026-11.jsonl").write_text(data)
     since, until = dt.datetime(2026, 11, 1, tzinfo=dt.UTC), dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
-    counts, recalls = recallcounts.note_hits(home, since, until, wanted=frozenset({3, 70_000}))
+    there = [
+        notes.NoteEntry(n, "noted", "2026-11-01T10:00Z", "s-1", None, "private", False, "t", 0, 0)
+        for n in (3, 70_000)
+    ]
+    unread: list[str] = []
+    counts, recalls = recallcounts.note_hits(home, since, until, unread, NoteIds(there))
     assert recalls == 100_000
     assert counts == Counter({3: 1, 70_000: 1})
+    assert unread[-1] == notehits.unattributed_said(99_998)  # after the damaged line, if any
     everything, _ = recallcounts.note_hits(home, since, until)
-    assert len(everything) == 100_000  # without wanted, as before
+    assert len(everything) == 100_000  # without the notes, by the numbers the lines hold
 
 
 def test_stats_sizes_the_session_logs_from_its_one_look_at_them(tmp_path, monkeypatch):

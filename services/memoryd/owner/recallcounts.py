@@ -1,9 +1,12 @@
 """Hit counts per note from the recall log (recalls/, one line per recall with its hits), for
 `bxctl memory stats`: they survive a reindex, as the index holds none. The owner's own searches
 ("by": "owner") are not counted. A month file is read a block of whole lines at a time, so stats
-holds about a block whatever the file's size; lines memoryd wrote are picked by their time and
-mark without parsing them, any other line validated as a RecallLine, and a damaged one said once
-per file with how many more there were.
+holds about a block whatever the file's size; a line whole in memoryd's own form (WHOLE_LINE) is
+picked by its time and mark without parsing it, any other line validated as a RecallLine, and a
+damaged one (edited by hand, or torn by a power cut: memoryd ends such a line at its next start)
+is not counted, and said once per file with how many there were, in memoryd's log and in stats'
+answer. A hit is counted for the note it named as notes.md is now (owner/notehits.py), which a
+hand edit of notes.md may have renumbered.
 """
 
 import datetime as dt
@@ -15,6 +18,7 @@ from pathlib import Path
 from memoryd.home import Home, open_read
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.recallline import RecallLine
+from memoryd.owner.notehits import NOTE_KINDS, HitKey, NoteIds, unattributed_said
 from proto.files import NotRegular, TooLarge
 from proto.plural import counted
 
@@ -36,21 +40,43 @@ def months(since: dt.datetime, until: dt.datetime) -> list[str]:
     return out
 
 
-# What RecallLog writes (recall.log_line: compact JSON, time first, a hit's keys in this order, the
-# owner's mark after the hits, and "partial" or "mode" after it when set). Session ids are
-# validated, so they hold no escapes; a query's quotes are escaped, so the mark's unescaped quotes
-# can only be the key itself.
+# What RecallLog writes (recall.log_line: compact JSON, time first, a hit's keys in this order, a
+# note's digest last, the owner's mark after the hits, and "partial" or "mode" after it when set).
+# Session ids are validated, so they hold no escapes; a query's quotes are escaped (and it holds
+# no raw newline), so the mark's and the hits' unescaped quotes can only be their keys.
 TIME_PREFIX = b'{"time":"'
 OWNER_MARK = b',"by":"owner"'
 NOTE_HIT = re.compile(
-    rb'"kind":"(?:noted|moved|dropped)","session":"[A-Za-z0-9_-]*","record":(\d+)'
+    rb'"kind":"(noted|moved|dropped)","session":"([A-Za-z0-9_-]*+)","record":([0-9]++)'
+    rb',"tag":"[a-z-]*+"(?:,"note":"([0-9a-f]++)")?+\}'
 )
+_HIT = (
+    rb'\{"kind":"[a-z]++","session":"[A-Za-z0-9_-]*+","record":[0-9]++,"tag":"[a-z-]++"'
+    rb'(?:,"note":"[0-9a-f]++")?+\}'
+)
+# A line as memoryd writes it, whole: a line torn short by a power cut ends before its last "}",
+# and is no such line even when what is left starts as one. (The query's escapes unrolled and
+# every repeat possessive: a month of 200,000 recalls is checked in half a second.)
+WHOLE_LINE = re.compile(
+    rb'\{"time":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"'
+    rb',"session":"[A-Za-z0-9_-]*+","query":"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+","k":[0-9]++'
+    rb',"hits":\[(?:' + _HIT + rb"(?:," + _HIT + rb")*+)?+\]"
+    rb'(?:,"by":"owner")?+(?:,"partial":true)?+(?:,"mode":"[a-z0-9_-]++")?+\}'
+)
+WHOLE_LINES = re.compile(rb"(?m)^" + WHOLE_LINE.pattern + rb"$")
+
+
+def _whole_lines(data: bytes) -> int:
+    """How many of data's lines are whole lines in memoryd's form."""
+    return sum(1 for _ in WHOLE_LINES.finditer(data))
 
 
 def _hits(data: bytes) -> Counter:
+    """The note hits in data's lines (each whole in memoryd's form), by HitKey."""
     counts: Counter = Counter()
-    for number, hits in Counter(NOTE_HIT.findall(data)).items():
-        counts[int(number)] += hits
+    for (kind, session, number, note), hits in Counter(NOTE_HIT.findall(data)).items():
+        key = (kind.decode(), session.decode(), int(number), note.decode() or None)
+        counts[key] += hits
     return counts
 
 
@@ -62,7 +88,7 @@ def count_whole_month(data: bytes, cutoff: bytes) -> tuple[Counter, int] | None:
     if not data.startswith(TIME_PREFIX) or data[start : start + 19] < cutoff:
         return None
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if data.count(b"\n" + TIME_PREFIX) + 1 != lines:
+    if _whole_lines(data) != lines:
         return None
     counts = _hits(data)
     recalls = lines
@@ -78,14 +104,18 @@ def count_whole_month(data: bytes, cutoff: bytes) -> tuple[Counter, int] | None:
     return +counts, recalls
 
 
-def count_month(data: bytes, cutoff: bytes, path: Path | None = None) -> tuple[Counter, int]:
-    """Note hits and agent recalls in one month file's bytes, from cutoff (YYYY-MM-DDTHH:MM:SS).
+def count_month(
+    data: bytes, cutoff: bytes, path: Path | None = None, notes: NoteIds | None = None
+) -> tuple[Counter, int]:
+    """Note hits and agent recalls in one month file's bytes, from cutoff (YYYY-MM-DDTHH:MM:SS);
+    the hits by the number of the note they name in notes (NoteIds), or by the number the line
+    holds when notes is None.
 
-    The lines are picked by their time and the owner's mark without parsing them, and the hits
-    found with one regular expression over the picked lines; a line memoryd did not write in its
-    own form is validated as a RecallLine instead (a damaged one is skipped, naming path and
+    The lines whole in memoryd's form are picked by their time and the owner's mark without
+    parsing them, and the hits found with one regular expression over the picked lines; any
+    other line is validated as a RecallLine instead (a damaged one is skipped, naming path and
     the line)."""
-    tally = _Tally()
+    tally = _Tally(notes)
     tally.add(data, cutoff)
     return tally.said(path)
 
@@ -94,11 +124,13 @@ class _Tally:
     """The counts of a month file read a block of whole lines at a time (count_month, and
     note_hits' streaming), with the first damaged line kept to be said once for the file."""
 
-    def __init__(self, wanted: frozenset[int] | None = None) -> None:
-        # Only the numbers of notes there are: a log edited or carried in by a restore may name
-        # millions of others, and stats must hold no more than notes.md and a block.
-        self.wanted = wanted
+    def __init__(self, notes: NoteIds | None = None) -> None:
+        # Counted by the note's number now, only for the notes there are: a log edited or
+        # carried in by a restore may name millions of others, and stats must hold no more than
+        # notes.md and a block. A hit that names no note there is now is only counted as such.
+        self.notes = notes
         self.counts: Counter = Counter()
+        self.unattributed = 0
         self.recalls = 0
         self.lines = 0  # read so far, to number a damaged line within the file
         self.damaged = 0
@@ -113,10 +145,13 @@ class _Tally:
             return
         start = len(TIME_PREFIX)
         picked: list[bytes] = []
+        # One pass over the block when every line of it is whole (a month file's blocks after
+        # its first, as a rule), rather than a match a line.
+        every = _whole_lines(data) == data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         for number, raw in enumerate(data.split(b"\n"), start=self.lines + 1):
             if not raw.strip():
                 continue
-            if raw.startswith(TIME_PREFIX):
+            if every or WHOLE_LINE.fullmatch(raw):
                 if raw[start : start + 19] >= cutoff and OWNER_MARK not in raw:
                     picked.append(raw)
                 continue
@@ -129,15 +164,21 @@ class _Tally:
                 continue
             self.recalls += 1
             self._take(
-                Counter(h.record for h in line.hits if h.kind in ("noted", "moved", "dropped"))
+                Counter(
+                    (h.kind, h.session, h.record, h.note) for h in line.hits if h.kind in NOTE_KINDS
+                )
             )
         self.lines += data.count(b"\n")
         self.recalls += len(picked)
         self._take(_hits(b"\n".join(picked)))
 
     def _take(self, counts: Counter) -> None:
-        for number, hits in counts.items():
-            if self.wanted is None or number in self.wanted:
+        key: HitKey
+        for key, hits in counts.items():
+            number = key[2] if self.notes is None else self.notes.number_of(key)
+            if number is None:
+                self.unattributed += hits
+            else:
                 self.counts[number] += hits
 
     def too_long(self) -> None:
@@ -151,6 +192,12 @@ class _Tally:
             log.warning("%s: %s%s; not counted", path or "recall log", self.first, more)
         return self.counts, self.recalls
 
+    def damage(self, name: str) -> str | None:
+        """The line stats' answer gives the damaged lines of the file it calls name."""
+        if not self.damaged:
+            return None
+        return f"{name}: {counted(self.damaged, 'damaged line')} not counted ({self.first})"
+
 
 # A month file is read a block of whole lines at a time: stats holds about a block, whatever the
 # file's size. A line longer than LONGEST_LINE (memoryd writes none near it) is skipped unread.
@@ -158,10 +205,12 @@ BLOCK = 4 << 20
 LONGEST_LINE = 16 << 20
 
 
-def _count_file(
-    f, cutoff: bytes, path: Path, wanted: frozenset[int] | None = None
-) -> tuple[Counter, int]:
-    tally, rest, skipping = _Tally(wanted), b"", False
+def _count_file(f, cutoff: bytes, path: Path, notes: NoteIds | None = None) -> tuple[Counter, int]:
+    return _tally_file(f, cutoff, notes).said(path)
+
+
+def _tally_file(f, cutoff: bytes, notes: NoteIds | None = None) -> _Tally:
+    tally, rest, skipping = _Tally(notes), b"", False
     while chunk := f.read(BLOCK):
         if skipping:  # within a line too long to count: up to its end
             end = chunk.find(b"\n")
@@ -178,7 +227,7 @@ def _count_file(
             rest, skipping = b"", True
     if rest and not skipping:
         tally.add(rest, cutoff)
-    return tally.said(path)
+    return tally
 
 
 def note_hits(
@@ -186,20 +235,21 @@ def note_hits(
     since: dt.datetime,
     until: dt.datetime,
     unread: list[str] | None = None,
-    wanted: frozenset[int] | None = None,
+    notes: NoteIds | None = None,
 ) -> tuple[Counter, int]:
-    """Hits per note number in the window (of the numbers in wanted, when given: the notes
-    there are), and how many agent recalls it holds. A month file
-    that is not a regular file (a FIFO, a link, a folder) is never waited on nor followed: it
-    is not counted, and unread gets one line saying why."""
+    """Hits per note number in the window (the numbers in notes.md now of the notes they named,
+    when notes is given; else the numbers the lines hold), and how many agent recalls it
+    holds. A month file that is not a regular file (a FIFO, a link, a folder) is never waited
+    on nor followed: it is not counted, and unread gets one line saying why; so do a file's
+    damaged lines, and the note hits counted for no note."""
     counts: Counter = Counter()
-    recalls = 0
+    recalls = unattributed = 0
     cutoff = since.strftime("%Y-%m-%dT%H:%M:%S").encode()
     for month in months(since, until):
         path = home.recalls / f"{month}.jsonl"
         try:
             with open_read(path) as f:
-                month_counts, month_recalls = _count_file(f, cutoff, path, wanted)
+                tally = _tally_file(f, cutoff, notes)
         except FileNotFoundError:
             continue
         except OSError as e:
@@ -208,6 +258,12 @@ def note_hits(
             if unread is not None:
                 unread.append(said)
             continue
+        month_counts, month_recalls = tally.said(path)
+        if unread is not None and (damage := tally.damage(f"memory/recalls/{month}.jsonl")):
+            unread.append(damage)
         counts.update(month_counts)
         recalls += month_recalls
+        unattributed += tally.unattributed
+    if unread is not None and unattributed:
+        unread.append(unattributed_said(unattributed))
     return counts, recalls

@@ -1,7 +1,8 @@
 """bxctl memory stats: which entries recall returns, and how big everything is.
 
 Hit counts come from recalls/ (the recall log, one line per recall with its hits), not from the
-index, so they survive a reindex. A hit on notes.md names the note by its number; an entry of
+index, so they survive a reindex. A hit on notes.md names the note by its number and digest, and
+counts for that note under the number notes.md gives it now (owner/notehits.py); an entry of
 memory.md or user.md is counted by the hits on notes holding its exact text (a moved entry that
 came back, a promoted note). The owner's own searches ("by": "owner") are not counted. The window
 is the last `days` days (30 by default), read from the month files it spans.
@@ -26,7 +27,9 @@ from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
 from memoryd.owner import indexstate, paging
 from memoryd.owner.datalock import stopped_forget
+from memoryd.owner.notehits import NoteIds
 from memoryd.owner.recallcounts import note_hits, why
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +94,7 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     if (leading := notes.leading_said(data)) is not None:
         unread.append(leading)
     unread += [notes.damage_said(n, data) for n in all_notes if n.damaged]
-    numbers = frozenset(note.number for note in all_notes)
-    counts, recalls = note_hits(home, since, now, unread, wanted=numbers)
+    counts, recalls = note_hits(home, since, now, unread, notes=NoteIds(all_notes))
     by_text: Counter = Counter()
     for note in all_notes:
         by_text[note.text] += counts.get(note.number, 0)
@@ -202,7 +204,10 @@ def _short(text: str) -> str:
 
 
 def render(stats: dict) -> str:
-    lines = [f"recall in the last {stats['days']} days: {stats['recalls']:,} recalls by sessions"]
+    lines = [
+        f"recall in the last {counted(stats['days'], 'day')}:"
+        f" {counted(stats['recalls'], 'recall')} by sessions"
+    ]
     lines += stats.get("unread", [])
     if stats.get("forget_stopped"):
         lines.append(stats["forget_stopped"])

@@ -98,7 +98,7 @@ def log_line(
     mode: str = "spec",
 ) -> str:
     """One line of recalls/YYYY-MM.jsonl (RecallLine); a mode other than spec names itself."""
-    kept = [RecallHit(kind=h.kind, session=h.session, record=h.record, tag=h.tag) for h in hits]
+    kept = [RecallHit.model_validate(h.source()) for h in hits]
     line = RecallLine(time=when, session=session, query=query, k=k, hits=kept)
     if by is not None:
         line.by = by

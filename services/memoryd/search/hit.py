@@ -16,11 +16,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memoryd.journal.recallline import NOTE_TEXT_BYTES, note_digest
 from proto.labels import is_class
 
 log = logging.getLogger(__name__)
 
 KINDS = ("session", "noted", "moved", "dropped")
+NOTE_KINDS = ("noted", "moved", "dropped")
+# A row's first bytes of text, as textcut reads a snippet's (FTS5's content table, column c0).
+NOTE_HEAD = "SELECT substr(CAST(c0 AS BLOB), 1, ?) FROM hits_content WHERE id = ?"
 # Damaged rows already logged (index file, rowid), at most this many kept.
 REPORTED_MOST = 1_000
 # A row's time as the index stores it, which header() cuts by position: a row written otherwise
@@ -46,6 +50,9 @@ class Hit:
     klass: str
     untrusted: bool
     snippet: str
+    # A note's digest (recallline.note_digest), which the recall log keeps beside its number:
+    # stats tells the note by it after a hand edit of notes.md renumbered the notes.
+    note: str | None = None
 
     @property
     def tag(self) -> str:
@@ -67,8 +74,16 @@ class Hit:
         return f"[{position}] {self.tag} · {origin} · {self.klass}"
 
     def source(self) -> dict[str, str | int]:
-        """What the recall log keeps of the hit."""
-        return {"kind": self.kind, "session": self.session, "record": self.record, "tag": self.tag}
+        """What the recall log keeps of the hit (RecallHit): a note's digest after the rest."""
+        kept: dict[str, str | int] = {
+            "kind": self.kind,
+            "session": self.session,
+            "record": self.record,
+            "tag": self.tag,
+        }
+        if self.note is not None:
+            kept["note"] = self.note
+        return kept
 
 
 def from_source(
@@ -83,7 +98,19 @@ def from_source(
     if cut is None:
         report_damaged(conn, rowid, wrong or "no text in hits")
         return None
-    return Hit(kind, session, record, time, role, klass, bool(untrusted), cut)
+    note = _note_digest(conn, rowid, kind, time, session) if kind in NOTE_KINDS else None
+    return Hit(kind, session, record, time, role, klass, bool(untrusted), cut, note)
+
+
+def _note_digest(
+    conn: sqlite3.Connection, rowid: int, kind: str, time: str, session: str
+) -> str | None:
+    """The digest of the note of row rowid, from its text's first bytes as the index holds them
+    (in the caller's read, with its sources row); None when the row holds no text."""
+    row = conn.execute(NOTE_HEAD, (NOTE_TEXT_BYTES, rowid)).fetchone()
+    if row is None or not isinstance(row[0], bytes):
+        return None
+    return note_digest(kind, time, session, row[0])
 
 
 def _wrong(kind, session, record, time, role, klass, untrusted) -> str | None:

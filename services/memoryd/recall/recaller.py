@@ -149,7 +149,7 @@ class Recaller:
         notes = [meanwhile] if meanwhile is not None else []
         if catching_up is not None:
             read, logs = catching_up
-            notes.append(f"(the index is catching up: {read} of {logs} session logs read)")
+            notes.append(f"(the index is catching up: {read:,} of {logs:,} session logs read)")
         elif not_indexed:
             notes.append(
                 f"({counted(not_indexed, 'session log')} not in the index yet: memoryd tries"

@@ -146,3 +146,13 @@ def test_a_hand_edit_that_cannot_be_journalled_is_logged_naming_both_files(
     store.detect_hand_edits()  # room again: journalled then
     last = last_line(store)
     assert last.action == "hand-edit" and last.after == ["a", "by hand"]
+
+
+def test_the_hand_edit_log_line_counts_one_entry_in_the_singular(tmp_path, caplog):
+    store = new_store(tmp_path)
+    fill(store, "memory", ["a"])
+    memory_path(store, "memory.md").write_text("a\n§\nby hand\n")
+    with caplog.at_level("INFO", logger="memoryd.memory"):
+        store.detect_hand_edits()
+    said = [r.getMessage() for r in caplog.records if "edited outside memoryd (" in r.getMessage()]
+    assert len(said) == 1 and "(1 entry before, 2 now)" in said[0], said

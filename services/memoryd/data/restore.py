@@ -41,6 +41,7 @@ from memoryd.home import Home, ensure_dir
 from memoryd.journal import forgotten, twice
 from memoryd.journal.journal import Journal
 from memoryd.trust import risen
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -325,7 +326,7 @@ def _lay(service, staging, order: Order):
             except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
                 _refuse_until_restart(service, str(e))
                 return again, time.monotonic() - started, str(e), "", (edit, keys, laid)
-    log.info("%s: restored %d files", home.memory, len(wanted))
+    log.info("%s: restored %s", home.memory, counted(len(wanted), "file"))
     # The files are laid: from here on nothing may answer that the home is as it was.
     said = after_restore(service)
     if left.said():

@@ -60,6 +60,7 @@ from memoryd.journal.journal import IDENTITY_FILES, Edit, EditLine, Journal, utc
 from memoryd.memory import entries
 from memoryd.memory.memfiles import read_entries
 from proto.files import read_at_most
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -239,10 +240,10 @@ class HandEdits:
         )
         record = self._journal(file, "edited outside memoryd: a hand edit", edit)
         log.info(
-            "%s: edited outside memoryd (%d entries before, %d now); journalled as edit %s",
+            "%s: edited outside memoryd (%s before, %s now); journalled as edit %s",
             file,
-            len(last),
-            len(current),
+            counted(len(last), "entry", "entries"),
+            f"{len(current):,}",
             record.id,
         )
         return record

@@ -312,3 +312,31 @@ def test_stats_after_a_hand_edit_prints_numbers_forget_takes(memoryd):  # noqa: 
     assert f"note:1 from memory.md: {ALPACA}" in shown
     memoryd.admin("forget", json.dumps({"id": "note:1"}))
     assert ALPACA not in notes.read_text() and WOMBAT in notes.read_text()
+
+
+def test_a_header_turned_to_text_far_back_in_place_plus_an_append_is_renumbered(tmp_path):
+    """The edit keeps notes.md's size and lies before the window of bytes hashed at the offset
+    the index reached: only the digest of every byte before it tells that notes.md did not just
+    grow, so note:1 (the wombat's in the search) would name the note after it."""
+    m = Memoryd(tmp_path / "home")
+    try:
+        for text in (QUOKKA, WOMBAT):
+            m.call({"action": "note", "text": text})
+        for n in range(80):  # 80 KB of notes after them: past the 64 KiB window
+            m.call({"action": "note", "text": f"filler {n} " + "x" * 990})
+        notes = m.home.memory / "notes.md"
+        assert "note:1" in m.admin("search", {"query": "wombat", "k": 10})
+        with open(notes, "r+b") as f:
+            data = f.read()
+            assert len(data) - data.index(b"quokka") > 70_000
+            f.seek(data.index("§ noted".encode()))
+            f.write(b"S  noted")  # the same length: the first header is text now
+            f.seek(0, os.SEEK_END)
+            f.write(ADDED.encode())
+        assert m.index.notes_seen.behind(1)
+        before = notes.read_bytes()
+        with pytest.raises(AdminRefused, match="since (the last|a) bxctl memory search"):
+            m.admin("forget", {"id": "note:1"})
+        assert notes.read_bytes() == before
+    finally:
+        m.close()

@@ -490,11 +490,12 @@ def _size(seen: tuple) -> int:
     return int(seen[3]) if len(seen) == 6 else 0
 
 
-def _notes_reached(conn: sqlite3.Connection) -> tuple[int, str] | None:
-    """The offset the index holds notes.md to and the hash of the bytes before it (NotesSeen
-    tells notes.md that only grew from one edited with them), or None when it holds none."""
+def _notes_reached(conn: sqlite3.Connection) -> tuple[int, str, str | None] | None:
+    """The offset the index holds notes.md to, the hash of the bytes just before it and the
+    digest of every whole block before it (NotesSeen tells notes.md that only grew from one
+    edited with them), or None when it holds none."""
     state = indexer.load_state(conn, indexer.NOTES_LOG)
-    return None if state is None else (state.bytes, state.tail)
+    return None if state is None else (state.bytes, state.tail, state.prefix)
 
 
 def _count_changes(conn: sqlite3.Connection) -> None:

@@ -17,9 +17,11 @@ counts as not printed until a search or stats of this memoryd prints it.
 
 notes.md that only grew since the index read it (memoryd's own append, which the writer indexes
 next) holds every note under the number it had: the same file, at least as long as what the index
-read, the bytes just before the offset the index reached unchanged (the hash the indexer keeps of
-them, indexer.py). Forget and promote take a number then; checking it costs a read of at most
-NOTES_WINDOW bytes, and only when the stat changed.
+read, every byte before the offset the index reached unchanged (the hash the indexer keeps of the
+NOTES_WINDOW bytes just before it, indexer.py, and the chained digest of the whole blocks before
+those, notesprefix.py: an edit far back that keeps the size, plus an append, changes no byte of
+the window). Forget and promote take a number then; checking it costs one read of what the index
+read (about 0.1 s at 200,000 notes), only when the stat changed, once for each new stat.
 
 The stat is taken before the read, so a change made while the writer reads is seen at the next
 look. The catch-up it sets off does not trust the tail hash alone: notes.md whose stat is not the
@@ -33,6 +35,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from memoryd.index import notesprefix
 from memoryd.index.indexer import NOTES_WINDOW
 from proto.files import open_file
 
@@ -40,8 +43,9 @@ Seen = tuple[object, ...]
 # The note numbers kept as printed: an owner prints far fewer between two hand edits.
 PRINTED_MOST = 100_000
 # What the index read of notes.md: notes.md's stat before the read, the byte offset the index
-# reached and the hash of the NOTES_WINDOW bytes before it (None: not known).
-Read = tuple[Seen, int | None, str | None]
+# reached, the hash of the NOTES_WINDOW bytes before it and the digest of the whole blocks
+# before that offset (notesprefix.py) (None: not known).
+Read = tuple[Seen, int | None, str | None, str | None]
 
 
 def stat_of(path: Path) -> Seen:
@@ -89,20 +93,21 @@ class NotesSeen:
         seen: Seen,
         ok: bool = True,
         renumbered: bool = False,
-        reached: tuple[int, str] | None = None,
+        reached: tuple[int, str, str | None] | None = None,
         again: bool = False,
     ) -> None:
         """The writer read notes.md as it was at seen (ok: and the index holds what it read;
         renumbered: read again from its start; reached: the offset the index holds notes.md
-        to and the hash of the NOTES_WINDOW bytes before it, when known; again: it failed for
+        to, the hash of the NOTES_WINDOW bytes before it and the digest of the whole blocks
+        before it, when known; again: it failed for
         want of room, a failure the next recall tries again, so it is not counted as tried)."""
         if ok or not again:
             self.tried = seen
         if renumbered:  # before the read: a reader that sees this read sees the count too
             self.renumbered += 1
         if ok:
-            offset, tail = reached if reached is not None else (None, None)
-            self._read = (seen, offset, tail)
+            offset, tail, prefix = reached if reached is not None else (None, None, None)
+            self._read = (seen, offset, tail, prefix)
 
     def replaced(self) -> None:
         """notes.md was replaced whole (a restore) and read again from its start: a number
@@ -143,7 +148,7 @@ class NotesSeen:
     def _only_grew(self, last: Read, now: Seen) -> bool:
         """True when notes.md at now is the file the index read, grown: the same file, as long
         as the offset the index reached or longer, the bytes before that offset as hashed."""
-        seen, offset, tail = last
+        seen, offset, tail, prefix = last
         if offset is None or tail is None or len(now) != 6 or len(seen) != 6:
             return False
         if now[:3] != seen[:3]:  # the mode, the device, the inode; the size: _same_bytes
@@ -151,6 +156,9 @@ class NotesSeen:
         if self._grown == (last, now):
             return True
         if not self._same_bytes(now, offset, tail):
+            return False
+        # An index written before the digest was kept has none: the window alone, as then.
+        if prefix is not None and not notesprefix.holds(self.path, prefix, offset):
             return False
         self._grown = (last, now)
         return True

@@ -16,15 +16,7 @@ import types
 import typing
 from typing import Annotated, Literal, TypeGuard
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    StringConstraints,
-    ValidationError,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from proto.errors import InvalidMessage
 from proto.labels import DataClass, Label
@@ -102,46 +94,35 @@ class ToolResponse(Body):
     label: Label | None
 
 
-SPEC_REINDEXED = ("logs", "records", "notes")
-
-
 class Reindex(Empty):
     pass
 
 
 class Reindexed(Body):
+    """The spec's body exactly: a client that holds the spec's schema, extra fields forbidden,
+    reads it. What the new index left out is in stats' index state (reindexed_line)."""
+
     logs: Annotated[int, Field(ge=0)]
     records: Annotated[int, Field(ge=0)]
     notes: Annotated[int, Field(ge=0)]
-    # Beyond the spec's body: the session logs the new index left aside (a link, a FIFO, a
-    # damaged record) and those it could not read (tried again), which bxctl says after the
-    # counts, since an owner runs reindex to mend the index. Sent only when not 0, so that the
-    # body is the spec's whenever nothing was left out.
-    left_aside: Annotated[int, Field(ge=0)] = 0
-    not_indexed: Annotated[int, Field(ge=0)] = 0
 
-    @model_serializer(mode="wrap")
-    def _spec_body(self, handler: SerializerFunctionWrapHandler) -> dict:
-        body = handler(self)
-        return {k: v for k, v in body.items() if k in SPEC_REINDEXED or v}
 
-    def line(self) -> str:
-        """The answer as bxctl prints it and memoryd logs it: the spec's counts, then what was
-        left out, in stats' words."""
-        said = (
-            f"reindexed: {counted(self.logs, 'log')}, {counted(self.records, 'record')}, "
-            f"{counted(self.notes, 'note')}"
-        )
-        if self.left_aside:
-            said += (
-                f"; {counted(self.left_aside, 'session log')} left aside, wholly or from a "
-                "damaged record"
-            )
-        if self.not_indexed:
-            said += f"; {counted(self.not_indexed, 'session log')} not indexed (tried again)"
-        if self.left_aside or self.not_indexed:
-            said += " (bxctl memory stats names them and why)"
-        return said
+def reindexed_line(reply: Reindexed, left_aside: int = 0, not_indexed: int = 0) -> str:
+    """The answer as bxctl prints it and memoryd logs it: the spec's sentence, then the session
+    logs the new index left aside (a link, a FIFO, a damaged record) and those it could not read
+    (tried again), since an owner runs reindex to mend the index."""
+    said = (
+        f"reindexed: {counted(reply.logs, 'log')}, {counted(reply.records, 'record')}, "
+        f"{counted(reply.notes, 'note')}"
+    )
+    if left_aside:
+        said += f"; {counted(left_aside, 'session log')} left aside, wholly or from a damaged"
+        said += " record"
+    if not_indexed:
+        said += f"; {counted(not_indexed, 'session log')} not indexed (tried again)"
+    if left_aside or not_indexed:
+        said += " (bxctl memory stats names them and why)"
+    return said
 
 
 ADMIN_COMMANDS = (

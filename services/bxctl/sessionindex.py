@@ -98,12 +98,15 @@ def _head(done: int, told: int, laid: int) -> str:
 def index_state(home: Path) -> dict | None:
     """memoryd's index state (stats' "index"), asked over its owner socket as a program reads
     it (its refs not counted as printed); None when it does not answer or answers no state."""
+    return index_state_at(under(home, OWNER_ADMIN_SOCKET))
+
+
+def index_state_at(socket: Path) -> dict | None:
+    """index_state, asked over the owner socket at socket."""
     arg = json.dumps({"days": 1, "json": True, "shown": False})
     message = MemoryAdmin(command="stats", arg=arg)
     try:
-        reply = request(
-            under(home, OWNER_ADMIN_SOCKET), message, timeout=STATE_TIMEOUT, reply=MemoryAdminReply
-        )
+        reply = request(socket, message, timeout=STATE_TIMEOUT, reply=MemoryAdminReply)
         state = json.loads(reply.text).get("index")
     except (ProtoError, ValueError, AttributeError):
         return None

@@ -61,6 +61,7 @@ from proto.messages import (
     Reindex,
     Reindexed,
     SessionUpdated,
+    reindexed_line,
 )
 from proto.plural import counted
 
@@ -287,11 +288,9 @@ class MemoryService:
     async def on_admin(self, message: Body) -> Body:
         if isinstance(message, Reindex):
             logs, records, notes = await self._reindex()
+            answer = Reindexed(logs=logs, records=records, notes=notes)
             aside, unread = len(self.index.left_aside), len(self.index.left_out)
-            answer = Reindexed(
-                logs=logs, records=records, notes=notes, left_aside=aside, not_indexed=unread
-            )
-            log.info("%s", answer.line())
+            log.info("%s", reindexed_line(answer, aside, unread))
             return answer
         if isinstance(message, MemoryAdmin):
             return MemoryAdminReply(text=await self._admin(message.command, message.arg))

@@ -64,7 +64,11 @@ def test_reindex_prints_counts_with_separators(fake):
     result = runner.invoke(app, ["reindex", "--memory-socket", str(fake.path)])
     assert result.exit_code == 0, result.output
     assert result.stdout == "reindexed: 42 logs, 1,208 records, 7 notes\n"
-    assert fake.seen == [Reindex()]
+    # Then the index state, for what the new index left out (a memoryd answering no state:
+    # the spec's sentence alone).
+    assert fake.seen[0] == Reindex()
+    assert [type(m) for m in fake.seen[1:]] == [MemoryAdmin]
+    assert fake.seen[1].command == "stats"
 
 
 @pytest.mark.parametrize(

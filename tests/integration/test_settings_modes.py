@@ -78,7 +78,7 @@ def mode_stack(request):
 
 def test_a_recall_mode_from_the_settings_runs_in_the_containers(mode_stack):
     mode, stack = mode_stack
-    assert f"recall mode {mode} (was spec)" in stack.logs()
+    assert f"recall mode {mode} (a new file)" in stack.logs()
     told_and_recalled(stack, mode)
     if mode == "hybrid":
         index = stack.home / "index/memory.sqlite3"

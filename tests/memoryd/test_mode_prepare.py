@@ -102,10 +102,10 @@ def _slow_prepare(monkeypatch) -> tuple[threading.Event, threading.Event]:
     started, release = threading.Event(), threading.Event()
     real = modes.prepare
 
-    def held(conn, mode, path="index"):
+    def held(conn, mode, path="index", fresh=False):
         started.set()
         release.wait(20)
-        return real(conn, mode, path)
+        return real(conn, mode, path, fresh)
 
     monkeypatch.setattr(index_module.modes, "prepare", held)
     return started, release
@@ -146,7 +146,7 @@ def test_a_stop_interrupts_the_build_of_a_changed_mode(tmp_path, monkeypatch, ca
         real_stop(self)
         stopping.set()
 
-    def long_build(conn, mode, path="index"):
+    def long_build(conn, mode, path="index", fresh=False):
         conn.execute("CREATE TABLE half_built (x)")
         started.set()
         if between:  # the stop comes while no statement of the build is running
@@ -176,13 +176,13 @@ def _build_fails_once(monkeypatch) -> None:
     real = modes.prepare
     calls = []
 
-    def fails_once(conn, mode, path="index"):
+    def fails_once(conn, mode, path="index", fresh=False):
         calls.append(mode)
         if len(calls) == 1:
             error = sqlite3.DatabaseError("database disk image is malformed")
             error.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
             raise error
-        return real(conn, mode, path)
+        return real(conn, mode, path, fresh)
 
     monkeypatch.setattr(index_module.modes, "prepare", fails_once)
 
@@ -220,8 +220,8 @@ def test_a_build_is_said_built_only_once_it_has_committed(tmp_path, monkeypatch,
     real = modes.prepare
     calls = []
 
-    def commit_fails_once(conn, mode, path="index"):
-        done = real(conn, mode, path)
+    def commit_fails_once(conn, mode, path="index", fresh=False):
+        done = real(conn, mode, path, fresh)
         calls.append(mode)
         if len(calls) == 1:  # the rows are in, then the transaction fails as on a full disk
             error = sqlite3.OperationalError("database or disk is full")
@@ -243,3 +243,28 @@ def test_a_build_is_said_built_only_once_it_has_committed(tmp_path, monkeypatch,
         " tried again once there is room",
         f"index {home.index_db}: recall mode context (was spec): built from 2 rows",
     ]
+
+
+def test_a_new_file_in_context_is_not_said_to_have_been_spec(tmp_path, caplog):
+    """A new home's index (and a reindex's file) starts with the spec's schema only because every
+    index does: it was never in spec, so its build names no mode it was before."""
+    home = Home(tmp_path / "home")
+    write_log(home, "mm-1", ["the launch window moved to Thursday"])
+    index = Index(home, mode="context")
+    with caplog.at_level(logging.INFO):
+        index.open()
+        index.catch_up_all()
+        index.reindex()
+    index.close()
+    said = [r.getMessage() for r in caplog.records if "recall mode context" in r.getMessage()]
+    assert len(said) == 1, said  # the reindex's build is not logged apart
+    assert all("(a new file)" in line and "was spec" not in line for line in said), said
+    # A file that was spec is still said to have been.
+    reopened = Index(home, mode="spec")
+    reopened.open()
+    reopened.close()
+    with caplog.at_level(logging.INFO):
+        again = Index(home, mode="context")
+        again.open()
+        again.close()
+    assert "recall mode context (was spec): built from 1 row" in caplog.text

@@ -34,7 +34,7 @@ def test_memoryd_in_context_mode_then_back_to_spec(tmp_path):
     assert "Yes, both of them" in output
     (log_file,) = Home(memoryd.home).recalls.iterdir()
     assert json.loads(log_file.read_text().splitlines()[-1])["mode"] == "context"
-    assert "recall mode context (was spec)" in memoryd.log.read_text()
+    assert "recall mode context (a new file)" in memoryd.log.read_text()
 
     memoryd.config.write_text(f'[paths]\nhome = "{memoryd.home}"\n')
     memoryd.start()

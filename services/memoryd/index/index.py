@@ -171,6 +171,7 @@ class Index(ModePrep, Warming):
                 if not (self.mode == "hybrid" and carryfile.set_aside(self.path)):
                     remove_database(self.path)
         existed = self.path.exists()
+        self._fresh_file = not existed
         if not existed:
             log.info("index %s: creating it; it fills from sessions/ and notes.md", self.path)
             create_file(self.path)

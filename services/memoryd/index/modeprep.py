@@ -42,6 +42,8 @@ class ModePrep(Connections):
         # build found no room (tried again), "failed" when it failed otherwise; None once ready.
         self._mode_state: str | None = None
         self._waiting: tuple[str, str] = ("", "")  # while "waiting": what is wrong, and when mended
+        # The file was made by this open (Index.open): its spec tables were never another mode's.
+        self._fresh_file = False
         # While deferred: the mode's tables built again from the rows, the others kept, and why
         # (a format step marked them: modes.renewing); None when the mode is built whole.
         self._renewing: str | None = None
@@ -87,8 +89,9 @@ class ModePrep(Connections):
                 writer.set_progress_handler(self._stopping, 10_000)
             try:
                 with self._transaction(writer) as conn:
-                    done = modes.prepare(conn, self.mode, self.path)
+                    done = modes.prepare(conn, self.mode, self.path, self._fresh_file)
                 modes.built(done)
+                self._fresh_file = False
             finally:
                 if deferred:
                     writer.set_progress_handler(None, 0)

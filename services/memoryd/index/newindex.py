@@ -157,7 +157,7 @@ def build(
         conn.execute("BEGIN")
         indexer.create_schema(conn)
         indexer.write_stamp(conn, settings)
-        modes.prepare(conn, mode, new)  # recall modes
+        modes.prepare(conn, mode, new, fresh=True)  # recall modes
         logs = records = 0
         whole = Part()
         # The labels the index in use holds: no log is indexed laxer than it was (labelkept.py).

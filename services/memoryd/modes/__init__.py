@@ -19,6 +19,7 @@ import sqlite3
 from pathlib import Path
 
 from memoryd.modes import builtin, registry, spec, stale
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -106,10 +107,14 @@ def renewing(conn: sqlite3.Connection, mode: str) -> str | None:
     return stale.said(marks)
 
 
-def prepare(conn: sqlite3.Connection, mode: str, path: object = "index") -> str | None:
+def prepare(
+    conn: sqlite3.Connection, mode: str, path: object = "index", fresh: bool = False
+) -> str | None:
     """Make the index's mode tables those of mode, inside the caller's transaction; what was
     done when they had to be (re)built, for the caller to say with built() once its transaction
-    has committed (a build that then fails to commit was not made), else None."""
+    has committed (a build that then fails to commit was not made), else None. fresh: the file
+    was made just now (a new home, a damaged index started anew, a reindex's file), so it was
+    never in another mode: the spec's schema is only where every index starts."""
     if prepared(conn, mode):
         return None
     wanted, was = registry.get(mode), recorded(conn)
@@ -120,15 +125,17 @@ def prepare(conn: sqlite3.Connection, mode: str, path: object = "index") -> str 
         if add is not None:
             conn.execute(stale.DROP)
             count = _fill(conn, add)
-            return f"index {path}: recall mode {mode}: {stale.said(marks)}: built from {count} rows"
+            built = f"built from {counted(count, 'row')}"
+            return f"index {path}: recall mode {mode}: {stale.said(marks)}: {built}"
     _drop_all(conn)
+    since = "a new file" if fresh else f"was {was}"
     if not wanted.objects:
-        return f"index {path}: recall mode {mode} (was {was}): its tables dropped"
+        return f"index {path}: recall mode {mode} ({since}): its tables dropped"
     conn.execute(MODE_TABLE)
     conn.execute("INSERT INTO recall_mode VALUES (?, 0)", (mode,))
     wanted.create(conn)
     count = _fill(conn, wanted.rows_added)
-    return f"index {path}: recall mode {mode} (was {was}): built from {count} rows"
+    return f"index {path}: recall mode {mode} ({since}): built from {counted(count, 'row')}"
 
 
 def built(done: str | None) -> None:

@@ -393,6 +393,7 @@ class FakeRate:
 PROGRESS_CASES = [
     # (rows, with vectors, rate, the line's end)
     (10, 10, None, "all 10 records have their vector"),
+    (1, 1, None, "embedding (recall mode hybrid): the 1 record has its vector"),
     (10, 4, None, "4 of 10 records have their vector, 6 waiting (found by their words meanwhile)"),
     (10, 4, 0.05, "6 waiting (found by their words meanwhile); 0.1 a second, about 2 min left"),
     (
@@ -490,3 +491,15 @@ def test_once_the_ann_answers_the_question_is_embedded_beside_the_words(
 
 def answer(index: Index, question: str) -> list[tuple[str, int]]:
     return [(h.session, h.record) for h in recall_on(index, question, k=5, session="mm-q").hits]
+
+
+def test_the_wait_for_kept_vectors_is_not_said_as_a_failure_tried_again():
+    """While a rebuilt index's kept vectors are given out nothing failed and nothing backs off."""
+    from memoryd.modes import progress
+
+    state = {"done": 40, "pending": 60, "paused": progress.CARRYING, "rate": None}
+    said = progress.line(state)
+    assert said is not None and said.endswith("; " + progress.CARRYING), said
+    assert "less and less often" not in said
+    failed = progress.line({**state, "paused": "the embedding process failed: no answer"})
+    assert failed is not None and "paused, tried again less and less often" in failed

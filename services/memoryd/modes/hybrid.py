@@ -112,7 +112,7 @@ PAUSED_MOST = 60.0
 # embedding child, in seconds: a batch takes 2 s on a busy 2-core machine.
 CLOSE_GRACE = 2.0
 
-CARRYING = "waiting for the vectors kept from the index before the rebuild"
+CARRYING = progress.CARRYING
 
 Connect = Callable[[], contextlib.AbstractContextManager[sqlite3.Connection]]
 

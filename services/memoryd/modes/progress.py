@@ -124,6 +124,11 @@ def _duration(seconds: float) -> str:
     return f"about {hours} h {minutes} min" if hours else f"about {minutes} min"
 
 
+# What paused says while a rebuilt index's kept vectors are given out (hybrid.py): a wait for
+# work already done, not a failure tried again less and less often.
+CARRYING = "waiting for the vectors kept from the index before the rebuild"
+
+
 def line(progress: dict | None) -> str | None:
     """The stats line, None when the index is not in mode hybrid."""
     if progress is None:
@@ -131,7 +136,8 @@ def line(progress: dict | None) -> str | None:
     done, pending = progress["done"], progress["pending"]
     skipped = progress.get("skipped") or 0  # absent from an older memoryd's answer
     if pending == 0 and not skipped:
-        text = f"embedding (recall mode hybrid): all {done:,} records have their vector"
+        every = "the 1 record has" if done == 1 else f"all {done:,} records have"
+        text = f"embedding (recall mode hybrid): {every} {'its' if done == 1 else 'their'} vector"
         return text + _searching(progress) + _words_only(progress)
     text = (
         f"embedding (recall mode hybrid): {done:,} of {done + pending + skipped:,} records have"
@@ -146,7 +152,10 @@ def line(progress: dict | None) -> str | None:
         )
     text += _searching(progress)
     if progress.get("paused"):
-        text += f"; paused, tried again less and less often: {progress['paused']}"
+        if progress["paused"] == CARRYING:
+            text += f"; {CARRYING}"
+        else:
+            text += f"; paused, tried again less and less often: {progress['paused']}"
         return text + _words_only(progress)
     rate, still = progress["rate"], progress.get("still")
     if still is not None and pending:

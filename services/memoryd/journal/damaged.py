@@ -182,7 +182,9 @@ def last_line(path: Path, model) -> Damaged | None:
 Stamp = tuple[int, int, int, int, int]  # device, inode, size, mtime, ctime
 
 
-def _stamp(path: Path) -> Stamp | None:
+def file_stamp(path: Path) -> Stamp | None:
+    """What tells a month file changed since it was last read (a hand edit that keeps the size
+    and sets the mtime back still moves the ctime); None when it cannot be looked at."""
     try:
         st = os.stat(path, follow_symlinks=False)
     except OSError:
@@ -207,7 +209,7 @@ class Ends:
         checked: dict[Path, tuple[Stamp, Damaged | None]] = {}
         out: list[Damaged] = []
         for path in paths:
-            stamp = _stamp(path)
+            stamp = file_stamp(path)
             before = self._checked.get(path)
             if stamp is not None and before is not None and before[0] == stamp:
                 found = before[1]

@@ -16,7 +16,6 @@ per month there has ever been.
 
 import json
 import mmap
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ HEAD_STEP = 8192
 # How many months' first ids are kept (memoryd has one journal; tests and restores make more).
 KEPT_MOST = 4096
 
-Stamp = tuple[int, int, int, int, int]  # device, inode, size, mtime, ctime
+Stamp = damaged.Stamp
 _firsts: dict[Path, tuple[Stamp, str | None]] = {}
 _lock = threading.Lock()
 
@@ -57,18 +56,10 @@ def oldest_held(months: list[Path]) -> str | None:
     return min(found, key=order, default=None)
 
 
-def _stamp(path: Path) -> Stamp | None:
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 def _first_id(path: Path) -> str | None:
     """The id the month's first line with one starts with, kept while the month's stamp holds
     (stamped before it is read: a change during the read shows at the next look)."""
-    stamp = _stamp(path)
+    stamp = damaged.file_stamp(path)
     with _lock:
         kept = _firsts.get(path)
     if stamp is not None and kept is not None and kept[0] == stamp:

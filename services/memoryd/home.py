@@ -131,3 +131,19 @@ def unsafe_entry(home: Home) -> OSError | None:
         except OSError as e:
             return e
     return None
+
+
+def tree_size(path: str | Path) -> int:
+    """What the regular files under path take, links neither followed nor counted; a folder
+    that cannot be read counts what was read of it (what stats shows of a home's folders)."""
+    total = 0
+    try:
+        with os.scandir(path) as it:
+            for item in it:
+                if item.is_dir(follow_symlinks=False):
+                    total += tree_size(item.path)
+                elif item.is_file(follow_symlinks=False):
+                    total += item.stat(follow_symlinks=False).st_size
+    except OSError:
+        pass
+    return total

@@ -22,6 +22,7 @@ from pathlib import Path
 from memoryd.data import matching
 from memoryd.data.purge import condition
 from memoryd.errors import AdminRefused, IndexDamaged, IndexUnwritable, SessionUnknown
+from memoryd.home import tree_size as _tree_size
 from memoryd.index import indexer
 from memoryd.journal import forgotten
 from proto.trim import trim
@@ -134,20 +135,6 @@ def _size(path: str) -> int:
     except OSError:
         return 0
     return st.st_size if stat.S_ISREG(st.st_mode) else 0
-
-
-def _tree_size(path: str) -> int:
-    total = 0
-    try:
-        with os.scandir(path) as it:
-            for item in it:
-                if item.is_dir(follow_symlinks=False):
-                    total += _tree_size(item.path)
-                elif item.is_file(follow_symlinks=False):
-                    total += item.stat(follow_symlinks=False).st_size
-    except OSError:
-        pass
-    return total
 
 
 def behind(index) -> list[str]:

@@ -22,8 +22,6 @@ from memoryd.journal.recallline import note_digest
 from memoryd.memory.notes import NoteEntry
 from proto.plural import counted
 
-NOTE_KINDS = ("noted", "moved", "dropped")
-
 # A note hit as read from a line: kind, session, number, digest (None on a line written before
 # hits kept one).
 HitKey = tuple[str, str, int, str | None]

@@ -15,10 +15,11 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from memoryd.data.matching import NOTE_KINDS
 from memoryd.home import Home, open_read
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.recallline import RecallLine
-from memoryd.owner.notehits import NOTE_KINDS, HitKey, NoteIds, unattributed_said
+from memoryd.owner.notehits import HitKey, NoteIds, unattributed_said
 from proto.files import NotRegular, TooLarge
 from proto.plural import counted
 

@@ -14,7 +14,6 @@ from 0.
 
 import datetime as dt
 import logging
-import os
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 from memoryd.data.carriers import read_and_held, sessions_bytes
 from memoryd.errors import AdminRefused, FileDamaged, IndexDamaged, IndexUnwritable
 from memoryd.home import Home, read_file
+from memoryd.home import tree_size as _tree_size
 from memoryd.memory import entries, notes, shown
 from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
@@ -41,20 +41,6 @@ def _size(path: Path) -> int | None:
         return path.stat().st_size
     except OSError:
         return None
-
-
-def _tree_size(path: Path) -> int:
-    total = 0
-    try:
-        with os.scandir(path) as it:
-            for item in it:
-                if item.is_dir(follow_symlinks=False):
-                    total += _tree_size(Path(item.path))
-                elif item.is_file(follow_symlinks=False):
-                    total += item.stat(follow_symlinks=False).st_size
-    except OSError:
-        pass
-    return total
 
 
 def sizes(

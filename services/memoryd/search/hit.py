@@ -16,13 +16,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memoryd.data.matching import NOTE_KINDS
 from memoryd.journal.recallline import NOTE_TEXT_BYTES, note_digest
 from proto.labels import is_class
 
 log = logging.getLogger(__name__)
 
 KINDS = ("session", "noted", "moved", "dropped")
-NOTE_KINDS = ("noted", "moved", "dropped")
 # A row's first bytes of text, as textcut reads a snippet's (FTS5's content table, column c0).
 NOTE_HEAD = "SELECT substr(CAST(c0 AS BLOB), 1, ?) FROM hits_content WHERE id = ?"
 # Damaged rows already logged (index file, rowid), at most this many kept.

@@ -40,7 +40,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memoryd.modes import annsteps, hybrid_tables, progress
+from memoryd.modes import annsteps, hybrid_tables
+from memoryd.modes import vectors as exact  # ANN_AT: when this index takes over from its matrix
 from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
 from memoryd.modes.int8 import unpack, unreadable
@@ -107,7 +108,6 @@ class Ann:
         # The ANN_AT a first build (none held) is under way for, else None: stats says that the
         # vector search covers only the newest rows meanwhile (building_first()).
         self._first: int | None = None
-        self._said = False  # registered with progress.py under the file it reads
 
     def start(self) -> None:
         """Look for ANN_AT vectors, build the index then and keep it, from now on (vectors.Matrix
@@ -185,19 +185,14 @@ class Ann:
         """(generation, highest rowid, count); count None when not counted, or 0 when first
         (nothing built) and the rowids the table spans are fewer than ANN_AT: a count reads
         every page, and the thread looks every POLL until the table is that large."""
-        from memoryd.modes import vectors  # (vectors imports this module)
-
         with self._connect() as conn:
-            if not self._said:
-                progress.ann_reads(conn, self)
-                self._said = True
             generation, highest, lowest = conn.execute(
                 f"SELECT {hybrid_tables.GENERATION},"  # noqa: S608 (a constant)
                 " (SELECT coalesce(max(rowid), 0) FROM vectors),"
                 " (SELECT coalesce(min(rowid), 1) FROM vectors)"
             ).fetchone()
             count = None
-            if first and highest - lowest + 1 < vectors.ANN_AT:
+            if first and highest - lowest + 1 < exact.ANN_AT:
                 count = 0
             elif count_too:
                 (count,) = conn.execute("SELECT count(*) FROM vectors").fetchone()
@@ -219,10 +214,8 @@ class Ann:
             stale = stale or built.rows - count > built.rows // 10
             stale = stale or count > RETRAIN * built.trained
         if built is None:
-            from memoryd.modes import vectors
-
-            wanted = int(count or 0) >= vectors.ANN_AT
-            self._first = vectors.ANN_AT if wanted else None
+            wanted = int(count or 0) >= exact.ANN_AT
+            self._first = exact.ANN_AT if wanted else None
             if not wanted:
                 return  # the exact matrix holds every vector
         if stale:

@@ -177,6 +177,8 @@ class Hybrid:
         self._carry = Path(str(name)).with_name(hybrid_tables.CARRY_NAME)
         self.batches = embedbatch.Batches()
         progress.watch(name, self.batches)
+        if self.matrix.ann is not None:
+            progress.watch_ann(name, self.matrix.ann)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()

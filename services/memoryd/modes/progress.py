@@ -41,12 +41,11 @@ def watch(index_path: object, batches: object) -> None:
         _embedders[str(index_path)] = batches
 
 
-def ann_reads(conn: sqlite3.Connection, ann: object) -> None:
-    """The vector search index (ann.Ann) that reads the index file conn has open."""
-    for _seq, name, file in conn.execute("PRAGMA database_list"):
-        if name == "main" and file:
-            with _lock:
-                _anns[os.path.realpath(file)] = ann
+def watch_ann(index_path: object, ann: object) -> None:
+    """The vector search index (ann.Ann: whether it is first being built) of the index at
+    index_path."""
+    with _lock:
+        _anns[str(index_path)] = ann
 
 
 def embedding(index_path: Path) -> dict | None:
@@ -84,7 +83,7 @@ def embedding(index_path: Path) -> dict | None:
     with _lock:
         worker = _workers.get(str(index_path))
         batches = _embedders.get(str(index_path))
-        ann = _anns.get(os.path.realpath(index_path))
+        ann = _anns.get(str(index_path))
     rate = worker.rate() if worker is not None else None  # type: ignore[attr-defined]
     # A worker that keeps no batch in flight (tests, benchmarks) never stands still.
     still_for = getattr(worker, "still", None) if pending else None

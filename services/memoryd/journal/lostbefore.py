@@ -27,8 +27,6 @@ from memoryd.journal import months as journalmonths
 from memoryd.journal.ids import Issued, order
 
 HEAD_BYTES = 65_536
-# A month's head is read this much at a time, up to HEAD_BYTES, until a line with an id is whole.
-HEAD_STEP = 8192
 # How many months' first ids are kept (memoryd has one journal; tests and restores make more).
 KEPT_MOST = 4096
 
@@ -78,23 +76,12 @@ def _first_id(path: Path) -> str | None:
 
 
 def _read_first_id(f: BinaryIO) -> str | None:
-    """The id the first line of f's first HEAD_BYTES that has one starts with, read HEAD_STEP
-    bytes at a time: a line is looked at once it is whole, or when the head ends in it."""
-    data = b""
-    looked = 0  # the bytes of whole lines looked at
-    while True:
-        chunk = f.read(min(HEAD_STEP, HEAD_BYTES - len(data)))
-        data += chunk
-        last = not chunk or len(data) >= HEAD_BYTES
-        end = len(data) if last else data.rfind(b"\n") + 1
-        if end > looked:
-            for raw in data[looked:end].split(b"\n"):
-                edit_id = damaged.id_at_start(raw)
-                if edit_id is not None:
-                    return edit_id
-            looked = end
-        if last:
-            return None
+    """The id the first line of f's first HEAD_BYTES that has one starts with."""
+    for raw in f.read(HEAD_BYTES).split(b"\n"):
+        edit_id = damaged.id_at_start(raw)
+        if edit_id is not None:
+            return edit_id
+    return None
 
 
 def holds(months: list[Path], edit_id: str) -> bool:

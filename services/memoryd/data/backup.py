@@ -273,10 +273,8 @@ def make(
     finally:
         snap.close()
     size = final.stat().st_size
-    files = plural.counted(
-        len(manifest["files"]), "file"
-    )  # `counted` here is the manifest's counts
-    log.info("%s: backup written (%s, %s)", final, plural.counted(size, "byte"), files)
+    said = plural.counted(size, "byte"), plural.counted(len(manifest["files"]), "file")
+    log.info("%s: backup written (%s, %s)", final, *said)
     return Made(final, size, manifest, snap.waited)
 
 

@@ -12,7 +12,7 @@
 [limits]  loop_connections = 256      # open connections each socket holds at most
           broker_connections = 256
           admin_connections = 64
-          request_seconds = 5.0       # a whole request must arrive within this
+          request_seconds = 10.0      # a whole request must arrive within this (design 2)
           reply_seconds = 10.0        # the peer must take its reply within this
 """
 
@@ -29,6 +29,7 @@ from proto.config import ConfigFile, ConfigInvalid
 from proto.files import read_setting
 from proto.labels import CLASSES
 from proto.paths import BROKER_MEMORY_SOCKET, LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
+from proto.server import REQUEST_TIMEOUT
 from proto.trim import trim
 
 WRITE_DEADLINE = 20.0
@@ -61,7 +62,8 @@ class Limits:
     loop_connections: int = 256
     broker_connections: int = 256
     admin_connections: int = 64
-    request_seconds: float = 5.0
+    # The wire's fixed deadline (design 2), the one the shims take from proto as well.
+    request_seconds: float = REQUEST_TIMEOUT
     reply_seconds: float = 10.0
 
 

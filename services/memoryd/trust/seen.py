@@ -14,6 +14,13 @@ start, and its label can only grow from there. So a dropped session whose label 
 a new one's (public, trusted) leaves that label behind (its id and a small number, about 150
 bytes), and its entry, made again, starts from it. A session whose log showed nothing, a made-up
 id among them, leaves nothing: read again, its log says all it can say.
+
+Where the log was read to is worth keeping too, when it is cheap: a session open for days has a
+log of hundreds of megabytes, and an owner whose scripts run a thousand short sessions a day
+would otherwise have it read whole again every MOST_SEEN of them. So a dropped session leaves its
+Point (device, inode, offset and the digest of the bytes before it, under 300 bytes) among the
+MOST_POINTS dropped last, and its entry, made again, reads on from there when the log is still the
+same file. The points are written at a clean stop and taken up at the next start (seenfile.py).
 """
 
 import contextlib
@@ -27,6 +34,8 @@ from proto.labels import CLASS_RANK, CLASSES
 
 # How many sessions' read state is kept (about half a KiB each).
 MOST_SEEN = 256
+# How many dropped sessions' points are kept (under 300 bytes each).
+MOST_POINTS = 4_096
 
 
 @dataclass
@@ -37,7 +46,7 @@ class Seen:
     device: int = -1
     inode: int = -1
     offset: int = 0
-    tail: bytes = b""
+    tail: bytes = b""  # the sha256 of the bytes just before offset
     klass: str = "public"
     untrusted: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -45,7 +54,19 @@ class Seen:
     users: int = field(default=0, repr=False, compare=False)
 
 
-def _code(seen: Seen) -> int:
+@dataclass(frozen=True)
+class Point:
+    """Where a session's log was read to, and the label in force there."""
+
+    device: int
+    inode: int
+    offset: int
+    tail: bytes
+    klass: str
+    untrusted: bool
+
+
+def _code(seen: Seen | Point) -> int:
     """The label as a small number: 0 for a new session's (public, trusted)."""
     return 2 * CLASS_RANK[seen.klass] + int(seen.untrusted)
 
@@ -58,6 +79,7 @@ class SeenStore:
         self._lock = threading.Lock()
         self._seen: OrderedDict[str, Seen] = OrderedDict()
         self._labels: dict[str, int] = {}
+        self._points: OrderedDict[str, Point] = OrderedDict()
 
     @contextlib.contextmanager
     def held(self, session: str) -> Iterator[Seen]:
@@ -86,9 +108,38 @@ class SeenStore:
         with self._lock:
             return len(self._seen), len(self._labels)
 
+    def points(self) -> list[tuple[str, Point]]:
+        """Every session's point worth keeping, the least recently called first."""
+        with self._lock:
+            kept = list(self._points.items())
+            kept += [(s, _point(seen)) for s, seen in self._seen.items() if seen.offset > 0]
+        return kept
+
+    def take(self, points: dict[str, Point]) -> None:
+        """Points kept by an earlier memoryd (seenfile.py), for sessions not called yet."""
+        with self._lock:
+            for session, point in points.items():
+                if session not in self._seen:
+                    self._points[session] = point
+                    self._points.move_to_end(session)
+            while len(self._points) > MOST_POINTS:
+                self._points.popitem(last=False)
+
     def _made(self, session: str) -> Seen:
         code = self._labels.pop(session, 0)
-        return Seen(klass=CLASSES[code // 2], untrusted=bool(code % 2))
+        point = self._points.pop(session, None)
+        if point is None:
+            return Seen(klass=CLASSES[code // 2], untrusted=bool(code % 2))
+        # The stricter of the label left and the point's, each part on its own.
+        rank = max(code // 2, CLASS_RANK[point.klass])
+        return Seen(
+            device=point.device,
+            inode=point.inode,
+            offset=point.offset,
+            tail=point.tail,
+            klass=CLASSES[rank],
+            untrusted=bool(code % 2) or point.untrusted,
+        )
 
     def _drop_beyond_most(self) -> None:
         excess = len(self._seen) - self.most
@@ -103,3 +154,11 @@ class SeenStore:
             code = _code(seen)
             if code:
                 self._labels[session] = code
+            if seen.offset > 0:
+                self._points[session] = _point(seen)
+                if len(self._points) > MOST_POINTS:
+                    self._points.popitem(last=False)
+
+
+def _point(seen: Seen) -> Point:
+    return Point(seen.device, seen.inode, seen.offset, seen.tail, seen.klass, seen.untrusted)

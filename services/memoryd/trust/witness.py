@@ -14,9 +14,11 @@ a read that began after the call arrived and went to the log's end; calls that a
 read wait for the next one, which reads only what the log gained.
 
 Cost: each session's state is kept in memory with the log's device, inode, the offset read to and
-the bytes before it, so a read takes only what the log gained since the last; for the MOST_SEEN
-sessions called last (seen.py): a session dropped from them has its log read whole at its next
-call, starting from the label it left, so dropping never makes a label less strict. A log that was
+the digest of the bytes before it, so a read takes only what the log gained since the last; for
+the MOST_SEEN sessions called last (seen.py), and as a smaller point for the MOST_POINTS dropped
+last, which a clean stop writes to index/witness.json for the next start (seenfile.py): a session
+with neither has its log read whole at its next call, starting from the label it left, so
+dropping never makes a label less strict. A log that was
 replaced, shrank or changed before the offset is read whole. Reading is in bounded pieces
 (logscan.py): memory does not grow with a line's length and time grows with it linearly. A
 session's witnessed label never gets less strict while memoryd runs (taint only grows), so
@@ -34,6 +36,7 @@ business. A session with no log at all (memoryd called directly, or a client wit
 nothing to witness: brokerd's state stands.
 """
 
+import hashlib
 import logging
 import os
 import stat
@@ -42,8 +45,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from memoryd.home import Home
-from memoryd.trust import logscan, risen
-from memoryd.trust.seen import MOST_SEEN, Seen, SeenStore
+from memoryd.index.journallabels import stricter
+from memoryd.trust import logscan, risen, seenfile
+from memoryd.trust.seen import MOST_SEEN, Point, Seen, SeenStore
 from proto.files import NotRegular, check_entry, open_file
 from proto.labels import higher_class
 
@@ -95,6 +99,20 @@ class Witness:
         self._waiting: dict[str, _Waiting] = {}
         self._threads: set[threading.Thread] = set()
         self._stop = threading.Event()
+        self._seen.take(self._kept_points())
+
+    def _kept_points(self) -> dict[str, Point]:
+        """The points an earlier memoryd left, each at least as strict as the label the
+        session left in labels.jsonl, so that a damaged or edited file never makes one laxer."""
+        points = seenfile.load(self.home)
+        for session, point in points.items():
+            left = risen.label(self.home, session)
+            klass, untrusted = stricter((point.klass, point.untrusted), left)
+            if (klass, untrusted) != (point.klass, point.untrusted):
+                points[session] = Point(
+                    point.device, point.inode, point.offset, point.tail, klass, untrusted
+                )
+        return points
 
     # --- for the service: one reader thread per session with a call waiting ----------------------
     def ask(self, session: str) -> "Future[Verdict]":
@@ -159,6 +177,9 @@ class Witness:
                 waiting.calls = []
         for thread in threads:
             thread.join(STOP_SECONDS / max(1, len(threads)))
+        # A point of a read still running when the join gave up may be torn: its digest then
+        # does not match, and that log is read whole once.
+        seenfile.save(self.home, self._seen.points())
 
     # --- the verdict ------------------------------------------------------------------------------
     def judge(self, session: str) -> Verdict:
@@ -239,7 +260,7 @@ class Witness:
         if (info.st_dev, info.st_ino) != (seen.device, seen.inode) or info.st_size < seen.offset:
             return False
         start = max(0, seen.offset - KEPT_TAIL_BYTES)
-        return os.pread(fd, seen.offset - start, start) == seen.tail
+        return _digest(os.pread(fd, seen.offset - start, start)) == seen.tail
 
     @staticmethod
     def _read_from(f, start: int, seen: Seen, path) -> int | None:
@@ -249,8 +270,12 @@ class Witness:
         seen.klass, seen.untrusted = found.klass, found.untrusted
         seen.offset = found.offset
         f.seek(max(0, found.offset - KEPT_TAIL_BYTES))
-        seen.tail = f.read(found.offset - max(0, found.offset - KEPT_TAIL_BYTES))
+        seen.tail = _digest(f.read(found.offset - max(0, found.offset - KEPT_TAIL_BYTES)))
         return found.damaged_at
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
 
 
 class _Stoppable:

@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from proto.errors import InvalidArguments
 from proto.messages import bounded, describe, unknown_keys
+from proto.surrogates import may_hold, not_text
 from proto.trim import trim
 
 QUERY_MAX = 500
@@ -183,8 +184,10 @@ def parse_json_object(
 ) -> dict:
     """The JSON object a model wrote as a tool's arguments, for every tool of every role.
 
-    InvalidArguments, its text starting "{tool}: " when tool is given, when the text is not JSON or
-    not an object. blank_is_empty: text of only white space counts as {} (loopd's local tools).
+    InvalidArguments, its text starting "{tool}: " when tool is given, when the text is not JSON,
+    not an object, or holds a string or key that is not text (half of a surrogate pair, which JSON
+    can spell and UTF-8 cannot write). blank_is_empty: text of only white space counts as {}
+    (loopd's local tools).
     """
     prefix = f"{tool}: " if tool is not None else ""
     if not isinstance(arguments, str):
@@ -197,6 +200,12 @@ def parse_json_object(
         raise InvalidArguments(f"{prefix}arguments are not valid JSON") from None
     if not isinstance(data, dict):
         raise InvalidArguments(f"{prefix}arguments must be a JSON object")
+    # A lone surrogate passes json.loads and pydantic's plain str, then fails whatever writes it
+    # (a note, an audit line): refused here, for every field and key of every tool.
+    if may_hold(arguments):
+        problem = not_text(data)
+        if problem is not None:
+            raise InvalidArguments(f"{prefix}{problem}")
     return data
 
 

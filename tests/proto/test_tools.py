@@ -307,3 +307,108 @@ def test_many_problems_are_named_first_few_and_counted():
     text = str(refused.value)
     assert "entries.0.old: Input should be a valid string" in text
     assert text.endswith("and 195 more problems")
+
+
+NOT_TEXT = "holds half of a surrogate pair, which is not text"
+
+
+@pytest.mark.parametrize(
+    "tool, arguments, said",
+    [
+        ("memory", '{"action":"note","text":"x\\udc00y"}', f"memory: text: the string {NOT_TEXT}"),
+        (
+            "memory",
+            '{"action":"add","file":"memory","text":"\\udc00"}',
+            f"memory: text: the string {NOT_TEXT}",
+        ),
+        (
+            "memory",
+            '{"action":"replace","file":"user","old":"a\\ud800","text":"b"}',
+            f"memory: old: the string {NOT_TEXT}",
+        ),
+        (
+            "memory",
+            '{"action":"remove","file":"user","old":"\\uDFFF"}',
+            f"memory: old: the string {NOT_TEXT}",
+        ),
+        ("memory", '{"action":"note","text":"ok","\\udc00":1}', f"memory: a key {NOT_TEXT}"),
+        ("memory", '{"action":"not\\udc00"}', f"memory: action: the string {NOT_TEXT}"),
+        (
+            "memory",
+            '{"action":"consolidate","file":"memory","entries":[{"old":"a","keep":true},'
+            '{"old":"b","text":"c \\udc00"}]}',
+            f"memory: entries.1.text: the string {NOT_TEXT}",
+        ),
+        (
+            "memory",
+            '{"action":"consolidate","file":"memory","entries":[{"text":"c","\\udc00":true}]}',
+            f"memory: a key of entries.0 {NOT_TEXT}",
+        ),
+        (
+            "recall",
+            '{"query":"half an emoji \\ud83d here"}',
+            f"recall: query: the string {NOT_TEXT}",
+        ),
+        ("memory", '{"action":"note","text":"raw \udc00"}', f"memory: text: the string {NOT_TEXT}"),
+    ],
+)
+def test_a_lone_surrogate_in_any_field_or_key_is_refused_naming_it(tool, arguments, said):
+    """JSON can spell half of a surrogate pair; no file, audit line or frame can hold it, so the
+    parse refuses it in every field and key of every action, note's text included."""
+    with pytest.raises(InvalidArguments) as refused:
+        parse_tool(tool, arguments)
+    assert str(refused.value) == said
+
+
+def test_a_lone_surrogate_is_refused_for_every_other_tool_too():
+    with pytest.raises(InvalidArguments) as refused:
+        parse_json_object('{"url": "https://example.org/\\udc00"}')
+    assert str(refused.value) == f"url: the string {NOT_TEXT}"
+    with pytest.raises(InvalidArguments) as refused:
+        parse_json_object('{"a": [{"b": ["ok", "\\ud800"]}]}', "clock", blank_is_empty=True)
+    assert str(refused.value) == f"clock: a.0.b.1: the string {NOT_TEXT}"
+    deep = '{"x":' + "[" * 40 + '"\\ud800"' + "]" * 40 + "}"
+    with pytest.raises(InvalidArguments) as refused:
+        parse_json_object(deep)
+    assert str(refused.value) == f"x.0.0.0.0.0.0.0... (33 more levels): the string {NOT_TEXT}"
+
+
+def test_a_whole_surrogate_pair_and_an_escaped_backslash_are_text():
+    assert (
+        parse_memory('{"action":"note","text":"an emoji \\ud83d\\ude00"}').text
+        == "an emoji \U0001f600"
+    )
+    assert parse_recall('{"query":"\\\\ud800 as written"}').query == "\\ud800 as written"
+
+
+_CHARS = st.sampled_from(["a", "\U0001f600", "\ud83d", "\ude00", "\udfff", "\\", '"', "\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.text(_CHARS, max_size=6),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(st.text(_CHARS, max_size=3), inner, max_size=3)
+        ),
+        max_leaves=10,
+    ),
+    st.booleans(),
+)
+def test_a_parse_refuses_exactly_what_has_no_utf8_form(value, ascii_only):
+    """Arguments a parse lets through always encode, so the writes after it cannot fail on them;
+    and only arguments that do not are refused (a pair's halves side by side are one character)."""
+    text = json.dumps({"v": value}, ensure_ascii=ascii_only)
+    as_read = json.loads(text)
+    try:
+        json.dumps(as_read, ensure_ascii=False).encode("utf-8")
+        encodes = True
+    except UnicodeEncodeError:
+        encodes = False
+    try:
+        assert parse_json_object(text) == as_read
+    except InvalidArguments as e:
+        assert NOT_TEXT in str(e) and not encodes
+    else:
+        assert encodes

@@ -18,7 +18,6 @@ answered but that has no ledger record as one whose record was deleted (ledger.p
 """
 
 import datetime as dt
-import json
 import logging
 import re
 import time
@@ -29,6 +28,7 @@ from brokerd_shim.errors import AuditFailed
 from proto.files import append_line, ensure_dir, open_read
 from proto.labels import Label
 from proto.messages import is_session_id
+from proto.surrogates import json_line
 
 log = logging.getLogger("brokerd_shim.audit")
 MONTH_FILE = re.compile(r"^[0-9]{4}-[0-9]{2}\.jsonl\Z")
@@ -65,7 +65,10 @@ class AuditEntry:
         }
         if self.reason is not None:
             record["reason"] = self.reason
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        # A string the call brought (its tool, a refusal naming an argument) may hold half of a
+        # surrogate pair, which has no UTF-8 form: written as JSON's escape, the line is still
+        # written, and the decision audited.
+        return json_line(record)
 
 
 class AuditLog:

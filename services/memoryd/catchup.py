@@ -30,7 +30,7 @@ import logging
 import os
 
 from memoryd.data.lay import Unfinished
-from memoryd.errors import ForgottenUnreadable, IndexDamaged, SessionUnknown
+from memoryd.errors import ForgottenUnreadable, IndexDamaged, NotesUnreadable, SessionUnknown
 from memoryd.index import carryfile, unchanged
 from memoryd.writer import BACKGROUND
 from proto.files import NotRegular, TooLarge
@@ -54,6 +54,8 @@ def problem(error: BaseException, of: object = None, called: str | None = None) 
         return str(error)  # "PATH is a FIFO, not a regular file"
     if isinstance(error, ForgottenUnreadable):
         return error.short
+    if isinstance(error, NotesUnreadable):
+        return str(error)  # the index keeps notes.md's rows: said in its own words
     if isinstance(error, OSError):
         what = error.strerror or str(error)
         if not _names_no_other(error, of):

@@ -95,3 +95,18 @@ class SessionNotIndexed(MemorydError):
     """A session's new records cannot be indexed now for a reason of a file (its log memoryd may
     not read, an I/O error, memory/forgotten.jsonl not a file): the catch-up indexes them once
     that is mended, and the answer says so in one line."""
+
+
+class NotesUnreadable(MemorydError, OSError):
+    """memory/notes.md is there but cannot be read now (its mode, its owner, an I/O error): the
+    index keeps the notes it holds and how far it read, and reads on once notes.md can be read.
+    An OSError too, so that every caller that took the read's own error still does."""
+
+    def __init__(self, error: OSError, path: object):
+        super().__init__(error.errno, error.strerror or str(error), str(path))
+
+    def __str__(self) -> str:
+        return (
+            f"{self.filename} cannot be read now ({self.strerror}); its notes stay indexed as"
+            " they were"
+        )

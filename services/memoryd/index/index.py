@@ -117,9 +117,6 @@ class Index(ModePrep, Warming):
         self.notes_behind: tuple[int, int] | None = None
         self.notes_left: Callable[[], None] | None = None
         self._notes_told = notesparts.Told()
-        # Whether this memoryd has read notes.md since it opened the index: until then the
-        # progress saved is its predecessor's, whose last append a kill may have left unread.
-        self._notes_known = False
         # What forgets kept out when the reindex's build began, and whether the file it swapped
         # in owes a merge of forgotten words (forgetsmeanwhile.py).
         self.forgets_seen: frozenset[str] | None = None
@@ -136,7 +133,6 @@ class Index(ModePrep, Warming):
         self._warm_stopped = False
         self.notes_seen.clear()
         self.notes_behind = None
-        self._notes_known = False
         # A recall mode that cannot run (hybrid without its extra) refuses before any change.
         self.recall_mode.load()
         ensure_dir(self.home.index_dir)
@@ -318,9 +314,7 @@ class Index(ModePrep, Warming):
                         self.settings,
                         own_from,
                         told=self._notes_told,
-                        restarted=not self._notes_known,
                     )
-                self._notes_known = True
                 # It deletes rows only to read notes.md again from its start.
                 renumbered = _deletions(conn) != deletions
                 reached = _notes_reached(conn)
@@ -450,7 +444,6 @@ class Index(ModePrep, Warming):
                 reached = None
             self.notes_seen.done(seen, renumbered=renumbered, reached=reached)
             self.notes_behind = None  # the new file holds all of notes.md (newindex.catch_up)
-            self._notes_known = True
         if self._live is not None:
             self._live.reset()
         records = built.records + changed.get("session", 0)

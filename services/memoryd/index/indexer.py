@@ -11,8 +11,9 @@ sed -i: a new inode) or whose hash no longer matches (it shrank, or was rewritte
 offset) is indexed again from its start, at the label it had reached: a session's label never
 gets laxer, whatever is done to its log (labelkept.py). notes.md, which the owner may edit
 anywhere by hand, is indexed again from its start whenever its stat is not the one the index read
-or memoryd's own write left (notesparts.py): a redaction of an older note keeps the size and every
-byte near the end.
+or memoryd's own write left, unless a digest of every byte read shows them unchanged
+(notesparts.py, notesprefix.py): a redaction of an older note keeps the size and every byte near
+the end, and a chmod or touch changes its times alone.
 
 What one record may cost is bounded: a row indexes at most max_record_bytes of
 its text, and a long log line is never read whole (sessionrows.py). The settings that change what
@@ -114,7 +115,8 @@ def log_name(session: str) -> str:
 def file_of(path: Path, whole: bool = False) -> str | None:
     """Which file path is: its device and inode, and (whole) its size and times too; None when
     there is none. A session log only grows in place, so its inode says it is the file read; any
-    change of notes.md shows in its size or times (ctime cannot be set back)."""
+    change of notes.md shows in its size or times (ctime cannot be set back), and so does a change
+    of its mode or owner alone, which the digest of its bytes tells apart (notesparts.py)."""
     try:
         st = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:

@@ -17,8 +17,9 @@ meanwhile and says that notes.md is being caught up (Index.meanwhile).
 - A part reads whole entries: it ends where a header starts (or at the file's end, at its last
   newline), so the next part starts at a header, as after memoryd's own append; notes.md's stat
   and the tail hash are checked before each part, so a change in between is caught as it is
-  between two appends (an append, memoryd's own or another's, caught up from where the index
-  stopped, any other change read again from the start).
+  between two appends (an append, memoryd's own or another's, or a change of its mode or times
+  alone, caught up from where the index stopped once the bytes read are shown unchanged; any
+  other change read again from the start).
 - A damaged header (memory/notes.py) is logged once per reading, naming its line
   (notes.damage_said), and so are the first line that is not UTF-8 of a reading from the start
   (notes.not_utf8) and text before the first header, which no note holds (notes.leading_said).
@@ -37,12 +38,14 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from memoryd.errors import NotesUnreadable
 from memoryd.home import Home, open_read
 from memoryd.index import indexer, notesprefix
 from memoryd.index.sessionrows import LogState, Part
 from memoryd.index.settings import Settings, cap_text
 from memoryd.journal import forgotten
 from memoryd.memory import notes
+from proto.files import NotRegular, TooLarge
 from proto.labels import CLASS_RANK
 
 # Logged under the indexer's name, as before notes.md's reading had a module of its own.
@@ -93,6 +96,14 @@ def _appended_to(read: str | None, now: str | None) -> bool:
     return int(new[2]) > int(old[2])
 
 
+def _times_alone(read: str | None, now: str | None) -> bool:
+    """Whether notes.md (file_of whole, now) differs from the file the index read (read) in its
+    times alone: the same device, inode and size (a chmod, a chown or a touch changed no byte;
+    an editor that wrote as many bytes over it is caught by the digest)."""
+    old, new = str(read).split(":"), str(now).split(":")
+    return len(old) >= 3 and old[:3] == new[:3]
+
+
 def index_notes_part(
     conn: sqlite3.Connection,
     home: Home,
@@ -100,20 +111,21 @@ def index_notes_part(
     own_from: str | None = None,
     part: Part | None = None,
     told: Told | None = None,
-    restarted: bool = False,
 ) -> tuple[int, bool]:
     """Index at most a part of notes.md past its progress: (rows added, read to its end).
 
     own_from: notes.md's file_of(whole) just before memoryd's own write that this catch-up
-    follows. notes.md is read again from its start when it is another file, when its stat changed
-    other than by memoryd's write (it appends, or rewrites with the offset moved to match,
-    data/purge.shift_notes), or when it no longer holds the bytes read as the tail hash shows.
-    restarted: the first look of a memoryd that does not know what its predecessor wrote last
-    (the stat of its own append dies with a killed process, notesafter.py): then a notes.md that
-    only grew, the same inode still holding every byte read as the digest kept of them shows
-    (notesprefix.py) and ending them as the tail window does, is read on from them, so a restart
-    after a kill costs what is new. An edit anywhere before the offset, made while memoryd was
-    stopped, has it read again from the start, however far back and whatever it kept.
+    follows. notes.md whose stat is the one the index read or the one memoryd's write began from
+    (it appends, or rewrites with the offset moved to match, data/purge.shift_notes) is read on
+    when it still ends the bytes read as the tail hash shows. Any other change of its stat
+    (memoryd's own append whose stat died with a killed process, notesafter.py; a chmod, chown
+    or touch, which change its times alone; the owner's append) is read on only when it is the
+    same inode still holding every byte read, as one read of the file against the digest kept
+    of them (notesprefix.py) and the tail window show, so that none costs more than what is new;
+    an edit anywhere before the offset, however far back and whatever it kept, and another file
+    under the name, have it read again from the start. notes.md that cannot be read now (its
+    mode, an I/O error) is NotesUnreadable: the transaction is the caller's, so the rows and
+    the progress stay as they were, and a later look reads on.
     """
     settings = Settings(max_class=max_class) if isinstance(max_class, str) else max_class
     part = part or indexer.one_part()
@@ -122,12 +134,46 @@ def index_notes_part(
     path = home.memory_file("notes.md")
     saved = indexer.load_state(conn, NOTES_LOG)
     state = LogState() if saved is None else replace(saved)
+    try:
+        return _part(conn, path, state, saved, settings, own_from, part, told, started)
+    except (NotRegular, TooLarge):
+        raise  # a link or a FIFO there is said as what stands there, as before
+    except OSError as error:
+        if isinstance(error, NotesUnreadable) or _missing(path):
+            raise  # one removed meanwhile is missing at the next look, not unreadable
+        raise NotesUnreadable(error, path) from None
+
+
+def _missing(path: Path) -> bool:
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False  # memory/ that may not be searched: notes.md is there, not readable
+    return False
+
+
+def _part(
+    conn: sqlite3.Connection,
+    path: Path,
+    state: LogState,
+    saved: LogState | None,
+    settings: Settings,
+    own_from: str | None,
+    part: Part,
+    told: Told,
+    started: float,
+) -> tuple[int, bool]:
+    """index_notes_part's work; an OSError reading notes.md is raised as it comes."""
     exists = os.path.lexists(path)
     file = indexer.file_of(path, whole=True)  # before the read: a change meanwhile is seen next
+    if exists:
+        open_read(path).close()  # one that cannot be read now is not taken for one changed
     why = None
     if state.bytes and not _deleting(state):
         changed = exists and state.file not in (None, file, own_from)
-        if changed and not _killed_append(path, state, file, own_from, restarted):
+        if changed and not _holds_read(path, state, file):
             why = "changed outside memoryd"
         elif not exists or not indexer._still_valid(path, state, indexer.NOTES_WINDOW):
             why = "changed outside memoryd" if changed else f"changed before byte {state.bytes}"
@@ -163,15 +209,15 @@ def index_notes_part(
     return added, done
 
 
-def _killed_append(
-    path: Path, state: LogState, file: str | None, own_from: str | None, restarted: bool
-) -> bool:
-    """Whether notes.md, changed since the index read it, may be taken at a restarted first look
-    for memoryd's own append that a kill cut off: it only grew, and every byte before the offset is
-    the one read (one read of them, only here; the tail window is checked by the caller)."""
-    if not restarted or own_from is not None or not _appended_to(state.file, file):
+def _holds_read(path: Path, state: LogState, file: str | None) -> bool:
+    """Whether notes.md, whose stat changed since the index read it with no write of memoryd's
+    to explain it, is still the file read, every byte before the offset the one read: the same
+    inode, grown (_appended_to) or its times alone changed (_times_alone), the digest of the
+    bytes read the same (one read of them, only here; the tail window is checked by the
+    caller). An OSError reading it is raised: a file that cannot be read is not a changed one."""
+    if not (_appended_to(state.file, file) or _times_alone(state.file, file)):
         return False
-    return notesprefix.holds(path, state.prefix, state.bytes)
+    return notesprefix.holds(path, state.prefix, state.bytes, quiet=False)
 
 
 def again() -> LogState:

@@ -1,17 +1,19 @@
-"""A digest of every byte of notes.md the index has read: what lets the first look of a restarted
-memoryd read on from where the index stopped only when those bytes are provably unchanged.
+"""A digest of every byte of notes.md the index has read: what lets the index read on from where
+it stopped, after a change of notes.md's stat no write of memoryd's explains, only when those
+bytes are provably unchanged.
 
 A memoryd killed between a note's append and its catch-up leaves notes.md grown in place, and its
-successor cannot know the append was its own (the stat of that write died with it). Reading on
-from the offset, rather than deleting every note row and reading 20,000 notes again for one new
-one, is right only when each byte before the offset is the one the index read: an editor that
-wrote over a note far back with as many bytes, then an entry appended, looks the same by inode,
-by growth and by the tail window (indexer.NOTES_WINDOW). So the progress row keeps, beside the
-offset, a chained digest of the whole BLOCK-sized blocks before it (each link the hash of the link
-before and of the block). It is extended as the index reads on, reading only from the last whole
-block (at most BLOCK bytes more than what is new), and checked by one sequential read of the file,
-without parsing it, only at the restarted look that would read on. The bytes after the last whole
-block lie within the tail window, which is checked there as before.
+successor cannot know the append was its own (the stat of that write died with it); a chmod, a
+chown or a touch changes notes.md's times and not one byte. Reading on from the offset, rather
+than deleting every note row and reading 20,000 notes again for one new one, is right only when
+each byte before the offset is the one the index read: an editor that wrote over a note far back
+with as many bytes, then an entry appended, looks the same by inode, by growth and by the tail
+window (indexer.NOTES_WINDOW). So the progress row keeps, beside the offset, a chained digest of
+the whole BLOCK-sized blocks before it (each link the hash of the link before and of the block).
+It is extended as the index reads on, reading only from the last whole block (at most BLOCK bytes
+more than what is new), and checked by one sequential read of the file, without parsing it, only
+at such a change, when the index would read on. The bytes after the last whole block lie within
+the tail window, which is checked there as before.
 
 The digest names the offset it was taken at: a progress row whose offset moved without it (a
 forget that rewrote notes before the offset moves the offset, data/purge.shift_notes) has its
@@ -78,14 +80,17 @@ def extend(path: Path, prefix: str | None, first: int, offset: int) -> str | Non
     return None if carried is None else f"{offset}:{end}:{carried.hex()}"
 
 
-def holds(path: Path, prefix: str | None, offset: int) -> bool:
+def holds(path: Path, prefix: str | None, offset: int, quiet: bool = True) -> bool:
     """True when notes.md's whole blocks before offset are the bytes the digest was taken of
     (one read of them, no parsing); False when no digest of offset is kept (an index written
-    before it was) or the file cannot be read."""
+    before it was) or the file cannot be read (quiet; else its OSError is raised: the indexer
+    does not take a file it cannot read now for one whose bytes changed)."""
     was = _parsed(prefix)
     if was is None or was[0] != offset:
         return False
     try:
         return _chain(path, START, 0, was[1]) == was[2]
     except OSError:
-        return False
+        if quiet:
+            return False
+        raise

@@ -25,9 +25,10 @@ read (about 0.1 s at 200,000 notes), only when the stat changed, once for each n
 
 The stat is taken before the read, so a change made while the writer reads is seen at the next
 look. The catch-up it sets off does not trust the tail hash alone: notes.md whose stat is not the
-one the index read, nor the one memoryd's own write began from, is read again from its start
-(indexer.index_notes), and so counted renumbered, whatever the edit kept (its size, bytes near the
-end); so is one changed while memoryd was stopped, at the catch-up after the start.
+one the index read, nor the one memoryd's own write began from, is read on only when the digest
+of every byte read shows them unchanged (a chmod, a touch, an append: notesparts.py), and else
+read again from its start, and so counted renumbered, whatever the edit kept (its size, bytes
+near the end); so is one changed while memoryd was stopped, at the catch-up after the start.
 """
 
 import hashlib

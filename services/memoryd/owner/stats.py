@@ -67,20 +67,24 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     since = now - dt.timedelta(days=days)
     held = _logs(index)
     unread: list[str] = []
+    readable = True
     try:
         data = read_file(home.memory_file("notes.md"))
     except FileNotFoundError:
         data = b""
     except OSError as e:
         unread.append(f"memory/notes.md: {why(e)}; its notes not shown")
-        data = b""
+        data, readable = b"", False
     all_notes = notes.parse(data)
     if (encoding := notes.not_utf8(data)) is not None:
         unread.append(encoding)
     if (leading := notes.leading_said(data)) is not None:
         unread.append(leading)
     unread += [notes.damage_said(n, data) for n in all_notes if n.damaged]
-    counts, recalls = note_hits(home, since, now, unread, notes=NoteIds(all_notes))
+    # notes.md that cannot be read now tells nothing of its notes: a hit is not said to name a
+    # note it no longer holds (the line above says why none is shown).
+    ids = NoteIds(all_notes) if readable else None
+    counts, recalls = note_hits(home, since, now, unread, notes=ids)
     by_text: Counter = Counter()
     for note in all_notes:
         by_text[note.text] += counts.get(note.number, 0)

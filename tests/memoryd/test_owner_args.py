@@ -73,3 +73,17 @@ def test_a_wrong_value_is_not_taken_for_a_newer_bxctl(command, arg):
     with pytest.raises(AdminRefused) as refused:
         parse(command, arg)
     assert "does not know it" not in str(refused.value)
+
+
+@pytest.mark.parametrize("digits", [4_300, 4_301, 5_000, 100_000])
+def test_a_log_number_of_any_length_is_refused_in_the_sentence(digits):
+    """int() raises past 4,300 digits; a number that long is only out of range, as any other."""
+    arg = "9" * digits
+    with pytest.raises(AdminRefused) as refused:
+        parse("log", arg)
+    assert str(refused.value) == f"log takes a number of edits from 1 to 10000, not {arg[:32]!r}"
+
+
+@pytest.mark.parametrize(("arg", "n"), [("1", 1), ("10000", 10_000), ("0" * 5_000 + "25", 25)])
+def test_a_log_number_in_range_is_taken_with_its_leading_zeros(arg, n):
+    assert parse("log", arg).n == n

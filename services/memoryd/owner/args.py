@@ -178,9 +178,15 @@ def _plain(command: str, arg: str) -> Arg:
     if command == "log":
         if arg == "":
             return LogArg()
-        if not arg.isascii() or not arg.isdigit() or not 1 <= int(arg) <= LOG_MAX:
+        # int() refuses text of more than 4,300 digits (sys.get_int_max_str_digits), leading
+        # zeros counted, with a ValueError: read without them, and a number with more digits
+        # than LOG_MAX is out of range unread.
+        number = arg.lstrip("0")
+        digits = arg.isascii() and arg.isdigit() and len(number) <= len(str(LOG_MAX))
+        n = int(number or "0") if digits else 0
+        if not 1 <= n <= LOG_MAX:
             raise AdminRefused(f"log takes a number of edits from 1 to 10000, not {arg[:32]!r}")
-        return LogArg(n=int(arg))
+        return LogArg(n=n)
     if command == "pending":
         return PendingArg()
     if not arg:

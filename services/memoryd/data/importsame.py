@@ -203,7 +203,6 @@ def relabel(store, change: Relabel, imported: dict) -> str:
             change.now.untrusted,
             note.source or "memory.md",
         )
-        atomic_write(path, data[:start] + head.encode("utf-8") + data[end:])
         line: dict[str, object] = {
             "session": "owner",
             "call": None,
@@ -223,8 +222,16 @@ def relabel(store, change: Relabel, imported: dict) -> str:
                 "was": {"class": change.was.klass, "untrusted": change.was.untrusted},
             },
         }
+        # The line's id is worked out before notes.md is replaced: after it only the append is
+        # left, and an OSError there puts the header back.
+        when = store.now()
         try:
-            record = store.journal.append(store.now(), Edit.model_validate(line))
+            planned = store.journal.line(when, Edit.model_validate(line))
+        except OSError as e:
+            raise store.not_applied("notes.md", "import", None, e) from None
+        atomic_write(path, data[:start] + head.encode("utf-8") + data[end:])
+        try:
+            record = store.journal.append(when, planned)
         except OSError as e:
             atomic_write(path, data)  # the header back: no change the journal does not hold
             raise store.not_applied("notes.md", "import", None, e) from None

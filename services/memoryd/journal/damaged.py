@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import open_read
+from memoryd.journal.ids import DAY_B, NUMBER_B
 from memoryd.journal.linefile import parse_line
 
 log = logging.getLogger("memoryd.journal.journal")
 
 TORN = "cut short, as a crash or power cut during its append leaves it"
-ID_AT_START = re.compile(rb'\{"id": "(\d{4}-\d{2}-\d{2}-\d{4,})"')
+ID_AT_START = re.compile(rb'\{"id": "(' + DAY_B + b"-" + NUMBER_B + rb')"')
 # A torn line at the end is found in this much of a month's tail: a line is rarely longer, and
 # a longer one is said when log, show or undo meet it.
 TAIL_BYTES = 1 << 20

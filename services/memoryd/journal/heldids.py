@@ -41,6 +41,7 @@ from typing import BinaryIO
 from memoryd.home import MONTH_FILE, Home, open_read
 from memoryd.journal import heldsaved
 from memoryd.journal.idruns import Ids, Runs, id_of
+from memoryd.journal.ids import DAY_B, NUMBER_B
 from memoryd.journal.wholelines import WholeLines
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,8 @@ SAVE_BYTES = 4 * 1024 * 1024
 # How many journals are kept (memoryd has one; a restore reads a staged copy's, tests make many).
 MOST_JOURNALS = 8
 
-_AFTER_NEWLINE = re.compile(rb'\n\{"id": "(\d{4}-\d{2}-\d{2})-(\d{4,})"')
-_AT_START = re.compile(rb'\{"id": "(\d{4}-\d{2}-\d{2})-(\d{4,})"')
+_AT_START = re.compile(rb'\{"id": "(' + DAY_B + rb")-(" + NUMBER_B + rb')"')
+_AFTER_NEWLINE = re.compile(rb"\n" + _AT_START.pattern)
 
 Stamp = tuple[int, int, int]  # inode, size, mtime
 

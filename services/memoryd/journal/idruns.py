@@ -15,7 +15,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-_ID = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})-([0-9]{4,})\Z")
+from memoryd.journal.ids import DAY, NUMBER
+
+_ID = re.compile(rf"({DAY})-({NUMBER})\Z")
 
 
 def form(day: str, digits: str) -> str:

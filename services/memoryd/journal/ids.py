@@ -10,12 +10,23 @@ import threading
 
 from memoryd.home import Home, atomic_write, open_file
 from proto.files import NotRegular, read_at_most
-from proto.messages import EDIT_ID_PATTERN
 
 log = logging.getLogger(__name__)
 
-EDIT_ID = re.compile(EDIT_ID_PATTERN)
-_DAY_NUMBER = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})-([0-9]{4,})\Z")
+# An id's day, and its number: NNNN, at least four digits and at most nine. No day holds a
+# billion edits, so a longer number is a damaged or hand-edited id, and every pattern that reads
+# an id (here, and the journal's byte patterns: scan.py, heldids.py, twice.py, damaged.py) takes
+# it as no id, as it takes any other damage: int() of such a number raises past 4,300 digits
+# (where a write had already renamed its file into place), and costs time long before that.
+DAY = "[0-9]{4}-[0-9]{2}-[0-9]{2}"
+NUMBER = "[0-9]{4,9}"
+NUMBER_MOST = 10**9 - 1
+DAY_B = DAY.encode()
+NUMBER_B = NUMBER.encode()
+
+EDIT_ID = re.compile(rf"^({DAY})-({NUMBER})\Z")
+PENDING_ID = re.compile(rf"^p-{DAY}-{NUMBER}\Z")
+_DAY_NUMBER = re.compile(rf"({DAY})-({NUMBER})\Z")
 
 
 def day_numbers(ids: list[str], day: str) -> list[int]:
@@ -39,7 +50,7 @@ FIRST_KEY = "first"
 ISSUED_MAX = 4096
 _ISSUED_KINDS = {
     "edit": EDIT_ID,
-    "pending": re.compile(r"^p-[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4,}\Z"),
+    "pending": PENDING_ID,
 }
 
 

@@ -31,6 +31,7 @@ them, and an id memoryd handed out whose line is gone is refused as such (missin
 """
 
 import datetime as dt
+import errno
 import json
 import logging
 import os
@@ -46,7 +47,7 @@ from memoryd.home import (
     open_read,
 )
 from memoryd.journal import damaged, heldids, lostbefore, months
-from memoryd.journal.ids import EDIT_ID, Issued, day_numbers
+from memoryd.journal.ids import EDIT_ID, NUMBER_MOST, Issued, day_numbers
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 
@@ -253,6 +254,13 @@ class Journal:
                     path,
                     lost,
                 )
+        if max(held, issued) >= NUMBER_MOST:
+            # An id past nine digits would read as no id (ids.NUMBER) and be handed out again.
+            raise OSError(
+                errno.EOVERFLOW,
+                f"the journal holds edit {day}-{NUMBER_MOST}, the last id a day can have; "
+                "no edit can be journalled until tomorrow (a line edited by hand?)",
+            )
         return f"{day}-{max(held, issued) + 1:04d}"
 
     def missing_sentence(self, edit_id: str) -> str:
@@ -291,11 +299,20 @@ class Journal:
                 return f"refused: the journal holds no edit {edit_id}; {lost}"
         return f"refused: the journal holds no edit {edit_id}"
 
-    def append(self, when: dt.datetime, edit: Edit) -> EditLine:
-        """Journal one edit made at when; returns its line, with its new id and time."""
-        record = EditLine.model_validate(
+    def line(self, when: dt.datetime, edit: Edit) -> EditLine:
+        """The line one edit made at when is journalled as, with its new id and time. A writer
+        works it out before it renames a file into place (store.py), so that what can fail in
+        reading the journal's ids fails while the write can still be refused whole; after the
+        rename only the append is left, and an OSError there is taken back."""
+        return EditLine.model_validate(
             {"id": self.next_id(when), "time": record_time(when), **edit.dump()}
         )
+
+    def append(self, when: dt.datetime, edit: Edit) -> EditLine:
+        """Journal one edit made at when; returns its line, with its new id and time. An
+        EditLine is the one line(when, ...) made, appended as it is: no other line was journalled
+        since (the writer holds the store's lock from one to the other)."""
+        record = edit if isinstance(edit, EditLine) else self.line(when, edit)
         path = months.append_path(self.home, utc(when))
         # A line torn by a full disk is cut back, so the journal ends on a whole line.
         append_or_cut_back(path, lambda: append_record(path, record.dump()))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from memoryd.home import open_read
 from memoryd.journal import damaged
+from memoryd.journal.ids import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
 
@@ -83,7 +84,7 @@ def _line_at(data, position: int) -> tuple[int, int]:
     return start, len(data) if end == -1 else end
 
 
-ID_AT_START = re.compile(rb'\{"id": "(\d{4}-\d{2}-\d{2})-(\d{4,})"')
+ID_AT_START = re.compile(rb'\{"id": "(' + DAY_B + rb")-(" + NUMBER_B + rb')"')
 
 
 def _key(edit_id: bytes | str) -> tuple[str, int] | None:
@@ -250,7 +251,7 @@ def from_id(
     return out if found else None
 
 
-PENDING_KEY = re.compile(rb'"pending": "(p-\d{4}-\d{2}-\d{2}-\d{4,})"')
+PENDING_KEY = re.compile(rb'"pending": "(p-' + DAY_B + b"-" + NUMBER_B + rb')"')
 
 
 def pending_ids(paths: list[Path]) -> set[str]:

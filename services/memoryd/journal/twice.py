@@ -27,10 +27,11 @@ from pathlib import Path
 
 from memoryd.errors import AdminRefused
 from memoryd.journal import damaged, heldids, scan
+from memoryd.journal.ids import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine, Journal
 from proto.plural import counted
 
-_AFTER_NEWLINE = re.compile(rb'\n\{"id": "(\d{4}-\d{2}-\d{2}-\d{4,})"')
+_AFTER_NEWLINE = re.compile(rb'\n\{"id": "(' + DAY_B + b"-" + NUMBER_B + rb')"')
 NAMED_MOST = 5
 
 

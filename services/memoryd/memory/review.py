@@ -12,6 +12,7 @@ already resolved, which is not listed and cannot be accepted twice.
 """
 
 import datetime as dt
+import errno
 import json
 import logging
 import re
@@ -21,17 +22,15 @@ from pydantic import BaseModel, ConfigDict
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
 from memoryd.journal.byfile import JournalIndex
-from memoryd.journal.ids import day_numbers
+from memoryd.journal.ids import DAY_B, NUMBER_B, NUMBER_MOST, PENDING_ID, day_numbers
 from memoryd.journal.journal import append_record, record_time, utc
 from memoryd.journal.linefile import all_ids, damaged_lines, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from memoryd.trust.caller import Caller
 from proto.errors import InvalidArguments
-from proto.messages import PENDING_ID_PATTERN
 from proto.tools import parse_memory
 
 log = logging.getLogger(__name__)
-PENDING_ID = re.compile(PENDING_ID_PATTERN)
 PENDING_FILE = "pending.jsonl"
 
 
@@ -105,6 +104,13 @@ class Review:
                 day,
                 issued,
             )
+        if max(held, issued) >= NUMBER_MOST:
+            # An id past nine digits would read as no id (ids.NUMBER) and be handed out again.
+            raise OSError(
+                errno.EOVERFLOW,
+                f"{self.path} or the journal holds p-{day}-{NUMBER_MOST}, the last pending id "
+                "a day can have; no edit can be staged until tomorrow (a line edited by hand?)",
+            )
         return f"p-{day}-{max(held, issued) + 1:04d}"
 
     def stage(self, when: dt.datetime, caller: Caller, args, file: str) -> PendingLine:
@@ -162,7 +168,7 @@ def args_of(item: PendingLine):
         raise AdminRefused(f"refused: pending {item.id} is damaged ({e})") from None
 
 
-_ID_IN_LINE = re.compile(rb'"id":\s*"(p-\d{4}-\d{2}-\d{2}-\d{4,})"')
+_ID_IN_LINE = re.compile(rb'"id":\s*"(p-' + DAY_B + b"-" + NUMBER_B + rb')"')
 
 
 def _named(raw: bytes) -> str | None:

@@ -283,9 +283,11 @@ class MemoryStore:
         size = rollback.size_of(path)
         written = ("\n" if ends_without_newline(path) else "") + block  # as append_notes does
         try:
+            # The id first: once the note is appended, only the journal's append can fail.
+            record = self.journal.line(when, edit)
             handedit.intend(self.home, edit.dump(), notes=(size or 0, written))
             self.append_notes(block)
-            record = self.journal.append(when, edit)
+            record = self.journal.append(when, record)
         except OSError:
             rollback.take_back(path, size)  # logged when it cannot run: the cause is the answer
             handedit.forget(self.home)
@@ -328,6 +330,9 @@ class MemoryStore:
             if self.journal_index.last_after(plan.file) != planned_from:
                 # Read after a hand edit the journal does not hold yet: journal it first.
                 self._changed_by_hand(plan.file, action, session)
+            # The line's id is worked out before anything is written: once the file is renamed
+            # into place only the append is left, which an OSError takes back.
+            planned = self.journal.line(when, line)
             # The intent comes first and names the removals' append, so that a kill before the
             # rename has them cut back at the next start (handedit.py).
             removal = None
@@ -342,7 +347,7 @@ class MemoryStore:
                 if not isinstance(replaced, Changed):
                     old = replaced
                     try:
-                        record = self.journal.append(when, line)
+                        record = self.journal.append(when, planned)
                     except OSError:
                         # A save that replaced the write since is the owner's, and stays
                         # (journalled as a hand edit at the next write); only the write itself

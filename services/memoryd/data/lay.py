@@ -5,8 +5,11 @@ is atomic). Then one plan is written atomically to memory/.restore.json: which f
 into place and which to remove. That write is the point of no return: before it the home is
 untouched; after it, the plan is carried out, and if memoryd is killed on the way, recover() at the
 next start carries out the rest (a renamed file is no longer in the staging folder, a removed one
-no longer there, so each step can be taken again). A staging folder without a plan is what a
-restore killed before that point left, and is removed.
+no longer there, so each step can be taken again). A staging folder from which nothing was laid
+is what a restore killed before that point left, and is removed. The plan names the sha256 of
+each file it lays and is kept in the staging folder too (restoreplan.py), so that a plan whose
+staging folder was removed, or a staging folder whose plan was, is finished when it can be and
+otherwise said in an ERROR, never taken for finished or for one that changed nothing.
 
 The restore's own journal line (restored, below) is written into the staged journal before the
 plan, so it is laid with the files: a kill leaves the home with both or with neither.
@@ -25,11 +28,13 @@ import shutil
 import stat
 from pathlib import Path
 
+from memoryd.data import restoreplan
 from memoryd.data.backup import HANDED_OVER
 from memoryd.errors import MemorydError
 from memoryd.home import Home, atomic_write, ensure_dir, fsync_dir, read_file
 from memoryd.journal.journal import Edit, Journal
 from memoryd.trust.caller import OWNER
+from proto.plural import counted
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +65,28 @@ def _inside(home: Home, rel: str) -> Path:
     return path
 
 
-def commit(home: Home, staging: Path, lay: list[str], remove: list[str]) -> None:
+def commit(
+    home: Home,
+    staging: Path,
+    lay: list[str],
+    remove: list[str],
+    archive: str | None = None,
+    replaced: str | None = None,
+) -> None:
     """Write the plan (the point of no return), carry it out, then drop it. An OSError means the
     home is as it was; a failure after the plan is in place is met by carrying it out once more
-    at once, and when that fails too, by Unfinished."""
-    plan = {"staging": staging.name, "lay": lay, "remove": remove}
+    at once, and when that fails too, by Unfinished. archive and replaced (names in backups/:
+    the archive laid, the backup of what was here) are for what a start that cannot finish the
+    plan says."""
+    plan = {
+        "staging": staging.name,
+        "lay": lay,
+        "remove": remove,
+        "sha256": restoreplan.digests(staging, lay),
+        "archive": None if archive is None or HANDED_OVER.fullmatch(archive) else archive,
+        "replaced": os.path.basename(replaced) if replaced else None,
+    }
+    restoreplan.keep_copy(staging, plan)
     try:
         # A plan renamed into place whose folder's fsync then fails is kept, not taken back:
         # a crash may yet have it laid at the next start, so the restore is past the point.
@@ -134,7 +156,13 @@ def committed(home: Home, staging: Path) -> bool:
         return False
 
 
-def carry_out(home: Home, plan: dict) -> None:
+def carry_out(home: Home, plan: dict, kept: Path | None = None) -> None:
+    """Lay the plan's files, remove those it removes, then drop the plan and its staging folder.
+    NotLaid, and nothing done, when a file to lay is neither staged nor laid (restoreplan.py).
+    kept is the file the plan was read from (memory/.restore.json unless its copy)."""
+    problem = restoreplan.not_laid(home.memory, plan, kept or plan_path(home))
+    if problem is not None:
+        raise problem
     staging = home.memory / plan["staging"]
     folders = {home.memory}
     for rel in plan["lay"]:
@@ -173,11 +201,13 @@ def recover(home: Home) -> None:
             staging = plan["staging"]
             if not (isinstance(staging, str) and staging.startswith(STAGING_PREFIX)):
                 raise ValueError("no staging folder")
+            if not restoreplan.well_formed(plan):
+                raise ValueError("not a plan memoryd writes")
         except (OSError, ValueError, KeyError, TypeError) as e:
             log.error("%s: a restore's plan cannot be read (%s); left for the owner", path, e)
             return
-        carry_out(home, plan)
-        log.info("%s: finished a restore that was stopped after its point of no return", path)
+        if not _finish(home, plan, path):
+            return  # left for the owner, with every staging folder: one may be the plan's
     if not home.memory.is_dir():
         return
     for folder in (home.edits, home.recalls):
@@ -188,5 +218,60 @@ def recover(home: Home) -> None:
             log.info("%s: removed a temporary file left by a crash", tmp)
     for folder in home.memory.iterdir():
         if folder.name.startswith(STAGING_PREFIX) and not folder.is_symlink():
-            shutil.rmtree(folder, ignore_errors=True)
-            log.info("%s: removed, left by a restore stopped before it changed anything", folder)
+            _without_plan(home, folder)
+
+
+def _finish(home: Home, plan: dict, path: Path) -> bool:
+    """Carry out the plan at path at start; False when it cannot be (said in an ERROR, the plan
+    and its staging folder left as they are)."""
+    _, laid, lost = restoreplan.where(home.memory, plan)
+    if lost and not laid and "sha256" in plan:
+        # Nothing laid, so nothing removed either (the removals come after every file is laid):
+        # the home is as it was, and the plan can never be carried out.
+        log.warning(
+            "%s: a restore stopped after its point of no return laid none of its files, and "
+            "%s no longer in its staging folder %s: the plan is dropped and the home is as it "
+            "was before that restore; restore the archive again",
+            path,
+            counted(len(lost), "is", "are"),
+            plan["staging"],
+        )
+        path.unlink(missing_ok=True)
+        fsync_dir(home.memory)
+        shutil.rmtree(home.memory / plan["staging"], ignore_errors=True)
+        return True
+    try:
+        carry_out(home, plan)
+    except restoreplan.NotLaid as e:
+        log.error("%s", e)
+        return False
+    log.info("%s: finished a restore that was stopped after its point of no return", path)
+    return True
+
+
+def _without_plan(home: Home, folder: Path) -> None:
+    """A staging folder memory/.restore.json does not name: removed when nothing left it for
+    memory/ (the restore stopped before its point of no return, or is of an older memoryd that
+    kept no copy of its plan); finished from its copy of the plan when files did, as the plan
+    would have been (it was written before the first of them left, and was removed since)."""
+    plan = restoreplan.read_copy(folder)
+    staged, laid, _ = restoreplan.where(home.memory, plan) if plan else ([], [], [])
+    if plan is None or not laid:
+        shutil.rmtree(folder, ignore_errors=True)
+        log.info("%s: removed, left by a restore stopped before it changed anything", folder)
+        return
+    copy = folder / restoreplan.COPY
+    try:
+        carry_out(home, plan, copy)
+    except restoreplan.NotLaid as e:
+        log.error("%s", e)  # the folder is kept: it holds what is not laid yet
+        return
+    if not staged:  # every file laid: a kill between the plan's removal and the folder's
+        log.info("%s: removed, left by a restore that had laid every file", folder)
+        return
+    log.warning(
+        "%s: a restore stopped after its point of no return had lost its plan (%s was "
+        "removed); finished from the copy of the plan in its staging folder",
+        folder,
+        PLAN,
+    )

@@ -322,7 +322,7 @@ def _lay(service, staging, order: Order):
             )
         with store.files_gate.changing():  # a block: all old or all new
             try:
-                lay.commit(home, staging, wanted, remove)
+                lay.commit(home, staging, wanted, remove, order.name, again or order.first)
             except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
                 _refuse_until_restart(service, str(e))
                 return again, time.monotonic() - started, str(e), "", (edit, keys, laid)

@@ -1,0 +1,159 @@
+"""What a restore's plan (lay.py) has laid, told from the files themselves, so that a plan or a
+staging folder that no longer matches the home is never carried out as if it did.
+
+Both leftovers of a restore killed after its point of no return are hidden names in memory/
+that look like junk, and either may be removed before the next start. Taking the plan at its
+word then laid nothing of a staging folder that was gone (a file missing from it was taken as
+laid), removed the files of the home the plan would have removed, and said the restore had
+finished; and a staging folder whose plan was gone was taken for one left before that point and
+removed, though files had left it for memory/. Either way memory/ was half the archive and half
+the home, and nothing said so.
+
+So the plan names the sha256 of each file it lays, and a copy of it is kept in the staging
+folder: a file is laid when it is still staged (a rename lays it) or its place in memory/ holds
+those bytes. A plan with a file that is neither is not carried out (NotLaid: nothing more laid
+or removed, the ERROR names the files not laid and the way back), and a staging folder whose
+files have begun to leave it is finished from its copy rather than removed.
+"""
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from memoryd.errors import MemorydError
+from memoryd.home import fsync_dir, open_read, read_file
+from proto.plural import counted
+
+COPY = "plan.json"  # in the staging folder, beside its memory/ (an archive's files are under it)
+NAMED = 5  # files named in the ERROR, then a count
+
+
+class NotLaid(MemorydError):
+    """A restore's plan names a file that is neither in its staging folder nor laid: the plan
+    cannot be carried out, and nothing more is laid or removed."""
+
+
+def digests(staging: Path, lay: list[str]) -> dict[str, str]:
+    """The sha256 of each staged file to lay (rel: hex), read a chunk at a time."""
+    return {rel: _sha256(staging / "memory" / rel) for rel in lay}
+
+
+def _sha256(path: Path) -> str:
+    with open_read(path) as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def keep_copy(staging: Path, plan: dict) -> None:
+    """The plan's copy in the staging folder, written (and synced) before the plan itself: a new
+    name in a new folder, so a kill that leaves it torn left no plan either (the home as it was),
+    and a torn copy is read as none."""
+    fd = os.open(
+        staging / COPY, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+    )
+    with os.fdopen(fd, "wb") as f:
+        f.write(json.dumps(plan).encode())
+        f.flush()
+        os.fsync(f.fileno())
+    fsync_dir(staging)
+
+
+def read_copy(staging: Path) -> dict | None:
+    """The plan kept in a staging folder, or None (a restore killed before it was written, one
+    of an older memoryd, or one that cannot be read)."""
+    try:
+        plan = json.loads(read_file(staging / COPY))
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(plan, dict) and plan.get("staging") == staging.name):
+        return None
+    return plan if well_formed(plan) else None
+
+
+def well_formed(plan) -> bool:
+    """A plan as memoryd writes it: its lists of names inside memory/, and (since digests were
+    kept) a digest for each file to lay."""
+    if not isinstance(plan, dict) or not isinstance(plan.get("staging"), str):
+        return False
+    lists = (plan.get("lay"), plan.get("remove"))
+    if not all(isinstance(x, list) and all(_inside(r) for r in x) for x in lists):
+        return False
+    sums = plan.get("sha256")
+    return sums is None or (isinstance(sums, dict) and all(r in sums for r in plan["lay"]))
+
+
+def _inside(rel) -> bool:
+    return (
+        isinstance(rel, str)
+        and bool(rel)
+        and not rel.startswith("/")
+        and ".." not in rel.split("/")
+    )
+
+
+def where(memory: Path, plan: dict) -> tuple[list[str], list[str], list[str]]:
+    """The plan's files to lay as (still staged, laid, neither). A plan without digests (an older
+    memoryd's) takes a file not staged as laid while its staging folder is there, and as neither
+    when the folder is gone (nothing then tells)."""
+    staging = memory / plan["staging"]
+    sums = plan.get("sha256")
+    staged: list[str] = []
+    laid: list[str] = []
+    neither: list[str] = []
+    for rel in plan["lay"]:
+        if os.path.lexists(staging / "memory" / rel):
+            staged.append(rel)
+        elif sums is None:
+            (laid if os.path.isdir(staging) else neither).append(rel)
+        elif _holds(memory.joinpath(*rel.split("/")), sums[rel]):
+            laid.append(rel)
+        else:
+            neither.append(rel)
+    return staged, laid, neither
+
+
+def _holds(path: Path, digest: str) -> bool:
+    try:
+        return _sha256(path) == digest
+    except OSError:  # missing, not a regular file, unreadable: not the file the plan laid
+        return False
+
+
+def not_laid(memory: Path, plan: dict, where_is: Path) -> NotLaid | None:
+    """NotLaid naming what cannot be laid and the way back, or None when every file is staged
+    or laid. where_is is the file that holds the plan (memory/.restore.json or its copy)."""
+    _, laid, neither = where(memory, plan)
+    if not neither:
+        return None
+    staging = memory / plan["staging"]
+    why = (
+        f"its staging folder {staging.name} is gone"
+        if not os.path.isdir(staging)
+        else f"its staging folder {staging.name} has lost them"
+    )
+    if "sha256" in plan:
+        held = (
+            f"{_named(neither)} {'was' if len(neither) == 1 else 'were'} not laid and {why}, so "
+            f"memory/ holds {_named(laid) if laid else 'none'} of the archive's files and the "
+            "rest as they were"
+        )
+    else:  # an older memoryd's plan: what was laid cannot be told
+        held = f"{why}, so memory/ may hold some of the archive's files and the rest as they were"
+    backups = memory.parent / "backups"
+    archive, replaced = plan.get("archive"), plan.get("replaced")
+    again = f"bxctl memory restore --replace {backups / archive if archive else 'ARCHIVE'}"
+    back = f" (what was here before it is in {backups / replaced})" if replaced else ""
+    # once restored again, the folder is a stale one: its files must not be laid over the new
+    tidy = f", then remove {staging}" if os.path.isdir(staging) else ""
+    return NotLaid(
+        f"{where_is}: a restore stopped after its point of no return cannot be finished: {held}; "
+        f"nothing more was laid or removed. Restore the archive again ({again}){back}{tidy} "
+        "(runbook: restore-from-a-backup)"
+    )
+
+
+def _named(rels: list[str]) -> str:
+    shown = ", ".join(rels[:NAMED])
+    if len(rels) > NAMED:
+        shown += f" and {counted(len(rels) - NAMED, 'other')}"
+    return shown

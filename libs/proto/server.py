@@ -10,7 +10,10 @@ it, EAGAIN) without a descriptor or a wake-up of this process, and is accepted w
 of that socket ends. So a peer flooding one socket cannot take the descriptors or the time another
 socket needs (the caller keeps the sum of its sockets' caps under the process's descriptor limit,
 see proto.fdbudget). Connections are accepted by this module's own loop, so an out-of-descriptors
-accept only pauses that socket briefly.
+accept only pauses that socket briefly. A socket served with busy_slots accepts that many more
+connections past its cap, each answered at once with a one-line busy refusal (proto.busy), so
+that a peer asking whether the server lives is answered while every connection is at work; past
+those slots too, connections wait in the listen queue as above.
 
 What one connection may cost is bounded too: the request must be whole within request_timeout
 seconds (a slow sender is cut), the reply must be taken by the peer within reply_timeout seconds
@@ -31,6 +34,7 @@ from collections.abc import Collection
 
 from proto import peer
 from proto.answer import Handler, Throttle, answer, send_reply
+from proto.busy import answer_busy, busy_text
 from proto.bytebudget import READ_CHUNK, REQUESTS, ByteBudget, bounded_stream
 from proto.errors import ProtoError
 from proto.files import ensure_dir
@@ -96,14 +100,25 @@ def prepare_socket_path(path: str) -> None:
 class UnixServer:
     """One listening socket: accepts up to the cap, serves each connection in its own task."""
 
-    def __init__(self, sock: socket.socket, name: str, serve_one, max_connections: int):
+    def __init__(
+        self,
+        sock: socket.socket,
+        name: str,
+        serve_one,
+        max_connections: int,
+        busy_slots: int = 0,
+        busy_seconds: float = REQUEST_TIMEOUT,
+    ):
         self._sock = sock
         self.name = name
         self._serve_one = serve_one
         self.max_connections = max_connections
+        self._busy_slots = busy_slots
+        self._busy_seconds = busy_seconds
         self._loop = asyncio.get_running_loop()
         self._tasks: set[asyncio.Task] = set()
         self._waiting: set[asyncio.Task] = set()  # still reading their request
+        self._busy: set[asyncio.Task] = set()  # over the cap, being answered busy
         self._cap_logged = -CAP_LOG_INTERVAL
         self._closed = False
         self._accepting = True
@@ -114,9 +129,13 @@ class UnixServer:
     def open_connections(self) -> int:
         return len(self._tasks)
 
+    def _room(self) -> bool:
+        """Whether one more connection is taken now: within the cap, or into a busy slot."""
+        return len(self._tasks) < self.max_connections or len(self._busy) < self._busy_slots
+
     def _accept(self) -> None:
         for _ in range(ACCEPT_BATCH):
-            if len(self._tasks) >= self.max_connections:
+            if not self._room():
                 self._stop_accepting()
                 return
             try:
@@ -133,10 +152,31 @@ class UnixServer:
                     return
                 raise
             conn.setblocking(False)
+            if len(self._tasks) >= self.max_connections:
+                self._answer_busy(conn)
+                continue
             task = self._loop.create_task(self._run(conn))
             self._tasks.add(task)
             self._waiting.add(task)
             task.add_done_callback(self._finished)
+
+    def _answer_busy(self, conn: socket.socket) -> None:
+        text = busy_text(self.name, self.max_connections)
+        task = self._loop.create_task(answer_busy(conn, text, self._busy_seconds))
+        self._busy.add(task)
+        task.add_done_callback(self._busy_done)
+        now = time.monotonic()
+        if now - self._cap_logged >= CAP_LOG_INTERVAL:
+            log.warning(
+                "%s: %d connections open, the cap; new ones are answered busy",
+                self.name,
+                len(self._tasks),
+            )
+            self._cap_logged = now
+
+    def _busy_done(self, task: asyncio.Task) -> None:
+        self._busy.discard(task)
+        self._resume()
 
     def _stop_accepting(self) -> None:
         """At the cap: new connections wait in the listen queue (then are refused by the kernel,
@@ -162,7 +202,7 @@ class UnixServer:
 
     def _finished(self, task: asyncio.Task) -> None:
         self._tasks.discard(task)
-        if len(self._tasks) < self.max_connections:
+        if self._room():
             self._resume()
 
     async def _run(self, conn: socket.socket) -> None:
@@ -196,15 +236,15 @@ class UnixServer:
                 self._loop.remove_reader(self._sock.fileno())
             self._accepting = False
         self._sock.close()
-        for task in self._waiting:
+        for task in (*self._waiting, *self._busy):
             task.cancel()
 
     def is_serving(self) -> bool:
         return not self._closed
 
     async def wait_closed(self) -> None:
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks or self._busy:
+            await asyncio.gather(*self._tasks, *self._busy, return_exceptions=True)
 
 
 async def serve_unix(
@@ -216,10 +256,14 @@ async def serve_unix(
     request_timeout: float = REQUEST_TIMEOUT,
     reply_timeout: float = REPLY_TIMEOUT,
     max_connections: int = MAX_CONNECTIONS,
+    busy_slots: int = 0,
     answerable: tuple[type[Exception], ...] = (),
     request_budget: ByteBudget = REQUESTS,
 ) -> UnixServer:
     """Start serving path; only message kinds in kinds reach handler.
+
+    With busy_slots, up to that many connections past max_connections are answered at once with
+    a busy refusal (each for at most request_timeout seconds) rather than left in the queue.
 
     A handler's exception of a class in answerable (or a ProtoError) is answered with its text.
     Requests being received are held in request_budget, by default the one every socket of the
@@ -257,7 +301,14 @@ async def serve_unix(
         os.chmod(path, 0o600)
         sock.listen(LISTEN_BACKLOG)
         sock.setblocking(False)
-        return UnixServer(sock, name, serve_one, max_connections)
+        return UnixServer(
+            sock,
+            name,
+            serve_one,
+            max_connections,
+            busy_slots=busy_slots,
+            busy_seconds=request_timeout,
+        )
     except BaseException:
         sock.close()
         raise

@@ -22,8 +22,11 @@ from proto.plural import counted
 ADMIN_TIMEOUT = 60.0  # a read's or a small change's wait for its answer
 # A longer wait (a reindex, a backup: minutes on a big home) is watched: every WATCH_EVERY seconds
 # memoryd is sent the health checks' probe on a second connection, which its event loop answers
-# (a refusal) however busy its workers are. When none has been answered for SILENT_LIMIT seconds
-# memoryd has stopped (a SIGSTOP, a hang), and bxctl says so rather than wait out the hour.
+# (a refusal) however busy its workers are, and however few connections its owner socket holds:
+# a connection past that cap (one, the command's own, at a low descriptor limit) is answered at
+# once with a busy refusal, not queued behind the command. When none has been answered for
+# SILENT_LIMIT seconds memoryd has stopped (a SIGSTOP, a hang), and bxctl says so rather than
+# wait out the hour.
 WATCH_EVERY = 5.0
 PROBE_TIMEOUT = 10.0
 SILENT_LIMIT = 30.0

@@ -30,6 +30,11 @@ from proto.socketfile import Bound, remember, remove_own
 
 log = logging.getLogger("memoryd")
 LOCK_NAME = "memoryd.lock"
+# Connections past the owner socket's cap answered at once with a busy refusal: bxctl's probe
+# while it waits on a long command (and a health check) must be answered however few connections
+# the descriptor limit leaves the owner socket, not wait behind that command. Two, so that two
+# long commands' probes at once do not wait on each other.
+OWNER_BUSY_SLOTS = 2
 
 
 def prepare(config: Config) -> MemoryService:
@@ -169,7 +174,7 @@ def connection_caps(limits: Limits) -> list[int]:
         "brokerd": limits.broker_connections,
         "owner": limits.admin_connections,
     }
-    caps, limit = fdbudget.share(wanted)
+    caps, limit = fdbudget.share(wanted, reserve=fdbudget.RESERVE + OWNER_BUSY_SLOTS)
     shown = ", ".join(f"{name} {cap}" for name, cap in caps.items())
     if caps != wanted:
         log.warning(
@@ -186,15 +191,21 @@ async def run(config: Config, service: MemoryService, ready: asyncio.Event | Non
     """Serve until a stop signal (or until the task is cancelled)."""
     limits = config.limits
     sockets = [
-        (config.loop_socket, service.on_loop, LOOP_KINDS, "memoryd loopd socket"),
-        (config.broker_socket, service.on_broker, BROKER_KINDS, "memoryd brokerd socket"),
-        (config.admin_socket, service.on_admin, ADMIN_KINDS, "memoryd owner socket"),
+        (config.loop_socket, service.on_loop, LOOP_KINDS, "memoryd loopd socket", 0),
+        (config.broker_socket, service.on_broker, BROKER_KINDS, "memoryd brokerd socket", 0),
+        (
+            config.admin_socket,
+            service.on_admin,
+            ADMIN_KINDS,
+            "memoryd owner socket",
+            OWNER_BUSY_SLOTS,
+        ),
     ]
     caps = connection_caps(limits)
     servers = []
     bound: list[Bound] = []  # only these are removed at the end, never a path merely configured
     try:
-        for (path, handler, kinds, name), cap in zip(sockets, caps, strict=True):
+        for (path, handler, kinds, name, busy), cap in zip(sockets, caps, strict=True):
             try:
                 server = await serve_unix(
                     path,
@@ -203,6 +214,7 @@ async def run(config: Config, service: MemoryService, ready: asyncio.Event | Non
                     name=name,
                     answerable=(MemorydError,),
                     max_connections=cap,
+                    busy_slots=busy,
                     request_timeout=limits.request_seconds,
                     reply_timeout=limits.reply_seconds,
                 )

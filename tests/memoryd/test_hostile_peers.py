@@ -10,10 +10,10 @@ import time
 import msgpack
 import pytest
 
-from proto.client import RemoteError, request
+from proto.client import RemoteError, request, request_raw
 from proto.errors import PeerClosed
 from proto.frames import MAX_FRAME, encode_frame
-from proto.messages import MemoryAdmin, MemoryBlock, MemoryCall, ToolRequest
+from proto.messages import HEALTH_PROBE, MemoryAdmin, MemoryBlock, MemoryCall, ToolRequest
 from tests.memoryd_process import MemorydProcess
 from tests.rawsocket import exchange
 
@@ -119,6 +119,27 @@ def test_a_connection_over_the_cap_waits_until_one_ends(start):
             s.close()
     assert "4 connections open, the cap" in proc.log.read_text()
     assert isinstance(block_soon(proc), str)
+
+
+def test_the_owner_socket_cut_to_one_connection_answers_one_more_busy_at_once(start):
+    # 64 descriptors leave the owner socket one connection: while that one is at work, a health
+    # probe (bxctl's, on a long command) and another command are answered busy, not queued.
+    proc = start("[limits]\nrequest_seconds = 60\n", nofile=64)
+    assert "owner 1" in proc.log.read_text()
+    work = hold(proc.admin_socket, 1)
+    try:
+        time.sleep(0.3)
+        began = time.monotonic()
+        assert request_raw(proc.admin_socket, "memory_admin", HEALTH_PROBE, 5.0) == "error"
+        with pytest.raises(RemoteError, match="memoryd owner socket is busy: 1 connection open"):
+            request(proc.admin_socket, MemoryAdmin(command="log", arg="1"), 5.0)
+        assert time.monotonic() - began < 3.0
+    finally:
+        for s in work:
+            s.close()
+    time.sleep(0.3)
+    assert request(proc.admin_socket, MemoryAdmin(command="log", arg="1"), 10.0).text
+    assert "new ones are answered busy" in proc.log.read_text()
 
 
 def test_a_slow_sender_is_cut_at_the_request_deadline(start):

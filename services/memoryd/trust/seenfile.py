@@ -85,8 +85,8 @@ def load(home: Home) -> dict[str, Point]:
 def save(home: Home, points: list[tuple[str, Point]]) -> None:
     """Write the points (the newest last); a failure is logged and costs only whole reads."""
     where = path(home)
-    if not os.path.isdir(home.index_dir):
-        return
+    if not points or not os.path.isdir(home.index_dir):
+        return  # a home whose sessions made no memory call has nothing to keep
     rows = [
         [s, p.device, p.inode, p.offset, p.tail.hex(), p.klass, p.untrusted]
         for s, p in points[-MOST_KEPT:]

@@ -7,6 +7,7 @@ socket (client.py, server.py). Every error this package raises is a ProtoError.
 """
 
 from proto.errors import (
+    FrameCutShort,
     FrameMalformed,
     FrameTimeout,
     FrameTooLarge,
@@ -23,6 +24,7 @@ from proto.labels import DataClass, Label, stricter
 __all__ = [
     "MAX_FRAME",
     "DataClass",
+    "FrameCutShort",
     "FrameMalformed",
     "FrameTimeout",
     "FrameTooLarge",

@@ -19,7 +19,14 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from proto.bytebudget import ByteBudget
-from proto.errors import FrameError, FrameTimeout, FrameTooLarge, PeerClosed, ProtoError
+from proto.errors import (
+    FrameCutShort,
+    FrameError,
+    FrameTimeout,
+    FrameTooLarge,
+    PeerClosed,
+    ProtoError,
+)
 from proto.escape import for_log
 from proto.frames import MAX_FRAME, decode_payload, encode_frame, read_payload
 from proto.messages import HEALTH_PROBE, Body, Error, body_of, kind_of, parse_body
@@ -95,6 +102,11 @@ async def answer(
     _throttle = throttle or Throttle()
     try:
         payload = await read_payload(reader, timeout=request_timeout, budget=budget)
+    except FrameCutShort as e:
+        # The peer may have shut only its sending side and wait for a word on what went wrong;
+        # if it closed both, the reply's write fails quietly in send_reply.
+        _throttle.info(name, "frame", "%s: refused a frame: %s", e)
+        return Error(text=str(e))
     except PeerClosed:
         _throttle.info(name, "closed", "%s: peer closed before a whole request")
         return None

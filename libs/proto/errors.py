@@ -25,6 +25,10 @@ class PeerClosed(FrameError):
     """The peer closed the connection before a whole frame arrived."""
 
 
+class FrameCutShort(PeerClosed):
+    """The peer closed its side after part of a frame: fewer bytes than its length announced."""
+
+
 class FrameTimeout(FrameError):
     """The peer did not finish its frame in time."""
 

@@ -13,7 +13,7 @@ import struct
 import msgpack
 
 from proto.bytebudget import ByteBudget
-from proto.errors import FrameMalformed, FrameTimeout, FrameTooLarge, PeerClosed
+from proto.errors import FrameCutShort, FrameMalformed, FrameTimeout, FrameTooLarge, PeerClosed
 
 MAX_FRAME = 1_048_576
 HEADER = struct.Struct(">I")
@@ -87,6 +87,7 @@ async def read_payload(
     payload arrives, so all connections together never buffer more than it allows; a large frame
     that finds no room in time is RequestsBusy.
     """
+    length = 0  # not known until the whole header is in
     try:
         async with asyncio.timeout(timeout):
             length = payload_length(await reader.readexactly(HEADER.size))
@@ -95,11 +96,24 @@ async def read_payload(
             async with budget.hold(length):
                 return await reader.readexactly(length)
     except asyncio.IncompleteReadError as e:
-        raise PeerClosed("connection closed before a whole frame arrived") from e
+        raise _closed_early(len(e.partial), length) from e
     except TimeoutError as e:
         raise FrameTimeout("request not complete in time") from e
     except ConnectionError as e:
         raise PeerClosed("connection closed before a whole frame arrived") from e
+
+
+def _closed_early(got: int, length: int) -> PeerClosed:
+    """What a read that met the end of the stream is: a peer that closed before sending anything
+    (nothing to answer), or a frame cut short, which a server answers with its sentence while the
+    peer may still read (it shut only its sending side)."""
+    if length:
+        return FrameCutShort(f"frame cut short: {got:,} of its {length:,} bytes arrived")
+    if got:
+        return FrameCutShort(
+            f"frame cut short: {got} of the {HEADER.size} bytes of its length arrived"
+        )
+    return PeerClosed("connection closed before a whole frame arrived")
 
 
 def _recv_exactly(sock: socket.socket, n: int) -> bytes:

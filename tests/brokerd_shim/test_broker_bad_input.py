@@ -70,9 +70,16 @@ def test_each_bad_input_gets_a_clear_answer(stack, raw, kind, says):
         assert reply[1]["ok"] is False and reply[1]["label"] is not None
 
 
-def test_truncated_frames_are_dropped_quietly(stack):
-    assert exchange(stack.socket, struct.pack(">I", 100) + b"abc") is None
-    assert exchange(stack.socket, b"\x00\x00") is None
+def test_truncated_frames_are_answered_with_what_arrived(stack):
+    assert exchange(stack.socket, struct.pack(">I", 100) + b"abc") == (
+        "error",
+        {"text": "frame cut short: 3 of its 100 bytes arrived"},
+    )
+    assert exchange(stack.socket, b"\x00\x00") == (
+        "error",
+        {"text": "frame cut short: 2 of the 4 bytes of its length arrived"},
+    )
+    assert exchange(stack.socket, b"") is None
 
 
 def test_hundreds_of_malformed_frames_then_a_good_call(stack):

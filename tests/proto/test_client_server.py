@@ -1,6 +1,7 @@
 """serve_unix and the clients: one request per connection, errors answered, server goes on."""
 
 import asyncio
+import logging
 import os
 import socket
 import stat
@@ -134,9 +135,31 @@ def test_slow_client_dropped_with_error(server):
     assert kind == "error" and "in time" in body["text"]
 
 
-def test_truncated_then_closed_gets_no_reply_and_server_goes_on(server):
-    assert raw_exchange(server, struct.pack(">I", 50) + b"abc") is None
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (struct.pack(">I", 50) + b"abc", "frame cut short: 3 of its 50 bytes arrived"),
+        (struct.pack(">I", MAX_FRAME), "frame cut short: 0 of its 1,048,576 bytes arrived"),
+        (b"\x00\x00", "frame cut short: 2 of the 4 bytes of its length arrived"),
+    ],
+)
+def test_a_frame_cut_short_is_answered_with_an_error_and_the_server_goes_on(server, data, said):
+    """A peer that shuts its sending side part way through a frame, still reading, is told what
+    was wrong (design 2: an error reply where the socket still allows one)."""
+    assert raw_exchange(server, data) == ("error", {"text": said})
     assert request(server, MemoryAdmin(command="log", arg="2")).text == "log 2"
+
+
+def test_a_peer_gone_both_ways_or_before_a_byte_gets_nothing_and_the_server_goes_on(server, caplog):
+    assert raw_exchange(server, b"") is None
+    for data in (struct.pack(">I", 50) + b"abc", b"\x00"):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(server)
+        sock.sendall(data)
+        sock.close()  # nobody left to read the error: its write fails quietly
+    assert request(server, MemoryAdmin(command="log", arg="3")).text == "log 3"
+    served = [r for r in caplog.records if r.name.startswith("proto")]
+    assert [r.getMessage() for r in served if r.levelno >= logging.WARNING] == []
 
 
 def test_unreachable(tmp_path):

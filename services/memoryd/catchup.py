@@ -5,7 +5,9 @@ when its turn ends (session_updated). notes.md is read a part at a time too (ind
 a part run after a write or before a recall that leaves some hands the rest to this catch-up.
 
 First the sessions the index holds whose log is gone (the owner removed sessions/<id>/) leave it:
-the start's listing of sessions/ is compared with the sessions the index holds (index/gone.py).
+the start's listing of sessions/ is compared with the sessions the index holds (index/gone.py);
+those removed while memoryd runs leave it at the look started beside this catch-up
+(removedlook.py).
 notes.md and each log are caught up on their own. A log memoryd may not read (a link, a FIFO, a
 name out of pattern) is skipped until the next start, as the index logs. A damaged index or a
 restore stopped part way ends the catch-up: the reindex or restart they call for catches up
@@ -32,6 +34,7 @@ import os
 from memoryd.data.lay import Unfinished
 from memoryd.errors import ForgottenUnreadable, IndexDamaged, NotesUnreadable, SessionUnknown
 from memoryd.index import carryfile, unchanged
+from memoryd.removedlook import RemovedLook
 from memoryd.writer import BACKGROUND
 from proto.files import NotRegular, TooLarge
 from proto.plural import counted
@@ -87,10 +90,14 @@ class CatchUp:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._notes_running = False
         service.index.notes_left = self._notes_left
+        # Sessions removed while memoryd runs leave the index too, looked for once the start's
+        # catch-up is done (removedlook.py).
+        self.look = RemovedLook(service)
 
     def start(self, sessions: list[str] | None) -> asyncio.Task:
         self._loop = asyncio.get_running_loop()
         self.task = self._loop.create_task(self.run(sessions))
+        self.look.start()
         return self.task
 
     async def run(self, sessions: list[str] | None) -> int:
@@ -221,9 +228,12 @@ class CatchUp:
         return self.service.index.catch_up_notes(self.service._own_notes.own_from())
 
     def nudge(self) -> None:
-        """A turn ended or a write was made: what is left is tried again now."""
+        """A turn ended or a write was made: what is left is tried again now. memoryd stops:
+        the look for removed sessions ends."""
         if self.left or self.service.index.mode_waiting:
             self._nudged.set()
+        if self.service.stopping.is_set():
+            self.look.wake()
 
     async def _again(self) -> None:
         with contextlib.suppress(Exception):  # _until_done logs its own failures

@@ -6,19 +6,24 @@ the indexer's delete, so the recall modes' tables follow) and its progress dropp
 left behind for a log made again under its name (labelkept.py): at the catch-up
 after a start, for each session the progress table holds that the start's listing of sessions/
 did not find, and when session_updated names it. Finding them costs a row per session held and a
-stat per one not listed, never a scan of the rows. A log memoryd may not read (a link, a FIFO) is
-not gone: its rows stay as they are until the owner fixes it or reindexes.
+stat per one not listed, never a scan of the rows. A session removed while memoryd runs sends no
+session_updated again: memoryd looks for such sessions every LOOK_SECONDS, and at once when stats
+finds one (removedlook.py), at a cost of a row and a stat per session held (looked), so recall
+stops serving a conversation the owner removed without waiting for a restart. A log memoryd may
+not read (a link, a FIFO, sessions/ not a folder or not searchable) is not gone: its rows stay as
+they are until the owner fixes it or reindexes.
 
 remove() runs on the index's writer in a transaction of its own; the other functions run inside
 the caller's and never commit.
 """
 
 import logging
+import os
 import sqlite3
 from collections.abc import Iterable
 
 from memoryd.home import Home
-from memoryd.index import indexer, labelkept
+from memoryd.index import indexer, labelkept, newindex
 from proto.messages import is_session_id
 
 log = logging.getLogger("memoryd.index.index")
@@ -49,7 +54,10 @@ def holds(conn: sqlite3.Connection, session: str) -> bool:
 
 def gone(conn: sqlite3.Connection, home: Home, listed: Iterable[str]) -> list[str]:
     """The sessions the index holds that are not listed and whose log is not there (a log that
-    cannot be read for another reason is not gone)."""
+    cannot be read for another reason is not gone, nor is any while sessions/ itself is not a
+    folder: a link to a disk not mounted, say, whose logs are back once it is)."""
+    if newindex.folder_problem(home) is not None:
+        return []
     known = set(listed)
     return [
         session
@@ -57,6 +65,46 @@ def gone(conn: sqlite3.Connection, home: Home, listed: Iterable[str]) -> list[st
         if session not in known
         and isinstance(indexer.log_problem(home, session), FileNotFoundError)
     ]
+
+
+def looked(conn: sqlite3.Connection, home: Home, listed: Iterable[str] = ()) -> list[str]:
+    """The sessions the index holds whose log is gone now, but for those listed (a listing of
+    sessions/ just taken found them): one stat of each other's log, and the two of log_problem
+    for one that stat did not find (sessions/<id> a dangling link is skipped, not gone). On a
+    reader's connection too: it writes nothing."""
+    if newindex.folder_problem(home) is not None:
+        return []
+    known = set(listed)
+    base = os.fspath(home.sessions)
+    found = []
+    for session in held(conn):
+        if session in known:
+            continue
+        try:
+            os.lstat(f"{base}/{session}/0.jsonl")
+        except FileNotFoundError:
+            if isinstance(indexer.log_problem(home, session, base), FileNotFoundError):
+                found.append(session)
+        except OSError:
+            continue  # not a folder, not searchable: not gone
+    return found
+
+
+def drop_found(index, sessions: list[str]) -> int:
+    """On the index's writer: drop those of sessions (found gone by looked, on a reader) that
+    the index still holds and whose log is still gone; how many."""
+    with index._damage_refused("the removed sessions"):
+        conn = index._write()
+        there = newindex.folder_problem(index.home) is None
+        removed = [
+            session
+            for session in sessions
+            if there
+            and holds(conn, session)
+            and isinstance(indexer.log_problem(index.home, session), FileNotFoundError)
+        ]
+    remove(index, removed)
+    return len(removed)
 
 
 def drop(conn: sqlite3.Connection, sessions: list[str]) -> None:

@@ -11,6 +11,7 @@ then catches the new file up with what was written meanwhile and swaps it in on 
 import logging
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -54,10 +55,13 @@ def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> lis
     its 0.jsonl) or a log that is not a regular file is skipped with a log line (and in skipped,
     with why, when given). So is a log in a folder whose name is not a session id (misnamed),
     said once. A log memoryd may not reach now (a folder it may not search) is listed: reading
-    it fails, and the reader says so."""
+    it fails, and the reader says so. sessions/ that is there and is not a folder (a file, a
+    FIFO, a link to nothing) lists no session, said once in a WARNING (folder_problem)."""
     base = os.fspath(home.sessions)
     if not os.path.isdir(base):
+        _say_folder(home, folder_problem(home))
         return []
+    _say_folder(home, None)
     names: list[str] = []
     odd: list[str] = []
     for name in os.listdir(base):
@@ -84,6 +88,51 @@ def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> lis
             counted(said - SKIPPED_SAID, "more session log"),
         )
     return found
+
+
+def folder_problem(home: Home) -> str | None:
+    """What is wrong with sessions/ itself, in a few words, or None: a folder (or a link to one,
+    read through), or not there at all (a home no session has run in yet: nothing to say). A
+    folder memoryd may not open is said too: no log under it can be listed."""
+    base = os.fspath(home.sessions)
+    try:
+        st = os.lstat(base)
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                st = os.stat(base)
+            except FileNotFoundError:
+                return "a symbolic link to nothing"
+        if stat.S_ISREG(st.st_mode):
+            return "a file, not a folder"
+        if stat.S_ISFIFO(st.st_mode):
+            return "a FIFO, not a folder"
+        if not stat.S_ISDIR(st.st_mode):
+            return "not a folder"
+        os.close(os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"cannot be listed ({e.strerror or e})"
+    return None
+
+
+# What memoryd's log said last of each sessions/ folder that is not one: said once while it
+# stays so, not at every listing (every stats lists the sessions), and again after it was mended.
+_folder_said: dict[Path, str] = {}
+
+
+def _say_folder(home: Home, problem: str | None) -> None:
+    with _misnamed_lock:
+        before = _folder_said.pop(home.sessions, None)
+        if problem is not None:
+            _folder_said[home.sessions] = problem
+    if problem is not None and problem != before:
+        log.warning(
+            "%s is %s, so no session log under it is indexed; the sessions the index holds stay"
+            " in it as they were (bxctl memory stats counts them)",
+            home.sessions,
+            problem,
+        )
 
 
 # What stats says of a session folder whose name no session has (a copy a file manager made, "mm-x

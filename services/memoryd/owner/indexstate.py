@@ -4,16 +4,23 @@ and the logs left aside until they change (a link, a FIFO, a damaged record). Ev
 said only while true: "every session log indexed" only when none of those stands, and no log
 holds records past what the index read (written since its session's last finished turn) nor is
 shorter than what it read (rewritten or replaced while memoryd ran: the index holds records the
-file no longer does). Above them all, the index file itself: removed or replaced while memoryd
-runs, nothing is indexed and recall is refused until a reindex (index/samefile.py), and that is
-what is said, with what to do.
+file no longer does), no session it holds is gone from sessions/ (removed while memoryd ran:
+recall serves it until memoryd's look drops it, which stats sets off at once, removedlook.py),
+and sessions/ itself is a folder memoryd can list (a file or a FIFO there lists no log, and the
+sessions the index holds can be read no more). Above them all, the index file itself: removed
+or replaced while memoryd runs, nothing is indexed and recall is refused until a reindex
+(index/samefile.py), and that is what is said, with what to do.
 Then the recall mode's tables: while they are not built (being built after a change of mode, found
 no room and tried again, or failed), that is said first, with why, and how recall answers
 meanwhile in recall's own words (index/modeprep.py: the spec's search with a note, or a
 refusal); the session logs may all be indexed in the spec's tables while the mode's are missing.
 """
 
+import sqlite3
+
 from memoryd.errors import IndexDamaged, IndexUnwritable
+from memoryd.index import gone as removed_logs
+from memoryd.index import newindex
 from memoryd.index.dbfile import DAMAGED
 from memoryd.index.samefile import CUT_OFF, DROPPED
 from proto.logline import one_line
@@ -38,7 +45,11 @@ def state(index, held: list[tuple[str, int | None, int]] | None = None) -> dict:
     late = [s for s, read, size in looked if size > (read or 0) and s not in named]
     short = [(s, read, size) for s, read, size in looked if read is not None and size < read]
     short = [item for item in short if item[0] not in named]
+    folder = newindex.folder_problem(index.home) if gone is None else None
+    removed, held_total = _removed(index, looked) if gone is None else ([], 0)
     return {
+        **({"sessions_folder": folder, "sessions_held": held_total} if folder else {}),
+        **({"removed_total": len(removed), "removed": removed[:SHOWN]} if removed else {}),
         **({"unread_total": len(late), "unread": late[:SHOWN]} if late else {}),
         **({"shorter_total": len(short), "shorter": _shorter(short[:SHOWN])} if short else {}),
         **({"gone": gone} if gone is not None else {}),
@@ -73,9 +84,24 @@ def _looked(index, held: list[tuple[str, int | None, int]] | None) -> list:
 
         try:
             held = read_and_held(index)
-        except (IndexDamaged, IndexUnwritable):
-            return []
+        except (IndexDamaged, IndexUnwritable, OSError):
+            return []  # sessions/ that cannot be listed: its own line says so (folder_problem)
     return sorted(held)
+
+
+def _removed(index, looked: list) -> tuple[list[str], int]:
+    """The sessions the index holds whose log is gone from sessions/ (removed while memoryd ran,
+    not dropped yet), sorted, and how many sessions it holds: a row per session held and a stat
+    per one looked did not find (gone.looked). memoryd's look is set off at once for those."""
+    try:
+        with index.reader() as conn:
+            held = removed_logs.held(conn)
+            found = removed_logs.looked(conn, index.home, (s for s, _, _ in looked))
+    except (IndexDamaged, IndexUnwritable, sqlite3.Error):
+        return [], 0
+    if found and index.gone_found is not None:
+        index.gone_found()
+    return sorted(found), len(held)
 
 
 def _shorter(logs: list[tuple[str, int | None, int]]) -> list[dict]:
@@ -142,10 +168,23 @@ def lines(found: dict | None) -> list[str]:
     if found["catching_up"] is not None:
         read, logs = found["catching_up"]
         return [*said, f"index: catching up, {read:,} of {logs:,} session logs read"]
+    if (folder := found.get("sessions_folder")) is not None:
+        said.append(folder_line(folder, found.get("sessions_held", 0)))
     total, aside = found["not_indexed_total"], found.get("left_aside_total", 0)
     unread, shorter = found.get("unread_total", 0), found.get("shorter_total", 0)
-    if not total and not aside and not unread and not shorter:
-        return [*said, "index: every session log indexed"]
+    removed = found.get("removed_total", 0)
+    if not total and not aside and not unread and not shorter and not removed:
+        return said if folder is not None else [*said, "index: every session log indexed"]
+    if removed:
+        one = removed == 1
+        head = (
+            f"index: {counted(removed, 'session')} removed from sessions/ while memoryd ran"
+            f" {'is' if one else 'are'} still in the index: recall and search serve"
+            f" {'its' if one else 'their'} records until memoryd drops {'it' if one else 'them'}"
+            " (it looks every 30 s, and now):"
+        )
+        shown = [{"log": f"sessions/{s}/0.jsonl", "problem": "removed"} for s in found["removed"]]
+        said += _listed(head, removed, shown)
     if shorter:
         head = (
             f"index: {counted(shorter, 'session log')} {'is' if shorter == 1 else 'are'} shorter"
@@ -177,6 +216,19 @@ def lines(found: dict | None) -> list[str]:
         )
         said += _listed(head, aside, found["left_aside"])
     return said
+
+
+def folder_line(problem: str, held: int) -> str:
+    """The index line while sessions/ is not a folder memoryd can list (newindex.folder_problem):
+    no log under it is indexed, and the sessions the index holds stay as they were."""
+    what = problem if problem.startswith("cannot") else f"is {problem}"
+    if not held:
+        return f"index: sessions/ {what}: no session log can be indexed"
+    return (
+        f"index: sessions/ {what}: the {counted(held, 'session')} the index holds cannot be"
+        f" read, and recall and search serve what was indexed of {'it' if held == 1 else 'them'}"
+        " until sessions/ is a folder memoryd can list again"
+    )
 
 
 def gone_line(gone: str) -> str:

@@ -146,7 +146,7 @@ class SlowFrames(threading.Thread):
 
     ANNOUNCED = 1_048_576
     CHUNK = b"\x00" * 65_536
-    ROUND = 3.5  # seconds, under request_seconds (5): memoryd would cut them
+    ROUND = 3.5  # seconds, under request_seconds (10): memoryd would cut them
 
     def __init__(self, sockets: list[tuple[Path, int]], pid: int):
         super().__init__(daemon=True)

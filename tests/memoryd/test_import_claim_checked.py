@@ -82,7 +82,10 @@ def test_a_note_claiming_trusted_of_an_untrusted_edit_here_adds_no_trusted_copy(
     md.call({"action": "note", "text": TEXT}, tainted=True)
     head, item = exported(md)[0], the_note(md)
     for kind in ("noted", "moved"):
-        out = hand_in(md, head, [as_note({**item, "note": kind}, untrusted=False)])
+        source = None if kind == "noted" else "memory.md"  # a moved note names the file it left
+        out = hand_in(
+            md, head, [as_note({**item, "note": kind, "source": source}, untrusted=False)]
+        )
         (said,) = out["lines"]
         assert "this home's journal records edit" in said and "as untrusted" in said, said
     assert labels(md) == [("noted", "private", True)]

@@ -7,7 +7,7 @@ import tracemalloc
 
 import pytest
 
-from memoryd.data import importing
+from memoryd.data import importing, importitems
 from tests.memoryd.owner_data_harness import Memoryd
 
 HEAD = {"format": "boxmaker-memory-export", "version": 1}
@@ -76,7 +76,7 @@ def test_only_the_lines_sent_are_kept_and_the_rest_are_counted(md):
 def test_items_taken_again_are_the_items_checked_with_their_line_numbers(text):
     lines = text.split("\n")
     expected = [
-        (number, importing.Item.model_validate_json(raw))
+        (number, importitems.item_of(raw.encode()))
         for number, raw in enumerate(lines[1:], start=2)
         if raw.strip()
     ]

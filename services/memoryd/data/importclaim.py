@@ -22,7 +22,7 @@ here) is imported as it claims.
 from collections.abc import Iterable
 
 from memoryd.data.importfloor import Floor
-from memoryd.data.importing import Item
+from memoryd.data.importitems import Item
 from memoryd.data.journalled import Label, describe, strictest, writes
 from memoryd.home import Home
 from memoryd.index import journallabels

@@ -27,9 +27,10 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from memoryd.data import exchange, importentry, importsame, layout
+from memoryd.data.importitems import EntryItem, Item, item_of
 from memoryd.data.journalled import Label
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import Home, open_read
@@ -44,37 +45,6 @@ from proto.trim import trim
 
 SESSION_ID = re.compile(SESSION_ID_PATTERN)  # matched whole (fullmatch): $ would take a "\n"
 FILE_ARG: dict[str, Literal["memory", "user"]] = {"memory.md": "memory", "user.md": "user"}
-
-
-class Provenance(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
-    file: Literal["memory.md", "user.md", "notes.md"]
-    session: str | None
-    edit: str | None
-    time: str | None
-    klass: Literal["public", "private", "secret"] = Field(alias="class")
-    untrusted: bool
-
-    def dump(self) -> dict:
-        return {
-            "file": self.file,
-            "session": self.session,
-            "edit": self.edit,
-            "time": self.time,
-            "class": self.klass,
-            "untrusted": self.untrusted,
-        }
-
-
-class Item(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    kind: Literal["entry", "note"]
-    text: str
-    provenance: Provenance
-    file: Literal["memory.md", "user.md"] | None = None
-    note: Literal["noted", "moved", "dropped"] | None = None
-    number: int | None = None
-    source: Literal["memory.md", "user.md"] | None = None
 
 
 def read_export(home: Home, name: str) -> bytes:
@@ -133,10 +103,9 @@ def _problem(item: Item) -> str | None:
     """What is wrong with an item of the right shape, or None: found before anything is
     written, so that an import never stops part way on its own input."""
     p = item.provenance
-    if item.kind == "entry" and item.file is None:
-        return "is an entry without its file"
-    if item.kind == "note" and item.note is None:
-        return "is a note without its kind"
+    if item.note in ("moved", "dropped") and item.source is None:
+        # Which file it left is part of the note (notes.md's header says it): not guessed.
+        return f"is a {item.note} note without its source (the file it left)"
     if not trim(item.text):
         return "has an empty text"
     if p.session is not None and not SESSION_ID.fullmatch(p.session):
@@ -171,7 +140,7 @@ class Items:
         start = self._starts[at]
         end = self._data.find(b"\n", start)
         raw = self._data[start : end if end >= 0 else len(self._data)]
-        return self._numbers[at], Item.model_validate_json(raw)  # checked by parse already
+        return self._numbers[at], item_of(raw)  # checked by parse already
 
     def __iter__(self) -> Iterator[tuple[int, Item]]:
         return (self[at] for at in range(len(self)))
@@ -198,13 +167,19 @@ def parse(data: bytes) -> Items:
     return out
 
 
+# A line whose kind is missing or neither entry nor note: said plainly, not in pydantic's words.
+_KIND_ERRORS = {"union_tag_invalid", "union_tag_not_found"}
+_NO_KIND = 'its "kind" is neither "entry" nor "note"'
+
+
 def _check(number: int, raw: bytes) -> None:
     try:
-        item = Item.model_validate_json(raw)
+        item = item_of(raw)
     except ValidationError as e:
+        first = e.errors(include_url=False, include_input=False)[0]
+        why = _NO_KIND if first["type"] in _KIND_ERRORS else describe(e)[:300]
         raise AdminRefused(
-            f"refused: line {number} is not an export item: {describe(e)[:300]}; nothing "
-            "was imported"
+            f"refused: line {number} is not an export item: {why}; nothing was imported"
         ) from None
     except (ValueError, RecursionError):
         raise AdminRefused(
@@ -341,8 +316,8 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
         # note would be recalled here as a note, with the forgotten note's provenance.
         return "skip", "a forgotten note (the marker left by a forget), not memory: skipped"
     p = item.provenance
-    if item.kind == "entry":
-        file = item.file or "memory.md"
+    if isinstance(item, EntryItem):
+        file = item.file
         if p.untrusted or classrule.above(p.klass, max_class):
             if any(trim(e) == trim(item.text) for e in state.entries[file]):
                 return "skip", importentry.entry_kept(file, Label("entry", p.klass, p.untrusted))
@@ -361,7 +336,7 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
             return "skip", f"not imported into {file}: {reason}"
         state.entries[file] = list(plan.after)
         return "add", f"added to {file}"
-    kind = item.note or "noted"
+    kind = item.note
     if p.untrusted and kind != "noted":
         kind = "noted"
     return _note(item, kind, state, "appended to notes.md")
@@ -389,7 +364,7 @@ def _note(item: Item, kind: str, state: State, said: str) -> tuple[str, str]:
     text = trim(item.text)
     p = item.provenance
     time = notes.header_time(_when(p.time, dt.datetime.now(dt.UTC))) if p.time else None
-    source = item.source or "memory.md"
+    source = item.source  # a moved or dropped note's own (_problem); none for a noted one
     session = p.session or "owner"
     key = note_key(kind, text, time, session, source, p.klass, p.untrusted)
     same = importsame.same_key(kind, text, time, session, source)

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 from memoryd.data import importing, importsame, purge
 from memoryd.data.importclaim import Claims
-from memoryd.data.importing import FILE_ARG, Item, Items, State
+from memoryd.data.importing import FILE_ARG, Items, State
+from memoryd.data.importitems import EntryItem, Item
 from memoryd.errors import AdminRefused, EditRefused, MemorydError, WriteFailed
 from memoryd.journal.journal import Edit
 from memoryd.memory import edits, notes
@@ -220,8 +221,8 @@ def _decide(
 def _apply(store, item: Item, what: str) -> str | None:
     """Write one item and journal it; its edit id (None when it changed nothing)."""
     prov = item.provenance.dump()
-    if what == "add":
-        file = item.file or "memory.md"
+    if what == "add" and isinstance(item, EntryItem):
+        file = item.file
 
         def plan(current: list[str]) -> edits.Plan:
             p = edits.plan(AddArgs(action="add", file=FILE_ARG[file], text=item.text), current)
@@ -229,7 +230,7 @@ def _apply(store, item: Item, what: str) -> str | None:
 
         record = store.owner_edit(file, plan, OWNER, "import", {"imported": prov})
         return record.id if record is not None else None
-    kind = what.split(":", 1)[1]
+    kind = what.removeprefix("note:")
     text = trim(item.text)
     now = store.now()
     when = importing._when(item.provenance.time, now)
@@ -237,9 +238,10 @@ def _apply(store, item: Item, what: str) -> str | None:
     klass = item.provenance.klass
     if kind == "noted":
         block = notes.noted(text, when, session, klass, item.provenance.untrusted)
+    elif item.source is not None:  # a moved or dropped note names it (importing._problem)
+        block = notes.moved_or_dropped(kind, text, when, item.source, session, klass)
     else:
-        source = item.source or "memory.md"
-        block = notes.moved_or_dropped(kind, text, when, source, session, klass)
+        raise EditRefused(f"refused: a {kind} note that names no file it left")
     line = {
         "session": "owner",
         "call": None,

@@ -13,6 +13,9 @@ forgotten: a number given then may name another entry or note than the first run
 The record holds the text because nothing else is sure to: the journal line of a forget never
 does, and the files no longer do. It stands only until the forget it names is finished, in
 memory/ (kept like the other files there), and is not part of a backup (layout.ROOT_FILES).
+A record removed (a hidden file that looks like junk) before its forget finished is found again
+from the journal's older lines and the exports, which still hold the text (forgetstopped.py):
+read() answers it as the record would, and the start writes it back (journal/forgotten.mend).
 """
 
 import json
@@ -67,12 +70,13 @@ def drop(home: Home) -> None:
 
 def read(home: Home) -> Unfinished | None:
     """The unfinished forget, or None; AdminRefused (one line) when its record cannot be read,
-    since a forget by number could then name another entry than the unfinished one did."""
+    since a forget by number could then name another entry than the unfinished one did. With no
+    record, the forget the journal and the exports show stopped part way (forgetstopped.py)."""
     path = path_of(home)
     try:
         fd = open_file(path, os.O_RDONLY)
     except FileNotFoundError:
-        return None
+        return lost(home)
     except OSError as e:
         raise _unreadable(path, e.strerror or str(e)) from None
     try:
@@ -112,3 +116,10 @@ def _unreadable(path, why: str) -> AdminRefused:
         f"refused: {path} (the record of a forget stopped part way) cannot be read ({why}); "
         "nothing was forgotten: remove it, then forget the text by its exact words"
     )
+
+
+def lost(home: Home) -> Unfinished | None:
+    """The forget whose record is gone though it did not finish (forgetstopped.py), or None."""
+    from memoryd.data import forgetstopped  # it reads the journal, whose modules import this
+
+    return forgetstopped.lost(home)

@@ -34,7 +34,9 @@ the file alone holds every key again and the owner may delete a damaged line wit
 un-forgetting anything. A file that lacks only the newest forget line's keys and digests while
 that forget's record stands (data/unfinished.py) lost nothing: memoryd was killed between the
 forget's journal line and its lines here, so the start says that forget stopped part way and is to
-be run again (as bxctl memory stats does), not that lines were lost. Forget lines an older
+be run again (as bxctl memory stats does), not that lines were lost; so is one whose record was
+removed, when the journal's older lines or an export still hold its text (data/forgetstopped.py):
+the record is written back from them first. Forget lines an older
 memoryd wrote name no keys: the log line says which, as the journal cannot give theirs back.
 """
 
@@ -237,12 +239,14 @@ def mend(home: Home, under_way: bool = False) -> None:
     At start, a forget that stopped part way (its record stands) is said in one line with the
     forget to run again, and the keys and digests of its journal line that it had not listed yet
     are written back as its own, never said as lines lost from the file."""
-    stopped = None if under_way else _stopped_forget(home)
-    if not _mend(home, under_way, stopped) and stopped is not None:
-        said.part_way(path(home), stopped, 0, 0, None)
+    stopped, rebuilt = (None, False) if under_way else _stopped_forget(home)
+    if not _mend(home, under_way, stopped, rebuilt) and stopped is not None:
+        said.part_way(path(home), stopped, 0, 0, None, rebuilt=rebuilt)
 
 
-def _mend(home: Home, under_way: bool, stopped: unfinished.Unfinished | None) -> bool:
+def _mend(
+    home: Home, under_way: bool, stopped: unfinished.Unfinished | None, rebuilt: bool = False
+) -> bool:
     """mend's work; whether it said the forget that stopped part way."""
     where = path(home)
     try:
@@ -268,7 +272,8 @@ def _mend(home: Home, under_way: bool, stopped: unfinished.Unfinished | None) ->
     if stopped is not None and not damaged and _only_the_last(journal, lacking, lacking_texts):
         # memoryd's own kill, between the forget's journal line and its lines here: not a file
         # removed, emptied or edited
-        said.part_way(where, stopped, len(lacking) + len(lacking_texts), written, error, digests)
+        lacked = len(lacking) + len(lacking_texts)
+        said.part_way(where, stopped, lacked, written, error, digests, rebuilt=rebuilt)
         return True
     if data is None:
         if lacking or lacking_texts or journal.keyless:
@@ -280,13 +285,27 @@ def _mend(home: Home, under_way: bool, stopped: unfinished.Unfinished | None) ->
     return False
 
 
-def _stopped_forget(home: Home) -> unfinished.Unfinished | None:
-    """The forget that stopped part way (its record still stands), or None; one whose record
-    cannot be read is said by the forget and stats that meet it."""
+def _stopped_forget(home: Home) -> tuple[unfinished.Unfinished | None, bool]:
+    """The forget that stopped part way, or None; one whose record cannot be read is said by the
+    forget and stats that meet it. And whether its record was gone: it is written back now,
+    before this start lists its keys and digests, after which nothing but the record tells that
+    the forget did not finish."""
     try:
-        return unfinished.read(home)
+        stopped = unfinished.read(home)
     except AdminRefused:
-        return None
+        return None, False
+    if stopped is None or unfinished.path_of(home).exists():
+        return stopped, False
+    try:
+        unfinished.record(home, stopped)
+    except OSError as e:
+        log.warning(
+            "%s: a forget's record, made again from the journal, could not be written (%s); "
+            "stats names the forget until this start lists its keys",
+            unfinished.path_of(home),
+            e.strerror or e,
+        )
+    return stopped, True
 
 
 def _only_the_last(journal: forgetlines.Forgets, keys: list[str], texts: list[Forgot]) -> bool:

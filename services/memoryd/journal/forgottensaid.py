@@ -7,7 +7,7 @@ as that forget, with what to run, never as lines lost: nobody removed or edited 
 import logging
 from pathlib import Path
 
-from memoryd.data.unfinished import Unfinished
+from memoryd.data.unfinished import NAME, Unfinished
 from memoryd.journal import forgetlines
 from proto.plural import counted
 
@@ -77,19 +77,44 @@ def missing(
     kept = "; the keys the journal's forget lines name are kept forgotten" if named else ""
     if named:
         kept += forgetlines.written_back(written, error, digests)
+    if named and journal.keys <= journal.last and journal.texts <= journal.last_texts:
+        # The journal's forget lines are one forget's, which makes the file last of all: not a
+        # file lost, but one that forget had not made yet (or removed since it did).
+        log.warning(
+            "%s is missing: the journal's forget lines are of one forget, which makes it only "
+            "once it has taken the text out of the journal and the exports, so that forget "
+            "stopped before then (or the file was removed since); the keys and digests it names "
+            "are kept forgotten%s%s",
+            where,
+            forgetlines.written_back(written, error, digests),
+            forgetlines.keyless(journal.keyless, missing=True),
+        )
+        return
     log.error("%s is missing%s%s", where, kept, forgetlines.keyless(journal.keyless, missing=True))
 
 
 def part_way(
-    where: Path, stopped: Unfinished, lacking: int, written: int, error, digests: int = 0
+    where: Path,
+    stopped: Unfinished,
+    lacking: int,
+    written: int,
+    error,
+    digests: int = 0,
+    rebuilt: bool = False,
 ) -> None:
     """At start: the forget that stopped part way, what of it this file did not list yet (written
     back), and the forget to run again (as bxctl memory stats says it). Its text is never said:
-    a forget given the text's words is named by them only in stats, on the owner's terminal."""
-    listed = ""
+    a forget given the text's words is named by them only in stats, on the owner's terminal.
+    rebuilt: its record had been removed, and was made again from what still holds the text."""
+    listed = (
+        f" (its record {where.parent / NAME} had been removed: made again from "
+        "the journal's older lines or an export, which still hold its text)"
+        if rebuilt
+        else ""
+    )
     if lacking:
         unlisted = counted(lacking, "key or digest", "keys or digests")
-        listed = (
+        listed += (
             f"; its journal line was written, {unlisted} of it not yet listed in {where}"
             f"{forgetlines.written_back(written, error, digests)}"
         )

@@ -32,6 +32,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Iterator
 
 from memoryd.data import archive, exportfiles, exportmd, layout, snapshot
 from memoryd.errors import AdminRefused, FileDamaged
@@ -114,27 +115,58 @@ def read_entries(snap: snapshot.Snapshot, name: str) -> list[str]:
     return entries.parse(entries.decode(data, name))
 
 
-def _journal(snap: snapshot.Snapshot) -> list[EditLine]:
-    """Every journal line the snapshot holds, oldest first; a damaged one skipped and logged."""
-    out: list[EditLine] = []
+def _journal(snap: snapshot.Snapshot) -> Iterator[EditLine]:
+    """Every journal line the snapshot holds, oldest first, one at a time: a month is read a
+    chunk at a time, never whole (the journal is never trimmed, so it is the one file that grows
+    with the home's age; held whole, with every line parsed, a long one took more than memoryd's
+    memory limit). A damaged line is skipped and logged."""
     for held in snap.files:
         if not held.name.startswith("memory/edits/"):
             continue
-        data = b"".join(held.chunks())
-        for number, raw in enumerate(data.split(b"\n"), start=1):
+        for number, raw in enumerate(_lines(held), start=1):
             if not raw.strip():
                 continue
             line = parse_line(raw, EditLine)
             if isinstance(line, str):
                 log.warning("%s: line %d %s; skipped", held.name, number, line)
             else:
-                out.append(line)
-    return out
+                yield line
+
+
+def _lines(held: snapshot.Held) -> Iterator[bytes]:
+    """The lines of a held file (without their newlines), read a chunk at a time; a line torn by
+    a chunk's end is carried into the next."""
+    pending: list[bytes] = []
+    for chunk in held.chunks():
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            pending.append(chunk)  # a line longer than a chunk: held until its newline
+            continue
+        whole = chunk[:cut]
+        if pending:
+            whole = b"".join([*pending, whole])
+        pending = [chunk[cut:]] if cut < len(chunk) else []
+        yield from whole.split(b"\n")[:-1]
+        del whole
+    if pending:
+        yield b"".join(pending)
 
 
 def items(snap: snapshot.Snapshot) -> list[dict]:
     """The export's items from the files held, entries first (memory.md, user.md), then notes
-    in file order, but for the markers standing where the owner forgot a note."""
+    in file order, but for the markers standing where the owner forgot a note. The files are
+    read first, so that the pass over the journal keeps the provenance of what they hold only:
+    what it keeps is bounded by the entries and notes there are, not by the edits made."""
+    current = {file: read_entries(snap, file) for file in IDENTITY_FILES}
+    held_notes = [
+        # What stands where the owner forgot a note is no memory: brought in elsewhere, it
+        # would be recalled as a note, with the forgotten note's provenance.
+        note
+        for note in notes.parse(_held(snap, "memory/notes.md") or b"")
+        if not forgotten.is_marker(note.text)
+    ]
+    wanted = {(file, text) for file, texts in current.items() for text in texts}
+    noted = {(note.kind, note.text) for note in held_notes}
     added: dict[tuple[str, str], dict] = {}
     appended: dict[tuple[str, str], list[dict]] = {}
     for line in _journal(snap):
@@ -148,13 +180,16 @@ def items(snap: snapshot.Snapshot) -> list[dict]:
         if line.to in IDENTITY_FILES:
             before = set(line.before)
             for entry in line.after:
-                if entry not in before:
+                if entry not in before and (line.to, entry) in wanted:
                     added[(line.to, entry)] = _provenance(line, line.to)
-        for noted in line.notes:
-            appended.setdefault((noted.kind, noted.text), []).append(_provenance(line, "notes.md"))
+        for written in line.notes:
+            if (written.kind, written.text) in noted:
+                appended.setdefault((written.kind, written.text), []).append(
+                    _provenance(line, "notes.md")
+                )
     out: list[dict] = []
     for file in IDENTITY_FILES:
-        for text in read_entries(snap, file):
+        for text in current[file]:
             prov = added.get((file, text)) or {
                 "file": file,
                 "session": None,
@@ -164,11 +199,7 @@ def items(snap: snapshot.Snapshot) -> list[dict]:
                 "untrusted": False,
             }
             out.append({"kind": "entry", "file": file, "text": text, "provenance": prov})
-    for note in notes.parse(_held(snap, "memory/notes.md") or b""):
-        if forgotten.is_marker(note.text):
-            # What stands where the owner forgot a note is no memory: brought in elsewhere, it
-            # would be recalled as a note, with the forgotten note's provenance.
-            continue
+    for note in held_notes:
         found = appended.get((note.kind, note.text)) or []
         edit = found.pop(0) if found else {}
         prov = {

@@ -9,10 +9,11 @@ A file or folder the command needs that cannot be read or written as it stands (
 replaced by a file, a month file memoryd may not read) is a state of the disk, not a bug: the
 command answers it in one line naming the path and what is wrong, logged in one line, never as
 "internal error" with a traceback. A link or FIFO there already says so in its own words
-(NotRegular).
+(NotRegular). So is a command that ran out of memory: one line saying so.
 """
 
 import datetime as dt
+import errno
 import logging
 from collections.abc import Callable
 from typing import Literal
@@ -92,10 +93,24 @@ def lookup(command: str, arg: str) -> tuple[Kind, Callable]:
             return guard(fn(service, checked))
         except ProtoError:
             raise  # NotRegular, TooLarge: one line of their own, naming the path
+        except MemoryError:
+            raise out_of_memory(command) from None
         except OSError as error:
+            if error.errno == errno.ENOMEM:  # no file to mend: memory, as above
+                raise out_of_memory(command) from None
             raise disk_refusal(command, error) from None
 
     return kind, run
+
+
+def out_of_memory(command: str) -> AdminRefused:
+    """The one-line answer (and log line) of a command that ran out of memory (memoryd's limit,
+    or the machine's): a state of the machine, not a bug, so no traceback."""
+    log.error("memory %s: stopped: memoryd ran out of memory", command)
+    return AdminRefused(
+        f"memory {command} stopped: memoryd ran out of memory; ask again once it is less busy, "
+        "or restart memoryd if it keeps failing"
+    )
 
 
 def disk_refusal(command: str, error: OSError) -> AdminRefused:

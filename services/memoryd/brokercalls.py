@@ -1,8 +1,9 @@
 """memoryd's answers to brokerd: a session's recall and memory calls (service.py wires them).
 
-A recall runs on a reader once the index holds notes.md as it is now; a memory call is witnessed
-first (its session's log read to its end, on the session's own thread, so that the caller is
-judged by what the log shows, not by what brokerd says) and then applied on the writer. Either is
+A recall runs on a reader, from the index as it is when notes.md changed and the writer is too
+busy to catch it up at once (recall/notesbehind.py); a memory call is witnessed first (its
+session's log read to its end, on the session's own thread, so that the caller is judged by what
+the log shows, not by what brokerd says) and then applied on the writer. Either is
 not run when its caller stopped waiting before it began: the caller was told the call failed, and
 applying it then would make that answer a lie. A memory call the writer has not started within
 write_deadline seconds is answered not applied, and nothing is written. One applied is answered
@@ -64,7 +65,7 @@ class BrokerCalls:
                     )
 
                 try:
-                    result = await self.service._read_notes_fresh(recall)
+                    result = await self.service.recall_notes.read(recall)
                 except CallerGone:
                     log.info(
                         "session %s: recall %s not run: its caller stopped waiting",

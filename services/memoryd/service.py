@@ -12,11 +12,13 @@ The catch-up of every log after a start runs in the background (catchup.py), at 
 priority, while the sockets already serve; recall says how far it is. What it could not catch up
 (a file the owner must fix) it tries again later, and at the next turn or write.
 
-The owner may edit notes.md by hand. A recall or an owner's search first stats notes.md on its
-reader (index/notesseen.py): when it changed since the writer last read it, the writer catches the
-index up with it (a job of its own, as a write's is) and the read runs again, so that a note
-removed by hand is no longer recalled and one added is found. When nothing changed, that costs the
-one stat.
+The owner may edit notes.md by hand, and memoryd's own writes change it. A recall or an owner's
+search first stats notes.md on its reader (index/notesseen.py): when it changed since the writer
+last read it, the writer catches the index up with it (a job of its own, as a write's is) and the
+read runs again, so that a note removed by hand is no longer recalled and one added is found. The
+owner's search and stats wait for that; a session's recall waits only briefly, and while the
+writer is busy answers from the index as it is, saying that notes.md is being caught up
+(recall/notesbehind.py). When nothing changed, that costs the one stat.
 
 An answer says what happened: a memory call that the writer has not started
 within write_deadline seconds is not applied and is answered so (NOT_APPLIED); once a write is
@@ -46,6 +48,7 @@ from memoryd.index.rebuild import NotSynced, Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
 from memoryd.notesafter import OwnNotes
 from memoryd.owner import dispatch as owner_commands
+from memoryd.recall.notesbehind import NotesBehind, NotesChanged
 from memoryd.recall.recaller import Recaller
 from memoryd.search import bm25
 from memoryd.trust.witness import Witness
@@ -76,11 +79,6 @@ NOT_DONE = "memoryd was too busy to start this command in time; nothing was chan
 # are those the index holds now (stats reads notes.md itself). Not forget, whose note:N must name
 # the note search or stats showed (data/targets.py).
 FRESH_NOTES = frozenset({"search", "stats"})
-
-
-class NotesChanged(MemorydError):
-    """Raised on a reader, before it reads the index, when notes.md changed since the writer last
-    read it: the writer catches the index up, then the read runs again."""
 
 
 class MemoryService:
@@ -119,6 +117,8 @@ class MemoryService:
         self._reindexing: asyncio.Lock | None = None
         self._catching = CatchUp(self)
         self._broker = BrokerCalls(self)  # recall and memory calls (brokercalls.py)
+        # A session's recall after notes.md changed: answered at once (recall/notesbehind.py).
+        self.recall_notes = NotesBehind(self)
         self._notes_failed: str | None = None  # why notes.md was last not indexed, once logged
         self._own_notes = OwnNotes(index)  # writes of notes.md not caught up yet (notesafter.py)
         # Set when memoryd begins to stop, before it waits for the requests in flight: a long
@@ -143,9 +143,9 @@ class MemoryService:
         return await loop.run_in_executor(executor, self._unless_unfinished, fn, *args)
 
     async def _read_notes_fresh(self, fn: Callable[[], T]) -> T:
-        """fn on a reader, once the index holds notes.md as it is now (see the top of this file).
-        A catch-up the writer could not start in time is left for the next read or write: fn
-        then answers from the index as it is."""
+        """fn on a reader, once the index holds notes.md as it is now (see the top of this file):
+        the owner's reads that print note numbers. A catch-up the writer could not start in time
+        is left for the next read or write: fn then answers from the index as it is."""
         try:
             return await self._read(self._unless_notes_changed, fn)
         except NotesChanged:

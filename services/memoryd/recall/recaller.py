@@ -32,6 +32,12 @@ log = logging.getLogger(__name__)
 
 # The FTS5 query on its own: what the benchmark runs directly to compare with recall.
 SEARCH = "SELECT rowid, text FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
+# After the hits of a recall answered while notes.md changed since the index last read it (the
+# writer busy: recall/notesbehind.py); a reading part way says how far instead (Index.meanwhile).
+NOTES_CHANGED = (
+    "(the index is catching up with memory/notes.md: it changed since the index last read it, so"
+    " notes are found as they were then, not as they are now)"
+)
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,8 @@ class Recaller:
     reindex swap's gate, a damaged file reported as IndexDamaged), searches in the index's recall
     mode, renders and labels the hits, and logs them. While the catch-up after a start runs, a line
     after the hits says how far it is, and the log line says partial; so they do while a log the
-    catch-up tried stays out of the index (index.not_indexed).
+    catch-up tried stays out of the index (index.not_indexed), and while notes.md changed since
+    the index last read it (NOTES_CHANGED).
     """
 
     def __init__(self, index: Index):
@@ -135,14 +142,21 @@ class Recaller:
         if parsed.expression is not None:
             live = self.index.live  # refused before a connection is taken, while it is not ready
             with self.index.reader() as conn:
+                # What forgets keep out, asked before the search and again after it: a forget
+                # under way as the search began has every key it takes in the first (its record,
+                # unfinished.py), though it may delete the rows the search read and let go of
+                # its record before the second.
+                before = keptout.hiding(self.index.home)
                 hits = live.search(conn, parsed, k)
-                gone = keptout.hiding(self.index.home)
+                gone = before | keptout.hiding(self.index.home)
                 kept = _not_forgotten(hits, gone)
                 if len(kept) < len(hits):  # rows a forget could not yet delete (a full disk)
                     kept = _not_forgotten(live.search(conn, parsed, 2 * k), gone)[:k]
                 hits = kept
         not_indexed = len(self.index.not_indexed)
         meanwhile = self.index.meanwhile
+        if self.index.notes_behind is None and self.index.notes_seen.changed():
+            meanwhile = NOTES_CHANGED if meanwhile is None else f"{meanwhile} {NOTES_CHANGED}"
         partial = catching_up is not None or not_indexed > 0 or meanwhile is not None
         self._append(session, query, k, hits, by, partial=partial)
         answer = result(query, hits)
@@ -187,6 +201,7 @@ class Recaller:
 
 
 __all__ = [
+    "NOTES_CHANGED",
     "SEARCH",
     "SOURCE",
     "Hit",

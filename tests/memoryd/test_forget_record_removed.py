@@ -134,3 +134,28 @@ def test_a_first_forget_stopped_before_it_made_forgotten_jsonl_is_said_as_that(
         assert forgotten.path(m.home).exists()  # its digest written back
     finally:
         m.close()
+
+
+def test_an_export_still_holding_the_text_tells_it_when_the_journal_no_longer_does(
+    tmp_path, caplog, monkeypatch
+):
+    m = Memoryd(tmp_path / "home")
+    m.call({"action": "add", "file": "memory", "text": SECRET})
+    m.data("export")
+    monkeypatch.setattr(erasing.exportfiles, "scrub_exports", _killed)  # after the journal's
+    with pytest.raises(Killed):
+        m.admin("forget", {"id": SECRET})
+    monkeypatch.undo()
+    m.close()
+    unfinished.path_of(m.home).unlink()
+    m = Memoryd(tmp_path / "home")
+    try:
+        (left,) = _held(m, SECRET)  # the journal scrubbed, the export not
+        assert left.startswith("export-")
+        with caplog.at_level(logging.INFO):
+            forgotten.mend(m.home)
+        assert any("stopped part way" in r.getMessage() for r in caplog.records)
+        assert "forgot" in json.loads(m.admin("forget", {"id": SECRET}))["message"]
+        assert _held(m, SECRET) == []
+    finally:
+        m.close()

@@ -1,7 +1,8 @@
 """An id whose number runs past nine digits (a journal or pending line damaged or edited by hand,
-thousands of digits long) is no id: it is passed over like any other damage. A write after it is
-applied and journalled, or refused with nothing applied, never applied and answered as failed;
-memoryd starts over it; and a start that meets an error it did not foresee says so in one line."""
+thousands of digits long) is no id: its line is damaged, said and passed over as any other. A
+write after it is applied and journalled, or refused with nothing applied, never applied and
+answered as failed; memoryd starts over it; and a start that meets an error it did not foresee
+says so in one line."""
 
 import json
 import os
@@ -65,7 +66,9 @@ def test_a_write_after_a_line_with_an_over_long_id_is_applied_and_journalled(md)
     last = _journalled(md)[-1]
     assert (last["id"], last["after"][-1]) == (f"{DAY}-0002", "Second entry.")
     assert not (md.home.memory / ".writing.json").exists()  # no intent left behind
-    assert f"{DAY}-0002" in md.admin("log")
+    listed = md.admin("log")
+    assert f"{DAY}-0002" in listed and "1" * 10 not in listed
+    assert f"(1 damaged journal line not listed, in {_month(md)}: it does not parse;" in listed
     md.call({"action": "note", "text": "A note after it."})
     assert _journalled(md)[-1]["id"] == f"{DAY}-0003"
 
@@ -97,6 +100,8 @@ def test_a_pending_line_with_an_over_long_id_does_not_stop_staging(tmp_path):
         said = md.call({"action": "add", "file": "memory", "text": "Waits for review."})
         assert f"pending as p-{DAY}-0001" in said
         assert f"p-{DAY}-0001" in pending.read_text()
+        shown = md.admin("pending")
+        assert f"p-{DAY}-0001" in shown and "1" * 10 not in shown and "damaged" in shown
     finally:
         md.close()
 

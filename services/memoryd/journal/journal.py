@@ -36,8 +36,9 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from memoryd.home import (
     Home,
@@ -103,12 +104,20 @@ class Edit(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
 
+def edit_id(value: str) -> str:
+    """value, when it is an edit id (ids.EDIT_ID); a line whose id is none (a hand edit, a
+    number past nine digits) is damaged, said and passed over as any other damage is."""
+    if not EDIT_ID.match(value):
+        raise ValueError("not an edit id (YYYY-MM-DD-NNNN)")
+    return value
+
+
 class EditLine(Edit):
     """One line of edits/YYYY-MM.jsonl as read back: the edit with its id and time first. Keys
     this model does not know (a line a later memoryd wrote) are kept as read, not refused."""
 
     model_config = ConfigDict(extra="allow", strict=True)
-    id: str
+    id: Annotated[str, AfterValidator(edit_id)]
     time: str | None = None
 
     def dump(self) -> dict:

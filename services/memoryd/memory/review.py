@@ -16,8 +16,9 @@ import errno
 import json
 import logging
 import re
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
@@ -34,12 +35,20 @@ log = logging.getLogger(__name__)
 PENDING_FILE = "pending.jsonl"
 
 
+def pending_id(value: str) -> str:
+    """value, when it is a pending id (ids.PENDING_ID); a line whose id is none (a hand edit, a
+    number past nine digits) is damaged: shown as such by pending, kept by a rewrite."""
+    if not PENDING_ID.match(value):
+        raise ValueError("not a pending id (p-YYYY-MM-DD-NNNN)")
+    return value
+
+
 class PendingLine(BaseModel):
     """One line of pending.jsonl, fields in the order memoryd writes them. args is checked again
     when the item is accepted (args_of), so a damaged one is refused then, naming the item."""
 
     model_config = ConfigDict(extra="allow", strict=True)
-    id: str
+    id: Annotated[str, AfterValidator(pending_id)]
     time: str
     session: str | None = None
     call: str | None = None
@@ -174,7 +183,7 @@ _ID_IN_LINE = re.compile(rb'"id":\s*"(p-' + DAY_B + b"-" + NUMBER_B + rb')"')
 def _named(raw: bytes) -> str | None:
     """The pending id a damaged line still names, when it can be read off it."""
     named = line_id(raw)
-    if named is not None:
+    if named is not None and PENDING_ID.match(named):
         return named
     m = _ID_IN_LINE.search(raw)
     return m.group(1).decode() if m else None

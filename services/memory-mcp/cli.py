@@ -7,7 +7,8 @@
                               [--command PATH]
         print the JSON that registers the server in an MCP client's configuration
     memory-mcp trust-again --client NAME [--home PATH] [--state DIR]
-        forget that the client's earlier connections read untrusted or secret memory
+        forget that the client's earlier connections read untrusted or secret memory (and what
+        memoryd's recall log shows of them)
 
 Log lines go to stderr, one per event (an MCP client keeps a server's stderr as its log); stdout
 is the protocol's. An option that is wrong is one line on stderr and exit status 2; a missing SDK
@@ -22,6 +23,7 @@ import logging
 import math
 import os
 import sys
+import time
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -44,6 +46,7 @@ from proto.paths import BROKER_MEMORY_SOCKET, under
 from proto.version import VersionOption, package_version
 
 TIMEOUT = 30.0
+TRUST_AGAIN_LOCK = 10.0  # seconds trust-again waits for a state folder another memory-mcp holds
 log = logging.getLogger("memory_mcp.cli")
 NO_SDK = "memory-mcp: the MCP SDK is not installed: pip install 'boxmaker-memory[mcp]'"
 NO_STDOUT = "memory-mcp: stdout is closed: there is nowhere to answer an MCP client"
@@ -205,14 +208,18 @@ def trust_again(
     key = client_key(client)
     path = raised.file_for((state or raised.default_folder()).absolute(), home, key)
     try:
-        removed = raised.forget(path)
+        raised_before = raised.forget(path, time.monotonic() + TRUST_AGAIN_LOCK)
     except OSError as e:
-        print(f"memory-mcp: cannot remove {path}: {e.strerror}", file=sys.stderr)
+        why = e.strerror or e
+        print(f"memory-mcp: cannot keep a clean state in {path}: {why}", file=sys.stderr)
         raise typer.Exit(1) from None
-    if removed:
+    if raised_before:
         print(f"client {key}: its next connection starts as registered")
     else:
-        print(f"client {key}: nothing was kept for it on {home}")
+        print(
+            f"client {key}: nothing raised was kept for it on {home}; its next connection starts "
+            "as registered (memoryd's recall log is no longer read for it)"
+        )
 
 
 def main() -> None:

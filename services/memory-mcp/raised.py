@@ -5,8 +5,10 @@ the conversation outlives the connection: a client restarted, or one that starts
 to resume, keeps the text in its model's context. brokerd keeps a session's raised state in its
 ledger across its own restarts; memory-mcp keeps it per client (the name it gives, and the home)
 in a small file, so that a new connection of that client starts as strict as its last one ended.
-Only the owner lowers it again, by removing the file with `memory-mcp trust-again --client NAME`
-once the client's conversations that saw the text are gone.
+Only the owner lowers it again, with `memory-mcp trust-again --client NAME` once the client's
+conversations that saw the text are gone: the file then holds a clean record (CLEAN), not nothing,
+since a client with no file at all is one whose file may have been lost, and memoryd's recall log
+is read for it (startstate.py).
 
 The file is JSON, replaced whole (temporary file, fsync, rename, fsync of the folder), 0600 in a
 0700 folder: {"class": ..., "untrusted": ..., "session": ..., "since": ...}. One that cannot be
@@ -45,6 +47,10 @@ STATE_ENV = "BOXMAKER_MCP_STATE"
 MOST_BYTES = 4096
 WORST = Label(klass="secret", untrusted=True)
 UNKEPT = "(none: the folder cannot keep it)"
+# A clean record: the lowest label, so that it raises no registration of the client, and why.
+CLEAN = Label(klass="public", untrusted=False)
+TRUSTED_AGAIN = "(none: trusted again by the owner)"
+NONE_SEEN = "(none: memoryd's recall log shows none)"
 LOCK_POLL = 0.05  # how often a held lock of the folder is tried again
 
 
@@ -265,10 +271,16 @@ class Keeper:
         return None
 
 
-def forget(path: Path) -> bool:
-    """Remove the kept state (the owner's trust-again); whether there was one."""
+def forget(path: Path, deadline: float | None = None) -> bool:
+    """The owner's trust-again: the kept state replaced by a clean record under the folder's
+    lock (a file removed would send the next connection to the recall log, which still shows the
+    text that raised it); whether a raised state was kept. OSError as raise_kept's."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    return True
+        _lock(folder, deadline)
+        known = load(path)
+        save(path, CLEAN, TRUSTED_AGAIN)
+    finally:
+        os.close(folder)
+    return known is not None and known.label != CLEAN

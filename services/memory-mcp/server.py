@@ -28,7 +28,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from memory_mcp import raised
+from memory_mcp import raised, startstate
 from memory_mcp.blockfiles import BlockFiles
 from memory_mcp.calls import GRANT_LABEL, TOOLS, Refused, prepare
 from memory_mcp.errors import MemorydUncertain, MemoryMcpError
@@ -73,6 +73,7 @@ class MemoryMcp:
         self.state = SessionState(klass=klass, untrusted=trust != "trusted")
         self.declared = self.state.label()
         self.kept_file: Path | None = None
+        self.recall_check: startstate.RecallCheck | None = None  # no kept state: calls wait
         self.keeper = raised.Keeper(block_files.timeout)  # --timeout, as for the block
         self.started = started or datetime.now(UTC)
         self.session: str | None = None
@@ -99,29 +100,18 @@ class MemoryMcp:
         return self.session
 
     def _take_kept(self, client: str) -> None:
-        """Start from what this client's earlier connections raised its state to."""
+        """Start from what this client's earlier connections raised its state to, or from what
+        memoryd's recall log shows of them when nothing is kept (startstate.py)."""
         if self.kept is None:
             return
         folder, home = self.kept
-        self.kept_file = raised.file_for(folder, home, client)
-        found = raised.load(self.kept_file) or raised.unkeepable(self.kept_file, self.declared)
-        if found is None:
-            return
-        self.state.raise_to(found.label)
-        if found.session == raised.UNKEPT:
-            return  # said by unkeepable
-        log.warning(
-            "session %s: client %s read untrusted or secret memory in session %s (%s), so this "
-            "connection starts %s%s; `memory-mcp trust-again --client %s` once its conversations "
-            "that saw it are gone",
-            self.session,
-            client,
-            found.session,
-            found.since,
-            found.label.klass,
-            ", untrusted" if found.label.untrusted else "",
-            client,
+        session = self.session or "-"
+        timeout = self.keeper.timeout
+        self.kept_file, found, self.recall_check = startstate.take(
+            folder, home, client, session, self.declared, timeout
         )
+        if found is not None:
+            self.state.raise_to(found)
 
     async def _keep_raised(self, label: Label) -> str | None:
         """Keep the state an answer labelled label raises, before the answer goes out; why it
@@ -149,6 +139,8 @@ class MemoryMcp:
 
     async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         session = self.session_for(ctx)
+        if self.recall_check is not None:  # not one call is sent before the log is read
+            self.state.raise_to(await self.recall_check.label())
         self.calls += 1
         call_id = f"mcp-call-{self.calls}"
         tool = params.name

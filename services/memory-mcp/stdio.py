@@ -107,7 +107,10 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
         refuse,
         in_flight,
         settle,
-        lambda: handlers.memoryd.calls + handlers.block_files.waiting + handlers.keeper.waiting > 0,
+        lambda: (
+            handlers.memoryd.calls + handlers.block_files.waiting + handlers.keeper.waiting > 0
+            or (handlers.recall_check is not None and handlers.recall_check.waiting > 0)
+        ),
         lambda: any(w.flushing for w in wires),
     )
     with claimed(1) as wire:

@@ -65,7 +65,8 @@ def test_a_reconnected_client_stays_untrusted_until_the_owner_says_otherwise(mcp
     )
     assert result.exit_code == 0, result.output
     assert "next connection starts as registered" in result.output
-    assert not kept.exists()
+    # a clean record, not nothing: with no file, memoryd's recall log would be read again
+    assert json.loads(kept.read_text())["untrusted"] is False
     assert anyio.run(_add, mcp_home, "desk", "Lives in Lisbon.").startswith("user.md updated")
 
 
@@ -79,9 +80,14 @@ def test_a_damaged_kept_state_counts_as_untrusted_and_secret(mcp_home):
     assert "damaged" in mcp_home.stderr.read_text()
 
 
-def test_a_clean_session_keeps_nothing(mcp_home):
+def test_a_clean_session_keeps_only_a_clean_record(mcp_home):
     assert anyio.run(_add, mcp_home, "desk", "Lives in Lisbon.").startswith("user.md updated")
-    assert not mcp_home.state.exists()
+    kept = raised.file_for(mcp_home.state, mcp_home.home.absolute(), client_key("desk"))
+    found = raised.load(kept)
+    assert found is not None and found.label == raised.CLEAN
+    # a client registered untrusted has nothing to learn from the recall log: nothing kept
+    anyio.run(_plant, mcp_home)
+    assert [p.name for p in mcp_home.state.iterdir()] == [kept.name]
 
 
 def test_two_connections_raising_at_once_keep_the_stricter_of_both(tmp_path):

@@ -1,0 +1,165 @@
+"""What a connection starts from: its client's kept state, or memoryd's recall log if none is.
+
+A client's raised state is kept in one file outside {home} (raised.py), in a folder that a cleaner
+emptying ~/.local/state, a mistaken rm or a new $XDG_STATE_HOME takes away with no word. A client
+registered trusted whose file is gone would start as registered while its conversation still
+holds the untrusted text, and write it into memory.md. brokerd-shim meets a lost ledger record the
+same way: a second record that does not vanish with the first (its audit log) says the session
+was answered before, and it fails closed. memory-mcp's second record is memoryd's recall log in
+the home (recalled.py), which names the session each recall answered and each hit's tag.
+
+So a client registered trusted with no kept file is not trusted until that log is read: a
+memory-tainted hit given to one of its sessions makes the connection start untrusted, with one log
+line saying why, and the raised state is kept again. A log that shows none is kept as a clean
+record (raised.CLEAN), so the log is read whole at a client's first connection and after its file
+is lost, never at every connection; `memory-mcp trust-again` writes the same record, so the
+recall log's hits from before it no longer count. A client registered untrusted has nothing to
+learn from it (a hit's class is not in the log, so a secret answer is not recovered).
+
+The log is read on a daemon thread as the session's id is fixed, and a tool call waits for it
+before it is sent, at most --timeout from the start: a read that does not end by then, or that
+fails, makes the connection start untrusted (the thread goes on, and keeps what it finds for the
+next connection). Keeping the outcome tries the folder's lock once and never waits for it (another
+memory-mcp holds it): the next connection then reads the log again.
+"""
+
+import asyncio
+import logging
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+
+from memory_mcp import raised, recalled
+from proto.labels import Label
+
+log = logging.getLogger("memory_mcp.startstate")
+
+
+def take(
+    folder: Path, home: Path, client: str, session: str, declared: Label, timeout: float
+) -> tuple[Path, Label | None, "RecallCheck | None"]:
+    """The client's kept file, the label its kept state raises this connection to (None: none),
+    and the read of the recall log the connection's calls wait for, when one is needed."""
+    path = raised.file_for(folder, home, client)
+    found = raised.load(path) or raised.unkeepable(path, declared)
+    if found is None:
+        if declared.untrusted:
+            return path, None, None
+        return path, None, RecallCheck(home, path, client, session, declared, timeout)
+    if found.session == raised.UNKEPT or not raised.past(declared, found.label):
+        return path, found.label, None  # unkeepable said it; a clean record raises nothing
+    log.warning(
+        "session %s: client %s read untrusted or secret memory in session %s (%s), so this "
+        "connection starts %s%s; `memory-mcp trust-again --client %s` once its conversations "
+        "that saw it are gone",
+        session,
+        client,
+        found.session,
+        found.since,
+        found.label.klass,
+        ", untrusted" if found.label.untrusted else "",
+        client,
+    )
+    return path, found.label, None
+
+
+class RecallCheck:
+    """One connection's read of the recall log for its client, which has no kept state."""
+
+    def __init__(
+        self, home: Path, kept: Path, client: str, session: str, declared: Label, timeout: float
+    ) -> None:
+        self.home, self.kept, self.client, self.session = home, kept, client, session
+        self.declared = declared
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.waiting = 0  # calls waiting for the read: work under way (stdio's busy)
+        self.outcome: Label | None = None  # once settled: what the connection starts from
+        self._read: Future[recalled.Given | None] = Future()
+        self._read.set_running_or_notify_cancel()  # a wait that times out cannot cancel it
+        try:
+            threading.Thread(target=self._work, name="recall-log", daemon=True).start()
+        except RuntimeError as e:  # out of threads: the read is failed, and so fails closed
+            self._read.set_exception(e)
+
+    async def label(self) -> Label:
+        """The label this connection starts from: the declared one, or untrusted."""
+        if self.outcome is not None:
+            return self.outcome
+        self.waiting += 1
+        try:
+            left = max(0.0, self.deadline - time.monotonic())
+            given = await asyncio.wait_for(asyncio.wrap_future(self._read), left)
+        except TimeoutError:
+            return self._settle(None, f"reading it took longer than {self.timeout:g} seconds")
+        except recalled.RecallLogUnreadable as e:
+            return self._settle(None, str(e))
+        except Exception as e:  # unforeseen (no thread): failing closed all the same
+            return self._settle(None, f"{type(e).__name__}: {e}")
+        finally:
+            self.waiting -= 1
+        return self._settle(given, None)
+
+    def _settle(self, given: recalled.Given | None, why: str | None) -> Label:
+        if self.outcome is not None:  # another call settled it while this one waited
+            return self.outcome
+        untrusted = Label(klass=self.declared.klass, untrusted=True)
+        if why is not None:
+            log.warning(
+                "session %s: client %s has no kept state in %s and memoryd's recall log cannot "
+                "be read to find whether it was given untrusted memory (%s), so this connection "
+                "starts untrusted",
+                self.session,
+                self.client,
+                self.kept.parent,
+                why,
+            )
+            self.outcome = untrusted
+        elif given is not None:
+            log.warning(
+                "session %s: client %s has no kept state in %s (removed?), but memoryd's recall "
+                "log shows its session %s was given memory-tainted text at %s, so this "
+                "connection starts untrusted; `memory-mcp trust-again --client %s` once its "
+                "conversations that saw it are gone (a trust-again said since then was kept "
+                "there too, and is lost with it)",
+                self.session,
+                self.client,
+                self.kept.parent,
+                given.session,
+                given.time,
+                self.client,
+            )
+            self.outcome = untrusted
+        else:
+            log.info(
+                "session %s: client %s has no kept state; memoryd's recall log shows none of its "
+                "sessions given memory-tainted text",
+                self.session,
+                self.client,
+            )
+            self.outcome = self.declared
+        return self.outcome
+
+    def _work(self) -> None:
+        try:
+            given = recalled.newest_tainted(self.home, self.client)
+        except BaseException as e:  # handed to the waiting calls, which fail closed on it
+            self._read.set_exception(e)
+            return
+        self._read.set_result(given)
+        if given is None:
+            label, session = raised.CLEAN, raised.NONE_SEEN
+        else:
+            label, session = Label(klass=self.declared.klass, untrusted=True), given.session
+        try:  # the lock tried once, never waited for: another memory-mcp may hold it stalled
+            raised.raise_kept(self.kept, label, session, deadline=time.monotonic())
+        except OSError as e:
+            log.info(
+                "session %s: what memoryd's recall log shows of client %s is not kept in %s "
+                "(%s); its next connection reads the log again",
+                self.session,
+                self.client,
+                self.kept.parent,
+                e.strerror or e,
+            )

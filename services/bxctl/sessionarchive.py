@@ -2,8 +2,11 @@
 
 memoryd checks an archive whole before it restores it (services/memoryd/data/archive.py); bxctl
 reads it again for the session logs it lays (memoryd may have read a copy, and the file may have
-changed since): a gzip'd tar read as a stream, at most RATIO times its size unpacked and no more
-members than memoryd writes, the manifest last and of memoryd's format. survey() gives the
+changed since): a gzip'd tar read as a stream, unpacked no further than the sum of its files'
+sizes it declares first (checked against each member's header as it comes, and against the
+manifest's sizes; taken no further than the home's free disk), or, declaring nothing (an older
+memoryd's archive), RATIO times its size, and no more members than memoryd writes, the manifest
+last and of memoryd's format. survey() gives the
 manifest and, for each member under sessions/, its size and sha256, or why it is refused (a name
 that is not sessions/<session id>/0.jsonl, a link or anything but a plain file, a name held twice);
 a member's name is judged only once the manifest says the archive is of a format this bxctl
@@ -27,7 +30,7 @@ from proto.backupformat import (  # noqa: F401 (RATIO, FLOOR...: named as sessio
     RATIO,
     SESSION_MEMBERS_MAX,
     VERSION,
-    Bounded,
+    Unpacking,
     is_plain,
     too_many,
     unpacked_max,
@@ -43,27 +46,40 @@ class Unusable(Exception):
     """No session log of the archive can be laid; the text says why, in a few words."""
 
 
-def _too_big(limit: int) -> Unusable:
-    return Unusable(f"the archive unpacks to more than {limit:,} bytes")
+def free_for(home: Path) -> int | None:
+    """What is free on the disk of home, where the logs are laid; None if it cannot tell."""
+    try:
+        st = os.statvfs(home)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
 
 
-def members(raw):
+def members(raw, free: int | None = None):
     """(member, tar) of the archive in raw, read from its start, at most as many as memoryd
-    ever writes."""
+    ever writes, within what it declares (taken no further than free bytes, when given)."""
+    for member, tar, _ in _read(raw, free):
+        yield member, tar
+
+
+def _read(raw, free: int | None):
+    """(member, tar, the read's bounds) of the archive in raw, as members() gives them."""
     raw.seek(0)
-    limit = unpacked_max(os.fstat(raw.fileno()).st_size)
+    size = os.fstat(raw.fileno()).st_size
     sessions = others = 0
     with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-        unpacked = Bounded(gz, limit, _too_big)
+        bounds = Unpacking(gz, size, free, Unusable)
+        unpacked = bounds.stream
         with tarfile.open(fileobj=unpacked, mode="r|") as tar:
             for member in tar:
+                bounds.take(tar, member)
                 if member.name.startswith("sessions/"):
                     sessions += 1
                 else:
                     others += 1
                 if too_many(others, sessions):
                     raise Unusable("the archive holds more files than memoryd ever writes")
-                yield member, tar
+                yield member, tar, bounds
         # Read on to the gzip stream's end, as memoryd's verifier does: its checksum and length
         # are checked there, so an archive cut after its manifest is refused here too.
         while unpacked.read(1 << 16):
@@ -127,14 +143,15 @@ def _manifest(member: tarfile.TarInfo, tar: tarfile.TarFile) -> dict:
     return value
 
 
-def survey(raw) -> tuple[dict, dict[str, tuple[int, str] | str]]:
+def survey(raw, free: int | None = None) -> tuple[dict, dict[str, tuple[int, str] | str]]:
     """The manifest, and each session member's (size, sha256), or why it is refused."""
     manifest, found = None, {}
-    for member, tar in members(raw):
+    for member, tar, bounds in _read(raw, free):
         if manifest is not None:
             raise Unusable(f"the archive holds {member.name[:120]!r} after its manifest")
         if member.name == MANIFEST:
             manifest = _manifest(member, tar)
+            bounds.agrees(manifest["files"])
         elif member.name.startswith("sessions/"):
             problem = "held twice" if member.name in found else name_problem(member)
             source = None if problem else tar.extractfile(member)

@@ -42,6 +42,7 @@ from bxctl.reach import LAYING
 from bxctl.sessionarchive import (
     LOG,
     Unusable,
+    free_for,
     hash_of,
     members,
     name_problem,
@@ -268,7 +269,8 @@ def lay(
     done = Laid()
     try:
         with open_archive(archive) as raw:
-            manifest, found = survey(raw)
+            free = free_for(home)  # the archive declares its size: no more than this is taken
+            manifest, found = survey(raw, free)
             if counts is not None and counts != manifest.get("counts", {}):
                 raise Unusable("the archive is not the one memoryd restored (it changed since)")
             sfd, owner = _open_sessions(home)
@@ -277,7 +279,7 @@ def lay(
                 todo = _plan(manifest, found, sfd, done, forgot)
                 LAYING.total, LAYING.lacked = len(todo), True
                 if todo:
-                    _lay_all(raw, sfd, todo, owner, done)
+                    _lay_all(raw, sfd, todo, owner, done, free)
             finally:
                 os.close(sfd)
     except Unusable as e:
@@ -324,11 +326,11 @@ def _plan(
     return todo
 
 
-def _lay_all(raw, sfd: int, todo: dict, owner, done: Laid) -> None:
+def _lay_all(raw, sfd: int, todo: dict, owner, done: Laid, free: int | None = None) -> None:
     """Lay each member of todo; LAYING counts the logs laid, for the line an interrupt prints."""
     session = None  # the one being laid
     try:
-        for member, tar in members(raw):
+        for member, tar in members(raw, free):
             want = todo.pop(member.name, None)
             if want is None:
                 continue

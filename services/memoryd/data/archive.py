@@ -13,7 +13,10 @@ format version, comes last. So a member of a name memoryd does not write is held
 laid) until the manifest is read: an archive of a newer format is refused as newer, naming the way
 (that memoryd), and one of this format as not memoryd's. Every bound (the member count, the
 unpacked size, no link, no path that climbs out, the manifest's size) is checked as each member
-comes, before the manifest, as for every other member.
+comes, before the manifest, as for every other member. The unpacked size is what the archive
+declares first (the sum of its files' sizes, which the manifest must agree with: proto's
+backupformat), taken no further than the home's free disk; an archive that declares nothing (one
+an older memoryd wrote) keeps the bound of RATIO times its size that memoryd then wrote within.
 """
 
 import datetime as dt
@@ -34,6 +37,7 @@ from memoryd.data.snapshot import Snapshot
 from memoryd.errors import AdminRefused
 from memoryd.home import NotRegular, open_read
 from proto.backupformat import (  # noqa: F401 (FLOOR, RATIO...: named as archive.FLOOR too)
+    DECLARED,
     FLOOR,
     FORMAT,
     MANIFEST,
@@ -42,7 +46,8 @@ from proto.backupformat import (  # noqa: F401 (FLOOR, RATIO...: named as archiv
     RATIO,
     SESSION_MEMBERS_MAX,
     VERSION,
-    Bounded,
+    Unpacking,
+    declaration,
     is_plain,
     too_many,
     unpacked_max,
@@ -105,8 +110,13 @@ def write(out, snap: Snapshot, counts: dict, with_sessions: bool) -> dict:
     """Write the archive of snap to the binary file out; returns the manifest."""
     now = dt.datetime.now(dt.UTC)
     files = []
+    # The sum of the files' sizes, first: what restore lets the archive unpack to, whatever gzip
+    # made of it (a session log of one line repeated shrinks a thousand times over).
+    declared = declaration(sum(held.size for held in snap.files))
     with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=COMPRESS_LEVEL, mtime=0) as gz:
-        with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        with tarfile.open(
+            fileobj=gz, mode="w", format=tarfile.PAX_FORMAT, pax_headers=declared
+        ) as tar:
             for held in snap.files:
                 reader = _Hashing(held.chunks())
                 tar.addfile(_info(held.name, held.size, now.timestamp()), io.BufferedReader(reader))
@@ -126,7 +136,7 @@ def write(out, snap: Snapshot, counts: dict, with_sessions: bool) -> dict:
             restorable.check_manifest(data)
             tar.addfile(_info(MANIFEST, len(data), now.timestamp()), io.BytesIO(data))
         unpacked = gz.tell()  # the tar's bytes, end blocks included: what restore reads at most
-    restorable.after_writing(unpacked, out.tell(), snap.files)
+    restorable.after_writing(unpacked, [held.size for held in snap.files] + [len(data)])
     return manifest
 
 
@@ -138,20 +148,25 @@ class Verified:
 
 # What an archive may unpack to. No memory file has a bound of its own: one the owner edited past
 # its limit by hand is backed up and restored as it is (every reader of it refuses it by its size),
-# and what bounds them all is the archive itself. memoryd writes it with gzip at level 1, which
-# shrinks its journals and notes a few times over, never a hundred: an archive that unpacks to
-# more than RATIO times its own size (beyond a floor for small ones) is a bomb, not a backup
-# (proto/backupformat.py). A member is a memory file or a month of the edit or recall journal
-# (a century of them), or a session log (hashed, never written to disk). A backup checks what it
-# writes against the same bounds (restorable.py).
+# and what bounds them all is the archive itself: what it declares of its files' sizes, no more
+# than the home's disk has free, or, declaring nothing, RATIO times its own size (beyond a floor
+# for small ones; proto/backupformat.py). A member is a memory file or a month of the edit or
+# recall journal (a century of them), or a session log (hashed, never written to disk). A backup
+# checks what it writes against the same bounds (restorable.py).
 COUNTED = ("entries", "notes", "edits", "pending", "records")
 
 
-def _too_big(limit: int) -> Damaged:
-    return Damaged(
-        f"refused: the archive unpacks to more than {limit:,} bytes, far more than a memoryd "
-        "backup of its size holds"
-    )
+def _refused(text: str) -> Damaged:
+    return Damaged(f"refused: {text}")
+
+
+def _free(fd: int) -> int | None:
+    """What is free on the disk of the archive (backups/, in the home), None if it cannot tell."""
+    try:
+        st = os.fstatvfs(fd)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
 
 
 def _count_problem(value: object) -> bool:
@@ -222,13 +237,15 @@ def _member_problem(member: tarfile.TarInfo) -> str | None:
     return restorable.member_problem(name, member.size)
 
 
-def _members(tar: tarfile.TarFile):
-    """The archive's members, each checked, at most as many as memoryd ever writes."""
+def _members(tar: tarfile.TarFile, unpacking: Unpacking):
+    """The archive's members, each checked, at most as many as memoryd ever writes, each within
+    what the archive declares (unpacking)."""
     memory = sessions = 0
     for member in tar:
         problem = _member_problem(member)
         if problem is not None:
             raise Damaged(f"refused: {problem}")
+        unpacking.take(tar, member)
         if member.name.startswith("sessions/"):
             sessions += 1
         else:
@@ -247,9 +264,11 @@ def verify(path: Path, stage: Callable[[str], Path | None]) -> Verified:
     strange = None  # the first member of a name memoryd does not write: refused at the manifest
     try:
         with open_read(path) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-            bounded = Bounded(gz, unpacked_max(os.fstat(raw.fileno()).st_size), _too_big)
+            size = os.fstat(raw.fileno()).st_size
+            unpacking = Unpacking(gz, size, _free(raw.fileno()), _refused)
+            bounded = unpacking.stream
             with tarfile.open(fileobj=bounded, mode="r|") as tar:
-                for member in _members(tar):
+                for member in _members(tar, unpacking):
                     if manifest is not None:
                         raise Damaged(
                             f"refused: the archive holds {member.name!r} after its manifest"
@@ -261,6 +280,7 @@ def verify(path: Path, stage: Callable[[str], Path | None]) -> Verified:
                         raise Damaged(f"refused: {member.name!r} cannot be read from the archive")
                     if member.name == MANIFEST:
                         manifest = _check_manifest(_json(source.read()))  # a newer one refused
+                        unpacking.agrees(manifest["files"])
                         if strange is not None:
                             raise Damaged(f"refused: {strange}")
                         continue

@@ -28,13 +28,14 @@ import re
 import stat
 import tarfile
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 from memoryd.data import layout
 from memoryd.errors import FileDamaged
 from memoryd.home import Home
 from memoryd.memory import entries, notes
-from proto.backupformat import MANIFEST, unpacked_max
+from proto.backupformat import MANIFEST, MANIFEST_MAX, declared_in, too_much, unpacked_max
 from proto.trim import WHITE_SPACE, trim
 
 log = logging.getLogger(__name__)
@@ -65,9 +66,13 @@ def _may_hold(path: Path, texts: list[str]) -> bool:
         st = os.lstat(path)
         if not stat.S_ISREG(st.st_mode):  # a link or other: not read, so it may hold it
             return True
-        budget = unpacked_max(st.st_size)
+        budget = None
         with tarfile.open(path, "r:gz") as tar:
             for member in tar:
+                if budget is None:  # the first header: the archive declares its size, or not
+                    budget = _budget(path, tar.pax_headers, st.st_size)
+                    if budget is None:
+                        return True  # declares more than restore would take: not read through
                 budget -= member.size
                 if budget < 0:
                     return True  # past what a memoryd archive unpacks to: not read through
@@ -86,6 +91,22 @@ def _may_hold(path: Path, texts: list[str]) -> bool:
         log.info("%s: cannot be read through (%s): named as one that may hold the text", path, e)
         return True
     return False
+
+
+def _budget(path: Path, pax_headers: Mapping[str, str], size: int) -> int | None:
+    """What the members of the archive at path, size bytes, may hold in all, as restore reads
+    it (proto/backupformat.py): what it declares, and its manifest; or, declaring nothing, RATIO
+    times its size. None when restore would refuse the declaration."""
+    try:
+        declared = declared_in(pax_headers)
+        st = os.statvfs(path.parent)
+    except (ValueError, OSError):
+        return None
+    if declared is None:
+        return unpacked_max(size)
+    if too_much(declared, size, st.f_bavail * st.f_frsize) is not None:
+        return None
+    return declared + MANIFEST_MAX
 
 
 def _memory_file_holds(name: str, data: bytes, texts: list[str]) -> bool:

@@ -2,12 +2,15 @@
 
 Restore reads an archive within bounds that keep a hostile one from filling the disk or memoryd's
 memory (proto/backupformat.py): the names memoryd writes, a manifest of at most MANIFEST_MAX
-bytes, at most so many members, and no more unpacked than RATIO times the archive's size. A backup
-past any of them would be answered "backup written" and refused by every restore of it, while
-`--keep` pruned the older archives that restore takes. So backup asks the same questions of what
-it is about to write (before_writing: names, sizes and counts, known from the snapshot) and of
-what it wrote (after_writing: the unpacked size against the archive's), and refuses in one line,
-naming what is past which bound and what to do, leaving no archive and removing none.
+bytes, at most so many members, and no more unpacked than the sum of its files' sizes the archive
+declares first (and the manifest lists), with a header's room for each. A backup past any of them
+would be answered "backup written" and refused by every restore of it, while `--keep` pruned the
+older archives that restore takes. So backup asks the same questions of what it is about to write
+(before_writing: names, sizes and counts, known from the snapshot) and of what it wrote
+(after_writing: the unpacked size against the room its members' sizes give), and refuses in one
+line, naming what is past which bound and what to do, leaving no archive and removing none.
+How well the files compress is no bound: a session log of one line repeated a million times is
+what loopd wrote, and restore takes it at its declared size, the home's free disk allowing.
 
 The memory files themselves have no bound of their own: soul.md, memory.md and user.md edited by
 hand past their limits, even past what memoryd reads of them (entries.MAX_BYTES), are archived as
@@ -83,16 +86,14 @@ def check_manifest(data: bytes) -> None:
         raise _refused(problem.removeprefix("the archive's "), "tell memoryd's maintainers")
 
 
-def after_writing(unpacked: int, size: int, files: Iterable[Held]) -> None:
-    """Refused (AdminRefused) when the archive written, size bytes unpacking to unpacked, is one
-    restore takes for a bomb: a file the owner filled by hand with the same few bytes over and
-    over, which gzip shrinks past RATIO times. The largest file is named: it is the one to mend."""
-    if unpacked <= bounds.unpacked_max(size):
+def after_writing(unpacked: int, sizes: list[int]) -> None:
+    """Refused (AdminRefused) when the archive written, unpacking to unpacked bytes (headers
+    included), passes what restore lets members of sizes (the manifest's among them) unpack to:
+    only headers larger than memoryd's names make could, so no file of the owner's is to blame."""
+    if unpacked <= bounds.room(sizes):
         return
-    largest = max(files, key=lambda held: held.size, default=None)
-    named = f"{largest.name} ({largest.size:,} bytes)" if largest else "none"
     raise _refused(
-        f"the archive would unpack to {unpacked:,} bytes, more than {bounds.RATIO} times its "
-        f"{size:,}, which restore takes for a bomb",
-        f"make its largest file, {named}, smaller, then back up again",
+        f"the archive would unpack to {unpacked:,} bytes, more than its {len(sizes):,} members' "
+        f"{sum(sizes):,} bytes and their headers' room ({bounds.room(sizes):,})",
+        "tell memoryd's maintainers",
     )

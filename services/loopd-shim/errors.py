@@ -41,5 +41,13 @@ class SessionLogFailed(LoopdError):
     """A session's files cannot be read or written (a link or a FIFO there, a full disk)."""
 
 
+class AppendFailed(SessionLogFailed):
+    """A record the session log could not take; reason is the few words of why (its errno's)."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 class TurnRefused(LoopdError):
     """An assistant message that cannot be a turn (empty, duplicate call ids)."""

@@ -18,6 +18,8 @@ from proto.messages import ToolResultOut
 FRAME_MARGIN = 64 * 1024
 RESULT_MARGIN = 1024
 CUT = "\n[cut here for the reply: {size:,} bytes in all; the session log holds the whole result]"
+# A result the session log could not take (logroom.py): what is cut is kept nowhere.
+CUT_UNLOGGED = "\n[cut here for the reply: {size:,} bytes in all; the rest is kept nowhere]"
 
 log = logging.getLogger("loopd_shim.service")
 
@@ -49,11 +51,13 @@ class TurnReply:
         self._results: list[ToolResultOut] = []  # outputs kept up to self._level bytes
         self._sizes: list[int] = []  # each output's whole size, in bytes of UTF-8
         self._kept: list[int] = []  # the bytes kept of each
+        self._logged: list[bool] = []  # whether the session log holds each whole
         self._kept_total = 0
         self._level: int | None = None  # no output is kept beyond this many bytes
 
-    def add(self, result: ToolResultOut) -> None:
-        """Keep result, its output cut to the level; the whole one is the session log's."""
+    def add(self, result: ToolResultOut, logged: bool = True) -> None:
+        """Keep result, its output cut to the level; the whole one is the session log's, when
+        logged (else it is lost beyond what the reply carries, and the cut says so)."""
         size = len(result.output.encode("utf-8"))
         if self._level is not None and size > self._level:
             result = result.model_copy(update={"output": _prefix(result.output, self._level)})
@@ -61,6 +65,7 @@ class TurnReply:
         self._results.append(result)
         self._sizes.append(size)
         self._kept.append(kept)
+        self._logged.append(logged)
         self._kept_total += kept
         if self._kept_total > 2 * self.room:
             self._lower()
@@ -87,11 +92,11 @@ class TurnReply:
         if share is None:
             return list(self._results)
         out = []
-        for result, size in zip(self._results, self._sizes, strict=True):
+        for result, size, logged in zip(self._results, self._sizes, self._logged, strict=True):
             if size <= share:
                 out.append(result)
                 continue
-            note = CUT.format(size=size)
+            note = (CUT if logged else CUT_UNLOGGED).format(size=size)
             text = _prefix(result.output, max(share - len(note.encode("utf-8")), 0))
             out.append(result.model_copy(update={"output": text + note}))
         log.info(

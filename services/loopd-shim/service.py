@@ -1,9 +1,10 @@
 """The control socket's three messages: start a session, the owner speaks, the assistant answers.
 
 A turn is the assistant's message and the results of its tool calls, appended in order: the
-assistant record, then one tool_result per call, each with the label of whoever answered it. A
-turn that ends without tool calls is finished, and memoryd is told (best effort) so its index can
-catch up. Messages to one session are handled one at a time, so its log stays in order.
+assistant record, then one tool_result per call, each with the label of whoever answered it (when
+the log runs out of room, what stands for a result and what the turn is told: turnlog.py). A turn
+that ends without tool calls is finished, and memoryd is told (best effort) so its index can catch
+up. Messages to one session are handled one at a time, so its log stays in order.
 """
 
 import asyncio
@@ -23,6 +24,7 @@ from loopd_shim.errors import SessionExists, SessionLogFailed, TurnRefused
 from loopd_shim.memory import MemorySource
 from loopd_shim.replyroom import TurnReply
 from loopd_shim.sessions import SessionStore, assemble_system
+from loopd_shim.turnlog import TurnLog
 from proto.errors import InvalidArguments
 from proto.labels import Label
 from proto.messages import (
@@ -37,7 +39,7 @@ from proto.messages import (
     ToolRequest,
     ToolResultOut,
 )
-from proto.records import AssistantRecord, ToolResultRecord, UserRecord, now_rfc3339
+from proto.records import AssistantRecord, UserRecord, now_rfc3339
 
 CONTROL_KINDS = ("session_start", "owner_message", "assistant_message")
 
@@ -91,6 +93,7 @@ class LoopService:
         self, sessions: SessionStore, system_prompt: Path, memory: MemorySource, broker: ToolBroker
     ):
         self.sessions = sessions
+        self.turns = TurnLog(sessions)
         self.system_prompt = system_prompt
         self.memory = memory
         self.broker = broker
@@ -150,11 +153,15 @@ class LoopService:
         reply = TurnReply(session, len(calls))
         async with self._locks.hold(session):
             self.sessions.require(session)
-            await asyncio.to_thread(self.sessions.append, session, record)
-            for call in calls:
+            await asyncio.to_thread(self.turns.begin, session, record, calls)
+            for index, call in enumerate(calls):
+                reason = await asyncio.to_thread(self.turns.no_room, session, calls[index:])
+                if reason is not None:
+                    reply.add(await asyncio.to_thread(self.turns.not_run, session, call, reason))
+                    continue
                 result = await self._run(session, call)
-                await asyncio.to_thread(self.sessions.append, session, _result_record(result))
-                reply.add(result)
+                logged = await asyncio.to_thread(self.turns.result, session, result, calls[index:])
+                reply.add(*logged)
         log.info("session %s: assistant turn appended with %d tool calls", session, len(calls))
         results = reply.results()
         if not calls:
@@ -187,14 +194,3 @@ class LoopService:
 
 def _result(call: ToolCall, ok: bool, output: str, label: Label) -> ToolResultOut:
     return ToolResultOut(call_id=call.id, name=call.name, ok=ok, output=output, label=label)
-
-
-def _result_record(result: ToolResultOut) -> ToolResultRecord:
-    return ToolResultRecord(
-        time=now_rfc3339(),
-        call_id=result.call_id,
-        name=result.name,
-        output=result.output,
-        klass=result.label.klass,
-        untrusted=result.label.untrusted,
-    )

@@ -7,7 +7,9 @@ part way never leaves a session folder without one (sessionfolder.py: what stand
 leftovers of a start that never finished).
 sessions/{session}/0.jsonl holds one record a line. A last line without its newline was cut off
 by a crash in the middle of an append: it never became a record, so before appending we cut it
-away (and log it) rather than glue the next record onto it.
+away (and log it) rather than glue the next record onto it. A record the log could not take
+when its turn ran is owed: kept here and written before the session's next record, so the log
+never holds a call that reads as unanswered once it has room again (turnlog.py).
 """
 
 import errno
@@ -19,7 +21,8 @@ import shutil
 from pathlib import Path
 
 from loopd_shim import sessionfolder
-from loopd_shim.errors import SessionExists, SessionLogFailed, SessionUnknown
+from loopd_shim.errors import AppendFailed, SessionExists, SessionLogFailed, SessionUnknown
+from loopd_shim.logroom import reason_of
 from proto.files import (
     DIR_MODE,
     NotRegular,
@@ -104,6 +107,8 @@ class SessionStore:
 
     def __init__(self, root: Path):
         self.root = root
+        # Per session, the records its log could not take yet, in the order they are owed.
+        self._owed: dict[str, list[Record]] = {}
 
     def folder(self, session: str) -> Path:
         if not is_session_id(session):
@@ -189,17 +194,40 @@ class SessionStore:
         if not self.baseline_path(session).is_file():
             raise SessionUnknown(sessionfolder.unknown(session, self.folder(session)))
 
+    def owe(self, session: str, record: Record) -> None:
+        """Keep record to be written before the session's next one: the log cannot take it now."""
+        self._owed.setdefault(session, []).append(record)
+        log.warning(
+            "session %s: a record the log could not take is kept to be written before its next"
+            " (%d owed); it is lost if loopd-shim stops first",
+            session,
+            len(self._owed[session]),
+        )
+
+    def owes(self, session: str) -> bool:
+        return bool(self._owed.get(session))
+
     def append(self, session: str, record: Record) -> None:
-        """Append one record to the session's log, after cutting a half-written last line."""
+        """Append one record to the session's log, after cutting a half-written last line and
+        writing the records owed to it; AppendFailed, one line, when the log cannot take them."""
         path = self.log_path(session)
+        owed = self._owed.get(session, [])
         try:
             cut = cut_partial_tail(path)
             if cut:
                 log.warning(
                     "%s: cut a half-written last line of %d bytes (left by a crash)", path, cut
                 )
+            while owed:
+                append_session_record(path, owed[0])
+                owed.pop(0)
+                log.info("session %s: wrote a record owed to its log", session)
+            self._owed.pop(session, None)
             append_session_record(path, record)
         except OSError as e:
-            raise SessionLogFailed(
+            still = f" ({len(owed)} records of an earlier turn still wait to be written there)"
+            raise AppendFailed(
                 f"session {session}: cannot append to {path}: {e.strerror or e}"
+                + (still if owed else ""),
+                reason_of(e),
             ) from None

@@ -3,17 +3,23 @@
 The index drops a removed session's rows at the catch-up after a start and when session_updated
 names it (index/gone.py); a finished conversation the owner removes while memoryd runs sends no
 session_updated again, so without this look recall would serve it until memoryd restarts, for
-weeks. Every LOOK_SECONDS, once the start's catch-up is done, a reader finds the sessions the index
-holds whose log is gone (gone.looked: a row and a stat per session held, no listing of sessions/
-and no writer job while none is), and the writer drops them (gone.drop_found), logged as at a
-start. stats, which lists sessions/ anyway, says what it finds meanwhile and has the look run at
-once (Index.gone_found). A failure (a full disk) is logged once and tried again at the next look.
-Kept apart from catchup.py, which catches up what is there; this drops what is no longer there.
+weeks. Every LOOK_SECONDS, once the start's catch-up is done, memoryd stats sessions/: removing a
+session's folder changes its times, so while they stay as at the last look nothing more is done
+(one stat). Otherwise a reader lists sessions/ (names only) and takes the sessions the index holds
+whose folder is not among them and whose log is gone (gone.looked: a row per session held and a
+stat per one not listed), and the writer drops them (gone.drop_found), logged as at a start: about
+0.2 s at 60,000 sessions, against 0.5 s for a stat of every log. A log removed from a folder that
+stays changes only that folder: stats, which looks at every log anyway, finds it, says so, and
+names it here, and the look drops it at once (Index.gone_found). A failure (a full disk) is logged
+once and tried again at the next look. Kept apart from catchup.py, which catches up what is
+there; this drops what is no longer there.
 """
 
 import asyncio
 import contextlib
 import logging
+import os
+import time
 
 from memoryd.index import gone
 from memoryd.writer import BACKGROUND
@@ -22,6 +28,9 @@ from proto.plural import counted
 log = logging.getLogger("memoryd")
 
 LOOK_SECONDS = 30.0  # as the catch-up's retry at its slowest: what stats says recall waits for
+# sessions/ times this recent are not trusted to show the next change: a removal within the same
+# tick of the file system's clock would leave them as they are.
+SETTLED_NS = 2_000_000_000
 
 
 class RemovedLook:
@@ -35,6 +44,8 @@ class RemovedLook:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._again = False  # set off while a look ran: another right after it
+        self._named: set[str] = set()  # sessions stats found gone, dropped at the next look
+        self._seen: tuple[int, ...] | None = None  # sessions/'s stat at the last look, settled
         self._said: str | None = None  # the last failure logged, so the next one alike is not
         service.index.gone_found = self.wake
 
@@ -42,14 +53,18 @@ class RemovedLook:
         self._loop = asyncio.get_running_loop()
         self._due_in(LOOK_SECONDS)
 
-    def wake(self) -> None:
-        """From any thread: stats found a removed session, or memoryd stops; look now rather
+    def wake(self, sessions: list[str] | None = None) -> None:
+        """From any thread: stats found these sessions gone, or memoryd stops; look now rather
         than in up to LOOK_SECONDS (or end)."""
         loop = self._loop
         if loop is None:
             return
         with contextlib.suppress(RuntimeError):  # the loop is closed: memoryd has stopped
-            loop.call_soon_threadsafe(self._due_in, 0)
+            loop.call_soon_threadsafe(self._woken, list(sessions or ()))
+
+    def _woken(self, sessions: list[str]) -> None:
+        self._named.update(sessions)
+        self._due_in(0)
 
     def _due_in(self, seconds: float) -> None:
         if self._timer is not None:
@@ -69,8 +84,10 @@ class RemovedLook:
         self.task = self._loop.create_task(self._look())
 
     async def _look(self) -> None:
+        service = self.service
         try:
-            if self.service.index.catching_up is None:  # the start's catch-up drops its own
+            # The start's catch-up drops its own; a restore to finish refuses the index's use.
+            if service.index.catching_up is None and service.unfinished is None:
                 await self.once()
         finally:
             again, self._again = self._again, False
@@ -79,12 +96,17 @@ class RemovedLook:
     async def once(self) -> int:
         """Drop the sessions whose log is gone now; how many (0 after a failure, logged)."""
         service, index = self.service, self.service.index
+        named, self._named = sorted(self._named), set()
+        mark = _mark(index.home.sessions)
         try:
-            found = await service._read(_looked, index)
+            found = named
+            if mark is None or mark != self._seen:
+                found = sorted({*named, *await service._read(_looked, index)})
             removed = 0
             if found:
                 removed = await service._write(gone.drop_found, index, found, priority=BACKGROUND)
         except Exception as error:  # noqa: BLE001 - tried again at the next look
+            self._named.update(named)
             said = f"{type(error).__name__}: {error}"
             if said != self._said and not service.stopping.is_set():
                 log.warning(
@@ -97,6 +119,7 @@ class RemovedLook:
             self._said = said
             return 0
         self._said = None
+        self._seen = mark if mark is not None and _settled(mark) else None
         if removed:
             log.info(
                 "index %s: %s removed from sessions/ while memoryd ran dropped",
@@ -106,6 +129,28 @@ class RemovedLook:
         return removed
 
 
+def _mark(sessions) -> tuple[int, ...] | None:
+    """sessions/'s stat as the look compares it (a link to it followed, as the listing does);
+    None when it cannot be taken."""
+    try:
+        st = os.stat(sessions)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _settled(mark: tuple[int, ...]) -> bool:
+    return time.time_ns() - max(mark[2], mark[3]) > SETTLED_NS
+
+
 def _looked(index) -> list[str]:
+    """On a reader: the sessions the index holds whose folder is not listed and whose log is
+    gone (none while sessions/ is not a folder memoryd can list)."""
+    try:
+        listed = os.listdir(index.home.sessions)
+    except FileNotFoundError:
+        listed = []  # sessions/ removed whole: every session it held is gone
+    except OSError:
+        return []  # not a folder, not listable: said by stats, nothing gone
     with index.reader() as conn:
-        return gone.looked(conn, index.home)
+        return gone.looked(conn, index.home, listed)

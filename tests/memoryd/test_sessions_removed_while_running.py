@@ -16,7 +16,6 @@ import pytest
 
 from memoryd import removedlook
 from memoryd.home import Home
-from memoryd.index import newindex
 from memoryd.index.index import Index
 from memoryd.owner import indexstate
 from proto.records import UserRecord, append_session_record
@@ -52,16 +51,19 @@ async def _until(check, seconds: float = 10) -> bool:
     return True
 
 
-@pytest.mark.parametrize("removed", ["folder", "log"])
-def test_a_session_removed_while_memoryd_runs_leaves_the_index_at_the_look(
-    md, monkeypatch, caplog, removed
+def _remove(m: Memoryd, removed: str) -> None:
+    if removed == "folder":
+        shutil.rmtree(m.home.sessions / "mm-sess0001")
+    else:
+        m.home.session_log("mm-sess0001").unlink()
+
+
+def test_a_session_folder_removed_while_memoryd_runs_leaves_the_index_at_the_look(
+    md, monkeypatch, caplog
 ):
     monkeypatch.setattr(removedlook, "LOOK_SECONDS", 0.1)
     assert "divorce lawyer" in md.recall("purplefrog")
-    if removed == "folder":
-        shutil.rmtree(md.home.sessions / "mm-sess0001")
-    else:
-        md.home.session_log("mm-sess0001").unlink()
+    _remove(md, "folder")
 
     async def scenario() -> bool:
         md.index.catching_up = None  # the start's catch-up is done
@@ -72,23 +74,26 @@ def test_a_session_removed_while_memoryd_runs_leaves_the_index_at_the_look(
         assert asyncio.run(scenario())
     out = md.recall("purplefrog")
     assert "weather is purplefrog grey" in out and "divorce lawyer" not in out
-    assert any(
-        "mm-sess0001/0.jsonl: gone; its records left the index" in r.getMessage()
-        for r in caplog.records
-    )
+    gone_lines = [r.getMessage() for r in caplog.records if "left the index" in r.getMessage()]
+    assert gone_lines == [
+        f"session log {md.home.session_log('mm-sess0001')}: gone; its records left the index"
+    ]
     assert _index_lines(md) == ["index: every session log indexed"]
 
 
-def test_stats_says_a_removed_session_is_still_served_and_sets_off_the_look(md, monkeypatch):
-    """With no look yet (the next one far off), stats names the removed session rather than
-    "every session log indexed", and has the look run at once: the session leaves the index."""
+@pytest.mark.parametrize("removed", ["folder", "log"])
+def test_stats_says_a_removed_session_is_still_served_and_sets_off_the_look(
+    md, monkeypatch, removed
+):
+    """With the next look far off, stats names the removed session (its folder, or its log
+    alone, which leaves sessions/ as it was) rather than "every session log indexed", and has
+    the look drop it at once."""
     monkeypatch.setattr(removedlook, "LOOK_SECONDS", 3600)
-    shutil.rmtree(md.home.sessions / "mm-sess0001")
+    _remove(md, removed)
 
     async def scenario() -> list[str]:
         md.index.catching_up = None
         md.service._catching.look.start()
-        await asyncio.sleep(0.05)
         loop = asyncio.get_running_loop()
         said = await loop.run_in_executor(None, _index_lines, md)
         assert await _until(lambda: "divorce lawyer" not in md.recall("purplefrog"))
@@ -103,14 +108,18 @@ def test_stats_says_a_removed_session_is_still_served_and_sets_off_the_look(md, 
     assert _index_lines(md) == ["index: every session log indexed"]
 
 
-def test_the_look_lists_no_folder_and_drops_nothing_while_none_is_removed(md, monkeypatch):
-    """The look costs a row and a stat per session held: nothing is written when nothing went."""
-    monkeypatch.setattr(
-        newindex, "indexable_sessions", lambda *a, **k: pytest.fail("sessions/ listed")
-    )
+def test_a_look_at_sessions_as_it_was_costs_one_stat(md, monkeypatch):
+    """sessions/ whose times are as at the last look (and settled) is not listed again; a
+    folder removed since changes them, and the next look finds it."""
+    monkeypatch.setattr(removedlook, "SETTLED_NS", 0)
     look = md.service._catching.look
-    assert asyncio.run(look.once()) == 0
-    assert "divorce lawyer" in md.recall("purplefrog")
+    assert asyncio.run(look.once()) == 0  # the first look lists sessions/
+    real, listed = removedlook._looked, []
+    monkeypatch.setattr(removedlook, "_looked", lambda index: listed.append(1) or real(index))
+    assert asyncio.run(look.once()) == 0 and listed == []
+    _remove(md, "folder")
+    assert asyncio.run(look.once()) == 1 and listed == [1]
+    assert "divorce lawyer" not in md.recall("purplefrog")
 
 
 def _make(kind: str, path) -> None:

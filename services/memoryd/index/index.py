@@ -116,9 +116,9 @@ class Index(ModePrep, Warming):
         # the writer, after a part that left some: the catch-up (catchup.py) reads the rest.
         self.notes_behind: tuple[int, int] | None = None
         self.notes_left: Callable[[], None] | None = None
-        # Called, from any thread, when stats finds a session removed from sessions/ that the
-        # index still holds: memoryd's look drops it now (removedlook.py).
-        self.gone_found: Callable[[], None] | None = None
+        # Called, from any thread, with the sessions stats found removed from sessions/ that the
+        # index still holds: memoryd's look drops them now (removedlook.py).
+        self.gone_found: Callable[[list[str]], None] | None = None
         self._notes_told = notesparts.Told()
         # What forgets kept out when the reindex's build began, and whether the file it swapped
         # in owes a merge of forgotten words (forgetsmeanwhile.py).

@@ -100,7 +100,7 @@ def _removed(index, looked: list) -> tuple[list[str], int]:
     except (IndexDamaged, IndexUnwritable, sqlite3.Error):
         return [], 0
     if found and index.gone_found is not None:
-        index.gone_found()
+        index.gone_found(found)
     return sorted(found), len(held)
 
 

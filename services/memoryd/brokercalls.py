@@ -55,13 +55,13 @@ class BrokerCalls:
                 recall_args = parse_recall(request.arguments)
                 gone = peer.current()
 
-                def recall() -> RecallResult:
+                def recall(behind: bool) -> RecallResult:
                     # Queued behind slow recalls until its caller gave up: nobody reads it now,
                     # and running it would only make the recalls queued after it wait longer.
                     if gone is not None and gone():
                         raise CallerGone
                     return self.service.recaller.recall(
-                        recall_args.query, recall_args.k, session=request.session
+                        recall_args.query, recall_args.k, session=request.session, behind=behind
                     )
 
                 try:

@@ -156,10 +156,10 @@ class MemoryService:
             log.info("memory/notes.md: changed; not indexed before this read (the writer is busy)")
         return await self._read(fn)
 
-    def _unless_notes_changed(self, fn: Callable[[], T]) -> T:
+    def _unless_notes_changed(self, fn: Callable[..., T], *args) -> T:
         if self.index.notes_seen.changed():
             raise NotesChanged
-        return fn()
+        return fn(*args)
 
     def _notes_changed(self) -> None:
         """On the writer: catch up notes.md unless a job queued before this one already did."""

@@ -54,23 +54,25 @@ class NotesBehind:
         self._job: concurrent.futures.Future | None = None
         self._said: concurrent.futures.Future | None = None  # the job a recall logged going on
 
-    async def read(self, fn: Callable[[], T]) -> T:
-        """fn on a reader: at once when notes.md is as the index read it, else after the writer
-        caught the index up, or from the index as it is if the writer is busy."""
+    async def read(self, fn: Callable[[bool], T]) -> T:
+        """fn(behind) on a reader: at once when notes.md is as the index read it, else after the
+        writer caught the index up, or from the index as it is if the writer is busy (behind:
+        True, and fn says so)."""
         service = self.service
         try:
-            return await service._read(service._unless_notes_changed, fn)
+            return await service._read(service._unless_notes_changed, fn, False)
         except NotesChanged:
             pass
-        if not await self._caught_up():
-            job = self._job
-            if job is not None and job is not self._said:
-                self._said = job
-                log.info(
-                    "memory/notes.md: changed; recall answers from the index as it is until the"
-                    " writer, busy now, catches it up"
-                )
-        return await service._read(fn)
+        if await self._caught_up():
+            return await service._read(fn, False)
+        job = self._job
+        if job is not None and job is not self._said:
+            self._said = job
+            log.info(
+                "memory/notes.md: changed; recall answers from the index as it is until the"
+                " writer, busy now, catches it up"
+            )
+        return await service._read(fn, True)
 
     async def _caught_up(self) -> bool:
         """True once the writer ran the catch-up submitted for this change (or one after it)."""

@@ -122,8 +122,8 @@ class Recaller:
     reindex swap's gate, a damaged file reported as IndexDamaged), searches in the index's recall
     mode, renders and labels the hits, and logs them. While the catch-up after a start runs, a line
     after the hits says how far it is, and the log line says partial; so they do while a log the
-    catch-up tried stays out of the index (index.not_indexed), and while notes.md changed since
-    the index last read it (NOTES_CHANGED).
+    catch-up tried stays out of the index (index.not_indexed), and when a session's recall is
+    answered while notes.md changed since the index last read it (NOTES_CHANGED).
     """
 
     def __init__(self, index: Index):
@@ -132,10 +132,12 @@ class Recaller:
         self._log: RecallLog | None = None
 
     def recall(
-        self, query: str, k: int = 5, *, session: str, by: str | None = None
+        self, query: str, k: int = 5, *, session: str, by: str | None = None, behind: bool = False
     ) -> RecallResult:
         """At most k hits for query, rendered and labelled; appends the recall log line (with
-        "by": "owner" for the owner's search, so the agent's hit counts leave it out)."""
+        "by": "owner" for the owner's search, so the agent's hit counts leave it out). behind:
+        answered without waiting for the writer to catch the index up with notes.md, which
+        changed (recall/notesbehind.py): said after the hits while it is still so."""
         catching_up = self.index.catching_up
         parsed = Query.parse(query)
         hits: list[Hit] = []
@@ -155,7 +157,7 @@ class Recaller:
                 hits = kept
         not_indexed = len(self.index.not_indexed)
         meanwhile = self.index.meanwhile
-        if self.index.notes_behind is None and self.index.notes_seen.changed():
+        if behind and self.index.notes_behind is None and self.index.notes_seen.changed():
             meanwhile = NOTES_CHANGED if meanwhile is None else f"{meanwhile} {NOTES_CHANGED}"
         partial = catching_up is not None or not_indexed > 0 or meanwhile is not None
         self._append(session, query, k, hits, by, partial=partial)

@@ -24,6 +24,9 @@ from memoryd.search import generation
 # Logged under the index's name, as before the connections had a module of their own.
 log = logging.getLogger("memoryd.index.index")
 
+# The most the WAL file keeps between transactions (journal_size_limit).
+WAL_KEPT_BYTES = 64 << 20
+
 UNOPENED = (
     "the memory index index/memory.sqlite3 cannot be opened (memoryd's log says why; runbook:"
     " memory-index-damaged)"
@@ -46,6 +49,10 @@ class Connections:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        # A WAL file keeps the size its largest transaction gave it (a mode's tables built, a
+        # forget's purge: a gigabyte at a million records) until memoryd stops; cut back to this
+        # once a checkpoint has emptied it.
+        conn.execute(f"PRAGMA journal_size_limit = {int(WAL_KEPT_BYTES)}")
         self._opened.opened()
         return conn
 

@@ -88,6 +88,27 @@ def turns(count: int) -> None:
         fresh.ask(SESSION).result()
         asked = time.perf_counter() - start
         fresh.close()
+        # A restart: the point the stop wrote to index/witness.json, read on from.
+        home.index_dir.mkdir(exist_ok=True)
+        witness.close()
+        restarted = Witness(home)
+        with open(log, "a") as f:
+            f.write(one)
+        start = time.perf_counter()
+        restarted.stricter(SESSION, "private", False)
+        after_restart = time.perf_counter() - start
+        # 300 other sessions' calls drop SESSION from the MOST_SEEN kept: its point stays.
+        for i in range(300):
+            other = f"mm-other{i:04d}"
+            (home.sessions / other).mkdir(parents=True)
+            home.session_log(other).write_text(one)
+            restarted.stricter(other, "private", False)
+        with open(log, "a") as f:
+            f.write(one)
+        start = time.perf_counter()
+        restarted.stricter(SESSION, "private", False)
+        after_others = time.perf_counter() - start
+        restarted.close()
     print(f"log: {count:,} turns, {size / 1e6:.1f} MB")
     print(f"first call (whole log):       {first * 1e3:9.1f} ms")
     print(f"later call, log unchanged:    {unchanged * 1e6:9.1f} us")
@@ -96,6 +117,8 @@ def turns(count: int) -> None:
     print(
         f"first call via ask(), on the session's thread: {asked * 1e3:.1f} ms, none on the writer"
     )
+    print(f"first call after a restart:   {after_restart * 1e3:9.1f} ms (the log grew a turn)")
+    print(f"after 300 other sessions:     {after_others * 1e3:9.1f} ms (the log grew a turn)")
 
 
 def peak_kib(pid: int) -> int:

@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from memoryd.data import exchange, snapshot
+from memoryd.data import exchange, exportitems, snapshot
 from memoryd.errors import AdminRefused
 from memoryd.journal.journal import Journal
 from tests.memoryd.owner_data_harness import Memoryd
@@ -58,7 +58,7 @@ def test_an_export_keeps_no_more_than_a_chunk_of_a_long_journal(tmp_path):
         snap = exchange.hold(m.home, Journal(m.home))
         try:
             tracemalloc.start()
-            found = exchange.items(snap)
+            found = list(exchange.items(snap))
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -83,7 +83,7 @@ def test_lines_torn_by_the_chunks_are_read_whole():
     lines = [b'{"a": 1}', long, b"", b"tail without its newline"]
     data = b"\n".join(lines)
     held = snapshot.Held("memory/edits/2026-12.jsonl", None, len(data), data=data)
-    assert list(exchange._lines(held)) == lines
+    assert list(exportitems._lines(held)) == lines
 
 
 def test_an_owner_command_out_of_memory_is_answered_in_one_line(tmp_path, monkeypatch, caplog):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.data import exchange, restore
+from memoryd.data import exportitems, restore
 from tests.memoryd.owner_data_harness import Memoryd
 
 LATE = "The router was replaced in May."
@@ -43,7 +43,7 @@ def test_a_write_while_the_export_reads_is_not_in_it(tmp_path, monkeypatch, duri
         assert all(item["provenance"]["edit"] for item in before)
 
         held, go = threading.Event(), threading.Event()
-        real = exchange.read_entries
+        real = exportitems.read_entries
 
         def paused(*args, **kwargs):
             if not held.is_set():
@@ -51,7 +51,7 @@ def test_a_write_while_the_export_reads_is_not_in_it(tmp_path, monkeypatch, duri
                 assert go.wait(10)
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(exchange, "read_entries", paused)
+        monkeypatch.setattr(exportitems, "read_entries", paused)
         out: dict = {}
         reader = threading.Thread(target=lambda: out.setdefault("items", exported(m)))
         reader.start()

@@ -12,7 +12,6 @@ import pytest
 from memoryd.data import exportfiles, scrub
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
-from proto import files
 from tests.memoryd.owner_data_harness import Memoryd
 
 SECRET = "The safe code is 8812."
@@ -63,7 +62,7 @@ def test_forget_takes_the_text_out_of_the_exports_in_backups(md, ref, write):
 def test_a_full_disk_during_an_export_is_one_line_naming_the_file_and_leaves_none(md, monkeypatch):
     md.call({"action": "add", "file": "memory", "text": "Alpha fact."})
     before = md.data("export")["path"]
-    monkeypatch.setattr(files, "_write_temp", full)
+    monkeypatch.setattr(exportfiles, "_write_all", full)
     with pytest.raises(AdminRefused, match=r"export failed writing .*export-.*No space left") as e:
         md.admin("export", {"format": "jsonl"})
     assert "\n" not in str(e.value)

@@ -9,37 +9,90 @@ FRESH_SECONDS, which another bxctl may still be reading or copying. An export is
 memoryd writes, so a forget takes the forgotten text out of every export still there.
 """
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import os
 import re
+import secrets
 import stat
-import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from memoryd.data import backup, exportmd, layout, matching, scrub
-from memoryd.home import Home, atomic_write, create_if_missing, read_file
+from memoryd.home import FILE_MODE, Home, atomic_write, read_file
 
 EXPORT_NAME = re.compile(r"^export-([0-9]{8}T[0-9]{6}Z)(?:-[0-9]{1,6})?\.(?:jsonl|md)\Z")
 FRESH_SECONDS = 600  # an export younger than this may still be read or copied by its bxctl
+WRITE_BYTES = 1 << 20  # an export is written a MiB at a time
 
 log = logging.getLogger(__name__)
-_naming = threading.Lock()  # two exports in the same second take two names
 
 
-def new_file(folder: Path, now: dt.datetime, suffix: str, data: bytes) -> Path:
-    """data written atomically under a new export name in folder (never over another)."""
+def new_file(folder: Path, now: dt.datetime, suffix: str, parts: Iterable[bytes]) -> Path:
+    """parts written under a new export name in folder (never over another), whole or not at
+    all: into a temporary file of the folder a MiB at a time (an export is as long as notes.md,
+    which has no limit, so it is never held whole), fsync'd, then linked under the first name
+    free, the folder fsync'd. An error leaves neither file."""
     base = f"export-{now:%Y%m%dT%H%M%SZ}"
-    with _naming:
-        for n in range(1, 1_000_000):
-            path = folder / (f"{base}.{suffix}" if n == 1 else f"{base}-{n}.{suffix}")
-            try:
-                if create_if_missing(path, data):
-                    return path
-            except OSError as e:
-                e.filename = e.filename or str(path)
-                raise
+    folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        tmp = f".{base}.{suffix}.{secrets.token_hex(6)}.tmp"  # backup.MEMORYD_TEMP's shape
+        try:
+            _write_parts(folder_fd, tmp, parts)
+            path = _link_new(folder, folder_fd, tmp, base, suffix)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=folder_fd)
+        try:
+            os.fsync(folder_fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(path.name, dir_fd=folder_fd)
+            raise
+        return path
+    except OSError as e:
+        e.filename = e.filename or str(folder / f"{base}.{suffix}")
+        raise
+    finally:
+        os.close(folder_fd)
+
+
+def _write_parts(folder_fd: int, name: str, parts: Iterable[bytes]) -> None:
+    fd = os.open(
+        name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE, dir_fd=folder_fd
+    )
+    try:
+        os.fchmod(fd, FILE_MODE)
+        pending = bytearray()
+        for part in parts:
+            pending += part
+            if len(pending) >= WRITE_BYTES:
+                _write_all(fd, pending)
+                pending.clear()
+        _write_all(fd, pending)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytearray) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _link_new(folder: Path, folder_fd: int, tmp: str, base: str, suffix: str) -> Path:
+    """tmp linked under the first export name free: a link never replaces a file, so two
+    exports in the same second take two names."""
+    for n in range(1, 1_000_000):
+        name = f"{base}.{suffix}" if n == 1 else f"{base}-{n}.{suffix}"
+        try:
+            os.link(tmp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        return folder / name
     raise FileExistsError(f"{folder}: no export name left for {base}")
 
 

@@ -24,6 +24,7 @@ indented (no LAYOUT line) is scrubbed as it was then: the text's own paragraph.
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 
 from memoryd.data import matching
 from proto.trim import trim
@@ -76,26 +77,33 @@ def provenance_line(p: dict) -> str:
     )
 
 
-def markdown(head: dict, found: list[dict]) -> bytes:
-    """The document: a heading per file, then per entry or note its heading, its provenance line
-    and its text as a block, every part apart from the next by a blank line."""
-    parts = [
+def markdown(head: dict, found: Iterable[dict]) -> bytes:
+    """The document whole (parts)."""
+    return b"".join(parts(head, found))
+
+
+def parts(head: dict, found: Iterable[dict]) -> Iterator[bytes]:
+    """The document a part at a time, as found gives its items: a heading per file, then per
+    entry or note its heading, its provenance line and its text as a block, every part apart
+    from the next by a blank line."""
+    yield (
         f"# Memory export (format {head['version']}, memoryd {head['memoryd']}, "
-        f"exported {head['exported']})",
-        LAYOUT,
-    ]
+        f"exported {head['exported']})\n\n{LAYOUT}"
+    ).encode()
     section = None
     for item in found:
+        out = []
         where = item["provenance"]["file"] if item["kind"] == "entry" else "notes.md"
         if where != section:
-            parts.append(f"## {where}")
+            out.append(f"## {where}")
             section = where
         if item["kind"] == "entry":
-            parts.append("### entry")
+            out.append("### entry")
         else:
-            parts.append(f"### note {_shown(item['number'])} ({_shown(item['note'])})")
-        parts += [provenance_line(item["provenance"]), block(item["text"])]
-    return ("\n\n".join(parts) + "\n").encode("utf-8")
+            out.append(f"### note {_shown(item['number'])} ({_shown(item['note'])})")
+        out += [provenance_line(item["provenance"]), block(item["text"])]
+        yield "".join("\n\n" + part for part in out).encode("utf-8")
+    yield b"\n"
 
 
 def _legacy_paragraph(text: str) -> bytes:

@@ -1,0 +1,80 @@
+"""notes.md read as a stream: its entries one at a time from its bytes in chunks, never whole.
+
+notes.md has no size limit (spec 3): memoryd appends to it for as long as the home lives, and one
+import adds up to 64 MiB. A reader that must see every note (an export) holds only the note it
+is at: the chunks are cut into whole lines, the lines gathered until the next header line, and
+that note's bytes parsed by notes.parse itself, so that a note reads here exactly as it does
+everywhere else (its numbering, byte span, damaged headers, the escapes of its text).
+
+A damaged header with no real time takes the time of the note before it (notes._damaged): such a
+note's bytes are parsed after a header line giving that time, which is then dropped.
+"""
+
+from collections.abc import Iterable, Iterator
+
+from memoryd.memory import notes
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of chunks, each with its newline (the last may have none); a line torn by a
+    chunk's end is carried into the next."""
+    pending: list[bytes] = []
+    for chunk in chunks:
+        cut = chunk.rfind(b"\n") + 1
+        if not cut:
+            pending.append(chunk)  # a line longer than a chunk: held until its newline
+            continue
+        whole = b"".join([*pending, chunk[:cut]]) if pending else chunk[:cut]
+        pending = [chunk[cut:]] if cut < len(chunk) else []
+        yield from _split(whole)
+    if pending:
+        yield from b"".join(pending).splitlines(keepends=True)
+
+
+def _split(whole: bytes) -> Iterator[bytes]:
+    """whole's lines as notes.parse cuts them (bytes.splitlines: a lone CR ends a line too)."""
+    if b"\r" in whole:
+        yield from whole.splitlines(keepends=True)
+        return
+    start = 0
+    while start < len(whole):
+        end = whole.index(b"\n", start) + 1
+        yield whole[start:end]
+        start = end
+
+
+def _starts_note(raw: bytes) -> bool:
+    """Whether notes.parse starts a note at the line raw, past the file's first line (where a
+    byte-order mark is read as nothing): a line beginning with "§", a header or a damaged one."""
+    return notes.decode_line(raw).startswith("§")
+
+
+def entries(chunks: Iterable[bytes]) -> Iterator[notes.NoteEntry]:
+    """The entries of notes.md, given as chunks of its bytes from its start, one at a time: the
+    same entries notes.parse gives of the whole file."""
+    block: list[bytes] = []
+    start = position = number = 0
+    before: notes.NoteEntry | None = None
+    for raw in _lines(chunks):
+        if block and _starts_note(raw):
+            for entry in _parse(b"".join(block), start, number, before):
+                number, before = entry.number + 1, entry
+                yield entry
+            block, start = [], position
+        block.append(raw)
+        position += len(raw)
+    if block:
+        yield from _parse(b"".join(block), start, number, before)
+
+
+def _parse(
+    data: bytes, start: int, number: int, before: notes.NoteEntry | None
+) -> list[notes.NoteEntry]:
+    """notes.parse of data (the file's bytes from start, numbered from number) as if the note
+    before were above it. Only a damaged header reads that note (its time, notes._damaged), so
+    data is parsed again after a header line giving that time only when it starts with one."""
+    found = notes.parse(data, start, number)
+    if before is None or not found or not found[0].damaged:
+        return found
+    above = notes.header_line("noted", before.time, "owner", "private").encode() + b"\n"
+    return notes.parse(above + data, start - len(above), number - 1)[1:]

@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from memoryd.data import importing, importsame, purge
+from memoryd.data import importing, importsame, layout, purge
 from memoryd.data.importclaim import Claims
 from memoryd.data.importing import FILE_ARG, Items, State
 from memoryd.data.importitems import EntryItem, Item
@@ -66,9 +66,39 @@ def run(service, name: str, dry_run: bool, keep: int = LINES_KEPT) -> dict:
     """Import backups/name (on a reader thread: the writer is taken one batch at a time). The
     answer's lines are the first `keep` of the report: applied + skipped is the count of all."""
     store = service.store
+    done = Progress(keep=keep)
+    try:
+        result = _run(service, name, dry_run, done)
+    except (MemorydError, OSError) as e:
+        # One line at its end, as every owner command that writes memory leaves: an import runs
+        # on after a bxctl that stopped waiting, and this line is then all that tells how far.
+        said = " ".join(str(e).split("\n"))
+        said = said if said.startswith("refused: ") else f"stopped: {said}"
+        log.info("%s: import %s", _where(store, name), said)
+        raise
+    log.info("%s: %s", _where(store, name), result["message"] + _edits(done))
+    return result
+
+
+def _where(store, name: str) -> str:
+    """The file imported, for the log: a name that is none of backups/ is quoted, cut."""
+    if layout.NAME.fullmatch(name):
+        return str(layout.backups(store.home) / name)
+    return f"backups/{name[:64]!r}"
+
+
+def _edits(done: Progress) -> str:
+    if done.first_edit is None:
+        return ""
+    if done.first_edit == done.last_edit:
+        return f" (edit {done.first_edit})"
+    return f" (edits {done.first_edit} to {done.last_edit})"
+
+
+def _run(service, name: str, dry_run: bool, done: Progress) -> dict:
+    store = service.store
     parsed = importing.parse(importing.read_export(store.home, name))
     state = service._writer.submit(WRITE, _begin, store).result()
-    done = Progress(keep=keep)
     # This home's records of the file's texts, read here, off the writer; a batch reads only
     # what they gained since.
     claims = Claims(store.home, (item.text for _, item in parsed))

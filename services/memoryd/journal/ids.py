@@ -1,6 +1,7 @@
 """Edit and pending ids (YYYY-MM-DD-NNNN, p-YYYY-MM-DD-NNNN): their pattern, their day and number,
-and the ids handed out in this home (Issued, memory/.ids.json), so that none is handed out twice
-once the journal or pending.jsonl has lost the line that held it (journal.py says why)."""
+and the ids handed out in this home (Issued, memory/.ids.json, with a copy in index/), so that none
+is handed out twice once the journal or pending.jsonl has lost the line that held it (journal.py
+says why)."""
 
 import json
 import logging
@@ -46,6 +47,10 @@ def order(value: str | None) -> tuple[str, int]:
 
 
 ISSUED_NAME = ".ids.json"
+# The copy kept outside memory/: memory/ removed whole (a mistaken rm -rf, a cleaner) takes
+# .ids.json with the journal, and a start that counted from nothing would give the ids the
+# backups' journals already gave to other edits.
+FLOOR_NAME = "ids-handed-out.json"
 FIRST_KEY = "first"
 ISSUED_MAX = 4096
 _ISSUED_KINDS = {
@@ -65,10 +70,16 @@ class Issued:
     write loses an id the journal still holds (a temporary file left is removed at start). A
     missing, damaged or unreadable file is read as naming nothing (the journal decides alone, as
     before it existed); what this process handed out is kept in memory as well, so a file that
-    cannot be written does not make an id repeat while memoryd runs."""
+    cannot be written does not make an id repeat while memoryd runs.
+
+    The same is written to index/ids-handed-out.json (the floor), and both are read, each day's
+    highest number kept: the floor outlives memory/ removed whole, which takes .ids.json and the
+    journal together. It is written only where index/ is a folder (a restore's staged home has
+    none) and its failures are not said: .ids.json is the record, the floor its spare."""
 
     def __init__(self, home: Home):
         self.path = home.memory / ISSUED_NAME
+        self.floor = home.index_dir / FLOOR_NAME
         self._held: dict[str, dict[str, int]] = {}
         self._found: dict[str, dict[str, int]] | None = None  # the file, read once
         # The earliest id of each kind handed out here, kept for good (the days are not): what
@@ -84,6 +95,11 @@ class Issued:
             return None
         day = max(days)
         return f"{'p-' if kind == 'pending' else ''}{day}-{days[day]:04d}"
+
+    def days(self, kind: str) -> dict[str, int]:
+        """The last number of kind handed out on each day kept ({day: number})."""
+        with self._lock:
+            return self._days(kind, self._file())
 
     def number(self, kind: str, day: str) -> int:
         """The NNNN of the last id of kind handed out on day (0: none)."""
@@ -155,7 +171,13 @@ class Issued:
         """What the file held when first asked: read once, as only this memoryd writes it, so
         that an append does not read it again (what it hands out is in _held)."""
         if self._found is None:
-            self._found = self._read()
+            found = self._read(self.path, said=True)
+            # The floor counts where it is higher: .ids.json went with memory/, or is older.
+            for kind, days in self._read(self.floor, said=False).items():
+                mine = found.setdefault(kind, {})
+                for day, number in days.items():
+                    mine[day] = max(mine.get(day, 0), number)
+            self._found = found
         return self._found
 
     def _write(self, data: bytes, kind: str, value: str) -> None:
@@ -164,21 +186,28 @@ class Issued:
         except OSError as e:
             why = e if isinstance(e, NotRegular) else e.strerror
             log.warning("%s: the last %s id (%s) not kept: %s", self.path, kind, value, why)
-
-    def _read(self) -> dict[str, dict[str, int]]:
         try:
-            fd = open_file(self.path, os.O_RDONLY)
+            if os.path.isdir(self.floor.parent):
+                atomic_write(self.floor, data, durable=False)
+        except OSError:
+            pass  # the spare: .ids.json above is the record, and says its own failure
+
+    def _read(self, path, said: bool) -> dict[str, dict[str, int]]:
+        """One copy's ids; {} when it is missing or not usable (said only for .ids.json)."""
+        try:
+            fd = open_file(path, os.O_RDONLY)
         except FileNotFoundError:
             return {}
         except OSError as e:
-            log.warning(
-                "%s: not read: %s", self.path, e if isinstance(e, NotRegular) else e.strerror
-            )
+            if said:
+                why = e if isinstance(e, NotRegular) else e.strerror
+                log.warning("%s: not read: %s", path, why)
             return {}
         try:
             data = read_at_most(fd, ISSUED_MAX + 1)
         except OSError as e:
-            log.warning("%s: not read: %s", self.path, e.strerror)
+            if said:
+                log.warning("%s: not read: %s", path, e.strerror)
             return {}
         finally:
             os.close(fd)
@@ -187,15 +216,26 @@ class Issued:
         except ValueError:
             value = None
         if not isinstance(value, dict):
-            if data:
-                log.warning("%s: damaged; the journal alone gives the next ids", self.path)
+            if data and said:
+                log.warning("%s: damaged; the journal alone gives the next ids", path)
             return {}
         firsts = value.get(FIRST_KEY)
         for kind, pattern in _ISSUED_KINDS.items():
             first = firsts.get(kind) if isinstance(firsts, dict) else None
             if isinstance(first, str) and pattern.match(first):
-                self._first.setdefault(kind, first)
+                kept = self._first.get(kind)
+                if kept is None or order(first) < order(kept):
+                    self._first[kind] = first
         return {kind: _days_of(value.get(kind), pattern) for kind, pattern in _ISSUED_KINDS.items()}
+
+
+def remove_floor_leftovers(home: Home) -> None:
+    """At start: a temporary file of the floor's a kill left (the floor is whole, old or new)."""
+    for left in home.index_dir.glob(f".{FLOOR_NAME}.*.tmp"):
+        try:
+            left.unlink()
+        except OSError as e:
+            log.warning("%s: a leftover temporary file cannot be removed: %s", left, e.strerror)
 
 
 # The days kept per kind: a clock set back or forward by weeks is far outside what this guards.

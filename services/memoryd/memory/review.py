@@ -9,6 +9,11 @@ under memoryd never makes an id the owner was shown name another change. Notes a
 Whether an item still waits is decided by the journal: accept and reject journal the pending id,
 then pending.jsonl is rewritten without it. A crash between the two leaves a line the journal
 already resolved, which is not listed and cannot be accepted twice.
+
+A staged write lives only in pending.jsonl until it is accepted or rejected. So an id memoryd
+handed out (Issued) that neither pending.jsonl holds nor the journal resolved is a write whose
+line left the file (deleted, or replaced by an older copy): pending says so, accept and reject of
+it say so, and memoryd's start logs it once, as log does for the journal's lost lines (lost).
 """
 
 import datetime as dt
@@ -29,10 +34,15 @@ from memoryd.journal.linefile import all_ids, damaged_lines, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from memoryd.trust.caller import Caller
 from proto.errors import InvalidArguments
+from proto.plural import counted
 from proto.tools import parse_memory
 
 log = logging.getLogger(__name__)
 PENDING_FILE = "pending.jsonl"
+LOST_BACK = (
+    "A backup made while they waited holds their lines: tar -xzOf ARCHIVE memory/pending.jsonl "
+    "prints the lines and changes nothing (runbook: journal-lost)"
+)
 
 
 def pending_id(value: str) -> str:
@@ -99,6 +109,51 @@ class Review:
                 out.append((number, named))
         return out
 
+    def _held(self) -> set[str]:
+        """Every pending id pending.jsonl names (its damaged lines' too) or the journal resolved."""
+        named = {_named(raw) for _, raw in damaged_lines(self.path, PendingLine)}
+        return set(all_ids(self.path)) | self._resolved() | {n for n in named if n is not None}
+
+    def lost(self) -> tuple[int, str, str] | None:
+        """The staged writes gone from pending.jsonl: (how many, the first id, the last), or None.
+        Ids count on from 0001 within a day, so each number up to the last handed out that day
+        was a staged write."""
+        try:
+            held = self._held()
+        except OSError:
+            return None  # pending and accept say the file's own error
+        n, first, last = 0, None, None
+        for day, top in sorted(self.index.journal.issued.days("pending").items()):
+            numbers = {k for k in day_numbers(sorted(held), day) if 0 < k <= top}
+            if len(numbers) >= top:
+                continue
+            n += top - len(numbers)
+            low = next(k for k in range(1, top + 1) if k not in numbers)
+            high = next(k for k in range(top, 0, -1) if k not in numbers)
+            first = first or f"p-{day}-{low:04d}"
+            last = f"p-{day}-{high:04d}"
+        return (n, first, last) if n and first and last else None
+
+    def lost_sentence(self) -> str | None:
+        """What pending adds when staged writes left pending.jsonl (None: none did)."""
+        found = self.lost()
+        if found is None:
+            return None
+        n, first, last = found
+        which = first if n == 1 else f"{first} to {last}"
+        return (
+            f"({counted(n, 'staged write')} ({which}) memoryd answered as pending "
+            f"{'is' if n == 1 else 'are'} gone: neither {self.path} holds "
+            f"{'it' if n == 1 else 'them'} nor the journal an accept or reject; the file was "
+            f"deleted or replaced. {LOST_BACK})"
+        )
+
+    def say_lost(self) -> None:
+        """At start: the staged writes gone from pending.jsonl, said once."""
+        said = self.lost_sentence()
+        if said is not None:
+            log.warning("%s: %s", self.path, said.strip("()"))
+
     def next_id(self, when: dt.datetime) -> str:
         day = f"{utc(when):%Y-%m-%d}"
         ids = all_ids(self.path)  # a damaged line's id too: an id is never used twice
@@ -152,6 +207,14 @@ class Review:
                     "damaged: it does not parse, so it can be neither accepted nor rejected; "
                     "mend that line (memoryd's log says what is wrong with it) or delete it"
                 )
+        if self.index.journal.issued.handed_out("pending", pending_id) and (
+            pending_id not in self._held()
+        ):
+            raise AdminRefused(
+                f"refused: {pending_id} was staged, but its line has left {self.path} since "
+                "(deleted or replaced) and the journal holds no accept or reject of it, so it "
+                f"can be neither accepted nor rejected. {LOST_BACK}"
+            )
         raise AdminRefused(f"refused: no edit {pending_id} is waiting for review")
 
     def discard(self, pending_id: str) -> None:

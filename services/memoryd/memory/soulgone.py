@@ -3,10 +3,11 @@
 memoryd's start writes the starter soul (soul.md of the settings) where soul.md is missing, so that
 no session starts without one. In a new home that is all there is to say ("created"). In a home
 that already holds memory (entries, notes, a journal or the edit ids it handed out, a recall log,
-session logs) a soul.md was there and has been removed (a cleaner, a sync tool, a hand rm): soul.md
-has no journal, so the starter written in its place would replace the owner's unseen. That start
-warns, naming the file and how to put the owner's back from a backup (runbook memory-unavailable,
-step 4 says the same).
+session logs, archives in backups/) a soul.md was there and has been removed (a cleaner, a sync
+tool, a hand rm): soul.md has no journal, so the starter written in its place would replace the
+owner's unseen. That start warns, naming the file and how to put the owner's back from a backup
+(runbook memory-unavailable, step 4 says the same). When more than soul.md is gone, memorygone.py
+says it all in one line instead.
 """
 
 import logging
@@ -16,6 +17,7 @@ from pathlib import Path
 from memoryd.data import layout
 from memoryd.home import Home
 from memoryd.journal.ids import Issued
+from memoryd.memory import memorygone
 from proto.messages import is_session_id
 
 log = logging.getLogger("memoryd.memory.store")
@@ -34,6 +36,8 @@ def held(home: Home) -> str | None:
         found.append("edit ids handed out")
     if _has_sessions(home):
         found.append("session logs")
+    if memorygone.newest_archive(home) is not None:
+        found.append(f"archives in {layout.backups(home)}")
     return ", ".join(found) or None
 
 

@@ -19,7 +19,9 @@ what its own log shows (witness.py), when the store has a witness.
 """
 
 import datetime as dt
+import errno
 import logging
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +36,7 @@ from memoryd.errors import (
     WriteFailed,
 )
 from memoryd.home import Home, append_bytes, create_if_missing, ensure_dir
+from memoryd.journal import ids as issued
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
@@ -42,6 +45,7 @@ from memoryd.memory import (
     edits,
     entries,
     handedit,
+    memorygone,
     notes,
     ownerwrites,
     soulgone,
@@ -114,9 +118,15 @@ class MemoryStore:
 
     # --- start and read ---------------------------------------------------------------------
     def ensure(self) -> list[Path]:
-        """Create memory/ and its files where missing (never overwriting); what was created."""
+        """Create memory/ and its files where missing (never overwriting); what was created. In a
+        home that held memory, what was missing is said in one warning with the way back
+        (memorygone.py), not as created."""
         created: list[Path] = []
         holds: str | None = None
+        missing = memorygone.look(self.home)
+        if missing.any():
+            # Asked before anything is made: a new home holds nothing.
+            holds = soulgone.held(self.home)
         try:
             for folder in (self.home.memory, self.home.edits, self.home.recalls):
                 existed = folder.exists()
@@ -128,8 +138,6 @@ class MemoryStore:
                 if self.soul_starter is None:
                     raise StartFailed("soul.md is missing and no [memory] soul_starter is set")
                 starter = read_soul_starter(self.soul_starter)
-                # In a home that holds memory the soul was the owner's, not yet to be made.
-                holds = soulgone.held(self.home)
                 if create_if_missing(soul, starter):
                     created.append(soul)
             for name in ("memory.md", "user.md", "notes.md"):
@@ -139,12 +147,16 @@ class MemoryStore:
         except OSError as e:
             where = e.filename or self.home.memory
             raise StartFailed(f"cannot create {where}: {e.strerror}") from e
-        for path in created:
-            if path.name == "soul.md" and holds is not None:
-                soulgone.say(self.home, holds)
-            else:
+        issued.remove_floor_leftovers(self.home)
+        if holds is not None and missing.files == ["soul.md"] and not missing.journal:
+            soulgone.say(self.home, holds)  # the soul alone: its own way back
+        elif holds is not None:
+            memorygone.say(self.home, missing, holds)
+        else:
+            for path in created:
                 log.info("%s: created", path)
         self.detect_hand_edits()
+        self.review.say_lost()
         return created
 
     def detect_hand_edits(self) -> None:
@@ -243,6 +255,7 @@ class MemoryStore:
             raise FileInvalid(f"refused: {e}; the owner must fix it before it can be edited") from e
 
     def _note(self, args: NoteArgs | AddArgs, file: str | None, caller: Caller) -> str:
+        memorygone.notes_there(self.home, args.action, caller.session)
         text = edits.new_note(args.text)
         when = self.now()
         klass = classrule.session_class(caller.taint)
@@ -280,6 +293,11 @@ class MemoryStore:
         Its intent is noted first, so that a kill between the append and its journal line has
         the line appended at the next start (handedit.py), as for memory.md and user.md."""
         path = self.home.memory_file("notes.md")
+        if not os.path.lexists(path):
+            # Appending would make a new notes.md that hides the notes it held (memorygone.py).
+            raise FileNotFoundError(
+                errno.ENOENT, "notes.md is missing (runbook: memory-unavailable)", str(path)
+            )
         size = rollback.size_of(path)
         written = ("\n" if ends_without_newline(path) else "") + block  # as append_notes does
         try:
@@ -323,6 +341,8 @@ class MemoryStore:
         notes_path = self.home.memory_file("notes.md")
         # Built before anything is written: a line the model refuses leaves every file as it was.
         line = _journal_edit(plan, caller, action, extra or {})
+        if plan.removals:
+            memorygone.notes_there(self.home, action, session)
         planned_from = list(plan.before) if read_from is None else read_from
         notes_size = rollback.size_of(notes_path)
         old = None

@@ -38,6 +38,9 @@ def _pending(service, arg) -> str:
     store = service.store
     review = store.review
     damaged = history.pending_damaged_said(review.path, review.damaged())
+    lost = review.lost_sentence()  # staged writes whose lines left pending.jsonl
+    if lost is not None:
+        damaged = lost if damaged is None else f"{damaged}\n{lost}"
     return history.pending_answer(review.items(), store.review_on, arg, damaged)
 
 

@@ -29,16 +29,18 @@ def test_staged_writes_gone_with_pending_jsonl_are_said(tmp_path, caplog):
     assert listed[0].startswith(f"p-{DAY}-0003  ")
     assert listed[-1] == (
         f"(2 staged writes (p-{DAY}-0001 to p-{DAY}-0002) memoryd answered as pending are gone: "
-        f"neither {path} holds them nor the journal an accept or reject; the file was deleted or "
-        "replaced. A backup made while they waited holds their lines: tar -xzOf ARCHIVE "
-        "memory/pending.jsonl prints the lines and changes nothing (runbook: journal-lost))"
+        f"neither {path} holds them nor the journal an accept or reject: their lines left the "
+        "file (deleted, replaced by an older copy, or removed by hand). A backup made while they "
+        "waited holds their lines: tar -xzOf ARCHIVE memory/pending.jsonl prints the lines and "
+        "changes nothing (runbook: journal-lost))"
     )
     for command in ("accept", "reject"):
         with pytest.raises(AdminRefused) as refused:
             owner(store, command, f"p-{DAY}-0001")
         assert str(refused.value).startswith(
-            f"refused: p-{DAY}-0001 was staged, but its line has left {path} since (deleted or "
-            "replaced) and the journal holds no accept or reject of it"
+            f"refused: p-{DAY}-0001 was staged, but its line has left {path} since (deleted, "
+            "replaced by an older copy, or removed by hand) and the journal holds no accept or "
+            "reject of it"
         )
     # An id never handed out, or one accepted, is still "not waiting".
     with pytest.raises(AdminRefused, match=f"no edit p-{DAY}-0009 is waiting"):

@@ -118,12 +118,15 @@ class Review:
         """The staged writes gone from pending.jsonl: (how many, the first id, the last), or None.
         Ids count on from 0001 within a day, so each number up to the last handed out that day
         was a staged write."""
+        days = self.index.journal.issued.days("pending")
+        if not days:
+            return None  # review never staged a write here: nothing to read
         try:
             held = self._held()
         except OSError:
             return None  # pending and accept say the file's own error
         n, first, last = 0, None, None
-        for day, top in sorted(self.index.journal.issued.days("pending").items()):
+        for day, top in sorted(days.items()):
             numbers = {k for k in day_numbers(sorted(held), day) if 0 < k <= top}
             if len(numbers) >= top:
                 continue
@@ -144,8 +147,9 @@ class Review:
         return (
             f"({counted(n, 'staged write')} ({which}) memoryd answered as pending "
             f"{'is' if n == 1 else 'are'} gone: neither {self.path} holds "
-            f"{'it' if n == 1 else 'them'} nor the journal an accept or reject; the file was "
-            f"deleted or replaced. {LOST_BACK})"
+            f"{'it' if n == 1 else 'them'} nor the journal an accept or reject: "
+            f"{'its line' if n == 1 else 'their lines'} left the file (deleted, replaced by an "
+            f"older copy, or removed by hand). {LOST_BACK})"
         )
 
     def say_lost(self) -> None:
@@ -212,7 +216,8 @@ class Review:
         ):
             raise AdminRefused(
                 f"refused: {pending_id} was staged, but its line has left {self.path} since "
-                "(deleted or replaced) and the journal holds no accept or reject of it, so it "
+                "(deleted, replaced by an older copy, or removed by hand) and the journal holds "
+                "no accept or reject of it, so it "
                 f"can be neither accepted nor rejected. {LOST_BACK}"
             )
         raise AdminRefused(f"refused: no edit {pending_id} is waiting for review")

@@ -217,10 +217,11 @@ def test_a_mode_build_met_by_a_full_disk_is_tried_again_once_there_is_room(
         service.close()
     # the spec's search answers from the rows there, and says why the mode's does not
     assert meanwhile.ok and meanwhile.output.startswith("[1] ")
-    assert meanwhile.output.splitlines()[-1] == (
+    # The catch-up's own line may follow, as its last log may still be being read.
+    assert (
         f"(recall mode context cannot be prepared now: {FULL}; these hits are the spec's search"
         " meanwhile, and context answers once there is room)"
-    )
+    ) in meanwhile.output.splitlines()[1:]
     assert found
     # Errors only: the start's warning that this home of logs lacks its soul.md is not the build's.
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [

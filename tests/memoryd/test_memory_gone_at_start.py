@@ -148,3 +148,24 @@ def test_the_id_floor_outside_memory_is_kept_with_each_id(tmp_path):
     kept = json.loads((md.home.memory / ".ids.json").read_text())
     assert json.loads((md.home.index_dir / FLOOR_NAME).read_text()) == kept
     assert oct((md.home.index_dir / FLOOR_NAME).stat().st_mode & 0o777) == "0o600"
+
+
+def test_files_removed_together_are_named_in_one_warning_each_with_its_way_back(tmp_path, caplog):
+    root = tmp_path / "home"
+    md = Memoryd(root)
+    md.call({"action": "add", "file": "memory", "text": "Alpha entry."})
+    md.call({"action": "note", "text": "Zebra note about kiwis."})
+    md.close()
+    md.home.memory_file("memory.md").unlink()
+    md.home.memory_file("notes.md").unlink()
+    again, records = _start(root, caplog)
+    [said] = _warned(records)
+    assert "memory.md (made anew, empty; any entries it held are journalled as a hand edit" in said
+    assert "; notes.md (made anew, empty: the journal holds 1 note it held" in said
+    assert "(none is in " in said and "the journal's note lines: bxctl memory log" in said
+    # memory.md's way back as said: the hand edit journalled, undone.
+    [lost] = [r for r in again.store.journal.records() if r.action == "hand-edit"]
+    assert lost.before == ["Alpha entry."] and lost.after == []
+    again.store.undo(lost.id)
+    assert "Alpha entry." in again.store.block()
+    again.close()

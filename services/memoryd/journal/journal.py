@@ -26,8 +26,9 @@ An id names one edit for good: the owner reads it in bxctl memory log and undoes
 by it later. The journal alone cannot promise that once its lines are gone (edits/ deleted or
 replaced while memoryd runs, or while it is stopped): counting on from what is left would hand out
 an id again, and an undo of the id the owner was shown would revert another edit. So the last edit
-id and pending id handed out are kept beside it too (Issued, memory/.ids.json), ids go on after
-them, and an id memoryd handed out whose line is gone is refused as such (missing_sentence).
+id and pending id handed out are kept beside it too (Issued, memory/.ids.json, and a copy in
+index/ that outlives memory/ removed whole), ids go on after them, and an id memoryd handed out
+whose line is gone is refused as such (missing_sentence).
 """
 
 import datetime as dt

@@ -24,10 +24,11 @@ from proto.plural import counted
 from proto.version import package_version
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
-# An edit of memoryd's journal (YYYY-MM-DD-NNNN: the day, then its number) and a pending write
-# (p-YYYY-MM-DD-NNNN), as memoryd names them and the owner's commands take them.
-EDIT_ID_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})-([0-9]{4,})\Z"
-PENDING_ID_PATTERN = r"^p-[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4,}\Z"
+# An edit of memoryd's journal (YYYY-MM-DD-NNNN: the day, then its number of 4 to 9 digits, as
+# memoryd hands them out and reads them) and a pending write (p-YYYY-MM-DD-NNNN), as the owner's
+# commands take them.
+EDIT_ID_PATTERN = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})-([0-9]{4,9})\Z"
+PENDING_ID_PATTERN = r"^p-[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4,9}\Z"
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 SessionId = Annotated[str, StringConstraints(pattern=SESSION_ID_PATTERN)]

@@ -400,3 +400,18 @@ def test_an_edit_whose_copy_the_editor_replaced_by_a_link_or_fifo_sends_nothing(
     assert line.startswith("bxctl: cannot read the copy ") and said in line, line
     assert [m.command for m in answers.seen] == ["file"]
     shutil.rmtree(Path(line.split("cannot read the copy ")[1].split(":")[0]).parent)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["memory", "show", "2026-12-05-1234567890"],
+        ["memory", "undo", "2026-12-05-" + "9" * 5000],
+        ["memory", "accept", "p-2026-12-05-1234567890"],
+    ],
+)
+def test_an_id_whose_number_memoryd_would_never_give_is_a_usage_error_and_not_sent(answers, argv):
+    # memoryd hands out and reads numbers of 4 to 9 digits: a longer one names nothing there
+    line = usage_line(answers, *argv)
+    assert line.startswith("bxctl: Invalid value for 'ID': "), line
+    assert answers.seen == []

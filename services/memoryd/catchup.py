@@ -19,7 +19,10 @@ restart. A session_updated that fails so is left to it too, and so is a changed 
 build that found no room (index.mode_waiting). Once every log was tried, the start's catch-up no
 longer counts as running (index.catching_up): the logs still left, with why, are
 index.not_indexed, which recall and `bxctl memory stats` report for as long as they stay so. It
-ends when memoryd stops (service.stopping).
+ends when memoryd stops (service.stopping). sessions/ that memoryd cannot list when the catch-up
+begins (its mode, its owner after a copy, a file in its place) lists no log: memoryd serves what
+the index holds, and sessions/ is listed again until it can be, its logs then caught up here
+(listagain.py).
 
 A log the index has read to its end, as it is now (the same file, as long as the offset read), is
 counted as read at once, without a writer job (index/unchanged.py): a restart's catch-up costs what
@@ -34,6 +37,7 @@ import os
 from memoryd.data.lay import Unfinished
 from memoryd.errors import ForgottenUnreadable, IndexDamaged, NotesUnreadable, SessionUnknown
 from memoryd.index import carryfile, unchanged
+from memoryd.listagain import ListAgain
 from memoryd.removedlook import RemovedLook
 from memoryd.writer import BACKGROUND
 from proto.files import NotRegular, TooLarge
@@ -93,6 +97,8 @@ class CatchUp:
         # Sessions removed while memoryd runs leave the index too, looked for once the start's
         # catch-up is done (removedlook.py).
         self.look = RemovedLook(service)
+        # sessions/ that could not be listed when the catch-up began, listed again until it is.
+        self.again = ListAgain(self, RETRY_FIRST, RETRY_MOST)
 
     def start(self, sessions: list[str] | None) -> asyncio.Task:
         self._loop = asyncio.get_running_loop()
@@ -101,13 +107,17 @@ class CatchUp:
         return self.task
 
     async def run(self, sessions: list[str] | None) -> int:
-        """Catch up notes.md, then every log in sessions (None: every log under sessions/),
-        until all are done (or memoryd stops). Returns the rows added."""
+        """Catch up notes.md, then every log in sessions (None: every log under sessions/, or
+        none while sessions/ cannot be listed, which is listed again until it can be), until all
+        are done (or memoryd stops). Returns the rows added."""
         service = self.service
         index = service.index
         self._loop = asyncio.get_running_loop()
         if sessions is None:
-            sessions = await service._read(index.sessions)
+            sessions = await service._read(index.listed)
+            if sessions is None:
+                sessions = []
+                self.again.start()
         self.left = list(dict.fromkeys([NOTES, *sessions, *self.left]))
         self._total, self._read = len(sessions), 0
         index.catching_up = (0, len(sessions))
@@ -131,9 +141,10 @@ class CatchUp:
         self._total = None
         service.caught_up.set()
         log.info(
-            "%s: caught up, %s",
+            "%s: caught up, %s%s",
             index.path,
             counted(added, "new record or note", "new records and notes"),
+            "; the session logs once sessions/ can be listed" if self.again.waiting else "",
         )
         service._warm_counts()
         return added
@@ -191,6 +202,23 @@ class CatchUp:
         else:
             self.nudge()
 
+    def more(self, sessions: list[str]) -> None:
+        """Logs a listing of sessions/ found after the start's could not list it (listagain.py):
+        caught up as at a start, recall saying how far."""
+        if self.service.stopping.is_set() or not sessions:
+            return
+        held = set(self.left)
+        # In place: a pass under way takes them too.
+        self.left.extend(session for session in sessions if session not in held)
+        if self._total is None:
+            self._total, self._read = 0, 0
+        self._total += len(sessions)
+        self.service.index.catching_up = (self._read, self._total)
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._again())
+        else:
+            self.nudge()
+
     def _notes_left(self) -> None:
         """On the writer: a part of notes.md run outside this catch-up left some; the rest is
         read here, a part at a time at the lowest priority. Before this catch-up has run on a
@@ -228,10 +256,11 @@ class CatchUp:
         return self.service.index.catch_up_notes(self.service._own_notes.own_from())
 
     def nudge(self) -> None:
-        """A turn ended or a write was made: what is left is tried again now. memoryd stops:
-        the look for removed sessions ends."""
+        """A turn ended or a write was made: what is left is tried again now, and sessions/
+        listed again if it could not be. memoryd stops: the look for removed sessions ends."""
         if self.left or self.service.index.mode_waiting:
             self._nudged.set()
+        self.again.wake()  # sessions/ that could not be listed: tried now (or no more)
         if self.service.stopping.is_set():
             self.look.wake()
 

@@ -97,11 +97,14 @@ def _prepare_locked(config: Config, locks: list[int]) -> MemoryService:
     try:
         # A changed recall mode's tables are built once the sockets listen (start_catch_up).
         index.open(defer_mode=True)
-        sessions = index.sessions()
     except (OSError, sqlite3.Error) as e:
         raise StartFailed(f"cannot open the index {home.index_db}: {e}") from None
     # Listed now, so that a recall from the first moment says how many logs are left to read.
-    index.catching_up = (0, len(sessions))
+    # sessions/ is loopd's, read only to index: one memoryd cannot list (its mode, its owner
+    # after a copy) stops nothing. It is said once, the index serves what it holds, and the
+    # catch-up lists it again until it can (listagain.py).
+    sessions = index.listed()
+    index.catching_up = (0, len(sessions or ()))
     # The witness is the service's: it reads session logs off the writer thread (service.py).
     service = MemoryService(
         store, index, write_deadline=config.write_deadline, witness=Witness(home)

@@ -149,8 +149,9 @@ def test_sessions_not_a_folder_at_a_start_is_said_once_and_in_stats(tmp_path, ca
             m.close()
     warned = [r.getMessage() for r in caplog.records if "so no session log" in r.getMessage()]
     assert warned == [
-        f"{home.sessions} is {what}, not a folder, so no session log under it is indexed; the"
-        " sessions the index holds stay in it as they were (bxctl memory stats counts them)"
+        f"{home.sessions} is {what}, not a folder, so no session log under it is indexed now;"
+        " the sessions the index holds stay in it as they were (bxctl memory stats counts them),"
+        " and memoryd catches its logs up once it can list it"
     ]
     assert lines == [
         f"index: sessions/ is {what}, not a folder: the 1 session the index holds cannot be"

@@ -232,11 +232,19 @@ class Index(ModePrep, Warming):
 
     # --- keeping up -----------------------------------------------------------------------------
     def sessions(self) -> list[str]:
-        """The sessions whose log can be indexed, by name (newindex.indexable_sessions). What is
-        left aside is what this listing skipped, and the damaged records of logs it lists: a
-        session removed or mended since is left aside no more."""
+        """The sessions whose log can be indexed, by name (newindex.indexable_sessions); none
+        while sessions/ is not a folder memoryd can list (listed)."""
+        return self.listed() or []
+
+    def listed(self) -> list[str] | None:
+        """The sessions whose log can be indexed, by name, or None when sessions/ cannot be
+        listed now (newindex.listed_sessions, which says so). What is left aside is what this
+        listing skipped, and the damaged records of logs it lists: a session removed or mended
+        since is left aside no more (and nothing changes while nothing could be listed)."""
         skipped: dict[str, str] = {}
-        found = newindex.indexable_sessions(self.home, skipped)
+        found = newindex.listed_sessions(self.home, skipped)
+        if found is None:
+            return None
         listed = set(found)
         damaged = {k: v for k, v in self.left_aside.items() if k in listed and k not in skipped}
         self.left_aside = {**damaged, **skipped}

@@ -56,15 +56,47 @@ def indexable_sessions(home: Home, skipped: dict[str, str] | None = None) -> lis
     with why, when given). So is a log in a folder whose name is not a session id (misnamed),
     said once. A log memoryd may not reach now (a folder it may not search) is listed: reading
     it fails, and the reader says so. sessions/ that is there and is not a folder (a file, a
-    FIFO, a link to nothing) lists no session, said once in a WARNING (folder_problem)."""
+    FIFO, a link to nothing) lists no session, said once in a WARNING (folder_problem). A folder
+    memoryd may not list raises the OSError: a reindex or a backup is refused rather than made
+    without its logs (memoryd's own listing takes it as listed_sessions does)."""
+    listing = _listing(home)
+    return [] if listing is None else _indexable(home, listing, skipped)
+
+
+def listed_sessions(home: Home, skipped: dict[str, str] | None = None) -> list[str] | None:
+    """indexable_sessions, or None when sessions/ is there but is not a folder memoryd can list
+    now: a file, a FIFO, a link to nothing, or a folder its mode or owner keeps memoryd out of
+    (a chmod, a copy or a chown made as another user). Said once in a WARNING naming sessions/
+    and why; the index keeps what it holds of those logs, and memoryd lists sessions/ again
+    later (listagain.py): the index is not at fault, and memoryd serves meanwhile."""
+    try:
+        listing = _listing(home)
+    except FileNotFoundError:
+        listing = _listing(home)  # removed between its look and its listing: looked at again
+    except OSError as error:
+        _say_folder(home, folder_problem(home) or f"cannot be listed ({error.strerror or error})")
+        return None
+    return None if listing is None else _indexable(home, listing, skipped)
+
+
+def _listing(home: Home) -> list[str] | None:
+    """The names under sessions/ ([] when it is not there: no session has run yet), or None when
+    it is there and is not a folder (said once); a folder that cannot be listed raises."""
     base = os.fspath(home.sessions)
     if not os.path.isdir(base):
-        _say_folder(home, folder_problem(home))
-        return []
+        problem = folder_problem(home)
+        _say_folder(home, problem)
+        return None if problem is not None else []
+    listing = os.listdir(base)
     _say_folder(home, None)
+    return listing
+
+
+def _indexable(home: Home, listing: list[str], skipped: dict[str, str] | None) -> list[str]:
+    base = os.fspath(home.sessions)
     names: list[str] = []
     odd: list[str] = []
-    for name in os.listdir(base):
+    for name in listing:
         (names if is_session_id(name) else odd).append(name)
     names.sort()
     odd_logs = misnamed(home, odd)
@@ -128,10 +160,11 @@ def _say_folder(home: Home, problem: str | None) -> None:
             _folder_said[home.sessions] = problem
     if problem is not None and problem != before:
         log.warning(
-            "%s is %s, so no session log under it is indexed; the sessions the index holds stay"
-            " in it as they were (bxctl memory stats counts them)",
+            "%s %s, so no session log under it is indexed now; the sessions the index holds stay"
+            " in it as they were (bxctl memory stats counts them), and memoryd catches its logs"
+            " up once it can list it",
             home.sessions,
-            problem,
+            problem if problem.startswith("cannot") else f"is {problem}",
         )
 
 

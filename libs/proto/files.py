@@ -22,6 +22,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from proto.errors import ProtoError
@@ -221,15 +222,21 @@ def fsync_dir(path: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def _write_temp(folder: int, name: str, data: bytes, durable: bool = True) -> str:
+def _write_temp(folder: int, name: str, data: bytes | Iterable[bytes], durable: bool = True) -> str:
     """A new temporary file in the folder of descriptor folder holding data, fsync'd (when
-    durable); its name."""
+    durable); its name. data may be chunks, written as they come, so that a file rewritten as a
+    stream (notes.md, which has no limit) is never held whole; an error raised while they are
+    made removes the temporary file, and the file at the name is left as it was."""
     tmp = f".{name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, FILE_MODE, dir_fd=folder)
     try:
         os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                f.write(data)
+            else:
+                for chunk in data:
+                    f.write(chunk)
             f.flush()
             if durable:
                 os.fsync(f.fileno())
@@ -251,9 +258,14 @@ def _check_at(folder: int, path: Path) -> bool:
 
 
 def atomic_write(
-    path: str | os.PathLike, data: bytes, *, durable: bool = True, undo_unsynced: bool = True
+    path: str | os.PathLike,
+    data: bytes | Iterable[bytes],
+    *,
+    durable: bool = True,
+    undo_unsynced: bool = True,
 ) -> None:
-    """Replace path with data, whole or not at all; refused if path is not a regular file.
+    """Replace path with data (bytes, or chunks written as they come), whole or not at all;
+    refused if path is not a regular file.
     durable=False leaves out the fsyncs, for a file whose loss at a power cut loses nothing
     another file does not hold (a kill still leaves it old or new).
 

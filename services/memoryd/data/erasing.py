@@ -8,13 +8,14 @@ this is the rewriting of each kind of file. Found is here because its journal mo
 to their end on a reader before the writer was taken (forget.prepare), are finished here.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from memoryd.data import exportfiles, handkept, matching, recalllog, scrub
+from memoryd.data import exportfiles, handkept, matching, notestream, recalllog, scrub
 from memoryd.data.places import recall_months
 from memoryd.errors import AdminRefused
-from memoryd.home import Home, atomic_write, read_file
-from memoryd.memory import edits, notes, shown
+from memoryd.home import Home, atomic_write, open_read
+from memoryd.memory import edits, shown
 
 
 @dataclass
@@ -65,7 +66,9 @@ def without(texts: list[str], file: str, marker: str):
 def check_notes(home: Home, numbers: list[int], texts: list[str]) -> None:
     """NotesMoved, nothing written, unless notes.md still holds texts under numbers exactly: what
     mark_notes checks, made before any other file of the forget is written."""
-    _marked(home, numbers, texts, "")
+    with open_read(home.memory_file("notes.md")) as f:
+        for _ in _marked(f, numbers, texts, "", []):
+            pass
 
 
 def mark_notes(
@@ -75,36 +78,51 @@ def mark_notes(
     (old end, change of length) of each note marked. The numbers were found in an earlier read,
     and the owner may save notes.md meanwhile: a number is marked only if the note under it in
     this read, the one rewritten, still holds one of texts, and only while the notes holding them
-    are those numbers; else nothing is written and the forget is refused (NotesMoved)."""
-    data, shifts = _marked(home, numbers, texts, marker)
-    atomic_write(home.memory_file("notes.md"), data)
+    are those numbers; else nothing is written and the forget is refused (NotesMoved).
+    notes.md has no limit (spec 3): it is read a note at a time (notestream.py) and written as it
+    is read into the atomic write's temporary file, never held whole."""
+    path = home.memory_file("notes.md")
+    shifts: list[tuple[int, int]] = []
+    with open_read(path) as f:
+        atomic_write(path, _marked(f, numbers, texts, marker, shifts))
     return shifts
 
 
 def _marked(
-    home: Home, numbers: list[int], texts: list[str], marker: str
-) -> tuple[bytes, list[tuple[int, int]]]:
-    """notes.md as mark_notes writes it, and its shifts; NotesMoved when the notes moved."""
-    data = read_file(home.memory_file("notes.md"))
-    parsed = notes.parse(data)
-    holding = [n.number for n in parsed if any(matching.same(n.text, t) for t in texts)]
+    f, numbers: list[int], texts: list[str], marker: str, shifts: list[tuple[int, int]]
+) -> Iterator[bytes]:
+    """notes.md (the open file f) as mark_notes writes it, a note at a time, its shifts added to
+    shifts; NotesMoved once the whole file is read, when the notes moved (the temporary file the
+    bytes went to is then removed, and notes.md is left as it was)."""
+    wanted = set(numbers)
+    holding: list[int] = []
+    for start, data, found in notestream.blocks(notestream.file_chunks(f)):
+        out = data
+        for note in found:
+            if any(matching.same(note.text, t) for t in texts):
+                holding.append(note.number)
+            if note.number not in wanted:
+                continue
+            header_end = _header_end(data, note.start - start)
+            body = marker.encode() + b"\n"
+            out = data[:header_end] + body
+            shifts.append((note.end, len(body) - (note.end - start - header_end)))
+        yield out
     if sorted(holding) != sorted(set(numbers)):
         raise NotesMoved(
             "refused: notes.md changed while forget ran, so its note numbers moved; nothing was "
             "forgotten: run bxctl memory search again and forget the note by the id it prints now"
         )
-    wanted = set(numbers)
-    out, last, shifts = [], 0, []
-    for note in parsed:
-        if note.number not in wanted:
-            continue
-        header_end = data.index(b"\n", note.start) + 1
-        body = marker.encode() + b"\n"
-        out += [data[last:header_end], body]
-        shifts.append((note.end, len(body) - (note.end - header_end)))
-        last = note.end
-    out.append(data[last:])
-    return b"".join(out), shifts
+
+
+def _header_end(data: bytes, at: int) -> int:
+    """Where the header line at byte at of a note's bytes ends: after its first newline; a note
+    with none (its header ended by a lone CR and nothing after it, or the file's last line
+    unended) keeps its header's first line and the marker follows it."""
+    end = data.find(b"\n", at)
+    if end != -1:
+        return end + 1
+    return at + len(data[at:].splitlines(keepends=True)[0])
 
 
 class NotesMoved(AdminRefused):

@@ -22,18 +22,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.data import erasing, matching, scrub
-from memoryd.data.places import recall_months
+from memoryd.data.places import notes_of, recall_months
 from memoryd.errors import FileDamaged
 from memoryd.home import Home, atomic_write, open_read, read_file
 from memoryd.journal import forgetlines, forgotten
 from memoryd.journal.journal import IDENTITY_FILES, Edit, Journal
-from memoryd.memory import entries, notes
+from memoryd.memory import entries
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust.caller import OWNER
 from proto.plural import counted
 from proto.trim import trim
 
 FORGOT_ID = "restore"  # the forgot id of a restore's own forget lines: it names no entry
+JUDGED = 1024  # texts remembered as not listed while the staged files are searched (_found)
 
 
 @dataclass
@@ -182,14 +183,11 @@ def _line(file, before: list[str], after: list[str], forgot: dict, to: str | Non
 
 
 def _notes(staged: Home, digests: set[str], marker: str) -> list[tuple[int, str]]:
-    """notes.md with each note whose digest is listed marked; (number, text) of each."""
-    try:
-        data = read_file(staged.memory_file("notes.md"))
-    except FileNotFoundError:
-        return []
+    """notes.md with each note whose digest is listed marked; (number, text) of each. Read a
+    note at a time (places.notes_of), as notes.md has no limit."""
     held = [
         (n.number, n.text)
-        for n in notes.parse(data)
+        for n in notes_of(staged)
         if not forgotten.is_marker(n.text) and forgotten.text_listed(n.text, digests)
     ]
     if held:
@@ -221,17 +219,31 @@ def _scrub(staged: Home, texts: set[str], marker: str) -> set[str]:
 def _found(staged: Home, digests: set[str]) -> set[str]:
     """The texts the staged files hold whose digest is listed: their entries and notes, and the
     values of the journal, the recall log and the pending writes that carry what was written (as
-    forget takes them: matching.py), never a field that says how it was written."""
+    forget takes them: matching.py), never a field that says how it was written. Only those are
+    kept as they are read: notes.md (read a note at a time), the journal and the recall log have
+    no limit."""
     seen: set[str] = set()
+    # Texts lately found not listed: a journal line carries its file's entries, line after line,
+    # and each is judged (a digest) once while it stays among the last JUDGED.
+    judged: dict[str, None] = {}
+
+    def take(texts) -> None:
+        for text in texts:
+            if text in seen or text in judged:
+                continue
+            if trim(text) and forgotten.text_listed(text, digests):
+                seen.add(text)
+                continue
+            if len(judged) >= JUDGED:
+                judged.clear()
+            judged[text] = None
+
     for file in IDENTITY_FILES:
         try:
-            seen.update(read_entries(staged, file))
+            take(read_entries(staged, file))
         except FileDamaged:
             pass
-    try:
-        seen.update(n.text for n in notes.parse(read_file(staged.memory_file("notes.md"))))
-    except FileNotFoundError:
-        pass
+    take(n.text for n in notes_of(staged))
     places = [
         *((path, _journal_texts) for path in Journal(staged).month_files()),
         *((path, _query_texts) for path in recall_months(staged)),
@@ -242,10 +254,10 @@ def _found(staged: Home, digests: set[str]) -> set[str]:
             if not isinstance(value, dict):
                 continue
             try:
-                seen.update(written(value))
+                take(written(value))
             except RecursionError:  # nested deeper than any line memoryd writes
                 continue
-    return {t for t in seen if trim(t) and forgotten.text_listed(t, digests)}
+    return seen
 
 
 def _lines(path: Path) -> Iterator[object]:

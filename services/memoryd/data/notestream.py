@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 
 from memoryd.memory import notes
 
+CHUNK = 1 << 20  # bytes read of notes.md at a time
+
 
 def _lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """The lines of chunks, each with its newline (the last may have none); a line torn by a
@@ -52,19 +54,45 @@ def _starts_note(raw: bytes) -> bool:
 def entries(chunks: Iterable[bytes]) -> Iterator[notes.NoteEntry]:
     """The entries of notes.md, given as chunks of its bytes from its start, one at a time: the
     same entries notes.parse gives of the whole file."""
+    for _, _, found in blocks(chunks):
+        yield from found
+
+
+def blocks(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes, list[notes.NoteEntry]]]:
+    """notes.md, given as chunks of its bytes from its start, cut before each line that starts a
+    note: each piece's byte offset, its bytes and the entries notes.parse gives of it there (one;
+    none for text before the first header). The pieces' bytes joined are the file's, so a reader
+    that rewrites a note (forget's marker) or says where a line is holds one note at a time."""
     block: list[bytes] = []
     start = position = number = 0
     before: notes.NoteEntry | None = None
     for raw in _lines(chunks):
         if block and _starts_note(raw):
-            for entry in _parse(b"".join(block), start, number, before):
-                number, before = entry.number + 1, entry
-                yield entry
+            data = b"".join(block)
+            found = _parse(data, start, number, before)
+            if found:
+                number, before = found[-1].number + 1, found[-1]
+            yield start, data, found
             block, start = [], position
         block.append(raw)
         position += len(raw)
     if block:
-        yield from _parse(b"".join(block), start, number, before)
+        data = b"".join(block)
+        yield start, data, _parse(data, start, number, before)
+
+
+def file_chunks(f, size: int = CHUNK) -> Iterator[bytes]:
+    """The bytes of the open file f from where it stands, in chunks of size."""
+    while chunk := f.read(size):
+        yield chunk
+
+
+def damage_said(entry: notes.NoteEntry, data: bytes, start: int, lines_before: int) -> str:
+    """notes.damage_said of the damaged entry, which starts the piece data at byte start of the
+    file after lines_before lines, in the words it gives when handed the whole file (the line
+    number), from the piece alone."""
+    said = notes.damage_said(entry, data, start)
+    return said.replace(f"notes.md byte {entry.start}:", f"notes.md line {lines_before + 1}:", 1)
 
 
 def _parse(

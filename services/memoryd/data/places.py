@@ -7,10 +7,11 @@ other records that hold it (carriers.py), such as the session record of the memo
 wrote an entry.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from memoryd.data import carriers, exportfiles, handkept, matching, scrub
-from memoryd.home import Home, read_file
+from memoryd.data import carriers, exportfiles, handkept, matching, notestream, scrub
+from memoryd.home import Home, open_read
 from memoryd.journal.journal import IDENTITY_FILES
 from memoryd.memory import notes
 from memoryd.memory.memfiles import read_entries
@@ -64,11 +65,15 @@ class Places:
         return f" (with the rows of {counted(len(sessions), 'more session record')} that held it)"
 
 
-def notes_of(home: Home) -> list[notes.NoteEntry]:
+def notes_of(home: Home) -> Iterator[notes.NoteEntry]:
+    """notes.md's notes one at a time (notestream.py): it has no limit (spec 3), and forget
+    looks at each note once, so it is never held whole; none when it is missing."""
     try:
-        return notes.parse(read_file(home.memory_file("notes.md")))
+        f = open_read(home.memory_file("notes.md"))
     except FileNotFoundError:
-        return []
+        return
+    with f:
+        yield from notestream.entries(notestream.file_chunks(f))
 
 
 def recall_months(home: Home):

@@ -15,7 +15,9 @@ A line written before hits kept a digest names its note by kind, session and num
 is counted for the note at its number when that note has its kind and session, else for none.
 """
 
-from collections import defaultdict
+import re
+from array import array
+from collections.abc import Iterable
 
 from memoryd.journal import forgotten
 from memoryd.journal.recallline import note_digest
@@ -25,44 +27,81 @@ from proto.plural import counted
 # A note hit as read from a line: kind, session, number, digest (None on a line written before
 # hits kept one).
 HitKey = tuple[str, str, int, str | None]
+_DIGEST = re.compile(r"[0-9a-f]{16}")  # as note_digest gives it
 
 
 class NoteIds:
-    """The notes of notes.md as stats read it, to tell which one a hit names. The digests are
-    worked out only for the notes a hit's number does not find at once (notes.md edited by
-    hand since), so a stats of a file never edited costs no hashing of its notes."""
+    """The notes of notes.md as stats read it, to tell which one a hit names: of each note only
+    its number, kind and session (an index into the pairs seen) and digest (8 bytes), and whether
+    it is a forget's marker, so that stats holds a few bytes a note, never their texts (notes.md
+    has no limit: it is read a note at a time). The notes may be given one at a time. Which note
+    has a digest is worked out only for a hit its number does not find (notes.md edited by hand
+    since)."""
 
-    def __init__(self, all_notes: list[NoteEntry]) -> None:
-        self._at = {note.number: note for note in all_notes}
-        self._notes = all_notes
-        self._digests: dict[int, str] = {}
-        self._by_digest: dict[str, list[int]] | None = None
+    def __init__(self, all_notes: Iterable[NoteEntry]) -> None:
+        self._pairs: dict[tuple[str, str], int] = {}
+        self._heads = array("L")  # per note, its (kind, session) as an index into _pairs
+        self._digests = bytearray()  # per note, 8 bytes
+        self._markers = bytearray()  # per note, 1 when its text is a forget's marker
+        self._numbers = array("q")  # per note, its number
+        self._where: dict[int, int] | None = None  # number to note, once they do not run on
+        self._pair_list: list[tuple[str, str]] = []
+        self._by_digest: dict[bytes, int] | None = None
+        for note in all_notes:
+            self.add(note)
 
-    def _digest(self, note: NoteEntry) -> str:
-        if (known := self._digests.get(note.number)) is None:
-            text = note.text.encode("utf-8", "replace")
-            known = self._digests[note.number] = note_digest(
-                note.kind, note.time, note.session, text
-            )
-        return known
+    def add(self, note: NoteEntry) -> None:
+        at = len(self._numbers)
+        if self._where is None and at and note.number != self._numbers[0] + at:
+            self._where = {n: i for i, n in enumerate(self._numbers)}
+        if self._where is not None:
+            self._where[note.number] = at  # the last of a number, as a dict of them would hold
+        self._numbers.append(note.number)
+        pair = (note.kind, note.session)
+        if (head := self._pairs.get(pair)) is None:
+            head = self._pairs[pair] = len(self._pair_list)
+            self._pair_list.append(pair)
+        self._heads.append(head)
+        text = note.text.encode("utf-8", "replace")
+        self._digests += bytes.fromhex(note_digest(note.kind, note.time, note.session, text))
+        self._markers.append(forgotten.is_marker(note.text))
+
+    def _at(self, number: int) -> int | None:
+        if self._where is not None:
+            return self._where.get(number)
+        if not self._numbers or not 0 <= number - self._numbers[0] < len(self._numbers):
+            return None
+        return number - self._numbers[0]
+
+    def _digest(self, at: int) -> bytes:
+        return bytes(self._digests[8 * at : 8 * at + 8])
 
     def number_of(self, key: HitKey) -> int | None:
         """The number now of the note the hit named, or None when that can no longer be told."""
         kind, session, number, digest = key
-        note = self._at.get(number)
-        same_header = note is not None and (note.kind, note.session) == (kind, session)
+        at = self._at(number)
+        same_header = at is not None and self._pair_list[self._heads[at]] == (kind, session)
         if digest is None:
             return number if same_header else None
-        if note is not None and self._digest(note) == digest:
+        wanted = _digest_bytes(digest)
+        if at is not None and self._digest(at) == wanted:
             return number
-        if note is not None and same_header and forgotten.is_marker(note.text):
+        if at is not None and same_header and self._markers[at]:
             return number  # forgotten since: the digest was of the text the marker replaced
+        if wanted is None:
+            return None
         if self._by_digest is None:
-            self._by_digest = defaultdict(list)
-            for each in self._notes:
-                self._by_digest[self._digest(each)].append(each.number)
-        found = self._by_digest.get(digest, [])
-        return found[0] if len(found) == 1 else None
+            self._by_digest = {}
+            for each, now in enumerate(self._numbers):
+                held = self._digest(each)
+                self._by_digest[held] = -1 if held in self._by_digest else now
+        found = self._by_digest.get(wanted, -1)
+        return found if found != -1 else None
+
+
+def _digest_bytes(digest: str) -> bytes | None:
+    """A hit's digest as the 8 bytes NoteIds keeps; None when it is no digest a note has."""
+    return bytes.fromhex(digest) if _DIGEST.fullmatch(digest) else None
 
 
 def unattributed_said(hits: int) -> str:

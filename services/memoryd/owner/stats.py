@@ -20,14 +20,13 @@ from pathlib import Path
 
 from memoryd.data.carriers import read_and_held, sessions_bytes
 from memoryd.errors import AdminRefused, FileDamaged, IndexDamaged, IndexUnwritable
-from memoryd.home import Home, read_file
+from memoryd.home import Home
 from memoryd.home import tree_size as _tree_size
-from memoryd.memory import entries, notes, shown
+from memoryd.memory import entries, shown
 from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
-from memoryd.owner import indexstate, paging
+from memoryd.owner import indexstate, paging, statsnotes
 from memoryd.owner.datalock import stopped_forget
-from memoryd.owner.notehits import NoteIds
 from memoryd.owner.recallcounts import note_hits, why
 from proto.plural import counted
 
@@ -67,33 +66,26 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
     since = now - dt.timedelta(days=days)
     held = _logs(index)
     unread: list[str] = []
-    readable = True
-    try:
-        data = read_file(home.memory_file("notes.md"))
-    except FileNotFoundError:
-        data = b""
-    except OSError as e:
-        unread.append(f"memory/notes.md: {why(e)}; its notes not shown")
-        data, readable = b"", False
-    all_notes = notes.parse(data)
-    if (encoding := notes.not_utf8(data)) is not None:
-        unread.append(encoding)
-    if (leading := notes.leading_said(data)) is not None:
-        unread.append(leading)
-    unread += [notes.damage_said(n, data) for n in all_notes if n.damaged]
-    # notes.md that cannot be read now tells nothing of its notes: a hit is not said to name a
-    # note it no longer holds (the line above says why none is shown).
-    ids = NoteIds(all_notes) if readable else None
-    counts, recalls = note_hits(home, since, now, unread, notes=ids)
-    by_text: Counter = Counter()
-    for note in all_notes:
-        by_text[note.text] += counts.get(note.number, 0)
-    files: dict[str, dict[str, object]] = {}
+    kept: dict[str, list[str] | FileDamaged] = {}
     for name in IDENTITY:
         try:
-            file_entries = read_entries(home, name)
+            kept[name] = read_entries(home, name)
         except FileDamaged as e:
-            files[name] = {"problem": str(e), "entries": []}
+            kept[name] = e
+    texts = {e for each in kept.values() if isinstance(each, list) for e in each}
+    # notes.md is read a note at a time, keeping a few bytes of each (statsnotes.py)
+    read = statsnotes.read(home, texts, why)
+    unread += read.unread
+    # notes.md that cannot be read now tells nothing of its notes: a hit is not said to name a
+    # note it no longer holds (the line above says why none is shown).
+    counts, recalls = note_hits(home, since, now, unread, notes=read.ids)
+    by_text: Counter = Counter()
+    for number, text in read.holding.items():
+        by_text[text] += counts.get(number, 0)
+    files: dict[str, dict[str, object]] = {}
+    for name, file_entries in kept.items():
+        if isinstance(file_entries, FileDamaged):
+            files[name] = {"problem": str(file_entries), "entries": []}
             continue
         files[name] = {
             "length": entries.length(file_entries),
@@ -111,8 +103,7 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
             "entry": n.text,
             "hits": counts.get(n.number, 0),
         }
-        for n in all_notes
-        if n.kind == "moved"
+        for n in read.moved
     ]
     return {
         "days": days,

@@ -8,7 +8,7 @@ import random
 import tracemalloc
 from collections import deque
 
-from memoryd.data import erasing, leftout, places
+from memoryd.data import erasing, leftout, notesclaim, places
 from memoryd.home import Home
 from memoryd.journal import forgotten
 from memoryd.memory import notes
@@ -136,3 +136,27 @@ def test_stats_forget_and_restore_hold_far_less_than_a_big_notes_md(tmp_path):
     peak = _peak(lambda: leftout.leave_out(restored, digests, "2026-09-24T12:00Z", NOW))
     assert peak < BOUND
     assert restored.memory_file("notes.md").read_bytes() == _whole_marked(data, [middle])[0]
+
+
+def test_a_restore_makes_a_header_strict_in_a_big_notes_md_as_a_stream(tmp_path):
+    """A restore's check of notes.md's headers against the archive's journal (notesclaim) reads
+    it a note at a time for each pass and writes the stricter header as it reads it."""
+    from tests.memoryd.owner_data_harness import Memoryd
+
+    m = Memoryd(tmp_path / "home")
+    try:
+        m.call({"action": "note", "text": "The beta stays open."}, tainted=True)
+    finally:
+        m.close()
+    path = m.home.memory_file("notes.md")
+    written = path.read_bytes()
+    assert b" \xc2\xb7 untrusted\n" in written
+    laxer = written.replace(" · untrusted\n".encode(), b"\n", 1)
+    big, _ = _big_notes(BIG)
+    path.write_bytes(laxer + big)
+    strict = notesclaim.make_strict(m.home)
+    assert [number for number, _, _ in strict.made] == [0]
+    assert path.read_bytes() == written + big
+    path.write_bytes(laxer + big)
+    assert _peak(lambda: notesclaim.make_strict(m.home)) < BOUND
+    assert path.read_bytes() == written + big

@@ -20,11 +20,13 @@ it would leave the owner no way back but mending a tar by hand.
 """
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from memoryd.data import notestream
 from memoryd.data.journalled import NOTED, Label, Written, because, klass_of, line_label
-from memoryd.home import Home, atomic_write, read_file
+from memoryd.home import Home, atomic_write, open_read
 from memoryd.journal import forgotten
 from memoryd.journal.byfile import FileState
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
@@ -69,14 +71,6 @@ class Strict:
 
 def _more(count: int) -> list[str]:
     return [f"and {count - SAID_MAX} more"] if count > SAID_MAX else []
-
-
-def _damaged(data: bytes, found: list[notes.NoteEntry], mended: set[int]) -> tuple[str, ...]:
-    """What the restored notes.md holds that is no note memoryd writes, in one line each (but
-    the damaged headers made strict, which are now headers memoryd writes)."""
-    leading = notes.leading_said(data)
-    said = [notes.damage_said(n, data) for n in found if n.damaged and n.number not in mended]
-    return tuple(([leading] if leading else []) + said)
 
 
 def _lines(months: list[Path]):
@@ -130,13 +124,15 @@ def _came_with(state: FileState, text: str) -> str | None:
     return None
 
 
-def _paired(found: list[notes.NoteEntry], writes: dict[str, list[Write]]) -> dict[int, Written]:
+def _paired(notes_of, writes: dict[str, list[Write]]) -> dict[int, Written]:
     """Each note's write: by text and session first, then by text alone, in order (a header
-    whose session was edited too is still paired with the write of its text left over)."""
+    whose session was edited too is still paired with the write of its text left over).
+    notes_of() gives the notes again for each pass (a note at a time: notes.md has no limit).
+    """
     taken: set[int] = set()
     out: dict[int, Written] = {}
     for by_session in (True, False):
-        for note in found:
+        for note in notes_of():
             if note.number in taken:
                 continue
             pool = writes.get(note.text, [])
@@ -162,31 +158,86 @@ def _header(note: notes.NoteEntry, label: Label) -> bytes:
 
 def make_strict(staged: Home) -> Strict:
     """Make every header of the staged notes.md at least as strict as the staged journal's line
-    of its note (written atomically); what was changed."""
+    of its note (written atomically); what was changed. notes.md has no limit (spec 3): it is
+    read a note at a time, once for each pass of the pairing and once more to write it, as it
+    is read, into the atomic write's temporary file, never held whole."""
     path = staged.memory_file("notes.md")
     try:
-        data = read_file(path)
+        shown = _shown(path)
     except FileNotFoundError:
         return Strict([])
-    parsed = notes.parse(data)
-    found = [n for n in parsed if not forgotten.is_marker(n.text)]
-    if not found:
-        return Strict([], _damaged(data, parsed, set()))
+    if not shown.found:
+        return Strict([], shown.said(set()))
+
+    def found():
+        return (n for n in _notes(path) if not forgotten.is_marker(n.text))
+
     paired = _paired(found, _writes(Journal(staged).month_files()))
-    out, made, at = [], [], 0
-    for note in found:
+    made: list[tuple[int, str, str]] = []
+    labels: dict[int, Label] = {}
+    for note in found():
         written = paired.get(note.number)
         claimed = Label(note.kind, note.klass, note.untrusted)
         if written is None or not claimed.laxer_than(written.label):
             continue
-        end = data.find(b"\n", note.start)
-        end = len(data) if end == -1 else end
-        start = note.start + (3 if data.startswith(b"\xef\xbb\xbf", note.start) else 0)
-        if data[end - 1 : end] == b"\r":
-            end -= 1
-        out += [data[at:start], _header(note, claimed.with_(written.label))]
-        at = end
+        labels[note.number] = claimed.with_(written.label)
         made.append((note.number, note.text, because(claimed, written, "the archive's")))
     if made:
-        atomic_write(path, b"".join([*out, data[at:]]))
-    return Strict(made, _damaged(data, parsed, {number for number, _, _ in made}))
+        with open_read(path) as f:
+            atomic_write(path, _strict_bytes(f, labels))
+    return Strict(made, shown.said(set(labels)))
+
+
+@dataclass
+class _Shown:
+    """What notes.md holds that is no note memoryd writes (text before the first header, the
+    damaged headers by number), and whether it holds a note that is no forget's marker."""
+
+    leading: str | None = None
+    damaged: list[tuple[int, str]] = field(default_factory=list)
+    found: bool = False
+
+    def said(self, mended: set[int]) -> tuple[str, ...]:
+        """Its lines, but for the damaged headers made strict (now headers memoryd writes)."""
+        said = [line for number, line in self.damaged if number not in mended]
+        return tuple(([self.leading] if self.leading else []) + said)
+
+
+def _shown(path: Path) -> _Shown:
+    shown = _Shown()
+    lines = 0  # newlines before the piece at hand
+    with open_read(path) as f:
+        for start, data, parsed in notestream.blocks(notestream.file_chunks(f)):
+            if start == 0:
+                shown.leading = notes.leading_said(data)
+            for note in parsed:
+                shown.found = shown.found or not forgotten.is_marker(note.text)
+                if note.damaged:
+                    said = notestream.damage_said(note, data, start, lines)
+                    shown.damaged.append((note.number, said))
+            lines += data.count(b"\n")
+    return shown
+
+
+def _notes(path: Path) -> Iterator[notes.NoteEntry]:
+    with open_read(path) as f:
+        yield from notestream.entries(notestream.file_chunks(f))
+
+
+def _strict_bytes(f, labels: dict[int, Label]) -> Iterator[bytes]:
+    """notes.md (the open file f) with the header of each note in labels made with its label,
+    a note at a time: its time kept as the header gave it, a byte-order mark before it kept,
+    the line's end kept."""
+    for start, data, parsed in notestream.blocks(notestream.file_chunks(f)):
+        for note in parsed:
+            label = labels.get(note.number)
+            if label is None:
+                continue
+            at = note.start - start
+            end = data.find(b"\n", at)
+            end = len(data) if end == -1 else end
+            begin = at + (3 if data.startswith(b"\xef\xbb\xbf", at) else 0)
+            if data[end - 1 : end] == b"\r":
+                end -= 1
+            data = data[:begin] + _header(note, label) + data[end:]
+        yield data

@@ -160,3 +160,27 @@ def test_a_restore_makes_a_header_strict_in_a_big_notes_md_as_a_stream(tmp_path)
     path.write_bytes(laxer + big)
     assert _peak(lambda: notesclaim.make_strict(m.home)) < BOUND
     assert path.read_bytes() == written + big
+
+
+def test_forget_reads_an_archives_big_notes_md_a_note_at_a_time(tmp_path):
+    """forget names the archives in backups/ that may hold its text (archiveheld), reading an
+    archive's notes.md as memoryd reads it: a note at a time, never the member whole."""
+    import io
+    import tarfile
+
+    from memoryd.data import archiveheld, layout
+
+    home = _home(tmp_path, b"")
+    data, _ = _big_notes(BIG)
+    layout.backups(home).mkdir(parents=True, exist_ok=True)
+    name = "memory-20261205T120000Z" + archiveheld.ARCHIVE_END
+    with tarfile.open(layout.backups(home) / name, "w:gz") as tar:
+        info = tarfile.TarInfo("memory/notes.md")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    del data
+    found: list[list[str]] = []
+    bound = BOUND + (2 << 20)  # and the archive's reader: gzip's and tarfile's buffers
+    assert _peak(lambda: found.append(archiveheld.holding(home, ["apricots"]))) < bound
+    assert _peak(lambda: found.append(archiveheld.holding(home, ["no such note"]))) < bound
+    assert found == [[name], []]

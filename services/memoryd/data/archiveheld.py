@@ -31,10 +31,10 @@ import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from memoryd.data import layout
+from memoryd.data import layout, notestream
 from memoryd.errors import FileDamaged
 from memoryd.home import Home
-from memoryd.memory import entries, notes
+from memoryd.memory import entries
 from proto.backupformat import MANIFEST, MANIFEST_MAX, declared_in, too_much, unpacked_max
 from proto.trim import WHITE_SPACE, trim
 
@@ -82,7 +82,10 @@ def _may_hold(path: Path, texts: list[str]) -> bool:
                 if got is None:
                     continue
                 with got:
-                    if member.name.endswith(".md"):  # a memory file: bounded by the budget
+                    if member.name.rpartition("/")[2] == "notes.md":  # no limit: a note at a time
+                        if _notes_hold(got, texts):
+                            return True
+                    elif member.name.endswith(".md"):  # a memory file: bounded by the budget
                         if _memory_file_holds(member.name, got.read(), texts):
                             return True
                     elif _member_holds(got, texts):
@@ -110,14 +113,12 @@ def _budget(path: Path, pax_headers: Mapping[str, str], size: int) -> int | None
 
 
 def _memory_file_holds(name: str, data: bytes, texts: list[str]) -> bool:
-    """Read as memoryd reads it: notes.md's notes (whose lines starting with the header's mark
-    are stuffed) and the entries of memory.md and user.md, each whole; any other file, or one
-    memoryd would refuse, by its bytes."""
+    """Read as memoryd reads it: the entries of memory.md and user.md, each whole (notes.md's
+    notes, whose lines starting with the header's mark are stuffed: _notes_hold); any other
+    file, or one memoryd would refuse, by its bytes."""
     base = name.rpartition("/")[2]
     values: list[str] | None = None
-    if base == "notes.md":
-        values = [note.text for note in notes.parse(data)]
-    elif base in ("memory.md", "user.md"):
+    if base in ("memory.md", "user.md"):
         try:
             values = entries.parse(entries.decode(data, base))
         except FileDamaged:  # not UTF-8, or past the limit: not parsed
@@ -125,6 +126,13 @@ def _memory_file_holds(name: str, data: bytes, texts: list[str]) -> bool:
     if values is None:
         return any(_raw_in(data, t) for t in texts)
     return any(trim(v) == t for v in values for t in texts)
+
+
+def _notes_hold(got, texts: list[str]) -> bool:
+    """Whether a note of the archive's notes.md (the member open as got) is one of texts, read
+    as memoryd reads it, a note at a time (notestream.py): notes.md has no limit."""
+    notes_read = notestream.entries(notestream.file_chunks(got))
+    return any(trim(note.text) == t for note in notes_read for t in texts)
 
 
 def _member_holds(got, texts: list[str]) -> bool:

@@ -124,27 +124,30 @@ def _came_with(state: FileState, text: str) -> str | None:
     return None
 
 
-def _paired(notes_of, writes: dict[str, list[Write]]) -> dict[int, Written]:
-    """Each note's write: by text and session first, then by text alone, in order (a header
-    whose session was edited too is still paired with the write of its text left over).
-    notes_of() gives the notes again for each pass (a note at a time: notes.md has no limit).
-    """
-    taken: set[int] = set()
-    out: dict[int, Written] = {}
-    for by_session in (True, False):
-        for note in notes_of():
-            if note.number in taken:
-                continue
-            pool = writes.get(note.text, [])
+class _Pairing:
+    """Each note's write: by text and session first (pass 1, in order), then by text alone
+    (pass 2, in order: a header whose session was edited too is still paired with the write of
+    its text left over). A note's write is known once its pass 2 turn is over, so the passes
+    read notes.md a note at a time (it has no limit), never holding its notes."""
+
+    def __init__(self, writes: dict[str, list[Write]]) -> None:
+        self.writes = writes
+        self.taken: set[int] = set()
+        self.out: dict[int, Written] = {}
+
+    def pair(self, note: notes.NoteEntry, by_session: bool) -> Written | None:
+        """note's turn in a pass; its write, when it has one by now."""
+        if note.number not in self.taken:
+            pool = self.writes.get(note.text, [])
             for at, (session, written) in enumerate(pool):
                 if by_session and session != note.session:
                     continue
                 pool.pop(at)
-                taken.add(note.number)
+                self.taken.add(note.number)
                 if written is not None:
-                    out[note.number] = written
+                    self.out[note.number] = written
                 break
-    return out
+        return self.out.get(note.number)
 
 
 def _header(note: notes.NoteEntry, label: Label) -> bytes:
@@ -159,24 +162,38 @@ def _header(note: notes.NoteEntry, label: Label) -> bytes:
 def make_strict(staged: Home) -> Strict:
     """Make every header of the staged notes.md at least as strict as the staged journal's line
     of its note (written atomically); what was changed. notes.md has no limit (spec 3): it is
-    read a note at a time, once for each pass of the pairing and once more to write it, as it
-    is read, into the atomic write's temporary file, never held whole."""
+    read a note at a time, once for each pass of the pairing (the first also finds what it
+    holds that memoryd does not write), and once more, when a header is to change, to write it
+    as it is read into the atomic write's temporary file; never held whole."""
     path = staged.memory_file("notes.md")
+    shown = _Shown()
+    pairing: _Pairing | None = None  # the journal is read once a note needs it
+    lines = 0  # newlines before the piece at hand
     try:
-        shown = _shown(path)
+        with open_read(path) as f:
+            for start, data, parsed in notestream.blocks(notestream.file_chunks(f)):
+                if start == 0:
+                    shown.leading = notes.leading_said(data)
+                for note in parsed:
+                    if note.damaged:
+                        said = notestream.damage_said(note, data, start, lines)
+                        shown.damaged.append((note.number, said))
+                    if forgotten.is_marker(note.text):
+                        continue
+                    if pairing is None:
+                        pairing = _Pairing(_writes(Journal(staged).month_files()))
+                    pairing.pair(note, True)
+                lines += data.count(b"\n")
     except FileNotFoundError:
         return Strict([])
-    if not shown.found:
+    if pairing is None:
         return Strict([], shown.said(set()))
-
-    def found():
-        return (n for n in _notes(path) if not forgotten.is_marker(n.text))
-
-    paired = _paired(found, _writes(Journal(staged).month_files()))
     made: list[tuple[int, str, str]] = []
     labels: dict[int, Label] = {}
-    for note in found():
-        written = paired.get(note.number)
+    for note in _notes(path):
+        if forgotten.is_marker(note.text):
+            continue
+        written = pairing.pair(note, False)
         claimed = Label(note.kind, note.klass, note.untrusted)
         if written is None or not claimed.laxer_than(written.label):
             continue
@@ -190,33 +207,16 @@ def make_strict(staged: Home) -> Strict:
 
 @dataclass
 class _Shown:
-    """What notes.md holds that is no note memoryd writes (text before the first header, the
-    damaged headers by number), and whether it holds a note that is no forget's marker."""
+    """What notes.md holds that is no note memoryd writes: text before the first header, the
+    damaged headers by number."""
 
     leading: str | None = None
     damaged: list[tuple[int, str]] = field(default_factory=list)
-    found: bool = False
 
     def said(self, mended: set[int]) -> tuple[str, ...]:
         """Its lines, but for the damaged headers made strict (now headers memoryd writes)."""
         said = [line for number, line in self.damaged if number not in mended]
         return tuple(([self.leading] if self.leading else []) + said)
-
-
-def _shown(path: Path) -> _Shown:
-    shown = _Shown()
-    lines = 0  # newlines before the piece at hand
-    with open_read(path) as f:
-        for start, data, parsed in notestream.blocks(notestream.file_chunks(f)):
-            if start == 0:
-                shown.leading = notes.leading_said(data)
-            for note in parsed:
-                shown.found = shown.found or not forgotten.is_marker(note.text)
-                if note.damaged:
-                    said = notestream.damage_said(note, data, start, lines)
-                    shown.damaged.append((note.number, said))
-            lines += data.count(b"\n")
-    return shown
 
 
 def _notes(path: Path) -> Iterator[notes.NoteEntry]:

@@ -184,3 +184,22 @@ def test_forget_reads_an_archives_big_notes_md_a_note_at_a_time(tmp_path):
     assert _peak(lambda: found.append(archiveheld.holding(home, ["apricots"]))) < bound
     assert _peak(lambda: found.append(archiveheld.holding(home, ["no such note"]))) < bound
     assert found == [[name], []]
+
+
+def test_promote_finds_its_note_in_a_big_notes_md_a_note_at_a_time(tmp_path):
+    """promote looks for the note it names a note at a time, never holding notes.md whole."""
+    from tests.memoryd.owner_data_harness import Memoryd
+
+    m = Memoryd(tmp_path / "home")
+    try:
+        data, _ = _big_notes(BIG)
+        with open(m.home.memory_file("notes.md"), "ab") as f:
+            f.write(data)
+        del data
+        said: list[str] = []
+        run = lambda: said.append(m.admin("promote", {"ref": "apricots", "file": "memory"}))  # noqa: E731
+        assert _peak(run) < BOUND
+        assert said[0].startswith("promoted note:")
+        assert "apricots" in m.home.memory_file("memory.md").read_text()
+    finally:
+        m.close()

@@ -15,10 +15,11 @@ a later move, with that class and not as the owner's private (trust/classrule.py
 """
 
 import re
+from collections.abc import Iterable
 
-from memoryd.data import targets
+from memoryd.data import notestream, targets
 from memoryd.errors import AdminRefused, EditRefused
-from memoryd.home import read_file
+from memoryd.home import open_read
 from memoryd.journal import forgotten
 from memoryd.memory import edits, notes
 from memoryd.memory.entries import FILE_OF_ARG
@@ -32,18 +33,25 @@ from proto.trim import trim
 NOTE_REF = re.compile(r"^note:([0-9]{1,9})\Z")
 
 
-def find_note(all_notes: list[notes.NoteEntry], ref: str) -> notes.NoteEntry:
+def find_note(all_notes: Iterable[notes.NoteEntry], ref: str) -> notes.NoteEntry:
+    """The note ref names (note:N, or a note's exact text: the last that reads so), the notes
+    given one at a time: notes.md has no limit, and is never held whole."""
     m = NOTE_REF.match(ref)
     if m is not None:
         number = int(m.group(1))
+        held = 0
         for note in all_notes:
             if note.number == number:
                 return note
-        raise AdminRefused(f"refused: notes.md holds no note {ref} (it holds {len(all_notes):,})")
+            held += 1
+        raise AdminRefused(f"refused: notes.md holds no note {ref} (it holds {held:,})")
     text = trim(ref)
-    for note in reversed(all_notes):
+    found = None
+    for note in all_notes:
         if note.text == text:
-            return note
+            found = note
+    if found is not None:
+        return found
     raise AdminRefused(
         f'refused: no note of notes.md reads exactly "{edits.shorten(text)}"; '
         "name it by the reference search prints (note:N)"
@@ -56,14 +64,14 @@ def run(store, index, arg: PromoteArg) -> str:
     path = store.home.memory_file("notes.md")
     try:
         # Never through a link, never waiting on a FIFO: the writer thread reads it, and every
-        # memory write of every session waits behind it.
-        data = read_file(path)
+        # memory write of every session waits behind it. A note at a time (notestream.py).
+        with open_read(path) as f:
+            note = find_note(notestream.entries(notestream.file_chunks(f)), arg.ref)
     except FileNotFoundError:
-        data = b""
+        note = find_note([], arg.ref)
     except OSError as e:
         why = e.strerror or str(e)
         raise AdminRefused(f"refused: cannot read {path}: {why}; nothing was promoted") from None
-    note = find_note(notes.parse(data), arg.ref)
     file = FILE_OF_ARG[arg.file]
     ref = f"note:{note.number}"
     if NOTE_REF.match(arg.ref):

@@ -33,6 +33,7 @@ REPORT = os.environ.get("MEMORYD_CRASH_REPORT")
 
 _TEMP = re.compile(r"\.[A-Za-z0-9_]+\.tmp$")
 _STAMP = re.compile(r"\d{8}T\d{6}Z")  # a backup's name says when it was made
+_STAGING = re.compile(r"^\.restore-[0-9a-f]{12}$")  # a restore's staging folder: a random name
 _lock = threading.Lock()
 _state = {"armed": os.environ.get("MEMORYD_CRASH_FROM") == "start", "count": 0}
 _local = threading.local()
@@ -48,8 +49,9 @@ def _name_of_fd(fd: int) -> str:
 
 
 def _plain(name: str) -> str:
-    """A name the same from run to run: a time in it (a backup's) would not be."""
-    return _STAMP.sub("STAMP", name)
+    """A name the same from run to run: a time in it (a backup's), or a restore's staging folder,
+    would not be."""
+    return _STAGING.sub(".restore-STAGING", _STAMP.sub("STAMP", name))
 
 
 def _note(path: str | None, line: str) -> None:

@@ -45,10 +45,15 @@ def _split(whole: bytes) -> Iterator[bytes]:
         start = end
 
 
+# "§" in UTF-8, and in a line read as Windows-1252 (notes.decode_line): a line that begins with
+# neither cannot read as beginning with "§", and is not decoded to tell.
+_SECTION = (b"\xc2\xa7", b"\xa7")
+
+
 def _starts_note(raw: bytes) -> bool:
     """Whether notes.parse starts a note at the line raw, past the file's first line (where a
     byte-order mark is read as nothing): a line beginning with "§", a header or a damaged one."""
-    return notes.decode_line(raw).startswith("§")
+    return raw.startswith(_SECTION) and notes.decode_line(raw).startswith("§")
 
 
 def entries(chunks: Iterable[bytes]) -> Iterator[notes.NoteEntry]:
@@ -63,22 +68,29 @@ def blocks(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes, list[notes.Not
     note: each piece's byte offset, its bytes and the entries notes.parse gives of it there (one;
     none for text before the first header). The pieces' bytes joined are the file's, so a reader
     that rewrites a note (forget's marker) or says where a line is holds one note at a time."""
-    block: list[bytes] = []
-    start = position = number = 0
+    number = 0
     before: notes.NoteEntry | None = None
+    for start, data in pieces(chunks):
+        found = _parse(data, start, number, before)
+        if found:
+            number, before = found[-1].number + 1, found[-1]
+        yield start, data, found
+
+
+def pieces(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """notes.md, given as chunks of its bytes from its start, cut before each line that starts a
+    note, unparsed: each piece's byte offset and its bytes. Every piece but the first is one note;
+    the first is one note or the text before the first header."""
+    block: list[bytes] = []
+    start = position = 0
     for raw in _lines(chunks):
         if block and _starts_note(raw):
-            data = b"".join(block)
-            found = _parse(data, start, number, before)
-            if found:
-                number, before = found[-1].number + 1, found[-1]
-            yield start, data, found
+            yield start, b"".join(block)
             block, start = [], position
         block.append(raw)
         position += len(raw)
     if block:
-        data = b"".join(block)
-        yield start, data, _parse(data, start, number, before)
+        yield start, b"".join(block)
 
 
 def file_chunks(f, size: int = CHUNK) -> Iterator[bytes]:

@@ -40,13 +40,12 @@ the record is written back from them first. Forget lines an older
 memoryd wrote name no keys: the log line says which, as the journal cannot give theirs back.
 """
 
-import bisect
 import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.data import unfinished
+from memoryd.data import notestream, unfinished
 from memoryd.errors import AdminRefused, ForgottenUnreadable
 from memoryd.home import Home, append_line, read_file
 from memoryd.journal import forgetlines
@@ -370,39 +369,22 @@ def marker_notes(home: Home) -> frozenset[int] | None:
     return found
 
 
-_NOTE_START = (b"\xc2\xa7", b"\xa7")  # "§" in UTF-8 and in Windows-1252
-
-
 def marker_numbers(data: bytes) -> frozenset[int]:
     """The numbers notes.parse gives the notes of data whose text is a marker, parsing only the
     notes that hold the marker's words. Parsing every note (each header's time checked) took
     3 s at 100,000 notes, on the reader of the first recall after each change of notes.md; this
-    takes a tenth of that. A note starts at each line that reads as starting with "§"
-    (notes.decode_line: UTF-8 C2 A7, or A7 in a line read as Windows-1252; after a byte order
-    mark at the file's start), as notes.parse starts one."""
-    starts: list[int] = []
-    position = 0
-    for raw in data.splitlines(keepends=True):
-        if raw.startswith(_NOTE_START) or (position == 0 and raw.startswith(b"\xef\xbb\xbf")):
-            line = notes.decode_line(raw)
-            if position == 0:
-                line = line.removeprefix("\ufeff")
-            if line.startswith("§"):
-                starts.append(position)
-        position += len(raw)
+    takes a tenth of that. The notes are cut where notes.parse starts one (data/notestream)."""
     prefix = MARKER_PREFIX.encode()
     found: set[int] = set()
-    looked: set[int] = set()
-    at = data.find(prefix)
-    while at != -1:
-        i = bisect.bisect_right(starts, at) - 1
-        if i >= 0 and i not in looked:
-            looked.add(i)
-            end = starts[i + 1] if i + 1 < len(starts) else len(data)
-            entries = notes.parse(data[starts[i] : end], offset=starts[i], number=i)
-            if entries and is_marker(entries[0].text):
-                found.add(i)
-        at = data.find(prefix, at + 1)
+    number = 0
+    for start, piece in notestream.pieces([data]):
+        if start and prefix not in piece:
+            number += 1  # a note (every piece past the first is one) that holds no marker
+            continue
+        entries = notes.parse(piece, offset=start, number=number)
+        if entries and is_marker(entries[0].text):
+            found.add(number)
+        number += len(entries)
     return frozenset(found)
 
 

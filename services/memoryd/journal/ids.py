@@ -8,8 +8,10 @@ import logging
 import os
 import re
 import threading
+from pathlib import Path
 
 from memoryd.home import Home, atomic_write, open_file
+from memoryd.journal import idcopies
 from proto.files import NotRegular, read_at_most
 
 log = logging.getLogger(__name__)
@@ -75,7 +77,10 @@ class Issued:
     The same is written to index/ids-handed-out.json (the floor), and both are read, each day's
     highest number kept: the floor outlives memory/ removed whole, which takes .ids.json and the
     journal together. It is written only where index/ is a folder (a restore's staged home has
-    none) and its failures are not said: .ids.json is the record, the floor its spare."""
+    none) and its failures are not said: .ids.json is the record, the floor its spare. So a
+    floor number memoryd cannot have handed out is damage, said once and passed over, never a
+    day's last id that refuses every write (idcopies.py); and which copy gave a day's number is
+    kept (source), so a line naming the number names the file it came from."""
 
     def __init__(self, home: Home):
         self.path = home.memory / ISSUED_NAME
@@ -85,6 +90,9 @@ class Issued:
         # The earliest id of each kind handed out here, kept for good (the days are not): what
         # tells, however long after, that the journal lost lines from its start (lostbefore.py).
         self._first: dict[str, str] = {}
+        # Where each day's number came from: .ids.json's path, the floor's, or None for one this
+        # memoryd handed out since it started.
+        self._from: dict[str, dict[str, Path | None]] = {}
         self._lock = threading.Lock()
 
     def last(self, kind: str) -> str | None:
@@ -119,6 +127,13 @@ class Issued:
             return None
         return f"{'p-' if kind == 'pending' else ''}{min(days)}-0001"
 
+    def source(self, kind: str, day: str) -> Path | None:
+        """The copy number(kind, day) was read from (memory/.ids.json or the floor), or None
+        when this memoryd handed it out since it started (its line was journalled then)."""
+        with self._lock:
+            self._file()
+            return self._from.get(kind, {}).get(day)
+
     def handed_out(self, kind: str, value: str) -> bool:
         """Whether value, written as memoryd writes ids, was surely handed out here: its number
         is at most the last of its day. (Of a day no longer kept: not said.)"""
@@ -141,6 +156,8 @@ class Issued:
             if first is None or order(value) < order(first):
                 first = value
             self._first[kind] = first
+            if number > days.get(day, 0):
+                self._from.setdefault(kind, {})[day] = None
             days[day] = max(days.get(day, 0), number)
             self._held[kind] = _latest(days)
             kept: dict[str, object] = {k: d for k in _ISSUED_KINDS if (d := self._days(k, found))}
@@ -172,11 +189,12 @@ class Issued:
         that an append does not read it again (what it hands out is in _held)."""
         if self._found is None:
             found = self._read(self.path, said=True)
-            # The floor counts where it is higher: .ids.json went with memory/, or is older.
-            for kind, days in self._read(self.floor, said=False).items():
-                mine = found.setdefault(kind, {})
-                for day, number in days.items():
-                    mine[day] = max(mine.get(day, 0), number)
+            for kind, days in found.items():
+                self._from[kind] = dict.fromkeys(days, self.path)
+            # The floor counts where it is higher: .ids.json went with memory/, or is older;
+            # never past what memoryd could have handed out (idcopies.py).
+            floor = self._read(self.floor, said=False)
+            idcopies.take_floor(found, floor, self.floor, self.path, self._from, NUMBER_MOST)
             self._found = found
         return self._found
 

@@ -48,7 +48,7 @@ from memoryd.home import (
     fsync_dir,
     open_read,
 )
-from memoryd.journal import damaged, heldids, lostbefore, months
+from memoryd.journal import damaged, heldids, idcopies, lostbefore, months
 from memoryd.journal.ids import EDIT_ID, NUMBER_MOST, Issued, day_numbers
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
@@ -258,18 +258,33 @@ class Journal:
                     found.why if found.torn else f"it is {found.why}",
                 )
             else:
+                source = self.issued.source("edit", day)
                 log.warning(
-                    "%s: the journal no longer holds edit %s, the last memoryd handed out (it "
-                    "was deleted, replaced or restored from an older copy); ids go on after it",
+                    "%s: the journal no longer holds edit %s, the last memoryd handed out "
+                    "according to %s (its line was deleted, replaced or restored from an older "
+                    "copy%s); ids go on after it",
                     path,
                     lost,
+                    idcopies.named_by(source),
+                    idcopies.damaged_too(source),
                 )
-        if max(held, issued) >= NUMBER_MOST:
-            # An id past nine digits would read as no id (ids.NUMBER) and be handed out again.
+        # An id past nine digits would read as no id (ids.NUMBER) and be handed out again.
+        if held >= NUMBER_MOST:
             raise OSError(
                 errno.EOVERFLOW,
                 f"the journal holds edit {day}-{NUMBER_MOST}, the last id a day can have; "
                 "no edit can be journalled until tomorrow (a line edited by hand?)",
+            )
+        if issued >= NUMBER_MOST:
+            # Said as the copy that gave it: the journal holds no such line.
+            source = self.issued.source("edit", day)
+            raise OSError(
+                errno.EOVERFLOW,
+                f"according to {idcopies.named_by(source)}, memoryd handed out edit "
+                f"{day}-{issued}, the last id a day can have (the journal holds "
+                f"{f'none past {day}-{held:04d}' if held else 'none of that day'}); no edit can "
+                "be journalled until tomorrow"
+                f"{idcopies.refusal_hint(source)}",
             )
         return f"{day}-{max(held, issued) + 1:04d}"
 

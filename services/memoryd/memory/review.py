@@ -27,6 +27,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
+from memoryd.journal import idcopies
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.ids import DAY_B, NUMBER_B, NUMBER_MOST, PENDING_ID, day_numbers
 from memoryd.journal.journal import append_record, record_time, utc
@@ -164,20 +165,33 @@ class Review:
         ids += sorted(self._resolved())
         held = max(day_numbers(ids, day), default=0)
         issued = self.index.journal.issued.number("pending", day)
+        source = self.index.journal.issued.source("pending", day)
         if issued > held:
             log.warning(
                 "%s: neither it nor the journal holds p-%s-%04d, the last pending id memoryd "
-                "handed out; ids go on after it",
+                "handed out according to %s (its line left the file%s); ids go on after it",
                 self.path,
                 day,
                 issued,
+                idcopies.named_by(source),
+                idcopies.damaged_too(source),
             )
-        if max(held, issued) >= NUMBER_MOST:
-            # An id past nine digits would read as no id (ids.NUMBER) and be handed out again.
+        # An id past nine digits would read as no id (ids.NUMBER) and be handed out again.
+        if held >= NUMBER_MOST:
             raise OSError(
                 errno.EOVERFLOW,
                 f"{self.path} or the journal holds p-{day}-{NUMBER_MOST}, the last pending id "
                 "a day can have; no edit can be staged until tomorrow (a line edited by hand?)",
+            )
+        if issued >= NUMBER_MOST:
+            # Said as the copy that gave it: neither pending.jsonl nor the journal holds it.
+            raise OSError(
+                errno.EOVERFLOW,
+                f"according to {idcopies.named_by(source)}, memoryd handed out p-{day}-{issued}, "
+                f"the last pending id a day can have (neither {self.path} nor the journal holds "
+                f"{f'one past p-{day}-{held:04d}' if held else 'one of that day'}); no edit can "
+                "be staged until tomorrow"
+                f"{idcopies.refusal_hint(source)}",
             )
         return f"p-{day}-{max(held, issued) + 1:04d}"
 

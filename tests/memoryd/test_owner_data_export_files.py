@@ -1,9 +1,11 @@
 """The files export and forget write under backups/ and memory/: an export still there loses a
 forgotten text too, exports at once each get their own file, and a full disk is one line naming
-the file, with nothing half done."""
+the file, with nothing half done. An export linked in under its name is made: a temporary file
+that cannot be removed afterwards is a warning naming it, not a failure."""
 
 import errno
 import json
+import logging
 import os
 import threading
 
@@ -130,3 +132,71 @@ def test_a_full_disk_part_way_through_forget_is_finished_by_the_text(md, monkeyp
     md.data("forget", id=SECRET)
     for path in (md.home.root / "backups").iterdir():
         assert SECRET.encode() not in path.read_bytes()
+
+
+def _failing_unlink(monkeypatch, fails) -> None:
+    real = os.unlink
+
+    def unlink(path, *args, **kwargs):
+        if fails(os.fspath(path)):
+            raise OSError(errno.EIO, "Input/output error", path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+
+
+def test_an_export_whose_temporary_file_is_not_removed_is_answered_as_made(md, monkeypatch, caplog):
+    md.call({"action": "note", "text": "Zebra notes about kiwis."})
+    folder = md.home.root / "backups"
+    _failing_unlink(monkeypatch, lambda p: p.startswith(".export-") and p.endswith(".tmp"))
+    with caplog.at_level(logging.WARNING, logger="memoryd.data.exportfiles"):
+        out = md.data("export", format="markdown")
+    monkeypatch.undo()
+    path = out["path"]
+    assert os.path.dirname(path) == str(folder)
+    assert "Zebra notes about kiwis." in open(path, encoding="utf-8").read()
+    (temp,) = [n for n in os.listdir(folder) if n.endswith(".tmp")]
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert said == [f"{folder / temp}: an export's temporary file not removed: Input/output error"]
+    md.data("forget", id="note:0")  # a forget removes the leftover with the text
+    assert os.listdir(folder) == [os.path.basename(path)]
+
+
+def test_an_export_that_cannot_be_written_names_its_temporary_file_by_its_path(md, monkeypatch):
+    md.call({"action": "note", "text": "Zebra notes about kiwis."})
+    folder = md.home.root / "backups"
+
+    monkeypatch.setattr(exportfiles, "_write_all", full)
+    with pytest.raises(AdminRefused) as e:
+        md.admin("export", {"format": "markdown"})
+    assert str(e.value).startswith(f"refused: the export failed writing {folder}/.export-")
+    assert str(e.value).endswith(f".tmp (No space left on device); no export was left in {folder}")
+    assert os.listdir(folder) == []
+
+
+def test_an_export_linked_but_neither_synced_nor_removable_is_said_to_be_left(md, monkeypatch):
+    md.call({"action": "note", "text": "Zebra notes about kiwis."})
+    folder = md.home.root / "backups"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        if os.path.samefile(f"/proc/self/fd/{fd}", folder):
+            raise OSError(errno.EIO, "Input/output error")
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    _failing_unlink(monkeypatch, lambda p: p.startswith("export-"))
+    with pytest.raises(AdminRefused) as e:
+        md.admin("export", {"format": "markdown"})
+    monkeypatch.undo()
+    (left,) = [n for n in os.listdir(folder) if not n.startswith(".")]
+    assert str(e.value) == (
+        f"refused: the export failed syncing {folder} (Input/output error); "
+        f"{folder / left} is left, not synced"
+    )
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(AdminRefused, match=r"no export was left in "):
+        md.admin("export", {"format": "markdown"})
+    monkeypatch.undo()
+    assert [n for n in os.listdir(folder) if not n.startswith(".")] == [left]

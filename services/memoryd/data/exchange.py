@@ -21,7 +21,8 @@ The export is written atomically (0600) into {home}/backups/ under a name never 
 exports made before it are removed but for the youngest (exportfiles.py, which also takes a
 forgotten text out of every export there). markdown is for reading (exportmd.py, which sets
 each text apart from the document's own lines), jsonl for import. A failure is one line naming
-the file, and leaves no export.
+the file, and leaves no export (one linked in whose folder can be neither synced nor rid of it is
+named as left). Once linked in and synced, the export is made, whatever else fails after.
 
 A provenance time is one import takes back (parse_time, which import checks with): a journal
 line's time that is none (edited by hand to 2026-02-30, say) is left out (null; a note's header
@@ -127,6 +128,11 @@ def export(
         try:
             ensure_dir(folder)
             path = exportfiles.new_file(folder, now, suffix, _reading(parts))
+        except exportfiles.Unsynced as e:  # linked in, then neither synced nor removable
+            raise AdminRefused(
+                f"refused: the export failed syncing {folder} ({e.strerror or e}); "
+                f"{e.filename} is left, not synced"
+            ) from None
         except OSError as e:
             where = e.filename or folder
             log.error("%s: export failed: %s", where, e.strerror or e)

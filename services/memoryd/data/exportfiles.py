@@ -9,7 +9,6 @@ FRESH_SECONDS, which another bxctl may still be reading or copying. An export is
 memoryd writes, so a forget takes the forgotten text out of every export still there.
 """
 
-import contextlib
 import datetime as dt
 import json
 import logging
@@ -34,29 +33,60 @@ def new_file(folder: Path, now: dt.datetime, suffix: str, parts: Iterable[bytes]
     """parts written under a new export name in folder (never over another), whole or not at
     all: into a temporary file of the folder a MiB at a time (an export is as long as notes.md,
     which has no limit, so it is never held whole), fsync'd, then linked under the first name
-    free, the folder fsync'd. An error leaves neither file."""
+    free, the folder fsync'd. An error leaves no export (Unsynced when one is left), and names
+    the file by its full path. Once linked, the export is made: a temporary file that cannot be
+    removed then is only logged (the start and every forget remove it)."""
     base = f"export-{now:%Y%m%dT%H%M%SZ}"
     folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         tmp = f".{base}.{suffix}.{secrets.token_hex(6)}.tmp"  # backup.MEMORYD_TEMP's shape
         try:
-            _write_parts(folder_fd, tmp, parts)
+            try:
+                _write_parts(folder_fd, tmp, parts)
+            except OSError as e:
+                e.filename = e.filename or tmp  # the file a failed write was writing
+                raise
             path = _link_new(folder, folder_fd, tmp, base, suffix)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=folder_fd)
+        except BaseException:
+            _drop_temp(folder, folder_fd, tmp)
+            raise
+        _drop_temp(folder, folder_fd, tmp)
         try:
             os.fsync(folder_fd)
-        except OSError:
-            with contextlib.suppress(OSError):
+        except OSError as e:
+            try:
                 os.unlink(path.name, dir_fd=folder_fd)
+            except FileNotFoundError:
+                pass
+            except OSError as left:
+                said = left.strerror or left
+                log.error("%s: an export whose folder cannot be synced is left: %s", path, said)
+                raise Unsynced(e.errno, e.strerror, str(path)) from None
             raise
         return path
     except OSError as e:
+        if isinstance(e.filename, str) and os.sep not in e.filename:
+            e.filename = str(folder / e.filename)  # a name in folder (its descriptor's)
         e.filename = e.filename or str(folder / f"{base}.{suffix}")
         raise
     finally:
         os.close(folder_fd)
+
+
+class Unsynced(OSError):
+    """The export was linked in, its folder's fsync failed, and it could not be removed: it is
+    left (filename), not synced."""
+
+
+def _drop_temp(folder: Path, folder_fd: int, tmp: str) -> None:
+    """Remove the export's temporary file; a failure is logged, never raised: once linked, the
+    export is whole under its name, and before, the error that stopped it is the one to say."""
+    try:
+        os.unlink(tmp, dir_fd=folder_fd)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        log.warning("%s: an export's temporary file not removed: %s", folder / tmp, e.strerror or e)
 
 
 def _write_parts(folder_fd: int, name: str, parts: Iterable[bytes]) -> None:

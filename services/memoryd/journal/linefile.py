@@ -5,7 +5,10 @@ Each of those files has one pydantic model per line, kept in the module that own
 read; one that is not JSON, not an object or not of the model's shape (a hand edit, a torn append)
 is damaged: it is skipped with a log line naming the file and the line, as proto.records does for
 session logs (a journal line the owner's commands meet is said by damaged.py, with why). What
-memoryd writes is the model dumped, so a line reads back as it was written.
+memoryd writes is the model dumped, so a line reads back as it was written. A UTF-8 byte order
+mark starting a line (an editor such as Notepad saves one at the file's start when the owner opens
+pending.jsonl or a journal month) is read as nothing, as memory.md, user.md and notes.md read it:
+it is invisible where it was put, and the line is otherwise whole.
 """
 
 import json
@@ -21,12 +24,20 @@ log = logging.getLogger(__name__)
 
 Line = TypeVar("Line", bound=BaseModel)
 _NOT_AN_OBJECT = {"json_invalid", "json_type", "model_type", "model_attributes_type"}
+BOM = b"\xef\xbb\xbf"
+
+
+def without_bom(raw: bytes | str) -> bytes | str:
+    """raw with a byte order mark at its start read as nothing."""
+    if isinstance(raw, bytes):
+        return raw.removeprefix(BOM)
+    return raw.removeprefix("\ufeff")
 
 
 def parse_line(raw: bytes | str, model: type[Line]) -> Line | str:
     """raw as a model, or why it is not one (for a log line)."""
     try:
-        return model.model_validate_json(raw)
+        return model.model_validate_json(without_bom(raw))
     except ValidationError as e:
         errors = e.errors(include_url=False, include_input=False)
         if any(error["type"] in _NOT_AN_OBJECT and not error["loc"] for error in errors):
@@ -58,7 +69,7 @@ def read_lines(path: Path, model: type[Line]) -> list[Line]:
 def line_id(raw: bytes) -> str | None:
     """The "id" of a line, even of one otherwise damaged (ids once written are never reused)."""
     try:
-        value = json.loads(raw.decode("utf-8"))
+        value = json.loads(raw.removeprefix(BOM).decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
     edit_id = value.get("id") if isinstance(value, dict) else None

@@ -1,5 +1,7 @@
 """Entries of memory.md and user.md: parsing (tolerant of hand edits), rendering, entry rules."""
 
+import unicodedata
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -39,6 +41,9 @@ def test_parse(text, expected):
         (b"\xef\xbb\xbfone\n\xc2\xa7\ntwo\n", ["one", "two"]),  # BOM
         (b"one\r\n\xc2\xa7\r\ntwo\r\n", ["one", "two"]),  # CRLF
         (b"\xef\xbb\xbfa\r\nb\r\n\xc2\xa7\r\n", ["a\nb"]),
+        (b"one\r\xc2\xa7\rtwo\r", ["one", "two"]),  # a lone CR (classic Mac line ends)
+        (b"a\rb\r\n\xc2\xa7\ntwo\r", ["a\nb", "two"]),  # CR, CRLF and LF mixed
+        (b"a\r\r\xc2\xa7\r\r\rtwo", ["a", "two"]),
     ],
 )
 def test_decode_reads_bom_and_crlf_as_absent(data, expected):
@@ -112,6 +117,19 @@ def test_normalise_trims():
 )
 def test_first_duplicate(items, duplicate):
     assert entries.first_duplicate(items) == duplicate
+
+
+COMPOSED = "Owner lives in H\u00e0 N\u1ed9i, near H\u1ed3 G\u01b0\u01a1m."
+DECOMPOSED = unicodedata.normalize("NFD", COMPOSED)
+
+
+def test_the_two_normal_forms_of_an_entry_are_one_entry_held_as_written():
+    assert DECOMPOSED != COMPOSED
+    assert entries.first_duplicate([COMPOSED, "b", DECOMPOSED]) == DECOMPOSED
+    assert entries.first_duplicate([DECOMPOSED, COMPOSED]) == COMPOSED
+    assert entries.find(["a", COMPOSED], DECOMPOSED) == COMPOSED  # the form the file holds
+    assert entries.find([DECOMPOSED], COMPOSED) == DECOMPOSED
+    assert entries.find([COMPOSED], "Owner lives in Hanoi.") is None
 
 
 @pytest.mark.parametrize(

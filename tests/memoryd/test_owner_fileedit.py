@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import threading
+import unicodedata
 
 import pytest
 
@@ -115,9 +116,31 @@ def test_edit_of_a_bom_and_crlf_copy_of_the_same_entries_changes_nothing(tmp_pat
     assert memory_path(store, "user.md").read_bytes() == before
 
 
-def test_a_lone_cr_in_the_copy_is_still_refused_under_rule_1(tmp_path):
+def test_a_lone_cr_in_the_copy_is_a_line_end_as_in_the_file(tmp_path):
+    """An editor set to classic Mac line ends: the copy gives the entries the same bytes give in
+    user.md itself, a CR read as a line end, never a character of an entry."""
     store = new_store(tmp_path)
     base = json.loads(owner(store, "file", {"file": "user", "json": True}))["base"]
+    saved = "a\rb\r§\rc\r"
+    answer = owner(store, "edit", {"file": "user", "text": saved, "base": base})
+    assert answer.startswith("edit ") and "user.md updated" in answer
+    assert entries.parse(memory_path(store, "user.md").read_text()) == ["a\nb", "c"]
+    assert entries.parse(entries.decode(saved.encode(), "user.md")) == ["a\nb", "c"]
+
+
+def test_a_copy_holding_one_entry_in_both_normal_forms_is_refused_as_a_repeat(tmp_path):
+    """The same entry composed (NFC) and decomposed (NFD) is one entry twice, as an add of it is
+    refused; the file is left as it was."""
+    store = new_store(tmp_path)
+    fill(store, "user", ["Owner likes tea."])
+    before = memory_path(store, "user.md").read_bytes()
+    base = json.loads(owner(store, "file", {"file": "user", "json": True}))["base"]
+    composed = "Owner lives in H\u00e0 N\u1ed9i."
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert decomposed != composed
     with pytest.raises(MemorydError) as e:
-        owner(store, "edit", {"file": "user", "text": "a\rb\r\n", "base": base})
-    assert "(rule 1)" in str(e.value)
+        owner(
+            store, "edit", {"file": "user", "text": f"{composed}\n§\n{decomposed}\n", "base": base}
+        )
+    assert "entry 2 repeats entry 1" in str(e.value)
+    assert memory_path(store, "user.md").read_bytes() == before

@@ -55,12 +55,8 @@ READABLE = [
         [A, B],
         f"memory.md: entry 2 left out of the memory block: {RULE_3}",
     ),
-    (
-        "a lone CR (old Mac line ends)",
-        f"{A}\r§\r{B}\r".encode(),
-        [],
-        f"memory.md: entry 1 left out of the memory block: {RULE_1}",
-    ),
+    ("a lone CR (old Mac line ends)", f"{A}\r§\r{B}\r".encode(), [A, B], None),
+    ("CR, CRLF and LF mixed", f"{A}\r§\r\n{B}\n".encode(), [A, B], None),
     (
         "a NUL byte",
         f"{A}\n§\nTea\x00time\n".encode(),

@@ -11,7 +11,8 @@
 
 The count is the file's text (what counts against the limit; entries.py). Each entry of memory.md
 and user.md is checked again as the block is built, since the owner can edit the files: an entry
-that fails the check, or repeats an earlier one, is left out and logged with its file and reason.
+that fails the check, or repeats an earlier one (canonically, entries.canonical: the same text in
+the other Unicode normal form), is left out and logged with its file and reason.
 So is an entry whose class is above [index] max_class (classrule.entry_class: the class it came in
 with, from the journal): max_class may have been lowered since it came in, and identity reaches
 every prompt with no label, so it must never hold more than recall may show. An undo or a restore
@@ -92,10 +93,10 @@ def left_out(
         reason = check.problem(entry)
         if reason is None and entry in above:
             reason = classrule.block_reason(above[entry], max_class)
-        if reason is None and entry in seen:
+        if reason is None and entries.canonical(entry) in seen:
             reason = DUPLICATE_REASON
         if reason is None:
-            seen.add(entry)
+            seen.add(entries.canonical(entry))
         else:
             out.append((number, entry, reason))
     return out

@@ -5,9 +5,12 @@ file as read from disk just now, and returns the entries before and after and th
 the file (moved or dropped, in order), or raises EditRefused with the sentence for the model.
 Every rule is checked before anything is decided, so a refused edit changes nothing.
 
-A file that breaks the entry rules by hand (the same entry twice) cannot be edited: old could not
-name one entry. A file the owner left over its limit can be edited as long as the result fits:
-remove and consolidate bring it back under, add is refused with the limit sentence.
+Entries are compared canonically (entries.canonical): an old in the other Unicode normal form names
+the entry the file holds, and an entry in either form is a duplicate of the other; the file keeps
+each entry in the form it was written. A file that breaks the entry rules by hand (the same entry
+twice) cannot be edited: old could not name one entry. A file the owner left over its limit can be
+edited as long as the result fits: remove and consolidate bring it back under, add is refused with
+the limit sentence.
 """
 
 from dataclasses import dataclass
@@ -41,7 +44,8 @@ def duplicate_sentence(file: str) -> str:
 
 
 def stale_sentence(file: str, old: str, before: tuple[str, ...]) -> str:
-    """Why old names no entry. Matching stays exact (spec 5), but an old that differs from an
+    """Why old names no entry. Matching stays exact (spec 5; canonically equal forms are the
+    same text, entries.canonical), but an old that differs from an
     entry only in its white space (a final newline, a line break written as a space) is told so,
     with the difference shown, and old is quoted with its white space visible: quoted with runs of
     white space joined, it would read as the very entry it failed to match."""
@@ -185,60 +189,65 @@ def plan(args: IdentityArgs, current: list[str] | tuple[str, ...]) -> Plan:
     return result
 
 
+def _held(file: str, before: tuple[str, ...], old: str) -> str:
+    """The entry old names, as the file holds it (old matched canonically: entries.canonical)."""
+    entry = entries.find(before, old)
+    if entry is None:
+        raise EditRefused(stale_sentence(file, old, before))
+    return entry
+
+
 def _add(file: str, before: tuple[str, ...], args: AddArgs) -> tuple[str, ...]:
     entry = new_entry(args.text)
-    if entry in before:
+    if entries.find(before, entry) is not None:
         raise EditRefused(duplicate_sentence(file))
     return (*before, entry)
 
 
 def _replace(file: str, before: tuple[str, ...], args: ReplaceArgs) -> tuple[str, ...]:
-    if args.old not in before:
-        raise EditRefused(stale_sentence(file, args.old, before))
+    old = _held(file, before, args.old)
     entry = new_entry(args.text)
-    if entry == args.old:
+    if entries.canonical(entry) == entries.canonical(old):
         raise EditRefused(same_sentence())
-    if entry in before:
+    if entries.find(before, entry) is not None:
         raise EditRefused(duplicate_sentence(file))
-    return tuple(entry if e == args.old else e for e in before)
+    return tuple(entry if e == old else e for e in before)
 
 
 def _remove(
     file: str, before: tuple[str, ...], args: RemoveArgs
 ) -> tuple[tuple[str, ...], tuple[Removal, ...]]:
-    if args.old not in before:
-        raise EditRefused(stale_sentence(file, args.old, before))
-    return tuple(e for e in before if e != args.old), (Removal("dropped", args.old),)
+    old = _held(file, before, args.old)
+    return tuple(e for e in before if e != old), (Removal("dropped", old),)
 
 
 def _consolidate(
     file: str, before: tuple[str, ...], args: ConsolidateArgs
 ) -> tuple[tuple[str, ...], tuple[Removal, ...]]:
     named: set[str] = set()
-    for item in args.entries:
+    held: dict[int, str] = {}
+    for number, item in enumerate(args.entries):
         if item.old is None:
             continue
-        if item.old not in before:
-            raise EditRefused(stale_sentence(file, item.old, before))
-        if item.old in named:
+        old = _held(file, before, item.old)
+        if old in named:
             raise EditRefused(named_twice_sentence(file, item.old))
-        named.add(item.old)
+        named.add(old)
+        held[number] = old
     missing = [e for e in before if e not in named]
     if missing:
         raise EditRefused(missing_sentence(file, missing))
     after: list[str] = []
     removals: list[Removal] = []
-    for item in args.entries:
+    for number, item in enumerate(args.entries):
         choice = item.choice
         # ConsolidateEntry's own check: every choice but new has old, rewrite and new have text.
         if choice == "keep":
-            after.append(cast(str, item.old))
+            after.append(held[number])
         elif choice in ("rewrite", "new"):
             after.append(new_entry(cast(str, item.text)))
         else:
-            removals.append(
-                Removal("moved" if choice == "move" else "dropped", cast(str, item.old))
-            )
+            removals.append(Removal("moved" if choice == "move" else "dropped", held[number]))
     twice = entries.first_duplicate(after)
     if twice is not None:
         raise EditRefused(twice_in_result_sentence(file, twice))

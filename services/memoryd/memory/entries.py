@@ -1,18 +1,24 @@
 """The entries of memory.md and user.md: texts separated by a line holding only § (spec 3).
 
 The file's text is the entries joined by "\\n§\\n". memoryd writes that text followed by one final
-newline; the limit is counted with len() on the text without that final newline, so an empty file
-is "" and counts 0. The owner may edit the files by hand, so parsing is tolerant: a UTF-8 byte order
-mark and CRLF line ends are read as if absent, a line holding only § with spaces around it is a
-separator too, and separators at the start or end, or two in a row, give no empty entry. Each entry
-is trimmed. For a hand-edited file the count is that of its entries as memoryd would write them.
+newline; the limit is counted with len() on the text without that final newline, so an empty file is
+"" and counts 0. The owner may edit the files by hand, so parsing is tolerant: a UTF-8 byte order
+mark is read as if absent and CRLF or a lone CR as a line end (as notes.md is read), a line holding
+only § with spaces around it is a separator too, and separators at the start or end, or two in a
+row, give no empty entry. Each entry is trimmed. For a hand-edited file the count is that of its
+entries as memoryd would write them.
 
 An entry is trimmed, not empty, holds no line that is only §, and no two entries of a file are
-identical; entry_problem() says which rule a new text breaks. Invalid UTF-8 is not guessed at: the
-file is damaged (FileDamaged) and the owner has to fix it, as is a file far over anything memoryd
-writes (TooLarge, over MAX_BYTES: memfiles.read_text does not even read one, and every reader of
-held bytes, an export's or a backup's, refuses it by the same rule).
+identical; entry_problem() says which rule a new text breaks. Identical means canonically equal
+(canonical()): the same text in its composed and decomposed Unicode forms is one entry to every
+reader, so it is one entry here too, while the file keeps the form the owner or the agent wrote.
+Invalid UTF-8 is not guessed at: the file is damaged (FileDamaged) and the owner has to fix it, as
+is a file far over anything memoryd writes (TooLarge, over MAX_BYTES: memfiles.read_text does not
+even read one, and every reader of held bytes, an export's or a backup's, refuses it by the same
+rule).
 """
+
+import unicodedata
 
 from memoryd.errors import FileDamaged
 from proto.escape import escape
@@ -51,7 +57,7 @@ class TooLarge(FileDamaged):
 
 
 def decode(data: bytes, name: str) -> str:
-    """A memory file's bytes as text: BOM dropped, CRLF read as LF; FileDamaged if not UTF-8,
+    """A memory file's bytes as text: BOM dropped, CRLF and CR read as LF; FileDamaged if not UTF-8,
     TooLarge if over MAX_BYTES."""
     if len(data) > MAX_BYTES:
         raise TooLarge(name, len(data))
@@ -64,11 +70,13 @@ def decode(data: bytes, name: str) -> str:
 
 def as_saved(text: str) -> str:
     """Text the owner saved in an editor, read as memoryd reads a hand-edited file: a leading
-    byte order mark dropped, CRLF read as LF. The file itself and bxctl memory edit's copy go
-    through this one function, so the same bytes give the same entries wherever they are saved."""
+    byte order mark dropped, CRLF and a lone CR (an editor set to classic Mac line ends) read as LF.
+    A CR is never part of an entry (rule 1 refuses it in every write), so reading it as a line end
+    loses nothing. The file itself and bxctl memory edit's copy go through this one function, so
+    the same bytes give the same entries wherever they are saved."""
     if text.startswith(BOM):
         text = text[len(BOM) :]
-    return text.replace("\r\n", "\n")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def parse(text: str) -> list[str]:
@@ -122,13 +130,28 @@ def entry_problem(entry: str) -> str | None:
     return None
 
 
+def canonical(text: str) -> str:
+    """text as entries are compared (NFC): the composed and decomposed forms of one text (a word
+    typed on one keyboard, copied from a macOS file name or a PDF on another) are the same text by
+    Unicode's definition, and look the same in the prompt. Only comparisons use it; what is stored
+    stays as written."""
+    return unicodedata.normalize("NFC", text)
+
+
+def find(entries: list[str] | tuple[str, ...], text: str) -> str | None:
+    """The entry canonically equal to text, as the file holds it, or None."""
+    key = canonical(text)
+    return next((entry for entry in entries if canonical(entry) == key), None)
+
+
 def first_duplicate(entries: list[str] | tuple[str, ...]) -> str | None:
-    """The first entry that appears twice, or None."""
+    """The first entry that appears twice (canonically), or None."""
     seen: set[str] = set()
     for entry in entries:
-        if entry in seen:
+        key = canonical(entry)
+        if key in seen:
             return entry
-        seen.add(entry)
+        seen.add(key)
     return None
 
 

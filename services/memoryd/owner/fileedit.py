@@ -70,8 +70,9 @@ def problems(name: str, text: str) -> tuple[list[str], list[str]]:
     """The entries of text, and every problem with them (empty when it can be applied).
 
     text is what the owner's editor saved, so it is read as a hand-edited file is (a byte order
-    mark dropped, CRLF read as LF): the same bytes give the same entries in the copy as in the
-    file itself, and neither is taken for a character the owner wrote."""
+    mark dropped, CRLF and CR read as LF): the same bytes give the same entries in the copy as in
+    the file itself, and neither is taken for a character the owner wrote. An entry repeats
+    another when the two are canonically equal (entries.canonical), as an agent's add is refused."""
     found = entries.parse(entries.as_saved(text))
     out: list[str] = []
     first: dict[str, int] = {}
@@ -79,9 +80,10 @@ def problems(name: str, text: str) -> tuple[list[str], list[str]]:
         reason = entries.entry_problem(entry) or check.problem(entry)
         if reason is not None:
             out.append(f"entry {number} ({entries.shorten(entry, 40)!r}): {reason}")
-        if entry in first:
-            out.append(f"entry {number} repeats entry {first[entry]}")
-        first.setdefault(entry, number)
+        key = entries.canonical(entry)
+        if key in first:
+            out.append(f"entry {number} repeats entry {first[key]}")
+        first.setdefault(key, number)
     length = entries.length(found)
     if length > LIMITS[name]:
         out.append(f"{name} would be {length:,} of {LIMITS[name]:,} characters (the limit)")

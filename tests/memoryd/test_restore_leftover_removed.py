@@ -136,10 +136,10 @@ def test_a_whole_lay_whose_folder_outlived_its_plan_is_only_tidied(md, monkeypat
             raise SystemExit("killed")
         return real_rmtree(path, *args, **kw)
 
-    monkeypatch.setattr(lay.shutil, "rmtree", killed)
+    monkeypatch.setattr(shutil, "rmtree", killed)
     with pytest.raises(SystemExit):
         md.admin("restore", {"name": archive, "replace": True})
-    monkeypatch.setattr(lay.shutil, "rmtree", real_rmtree)
+    monkeypatch.setattr(shutil, "rmtree", real_rmtree)
     laid = _files(md)
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="memoryd.data.lay"):

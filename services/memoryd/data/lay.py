@@ -9,7 +9,9 @@ no longer there, so each step can be taken again). A staging folder from which n
 is what a restore killed before that point left, and is removed. The plan names the sha256 of
 each file it lays and is kept in the staging folder too (restoreplan.py), so that a plan whose
 staging folder was removed, or a staging folder whose plan was, is finished when it can be and
-otherwise said in an ERROR, never taken for finished or for one that changed nothing.
+otherwise said in an ERROR, never taken for finished or for one that changed nothing. Once the
+plan is carried out its copy is marked laid before the plan is dropped, so a staging folder left
+after its restore finished is only removed, never carried out again (restoreplan.py).
 
 The restore's own journal line (restored, below) is written into the staged journal before the
 plan, so it is laid with the files: a kill leaves the home with both or with neither.
@@ -21,19 +23,20 @@ out the rest (service.py).
 """
 
 import datetime as dt
+import errno
 import json
 import logging
 import os
-import shutil
 import stat
 from pathlib import Path
 
 from memoryd.data import restoreplan
 from memoryd.data.backup import HANDED_OVER
 from memoryd.errors import MemorydError
-from memoryd.home import Home, atomic_write, ensure_dir, fsync_dir, read_file
+from memoryd.home import Home, atomic_write, ensure_dir, fsync_dir
 from memoryd.journal.journal import Edit, Journal
 from memoryd.trust.caller import OWNER
+from proto.files import TooLarge
 from proto.plural import counted
 
 log = logging.getLogger(__name__)
@@ -85,12 +88,18 @@ def commit(
         "sha256": restoreplan.digests(staging, lay),
         "archive": None if archive is None or HANDED_OVER.fullmatch(archive) else archive,
         "replaced": os.path.basename(replaced) if replaced else None,
+        restoreplan.MARKED: True,
     }
-    restoreplan.keep_copy(staging, plan)
+    data = json.dumps(plan).encode()
+    if len(data) > restoreplan.MOST:  # a start would not read it: refused with the home untouched
+        raise TooLarge(
+            errno.EFBIG, f"its plan would be larger than {restoreplan.MOST:,} bytes", PLAN
+        )
+    restoreplan.keep_copy(staging, data)
     try:
         # A plan renamed into place whose folder's fsync then fails is kept, not taken back:
         # a crash may yet have it laid at the next start, so the restore is past the point.
-        atomic_write(plan_path(home), json.dumps(plan).encode(), undo_unsynced=False)
+        atomic_write(plan_path(home), data, undo_unsynced=False)
     except OSError:
         if not committed(home, staging):
             raise
@@ -151,15 +160,17 @@ def committed(home: Home, staging: Path) -> bool:
     """True when the plan naming staging was written (the restore is past its point of no
     return)."""
     try:
-        return json.loads(read_file(plan_path(home))).get("staging") == staging.name
+        return restoreplan.load(plan_path(home)).get("staging") == staging.name
     except (OSError, ValueError, AttributeError):
         return False
 
 
 def carry_out(home: Home, plan: dict, kept: Path | None = None) -> None:
-    """Lay the plan's files, remove those it removes, then drop the plan and its staging folder.
-    NotLaid, and nothing done, when a file to lay is neither staged nor laid (restoreplan.py).
-    kept is the file the plan was read from (memory/.restore.json unless its copy)."""
+    """Lay the plan's files, remove those it removes, mark its copy laid, then drop the plan and
+    its staging folder. NotLaid, and nothing done, when a file to lay is neither staged nor laid
+    (restoreplan.py). kept is the file the plan was read from (memory/.restore.json unless its
+    copy). An OSError before the plan is dropped leaves the restore unfinished (the plan, or its
+    copy, is carried out again); the folder's removal failing is only said."""
     problem = restoreplan.not_laid(home.memory, plan, kept or plan_path(home))
     if problem is not None:
         raise problem
@@ -182,9 +193,10 @@ def carry_out(home: Home, plan: dict, kept: Path | None = None) -> None:
     for folder in sorted(folders):
         if folder.is_dir():
             fsync_dir(folder)
+    restoreplan.mark_laid(staging)  # before the plan goes: a copy never outlives it as a plan
     plan_path(home).unlink(missing_ok=True)  # taken again: the first time may have dropped it
     fsync_dir(home.memory)
-    shutil.rmtree(staging, ignore_errors=True)
+    restoreplan.remove_folder(staging)
 
 
 def recover(home: Home) -> None:
@@ -197,7 +209,7 @@ def recover(home: Home) -> None:
     path = plan_path(home)
     if os.path.lexists(path):
         try:
-            plan = json.loads(read_file(path))
+            plan = restoreplan.load(path)
             staging = plan["staging"]
             if not (isinstance(staging, str) and staging.startswith(STAGING_PREFIX)):
                 raise ValueError("no staging folder")
@@ -236,9 +248,10 @@ def _finish(home: Home, plan: dict, path: Path) -> bool:
             counted(len(lost), "is", "are"),
             plan["staging"],
         )
+        restoreplan.drop_copy(home.memory / plan["staging"])  # never found as a plan after
         path.unlink(missing_ok=True)
         fsync_dir(home.memory)
-        shutil.rmtree(home.memory / plan["staging"], ignore_errors=True)
+        restoreplan.remove_folder(home.memory / plan["staging"])
         return True
     try:
         carry_out(home, plan)
@@ -252,12 +265,21 @@ def _finish(home: Home, plan: dict, path: Path) -> bool:
 def _without_plan(home: Home, folder: Path) -> None:
     """A staging folder memory/.restore.json does not name: removed when nothing left it for
     memory/ (the restore stopped before its point of no return, or is of an older memoryd that
-    kept no copy of its plan); finished from its copy of the plan when files did, as the plan
-    would have been (it was written before the first of them left, and was removed since)."""
+    kept no copy of its plan) or when its restore finished (its copy marked laid); finished from
+    its copy of the plan when files did, as the plan would have been (it was written before the
+    first of them left, and was removed since)."""
+    if os.path.lexists(folder / restoreplan.LAID):
+        _finished_leftover(folder)
+        return
     plan = restoreplan.read_copy(folder)
     staged, laid, _ = restoreplan.where(home.memory, plan) if plan else ([], [], [])
+    if plan is not None and not staged and plan.get(restoreplan.MARKED) is not True:
+        # An older memoryd dropped the plan before its copy: with every file gone from the folder
+        # the copy is most likely a finished restore's, whose removals must not be made again.
+        _finished_leftover(folder)
+        return
     if plan is None or not laid:
-        shutil.rmtree(folder, ignore_errors=True)
+        restoreplan.remove_folder(folder)
         log.info("%s: removed, left by a restore stopped before it changed anything", folder)
         return
     copy = folder / restoreplan.COPY
@@ -266,7 +288,7 @@ def _without_plan(home: Home, folder: Path) -> None:
     except restoreplan.NotLaid as e:
         log.error("%s", e)  # the folder is kept: it holds what is not laid yet
         return
-    if not staged:  # every file laid: a kill between the plan's removal and the folder's
+    if not staged:  # every file laid, the plan removed before its removals were all made
         log.info("%s: removed, left by a restore that had laid every file", folder)
         return
     log.warning(
@@ -275,3 +297,9 @@ def _without_plan(home: Home, folder: Path) -> None:
         folder,
         PLAN,
     )
+
+
+def _finished_leftover(folder: Path) -> None:
+    """The staging folder of a restore that finished: removed, nothing in memory/ touched."""
+    restoreplan.remove_folder(folder)
+    log.info("%s: removed, left by a restore that had laid every file", folder)

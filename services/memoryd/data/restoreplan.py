@@ -14,19 +14,44 @@ folder: a file is laid when it is still staged (a rename lays it) or its place i
 those bytes. A plan with a file that is neither is not carried out (NotLaid: nothing more laid
 or removed, the ERROR names the files not laid and the way back), and a staging folder whose
 files have begun to leave it is finished from its copy rather than removed.
+
+A copy must not outlive its plan as one: a staging folder the start finds after its restore
+finished (its removal failed, or a kill came first) would be finished again, and its removals
+would delete the files memoryd wrote since (a recall log, a staged write), or the files written
+since over those it laid would be said as a restore half done. So once a plan is carried out its
+copy is renamed laid.json, before the plan itself is dropped (mark_laid): a copy named plan.json
+with no plan beside it is then always of a restore not yet carried out, and a folder holding
+laid.json is a finished restore's leftover, only removed. An older memoryd dropped the plan
+first; its copy (without MARKED) is taken as finished once no file is left staged.
+
+Both the plan and its copy are read no further than MOST bytes: one memoryd writes names the
+memory files and a digest each, far less, and a file grown past that (damage, a copy gone wrong)
+is refused by its size rather than read whole at every start.
 """
 
 import hashlib
 import json
+import logging
 import os
+import shutil
 from pathlib import Path
 
 from memoryd.errors import MemorydError
-from memoryd.home import fsync_dir, open_read, read_file
+from memoryd.home import fsync_dir, open_read
+from proto.files import open_file, read_at_most
 from proto.plural import counted
 
+log = logging.getLogger(__name__)
+
 COPY = "plan.json"  # in the staging folder, beside its memory/ (an archive's files are under it)
+LAID = "laid.json"  # the copy once its plan was carried out
+MARKED = "marks_laid"  # in a plan whose copy is renamed LAID before the plan is dropped
+MOST = 1 << 20  # bytes of a plan or its copy: ~300 years of monthly files with their digests
 NAMED = 5  # files named in the ERROR, then a count
+
+
+class Oversized(ValueError):
+    """A plan or copy larger than MOST: not one memoryd writes."""
 
 
 class NotLaid(MemorydError):
@@ -44,25 +69,86 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def keep_copy(staging: Path, plan: dict) -> None:
-    """The plan's copy in the staging folder, written (and synced) before the plan itself: a new
-    name in a new folder, so a kill that leaves it torn left no plan either (the home as it was),
-    and a torn copy is read as none."""
+def keep_copy(staging: Path, data: bytes) -> None:
+    """The plan's copy (data, the plan as written) in the staging folder, written (and synced)
+    before the plan itself: a new name in a new folder, so a kill that leaves it torn left no
+    plan either (the home as it was), and a torn copy is read as none."""
     fd = os.open(
         staging / COPY, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
     )
     with os.fdopen(fd, "wb") as f:
-        f.write(json.dumps(plan).encode())
+        f.write(data)
         f.flush()
         os.fsync(f.fileno())
     fsync_dir(staging)
 
 
+def mark_laid(staging: Path) -> None:
+    """The copy renamed LAID (and the folder synced), once every file is laid and every removal
+    made: done before the plan is dropped, so that no copy is found as a plan after its restore
+    finished. Nothing to do when the folder or its copy is gone (an older memoryd's plan)."""
+    try:
+        os.replace(staging / COPY, staging / LAID)
+    except FileNotFoundError:
+        return
+    fsync_dir(staging)
+
+
+def drop_copy(staging: Path) -> None:
+    """The copy removed (and the folder synced) before a plan that laid nothing is dropped."""
+    try:
+        os.unlink(staging / COPY)
+    except FileNotFoundError:
+        return
+    fsync_dir(staging)
+
+
+def remove_folder(folder: Path) -> None:
+    """Remove a restore's staging folder; a failure is said (one WARNING naming the folder and
+    the first path that would not go): what is left is removed at the next start."""
+    failed: list[tuple[str, BaseException]] = []
+
+    def note(_func, path, exc_info) -> None:
+        if not isinstance(exc_info[1], FileNotFoundError):
+            failed.append((path, exc_info[1]))
+
+    shutil.rmtree(folder, onerror=note)
+    if failed:
+        path, e = failed[0]
+        log.warning(
+            "%s: a restore's staging folder could not be removed (%s: %s); the next start "
+            "removes what is left",
+            folder,
+            path,
+            getattr(e, "strerror", None) or e,
+        )
+
+
+def load(path: Path):
+    """The JSON at path (a plan or its copy), read no further than MOST bytes: Oversized past
+    them, ValueError when it is not JSON, OSError when it cannot be read."""
+    fd = open_file(path, os.O_RDONLY)
+    try:
+        data = read_at_most(fd, MOST + 1)
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if len(data) > MOST:
+        raise Oversized(f"not a plan memoryd writes: {max(size, len(data)):,} bytes")
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+
+
 def read_copy(staging: Path) -> dict | None:
     """The plan kept in a staging folder, or None (a restore killed before it was written, one
-    of an older memoryd, or one that cannot be read)."""
+    of an older memoryd, or one that cannot be read; one too large is said)."""
     try:
-        plan = json.loads(read_file(staging / COPY))
+        plan = load(staging / COPY)
+    except Oversized as e:
+        log.warning("%s: %s; read as no plan", staging / COPY, e)
+        return None
     except (OSError, ValueError):
         return None
     if not (isinstance(plan, dict) and plan.get("staging") == staging.name):

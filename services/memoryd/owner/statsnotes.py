@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from memoryd.data import notestream
 from memoryd.home import Home, open_read
+from memoryd.journal import forgotten
 from memoryd.memory import notes
 from memoryd.owner.notehits import NoteIds
 
@@ -49,9 +50,11 @@ def _read(f, entry_texts: set[str]) -> NotesRead:
             leading = notes.leading_said(data)
         for note in found:
             ids.add(note)
-            if note.kind == "moved":
+            # A forgotten note keeps only the forget's marker, which is no memory (export and
+            # promote leave it out): it is neither a moved note nor one holding an entry.
+            if note.kind == "moved" and not forgotten.is_marker(note.text):
                 got.moved.append(note)
-            if note.text in entry_texts:
+            if note.text in entry_texts and not forgotten.is_marker(note.text):
                 got.holding[note.number] = note.text
             if note.damaged:
                 damage.append(notestream.damage_said(note, data, start, lines))

@@ -15,6 +15,7 @@ from brokerd_shim.config import load_config
 from brokerd_shim.errors import BrokerError
 from brokerd_shim.server import serve
 from proto import logline, usage
+from proto.narrowterm import escape_what_cannot_be_shown
 from proto.version import VersionOption
 
 app = typer.Typer(
@@ -46,4 +47,5 @@ def serve_command(
 
 
 def main() -> None:
+    escape_what_cannot_be_shown()  # its log lines quote memory text, in any language
     usage.run(app, "brokerd-shim")

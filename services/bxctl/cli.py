@@ -16,7 +16,6 @@ memoryd was sent a change it may still apply; SIGTERM and SIGHUP end bxctl the s
 128 + the signal), its clean-up run.
 """
 
-import codecs
 import contextlib
 import errno
 import os
@@ -46,6 +45,7 @@ from bxctl.sessionindex import index_state_at
 from proto import usage
 from proto.escape import escape
 from proto.messages import Reindex, Reindexed, reindexed_line
+from proto.narrowterm import escape_what_cannot_be_shown
 from proto.version import VersionOption
 
 REINDEX_TIMEOUT = 3600.0
@@ -137,7 +137,7 @@ def main() -> None:
     if sys.stdout is None:  # started with fd 1 closed: the answer would be lost
         print("bxctl: the standard output is closed; nothing was done", file=sys.stderr)
         sys.exit(EXIT_REFUSED)
-    _escape_what_cannot_be_shown()
+    escape_what_cannot_be_shown()
     for sig in STOP_SIGNALS:
         if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's stays ignored
             signal.signal(sig, _stopped)
@@ -179,26 +179,6 @@ def main() -> None:
             print(f"bxctl: {interrupted_line(signum)}", file=sys.stderr)
         code = EXIT_INTERRUPTED if signum is None else 128 + signum
     sys.exit(code if isinstance(code, int) else 0)
-
-
-def _shown_escaped(e: UnicodeError) -> tuple[str, int]:
-    """A character the output's encoding cannot hold, written as escape() writes one it hides
-    (\\u{2713}), so the owner reads what the memory holds and nothing is lost or mistaken."""
-    if not isinstance(e, UnicodeEncodeError):
-        raise e
-    shown = "".join(f"\\u{{{ord(ch):04X}}}" for ch in e.object[e.start : e.end])
-    return shown, e.end
-
-
-codecs.register_error("bxctl-escape", _shown_escaped)
-
-
-def _escape_what_cannot_be_shown() -> None:
-    """A terminal in a locale narrower than the memory (Latin-1, ASCII) gets escapes for what it
-    cannot show, instead of a traceback for the first such character."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(AttributeError, ValueError):
-            stream.reconfigure(errors="bxctl-escape")  # type: ignore[union-attr]
 
 
 def _invalid(e: ValidationError) -> str:

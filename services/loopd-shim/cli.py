@@ -43,6 +43,7 @@ from proto.messages import (
     ToolResultOut,
     describe,
 )
+from proto.narrowterm import escape_what_cannot_be_shown
 from proto.paths import LOOP_CONTROL_SOCKET
 from proto.version import VersionOption
 
@@ -236,6 +237,7 @@ def _message(model, **fields):
 
 
 def main() -> None:
+    escape_what_cannot_be_shown()  # a tool result in any language, on a terminal in any locale
     usage.run(app, "loopd-shim")
 
 

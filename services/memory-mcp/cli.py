@@ -42,6 +42,7 @@ from memory_mcp.snippet import (
 )
 from proto import logline, usage
 from proto.config import default_home
+from proto.narrowterm import escape_what_cannot_be_shown
 from proto.paths import BROKER_MEMORY_SOCKET, under
 from proto.version import VersionOption, package_version
 
@@ -227,6 +228,9 @@ def main() -> None:
         # fd 2 was closed before Python started: print(file=None) would say a refusal on stdout,
         # the protocol's; /dev/null takes fd 2 (the lowest free), so nothing else lands there
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the whole process)
+    # a home, a client's name or a log line in any language, on a terminal in any locale; the
+    # protocol's stdout is written as UTF-8 bytes (stdout_wire), which this leaves alone
+    escape_what_cannot_be_shown()
     try:
         code = app(standalone_mode=False)
     except typer.TyperException as e:

@@ -9,6 +9,7 @@ FRESH_SECONDS, which another bxctl may still be reading or copying. An export is
 memoryd writes, so a forget takes the forgotten text out of every export still there.
 """
 
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -16,11 +17,11 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from memoryd.data import backup, exportmd, layout, matching, scrub
-from memoryd.home import FILE_MODE, Home, atomic_write, read_file
+from memoryd.data import backup, exportmd, layout, matching, notestream, scrub
+from memoryd.home import FILE_MODE, Home, atomic_write, open_read
 
 EXPORT_NAME = re.compile(r"^export-([0-9]{8}T[0-9]{6}Z)(?:-[0-9]{1,6})?\.(?:jsonl|md)\Z")
 FRESH_SECONDS = 600  # an export younger than this may still be read or copied by its bxctl
@@ -184,10 +185,31 @@ def holding(home: Home, text: str) -> int:
                 find = scrub.needle(text, ascii_only=True)
                 n += scrub.count(path, text, matching.export_holds, find) > 0
             else:
-                n += exportmd.holds(read_file(path), text)
+                n += exportmd.holds_in(_chunks(path), text)
         except FileNotFoundError:
             continue
     return n
+
+
+def _chunks(path: Path) -> exportmd.Chunks:
+    """path's bytes from its start in chunks, read afresh at each call: a markdown export is as
+    long as notes.md, so it is read a chunk at a time, never whole."""
+
+    def read() -> Iterator[bytes]:
+        with _named(path), open_read(path) as f:
+            yield from notestream.file_chunks(f, exportmd.CHUNK)
+
+    return read
+
+
+@contextlib.contextmanager
+def _named(path: Path) -> Iterator[None]:
+    """An OSError raised inside names path when it names no file itself (a failed read)."""
+    try:
+        yield
+    except OSError as e:
+        e.filename = e.filename or str(path)
+        raise
 
 
 def scrub_exports(home: Home, text: str, marker: str) -> int:
@@ -195,7 +217,9 @@ def scrub_exports(home: Home, text: str, marker: str) -> int:
     keeps its place with the marker, in markdown its text's block holds the marker instead
     (exportmd.py); how many exports changed. The temporary files a killed export or backup left,
     and the copies a stopped bxctl handed over, are removed first: they hold the text too, and a
-    forget runs alone, so no export or backup is writing one now (backup.remove_all_leftovers)."""
+    forget runs alone, so no export or backup is writing one now (backup.remove_all_leftovers).
+    A markdown export is read twice, a chunk at a time: to find whether it holds text (one that
+    does not is not written), then to write it scrubbed as it is read."""
     backup.remove_all_leftovers(home)
     changed = 0
     for path in exports(home):
@@ -211,18 +235,15 @@ def scrub_exports(home: Home, text: str, marker: str) -> int:
                 > 0
             )
             continue
+        chunks = _chunks(path)
         try:
-            data = read_file(path)
+            if not exportmd.holds_in(chunks, text):
+                continue
         except FileNotFoundError:
             continue
-        scrubbed, n = exportmd.scrub(data, text, marker)
-        if n:
-            try:
-                atomic_write(path, scrubbed)
-            except OSError as e:
-                e.filename = e.filename or str(path)
-                raise
-            changed += 1
+        with _named(path):
+            atomic_write(path, exportmd.scrubbed(chunks, text, marker, []))
+        changed += 1
     return changed
 
 

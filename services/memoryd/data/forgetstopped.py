@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from memoryd.data import exportfiles, exportmd, matching
+from memoryd.data import exportfiles, exportmd, matching, notestream
 from memoryd.data.unfinished import Unfinished
 from memoryd.home import MONTH_FILE, Home, open_read, read_file
 from memoryd.journal import forgetlines, forgotten
@@ -181,7 +181,7 @@ def _strings(value: object) -> Iterator[str]:
 
 def _export_texts(home: Home) -> Iterator[str]:
     """The texts of the items of every export in backups/ (a jsonl item's text, a markdown
-    export's blocks)."""
+    export's blocks, cut as a forget's scrub cuts them)."""
     for path in exportfiles.exports(home):
         try:
             if path.suffix == ".jsonl":
@@ -194,10 +194,8 @@ def _export_texts(home: Home) -> Iterator[str]:
                                 continue
                             if isinstance(item, dict) and isinstance(item.get("text"), str):
                                 yield item["text"]
-            else:
-                document = read_file(path).decode("utf-8", "surrogateescape")
-                for part in document.split("\n\n"):
-                    held = exportmd.unblock(part)
-                    yield part if held is None else held
+            else:  # as long as notes.md: a chunk read at a time, a part held at a time
+                with open_read(path) as f:
+                    yield from exportmd.texts(notestream.file_chunks(f, exportmd.CHUNK))
         except OSError:
             continue

@@ -48,6 +48,14 @@ def pending_change(text: str):
     return lambda value: None if matching.pending_holds(value, text) else value
 
 
+def pending_taken(review, texts: list[str]) -> list[str]:
+    """The ids of the staged writes still waiting whose lines pending_change drops for texts. The
+    forget's journal line names them, written before the lines leave pending.jsonl, so that review
+    counts them resolved by the owner's forget, never as lines lost to damage or a hand edit
+    (journal/forgotpending.py), and a crash between the two leaves none said lost."""
+    return review.holding(lambda line: any(matching.pending_holds(line, t) for t in texts))
+
+
 def without(texts: list[str], file: str, marker: str):
     """The plan removing texts from file; its journal line's before holds the marker in their
     place, so the line never carries the text."""

@@ -20,7 +20,8 @@ less than the files hold (the hand-edit check compares them). A forget stopped p
 full disk) is finished by running it again, by the same id or by the text's exact words: before its
 first write it records what it takes (unfinished.py), and until it has finished forget takes nothing
 else, so a number given again never names another entry or note than the first run did. The journal
-says what was forgotten by id, the keys it listed and when, never the text. It cannot be undone
+says what was forgotten by id, the keys it listed and when, and the ids of the staged writes it
+dropped (resolved by it: journal/forgotpending.py), never the text. It cannot be undone
 (undo says why), and session logs, which are loopd's, keep their text: the answer says so. Archives
 in backups/ are left as they are: the answer names those that may still hold it (archiveheld.py).
 """
@@ -202,6 +203,9 @@ def run(
     # export recognises it by, memoryd keeping no copy of the text (forgetlines.Forgot).
     digests = list(dict.fromkeys(forgotten.digest(t) for t in target.texts if trim(t)))
     forgot = {"id": target.id, "at": stamp, "keys": keys, "digests": digests}
+    dropped = erasing.pending_taken(store.review, target.texts)
+    if dropped:  # the staged writes it takes away: resolved by this forget, not lost
+        forgot["pending"] = dropped
     _record(home, ref, target, keys)
     try:
         edit_ids, shifts = _first_changes(store, where, target, marker, forgot, when)

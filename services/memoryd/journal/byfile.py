@@ -17,8 +17,9 @@ It is derived, never trusted over the journal:
 - an entry whose class it does not hold (a journal with lost or damaged lines) is looked up by
   walking the journal back, as if there were no index.
 
-It also keeps the pending ids the journal has resolved (accept and reject lines carry them), which
-review asks for at every staged edit, accept and listing.
+It also keeps the pending ids the journal has resolved (accept and reject lines carry them, and a
+forget's line lists the staged writes it dropped: forgotpending.py), which review asks for at
+every staged edit, accept and listing.
 
 It is saved (atomically) to index/journal-index.json once it covers SAVE_BYTES more of the
 journal than the saved copy, so a start reads only the journal's tail; a missing, damaged or stale
@@ -37,15 +38,16 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memoryd.home import atomic_write, ensure_dir, open_read, read_file
-from memoryd.journal import scan
+from memoryd.journal import forgotpending, scan
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal, class_source
 from memoryd.journal.linefile import parse_line
 
 log = logging.getLogger(__name__)
 
 # Raised when what is kept of a line changes: 3, an imported entry's class is the one it was
-# exported with (journal.class_source), so a saved index of 2 is built again.
-FORMAT = 3
+# exported with (journal.class_source), so a saved index of 2 is built again; 4, a forget line's
+# dropped staged writes are resolved (forgotpending.py).
+FORMAT = 4
 SAVE_BYTES = 4 * 1024 * 1024
 TAIL_CHECK = 256
 _NAMES = tuple(f'"to": "{name}"'.encode() for name in IDENTITY_FILES)
@@ -106,7 +108,8 @@ class JournalIndex:
             return list(state.after) if state else []
 
     def resolved_pending(self) -> set[str]:
-        """Every pending id an accept or reject line of the journal names."""
+        """Every pending id an accept or reject line of the journal names, or a forget's line
+        names as a staged write it dropped."""
         with self._lock:
             self.catch_up()
             return set(self._resolved)
@@ -213,6 +216,7 @@ class JournalIndex:
 
     def _take_lines(self, month: str, start: int, data: bytes) -> None:
         self._resolved.update(m.decode() for m in scan.PENDING_KEY.findall(data))
+        self._resolved.update(forgotpending.ids_in(data))
         position = 0
         while position < len(data):
             end = data.find(b"\n", position)

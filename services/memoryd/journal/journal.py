@@ -97,7 +97,9 @@ class Edit(BaseModel):
     requested: str | None = None  # accept, reject: the action that waited
     note: dict | None = None  # promote: the note it came from
     recovered: bool | None = None  # a write journalled after a crash (memory/handedit.py)
-    forgot: dict | None = None  # forget: {"id", "at", "keys"} of what the owner forgot
+    # forget: {"id", "at", "keys", "digests"} of what the owner forgot, and "pending": the ids of
+    # the staged writes it dropped, when it dropped any (forgotpending.py)
+    forgot: dict | None = None
     imported: dict | None = None  # import: the provenance the entry came with
     restored: dict | None = None  # restore: {"archive", "made", "by", "replaced"} (lay.py)
 

@@ -16,7 +16,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 from memoryd.home import open_read
-from memoryd.journal import damaged
+from memoryd.journal import damaged, forgotpending
 from memoryd.journal.ids import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
@@ -255,9 +255,10 @@ PENDING_KEY = re.compile(rb'"pending": "(p-' + DAY_B + b"-" + NUMBER_B + rb')"')
 
 
 def pending_ids(paths: list[Path]) -> set[str]:
-    """Every pending id the journal resolved (accept and reject lines carry "pending"), found by
-    one regular expression over each month instead of parsing every line. A quote inside an entry
-    is escaped in JSON, so only the key itself can match."""
+    """Every pending id the journal resolved (accept and reject lines carry "pending"; a forget's
+    line lists the staged writes it dropped, forgotpending.py), found by one regular expression
+    over each month instead of parsing every line. A quote inside an entry is escaped in JSON, so
+    only the key itself can match."""
     found: set[str] = set()
     for path in paths:
         with mapped(path) as data:
@@ -266,6 +267,7 @@ def pending_ids(paths: list[Path]) -> set[str]:
                 end = data.find(b"\n", min(start + WINDOW, len(data)))
                 end = len(data) if end == -1 else end + 1
                 found.update(m.decode() for m in PENDING_KEY.findall(data, start, end))
+                found.update(forgotpending.ids_in(data, start, end))
                 _let_go(data, start - start % mmap.PAGESIZE, end - end % mmap.PAGESIZE)
                 start = end
     return found

@@ -8,7 +8,9 @@ under memoryd never makes an id the owner was shown name another change. Notes a
 
 Whether an item still waits is decided by the journal: accept and reject journal the pending id,
 then pending.jsonl is rewritten without it. A crash between the two leaves a line the journal
-already resolved, which is not listed and cannot be accepted twice.
+already resolved, which is not listed and cannot be accepted twice. A forget of a text a waiting
+write carries resolves it the same way: its journal line names the write (journal/forgotpending.py)
+before the write's line leaves pending.jsonl, and accept and reject of it name that forget.
 
 A staged write lives only in pending.jsonl until it is accepted or rejected. So an id memoryd
 handed out (Issued) that neither pending.jsonl holds nor the journal resolved is a write whose
@@ -21,13 +23,14 @@ import errno
 import json
 import logging
 import re
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
-from memoryd.journal import idcopies
+from memoryd.journal import forgotpending, idcopies
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.ids import DAY_B, NUMBER_B, NUMBER_MOST, PENDING_ID, day_numbers
 from memoryd.journal.journal import append_record, record_time, utc
@@ -114,6 +117,24 @@ class Review:
         """Every pending id pending.jsonl names (its damaged lines' too) or the journal resolved."""
         named = {_named(raw) for _, raw in damaged_lines(self.path, PendingLine)}
         return set(all_ids(self.path)) | self._resolved() | {n for n in named if n is not None}
+
+    def holding(self, holds: Callable[[dict], bool]) -> list[str]:
+        """The ids of the staged writes not yet resolved whose line holds as holds judges it (a
+        damaged line's too, when it is JSON and still names its id): those a forget drops from
+        pending.jsonl, which its journal line names so they are resolved, not lost."""
+        found = [item.id for item in self.items() if holds(item.dump())]
+        resolved = self._resolved()
+        for _, raw in damaged_lines(self.path, PendingLine):
+            named = _named(raw)
+            if named is None or named in resolved or named in found:
+                continue
+            try:
+                value = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(value, dict) and holds(value):
+                found.append(named)
+        return found
 
     def lost(self) -> tuple[int, str, str] | None:
         """The staged writes gone from pending.jsonl: (how many, the first id, the last), or None.
@@ -224,6 +245,14 @@ class Review:
                     f"refused: edit {pending_id}'s line in {self.path} (line {number:,}) is "
                     "damaged: it does not parse, so it can be neither accepted nor rejected; "
                     "mend that line (memoryd's log says what is wrong with it) or delete it"
+                )
+        if pending_id in self._resolved():
+            forget = forgotpending.edit_of(self.index.journal.month_files(), pending_id)
+            if forget is not None:
+                raise AdminRefused(
+                    f"refused: {pending_id} was forgotten by the owner (edit {forget}): the "
+                    "forget took the text it would write, and the staged write with it; nothing "
+                    "waits under that id"
                 )
         if self.index.journal.issued.handed_out("pending", pending_id) and (
             pending_id not in self._held()

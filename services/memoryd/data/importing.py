@@ -15,6 +15,8 @@ promote it; one that fails the check is named with the reason. An item whose tex
 memoryd forget (its digest is in forgotten.jsonl: an older export still holds it) is skipped and
 said to be forgotten, whatever else it would be: nothing forgotten comes back through an import.
 --dry-run says all that and writes nothing. importrun.py applies the items, a batch at a time.
+A file that is not UTF-8 (an export re-saved as UTF-16) is refused naming its encoding
+(importtext.py) before any line is read.
 """
 
 import array
@@ -29,7 +31,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from memoryd.data import exchange, importentry, importsame, layout
+from memoryd.data import exchange, importentry, importsame, importtext, layout
 from memoryd.data.importitems import EntryItem, Item, item_of
 from memoryd.data.journalled import Label
 from memoryd.errors import AdminRefused, EditRefused
@@ -74,7 +76,7 @@ def read_export(home: Home, name: str) -> bytes:
 
 def _head(line: bytes) -> None:
     try:
-        head = json.loads(line)
+        head = json.loads(line.decode("utf-8"))  # checked UTF-8 (importtext), its mark left out
     except RecursionError:
         raise AdminRefused("refused: line 1 is JSON nested too deeply to be an export") from None
     except ValueError:
@@ -149,9 +151,10 @@ class Items:
 def parse(data: bytes) -> Items:
     """(line number, item) of every item, checked one line at a time; AdminRefused naming the
     first bad line."""
-    end = data.find(b"\n")
+    start = importtext.text_start(data)
+    end = data.find(b"\n", start)
     end = len(data) if end < 0 else end
-    _head(data[:end])
+    _head(data[start:end])
     out = Items(data)
     number = 1
     while end < len(data):

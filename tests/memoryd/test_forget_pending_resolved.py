@@ -121,3 +121,32 @@ def test_a_forget_that_drops_no_staged_write_names_none(tmp_path):
         json.loads(json.dumps(line.forgot))  # the line is as any forget line was
     finally:
         md.close()
+
+
+def test_a_restore_of_an_archive_made_before_the_forget_resolves_the_write_it_leaves_out(
+    tmp_path, caplog
+):
+    """The archive still holds the staged write; the restore leaves it out with the forgotten
+    text, and its own forget line names it, so the restored home does not say it lost either."""
+    root = tmp_path / "home"
+    md = _open(root)
+    try:
+        md.call({"action": "note", "text": SECRET})
+        taken = _staged(md, SECRET)
+        archive = md.data("backup")["path"]
+        md.data("forget", id="note:0")
+        done = md.data("restore", name=archive.rsplit("/", 1)[1], replace=True)
+        assert "left out" in done["message"]
+    finally:
+        md.close()
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        md = _open(root)
+    try:
+        assert [w for w in _warnings(caplog) if "pending.jsonl" in w] == []
+        assert SECRET not in md.home.memory_file("pending.jsonl").read_text()
+        assert md.admin("pending") == "no edits are waiting for review"
+        with pytest.raises(AdminRefused, match=f"{taken} was forgotten by the owner"):
+            md.admin("accept", taken)
+    finally:
+        md.close()

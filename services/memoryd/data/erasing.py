@@ -8,13 +8,16 @@ this is the rewriting of each kind of file. Found is here because its journal mo
 to their end on a reader before the writer was taken (forget.prepare), are finished here.
 """
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memoryd.data import exportfiles, handkept, matching, notestream, recalllog, scrub
 from memoryd.data.places import recall_months
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, open_read
+from memoryd.journal.ids import PENDING_ID
 from memoryd.memory import edits, shown
 
 
@@ -54,6 +57,31 @@ def pending_taken(review, texts: list[str]) -> list[str]:
     counts them resolved by the owner's forget, never as lines lost to damage or a hand edit
     (journal/forgotpending.py), and a crash between the two leaves none said lost."""
     return review.holding(lambda line: any(matching.pending_holds(line, t) for t in texts))
+
+
+def pending_in(path: Path, texts: Iterable[str], resolved: set[str]) -> list[str]:
+    """pending_taken for a pending.jsonl no memoryd serves (a restore's staged copy): the ids of
+    its lines pending_change drops for texts, those resolved aside."""
+    texts = list(texts)
+    found: list[str] = []
+    try:
+        f = open_read(path)
+    except FileNotFoundError:
+        return found
+    with f:
+        for raw in f:
+            try:
+                value = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            named = value.get("id") if isinstance(value, dict) else None
+            if not (isinstance(named, str) and PENDING_ID.match(named)):
+                continue
+            if named in resolved or named in found:
+                continue
+            if any(matching.pending_holds(value, t) for t in texts):
+                found.append(named)
+    return found
 
 
 def without(texts: list[str], file: str, marker: str):

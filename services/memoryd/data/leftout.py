@@ -11,8 +11,9 @@ header kept, its key listed so the index skips it), and the staged journal's old
 recall log's queries and the pending writes that hold such a text are scrubbed (scrub.py). Each
 identity file changed gets a journal line of its own, action "forget", whose before holds the
 marker where the text was: the journal's last after is what the file holds (no hand edit is
-seen), and `memory log` shows the forget. memoryd never had the text: it is found in the staged
-files by its digest, and only the marker is written.
+seen), and `memory log` shows the forget; the lines name the staged writes of pending.jsonl the
+scrub drops (a line of its own when no file changed), which are then resolved, not lost. memoryd
+never had the text: it is found in the staged files by its digest, and only the marker is written.
 """
 
 import datetime as dt
@@ -25,7 +26,7 @@ from memoryd.data import erasing, matching, scrub
 from memoryd.data.places import notes_of, recall_months
 from memoryd.errors import FileDamaged
 from memoryd.home import Home, atomic_write, open_read, read_file
-from memoryd.journal import forgetlines, forgotten
+from memoryd.journal import forgetlines, forgotten, scan
 from memoryd.journal.journal import IDENTITY_FILES, Edit, Journal
 from memoryd.memory import entries
 from memoryd.memory.memfiles import read_entries
@@ -99,6 +100,12 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
     done.keys = [forgotten.note_key(n) for n, _ in marked]
     in_files.update(t for _, t in marked)
     forgot = {"id": FORGOT_ID, "at": stamp, "keys": done.keys, "digests": listing}
+    # The staged writes _scrub drops with the texts: named by the line, they are resolved by the
+    # owner's forget in the restored home, never said lost (journal/forgotpending.py).
+    resolved = scan.pending_ids(journal.month_files())
+    dropped = erasing.pending_in(staged.memory_file("pending.jsonl"), texts, resolved)
+    if dropped:
+        forgot["pending"] = dropped
     for file in IDENTITY_FILES:
         try:
             current = read_entries(staged, file)
@@ -114,8 +121,8 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
         done.edits.append(journal.append(now, edit).id)
         done.entries += len(gone)
         in_files.update(gone)
-    if marked and not done.edits:
-        line = _line(None, [], [], forgot, "notes.md")
+    if (marked or dropped) and not done.edits:
+        line = _line(None, [], [], forgot, "notes.md" if marked else None)
         done.edits.append(journal.append(now, line).id)
     done.texts = [forgetlines.Forgot(d, stamp, edit) for edit in done.edits for d in listing]
     scrubbed = _scrub(staged, texts, marker)

@@ -59,6 +59,9 @@ def test_a_staged_write_a_forget_took_is_said_forgotten_never_lost(tmp_path, cap
         line = scan.line_with_id(md.store.journal.month_files()[-1], edit)
         assert line is not None and line.forgot is not None
         assert line.forgot["pending"] == [taken]  # the id only, never the text
+        said = f"note:0, with the staged write {taken} that carried it, in notes.md"
+        assert said in md.admin("log", {"n": 1})
+        assert f"forgot    {said}" in md.admin("show", {"id": edit})
         for command in ("accept", "reject"):
             with pytest.raises(AdminRefused, match=f"was forgotten by the owner \\(edit {edit}\\)"):
                 md.admin(command, taken)

@@ -6,6 +6,7 @@ escapes whatever it prints. Pure functions over journal and pending records.
 
 import json
 
+from memoryd.journal.ids import PENDING_ID
 from memoryd.journal.journal import EditLine
 from memoryd.memory.review import PendingLine
 from proto.plural import counted
@@ -54,19 +55,41 @@ def _held_in(to: str | None) -> str:
     return f"in {to}" if to else "held in no memory file"
 
 
+SHOWN_IDS = 5  # staged write ids a forget's line is said with (then how many more)
+
+
 def forgot_what(record: EditLine) -> str:
     """What a forget's journal line says it forgot, in words: the id it was given (the line
-    never holds the text) and how many more records that held it went with it."""
+    never holds the text), how many more records that held it went with it, and the staged
+    writes it took away."""
     forgot = record.forgot if isinstance(record.forgot, dict) else {}
     ident = forgot.get("id")
     keys = forgot.get("keys")
     named = _named(ident if isinstance(ident, str) else "")
     others = [k for k in keys if k != ident] if isinstance(keys, list) else []
     if ident == "restore":
-        return f"{named} ({counted(len(others), 'key')})" if others else named
-    if others:
+        named = f"{named} ({counted(len(others), 'key')})" if others else named
+    elif others:
         named += f" and {counted(len(others), 'more record')} that held it"
-    return named
+    return named + _dropped(forgot.get("pending"))
+
+
+def _dropped(listed: object) -> str:
+    """The staged writes waiting for review a forget took away with the text they carried (their
+    ids: resolved by it, journal/forgotpending.py)."""
+    ids = (
+        [p for p in listed if isinstance(p, str) and PENDING_ID.match(p)]
+        if isinstance(listed, list)
+        else []
+    )
+    if not ids:
+        return ""
+    shown = ", ".join(ids[:SHOWN_IDS]) + (
+        f" and {len(ids) - SHOWN_IDS:,} more" if len(ids) > SHOWN_IDS else ""
+    )
+    return (
+        f", with the {'staged write' if len(ids) == 1 else 'staged writes'} {shown} that carried it"
+    )
 
 
 def _named(ident: str) -> str:

@@ -3,7 +3,9 @@
 - Control characters (C0 but newline and tab, DEL, C1), format characters, unassigned and private
   code points (as Unicode 16 assigns them), line and paragraph separators, and every code point of
   the invisible table are shown as escapes: \\x1b, \\u{200B}. A backslash is doubled so an
-  escape cannot be forged.
+  escape cannot be forged. Only a joiner or variation selector where a script or an emoji sequence
+  puts one (a Persian word's ZWNJ, the ZWJ of 👨‍👩‍👧, the VS16 of ❤️: proto.joiners) stays as
+  written, since it is part of what the owner wrote, not something hidden in it.
 - Markdown markup and @mentions are made inert with a backslash: \\*, \\_, \\`, \\[, \\@ ...
   (markup=False leaves them as they are, for a terminal that renders no markup).
 So what the reader sees is exactly what the text holds, and nothing in it can act.
@@ -11,6 +13,7 @@ So what the reader sees is exactly what the text holds, and nothing in it can ac
 
 from proto.graphic import is_not_graphic
 from proto.invisible import is_invisible
+from proto.joiners import joins
 
 _MARKUP = frozenset("`*_~[]<>|@")
 
@@ -25,6 +28,13 @@ def hidden(ch: str) -> bool:
     return is_invisible(cp) or is_not_graphic(cp)
 
 
+def hidden_at(text: str, i: int) -> bool:
+    """hidden(text[i]), but for a joiner or variation selector that its neighbours make part of
+    the writing (proto.joiners)."""
+    ch = text[i]
+    return hidden(ch) and not joins(text, i)
+
+
 def escape_char(ch: str) -> str:
     """The escape a hidden character is shown as: \\x1b below U+0080, \\u{200B} above."""
     cp = ord(ch)
@@ -35,7 +45,7 @@ def escape_char(ch: str) -> str:
 
 def escape(text: str, *, markup: bool = True) -> str:
     out = []
-    for ch in text:
+    for i, ch in enumerate(text):
         if ch == "\\":
             out.append("\\\\")
         elif markup and ch in _MARKUP:
@@ -44,7 +54,7 @@ def escape(text: str, *, markup: bool = True) -> str:
             out.append(ch)
         elif " " <= ch <= "~":
             out.append(ch)
-        elif hidden(ch):
+        elif hidden_at(text, i):
             out.append(escape_char(ch))
         else:
             out.append(ch)

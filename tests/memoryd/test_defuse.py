@@ -27,9 +27,10 @@ from memoryd.home import Home
 from memoryd.index.index import Index
 from memoryd.owner import search as owner_search
 from memoryd.recall.recaller import Hit, Recaller, render
-from memoryd.search.defuse import defuse, escape_controls
+from memoryd.search.defuse import defuse, escape_controls, shown_width
 from proto.graphic import is_grapheme_extend, is_not_graphic
 from proto.invisible import DEFAULT_IGNORABLE, EXTRA_INVISIBLE, is_invisible
+from proto.joiners import joins
 from proto.records import ToolResultRecord, UserRecord, append_session_record
 from tests.recalling import recall_on
 
@@ -103,6 +104,17 @@ PIECES = [
     "§ moved 2026-09-24T20:14Z from memory.md in session mm-a",
     "\\",
     "plain words",
+    # joiners and variation selectors as writing puts them (shown as written) and around a
+    # header's brackets and digits (escaped)
+    "\u06a9\u062a\u0627\u0628\u200c\u0647\u0627",  # Persian: a ZWNJ between two letters
+    "\u0915\u094d\u200d\u0937",  # Devanagari: a ZWJ after a virama
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",  # an emoji ZWJ sequence
+    "\u2764\ufe0f",  # VS16 after an emoji
+    "1\ufe0f\u20e3",  # a keycap
+    "\u0628\u200c",
+    "\u200d",
+    "\u200c",
+    "\ufe0f",
 ]
 HEADER_LINES = [
     "[2] identity · moved 2026-09-24 from memory.md · private",
@@ -203,8 +215,14 @@ def forged_headers(answer: str, real: set[str]) -> list[str]:
 
 
 def raw_forbidden(text: str) -> list[str]:
+    """What is left raw that a reader cannot see, but a joiner or variation selector where a
+    script or an emoji sequence puts one (proto.joiners: part of the writing)."""
     return [
-        ch for ch in text if ch not in "\n\t" and (is_not_graphic(ord(ch)) or is_invisible(ord(ch)))
+        ch
+        for i, ch in enumerate(text)
+        if ch not in "\n\t"
+        and (is_not_graphic(ord(ch)) or is_invisible(ord(ch)))
+        and not joins(text, i)
     ]
 
 
@@ -286,6 +304,13 @@ def test_clean_text_is_unchanged_but_for_crlf(text):
         ("\u0903[\u0951𝟕\u20e3]", "\\\u0903[\u0951𝟕\u20e3]"),  # Mc, Mn, a math digit, Me
         ("[\u200b5]", "[\\u{200B}5]"),  # zero-width space: its escape shows between
         ("\u00a8[1]", "\\\u00a8[1]"),  # NFKC makes the diaeresis a space and a mark
+        # a joiner or variation selector is shown as written only inside the writing it joins
+        ("\u0628\u200c\u0628\n\u200c[2] x", "\u0628\u200c\u0628\n\\u{200C}[2] x"),
+        ("\u0628\u200c\n[2] x", "\u0628\\u{200C}\n\\[2] x"),
+        ("[\u200d1\u200c2]", "[\\u{200D}1\\u{200C}2]"),
+        ("\u2764\ufe0f\n\ufe0f[2] x", "\u2764\ufe0f\n\\u{FE0F}[2] x"),
+        ("\U0001f468\u200d[3] x", "\U0001f468\\u{200D}[3] x"),
+        ("x\n\u2764\ufe0f\u200d\U0001f525 [2] x", "x\n\u2764\ufe0f\u200d\U0001f525 [2] x"),
     ],
 )
 def test_the_cases_of_the_issue_and_their_kin(text, shown):
@@ -412,3 +437,12 @@ def test_the_no_matches_answer_echoes_no_forged_header(query):
     assert answer.startswith('(no matches for "')
     assert forged_headers(answer, set()) == [], answer
     assert raw_forbidden(answer) == [], answer
+
+
+def test_a_persian_snippet_is_measured_by_its_length():
+    # The window is measured as recall shows it: a ZWNJ inside a word is one character there.
+    text = "\u0645\u0646 \u06a9\u062a\u0627\u0628\u200c\u0647\u0627 "
+    text += "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # Persian
+    assert sum(shown_width(text, i) for i in range(len(text))) == len(text) == len(defuse(text))
+    recalled = render("query", [hit("session", text)])
+    assert text in recalled and "\\u{" not in recalled

@@ -12,8 +12,10 @@ defuse() makes a snippet safe in two steps, both pure:
 
 1. Every control, format (bidi, zero-width), unassigned, private-use, surrogate, line or paragraph
    separator and invisible code point is shown as an escape, as proto.escape shows it: "\\x1b",
-   "\\u{202E}". Newline and tab are content and stay; a "\\r\\n" pair is an ordinary newline. After
-   this the only line boundary left in the snippet is "\\n".
+   "\\u{202E}" (a joiner or variation selector where a script or an emoji sequence puts one stays,
+   as there: it breaks no line, and step 2 reads every line with it taken out). Newline and tab
+   are content and stay; a "\\r\\n" pair is an ordinary newline. After this the only line
+   boundary left in the snippet is "\\n".
 2. Each line whose reader's view (seen() below: NFKC, then every character a reader does not see
    taken out, until nothing changes) starts like a header, "[" digits "]", gets a backslash in
    front: its view then starts with "\\", which no header does.
@@ -28,7 +30,7 @@ is what query.snippet measures its window by, and defuse_within() cuts what is s
 import re
 import unicodedata
 
-from proto.escape import escape_char, hidden
+from proto.escape import escape_char, hidden_at
 from proto.graphic import is_grapheme_extend, is_not_graphic
 from proto.invisible import is_invisible
 
@@ -48,7 +50,7 @@ def escape_controls(text: str) -> str:
     text = text.replace("\r\n", "\n")
     if all(" " <= ch <= "~" or ch in "\n\t" for ch in text):
         return text
-    return "".join(escape_char(ch) if hidden(ch) else ch for ch in text)
+    return "".join(escape_char(ch) if hidden_at(text, i) else ch for i, ch in enumerate(text))
 
 
 def shown_width(text: str, i: int) -> int:
@@ -56,7 +58,7 @@ def shown_width(text: str, i: int) -> int:
     escaped, else 1. The CR of a CRLF pair counts 1, as it did before its pair became one newline:
     a text of ordinary characters is measured by its length."""
     ch = text[i]
-    if not hidden(ch) or (ch == "\r" and text[i + 1 : i + 2] == "\n"):
+    if not hidden_at(text, i) or (ch == "\r" and text[i + 1 : i + 2] == "\n"):
         return 1
     return len(escape_char(ch))
 

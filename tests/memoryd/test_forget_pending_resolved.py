@@ -153,3 +153,32 @@ def test_a_restore_of_an_archive_made_before_the_forget_resolves_the_write_it_le
             md.admin("accept", taken)
     finally:
         md.close()
+
+
+def test_a_restore_of_an_archive_made_before_the_write_was_staged_carries_the_forget_over(
+    tmp_path, caplog
+):
+    """The archive knows nothing of the staged write; the restored home's ids go on after the
+    home's, so the write the home's forget took is named by the restore's carried-over line."""
+    root = tmp_path / "home"
+    md = _open(root)
+    try:
+        md.call({"action": "note", "text": "Owner likes tea."})
+        archive = md.data("backup")["path"]
+        md.call({"action": "note", "text": SECRET})
+        taken = _staged(md, SECRET)
+        md.data("forget", id="note:1")
+        md.data("restore", name=archive.rsplit("/", 1)[1], replace=True)
+    finally:
+        md.close()
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        md = _open(root)
+    try:
+        assert [w for w in _warnings(caplog) if "pending.jsonl" in w] == []
+        assert md.admin("pending") == "no edits are waiting for review"
+        with pytest.raises(AdminRefused, match=f"{taken} was forgotten by the owner"):
+            md.admin("reject", taken)
+        assert _staged(md, "Owner likes rain.") > taken  # ids go on after it
+    finally:
+        md.close()

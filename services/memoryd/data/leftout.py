@@ -18,7 +18,7 @@ never had the text: it is found in the staged files by its digest, and only the 
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from memoryd.errors import FileDamaged
 from memoryd.home import Home, atomic_write, open_read, read_file
 from memoryd.journal import forgetlines, forgotten, scan
 from memoryd.journal.journal import IDENTITY_FILES, Edit, Journal
+from memoryd.journal.linefile import all_ids
 from memoryd.memory import entries
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust.caller import OWNER
@@ -130,16 +131,24 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
     return done
 
 
-def carried_over(staged: Home, now: dt.datetime, stamp: str, keys, texts) -> str | None:
+def carried_over(
+    staged: Home, now: dt.datetime, stamp: str, keys, texts, pending: Collection[str] = ()
+) -> str | None:
     """A forget line in the staged journal for the keys and digests a restore carries over from
     the home into the staged forgotten.jsonl, those the staged journal's forget lines do not
     name: the home's own forget lines go with its journal, and without this a damaged line of
     the restored file would have nothing to fall back on (forgotten.py). Each digest keeps its
-    forget's time and edit. The line's id, or None when there was nothing to add."""
+    forget's time and edit. pending: the staged writes the home's forgets took away; those the
+    staged journal does not resolve and its pending.jsonl does not hold (an archive of another
+    home may wait on the same id) are named too, or the restored home, whose ids go on after the
+    home's, would say them lost. The line's id, or None when there was nothing to add."""
     named = forgetlines.forgets(staged)
     keys = [key for key in keys if key not in named.keys]
     texts = sorted(set(texts) - named.texts, key=lambda f: (f.time, f.digest, f.edit))
-    if not keys and not texts:
+    months = Journal(staged).month_files()
+    held = set(all_ids(staged.memory_file("pending.jsonl")))
+    pending = sorted(set(pending) - scan.pending_ids(months) - held)
+    if not keys and not texts and not pending:
         return None
     forgot = {
         "id": FORGOT_ID,
@@ -148,6 +157,8 @@ def carried_over(staged: Home, now: dt.datetime, stamp: str, keys, texts) -> str
         "digests": [],
         "carried": [f.line() for f in texts],
     }
+    if pending:
+        forgot["pending"] = pending
     return Journal(staged).append(now, _line(None, [], [], forgot)).id
 
 

@@ -21,7 +21,9 @@ back, and the answer says how many entries and notes were left out. The index fo
 restored forgotten.jsonl lists are deleted; what of that fails is said in the answer, after the
 files restored. Session logs in an archive are checked (hashed), never staged or laid: sessions/
 is loopd's (memoryd reads it only). A notes.md header laxer than the archive's own journal line of
-its note is laid as strict as that line (notesclaim.py), and the answer names it.
+its note is laid as strict as that line (notesclaim.py), and the answer names it. The staged
+writes the home's forgets took away are named by the carried-over forget line too (those the
+staged journal does not resolve), so the restored home does not say them lost.
 """
 
 import contextlib
@@ -38,7 +40,7 @@ from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
 from memoryd.errors import AdminRefused, MemorydError
 from memoryd.home import Home, ensure_dir
-from memoryd.journal import forgotten, twice
+from memoryd.journal import forgotpending, forgotten, twice
 from memoryd.journal.journal import Journal
 from memoryd.trust import risen
 from proto.plural import counted
@@ -296,7 +298,8 @@ def _lay(service, staging, order: Order):
     keys, texts = leftout.keep_forgotten(
         staged, sessions_forgotten + left.keys, stamp, texts_forgotten | frozenset(left.texts)
     )
-    leftout.carried_over(staged, now, stamp, keys, texts)
+    forgot_pending = forgotpending.in_months(store.journal.month_files())
+    leftout.carried_over(staged, now, stamp, keys, texts, forgot_pending)
     laid = backup.held_counts(staged)  # counted before the recall log is held still
     laid["edits"] += 1  # the restore's own line, added below
     for folder in (home.edits, home.recalls):

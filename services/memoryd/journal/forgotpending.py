@@ -57,6 +57,19 @@ def named(raw: bytes) -> dict[str, str]:
     return {p: ident for p in listed if isinstance(p, str) and PENDING_ID.match(p)}
 
 
+def in_months(months: list[Path]) -> dict[str, str]:
+    """ids_in of every month: what a restore carries over of the home's forgets, whose journal
+    the archive's replaces (data/leftout.carried_over)."""
+    from memoryd.journal import scan  # scan reads ids_in for its rebuild
+
+    found: dict[str, str] = {}
+    for path in months:
+        with scan.mapped(path) as data:
+            if data.find(KEY) != -1:
+                found.update(ids_in(data))
+    return found
+
+
 def edit_of(months: list[Path], pending_id: str) -> str | None:
     """The id of the newest forget line naming pending_id, searching the months newest first
     (asked only when accept or reject names such an id); None when none does."""

@@ -31,6 +31,7 @@ from memoryd.data import archive, layout, restorable, snapshot
 from memoryd.data.snapshot import Held, Snapshot
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir, fsync_dir
+from memoryd.index import dbname
 from memoryd.journal import forgotten
 from memoryd.memory import entries
 from proto import plural
@@ -133,7 +134,7 @@ def records_by_session(index_db: Path | None) -> dict[str, int]:
     if index_db is None or not index_db.exists():
         return {}
     try:
-        conn = sqlite3.connect(f"file:{index_db}?mode=ro", uri=True, timeout=30)
+        conn = dbname.connect_read_only(index_db, timeout=30)
         try:
             rows = conn.execute(
                 "SELECT session, count(*) FROM sources WHERE kind = ? GROUP BY session",

@@ -23,6 +23,7 @@ import sqlite3
 from pathlib import Path
 
 from memoryd.home import FILE_MODE, fsync_dir
+from memoryd.index import dbname
 from memoryd.modes import hybrid_tables
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,6 @@ log = logging.getLogger(__name__)
 CARRY_NAME = hybrid_tables.CARRY_NAME
 SCHEMA = "carry"  # the name it is attached under
 _ATTACHED = "SELECT 1 FROM pragma_database_list WHERE name = 'carry'"
-_ATTACHED_FILE = "SELECT file FROM pragma_database_list WHERE name = 'carry'"
 # Each new row takes the vector of the old row with its key and text (any one: the key is not
 # unique when a record holds two identical tool calls, and their text is the same).
 _TAKE = (
@@ -117,7 +117,7 @@ def attach(conn: sqlite3.Connection, index_path: Path) -> bool:
     if not carry.is_file() or carry.is_symlink():
         return False
     try:
-        conn.execute("ATTACH DATABASE ? AS carry", (str(carry),))
+        dbname.attach(conn, carry, SCHEMA)
         problem = _shape_problem(conn)
         if problem is None:
             conn.execute("SELECT 1 FROM carry.vectors LIMIT 1").fetchall()
@@ -163,8 +163,8 @@ def take(conn: sqlite3.Connection, rowids: list[int]) -> int:
     key and text, and take them off the pending list. Returns how many were given."""
     if not rowids:
         return 0
-    found = conn.execute(_ATTACHED_FILE).fetchone()
-    if found is None or not os.path.lexists(found[0]):
+    found = dbname.attached_file(conn, SCHEMA)
+    if not found or not os.path.lexists(found):
         return 0  # none, or given up (below): end() detaches it
     from memoryd.modes import int8  # numpy: only hybrid attaches kept vectors
 
@@ -182,14 +182,14 @@ def take(conn: sqlite3.Connection, rowids: list[int]) -> int:
         conn.execute("RELEASE carry_take")
         log.warning(
             "index %s: the kept vectors cannot be read (%s); the rest are computed again",
-            found[0],
+            os.fsdecode(found),
             error,
         )
         # The embedder goes on at once, writing vectors below those given out: the matrix and
         # the ANN read it all again (as end() has them do). end() detaches the file.
         with contextlib.suppress(sqlite3.Error):
             conn.execute(hybrid_tables.RAISE_GENERATION)
-        _remove(Path(found[0]))
+        _remove(Path(os.fsdecode(found)))
         return 0
     conn.execute("RELEASE carry_take")
     return given

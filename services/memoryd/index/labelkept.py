@@ -33,11 +33,10 @@ id and a label, no text; the rows of a removed session still leave the index.
 
 import logging
 import sqlite3
-import urllib.parse
 from pathlib import Path
 
 from memoryd.home import Home
-from memoryd.index import journallabels
+from memoryd.index import dbname, journallabels
 from memoryd.index.journallabels import CLEAN, Label, below, stricter
 from memoryd.index.sessionrows import LogState
 from memoryd.trust import logscan, risen
@@ -193,9 +192,8 @@ def old_labels(path: Path) -> dict[str, Label]:
     name; nothing when there is no index there or it cannot be read (one line says so)."""
     if not path.exists():
         return {}
-    uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True)
+        conn = dbname.connect_read_only(path)
         try:
             rows = conn.execute(
                 "SELECT log, class, untrusted FROM offsets"

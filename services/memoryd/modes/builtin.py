@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+from memoryd.index import dbname
 from memoryd.modes import addressed, context, hybrid_tables
 from memoryd.modes.registry import Connect, Fill, Live, Mode
 from memoryd.search.hit import Hit
@@ -167,7 +168,7 @@ def _start_behind(worker, name: object) -> threading.Thread:
 def _carry(conn: sqlite3.Connection, old: Path) -> int:
     from memoryd.modes import int8
 
-    conn.execute("ATTACH DATABASE ? AS old", (str(old),))
+    dbname.attach(conn, old, "old")
     try:
         found = conn.execute("SELECT 1 FROM old.sqlite_master WHERE name = 'vectors'").fetchone()
         if found is None:

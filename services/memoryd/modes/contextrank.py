@@ -23,6 +23,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memoryd.index import dbname
 from memoryd.search import bm25, budgeted, maxscore, tokencount, vocab
 from memoryd.search import generation as index_generation
 
@@ -60,7 +61,7 @@ class Counts:
 
 
 _LOCK = threading.Lock()
-_states: dict[str, Counts] = {}  # per database file: the last state seen
+_states: dict[bytes, Counts] = {}  # per database file: the last state seen
 
 
 def ranked(
@@ -98,7 +99,7 @@ def warm(conn: sqlite3.Connection, above: int) -> int:
 
 def counts(conn: sqlite3.Connection) -> Counts:
     """The figures of context_hits as this transaction sees it (from cache when unchanged)."""
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    path = dbname.main_file(conn)
     record, hits_figures = index_generation.current(conn)
     blocks = dict(conn.execute(FIGURES, (bm25.AVERAGES_ID, bm25.STRUCTURE_ID)))
     rows, tokens = bm25.totals(blocks.get(bm25.AVERAGES_ID))

@@ -22,6 +22,7 @@ import weakref
 from pathlib import Path
 
 from memoryd.errors import IndexDamaged
+from memoryd.index import dbname
 
 _lock = threading.Lock()
 _workers: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
@@ -65,7 +66,7 @@ def embedding(index_path: Path) -> dict | None:
     except OSError as e:
         raise IndexDamaged(f"cannot read the memory index {index_path}: {e.strerror}") from None
     try:
-        conn = sqlite3.connect(f"file:{index_path}?mode=ro", uri=True, timeout=5)
+        conn = dbname.connect_read_only(index_path, timeout=5)
     except sqlite3.Error:
         return None
     try:

@@ -10,6 +10,7 @@ labelling the answer with a class that is not one; a reindex builds it again fro
 """
 
 import logging
+import os
 import re
 import sqlite3
 import threading
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memoryd.data.matching import NOTE_KINDS
+from memoryd.index import dbname
 from memoryd.journal.recallline import NOTE_TEXT_BYTES, note_digest
 from proto.labels import is_class
 
@@ -30,7 +32,7 @@ REPORTED_MOST = 1_000
 # A row's time as the index stores it, which header() cuts by position: a row written otherwise
 # (a year of three digits by an older memoryd) would be shown garbled, so it is damage to report.
 _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}")
-_reported: set[tuple[str, int]] = set()
+_reported: set[tuple[bytes, int]] = set()
 _reported_lock = threading.Lock()
 
 _SAID = {
@@ -132,7 +134,7 @@ def _wrong(kind, session, record, time, role, klass, untrusted) -> str | None:
 
 def report_damaged(conn: sqlite3.Connection, rowid: int, wrong: str) -> None:
     """Log, once per index file and row, that a row of sources is not as memoryd writes it."""
-    path = conn.execute("PRAGMA database_list").fetchone()[2] or "(in memory)"
+    path = dbname.main_file(conn)
     with _reported_lock:
         if (path, rowid) in _reported:
             return
@@ -142,7 +144,7 @@ def report_damaged(conn: sqlite3.Connection, rowid: int, wrong: str) -> None:
     log.warning(
         "memory-index-damaged: %s: row %d of sources has %s; recall leaves it out until"
         " `bxctl reindex` builds the index again",
-        path,
+        os.fsdecode(path) if path else "(in memory)",
         rowid,
         wrong,
     )

@@ -25,6 +25,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
+from memoryd.index import dbname
 from memoryd.search import bm25, schema
 from memoryd.search import generation as index_generation
 
@@ -58,7 +59,7 @@ ADDED_HOLDING = "SELECT count(*) FROM hits WHERE hits MATCH ? AND rowid > ?"
 
 
 # Per database file: the figures of the last generation seen.
-_stats: dict[str, Stats] = {}
+_stats: dict[bytes, Stats] = {}
 
 
 class Probe:
@@ -129,7 +130,7 @@ def forget() -> None:
 
 def generation(conn: sqlite3.Connection) -> Stats:
     """The figures of the index as this transaction sees it, from cache when it has not changed."""
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    path = dbname.main_file(conn)
     record, figures = index_generation.current(conn)
     if record is None or record.figures != figures or not path:
         # Not a state of memoryd's making (or an in-memory database): counted for this search.

@@ -41,7 +41,9 @@ def serve(
         service = _prepared(cfg)
         uvloop.run(run(cfg, service))
     except StartFailed as e:
-        print(f"memoryd: cannot start: {e} (runbook: memoryd-start-failed)", file=sys.stderr)
+        # one_line: a path it names may hold a newline (any folder name is legal).
+        why = logline.one_line(str(e))
+        print(f"memoryd: cannot start: {why} (runbook: memoryd-start-failed)", file=sys.stderr)
         raise typer.Exit(logline.EXIT_START_FAILED) from None
 
 

@@ -168,6 +168,20 @@ def test_hybrid_status(base):
     assert os.listdir(base) == [folder.name]
 
 
+def test_a_start_refused_names_the_path_in_one_line(tmp_path):
+    # A socket's path is too long for AF_UNIX: the refusal names it, its newline escaped.
+    folder = _folder(tmp_path, b"two\nlines " + b"x" * 80)
+    memoryd = _Memoryd(folder, "")
+    with pytest.raises(RuntimeError, match="memoryd exited"):
+        memoryd.start()
+    assert memoryd.proc.returncode == 2
+    (said,) = [
+        line for line in memoryd.log.read_text().splitlines() if "memoryd: cannot start" in line
+    ]
+    assert said.endswith("(runbook: memoryd-start-failed)"), said
+    assert "two\\x0alines xxx" in said
+
+
 @pytest.mark.slow
 def test_hybrid_keeps_its_vectors_across_an_upgrade(base):
     # The old file's vectors are attached to the new index by the path's bytes.

@@ -30,6 +30,15 @@ def _budgeted(conn: sqlite3.Connection, query: str, k: int, budget: int):
         conn.execute("COMMIT")
 
 
+def _tie_order(conn: sqlite3.Connection) -> dict[int, int]:
+    """Each row's place among equal scores: the newer first, then kind, session, record, rowid
+    (the sources rows of _table have whole-second times: their text's order is the time's)."""
+    found = conn.execute(
+        "SELECT rowid FROM sources ORDER BY time DESC, kind, session, record, rowid"
+    )
+    return {rowid: n for n, (rowid,) in enumerate(found)}
+
+
 def _every_score(conn: sqlite3.Connection, query: str) -> dict[int, float]:
     found = conn.execute(
         "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ?", (match_expression(query),)
@@ -56,7 +65,7 @@ def test_a_budget_gives_exact_scores_of_rows_holding_a_word(
     small, monkeypatch, texts, query, k, budget, scored_most, parts, window_scored, probed_most
 ):
     """With a budget the rows may not be the plain query's, but each holds a word, with its own
-    bm25 to the bit, best first (equal scores by rowid), never more than k, and some row
+    bm25 to the bit, best first (equal scores the newer row first), never more than k, and some row
     whenever a row holds a word; a budget that reads every word's rows gives the plain answer."""
     monkeypatch.setattr(budgeted, "SCORED_MOST", scored_most)
     monkeypatch.setattr(budgeted, "PARTS", parts)
@@ -71,9 +80,10 @@ def test_a_budget_gives_exact_scores_of_rows_holding_a_word(
         assert bool(found) == bool(everything)
         for rowid, score in found:
             assert everything[rowid] == score
-        assert found == sorted(found, key=lambda row: (-row[1], row[0]))
+        tie = _tie_order(conn)
+        assert found == sorted(found, key=lambda row: (-row[1], tie[row[0]]))
         if budget >= len(texts) * len(terms):  # every word's rows are read
-            best = sorted(everything.items(), key=lambda row: (-row[1], row[0]))[:k]
+            best = sorted(everything.items(), key=lambda row: (-row[1], tie[row[0]]))[:k]
             assert found == best
     finally:
         conn.close()
@@ -104,7 +114,8 @@ def test_a_budget_reads_the_rare_words_and_leaves_the_common_ones(tmp_path, monk
     assert ranked
     assert all('"rare"' in s and '"common"' not in s for s in ranked)
     expected = conn.execute(
-        "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT 5",
+        "SELECT h.rowid, -h.rank FROM hits h JOIN sources s ON s.rowid = h.rowid"
+        " WHERE hits MATCH ? ORDER BY h.rank, s.time DESC, s.kind, s.session, s.record LIMIT 5",
         ('"rare" OR "common"',),
     ).fetchall()
     assert found == expected  # here the rows holding "rare" are the best ones

@@ -18,6 +18,7 @@ from memoryd.index import indexer
 from memoryd.modes import arrange, context, contextrank
 from memoryd.search import bm25, candidates, generation, maxscore, tokencount, topk
 from memoryd.search.query import Query, terms_expression
+from tests.memoryd.test_topk import _reference, _sources
 
 WEIGHTS = (1.0, context.NEAR_WEIGHT, context.DATE_WEIGHT)
 WORDS = ["alpha", "run", "running", "gamma", "delta", "May", "zeta", "eta", "theta", "iota"]
@@ -27,6 +28,7 @@ SKEWED = [word for rank, word in enumerate(WORDS, 1) for _ in range(max(1, 12 //
 def _table(path, rows: list[tuple[str, str, str]]) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute(indexer.SCHEMA[0])  # hits: the index generation's figures are its
+    conn.execute(indexer.SCHEMA[1])  # sources: what orders equal scores (search/ties.py)
     conn.execute(context.SCHEMA[0])
     conn.execute("BEGIN")
     _insert(conn, rows, 1)
@@ -44,6 +46,7 @@ def _insert(conn: sqlite3.Connection, rows: list[tuple[str, str, str]], first: i
         "INSERT INTO hits (rowid, text) VALUES (?, ?)",
         [(n, row[0]) for n, row in enumerate(rows, first)],
     )
+    _sources(conn, range(first, first + len(rows)))
 
 
 def _random_rows(rng: random.Random, count: int) -> list[tuple[str, ...]]:
@@ -213,7 +216,8 @@ def test_terms_that_are_not_one_token_leave_it_to_the_plain_query(eager, tmp_pat
 )
 def test_spec_ranked_reads_the_scores_with_the_ranking(monkeypatch, texts, terms, depth, try_below):
     """The spec's part of a context recall (maxscore over the spec's hits table, or its plain
-    query): the plain query's rowids, and the rows it is sure of as arrange.sure finds them with
+    query): the plain query's rowids, equal scores the newer row first (search/ties.py), and the
+    rows it is sure of as arrange.sure finds them with
     one FTS5 query a row."""
     monkeypatch.setattr(maxscore, "PLAIN_BELOW", 0)
     monkeypatch.setattr(maxscore, "READ_SHARE", 1.0)
@@ -222,9 +226,11 @@ def test_spec_ranked_reads_the_scores_with_the_ranking(monkeypatch, texts, terms
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
         conn.execute(indexer.SCHEMA[0])
+        conn.execute(indexer.SCHEMA[1])
         conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", list(enumerate(texts, 1)))
+        _sources(conn, range(1, len(texts) + 1))
         query = Query.parse(" ".join(terms))
-        plain = topk.plain(conn, query.expression, depth)
+        plain = _reference(conn, query.expression, depth)
         conn.execute("BEGIN")
         try:
             found = context.spec_ranked(conn, query, depth)
@@ -244,17 +250,31 @@ def eager_exact(monkeypatch):
     monkeypatch.setattr(topk, "READ_LIMIT", 10**6)
 
 
+# context's plain query, equal scores in the order recall gives them (search/ties.py): the newer
+# row first, then kind, session, record, rowid (_sources' times are whole seconds).
+RANKED_TIED = (
+    f"SELECT c.rowid, bm25(context_hits, 1.0, {context.NEAR_WEIGHT}, {context.DATE_WEIGHT})"
+    " AS score FROM context_hits c JOIN sources s ON s.rowid = c.rowid"
+    " WHERE context_hits MATCH ?"
+    " ORDER BY score, s.time DESC, s.kind, s.session, s.record, c.rowid LIMIT ?"
+)
+
+
 def _exact(conn: sqlite3.Connection, terms: list[str], k: int):
+    """topk's exact answer (equal scores in ties.py's order) beside the plain query's in that
+    order; context's own ranking (its candidates, whose order among equal scores fusion does not
+    read) is the plain query's."""
     conn.execute("BEGIN")
     try:
         plain = conn.execute(context.RANKED, (terms_expression(terms), k)).fetchall()
+        tied = conn.execute(RANKED_TIED, (terms_expression(terms), k)).fetchall()
         state = contextrank.counts(conn)
         found = topk.exact(conn, context.LEXICAL, lambda _conn: state, terms, k)
         through = context.ranked(conn, terms, k)
     finally:
         conn.execute("COMMIT")
     assert through == plain
-    return plain, None if found is None else [(rowid, -score) for rowid, score in found]
+    return tied, None if found is None else [(rowid, -score) for rowid, score in found]
 
 
 @settings(

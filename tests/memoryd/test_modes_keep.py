@@ -14,7 +14,11 @@ from tests.memoryd.test_reindex import append, random_records
 from tests.recalling import recall_on
 
 WORDS = ["launch", "window", "march", "notes", "lisbon", "utc", "release", "cat", "miso"]
-PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
+# The spec's ranking, equal scores the newer row first, then by what the row is (search/ties.py).
+PLAIN = (
+    "SELECT h.rowid FROM hits h JOIN sources s ON s.rowid = h.rowid WHERE hits MATCH ?"
+    " ORDER BY h.rank, s.time DESC, s.kind, s.session, s.record, h.rowid LIMIT ?"
+)
 KEY = "SELECT kind, session, record, role FROM sources WHERE rowid = ?"
 
 

@@ -20,14 +20,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.home import Home
-from memoryd.index import newindex
+from memoryd.index import indexer, newindex
 from memoryd.index.index import Index
 from memoryd.search import generation, topk, vocab
 from memoryd.search.query import match_expression, query_terms
 from tests.memoryd.test_scheduling import _log
 from tests.memoryd.test_topk import SKEWED, WORDS, eager  # noqa: F401  (the fixture)
 
-SPEC = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+# The spec's query, equal scores in the order recall gives them (search/ties.py): the newer row
+# first, then kind, session, record, rowid; a row without sources (another program's) last.
+SPEC = (
+    "SELECT h.rowid FROM hits h LEFT JOIN sources s ON s.rowid = h.rowid WHERE hits MATCH ?"
+    " ORDER BY h.rank, s.time DESC, s.kind, s.session, s.record, h.rowid LIMIT ?"
+)
 
 texts = st.lists(
     st.lists(st.sampled_from(SKEWED), min_size=1, max_size=8).map(" ".join), min_size=1, max_size=6
@@ -193,6 +198,7 @@ def _raw_file(path: Path, texts: list[str]) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("CREATE VIRTUAL TABLE hits USING fts5(text, tokenize = 'unicode61')")
+        conn.execute(indexer.SCHEMA[1])  # sources, empty here: equal scores by rowid
         conn.execute("BEGIN")
         conn.executemany("INSERT INTO hits (text) VALUES (?)", [(t,) for t in texts])
         generation.seal(conn)

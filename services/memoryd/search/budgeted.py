@@ -29,7 +29,7 @@ search answers (cheap enough there).
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from memoryd.search import candidates, tokencount, topk
+from memoryd.search import candidates, ties, tokencount, topk
 from memoryd.search.candidates import State, Terms
 
 # In a table of at most this many rows, None: the caller's exact search (maxscore) is cheap
@@ -60,9 +60,9 @@ def ranked(
     budget: int,
 ) -> list[tuple[int, float]] | None:
     """(rowid, score) of at most k rows of table for `"t1" OR "t2" ...` over terms, best first
-    (score: -bm25, FTS5's own to the bit, equal scores by rowid), found within budget rows
-    ranked by FTS5 (see the module's docstring); None in a table of at most EXACT_ROWS rows, or
-    when a term is not one token."""
+    (score: -bm25, FTS5's own to the bit, equal scores in ties.py's order), found within budget
+    rows ranked by FTS5 (see the module's docstring); None in a table of at most EXACT_ROWS rows,
+    or when a term is not one token."""
     if k < 1:
         return None
     found = candidates.prepare(conn, table, state_of, terms, EXACT_ROWS)
@@ -81,7 +81,7 @@ def ranked(
         start = _window_start(conn, table, found.spelling[over[0]], budget)
         most = len(scored) + WINDOW_SCORED
         scores.update(_round(conn, table, found, over[:1], k, scored, start, most))
-    return candidates.top(scores, k)
+    return ties.best(conn, scores, k)
 
 
 def within(docs: dict[str, int], budget: int) -> list[str]:

@@ -228,12 +228,6 @@ def score(
     return scores
 
 
-def top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
-    """The k best (rowid, score), by score, equal scores by rowid (as FTS5 leaves them)."""
-    ranked = heapq.nsmallest(k, scores, key=lambda rowid: (-scores[rowid], rowid))
-    return [(rowid, scores[rowid]) for rowid in ranked]
-
-
 def _keep(best: list[float], value: float, k: int) -> None:
     """Keep value among the k best (a heap, least first)."""
     heapq.heappush(best, value)

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from memoryd.search import bm25, budgeted, tokencount, topk, vocab
+from memoryd.search import bm25, budgeted, ties, tokencount, topk, vocab
 
 # The whole query's best rows among those holding a read term (bm25 negative, best first).
 FILTERED = (
@@ -38,7 +38,7 @@ FILTERED = (
     " ORDER BY score LIMIT ?"
 )
 BEST = "SELECT {score} AS score FROM {table} WHERE {table} MATCH ? ORDER BY score LIMIT 1"
-# The spec's query with its scores (the rows and order of topk.FALLBACK).
+# The spec's query with its scores (the rows and scores of topk.FALLBACK).
 SPEC_PLAIN = "SELECT rowid, bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
 # Below this many rows holding any term (a row counted once per term), the plain query is cheap.
 PLAIN_BELOW = 3_000
@@ -180,12 +180,28 @@ def spec_ranked(
     limit: int,
     budget: int | None = None,
 ) -> list[tuple[int, float]]:
-    """The spec's query's best limit rows (rowid, bm25), best first (expression: its MATCH
-    text, for its plain query when ranked() cannot tell); with a budget, budgeted.ranked's answer
-    within it first, perhaps approximate."""
+    """The spec's query's best limit rows (rowid, bm25), best first, equal scores in ties.py's
+    order (expression: its MATCH text, for its plain query when ranked() cannot tell); with a
+    budget, budgeted.ranked's answer within it first, perhaps approximate."""
+    if limit < 1:
+        return []
     if budget is not None:
         exact = budgeted.ranked(conn, tokencount.SPEC, topk.spec_state, terms, limit, budget)
         if exact is not None:
             return [(rowid, -score) for rowid, score in exact]
-    found = ranked(conn, "hits", (), terms, limit, vocab.tokens, spec_state(conn))
-    return conn.execute(SPEC_PLAIN, (expression, limit)).fetchall() if found is None else found
+    # Rows past the last asked too, to see a tie across it (ties.spec_top): equal scores are put
+    # in the order of what the rows are, so that a rebuilt index ranks them as the live one.
+    # ranked() is asked for one more (more would lower the k-th score it proves its rows by),
+    # the plain query for ties.MORE more, which cost it next to nothing.
+    state = spec_state(conn)
+
+    def best(n: int) -> list[tuple[int, float]]:
+        found = ranked(conn, "hits", (), terms, n, vocab.tokens, state)
+        return conn.execute(SPEC_PLAIN, (expression, n)).fetchall() if found is None else found
+
+    asked = limit + 1
+    found = ranked(conn, "hits", (), terms, asked, vocab.tokens, state)
+    if found is None:
+        asked = limit + ties.MORE
+        found = conn.execute(SPEC_PLAIN, (expression, asked)).fetchall()
+    return ties.spec_top(conn, expression, found, limit, asked, best)

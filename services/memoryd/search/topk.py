@@ -4,9 +4,11 @@ for any FTS5 table's OR query ranked by bm25 (context's, over three weighted col
 The spec's query, `hits MATCH '"a" OR "b" ...' ORDER BY rank LIMIT k`, scores every row that holds
 any term: one common word puts hundreds of thousands of rows in play, and FTS5's bm25 reads each
 term's whole list to count its rows, once per statement, whichever rows it scores. fast() gives
-the same rowids in the same order (bm25, equal scores by rowid, as FTS5 leaves them), and exact()
-gives them with their scores for any table (tokencount.Table), in the manner of MaxScore (the
-rows it scores itself: candidates.py; the same search within a budget of rows: budgeted.py):
+the same rowids in the same order by bm25, and exact() gives them with their scores for any table
+(tokencount.Table), in the manner of MaxScore (the rows it scores itself: candidates.py; the same
+search within a budget of rows: budgeted.py). Equal scores are in the order of what the rows are,
+the newer first (ties.py), not by rowid as FTS5 leaves them: a rebuild numbers rows in another
+order than the live index, and the answer must not change with it.
 
 1. Each term's row count n(t) (the caller's State: vocab.py's for the spec, cached per index
    generation) gives its idf; one phrase adds less than idf * (k1 + 1) to any row's score,
@@ -27,11 +29,13 @@ rows it scores itself: candidates.py; the same search within a budget of rows: b
 6. A row that holds only skipped terms scores less than the sum of their bounds, and a read row
    FTS5 did not return less than the last part returned plus that sum (or plus the bounds of
    the probed terms it holds, when it is known to hold some: those rows are scored). When these
-   are below the k-th score (with a margin for rounding), the scored rows' top k, by (score desc,
-   rowid asc), is the answer; when only the second is not, FTS5 returns eight times more rows
+   are below the k-th score (with a margin for rounding), the scored rows hold every row that
+   scores at least the k-th score, and their top k, equal scores in ties.py's order, is the
+   answer; when only the second is not, FTS5 returns eight times more rows
    (or all of them), the rows already scored and the terms already probed kept.
 
-Everything else falls back to the spec's query, run as FALLBACK (same rows, same order, cheaper):
+Everything else falls back to the spec's query, run as FALLBACK (the same rows and scores, cheaper;
+its ties put in order by ties.spec_top):
 a term FTS5 does not read as exactly one token; fewer than PLAIN_BELOW rows in all (the plain
 query is cheap then); no split within the limits; fewer than k rows holding a read term; skipped
 terms whose bound the k-th score does not clear; two scores so close that one rounding could swap
@@ -43,15 +47,15 @@ import heapq
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from memoryd.search import bm25, candidates, tokencount, vocab
+from memoryd.search import bm25, candidates, ties, tokencount, vocab
 from memoryd.search.candidates import State
 
-# The spec's query.
+# The spec's query, as the spec writes it (equal scores by rowid).
 PLAIN = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY rank LIMIT ?"
-# The same answer, cheaper: `ORDER BY rank` makes FTS5 sort every matching row, while an ORDER BY
-# on bm25() with a LIMIT keeps only the k best as rows arrive, in rowid order, ties in arrival
-# order: the same rows in the same order (the tests compare the two).
-FALLBACK = "SELECT rowid FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
+# The same rows and scores, cheaper: `ORDER BY rank` makes FTS5 sort every matching row, while an
+# ORDER BY on bm25() with a LIMIT keeps only the k best as rows arrive (the tests compare the
+# two). Asked for ties.MORE rows past k, so that a tie across the k-th is seen (ties.spec_top).
+FALLBACK = "SELECT rowid, bm25(hits) FROM hits WHERE hits MATCH ? ORDER BY bm25(hits) LIMIT ?"
 # The read rows fetched first (best first); eight times more each time the last one fetched could
 # still reach the top k, or all of them once that is within ALL_AFTER times as many.
 PARTS_FIRST = 256
@@ -75,14 +79,19 @@ def plain(conn: sqlite3.Connection, expression: str, k: int) -> list[int]:
 
 
 def fallback(conn: sqlite3.Connection, expression: str, k: int) -> list[int]:
-    """The spec's query's rowids, by the cheaper statement."""
-    return [rowid for (rowid,) in conn.execute(FALLBACK, (expression, k))]
+    """The spec's query's rowids, by the cheaper statement, equal scores in ties.py's order."""
+    if k < 1:
+        return []
+    asked = k + ties.MORE
+    found = conn.execute(FALLBACK, (expression, asked)).fetchall()
+    return [rowid for rowid, _bm25 in ties.spec_top(conn, expression, found, k, asked)]
 
 
 def best_rowids(
     conn: sqlite3.Connection, terms: Sequence[str], expression: str, k: int
 ) -> list[int]:
-    """The rowids of the spec's query for these terms (expression is its MATCH text), best first."""
+    """The rowids of the spec's query for these terms (expression is its MATCH text), best first,
+    equal scores in ties.py's order."""
     found = fast(conn, terms, k)
     return fallback(conn, expression, k) if found is None else found
 
@@ -133,8 +142,9 @@ def exact(
     k: int,
 ) -> list[tuple[int, float]] | None:
     """(rowid, score) of the k best rows of table for `"t1" OR "t2" ...` over terms, best first
-    (score: -bm25, FTS5's own to the bit, equal scores by rowid), or None when only the plain
-    query can tell. state_of gives the table's figures (called once the terms are known to be
+    (score: -bm25, FTS5's own to the bit, equal scores in ties.py's order, which reads the
+    sources table: the table's rowids must be the spec's), or None when only the plain query can
+    tell. state_of gives the table's figures (called once the terms are known to be
     one token each)."""
     if k < 1:
         return None
@@ -179,7 +189,8 @@ def exact(
     ranked = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
     if not _clear(scores, ranked, k):
         return None
-    return [(rowid, scores[rowid]) for rowid in ranked[:k]]
+    # scores holds every row scoring at least the k-th: those tied with it past k are ordered too.
+    return ties.in_order(conn, ties.with_boundary([(r, scores[r]) for r in ranked], k))[:k]
 
 
 def _clear(scores: dict[int, float], ranked: list[int], k: int) -> bool:

@@ -29,8 +29,8 @@ def test_own_calls_are_the_recall_and_memory_tools(role, text, expected):
     assert own_call(role, text) is expected
 
 
-def said(session: str, record: int) -> Place:
-    return Place(session, record, False)
+def said(session: str | None, record: int, time: str | None = None) -> Place:
+    return Place(session, record, False, None, "session" if session else "noted", time)
 
 
 def call(session: str, record: int) -> Place:
@@ -49,13 +49,38 @@ CASES = [
     ),
     # ...and leaves the answer when k is full of what was said.
     ({1: 9.0, 2: 1.0, 3: 0.5}, {1: call("a", 0), 2: said("b", 5), 3: said("c", 9)}, 2, 1.0, [2, 3]),
-    # Damping off: the scores' order, ties to the lower rowid.
+    # Damping off: the scores' order, equal scores the newer row first (not the lower rowid: a
+    # rebuilt index numbers rows in another order)...
     (
         {4: 1.0, 2: 1.0, 3: 2.0},
-        {4: said("a", 0), 2: said("a", 1), 3: said("a", 2)},
+        {
+            4: said("a", 7, "2026-11-03T12:00:00Z"),
+            2: said("b", 1, "2026-11-01T12:00:00Z"),
+            3: said("a", 2),
+        },
         3,
         1.0,
-        [3, 2, 4],
+        [3, 4, 2],
+    ),
+    # ...and at the same time by session, then record.
+    (
+        {4: 1.0, 2: 1.0, 5: 1.0},
+        {
+            4: said("a", 3, "2026-11-03T12:00:00Z"),
+            2: said("b", 1, "2026-11-03T12:00:00Z"),
+            5: said("a", 2, "2026-11-03T12:00:00Z"),
+        },
+        3,
+        1.0,
+        [5, 4, 2],
+    ),
+    # With damping on, a tie is broken the same way.
+    (
+        {4: 1.0, 2: 1.0},
+        {4: said("a", 7, "2026-11-03T12:00:00Z"), 2: said("b", 1, "2026-11-01T12:00:00Z")},
+        1,
+        0.7,
+        [4],
     ),
     # A run of neighbours (a, 1..3) passes its second row, but another session's nearly as
     # good hit (9: 0.8 against 0.9 x 0.7) comes before the run's third.
@@ -117,7 +142,7 @@ def test_arrange_keeps_k_own_calls_last_and_the_best_said_row_first(found, k, da
     assert kinds == sorted(kinds)  # what was said, then the agent's own calls
     said_rows = [r for r in scores if not places[r].own_call]
     if said_rows:
-        best = min(said_rows, key=lambda r: (-scores[r], r))
+        best = min(said_rows, key=lambda r: (-scores[r], places[r].tie_key(r)))
         assert order[0] == best
 
 

@@ -27,6 +27,7 @@ import sqlite3
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
+from memoryd.search import ties
 from memoryd.search.hit import report_damaged
 
 SELF_TOOLS = frozenset({"recall", "memory"})
@@ -39,7 +40,7 @@ FREE = 0
 SURE = 2.0
 _SCORES = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? AND rowid = ?"
 _INFO = (
-    "SELECT s.rowid, s.session, s.record, s.kind, s.role,"
+    "SELECT s.rowid, s.session, s.record, s.kind, s.role, s.time,"
     " CASE WHEN s.role = 'call' THEN substr(h.text, 1, 16) END"
     " FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.rowid IN ({})"
 )
@@ -86,12 +87,19 @@ def sure(
 @dataclass(frozen=True)
 class Place:
     """Where a candidate row is: its session (None for a note), its record, whether it is the
-    agent's own recall or memory call, and its role (user, assistant, call; None for a note)."""
+    agent's own recall or memory call, its role (user, assistant, call; None for a note), and
+    its kind and time, which order it among rows of equal score (search/ties.py)."""
 
     session: str | None
     record: int
     own_call: bool
     role: str | None = None
+    kind: str | None = None
+    time: str | None = None
+
+    def tie_key(self, rowid: int) -> ties.Key:
+        """The row's place among rows of equal score: the newer first, then what it is."""
+        return ties.key(rowid, self.time, self.kind, self.session, self.record)
 
 
 def own_call(role: str | None, text: str | None) -> bool:
@@ -116,12 +124,17 @@ def places(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, Place]:
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         sql = _INFO.format(", ".join("?" * len(chunk)))
-        for rowid, session, record, kind, role, head in conn.execute(sql, chunk):
+        for rowid, session, record, kind, role, time, head in conn.execute(sql, chunk):
             if type(record) is not int or not (session is None or isinstance(session, str)):
                 report_damaged(conn, rowid, f"record {record!r:.40}, session {session!r:.40}")
                 continue  # left out, as hit.from_source leaves it out of an answer
             found[rowid] = Place(
-                session if kind == "session" else None, record, own_call(role, head), role
+                session if kind == "session" else None,
+                record,
+                own_call(role, head),
+                role,
+                kind,
+                time,
             )
     return found
 
@@ -134,14 +147,17 @@ def arrange(
     run: int = RUN,
     free: int = FREE,
 ) -> list[int]:
-    """The k best rowids of scores (higher is better; ties to the lower rowid), the agent's own
-    calls last, each pick damping its session run (the module docstring). Rows missing from
-    where (deleted meanwhile) are left out."""
+    """The k best rowids of scores (higher is better; equal scores the newer row first, then by
+    what the row is: Place.tie_key, never by rowid, which a rebuilt index gives out in another
+    order), the agent's own calls last, each pick damping its session run (the module
+    docstring). Rows missing from where (deleted meanwhile) are left out."""
     said = [r for r in scores if r in where and not where[r].own_call]
     own = [r for r in scores if r in where and where[r].own_call]
-    picked = _diverse(said, scores, where, k, damp, run, free)
+    # Each row's position in the tie order, 0 first.
+    tie = {r: n for n, r in enumerate(sorted(said + own, key=lambda r: where[r].tie_key(r)))}
+    picked = _diverse(said, scores, where, k, damp, run, free, tie)
     if len(picked) < k:
-        picked += _diverse(own, scores, where, k - len(picked), damp, run, free)
+        picked += _diverse(own, scores, where, k - len(picked), damp, run, free, tie)
     return picked
 
 
@@ -153,15 +169,16 @@ def _diverse(
     damp: float,
     run: int,
     free: int,
+    tie: dict[int, int],
 ) -> list[int]:
-    left = sorted(rowids, key=lambda r: (-scores[r], r))
+    left = sorted(rowids, key=lambda r: (-scores[r], tie[r]))
     if damp >= 1.0:
         return left[:k]
     near = dict.fromkeys(left, 0)  # the picks within run records of the candidate
     factor = dict.fromkeys(left, 1.0)
     picked: list[int] = []
     while left and len(picked) < k:
-        best = max(left, key=lambda r: (scores[r] * factor[r], -r))
+        best = max(left, key=lambda r: (scores[r] * factor[r], -tie[r]))
         picked.append(best)
         left.remove(best)
         at = where[best]

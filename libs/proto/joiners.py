@@ -16,10 +16,15 @@ followed by VARIATION SELECTOR-16. joins() says when one stands where that writi
 
 Anywhere else (at a word's edge, in a run, next to a digit or a bracket) they are still escaped,
 and recall's defence against forged headers reads every line with them taken out either way.
+Every neighbour that decides is itself shown as written, so the escaped text read again gives the
+same answer for each joiner it kept.
 """
 
 import bisect
 import unicodedata
+
+from proto.graphic import is_not_graphic
+from proto.invisible import is_invisible
 
 ZWNJ, ZWJ, VS15, VS16 = "\u200c", "\u200d", "\ufe0e", "\ufe0f"
 KEYCAP = "\u20e3"
@@ -142,7 +147,10 @@ def _within(table: tuple[tuple[int, int], ...], starts: list[int], cp: int) -> b
 
 
 def is_pictographic(ch: str) -> bool:
-    return _within(PICTOGRAPHIC, _PICTOGRAPHIC_STARTS, ord(ch))
+    """An emoji: Extended_Pictographic and assigned (a code point kept for a future emoji is
+    shown as an escape, which joins nothing)."""
+    cp = ord(ch)
+    return _within(PICTOGRAPHIC, _PICTOGRAPHIC_STARTS, cp) and not is_not_graphic(cp)
 
 
 def _letter(ch: str) -> bool:
@@ -154,7 +162,9 @@ def _joining_letter(ch: str) -> bool:
 
 
 def _mark(ch: str) -> bool:
-    return unicodedata.category(ch) == "Mn"
+    """A mark shown as written: an invisible one (a variation selector, U+034F) is escaped, and
+    an escape between a letter and its joiner leaves the joiner at a word's edge."""
+    return unicodedata.category(ch) == "Mn" and not is_invisible(ord(ch))
 
 
 def _past_marks(text: str, at: int, step: int) -> str:

@@ -69,7 +69,11 @@ def test_joiners_and_selectors_where_writing_puts_them_are_shown_as_written(text
         ("\u2764\ufe0f\ufe0f", "\u2764\ufe0f\\u{FE0F}"),
         ("\u0915\u200d\u0937", "\u0915\\u{200D}\u0937"),  # Devanagari, no virama before
         ("\u0628\u200b\u0628 \u0628\u2060\u0628", "\u0628\\u{200B}\u0628 \u0628\\u{2060}\u0628"),
+        # an escaped neighbour joins nothing: read again, the joiner would stand beside an escape
+        ("\u0628\u200c\ufe0f\u0628", "\u0628\\u{200C}\\u{FE0F}\u0628"),
+        ("\U0001fc00\u200d\U0001f468", "\\u{1FC00}\\u{200D}\U0001f468"),
     ],
 )
 def test_joiners_and_selectors_anywhere_else_are_escaped(text, shown):
     assert escape(text, markup=False) == shown
+    assert escape(shown, markup=False) == shown.replace("\\", "\\\\")  # read again: the same kept

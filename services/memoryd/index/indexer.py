@@ -38,7 +38,7 @@ from pathlib import Path
 from memoryd import modes
 from memoryd.data import matching
 from memoryd.home import Home, open_read
-from memoryd.index import carryfile, labelkept
+from memoryd.index import carryfile, labelkept, reread
 from memoryd.index.sessionrows import LogState, Part, Row, session_rows
 from memoryd.index.settings import (
     RECORD_BYTES,
@@ -51,6 +51,7 @@ from memoryd.index.settings import (
 from memoryd.journal import forgotten, keptout
 from memoryd.search.schema import DELETIONS_PRAGMA, OPTIONAL_TABLES, SCHEMA, TABLES
 from proto.files import refuse, what_stands
+from proto.labels import CLASS_RANK
 
 log = logging.getLogger(__name__)
 
@@ -229,6 +230,7 @@ def drop_log(conn: sqlite3.Connection, session: str) -> None:
     reads it from its start, at the label it had (labelkept.leave)."""
     _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
     labelkept.leave(conn, [log_name(session)])
+    reread.end(conn, session)
 
 
 def index_session(
@@ -271,18 +273,50 @@ def index_session_part(
     # A log read again starts from the label memoryd had seen of the session (labelkept.py).
     state = saved or labelkept.start(conn, home, session, name)
     file = file_of(path)  # before the read: a file put there meanwhile is seen next time
-    if state.bytes and state.file is not None and state.file != file:
-        _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
-        state = labelkept.again(home, session, state, "is another file than was read")
-    elif state.bytes and not _still_valid(path, state):
-        _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
-        state = labelkept.again(home, session, state, f"changed before byte {state.bytes}")
+    # A log read again is paired with its old rows a part at a time and put in their place at
+    # the end (reread.py): recall keeps finding the old reading until then.
+    again = reread.under_way(conn, session)
+    why = None
+    if again is not None and (again.state.file != file or not _still_valid(path, again.state)):
+        # Changed again meanwhile: read from its start anew, whatever the state saved says (the
+        # file now may have the inode the old reading's had, freed and given out again).
+        why = "changed again while it was read again"
+        again = None
+    if again is None and why is None:
+        if state.bytes and state.file is not None and state.file != file:
+            why = "is another file than was read"
+        elif state.bytes and not _still_valid(path, state):
+            why = f"changed before byte {state.bytes}"
+    if again is None and why is not None:
+        restart = labelkept.again(home, session, state, why)
+        restart.file = file
+        again = reread.begin(conn, session, restart)
+    if again is not None:
+        return _read_again(conn, home, session, settings, counted, part, kept, again)
     before = state.bytes
-    rows = session_rows(path, session, state, settings, counted, part)
-    # What the owner made memoryd forget is never indexed again. A row under a key forgotten.jsonl
-    # lists goes whatever its text when the forget listed no digest of what it took; else when it
-    # holds what was taken, cut at this cap or another (_forgotten_key): what a new log of the
-    # same session name says under that number is indexed.
+    added = insert_rows(
+        conn,
+        _kept(session_rows(path, session, state, settings, counted, part), home, session, settings),
+    )
+    # Asked once a read reaches the log's end having read something (the journal's labels are
+    # kept in memory and follow its appends: journallabels.py).
+    ended = part.done and (state.bytes != before or not before)
+    floor = labelkept.floor(home, session, state, kept) if ended else None
+    if floor is not None:  # an altered log: every row at the label memoryd had seen
+        added = _at_floor(conn, session, settings, floor, added)
+        state.klass, state.untrusted = floor
+    if state.bytes != before or saved is None or state.file != file or floor is not None:
+        state.tail = _tail_hash(path, state.bytes)
+        state.file = file
+        save_state(conn, name, state)
+    return added, part.done
+
+
+def _kept(rows: Iterable[Row], home: Home, session: str, settings: Settings) -> Iterable[Row]:
+    """rows less what the owner made memoryd forget, which is never indexed again. A row under a
+    key forgotten.jsonl lists goes whatever its text when the forget listed no digest of what it
+    took; else when it holds what was taken, cut at this cap or another (_forgotten_key): what a
+    new log of the same session name says under that number is indexed."""
     skip, alone = forgotten.listed(home), forgotten.alone(home)
     if skip:
         cap = settings.max_record_bytes
@@ -290,21 +324,55 @@ def index_session_part(
     texts = forgotten.digests(home)  # nor its text, in any record of any log
     if texts:
         rows = (r for r in rows if not matching.holds_forgotten(r[5], r[8], texts))
-    added = insert_rows(conn, rows)
-    # Asked once a read reaches the log's end having read something (the journal's labels are
-    # kept in memory and follow its appends: journallabels.py).
-    ended = part.done and (state.bytes != before or not before)
-    floor = labelkept.floor(home, session, state, kept) if ended else None
-    if floor is not None:  # an altered log: read again at the label memoryd had seen
+    return rows
+
+
+def _at_floor(
+    conn: sqlite3.Connection, session: str, settings: Settings, floor: labelkept.Label, added: int
+) -> int:
+    """Every row of the session at floor, in the caller's transaction, as reading the log again
+    from its start at floor gives them: floor is at least every label the log gave, so each record
+    gets floor, and none is indexed when floor is above max_class. Returns the rows added less
+    those deleted."""
+    if CLASS_RANK[floor[0]] > CLASS_RANK[settings.max_class]:
         _delete_rows(conn, "kind = 'session' AND session = ?", (session,))
-        save_state(conn, name, LogState(klass=floor[0], untrusted=floor[1], file=file))
-        part.done, part.damaged = False, None
-        return index_session_part(conn, home, session, settings, counted, part, kept)
-    if state.bytes != before or saved is None or state.file != file:
-        state.tail = _tail_hash(path, state.bytes)
-        state.file = file
-        save_state(conn, name, state)
-    return added, part.done
+        return 0
+    conn.execute(
+        "UPDATE sources SET class = ?, untrusted = ? WHERE kind = 'session' AND session = ?",
+        (floor[0], int(floor[1]), session),
+    )
+    return added
+
+
+def _read_again(
+    conn: sqlite3.Connection,
+    home: Home,
+    session: str,
+    settings: Settings,
+    counted: Callable[[int], None],
+    part: Part,
+    kept: labelkept.Label | None,
+    again: reread.Reading,
+) -> tuple[int, bool]:
+    """One part of a log's reading again from its start (reread.py): paired with the old rows
+    and staged, and at the log's end put in their place in this transaction, every row at the
+    floor's label when memoryd had seen the session stricter than the log now shows."""
+    path = home.session_log(session)
+    state = again.state
+    rows = session_rows(path, session, state, settings, counted, part)
+    reread.pair(conn, session, again, _kept(rows, home, session, settings))
+    state.tail = _tail_hash(path, state.bytes)
+    if not part.done:
+        reread.keep(conn, session, again)
+        return 0, False
+    floor = labelkept.floor(home, session, state, kept)
+    added = reread.swap(conn, session, again, lambda rows: _kept(rows, home, session, settings))
+    if floor is not None:
+        added = _at_floor(conn, session, settings, floor, added)
+        state.klass, state.untrusted = floor
+    save_state(conn, log_name(session), state)
+    reread.end(conn, session)
+    return added, True
 
 
 def _forgotten_key(

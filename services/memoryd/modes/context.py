@@ -81,6 +81,10 @@ _BEFORE = (
     "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
     f" WHERE s.session = ? AND {_TURN} AND s.rowid < ? ORDER BY s.rowid DESC LIMIT ?"
 )
+_AFTER = (
+    "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+    f" WHERE s.session = ? AND {_TURN} AND s.rowid > ? ORDER BY s.rowid LIMIT ?"
+)
 # A session's turns (with their text) before, between and after rowids, by its index.
 _ROWIDS_BEFORE = (
     "SELECT s.rowid FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
@@ -94,6 +98,7 @@ _ROWIDS_AFTER = (
     "SELECT s.rowid FROM sources s JOIN hits h ON h.rowid = s.rowid WHERE s.session = ?"
     f" AND {_TURN} AND s.rowid > ? ORDER BY s.rowid LIMIT ?"
 )
+_HELD = "SELECT rowid FROM context_hits WHERE rowid IN ({})"
 _TIME_TEXT = (
     "SELECT s.rowid, s.time, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
     " WHERE s.rowid IN ({})"
@@ -116,8 +121,10 @@ def drop(conn: sqlite3.Connection) -> None:
 
 def rows_added(conn: sqlite3.Connection, sources: Iterable[tuple], texts: Iterable[tuple]) -> None:
     """Index rows just added to sources/hits, and rewrite the neighbour column of the rows before
-    them in their session; the agent's own calls are nobody's neighbour, and have none (as a
-    note). sources rows are (rowid, kind, session, epoch, record, time, role, ...)."""
+    and after them in their session; the agent's own calls are nobody's neighbour, and have none
+    (as a note). sources rows are (rowid, kind, session, epoch, record, time, role, ...). A
+    session's new rows follow one another among its turns: at its end (a catch-up), or in the
+    place of rows just deleted (a log read again puts a changed record back at its rowid)."""
     text_of = dict(texts)
     out: list[tuple[int, str, str, str]] = []
     sessions: dict[str, list[tuple[int, str, str]]] = {}
@@ -131,11 +138,19 @@ def rows_added(conn: sqlite3.Connection, sources: Iterable[tuple], texts: Iterab
     for session, new in sessions.items():
         new.sort()
         before = conn.execute(_BEFORE, (session, new[0][0], 2 * NEIGHBOURS)).fetchall()[::-1]
-        window = before + new
+        after = conn.execute(_AFTER, (session, new[-1][0], 2 * NEIGHBOURS)).fetchall()
+        window = before + new + after
         start = max(0, len(before) - NEIGHBOURS)
+        # The turns after them that have a row already (a build from the rows fills them later).
+        later = [rowid for rowid, _, _ in after[:NEIGHBOURS]]
+        marks = ",".join("?" * len(later))
+        held = {r for (r,) in conn.execute(_HELD.format(marks), later)} if later else set()
         stale.extend((window[i][0],) for i in range(start, len(before)))
+        stale.extend((rowid,) for rowid in later if rowid in held)
         for i in range(start, len(window)):
             rowid, time, text = window[i]
+            if i >= len(before) + len(new) and rowid not in held:
+                continue
             out.append(contextrows.row(rowid, text, contextrows.near(window, i), date_words(time)))
     conn.executemany("DELETE FROM context_hits WHERE rowid = ?", stale)
     conn.executemany("INSERT INTO context_hits (rowid, text, near, date) VALUES (?, ?, ?, ?)", out)

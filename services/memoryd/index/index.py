@@ -315,6 +315,7 @@ class Index(ModePrep, Warming):
         another's). notes_behind says whether some is left, and notes_left is called if so."""
         conn = self._write_same()
         seen = self.notes_seen.look()
+        behind = self.notes_behind
         try:
             with self._damage_refused("memory/notes.md"):
                 deletions = _deletions(conn)
@@ -326,10 +327,15 @@ class Index(ModePrep, Warming):
                         own_from,
                         told=self._notes_told,
                     )
+                    if not done:  # said before the commit: a recall that sees the part says so
+                        part_reached = _notes_reached(conn)
+                        at = part_reached[0] if part_reached else 0
+                        self.notes_behind = (at, _size(seen))
                 # It deletes rows only to read notes.md again from its start.
                 renumbered = _deletions(conn) != deletions
                 reached = _notes_reached(conn)
         except BaseException as error:
+            self.notes_behind = behind  # nothing of the part was committed
             # Not read for want of room: the next recall tries again, as for a changed notes.md.
             self.notes_seen.done(seen, ok=False, again=isinstance(error, IndexUnwritable))
             raise

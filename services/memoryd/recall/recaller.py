@@ -139,6 +139,10 @@ class Recaller:
         answered without waiting for the writer to catch the index up with notes.md, which
         changed (recall/notesbehind.py): said after the hits while it is still so."""
         catching_up = self.index.catching_up
+        # Asked before the search as well as after it: the index holds all of notes.md again
+        # once its last part is committed, which may come after this search's snapshot and
+        # before the look after it.
+        earlier = self.index.meanwhile
         parsed = Query.parse(query)
         hits: list[Hit] = []
         if parsed.expression is not None:
@@ -156,7 +160,7 @@ class Recaller:
                     kept = _not_forgotten(live.search(conn, parsed, 2 * k), gone)[:k]
                 hits = kept
         not_indexed = len(self.index.not_indexed)
-        meanwhile = self.index.meanwhile
+        meanwhile = self.index.meanwhile or earlier
         if behind and self.index.notes_behind is None and self.index.notes_seen.changed():
             meanwhile = NOTES_CHANGED if meanwhile is None else f"{meanwhile} {NOTES_CHANGED}"
         partial = catching_up is not None or not_indexed > 0 or meanwhile is not None

@@ -28,6 +28,10 @@ from memoryd.search.query import defuse, match_expression, query_terms, snippet
         ("café 東京 ２０２６", '"café" OR "東京" OR "２０２６"'),
         ("again again AGAIN", '"again" OR "AGAIN"'),
         ("x'); DROP TABLE sources; --", '"x" OR "DROP" OR "TABLE" OR "sources"'),
+        # typed decomposed: one word, composed, never cut at its combining marks
+        ("Bru\u0308cke", '"Br\u00fccke"'),
+        ("Vie\u0323\u0302t Nam", '"Vi\u1ec7t" OR "Nam"'),
+        ("\u1112\u116c\u110b\u1174", '"\ud68c\uc758"'),
     ],
 )
 def test_match_expression(query, expected):

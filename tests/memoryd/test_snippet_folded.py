@@ -147,3 +147,31 @@ def test_recall_shows_the_folded_word_that_found_a_long_record(tmp_path, mode, q
         index.close()
     text = next(t for t in texts if shown in t)
     assert [hit.snippet for hit in answer.hits] == [_expected(text, shown)]
+
+
+@pytest.mark.parametrize("mode", ["spec", "context"])
+@pytest.mark.parametrize(
+    ("said", "asked"),
+    [
+        ("We crossed the Brücke at dawn.", "Bru\u0308cke"),
+        ("Flying to Việt Nam in May.", "Vie\u0323\u0302t"),
+        ("The 회의 notes are in the shared folder.", "\u1112\u116c\u110b\u1174"),
+    ],
+    ids=["umlaut", "two marks", "hangul"],
+)
+def test_a_word_asked_decomposed_finds_the_record_that_holds_it_composed(
+    tmp_path, mode, said, asked
+):
+    """A query typed in decomposed form (NFD: macOS, some input methods) asks for the same word as
+    the composed text most writers store; split as typed, a combining mark cut it in two."""
+    home = Home(tmp_path)
+    write_log(home, "mm-1", [user(said), user("Nothing else was said that day.")])
+    index = Index(home, mode=mode)
+    index.open()
+    index.catch_up_all()
+    try:
+        answer = recall_on(index, asked, k=3, session="mm-2")
+    finally:
+        index.close()
+    # context also brings the turn beside it (its neighbour column), after it
+    assert [hit.snippet for hit in answer.hits][:1] == [said]

@@ -13,6 +13,7 @@ characters gives a snippet of at most 600 characters too, with its match in it.
 """
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,8 +34,12 @@ _LEAD = 120
 
 
 def query_terms(query: str) -> list[str]:
-    """The terms of a query: its runs of letters and digits, in order, without repeats."""
-    return list(dict.fromkeys(_TERM.findall(query)))
+    """The terms of a query: its runs of letters and digits, in order, without repeats. The query
+    is read in its composed form (NFC) first: a word typed decomposed ("Bru" and a combining
+    diaeresis, as macOS and some input methods send it) is the same word to its reader, and a
+    combining mark is no letter, so the split would cut it in two where the composed letter
+    holds it whole, and its halves would match nothing."""
+    return list(dict.fromkeys(_TERM.findall(unicodedata.normalize("NFC", query))))
 
 
 def terms_expression(terms: Sequence[str]) -> str | None:

@@ -15,7 +15,7 @@ SESSION_IDS try to leave sessions/; every one must be refused before any path is
 
 from dataclasses import dataclass
 
-from memoryd.memory.check import RULE_1, RULE_1_CR, RULE_2, RULE_3, RULE_4, TEMPLATE_TAGS
+from memoryd.memory.check import RULE_1, RULE_2, RULE_3, RULE_4, TEMPLATE_TAGS
 from memoryd.memory.entries import EMPTY_ENTRY, SEPARATOR_LINE
 
 ACCEPTED = "accepted"
@@ -70,6 +70,8 @@ _INVISIBLE = [
 _CONTROL = [
     ("NUL", "\x00"),
     ("escape (ANSI colours)", "\x1b[31m"),
+    ("carriage return", "\r"),
+    ("CRLF line end", "\r\n"),
     ("backspace", "\x08"),
     ("vertical tab", "\x0b"),
     ("form feed", "\x0c"),
@@ -81,10 +83,6 @@ _CONTROL = [
 WRITES: list[Write] = [
     *(_invisible(name, char) for name, char in _INVISIBLE),
     *(Write(f"control {name}", f"Owner{char} prefers UTC.", RULE_1) for name, char in _CONTROL),
-    # A carriage return is a control too; its sentence names line ends, which are what to change.
-    Write("control carriage return", "Owner\r prefers UTC.", RULE_1_CR),
-    Write("control CRLF line end", "Owner\r\n prefers UTC.", RULE_1_CR),
-    Write("CRLF and an escape", "Owner\r\n prefers \x1b[31mUTC.", RULE_1),
     # U+001C..U+001F are no White_Space: trimming leaves them at an edge for the check to refuse
     # (Python's str.strip() would cut them off, and the text would be applied changed).
     *(

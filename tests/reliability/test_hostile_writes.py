@@ -5,13 +5,13 @@ written and reaches the memory block."""
 import pytest
 
 from memoryd.memory import entries, notes
-from memoryd.memory.check import RULE_1, RULE_1_CR, RULE_2, RULE_3, RULE_4
+from memoryd.memory.check import RULE_1, RULE_2, RULE_3, RULE_4
 from proto.client import request
 from proto.messages import MemoryBlock
 from tests.reliability.calls import memory, recall
 from tests.reliability.hostile_catalogue import ACCEPTED, NOTES, WRITES
 
-RULES = (RULE_1, RULE_1_CR, RULE_2, RULE_3, RULE_4)
+RULES = (RULE_1, RULE_2, RULE_3, RULE_4)
 
 
 def files(process) -> dict[str, bytes]:

@@ -1,10 +1,9 @@
 """The check (spec 5): four fixed rules every new or rewritten entry, and every note, must pass.
 
 It runs on write, and again on every entry of memory.md and user.md as the memory block is built,
-since the owner can edit the files by hand. Each rule refuses with its own fixed sentence naming the
-rule; rule 1 has a second one for a text whose only controls are carriage returns (its line ends),
-saying how to write them instead. The list is short and fixed on purpose: defence in depth. The real
-defence is that a session which has read untrusted content can only write notes.
+since the owner can edit the files by hand. Each rule refuses with its own fixed sentence naming
+the rule. The list is short and fixed on purpose: defence in depth. The real defence is that a
+session which has read untrusted content can only write notes.
 
 Rule 3's tags are written out nowhere else in the project, and here only built from pieces: a model
 reading the literal tags could take them for its own. Everyone else imports TEMPLATE_TAGS.
@@ -16,13 +15,6 @@ from memoryd.errors import CheckFailed
 from proto.invisible import first_invisible
 
 RULE_1 = "refused: the text contains a control character (rule 1)"
-# Rule 1 refuses a carriage return as any other control (spec 5: newline and tab alone are let
-# through). Text copied from a Windows file or an HTTP body ends its lines in CRLF, and the
-# general sentence would not tell the model that its line ends are what to change.
-RULE_1_CR = (
-    "refused: the text contains a carriage return (a CRLF or CR line end), a control character; "
-    "end each line with a newline alone (rule 1)"
-)
 RULE_2 = "refused: the text contains an invisible or direction-changing character (rule 2)"
 RULE_3 = "refused: the text contains chat-template markup (rule 3)"
 RULE_4 = "refused: the text contains a phrase that reads as an instruction to the model (rule 4)"
@@ -61,15 +53,6 @@ def has_control(text: str) -> bool:
     return any(is_control(ord(ch)) for ch in text)
 
 
-def control_sentence(text: str) -> str | None:
-    """Rule 1's sentence for text, or None: RULE_1_CR when carriage returns are its only
-    controls, so a write refused for its line ends says so, and RULE_1 for any other."""
-    controls = {ch for ch in text if is_control(ord(ch))}
-    if not controls:
-        return None
-    return RULE_1_CR if controls == {"\r"} else RULE_1
-
-
 def has_invisible(text: str) -> bool:
     return first_invisible(text) is not None
 
@@ -94,6 +77,7 @@ def has_instruction_phrase(text: str) -> bool:
 
 
 _RULES = (
+    (has_control, RULE_1),
     (has_invisible, RULE_2),
     (has_template_markup, RULE_3),
     (has_instruction_phrase, RULE_4),
@@ -102,9 +86,6 @@ _RULES = (
 
 def problem(text: str) -> str | None:
     """The sentence of the first rule text breaks, or None when it passes."""
-    control = control_sentence(text)
-    if control is not None:
-        return control
     for breaks, sentence in _RULES:
         if breaks(text):
             return sentence

@@ -84,7 +84,12 @@ def test_a_budget_gives_exact_scores_of_rows_holding_a_word(
         assert found == sorted(found, key=lambda row: (-row[1], tie[row[0]]))
         if budget >= len(texts) * len(terms):  # every word's rows are read
             best = sorted(everything.items(), key=lambda row: (-row[1], tie[row[0]]))[:k]
-            assert found == best
+            # the plain answer's scores; its rows too when every row may be scored, since equal
+            # scores are put in order among the rows scored, and a cap on them (SCORED_MOST) may
+            # leave a tied row unscored
+            assert [score for _, score in found] == [score for _, score in best]
+            if min(scored_most, parts) >= len(texts):
+                assert found == best
     finally:
         conn.close()
 

@@ -131,6 +131,10 @@ def test_a_deletion_by_another_writer_is_seen_by_the_row_count(tmp_path):
         other = sqlite3.connect(home.index_db, isolation_level=None)
         other.execute("DELETE FROM hits WHERE rowid IN (SELECT rowid FROM hits LIMIT 2)")
         other.execute("INSERT INTO hits (rowid, text) VALUES (1000, 'alpha alpha')")
+        other.execute(  # its sources row too: the reference orders equal scores by it
+            "INSERT INTO sources VALUES (1000, 'session', 'other', 0, 0,"
+            " '2026-09-20T14:02:11Z', 'user', 'private', 0)"
+        )
         other.close()
         conn.execute("BEGIN")
         try:

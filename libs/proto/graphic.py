@@ -152,7 +152,8 @@ _NOT_GRAPHIC_STARTS = [first for first, _ in NOT_GRAPHIC]
 _GRAPHEME_EXTEND_STARTS = [first for first, _ in GRAPHEME_EXTEND]
 
 
-def _within(table: tuple[tuple[int, int], ...], starts: list[int], cp: int) -> bool:
+def within(table: tuple[tuple[int, int], ...], starts: list[int], cp: int) -> bool:
+    """Whether cp lies in one of table's sorted ranges (starts: their first code points)."""
     i = bisect.bisect_right(starts, cp) - 1
     return i >= 0 and table[i][0] <= cp <= table[i][1]
 
@@ -160,9 +161,9 @@ def _within(table: tuple[tuple[int, int], ...], starts: list[int], cp: int) -> b
 def is_not_graphic(cp: int) -> bool:
     """True for a control, format, surrogate, private-use, unassigned, line or paragraph
     separator code point of Unicode 16 (but U+200C and the tags: see above)."""
-    return _within(NOT_GRAPHIC, _NOT_GRAPHIC_STARTS, cp)
+    return within(NOT_GRAPHIC, _NOT_GRAPHIC_STARTS, cp)
 
 
 def is_grapheme_extend(cp: int) -> bool:
     """True for a Unicode 16 mark that extends the character before it."""
-    return _within(GRAPHEME_EXTEND, _GRAPHEME_EXTEND_STARTS, cp)
+    return within(GRAPHEME_EXTEND, _GRAPHEME_EXTEND_STARTS, cp)

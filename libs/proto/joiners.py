@@ -20,10 +20,9 @@ Every neighbour that decides is itself shown as written, so the escaped text rea
 same answer for each joiner it kept.
 """
 
-import bisect
 import unicodedata
 
-from proto.graphic import is_not_graphic
+from proto.graphic import is_not_graphic, within
 from proto.invisible import is_invisible
 
 ZWNJ, ZWJ, VS15, VS16 = "\u200c", "\u200d", "\ufe0e", "\ufe0f"
@@ -141,16 +140,11 @@ _JOINING_STARTS = [first for first, _ in JOINING_SCRIPTS]
 _PICTOGRAPHIC_STARTS = [first for first, _ in PICTOGRAPHIC]
 
 
-def _within(table: tuple[tuple[int, int], ...], starts: list[int], cp: int) -> bool:
-    at = bisect.bisect_right(starts, cp) - 1
-    return at >= 0 and table[at][0] <= cp <= table[at][1]
-
-
 def is_pictographic(ch: str) -> bool:
     """An emoji: Extended_Pictographic and assigned (a code point kept for a future emoji is
     shown as an escape, which joins nothing)."""
     cp = ord(ch)
-    return _within(PICTOGRAPHIC, _PICTOGRAPHIC_STARTS, cp) and not is_not_graphic(cp)
+    return within(PICTOGRAPHIC, _PICTOGRAPHIC_STARTS, cp) and not is_not_graphic(cp)
 
 
 def _letter(ch: str) -> bool:
@@ -158,7 +152,7 @@ def _letter(ch: str) -> bool:
 
 
 def _joining_letter(ch: str) -> bool:
-    return _letter(ch) and _within(JOINING_SCRIPTS, _JOINING_STARTS, ord(ch))
+    return _letter(ch) and within(JOINING_SCRIPTS, _JOINING_STARTS, ord(ch))
 
 
 def _mark(ch: str) -> bool:

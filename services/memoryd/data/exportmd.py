@@ -263,8 +263,3 @@ def scrub(data: bytes, text: str, marker: str) -> tuple[bytes, int]:
     replaced: list[int] = []
     out = b"".join(scrubbed(lambda: (data,), text, marker, replaced))
     return (out, replaced[0]) if replaced[0] else (data, 0)
-
-
-def holds(data: bytes, text: str) -> bool:
-    """Whether data, a markdown export, holds a block whose text is text (matching.same)."""
-    return holds_in(lambda: (data,), text)

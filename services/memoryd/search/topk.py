@@ -190,7 +190,7 @@ def exact(
     if not _clear(scores, ranked, k):
         return None
     # scores holds every row scoring at least the k-th: those tied with it past k are ordered too.
-    return ties.in_order(conn, ties.with_boundary([(r, scores[r]) for r in ranked], k))[:k]
+    return ties.best(conn, scores, k)
 
 
 def _clear(scores: dict[int, float], ranked: list[int], k: int) -> bool:

@@ -15,8 +15,15 @@ its kind, session and record (a note's number), and last its rowid, which then o
 rows of one record (an assistant's text and its calls), always written together in the record's
 order, so alike in every build. Only rows tied with another are looked up, in the caller's read
 transaction: an answer without ties costs nothing more.
+
+A tie can be long: a home of repeated requests ("remind me to water the plants") holds hundreds
+of thousands of rows of one length and one bm25 for a word of them. Keying each in Python cost
+seconds at a million records, so a run longer than LONG is put in order by SQLite (ORDER, the
+same order as key() to the row, LIMIT the rows wanted) and only its first rows reach Python.
 """
 
+import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 
@@ -28,9 +35,37 @@ _CHUNK = 500
 # ties among the spec's first rows run to a few dozen rows in a home of 100,000 records, and a
 # longer LIMIT costs FTS5 next to nothing, where a second statement scores every row again.
 MORE = 32
-# Every row of the query holding exactly this bm25 (FTS5's own score, negative).
-_TIED = "SELECT rowid FROM hits WHERE hits MATCH ? AND bm25(hits) = ?"
-_DIGITS = frozenset("0123456789")
+# Times as memoryd writes them: a record's (2026-11-03T12:00:05Z, its fraction of a second not
+# counted) and a note header's (2026-11-03T12:00Z); any other value sorts as the oldest.
+_RECORD_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
+_NOTE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}Z")
+_GLOB_DAY = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]"
+# key() in SQL over sources s, LEFT JOINed so that a row without one sorts as key's defaults do:
+# the time as text (fixed width, so its order is the time's; '' the oldest), then kind, session
+# and record as key() takes them. Text compares alike in both: SQLite's BINARY order of UTF-8
+# is Python's order of code points.
+_ORDER = (
+    f"CASE WHEN typeof(s.time) = 'text' AND s.time GLOB '{_GLOB_DAY}:[0-9][0-9]*'"
+    " THEN substr(s.time, 1, 19)"
+    f" WHEN typeof(s.time) = 'text' AND s.time GLOB '{_GLOB_DAY}Z'"
+    " THEN substr(s.time, 1, 16) || ':00' ELSE '' END DESC,"
+    " CASE WHEN typeof(s.kind) = 'text' THEN s.kind ELSE '' END,"
+    " CASE WHEN typeof(s.session) = 'text' THEN s.session ELSE '' END,"
+    " CASE WHEN typeof(s.record) = 'integer' THEN s.record ELSE -1 END, {rowid}"
+)
+# The first rows, in key order, of those holding exactly this bm25 for the query (FTS5's own
+# score, negative).
+_FIRST_TIED = (
+    "SELECT h.rowid FROM hits h LEFT JOIN sources s ON s.rowid = h.rowid"
+    " WHERE hits MATCH ? AND bm25(hits) = ? ORDER BY " + _ORDER.format(rowid="h.rowid") + " LIMIT ?"
+)
+# The first rows, in key order, of a list of rowids given as a JSON array.
+_FIRST_OF = (
+    "SELECT w.value FROM json_each(?) w LEFT JOIN sources s ON s.rowid = w.value"
+    " ORDER BY " + _ORDER.format(rowid="w.value") + " LIMIT ?"
+)
+# A run of equal scores longer than this is put in order by SQLite.
+LONG = 256
 
 Key = tuple[int, str, str, int, int]
 
@@ -50,13 +85,16 @@ def key(rowid: int, time: object, kind: object, session: object, record: object)
 
 def _seconds(time: object) -> int:
     """A UTC time as memoryd stores it (2026-11-03T12:00:05Z, or a note's 2026-11-03T12:00Z)
-    as the number 20261103120005, or -1 for anything else."""
+    as the number 20261103120005, or -1 for anything else (as _ORDER reads it)."""
     if not isinstance(time, str):
         return -1
-    digits = "".join(ch for ch in time[:19] if ch in _DIGITS)
-    if len(digits) == 12:
-        digits += "00"
-    return int(digits) if len(digits) == 14 else -1
+    if _RECORD_TIME.match(time):
+        seconds = time[17:19]
+    elif _NOTE_TIME.fullmatch(time):
+        seconds = "00"
+    else:
+        return -1
+    return int(time[0:4] + time[5:7] + time[8:10] + time[11:13] + time[14:16] + seconds)
 
 
 def keys(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, Key]:
@@ -71,9 +109,13 @@ def keys(conn: sqlite3.Connection, rowids: Iterable[int]) -> dict[int, Key]:
 
 
 def in_order(
-    conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]]
+    conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], k: int | None = None
 ) -> list[tuple[int, float]]:
-    """ranked (rowid, score), best first, with each run of equal scores put in key order."""
+    """ranked (rowid, score), best first, with each run of equal scores put in key order. With
+    k (the caller keeps the first k), a last run longer than LONG is put in order by SQLite and
+    cut to the rows of it within the first k."""
+    if k is not None:
+        ranked = _last_run_cut(conn, ranked, k)
     tied = _tied_rows(ranked)
     if not tied:
         return list(ranked)
@@ -102,7 +144,7 @@ def best(conn: sqlite3.Connection, scores: dict[int, float], k: int) -> list[tup
     must hold every row that scores at least the k-th best: the rows tied with it past k are
     among the ones ordered."""
     ranked = sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
-    return in_order(conn, with_boundary(ranked, k))[:k]
+    return in_order(conn, with_boundary(ranked, k), k)[:k]
 
 
 def with_boundary(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
@@ -136,9 +178,28 @@ def spec_top(
     if _runs_on(found, k, asked):
         last = found[k - 1][1]
         above = [pair for pair in found if pair[1] != last]
-        tied = [(rowid, last) for (rowid,) in conn.execute(_TIED, (expression, last))]
-        found = above + tied
-    return in_order(conn, with_boundary(found, k))[:k]
+        wanted = (expression, last, k - len(above))
+        found = above + [(rowid, last) for (rowid,) in conn.execute(_FIRST_TIED, wanted)]
+    return in_order(conn, with_boundary(found, k), k)[:k]
+
+
+def _last_run_cut(
+    conn: sqlite3.Connection, ranked: Sequence[tuple[int, float]], k: int
+) -> Sequence[tuple[int, float]]:
+    """ranked with its last run of equal scores, when longer than LONG, cut to its rows within
+    the first k, read in key order from SQLite."""
+    if len(ranked) <= LONG:
+        return ranked
+    score = ranked[-1][1]
+    start = len(ranked) - 1
+    while start > 0 and ranked[start - 1][1] == score:
+        start -= 1
+    if len(ranked) - start <= LONG:
+        return ranked
+    run = json.dumps([rowid for rowid, _score in ranked[start:]])
+    wanted = max(0, k - start)
+    first = [(rowid, score) for (rowid,) in conn.execute(_FIRST_OF, (run, wanted))]
+    return list(ranked[:start]) + first
 
 
 def _runs_on(found: list[tuple[int, float]], k: int, asked: int) -> bool:

@@ -48,6 +48,8 @@ _ORDER = (
     f"CASE WHEN typeof(s.time) = 'text' AND s.time GLOB '{_GLOB_DAY}:[0-9][0-9]*'"
     " THEN substr(s.time, 1, 19)"
     f" WHEN typeof(s.time) = 'text' AND s.time GLOB '{_GLOB_DAY}Z'"
+    # GLOB stops at a NUL, which fullmatch does not: the whole text must be the note's time.
+    " AND length(CAST(s.time AS BLOB)) = 17"
     " THEN substr(s.time, 1, 16) || ':00' ELSE '' END DESC,"
     " CASE WHEN typeof(s.kind) = 'text' THEN s.kind ELSE '' END,"
     " CASE WHEN typeof(s.session) = 'text' THEN s.session ELSE '' END,"

@@ -33,6 +33,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -46,6 +47,10 @@ log = logging.getLogger(__name__)
 COPY = "plan.json"  # in the staging folder, beside its memory/ (an archive's files are under it)
 LAID = "laid.json"  # the copy once its plan was carried out
 MARKED = "marks_laid"  # in a plan whose copy is renamed LAID before the plan is dropped
+# The staging folder's name as lay.new_staging makes it: one name inside memory/, never a path
+# that climbs out of it (a hand-edited plan whose staging named ../.. had the start remove a
+# folder outside memory/).
+STAGING_NAME = re.compile(r"\.restore-[0-9a-f]{12}")
 MOST = 1 << 20  # bytes of a plan or its copy: ~300 years of monthly files with their digests
 NAMED = 5  # files named in the ERROR, then a count
 
@@ -161,6 +166,8 @@ def well_formed(plan) -> bool:
     kept) a digest for each file to lay."""
     if not isinstance(plan, dict) or not isinstance(plan.get("staging"), str):
         return False
+    if not STAGING_NAME.fullmatch(plan["staging"]):
+        return False
     lists = (plan.get("lay"), plan.get("remove"))
     if not all(isinstance(x, list) and all(_inside(r) for r in x) for x in lists):
         return False
@@ -169,12 +176,17 @@ def well_formed(plan) -> bool:
 
 
 def _inside(rel) -> bool:
-    return (
-        isinstance(rel, str)
-        and bool(rel)
-        and not rel.startswith("/")
-        and ".." not in rel.split("/")
-    )
+    """A relative name inside memory/ that the file system can hold (no NUL, no lone
+    surrogate: either made every start fail with an error naming no file)."""
+    if not (isinstance(rel, str) and rel and not rel.startswith("/")):
+        return False
+    if ".." in rel.split("/") or "\x00" in rel:
+        return False
+    try:
+        os.fsencode(rel)
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def where(memory: Path, plan: dict) -> tuple[list[str], list[str], list[str]]:
@@ -201,7 +213,7 @@ def where(memory: Path, plan: dict) -> tuple[list[str], list[str], list[str]]:
 def _holds(path: Path, digest: str) -> bool:
     try:
         return _sha256(path) == digest
-    except OSError:  # missing, not a regular file, unreadable: not the file the plan laid
+    except (OSError, ValueError):  # missing, not a regular file, unreadable: not laid
         return False
 
 

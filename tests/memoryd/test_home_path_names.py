@@ -147,6 +147,20 @@ def test_read_only_uri_opens_the_file_named_and_creates_none(tmp_path):
     assert dbname.main_file(sqlite3.connect(":memory:")) == b""
 
 
+def test_a_path_that_begins_with_two_slashes_opens_read_only(tmp_path):
+    """POSIX allows "//srv/home" for "/srv/home", and Path keeps the two slashes."""
+    path = tmp_path / "index.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    for twice in ("/" + str(path), "//" + str(path)):
+        reader = dbname.connect_read_only(twice)
+        try:
+            assert reader.execute("SELECT name FROM sqlite_master").fetchall() == [("t",)]
+        finally:
+            reader.close()
+
+
 @pytest.mark.slow
 def test_hybrid_status(base):
     pytest.importorskip("onnxruntime")

@@ -22,8 +22,11 @@ _FILE = "SELECT CAST(file AS BLOB) FROM pragma_database_list WHERE name = ?"
 
 
 def read_only_uri(path: str | os.PathLike[str]) -> str:
-    """The SQLite URI that opens the file at path read-only, never creating it."""
-    return f"file:{urllib.parse.quote(os.fsencode(path))}?mode=ro"
+    """The SQLite URI that opens the file at path read-only, never creating it. An absolute
+    path is given an empty authority ("file://" before it): a path that begins "//", which
+    POSIX allows and Path keeps, would otherwise read as "file://srv/...", an authority."""
+    quoted = urllib.parse.quote(os.fsencode(path))
+    return f"file://{quoted}?mode=ro" if quoted.startswith("/") else f"file:{quoted}?mode=ro"
 
 
 def connect_read_only(path: str | os.PathLike[str], timeout: float = 5.0) -> sqlite3.Connection:

@@ -5,10 +5,15 @@ stopped part way (memoryd killed between the forget's journal line and its lines
 as that forget, with what to run, never as lines lost: nobody removed or edited the file."""
 
 import logging
+import os
 from pathlib import Path
 
+from memoryd.data import handkept, matching
 from memoryd.data.unfinished import NAME, Unfinished
+from memoryd.errors import FileDamaged
 from memoryd.journal import forgetlines
+from memoryd.journal.journal import IDENTITY_FILES
+from memoryd.memory import entries, memfiles
 from proto.plural import counted
 
 log = logging.getLogger(__name__)
@@ -103,9 +108,10 @@ def part_way(
     rebuilt: bool = False,
 ) -> None:
     """At start: the forget that stopped part way, what of it this file did not list yet (written
-    back), and the forget to run again (as bxctl memory stats says it). Its text is never said:
-    a forget given the text's words is named by them only in stats, on the owner's terminal.
-    rebuilt: its record had been removed, and was made again from what still holds the text."""
+    back), every place its text may still be (_places), and the forget to run again (as bxctl
+    memory stats says it). Its text is never said: a forget given the text's words is named by
+    them only in stats, on the owner's terminal. rebuilt: its record had been removed, and was
+    made again from what still holds the text."""
     listed = (
         f" (its record {where.parent / NAME} had been removed: made again from "
         "the journal's older lines or an export, which still hold its text)"
@@ -124,9 +130,57 @@ def part_way(
         else "the same bxctl memory forget (bxctl memory stats names it)"
     )
     log.warning(
-        "a forget of %s stopped part way%s; its text may still be in the journal, the recall log"
-        " or an export: run %s again to finish it",
+        "a forget of %s stopped part way%s; its text may still be in %s: run %s again to finish it",
         stopped.what,
         listed,
+        _places(where.parent, stopped),
         again,
     )
+
+
+def _places(memory: Path, stopped: Unfinished) -> str:
+    """Every place the stopped forget's text may still be. Recall hides it already, so this line
+    is all that tells the owner a memory file still holds it: the files come first, as the forget
+    rewrites them first, then what its scrub reaches after them."""
+    places = [*_files(memory, stopped), "the journal", "the recall log", "a pending write"]
+    if _kept(memory):
+        places.append("a kept hand edit")
+    return ", ".join(places) + " or an export"
+
+
+def _files(memory: Path, stopped: Unfinished) -> list[str]:
+    """The memory files the record names (an entry's file by the id or what it was given, notes.md
+    by a note's key, which it lists for every note holding the text), and memory.md or user.md
+    when it holds the text now: a session record's or a bare text's record names no entry, though
+    the entries it matched are rewritten too."""
+    files = [
+        name
+        for name in IDENTITY_FILES
+        if _entry_of(stopped, name) or _holds(memory / name, name, stopped.texts)
+    ]
+    if any(n.startswith("note:") for n in (stopped.id, *stopped.keys)):
+        files.append("notes.md")
+    return files
+
+
+def _entry_of(stopped: Unfinished, name: str) -> bool:
+    return stopped.id.startswith(f"{name}:") or stopped.what == f"an entry of {name}"
+
+
+def _holds(path: Path, name: str, texts: list[str]) -> bool:
+    """Whether the file's entries hold one of texts; a file that cannot be read is said where it
+    is read, and holds none that this line could name."""
+    try:
+        held = entries.parse(memfiles.read_text(path, name))
+    except (FileDamaged, OSError):
+        return False
+    return any(matching.same(e, t) for e in held for t in texts)
+
+
+def _kept(memory: Path) -> bool:
+    """Whether a save of the owner's is kept beside memory.md or user.md (data/handkept.py),
+    which the forget scrubs last."""
+    try:
+        return any(handkept.KEPT.match(name) for name in os.listdir(memory))
+    except OSError:
+        return False

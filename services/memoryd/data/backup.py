@@ -27,13 +27,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.data import archive, layout, restorable, snapshot
+from memoryd.data import archive, layout, notestream, restorable, snapshot
 from memoryd.data.snapshot import Held, Snapshot
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir, fsync_dir
 from memoryd.index import dbname
 from memoryd.journal import forgotten
-from memoryd.memory import entries
+from memoryd.memory import entries, notes
 from proto import plural
 
 log = logging.getLogger(__name__)
@@ -48,9 +48,11 @@ ARCHIVE_NAME = re.compile(r"^memory-([0-9]{8}T[0-9]{6}Z)(?:-([0-9]+))?\.tar\.gz\
 # The kinds of archive that prune leaves alone, by what follows the time in their names.
 SESSIONS = "sessions"
 REPLACED = "replaced"
+# How a memoryd before this one counted notes.md's notes for a manifest (notes_said_before):
+# headers, less the notes whose text the owner made memoryd forget (a header, then only the
+# marker), each found in one chunk of BEFORE_CHUNK bytes at a time.
+BEFORE_CHUNK = 1 << 20
 NOTE_HEADER = re.compile(rb"(?m)^\xc2\xa7 (?:noted|moved|dropped) ")
-# A note whose text the owner made memoryd forget: its header, then only the marker. Not a note
-# any more (export and the index count none), so the backup's count leaves it out too.
 FORGOTTEN_NOTE = re.compile(
     rb"(?m)^\xc2\xa7 (?:noted|moved|dropped) [^\n]*\n"
     + re.escape(forgotten.MARKER_PREFIX.encode())
@@ -84,9 +86,7 @@ def counts(snap: Snapshot, index_db: Path | None) -> dict:
                 continue
             out["entries"] += len(entries.parse(text))
         elif held.name == "memory/notes.md":
-            out["notes"] = sum(
-                len(NOTE_HEADER.findall(c)) - len(FORGOTTEN_NOTE.findall(c)) for c in held.chunks()
-            )
+            out["notes"] = notes_of(held)
         elif held.name.startswith("memory/edits/"):
             out["edits"] += sum(c.count(b"\n") for c in held.chunks())
         elif held.name == "memory/pending.jsonl":
@@ -111,15 +111,34 @@ def sessions_of(files: list[Held]) -> set[str]:
     return {f.name.split("/")[1] for f in files if f.name.startswith("sessions/")}
 
 
-def forgotten_notes(snap: Snapshot) -> int:
-    """The notes of notes.md the owner made memoryd forget (a header, then only the marker): a
-    memoryd before this one counted them among the notes of its archives' manifests."""
-    return sum(
-        len(FORGOTTEN_NOTE.findall(c))
-        for held in snap.files
-        if held.name == "memory/notes.md"
-        for c in held.chunks()
-    )
+def notes_of(held: Held) -> int:
+    """The notes of notes.md as an export and the index tell them: the entries notes.parse
+    gives (a damaged header's too) but those whose text is a forget's marker. The file has no
+    limit (spec 3), so it is read as a stream cut where notes.parse starts a note
+    (notestream.pieces): a header a chunk's end cuts is counted once, as everywhere else. Only
+    the first piece and one holding the marker's words are parsed; every other is one note."""
+    prefix = forgotten.MARKER_PREFIX.encode()
+    found = 0
+    for start, piece in notestream.pieces(held.chunks()):
+        if start and prefix not in piece:
+            found += 1
+            continue
+        found += sum(not forgotten.is_marker(n.text) for n in notes.parse(piece, start))
+    return found
+
+
+def notes_said_before(snap: Snapshot) -> set[int]:
+    """The notes counts a memoryd before this one wrote in the manifest of an archive holding
+    snap's notes.md, so that restore takes its archives as they were made: its headers less its
+    forgotten notes, and before that its headers, each found a chunk at a time (a header a
+    chunk's end cut went uncounted, from 1 MiB on)."""
+    headers = forgot = 0
+    for held in snap.files:
+        if held.name == "memory/notes.md":
+            for c in held.chunks(BEFORE_CHUNK):
+                headers += len(NOTE_HEADER.findall(c))
+                forgot += len(FORGOTTEN_NOTE.findall(c))
+    return {headers - forgot, headers}
 
 
 def index_records(index_db: Path | None, sessions: set[str]) -> int:

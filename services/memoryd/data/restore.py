@@ -162,12 +162,12 @@ def _check_counts(said: dict, staging, members: list[str]) -> None:
     snap = snapshot.of_files([(m, staging / m) for m in members])
     try:
         found = backup.counts(snap, None)
-        # an older memoryd counted a forgotten note (its header and marker) as a note
-        older = found["notes"] + backup.forgotten_notes(snap)
+        # an older memoryd counted notes another way (backup.notes_said_before)
+        older = backup.notes_said_before(snap)
     finally:
         snap.close()
     for key in ("entries", "notes", "edits", "pending"):
-        if said.get(key, 0) != found[key] and (key != "notes" or said.get(key) != older):
+        if said.get(key, 0) != found[key] and (key != "notes" or said.get(key) not in older):
             raise Damaged(
                 f"refused: the archive's manifest counts {said.get(key, 0):,} {key}, its files "
                 f"hold {found[key]:,}; it was changed after memoryd wrote it"

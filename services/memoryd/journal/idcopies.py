@@ -7,7 +7,11 @@ started. Why a module of its own: a spare trusted as much as the record could, w
 damaged, name the day's last id and refuse every write until midnight; and a refusal that worded
 any such number as "the journal holds" sent the owner to look for a line the journal never held.
 So the floor's numbers are taken only where memoryd could have handed them out (take_floor), and
-a warning or refusal about an id handed out names the copy its number came from (named_by).
+a warning or refusal about an id handed out names the copy its number came from (named_by). What
+the floor alone gives (a day's numbers above .ids.json's, an earlier first id) is never written
+into .ids.json, which keeps instead which numbers rested on the floor alone (Issued.floor_only):
+a count of lost writes or lines built on them names the floor, after later writes and starts too,
+and a damaged first id is gone with the floor removed.
 """
 
 import logging

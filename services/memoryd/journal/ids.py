@@ -54,6 +54,9 @@ ISSUED_NAME = ".ids.json"
 # backups' journals already gave to other edits.
 FLOOR_NAME = "ids-handed-out.json"
 FIRST_KEY = "first"
+# Which numbers of a day rested on the floor alone (Issued), and how many such ranges a day keeps.
+FLOOR_ONLY_KEY = "floor_only"
+FLOOR_ONLY_MOST = 16
 ISSUED_MAX = 4096
 _ISSUED_KINDS = {
     "edit": EDIT_ID,
@@ -80,19 +83,29 @@ class Issued:
     none) and its failures are not said: .ids.json is the record, the floor its spare. So a
     floor number memoryd cannot have handed out is damage, said once and passed over, never a
     day's last id that refuses every write (idcopies.py); and which copy gave a day's number is
-    kept (source), so a line naming the number names the file it came from."""
+    kept (source), so a line naming the number names the file it came from.
+
+    A number or first id the floor alone gives is never written into .ids.json: the floor keeps
+    it (so no id is handed out twice), and .ids.json keeps which numbers rested on the floor
+    alone (floor_only), so that a count of lost lines built on them names the floor, however
+    many writes and starts later."""
 
     def __init__(self, home: Home):
         self.path = home.memory / ISSUED_NAME
         self.floor = home.index_dir / FLOOR_NAME
-        self._held: dict[str, dict[str, int]] = {}
-        self._found: dict[str, dict[str, int]] | None = None  # the file, read once
+        self._held: dict[str, dict[str, int]] = {}  # handed out (or carried) by this process
+        self._found: dict[str, dict[str, int]] | None = None  # both copies, read once
+        self._record: dict[str, dict[str, int]] = {}  # .ids.json's alone
         # The earliest id of each kind handed out here, kept for good (the days are not): what
         # tells, however long after, that the journal lost lines from its start (lostbefore.py).
+        # .ids.json's (or this process's) apart from the floor's, which may be the damaged one.
         self._first: dict[str, str] = {}
+        self._floor_first: dict[str, str] = {}
         # Where each day's number came from: .ids.json's path, the floor's, or None for one this
         # memoryd handed out since it started.
         self._from: dict[str, dict[str, Path | None]] = {}
+        # The numbers of a day only the floor gave: (low, high] per range.
+        self._floor_only: dict[str, dict[str, list[tuple[int, int]]]] = {}
         self._lock = threading.Lock()
 
     def last(self, kind: str) -> str | None:
@@ -119,13 +132,18 @@ class Issued:
         file written before it was kept) the first id of the earliest day kept; None for none."""
         with self._lock:
             found = self._file()
-            kept = self._first.get(kind)
-            days = self._days(kind, found)
-        if kept is not None:
-            return kept
-        if not days:
-            return None
-        return f"{'p-' if kind == 'pending' else ''}{min(days)}-0001"
+            return _earliest(self._backed_first(kind), self._floor_side_first(kind, found))
+
+    def first_source(self, kind: str) -> Path | None:
+        """The floor's path when first(kind) rests on the floor alone (.ids.json and this
+        process give a later one, or none), else None."""
+        with self._lock:
+            found = self._file()
+            backed = self._backed_first(kind)
+            floor = self._floor_side_first(kind, found)
+        if floor is not None and (backed is None or order(floor) < order(backed)):
+            return self.floor
+        return None
 
     def source(self, kind: str, day: str) -> Path | None:
         """The copy number(kind, day) was read from (memory/.ids.json or the floor), or None
@@ -133,6 +151,13 @@ class Issued:
         with self._lock:
             self._file()
             return self._from.get(kind, {}).get(day)
+
+    def floor_only(self, kind: str, day: str) -> list[tuple[int, int]]:
+        """The numbers of day that only the floor gives as handed out, as ranges (low, high]:
+        neither .ids.json nor this process's count held them when the floor was read."""
+        with self._lock:
+            self._file()
+            return list(self._floor_only.get(kind, {}).get(day, []))
 
     def handed_out(self, kind: str, value: str) -> bool:
         """Whether value, written as memoryd writes ids, was surely handed out here: its number
@@ -143,75 +168,149 @@ class Issued:
         return number <= self.number(kind, day)
 
     def note(self, kind: str, value: str) -> None:
-        """value was just handed out (its line is written): kept, in memory and in the file."""
+        """value was just handed out (its line is written): kept, in memory and in the files."""
         day, number = order(value)
         if not day:
             return
         with self._lock:
             found = self._file()
-            days = self._days(kind, found)
-            first = self._first.get(kind)
-            if first is None and days:
-                first = f"{'p-' if kind == 'pending' else ''}{min(days)}-0001"
+            first = self._backed_first(kind)
             if first is None or order(value) < order(first):
                 first = value
             self._first[kind] = first
-            if number > days.get(day, 0):
+            if number > self._days(kind, found).get(day, 0):
                 self._from.setdefault(kind, {})[day] = None
-            days[day] = max(days.get(day, 0), number)
-            self._held[kind] = _latest(days)
-            kept: dict[str, object] = {k: d for k in _ISSUED_KINDS if (d := self._days(k, found))}
-            kept[FIRST_KEY] = dict(self._first)
-            self._write(json.dumps(kept, sort_keys=True).encode("utf-8"), kind, value)
+            held = self._held.setdefault(kind, {})
+            held[day] = max(held.get(day, 0), number)
+            self._held[kind] = _latest(held)
+            self._write(self._record_data(found), self._floor_data(found), kind, value)
 
     def carry_to(self, other: "Issued") -> None:
         """other keeps the ids handed out here too: a restore's staged journal, whose forget
-        lines must go on after them, not after the archive's older ones."""
+        lines must go on after them, not after the archive's older ones. What rested on the
+        floor alone counts there for the next ids but is not written into its .ids.json (this
+        home's floor, which a restore leaves, keeps it)."""
         with self._lock:
             found = self._file()
             held = {kind: self._days(kind, found) for kind in _ISSUED_KINDS}
-        for kind, days in held.items():
+            backed = {kind: self._backed_days(kind) for kind in _ISSUED_KINDS}
+            spans_of = {
+                kind: {d: list(r) for d, r in v.items()} for kind, v in self._floor_only.items()
+            }
+            firsts = {kind: self._backed_first(kind) for kind in _ISSUED_KINDS}
+        with other._lock:
+            there = other._file()
+            for kind, floor_days in spans_of.items():
+                for day, spans in floor_days.items():
+                    for low, high in spans:
+                        other._add_floor_only(kind, day, low, high)
+            for kind, days in held.items():
+                for day, number in days.items():
+                    if number > backed[kind].get(day, 0) and number > there[kind].get(day, 0):
+                        there[kind][day] = number
+                        other._from.setdefault(kind, {})[day] = self.floor
+        for kind, days in backed.items():
             prefix = "p-" if kind == "pending" else ""
             for day, number in days.items():
                 other.note(kind, f"{prefix}{day}-{number:04d}")
-            first = self.first(kind)
+            first = firsts[kind]
             if first is not None:
                 other.note(kind, first)
 
     def _days(self, kind: str, found: dict[str, dict[str, int]]) -> dict[str, int]:
-        days = dict(found.get(kind, {}))
-        for day, number in self._held.get(kind, {}).items():
-            days[day] = max(days.get(day, 0), number)
-        return _latest(days)
+        return _latest(_merged(found.get(kind, {}), self._held.get(kind, {})))
+
+    def _backed_days(self, kind: str) -> dict[str, int]:
+        """.ids.json's numbers with this process's: what the floor alone gives left out."""
+        return _latest(_merged(self._record.get(kind, {}), self._held.get(kind, {})))
+
+    def _backed_first(self, kind: str) -> str | None:
+        kept = self._first.get(kind)
+        if kept is not None:
+            return kept
+        days = self._backed_days(kind)
+        return f"{'p-' if kind == 'pending' else ''}{min(days)}-0001" if days else None
+
+    def _floor_side_first(self, kind: str, found: dict[str, dict[str, int]]) -> str | None:
+        """The floor's first id, or (a floor written before it was kept) the first id of the
+        earliest day the floor gave."""
+        kept = self._floor_first.get(kind)
+        if kept is not None:
+            return kept
+        days = [d for d, src in self._from.get(kind, {}).items() if src == self.floor]
+        return f"{'p-' if kind == 'pending' else ''}{min(days)}-0001" if days else None
+
+    def _record_data(self, found: dict[str, dict[str, int]]) -> bytes:
+        """.ids.json's value: its numbers and this process's, never one the floor alone gave
+        (those stay in the floor), and which numbers rested on the floor alone."""
+        kept: dict[str, object] = {k: d for k in _ISSUED_KINDS if (d := self._backed_days(k))}
+        kept[FIRST_KEY] = {k: f for k in _ISSUED_KINDS if (f := self._backed_first(k))}
+        spans: dict[str, dict[str, list[list[int]]]] = {}
+        for kind, days in self._floor_only.items():
+            kept_days = self._days(kind, found)
+            for day, ranges in days.items():
+                if day in kept_days:
+                    spans.setdefault(kind, {})[day] = [list(span) for span in ranges]
+        if spans:
+            kept[FLOOR_ONLY_KEY] = spans
+        return json.dumps(kept, sort_keys=True).encode("utf-8")
+
+    def _floor_data(self, found: dict[str, dict[str, int]]) -> bytes:
+        kept: dict[str, object] = {k: d for k in _ISSUED_KINDS if (d := self._days(k, found))}
+        firsts = {
+            k: f
+            for k in _ISSUED_KINDS
+            if (f := _earliest(self._backed_first(k), self._floor_first.get(k)))
+        }
+        kept[FIRST_KEY] = firsts
+        return json.dumps(kept, sort_keys=True).encode("utf-8")
+
+    def _add_floor_only(self, kind: str, day: str, low: int, high: int) -> None:
+        spans = self._floor_only.setdefault(kind, {}).setdefault(day, [])
+        if (low, high) not in spans:
+            spans.append((low, high))
+            del spans[:-FLOOR_ONLY_MOST]
 
     def _file(self) -> dict[str, dict[str, int]]:
-        """What the file held when first asked: read once, as only this memoryd writes it, so
-        that an append does not read it again (what it hands out is in _held)."""
+        """What the files held when first asked: read once, as only this memoryd writes them, so
+        that an append does not read them again (what it hands out is in _held)."""
         if self._found is None:
-            found = self._read(self.path, said=True)
+            value = self._read(self.path, said=True)
+            found = _all_days(value)
+            self._record = {kind: dict(days) for kind, days in found.items()}
+            _take_firsts(self._first, value)
+            self._floor_only = _floor_only_of(value.get(FLOOR_ONLY_KEY))
             for kind, days in found.items():
                 self._from[kind] = dict.fromkeys(days, self.path)
             # The floor counts where it is higher: .ids.json went with memory/, or is older;
             # never past what memoryd could have handed out (idcopies.py).
             floor = self._read(self.floor, said=False)
-            idcopies.take_floor(found, floor, self.floor, self.path, self._from, NUMBER_MOST)
+            idcopies.take_floor(
+                found, _all_days(floor), self.floor, self.path, self._from, NUMBER_MOST
+            )
+            _take_firsts(self._floor_first, floor)
+            for kind, days in found.items():
+                for day, number in days.items():
+                    below = self._record.get(kind, {}).get(day, 0)
+                    if number > below:
+                        self._add_floor_only(kind, day, below, number)
             self._found = found
         return self._found
 
-    def _write(self, data: bytes, kind: str, value: str) -> None:
+    def _write(self, record: bytes, spare: bytes, kind: str, value: str) -> None:
         try:
-            atomic_write(self.path, data, durable=False)
+            atomic_write(self.path, record, durable=False)
         except OSError as e:
             why = e if isinstance(e, NotRegular) else e.strerror
             log.warning("%s: the last %s id (%s) not kept: %s", self.path, kind, value, why)
         try:
             if os.path.isdir(self.floor.parent):
-                atomic_write(self.floor, data, durable=False)
+                atomic_write(self.floor, spare, durable=False)
         except OSError:
             pass  # the spare: .ids.json above is the record, and says its own failure
 
-    def _read(self, path, said: bool) -> dict[str, dict[str, int]]:
-        """One copy's ids; {} when it is missing or not usable (said only for .ids.json)."""
+    def _read(self, path, said: bool) -> dict:
+        """One copy's value; {} when it is missing or not usable (said only for .ids.json)."""
         try:
             fd = open_file(path, os.O_RDONLY)
         except FileNotFoundError:
@@ -237,14 +336,60 @@ class Issued:
             if data and said:
                 log.warning("%s: damaged; the journal alone gives the next ids", path)
             return {}
-        firsts = value.get(FIRST_KEY)
-        for kind, pattern in _ISSUED_KINDS.items():
-            first = firsts.get(kind) if isinstance(firsts, dict) else None
-            if isinstance(first, str) and pattern.match(first):
-                kept = self._first.get(kind)
-                if kept is None or order(first) < order(kept):
-                    self._first[kind] = first
-        return {kind: _days_of(value.get(kind), pattern) for kind, pattern in _ISSUED_KINDS.items()}
+        return value
+
+
+def _all_days(value: dict) -> dict[str, dict[str, int]]:
+    return {kind: _days_of(value.get(kind), pattern) for kind, pattern in _ISSUED_KINDS.items()}
+
+
+def _take_firsts(into: dict[str, str], value: dict) -> None:
+    """The copy's first id of each kind, into into where it is earlier."""
+    firsts = value.get(FIRST_KEY)
+    for kind, pattern in _ISSUED_KINDS.items():
+        first = firsts.get(kind) if isinstance(firsts, dict) else None
+        if isinstance(first, str) and pattern.match(first):
+            into[kind] = _earliest(into.get(kind), first) or first
+
+
+def _earliest(a: str | None, b: str | None) -> str | None:
+    if a is None or b is None:
+        return a if b is None else b
+    return a if order(a) <= order(b) else b
+
+
+def _merged(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    days = dict(a)
+    for day, number in b.items():
+        days[day] = max(days.get(day, 0), number)
+    return days
+
+
+def _floor_only_of(value: object) -> dict[str, dict[str, list[tuple[int, int]]]]:
+    """.ids.json's floor_only, {kind: {day: [[low, high], ...]}}; what is not such is left out."""
+    out: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    if not isinstance(value, dict):
+        return out
+    for kind in _ISSUED_KINDS:
+        days = value.get(kind)
+        if not isinstance(days, dict):
+            continue
+        for day, spans in days.items():
+            if not isinstance(day, str) or not _DAY.match(day) or not isinstance(spans, list):
+                continue
+            kept = [(s[0], s[1]) for s in spans[-FLOOR_ONLY_MOST:] if _is_span(s)]
+            if kept:
+                out.setdefault(kind, {})[day] = kept
+    return out
+
+
+def _is_span(value: object) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+        and 0 <= value[0] < value[1] < 10**9
+    )
 
 
 def remove_floor_leftovers(home: Home) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from memoryd.home import open_read
-from memoryd.journal import damaged
+from memoryd.journal import damaged, idcopies
 from memoryd.journal import months as journalmonths
 from memoryd.journal.ids import Issued, order
 
@@ -41,6 +41,15 @@ class Lost:
 
     first: str  # the earliest edit id handed out here (as far as is known)
     held: str  # the oldest edit id the journal holds a line of
+    # The floor's path when first rests on it alone (Issued.first_source), else None.
+    source: Path | None = None
+
+    def according(self) -> str:
+        """What the sentences add after first when only the floor gives it: it may be damaged."""
+        if self.source is None:
+            return ""
+        named = idcopies.named_by(self.source)
+        return f", according to {named}{idcopies.damaged_too(self.source)}"
 
 
 def oldest_held(months: list[Path]) -> str | None:
@@ -115,14 +124,15 @@ def lost(months: list[Path], issued: Issued) -> Lost | None:
     held = oldest_held(months)
     if first is None or held is None or order(first) >= order(held) or holds(months, first):
         return None
-    return Lost(first, held)
+    return Lost(first, held, issued.first_source("edit"))
 
 
 def sentence(found: Lost) -> str:
     """What log says of them, under the oldest edit it lists."""
     return (
-        f"edits memoryd journalled before {found.held} (from {found.first} on) are no longer in "
-        "the journal: their lines left memory/edits/ (deleted or replaced); the memory files stand"
+        f"edits memoryd journalled before {found.held} (from {found.first} on"
+        f"{found.according()}) are no longer in the journal: their lines left memory/edits/ "
+        "(deleted or replaced); the memory files stand"
         " as they are. A backup holds the lines up to its time: tar -xzOf ARCHIVE memory/edits"
         " prints them and changes nothing (runbook: journal-lost)"
     )
@@ -136,6 +146,7 @@ def refused_as_lost(months: list[Path], issued: Issued, edit_id: str) -> str | N
     if found is None or not order(found.first) <= order(edit_id) < order(found.held):
         return None
     return (
-        f"edits memoryd journalled before {found.held} (from {found.first} on) are no longer in the"
-        " journal, their lines deleted or replaced (runbook: journal-lost)"
+        f"edits memoryd journalled before {found.held} (from {found.first} on"
+        f"{found.according()}) are no longer in the journal, their lines deleted or replaced "
+        "(runbook: journal-lost)"
     )

@@ -31,6 +31,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write
 from memoryd.journal import forgotpending, idcopies
+from memoryd.journal import ids as journalids
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.ids import DAY_B, NUMBER_B, NUMBER_MOST, PENDING_ID, day_numbers
 from memoryd.journal.journal import append_record, record_time, utc
@@ -139,31 +140,45 @@ class Review:
     def lost(self) -> tuple[int, str, str] | None:
         """The staged writes gone from pending.jsonl: (how many, the first id, the last), or None.
         Ids count on from 0001 within a day, so each number up to the last handed out that day
-        was a staged write."""
-        days = self.index.journal.issued.days("pending")
+        was a staged write; those only the floor gives are apart (lost_on_floor)."""
+        return self._gone()[0]
+
+    def lost_on_floor(self) -> tuple[int, str, str] | None:
+        """The same of the numbers only the floor (index/ids-handed-out.json) gives as handed
+        out: gone if it is right, never handed out if it is damaged."""
+        return self._gone()[1]
+
+    def _gone(self) -> tuple[tuple[int, str, str] | None, tuple[int, str, str] | None]:
+        """The pending ids handed out that neither pending.jsonl holds nor the journal resolved:
+        those .ids.json or this process's count gives, and those the floor alone gives."""
+        issued = self.index.journal.issued
+        days = issued.days("pending")
         if not days:
-            return None  # review never staged a write here: nothing to read
+            return None, None  # review never staged a write here: nothing to read
         try:
             held = self._held()
         except OSError:
-            return None  # pending and accept say the file's own error
-        n, first, last = 0, None, None
+            return None, None  # pending and accept say the file's own error
+        backed: list[tuple[int, str, str]] = []
+        floor: list[tuple[int, str, str]] = []
         for day, top in sorted(days.items()):
-            numbers = {k for k in day_numbers(sorted(held), day) if 0 < k <= top}
-            if len(numbers) >= top:
-                continue
-            n += top - len(numbers)
-            low = next(k for k in range(1, top + 1) if k not in numbers)
-            high = next(k for k in range(top, 0, -1) if k not in numbers)
-            first = first or f"p-{day}-{low:04d}"
-            last = f"p-{day}-{high:04d}"
-        return (n, first, last) if n and first and last else None
+            numbers = set(day_numbers(sorted(held), day))
+            on_floor = _floor_spans(issued.floor_only("pending", day), numbers, top)
+            for span in on_floor:
+                floor += _missing(day, span, numbers)
+            for span in _between(on_floor, top):
+                backed += _missing(day, span, numbers)
+        return _summed(backed), _summed(floor)
 
     def lost_sentence(self) -> str | None:
-        """What pending adds when staged writes left pending.jsonl (None: none did)."""
-        found = self.lost()
-        if found is None:
-            return None
+        """What pending adds when staged writes left pending.jsonl (None: none did); those only
+        the floor gives are said apart, naming it."""
+        backed, on_floor = self._gone()
+        said = [] if backed is None else [self._lost_said(backed)]
+        said += [] if on_floor is None else [self._lost_on_floor_said(on_floor)]
+        return "\n".join(said) if said else None
+
+    def _lost_said(self, found: tuple[int, str, str]) -> str:
         n, first, last = found
         which = first if n == 1 else f"{first} to {last}"
         return (
@@ -174,11 +189,24 @@ class Review:
             f"older copy, or removed by hand). {LOST_BACK})"
         )
 
+    def _lost_on_floor_said(self, found: tuple[int, str, str]) -> str:
+        n, first, last = found
+        which = first if n == 1 else f"{first} to {last}"
+        floor = self.index.journal.issued.floor
+        return (
+            f"({counted(n, 'staged write')} ({which}) memoryd answered as pending according to "
+            f"{idcopies.named_by(floor)} {'is' if n == 1 else 'are'} gone"
+            f"{idcopies.damaged_too(floor)}: neither {self.path} holds "
+            f"{'it' if n == 1 else 'them'} nor the journal an accept or reject: "
+            f"{'its line' if n == 1 else 'their lines'} left the file (deleted, replaced by an "
+            f"older copy, or removed by hand). {LOST_BACK})"
+        )
+
     def say_lost(self) -> None:
         """At start: the staged writes gone from pending.jsonl, said once."""
         said = self.lost_sentence()
-        if said is not None:
-            log.warning("%s: %s", self.path, said.strip("()"))
+        for line in said.splitlines() if said is not None else []:
+            log.warning("%s: %s", self.path, line.strip("()"))
 
     def next_id(self, when: dt.datetime) -> str:
         day = f"{utc(when):%Y-%m-%d}"
@@ -257,13 +285,29 @@ class Review:
         if self.index.journal.issued.handed_out("pending", pending_id) and (
             pending_id not in self._held()
         ):
-            raise AdminRefused(
-                f"refused: {pending_id} was staged, but its line has left {self.path} since "
-                "(deleted, replaced by an older copy, or removed by hand) and the journal holds "
-                "no accept or reject of it, so it "
-                f"can be neither accepted nor rejected. {LOST_BACK}"
-            )
+            raise AdminRefused(self._left_sentence(pending_id))
         raise AdminRefused(f"refused: no edit {pending_id} is waiting for review")
+
+    def _left_sentence(self, pending_id: str) -> str:
+        """The refusal of a staged write whose line left pending.jsonl; naming the floor when
+        only the floor gives it as handed out."""
+        issued = self.index.journal.issued
+        day, number = journalids.order(pending_id)
+        held = set(day_numbers(sorted(self._held()), day))
+        if _floor_only(number, issued.floor_only("pending", day), held):
+            return (
+                f"refused: according to {idcopies.named_by(issued.floor)}, {pending_id} was "
+                f"staged (or {issued.floor.name} is damaged), but its line has left {self.path} "
+                "since (deleted, replaced by an older copy, or removed by hand) and the journal "
+                "holds no accept or reject of it, so it can be neither accepted nor rejected. "
+                f"{LOST_BACK}"
+            )
+        return (
+            f"refused: {pending_id} was staged, but its line has left {self.path} since "
+            "(deleted, replaced by an older copy, or removed by hand) and the journal holds "
+            "no accept or reject of it, so it "
+            f"can be neither accepted nor rejected. {LOST_BACK}"
+        )
 
     def discard(self, pending_id: str) -> None:
         """Rewrite pending.jsonl without pending_id and anything the journal resolved."""
@@ -278,6 +322,57 @@ class Review:
             # The journal has resolved the item already: it is no longer listed, and a later
             # discard rewrites the file without it.
             log.warning("%s: %s not removed now: %s", self.path, pending_id, e.strerror)
+
+
+def _floor_only(number: int, spans: list[tuple[int, int]], held: set[int]) -> bool:
+    """Whether a day's number rests on the floor alone (_floor_spans)."""
+    return any(low < number <= high for low, high in _floor_spans(spans, held, number))
+
+
+def _floor_spans(spans: list[tuple[int, int]], held: set[int], top: int) -> list[tuple[int, int]]:
+    """The numbers of a day, up to top, that rest on the floor alone, as ranges (low, high] in
+    order and apart: within a range only the floor gave, above every number of it pending.jsonl
+    or the journal holds (ids count on, so a number held vouches for those below it)."""
+    out: list[tuple[int, int]] = []
+    for low, high in sorted(spans):
+        vouched = max((k for k in held if low < k <= high), default=low)
+        low, high = vouched, min(high, top)
+        if low >= high:
+            continue
+        if out and low <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], high))
+        else:
+            out.append((low, high))
+    return out
+
+
+def _between(spans: list[tuple[int, int]], top: int) -> list[tuple[int, int]]:
+    """The ranges (low, high] of 1..top outside spans (in order and apart)."""
+    out, low = [], 0
+    for start, end in spans:
+        if start > low:
+            out.append((low, start))
+        low = max(low, end)
+    if top > low:
+        out.append((low, top))
+    return out
+
+
+def _missing(day: str, span: tuple[int, int], held: set[int]) -> list[tuple[int, str, str]]:
+    """The numbers of (low, high] held does not hold: [(how many, the first id, the last)] or []
+    (found by stepping over held numbers only, not through the range)."""
+    low, high = span
+    n = high - low - sum(1 for k in held if low < k <= high)
+    if n <= 0:
+        return []
+    first = next(k for k in range(low + 1, high + 1) if k not in held)
+    last = next(k for k in range(high, low, -1) if k not in held)
+    return [(n, f"p-{day}-{first:04d}", f"p-{day}-{last:04d}")]
+
+
+def _summed(gone: list[tuple[int, str, str]]) -> tuple[int, str, str] | None:
+    """Ranges in order, summed: (how many, the first id, the last), or None for none."""
+    return (sum(n for n, _, _ in gone), gone[0][1], gone[-1][2]) if gone else None
 
 
 def args_of(item: PendingLine):

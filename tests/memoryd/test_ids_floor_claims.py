@@ -201,3 +201,21 @@ def test_a_restore_carries_the_floor_s_numbers_for_the_next_ids_not_into_ids_jso
     kept = json.loads((staged.memory / ".ids.json").read_text())
     assert kept["pending"] == {DAY: 3}
     assert kept["floor_only"] == {"pending": {DAY: [[3, 9]]}}
+
+
+def test_numbers_only_the_floor_gave_are_never_handed_out_again_once_it_is_gone(tmp_path):
+    """memory/ replaced by an older copy, a write of another kind, then index/ removed (it is
+    rebuildable): the staged writes' numbers the floor alone gave still count for the next."""
+    root, home = _three_staged(tmp_path)
+    record = home.memory / ".ids.json"
+    _edit(record, lambda v: v["pending"].update({DAY: 1}))  # an older copy: one staged
+    pending = home.memory_file("pending.jsonl")
+    pending.write_text(pending.read_text().splitlines(keepends=True)[0])
+    md, _ = _start(root)
+    md.store.review_on = False
+    assert "updated" in md.call({"action": "add", "file": "user", "text": "An edit."})
+    md.close()
+    (home.index_dir / ids.FLOOR_NAME).unlink()
+    md, _ = _start(root, review=True)
+    assert f"pending as p-{DAY}-0004" in _stage(md, "Fact number 4.")
+    md.close()

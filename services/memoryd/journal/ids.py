@@ -289,6 +289,13 @@ class Issued:
                 found, _all_days(floor), self.floor, self.path, self._from, NUMBER_MOST
             )
             _take_firsts(self._floor_first, floor)
+            # What rested on the floor alone counts for the next ids even once the floor is gone
+            # (index/ removed since): no id is handed out twice. It stays the floor's to name.
+            recorded = {
+                kind: {day: max(high for _low, high in spans) for day, spans in days.items()}
+                for kind, days in self._floor_only.items()
+            }
+            idcopies.take_floor(found, recorded, self.floor, self.path, self._from, NUMBER_MOST)
             for kind, days in found.items():
                 for day, number in days.items():
                     below = self._record.get(kind, {}).get(day, 0)

@@ -1,10 +1,10 @@
 """The layout of {home} as memoryd sees it, with the safe ways to read and write (proto.files).
 
 memoryd writes only through these: atomic_write replaces a file whole (temp file, fsync, rename,
-fsync the folder); append_bytes/append_line add to a journal and fsync. Folders 0700, files 0600
-(spec 3, 6). It reads its own files through read_file/open_read. None of them follows a symbolic
-link or opens anything but a regular file (NotRegular); unsafe_entry finds, at start, a link or a
-non-regular file where memoryd keeps its own.
+fsync the folder); append_bytes/append_line/append_lines add to a journal and fsync. Folders 0700,
+files 0600 (spec 3, 6). It reads its own files through read_file/open_read. None of them follows a
+symbolic link or opens anything but a regular file (NotRegular); unsafe_entry finds, at start, a
+link or a non-regular file where memoryd keeps its own.
 """
 
 import datetime as dt
@@ -28,6 +28,16 @@ from proto.files import (  # noqa: F401  (memoryd writes through these)
     open_read,
     read_file,
 )
+
+
+def append_lines(path: str | os.PathLike, lines: list[str]) -> None:
+    """Append lines, each on a line of its own (none may hold a newline), in one write and one
+    fsync, as append_line appends one: a forget listing the keys of tens of thousands of records
+    that held its text must not pay a write and an fsync for each. Nothing for no lines. A write
+    cut short is taken back whole (append_line); a crash may keep only the first of them, the last
+    of those torn."""
+    if lines:
+        append_line(path, "\n".join(lines))
 
 
 @dataclass(frozen=True)

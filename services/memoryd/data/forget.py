@@ -216,16 +216,9 @@ def run(
     for text in target.texts:
         erasing.scrub_everywhere(service, store.journal, text, marker, found)
     # Every other record that held it (the memory call that wrote it) is forgotten too.
-    target.keys += [key for key in where.records if key not in target.keys]
-    listed = forgotten.held(home)  # not the journal's keys: each key must be on a line of the file
-    for key in target.keys:
-        if key not in listed:
-            forgotten.add(home, key, stamp, edit_ids[-1])
-    held = forgotten.held_texts(home)
-    for text in digests:
-        forgot_now = forgotten.Forgot(text, stamp, edit_ids[-1])
-        if forgot_now not in held:  # a forget by its edit: one made in the same minute is another
-            forgotten.add_text(home, forgot_now)
+    own = set(target.keys)
+    target.keys += [key for key in where.records if key not in own]
+    _list(home, target.keys, digests, stamp, edit_ids[-1])
     reset_tail(store)
     purge(service.index, target.keys, {**where.rows, **found.rows})
     if shifts:
@@ -265,6 +258,20 @@ def settle(service, done: dict, on_writer, texts: list[str]) -> dict:
             f" ({names}): remove {'it' if len(kept) == 1 else 'them'} to be rid of it there too."
         )
     return {**{k: v for k, v in done.items() if k != "texts"}, "message": message}
+
+
+def _list(home: Home, keys: list[str], digests: list[str], stamp: str, edit: str) -> None:
+    """The keys and digests forgotten.jsonl does not hold yet on whole lines (not the journal's:
+    each must be on a line of the file), appended in one write: a text 40,000 records hold took
+    an hour when each key was a read of the file and an fsync of its own."""
+    listed = forgotten.held(home)
+    held = forgotten.held_texts(home)
+    keys = [key for key in dict.fromkeys(keys) if key not in listed]
+    # a forget by its edit: one made in the same minute is another
+    forgot = [forgotten.Forgot(d, stamp, edit) for d in digests]
+    texts = [f for f in forgot if f not in held]
+    if keys or texts:
+        forgotten.add(home, keys, stamp, edit, texts)
 
 
 def _record(home: Home, ref: str, target, keys: list[str]) -> None:

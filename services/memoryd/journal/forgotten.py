@@ -42,12 +42,13 @@ memoryd wrote name no keys: the log line says which, as the journal cannot give 
 
 import json
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.data import notestream, unfinished
 from memoryd.errors import AdminRefused, ForgottenUnreadable
-from memoryd.home import Home, append_line, read_file
+from memoryd.home import Home, append_line, append_lines, read_file
 from memoryd.journal import forgetlines
 from memoryd.journal import forgottensaid as said
 from memoryd.journal.forgottenparse import parse_whole, vouched
@@ -78,12 +79,24 @@ def path(home: Home) -> Path:
     return home.memory_file(FILE)
 
 
-def add(home: Home, key: str, when: str, edit: str) -> None:
-    """Append key on a line of its own, fsync'd (append_line adds a newline first to a file whose
-    last line lost it: glued onto that line, both keys would be lost). On the writer, in a forget:
-    a damaged or missing file gets the journal's keys back first (mend)."""
+def add(
+    home: Home, keys: str | Iterable[str], when: str, edit: str, texts: Iterable[Forgot] = ()
+) -> None:
+    """Append a key (or each of keys), then the digests texts, each on a line of its own, in one
+    write and one fsync (append_lines adds a newline first to a file whose last line lost it:
+    glued onto that line, both keys would be lost). The keys come first, so that a crash that
+    tears the write keeps no digest without its key (alone()). On the writer, in a forget: a
+    damaged or missing file gets the journal's keys back first (mend), once for the whole
+    listing: a text tens of thousands of records hold is listed in one read of the file, not
+    one per key."""
     mend(home, under_way=True)
-    append_line(path(home), json.dumps({"key": key, "time": when, "edit": edit}))
+    rows = [{"key": key, "time": when, "edit": edit} for key in _many(keys)]
+    rows += [forgot.line() for forgot in texts]
+    append_lines(path(home), [json.dumps(row) for row in rows])
+
+
+def _many(keys: str | Iterable[str]) -> Iterable[str]:
+    return (keys,) if isinstance(keys, str) else keys
 
 
 def add_text(home: Home, forgot: Forgot) -> None:

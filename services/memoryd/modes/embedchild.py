@@ -91,7 +91,15 @@ def main(argv: list[str] | None = None) -> int:
     from proto.logline import configure_role
 
     configure_role()
-    return serve(max(1, args.threads), args.queries, args.tokens, args.as_shipped, args.intra_op)
+    try:
+        return serve(
+            max(1, args.threads), args.queries, args.tokens, args.as_shipped, args.intra_op
+        )
+    except BrokenPipeError:
+        # memoryd, the one reader of stdout, is gone (killed while the model loaded): there is
+        # no one to answer, and a traceback in its log would say a fault where there is none.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@ A staged write lives only in pending.jsonl until it is accepted or rejected. So 
 handed out (Issued) that neither pending.jsonl holds nor the journal resolved is a write whose
 line left the file (deleted, or replaced by an older copy): pending says so, accept and reject of
 it say so, and memoryd's start logs it once, as log does for the journal's lost lines (lost).
+But a memoryd older than forgotpending.py's list took such writes away by a forget whose line names
+none: a missing write handed out before such a forget line is said as probably taken by it (naming
+it), never as lost, as the backup that would bring its line back holds the text the owner forgot.
 """
 
 import datetime as dt
@@ -24,18 +27,19 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from memoryd.errors import AdminRefused
-from memoryd.home import Home, atomic_write
+from memoryd.home import Home, atomic_write, read_file
 from memoryd.journal import forgotpending, idcopies
 from memoryd.journal import ids as journalids
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.ids import DAY_B, NUMBER_B, NUMBER_MOST, PENDING_ID, day_numbers
 from memoryd.journal.journal import append_record, record_time, utc
-from memoryd.journal.linefile import all_ids, damaged_lines, line_id, read_lines
+from memoryd.journal.linefile import all_ids, damaged_lines, line_id, parse_line, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from memoryd.trust.caller import Caller
 from proto.errors import InvalidArguments
@@ -75,6 +79,21 @@ class PendingLine(BaseModel):
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+Found = tuple[int, str, str]  # how many ids, the first, the last
+Span = tuple[int, int]  # the numbers (low, high] of a day
+
+
+@dataclass(frozen=True)
+class Gone:
+    """The pending ids handed out that neither pending.jsonl holds nor the journal resolves:
+    those said lost, those only the floor gives, and those an older memoryd's forget probably
+    took (by forget, oldest first)."""
+
+    lost: Found | None = None
+    floor: Found | None = None
+    taken: list[tuple[forgotpending.Unnamed, Found]] = field(default_factory=list)
 
 
 def waiting_sentence(file: str, pending_id: str) -> str:
@@ -137,46 +156,113 @@ class Review:
                 found.append(named)
         return found
 
-    def lost(self) -> tuple[int, str, str] | None:
+    def lost(self) -> Found | None:
         """The staged writes gone from pending.jsonl: (how many, the first id, the last), or None.
         Ids count on from 0001 within a day, so each number up to the last handed out that day
-        was a staged write; those only the floor gives are apart (lost_on_floor)."""
-        return self._gone()[0]
+        was a staged write; those only the floor gives are apart (lost_on_floor), and so are
+        those an older memoryd's forget probably took (taken)."""
+        return self._gone().lost
 
-    def lost_on_floor(self) -> tuple[int, str, str] | None:
+    def lost_on_floor(self) -> Found | None:
         """The same of the numbers only the floor (index/ids-handed-out.json) gives as handed
         out: gone if it is right, never handed out if it is damaged."""
-        return self._gone()[1]
+        return self._gone().floor
 
-    def _gone(self) -> tuple[tuple[int, str, str] | None, tuple[int, str, str] | None]:
+    def taken(self) -> list[tuple[forgotpending.Unnamed, Found]]:
+        """The staged writes gone from pending.jsonl that were handed out before a forget line
+        naming no staged write (an older memoryd's), by the first such forget after them."""
+        return self._gone().taken
+
+    def _gone(self) -> Gone:
         """The pending ids handed out that neither pending.jsonl holds nor the journal resolved:
-        those .ids.json or this process's count gives, and those the floor alone gives."""
+        those .ids.json or this process's count gives (apart, those a forget naming no staged
+        write probably took), and those the floor alone gives."""
         issued = self.index.journal.issued
         days = issued.days("pending")
         if not days:
-            return None, None  # review never staged a write here: nothing to read
+            return Gone()  # review never staged a write here: nothing to read
         try:
             held = self._held()
         except OSError:
-            return None, None  # pending and accept say the file's own error
-        backed: list[tuple[int, str, str]] = []
-        floor: list[tuple[int, str, str]] = []
+            return Gone()  # pending and accept say the file's own error
+        backed: list[tuple[str, Span, set[int]]] = []
+        floor: list[Found] = []
         for day, top in sorted(days.items()):
             numbers = set(day_numbers(sorted(held), day))
             on_floor = _floor_spans(issued.floor_only("pending", day), numbers, top)
             for span in on_floor:
                 floor += _missing(day, span, numbers)
-            for span in _between(on_floor, top):
-                backed += _missing(day, span, numbers)
-        return _summed(backed), _summed(floor)
+            spans = _between(on_floor, top)
+            backed += [(day, span, numbers) for span in spans if _missing(day, span, numbers)]
+        lost, taken = self._apart(backed)
+        return Gone(_summed(lost), _summed(floor), taken)
+
+    def _apart(
+        self, spans: list[tuple[str, Span, set[int]]]
+    ) -> tuple[list[Found], list[tuple[forgotpending.Unnamed, Found]]]:
+        """The missing numbers of spans (day, (low, high], the day's numbers held) in order: those
+        no forget naming no staged write was made after, and by such forget those it probably
+        took. The journal is searched for such forgets only when a number is missing."""
+        if not spans:
+            return [], []
+        months = self.index.journal.month_files()
+        forgets = forgotpending.unnamed(months, spans[0][0][:7])
+        stamps = self._stamps() if forgets else {}
+        lost: list[Found] = []
+        taken: dict[forgotpending.Unnamed, list[Found]] = {}
+        for day, span, held in spans:
+            for piece, forget in _by_taker(day, span, stamps.get(day, []), forgets):
+                found = _missing(day, piece, held)
+                if forget is None:
+                    lost += found
+                else:
+                    taken.setdefault(forget, []).extend(found)
+        said = [(forget, _summed(found)) for forget, found in taken.items()]
+        return lost, [(forget, found) for forget, found in said if found is not None]
+
+    def _stamps(self) -> dict[str, list[tuple[int, dt.datetime]]]:
+        """The number and time of each line pending.jsonl holds, by day, in order of number: a
+        write was handed out after each of its day's lower numbers. Damaged lines are passed
+        over without a word (pending says them)."""
+        try:
+            data = read_file(self.path)
+        except OSError:
+            return {}
+        found: dict[str, list[tuple[int, dt.datetime]]] = {}
+        for raw in data.split(b"\n"):
+            item = parse_line(raw, PendingLine) if raw.strip() else None
+            when = None if not isinstance(item, PendingLine) else forgotpending.moment(item.time)
+            if isinstance(item, PendingLine) and when is not None:
+                day, number = journalids.order(item.id)
+                found.setdefault(day, []).append((number, when))
+        return {day: sorted(stamps) for day, stamps in found.items()}
 
     def lost_sentence(self) -> str | None:
         """What pending adds when staged writes left pending.jsonl (None: none did); those only
-        the floor gives are said apart, naming it."""
-        backed, on_floor = self._gone()
-        said = [] if backed is None else [self._lost_said(backed)]
-        said += [] if on_floor is None else [self._lost_on_floor_said(on_floor)]
+        the floor gives are said apart, naming it, and so are those an older forget took."""
+        gone = self._gone()
+        said = self._lost_lines(gone) + self._taken_lines(gone)
         return "\n".join(said) if said else None
+
+    def _lost_lines(self, gone: Gone) -> list[str]:
+        said = [] if gone.lost is None else [self._lost_said(gone.lost)]
+        return said + ([] if gone.floor is None else [self._lost_on_floor_said(gone.floor)])
+
+    def _taken_lines(self, gone: Gone) -> list[str]:
+        return [self._taken_said(forget, found) for forget, found in gone.taken]
+
+    def _taken_said(self, forget: forgotpending.Unnamed, found: Found) -> str:
+        n, first, last = found
+        which = first if n == 1 else f"{first} to {last}"
+        return (
+            f"({counted(n, 'staged write')} ({which}) memoryd answered as pending "
+            f"{'was' if n == 1 else 'were'} probably taken by forget {forget.edit} on "
+            f"{forget.date}, with the text the owner forgot: {'it was' if n == 1 else 'they were'}"
+            f" handed out before that forget, and neither {self.path} holds "
+            f"{'it' if n == 1 else 'them'} nor the journal an accept or reject; an older "
+            "memoryd's forget did not name the staged writes it took. Nothing waits under "
+            f"{'that id' if n == 1 else 'those ids'})"
+        )
 
     def _lost_said(self, found: tuple[int, str, str]) -> str:
         n, first, last = found
@@ -203,10 +289,13 @@ class Review:
         )
 
     def say_lost(self) -> None:
-        """At start: the staged writes gone from pending.jsonl, said once."""
-        said = self.lost_sentence()
-        for line in said.splitlines() if said is not None else []:
+        """At start: the staged writes gone from pending.jsonl, said once; those an older forget
+        probably took are no damage, said as information."""
+        gone = self._gone()
+        for line in self._lost_lines(gone):
             log.warning("%s: %s", self.path, line.strip("()"))
+        for line in self._taken_lines(gone):
+            log.info("%s: %s", self.path, line.strip("()"))
 
     def next_id(self, when: dt.datetime) -> str:
         day = f"{utc(when):%Y-%m-%d}"
@@ -290,7 +379,8 @@ class Review:
 
     def _left_sentence(self, pending_id: str) -> str:
         """The refusal of a staged write whose line left pending.jsonl; naming the floor when
-        only the floor gives it as handed out."""
+        only the floor gives it as handed out, and the forget that probably took it when one
+        naming no staged write was made since it was handed out."""
         issued = self.index.journal.issued
         day, number = journalids.order(pending_id)
         held = set(day_numbers(sorted(self._held()), day))
@@ -302,11 +392,29 @@ class Review:
                 "holds no accept or reject of it, so it can be neither accepted nor rejected. "
                 f"{LOST_BACK}"
             )
+        taken = self._taken_refusal(pending_id, held)
+        if taken is not None:
+            return taken
         return (
             f"refused: {pending_id} was staged, but its line has left {self.path} since "
             "(deleted, replaced by an older copy, or removed by hand) and the journal holds "
             "no accept or reject of it, so it "
             f"can be neither accepted nor rejected. {LOST_BACK}"
+        )
+
+    def _taken_refusal(self, pending_id: str, held: set[int]) -> str | None:
+        """The refusal of a missing staged write an older memoryd's forget probably took, or
+        None when no forget naming no staged write was made since it was handed out."""
+        day, number = journalids.order(pending_id)
+        _, taken = self._apart([(day, (number - 1, number), held)])
+        if not taken:
+            return None
+        forget = taken[0][0]
+        return (
+            f"refused: {pending_id} was probably taken by forget {forget.edit} on {forget.date}, "
+            "with the text the owner forgot: it was handed out before that forget, and neither "
+            f"{self.path} holds it nor the journal an accept or reject (an older memoryd's "
+            "forget did not name the staged writes it took); nothing waits under that id"
         )
 
     def discard(self, pending_id: str) -> None:
@@ -322,6 +430,42 @@ class Review:
             # The journal has resolved the item already: it is no longer listed, and a later
             # discard rewrites the file without it.
             log.warning("%s: %s not removed now: %s", self.path, pending_id, e.strerror)
+
+
+def _by_taker(
+    day: str,
+    span: Span,
+    stamps: list[tuple[int, dt.datetime]],
+    forgets: list[forgotpending.Unnamed],
+) -> list[tuple[Span, forgotpending.Unnamed | None]]:
+    """span cut into pieces by the forget that would first have taken their numbers' writes
+    (None: none was made since). A number was handed out on its day, and after every lower one
+    of its day that pending.jsonl holds with its time (stamps)."""
+    try:
+        after = dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return [(span, None)]
+    if not forgets:
+        return [(span, None)]
+    low, high = span
+    out: list[tuple[Span, forgotpending.Unnamed | None]] = []
+    for number, when in stamps:
+        if number >= high:
+            break
+        if number > low:
+            _joined(out, (low, number), forgotpending.taker(forgets, after))
+            low = number
+        after = max(after, when)
+    _joined(out, (low, high), forgotpending.taker(forgets, after))
+    return out
+
+
+def _joined(out: list, piece: Span, forget: forgotpending.Unnamed | None) -> None:
+    """piece added to out, joined to the last one when the same forget would have taken both."""
+    if out and out[-1][1] == forget:
+        out[-1] = ((out[-1][0][0], piece[1]), forget)
+    else:
+        out.append((piece, forget))
 
 
 def _floor_only(number: int, spans: list[tuple[int, int]], held: set[int]) -> bool:

@@ -41,6 +41,8 @@ from memoryd.journal.ids import DAY_B, NUMBER_B, NUMBER_MOST, PENDING_ID, day_nu
 from memoryd.journal.journal import append_record, record_time, utc
 from memoryd.journal.linefile import all_ids, damaged_lines, line_id, parse_line, read_lines
 from memoryd.journal.rollback import append_or_cut_back
+from memoryd.memory import pendingspans
+from memoryd.memory.pendingspans import Found, Span
 from memoryd.trust.caller import Caller
 from proto.errors import InvalidArguments
 from proto.plural import counted
@@ -79,10 +81,6 @@ class PendingLine(BaseModel):
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)
-
-
-Found = tuple[int, str, str]  # how many ids, the first, the last
-Span = tuple[int, int]  # the numbers (low, high] of a day
 
 
 @dataclass(frozen=True)
@@ -189,13 +187,15 @@ class Review:
         floor: list[Found] = []
         for day, top in sorted(days.items()):
             numbers = set(day_numbers(sorted(held), day))
-            on_floor = _floor_spans(issued.floor_only("pending", day), numbers, top)
+            on_floor = pendingspans.floor_spans(issued.floor_only("pending", day), numbers, top)
             for span in on_floor:
-                floor += _missing(day, span, numbers)
-            spans = _between(on_floor, top)
-            backed += [(day, span, numbers) for span in spans if _missing(day, span, numbers)]
+                floor += pendingspans.missing(day, span, numbers)
+            spans = pendingspans.between(on_floor, top)
+            backed += [
+                (day, span, numbers) for span in spans if pendingspans.missing(day, span, numbers)
+            ]
         lost, taken = self._apart(backed)
-        return Gone(_summed(lost), _summed(floor), taken)
+        return Gone(pendingspans.summed(lost), pendingspans.summed(floor), taken)
 
     def _apart(
         self, spans: list[tuple[str, Span, set[int]]]
@@ -211,13 +211,13 @@ class Review:
         lost: list[Found] = []
         taken: dict[forgotpending.Unnamed, list[Found]] = {}
         for day, span, held in spans:
-            for piece, forget in _by_taker(day, span, stamps.get(day, []), forgets):
-                found = _missing(day, piece, held)
+            for piece, forget in pendingspans.by_taker(day, span, stamps.get(day, []), forgets):
+                found = pendingspans.missing(day, piece, held)
                 if forget is None:
                     lost += found
                 else:
                     taken.setdefault(forget, []).extend(found)
-        said = [(forget, _summed(found)) for forget, found in taken.items()]
+        said = [(forget, pendingspans.summed(found)) for forget, found in taken.items()]
         return lost, [(forget, found) for forget, found in said if found is not None]
 
     def _stamps(self) -> dict[str, list[tuple[int, dt.datetime]]]:
@@ -384,7 +384,7 @@ class Review:
         issued = self.index.journal.issued
         day, number = journalids.order(pending_id)
         held = set(day_numbers(sorted(self._held()), day))
-        if _floor_only(number, issued.floor_only("pending", day), held):
+        if pendingspans.floor_only(number, issued.floor_only("pending", day), held):
             return (
                 f"refused: according to {idcopies.named_by(issued.floor)}, {pending_id} was "
                 f"staged (or {issued.floor.name} is damaged), but its line has left {self.path} "
@@ -430,93 +430,6 @@ class Review:
             # The journal has resolved the item already: it is no longer listed, and a later
             # discard rewrites the file without it.
             log.warning("%s: %s not removed now: %s", self.path, pending_id, e.strerror)
-
-
-def _by_taker(
-    day: str,
-    span: Span,
-    stamps: list[tuple[int, dt.datetime]],
-    forgets: list[forgotpending.Unnamed],
-) -> list[tuple[Span, forgotpending.Unnamed | None]]:
-    """span cut into pieces by the forget that would first have taken their numbers' writes
-    (None: none was made since). A number was handed out on its day, and after every lower one
-    of its day that pending.jsonl holds with its time (stamps)."""
-    try:
-        after = dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC)
-    except ValueError:
-        return [(span, None)]
-    if not forgets:
-        return [(span, None)]
-    low, high = span
-    out: list[tuple[Span, forgotpending.Unnamed | None]] = []
-    for number, when in stamps:
-        if number >= high:
-            break
-        if number > low:
-            _joined(out, (low, number), forgotpending.taker(forgets, after))
-            low = number
-        after = max(after, when)
-    _joined(out, (low, high), forgotpending.taker(forgets, after))
-    return out
-
-
-def _joined(out: list, piece: Span, forget: forgotpending.Unnamed | None) -> None:
-    """piece added to out, joined to the last one when the same forget would have taken both."""
-    if out and out[-1][1] == forget:
-        out[-1] = ((out[-1][0][0], piece[1]), forget)
-    else:
-        out.append((piece, forget))
-
-
-def _floor_only(number: int, spans: list[tuple[int, int]], held: set[int]) -> bool:
-    """Whether a day's number rests on the floor alone (_floor_spans)."""
-    return any(low < number <= high for low, high in _floor_spans(spans, held, number))
-
-
-def _floor_spans(spans: list[tuple[int, int]], held: set[int], top: int) -> list[tuple[int, int]]:
-    """The numbers of a day, up to top, that rest on the floor alone, as ranges (low, high] in
-    order and apart: within a range only the floor gave, above every number of it pending.jsonl
-    or the journal holds (ids count on, so a number held vouches for those below it)."""
-    out: list[tuple[int, int]] = []
-    for low, high in sorted(spans):
-        vouched = max((k for k in held if low < k <= high), default=low)
-        low, high = vouched, min(high, top)
-        if low >= high:
-            continue
-        if out and low <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], high))
-        else:
-            out.append((low, high))
-    return out
-
-
-def _between(spans: list[tuple[int, int]], top: int) -> list[tuple[int, int]]:
-    """The ranges (low, high] of 1..top outside spans (in order and apart)."""
-    out, low = [], 0
-    for start, end in spans:
-        if start > low:
-            out.append((low, start))
-        low = max(low, end)
-    if top > low:
-        out.append((low, top))
-    return out
-
-
-def _missing(day: str, span: tuple[int, int], held: set[int]) -> list[tuple[int, str, str]]:
-    """The numbers of (low, high] held does not hold: [(how many, the first id, the last)] or []
-    (found by stepping over held numbers only, not through the range)."""
-    low, high = span
-    n = high - low - sum(1 for k in held if low < k <= high)
-    if n <= 0:
-        return []
-    first = next(k for k in range(low + 1, high + 1) if k not in held)
-    last = next(k for k in range(high, low, -1) if k not in held)
-    return [(n, f"p-{day}-{first:04d}", f"p-{day}-{last:04d}")]
-
-
-def _summed(gone: list[tuple[int, str, str]]) -> tuple[int, str, str] | None:
-    """Ranges in order, summed: (how many, the first id, the last), or None for none."""
-    return (sum(n for n, _, _ in gone), gone[0][1], gone[-1][2]) if gone else None
 
 
 def args_of(item: PendingLine):

@@ -59,6 +59,14 @@ async def closed(server) -> None:
     await server.wait_closed()
 
 
+def from_a_terminal() -> None:
+    """In the child before bxctl starts: the stop signals as a terminal gives them. bxctl keeps
+    an inherited ignored SIGHUP (nohup's), so tests run under nohup would otherwise send bxctl a
+    signal it rightly ignores."""
+    for sig in STOPS:
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start(fake: Held, argv: list[str], prelude: str = "") -> subprocess.Popen:
     code = prelude + "from bxctl.cli import main; main()"
     env = {**os.environ, "BOXMAKER_HOME": str(fake.home), "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -69,6 +77,7 @@ def start(fake: Held, argv: list[str], prelude: str = "") -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=from_a_terminal,
     )
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.bxctl.test_bxctl_reach import Held
-from tests.bxctl.test_bxctl_signals import serving
+from tests.bxctl.test_bxctl_signals import from_a_terminal, serving
 
 TEXT = "a private entry\n"
 STOPS = [signal.SIGTERM, signal.SIGHUP]
@@ -51,6 +51,7 @@ def edit(fake: Held, tmp: Path, how: str) -> tuple[subprocess.Popen, Path, int]:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=from_a_terminal,
     )
     for _ in range(300):
         said = mark.read_text() if mark.exists() else ""

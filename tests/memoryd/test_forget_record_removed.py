@@ -117,7 +117,6 @@ def test_a_first_forget_stopped_before_it_made_forgotten_jsonl_is_said_as_that(
     m = Memoryd(tmp_path / "home")
     m.call({"action": "add", "file": "memory", "text": SECRET})
     monkeypatch.setattr(forgotten, "add", _killed)  # after the scrub, before it lists anything
-    monkeypatch.setattr(forgotten, "add_text", _killed)
     with pytest.raises(Killed):
         m.admin("forget", {"id": SECRET})
     monkeypatch.undo()

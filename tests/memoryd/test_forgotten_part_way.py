@@ -34,7 +34,6 @@ def _home_with_notes(tmp_path, monkeypatch, earlier: bool, kill_at: str) -> Memo
         with monkeypatch.context() as patch:
             if kill_at == "listing":
                 patch.setattr(forgotten, "add", _killed)
-                patch.setattr(forgotten, "add_text", _killed)
             else:
                 patch.setattr(forget, "purge", _killed)  # its keys listed, the index not yet
             with pytest.raises(Killed):

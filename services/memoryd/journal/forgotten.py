@@ -48,7 +48,7 @@ from pathlib import Path
 
 from memoryd.data import notestream, unfinished
 from memoryd.errors import AdminRefused, ForgottenUnreadable
-from memoryd.home import Home, append_line, append_lines, read_file
+from memoryd.home import Home, append_lines, read_file
 from memoryd.journal import forgetlines
 from memoryd.journal import forgottensaid as said
 from memoryd.journal.forgottenparse import parse_whole, vouched
@@ -97,12 +97,6 @@ def add(
 
 def _many(keys: str | Iterable[str]) -> Iterable[str]:
     return (keys,) if isinstance(keys, str) else keys
-
-
-def add_text(home: Home, forgot: Forgot) -> None:
-    """Append the digest of a forgotten text on a line of its own, as add() appends a key."""
-    mend(home, under_way=True)
-    append_line(path(home), json.dumps(forgot.line()))
 
 
 Stamp = forgetlines.Stamp

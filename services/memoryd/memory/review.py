@@ -28,6 +28,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
@@ -246,7 +247,8 @@ class Review:
 
     def _lost_lines(self, gone: Gone) -> list[str]:
         said = [] if gone.lost is None else [self._lost_said(gone.lost)]
-        return said + ([] if gone.floor is None else [self._lost_on_floor_said(gone.floor)])
+        floor = self.index.journal.issued.floor
+        return said + ([] if gone.floor is None else [self._lost_said(gone.floor, floor)])
 
     def _taken_lines(self, gone: Gone) -> list[str]:
         return [self._taken_said(forget, found) for forget, found in gone.taken]
@@ -264,25 +266,16 @@ class Review:
             f"{'that id' if n == 1 else 'those ids'})"
         )
 
-    def _lost_said(self, found: tuple[int, str, str]) -> str:
+    def _lost_said(self, found: Found, floor: Path | None = None) -> str:
+        """The sentence for staged writes gone; floor: the floor's path when only it gives their
+        numbers, which the sentence then names (it may be the damaged one)."""
         n, first, last = found
         which = first if n == 1 else f"{first} to {last}"
+        according = "" if floor is None else f" according to {idcopies.named_by(floor)}"
+        damaged = "" if floor is None else idcopies.damaged_too(floor)
         return (
-            f"({counted(n, 'staged write')} ({which}) memoryd answered as pending "
-            f"{'is' if n == 1 else 'are'} gone: neither {self.path} holds "
-            f"{'it' if n == 1 else 'them'} nor the journal an accept or reject: "
-            f"{'its line' if n == 1 else 'their lines'} left the file (deleted, replaced by an "
-            f"older copy, or removed by hand). {LOST_BACK})"
-        )
-
-    def _lost_on_floor_said(self, found: tuple[int, str, str]) -> str:
-        n, first, last = found
-        which = first if n == 1 else f"{first} to {last}"
-        floor = self.index.journal.issued.floor
-        return (
-            f"({counted(n, 'staged write')} ({which}) memoryd answered as pending according to "
-            f"{idcopies.named_by(floor)} {'is' if n == 1 else 'are'} gone"
-            f"{idcopies.damaged_too(floor)}: neither {self.path} holds "
+            f"({counted(n, 'staged write')} ({which}) memoryd answered as pending{according} "
+            f"{'is' if n == 1 else 'are'} gone{damaged}: neither {self.path} holds "
             f"{'it' if n == 1 else 'them'} nor the journal an accept or reject: "
             f"{'its line' if n == 1 else 'their lines'} left the file (deleted, replaced by an "
             f"older copy, or removed by hand). {LOST_BACK})"

@@ -10,6 +10,7 @@ import logging
 
 import pytest
 
+from memoryd.errors import AdminRefused
 from memoryd.journal import ids
 from memoryd.journal.idcopies import FLOOR_AHEAD
 from tests.memoryd.owner_data_harness import Memoryd
@@ -152,3 +153,39 @@ def test_ids_json_at_the_day_s_last_pending_id_refuses_naming_it(tmp_path, caplo
         f"can have (neither {home.memory_file('pending.jsonl')} nor the journal holds one past "
         f"p-{DAY}-0001); no edit can be staged until tomorrow; .ids.json damaged"
     ) in said
+
+
+def test_show_of_an_edit_only_the_floor_gives_names_the_floor(tmp_path, caplog):
+    """The journal holds 0001; the floor alone says 0002 to 0007 were handed out. Their lines are
+    said gone according to the floor (which may be the damaged copy), never as the journal's
+    fact; once a line of that range above an id is journalled, the id is vouched for."""
+    root, home = _home_with_one_edit(tmp_path)
+    floor = home.index_dir / ids.FLOOR_NAME
+    _set(floor, "edit", 7)
+    md, _ = _start(root, caplog)
+    try:
+        with pytest.raises(AdminRefused) as refused:
+            md.admin("show", {"id": f"{DAY}-0005"})
+        assert str(refused.value) == (
+            f"refused: the journal holds no edit {DAY}-0005: according to {floor}, memoryd "
+            f"journalled it (or {ids.FLOOR_NAME} is damaged), and its line has left edits/ "
+            "since (deleted or replaced); bxctl memory log lists the edits it holds (runbook: "
+            "journal-lost)"
+        )
+        with pytest.raises(AdminRefused) as refused:
+            md.admin("show", {"id": f"{DAY}-0009"})  # never handed out: not said gone
+        assert str(refused.value) == f"refused: the journal holds no edit {DAY}-0009"
+    finally:
+        md.close()
+    lines = [json.loads(x) for x in (home.edits / "2026-09.jsonl").read_text().splitlines()]
+    lines.append({**lines[0], "id": f"{DAY}-0006"})  # a line of the range, above 0005
+    (home.edits / "2026-09.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    md, _ = _start(root, caplog)
+    try:
+        with pytest.raises(AdminRefused) as refused:
+            md.admin("show", {"id": f"{DAY}-0005"})
+        assert f"refused: the journal no longer holds edit {DAY}-0005: memoryd journalled it" in (
+            str(refused.value)
+        )
+    finally:
+        md.close()

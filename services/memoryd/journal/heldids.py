@@ -81,6 +81,12 @@ class Month:
             top = max(top, int(self.rest[11:]))
         return top
 
+    def any_in(self, day: str, low: int, high: int) -> bool:
+        if self.ids.any_in(day, low, high):
+            return True
+        rest = self.rest
+        return rest is not None and rest[:11] == f"{day}-" and low < int(rest[11:]) <= high
+
 
 class Held:
     """What the journal's lines hold, over its month files as they were when asked."""
@@ -100,6 +106,10 @@ class Held:
     def top(self, day: str) -> int:
         """The highest number of an id of day (YYYY-MM-DD) any line holds (0: none)."""
         return max((month.top(day) for month in self._months.values()), default=0)
+
+    def any_in(self, day: str, low: int, high: int) -> bool:
+        """Whether a line holds an id of day numbered in (low, high]."""
+        return any(month.any_in(day, low, high) for month in self._months.values())
 
     def twice(self) -> list[str]:
         """Every id more than one line holds, in order."""

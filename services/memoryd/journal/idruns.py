@@ -69,6 +69,11 @@ class Runs:
     def top(self) -> int:
         return self.ends[-1] if self.ends else 0
 
+    def any_in(self, low: int, high: int) -> bool:
+        """Whether a number of (low, high] is held."""
+        i = bisect.bisect_right(self.ends, low)
+        return i < len(self.starts) and max(self.starts[i], low + 1) <= high
+
     def common(self, other: "Runs") -> list[int]:
         """The numbers both hold."""
         out: list[int] = []
@@ -112,3 +117,9 @@ class Ids:
     def top(self, day: str) -> int:
         """The highest number of an id of day (in any form) the month holds (0: none)."""
         return max((r.top() for key, r in self.days.items() if key[:10] == day), default=0)
+
+    def any_in(self, day: str, low: int, high: int) -> bool:
+        """Whether the month holds an id of day (written as memoryd writes ids) numbered in
+        (low, high]."""
+        runs = self.days.get(day)
+        return runs is not None and runs.any_in(low, high)

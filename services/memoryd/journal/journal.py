@@ -49,7 +49,7 @@ from memoryd.home import (
     open_read,
 )
 from memoryd.journal import damaged, heldids, idcopies, lostbefore, months
-from memoryd.journal.ids import EDIT_ID, NUMBER_MOST, Issued, day_numbers
+from memoryd.journal.ids import EDIT_ID, NUMBER_MOST, Issued, day_numbers, order
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 
@@ -315,6 +315,14 @@ class Journal:
                     f"{damaged.RUNBOOK}"
                 )
         if self.issued.handed_out("edit", edit_id):
+            floor = self._floor_alone(edit_id)
+            if floor is not None:
+                return (
+                    f"refused: the journal holds no edit {edit_id}: according to "
+                    f"{idcopies.named_by(floor)}, memoryd journalled it (or {floor.name} is "
+                    "damaged), and its line has left edits/ since (deleted or replaced); bxctl "
+                    "memory log lists the edits it holds (runbook: journal-lost)"
+                )
             return (
                 f"refused: the journal no longer holds edit {edit_id}: memoryd journalled it, "
                 "but its line has left edits/ since (deleted or replaced); bxctl memory log "
@@ -325,6 +333,17 @@ class Journal:
             if lost is not None:
                 return f"refused: the journal holds no edit {edit_id}; {lost}"
         return f"refused: the journal holds no edit {edit_id}"
+
+    def _floor_alone(self, edit_id: str) -> Path | None:
+        """The floor's path when only it gives edit_id as handed out: its number lies in a range
+        only the floor gave (Issued.floor_only) and no line of that range above it vouches for
+        it (ids count on, so a line of a later number of the range would)."""
+        day, number = order(edit_id)
+        for low, high in self.issued.floor_only("edit", day):
+            if low < number <= high:
+                held = heldids.held(self.home.edits)
+                return None if held.any_in(day, number, high) else self.issued.floor
+        return None
 
     def line(self, when: dt.datetime, edit: Edit) -> EditLine:
         """The line one edit made at when is journalled as, with its new id and time. A writer

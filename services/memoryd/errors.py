@@ -110,3 +110,12 @@ class NotesUnreadable(MemorydError, OSError):
             f"{self.filename} cannot be read now ({self.strerror}); its notes stay indexed as"
             " they were"
         )
+
+
+class RebuildFailed(MemorydError):
+    """The process building a new index (index/rebuild.py) did not finish it."""
+
+
+class NotSynced(MemorydError):
+    """The new index was renamed into place and is in use, but its folder's fsync failed
+    (index/swap.py): the reindex is answered so, in one line."""

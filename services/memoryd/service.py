@@ -41,10 +41,10 @@ from memoryd.brokercalls import BrokerCalls, CallerGone
 from memoryd.catchup import CatchUp
 from memoryd.config import WRITE_DEADLINE
 from memoryd.data.lay import Unfinished
-from memoryd.errors import MemorydError, SessionNotIndexed, SessionUnknown
+from memoryd.errors import MemorydError, NotSynced, SessionNotIndexed, SessionUnknown
 from memoryd.index import forgetsmeanwhile
 from memoryd.index.index import Index
-from memoryd.index.rebuild import NotSynced, Rebuilder, finish_or_discard
+from memoryd.index.rebuild import Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
 from memoryd.notesafter import OwnNotes
 from memoryd.owner import dispatch as owner_commands

@@ -13,11 +13,11 @@ import time
 import pytest
 
 from memoryd.config import load
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, RebuildFailed
 from memoryd.home import Home
 from memoryd.index import rebuild
 from memoryd.index.index import Index
-from memoryd.index.rebuild import Rebuilder, RebuildFailed
+from memoryd.index.rebuild import Rebuilder
 from memoryd.server import prepare
 from proto.messages import Reindex
 from tests.memoryd.test_scheduling import _call, _config, _log

@@ -14,9 +14,8 @@ import sqlite3
 import pytest
 
 from memoryd.config import load
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, NotSynced, RebuildFailed
 from memoryd.index import carryfile
-from memoryd.index.rebuild import NotSynced, RebuildFailed
 from memoryd.server import prepare
 from proto.messages import Reindex
 from tests.folderfsync import fail_folder_fsync

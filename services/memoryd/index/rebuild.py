@@ -32,7 +32,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, NotSynced, RebuildFailed
 from memoryd.home import Home
 from memoryd.index import forgetsmeanwhile, newindex
 from memoryd.index.dbfile import in_the_way, unwritable
@@ -49,15 +49,6 @@ log = logging.getLogger(__name__)
 OUTPUT_KEPT = 65_536
 FAILED = "the reindex failed and the index is as it was; memoryd's log says why"
 STOPPED = "the reindex was stopped because memoryd is stopping; the index is as it was"
-
-
-class RebuildFailed(MemorydError):
-    """The process building the new index did not finish it."""
-
-
-class NotSynced(MemorydError):
-    """The new index was renamed into place and is in use, but its folder's fsync failed
-    (swap.py): the reindex is answered so, in one line."""
 
 
 class Rebuilder:

@@ -20,10 +20,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, NotSynced, RebuildFailed
 from memoryd.home import fsync_dir
 from memoryd.index import carryfile
-from memoryd.index.rebuild import NotSynced, RebuildFailed
 from proto.plural import counted
 
 # Logged under the index's name, as before the swap had a module of its own.

@@ -40,7 +40,7 @@ from typing import BinaryIO
 
 from memoryd.home import MONTH_FILE, Home, open_read
 from memoryd.journal import heldsaved
-from memoryd.journal.idruns import Ids, Runs, id_of
+from memoryd.journal.idruns import Ids, Month, Runs, Stamp, id_of
 from memoryd.journal.ids import DAY_B, NUMBER_B
 from memoryd.journal.wholelines import WholeLines
 
@@ -57,35 +57,6 @@ MOST_JOURNALS = 8
 
 _AT_START = re.compile(rb'\{"id": "(' + DAY_B + rb")-(" + NUMBER_B + rb')"')
 _AFTER_NEWLINE = re.compile(rb"\n" + _AT_START.pattern)
-
-Stamp = tuple[int, int, int]  # inode, size, mtime
-
-
-@dataclass
-class Month:
-    inode: int
-    offset: int  # the bytes of whole lines read
-    tail: str  # the sha256 of the TAIL_CHECK bytes before offset
-    ids: Ids
-    seen: tuple[int, int]  # the file's size and mtime when it was read
-    stamp: Stamp
-    rest: str | None = None  # the id the bytes after offset start with (a line not yet whole)
-    read: int = 0  # the bytes read to make it from the month before
-
-    def lines(self, edit_id: str) -> int:
-        return self.ids.lines(edit_id) + (self.rest == edit_id)
-
-    def top(self, day: str) -> int:
-        top = self.ids.top(day)
-        if self.rest is not None and self.rest[:10] == day:
-            top = max(top, int(self.rest[11:]))
-        return top
-
-    def any_in(self, day: str, low: int, high: int) -> bool:
-        if self.ids.any_in(day, low, high):
-            return True
-        rest = self.rest
-        return rest is not None and rest[:11] == f"{day}-" and low < int(rest[11:]) <= high
 
 
 class Held:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memoryd.home import Home, read_file
 from memoryd.journal import monthsaved
-from memoryd.journal.idruns import Ids, Runs
+from memoryd.journal.idruns import Ids, Month, Runs
 from memoryd.journal.ids import EDIT_ID, NUMBER_MOST
 
 log = logging.getLogger("memoryd.journal.heldids")
@@ -45,10 +45,8 @@ class _Unfit(ValueError):
 
 
 def load(home: Home) -> dict:
-    """The saved months by name (heldids.Month, not looked at yet); {} when there is no usable
+    """The saved months by name (idruns.Month, not looked at yet); {} when there is no usable
     copy (said in one line when there is one that is not usable)."""
-    from memoryd.journal.heldids import Month
-
     where = home.index_dir / NAME
     monthsaved.remove_leftovers(home, NAME, log)
     try:
@@ -95,7 +93,7 @@ def _check(month: _Month) -> None:
 
 
 def save(home: Home, months: dict) -> bool:
-    """Write the months read (heldids.Month by name) whole; whether it was written."""
+    """Write the months read (idruns.Month by name) whole; whether it was written."""
     rows = [
         {
             **monthsaved.stamp(name, m),

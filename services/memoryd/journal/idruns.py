@@ -123,3 +123,35 @@ class Ids:
         (low, high]."""
         runs = self.days.get(day)
         return runs is not None and runs.any_in(low, high)
+
+
+Stamp = tuple[int, int, int]  # inode, size, mtime
+
+
+@dataclass
+class Month:
+    """What heldids.py read of one month file (saved by heldsaved.py): its ids and how far."""
+
+    inode: int
+    offset: int  # the bytes of whole lines read
+    tail: str  # the sha256 of the TAIL_CHECK bytes before offset
+    ids: Ids
+    seen: tuple[int, int]  # the file's size and mtime when it was read
+    stamp: Stamp
+    rest: str | None = None  # the id the bytes after offset start with (a line not yet whole)
+    read: int = 0  # the bytes read to make it from the month before
+
+    def lines(self, edit_id: str) -> int:
+        return self.ids.lines(edit_id) + (self.rest == edit_id)
+
+    def top(self, day: str) -> int:
+        top = self.ids.top(day)
+        if self.rest is not None and self.rest[:10] == day:
+            top = max(top, int(self.rest[11:]))
+        return top
+
+    def any_in(self, day: str, low: int, high: int) -> bool:
+        if self.ids.any_in(day, low, high):
+            return True
+        rest = self.rest
+        return rest is not None and rest[:11] == f"{day}-" and low < int(rest[11:]) <= high

@@ -19,7 +19,7 @@ from memoryd.data.journalled import Label, line_label
 from memoryd.home import Home
 from memoryd.journal.journal import EditLine, Journal
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.scan import mapped
+from memoryd.journal.mapfile import mapped
 from proto.trim import trim
 
 

@@ -34,7 +34,7 @@ from memoryd.errors import EditRefused
 from memoryd.home import Home, atomic_write, read_file
 from memoryd.journal.journal import Edit, EditLine, Journal
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.scan import mapped
+from memoryd.journal.mapfile import mapped
 from memoryd.memory import notes
 from proto.trim import trim
 

@@ -31,7 +31,7 @@ from memoryd.journal import forgotten
 from memoryd.journal.byfile import FileState
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.scan import mapped
+from memoryd.journal.mapfile import mapped
 from memoryd.memory import edits, notes
 from proto.trim import trim
 

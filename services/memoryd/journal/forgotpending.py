@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from memoryd.journal import mapfile
 from memoryd.journal.ids import EDIT_ID, PENDING_ID
 
 KEY = b'"pending": ['  # json.dumps's own separators, as every journal line is written
@@ -63,11 +64,10 @@ def named(raw: bytes) -> dict[str, str]:
 def in_months(months: list[Path]) -> dict[str, str]:
     """ids_in of every month: what a restore carries over of the home's forgets, whose journal
     the archive's replaces (data/leftout.carried_over)."""
-    from memoryd.journal import scan  # scan reads ids_in for its rebuild
 
     found: dict[str, str] = {}
     for path in months:
-        with scan.mapped(path) as data:
+        with mapfile.mapped(path) as data:
             if data.find(KEY) != -1:
                 found.update(ids_in(data))
     return found
@@ -76,11 +76,10 @@ def in_months(months: list[Path]) -> dict[str, str]:
 def edit_of(months: list[Path], pending_id: str) -> str | None:
     """The id of the newest forget line naming pending_id, searching the months newest first
     (asked only when accept or reject names such an id); None when none does."""
-    from memoryd.journal import scan  # scan reads ids_in for its rebuild
 
     for path in reversed(months):
         try:
-            with scan.mapped(path) as data:
+            with mapfile.mapped(path) as data:
                 found = ids_in(data) if data.find(KEY) != -1 else {}
         except OSError:  # a month unreadable now: the refusal names no edit rather than fails
             continue
@@ -106,14 +105,13 @@ def unnamed(months: list[Path], since: str) -> list[Unnamed]:
     on, oldest first (asked only when a staged write handed out is missing). This memoryd's
     forget writes no list either when it took no staged write, and the line does not tell the
     two apart: a write missing from before it is said as probably taken all the same."""
-    from memoryd.journal import scan  # scan reads ids_in for its rebuild
 
     found: list[Unnamed] = []
     for path in months:
         if path.stem < since:
             continue
         try:
-            with scan.mapped(path) as data:
+            with mapfile.mapped(path) as data:
                 found += _unnamed_in(data)
         except OSError:  # a month unreadable now: its forgets name no write rather than fail
             continue

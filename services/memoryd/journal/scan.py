@@ -11,15 +11,15 @@ skipped, as read_lines skips a damaged one.
 import json
 import mmap
 import re
-from collections.abc import Generator, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Generator
+from contextlib import closing
 from pathlib import Path
 
-from memoryd.home import open_read
 from memoryd.journal import damaged, forgotpending
 from memoryd.journal.ids import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
+from memoryd.journal.mapfile import mapped
 
 # How much of a month a scan over all of it holds mapped at a time: the pages it has passed are
 # given back. A month can hold hundreds of megabytes, and a page of a mapping counts in memoryd's
@@ -50,26 +50,6 @@ def _rfind(data, needle: bytes, end: int) -> int:
         _let_go(data, low, end)
         end = low + len(needle) - 1  # a needle across low lies in the next window
     return -1
-
-
-@contextmanager
-def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
-    """The bytes of path, mapped (b"" for a missing or empty file)."""
-    try:
-        f = open_read(path)  # no link followed, a regular file only
-    except FileNotFoundError:
-        yield b""
-        return
-    with f:
-        try:
-            view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # empty
-            yield b""
-            return
-        try:
-            yield view
-        finally:
-            view.close()
 
 
 def _parse(raw: bytes) -> EditLine | None:

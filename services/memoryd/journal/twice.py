@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import damaged, heldids, scan
+from memoryd.journal import damaged, heldids, mapfile, scan
 from memoryd.journal.ids import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine, Journal
 from proto.plural import counted
@@ -62,7 +62,7 @@ def held(months: list[Path], edit_id: str) -> list[Place]:
     needle = b'{"id": ' + json.dumps(edit_id).encode()
     out: list[Place] = []
     for path in months:
-        with scan.mapped(path) as data:
+        with mapfile.mapped(path) as data:
             line = 1
             for start, chunk in _windows(data):
                 at = chunk.find(needle)
@@ -78,7 +78,7 @@ def counts(months: list[Path], wanted: set[str] | None = None) -> Counter[str]:
     """How many lines start with each id (of wanted, or every id), over the months: one pass."""
     found: Counter[str] = Counter()
     for path in months:
-        with scan.mapped(path) as data:
+        with mapfile.mapped(path) as data:
             for _, chunk in _windows(data):
                 ids = [m.decode() for m in _AFTER_NEWLINE.findall(chunk)]
                 first = scan.ID_AT_START.match(chunk)

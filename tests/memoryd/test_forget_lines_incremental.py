@@ -132,10 +132,10 @@ def test_the_answers_are_those_of_whole_months_through_every_change(home, monkey
 
     def check(saved_too: bool = True) -> None:
         expected = whole(home)
-        assert forgetlines.forgets(home) == expected
+        assert forgetread.forgets(home) == expected
         if saved_too:  # a start, from the reading saved last
             assert fresh(home) == expected
-            assert forgetlines.forgets(home) == expected
+            assert forgetread.forgets(home) == expected
 
     forgetread.keep_saved(home)
     check()
@@ -178,17 +178,17 @@ def test_a_write_reads_what_it_appended_and_a_start_what_was_appended_since(home
     month = home.edits / "2026-12.jsonl"
     month.write_bytes(lines(rng, 0, 3000))  # about a megabyte
     size = month.stat().st_size
-    forgetlines.forgets(home)  # read before the start's call (a restore finished at start)
+    forgetread.forgets(home)  # read before the start's call (a restore finished at start)
     assert not (home.index_dir / forgetsaved.NAME).exists()
     forgetread.keep_saved(home)  # a first start reads it all, and saves what it read
     assert (home.index_dir / forgetsaved.NAME).exists()
     scanned = Scanned(monkeypatch)
-    forgetlines.forgets(home)
+    forgetread.forgets(home)
     assert scanned.starts == []  # unchanged: a stat
 
     added = lines(rng, 3000, 3)
     append(month, added)
-    assert forgetlines.forgets(home) == whole(home)
+    assert forgetread.forgets(home) == whole(home)
     assert scanned.starts == [size] and scanned.bytes == len(added)
 
     scanned.starts, scanned.bytes = [], 0
@@ -234,7 +234,7 @@ def test_a_long_month_costs_a_few_chunks_of_memory(home):
     assert month.stat().st_size > 12 * 2**20
     tracemalloc.start()
     try:
-        found = forgetlines.forgets(home)
+        found = forgetread.forgets(home)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -264,7 +264,7 @@ def test_a_start_reads_only_what_the_journal_gained_since_the_last(tmp_path, mon
     try:
         assert scanned.starts == [offset]
         assert scanned.bytes == month.stat().st_size - offset < 4096
-        assert forgetlines.forgets(Home(p.home)) == whole(Home(p.home))
+        assert forgetread.forgets(Home(p.home)) == whole(Home(p.home))
     finally:
         service.close()
         service.index.close()

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from memoryd.journal import forgetlines, forgotten
+from memoryd.journal import forgetread, forgotten
 from tests.memoryd.owner_data_harness import Memoryd
 
 REQUEST = "remind me to water the plants on the balcony"
@@ -85,7 +85,7 @@ def test_a_torn_append_of_the_keys_is_mended_from_the_journal_at_start(
                 m.admin("forget", {"id": "session:day-000:0"})
     finally:
         m.close()
-    journal = forgetlines.forgets(m.home)
+    journal = forgetread.forgets(m.home)
     assert len(journal.last) == COPIES
     assert not journal.last <= forgotten.held(m.home)  # the file lacks the torn half
     with caplog.at_level(logging.INFO):

@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from memoryd.data import forget, unfinished
-from memoryd.journal import forgetlines, forgotten
+from memoryd.journal import forgetread, forgotten
 from tests.memoryd.owner_data_harness import Memoryd
 
 NOTES = ["The old door code is 4411.", "The plumber comes on Tuesday."]
@@ -63,7 +63,7 @@ def test_a_forget_killed_before_it_listed_its_keys_is_said_as_stopped(
     assert "written back to it" in line
     assert line.endswith("run bxctl memory forget note:0 again to finish it")
     assert "4411" not in line
-    assert forgetlines.forgets(m.home).last <= forgotten.held(m.home)
+    assert forgetread.forgets(m.home).last <= forgotten.held(m.home)
     # the next start: its keys listed now, the forget still to run again
     [again] = _started(m, caplog)
     assert again == line.split(";")[0] + "; its text may" + line.split("; its text may")[1]

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from memoryd.data import layout
-from memoryd.journal import forgetlines, forgotten
+from memoryd.journal import forgetread, forgotten
 from tests.memoryd.owner_data_harness import Memoryd
 
 SECRET = "Bank card PIN is 4321."
@@ -84,7 +84,7 @@ def test_a_damaged_line_after_a_restore_forgets_nothing_back(md):
     forgot = {f for f in forgotten.held_texts(md.home) if f.digest == forgotten.digest(SECRET)}
     md.clock.advance(minutes=1)
     md.data("restore", name=early, replace=True)  # nothing of it to leave out
-    assert forgot <= forgetlines.forgets(md.home).texts
+    assert forgot <= forgetread.forgets(md.home).texts
     # The digest's line damaged (its hex cut short), as a bad block or a slip by hand leaves it.
     path = forgotten.path(md.home)
     digest = forgotten.digest(SECRET)
@@ -119,7 +119,7 @@ def test_a_restore_lists_in_forgotten_jsonl_every_digest_its_own_lines_name(md, 
     md.recall("Zebra")
     forgotten.mend(md.home)  # as the next start does
     assert _lacks_said(caplog) == []
-    named = forgetlines.forgets(md.home).texts
+    named = forgetread.forgets(md.home).texts
     assert named and named <= forgotten.held_texts(md.home)
     where = forgotten.path(md.home)
     lines = where.read_bytes().splitlines(keepends=True)

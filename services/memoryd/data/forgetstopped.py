@@ -27,7 +27,7 @@ from pathlib import Path
 from memoryd.data import exportfiles, exportmd, matching, notestream
 from memoryd.data.unfinished import Unfinished
 from memoryd.home import MONTH_FILE, Home, open_read, read_file
-from memoryd.journal import forgetlines, forgotten
+from memoryd.journal import forgetlines, forgetread, forgotten
 from memoryd.journal.forgetlines import Forgot, stamp
 from memoryd.journal.forgottenparse import parse_whole
 from memoryd.journal.wholelines import WholeLines
@@ -44,7 +44,7 @@ _listing: dict[Path, tuple[object, frozenset[Forgot]]] = {}  # forgotten.jsonl: 
 def lost(home: Home) -> Unfinished | None:
     """The forget the journal's newest forget line names, as its record held it, when that forget
     stopped before it finished taking its text out of the journal and the exports; else None."""
-    last = forgetlines.forgets(home).last_texts
+    last = forgetread.forgets(home).last_texts
     if not last:
         return None
     unlisted = last - _listed(home)
@@ -79,7 +79,7 @@ def _listed(home: Home) -> frozenset[Forgot]:
     except FileNotFoundError:
         listed = frozenset()
     except OSError:  # said where forgotten.jsonl is read; nothing here to tell it by
-        return frozenset(forgetlines.forgets(home).last_texts)
+        return frozenset(forgetread.forgets(home).last_texts)
     with _lock:
         _listing.clear()
         _listing[where] = (seen, listed)

@@ -26,7 +26,7 @@ from memoryd.data import erasing, matching, scrub
 from memoryd.data.places import notes_of, recall_months
 from memoryd.errors import FileDamaged
 from memoryd.home import Home, atomic_write, open_read, read_file
-from memoryd.journal import forgetlines, forgotten, scan
+from memoryd.journal import forgetlines, forgetread, forgotten, scan
 from memoryd.journal.journal import IDENTITY_FILES, Edit, Journal
 from memoryd.journal.linefile import all_ids
 from memoryd.memory import entries
@@ -142,7 +142,7 @@ def carried_over(
     staged journal does not resolve and its pending.jsonl does not hold (an archive of another
     home may wait on the same id) are named too, or the restored home, whose ids go on after the
     home's, would say them lost. The line's id, or None when there was nothing to add."""
-    named = forgetlines.forgets(staged)
+    named = forgetread.forgets(staged)
     keys = [key for key in keys if key not in named.keys]
     texts = sorted(set(texts) - named.texts, key=lambda f: (f.time, f.digest, f.edit))
     months = Journal(staged).month_files()

@@ -23,10 +23,10 @@ import json
 import os
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.home import Home, append_line, create_if_missing
+from memoryd.home import append_line, create_if_missing
 from proto.plural import counted
 from proto.trim import trim
 
@@ -113,16 +113,6 @@ def stamp(where: Path) -> Stamp | None:
     except FileNotFoundError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def forgets(home: Home) -> Forgets:
-    """What the journal's forget lines name: each line's "keys" (every key that forget listed),
-    or, on a line written before forget lines held them, its "id" when that is a key (else the
-    line is keyless). The answer is parse()'s of every month whole, read only as far as the months
-    grew (forgetread.py). A month that cannot be read is skipped, said once per change of it."""
-    from memoryd.journal import forgetread
-
-    return forgetread.forgets(home)
 
 
 def parse(data: bytes) -> Forgets:
@@ -225,3 +215,46 @@ def keyless(ids: tuple, missing: bool) -> str:
         f"{'it' if one else 'they'} forgot may be indexed again{held}: if a search finds that "
         "text, forget it again by its exact words"
     )
+
+
+@dataclass
+class Found:
+    """What the forget lines of a month's whole lines name, as parse() folds them."""
+
+    keys: set[str] = field(default_factory=set)
+    texts: set[Forgot] = field(default_factory=set)
+    keyless: list[str] = field(default_factory=list)
+    last: frozenset[str] = frozenset()
+    last_texts: frozenset[Forgot] = frozenset()
+
+    def take(self, raw: bytes) -> None:
+        line = forget_line(raw)
+        if line is None:
+            return
+        keys, ident, texts, named = line
+        self.keys.update(keys)
+        self.texts.update(texts)
+        if not keys and not named:
+            self.keyless.append(ident)
+        self.last, self.last_texts = frozenset(keys), frozenset(texts)
+
+    def copy(self) -> "Found":
+        return Found(
+            set(self.keys), set(self.texts), list(self.keyless), self.last, self.last_texts
+        )
+
+    def answer(self) -> Forgets:
+        return made(self.keys, self.keyless, self.last, self.texts, self.last_texts)
+
+
+@dataclass
+class Month:
+    """What forgetread.py read of one month file (saved by forgetsaved.py), and how far."""
+
+    inode: int
+    offset: int  # the bytes of whole lines read
+    tail: str  # the sha256 of the TAIL_CHECK bytes before offset
+    found: Found
+    stamp: Stamp | None = None  # the file's stat answer is for (None: not looked at yet)
+    answer: Forgets = NONE  # found, and the line after offset
+    seen: tuple[int, int] | None = None  # the file's size and mtime when it was read

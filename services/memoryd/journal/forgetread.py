@@ -1,5 +1,5 @@
-"""The journal's forget lines read as the journal grows: what forgetlines.forgets answers, kept per
-month file and brought up to date by reading only what the month gained.
+"""The journal's forget lines read as the journal grows: what forgets() answers, kept per month
+file and brought up to date by reading only what the month gained.
 
 Why a module of its own: a month can hold hundreds of megabytes and is appended to at every memory
 write, while the forget lines are asked for at every recall and every catch-up part of a session
@@ -36,7 +36,7 @@ from typing import BinaryIO
 
 from memoryd.home import MONTH_FILE, Home, open_read
 from memoryd.journal import forgetsaved
-from memoryd.journal.forgetlines import NONE, Forgets, Forgot, Stamp, forget_line, made, stamp
+from memoryd.journal.forgetlines import NONE, Forgets, Forgot, Found, Month, Stamp, made, stamp
 from memoryd.journal.wholelines import WholeLines
 
 log = logging.getLogger("memoryd.journal.forgetlines")
@@ -50,47 +50,6 @@ SAVE_BYTES = 4 * 1024 * 1024
 # How many journals are kept (memoryd has one; a restore reads a staged copy's, tests make many).
 MOST_JOURNALS = 8
 FORGOT = b'"forgot"'
-
-
-@dataclass
-class Found:
-    """What the forget lines of a month's whole lines name, as parse() folds them."""
-
-    keys: set[str] = field(default_factory=set)
-    texts: set[Forgot] = field(default_factory=set)
-    keyless: list[str] = field(default_factory=list)
-    last: frozenset[str] = frozenset()
-    last_texts: frozenset[Forgot] = frozenset()
-
-    def take(self, raw: bytes) -> None:
-        line = forget_line(raw)
-        if line is None:
-            return
-        keys, ident, texts, named = line
-        self.keys.update(keys)
-        self.texts.update(texts)
-        if not keys and not named:
-            self.keyless.append(ident)
-        self.last, self.last_texts = frozenset(keys), frozenset(texts)
-
-    def copy(self) -> "Found":
-        return Found(
-            set(self.keys), set(self.texts), list(self.keyless), self.last, self.last_texts
-        )
-
-    def answer(self) -> Forgets:
-        return made(self.keys, self.keyless, self.last, self.texts, self.last_texts)
-
-
-@dataclass
-class Month:
-    inode: int
-    offset: int  # the bytes of whole lines read
-    tail: str  # the sha256 of the TAIL_CHECK bytes before offset
-    found: Found
-    stamp: Stamp | None = None  # the file's stat answer is for (None: not looked at yet)
-    answer: Forgets = NONE  # found, and the line after offset
-    seen: tuple[int, int] | None = None  # the file's size and mtime when it was read
 
 
 @dataclass
@@ -119,7 +78,11 @@ def keep_saved(home: Home) -> Forgets:
 
 
 def forgets(home: Home) -> Forgets:
-    """forgetlines.forgets: the same object while no month file changed."""
+    """What the journal's forget lines name: each line's "keys" (every key that forget listed),
+    or, on a line written before forget lines held them, its "id" when that is a key (else the
+    line is keyless): forgetlines.parse's answer over every month whole, read only as far as the
+    months grew, and the same object while no month file changed. A month that cannot be read is
+    skipped, said once per change of it."""
     with _lock:
         return _look(home, _journal(home))
 

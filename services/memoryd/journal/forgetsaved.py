@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memoryd.home import Home, read_file
 from memoryd.journal import monthsaved
-from memoryd.journal.forgetlines import DIGEST, KEY, LINE_ID, Forgot
+from memoryd.journal.forgetlines import DIGEST, KEY, LINE_ID, Forgot, Found, Month
 
 log = logging.getLogger("memoryd.journal.forgetlines")
 
@@ -42,10 +42,8 @@ class _Unfit(ValueError):
 
 
 def load(home: Home) -> dict:
-    """The saved months by name (forgetread.Month, not looked at yet); {} when there is no usable
+    """The saved months by name (forgetlines.Month, not looked at yet); {} when there is no usable
     copy (said in one line when there is one that is not usable)."""
-    from memoryd.journal.forgetread import Found, Month
-
     where = home.index_dir / NAME
     monthsaved.remove_leftovers(home, NAME, log)
     try:

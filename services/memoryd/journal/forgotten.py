@@ -49,7 +49,7 @@ from pathlib import Path
 from memoryd.data import notestream, unfinished
 from memoryd.errors import AdminRefused, ForgottenUnreadable
 from memoryd.home import Home, append_lines, read_file
-from memoryd.journal import forgetlines
+from memoryd.journal import forgetlines, forgetread
 from memoryd.journal import forgottensaid as said
 from memoryd.journal.forgottenparse import parse_whole, vouched
 from memoryd.memory import notes
@@ -178,7 +178,7 @@ def _read(home: Home) -> _Read:
     stamp = forgetlines.stamp(where)
     if stamp is None:
         return _missing(home, where)
-    journal = forgetlines.forgets(home)  # the same object while the journal is unchanged
+    journal = forgetread.forgets(home)  # the same object while the journal is unchanged
     cached = _cache.get(where)
     if cached is not None and cached[0][0] == stamp and cached[0][1] is journal:
         return cached[1]
@@ -229,7 +229,7 @@ def _made(
 def _missing(home: Home, where: Path) -> _Read:
     """No file: what the journal's forget lines name is kept forgotten. A home where nothing was
     ever forgotten has neither, and costs a stat of each journal month (forgetlines.py)."""
-    journal = forgetlines.forgets(home)
+    journal = forgetread.forgets(home)
     if not journal.keys and not journal.texts:
         return _NONE
     # else the first forget, under way, makes the file
@@ -264,7 +264,7 @@ def _mend(
         log.error("%s: not read to mend it: %s", where, e)
         return False
     found, damaged, found_texts = parse_whole(data) if data is not None else (set(), [], set())
-    journal = forgetlines.forgets(home)
+    journal = forgetread.forgets(home)
     wanted = journal.keys - journal.last if under_way else journal.keys
     wanted_texts = journal.texts - journal.last_texts if under_way else journal.texts
     lacking = sorted(wanted - found)
@@ -323,7 +323,7 @@ def _only_the_last(journal: forgetlines.Forgets, keys: list[str], texts: list[Fo
 
 def journal_keys(home: Home) -> set[str]:
     """The keys the journal's forget lines name (forgetlines.py)."""
-    return set(forgetlines.forgets(home).keys)
+    return set(forgetread.forgets(home).keys)
 
 
 _markers: dict[Path, tuple[Stamp, frozenset[int] | None]] = {}

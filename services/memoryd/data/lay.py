@@ -218,7 +218,7 @@ def recover(home: Home) -> None:
         except (OSError, ValueError, KeyError, TypeError) as e:
             log.error("%s: a restore's plan cannot be read (%s); left for the owner", path, e)
             return
-        if not _finish(home, plan, path):
+        if _refused(home, plan, path) or not _finish(home, plan, path):
             return  # left for the owner, with every staging folder: one may be the plan's
     if not home.memory.is_dir():
         return
@@ -253,12 +253,59 @@ def _finish(home: Home, plan: dict, path: Path) -> bool:
         fsync_dir(home.memory)
         restoreplan.remove_folder(home.memory / plan["staging"])
         return True
+    if not _carried_out(home, plan, path):
+        return False
+    log.info("%s: finished a restore that was stopped after its point of no return", path)
+    return True
+
+
+def _refused(home: Home, plan: dict, path: Path) -> bool:
+    """True, said in one ERROR naming the plan at path (left for the owner), when its staging
+    folder is not a folder or a place it lays or removes a file holds something other than a
+    regular file (unsafe): carried out, it would write or remove through a link, or fail on a
+    folder at every start. A restore checks the same before it writes its plan."""
+    staging = home.memory / plan["staging"]
+    place = None if _folder_or_none(staging) else str(staging)
+    place = place or unsafe(home, plan["lay"] + plan["remove"])
+    if place is None:
+        return False
+    log.error(
+        "%s: a restore's plan cannot be carried out (%s is not what memoryd keeps there); left "
+        "for the owner: move it away, then start memoryd again (runbook: restore-from-a-backup)",
+        path,
+        place,
+    )
+    return True
+
+
+def _folder_or_none(path: Path) -> bool:
+    """True when nothing is at path or it is a folder (never a link to one)."""
     try:
-        carry_out(home, plan)
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+
+
+def _carried_out(home: Home, plan: dict, path: Path) -> bool:
+    """Carry out the plan read from path at start; False when it cannot be, said in one ERROR
+    naming path: a file not laid (NotLaid), or a disk error on the way (an OSError, which would
+    otherwise end every start naming no plan; the rest is carried out at the next start)."""
+    try:
+        carry_out(home, plan, path)
     except restoreplan.NotLaid as e:
         log.error("%s", e)
         return False
-    log.info("%s: finished a restore that was stopped after its point of no return", path)
+    except OSError as e:
+        where = f" ({e.filename})" if e.filename else ""
+        log.error(
+            "%s: a restore stopped after its point of no return could not be finished: %s%s; "
+            "memory/ may hold part of the archive's files and the rest as they were; the next "
+            "start carries the plan out again (runbook: restore-from-a-backup)",
+            path,
+            e.strerror or e,
+            where,
+        )
+        return False
     return True
 
 
@@ -283,11 +330,8 @@ def _without_plan(home: Home, folder: Path) -> None:
         log.info("%s: removed, left by a restore stopped before it changed anything", folder)
         return
     copy = folder / restoreplan.COPY
-    try:
-        carry_out(home, plan, copy)
-    except restoreplan.NotLaid as e:
-        log.error("%s", e)  # the folder is kept: it holds what is not laid yet
-        return
+    if _refused(home, plan, copy) or not _carried_out(home, plan, copy):
+        return  # the folder is kept: it holds what is not laid yet
     if not staged:  # every file laid, the plan removed before its removals were all made
         log.info("%s: removed, left by a restore that had laid every file", folder)
         return

@@ -24,6 +24,13 @@ with no plan beside it is then always of a restore not yet carried out, and a fo
 laid.json is a finished restore's leftover, only removed. An older memoryd dropped the plan
 first; its copy (without MARKED) is taken as finished once no file is left staged.
 
+A plan names only the files memoryd itself lays and removes (layout.memory_files): the root
+files and the months of edits/ and recalls/, so that every name is in memory/ or a folder of it
+the start refuses as a link. Any other name, though it climbs out of nothing, may walk through a
+link the owner keeps in memory/ (a hand-edited plan then removed or wrote a file outside it), or
+name what no unlink removes (a folder, a name under a file, one too long), which made every start
+fail with an error naming no plan.
+
 Both the plan and its copy are read no further than MOST bytes: one memoryd writes names the
 memory files and a digest each, far less, and a file grown past that (damage, a copy gone wrong)
 is refused by its size rather than read whole at every start.
@@ -37,8 +44,9 @@ import re
 import shutil
 from pathlib import Path
 
+from memoryd.data import layout
 from memoryd.errors import MemorydError
-from memoryd.home import fsync_dir, open_read
+from memoryd.home import MONTH_FILE, fsync_dir, open_read
 from proto.files import open_file, read_at_most
 from proto.plural import counted
 
@@ -53,6 +61,7 @@ MARKED = "marks_laid"  # in a plan whose copy is renamed LAID before the plan is
 STAGING_NAME = re.compile(r"\.restore-[0-9a-f]{12}")
 MOST = 1 << 20  # bytes of a plan or its copy: ~300 years of monthly files with their digests
 NAMED = 5  # files named in the ERROR, then a count
+MONTH_FOLDERS = ("edits", "recalls")  # the folders of memory/ whose month files a plan names
 
 
 class Oversized(ValueError):
@@ -162,31 +171,28 @@ def read_copy(staging: Path) -> dict | None:
 
 
 def well_formed(plan) -> bool:
-    """A plan as memoryd writes it: its lists of names inside memory/, and (since digests were
-    kept) a digest for each file to lay."""
+    """A plan as memoryd writes it: its lists of names memoryd's own files have, and (since
+    digests were kept) a digest for each file to lay."""
     if not isinstance(plan, dict) or not isinstance(plan.get("staging"), str):
         return False
     if not STAGING_NAME.fullmatch(plan["staging"]):
         return False
     lists = (plan.get("lay"), plan.get("remove"))
-    if not all(isinstance(x, list) and all(_inside(r) for r in x) for x in lists):
+    if not all(isinstance(x, list) and all(memoryd_name(r) for r in x) for x in lists):
         return False
     sums = plan.get("sha256")
     return sums is None or (isinstance(sums, dict) and all(r in sums for r in plan["lay"]))
 
 
-def _inside(rel) -> bool:
-    """A relative name inside memory/ that the file system can hold (no NUL, no lone
-    surrogate: either made every start fail with an error naming no file)."""
-    if not (isinstance(rel, str) and rel and not rel.startswith("/")):
+def memoryd_name(rel) -> bool:
+    """A name restore lays or removes (layout.memory_files, without memory/): one of the root
+    files, or a month file of edits/ or recalls/. Nothing else is memoryd's to lay or remove."""
+    if not isinstance(rel, str):
         return False
-    if ".." in rel.split("/") or "\x00" in rel:
-        return False
-    try:
-        os.fsencode(rel)
-    except UnicodeEncodeError:
-        return False
-    return True
+    if rel in layout.ROOT_FILES:
+        return True
+    folder, _, name = rel.partition("/")
+    return folder in MONTH_FOLDERS and MONTH_FILE.match(name) is not None
 
 
 def where(memory: Path, plan: dict) -> tuple[list[str], list[str], list[str]]:

@@ -2,8 +2,9 @@
 edits/ and recalls/), and a start carries it out only when what is at those places is what
 memoryd keeps there. A hand-edited plan naming a file under a link the owner keeps in memory/
 removed or wrote a file outside it; one naming a folder, a name under a file or a name too long
-made every start fail with an error naming no plan; a disk error while a start carried out a
-plan did the same. Each is now one ERROR naming the plan, and the start goes on."""
+made every start fail with an error naming no plan. Each is now one ERROR naming the plan, and
+the start goes on. A disk error while a start carries out a genuine plan refuses the start in one
+line naming the plan: memory/ half laid is never served."""
 
 import errno
 import hashlib
@@ -14,6 +15,7 @@ import os
 import pytest
 
 from memoryd.data import lay, restoreplan
+from memoryd.errors import StartFailed
 from memoryd.home import Home, ensure_dir
 from tests.memoryd_process import MemorydProcess
 
@@ -155,7 +157,7 @@ def test_a_folder_where_a_copy_removes_a_file_is_refused(home, caplog):
     assert not home.memory_file("user.md").exists()  # nothing more laid
 
 
-def test_a_disk_error_carrying_out_a_plan_is_one_error_and_the_start_goes_on(
+def test_a_disk_error_carrying_out_a_plan_refuses_the_start_in_one_line_naming_it(
     home, caplog, monkeypatch
 ):
     _staged(home, ["memory.md", "user.md"])
@@ -168,11 +170,12 @@ def test_a_disk_error_carrying_out_a_plan_is_one_error_and_the_start_goes_on(
         return real(src, dst, *args, **kw)
 
     monkeypatch.setattr(os, "replace", replace)
-    with caplog.at_level(logging.INFO, logger=lay.__name__):
-        lay.recover(home)
-    errors = _errors(caplog)
-    assert len(errors) == 1 and str(lay.plan_path(home)) in errors[0], errors
-    assert "Input/output error" in errors[0] and str(home.memory_file("user.md")) in errors[0]
+    with pytest.raises(StartFailed) as refused:
+        lay.recover(home)  # never served half laid: a write then would be laid over later
+    said = str(refused.value)
+    assert said.startswith(f"{lay.plan_path(home)}: a restore stopped after its point of no ")
+    assert "Input/output error" in said and str(home.memory_file("user.md")) in said
+    assert "\n" not in said
     assert lay.plan_path(home).exists()  # carried out again at the next start
     monkeypatch.setattr(os, "replace", real)
     caplog.clear()

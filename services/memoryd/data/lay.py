@@ -32,7 +32,7 @@ from pathlib import Path
 
 from memoryd.data import restoreplan
 from memoryd.data.backup import HANDED_OVER
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, atomic_write, ensure_dir, fsync_dir
 from memoryd.journal.journal import Edit, Journal
 from memoryd.trust.caller import OWNER
@@ -287,9 +287,10 @@ def _folder_or_none(path: Path) -> bool:
 
 
 def _carried_out(home: Home, plan: dict, path: Path) -> bool:
-    """Carry out the plan read from path at start; False when it cannot be, said in one ERROR
-    naming path: a file not laid (NotLaid), or a disk error on the way (an OSError, which would
-    otherwise end every start naming no plan; the rest is carried out at the next start)."""
+    """Carry out the plan read from path at start; False when a file is not laid (NotLaid), said
+    in one ERROR naming path. A disk error on the way refuses the start in one line naming the
+    plan (StartFailed): served, memory/ would hold part of the archive's files and the rest as
+    they were, and a write made then would be laid over when the plan is carried out again."""
     try:
         carry_out(home, plan, path)
     except restoreplan.NotLaid as e:
@@ -297,15 +298,12 @@ def _carried_out(home: Home, plan: dict, path: Path) -> bool:
         return False
     except OSError as e:
         where = f" ({e.filename})" if e.filename else ""
-        log.error(
-            "%s: a restore stopped after its point of no return could not be finished: %s%s; "
-            "memory/ may hold part of the archive's files and the rest as they were; the next "
-            "start carries the plan out again (runbook: restore-from-a-backup)",
-            path,
-            e.strerror or e,
-            where,
-        )
-        return False
+        raise StartFailed(
+            f"{path}: a restore stopped after its point of no return could not be finished: "
+            f"{e.strerror or e}{where}; memory/ holds part of the archive's files and the rest as "
+            "they were, so memoryd does not serve it: mend the disk and start memoryd again, "
+            "which carries the plan out (runbook: restore-from-a-backup)"
+        ) from e
     return True
 
 

@@ -185,3 +185,50 @@ def test_a_forget_that_named_its_writes_says_them_forgotten_as_before(tmp_path):
             assert said.startswith(f"refused: {taken} was forgotten by the owner (edit {edit})")
     finally:
         md.close()
+
+
+def test_a_write_lost_after_an_older_forget_but_before_one_of_this_memoryd_is_said_lost(
+    tmp_path, caplog
+):
+    """This memoryd's forget of something no staged write carries took none, and its line says
+    so with an empty list: a write handed out before it, whose line later leaves pending.jsonl
+    (an older copy of the file), is said lost with the advice to take it back from a backup,
+    never taken by that forget. One handed out before an older memoryd's forget line (no list)
+    is still said probably taken by it."""
+    clock = Clock()
+    md = _open(tmp_path / "home", clock)
+    path = md.home.memory_file("pending.jsonl")
+    try:
+        md.say("s-chat", "my old locker code is 4411")
+        taken = _staged(md, SECRET)
+        clock.advance(minutes=1)
+        older = _older_forget(md, [taken])
+        clock.advance(minutes=1)
+        kept = _staged(md, "Owner likes tea.")  # held: the writes after it came after the forget
+        gone = _staged(md, "Prefers the window seat.")
+        clock.advance(minutes=1)
+        own = md.data("forget", id="session:s-chat:0")["edits"][-1]
+        listed = md.admin("pending")
+        assert listed.startswith(f"{kept}  ") and f"\n{gone}  " in listed
+        _drop_lines(md, [gone])  # an older copy of the file, after this memoryd's forget
+        assert _said(md) == [
+            f"(1 staged write ({gone}) memoryd answered as pending is gone: neither {path} holds "
+            "it nor the journal an accept or reject: its line left the file (deleted, replaced "
+            "by an older copy, or removed by hand). A backup made while they waited holds their "
+            "lines: tar -xzOf ARCHIVE memory/pending.jsonl prints the lines and changes nothing "
+            "(runbook: journal-lost))",
+            _taken_said(taken, taken, 1, older, path),
+        ]
+        for said in _refused(md, gone):
+            assert said.startswith(f"refused: {gone} was staged, but its line has left {path}")
+            assert own not in said
+    finally:
+        md.close()
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        _open(tmp_path / "home", clock).close()  # the start says it lost, as a warning
+    [warned] = [r for r in caplog.records if f"({gone})" in r.getMessage()]
+    assert warned.levelno == logging.WARNING
+    assert warned.getMessage().startswith(f"{path}: 1 staged write ({gone}) memoryd answered as")
+    assert "is gone" in warned.getMessage() and "tar -xzOf" in warned.getMessage()
+    assert not [r for r in caplog.records if f"forget {own}" in r.getMessage()]

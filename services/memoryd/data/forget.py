@@ -21,9 +21,10 @@ full disk) is finished by running it again, by the same id or by the text's exac
 first write it records what it takes (unfinished.py), and until it has finished forget takes nothing
 else, so a number given again never names another entry or note than the first run did. The journal
 says what was forgotten by id, the keys it listed and when, and the ids of the staged writes it
-dropped (resolved by it: journal/forgotpending.py), never the text. It cannot be undone
-(undo says why), and session logs, which are loopd's, keep their text: the answer says so. Archives
-in backups/ are left as they are: the answer names those that may still hold it (archiveheld.py).
+dropped (resolved by it: journal/forgotpending.py; an empty list when none), never the text. It
+cannot be undone (undo says why), and session logs, which are loopd's, keep their text: the answer
+says so. Archives in backups/ are left as they are: the answer names those that may still hold it
+(archiveheld.py).
 """
 
 import datetime as dt
@@ -203,9 +204,10 @@ def run(
     # export recognises it by, memoryd keeping no copy of the text (forgetlines.Forgot).
     digests = list(dict.fromkeys(forgotten.digest(t) for t in target.texts if trim(t)))
     forgot = {"id": target.id, "at": stamp, "keys": keys, "digests": digests}
-    dropped = erasing.pending_taken(store.review, target.texts)
-    if dropped:  # the staged writes it takes away: resolved by this forget, not lost
-        forgot["pending"] = dropped
+    # The staged writes it takes away, resolved by this forget, not lost; an empty list when it
+    # takes none, so that only an older memoryd's line, without the list, can be said to have
+    # taken a write later missing (forgotpending.unnamed).
+    forgot["pending"] = erasing.pending_taken(store.review, target.texts)
     _record(home, ref, target, keys)
     try:
         edit_ids, shifts = _first_changes(store, where, target, marker, forgot, when)
@@ -322,7 +324,9 @@ def _first_changes(store, where, target, marker: str, forgot: dict, when) -> tup
             edit_ids.append(line.id)
     except (OSError, EditRefused, NotesMoved) as e:
         if edit_ids or marked or target.resumed:
-            raise stopped_part_way(error_text(e)) from None
+            # not NotesMoved's own words: something was forgotten, or is to be finished
+            cause = erasing.NOTES_CHANGED if isinstance(e, NotesMoved) else error_text(e)
+            raise stopped_part_way(cause) from None
         if isinstance(e, NotesMoved):
             raise
         cause = error_text(e)

@@ -1,5 +1,6 @@
 """The staged writes a forget took away, as its journal line names them: "forgot": {..., "pending":
-[the ids of the writes waiting for review whose lines it dropped from pending.jsonl]}.
+[the ids of the writes waiting for review whose lines it dropped from pending.jsonl]}, an empty
+list when it dropped none.
 
 A staged write lives only in pending.jsonl until the journal resolves it. A forget of a text that
 a waiting write carries drops the write's line whole (it can never be accepted once its text is
@@ -13,10 +14,14 @@ ids accept and reject resolved by their line's "pending" string; these sit in a 
 forget's "forgot", found here, and accept and reject of such an id name the forget's edit (edit_of).
 Only a line whose action is "forget" counts, so that no other value can resolve a waiting write.
 
-A memoryd older than the "pending" list took such writes away too, and its forget line names none
-(unnamed): a write handed out before such a line, that neither pending.jsonl holds nor the journal
-resolves, was probably taken by it. Review says so (taker), never that its line was lost, which
-would send the owner to a backup holding the text they forgot.
+A memoryd older than the "pending" list took such writes away too, and its forget line has no
+list (unnamed): a write handed out before such a line, that neither pending.jsonl holds nor the
+journal resolves, was probably taken by it. Review says so (taker), never that its line was lost,
+which would send the owner to a backup holding the text they forgot. This memoryd's forget
+(data/forget.py) always writes the list, so a line of its own that took nothing is never the
+taker: a write missing from before it is said lost, with the advice to take its line back from a
+backup (it held no forgotten text). An older memoryd keeps the key it may not know ("forgot" is
+read as any dict) and reads the empty list as naming no write, as it reads any list.
 """
 
 import datetime as dt
@@ -90,7 +95,8 @@ def edit_of(months: list[Path], pending_id: str) -> str | None:
 
 @dataclass(frozen=True)
 class Unnamed:
-    """A forget line naming no staged write: its edit id, and when it was made."""
+    """A forget line of an older memoryd, which has no "pending" list and so may have taken
+    staged writes it does not name: its edit id, and when it was made."""
 
     edit: str
     time: dt.datetime
@@ -101,10 +107,9 @@ class Unnamed:
 
 
 def unnamed(months: list[Path], since: str) -> list[Unnamed]:
-    """The forget lines whose "forgot" has no "pending" list, in the months from since (YYYY-MM)
-    on, oldest first (asked only when a staged write handed out is missing). This memoryd's
-    forget writes no list either when it took no staged write, and the line does not tell the
-    two apart: a write missing from before it is said as probably taken all the same."""
+    """The forget lines whose "forgot" has no "pending" list (an older memoryd's), in the months
+    from since (YYYY-MM) on, oldest first (asked only when a staged write handed out is missing).
+    This memoryd's forget (data/forget.py) writes the list even when empty: never among them."""
 
     found: list[Unnamed] = []
     for path in months:
@@ -126,7 +131,8 @@ def taker(forgets: list[Unnamed], handed_out: dt.datetime) -> Unnamed | None:
 
 
 def _unnamed_in(data) -> list[Unnamed]:
-    """The forget lines of data (bytes or an mmap of a month) that name no staged write."""
+    """The forget lines of data (bytes or an mmap of a month) without a "pending" key: an older
+    memoryd's. A line with the key, even an empty list, said which writes it took."""
     out: list[Unnamed] = []
     at = 0
     while (hit := data.find(ACTION, at)) != -1:

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.data import exportfiles, handkept, matching, notestream, recalllog, scrub
+from memoryd.data import exportfiles, handkept, matching, notesswap, notestream, recalllog, scrub
 from memoryd.data.places import recall_months
 from memoryd.errors import AdminRefused
-from memoryd.home import Home, atomic_write, open_read
+from memoryd.home import Home, open_read
 from memoryd.journal.ids import PENDING_ID
 from memoryd.memory import edits, shown
 
@@ -116,11 +116,16 @@ def mark_notes(
     this read, the one rewritten, still holds one of texts, and only while the notes holding them
     are those numbers; else nothing is written and the forget is refused (NotesMoved).
     notes.md has no limit (spec 3): it is read a note at a time (notestream.py) and written as it
-    is read into the atomic write's temporary file, never held whole."""
+    is read into a temporary file, never held whole, which replaces notes.md only while notes.md
+    is still the file read (notesswap.py): a save of the owner's (or an append) made meanwhile
+    stays as the owner left it, and the forget is refused the same way, for the owner to run
+    again."""
     path = home.memory_file("notes.md")
     shifts: list[tuple[int, int]] = []
     with open_read(path) as f:
-        atomic_write(path, _marked(f, numbers, texts, marker, shifts))
+        read = notesswap.opened(f)
+        if notesswap.replace_read(path, read, _marked(f, numbers, texts, marker, shifts)) is None:
+            raise NotesMoved(MOVED)
     return shifts
 
 
@@ -145,10 +150,7 @@ def _marked(
             shifts.append((note.end, len(body) - (note.end - start - header_end)))
         yield out
     if sorted(holding) != sorted(set(numbers)):
-        raise NotesMoved(
-            "refused: notes.md changed while forget ran, so its note numbers moved; nothing was "
-            "forgotten: run bxctl memory search again and forget the note by the id it prints now"
-        )
+        raise NotesMoved(MOVED)
 
 
 def _header_end(data: bytes, at: int) -> int:
@@ -161,8 +163,16 @@ def _header_end(data: bytes, at: int) -> int:
     return at + len(data[at:].splitlines(keepends=True)[0])
 
 
+NOTES_CHANGED = "notes.md changed while forget ran"
+MOVED = (
+    f"refused: {NOTES_CHANGED}, so its note numbers moved; nothing was forgotten: run bxctl "
+    "memory search again and forget the note by the id it prints now"
+)
+
+
 class NotesMoved(AdminRefused):
-    """notes.md no longer holds the text under the numbers found: refused before any write."""
+    """notes.md no longer holds the text under the numbers found, or was saved while forget
+    rewrote it: refused, notes.md as the owner left it."""
 
 
 def scrub_everywhere(service, journal, text: str, marker: str, found: Found) -> None:

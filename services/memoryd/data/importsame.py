@@ -29,9 +29,10 @@ import logging
 from collections import Counter
 from dataclasses import dataclass
 
+from memoryd.data import notesswap
 from memoryd.data.journalled import Label, line_label
 from memoryd.errors import EditRefused
-from memoryd.home import Home, atomic_write, read_file
+from memoryd.home import Home, open_read, read_file
 from memoryd.journal.journal import Edit, EditLine, Journal
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.mapfile import mapped
@@ -180,7 +181,9 @@ def relabel(store, change: Relabel, imported: dict) -> str:
     rewrite and the line leaves the stricter header alone, which every reader follows."""
     path = store.home.memory_file("notes.md")
     with store.lock:
-        data = read_file(path)
+        with open_read(path) as f:
+            read = notesswap.opened(f)
+            data = f.read()
         found = [n for n in notes.parse(data) if n.number == change.number]
         if (
             not found
@@ -229,11 +232,15 @@ def relabel(store, change: Relabel, imported: dict) -> str:
             planned = store.journal.line(when, Edit.model_validate(line))
         except OSError as e:
             raise store.not_applied("notes.md", "import", None, e) from None
-        atomic_write(path, data[:start] + head.encode("utf-8") + data[end:])
+        # notes.md is replaced only while it is the file read: a save of the owner's made
+        # meanwhile stays, and the note is not relabelled (notesswap.py).
+        new = notesswap.replace_read(path, read, [data[:start] + head.encode("utf-8") + data[end:]])
+        if new is None:
+            raise EditRefused(f"refused: note {change.number} of notes.md changed meanwhile")
         try:
             record = store.journal.append(when, planned)
         except OSError as e:
-            atomic_write(path, data)  # the header back: no change the journal does not hold
+            _header_back(path, new, data)
             raise store.not_applied("notes.md", "import", None, e) from None
     log.info(
         "notes.md: note %d of session %s made %s by an import (edit %s)",
@@ -243,6 +250,16 @@ def relabel(store, change: Relabel, imported: dict) -> str:
         record.id,
     )
     return record.id
+
+
+def _header_back(path, new: notesswap.Identity, data: bytes) -> None:
+    """notes.md as it was read (data) again after a relabel whose journal line failed, so that
+    it holds no change the journal does not; a save of the owner's since, which replaced the
+    relabel, stays. Logged when it cannot: the caller answers with the journal's error."""
+    try:
+        notesswap.replace_read(path, new, [data])
+    except OSError as e:
+        log.error("%s: a relabel that failed cannot be taken back: %s", path, e.strerror or e)
 
 
 class Counts:

@@ -104,9 +104,9 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
     # The staged writes _scrub drops with the texts: named by the line, they are resolved by the
     # owner's forget in the restored home, never said lost (journal/forgotpending.py).
     resolved = scan.pending_ids(journal.month_files())
-    dropped = erasing.pending_in(staged.memory_file("pending.jsonl"), texts, resolved)
-    if dropped:
-        forgot["pending"] = dropped
+    # Always named, [] for none: a forget line without the key is an older memoryd's, which may
+    # have taken a staged write unnamed (forgotpending.unnamed).
+    forgot["pending"] = erasing.pending_in(staged.memory_file("pending.jsonl"), texts, resolved)
     for file in IDENTITY_FILES:
         try:
             current = read_entries(staged, file)
@@ -122,7 +122,7 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
         done.edits.append(journal.append(now, edit).id)
         done.entries += len(gone)
         in_files.update(gone)
-    if (marked or dropped) and not done.edits:
+    if (marked or forgot["pending"]) and not done.edits:
         line = _line(None, [], [], forgot, "notes.md" if marked else None)
         done.edits.append(journal.append(now, line).id)
     done.texts = [forgetlines.Forgot(d, stamp, edit) for edit in done.edits for d in listing]
@@ -156,9 +156,8 @@ def carried_over(
         "keys": keys,
         "digests": [],
         "carried": [f.line() for f in texts],
+        "pending": pending,  # [] for none, as every forget line of this memoryd names them
     }
-    if pending:
-        forgot["pending"] = pending
     return Journal(staged).append(now, _line(None, [], [], forgot)).id
 
 

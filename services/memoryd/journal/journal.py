@@ -98,7 +98,7 @@ class Edit(BaseModel):
     note: dict | None = None  # promote: the note it came from
     recovered: bool | None = None  # a write journalled after a crash (memory/handedit.py)
     # forget: {"id", "at", "keys", "digests"} of what the owner forgot, and "pending": the ids of
-    # the staged writes it dropped, when it dropped any (forgotpending.py)
+    # the staged writes it dropped, [] for none (forgotpending.py)
     forgot: dict | None = None
     imported: dict | None = None  # import: the provenance the entry came with
     restored: dict | None = None  # restore: {"archive", "made", "by", "replaced"} (lay.py)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from memoryd.index import indexer
 from memoryd.modes import arrange, context, contextrank
-from memoryd.search import bm25, candidates, generation, maxscore, tokencount, topk
+from memoryd.search import bm25, candidates, generation, maxscore, ties, tokencount, topk
 from memoryd.search.query import Query, terms_expression
 from tests.memoryd.test_topk import _reference, _sources
 
@@ -63,10 +63,18 @@ def _both(conn: sqlite3.Connection, terms: list[str], k: int):
         plain = conn.execute(context.RANKED, (terms_expression(terms), k)).fetchall()
         fast = contextrank.ranked(conn, terms, k, context.LEXICAL)
         through = context.ranked(conn, terms, k)
+        in_key_order = _in_key_order(conn, terms, k)
     finally:
         conn.execute("COMMIT")
-    assert through == plain
+    assert through == in_key_order
     return plain, fast
+
+
+def _in_key_order(conn: sqlite3.Connection, terms: list[str], k: int) -> list[tuple[int, float]]:
+    """The plain query's rows, every one of them, equal scores put in ties.key's order, cut at k:
+    context's lexical list (its order among equal scores decides which rows a cut keeps)."""
+    every = conn.execute(context.RANKED, (terms_expression(terms), -1)).fetchall()
+    return ties.in_order(conn, every)[:k]
 
 
 @pytest.fixture()
@@ -262,18 +270,17 @@ RANKED_TIED = (
 
 def _exact(conn: sqlite3.Connection, terms: list[str], k: int):
     """topk's exact answer (equal scores in ties.py's order) beside the plain query's in that
-    order; context's own ranking (its candidates, whose order among equal scores fusion does not
-    read) is the plain query's."""
+    order; context's own ranking (its candidates) is the plain query's in ties.py's order."""
     conn.execute("BEGIN")
     try:
-        plain = conn.execute(context.RANKED, (terms_expression(terms), k)).fetchall()
         tied = conn.execute(RANKED_TIED, (terms_expression(terms), k)).fetchall()
         state = contextrank.counts(conn)
         found = topk.exact(conn, context.LEXICAL, lambda _conn: state, terms, k)
         through = context.ranked(conn, terms, k)
+        in_key_order = _in_key_order(conn, terms, k)
     finally:
         conn.execute("COMMIT")
-    assert through == plain
+    assert through == in_key_order
     return tied, None if found is None else [(rowid, -score) for rowid, score in found]
 
 

@@ -29,7 +29,7 @@ from functools import partial
 from memoryd.modes import addressed, arrange, contextrank, contextrows, fusion, unspaced
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
-from memoryd.search import maxscore, tokencount
+from memoryd.search import maxscore, ties, tokencount
 from memoryd.search.hit import Hit, from_source
 from memoryd.search.query import Query, terms_expression
 from memoryd.search.query import query_terms as query_terms_of
@@ -74,6 +74,8 @@ RANKED = (
     f"SELECT rowid, bm25(context_hits, 1.0, {NEAR_WEIGHT}, {DATE_WEIGHT}) AS score"
     " FROM context_hits WHERE context_hits MATCH ? ORDER BY score LIMIT ?"
 )
+# Every row of one score for the context terms, in ties.py's order (ties.spec_top).
+TIED = ties.first_tied("context_hits", f"bm25(context_hits, 1.0, {NEAR_WEIGHT}, {DATE_WEIGHT})")
 # A session's turns that are neighbours: every row of it but the agent's own recall and memory
 # calls (arrange.own_call), which are nobody's neighbour and have none.
 _TURN = f"s.kind = 'session' AND NOT {arrange.own_call_sql('s.role', 'h.text')}"
@@ -233,13 +235,42 @@ def ranked(
     conn: sqlite3.Connection, terms: list[str], limit: int, budget: int | None = None
 ) -> list[tuple[int, float]]:
     """(rowid, bm25) of the best limit rows for the context terms (query_terms), best first (bm25
-    is negative: lower is better); with a budget, perhaps approximate (search/budgeted.py)."""
+    is negative: lower is better), equal scores in ties.py's order; with a budget, perhaps
+    approximate (search/budgeted.py)."""
     expression = terms_expression(terms)
-    if expression is None:
+    if expression is None or limit < 1:
         return []
-    # The same rows, order and scores without scoring every row holding a term, when it can.
-    found = contextrank.ranked(conn, terms, limit, LEXICAL, budget)
-    return conn.execute(RANKED, (expression, limit)).fetchall() if found is None else found
+    state = contextrank.counts(conn)
+    if budget is not None:
+        found = contextrank.within(conn, terms, limit, LEXICAL, budget, state)
+        if found is not None:
+            return found
+    return _exact(conn, terms, expression, limit, state)
+
+
+def _exact(
+    conn: sqlite3.Connection,
+    terms: list[str],
+    expression: str,
+    limit: int,
+    state: contextrank.Counts,
+) -> list[tuple[int, float]]:
+    """The best limit rows, equal scores in ties.py's order (ties.spec_top, as the spec's ranking
+    does): FTS5 leaves them by rowid, which a rebuild gives out in another order than the live
+    index, so a run of equal scores cut at limit would keep other rows after a reindex, and the
+    live index the oldest saying the same words. contextrank is asked one row more (more would
+    lower the score it proves its rows by), the plain query ties.MORE more."""
+
+    def best(n: int) -> list[tuple[int, float]]:
+        found = contextrank.exact(conn, terms, n, LEXICAL, state)
+        return conn.execute(RANKED, (expression, n)).fetchall() if found is None else found
+
+    asked = limit + 1
+    found = contextrank.exact(conn, terms, asked, LEXICAL, state)
+    if found is None:
+        asked = limit + ties.MORE
+        found = conn.execute(RANKED, (expression, asked)).fetchall()
+    return ties.spec_top(conn, expression, found, limit, asked, best, TIED)
 
 
 def hits(conn: sqlite3.Connection, rowids: Iterable[int], terms: list[str]) -> list[Hit]:

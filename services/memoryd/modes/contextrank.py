@@ -76,9 +76,35 @@ def ranked(
     when only that query can tell cheaply. With a budget, perhaps approximate (budgeted.py)."""
     state = counts(conn)
     if budget is not None:
-        found = budgeted.ranked(conn, table, lambda _conn: state, terms, limit, budget)
+        found = within(conn, terms, limit, table, budget, state)
         if found is not None:
-            return [(rowid, -score) for rowid, score in found]
+            return found
+    return exact(conn, terms, limit, table, state)
+
+
+def within(
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    limit: int,
+    table: tokencount.Table,
+    budget: int,
+    state: Counts,
+) -> list[tuple[int, float]] | None:
+    """budgeted.py's answer (rowid, bm25) within budget rows, equal scores in ties.py's order
+    among the rows it read; None in a table small enough for the exact ranking."""
+    found = budgeted.ranked(conn, table, lambda _conn: state, terms, limit, budget)
+    return None if found is None else [(rowid, -score) for rowid, score in found]
+
+
+def exact(
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    limit: int,
+    table: tokencount.Table,
+    state: Counts,
+) -> list[tuple[int, float]] | None:
+    """maxscore.py's answer: the rows, order (equal scores by rowid, as FTS5 leaves them) and
+    bm25 of context's query; None when only that query can tell cheaply."""
     tokens = table.probe().tokens
     return maxscore.ranked(conn, TABLE, table.weights, terms, limit, tokens, state)
 

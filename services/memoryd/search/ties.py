@@ -8,13 +8,13 @@ repeats what was said), so by rowid the same recall over the same memory would a
 another record after a rebuild, and in the live index always with the oldest: a fact said again,
 or corrected, in the same words would lose to the stale one.
 
-So every final ordering (the spec's top k, the spec's ranking the modes fuse, the modes' arranged
-answer) puts equal scores in the order of key(): the newer row first (its record's or note's
-time, to the second; a note's header, to the minute, counts as its minute's first second), then
-its kind, session and record (a note's number), and last its rowid, which then only orders the
-rows of one record (an assistant's text and its calls), always written together in the record's
-order, so alike in every build. Only rows tied with another are looked up, in the caller's read
-transaction: an answer without ties costs nothing more.
+So every final ordering (the spec's top k, the spec's ranking the modes fuse, context's lexical
+candidates, the modes' arranged answer) puts equal scores in the order of key(): the newer row
+first (its record's or note's time, to the second; a note's header, to the minute, counts as its
+minute's first second), then its kind, session and record (a note's number), and last its rowid,
+which then only orders the rows of one record (an assistant's text and its calls), always
+written together in the record's order, so alike in every build. Only rows tied with another are
+looked up, in the caller's read transaction: an answer without ties costs nothing more.
 
 A tie can be long: a home of repeated requests ("remind me to water the plants") holds hundreds
 of thousands of rows of one length and one bm25 for a word of them. Keying each in Python cost
@@ -159,6 +159,18 @@ def with_boundary(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, fl
     return ranked[:end]
 
 
+def first_tied(table: str, score: str) -> str:
+    """The statement spec_top asks every row of the k-th's score with, for an FTS5 table other
+    than hits whose rowids are the spec's (context_hits), ranked by score (its bm25 call): a
+    constant of the caller's, never built from input."""
+    return (
+        f"SELECT h.rowid FROM {table} h LEFT JOIN sources s ON s.rowid = h.rowid"
+        f" WHERE {table} MATCH ? AND {score} = ? ORDER BY "
+        + _ORDER.format(rowid="h.rowid")
+        + " LIMIT ?"
+    )
+
+
 def spec_top(
     conn: sqlite3.Connection,
     expression: str,
@@ -166,12 +178,13 @@ def spec_top(
     k: int,
     asked: int,
     more: Callable[[int], list[tuple[int, float]]] | None = None,
+    tied: str = _FIRST_TIED,
 ) -> list[tuple[int, float]]:
     """The spec's k best (rowid, bm25), equal scores in key order, from found: FTS5's best rows
     of the query (expression) by bm25 alone (negative, best first), asked of them (fewer found:
     there are no more). When the last found ties with the k-th, the tie may run on: more(n)
     gives the best n (n: k + MORE, by the caller's cheaper way), and when those too end in the
-    tie, every row of that score is asked of FTS5."""
+    tie, every row of that score is asked of FTS5 (by tied: first_tied's for another table)."""
     if k < 1:
         return []
     if more is not None and asked < k + MORE and _runs_on(found, k, asked):
@@ -181,7 +194,7 @@ def spec_top(
         last = found[k - 1][1]
         above = [pair for pair in found if pair[1] != last]
         wanted = (expression, last, k - len(above))
-        found = above + [(rowid, last) for (rowid,) in conn.execute(_FIRST_TIED, wanted)]
+        found = above + [(rowid, last) for (rowid,) in conn.execute(tied, wanted)]
     return in_order(conn, with_boundary(found, k), k)[:k]
 
 

@@ -88,7 +88,8 @@ class Issued:
     A number or first id the floor alone gives is never written into .ids.json: the floor keeps
     it (so no id is handed out twice), and .ids.json keeps which numbers rested on the floor
     alone (floor_only), so that a count of lost lines built on them names the floor, however
-    many writes and starts later."""
+    many writes and starts later. floor_only is written as soon as the floor is read, not at the
+    next id handed out: with index/ removed before that write, nothing would keep them."""
 
     def __init__(self, home: Home):
         self.path = home.memory / ISSUED_NAME
@@ -187,9 +188,11 @@ class Issued:
 
     def carry_to(self, other: "Issued") -> None:
         """other keeps the ids handed out here too: a restore's staged journal, whose forget
-        lines must go on after them, not after the archive's older ones. What rested on the
-        floor alone counts there for the next ids but is not written into its .ids.json (this
-        home's floor, which a restore leaves, keeps it)."""
+        lines and restore line must go on after them, not after the archive's older ones. What
+        rested on the floor alone counts there for the next ids and is written into its
+        .ids.json only as floor_only (still the floor's to name): those lines are appended
+        through Journals of their own, which know only what the staged .ids.json says, and with
+        memory/ removed whole the floor alone gives every id handed out."""
         with self._lock:
             found = self._file()
             held = {kind: self._days(kind, found) for kind in _ISSUED_KINDS}
@@ -216,6 +219,8 @@ class Issued:
             first = firsts[kind]
             if first is not None:
                 other.note(kind, first)
+        with other._lock:
+            other._keep_record(other._file())
 
     def _days(self, kind: str, found: dict[str, dict[str, int]]) -> dict[str, int]:
         return _latest(_merged(found.get(kind, {}), self._held.get(kind, {})))
@@ -265,11 +270,14 @@ class Issued:
         kept[FIRST_KEY] = firsts
         return json.dumps(kept, sort_keys=True).encode("utf-8")
 
-    def _add_floor_only(self, kind: str, day: str, low: int, high: int) -> None:
+    def _add_floor_only(self, kind: str, day: str, low: int, high: int) -> bool:
+        """Whether the range is new (it was added)."""
         spans = self._floor_only.setdefault(kind, {}).setdefault(day, [])
-        if (low, high) not in spans:
-            spans.append((low, high))
-            del spans[:-FLOOR_ONLY_MOST]
+        if (low, high) in spans:
+            return False
+        spans.append((low, high))
+        del spans[:-FLOOR_ONLY_MOST]
+        return True
 
     def _file(self) -> dict[str, dict[str, int]]:
         """What the files held when first asked: read once, as only this memoryd writes them, so
@@ -296,13 +304,31 @@ class Issued:
                 for kind, days in self._floor_only.items()
             }
             idcopies.take_floor(found, recorded, self.floor, self.path, self._from, NUMBER_MOST)
+            unrecorded = False
             for kind, days in found.items():
+                kept = _latest(days)
                 for day, number in days.items():
                     below = self._record.get(kind, {}).get(day, 0)
-                    if number > below:
-                        self._add_floor_only(kind, day, below, number)
+                    if number > below and self._add_floor_only(kind, day, below, number):
+                        unrecorded = unrecorded or day in kept
             self._found = found
+            if unrecorded:
+                # Kept now, not at the next id handed out: a start with no write, then index/
+                # removed, would otherwise hand these numbers out again.
+                self._keep_record(found)
         return self._found
+
+    def _keep_record(self, found: dict[str, dict[str, int]]) -> None:
+        """Write .ids.json as note() would, outside a write: the numbers only the floor gives
+        kept as its floor_only. Not where memory/ is gone (removed whole: the floor keeps them,
+        and the start says memory/ is gone)."""
+        try:
+            atomic_write(self.path, self._record_data(found), durable=False)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            why = e if isinstance(e, NotRegular) else e.strerror
+            log.warning("%s: the ids only %s gives not kept: %s", self.path, self.floor, why)
 
     def _write(self, record: bytes, spare: bytes, kind: str, value: str) -> None:
         try:

@@ -1,21 +1,25 @@
 """memoryd's answers to brokerd: a session's recall and memory calls (service.py wires them).
 
-A recall runs on a reader, from the index as it is when notes.md changed and the writer is too
-busy to catch it up at once (recall/notesbehind.py); a memory call is witnessed first (its
-session's log read to its end, on the session's own thread, so that the caller is judged by what
-the log shows, not by what brokerd says) and then applied on the writer. Either is
-not run when its caller stopped waiting before it began: the caller was told the call failed, and
-applying it then would make that answer a lie. A memory call the writer has not started within
-write_deadline seconds is answered not applied, and nothing is written. One applied is answered
-as soon as it is journalled: the index catches up with notes.md after the answer (notesafter.py).
+A recall runs on a reader (one of many common words in the heavy lane: recall/heaviness.py), from
+the index as it is when notes.md changed and the writer is too busy to catch it up at once
+(recall/notesbehind.py); a memory call is witnessed first (its session's log read to its end, on
+the session's own thread, so that the caller is judged by what the log shows, not by what brokerd
+says) and then applied on the writer. Either is not run when its caller stopped waiting before
+it began: the caller was told the call failed, and applying it then would make that answer a lie.
+A memory call the writer has not started within write_deadline seconds is answered not applied,
+and nothing is written. One applied is answered as soon as it is journalled: the index catches
+up with notes.md after the answer (notesafter.py).
 """
 
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
+from functools import partial
 
 from memoryd.data.lay import Unfinished
 from memoryd.errors import EditRefused, MemorydError
+from memoryd.recall import heaviness
 from memoryd.recall.recaller import RecallResult
 from memoryd.trust.caller import Caller
 from memoryd.trust.witness import NoVerdict
@@ -55,17 +59,24 @@ class BrokerCalls:
                 recall_args = parse_recall(request.arguments)
                 gone = peer.current()
 
-                def recall(behind: bool) -> RecallResult:
+                def recall(behind: bool, weighed: bool) -> RecallResult:
                     # Queued behind slow recalls until its caller gave up: nobody reads it now,
                     # and running it would only make the recalls queued after it wait longer.
                     if gone is not None and gone():
                         raise CallerGone
+                    if weighed:  # a heavy one runs in the heavy lane instead (service.in_lanes)
+                        heaviness.check(self.service.index, recall_args.query, recall_args.k)
                     return self.service.recaller.recall(
                         recall_args.query, recall_args.k, session=request.session, behind=behind
                     )
 
+                def in_lane(weighed: bool) -> Awaitable[RecallResult]:
+                    return self.service.recall_notes.read(partial(recall, weighed=weighed))
+
                 try:
-                    result = await self.service.recall_notes.read(recall)
+                    result = await self.service.in_lanes(
+                        in_lane, f"session {request.session}: recall {request.call_id}"
+                    )
                 except CallerGone:
                     log.info(
                         "session %s: recall %s not run: its caller stopped waiting",

@@ -5,8 +5,9 @@ go to one writer thread (writer.py), so they are serialised, memory calls and th
 first; index work goes a part at a time, so no write waits behind a whole catch-up. A reindex
 builds its new file on a thread of its own and takes the writer only to catch it up and swap it
 in. Reads (the block, recall, log, pending) go to a small pool of reader threads and may run
-beside a write. Refusals are answered with their text: a refused memory call as a tool_response
-with ok false, anything else as an error.
+beside a write; a recall of many common words runs in a lane of its own, one at a time
+(recall/heaviness.py), so that the others always find a reader. Refusals are answered with
+their text: a refused memory call as a tool_response with ok false, anything else as an error.
 
 The catch-up of every log after a start runs in the background (catchup.py), at the writer's lowest
 priority, while the sockets already serve; recall says how far it is. What it could not catch up
@@ -32,8 +33,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from typing import TypeVar
 
 from memoryd import catchup
@@ -48,6 +50,10 @@ from memoryd.index.rebuild import Rebuilder, finish_or_discard
 from memoryd.memory.store import MemoryStore
 from memoryd.notesafter import OwnNotes
 from memoryd.owner import dispatch as owner_commands
+from memoryd.owner.args import SearchArg
+from memoryd.owner.args import parse as parse_arg
+from memoryd.recall import heaviness
+from memoryd.recall.heaviness import Heavy
 from memoryd.recall.notesbehind import NotesBehind, NotesChanged
 from memoryd.recall.recaller import Recaller
 from memoryd.search import bm25
@@ -79,6 +85,9 @@ NOT_DONE = "memoryd was too busy to start this command in time; nothing was chan
 # are those the index holds now (stats reads notes.md itself). Not forget, whose note:N must name
 # the note search or stats showed (data/targets.py).
 FRESH_NOTES = frozenset({"search", "stats"})
+# The pool a read runs on when its caller names none (_read): the readers, or the heavy lane while
+# a heavy recall runs there (in_lanes). Per asyncio task, so only that recall's reads move.
+_LANE: ContextVar[ThreadPoolExecutor | None] = ContextVar("memoryd_lane", default=None)
 
 
 class MemoryService:
@@ -108,6 +117,9 @@ class MemoryService:
         self.unfinished: str | None = None
         self._writer = Writer()
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="memoryd-reader")
+        # The recalls of many common words (seconds each at a million records) run here, one at
+        # a time, whoever asks, so that the others always find a reader (recall/heaviness.py).
+        self._heavy = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryd-heavy")
         # loopd's memory_block reads only the memory files: threads of its own, so that a session
         # starts however many recalls of common words (each up to a core's second at a million
         # records) the readers have queued.
@@ -139,8 +151,29 @@ class MemoryService:
 
     async def _read(self, fn: Callable[..., T], *args, pool: ThreadPoolExecutor | None = None) -> T:
         loop = asyncio.get_running_loop()
-        executor = pool or self._readers
+        executor = pool or _LANE.get() or self._readers
         return await loop.run_in_executor(executor, self._unless_unfinished, fn, *args)
+
+    async def in_lanes(self, run: Callable[[bool], Awaitable[T]], who: str) -> T:
+        """run(True) on the readers, where its recall is weighed before it searches; when that
+        is heavy (recall/heaviness.py), run(False) in the heavy lane, each of its reads there.
+        who names the recall in the one log line of that."""
+        try:
+            return await run(True)
+        except Heavy as heavy:
+            log.info("%s: runs in the heavy lane (its words hold %s rows)", who, f"{heavy.rows:,}")
+        lane = _LANE.set(self._heavy)
+        try:
+            return await run(False)
+        finally:
+            _LANE.reset(lane)
+
+    def _weigher(self, command: str, arg: str) -> Callable[[], None] | None:
+        """The owner's search weighed as a session's recall is (Heavy when heavy), else None."""
+        checked = parse_arg(command, arg) if command == "search" else None
+        if not isinstance(checked, SearchArg):
+            return None
+        return lambda: heaviness.check(self.index, checked.query, checked.k)
 
     async def _read_notes_fresh(self, fn: Callable[[], T]) -> T:
         """fn on a reader, once the index holds notes.md as it is now (see the top of this file):
@@ -197,6 +230,7 @@ class MemoryService:
         self._rebuilder.shutdown(wait=True)
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
+        self._heavy.shutdown(wait=True)
         self._block_readers.shutdown(wait=True)
         self.recaller.close()
         self.index.close()
@@ -300,18 +334,24 @@ class MemoryService:
         kind, run = owner_commands.lookup(command, arg)
         if kind == "read":
             gone = peer.current()
+            weigh = self._weigher(command, arg)
 
-            def read() -> str:
+            def read(weighed: bool) -> str:
                 # Queued behind other reads until its caller hung up: nobody reads the answer,
                 # and running it would only make a session's recall queued after it wait longer.
                 if gone is not None and gone():
                     raise CallerGone
+                if weighed and weigh is not None:
+                    weigh()
                 return run(self)
 
-            try:
+            async def in_lane(weighed: bool) -> str:
                 if command in FRESH_NOTES:
-                    return await self._read_notes_fresh(read)
-                return await self._read(read)
+                    return await self._read_notes_fresh(lambda: read(weighed))
+                return await self._read(read, weighed)
+
+            try:
+                return await self.in_lanes(in_lane, f"memory {command}")
             except CallerGone:
                 log.debug("memory %s: not run: its caller stopped waiting", command)
                 raise MemorydError(

@@ -47,6 +47,18 @@ class TooLarge(ProtoError, OSError):
         return f"{self.filename} is {self.strerror}"
 
 
+class NotTakenBack(OSError):
+    """A write that failed, and whose take-back failed too (the truncate or rename that would
+    undo it: a disk turned read-only by the write's own I/O error): path may hold the change.
+    errno, strerror, filename and so str() are the write's own (cause), so every answer built
+    from them reads as before; only a caller that asks learns the file may have changed."""
+
+    def __init__(self, path: str | os.PathLike, cause: OSError):
+        super().__init__(cause.errno, cause.strerror or str(cause), cause.filename)
+        self.path = Path(path)
+        self.cause = cause
+
+
 LINK = "a symbolic link, which is not followed"
 
 
@@ -388,18 +400,28 @@ def _append(path: str | os.PathLike, data: bytes, own_line: bool) -> None:
             while written < len(data):
                 written += os.write(fd, data[written:])
             os.fsync(fd)
-        except OSError:
+        except OSError as e:
             # A full disk cuts a write short: the part written goes, or the next line would be
             # glued onto it and both be lost to a reader of lines. One writer appends to each
             # of these files, so nothing of another's is cut.
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, size)
+            if not _truncated(fd, size):
+                raise NotTakenBack(path, e) from e
             raise
         created = os.fstat(fd) if new else None
     finally:
         os.close(fd)
     if created is not None:
         _sync_created(Path(path), created)
+
+
+def _truncated(fd: int, size: int) -> bool:
+    """Cut fd back to size; whether it is (a disk turned read-only cannot be truncated)."""
+    try:
+        if os.fstat(fd).st_size != size:
+            os.ftruncate(fd, size)
+    except OSError:
+        return False
+    return True
 
 
 def _sync_created(path: Path, created: os.stat_result) -> None:

@@ -12,6 +12,11 @@ before it are taken back before the call is answered:
   file (.memory.md.XXXX.tmp), so one left by a crash is removed at the next start. Where the
   file system has no hard links, the old bytes are kept in memory and written back atomically.
 
+A take-back can fail too: ext4's default errors=remount-ro turns the disk read-only after the
+I/O error that failed the write, and where the old bytes are kept in memory a full disk cannot
+take them back. take_back and put_back then say so (False), and append_or_cut_back raises
+NotTakenBack: the caller must not answer that the file is unchanged.
+
 A crash (not a failure) is the crash harness's business: the order of the writes covers it.
 """
 
@@ -23,8 +28,14 @@ import stat
 from pathlib import Path
 
 from memoryd.home import atomic_write, fsync_dir, read_file
+from proto.files import NotTakenBack
 
 log = logging.getLogger(__name__)
+
+
+def first_cause(e: OSError) -> OSError:
+    """The write's own error under a NotTakenBack (or e itself)."""
+    return e.cause if isinstance(e, NotTakenBack) else e
 
 
 def size_of(path: Path) -> int | None:
@@ -71,25 +82,34 @@ def cut_back(path: Path, size: int | None) -> None:
         os.close(fd)
 
 
-def take_back(path: Path, size: int | None) -> None:
+def take_back(path: Path, size: int | None) -> bool:
     """cut_back for a write that already failed: one that cannot run is logged, never raised,
-    so the caller answers with the write's own cause (the disk full, read-only)."""
+    so the caller answers with the write's own cause (the disk full, read-only). Whether path
+    is back at size: when not, it may hold what the write appended."""
     try:
         cut_back(path, size)
     except OSError as e:
         log.error("%s: a failed write cannot be cut back to %s bytes: %s", path, size, e)
+        return False
+    return True
 
 
 def append_or_cut_back(path: Path, append) -> None:
-    """Run append() (which adds to path); if it fails, cut path back before re-raising."""
+    """Run append() (which adds to path); if it fails, cut path back before re-raising. An
+    OSError whose cut-back fails too is raised as NotTakenBack: path may hold the append."""
     before = size_of(path)
     try:
         append()
-    except BaseException:
+    except BaseException as failed:
         try:
             cut_back(path, before)
         except OSError as e:
             log.error("%s: a failed append cannot be cut back to %s bytes: %s", path, before, e)
+            if isinstance(failed, OSError):
+                raise NotTakenBack(path, first_cause(failed)) from failed
+            raise
+        if isinstance(failed, NotTakenBack):
+            raise failed.cause from None  # cut back here after all
         raise
 
 
@@ -107,10 +127,11 @@ def keep_old(path: Path) -> Path | bytes | None:
     return link
 
 
-def put_back(old: Path | bytes | None, path: Path) -> None:
+def put_back(old: Path | bytes | None, path: Path) -> bool:
     """Make path the old bytes again (atomic rename of the link), durably; log when it cannot.
     The old bytes stand even when the folder cannot be synced after (it is said so): a write
-    taken back is never put in place again."""
+    taken back is never put in place again. Whether path holds the old bytes again: when not,
+    it may still hold the write."""
     try:
         if old is None:
             os.unlink(path)
@@ -121,15 +142,16 @@ def put_back(old: Path | bytes | None, path: Path) -> None:
     except OSError as e:
         if not (isinstance(old, bytes) and _holds(path, old)):
             log.error("%s: the old bytes cannot be put back after a failed edit: %s", path, e)
-            return
+            return False
         unsynced = e  # written back; only the folder's fsync failed
     else:
         try:
             fsync_dir(path.parent)
-            return
+            return True
         except OSError as e:
             unsynced = e
     log.error("%s: the old bytes are put back, but the folder cannot be synced: %s", path, unsynced)
+    return True
 
 
 def _holds(path: Path, data: bytes) -> bool:

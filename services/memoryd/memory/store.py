@@ -20,6 +20,7 @@ what its own log shows (witness.py), when the store has a witness.
 
 import datetime as dt
 import errno
+import json
 import logging
 import os
 import threading
@@ -35,7 +36,7 @@ from memoryd.errors import (
     UntrustedSession,
     WriteFailed,
 )
-from memoryd.home import Home, append_bytes, create_if_missing, ensure_dir
+from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
 from memoryd.journal import ids as issued
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
@@ -83,6 +84,13 @@ def utc_now() -> dt.datetime:
 
 
 JOURNAL_INDEX = "journal-index.json"
+# The action a write's line is journalled with when it failed and could not be taken back: the
+# file holds it, yet its caller was answered "not applied". Its own action is kept as requested.
+NOT_TAKEN_BACK = "not-taken-back"
+RUNBOOK = "runbook: journal-damaged"
+# The files whose take-back an answer speaks of; a journal line left by a failed append is the
+# journal's own (journal-damaged), and the file it is about is unchanged.
+TAKEN_BACK = ("memory.md", "user.md", "notes.md", "pending.jsonl")
 # How often an edit is planned again when its file keeps being edited by hand under it; the owner
 # saving five times within one write is not an editor's pace, and the call is then refused.
 PLAN_TRIES = 5
@@ -115,6 +123,9 @@ class MemoryStore:
         self.lock = threading.Lock()
         # Held while memory.md or user.md may hold what is yet to stand (filesgate.py).
         self.files_gate = FilesGate(home.memory)
+        # The intent of a write that could not be taken back, still to be marked so (its
+        # fields, and its notes.md append): the disk that refused the take-back refused the mark.
+        self.unmarked: tuple[dict, tuple[int, str] | None] | None = None
 
     # --- start and read ---------------------------------------------------------------------
     def ensure(self) -> list[Path]:
@@ -162,6 +173,7 @@ class MemoryStore:
     def detect_hand_edits(self) -> None:
         """Journal memory.md or user.md changed outside memoryd (memory/handedit.py), after
         removing a write intent a kill tore (tornintent.py): at start and before each write."""
+        self.mark_untaken()
         tornintent.drop_torn(self.home)
         try:
             self.hand_edits.detect()
@@ -281,12 +293,46 @@ class MemoryStore:
 
     @staticmethod
     def not_applied(file: str, action: str, session: str | None, e: OSError) -> WriteFailed:
-        """The answer to a write that failed and was taken back (logged)."""
-        reason = str(e) if isinstance(e, NotRegular) else e.strerror or str(e)
-        log.error("%s: %s by %s not applied: %s", file, action, session or "the owner", reason)
+        """The answer to a write that failed and was taken back (logged); to one whose take-back
+        failed too (NotTakenBack), that the file it names may hold the change."""
+        cause = rollback.first_cause(e)
+        reason = str(cause) if isinstance(cause, NotRegular) else cause.strerror or str(cause)
+        who = session or "the owner"
+        if isinstance(e, rollback.NotTakenBack) and e.path.name in TAKEN_BACK:
+            where = e.path.name
+            log.error(
+                "%s: %s by %s not applied, and not taken back: %s; %s may hold it",
+                file,
+                action,
+                who,
+                reason,
+                e.path,
+            )
+            return WriteFailed(not_taken_back_sentence(reason, where))
+        log.error("%s: %s by %s not applied: %s", file, action, who, reason)
         return WriteFailed(
             f"not applied: memoryd cannot write its memory files ({reason}); {file} is unchanged"
         )
+
+    def mark_untaken(self) -> None:
+        """Mark the intent of a write that could not be taken back (self.unmarked), so that the
+        start or write that finds its change journals it as not taken back, never as the write
+        answered applied. Left for the next write while the disk refuses it; dropped once the
+        intent on disk is another's or gone (journalled, or the owner's)."""
+        if self.unmarked is None:
+            return
+        fields, notes_at = self.unmarked
+        intent = handedit.read_intent(self.home)
+        if intent is None or intent.get("fields") != fields:
+            self.unmarked = None
+            return
+        try:
+            _write_mark(self.home, fields, notes_at)
+        except OSError as e:
+            path = handedit.intent_path(self.home)
+            log.error("%s: cannot be marked as not taken back yet: %s", path, e.strerror or e)
+            return
+        self.unmarked = None
 
     def append_note(self, block: str, when: dt.datetime, edit: Edit) -> EditLine:
         """Append a note's block to notes.md and journal it; an OSError takes the append back.
@@ -306,12 +352,21 @@ class MemoryStore:
             handedit.intend(self.home, edit.dump(), notes=(size or 0, written))
             self.append_notes(block)
             record = self.journal.append(when, record)
-        except OSError:
-            rollback.take_back(path, size)  # logged when it cannot run: the cause is the answer
+        except OSError as e:
+            # Logged when it cannot run: the cause is the answer, with what the file may hold.
+            if not rollback.take_back(path, size):
+                self.left_in_place(edit.dump(), (size or 0, written))
+                raise rollback.NotTakenBack(path, rollback.first_cause(e)) from None
             handedit.forget(self.home)
-            raise
+            raise rollback.first_cause(e) from None
         handedit.forget(self.home)
         return record
+
+    def left_in_place(self, fields: dict, notes_at: tuple[int, str] | None) -> None:
+        """A write that failed stands in its file, its take-back failed: its intent stays, to be
+        marked so (mark_untaken)."""
+        self.unmarked = (fields, notes_at)
+        self.mark_untaken()
 
     def append_notes(self, text: str) -> None:
         path = self.home.memory_file("notes.md")
@@ -346,6 +401,7 @@ class MemoryStore:
         planned_from = list(plan.before) if read_from is None else read_from
         notes_size = rollback.size_of(notes_path)
         old = None
+        removal = None
         try:
             if self.journal_index.last_after(plan.file) != planned_from:
                 # Read after a hand edit the journal does not hold yet: journal it first.
@@ -355,7 +411,6 @@ class MemoryStore:
             planned = self.journal.line(when, line)
             # The intent comes first and names the removals' append, so that a kill before the
             # rename has them cut back at the next start (handedit.py).
-            removal = None
             if plan.removals:
                 prefix = "\n" if ends_without_newline(notes_path) else ""
                 removal = (notes_size or 0, prefix + self._removal_text(plan, when, session))
@@ -368,26 +423,54 @@ class MemoryStore:
                     old = replaced
                     try:
                         record = self.journal.append(when, planned)
-                    except OSError:
+                    except OSError as e:
                         # A save that replaced the write since is the owner's, and stays
                         # (journalled as a hand edit at the next write); only the write itself
                         # is taken back.
                         if holds(path, plan.after):
-                            rollback.put_back(old, path)
+                            back = rollback.put_back(old, path)
                             old = None
-                        raise
+                            if not back:
+                                raise rollback.NotTakenBack(path, e) from None
+                        raise rollback.first_cause(e) from None
             if isinstance(replaced, Changed):
                 self._take_back(notes_path, notes_size)
                 self._changed_by_hand(plan.file, action, session)
         except OSError as e:
-            self._take_back(notes_path, notes_size)
-            raise self.not_applied(plan.file, action, session, e) from None
+            failed = self._given_up(plan, planned_from, line.dump(), removal, notes_size, e)
+            raise self.not_applied(plan.file, action, session, failed) from None
         finally:
             rollback.drop(old)
         handedit.forget(self.home)
         who = f"session {session}" if session else "the owner"
         log.info("%s: %s by %s (edit %s)", plan.file, action, who, record.id)
         return record
+
+    def _given_up(
+        self,
+        plan: edits.Plan,
+        planned_from: list[str],
+        fields: dict,
+        removal: tuple[int, str] | None,
+        notes_size: int | None,
+        e: OSError,
+    ) -> OSError:
+        """Take back what a failed write left, and say what could not be: the error to answer
+        with, a NotTakenBack naming the file that may hold the change when one does. A file
+        that still holds the write keeps the entries it moved to notes.md with it."""
+        path = self.home.memory_file(plan.file)
+        notes_path = self.home.memory_file("notes.md")
+        cause = rollback.first_cause(e)
+        taken = not (isinstance(e, rollback.NotTakenBack) and e.path == path)
+        if not taken or (plan.after != tuple(planned_from) and _holds_now(path, plan.after)):
+            self.left_in_place(fields, removal)
+            return rollback.NotTakenBack(path, cause)
+        if not rollback.take_back(notes_path, notes_size):
+            # Its intent stays: the next start or write finds the file as it was before, and
+            # cuts the entries back (handedit.py).
+            return rollback.NotTakenBack(notes_path, cause)
+        handedit.forget(self.home)
+        return cause
 
     def _take_back(self, notes_path: Path, notes_size: int | None) -> None:
         """Undo what a write that did not stand appended (logged when it cannot), and drop its
@@ -453,4 +536,46 @@ def _journal_edit(plan: edits.Plan, caller: Caller, action: str, extra: dict) ->
         after=list(plan.after),
         notes=[NoteLine(kind=r.kind, text=r.text) for r in plan.removals],
         **extra,
+    )
+
+
+def _holds_now(path: Path, after: tuple[str, ...]) -> bool:
+    """Whether path holds the entries after now (False when it cannot be read)."""
+    try:
+        return holds(path, after)
+    except OSError:
+        return False
+
+
+def untaken_fields(fields: dict) -> dict:
+    """A write's journal fields as the line of a change that could not be taken back says it:
+    action not-taken-back, the action asked for kept as requested (an accept's already is)."""
+    return {
+        **fields,
+        "action": NOT_TAKEN_BACK,
+        "requested": fields.get("requested") or fields.get("action"),
+    }
+
+
+def _write_mark(home: Home, fields: dict, notes_at: tuple[int, str] | None) -> None:
+    """Replace the write's intent with its marked one, as handedit.intend writes one but whole
+    or not at all: a mark torn by the disk that failed the write would lose the intent, and
+    the change be journalled as the owner's hand edit."""
+    value: dict = {"fields": untaken_fields(fields)}
+    if notes_at is not None:
+        value["notes_at"], value["block"] = notes_at
+    atomic_write(handedit.intent_path(home), json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+
+def not_taken_back_sentence(reason: str, where: str) -> str:
+    """The answer to a write that failed and could not be taken back: where may hold it."""
+    head = (
+        f"not applied: memoryd cannot write its memory files ({reason}), and could not take "
+        f"the change back: {where} may hold it"
+    )
+    if where == "pending.jsonl":
+        return f"{head} as a waiting edit, for the owner to reject ({RUNBOOK})"
+    return (
+        f"{head} until memoryd can write again, when it journals it as {NOT_TAKEN_BACK} or "
+        f"takes it back ({RUNBOOK})"
     )

@@ -20,7 +20,6 @@ what its own log shows (witness.py), when the store has a witness.
 
 import datetime as dt
 import errno
-import json
 import logging
 import os
 import threading
@@ -36,7 +35,7 @@ from memoryd.errors import (
     UntrustedSession,
     WriteFailed,
 )
-from memoryd.home import Home, append_bytes, atomic_write, create_if_missing, ensure_dir
+from memoryd.home import Home, append_bytes, create_if_missing, ensure_dir
 from memoryd.journal import ids as issued
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
@@ -51,6 +50,7 @@ from memoryd.memory import (
     ownerwrites,
     soulgone,
     tornintent,
+    untaken,
 )
 from memoryd.memory.block import Classes as BlockClasses
 from memoryd.memory.entries import FILE_OF_ARG
@@ -84,13 +84,6 @@ def utc_now() -> dt.datetime:
 
 
 JOURNAL_INDEX = "journal-index.json"
-# The action a write's line is journalled with when it failed and could not be taken back: the
-# file holds it, yet its caller was answered "not applied". Its own action is kept as requested.
-NOT_TAKEN_BACK = "not-taken-back"
-RUNBOOK = "runbook: journal-damaged"
-# The files whose take-back an answer speaks of; a journal line left by a failed append is the
-# journal's own (journal-damaged), and the file it is about is unchanged.
-TAKEN_BACK = ("memory.md", "user.md", "notes.md", "pending.jsonl")
 # How often an edit is planned again when its file keeps being edited by hand under it; the owner
 # saving five times within one write is not an editor's pace, and the call is then refused.
 PLAN_TRIES = 5
@@ -298,7 +291,7 @@ class MemoryStore:
         cause = rollback.first_cause(e)
         reason = str(cause) if isinstance(cause, NotRegular) else cause.strerror or str(cause)
         who = session or "the owner"
-        if isinstance(e, rollback.NotTakenBack) and e.path.name in TAKEN_BACK:
+        if isinstance(e, rollback.NotTakenBack) and e.path.name in untaken.TAKEN_BACK:
             where = e.path.name
             log.error(
                 "%s: %s by %s not applied, and not taken back: %s; %s may hold it",
@@ -308,7 +301,7 @@ class MemoryStore:
                 reason,
                 e.path,
             )
-            return WriteFailed(not_taken_back_sentence(reason, where))
+            return WriteFailed(untaken.sentence(reason, where))
         log.error("%s: %s by %s not applied: %s", file, action, who, reason)
         return WriteFailed(
             f"not applied: memoryd cannot write its memory files ({reason}); {file} is unchanged"
@@ -327,7 +320,7 @@ class MemoryStore:
             self.unmarked = None
             return
         try:
-            _write_mark(self.home, fields, notes_at)
+            untaken.write_mark(self.home, fields, notes_at)
         except OSError as e:
             path = handedit.intent_path(self.home)
             log.error("%s: cannot be marked as not taken back yet: %s", path, e.strerror or e)
@@ -462,7 +455,7 @@ class MemoryStore:
         notes_path = self.home.memory_file("notes.md")
         cause = rollback.first_cause(e)
         taken = not (isinstance(e, rollback.NotTakenBack) and e.path == path)
-        if not taken or (plan.after != tuple(planned_from) and _holds_now(path, plan.after)):
+        if not taken or (plan.after != tuple(planned_from) and untaken.holds_now(path, plan.after)):
             self.left_in_place(fields, removal)
             return rollback.NotTakenBack(path, cause)
         if not rollback.take_back(notes_path, notes_size):
@@ -536,46 +529,4 @@ def _journal_edit(plan: edits.Plan, caller: Caller, action: str, extra: dict) ->
         after=list(plan.after),
         notes=[NoteLine(kind=r.kind, text=r.text) for r in plan.removals],
         **extra,
-    )
-
-
-def _holds_now(path: Path, after: tuple[str, ...]) -> bool:
-    """Whether path holds the entries after now (False when it cannot be read)."""
-    try:
-        return holds(path, after)
-    except OSError:
-        return False
-
-
-def untaken_fields(fields: dict) -> dict:
-    """A write's journal fields as the line of a change that could not be taken back says it:
-    action not-taken-back, the action asked for kept as requested (an accept's already is)."""
-    return {
-        **fields,
-        "action": NOT_TAKEN_BACK,
-        "requested": fields.get("requested") or fields.get("action"),
-    }
-
-
-def _write_mark(home: Home, fields: dict, notes_at: tuple[int, str] | None) -> None:
-    """Replace the write's intent with its marked one, as handedit.intend writes one but whole
-    or not at all: a mark torn by the disk that failed the write would lose the intent, and
-    the change be journalled as the owner's hand edit."""
-    value: dict = {"fields": untaken_fields(fields)}
-    if notes_at is not None:
-        value["notes_at"], value["block"] = notes_at
-    atomic_write(handedit.intent_path(home), json.dumps(value, ensure_ascii=False).encode("utf-8"))
-
-
-def not_taken_back_sentence(reason: str, where: str) -> str:
-    """The answer to a write that failed and could not be taken back: where may hold it."""
-    head = (
-        f"not applied: memoryd cannot write its memory files ({reason}), and could not take "
-        f"the change back: {where} may hold it"
-    )
-    if where == "pending.jsonl":
-        return f"{head} as a waiting edit, for the owner to reject ({RUNBOOK})"
-    return (
-        f"{head} until memoryd can write again, when it journals it as {NOT_TAKEN_BACK} or "
-        f"takes it back ({RUNBOOK})"
     )

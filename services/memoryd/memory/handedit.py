@@ -63,6 +63,8 @@ from proto.files import read_at_most
 from proto.plural import counted
 
 log = logging.getLogger(__name__)
+# The action of a write's intent marked as failed and not taken back (memory/untaken.py).
+NOT_TAKEN_BACK = "not-taken-back"
 
 INTENT_NAME = ".writing.json"
 OWNER_SESSION = "owner"
@@ -213,18 +215,19 @@ class HandEdits:
             and not _journalled(self.journal, intended)
         ):
             intended.recovered = True
-            record = self._journal(
-                file, "memoryd's write renamed into place before a crash", intended
-            )
+            # A write marked not taken back (memory/untaken.py) failed, was answered so, and
+            # stayed in its file: said as that, not as a crash's.
+            if intended.action == NOT_TAKEN_BACK:
+                how = "memoryd's write that failed and could not be taken back"
+                said = how
+            else:
+                how = "memoryd's write renamed into place before a crash"
+                said = "memoryd's write was renamed into place but not journalled before a crash"
+            record = self._journal(file, how, intended)
             # Journalled, the write's intent no longer stands: kept, a later hand edit of the
             # file back to its before or after would be taken for this write again.
             forget(self.home)
-            log.info(
-                "%s: memoryd's write was renamed into place but not journalled before a crash; "
-                "journalled now as edit %s",
-                file,
-                record.id,
-            )
+            log.info("%s: %s; journalled now as edit %s", file, said, record.id)
             return record
         edit = Edit(
             session=OWNER_SESSION,

@@ -14,7 +14,7 @@ from memoryd.memory.memfiles import holds
 
 # The action a write's line is journalled with when it failed and could not be taken back: the
 # file holds it, yet its caller was answered "not applied". Its own action is kept as requested.
-NOT_TAKEN_BACK = "not-taken-back"
+NOT_TAKEN_BACK = handedit.NOT_TAKEN_BACK
 RUNBOOK = "runbook: journal-damaged"
 # The files whose take-back an answer speaks of; a journal line left by a failed append is the
 # journal's own (journal-damaged), and the file it is about is unchanged.

@@ -3,7 +3,9 @@
 Layers, each in its own module: bytes and frames (frames.py), labels (labels.py), message kinds
 and bodies (messages.py), the memory tools' arguments (tools.py), session log records
 (records.py), escaping for terminals and chat (escape.py), and one request/one reply over a Unix
-socket (client.py, server.py). Every error this package raises is a ProtoError.
+socket (client.py, server.py). Every error this package raises is a ProtoError, but one:
+files.NotTakenBack, the OSError of a failed append whose cut-back failed too, which stays the
+write's own error (its errno and text) so that every caller handles it as it handled that.
 """
 
 from proto.errors import (

@@ -31,12 +31,13 @@ from dataclasses import dataclass
 
 from memoryd.data import notesswap
 from memoryd.data.journalled import Label, line_label
-from memoryd.errors import EditRefused
-from memoryd.home import Home, open_read, read_file
+from memoryd.errors import EditRefused, WriteFailed
+from memoryd.home import Home, NotRegular, open_read, read_file
+from memoryd.journal import rollback
 from memoryd.journal.journal import Edit, EditLine, Journal
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.mapfile import mapped
-from memoryd.memory import notes
+from memoryd.memory import notes, untaken
 from proto.trim import trim
 
 log = logging.getLogger(__name__)
@@ -178,7 +179,8 @@ def relabel(store, change: Relabel, imported: dict) -> str:
     """Give the note change names its stricter label (notes.md rewritten atomically, then the
     journal line); its edit id. EditRefused when notes.md no longer holds that note as planned.
     The caller reads notes.md into the index again (purge.reindex_notes). A crash between the
-    rewrite and the line leaves the stricter header alone, which every reader follows."""
+    rewrite and the line leaves the stricter header alone, which every reader follows; so does a
+    failure that cannot be taken back, whose answer says so (_untaken)."""
     path = store.home.memory_file("notes.md")
     with store.lock:
         with open_read(path) as f:
@@ -232,15 +234,12 @@ def relabel(store, change: Relabel, imported: dict) -> str:
             planned = store.journal.line(when, Edit.model_validate(line))
         except OSError as e:
             raise store.not_applied("notes.md", "import", None, e) from None
-        # notes.md is replaced only while it is the file read: a save of the owner's made
-        # meanwhile stays, and the note is not relabelled (notesswap.py).
-        new = notesswap.replace_read(path, read, [data[:start] + head.encode("utf-8") + data[end:]])
-        if new is None:
-            raise EditRefused(f"refused: note {change.number} of notes.md changed meanwhile")
+        new = _swap(store, read, data[:start] + head.encode("utf-8") + data[end:], change)
         try:
             record = store.journal.append(when, planned)
         except OSError as e:
-            _header_back(path, new, data)
+            if not _header_back(path, new, data):
+                raise _untaken(change, e) from None
             raise store.not_applied("notes.md", "import", None, e) from None
     log.info(
         "notes.md: note %d of session %s made %s by an import (edit %s)",
@@ -252,14 +251,62 @@ def relabel(store, change: Relabel, imported: dict) -> str:
     return record.id
 
 
-def _header_back(path, new: notesswap.Identity, data: bytes) -> None:
+def _swap(store, read: notesswap.Identity, rewrite: bytes, change: Relabel) -> notesswap.Identity:
+    """notes.md replaced by rewrite, only while it is the file read: a save of the owner's made
+    meanwhile stays, and the note is not relabelled (EditRefused). A swap that failed is answered
+    by what notes.md holds after it: the rewrite, when notesswap could not take it back either."""
+    path = store.home.memory_file("notes.md")
+    try:
+        new = notesswap.replace_read(path, read, [rewrite])
+    except OSError as e:
+        if _holds(path, rewrite):
+            raise _untaken(change, e) from None
+        raise store.not_applied("notes.md", "import", None, e) from None
+    if new is None:
+        raise EditRefused(f"refused: note {change.number} of notes.md changed meanwhile")
+    return new
+
+
+def _holds(path, rewrite: bytes) -> bool:
+    """Whether notes.md holds rewrite (True when it cannot be read: it may)."""
+    try:
+        return read_file(path) == rewrite
+    except OSError:
+        return True
+
+
+def _header_back(path, new: notesswap.Identity, data: bytes) -> bool:
     """notes.md as it was read (data) again after a relabel whose journal line failed, so that
     it holds no change the journal does not; a save of the owner's since, which replaced the
-    relabel, stays. Logged when it cannot: the caller answers with the journal's error."""
+    relabel, stays. Whether notes.md no longer holds the relabel (False, logged, when it cannot
+    be put back: the disk that refused the line refuses the rewrite too)."""
     try:
         notesswap.replace_read(path, new, [data])
     except OSError as e:
         log.error("%s: a relabel that failed cannot be taken back: %s", path, e.strerror or e)
+        return False
+    return True
+
+
+def _untaken(change: Relabel, e: OSError) -> WriteFailed:
+    """The answer to a relabel that failed (its swap or its journal line) and stayed in notes.md,
+    its take-back failing too. Nothing journals it later: a notes.md header is no write's intent
+    (memory/handedit.py journals memory.md and user.md), and every reader, the index at its next
+    start too, follows the header; so the answer says that, never that notes.md is unchanged."""
+    cause = rollback.first_cause(e)
+    reason = str(cause) if isinstance(cause, NotRegular) else cause.strerror or str(cause)
+    log.error(
+        "notes.md: import by the owner not applied, and not taken back: %s; note %d may keep "
+        "the label %s, with no journal line",
+        reason,
+        change.number,
+        shown(change.now),
+    )
+    return WriteFailed(
+        f"{untaken.head(reason, 'notes.md')}: note {change.number} made {shown(change.now)} "
+        f"(it was {shown(change.was)}); memoryd follows the label notes.md gives, and journals "
+        "no line of it, now or later"
+    )
 
 
 class Counts:

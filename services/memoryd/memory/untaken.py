@@ -49,15 +49,21 @@ def write_mark(home: Home, fields: dict, notes_at: tuple[int, str] | None) -> No
     atomic_write(handedit.intent_path(home), json.dumps(value, ensure_ascii=False).encode("utf-8"))
 
 
-def sentence(reason: str, where: str) -> str:
-    """The answer to a write that failed and could not be taken back: where may hold it."""
-    head = (
+def head(reason: str, where: str) -> str:
+    """The start of every answer to a write that failed and could not be taken back."""
+    return (
         f"not applied: memoryd cannot write its memory files ({reason}), and could not take "
         f"the change back: {where} may hold it"
     )
+
+
+def sentence(reason: str, where: str) -> str:
+    """The answer to a write that failed and could not be taken back: where may hold it; what
+    happens to it next, which a write whose intent is marked (write_mark) makes true."""
+    start = head(reason, where)
     if where == "pending.jsonl":
-        return f"{head} as a waiting edit, for the owner to reject ({RUNBOOK})"
+        return f"{start} as a waiting edit, for the owner to reject ({RUNBOOK})"
     return (
-        f"{head} until memoryd can write again, when it journals it as {NOT_TAKEN_BACK} or "
+        f"{start} until memoryd can write again, when it journals it as {NOT_TAKEN_BACK} or "
         f"takes it back ({RUNBOOK})"
     )

@@ -108,7 +108,7 @@ def part_way(
     rebuilt: bool = False,
 ) -> None:
     """At start: the forget that stopped part way, what of it this file did not list yet (written
-    back), every place its text may still be (_places), and the forget to run again (as bxctl
+    back), every place its text may still be (places), and the forget to run again (as bxctl
     memory stats says it). Its text is never said: a forget given the text's words is named by
     them only in stats, on the owner's terminal. rebuilt: its record had been removed, and was
     made again from what still holds the text."""
@@ -133,12 +133,12 @@ def part_way(
         "a forget of %s stopped part way%s; its text may still be in %s: run %s again to finish it",
         stopped.what,
         listed,
-        _places(where.parent, stopped),
+        places(where.parent, stopped),
         again,
     )
 
 
-def _places(memory: Path, stopped: Unfinished) -> str:
+def places(memory: Path, stopped: Unfinished) -> str:
     """Every place the stopped forget's text may still be. Recall hides it already, so this line
     is all that tells the owner a memory file still holds it: the files come first, as the forget
     rewrites them first, then what its scrub reaches after them."""

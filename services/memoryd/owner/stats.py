@@ -22,6 +22,7 @@ from memoryd.data.carriers import read_and_held, sessions_bytes
 from memoryd.errors import AdminRefused, FileDamaged, IndexDamaged, IndexUnwritable
 from memoryd.home import Home
 from memoryd.home import tree_size as _tree_size
+from memoryd.journal import forgottensaid
 from memoryd.memory import entries, shown
 from memoryd.memory.memfiles import read_entries
 from memoryd.modes import progress
@@ -142,8 +143,9 @@ def forget_stopped(home: Home) -> str | None:
     if stopped is None:
         return None
     return (
-        f"a forget of {stopped.what} stopped part way: run bxctl memory forget {stopped.ref!r} "
-        "again to finish it"
+        f"a forget of {stopped.what} stopped part way; its text may still be in "
+        f"{forgottensaid.places(home.memory, stopped)}: run bxctl memory forget "
+        f"{stopped.ref!r} again to finish it"
     )
 
 

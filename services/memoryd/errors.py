@@ -33,6 +33,11 @@ class WriteFailed(EditRefused):
     no memory file changed; the text says so."""
 
 
+class WriteNotTakenBack(WriteFailed):
+    """A write the disk refused whose take-back it refused too: the file the text names may hold
+    the change, and the text says what becomes of it (memory/untaken.py)."""
+
+
 class UntrustedSession(EditRefused):
     """An identity action other than add from a session that has read untrusted content."""
 

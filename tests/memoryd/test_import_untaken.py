@@ -91,6 +91,10 @@ def test_a_relabel_that_cannot_be_put_back_is_answered_as_held(homes, monkeypatc
         "made untrusted, private (it was trusted, private); memoryd follows the label notes.md "
         "gives, and journals no line of it, now or later" in answer
     ), answer
+    # the import's own summary agrees: it does not say that nothing was imported
+    assert "nothing was imported" not in answer, answer
+    assert "that item may stand in its file without a journal line, as said; " in answer
+    assert "nothing before it was imported; importing the file again brings the rest" in answer
     assert _labels(path) == [True]
     assert _journal(a) == journal
     assert not [p for p in a.home.memory.iterdir() if p.name.startswith(".notes.md.")]
@@ -125,9 +129,10 @@ def test_a_relabel_put_back_is_answered_as_unchanged(homes, monkeypatch):
     path = a.home.memory_file("notes.md")
     before = path.read_bytes()
     _failing(monkeypatch, put_back_fails=False)
-    with pytest.raises(AdminRefused, match=r"\(Input/output error\); notes.md is unchanged"):
+    with pytest.raises(AdminRefused, match=r"\(Input/output error\); notes.md is unchanged") as e:
         a.data("import", name=name)
     monkeypatch.undo()
+    assert "; nothing was imported; importing the file again" in str(e.value)
     assert path.read_bytes() == before and _labels(path) == [False]
 
 
@@ -179,3 +184,34 @@ def test_a_swap_that_failed_before_it_stood_is_answered_as_unchanged(homes, monk
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert not [p for p in a.home.memory.iterdir() if p.name.startswith(".notes.md.")]
+
+
+def test_a_new_note_that_cannot_be_taken_back_is_said_so_by_the_import(homes, monkeypatch):
+    """The import of a note new to the home whose journal line fails, and whose cut-back of
+    notes.md fails too: the import's answer says the note may stand in notes.md, not that
+    nothing was imported; the next write journals it as not taken back."""
+    from memoryd.journal import rollback
+
+    a, b = homes
+    b.call({"action": "note", "text": TEXT}, session=B_SESSION)
+    path = b.data("export", format="jsonl")["path"]
+    (a.home.root / "backups" / "b.jsonl").write_bytes(Path(path).read_bytes())
+    journal = _journal(a)
+
+    def append(self, when, edit):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(Journal, "append", append)
+    monkeypatch.setattr(rollback, "take_back", lambda path, size: False)
+    with pytest.raises(AdminRefused) as said:
+        a.data("import", name="b.jsonl")
+    monkeypatch.undo()
+    answer = str(said.value)
+    assert "could not take the change back: notes.md may hold it" in answer, answer
+    assert "nothing was imported" not in answer, answer
+    assert "that item may stand in its file without a journal line, as said; " in answer
+    assert TEXT in a.home.memory_file("notes.md").read_text(encoding="utf-8")
+    assert _journal(a) == journal
+    a.call({"action": "note", "text": "The printer is on floor two."})
+    actions = [line["action"] for line in _journal(a)[len(journal) :]]
+    assert actions == ["not-taken-back", "note"], actions

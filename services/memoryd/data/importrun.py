@@ -25,7 +25,7 @@ from memoryd.data import importing, importsame, layout, purge
 from memoryd.data.importclaim import Claims
 from memoryd.data.importing import FILE_ARG, Items, State
 from memoryd.data.importitems import EntryItem, Item
-from memoryd.errors import AdminRefused, EditRefused, MemorydError, WriteFailed
+from memoryd.errors import AdminRefused, EditRefused, MemorydError, WriteFailed, WriteNotTakenBack
 from memoryd.journal.journal import Edit
 from memoryd.memory import edits, notes
 from memoryd.trust.caller import OWNER
@@ -52,6 +52,7 @@ class Progress:
     lines: list[str] = field(default_factory=list)  # the first `keep` of them
     keep: int = LINES_KEPT
     stopped: str | None = None
+    untaken: bool = False  # the item it stopped at may stand in its file (WriteNotTakenBack)
 
     def said(self, number: int, item: Item, said: str) -> None:
         if len(self.lines) < self.keep:
@@ -134,11 +135,15 @@ def _run(service, name: str, dry_run: bool, done: Progress) -> dict:
 
 def _stopped(done: Progress, total: int) -> str:
     said = f"refused: the import stopped at item {done.at + 1:,} of {total:,} ({done.stopped}); "
+    if done.untaken:  # its file may hold it, unjournalled: "nothing was imported" would lie
+        said += "that item may stand in its file without a journal line, as said; "
     if done.applied:
         said += (
             f"imported before it: {counted(done.applied, 'item', 'items')} (edits "
             f"{done.first_edit} to {done.last_edit}), {done.skipped:,} skipped; "
         )
+    elif done.untaken:
+        said += "nothing before it was imported; "
     else:
         said += "nothing was imported; "
     return said + "importing the file again brings the rest (what is there is skipped)"
@@ -202,6 +207,7 @@ def _batch(service, parsed: Items, state: State, claims: Claims, done: Progress)
                 except (WriteFailed, OSError) as e:
                     reason = e.strerror if isinstance(e, OSError) else str(e)
                     done.stopped = f"line {number}: {str(reason).removeprefix('refused: ')}"
+                    done.untaken = isinstance(e, WriteNotTakenBack)
                     return
                 except EditRefused as e:  # the file changed under it since it was planned
                     what, said = "skip", f"not imported: {str(e).removeprefix('refused: ')}"

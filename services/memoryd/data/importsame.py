@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from memoryd.data import notesswap
 from memoryd.data.journalled import Label, line_label
-from memoryd.errors import EditRefused, WriteFailed
+from memoryd.errors import EditRefused, WriteNotTakenBack
 from memoryd.home import Home, NotRegular, open_read, read_file
 from memoryd.journal import rollback
 from memoryd.journal.journal import Edit, EditLine, Journal
@@ -288,7 +288,7 @@ def _header_back(path, new: notesswap.Identity, data: bytes) -> bool:
     return True
 
 
-def _untaken(change: Relabel, e: OSError) -> WriteFailed:
+def _untaken(change: Relabel, e: OSError) -> WriteNotTakenBack:
     """The answer to a relabel that failed (its swap or its journal line) and stayed in notes.md,
     its take-back failing too. Nothing journals it later: a notes.md header is no write's intent
     (memory/handedit.py journals memory.md and user.md), and every reader, the index at its next
@@ -302,7 +302,7 @@ def _untaken(change: Relabel, e: OSError) -> WriteFailed:
         change.number,
         shown(change.now),
     )
-    return WriteFailed(
+    return WriteNotTakenBack(
         f"{untaken.head(reason, 'notes.md')}: note {change.number} made {shown(change.now)} "
         f"(it was {shown(change.was)}); memoryd follows the label notes.md gives, and journals "
         "no line of it, now or later"

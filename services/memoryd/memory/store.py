@@ -34,6 +34,7 @@ from memoryd.errors import (
     StartFailed,
     UntrustedSession,
     WriteFailed,
+    WriteNotTakenBack,
 )
 from memoryd.home import Home, append_bytes, create_if_missing, ensure_dir
 from memoryd.journal import ids as issued
@@ -301,7 +302,7 @@ class MemoryStore:
                 reason,
                 e.path,
             )
-            return WriteFailed(untaken.sentence(reason, where))
+            return WriteNotTakenBack(untaken.sentence(reason, where))
         log.error("%s: %s by %s not applied: %s", file, action, who, reason)
         return WriteFailed(
             f"not applied: memoryd cannot write its memory files ({reason}); {file} is unchanged"

@@ -14,12 +14,22 @@ the file at the name is opened and checked, then the rewrite renamed over it, so
 between them is left open. The folder is fsync'd before the old file goes; when that fails, the
 old file is put back (unless a save replaced the rewrite since, which stays) before the error
 goes up, so a rewrite that failed never stays in the file.
+
+A kill between the exchange and its taking back leaves a save of the owner's under the temporary
+name, where the next start removes the leftovers of a crash. So once the rewrite is whole, its
+temporary name records the identities of the file read and of the rewrite before anything is
+exchanged, and the start removes a leftover only when it is one of the two (the notes a forget
+took text out of must not stay); any other is kept beside notes.md, logged (kept_leftover). A
+leftover named without the record is one no exchange touched (a rewrite not yet whole, a put-back's
+copy, or one an older memoryd left), memoryd's alone, and removed as before.
 """
 
 import datetime as dt
 import logging
 import os
+import re
 import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -29,6 +39,15 @@ from memoryd.memory import memfiles
 log = logging.getLogger(__name__)
 
 Identity = tuple[int, int, int, int]  # device, inode, size, modification time (ns)
+
+
+# The temporary name of a whole rewrite: the file's name, a random part, then the file read's and
+# the rewrite's inode, size and modification time (ns; before 1970 it is negative), in hex. Not
+# the device: a leftover is in the folder of the file, and a device's number may change at boot.
+_PART = r"-?[0-9a-f]+_-?[0-9a-f]+_-?[0-9a-f]+"
+RECORDED = re.compile(
+    rf"\A\.(?P<file>.+)\.[0-9a-f]{{12}}\.r(?P<read>{_PART})\.n(?P<new>{_PART})\.tmp\Z"
+)
 
 
 def identity(st: os.stat_result) -> Identity:
@@ -47,6 +66,7 @@ def replace_read(path: Path, read: Identity, chunks: Iterable[bytes]) -> Identit
     are made removes the rewrite too, and an OSError leaves path as it was."""
     tmp, new = _write_temp(path, chunks)
     try:
+        tmp = _recorded(tmp, read, new)
         if _at(path) != read:
             _remove(tmp)
             return None
@@ -100,10 +120,46 @@ def _drop_rewrite(path: Path, tmp: Path, new: Identity) -> None:
     if _at(tmp) == new:
         _remove(tmp)
         return
-    stamp = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
-    kept = path.with_name(f"{path.name}.hand-edit-{stamp}-{secrets.token_hex(2)}")
-    os.replace(tmp, kept)
+    kept = _keep(path, tmp)
     log.error("%s: a save made while memoryd rewrote it is kept in %s", path, kept)
+
+
+def _keep(path: Path, tmp: Path) -> Path:
+    """tmp renamed to path.hand-edit-<time>-<hex> beside path, never over a file; that name."""
+    stamp = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
+    while True:
+        kept = path.with_name(f"{path.name}.hand-edit-{stamp}-{secrets.token_hex(2)}")
+        if not os.path.lexists(kept):
+            break
+    os.rename(tmp, kept)
+    return kept
+
+
+def kept_leftover(tmp: Path) -> Path | None:
+    """A temporary file a kill left beside notes.md, kept as notes.md.hand-edit-<time>-<hex>
+    (logged) when it is neither the file read nor the rewrite that its name records: a save of the
+    owner's that the exchange had moved out. The name it is kept under, or None when the leftover
+    is memoryd's, to be removed (so is one whose name records nothing)."""
+    named = RECORDED.match(tmp.name)
+    if named is None:
+        return None
+    try:
+        st = os.lstat(tmp)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None  # not a save: an editor saves a regular file
+    if identity(st)[1:] in (_unhexed(named["read"]), _unhexed(named["new"])):
+        return None
+    kept = _keep(tmp.with_name(named["file"]), tmp)
+    log.warning(
+        "%s: a save left under memoryd's temporary name %s by a crash while memoryd rewrote %s "
+        "is kept here for the owner to merge",
+        kept,
+        tmp.name,
+        named["file"],
+    )
+    return kept
 
 
 def _renamed(path: Path, tmp: Path, read: Identity, new: Identity) -> Identity | None:
@@ -172,6 +228,22 @@ def _write_temp(path: Path, chunks: Iterable[bytes]) -> tuple[Path, Identity]:
     except BaseException:
         _remove(tmp)
         raise
+
+
+def _recorded(tmp: Path, read: Identity, new: Identity) -> Path:
+    """The whole rewrite at tmp renamed to a name recording read and new (RECORDED); a rename
+    leaves the rewrite's inode, size and modification time as they were."""
+    named = tmp.with_name(f"{tmp.name.removesuffix('.tmp')}.r{_hexed(read)}.n{_hexed(new)}.tmp")
+    os.rename(tmp, named)
+    return named
+
+
+def _hexed(at: Identity) -> str:
+    return "_".join(f"{n:x}" for n in at[1:])
+
+
+def _unhexed(part: str) -> tuple[int, ...]:
+    return tuple(int(n, 16) for n in part.split("_"))
 
 
 def _at(path: Path) -> Identity | None:

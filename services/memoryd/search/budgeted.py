@@ -4,16 +4,19 @@ FTS5 never ranks a common word's whole list, whatever the question.
 At a million records FTS5 ranks a word held by 100,000 rows in 100 to 400 ms, however few of
 them belong in the top k, and the exact searches (topk.py, maxscore.py) must let it whenever the
 rarer words cannot prove their answer. Here the answer may be approximate, and its cost bounded:
-FTS5 ranks at most the budget's rows (twice at most, see 3.), SCORED_MOST rows are scored one by
-one, and PROBED_MOST words are probed.
+FTS5 ranks at most the budget's rows (twice at most, see 3.; once more in a round whose PARTS
+rows end in a run of equal scores that goes on), SCORED_MOST rows are scored one by one, and
+PROBED_MOST words are probed.
 
 1. The words read: every word when all their rows fit in the budget (the answer is then exact);
    topk.split()'s when they hold from k to budget rows; otherwise the rarest words that fit
    (within()), a word no row holds among them.
-2. FTS5 ranks the read words' rows once, by the read phrases; every skipped word is probed (its
-   AND with the read words, which seeks through at most the budget's rows; the rarest
-   PROBED_MOST of them), and the read rows best placed to reach the top k are scored exactly,
-   best bound first (candidates.py).
+2. FTS5 ranks the read words' rows once, by the read phrases (a run of equal parts across the
+   PARTS-th row read again in ties.py's order, newest first, so that a rebuilt index, whose rowids
+   differ, keeps the same rows as the live one); every skipped word is probed (its AND with
+   the read words, which seeks through at most the budget's rows; the rarest PROBED_MOST of
+   them), and the read rows best placed to reach the top k are scored exactly, best bound
+   first, equal bounds in the order read (candidates.py).
 3. When the words that fit give fewer than k rows (a question of common words alone, or a name
    no row holds beside them), the rarest word too common to read whole fills the list: the
    budget's worth of its newest rows, ranked the same way, the other words probed among them.
@@ -113,7 +116,7 @@ def _round(
     skipped = [token for token in found.docs if token not in read]
     bound_of = found.bounds(skipped)
     limit = max(PARTS, k)
-    parts = candidates.parts(conn, table, read_expression, limit, window)
+    parts = candidates.parts_in_order(conn, table, read_expression, limit, window)
     if not parts:
         return {}
     cutoff = parts[-1][1] if len(parts) == limit else None

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from memoryd.search import bm25, tokencount
+from memoryd.search import bm25, ties, tokencount
 
 # The rows holding a read term, with the read phrases' part of their score, best first.
 PARTS = "SELECT rowid, -{score} FROM {table} WHERE {table} MATCH ?{window} ORDER BY {score} LIMIT ?"
@@ -120,6 +120,27 @@ def parts(
     return conn.execute(query, args).fetchall()
 
 
+def parts_in_order(
+    conn: sqlite3.Connection,
+    table: tokencount.Table,
+    expression: str,
+    limit: int,
+    window: int | None = None,
+) -> list[tuple[int, float]]:
+    """parts(), with a run of equal read parts across the cut read in ties.py's order (newest
+    first), not FTS5's rowid order: the rows kept past a cut that ends the search (budgeted.py)
+    are then the same in the live index and a rebuild, whose rowids differ. One row past the
+    limit tells whether the run goes on; only then is every row of its part asked again."""
+    found = parts(conn, table, expression, limit + 1, window)
+    if len(found) <= limit or found[limit][1] != found[limit - 1][1]:
+        return found[:limit]
+    last = found[limit - 1][1]
+    above = [pair for pair in found if pair[1] != last]
+    tied = ties.first_tied(table.name, table.score(), window is not None)
+    args = (expression, -last) + (() if window is None else (window,)) + (limit - len(above),)
+    return above + [(rowid, last) for (rowid,) in conn.execute(tied, args)]
+
+
 def probe_skipped(
     conn: sqlite3.Connection,
     table: tokencount.Table,
@@ -187,25 +208,28 @@ def score(
             held[rowid] = held.get(rowid, 0.0) + bound_of[token]
     scores: dict[int, float] = {}
     best: list[float] = []  # the k best scores so far, least first
-    # (-upper bound, rowid): a heap, taken a batch at a time best bound first (a budgeted search
-    # stops after a few batches of thousands of rows, which a whole sort would order for nothing).
-    uppers: list[tuple[float, int]] = []
-    for rowid, part in read_parts:
+    # (-upper bound, place in read_parts, rowid): a heap, taken a batch at a time best bound
+    # first (a budgeted search stops after a few batches of thousands of rows, which a whole sort
+    # would order for nothing); equal bounds in read_parts' order (parts_in_order's at the cut),
+    # the rows not returned after them, so that a cap (most) keeps the same rows in any build.
+    uppers: list[tuple[float, int, int]] = []
+    for place, (rowid, part) in enumerate(read_parts):
         if not unknown and rowid not in held:
             # It holds no skipped term: FTS5's sum of the read phrases is its whole score, the
             # skipped phrases adding exactly 0.0 to it.
             scores[rowid] = part
             _keep(best, part, k)
         else:
-            uppers.append((-(part + unknown + held.pop(rowid, 0.0)), rowid))
+            uppers.append((-(part + unknown + held.pop(rowid, 0.0)), place, rowid))
     if cutoff is not None:
-        uppers += [(-(cutoff + unknown + bound), rowid) for rowid, bound in held.items()]
+        after = len(read_parts)
+        uppers += [(-(cutoff + unknown + bound), after, rowid) for rowid, bound in held.items()]
     heapq.heapify(uppers)
     tokens = list(dict.fromkeys(terms.phrase_tokens))
     while uppers:
         kth = best[0] if len(best) == k else None
         taken = [heapq.heappop(uppers) for _ in range(min(BATCH, len(uppers)))]
-        near = [rowid for upper, rowid in taken if kth is None or bm25.reaches(-upper, kth)]
+        near = [rowid for upper, _, rowid in taken if kth is None or bm25.reaches(-upper, kth)]
         if not near or (most is not None and len(scored) >= most):
             break
         batch = []

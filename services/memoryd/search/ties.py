@@ -159,13 +159,16 @@ def with_boundary(ranked: list[tuple[int, float]], k: int) -> list[tuple[int, fl
     return ranked[:end]
 
 
-def first_tied(table: str, score: str) -> str:
-    """The statement spec_top asks every row of the k-th's score with, for an FTS5 table other
-    than hits whose rowids are the spec's (context_hits), ranked by score (its bm25 call): a
-    constant of the caller's, never built from input."""
+def first_tied(table: str, score: str, window: bool = False) -> str:
+    """The statement asking, in key order, the first rows of a score for an FTS5 table whose
+    rowids are the spec's, ranked by score (its bm25 call): spec_top's every row of the k-th's
+    score in context_hits, candidates.parts_in_order's in either table. table and score are
+    constants of the caller's, never built from input. With window, only the rows at or above a
+    rowid given after the score (budgeted.py's newest rows of a word)."""
+    above = " AND h.rowid >= ?" if window else ""
     return (
         f"SELECT h.rowid FROM {table} h LEFT JOIN sources s ON s.rowid = h.rowid"
-        f" WHERE {table} MATCH ? AND {score} = ? ORDER BY "
+        f" WHERE {table} MATCH ? AND {score} = ?{above} ORDER BY "
         + _ORDER.format(rowid="h.rowid")
         + " LIMIT ?"
     )

@@ -2,9 +2,9 @@
 
 Every place is judged by one rule (matching.py): a value that carries what was written is the
 text exactly. The places: entries of memory.md and user.md, notes of notes.md, journal lines,
-recall log lines, pending writes, the exports memoryd left in backups/, and the index rows of
-other records that hold it (carriers.py), such as the session record of the memory call that
-wrote an entry.
+recall log lines, pending writes, the exports memoryd left in backups/, the owner's saves kept
+beside the memory files (handkept.py), and the index rows of other records that hold it
+(carriers.py), such as the session record of the memory call that wrote an entry.
 """
 
 from collections.abc import Iterator
@@ -27,7 +27,7 @@ class Places:
     recalls: int = 0  # lines
     pending: int = 0  # lines
     exports: int = 0  # files in backups/
-    kept: int = 0  # saves of the owner's kept beside memory.md and user.md (handkept.py)
+    kept: int = 0  # saves of the owner's kept beside memory.md, user.md, notes.md (handkept.py)
     records: dict[str, list[int]] = field(default_factory=dict)  # other keys -> their rows
     rows: dict[str, list[int]] = field(default_factory=dict)  # every key found -> its rows
 

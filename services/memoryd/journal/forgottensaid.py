@@ -178,8 +178,8 @@ def _holds(path: Path, name: str, texts: list[str]) -> bool:
 
 
 def _kept(memory: Path) -> bool:
-    """Whether a save of the owner's is kept beside memory.md or user.md (data/handkept.py),
-    which the forget scrubs last."""
+    """Whether a save of the owner's is kept beside memory.md, user.md or notes.md
+    (data/handkept.py), which the forget scrubs last."""
     try:
         return any(handkept.KEPT.match(name) for name in os.listdir(memory))
     except OSError:

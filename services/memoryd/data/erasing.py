@@ -144,23 +144,13 @@ def _marked(
                 holding.append(note.number)
             if note.number not in wanted:
                 continue
-            header_end = _header_end(data, note.start - start)
+            header_end = notestream.header_end(data, note.start - start)
             body = marker.encode() + b"\n"
             out = data[:header_end] + body
             shifts.append((note.end, len(body) - (note.end - start - header_end)))
         yield out
     if sorted(holding) != sorted(set(numbers)):
         raise NotesMoved(MOVED)
-
-
-def _header_end(data: bytes, at: int) -> int:
-    """Where the header line at byte at of a note's bytes ends: after its first newline; a note
-    with none (its header ended by a lone CR and nothing after it, or the file's last line
-    unended) keeps its header's first line and the marker follows it."""
-    end = data.find(b"\n", at)
-    if end != -1:
-        return end + 1
-    return at + len(data[at:].splitlines(keepends=True)[0])
 
 
 NOTES_CHANGED = "notes.md changed while forget ran"
@@ -190,5 +180,5 @@ def scrub_everywhere(service, journal, text: str, marker: str, found: Found) -> 
     pending = home.memory_file("pending.jsonl")
     scrub.rewrite(pending, text, pending_change(text), scrub.journal_dumps)
     exportfiles.scrub_exports(home, text, marker)
-    handkept.scrub(home, text)
+    handkept.scrub(home, text, marker)
     shown.scrub(service.index, text, marker)

@@ -11,7 +11,6 @@ notes.md each note that is the text keeps its header and gets forget's marker, a
 A file that cannot be read or parsed is left as it is, logged.
 """
 
-import datetime as dt
 import logging
 import re
 from collections.abc import Iterator
@@ -20,7 +19,6 @@ from pathlib import Path
 from memoryd.data import matching, notestream
 from memoryd.errors import FileDamaged
 from memoryd.home import Home, atomic_write, open_read
-from memoryd.journal import forgotten
 from memoryd.memory import entries
 from memoryd.memory.memfiles import read_text
 from proto.plural import counted
@@ -69,10 +67,9 @@ def holding(home: Home, texts: list[str]) -> int:
     return sum(_holds(path, texts) for path in kept_files(home))
 
 
-def scrub(home: Home, text: str, marker: str | None = None) -> None:
-    """text taken out of every kept save that holds it; marker stands in a note's place (forget's
-    own, or one of this minute when none is given)."""
-    marker = marker or forgotten.marker(f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%MZ}")
+def scrub(home: Home, text: str, marker: str) -> None:
+    """text taken out of every kept save that holds it; marker (forget's own, as in notes.md)
+    stands in a note's place."""
     for path in kept_files(home):
         if path.name.startswith(NOTES):
             _scrub_notes(path, text, marker)
@@ -114,13 +111,4 @@ def _marked(chunks, text: str, marker: str) -> Iterator[bytes]:
         if note is None or not matching.same(note.text, text):
             yield data
             continue
-        yield data[: _header_end(data, note.start - start)] + marker.encode() + b"\n"
-
-
-def _header_end(data: bytes, at: int) -> int:
-    """Where the header line at byte at of a note's bytes ends, as forget reads it in notes.md
-    (data/erasing.py): after its first newline, else after its first line."""
-    end = data.find(b"\n", at)
-    if end != -1:
-        return end + 1
-    return at + len(data[at:].splitlines(keepends=True)[0])
+        yield data[: notestream.header_end(data, note.start - start)] + marker.encode() + b"\n"

@@ -118,3 +118,14 @@ def _parse(
         return found
     above = notes.header_line("noted", before.time, "owner", "private").encode() + b"\n"
     return notes.parse(above + data, start - len(above), number - 1)[1:]
+
+
+def header_end(data: bytes, at: int) -> int:
+    """Where the header line at byte at of a note's bytes ends: after its first newline; a note
+    with none (its header ended by a lone CR and nothing after it, or the file's last line
+    unended) keeps its header's first line, and what replaces its text (forget's marker) follows
+    it."""
+    end = data.find(b"\n", at)
+    if end != -1:
+        return end + 1
+    return at + len(data[at:].splitlines(keepends=True)[0])

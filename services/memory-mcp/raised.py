@@ -5,6 +5,9 @@ the conversation outlives the connection: a client restarted, or one that starts
 to resume, keeps the text in its model's context. brokerd keeps a session's raised state in its
 ledger across its own restarts; memory-mcp keeps it per client (the name it gives, and the home)
 in a small file, so that a new connection of that client starts as strict as its last one ended.
+Every registration keeps it, the untrusted one too, and a connection reads it again before each
+write (Keeper.look): one client may hold both registrations config-snippet prints under its one
+name, and a memory-tainted hit answered through either is in the same conversation.
 Only the owner lowers it again, with `memory-mcp trust-again --client NAME` once the client's
 conversations that saw the text are gone: the file then holds a clean record (CLEAN), not nothing,
 since a client with no file at all is one whose file may have been lost, and memoryd's recall log
@@ -208,13 +211,22 @@ def past(declared: Label, label: Label) -> bool:
     return untrusted or (label.klass == "secret" and declared.klass != "secret")
 
 
+def to_keep(declared: Label, label: Label) -> bool:
+    """Whether an answer labelled label is kept for the client: past what the owner declared, or
+    untrusted whatever was declared. One client may hold both registrations config-snippet prints
+    under its one name, and its model reads what either answers: a memory-tainted hit answered
+    through the untrusted one must reach the trusted one's writes (Keeper.look)."""
+    return label.untrusted or past(declared, label)
+
+
 def withheld_text(label: Label, kept: Path | None, why: str, written: bool) -> str:
     held = "untrusted" if label.untrusted else "secret"
     done = " (the write itself was made: `bxctl memory log` shows it)" if written else ""
     return (
         f"memory-mcp withheld memoryd's answer{done}: it holds {held} memory, and this "
-        f"client's raised state cannot be kept in {kept} ({why}), so its next connection would "
-        "start as registered; free or fix that folder (or set $BOXMAKER_MCP_STATE) and ask again"
+        f"client's raised state cannot be kept in {kept} ({why}), so its other and next "
+        "connections would go on as registered; free or fix that folder (or set "
+        "$BOXMAKER_MCP_STATE) and ask again"
     )
 
 
@@ -226,6 +238,7 @@ class Keeper:
         self.timeout = timeout
         self.kept: Label | None = None  # the label this connection last kept
         self._running = False  # a thread still keeping (perhaps stalled in an fsync)
+        self._looking = False  # a thread still reading the kept state again (look)
         self._turns: Any = None  # an anyio.Lock, made once an event loop runs
         self.waiting = 0  # answers waiting to be kept: work under way (stdio's busy)
 
@@ -269,6 +282,35 @@ class Keeper:
             return e.strerror or str(e)
         self.kept = label
         return None
+
+    async def look(self, path: Path) -> Raised | None:
+        """The kept state read again, before a write: another connection of the client (its other
+        registration) may have raised it since this one began. Off the event loop and within the
+        one bound; a read that does not end by then counts as unreadable, as does one asked while
+        the last is still stalled."""
+        import anyio.to_thread
+
+        if self._looking:
+            return self._unread(path, "an earlier read of it has not ended")
+        self._looking = True
+
+        def work() -> Raised | None:
+            try:
+                return load(path)
+            finally:
+                self._looking = False
+
+        self.waiting += 1
+        try:
+            with anyio.move_on_after(self.timeout):
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+        finally:
+            self.waiting -= 1
+        return self._unread(path, f"it did not answer in {self.timeout:g} seconds")
+
+    def _unread(self, path: Path, why: str) -> Raised:
+        log.warning("%s: cannot read the client's kept state (%s): counted untrusted", path, why)
+        return _unreadable()
 
 
 def forget(path: Path, deadline: float | None = None) -> bool:

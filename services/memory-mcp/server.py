@@ -116,7 +116,7 @@ class MemoryMcp:
     async def _keep_raised(self, label: Label) -> str | None:
         """Keep the state an answer labelled label raises, before the answer goes out; why it
         cannot be kept (the answer is then withheld), else None."""
-        if self.kept_file is None or not raised.past(self.declared, label):
+        if self.kept_file is None or not raised.to_keep(self.declared, label):
             return None
         why = await self.keeper.keep(self.kept_file, self.state.label(), self.session or "-")
         if why is not None:
@@ -127,6 +127,28 @@ class MemoryMcp:
                 why,
             )
         return why
+
+    async def _look_again(self, session: str) -> None:
+        """Before a write, this connection raised to what its client's kept state says now. The
+        client may hold both registrations config-snippet prints, under its one name: a
+        memory-tainted hit the untrusted one answered (and kept before answering) is in the same
+        conversation, and must make this one's write a note, not an edit of user.md."""
+        if self.kept_file is None or self.state.label() == raised.WORST:
+            return
+        found = await self.keeper.look(self.kept_file)
+        if found is None or stricter(self.state.label(), found.label) == self.state.label():
+            return
+        self.state.raise_to(found.label)
+        log.warning(
+            "session %s: %s says another connection of this client (session %s, %s) read "
+            "untrusted or secret memory, so this connection is now %s%s",
+            session,
+            self.kept_file,
+            found.session,
+            found.since,
+            self.state.klass,
+            ", untrusted" if self.state.untrusted else "",
+        )
 
     # --- tools -----------------------------------------------------------------------------------
     async def list_tools(self, ctx, params) -> types.ListToolsResult:
@@ -141,9 +163,11 @@ class MemoryMcp:
         session = self.session_for(ctx)
         if self.recall_check is not None:  # not one call is sent before the log is read
             self.state.raise_to(await self.recall_check.label())
+        tool = params.name
+        if tool == "memory":
+            await self._look_again(session)
         self.calls += 1
         call_id = f"mcp-call-{self.calls}"
-        tool = params.name
         prepared = prepare(
             tool, params.arguments, session, call_id, self.state.klass, self.state.untrusted
         )

@@ -30,7 +30,7 @@ from typing import Annotated
 
 import typer
 
-from memory_mcp import raised
+from memory_mcp import logqueue, raised
 from memory_mcp.session import client_key
 from memory_mcp.snippet import (
     NoCommand,
@@ -40,7 +40,7 @@ from memory_mcp.snippet import (
     snippet,
     snippet_home,
 )
-from proto import logline, usage
+from proto import usage
 from proto.config import default_home
 from proto.narrowterm import escape_what_cannot_be_shown
 from proto.paths import BROKER_MEMORY_SOCKET, under
@@ -130,7 +130,7 @@ def main_command(
     """Serve one MCP connection on stdin and stdout until the client closes it."""
     if ctx.invoked_subcommand is not None:
         return
-    logline.configure_role()
+    logqueue.configure_role()
     if sys.stdout is None:  # fd 1 was closed before Python started: no client can be answered
         print(NO_STDOUT, file=sys.stderr)
         raise typer.Exit(2)

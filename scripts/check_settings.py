@@ -22,7 +22,6 @@ import hashlib
 import os
 import re
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -77,13 +76,22 @@ def mounts(role: str) -> list[PurePosixPath]:
     return [PurePosixPath(match.group(1)) for match in found if match]
 
 
-def _setting(settings: Path, name: str, section: str, key: str) -> str | None:
-    """The string the file gives at [section] key (the role's loader has read it already)."""
-    path = settings / name
+def _table(path: Path, section: str) -> dict:
+    """The [section] table of a settings file as its role reads it (proto.config.read_toml: a
+    file too large, not TOML or nested too deeply is not read whole here either), or an empty
+    one when it cannot be read: the role's own check says why."""
+    from proto.config import ConfigInvalid, read_toml
+
     try:
-        value = tomllib.loads(path.read_bytes().decode("utf-8-sig")).get(section, {}).get(key)
-    except (OSError, ValueError):
-        return None
+        table = read_toml(path).get(section, {})
+    except ConfigInvalid:
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def _setting(settings: Path, name: str, section: str, key: str) -> str | None:
+    """The string the file gives at [section] key, or None."""
+    value = _table(settings / name, section).get(key)
     return value if isinstance(value, str) else None
 
 
@@ -282,11 +290,7 @@ def _loopd_waits(settings: Path, memory_timeout: float) -> list[str]:
 def _number(path: Path, section: str, key: str) -> float | None:
     """The number the file sets at [section] key, or None when it sets none (the role's loader
     has read the file already: a mistake in it is said there)."""
-    try:
-        table = tomllib.loads(path.read_bytes().decode("utf-8-sig")).get(section, {})
-    except (OSError, ValueError):
-        return None
-    value = table.get(key) if isinstance(table, dict) else None
+    value = _table(path, section).get(key)
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
@@ -332,13 +336,36 @@ def role_hash(settings: Path, role: str) -> str:
     cannot be read as unreadable: status still shows every role, and check says why)."""
     digest = hashlib.sha256()
     for name in ROLE_FILES[role]:
-        path = settings / name
         digest.update(name.encode() + b"\0")
-        try:
-            digest.update(path.read_bytes() if path.is_file() else b"\0missing\0")
-        except OSError as e:
-            digest.update(f"\0unreadable {e.errno}\0".encode())
+        digest.update(_hashed(settings / name))
     return digest.hexdigest()[:16]
+
+
+def _hashed(path: Path) -> bytes:
+    """What role_hash takes of one file: its bytes, read as its role reads them (never more than
+    CONFIG_BYTES, the most a role reads of any settings file; a FIFO not waited on). A larger file
+    is refused by its role unread, so it is not read here either (status runs this every time):
+    its size and time of change stand for it, so the role is still recreated when it changes."""
+    from proto.config import CONFIG_BYTES
+    from proto.files import TooLarge, read_setting
+
+    try:
+        return read_setting(path, CONFIG_BYTES)
+    except FileNotFoundError:
+        return b"\0missing\0"
+    except TooLarge:
+        return _too_large(path)
+    except OSError as e:
+        return f"\0unreadable {e.errno}\0".encode()
+
+
+def _too_large(path: Path) -> bytes:
+    """What stands for a settings file too large to read: its size and time of change."""
+    try:
+        st = path.stat()
+    except OSError as e:
+        return f"\0unreadable {e.errno}\0".encode()
+    return f"\0too large {st.st_size} {st.st_mtime_ns}\0".encode()
 
 
 # The exit code when the settings could not be checked at all (1 is: they hold a mistake).
@@ -347,8 +374,11 @@ CANNOT_CHECK = 3
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--hashes"] and len(argv) == 2:
-        for role in ROLE_FILES:
-            print(role, role_hash(Path(argv[1]), role))
+        try:
+            hashes = [f"{role} {role_hash(Path(argv[1]), role)}" for role in ROLE_FILES]
+        except ImportError as e:
+            return _cannot_load(e)
+        print("\n".join(hashes))
         return 0
     containers = argv[:1] == ["--containers"]
     argv = argv[containers:]
@@ -358,17 +388,21 @@ def main(argv: list[str]) -> int:
     try:
         problems = check(Path(argv[0]).absolute(), Path(argv[1]).absolute(), containers)
     except ImportError as e:
-        # The venv does not hold the roles' code (a clone moved since it was made, say): that is
-        # no mistake of the settings, and the owner is told what to do instead.
-        print(
-            f"error: the settings cannot be checked: {sys.prefix} cannot load the roles' code"
-            f" ({e}); run scripts/setup-dev (it makes the venv anew), then this again",
-            file=sys.stderr,
-        )
-        return CANNOT_CHECK
+        return _cannot_load(e)
     for line in problems:
         print(f"error: {line}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def _cannot_load(e: ImportError) -> int:
+    """The venv does not hold the roles' code (a clone moved since it was made, say): that is no
+    mistake of the settings, and the owner is told what to do instead."""
+    print(
+        f"error: the settings cannot be checked: {sys.prefix} cannot load the roles' code"
+        f" ({e}); run scripts/setup-dev (it makes the venv anew), then this again",
+        file=sys.stderr,
+    )
+    return CANNOT_CHECK
 
 
 if __name__ == "__main__":

@@ -53,6 +53,23 @@ def _named(name: str) -> str:
     return json.dumps(name)
 
 
+def read_toml(path: Path) -> dict:
+    """The TOML table of the settings file at path, read as every role reads it; anything that
+    keeps it from being read is one ConfigInvalid naming the file, never a traceback."""
+    try:
+        # utf-8-sig: an editor that starts the file with a byte-order mark (Notepad does)
+        # wrote the same settings; TOML would call the invisible mark an invalid statement.
+        return tomllib.loads(read_setting(path, CONFIG_BYTES).decode("utf-8-sig"))
+    except OSError as e:
+        raise ConfigInvalid(f"cannot read {path}: {e.strerror or e}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigInvalid(f"{path} is not valid TOML: {e}") from None
+    except RecursionError:
+        # tomllib reads a nested array or table by recursion: some hundreds of brackets in a
+        # file of a kilobyte exhaust Python's stack. No setting is nested more than once.
+        raise ConfigInvalid(f"{path} is not valid TOML: its values are nested too deeply") from None
+
+
 @dataclass(frozen=True)
 class ConfigFile:
     data: dict
@@ -65,14 +82,7 @@ class ConfigFile:
         if path is None:
             return cls({}, Path.cwd(), "defaults")
         path = Path(path).absolute()
-        try:
-            # utf-8-sig: an editor that starts the file with a byte-order mark (Notepad does)
-            # wrote the same settings; TOML would call the invisible mark an invalid statement.
-            data = tomllib.loads(read_setting(path, CONFIG_BYTES).decode("utf-8-sig"))
-        except OSError as e:
-            raise ConfigInvalid(f"cannot read {path}: {e.strerror or e}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise ConfigInvalid(f"{path} is not valid TOML: {e}") from None
+        data = read_toml(path)
         source = str(path)
         for section, table in data.items():
             if section not in sections:

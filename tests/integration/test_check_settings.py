@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from proto import files
 from tests.integration.stack import REPO, make_settings
 
 sys.path.insert(0, os.fspath(REPO / "scripts"))
@@ -106,14 +107,14 @@ def test_a_file_that_cannot_be_read_changes_its_roles_hash_without_an_error(
     settings, _ = folders
     before = {r: role_hash(settings, r) for r in ROLE_FILES}
     closed = settings / ROLE_FILES[role][-1]
-    real = Path.read_bytes
+    real = files.read_setting
 
-    def read_bytes(path):
+    def read_setting(path, limit):
         if path == closed:
             raise PermissionError(13, "Permission denied", str(path))
-        return real(path)
+        return real(path, limit)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(files, "read_setting", read_setting)
     after = {r: role_hash(settings, r) for r in ROLE_FILES}
     assert [r for r in ROLE_FILES if before[r] != after[r]] == [role]
 

@@ -16,6 +16,12 @@ requests and never reads its answers would otherwise have each read request held
 waiting to write, without end. Reading waits while MOST requests are unanswered; counts the SDK
 will never answer (nothing is being written and no call to memoryd is under way for GRACE
 seconds) are let go, so that they never stop the reading for good.
+
+A cancel uncounts its request (the SDK sends no answer to a request cancelled while its handler
+runs), but an answer already on its way when the cancel came still goes out, and waits as a task
+while the client does not read: so each answer waiting to go out for a request no longer counted
+takes a place in the bound too, until it is out. A client that cancels every request it sends and
+never reads is held to MOST like any other.
 """
 
 import logging
@@ -46,11 +52,32 @@ class InFlight:
 
     def __init__(self) -> None:
         self._ids: Counter = Counter()
+        self._sending: Counter = Counter()  # answers handed to the write stream, not out yet
         self._idle = anyio.Event()
         self._idle.set()
 
     def __len__(self) -> int:
         return sum(self._ids.values())
+
+    def held(self) -> int:
+        """Requests unanswered, and answers waiting to go out for requests no longer counted
+        (cancelled after their answer was on its way): each is a task memory-mcp keeps."""
+        unowed = sum(max(0, n - self._ids[key]) for key, n in self._sending.items())
+        return len(self) + unowed
+
+    def sending(self, ident: Any) -> None:
+        """An answer to ident is handed to the write stream."""
+        if valid_id(ident):
+            self._sending[_key(ident)] += 1
+
+    def sent(self, ident: Any) -> None:
+        """The answer to ident went out (or could not)."""
+        if not valid_id(ident):
+            return
+        key = _key(ident)
+        self._sending[key] -= 1
+        if self._sending[key] <= 0:
+            del self._sending[key]
 
     def read(self, message: dict[str, Any]) -> None:
         """A message the SDK is about to get: a request is counted, a cancel uncounts its id."""
@@ -69,12 +96,13 @@ class InFlight:
                 self.answered(params["requestId"])
 
     async def room(self, stuck: Callable[[], bool], most: int | None = None) -> None:
-        """Return once fewer than most requests are unanswered. stuck(): nothing can answer
+        """Return once fewer than most requests are held (held()). stuck(): nothing can answer
         them now (no write under way, no call to memoryd); after GRACE seconds of that, the
-        counted ids are ones the SDK dropped without a word, and are let go."""
+        counted ids are ones the SDK dropped without a word, and are let go. An answer waiting
+        to go out is never let go: it is a write under way, and ends when the client reads."""
         most = MOST if most is None else most
         stuck_since: float | None = None
-        while len(self) >= most:
+        while self.held() >= most:
             await anyio.sleep(POLL)
             if not stuck():
                 stuck_since = None
@@ -129,11 +157,17 @@ class AnswerWatch:
         self._in_flight = in_flight
 
     async def send(self, item: SessionMessage, /) -> None:
-        await self._inner.send(item)
         message = item.message
-        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            if message.id is not None:
-                self._in_flight.answered(message.id)
+        if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            await self._inner.send(item)
+            return
+        self._in_flight.sending(message.id)
+        try:
+            await self._inner.send(item)
+        finally:
+            self._in_flight.sent(message.id)
+        if message.id is not None:
+            self._in_flight.answered(message.id)
 
     async def aclose(self) -> None:
         await self._inner.aclose()

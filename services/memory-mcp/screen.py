@@ -153,32 +153,63 @@ def depth(value: Any) -> int:
 # Where JSON spells half of a surrogate pair: \uD800 to \uDFFF (the pair's two halves together
 # decode to one character; only a half alone is refused).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+# What a scan of the line stops at: outside a string, a string's start or a run of brackets;
+# inside one, its end or an escape.
+_MARK = re.compile(r'"|[\[\]{}]+')
+_IN_STRING = re.compile(r'["\\]')
 _COLON = re.compile(r"\s*:\s*")
 
 
 def top_level_id(text: str) -> int | str | None:
     """The "id" member of the object text holds, found without parsing what is nested (which may
-    be too deep to parse), or None when there is none JSON-RPC allows."""
+    be too deep to parse), or None when there is none JSON-RPC allows.
+
+    One scan from left to right, each character looked at once: a line built to make a scan
+    start again at every quote (an unterminated string of escaped quotes) costs no more than any
+    other line of its length. The scan gives up at a string that does not end."""
     if not text.lstrip().startswith("{"):
         return None
     level = 0
-    decoder = json.JSONDecoder()
-    for token in _TOKEN.finditer(text):
-        mark = token.group()
-        if mark in "[{":
-            level += 1
-        elif mark in "]}":
-            level -= 1
-        elif level == 1:
-            colon = _COLON.match(text, token.end())
-            if colon is None:
-                continue  # a string value, not a member's name
-            try:
-                if json.loads(mark) != "id" or text[colon.end() : colon.end() + 1] in "[{":
-                    continue
-                value, _ = decoder.raw_decode(text, colon.end())
-            except ValueError:
-                return None
-            return value if valid_id(value) else None
+    at = 0
+    while (mark := _MARK.search(text, at)) is not None:
+        if mark.group() != '"':
+            level += _opened(mark.group())
+            at = mark.end()
+            continue
+        end = _string_end(text, mark.start())
+        if end is None:
+            return None
+        at = end
+        colon = _COLON.match(text, end) if level == 1 else None
+        if colon is None:
+            continue  # nested, or a string value rather than a member's name
+        try:
+            if json.loads(text[mark.start() : end]) != "id":
+                continue
+        except ValueError:
+            return None
+        if text[colon.end() : colon.end() + 1] in "[{":
+            continue
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text, colon.end())
+        except ValueError:
+            return None
+        return value if valid_id(value) else None
+    return None
+
+
+def _opened(brackets: str) -> int:
+    """How many levels a run of brackets opens (less than 0: closes)."""
+    opened = brackets.count("[") + brackets.count("{")
+    return 2 * opened - len(brackets)
+
+
+def _string_end(text: str, start: int) -> int | None:
+    """Where the string opening at start ends (just past its closing quote), or None when the
+    line ends first."""
+    at = start + 1
+    while (mark := _IN_STRING.search(text, at)) is not None:
+        if mark.group() == '"':
+            return mark.end()
+        at = mark.end() + 1  # the escaped character, whatever it is, belongs to the string
     return None

@@ -100,6 +100,8 @@ def _rewritten(path: Path, to: Path, home: Path, settings: Path) -> None:
         values = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise ConfigCopyError(f"{path}: {e}") from None
+    except RecursionError:  # tomllib nests a frame a level: a small file can pass its limit
+        raise ConfigCopyError(f"{path}: not valid TOML: its values are nested too deeply") from None
     left = [s for s in _strings(values) if IMAGE_HOME in s]
     if left:
         raise ConfigCopyError(f"{path} still names {IMAGE_HOME}: {left[0]!r}")

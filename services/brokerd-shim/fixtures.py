@@ -56,7 +56,7 @@ class FixtureRuntime(Runtime):
                 data = tomllib.load(f)
         except FileNotFoundError:
             return []
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as e:
             log.error("fixtures: %s cannot be read: %s", path, e)
             raise ToolFailed(f"the fixture index {path.name} cannot be read") from None
         fixtures = data.get("fixture", [])

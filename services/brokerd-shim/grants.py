@@ -95,6 +95,8 @@ def parse_grant(grant_id: str, text: bytes, *, builtin: bool = False) -> Grant:
         raise GrantProblem("the file is not UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise GrantProblem(f"not valid TOML: {e}") from None
+    except RecursionError:  # tomllib nests a frame a level: a small file can pass its limit
+        raise GrantProblem("not valid TOML: its values are nested too deeply") from None
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise GrantProblem(f"unknown key {unknown[0][:64]!r}")

@@ -80,6 +80,7 @@ def test_owner_grant_loaded_with_sha_of_its_bytes(tmp_path):
         ("k.toml", GOOD + "constraints = { ports = [80] }\n", "unknown constraint"),
         ("h.toml", GOOD + "constraints = { hosts = [1] }\n", "constraints.hosts"),
         ("big.toml", GOOD + "#" * 70_000 + "\n", "over 65536 bytes"),
+        ("deep.toml", "a = " + "[" * 1000 + "]" * 1000 + "\n", "nested too deeply"),
     ],
 )
 def test_a_bad_file_makes_the_set_invalid(tmp_path, name, text, problem):

@@ -54,6 +54,7 @@ def test_every_string_of_the_image_home_is_moved_to_the_home(tmp_path, home, bom
         (b'home = "/var/lib/boxmaker\n', "memoryd.toml"),
         (b"\xff\xfe not utf-8", "memoryd.toml"),
         (b'elsewhere = "/var/lib/boxmakers"\n', "still names /var/lib/boxmaker"),
+        (b"a = " + b"[" * 1000 + b"]" * 1000 + b"\n", "nested too deeply"),
     ],
 )
 def test_a_file_the_roles_could_not_read_is_refused_in_one_line(tmp_path, text, said):

@@ -41,7 +41,7 @@ async def in_time(future: concurrent.futures.Future, deadline: float | None) -> 
     try:
         await asyncio.wait({wrapped}, timeout=max(0.0, deadline - time.monotonic()))
     except asyncio.CancelledError:
-        future.cancel()  # as awaiting the job itself would: a queued job is not run
+        wrapped.cancel()  # as awaiting the job would: a queued job is not run, a result dropped
         raise
     if not wrapped.done() and future.cancel():  # still queued: the writer skips it
         wrapped.cancel()

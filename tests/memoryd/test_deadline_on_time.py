@@ -158,3 +158,28 @@ def test_a_queued_job_answered_not_started_never_runs():
         release.set()
         writer.shutdown()
     assert ran == []
+
+
+def test_a_caller_that_stops_waiting_leaves_its_queued_job_unrun():
+    writer = Writer()
+    release = threading.Event()
+    ran: list[str] = []
+    writer.submit(WRITE, release.wait, PATIENCE)
+
+    async def scenario():
+        future = writer.submit(WRITE, ran.append, "abandoned", deadline=time.monotonic() + 60)
+        waiting = asyncio.ensure_future(in_time(future, time.monotonic() + 60))
+        await asyncio.sleep(0)  # it waits now
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        return future
+
+    try:
+        future = asyncio.run(scenario())
+        release.set()
+        writer.submit(WRITE, lambda: None).result(PATIENCE)
+    finally:
+        release.set()
+        writer.shutdown()
+    assert future.cancelled() and ran == []

@@ -138,7 +138,7 @@ def restored(
         notes=[],
         restored=said,
     )
-    return Journal(staged).append(now, edit).id
+    return Journal(staged, restoring=True).append(now, edit).id
 
 
 def unsafe(home: Home, rels: list[str]) -> str | None:

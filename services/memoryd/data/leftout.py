@@ -94,7 +94,7 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
         return done
     marker = forgotten.marker(stamp)
     in_files: set[str] = set()
-    journal = Journal(staged)
+    journal = Journal(staged, restoring=True)
     listing = sorted(digests & {d for t in texts for d in forgotten.digests_of(t)})
     marked = _notes(staged, digests, marker)  # first: the journal lines name their keys
     done.notes = len(marked)
@@ -158,7 +158,7 @@ def carried_over(
         "carried": [f.line() for f in texts],
         "pending": pending,  # [] for none, as every forget line of this memoryd names them
     }
-    return Journal(staged).append(now, _line(None, [], [], forgot)).id
+    return Journal(staged, restoring=True).append(now, _line(None, [], [], forgot)).id
 
 
 def keep_forgotten(

@@ -102,6 +102,16 @@ class Forgets:
     texts: frozenset[Forgot] = frozenset()  # the digests of the texts they forgot
     last_texts: frozenset[Forgot] = frozenset()  # the newest forget line's
 
+    def newest(self) -> frozenset[Forgot]:
+        """The digests of every journal line of the newest forget, not only its last line's: a
+        forget of a text held in memory.md and user.md writes a line per file, each with the
+        forget's time and digests (and the same keys), and lists them in forgotten.jsonl only
+        after the last; so while it runs, all of them may be missing from the file."""
+        if not self.last_texts:
+            return frozenset()
+        same = {(f.digest, f.time) for f in self.last_texts}
+        return frozenset(f for f in self.texts if (f.digest, f.time) in same)
+
 
 NONE = Forgets(frozenset(), ())
 SAID_MOST = 5

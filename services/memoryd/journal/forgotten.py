@@ -31,9 +31,10 @@ that still parses (emptied, a line deleted), or the file missing (removed, or le
 of memory/) while the journal holds forget lines, is logged once. The writer writes the keys the
 file lacks back to it, each on a line of its own, at start and at the next forget (mend), so that
 the file alone holds every key again and the owner may delete a damaged line without
-un-forgetting anything. A file that lacks only the newest forget line's keys and digests while
-that forget's record stands (data/unfinished.py) lost nothing: memoryd was killed between the
-forget's journal line and its lines here, so the start says that forget stopped part way and is to
+un-forgetting anything. A file that lacks only the newest forget's keys and digests (each of its
+journal lines: it writes one per file it edits) while that forget's record stands
+(data/unfinished.py) lost nothing: memoryd was killed between the forget's journal lines and its
+lines here, so the start says that forget stopped part way and is to
 be run again (as bxctl memory stats does), not that lines were lost; so is one whose record was
 removed, when the journal's older lines or an export still hold its text (data/forgetstopped.py):
 the record is written back from them first. Forget lines an older
@@ -208,9 +209,10 @@ def _read(home: Home) -> _Read:
 
 def _lacking(journal: forgetlines.Forgets, own: frozenset[str], own_texts: set[Forgot]) -> int:
     """How many keys and digests the journal's forget lines name that the file lacks, the last
-    forget's aside (it writes its journal line first, then its lines here)."""
+    forget's aside: it writes its journal lines first (one per file it edits), then its lines
+    here."""
     keys = journal.keys - journal.last - own
-    texts = journal.texts - journal.last_texts - own_texts
+    texts = journal.texts - journal.newest() - own_texts
     return len(keys) + len(texts)
 
 
@@ -233,7 +235,7 @@ def _missing(home: Home, where: Path) -> _Read:
     if not journal.keys and not journal.texts:
         return _NONE
     # else the first forget, under way, makes the file
-    if journal.keys - journal.last or journal.texts - journal.last_texts:
+    if journal.keys - journal.last or journal.texts - journal.newest():
         said.missing(where, journal, 0, None)
     return _made(journal.keys, frozenset(), journal.texts)
 
@@ -242,7 +244,8 @@ def mend(home: Home, under_way: bool = False) -> None:
     """On the writer (or at start, before it runs): a file with a damaged line, or missing while
     the journal holds forget lines, gets the keys the journal's forget lines name that it lacks,
     each on a line of its own, so that the file alone holds every key again. under_way: a forget
-    has written its journal line and writes its own keys next. A whole file costs one read.
+    has written its journal lines and writes its own keys next; the digests of its earlier lines
+    (one per file it edited) are written back here, unsaid. A whole file costs one read.
     At start, a forget that stopped part way (its record stands) is said in one line with the
     forget to run again, and the keys and digests of its journal line that it had not listed yet
     are written back as its own, never said as lines lost from the file."""
@@ -276,7 +279,9 @@ def _mend(
         error = forgetlines.write_back(where, data is not None, lacking, lacking_texts)
     written = 0 if error is not None else len(lacking) + len(lacking_texts)
     digests = 0 if error is not None else len(lacking_texts)
-    if stopped is not None and not damaged and _only_the_last(journal, lacking, lacking_texts):
+    if under_way and error is None and _own_lines(journal, lacking, lacking_texts, data, damaged):
+        return False
+    if stopped is not None and not damaged and _only_the_newest(journal, lacking, lacking_texts):
         # memoryd's own kill, between the forget's journal line and its lines here: not a file
         # removed, emptied or edited
         lacked = len(lacking) + len(lacking_texts)
@@ -315,10 +320,25 @@ def _stopped_forget(home: Home) -> tuple[unfinished.Unfinished | None, bool]:
     return stopped, True
 
 
-def _only_the_last(journal: forgetlines.Forgets, keys: list[str], texts: list[Forgot]) -> bool:
-    """Whether every key and digest the file lacks is the newest forget line's: what a forget
-    stopped between that line and its own lines here leaves."""
-    return set(keys) <= journal.last and set(texts) <= journal.last_texts
+def _only_the_newest(journal: forgetlines.Forgets, keys: list[str], texts: list[Forgot]) -> bool:
+    """Whether every key and digest the file lacks is the newest forget's (each of its journal
+    lines, one per file it edited): what a forget stopped between those lines and its own lines
+    here leaves."""
+    return set(keys) <= journal.last and set(texts) <= journal.newest()
+
+
+def _own_lines(
+    journal: forgetlines.Forgets,
+    keys: list[str],
+    texts: list[Forgot],
+    data: bytes | None,
+    damaged: list[int],
+) -> bool:
+    """Whether all a forget under way found lacking is its own earlier journal lines' digests
+    (it lists only its last line's): written back as they are, nothing lost to say."""
+    if damaged or (data is None and journal.keyless):
+        return False
+    return _only_the_newest(journal, keys, texts)
 
 
 def journal_keys(home: Home) -> set[str]:

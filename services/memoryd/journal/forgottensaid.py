@@ -82,9 +82,10 @@ def missing(
     kept = "; the keys the journal's forget lines name are kept forgotten" if named else ""
     if named:
         kept += forgetlines.written_back(written, error, digests)
-    if named and journal.keys <= journal.last and journal.texts <= journal.last_texts:
-        # The journal's forget lines are one forget's, which makes the file last of all: not a
-        # file lost, but one that forget had not made yet (or removed since it did).
+    if named and journal.keys <= journal.last and journal.texts <= journal.newest():
+        # The journal's forget lines are one forget's (a line per file it edited), which makes
+        # the file last of all: not a file lost, but one that forget had not made yet (or
+        # removed since it did).
         log.warning(
             "%s is missing: the journal's forget lines are of one forget, which makes it only "
             "once it has taken the text out of the journal and the exports, so that forget "

@@ -236,19 +236,18 @@ class Keeper:
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
-        self.kept: Label | None = None  # the label this connection last kept
         self._running = False  # a thread still keeping (perhaps stalled in an fsync)
         self._looking = False  # a thread still reading the kept state again (look)
         self._turns: Any = None  # an anyio.Lock, made once an event loop runs
         self.waiting = 0  # answers waiting to be kept: work under way (stdio's busy)
 
     async def keep(self, path: Path, label: Label, session: str) -> str | None:
-        """None once label is kept (by this connection, now or before); else why it is not.
-        Answers that need keeping at once take turns, all within the one bound."""
+        """None once label is kept; else why it is not. Answers that need keeping at once take
+        turns, all within the one bound. The file is read at every such answer, not skipped once
+        this connection kept label: the owner's trust-again may have lowered it since, and a
+        tainted hit after it must raise it again (raise_kept writes only when it is lower)."""
         import anyio.to_thread  # the SDK's; the owner's commands (trust-again) run without it
 
-        if label == self.kept:
-            return None  # no file to read at every answer
         self._turns = self._turns or anyio.Lock()
         self.waiting += 1
         try:
@@ -263,8 +262,6 @@ class Keeper:
     async def _keep(self, path: Path, label: Label, session: str) -> str | None:
         import anyio.to_thread
 
-        if label == self.kept:
-            return None  # kept by the answer before this one
         if self._running:
             return f"an earlier write of {path.parent} has not ended after {self.timeout:g} seconds"
         self._running = True
@@ -280,7 +277,6 @@ class Keeper:
             await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         except OSError as e:
             return e.strerror or str(e)
-        self.kept = label
         return None
 
     async def look(self, path: Path) -> Raised | None:

@@ -62,3 +62,22 @@ def test_a_stalled_keeping_is_not_doubled_and_is_said(tmp_path, monkeypatch):
     assert first == f"{tmp_path} did not answer in 0.5 seconds"
     assert second is not None and "has not ended" in second
     assert len(threads) == 1
+
+
+def test_a_label_kept_again_after_trust_again_raises_the_state_again(tmp_path):
+    """One connection keeps a tainted hit, the owner runs trust-again (the file made clean), and the
+    same connection answers another tainted hit: the kept state is raised again, so the client's
+    other registration and its next connections see it."""
+    keeper = raised.Keeper(timeout=5)
+    path = tmp_path / "state" / "desk.json"
+
+    async def keep() -> str | None:
+        return await keeper.keep(path, UNTRUSTED, "mcp-desk")
+
+    assert anyio.run(keep) is None
+    assert raised.forget(path) is True  # the owner's trust-again
+    found = raised.load(path)
+    assert found is not None and found.label == raised.CLEAN
+    assert anyio.run(keep) is None
+    found = raised.load(path)
+    assert found is not None and found.label == UNTRUSTED and found.session == "mcp-desk"

@@ -17,9 +17,7 @@ from memoryd.journal.journal import Journal
 from memoryd.memory import memfiles, notes
 from tests.memoryd.owner_data_harness import Memoryd
 from tests.memoryd.store_helpers import Clock
-
-TEXT = "Office wifi is called Heron."
-B_SESSION = "mm-homeb0001"
+from tests.memoryd.test_import_relabel_saved_meanwhile import B_SESSION, TEXT, _raised
 
 
 @pytest.fixture
@@ -29,20 +27,6 @@ def homes(tmp_path):
     for m in made:
         m.close()
     shutil.rmtree(tmp_path, ignore_errors=True)
-
-
-def _raised(a: Memoryd, b: Memoryd) -> str:
-    """A holds B's note, trusted; the name of an export of it marked untrusted, in A's backups/
-    (its import relabels A's note: test_import_same_note.py)."""
-    b.call({"action": "note", "text": TEXT}, session=B_SESSION)
-    path = b.data("export", format="jsonl")["path"]
-    (a.home.root / "backups" / "b.jsonl").write_bytes(Path(path).read_bytes())
-    a.data("import", name="b.jsonl")
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    item = json.loads(lines[-1])
-    item["provenance"]["untrusted"] = True
-    (a.home.root / "backups" / "raised.jsonl").write_text(f"{lines[0]}\n{json.dumps(item)}\n")
-    return "raised.jsonl"
 
 
 def _journal(m: Memoryd) -> list[dict]:

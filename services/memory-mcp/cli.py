@@ -179,6 +179,13 @@ def _quiet_stdout() -> None:
     os.close(null)
 
 
+TRUSTED_WARNING = (
+    "memory-mcp: a trusted registration promises that the client's model reads nothing untrusted "
+    "(no web pages, e-mail or others' files): what it remembers reaches every future prompt; if "
+    "in doubt, register it untrusted"
+)
+
+
 @app.command("config-snippet")
 def config_snippet(
     home: HomeOption = None,
@@ -195,6 +202,9 @@ def config_snippet(
         print(f"memory-mcp: {e}", file=sys.stderr)
         raise typer.Exit(2) from None
     print(snippet(program, chosen, trust.value, klass.value, max_class.value))
+    if trust is Trust.trusted:
+        # on stderr, so that stdout stays the JSON an owner pipes into a client's configuration
+        print(TRUSTED_WARNING, file=sys.stderr)
 
 
 @app.command("trust-again")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from memory_mcp.cli import NO_SDK, app
+from memory_mcp.cli import NO_SDK, TRUSTED_WARNING, app
 
 
 def run(*args: str, stdin: bytes = b"", code: str | None = None) -> subprocess.CompletedProcess:
@@ -36,7 +36,8 @@ def test_config_snippet_registers_the_server_with_the_home_and_trust(tmp_path):
         ],
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == {
+    assert result.stderr.splitlines() == [TRUSTED_WARNING]
+    assert json.loads(result.stdout) == {
         "mcpServers": {
             "boxmaker-memory-trusted": {
                 "command": str(program),
@@ -53,6 +54,7 @@ def test_config_snippet_defaults_to_untrusted_and_an_absolute_home_and_command(
     (tmp_path / "rel/home").mkdir(parents=True)
     result = CliRunner().invoke(app, ["config-snippet", "--home", "rel/home"])
     assert result.exit_code == 0, result.output
+    assert result.stderr == ""  # the default promises nothing, so nothing to warn of
     server = json.loads(result.output)["mcpServers"]["boxmaker-memory"]
     assert server["args"] == [
         "--home",

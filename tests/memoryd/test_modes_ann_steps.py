@@ -15,7 +15,6 @@ from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
 from memoryd.modes import ann as ann_module  # noqa: E402
 from memoryd.modes import hybrid_tables  # noqa: E402
-from memoryd.modes import vectors as vec  # noqa: E402
 from memoryd.modes.embed import DIMENSIONS  # noqa: E402
 from memoryd.modes.int8 import pack  # noqa: E402
 from tests.memoryd.test_modes_context import user  # noqa: E402
@@ -59,7 +58,7 @@ def test_batches_written_below_carried_vectors_are_added_not_built_for(tmp_path,
     rng = np.random.default_rng(seed)
     # This test runs the ANN's steps itself (no thread of its own), from 1,000 vectors on.
     monkeypatch.setattr(ann_module.Ann, "start", lambda self: None)
-    monkeypatch.setattr(vec, "ANN_AT", 1_000)
+    monkeypatch.setattr(ann_module, "ANN_AT", 1_000)
     home = Home(tmp_path / "h")
     turns = [user(f"2023-05-01T10:{n // 60:02d}:{n % 60:02d}Z", f"turn {n}") for n in range(ROWS)]
     append(home, "mm-long", turns)

@@ -1,4 +1,4 @@
-"""Recall mode hybrid over vectors.ANN_AT vectors or more, before its vector search index (the ANN)
+"""Recall mode hybrid over ann.ANN_AT vectors or more, before its vector search index (the ANN)
 is built: the build starts as the index opens, and again after a reindex, without waiting for a
 recall; meanwhile the exact matrix searches the newest ANN_AT rows (not the first ones, which left
 what was said lately to its words alone), letting the oldest go as new rows get their vectors, and
@@ -16,7 +16,6 @@ pytest.importorskip("faiss")
 from memoryd.home import Home  # noqa: E402
 from memoryd.index.index import Index  # noqa: E402
 from memoryd.modes import ann, hybrid, progress  # noqa: E402
-from memoryd.modes import vectors as vec  # noqa: E402
 from tests.memoryd.test_modes_context import user  # noqa: E402
 from tests.memoryd.test_modes_hybrid_scale import (  # noqa: E402
     clustered,
@@ -64,7 +63,7 @@ def test_the_matrix_holds_the_newest_rows_until_the_ann_is_built(
         with index.reader() as conn:
             snap, vector = index.live.matrix.near(conn, lambda: newest)
         assert vector is newest
-        assert snap.rowids.tolist() == rowids[-vec.ANN_AT :]
+        assert snap.rowids.tolist() == rowids[-ann.ANN_AT :]
         scores = hybrid.dense_scores(snap, newest)
         assert int(snap.rowids[int(np.argmax(scores))]) == rowids[-1]
         # Rows written later take the place of the oldest.
@@ -73,12 +72,12 @@ def test_the_matrix_holds_the_newest_rows_until_the_ann_is_built(
         later = write_vectors(index, unit(np.random.default_rng(8), 30))
         with index.reader() as conn:
             snap, _ = index.live.matrix.near(conn, lambda: newest)
-        assert snap.rowids.tolist() == [*rowids, *later][-vec.ANN_AT :]
-        assert len(snap.neighbours) == vec.ANN_AT
+        assert snap.rowids.tolist() == [*rowids, *later][-ann.ANN_AT :]
+        assert len(snap.neighbours) == ann.ANN_AT
         # Stats says what the vector search covers meanwhile.
         assert _until(lambda: (progress.embedding(home.index_db) or {}).get("searched"))
         shown = progress.embedding(home.index_db)
-        assert shown["searched"] == vec.ANN_AT
+        assert shown["searched"] == ann.ANN_AT
         assert progress.line(shown) == (
             "embedding (recall mode hybrid): all 530 records have their vector; vector search"
             " index being built: until it is, the newest 400 of the 530 records with a vector"

@@ -132,7 +132,7 @@ def test_the_child_ends_when_memoryd_is_killed(tmp_path):
 def small_ann(monkeypatch):
     """The ANN from 400 vectors on, trained on as few."""
     monkeypatch.setattr(ann, "TRAIN_MIN", 300)
-    monkeypatch.setattr(vec, "ANN_AT", 400)
+    monkeypatch.setattr(ann, "ANN_AT", 400)
     monkeypatch.setattr(vec, "CANDIDATES", 100)  # of 800 rows: the codes must rank them
     monkeypatch.setattr(ann, "POLL", 0.05)
     monkeypatch.setattr(ann, "CHUNK", 150)
@@ -209,7 +209,7 @@ def test_the_ann_takes_over_and_scores_its_pool_as_the_exact_matrix_does(
 ):
     """Sessions one after another (each a run of rowids), or written in turns (each row's
     neighbours lie beyond the rows read around it, and are asked for one by one)."""
-    monkeypatch.setattr(vec, "ANN_AT", 400)
+    monkeypatch.setattr(ann, "ANN_AT", 400)
     monkeypatch.setattr(ann, "TRAIN_MIN", 300)
     monkeypatch.setattr(ann, "POLL", 0.05)
     home = Home(tmp_path / "h")

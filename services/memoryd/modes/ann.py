@@ -15,7 +15,7 @@ Meta (bench/bench_hybrid_scale.py measures latency, memory and the share of the 
 
 The index is derived and lives only in memory: a thread of its own builds it from the table
 (training on a sample of up to TRAIN_MAX vectors, then adding every vector) as soon as the table
-holds vectors.ANN_AT rows (looked for from the index's opening on, and again after a reindex, not at
+holds ANN_AT rows (looked for from the index's opening on, and again after a reindex, not at
 the first recall: until it is built the exact matrix searches only the newest ANN_AT rows by
 meaning, which `bxctl memory stats` says), then adds what the embedder writes: the rows above the
 highest it holds, and the rows the embedder tells it it wrote below that (below(): after a reindex
@@ -41,13 +41,14 @@ from collections.abc import Callable
 import numpy as np
 
 from memoryd.modes import annsteps, hybrid_tables
-from memoryd.modes import vectors as exact  # ANN_AT: when this index takes over from its matrix
 from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
 from memoryd.modes.int8 import unpack, unreadable
 
 log = logging.getLogger(__name__)
 
+# From this many vectors on, this index answers, and vectors.py's exact matrix is let go.
+ANN_AT = 20_000
 # 96 parts of 4 dimensions, 4 bits each: 48 bytes a row, scanned with SIMD lookups ("fast scan").
 FACTORY = "PQ96x4fs"
 # The quantiser's 16 codes per part want at least 39 points each; more train it better.
@@ -192,7 +193,7 @@ class Ann:
                 " (SELECT coalesce(min(rowid), 1) FROM vectors)"
             ).fetchone()
             count = None
-            if first and highest - lowest + 1 < exact.ANN_AT:
+            if first and highest - lowest + 1 < ANN_AT:
                 count = 0
             elif count_too:
                 (count,) = conn.execute("SELECT count(*) FROM vectors").fetchone()
@@ -214,8 +215,8 @@ class Ann:
             stale = stale or built.rows - count > built.rows // 10
             stale = stale or count > RETRAIN * built.trained
         if built is None:
-            wanted = int(count or 0) >= exact.ANN_AT
-            self._first = exact.ANN_AT if wanted else None
+            wanted = int(count or 0) >= ANN_AT
+            self._first = ANN_AT if wanted else None
             if not wanted:
                 return  # the exact matrix holds every vector
         if stale:

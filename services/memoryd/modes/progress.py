@@ -10,7 +10,7 @@ load, the child fails) is said whether or not rows wait: recall then answers by 
 owner is told so until a question is embedded again. Whether the embedding is paused, and why, is
 the embedder thread's (embedbatch.Batches.paused), known there too; the rows skipped (embedbatch.py:
 the model could not embed them) are those of the file with neither a vector nor a place on the
-pending list. While the vector search's own index is first built over a table of vectors.ANN_AT
+pending list. While the vector search's own index is first built over a table of ann.ANN_AT
 vectors or more (ann.Ann.building_first), recall searches only the newest ANN_AT rows by meaning,
 the others by their words, and the line says so. Nothing here writes.
 """

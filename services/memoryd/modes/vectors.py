@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memoryd.errors import StartFailed
-from memoryd.modes import arrange, hybrid_tables
+from memoryd.modes import ann, arrange, hybrid_tables
 from memoryd.modes.context import NEIGHBOURS
 from memoryd.modes.damaged import Damaged
 from memoryd.modes.embed import DIMENSIONS
@@ -45,8 +45,6 @@ from memoryd.search.schema import DELETIONS_PRAGMA
 log = logging.getLogger(__name__)
 
 REFRESH_INTERVAL = 1.0
-# From this many vectors on, the ANN answers (ann.py), and the exact matrix is let go.
-ANN_AT = 20_000
 # Rows the ANN proposes, and rows kept from them by exact cosine (each with its neighbours).
 CANDIDATES = 2_000
 POOL = 100
@@ -108,9 +106,7 @@ class Matrix:
         self.damaged = Damaged()  # stored vectors that could not be read (damaged.py)
         self.ann = None
         if connect is not None:
-            from memoryd.modes.ann import Ann
-
-            self.ann = Ann(connect, self.damaged)
+            self.ann = ann.Ann(connect, self.damaged)
             self.ann.start()  # built as soon as the table is large, not at the first recall
 
     def _clear(self) -> None:
@@ -199,7 +195,7 @@ class Matrix:
                 return self._snapshot()  # only new vectors: they can wait a moment
             self._checked = now
             self._load(conn)
-            if self._n < ANN_AT and self._n != self._count(conn):
+            if self._n < ann.ANN_AT and self._n != self._count(conn):
                 self._clear()  # rows were deleted too: their vectors must not answer
                 self._load(conn)
             self._key = key
@@ -208,8 +204,8 @@ class Matrix:
     def _load(self, conn: sqlite3.Connection) -> None:
         """Append the vectors above the highest held, the newest ANN_AT of them at most."""
         last = int(self._rowids[self._n - 1]) if self._n else 0
-        rows = conn.execute(_ROWS, (last, ANN_AT)).fetchall()[::-1]
-        if len(rows) >= ANN_AT:
+        rows = conn.execute(_ROWS, (last, ann.ANN_AT)).fetchall()[::-1]
+        if len(rows) >= ann.ANN_AT:
             self._clear()  # all of them newer than every row held
         self._append(rows)
 
@@ -247,11 +243,11 @@ class Matrix:
         """Append rows (in rising rowid order), letting the oldest held go past ANN_AT."""
         if not rows:
             return
-        drop = max(0, self._n + len(rows) - ANN_AT)
+        drop = max(0, self._n + len(rows) - ann.ANN_AT)
         if drop or self._n + len(rows) > len(self._rowids):
             # A new buffer: snapshots taken before keep the old one.
             kept = self._n - drop
-            capacity = min(max(kept + len(rows), 2 * len(self._rowids), 1024), ANN_AT)
+            capacity = min(max(kept + len(rows), 2 * len(self._rowids), 1024), ann.ANN_AT)
             rowids = np.zeros(capacity, dtype=np.int64)
             vectors = np.zeros((capacity, DIMENSIONS), dtype=np.float32)
             rowids[:kept] = self._rowids[drop : self._n]

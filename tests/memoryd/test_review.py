@@ -6,8 +6,9 @@ import pytest
 
 from memoryd.errors import AdminRefused, EditRefused, UntrustedSession
 from memoryd.memory import entries, notes
+from memoryd.memory.notewrites import NOTED
 from memoryd.memory.review import waiting_sentence
-from memoryd.memory.store import NOTED, UNTRUSTED_ADD
+from memoryd.memory.store import UNTRUSTED_ADD
 from tests.callargs import loose_call
 
 from .store_helpers import (

@@ -9,13 +9,8 @@ import pytest
 from memoryd.errors import EditRefused, FileInvalid, MalformedCall, StartFailed, UntrustedSession
 from memoryd.home import Home
 from memoryd.memory import check, edits, entries, notes
-from memoryd.memory.store import (
-    NOTED,
-    NOTED_UNTRUSTED,
-    UNTRUSTED_ADD,
-    MemoryStore,
-    untrusted_sentence,
-)
+from memoryd.memory.notewrites import NOTED, NOTED_UNTRUSTED
+from memoryd.memory.store import UNTRUSTED_ADD, MemoryStore, untrusted_sentence
 from proto.tools import AddArgs
 from tests.callargs import loose_call
 

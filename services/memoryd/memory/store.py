@@ -16,28 +16,20 @@ content an add becomes an untrusted note, and replace, remove and consolidate ar
 session whose taint is above [index] max_class is routed the same way (classrule.py), and its
 staged edits cannot be accepted. The session's state is the stricter of what the caller says and
 what its own log shows (witness.py), when the store has a witness.
+
+Beside it: the writes that land in notes.md (notewrites.py), what a failed write answers and
+leaves to be marked (failedwrite.py), what the start makes (startfiles.py), and the owner's
+writes that name an edit (ownerwrites.py).
 """
 
 import datetime as dt
-import errno
 import logging
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from memoryd.config import read_soul_starter
-from memoryd.errors import (
-    FileDamaged,
-    FileInvalid,
-    MalformedCall,
-    StartFailed,
-    UntrustedSession,
-    WriteFailed,
-    WriteNotTakenBack,
-)
-from memoryd.home import Home, append_bytes, create_if_missing, ensure_dir
-from memoryd.journal import ids as issued
+from memoryd.errors import FileDamaged, FileInvalid, MalformedCall, UntrustedSession
+from memoryd.home import Home, append_bytes
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
@@ -45,13 +37,13 @@ from memoryd.memory import (
     block,
     edits,
     entries,
+    failedwrite,
     handedit,
     memorygone,
-    notes,
+    notewrites,
     ownerwrites,
-    soulgone,
+    startfiles,
     tornintent,
-    untaken,
 )
 from memoryd.memory.block import Classes as BlockClasses
 from memoryd.memory.entries import FILE_OF_ARG
@@ -62,14 +54,11 @@ from memoryd.memory.review import Review, waiting_sentence
 from memoryd.trust import classrule
 from memoryd.trust.caller import Caller
 from memoryd.trust.witness import Witness
-from proto.files import NotRegular
 from proto.labels import CLASS_RANK
 from proto.tools import AddArgs, MemoryArgs, NoteArgs
 
 log = logging.getLogger(__name__)
 
-NOTED = "noted"
-NOTED_UNTRUSTED = "noted (untrusted)"
 UNTRUSTED_ADD = (
     "saved as a note (untrusted): this session has read untrusted content. It is remembered and "
     "recall finds it; it never reaches the prompt on its own."
@@ -117,49 +106,13 @@ class MemoryStore:
         self.lock = threading.Lock()
         # Held while memory.md or user.md may hold what is yet to stand (filesgate.py).
         self.files_gate = FilesGate(home.memory)
-        # The intent of a write that could not be taken back, still to be marked so (its
-        # fields, and its notes.md append): the disk that refused the take-back refused the mark.
-        self.unmarked: tuple[dict, tuple[int, str] | None] | None = None
+        self.unmarked = failedwrite.Unmarked(home)
 
     # --- start and read ---------------------------------------------------------------------
     def ensure(self) -> list[Path]:
-        """Create memory/ and its files where missing (never overwriting); what was created. In a
-        home that held memory, what was missing is said in one warning with the way back
-        (memorygone.py), not as created."""
-        created: list[Path] = []
-        holds: str | None = None
-        missing = memorygone.look(self.home)
-        if missing.any():
-            # Asked before anything is made: a new home holds nothing.
-            holds = soulgone.held(self.home)
-        try:
-            for folder in (self.home.memory, self.home.edits, self.home.recalls):
-                existed = folder.exists()
-                ensure_dir(folder)
-                if not existed:
-                    created.append(folder)
-            soul = self.home.memory_file("soul.md")
-            if not soul.exists():
-                if self.soul_starter is None:
-                    raise StartFailed("soul.md is missing and no [memory] soul_starter is set")
-                starter = read_soul_starter(self.soul_starter)
-                if create_if_missing(soul, starter):
-                    created.append(soul)
-            for name in ("memory.md", "user.md", "notes.md"):
-                path = self.home.memory_file(name)
-                if create_if_missing(path, b""):
-                    created.append(path)
-        except OSError as e:
-            where = e.filename or self.home.memory
-            raise StartFailed(f"cannot create {where}: {e.strerror}") from e
-        issued.remove_floor_leftovers(self.home)
-        if holds is not None and missing.files == ["soul.md"] and not missing.journal:
-            soulgone.say(self.home, holds)  # the soul alone: its own way back
-        elif holds is not None:
-            memorygone.say(self.home, missing, holds)
-        else:
-            for path in created:
-                log.info("%s: created", path)
+        """Create memory/ and its files where missing (startfiles.py), then journal what was
+        edited by hand while memoryd was stopped: what was created."""
+        created = startfiles.ensure(self.home, self.soul_starter)
         self.detect_hand_edits()
         self.review.say_lost()
         return created
@@ -167,7 +120,7 @@ class MemoryStore:
     def detect_hand_edits(self) -> None:
         """Journal memory.md or user.md changed outside memoryd (memory/handedit.py), after
         removing a write intent a kill tore (tornintent.py): at start and before each write."""
-        self.mark_untaken()
+        self.unmarked.mark()
         tornintent.drop_torn(self.home)
         try:
             self.hand_edits.detect()
@@ -199,12 +152,12 @@ class MemoryStore:
         with self.lock:
             self.detect_hand_edits()
             if isinstance(args, NoteArgs):
-                return self._note(args, None, caller)
+                return notewrites.note(self, args, None, caller)
             file = FILE_OF_ARG[args.file]
             over = classrule.above(taint, self.max_class)
             if untrusted or over:
                 if isinstance(args, AddArgs):
-                    self._note(args, file, caller)
+                    notewrites.note(self, args, file, caller)
                     if over:
                         return classrule.class_add_sentence(taint, self.max_class)
                     return UNTRUSTED_ADD
@@ -260,112 +213,10 @@ class MemoryStore:
         except FileDamaged as e:
             raise FileInvalid(f"refused: {e}; the owner must fix it before it can be edited") from e
 
-    def _note(self, args: NoteArgs | AddArgs, file: str | None, caller: Caller) -> str:
-        memorygone.notes_there(self.home, args.action, caller.session)
-        text = edits.new_note(args.text)
-        when = self.now()
-        klass = classrule.session_class(caller.taint)
-        untrusted = caller.untrusted
-        session = caller.session
-        edit = Edit(
-            **caller.head(),
-            action=args.action,
-            file=file,
-            to="notes.md",
-            before=[],
-            after=[text],
-            notes=[NoteLine(kind="noted", text=text)],
-        )
-        try:
-            record = self.append_note(
-                notes.noted(text, when, session, klass, untrusted), when, edit
-            )
-        except OSError as e:
-            raise self.not_applied("notes.md", args.action, session, e) from None
-        log.info("notes.md: %s by session %s (edit %s)", args.action, session, record.id)
-        return NOTED_UNTRUSTED if untrusted else NOTED
-
-    @staticmethod
-    def not_applied(file: str, action: str, session: str | None, e: OSError) -> WriteFailed:
-        """The answer to a write that failed and was taken back (logged); to one whose take-back
-        failed too (NotTakenBack), that the file it names may hold the change."""
-        cause = rollback.first_cause(e)
-        reason = str(cause) if isinstance(cause, NotRegular) else cause.strerror or str(cause)
-        who = session or "the owner"
-        if isinstance(e, rollback.NotTakenBack) and e.path.name in untaken.TAKEN_BACK:
-            where = e.path.name
-            log.error(
-                "%s: %s by %s not applied, and not taken back: %s; %s may hold it",
-                file,
-                action,
-                who,
-                reason,
-                e.path,
-            )
-            return WriteNotTakenBack(untaken.sentence(reason, where))
-        log.error("%s: %s by %s not applied: %s", file, action, who, reason)
-        return WriteFailed(
-            f"not applied: memoryd cannot write its memory files ({reason}); {file} is unchanged"
-        )
-
-    def mark_untaken(self) -> None:
-        """Mark the intent of a write that could not be taken back (self.unmarked), so that the
-        start or write that finds its change journals it as not taken back, never as the write
-        answered applied. Left for the next write while the disk refuses it; dropped once the
-        intent on disk is another's or gone (journalled, or the owner's)."""
-        if self.unmarked is None:
-            return
-        fields, notes_at = self.unmarked
-        intent = handedit.read_intent(self.home)
-        if intent is None or intent.get("fields") != fields:
-            self.unmarked = None
-            return
-        try:
-            untaken.write_mark(self.home, fields, notes_at)
-        except OSError as e:
-            path = handedit.intent_path(self.home)
-            log.error("%s: cannot be marked as not taken back yet: %s", path, e.strerror or e)
-            return
-        self.unmarked = None
+    not_applied = staticmethod(failedwrite.not_applied)
 
     def append_note(self, block: str, when: dt.datetime, edit: Edit) -> EditLine:
-        """Append a note's block to notes.md and journal it; an OSError takes the append back.
-        Its intent is noted first, so that a kill between the append and its journal line has
-        the line appended at the next start (handedit.py), as for memory.md and user.md."""
-        path = self.home.memory_file("notes.md")
-        if not os.path.lexists(path):
-            # Appending would make a new notes.md that hides the notes it held (memorygone.py).
-            raise FileNotFoundError(
-                errno.ENOENT, "notes.md is missing (runbook: memory-unavailable)", str(path)
-            )
-        size = rollback.size_of(path)
-        written = ("\n" if ends_without_newline(path) else "") + block  # as append_notes does
-        try:
-            # The id first: once the note is appended, only the journal's append can fail.
-            record = self.journal.line(when, edit)
-            handedit.intend(self.home, edit.dump(), notes=(size or 0, written))
-            self.append_notes(block)
-            record = self.journal.append(when, record)
-        except OSError as e:
-            # Logged when it cannot run: the cause is the answer, with what the file may hold.
-            if not rollback.take_back(path, size):
-                self.left_in_place(edit.dump(), (size or 0, written))
-                raise rollback.NotTakenBack(path, rollback.first_cause(e)) from None
-            handedit.forget(self.home)
-            raise rollback.first_cause(e) from None
-        handedit.forget(self.home)
-        return record
-
-    def left_in_place(self, fields: dict, notes_at: tuple[int, str] | None) -> None:
-        """A write that failed stands in its file, its take-back failed: its intent stays, to be
-        marked so (mark_untaken)."""
-        self.unmarked = (fields, notes_at)
-        self.mark_untaken()
-
-    def append_notes(self, text: str) -> None:
-        path = self.home.memory_file("notes.md")
-        prefix = "\n" if ends_without_newline(path) else ""
-        append_bytes(path, (prefix + text).encode("utf-8"))
+        return notewrites.append_note(self, block, when, edit)
 
     def apply(
         self,
@@ -407,7 +258,8 @@ class MemoryStore:
             # rename has them cut back at the next start (handedit.py).
             if plan.removals:
                 prefix = "\n" if ends_without_newline(notes_path) else ""
-                removal = (notes_size or 0, prefix + self._removal_text(plan, when, session))
+                text = notewrites.removal_text(self.journal_index, plan, when, session)
+                removal = (notes_size or 0, prefix + text)
             handedit.intend(self.home, line.dump(), notes=removal)
             if removal is not None:
                 append_bytes(notes_path, removal[1].encode("utf-8"))
@@ -428,10 +280,12 @@ class MemoryStore:
                                 raise rollback.NotTakenBack(path, e) from None
                         raise rollback.first_cause(e) from None
             if isinstance(replaced, Changed):
-                self._take_back(notes_path, notes_size)
+                failedwrite.take_back_notes(self.home, notes_path, notes_size)
                 self._changed_by_hand(plan.file, action, session)
         except OSError as e:
-            failed = self._given_up(plan, planned_from, line.dump(), removal, notes_size, e)
+            failed = failedwrite.given_up(
+                self.unmarked, plan, planned_from, line.dump(), removal, notes_size, e
+            )
             raise self.not_applied(plan.file, action, session, failed) from None
         finally:
             rollback.drop(old)
@@ -439,38 +293,6 @@ class MemoryStore:
         who = f"session {session}" if session else "the owner"
         log.info("%s: %s by %s (edit %s)", plan.file, action, who, record.id)
         return record
-
-    def _given_up(
-        self,
-        plan: edits.Plan,
-        planned_from: list[str],
-        fields: dict,
-        removal: tuple[int, str] | None,
-        notes_size: int | None,
-        e: OSError,
-    ) -> OSError:
-        """Take back what a failed write left, and say what could not be: the error to answer
-        with, a NotTakenBack naming the file that may hold the change when one does. A file
-        that still holds the write keeps the entries it moved to notes.md with it."""
-        path = self.home.memory_file(plan.file)
-        notes_path = self.home.memory_file("notes.md")
-        cause = rollback.first_cause(e)
-        taken = not (isinstance(e, rollback.NotTakenBack) and e.path == path)
-        if not taken or (plan.after != tuple(planned_from) and untaken.holds_now(path, plan.after)):
-            self.left_in_place(fields, removal)
-            return rollback.NotTakenBack(path, cause)
-        if not rollback.take_back(notes_path, notes_size):
-            # Its intent stays: the next start or write finds the file as it was before, and
-            # cuts the entries back (handedit.py).
-            return rollback.NotTakenBack(notes_path, cause)
-        handedit.forget(self.home)
-        return cause
-
-    def _take_back(self, notes_path: Path, notes_size: int | None) -> None:
-        """Undo what a write that did not stand appended (logged when it cannot), and drop its
-        intent, so a failure is answered with its own cause."""
-        rollback.take_back(notes_path, notes_size)
-        handedit.forget(self.home)
 
     def _changed_by_hand(self, file: str, action: str, session: str | None) -> None:
         """Journal the hand edit that came under a write, then give the write up (ChangedByHand,
@@ -509,15 +331,6 @@ class MemoryStore:
 
     def reject(self, pending_id: str) -> str:
         return ownerwrites.reject(self, pending_id)
-
-    def _removal_text(self, plan: edits.Plan, when: dt.datetime, session: str | None) -> str:
-        """The notes.md entries of what leaves the file, each with its writer's class."""
-        texts = [r.text for r in plan.removals]
-        classes = classrule.entry_classes(self.journal_index, plan.file, texts)
-        return "".join(
-            notes.moved_or_dropped(r.kind, r.text, when, plan.file, session, classes[r.text])
-            for r in plan.removals
-        )
 
 
 def _journal_edit(plan: edits.Plan, caller: Caller, action: str, extra: dict) -> Edit:

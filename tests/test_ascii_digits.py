@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.data import archive, backup, exportfiles, layout
-from memoryd.journal import ids
+from memoryd.journal import idform
 from proto import messages
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
     [
         (re.compile(messages.EDIT_ID_PATTERN), "2026-12-04-0001"),
         (re.compile(messages.PENDING_ID_PATTERN), "p-2026-12-04-0001"),
-        (ids.EDIT_ID, "2026-12-04-0001"),
+        (idform.EDIT_ID, "2026-12-04-0001"),
         (layout.MEMBER, "memory/edits/2026-12.jsonl"),
         (backup.ARCHIVE_NAME, "memory-20261204T000000Z.tar.gz"),
         (exportfiles.EXPORT_NAME, "export-20261204T000000Z.jsonl"),

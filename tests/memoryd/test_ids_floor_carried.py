@@ -11,7 +11,7 @@ import os
 import shutil
 
 from memoryd.home import Home
-from memoryd.journal import ids
+from memoryd.journal import idform, ids
 from tests.memoryd.owner_data_harness import Memoryd
 from tests.memoryd.store_helpers import Clock
 
@@ -79,7 +79,7 @@ def test_carried_floor_numbers_count_for_every_journal_of_the_staged_home(tmp_pa
 def test_a_damaged_floor_number_is_not_carried(tmp_path):
     live, staged = _homes(tmp_path)
     floor = live.index_dir / ids.FLOOR_NAME
-    floor.write_text(json.dumps({"edit": {DAY: ids.NUMBER_MOST}}))
+    floor.write_text(json.dumps({"edit": {DAY: idform.NUMBER_MOST}}))
     ids.Issued(live).carry_to(ids.Issued(staged))
     kept = json.loads((staged.memory / ".ids.json").read_text())
     assert "floor_only" not in kept and "edit" not in kept
@@ -130,7 +130,7 @@ def test_a_damaged_floor_number_read_at_start_is_not_written(tmp_path):
     before = record.read_bytes()
     floor = md.home.index_dir / ids.FLOOR_NAME
     value = json.loads(floor.read_text())
-    value["edit"][DAY] = ids.NUMBER_MOST
+    value["edit"][DAY] = idform.NUMBER_MOST
     floor.write_text(json.dumps(value))
     md = _start(root)
     md.admin("log", {"n": 5})

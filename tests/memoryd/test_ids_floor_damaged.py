@@ -11,13 +11,13 @@ import logging
 import pytest
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import ids
+from memoryd.journal import idform, ids
 from memoryd.journal.idcopies import FLOOR_AHEAD
 from tests.memoryd.owner_data_harness import Memoryd
 from tests.memoryd.store_helpers import Clock
 
 DAY = "2026-09-24"
-LAST = ids.NUMBER_MOST
+LAST = idform.NUMBER_MOST
 
 
 def _set(path, kind: str, number: int) -> None:

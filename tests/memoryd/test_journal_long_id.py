@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import ids
+from memoryd.journal import idform
 from tests.memoryd.owner_data_harness import Memoryd
 from tests.memoryd.store_helpers import Clock
 from tests.memoryd_process import MemorydProcess
@@ -82,7 +82,7 @@ def test_an_over_long_id_named_to_show_or_undo_is_no_edit_id(md, command):
 
 def test_a_day_whose_ids_are_used_up_refuses_the_write_with_nothing_applied(md):
     with _month(md).open("a") as f:
-        f.write(_line(f"{DAY}-{ids.NUMBER_MOST}") + "\n")
+        f.write(_line(f"{DAY}-{idform.NUMBER_MOST}") + "\n")
     before = md.home.memory_file("memory.md").read_bytes()
     lines = len(_journalled(md))
     with pytest.raises(Exception, match="not applied: .*the last id a day can have"):

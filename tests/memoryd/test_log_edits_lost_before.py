@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import ids
+from memoryd.journal import ids, idsvalue
 from tests.memoryd.owner_data_harness import Memoryd
 from tests.memoryd.store_helpers import Clock
 
@@ -53,10 +53,11 @@ def test_log_after_the_lost_journal_says_the_edits_before_are_gone(tmp_path, clo
 
     # as long as the lines stay gone: after a restart, and after more days than the ids keep
     md = Memoryd(tmp_path / "home", clock=clock)
-    for day in range(ids.ISSUED_DAYS + 3):
+    for day in range(idsvalue.ISSUED_DAYS + 3):
         clock.advance(days=1)
         md.call({"action": "add", "file": "memory", "text": f"Day {day} note."})
-    assert len(json.loads((md.home.memory / ".ids.json").read_text())["edit"]) == ids.ISSUED_DAYS
+    kept = json.loads((md.home.memory / ".ids.json").read_text())["edit"]
+    assert len(kept) == idsvalue.ISSUED_DAYS
     whole = md.admin("log", {"n": 100})
     assert whole.splitlines()[0].startswith(oldest)
     assert f"before {oldest} (from {DAY}-0001 on)" in whole.splitlines()[-1]

@@ -13,14 +13,14 @@ import pytest
 from brokerd_shim import audit
 from memoryd import home
 from memoryd.data import backup, exportfiles, forget, layout
-from memoryd.journal import forgotten, ids
+from memoryd.journal import forgotten, idform
 from memoryd.memory import review
 from memoryd.owner import promote
 
 CASES = [
     (forgotten.KEY, "note:3"),
     (forgotten.KEY, "session:s-1:12"),
-    (ids.EDIT_ID, "2026-11-30-0007"),
+    (idform.EDIT_ID, "2026-11-30-0007"),
     (home.MONTH_FILE, "2026-11.jsonl"),
     (audit.MONTH_FILE, "2026-11.jsonl"),
     (backup.ARCHIVE_NAME, "memory-20261130T101010Z.tar.gz"),
@@ -47,5 +47,5 @@ def test_a_pattern_takes_the_value_and_nothing_after_it(
 
 
 def test_an_edit_id_read_from_a_journal_line_ends_where_the_id_ends() -> None:
-    assert ids._DAY_NUMBER.search("2026-11-30-0007")
-    assert not ids._DAY_NUMBER.search("2026-11-30-0007\n")
+    assert idform._DAY_NUMBER.search("2026-11-30-0007")
+    assert not idform._DAY_NUMBER.search("2026-11-30-0007\n")

@@ -17,7 +17,7 @@ from memoryd.data import exportfiles, handkept, matching, notesswap, notestream,
 from memoryd.data.places import recall_months
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, open_read
-from memoryd.journal.ids import PENDING_ID
+from memoryd.journal.idform import PENDING_ID
 from memoryd.memory import edits, shown
 
 

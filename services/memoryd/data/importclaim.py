@@ -27,7 +27,7 @@ from memoryd.data.journalled import Label, describe, strictest, writes
 from memoryd.home import Home
 from memoryd.index import journallabels
 from memoryd.journal import months, scan
-from memoryd.journal.ids import EDIT_ID
+from memoryd.journal.idform import EDIT_ID
 from memoryd.journal.journal import Journal
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.journal import scan
-from memoryd.journal.ids import EDIT_ID
+from memoryd.journal.idform import EDIT_ID
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, class_source
 from memoryd.trust import classrule
 from proto.labels import CLASS_RANK, higher_class, is_class

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import open_read
-from memoryd.journal.ids import DAY_B, NUMBER_B
+from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.linefile import parse_line
 
 log = logging.getLogger("memoryd.journal.journal")

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.journal import mapfile
-from memoryd.journal.ids import EDIT_ID, PENDING_ID
+from memoryd.journal.idform import EDIT_ID, PENDING_ID
 
 KEY = b'"pending": ['  # json.dumps's own separators, as every journal line is written
 ACTION = b'"action": "forget"'  # a quote inside a string is escaped, so only the key matches

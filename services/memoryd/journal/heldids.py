@@ -40,8 +40,8 @@ from typing import BinaryIO
 
 from memoryd.home import MONTH_FILE, Home, open_read
 from memoryd.journal import heldsaved
+from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.idruns import Ids, Month, Runs, Stamp, id_of
-from memoryd.journal.ids import DAY_B, NUMBER_B
 from memoryd.journal.wholelines import WholeLines
 
 log = logging.getLogger(__name__)

@@ -15,15 +15,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memoryd.home import Home, read_file
 from memoryd.journal import monthsaved
+from memoryd.journal.idform import EDIT_ID, NUMBER_MOST
 from memoryd.journal.idruns import Ids, Month, Runs
-from memoryd.journal.ids import EDIT_ID, NUMBER_MOST
 
 log = logging.getLogger("memoryd.journal.heldids")
 
 NAME = "journal-ids.json"
 # Raised when what is kept of a month changes; a copy of another format is read again.
 FORMAT = 1
-FORM = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(/[5-9])?\Z")  # idruns.form, ids.NUMBER
+FORM = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(/[5-9])?\Z")  # idruns.form, idform.NUMBER
 ID = EDIT_ID
 # A number no id reaches (the runs' bounds are checked against it).
 MOST = NUMBER_MOST + 1

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from memoryd.journal.ids import DAY, NUMBER
+from memoryd.journal.idform import DAY, NUMBER
 
 _ID = re.compile(rf"({DAY})-({NUMBER})\Z")
 

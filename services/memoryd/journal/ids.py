@@ -1,67 +1,25 @@
-"""Edit and pending ids (YYYY-MM-DD-NNNN, p-YYYY-MM-DD-NNNN): their pattern, their day and number,
-and the ids handed out in this home (Issued, memory/.ids.json, with a copy in index/), so that none
-is handed out twice once the journal or pending.jsonl has lost the line that held it (journal.py
-says why)."""
+"""The edit and pending ids handed out in this home (Issued, memory/.ids.json, with a copy in
+index/), so that none is handed out twice once the journal or pending.jsonl has lost the line that
+held it (journal.py says why). An id's form is idform.py's; what a copy holds, idsvalue.py's."""
 
 import json
 import logging
 import os
-import re
 import threading
 from pathlib import Path
 
-from memoryd.home import Home, atomic_write, open_file
-from memoryd.journal import idcopies
-from proto.files import NotRegular, read_at_most
+from memoryd.home import Home, atomic_write
+from memoryd.journal import idcopies, idsvalue
+from memoryd.journal.idform import NUMBER_MOST, order
+from proto.files import NotRegular
 
 log = logging.getLogger(__name__)
-
-# An id's day, and its number: NNNN, at least four digits and at most nine. No day holds a
-# billion edits, so a longer number is a damaged or hand-edited id, and every pattern that reads
-# an id (here, and the journal's byte patterns: scan.py, heldids.py, twice.py, damaged.py) takes
-# it as no id, as it takes any other damage: int() of such a number raises past 4,300 digits
-# (where a write had already renamed its file into place), and costs time long before that.
-DAY = "[0-9]{4}-[0-9]{2}-[0-9]{2}"
-NUMBER = "[0-9]{4,9}"
-NUMBER_MOST = 10**9 - 1
-DAY_B = DAY.encode()
-NUMBER_B = NUMBER.encode()
-
-EDIT_ID = re.compile(rf"^({DAY})-({NUMBER})\Z")
-PENDING_ID = re.compile(rf"^p-{DAY}-{NUMBER}\Z")
-_DAY_NUMBER = re.compile(rf"({DAY})-({NUMBER})\Z")
-
-
-def day_numbers(ids: list[str], day: str) -> list[int]:
-    """The NNNN of every id of the given day (ids of the form <prefix>YYYY-MM-DD-NNNN)."""
-    numbers = []
-    for value in ids:
-        m = _DAY_NUMBER.search(value) if isinstance(value, str) else None
-        if m is not None and m.group(1) == day:
-            numbers.append(int(m.group(2)))
-    return numbers
-
-
-def order(value: str | None) -> tuple[str, int]:
-    """An id (edit or pending) as (day, number), for comparing two; ("", 0) for none."""
-    m = _DAY_NUMBER.search(value) if isinstance(value, str) else None
-    return (m.group(1), int(m.group(2))) if m is not None else ("", 0)
-
 
 ISSUED_NAME = ".ids.json"
 # The copy kept outside memory/: memory/ removed whole (a mistaken rm -rf, a cleaner) takes
 # .ids.json with the journal, and a start that counted from nothing would give the ids the
 # backups' journals already gave to other edits.
 FLOOR_NAME = "ids-handed-out.json"
-FIRST_KEY = "first"
-# Which numbers of a day rested on the floor alone (Issued), and how many such ranges a day keeps.
-FLOOR_ONLY_KEY = "floor_only"
-FLOOR_ONLY_MOST = 16
-ISSUED_MAX = 4096
-_ISSUED_KINDS = {
-    "edit": EDIT_ID,
-    "pending": PENDING_ID,
-}
 
 
 class Issued:
@@ -133,7 +91,7 @@ class Issued:
         file written before it was kept) the first id of the earliest day kept; None for none."""
         with self._lock:
             found = self._file()
-            return _earliest(self._backed_first(kind), self._floor_side_first(kind, found))
+            return idsvalue.earliest(self._backed_first(kind), self._floor_side_first(kind, found))
 
     def first_source(self, kind: str) -> Path | None:
         """The floor's path when first(kind) rests on the floor alone (.ids.json and this
@@ -183,7 +141,7 @@ class Issued:
                 self._from.setdefault(kind, {})[day] = None
             held = self._held.setdefault(kind, {})
             held[day] = max(held.get(day, 0), number)
-            self._held[kind] = _latest(held)
+            self._held[kind] = idsvalue.latest(held)
             self._write(self._record_data(found), self._floor_data(found), kind, value)
 
     def carry_to(self, other: "Issued") -> None:
@@ -195,12 +153,12 @@ class Issued:
         memory/ removed whole the floor alone gives every id handed out."""
         with self._lock:
             found = self._file()
-            held = {kind: self._days(kind, found) for kind in _ISSUED_KINDS}
-            backed = {kind: self._backed_days(kind) for kind in _ISSUED_KINDS}
+            held = {kind: self._days(kind, found) for kind in idsvalue.KINDS}
+            backed = {kind: self._backed_days(kind) for kind in idsvalue.KINDS}
             spans_of = {
                 kind: {d: list(r) for d, r in v.items()} for kind, v in self._floor_only.items()
             }
-            firsts = {kind: self._backed_first(kind) for kind in _ISSUED_KINDS}
+            firsts = {kind: self._backed_first(kind) for kind in idsvalue.KINDS}
         with other._lock:
             there = other._file()
             for kind, floor_days in spans_of.items():
@@ -223,11 +181,13 @@ class Issued:
             other._keep_record(other._file())
 
     def _days(self, kind: str, found: dict[str, dict[str, int]]) -> dict[str, int]:
-        return _latest(_merged(found.get(kind, {}), self._held.get(kind, {})))
+        return idsvalue.latest(idsvalue.merged(found.get(kind, {}), self._held.get(kind, {})))
 
     def _backed_days(self, kind: str) -> dict[str, int]:
         """.ids.json's numbers with this process's: what the floor alone gives left out."""
-        return _latest(_merged(self._record.get(kind, {}), self._held.get(kind, {})))
+        return idsvalue.latest(
+            idsvalue.merged(self._record.get(kind, {}), self._held.get(kind, {}))
+        )
 
     def _backed_first(self, kind: str) -> str | None:
         kept = self._first.get(kind)
@@ -248,8 +208,8 @@ class Issued:
     def _record_data(self, found: dict[str, dict[str, int]]) -> bytes:
         """.ids.json's value: its numbers and this process's, never one the floor alone gave
         (those stay in the floor), and which numbers rested on the floor alone."""
-        kept: dict[str, object] = {k: d for k in _ISSUED_KINDS if (d := self._backed_days(k))}
-        kept[FIRST_KEY] = {k: f for k in _ISSUED_KINDS if (f := self._backed_first(k))}
+        kept: dict[str, object] = {k: d for k in idsvalue.KINDS if (d := self._backed_days(k))}
+        kept[idsvalue.FIRST_KEY] = {k: f for k in idsvalue.KINDS if (f := self._backed_first(k))}
         spans: dict[str, dict[str, list[list[int]]]] = {}
         for kind, days in self._floor_only.items():
             kept_days = self._days(kind, found)
@@ -257,17 +217,17 @@ class Issued:
                 if day in kept_days:
                     spans.setdefault(kind, {})[day] = [list(span) for span in ranges]
         if spans:
-            kept[FLOOR_ONLY_KEY] = spans
+            kept[idsvalue.FLOOR_ONLY_KEY] = spans
         return json.dumps(kept, sort_keys=True).encode("utf-8")
 
     def _floor_data(self, found: dict[str, dict[str, int]]) -> bytes:
-        kept: dict[str, object] = {k: d for k in _ISSUED_KINDS if (d := self._days(k, found))}
+        kept: dict[str, object] = {k: d for k in idsvalue.KINDS if (d := self._days(k, found))}
         firsts = {
             k: f
-            for k in _ISSUED_KINDS
-            if (f := _earliest(self._backed_first(k), self._floor_first.get(k)))
+            for k in idsvalue.KINDS
+            if (f := idsvalue.earliest(self._backed_first(k), self._floor_first.get(k)))
         }
-        kept[FIRST_KEY] = firsts
+        kept[idsvalue.FIRST_KEY] = firsts
         return json.dumps(kept, sort_keys=True).encode("utf-8")
 
     def _add_floor_only(self, kind: str, day: str, low: int, high: int) -> bool:
@@ -276,27 +236,27 @@ class Issued:
         if (low, high) in spans:
             return False
         spans.append((low, high))
-        del spans[:-FLOOR_ONLY_MOST]
+        del spans[: -idsvalue.FLOOR_ONLY_MOST]
         return True
 
     def _file(self) -> dict[str, dict[str, int]]:
         """What the files held when first asked: read once, as only this memoryd writes them, so
         that an append does not read them again (what it hands out is in _held)."""
         if self._found is None:
-            value = self._read(self.path, said=True)
-            found = _all_days(value)
+            value = idsvalue.read_copy(self.path, said=True)
+            found = idsvalue.all_days(value)
             self._record = {kind: dict(days) for kind, days in found.items()}
-            _take_firsts(self._first, value)
-            self._floor_only = _floor_only_of(value.get(FLOOR_ONLY_KEY))
+            idsvalue.take_firsts(self._first, value)
+            self._floor_only = idsvalue.floor_only_of(value.get(idsvalue.FLOOR_ONLY_KEY))
             for kind, days in found.items():
                 self._from[kind] = dict.fromkeys(days, self.path)
             # The floor counts where it is higher: .ids.json went with memory/, or is older;
             # never past what memoryd could have handed out (idcopies.py).
-            floor = self._read(self.floor, said=False)
+            floor = idsvalue.read_copy(self.floor, said=False)
             idcopies.take_floor(
-                found, _all_days(floor), self.floor, self.path, self._from, NUMBER_MOST
+                found, idsvalue.all_days(floor), self.floor, self.path, self._from, NUMBER_MOST
             )
-            _take_firsts(self._floor_first, floor)
+            idsvalue.take_firsts(self._floor_first, floor)
             # What rested on the floor alone counts for the next ids even once the floor is gone
             # (index/ removed since): no id is handed out twice. It stays the floor's to name.
             recorded = {
@@ -306,7 +266,7 @@ class Issued:
             idcopies.take_floor(found, recorded, self.floor, self.path, self._from, NUMBER_MOST)
             unrecorded = False
             for kind, days in found.items():
-                kept = _latest(days)
+                kept = idsvalue.latest(days)
                 for day, number in days.items():
                     below = self._record.get(kind, {}).get(day, 0)
                     if number > below and self._add_floor_only(kind, day, below, number):
@@ -342,88 +302,6 @@ class Issued:
         except OSError:
             pass  # the spare: .ids.json above is the record, and says its own failure
 
-    def _read(self, path, said: bool) -> dict:
-        """One copy's value; {} when it is missing or not usable (said only for .ids.json)."""
-        try:
-            fd = open_file(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return {}
-        except OSError as e:
-            if said:
-                why = e if isinstance(e, NotRegular) else e.strerror
-                log.warning("%s: not read: %s", path, why)
-            return {}
-        try:
-            data = read_at_most(fd, ISSUED_MAX + 1)
-        except OSError as e:
-            if said:
-                log.warning("%s: not read: %s", path, e.strerror)
-            return {}
-        finally:
-            os.close(fd)
-        try:
-            value = json.loads(data.decode("utf-8")) if len(data) <= ISSUED_MAX else None
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            if data and said:
-                log.warning("%s: damaged; the journal alone gives the next ids", path)
-            return {}
-        return value
-
-
-def _all_days(value: dict) -> dict[str, dict[str, int]]:
-    return {kind: _days_of(value.get(kind), pattern) for kind, pattern in _ISSUED_KINDS.items()}
-
-
-def _take_firsts(into: dict[str, str], value: dict) -> None:
-    """The copy's first id of each kind, into into where it is earlier."""
-    firsts = value.get(FIRST_KEY)
-    for kind, pattern in _ISSUED_KINDS.items():
-        first = firsts.get(kind) if isinstance(firsts, dict) else None
-        if isinstance(first, str) and pattern.match(first):
-            into[kind] = _earliest(into.get(kind), first) or first
-
-
-def _earliest(a: str | None, b: str | None) -> str | None:
-    if a is None or b is None:
-        return a if b is None else b
-    return a if order(a) <= order(b) else b
-
-
-def _merged(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    days = dict(a)
-    for day, number in b.items():
-        days[day] = max(days.get(day, 0), number)
-    return days
-
-
-def _floor_only_of(value: object) -> dict[str, dict[str, list[tuple[int, int]]]]:
-    """.ids.json's floor_only, {kind: {day: [[low, high], ...]}}; what is not such is left out."""
-    out: dict[str, dict[str, list[tuple[int, int]]]] = {}
-    if not isinstance(value, dict):
-        return out
-    for kind in _ISSUED_KINDS:
-        days = value.get(kind)
-        if not isinstance(days, dict):
-            continue
-        for day, spans in days.items():
-            if not isinstance(day, str) or not _DAY.match(day) or not isinstance(spans, list):
-                continue
-            kept = [(s[0], s[1]) for s in spans[-FLOOR_ONLY_MOST:] if _is_span(s)]
-            if kept:
-                out.setdefault(kind, {})[day] = kept
-    return out
-
-
-def _is_span(value: object) -> bool:
-    return (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(isinstance(n, int) and not isinstance(n, bool) for n in value)
-        and 0 <= value[0] < value[1] < 10**9
-    )
-
 
 def remove_floor_leftovers(home: Home) -> None:
     """At start: a temporary file of the floor's a kill left (the floor is whole, old or new)."""
@@ -432,30 +310,3 @@ def remove_floor_leftovers(home: Home) -> None:
             left.unlink()
         except OSError as e:
             log.warning("%s: a leftover temporary file cannot be removed: %s", left, e.strerror)
-
-
-# The days kept per kind: a clock set back or forward by weeks is far outside what this guards.
-ISSUED_DAYS = 32
-_DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
-
-
-def _latest(days: dict[str, int]) -> dict[str, int]:
-    return {day: days[day] for day in sorted(days)[-ISSUED_DAYS:]}
-
-
-def _days_of(value: object, pattern: re.Pattern) -> dict[str, int]:
-    """{day: last number} from the file's value for a kind (or one id, as it was first kept)."""
-    if isinstance(value, str) and pattern.match(value):
-        day, number = order(value)
-        return {day: number}
-    if not isinstance(value, dict):
-        return {}
-    return {
-        day: number
-        for day, number in value.items()
-        if isinstance(day, str)
-        and _DAY.match(day)
-        and isinstance(number, int)
-        and not isinstance(number, bool)
-        and 0 < number < 10**9
-    }

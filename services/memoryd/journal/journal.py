@@ -49,7 +49,8 @@ from memoryd.home import (
     open_read,
 )
 from memoryd.journal import damaged, heldids, idcopies, lostbefore, months
-from memoryd.journal.ids import EDIT_ID, NUMBER_MOST, Issued, day_numbers, order
+from memoryd.journal.idform import EDIT_ID, NUMBER_MOST, day_numbers, order
+from memoryd.journal.ids import Issued
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 
@@ -108,7 +109,7 @@ class Edit(BaseModel):
 
 
 def edit_id(value: str) -> str:
-    """value, when it is an edit id (ids.EDIT_ID); a line whose id is none (a hand edit, a
+    """value, when it is an edit id (idform.EDIT_ID); a line whose id is none (a hand edit, a
     number past nine digits) is damaged, said and passed over as any other damage is."""
     if not EDIT_ID.match(value):
         raise ValueError("not an edit id (YYYY-MM-DD-NNNN)")
@@ -275,7 +276,7 @@ class Journal:
                     idcopies.named_by(source),
                     idcopies.damaged_too(source),
                 )
-        # An id past nine digits would read as no id (ids.NUMBER) and be handed out again.
+        # An id past nine digits would read as no id (idform.NUMBER) and be handed out again.
         if held >= NUMBER_MOST:
             raise OSError(
                 errno.EOVERFLOW,

@@ -24,7 +24,8 @@ from typing import BinaryIO
 from memoryd.home import open_read
 from memoryd.journal import damaged, idcopies
 from memoryd.journal import months as journalmonths
-from memoryd.journal.ids import Issued, order
+from memoryd.journal.idform import order
+from memoryd.journal.ids import Issued
 
 HEAD_BYTES = 65_536
 # How many months' first ids are kept (memoryd has one journal; tests and restores make more).

@@ -16,7 +16,7 @@ from contextlib import closing
 from pathlib import Path
 
 from memoryd.journal import damaged, forgotpending
-from memoryd.journal.ids import DAY_B, NUMBER_B
+from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.mapfile import mapped

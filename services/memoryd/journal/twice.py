@@ -27,7 +27,7 @@ from pathlib import Path
 
 from memoryd.errors import AdminRefused
 from memoryd.journal import damaged, heldids, mapfile, scan
-from memoryd.journal.ids import DAY_B, NUMBER_B
+from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine, Journal
 from proto.plural import counted
 

@@ -35,10 +35,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from memoryd.errors import AdminRefused
 from memoryd.home import Home, atomic_write, read_file
-from memoryd.journal import forgotpending, idcopies
-from memoryd.journal import ids as journalids
+from memoryd.journal import forgotpending, idcopies, idform
 from memoryd.journal.byfile import JournalIndex
-from memoryd.journal.ids import DAY_B, NUMBER_B, NUMBER_MOST, PENDING_ID, day_numbers
+from memoryd.journal.idform import DAY_B, NUMBER_B, NUMBER_MOST, PENDING_ID, day_numbers
 from memoryd.journal.journal import append_record, record_time, utc
 from memoryd.journal.linefile import all_ids, damaged_lines, line_id, parse_line, read_lines
 from memoryd.journal.rollback import append_or_cut_back
@@ -58,7 +57,7 @@ LOST_BACK = (
 
 
 def pending_id(value: str) -> str:
-    """value, when it is a pending id (ids.PENDING_ID); a line whose id is none (a hand edit, a
+    """value, when it is a pending id (idform.PENDING_ID); a line whose id is none (a hand edit, a
     number past nine digits) is damaged: shown as such by pending, kept by a rewrite."""
     if not PENDING_ID.match(value):
         raise ValueError("not a pending id (p-YYYY-MM-DD-NNNN)")
@@ -234,7 +233,7 @@ class Review:
             item = parse_line(raw, PendingLine) if raw.strip() else None
             when = None if not isinstance(item, PendingLine) else forgotpending.moment(item.time)
             if isinstance(item, PendingLine) and when is not None:
-                day, number = journalids.order(item.id)
+                day, number = idform.order(item.id)
                 found.setdefault(day, []).append((number, when))
         return {day: sorted(stamps) for day, stamps in found.items()}
 
@@ -307,7 +306,7 @@ class Review:
                 idcopies.named_by(source),
                 idcopies.damaged_too(source),
             )
-        # An id past nine digits would read as no id (ids.NUMBER) and be handed out again.
+        # An id past nine digits would read as no id (idform.NUMBER) and be handed out again.
         if held >= NUMBER_MOST:
             raise OSError(
                 errno.EOVERFLOW,
@@ -375,7 +374,7 @@ class Review:
         only the floor gives it as handed out, and the forget that probably took it when one
         naming no staged write was made since it was handed out."""
         issued = self.index.journal.issued
-        day, number = journalids.order(pending_id)
+        day, number = idform.order(pending_id)
         held = set(day_numbers(sorted(self._held()), day))
         if pendingspans.floor_only(number, issued.floor_only("pending", day), held):
             return (
@@ -398,7 +397,7 @@ class Review:
     def _taken_refusal(self, pending_id: str, held: set[int]) -> str | None:
         """The refusal of a missing staged write an older memoryd's forget probably took, or
         None when no forget naming no staged write was made since it was handed out."""
-        day, number = journalids.order(pending_id)
+        day, number = idform.order(pending_id)
         _, taken = self._apart([(day, (number - 1, number), held)])
         if not taken:
             return None

@@ -13,7 +13,7 @@ hand edit journalled in the same call, under the next id, is never what an undo 
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten, twice
 from memoryd.journal.byfile import JournalIndex
-from memoryd.journal.ids import EDIT_ID
+from memoryd.journal.idform import EDIT_ID
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.memory.entries import LIMITS, count
 

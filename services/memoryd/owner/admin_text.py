@@ -6,7 +6,7 @@ escapes whatever it prints. Pure functions over journal and pending records.
 
 import json
 
-from memoryd.journal.ids import PENDING_ID
+from memoryd.journal.idform import PENDING_ID
 from memoryd.journal.journal import EditLine
 from memoryd.memory.review import PendingLine
 from proto.plural import counted

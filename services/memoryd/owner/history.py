@@ -7,11 +7,10 @@ before paging existed.
 """
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import damaged, lostbefore, twice
-from memoryd.journal import ids as journalids
+from memoryd.journal import damaged, idform, lostbefore, twice
 from memoryd.journal import months as journalmonths
 from memoryd.journal import scan as journalscan
-from memoryd.journal.ids import EDIT_ID
+from memoryd.journal.idform import EDIT_ID
 from memoryd.journal.journal import EditLine, Journal
 from memoryd.memory.review import PENDING_ID, PendingLine
 from memoryd.owner import admin_text, paging
@@ -99,11 +98,7 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
     # lines are gone are said, or the oldest edit listed would pass for the home's first.
     lost = lostbefore.lost(journal.month_files(), journal.issued) if window else None
     reached = arg.from_ is None and len(window) < arg.n  # the tail ran out: the oldest is shown
-    if (
-        lost is not None
-        and not reached
-        and journalids.order(window[0].id) > journalids.order(lost.held)
-    ):
+    if lost is not None and not reached and idform.order(window[0].id) > idform.order(lost.held):
         lost = None
     if arg.json_:
         page = paging.json_page(window, log_item)

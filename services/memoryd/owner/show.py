@@ -16,7 +16,7 @@ import difflib
 
 from memoryd.errors import AdminRefused
 from memoryd.journal import twice
-from memoryd.journal.ids import EDIT_ID
+from memoryd.journal.idform import EDIT_ID
 from memoryd.journal.journal import EditLine, Journal
 from memoryd.owner import paging
 from memoryd.owner.admin_text import OWNER, forgot_what, where

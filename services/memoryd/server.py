@@ -19,7 +19,7 @@ from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, NotRegular, ensure_dir, unsafe_entry
 from memoryd.index.index import Index, check_fts5
 from memoryd.journal import forgetread, forgotten, heldids
-from memoryd.memory import handedit
+from memoryd.memory import leftover
 from memoryd.memory.store import MemoryStore
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.trust.witness import Witness
@@ -155,12 +155,12 @@ def remove_stale_temp_files(home: Home) -> None:
     real file is whole (old or new), so the leftover is removed, and logged. Beside memory.md and
     user.md a leftover may instead be a save of the owner's that memoryd's exchange had moved
     aside when it was killed: one that holds what no other place does is kept, not removed
-    (handedit.keep_if_owners, which logs it); beside notes.md, one that is neither the file its
+    (leftover.keep_if_owners, which logs it); beside notes.md, one that is neither the file its
     rewrite read nor the rewrite (notesswap.kept_leftover, which logs it)."""
     leftovers = [*home.memory.glob(".*.tmp"), *home.index_dir.glob(".shown.json.*.tmp")]
     for path in sorted(leftovers):
         try:
-            if handedit.keep_if_owners(home, path) is not None:
+            if leftover.keep_if_owners(home, path) is not None:
                 continue
             if notesswap.kept_leftover(path) is not None:
                 continue

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from memoryd.memory import entries, handedit
+from memoryd.memory import entries, writeintent
 from memoryd.server import remove_stale_temp_files
 from tests.memoryd.store_helpers import fill, memory_path, new_store
 
@@ -26,7 +26,7 @@ def test_a_save_only_the_leftover_holds_is_kept(tmp_path, caplog, arg, name):
     store = new_store(tmp_path)
     fill(store, arg, ["base"])
     # memoryd was writing base + agent; the owner's save was exchanged out under its name.
-    handedit.intend(store.home, {"to": name, "before": ["base"], "after": ["base", "agent"]})
+    writeintent.intend(store.home, {"to": name, "before": ["base"], "after": ["base", "agent"]})
     memory_path(store, name).write_bytes(entries.file_bytes(["base", "agent"]))
     path = _leftover(store, name, b"base\n\xc2\xa7\nOWNER HAND EDIT\n")
     with caplog.at_level(logging.WARNING):
@@ -49,7 +49,9 @@ def test_a_save_only_the_leftover_holds_is_kept(tmp_path, caplog, arg, name):
 def test_a_leftover_another_place_holds_is_removed(tmp_path, held):
     store = new_store(tmp_path)
     fill(store, "memory", ["base"])
-    handedit.intend(store.home, {"to": "memory.md", "before": ["base"], "after": ["base", "agent"]})
+    writeintent.intend(
+        store.home, {"to": "memory.md", "before": ["base"], "after": ["base", "agent"]}
+    )
     path = _leftover(store, "memory.md", held)
     remove_stale_temp_files(store.home)
     assert not path.exists()

@@ -12,7 +12,7 @@ import pytest
 
 from memoryd.errors import EditRefused
 from memoryd.journal import rollback
-from memoryd.memory import handedit, memfiles
+from memoryd.memory import memfiles, writeintent
 from memoryd.memory.handedit import ChangedByHand
 from memoryd.memory.store import PLAN_TRIES
 from tests.callargs import loose_call
@@ -72,7 +72,7 @@ def test_a_hand_edit_saved_during_a_write_is_kept_and_journalled(
         monkeypatch.setattr(store, "entries_for_edit", hand(store.entries_for_edit))
     elif window == "before-rename":
         # Saved after the plan was read, before the file is checked and renamed.
-        monkeypatch.setattr(handedit, "intend", hand(handedit.intend))
+        monkeypatch.setattr(writeintent, "intend", hand(writeintent.intend))
     elif exchange:
         # Saved after the last check, as the exchange renames memoryd's file into place.
         monkeypatch.setattr(memfiles, "exchange", hand(memfiles.exchange))
@@ -94,14 +94,14 @@ def test_a_save_in_every_try_is_refused_with_every_hand_edit_journalled(tmp_path
     fill(store, "memory", ["a"])
     path = memory_path(store, "memory.md")
     saves = []
-    real = handedit.intend
+    real = writeintent.intend
 
     def intend(*a, **k):
         saves.append(f"hand {len(saves)}")
         save_by_hand(path, "a\n§\n" + saves[-1] + "\n")
         return real(*a, **k)
 
-    monkeypatch.setattr(handedit, "intend", intend)
+    monkeypatch.setattr(writeintent, "intend", intend)
     with pytest.raises(ChangedByHand) as refused:
         add(store, "memory", "b")
     assert str(refused.value).startswith("refused: memory.md was edited by hand")
@@ -117,9 +117,9 @@ def test_an_undo_never_replaces_a_hand_edit_saved_under_it(tmp_path, monkeypatch
     latest = store.journal.records()[-1].id
     path = memory_path(store, "memory.md")
     monkeypatch.setattr(
-        handedit,
+        writeintent,
         "intend",
-        once(lambda: save_by_hand(path, "a\n§\nb\n§\nby hand\n"))(handedit.intend),
+        once(lambda: save_by_hand(path, "a\n§\nb\n§\nby hand\n"))(writeintent.intend),
     )
     with pytest.raises(ChangedByHand):
         store.undo(latest)

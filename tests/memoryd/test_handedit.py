@@ -6,7 +6,7 @@ import json
 import pytest
 
 from memoryd.journal.byfile import JournalIndex
-from memoryd.memory import handedit
+from memoryd.memory import writeintent
 from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, args, fill, last_line, memory_path, new_store
 
@@ -69,7 +69,7 @@ def test_a_kill_before_the_rename_takes_the_moved_entries_back(tmp_path, monkeyp
     assert notes.read_bytes() == notes_before
     assert memory_path(store, "memory.md").read_text() == "Kept A.\n§\nMoved B.\n"
     assert len(list(restarted.journal.records())) == lines_before
-    assert not handedit.intent_path(restarted.home).exists()
+    assert not writeintent.intent_path(restarted.home).exists()
     # and the same edit, sent again, stands once
     restarted.call(*loose_call(args(**fields), **CLEAN))
     assert notes.read_text().count("Moved B.") == 1
@@ -79,7 +79,7 @@ def test_an_intent_that_does_not_match_is_a_hand_edit(tmp_path):
     store = new_store(tmp_path)
     fill(store, "memory", ["a"])
     memory_path(store, "memory.md").write_text("a\n§\nby hand\n")
-    handedit.intend(store.home, {"to": "memory.md", "before": ["a"], "after": ["a", "other"]})
+    writeintent.intend(store.home, {"to": "memory.md", "before": ["a"], "after": ["a", "other"]})
     store.detect_hand_edits()
     last = last_line(store)
     assert last.action == "hand-edit" and last.after == ["a", "by hand"]

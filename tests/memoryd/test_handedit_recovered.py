@@ -4,7 +4,7 @@ notes.md back out, and never journal it a second time."""
 
 import pytest
 
-from memoryd.memory import handedit
+from memoryd.memory import writeintent
 from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, args, fill, journal_lines, memory_path, new_store
 
@@ -30,7 +30,7 @@ def killed_before_its_journal_line(tmp_path, monkeypatch):
     with pytest.raises(SystemExit):
         store.call(*loose_call(args(**CONSOLIDATE), **CLEAN))
     monkeypatch.undo()
-    intent = handedit.intent_path(store.home).read_bytes()
+    intent = writeintent.intent_path(store.home).read_bytes()
     return before, memory.read_bytes(), intent
 
 
@@ -46,9 +46,9 @@ def test_a_recovered_write_stands_whatever_hand_edits_follow(tmp_path, monkeypat
     before, after, intent = killed_before_its_journal_line(tmp_path, monkeypatch)
     store = new_store(tmp_path)  # the start that journals the write as recovered
     assert [line["action"] for line in recovered(tmp_path)] == ["consolidate"]
-    assert not handedit.intent_path(store.home).exists()
+    assert not writeintent.intent_path(store.home).exists()
     if intent_left:
-        handedit.intent_path(store.home).write_bytes(intent)
+        writeintent.intent_path(store.home).write_bytes(intent)
     notes = memory_path(store, "notes.md")
     notes_then = notes.read_bytes()
     assert b"Moved B." in notes_then
@@ -58,7 +58,7 @@ def test_a_recovered_write_stands_whatever_hand_edits_follow(tmp_path, monkeypat
     new_store(tmp_path)
     new_store(tmp_path)
     assert notes.read_bytes() == notes_then  # the journalled move stays in notes.md
-    assert not handedit.intent_path(store.home).exists()
+    assert not writeintent.intent_path(store.home).exists()
 
     memory.write_bytes(after)  # and changes their mind: back to what the write left
     new_store(tmp_path)
@@ -79,8 +79,8 @@ def test_an_intent_journalled_lines_ago_is_not_taken_back(tmp_path, monkeypatch)
         new_store(tmp_path)
     notes = memory_path(store, "notes.md")
     notes_then = notes.read_bytes()
-    handedit.intent_path(store.home).write_bytes(intent)  # as a kill after its line leaves it
+    writeintent.intent_path(store.home).write_bytes(intent)  # as a kill after its line leaves it
     new_store(tmp_path)
     assert notes.read_bytes() == notes_then
-    assert not handedit.intent_path(store.home).exists()
+    assert not writeintent.intent_path(store.home).exists()
     assert len(recovered(tmp_path)) == 1

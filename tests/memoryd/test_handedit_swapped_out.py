@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from memoryd.journal import rollback
-from memoryd.memory import entries, handedit
+from memoryd.memory import entries, writeintent
 from memoryd.server import remove_stale_temp_files
 from tests.memoryd.store_helpers import (
     CLEAN,
@@ -27,7 +27,7 @@ def killed_after_the_journal_line(monkeypatch, write) -> list:
     intent stay. The copies left."""
     left = []
     monkeypatch.setattr(rollback, "drop", left.append)
-    monkeypatch.setattr(handedit, "forget", lambda home: None)
+    monkeypatch.setattr(writeintent, "forget", lambda home: None)
     write()
     monkeypatch.undo()
     return [p for p in left if p is not None]

@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.errors import WriteFailed
 from memoryd.home import Home, NotRegular, unsafe_entry
-from memoryd.memory import handedit
+from memoryd.memory import writeintent
 from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, args, fill, last_line, memory_path, new_store
 from tests.memoryd.test_hostile_home import start_fails
@@ -65,7 +65,7 @@ def test_the_start_check_names_a_non_file_at_the_intent_or_forgotten(tmp_path, n
 def test_a_fifo_at_the_intent_refuses_the_start_without_hanging(tmp_path):
     store = new_store(tmp_path)
     store.call(*loose_call(args(action="note", text="first note"), **CLEAN))
-    os.mkfifo(handedit.intent_path(store.home))
+    os.mkfifo(writeintent.intent_path(store.home))
     began = time.monotonic()
     line = start_fails(tmp_path)
     assert time.monotonic() - began < 20
@@ -76,7 +76,7 @@ def test_a_fifo_at_the_intent_refuses_the_start_without_hanging(tmp_path):
 @pytest.mark.parametrize("call", [{"action": "note"}, {"action": "add", "file": "memory"}])
 def test_a_write_names_a_non_file_at_the_intent_and_leaves_it(tmp_path, kind, what, call):
     store = new_store(tmp_path)
-    path = handedit.intent_path(store.home)
+    path = writeintent.intent_path(store.home)
     plant(path, kind)
     before = {n: memory_path(store, n).read_bytes() for n in ("notes.md", "memory.md")}
     with within(10), pytest.raises(WriteFailed) as refused:
@@ -89,9 +89,9 @@ def test_a_write_names_a_non_file_at_the_intent_and_leaves_it(tmp_path, kind, wh
 
 def test_a_fifo_at_the_intent_is_not_read(tmp_path, caplog):
     store = new_store(tmp_path)
-    os.mkfifo(handedit.intent_path(store.home))
+    os.mkfifo(writeintent.intent_path(store.home))
     with within(10):
-        assert handedit.read_intent(store.home) is None
+        assert writeintent.read_intent(store.home) is None
         store.detect_hand_edits()
     assert "memory/.writing.json is a FIFO" in caplog.text
 
@@ -133,7 +133,7 @@ def test_a_damaged_note_intent_is_ignored_at_start(tmp_path, damage):
     notes = memory_path(store, "notes.md").read_bytes()
     lines = len(store.journal.records())
     intent = note_intent(store, **damage)
-    handedit.intent_path(store.home).write_text(json.dumps(intent))
+    writeintent.intent_path(store.home).write_text(json.dumps(intent))
     restarted = new_store(tmp_path)
     assert memory_path(restarted, "notes.md").read_bytes() == notes
     assert len(restarted.journal.records()) == lines
@@ -147,7 +147,7 @@ def test_an_intent_that_cannot_be_journalled_leaves_a_hand_edit(tmp_path):
     memory_path(store, "memory.md").write_text("a\n§\nb\n")
     edit = {"session": "\udc00", "action": "add", "to": "memory.md", "before": ["a"]}
     intent = {"fields": {**edit, "after": ["a", "b"]}}
-    handedit.intent_path(store.home).write_text(json.dumps(intent))
+    writeintent.intent_path(store.home).write_text(json.dumps(intent))
     restarted = new_store(tmp_path)
     last = last_line(restarted)
     assert last.action == "hand-edit" and last.after == ["a", "b"]
@@ -159,8 +159,8 @@ def test_an_intent_that_cannot_be_journalled_leaves_a_hand_edit(tmp_path):
 )
 def test_a_damaged_intent_file_is_ignored(tmp_path, data):
     store = new_store(tmp_path)
-    handedit.intent_path(store.home).write_bytes(data)
-    assert handedit.read_intent(store.home) is None
+    writeintent.intent_path(store.home).write_bytes(data)
+    assert writeintent.read_intent(store.home) is None
     new_store(tmp_path).call(*loose_call(args(action="note", text="a note"), **CLEAN))
 
 
@@ -178,4 +178,4 @@ def test_a_note_appended_but_not_journalled_is_still_recovered(tmp_path, monkeyp
     restarted = new_store(tmp_path)
     last = last_line(restarted)
     assert last.recovered is True and last.after == ["second note"]
-    assert not os.path.lexists(handedit.intent_path(Home(tmp_path / "home")))
+    assert not os.path.lexists(writeintent.intent_path(Home(tmp_path / "home")))

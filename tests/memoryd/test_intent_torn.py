@@ -9,7 +9,7 @@ import os
 import pytest
 
 from memoryd.errors import UntrustedSession
-from memoryd.memory import handedit
+from memoryd.memory import writeintent
 from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, TAINTED, args, fill, new_store, snapshot
 
@@ -25,7 +25,7 @@ def test_a_torn_intent_is_removed_at_start_and_said(tmp_path, caplog, cut):
     store = new_store(tmp_path)
     fill(store, "memory", ["a"])
     data = whole_intent(store)
-    path = handedit.intent_path(store.home)
+    path = writeintent.intent_path(store.home)
     path.write_bytes(data[:cut] if cut >= 0 else data[: len(data) + cut])
     before = snapshot(store)
     caplog.set_level(logging.WARNING, logger="memoryd.memory.tornintent")
@@ -41,7 +41,7 @@ def test_a_torn_intent_is_removed_at_start_and_said(tmp_path, caplog, cut):
 def test_a_torn_intent_is_removed_before_the_next_write_even_a_refused_one(tmp_path, caplog):
     store = new_store(tmp_path)
     fill(store, "memory", ["a"])
-    path = handedit.intent_path(store.home)
+    path = writeintent.intent_path(store.home)
     path.write_bytes(whole_intent(store)[:30])
     caplog.set_level(logging.WARNING, logger="memoryd.memory.tornintent")
     with pytest.raises(UntrustedSession):  # refused before any intent of its own is written
@@ -57,7 +57,7 @@ def test_a_torn_intent_is_removed_before_the_next_write_even_a_refused_one(tmp_p
 def test_an_intent_that_parses_is_never_removed(tmp_path, data):
     store = new_store(tmp_path)
     fill(store, "memory", ["a"])
-    path = handedit.intent_path(store.home)
+    path = writeintent.intent_path(store.home)
     path.write_bytes(data)
     new_store(tmp_path).detect_hand_edits()
     assert path.read_bytes() == data
@@ -66,7 +66,7 @@ def test_an_intent_that_parses_is_never_removed(tmp_path, data):
 def test_a_whole_intent_of_a_write_that_stood_is_still_acted_on(tmp_path):
     store = new_store(tmp_path)
     fill(store, "memory", ["a"])
-    path = handedit.intent_path(store.home)
+    path = writeintent.intent_path(store.home)
     path.write_bytes(whole_intent(store))
     store.home.memory_file("memory.md").write_text("a\n§\nb é\n")
     restarted = new_store(tmp_path)

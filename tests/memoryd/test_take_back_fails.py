@@ -10,7 +10,7 @@ import os
 import pytest
 
 from memoryd.errors import WriteFailed
-from memoryd.memory import handedit
+from memoryd.memory import writeintent
 from tests.callargs import loose_call
 
 from .store_helpers import CLEAN, args, fill, journal_lines, memory_path, new_store, owner
@@ -95,7 +95,7 @@ def test_an_add_whose_put_back_fails_says_memory_md_may_hold_it(tmp_path, monkey
     assert untaken["session"] == CLEAN["session"]
     assert untaken["after"] == ["Tea at four.", "The spare key is under the pot."]
     assert note["action"] == "note"
-    assert not os.path.lexists(handedit.intent_path(store.home))
+    assert not os.path.lexists(writeintent.intent_path(store.home))
     # The owner can take it back like any edit.
     assert owner(store, "undo", untaken["id"]).startswith(f"undid {untaken['id']}")
     assert "The spare key" not in memory_path(store, "memory.md").read_text()

@@ -17,7 +17,7 @@ from pathlib import Path
 from memoryd.errors import WriteFailed, WriteNotTakenBack
 from memoryd.home import Home
 from memoryd.journal import rollback
-from memoryd.memory import edits, handedit, untaken
+from memoryd.memory import edits, untaken, writeintent
 from proto.files import NotRegular
 
 # The store's logger: these lines are the store's writes, and keep its name.
@@ -63,14 +63,14 @@ class Unmarked:
         if self.waiting is None:
             return
         fields, notes_at = self.waiting
-        intent = handedit.read_intent(self.home)
+        intent = writeintent.read_intent(self.home)
         if intent is None or intent.get("fields") != fields:
             self.waiting = None
             return
         try:
             untaken.write_mark(self.home, fields, notes_at)
         except OSError as e:
-            path = handedit.intent_path(self.home)
+            path = writeintent.intent_path(self.home)
             log.error("%s: cannot be marked as not taken back yet: %s", path, e.strerror or e)
             return
         self.waiting = None
@@ -106,7 +106,7 @@ def given_up(
         # Its intent stays: the next start or write finds the file as it was before, and
         # cuts the entries back (handedit.py).
         return rollback.NotTakenBack(notes_path, cause)
-    handedit.forget(home)
+    writeintent.forget(home)
     return cause
 
 
@@ -114,4 +114,4 @@ def take_back_notes(home: Home, notes_path: Path, notes_size: int | None) -> Non
     """Undo what a write that did not stand appended (logged when it cannot), and drop its
     intent, so a failure is answered with its own cause."""
     rollback.take_back(notes_path, notes_size)
-    handedit.forget(home)
+    writeintent.forget(home)

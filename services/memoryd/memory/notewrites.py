@@ -23,7 +23,7 @@ from memoryd.home import Home, append_bytes
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
-from memoryd.memory import edits, handedit, memorygone, notes
+from memoryd.memory import edits, memorygone, notes, writeintent
 from memoryd.memory.failedwrite import Unmarked
 from memoryd.trust import classrule
 from memoryd.trust.caller import Caller
@@ -90,7 +90,7 @@ def append_note(store: NoteStore, block: str, when: dt.datetime, edit: Edit) -> 
     try:
         # The id first: once the note is appended, only the journal's append can fail.
         record = store.journal.line(when, edit)
-        handedit.intend(store.home, edit.dump(), notes=(size or 0, written))
+        writeintent.intend(store.home, edit.dump(), notes=(size or 0, written))
         append_notes(store.home, block)
         record = store.journal.append(when, record)
     except OSError as e:
@@ -98,9 +98,9 @@ def append_note(store: NoteStore, block: str, when: dt.datetime, edit: Edit) -> 
         if not rollback.take_back(path, size):
             store.unmarked.left_in_place(edit.dump(), (size or 0, written))
             raise rollback.NotTakenBack(path, rollback.first_cause(e)) from None
-        handedit.forget(store.home)
+        writeintent.forget(store.home)
         raise rollback.first_cause(e) from None
-    handedit.forget(store.home)
+    writeintent.forget(store.home)
     return record
 
 

@@ -44,6 +44,7 @@ from memoryd.memory import (
     ownerwrites,
     startfiles,
     tornintent,
+    writeintent,
 )
 from memoryd.memory.block import Classes as BlockClasses
 from memoryd.memory.entries import FILE_OF_ARG
@@ -260,7 +261,7 @@ class MemoryStore:
                 prefix = "\n" if ends_without_newline(notes_path) else ""
                 text = notewrites.removal_text(self.journal_index, plan, when, session)
                 removal = (notes_size or 0, prefix + text)
-            handedit.intend(self.home, line.dump(), notes=removal)
+            writeintent.intend(self.home, line.dump(), notes=removal)
             if removal is not None:
                 append_bytes(notes_path, removal[1].encode("utf-8"))
             with self.files_gate.changing():
@@ -289,7 +290,7 @@ class MemoryStore:
             raise self.not_applied(plan.file, action, session, failed) from None
         finally:
             rollback.drop(old)
-        handedit.forget(self.home)
+        writeintent.forget(self.home)
         who = f"session {session}" if session else "the owner"
         log.info("%s: %s by %s (edit %s)", plan.file, action, who, record.id)
         return record
@@ -297,7 +298,7 @@ class MemoryStore:
     def _changed_by_hand(self, file: str, action: str, session: str | None) -> None:
         """Journal the hand edit that came under a write, then give the write up (ChangedByHand,
         or not applied when the hand edit cannot be journalled: the disk's cause)."""
-        handedit.forget(self.home)
+        writeintent.forget(self.home)
         try:
             self.hand_edits.detect()
         except OSError as e:

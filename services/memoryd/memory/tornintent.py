@@ -1,6 +1,6 @@
 """A write intent (memory/.writing.json) torn by a kill while it was itself being written.
 
-The intent is written before its write's rename or append (handedit.intend), so a torn one is of
+The intent is written before its write's rename or append (writeintent.intend), so a torn one is of
 a write that never reached either: nothing in the files is its, and nothing will ever act on it
 (read_intent takes it for none). Left there, it stays until some later write happens to replace
 it, a half-written file memoryd says nothing of. So the hand-edit detection that runs at start and
@@ -18,7 +18,7 @@ import os
 import stat
 
 from memoryd.home import Home, open_file
-from memoryd.memory.handedit import INTENT_MAX, intent_path
+from memoryd.memory.writeintent import INTENT_MAX, intent_path
 from proto.files import read_at_most
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from memoryd.home import Home, atomic_write
-from memoryd.memory import handedit
+from memoryd.memory import handedit, writeintent
 from memoryd.memory.memfiles import holds
 
 # The action a write's line is journalled with when it failed and could not be taken back: the
@@ -40,13 +40,15 @@ def untaken_fields(fields: dict) -> dict:
 
 
 def write_mark(home: Home, fields: dict, notes_at: tuple[int, str] | None) -> None:
-    """Replace the write's intent with its marked one, as handedit.intend writes one but whole
+    """Replace the write's intent with its marked one, as writeintent.intend writes one but whole
     or not at all: a mark torn by the disk that failed the write would lose the intent, and
     the change be journalled as the owner's hand edit."""
     value: dict = {"fields": untaken_fields(fields)}
     if notes_at is not None:
         value["notes_at"], value["block"] = notes_at
-    atomic_write(handedit.intent_path(home), json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    atomic_write(
+        writeintent.intent_path(home), json.dumps(value, ensure_ascii=False).encode("utf-8")
+    )
 
 
 def head(reason: str, where: str) -> str:

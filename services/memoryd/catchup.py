@@ -27,6 +27,9 @@ the index holds, and sessions/ is listed again until it can be, its logs then ca
 A log the index has read to its end, as it is now (the same file, as long as the offset read), is
 counted as read at once, without a writer job (index/unchanged.py): a restart's catch-up costs what
 is new, not what every session there ever was costs.
+Those are counted first; then a changed recall mode's tables are built, a part at a time, each
+part a writer job at the lowest priority, so that memory calls run between parts
+(index/modeprep.py prepare_mode_part), and the logs are caught up after it.
 """
 
 import asyncio
@@ -122,10 +125,12 @@ class CatchUp:
         self._total, self._read = len(sessions), 0
         index.catching_up = (0, len(sessions))
         try:
-            if index.mode_pending:  # the sockets listen meanwhile; recall waits for it
-                await service._write(index.prepare_mode)
-            await self._drop_removed(sessions)
+            # Counted before a changed mode's build (a read, no writer job): stats and recall say
+            # how far the logs are while it runs, not that none was read.
             await self._count_unchanged(sessions)
+            if index.mode_pending:  # the sockets listen meanwhile; recall says so
+                await self._prepare_mode()
+            await self._drop_removed(sessions)
             added = await self._until_done()
         except asyncio.CancelledError:
             raise
@@ -148,6 +153,15 @@ class CatchUp:
         )
         service._warm_counts()
         return added
+
+    async def _prepare_mode(self) -> None:
+        """A changed recall mode's tables, a part at a time, each a writer job of its own at the
+        lowest priority: a memory call waits at most for one part (index/modeprep.py
+        prepare_mode_part). A stop ends it between two parts; the next start goes on."""
+        index = self.service.index
+        while not self.service.stopping.is_set():
+            if await self.service._write(index.prepare_mode_part, priority=BACKGROUND):
+                return
 
     async def _drop_removed(self, sessions: list[str]) -> None:
         """Drop the rows of the sessions whose log is gone; a failure is logged and left for the
@@ -300,7 +314,7 @@ class CatchUp:
         """Each of what is left once; what fails stays left, the first failure logged."""
         index = self.service.index
         if index.mode_waiting:  # the recall mode's build found no room: once more (it logs)
-            await self.service._write(index.prepare_mode, priority=BACKGROUND)
+            await self._prepare_mode()
         added, failed, first = 0, [], None
         why: dict[str, str] = {}
         for at, item in enumerate(self.left):

@@ -3,13 +3,17 @@
 An index made for another mode has its mode tables rebuilt from the spec's: seconds at a few
 hundred thousand records; so has a table of its own mode that a format step marked stale
 (formatstep.py), the mode's other tables kept. At a start that is deferred (open(defer_mode) in
-index.py) to prepare_mode, on the writer once memoryd listens, so that memoryd serves meanwhile
-and recall answers by the spec's search over the rows there, saying so in a line; a stop
-interrupts that build (rolled back, the index as it was). A build that found no room (a full
-disk, or another error of the disk or of access, dbfile.unwritable) is rolled back too and tried
-again by the catch-up until it succeeds (mode_waiting), recall answering by the spec's search
-meanwhile and saying why; a build that failed otherwise leaves the index damaged for recall
-until a reindex builds a file for the mode.
+index.py) to the catch-up once memoryd listens, so that memoryd serves meanwhile and recall
+answers by the spec's search over the rows there, saying so in a line (and how many rows are
+built). A changed mode is built there a part at a time (prepare_mode_part, modes.prepare_part),
+each part a writer job of its own, so that a memory call waits at most for one part; its tables
+serve recall only once the last part is done. A stop interrupts the part under way (rolled back)
+and keeps the parts made, as a kill does: the next start goes on from them. A build that found
+no room (a full disk, or another error of the disk or of access, dbfile.unwritable) is rolled
+back too and tried again by the catch-up until it succeeds (mode_waiting), recall answering by
+the spec's search meanwhile and saying why; a build that failed otherwise leaves the index
+damaged for recall until a reindex builds a file for the mode. prepare_mode builds, or finishes,
+in one go, for what cannot wait (an open that is not deferred, a reindex's swap).
 """
 
 import logging
@@ -47,13 +51,27 @@ class ModePrep(Connections):
         # While deferred: the mode's tables built again from the rows, the others kept, and why
         # (a format step marked them: modes.renewing); None when the mode is built whole.
         self._renewing: str | None = None
+        # While built a part at a time: (rows built, about how many in all), for the line recall
+        # and stats give meanwhile.
+        self._built: tuple[int, int] | None = None
 
     def defer_mode(self) -> None:
         """open(defer_mode): leave the mode's tables, which must be built, to prepare_mode,
         saying so in one line."""
-        self._renewing = modes.renewing(self._write(), self.mode)
+        conn = self._write()
+        self._renewing = modes.renewing(conn, self.mode)
+        self._built = modes.built_so_far(conn) if modes.recorded(conn) == self.mode else None
         self._mode_state = "pending"
-        if self._renewing is None:
+        if self._built is not None:
+            log.info(
+                "index %s: recall mode %s: its tables, %s of about %s rows built before a stop,"
+                " are built on once memoryd listens; recall answers by the spec's search meanwhile",
+                self.path,
+                self.mode,
+                f"{self._built[0]:,}",
+                f"{self._built[1]:,}",
+            )
+        elif self._renewing is None:
             log.info(
                 "index %s: recall mode %s: its tables are built once memoryd listens;"
                 " recall waits for them",
@@ -71,59 +89,125 @@ class ModePrep(Connections):
 
     def prepare_mode(self) -> None:
         """The configured mode's tables, built from the spec's if the index was made for another
-        mode, then what the mode runs beside the index (on the writer). A deferred build that
-        found no room is logged once and left "waiting" for the catch-up to call this again; any
-        other failure is logged and recall refused (DAMAGED) until a reindex builds a file for
-        the mode."""
+        mode (or the rest of a build begun a part at a time), then what the mode runs beside the
+        index (on the writer). A deferred build that found no room is logged once and left
+        "waiting" for the catch-up to call this again; any other failure is logged and recall
+        refused (DAMAGED) until a reindex builds a file for the mode."""
         with self._pool_lock:
             if self._mode_state == "stopped":
                 return
             deferred = self._mode_state is not None
             waited = self._mode_state == "waiting"
             self._mode_state = "preparing" if deferred else None
+        self._prepare_whole(deferred, waited)
+
+    def _prepare_whole(self, deferred: bool, waited: bool) -> None:
+        """prepare_mode's build in one transaction, then the mode's Live; deferred: a failure is
+        logged (once, waited: a retry of a build that found no room) rather than raised."""
         try:
-            writer = self._write()
-            # interrupt() reaches only a statement already running: a stop that falls between
-            # two of the build's statements is seen by this handler at the next one.
-            if deferred:
-                writer.set_progress_handler(self._stopping, 10_000)
-            try:
-                with self._transaction(writer) as conn:
-                    done = modes.prepare(conn, self.mode, self.path, self._fresh_file)
-                modes.built(done)
-                self._fresh_file = False
-            finally:
-                if deferred:
-                    writer.set_progress_handler(None, 0)
+            done = self._in_one_transaction(
+                lambda conn: modes.prepare(conn, self.mode, self.path, self._fresh_file), deferred
+            )
+            modes.built(done)
+            self._fresh_file = False
+            self._built = None
             if self.mode == "hybrid":
                 # Only now: the build above drops its tables by name, which SQLite would look
                 # for in an attached file too when the index has none yet.
-                carryfile.attach(writer, self.path)
+                carryfile.attach(self._write(), self.path)
         except (sqlite3.Error, IndexDamaged) as error:
             if not deferred:
                 raise
-            wrong = unwritable(error, self.path)
-            with self._pool_lock:
-                stopped = self._mode_state == "stopped"
-                self._mode_state = "stopped" if stopped else "waiting" if wrong else "failed"
-                if wrong:
-                    self._waiting = wrong
-            if stopped:
-                log.info(
-                    "index %s: recall mode %s: not built, memoryd stopping", self.path, self.mode
-                )
-            elif wrong:
-                if not waited:  # said once; the catch-up tries again until it is built
-                    log.error(
-                        "index %s: recall mode %s: not built: %s; tried again %s",
-                        self.path,
-                        self.mode,
-                        wrong[0],
-                        wrong[1],
-                    )
-            else:
-                log.error("index %s: recall mode %s: not built: %s", self.path, self.mode, error)
+            self._not_built(error, waited)
             return
+        self._open_live()
+
+    def prepare_mode_part(self) -> bool:
+        """A deferred prepare_mode a part at a time (modes.prepare_part), each part a writer job
+        of its own, so that memory calls run between the parts: False while parts are left (call
+        again; recall answers by the spec's search meanwhile, saying how far), True once
+        prepare_mode has made the last (or it is left waiting, failed or stopped). A build that
+        is not deferred, and a renewal of some tables, are prepare_mode's in one go."""
+        with self._pool_lock:
+            state = self._mode_state
+            if state == "stopped":
+                return True
+            parts = state is not None and self._renewing is None
+            if parts:
+                self._mode_state = "preparing"
+        if not parts:
+            self.prepare_mode()
+            return True
+        try:
+            made = self._in_one_transaction(
+                lambda conn: modes.prepare_part(conn, self.mode, self._fresh_file), True
+            )
+        except (sqlite3.Error, IndexDamaged) as error:
+            self._not_built(error, state == "waiting")
+            return True
+        with self._pool_lock:
+            if made is not None:
+                self._built = made
+            stopped = self._mode_state == "stopped"
+            if not stopped:
+                self._mode_state = "pending" if made is not None else "preparing"
+        if made is None and not stopped:  # what is left is one part: prepare_mode's
+            self._prepare_whole(True, state == "waiting")
+        elif stopped and (kept := self._kept()):  # the stop came once the part was made
+            log.info("index %s: recall mode %s: memoryd stopping%s", self.path, self.mode, kept)
+        return made is None or stopped
+
+    def _in_one_transaction(self, build, watched: bool):
+        """build(conn) in one transaction of the writer; watched (a deferred build): a stop ends
+        it at its next statement (stop_preparing), rolled back."""
+        writer = self._write()
+        # interrupt() reaches only a statement already running: a stop that falls between two of
+        # the build's statements is seen by this handler at the next one.
+        if watched:
+            writer.set_progress_handler(self._stopping, 10_000)
+        try:
+            with self._transaction(writer) as conn:
+                return build(conn)
+        finally:
+            if watched:
+                writer.set_progress_handler(None, 0)
+
+    def _not_built(self, error: Exception, waited: bool) -> None:
+        """A deferred build (or part) that failed, rolled back: stopped, waiting for room (said
+        once), or failed (recall refused until a reindex)."""
+        wrong = unwritable(error, self.path)
+        with self._pool_lock:
+            stopped = self._mode_state == "stopped"
+            self._mode_state = "stopped" if stopped else "waiting" if wrong else "failed"
+            if wrong:
+                self._waiting = wrong
+        if stopped:
+            log.info(
+                "index %s: recall mode %s: not built, memoryd stopping%s",
+                self.path,
+                self.mode,
+                self._kept(),
+            )
+        elif wrong:
+            if not waited:  # said once; the catch-up tries again until it is built
+                log.error(
+                    "index %s: recall mode %s: not built: %s; tried again %s",
+                    self.path,
+                    self.mode,
+                    wrong[0],
+                    wrong[1],
+                )
+        else:
+            log.error("index %s: recall mode %s: not built: %s", self.path, self.mode, error)
+
+    def _kept(self) -> str:
+        """What a stop keeps of a build made a part at a time, in words ("" for none)."""
+        if (built := self._built) is None or not built[0]:
+            return ""
+        return f"; the next start goes on from the {built[0]:,} of about {built[1]:,} rows built"
+
+    def _open_live(self) -> None:
+        """What the mode runs beside the index, once its tables are whole."""
         if self._live is None:
             # Recall is refused as "being prepared" until the mode's Live runs (hybrid starts its
             # embedding child here, about a second), not as an index that is not open.
@@ -153,13 +237,16 @@ class ModePrep(Connections):
         return self._mode_state == "waiting"
 
     def stop_preparing(self) -> None:
-        """memoryd is stopping: a deferred prepare_mode is interrupted (rolled back, the index as
-        it was) or not started."""
+        """memoryd is stopping: a deferred prepare_mode (or its part under way) is interrupted
+        (rolled back, the parts made before kept) or not started."""
         with self._pool_lock:
             if self._mode_state == "preparing" and self._writer is not None:
                 self._writer.interrupt()
+            between = self._mode_state == "pending" and self._built is not None
             if self._mode_state in ("pending", "preparing", "waiting"):
                 self._mode_state = "stopped"
+        if between and (kept := self._kept()):
+            log.info("index %s: recall mode %s: memoryd stopping%s", self.path, self.mode, kept)
 
     @property
     def live(self) -> registry.Live:
@@ -190,10 +277,13 @@ class ModePrep(Connections):
                 f"(recall mode {self.mode} is being prepared: its {self._renewing} is built again"
                 " from the index's rows: these hits are the spec's search meanwhile)"
             )
-        return (
+        said = (
             f"(recall mode {self.mode} is being prepared, changed since memoryd last ran: these "
-            "hits are the spec's search meanwhile)"
+            "hits are the spec's search meanwhile"
         )
+        if (built := self._built) is not None:
+            said += f"; {built[0]:,} of about {built[1]:,} rows built"
+        return said + ")"
 
     def drain_embeddings(self, timeout: float = 60.0) -> bool:
         """Wait until the recall mode's background work is done (hybrid: every row has its

@@ -7,6 +7,10 @@ mode's tables dropped and the new mode's built from the spec's rows (one log lin
 never needs the session logs again and switching back to spec leaves the spec's schema exactly.
 An index whose mode is the configured one but some of whose mode tables are marked stale (a format
 step changed only them: stale.py) has those built again from the rows, its other tables kept.
+A changed mode's tables over more rows than a part may instead be built a part at a time
+(prepare_part), each part its own transaction, so that the writer is free between parts; a record
+(FILL) says how far, the mode's tables serve recall only once it is gone, and the hooks keep the
+parts made equal to what a build in one go gives while rows are added and deleted between parts.
 
 Each mode is a registry.Mode, kept by name (registry.py); the functions here are what the index
 and the indexer call, and they ask the mode recorded in the index itself, so the same code serves
@@ -36,8 +40,13 @@ for _mode in (spec.Spec(), builtin.Context(), builtin.Hybrid()):
 
 MODES = registry.names()
 MODE_TABLE = "CREATE TABLE recall_mode (mode TEXT, generation INTEGER)"
-# Rows read at a time when a mode's tables are built from the spec's.
+# Rows read at a time when a mode's tables are built from the spec's; a part (prepare_part) too.
 FILL_BATCH = 5_000
+# While a changed mode's tables are built a part at a time: the last rowid given to the mode, how
+# many rows were, how many the index held when the build began, and what the index was before
+# (for the log line). While it stands the mode's tables are not whole.
+FILL = "recall_mode_fill"
+FILL_TABLE = f"CREATE TABLE {FILL} (last INTEGER, done INTEGER, total INTEGER, since TEXT)"
 
 
 def _exists(conn: sqlite3.Connection, name: str) -> bool:
@@ -69,30 +78,58 @@ def _drop_all(conn: sqlite3.Connection) -> None:
     for mode in registry.every():
         mode.drop(conn)
     conn.execute("DROP TABLE IF EXISTS recall_mode")
+    conn.execute(f"DROP TABLE IF EXISTS {FILL}")
     conn.execute(stale.DROP)
 
 
-def _fill(conn: sqlite3.Connection, add: registry.Fill) -> int:
-    """Feed every row of the spec's tables to add (a mode's rows_added, or what fills the tables
-    it renews), in rowid order; returns how many."""
-    last, count = 0, 0
+def _batch(conn: sqlite3.Connection, add: registry.Fill, last: int) -> tuple[int, int]:
+    """Feed the FILL_BATCH rows of the spec's tables after rowid last to add, in rowid order;
+    the last rowid fed and how many (0: none was left)."""
+    rows = conn.execute(
+        "SELECT s.rowid, s.kind, s.session, s.epoch, s.record, s.time, s.role, s.class,"
+        " s.untrusted, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+        " WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
+        (last, FILL_BATCH),
+    ).fetchall()
+    if not rows:
+        return last, 0
+    add(conn, [row[:9] for row in rows], [(row[0], row[9]) for row in rows])
+    return rows[-1][0], len(rows)
+
+
+def _fill(conn: sqlite3.Connection, add: registry.Fill, last: int = 0) -> int:
+    """Feed every row of the spec's tables after rowid last to add (a mode's rows_added, or what
+    fills the tables it renews), in rowid order; returns how many."""
+    count = 0
     while True:
-        rows = conn.execute(
-            "SELECT s.rowid, s.kind, s.session, s.epoch, s.record, s.time, s.role, s.class,"
-            " s.untrusted, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
-            " WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
-            (last, FILL_BATCH),
-        ).fetchall()
-        if not rows:
+        last, fed = _batch(conn, add, last)
+        if not fed:
             return count
-        add(conn, [row[:9] for row in rows], [(row[0], row[9]) for row in rows])
-        last, count = rows[-1][0], count + len(rows)
+        count += fed
+
+
+def filling(conn: sqlite3.Connection) -> tuple[int, int, int] | None:
+    """While the mode's tables are built a part at a time (prepare_part): the last rowid given
+    to the mode, the rows given, and about how many there are (those held when it began); None
+    when they are not."""
+    if not _exists(conn, FILL):
+        return None
+    row = conn.execute(f"SELECT last, done, total FROM {FILL}").fetchone()  # noqa: S608
+    if row is None:  # an emptied record: the parts start over, from the first row
+        return (0, 0, 0)
+    return (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0))
+
+
+def built_so_far(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    """(rows built, about how many in all) while the mode's tables are built a part at a time."""
+    at = filling(conn)
+    return None if at is None else (at[1], max(at[1], at[2]))
 
 
 def prepared(conn: sqlite3.Connection, mode: str) -> bool:
     """Whether the index's mode tables are those of mode already (prepare has nothing to do)."""
     wanted = registry.get(mode)
-    if stale.held(conn):
+    if stale.held(conn) or _exists(conn, FILL):
         return False
     return recorded(conn) == mode and all(_exists(conn, name) for name in _objects(wanted))
 
@@ -102,8 +139,8 @@ def renewing(conn: sqlite3.Connection, mode: str) -> str | None:
     words, stale.said), when the index holds mode with some of its tables marked stale; None when
     prepare has nothing to do or builds the mode whole (a change of mode)."""
     marks = stale.marked(conn)
-    if not marks or recorded(conn) != mode:
-        return None
+    if not marks or recorded(conn) != mode or _exists(conn, FILL):
+        return None  # a build in parts not finished: it is built whole, anew
     return stale.said(marks)
 
 
@@ -114,12 +151,15 @@ def prepare(
     done when they had to be (re)built, for the caller to say with built() once its transaction
     has committed (a build that then fails to commit was not made), else None. fresh: the file
     was made just now (a new home, a damaged index started anew, a reindex's file), so it was
-    never in another mode: the spec's schema is only where every index starts."""
+    never in another mode: the spec's schema is only where every index starts. A build begun a
+    part at a time (prepare_part) is finished from its last part."""
     if prepared(conn, mode):
         return None
     wanted, was = registry.get(mode), recorded(conn)
+    if (at := _going_on(conn, mode)) is not None:
+        return _finish(conn, wanted, path, at)
     marks = stale.marked(conn)
-    if was == mode and marks and all(_exists(conn, name) for name in _objects(wanted)):
+    if was == mode and marks and not _exists(conn, FILL) and _whole(conn, wanted):
         # Only the tables a format step changed: the others (hybrid's vectors) are kept.
         add = wanted.renew(conn, frozenset(marks))
         if add is not None:
@@ -138,6 +178,77 @@ def prepare(
     return f"index {path}: recall mode {mode} ({since}): built from {counted(count, 'row')}"
 
 
+def _whole(conn: sqlite3.Connection, mode: registry.Mode) -> bool:
+    return all(_exists(conn, name) for name in _objects(mode))
+
+
+def _going_on(conn: sqlite3.Connection, mode: str) -> tuple[int, int, int] | None:
+    """How far a build of mode a part at a time got, when it can be gone on with: its tables all
+    there and none marked stale (a format step since: built whole again); else None."""
+    at = filling(conn)
+    if at is None or recorded(conn) != mode or stale.held(conn):
+        return None
+    return at if _whole(conn, registry.get(mode)) else None
+
+
+def _finish(
+    conn: sqlite3.Connection, wanted: registry.Mode, path: object, at: tuple[int, int, int]
+) -> str:
+    """The rest of a build begun a part at a time, and its record dropped: the tables whole."""
+    count = at[1] + _fill(conn, wanted.rows_added, at[0])
+    row = conn.execute(f"SELECT since FROM {FILL}").fetchone()  # noqa: S608
+    conn.execute(f"DROP TABLE {FILL}")
+    since = str(row[0]) if row is not None and row[0] else "was spec"
+    return f"index {path}: recall mode {wanted.name} ({since}): built from {counted(count, 'row')}"
+
+
+def prepare_part(
+    conn: sqlite3.Connection, mode: str, fresh: bool = False
+) -> tuple[int, int] | None:
+    """One part of a changed mode's build, inside the caller's transaction, so that the writer is
+    held for a part at a time and a stop or a kill between parts keeps the parts made: the first
+    drops the old mode's tables and creates the new one's empty (with the FILL record), each next
+    one feeds the FILL_BATCH rows after the last part's. Returns (rows built, about how many in
+    all); None when what is left is prepare()'s, in one go: its last part (at most FILL_BATCH
+    rows, and the record dropped), a build of no more rows than a part, nothing to do, or a
+    renewal of some of the mode's tables (a format step's, rare: built in one go)."""
+    at = _going_on(conn, mode)
+    if at is None:
+        if prepared(conn, mode) or renewing(conn, mode) is not None:
+            return None
+        if not registry.get(mode).objects or not _beyond_part(conn, 0):
+            return None
+        return _begin(conn, mode, fresh)
+    if not _beyond_part(conn, at[0]):
+        return None
+    last, fed = _batch(conn, registry.get(mode).rows_added, at[0])
+    conn.execute(f"UPDATE {FILL} SET last = ?, done = done + ?", (last, fed))  # noqa: S608
+    return at[1] + fed, max(at[1] + fed, at[2])
+
+
+def _beyond_part(conn: sqlite3.Connection, last: int) -> bool:
+    """Whether more than FILL_BATCH rows lie after rowid last."""
+    found = conn.execute(
+        "SELECT 1 FROM sources WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", (last, FILL_BATCH)
+    ).fetchone()
+    return found is not None
+
+
+def _begin(conn: sqlite3.Connection, mode: str, fresh: bool) -> tuple[int, int]:
+    """The first part: the old mode's tables dropped, the new one's created empty and recorded,
+    with the FILL record that says they are not whole yet."""
+    was = recorded(conn)
+    _drop_all(conn)
+    conn.execute(MODE_TABLE)
+    conn.execute("INSERT INTO recall_mode VALUES (?, 0)", (mode,))
+    registry.get(mode).create(conn)
+    (total,) = conn.execute("SELECT count(*) FROM sources").fetchone()
+    since = "a new file" if fresh else f"was {was}"
+    conn.execute(FILL_TABLE)
+    conn.execute(f"INSERT INTO {FILL} VALUES (0, 0, ?, ?)", (total, since))  # noqa: S608
+    return 0, int(total)
+
+
 def built(done: str | None) -> None:
     """Log what prepare() did, once it stands."""
     if done is not None:
@@ -147,8 +258,14 @@ def built(done: str | None) -> None:
 def rows_added(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:
     """Hook: the indexer added these rows to sources and hits (same rowids)."""
     mode = _recorded_mode(conn)
-    if mode is not None and sources:
-        mode.rows_added(conn, sources, texts)
+    if mode is None or not sources:
+        return
+    if (at := filling(conn)) is not None:  # the rows after the last part: the parts feed them
+        sources = [row for row in sources if row[0] <= at[0]]
+        texts = [row for row in texts if row[0] <= at[0]]
+        if not sources:
+            return
+    mode.rows_added(conn, sources, texts)
 
 
 def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
@@ -156,6 +273,18 @@ def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
     mode = _recorded_mode(conn)
     if mode is not None:
         mode.rows_deleted(conn, where, params)
+        if (at := filling(conn)) is not None:
+            _after_parts(conn, mode, at[0])
+
+
+def _after_parts(conn: sqlite3.Connection, mode: registry.Mode, last: int) -> None:
+    """Take out of the mode's tables the rows after the last part, which rows_deleted may have
+    written (context writes the turns around deleted ones again, given a row or not): the next
+    parts write them, once, as a build in one go would."""
+    for name in mode.objects:
+        kind = conn.execute("SELECT type FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+        if kind is not None and kind[0] == "table":
+            conn.execute(f"DELETE FROM {name} WHERE rowid > ?", (last,))  # noqa: S608
 
 
 def carry_over(conn: sqlite3.Connection, old: Path) -> int:

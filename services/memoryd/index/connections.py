@@ -27,6 +27,11 @@ log = logging.getLogger("memoryd.index.index")
 # The most the WAL file keeps between transactions (journal_size_limit).
 WAL_KEPT_BYTES = 64 << 20
 
+# Every page a write frees (a row deleted, a table dropped, a b-tree's cells moved) is zeroed, so
+# that no old copy of what a forget took stays in the file's free pages. Debian's SQLite has it
+# on by default; a Python built elsewhere may carry a SQLite that has it off.
+ZERO_FREED_PAGES = "PRAGMA secure_delete = ON"
+
 UNOPENED = (
     "the memory index index/memory.sqlite3 cannot be opened (memoryd's log says why; runbook:"
     " memory-index-damaged)"
@@ -49,6 +54,7 @@ class Connections:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(ZERO_FREED_PAGES)
         # A WAL file keeps the size its largest transaction gave it (a mode's tables built, a
         # forget's purge: a gigabyte at a million records) until memoryd stops; cut back to this
         # once a checkpoint has emptied it.
@@ -175,6 +181,7 @@ class Connections:
                 self.path, check_same_thread=False, isolation_level=None, timeout=30
             )
             try:
+                conn.execute(ZERO_FREED_PAGES)  # the embedder's inserts move cells too
                 yield conn
             finally:
                 conn.close()

@@ -21,6 +21,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from memoryd.index.connections import ZERO_FREED_PAGES
 from memoryd.modes import stale
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ def raised(path: Path, stamp: dict[str, str] | None, wanted: dict[str, str]) -> 
     # mark, or both raised and marked.
     conn = sqlite3.connect(path, isolation_level=None)
     try:
+        conn.execute(ZERO_FREED_PAGES)
         conn.execute("BEGIN IMMEDIATE")
         held = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
         if held & rows:

@@ -52,7 +52,7 @@ from memoryd.index import (
     notesparts,
     swap,
 )
-from memoryd.index.connections import UNOPENED
+from memoryd.index.connections import UNOPENED, ZERO_FREED_PAGES
 from memoryd.index.dbfile import (
     DAMAGED,
     check_fts5,
@@ -423,6 +423,7 @@ class Index(ModePrep, Warming):
         conn = sqlite3.connect(built.path, isolation_level=None)
         try:
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(ZERO_FREED_PAGES)
             _count_changes(conn)
             deletions = _deletions(conn)
             with self._transaction(conn):

@@ -118,7 +118,8 @@ def resolve(
         current = read_entries(home, file)
         text = entry_shown(index, file, ref, number, current)
         now = current.index(text) + 1
-        moved = f", the one stats printed there, entry {now} now" if now != number else ""
+        by = shown.printed_by(index, file, number) or shown.STATS
+        moved = f", the one {by} printed there, entry {now} now" if now != number else ""
         what = f"{ref} (entry {number} of {file}, counted from 1{moved})"
         return Target(ref, what, [text])
     m = SESSION.match(ref)
@@ -172,14 +173,15 @@ AGAIN = "nothing was forgotten: run bxctl memory stats and forget the entry by t
 
 
 def entry_shown(index, file: str, ref: str, number: int, current: list[str]) -> str:
-    """The text of the entry the last bxctl memory stats of this memoryd printed as ref
+    """The text of the entry the last bxctl memory stats or block of this memoryd printed as ref
     (memory/shown.py), which the file still holds, wherever it stands now: any write since may
     have moved the numbers, and forget must erase what the owner saw under the number, never
-    what moved into its place. Refused when the file holds that entry no more; the refusal names
-    the entry by its ref alone (memoryd's log keeps what it refuses). When no stats of this
-    memoryd printed the file (the owner read the number off the file, or off a stats before
-    memoryd's start), the entry at number now: bxctl shows its text before it asks, and the
-    forget checks it is still that text (check_of)."""
+    what moved into its place. Refused when the file holds that entry no more, or when a print
+    of the file is kept but no command printed ref; the refusal names the entry by its ref alone
+    (memoryd's log keeps what it refuses). When no stats or block of this memoryd printed the
+    file (the owner read the number off the file, or off a stats before memoryd's start), the
+    entry at number now: bxctl shows its text before it asks, and the forget checks it is still
+    that text (check_of)."""
     printed = shown.printed(index, file)
     lost = shown.unreadable(index) if printed is None else None
     if lost is not None:
@@ -187,22 +189,36 @@ def entry_shown(index, file: str, ref: str, number: int, current: list[str]) -> 
             f"refused: the numbers the last bxctl memory stats printed cannot be read back "
             f"({lost}), so {ref} may name another entry now; {AGAIN}"
         )
-    if printed is None or not 1 <= number <= len(printed):
+    if printed is None:
         if not 1 <= number <= len(current):
             raise AdminRefused(_no_entry(file, ref, len(current)))
-        if printed is None:
-            return current[number - 1]
-        raise AdminRefused(
-            f"refused: the last bxctl memory stats printed no {ref} (a write since added it); "
-            f"{AGAIN} now"
-        )
-    text = printed[number - 1]
+        return current[number - 1]
+    text = printed[number - 1] if 1 <= number <= len(printed) else None
+    if text is None:
+        if not 1 <= number <= len(current):
+            raise AdminRefused(_no_entry(file, ref, len(current)))
+        raise AdminRefused(_not_printed(index, file, ref))
     if text not in current:
+        by = shown.printed_by(index, file, number)
         raise AdminRefused(
-            f"refused: {file} no longer holds the entry bxctl memory stats printed as {ref} (a "
+            f"refused: {file} no longer holds the entry bxctl memory {by} printed as {ref} (a "
             f"write since removed or changed it); {AGAIN} now"
         )
     return text
+
+
+def _not_printed(index, file: str, ref: str) -> str:
+    """A number the file holds now but no print kept names: after a stats, a write since added
+    it; after a block alone, block printed other numbers of file."""
+    if shown.printers(index, file) == {shown.BLOCK}:
+        return (
+            f"refused: bxctl memory block printed no {ref} and no stats printed {file} since; "
+            f"{AGAIN}"
+        )
+    return (
+        f"refused: the last bxctl memory stats printed no {ref} (a write since added it); "
+        f"{AGAIN} now"
+    )
 
 
 def _no_entry(file: str, ref: str, held: int) -> str:

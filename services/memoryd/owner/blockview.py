@@ -4,15 +4,20 @@ why, and each file's size against its limit.
 The block is block.build's, the same function memory_block answers with; the entries left out are
 block.left_out's, the same rules the block applies (the check, a repeat, a class above [index]
 max_class). A refused block is shown as its refusal.
+
+Each entry left out is printed under the ref forget takes (memory.md:N, its place in the file as
+read here), and forget takes that ref as naming the entry printed beside it, wherever it stands
+after later writes (memory/shown.py), as it does stats' refs.
 """
 
 from memoryd.errors import BlockRefused, FileDamaged
 from memoryd.home import Home
-from memoryd.memory import block, entries
+from memoryd.memory import block, entries, shown
 from memoryd.memory.entries import LIMITS
-from memoryd.memory.memfiles import read_text
+from memoryd.memory.memfiles import read_entries, read_text
 from memoryd.memory.store import MemoryStore
 from memoryd.owner import paging
+from memoryd.owner.stats import GONE_SINCE, IDENTITY
 
 
 def _left_out(home: Home, name: str, file_entries: list[str], classes: block.Classes) -> list:
@@ -47,6 +52,25 @@ def _sizes_and_left_out(home: Home, classes: block.Classes) -> tuple[list[dict],
 LEFT_OUT_SHOWN = 100
 
 
+def _keep_print(store: MemoryStore, printed: list[dict]) -> None:
+    """Save the refs printed as the entries forget takes under them, then look at the files
+    again: a forget may have erased one of them between the read above and this save, and
+    scrubbed the saved print, which the save would bring its text back into (as stats does)."""
+    by_file: dict[str, dict[int, str]] = {}
+    for item in printed:
+        by_file.setdefault(item["file"], {})[item["number"]] = item["entry"]
+    for name, numbered in by_file.items():
+        shown.print_refs(store, name, numbered)
+    held: set[str] = set()
+    for name in IDENTITY:
+        try:
+            held.update(read_entries(store.home, name))
+        except (FileDamaged, OSError):
+            pass  # its entries count as gone: a forget by number reads it and refuses alike
+    for text in sorted({item["entry"] for item in printed} - held):
+        shown.scrub(store, text, GONE_SINCE)
+
+
 def answer(store: MemoryStore, as_json: bool) -> str:
     home, classes = store.home, store.block_classes()
     try:
@@ -54,6 +78,7 @@ def answer(store: MemoryStore, as_json: bool) -> str:
     except BlockRefused as e:
         text, refused = None, str(e)
     sizes, skipped = _sizes_and_left_out(home, classes)
+    _keep_print(store, skipped[:LEFT_OUT_SHOWN])  # the refs printed below, in either form
     if as_json:
         return paging.dumps(
             {

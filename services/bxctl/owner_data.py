@@ -234,6 +234,15 @@ def export_memory(
         # jsonl is ASCII (every other character \u-escaped); markdown is printed escaped.
         data = _read_export(_where(reply["path"], home))
         print(data if fmt == "jsonl" else escape(data, markup=False), end="")
+        _say_stopped(reply, home)
+
+
+def _say_stopped(reply: dict, home: Path) -> None:
+    """On stderr, as stdout is the export: a forget that stopped part way, whose text the
+    export left out, and the command that finishes it."""
+    stopped = reply.get("forget_stopped")
+    if isinstance(stopped, str):
+        print(escape(host_paths(stopped, home), markup=False), file=sys.stderr)
 
 
 @app.command("import")

@@ -28,6 +28,10 @@ A provenance time is one import takes back (parse_time, which import checks with
 line's time that is none (edited by hand to 2026-02-30, say) is left out (null; a note's header
 time stands in), logged naming the edit, so that one line cannot make the whole export one that
 import refuses.
+
+While a forget that stopped part way stands, the caller passes the texts it takes (leaving), and
+the export leaves them out, as recall does (exportitems.Leaving): a re-run of the forget scrubs
+the exports in backups/, never a copy carried to another home.
 """
 
 import datetime as dt
@@ -103,10 +107,12 @@ def export(
     now: dt.datetime,
     writer: Writer | None = None,
     remove_older: bool = True,
+    leaving: exportitems.Leaving | None = None,
 ) -> tuple[str, int, int]:
     """Write the export into backups/; (path, entries, notes). The files are held on writer
-    (memoryd's; None: on this thread, for a home no memoryd writes). AdminRefused when it cannot
-    be written, naming the file and leaving none; an OSError reading the files held."""
+    (memoryd's; None: on this thread, for a home no memoryd writes); what leaving takes is left
+    out, and counted in it. AdminRefused when it cannot be written, naming the file and leaving
+    none; an OSError reading the files held."""
     if writer is None:
         snap = hold(home, journal)
     else:
@@ -122,7 +128,7 @@ def export(
     suffix = "jsonl" if fmt == "jsonl" else "md"
     try:
         log.debug("export: the writer held the files for %.3f ms", snap.waited * 1000)
-        found = counting(items(snap))  # a file refused here leaves nothing written
+        found = counting(items(snap, leaving))  # a file refused here leaves nothing written
         head = header(now)
         parts = jsonl(head, found) if fmt == "jsonl" else exportmd.parts(head, found)
         try:

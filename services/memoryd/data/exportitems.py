@@ -8,13 +8,18 @@ so both are read a chunk at a time, never whole, and of them only what the expor
 is kept: of the journal, the provenance of the entries and notes there are; of notes.md, a key
 for each note (16 bytes) while the journal is passed over, then one note at a time as the items
 are given (notestream.py).
+
+While a forget that stopped part way stands (unfinished.py), the texts it takes are left out
+(Leaving), as recall leaves them out: the files may still hold them, and an export is what the
+owner carries to another home, where no re-run of the forget reaches.
 """
 
 import datetime as dt
 import hashlib
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 from memoryd.data import notestream, snapshot
 from memoryd.errors import FileDamaged
@@ -22,6 +27,7 @@ from memoryd.journal import forgotten
 from memoryd.journal.journal import IDENTITY_FILES, EditLine
 from memoryd.journal.linefile import parse_line
 from memoryd.memory import entries, notes
+from proto.trim import trim
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +41,31 @@ def parse_time(text: str) -> dt.datetime:
         raise ValueError(text)
     fmt = "%Y-%m-%dT%H:%M:%SZ" if len(text) == 20 else "%Y-%m-%dT%H:%MZ"
     return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.UTC)
+
+
+@dataclass
+class Leaving:
+    """The texts an export leaves out (a stopped forget's, unfinished.py), compared as forget
+    compares them (matching.same: surrounding white space aside), and what it left out of
+    them: how many entries, and which notes by number (notes.md is read twice, so a note is
+    counted once)."""
+
+    texts: frozenset[str] = frozenset()
+    entries: int = 0
+    notes: set[int] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> "Leaving":
+        return cls(frozenset(trim(text) for text in texts))
+
+    def takes(self, text: str) -> bool:
+        return bool(self.texts) and trim(text) in self.texts
+
+    def kept(self, found: list[str]) -> list[str]:
+        """The entries of found it does not take, those it does counted."""
+        kept = [text for text in found if not self.takes(text)]
+        self.entries += len(found) - len(kept)
+        return kept
 
 
 def _taken(text: object) -> str | None:
@@ -80,17 +111,21 @@ def read_entries(snap: snapshot.Snapshot, name: str) -> list[str]:
     return entries.parse(entries.decode(b"".join(held.chunks()), name))
 
 
-def _notes(snap: snapshot.Snapshot) -> Iterator[notes.NoteEntry]:
+def _notes(snap: snapshot.Snapshot, leaving: Leaving) -> Iterator[notes.NoteEntry]:
     """The notes of notes.md as held, one at a time, but for the markers standing where the
-    owner forgot a note: brought in elsewhere, one would be recalled as a note, with the
-    forgotten note's provenance. notes.md has no limit (spec 3), so it is read as a stream
-    (notestream.py), never whole, and its size is never refused."""
+    owner forgot a note (brought in elsewhere, one would be recalled as a note, with the
+    forgotten note's provenance) and the notes leaving takes. notes.md has no limit (spec 3), so
+    it is read as a stream (notestream.py), never whole, and its size is never refused."""
     held = _find(snap, "memory/notes.md")
     if held is None:
         return
     for note in notestream.entries(held.chunks()):
-        if not forgotten.is_marker(note.text):
-            yield note
+        if forgotten.is_marker(note.text):
+            continue
+        if leaving.takes(note.text):
+            leaving.notes.add(note.number)
+            continue
+        yield note
 
 
 def _key(kind: str, text: str) -> bytes:
@@ -137,20 +172,22 @@ def _lines(held: snapshot.Held) -> Iterator[bytes]:
         yield b"".join(pending)
 
 
-def items(snap: snapshot.Snapshot) -> Iterator[dict]:
+def items(snap: snapshot.Snapshot, leaving: Leaving | None = None) -> Iterator[dict]:
     """The export's items from the files held, entries first (memory.md, user.md), then notes
     in file order. The files are read first, so that the pass over the journal keeps the
     provenance of what they hold only: what it keeps is bounded by the entries and notes there
     are, not by the edits made, and of a note only its key and the provenance it gets. All but
     the notes is read here, a file refused before anything is written; the items are given one
-    at a time as notes.md is read again, so no more than one note is held whole."""
-    current = {file: read_entries(snap, file) for file in IDENTITY_FILES}
+    at a time as notes.md is read again, so no more than one note is held whole. What leaving
+    takes is left out, and counted in it."""
+    leaving = leaving or Leaving()
+    current = {file: leaving.kept(read_entries(snap, file)) for file in IDENTITY_FILES}
     counts: dict[bytes, int] = {}  # how many notes there are of each key
-    for note in _notes(snap):
+    for note in _notes(snap, leaving):
         key = _key(note.kind, note.text)
         counts[key] = counts.get(key, 0) + 1
     added, appended = _provenances(snap, current, counts)
-    return _items(snap, current, added, appended)
+    return _items(snap, current, added, appended, leaving)
 
 
 def _provenances(
@@ -189,6 +226,7 @@ def _items(
     current: dict[str, list[str]],
     added: dict[tuple[str, str], dict],
     appended: dict[bytes, list[dict]],
+    leaving: Leaving,
 ) -> Iterator[dict]:
     for file in IDENTITY_FILES:
         for text in current[file]:
@@ -201,7 +239,7 @@ def _items(
                 "untrusted": False,
             }
             yield {"kind": "entry", "file": file, "text": text, "provenance": prov}
-    for note in _notes(snap):
+    for note in _notes(snap, leaving):
         found = appended.get(_key(note.kind, note.text)) or []
         edit = found.pop(0) if found else {}
         prov = {

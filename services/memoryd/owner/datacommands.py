@@ -8,8 +8,14 @@ read too: it takes the writer a batch of items at a time. forget, import and res
 alone, backups and exports beside each other, and at most datalock.SHARE of these commands (their
 previews and dry runs too) at once, so that memory_block and recall always find a reader
 (datalock.py).
+
+While a forget that stopped part way stands, an export leaves out what it takes, as recall does,
+since an export is what the owner carries to another home, where no re-run of the forget reaches;
+a backup goes on (it is the owner's protection of the home) and says that it may hold that text.
+Both name the command that finishes the forget.
 """
 
+import logging
 import sqlite3
 from collections.abc import Callable
 from typing import Literal
@@ -19,11 +25,13 @@ from memoryd.data import (
     backupkeep,
     exchange,
     exportfiles,
+    exportitems,
     forget,
     importrun,
     layout,
     restore,
     snapshot,
+    unfinished,
 )
 from memoryd.errors import AdminRefused
 from memoryd.memory import block
@@ -31,6 +39,8 @@ from memoryd.owner import paging
 from memoryd.owner.datalock import TURNS, stopped_forget
 from memoryd.writer import WRITE
 from proto.plural import counted
+
+log = logging.getLogger(__name__)
 
 LINES_SHOWN = 2_000  # of an import's report, so that the answer fits one reply
 LINES_BYTES = 512 << 10  # and at most this many bytes of them, whatever the texts they quote
@@ -59,6 +69,7 @@ def run_backup(service, arg) -> str:
     indexed = backup.records_by_session(home.index_db) if arg.with_sessions else {}
     noted = snapshot.note_sessions(home) if arg.with_sessions else []
     records = sum(indexed.get(s, 0) for s in backup.sessions_of(noted))
+    stopped = _backup_stopped(home)  # a forget runs alone: it neither starts nor ends meanwhile
     snap = service._writer.submit(WRITE, snapshot.take, home).result()
     snap.files.extend(noted)
     made = backup.make(home, snap, arg.with_sessions, records=records)
@@ -74,6 +85,9 @@ def run_backup(service, arg) -> str:
         message += f"; removed {counted(len(pruned.removed), 'older backup')} (keeping {arg.keep})"
     if (ahead := pruned.said(arg.keep)) is not None:
         message += f"; {ahead}"
+    if stopped is not None:
+        log.warning("%s: %s", made.path, stopped)
+        message += f"; but {stopped}"
     return paging.dumps(
         {
             "path": str(made.path),
@@ -83,9 +97,35 @@ def run_backup(service, arg) -> str:
             "writer_wait_ms": round(made.waited * 1000, 3),
             "removed": pruned.removed,
             "ahead": pruned.ahead,
+            "forget_stopped": stopped,
             "message": message,
         }
     )
+
+
+def _backup_stopped(home) -> str | None:
+    """What a backup says while a forget that stopped part way stands: the archive holds the
+    files as they are, which may still hold what it takes, and the re-run of the forget names
+    the archives in backups/ that may hold it. The backup is made all the same."""
+    try:
+        stopped = stopped_forget(home)
+    except AdminRefused as e:  # its record cannot be read: what it takes is not known
+        return f"{str(e).removeprefix('refused: ')}; this archive may still hold its text"
+    if stopped is None:
+        return None
+    return (
+        f"a forget of {stopped.what} stopped part way: this archive may still hold its text;"
+        f" run {_again(stopped)} again to finish it (it names the archives in"
+        f" {layout.backups(home)} that may hold the text)"
+    )
+
+
+def _again(stopped: unfinished.Unfinished) -> str:
+    """The command that finishes stopped, said without its text (a log line or the daily
+    backup's output must not hold it): the id it was given, else stats names it."""
+    if stopped.ref == stopped.id:
+        return f"bxctl memory forget {stopped.ref}"
+    return "the same bxctl memory forget (bxctl memory stats names it)"
 
 
 def _prune_backups(home, keep: int, made: str) -> str:
@@ -212,9 +252,17 @@ def run_export(service, arg) -> str:
     store = service.store
     if arg.prune_only:
         return _prune_exports(store.home, arg.made, store.now())
+    stopped = _export_stopped(store.home)
+    leaving = exportitems.Leaving.of(stopped.texts if stopped is not None else ())
     try:
         path, n_entries, n_notes = exchange.export(
-            store.home, store.journal, arg.format, store.now(), service._writer, arg.remove_older
+            store.home,
+            store.journal,
+            arg.format,
+            store.now(),
+            service._writer,
+            arg.remove_older,
+            leaving,
         )
     except OSError as e:  # reading what it exports
         raise AdminRefused(
@@ -222,7 +270,39 @@ def run_export(service, arg) -> str:
         ) from None
     said = f"{counted(n_entries, 'entry', 'entries')} and {counted(n_notes, 'note')}"
     message = f"exported {said} to {path}"
-    return paging.dumps({"path": path, "entries": n_entries, "notes": n_notes, "message": message})
+    left = None if stopped is None else _left_out(stopped, leaving)
+    if left is not None:
+        log.warning("%s: %s", path, left)
+        message += f"; {left}"
+    reply = {"path": path, "entries": n_entries, "notes": n_notes, "forget_stopped": left}
+    return paging.dumps({**reply, "message": message})
+
+
+def _export_stopped(home) -> unfinished.Unfinished | None:
+    """The forget that stopped part way, whose texts the export leaves out; refused when its
+    record cannot be read, since what it takes is then not known (recall then keeps out every
+    key such a forget could take, which an export cannot do by text)."""
+    try:
+        return stopped_forget(home)
+    except AdminRefused as e:
+        raise AdminRefused(
+            f"refused: nothing was exported: {str(e).removeprefix('refused: ')}"
+        ) from None
+
+
+def _left_out(stopped: unfinished.Unfinished, leaving: exportitems.Leaving) -> str:
+    """What the export's answer and log say of the stopped forget: what of it was left out
+    (the files may no longer hold it, the forget having rewritten them), and how to finish it."""
+    counts = ((leaving.entries, "entry", "entries"), (len(leaving.notes), "note", "notes"))
+    said = " and ".join(counted(n, one, many) for n, one, many in counts if n)
+    if said:
+        took = f"left out of this export, as search leaves it out: {said} holding its text"
+    else:
+        took = (
+            "memory.md, user.md and notes.md no longer hold its text, so neither does this export"
+        )
+    again = _again(stopped)
+    return f"a forget of {stopped.what} stopped part way: {took}; run {again} again to finish it"
 
 
 def _prune_exports(home, made: str, now) -> str:

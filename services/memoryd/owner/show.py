@@ -76,7 +76,8 @@ def _extras(record: EditLine) -> dict:
 
 def diff(record: EditLine) -> list[dict]:
     """The changes an edit made, in file order: kept, added, removed, rewritten, moved, dropped;
-    for an edit that went to notes.md, the notes it appended."""
+    for an edit that went to notes.md, the notes it appended. Every entry of before and of after
+    is in exactly one change (a kept one in one for both)."""
     if record.to == NOTES:
         return [
             {"change": "noted", "entry": note.text, "to": NOTES}
@@ -84,32 +85,42 @@ def diff(record: EditLine) -> list[dict]:
             if note.kind == "noted"
         ]
     before, after = record.before, record.after
-    went = {}
-    for note in record.notes:
-        if note.kind in ("moved", "dropped"):
-            went[note.text] = note.kind
+    went = _went(record)
     changes: list[dict] = []
-
-    def removed(entry: str) -> dict:
-        kind = went.get(entry)
-        if kind is not None:
-            return {"change": kind, "entry": entry, "to": "notes.md"}
-        return {"change": "removed", "entry": entry}
-
     matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             changes.extend({"change": "kept", "entry": e} for e in before[i1:i2])
-            continue
-        old, new = before[i1:i2], after[j1:j2]
-        if op == "replace":
-            pairs = [(o, n) for o, n in zip(old, new, strict=False) if o not in went]
-            paired = {o for o, _ in pairs}
-            changes.extend({"change": "rewritten", "old": o, "new": n} for o, n in pairs)
-            old = [o for o in old if o not in paired]
-            new = new[len(pairs) :]
-        changes.extend(removed(e) for e in old)
-        changes.extend({"change": "added", "entry": e} for e in new)
+        else:
+            changes.extend(_replaced(before[i1:i2], after[j1:j2], went))
+    return changes
+
+
+def _went(record: EditLine) -> dict[str, list[str]]:
+    """Each text the edit sent to notes.md (moved, dropped), with one kind per note: an entry
+    held twice and moved once is said moved once."""
+    went: dict[str, list[str]] = {}
+    for note in record.notes:
+        if note.kind in ("moved", "dropped"):
+            went.setdefault(note.text, []).append(note.kind)
+    return went
+
+
+def _replaced(old: list[str], new: list[str], went: dict[str, list[str]]) -> list[dict]:
+    """A run of entries that others took the place of, in old's order: those that went to
+    notes.md said as such, and only the rest paired by position with new as rewritten (pairing a
+    moved entry would hide the new entry it took); what is left of either is removed or added."""
+    changes: list[dict] = []
+    left = iter(new)
+    for entry in old:
+        kinds = went.get(entry)
+        if kinds:
+            changes.append({"change": kinds.pop(0), "entry": entry, "to": NOTES})
+        elif (rewritten := next(left, None)) is not None:
+            changes.append({"change": "rewritten", "old": entry, "new": rewritten})
+        else:
+            changes.append({"change": "removed", "entry": entry})
+    changes.extend({"change": "added", "entry": e} for e in left)
     return changes
 
 

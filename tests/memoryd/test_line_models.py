@@ -18,7 +18,7 @@ from memoryd.journal.journal import Edit, EditLine, Journal
 from memoryd.journal.linefile import read_lines
 from memoryd.journal.recallline import RecallLine
 from memoryd.memory import edits
-from memoryd.memory.review import PendingLine
+from memoryd.memory.pendingline import PendingLine
 from memoryd.owner import recallcounts
 from memoryd.trust.caller import OWNER, Caller
 from proto.messages import MemoryCall, ToolRequest

@@ -23,7 +23,8 @@ from memoryd.journal.journal import Edit, EditLine, Journal
 from memoryd.memory import edits, undo
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.memory.memfiles import read_entries
-from memoryd.memory.review import PendingLine, Review, args_of
+from memoryd.memory.pendingline import PendingLine
+from memoryd.memory.review import Review, args_of
 from memoryd.trust import classrule
 from memoryd.trust.caller import UNDO, Caller
 from proto.labels import CLASS_RANK

@@ -8,7 +8,7 @@ import json
 
 from memoryd.journal.idform import PENDING_ID
 from memoryd.journal.journal import EditLine
-from memoryd.memory.review import PendingLine
+from memoryd.memory.pendingline import PendingLine
 from proto.plural import counted
 
 OWNER = "owner"

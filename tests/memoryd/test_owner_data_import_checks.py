@@ -12,6 +12,7 @@ import pytest
 
 from memoryd.data import importing, importrun
 from memoryd.errors import AdminRefused
+from memoryd.memory import notewrites
 from memoryd.owner import paging
 from memoryd.writer import WRITE
 from tests.memoryd.owner_data_harness import Memoryd
@@ -197,16 +198,16 @@ def test_other_writes_run_between_the_batches_of_an_import(md, monkeypatch):
 def test_an_import_stopped_part_way_says_what_was_applied_and_again_brings_the_rest(
     md, monkeypatch
 ):
-    real = md.store.append_notes
+    real = notewrites.append_notes
     calls = []
 
-    def full(text):
+    def full(home, text):
         calls.append(text)
         if len(calls) == 3:
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(text)
+        return real(home, text)
 
-    monkeypatch.setattr(md.store, "append_notes", full)
+    monkeypatch.setattr(notewrites, "append_notes", full)
     name = hand(md, jsonl([note(f"Note {i}.") for i in range(5)]))
     with pytest.raises(AdminRefused) as e:
         md.admin("import", {"name": name})
@@ -216,7 +217,7 @@ def test_an_import_stopped_part_way_says_what_was_applied_and_again_brings_the_r
     assert "stopped at item 3 of 5" in said and "No space left" in said
     assert f"imported before it: 2 items (edits {ids[0]} to {ids[1]})" in said
     assert "importing the file again brings the rest" in said
-    monkeypatch.setattr(md.store, "append_notes", real)
+    monkeypatch.setattr(notewrites, "append_notes", real)
     out = md.data("import", name=name)
     assert (out["applied"], out["skipped"]) == (3, 2)
     assert md.home.memory_file("notes.md").read_text().count("Note 2.") == 1

@@ -23,13 +23,18 @@ files restored. Session logs in an archive are checked (hashed), never staged or
 is loopd's (memoryd reads it only). A notes.md header laxer than the archive's own journal line of
 its note is laid as strict as that line (notesclaim.py), and the answer names it. The staged
 writes the home's forgets took away are named by the carried-over forget line too (those the
-staged journal does not resolve), so the restored home does not say them lost.
+staged journal does not resolve), so the restored home does not say them lost. No edit or pending
+id the owner may have been shown is given again: before laying, the highest of each day the
+home's journal and pending.jsonl hold is kept as handed out (an earlier restore laid them, so no
+copy of the ids handed out here may name them), the restore's lines go on after those, and once
+laid they are kept as handed out too.
 """
 
 import contextlib
 import datetime as dt
 import logging
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -40,8 +45,10 @@ from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
 from memoryd.errors import AdminRefused, MemorydError
 from memoryd.home import Home, ensure_dir
-from memoryd.journal import forgotpending, forgotten, twice
+from memoryd.journal import forgotpending, forgotten, idform, scan, twice
 from memoryd.journal.journal import Journal
+from memoryd.journal.linefile import all_ids
+from memoryd.journal.mapfile import mapped
 from memoryd.trust import risen
 from proto.plural import counted
 
@@ -50,6 +57,11 @@ log = logging.getLogger(__name__)
 # The files memoryd creates at start and every backup it makes holds: an archive without them is
 # refused, as memoryd cannot write into a home that lacks them.
 CORE = ("soul.md", "memory.md", "user.md", "notes.md")
+# The id a journal line starts with, as memoryd writes it (a damaged line's too: it was shown).
+LINE_ID = re.compile(
+    rb'^(?:\xef\xbb\xbf)?[ \t]*\{"id": "(' + idform.DAY_B + rb")-(" + idform.NUMBER_B + rb')"',
+    re.M,
+)
 
 
 def has_memory(store) -> str | None:
@@ -287,8 +299,9 @@ def _lay(service, staging, order: Order):
     # laid with the rest, so that they stay forgotten.
     sessions_forgotten = sorted(k for k in forgotten.keys(home) if k.startswith("session:"))
     texts_forgotten = forgotten.texts(home)
-    # The lines added to the staged journal go on after every id this home handed out, never
-    # after the archive's last (an older archive's would be given again).
+    # The lines added to the staged journal go on after every id this home handed out or shows,
+    # never after the archive's last (an older archive's would be given again).
+    _keep_shown(store)
     store.journal.issued.carry_to(Journal(staged).issued)
     now = store.now()
     stamp = f"{now.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
@@ -299,7 +312,7 @@ def _lay(service, staging, order: Order):
         staged, sessions_forgotten + left.keys, stamp, texts_forgotten | frozenset(left.texts)
     )
     forgot_pending = forgotpending.in_months(store.journal.month_files())
-    leftout.carried_over(staged, now, stamp, keys, texts, forgot_pending)
+    carried = leftout.carried_over(staged, now, stamp, keys, texts, forgot_pending)
     laid = backup.held_counts(staged)  # counted before the recall log is held still
     laid["edits"] += 1  # the restore's own line, added below
     for folder in (home.edits, home.recalls):
@@ -313,6 +326,7 @@ def _lay(service, staging, order: Order):
         risen.carry(home, staged)
         # laid with the files, so a kill leaves both or neither (lay.py)
         edit = lay.restored(staged, now, order.name, order.manifest, again or order.first)
+        appended = [*left.edits, *([carried] if carried else []), edit]
         wanted = [a.removeprefix("memory/") for a, _ in layout.memory_files(staged)]
         current = [a.removeprefix("memory/") for a, _ in layout.memory_files(home)]
         remove = [rel for rel in current if rel not in wanted and rel != "soul.md"]
@@ -328,10 +342,50 @@ def _lay(service, staging, order: Order):
                 lay.commit(home, staging, wanted, remove, order.name, again or order.first)
             except lay.Unfinished as e:  # half old, half new: nothing may read or write it now
                 _refuse_until_restart(service, str(e))
+                _keep_laid(store, appended)  # laid by the start that finishes it
                 return again, time.monotonic() - started, str(e), "", (edit, keys, laid)
+        _keep_laid(store, appended)
     log.info("%s: restored %s", home.memory, counted(len(wanted), "file"))
     # The files are laid: from here on nothing may answer that the home is as it was.
     said = after_restore(service)
     if left.said():
         said = f"{left.said()}; {said}"
     return again, time.monotonic() - started, None, said, (edit, keys, laid)
+
+
+def _keep_shown(store) -> None:
+    """Keep as handed out (Issued.shown) the highest edit and pending id of each day the home's
+    journal and pending.jsonl hold, before a restore lays other files over them: the owner may
+    have been shown any of them (log, pending), yet those an earlier restore laid (another
+    home's, or its own lines, given in its staged journal) are in no copy of the ids handed out
+    here. Without this the restore's own lines, and the next write staged, would be given them
+    again, and an accept or undo of an id the owner was shown would act on another edit. An
+    OSError refuses the restore, the home as it was."""
+    months = store.journal.month_files()
+    edits: dict[str, int] = {}
+    for path in months:
+        with mapped(path) as data:
+            for m in LINE_ID.finditer(data):
+                _top(edits, m.group(1).decode(), int(m.group(2)))
+    pending: dict[str, int] = {}
+    named = all_ids(store.home.memory_file("pending.jsonl")) + sorted(scan.pending_ids(months))
+    for value in named:
+        if idform.PENDING_ID.match(value):
+            _top(pending, *idform.order(value))
+    store.journal.issued.shown("edit", edits)
+    store.journal.issued.shown("pending", pending)
+
+
+def _top(days: dict[str, int], day: str, number: int) -> None:
+    # Not the last number a day can have (a hand edit): the journal refuses writes while it holds
+    # that line, but kept here it would refuse them after the restore took the line away.
+    if number < idform.NUMBER_MOST:
+        days[day] = max(days.get(day, 0), number)
+
+
+def _keep_laid(store, ids: list[str]) -> None:
+    """Keep the ids of the restore's own lines (given in the staged journal, whose copy of the
+    ids handed out is not laid) as handed out here, once they are laid: a later restore goes on
+    after them even when the journal that holds them is gone by then."""
+    for value in ids:
+        store.journal.issued.note("edit", value)

@@ -144,6 +144,30 @@ class Issued:
             self._held[kind] = idsvalue.latest(held)
             self._write(self._record_data(found), self._floor_data(found), kind, value)
 
+    def shown(self, kind: str, days: dict[str, int]) -> None:
+        """Numbers of kind ({day: number}) the owner may have been shown in this home that were
+        not handed out through this Issued: the lines a restore laid (another home's journal
+        and pending.jsonl, or a staged journal's). Kept as handed out, so that none is handed
+        out again once a later restore has replaced the files that held them. The first id
+        handed out here stays what it was (lostbefore.py): these are not this home's first."""
+        with self._lock:
+            found = self._file()
+            kept = self._days(kind, found)
+            new = {day: number for day, number in days.items() if number > kept.get(day, 0)}
+            if not new:
+                return
+            first = self._backed_first(kind)
+            if first is not None:
+                self._first[kind] = first
+            held = self._held.setdefault(kind, {})
+            for day, number in new.items():
+                held[day] = number
+                self._from.setdefault(kind, {})[day] = None
+            self._held[kind] = idsvalue.latest(held)
+            day = max(new)
+            value = f"{'p-' if kind == 'pending' else ''}{day}-{new[day]:04d}"
+            self._write(self._record_data(found), self._floor_data(found), kind, value)
+
     def carry_to(self, other: "Issued") -> None:
         """other keeps the ids handed out here too: a restore's staged journal, whose forget
         lines and restore line must go on after them, not after the archive's older ones. What

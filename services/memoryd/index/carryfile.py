@@ -14,12 +14,19 @@ rowid order; end() removes the file once the catch-up after the start is done, a
 generation once, since the rows left for the embedder lie below vectors already written. A forget
 or a reindex ends it first: the old file holds the old rows' text, which a forget must not leave
 anywhere. A start after a crash attaches what is still there and goes on.
+
+Only the file this memoryd set aside or attached is its own (own()): the embedder waits for it,
+and end() removes it. Anything else found at the name while memoryd runs (a folder, a file a
+restore tool copied back) is not read: it is left as it is (it may be the owner's), and one line
+says so, rather than failing every forget or keeping the embedder waiting for vectors that never
+come.
 """
 
 import contextlib
 import logging
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from memoryd.home import FILE_MODE, fsync_dir
@@ -51,8 +58,40 @@ _TAKEN = (
 )
 
 
+# The carry file this memoryd set aside or attached, by its path: its (device, inode).
+_OWN: dict[str, tuple[int, int]] = {}
+# What was found at a carry path and said once (path, device, inode, what it is).
+_TOLD: set[tuple[str, int, int, str]] = set()
+
+
 def carry_path(index_path: Path) -> Path:
     return index_path.with_name(CARRY_NAME)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the regular file at path; None for anything else or nothing."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None
+
+
+def _claim(carry: Path) -> None:
+    """The file at carry is memoryd's own: it set it aside, or attached it."""
+    found = _identity(carry)
+    if found is not None:
+        _OWN[str(carry)] = found
+
+
+def own(index_path: Path) -> bool:
+    """Whether the entry at the carry name is the file this memoryd set aside or attached."""
+    return _own(carry_path(index_path))
+
+
+def _own(carry: Path) -> bool:
+    mine = _OWN.get(str(carry))
+    return mine is not None and _identity(carry) == mine
 
 
 def set_aside(index_path: Path) -> bool:
@@ -75,6 +114,7 @@ def set_aside(index_path: Path) -> bool:
             conn.close()
         _remove(carry)
         os.replace(index_path, carry)
+        _claim(carry)
     except (sqlite3.Error, OSError) as error:
         log.warning(
             "index %s: its vectors cannot be kept (%s); all are computed again", index_path, error
@@ -132,6 +172,7 @@ def attach(conn: sqlite3.Connection, index_path: Path) -> bool:
         )
         detach_and_remove(conn, index_path)
         return False
+    _claim(carry)
     return True
 
 
@@ -164,8 +205,8 @@ def take(conn: sqlite3.Connection, rowids: list[int]) -> int:
     if not rowids:
         return 0
     found = dbname.attached_file(conn, SCHEMA)
-    if not found or not os.path.lexists(found):
-        return 0  # none, or given up (below): end() detaches it
+    if not found or not _own(Path(os.fsdecode(found))):
+        return 0  # none, given up (below), or no longer at its name: end() detaches it
     from memoryd.modes import int8  # numpy: only hybrid attaches kept vectors
 
     low, high = min(rowids), max(rowids)
@@ -189,7 +230,7 @@ def take(conn: sqlite3.Connection, rowids: list[int]) -> int:
         # the ANN read it all again (as end() has them do). end() detaches the file.
         with contextlib.suppress(sqlite3.Error):
             conn.execute(hybrid_tables.RAISE_GENERATION)
-        _remove(Path(os.fsdecode(found)))
+        _remove_own(Path(os.fsdecode(found)))
         return 0
     conn.execute("RELEASE carry_take")
     return given
@@ -200,14 +241,20 @@ def attached(conn: sqlite3.Connection) -> bool:
 
 
 def waiting(index_path: Path) -> bool:
-    """Whether kept vectors are still being given out (the embedder waits meanwhile)."""
-    return os.path.lexists(carry_path(index_path))
+    """Whether kept vectors are still being given out (the embedder waits meanwhile): only
+    while memoryd's own file is at the carry name, whatever else may be put there."""
+    return own(index_path)
 
 
 def end(conn: sqlite3.Connection | None, index_path: Path) -> bool:
     """Stop giving out kept vectors and remove their file (outside a transaction); the embedder
-    then computes what is left. True when there was a file."""
-    if not os.path.lexists(carry_path(index_path)) and not (conn is not None and attached(conn)):
+    then computes what is left. True when memoryd had one. Anything else at the carry name is
+    left as it is, and said once (_left): memoryd gives out nothing from it, and it may be the
+    owner's."""
+    mine = own(index_path)
+    held = conn is not None and attached(conn)
+    if not (mine or held):
+        _left(index_path)
         return False
     if (
         conn is not None
@@ -216,19 +263,71 @@ def end(conn: sqlite3.Connection | None, index_path: Path) -> bool:
         # The rows left pending lie below vectors given out: the matrix and ANN read it all again.
         with contextlib.suppress(sqlite3.Error):
             conn.execute(hybrid_tables.RAISE_GENERATION)
-    detach_and_remove(conn, index_path)
+    if held and conn is not None:
+        conn.execute("DETACH DATABASE carry")
+    if mine:
+        _remove_own(carry_path(index_path))
+    else:
+        _left(index_path)
     log.info(
         "index %s: the kept vectors were given out; the embedder computes the rest", index_path
     )
     return True
 
 
+def _remove_own(carry: Path) -> None:
+    """Remove memoryd's carry file: a failure (the old rows' text left) is raised."""
+    _remove(carry)
+    _OWN.pop(str(carry), None)
+    with contextlib.suppress(OSError):
+        fsync_dir(carry.parent)
+
+
+def _left(index_path: Path) -> None:
+    """Say once what stands at the carry name that memoryd did not set aside or attach: it is
+    left as it is (it may be the owner's), and what the next start makes of it."""
+    carry = carry_path(index_path)
+    _OWN.pop(str(carry), None)
+    try:
+        found = os.lstat(carry)
+    except OSError:  # nothing there (or index/ cannot be looked at: the index says so)
+        return
+    what = _what(found.st_mode)
+    key = (str(carry), found.st_dev, found.st_ino, what)
+    if key in _TOLD:
+        return
+    _TOLD.add(key)
+    if what == "a file":
+        then = (
+            "the next start removes it, unless it holds vectors kept from a rebuilt index,"
+            " which hybrid then takes"
+        )
+    else:
+        then = "move it away: the next start refuses it"
+    log.warning(
+        "index %s: %s is %s that memoryd is not using: left as it is, and memoryd takes"
+        " nothing from it; %s",
+        index_path,
+        carry,
+        what,
+        then,
+    )
+
+
+def _what(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "a special file"
+
+
 def detach_and_remove(conn: sqlite3.Connection | None, index_path: Path) -> None:
     if conn is not None and conn.execute(_ATTACHED).fetchone() is not None:
         conn.execute("DETACH DATABASE carry")
-    _remove(carry_path(index_path))
-    with contextlib.suppress(OSError):
-        fsync_dir(index_path.parent)
+    _remove_own(carry_path(index_path))
 
 
 def _remove(path: Path) -> None:

@@ -31,7 +31,6 @@ never waits for it, nor does memoryd's stop, beyond CLOSE_GRACE.
 
 import contextlib
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -41,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from memoryd.index import carryfile
 from memoryd.modes import (
     addressed,
     arrange,
@@ -48,7 +48,6 @@ from memoryd.modes import (
     damaged,
     embedbatch,
     fusion,
-    hybrid_tables,
     names,
     progress,
 )
@@ -174,7 +173,7 @@ class Hybrid:
         self.speakers = addressed.Speakers()
         self._connect = connect
         self._name = name
-        self._carry = Path(str(name)).with_name(hybrid_tables.CARRY_NAME)
+        self._path = Path(str(name))
         self.batches = embedbatch.Batches()
         progress.watch(name, self.batches)
         if self.matrix.ann is not None:
@@ -312,9 +311,10 @@ class Hybrid:
         unreadable since the last step are put back on the pending list first (damaged.py).
         The batch is computed outside the gate (the module docstring); one that fails is split
         down to the row that fails, which is skipped (embedbatch.py)."""
-        if os.path.lexists(self._carry):
+        if carryfile.waiting(self._path):
             # Rows the catch-up adds take the vectors kept from the index this one replaced;
-            # what is left is embedded once it is done, in one pass (index/carryfile.py).
+            # what is left is embedded once it is done, in one pass (index/carryfile.py). Only
+            # memoryd's own file there counts: anything else put at its name is not waited for.
             self.batches.paused = CARRYING
             return 0
         if self.batches.paused == CARRYING:

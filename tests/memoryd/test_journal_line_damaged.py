@@ -63,7 +63,7 @@ def test_a_damaged_line_is_named_by_log_show_and_undo(md, how):
         assert str(refused.value) == said
     assert "Mem two." in md.home.memory_file("memory.md").read_text()  # nothing undone
     as_json = json.loads(md.admin("log", {"json": True}))
-    assert as_json["damaged"] == [{"file": str(month), "id": edit}]
+    assert as_json["damaged"] == [{"file": str(month), "line": 2, "id": edit, "torn": False}]
 
 
 def test_a_log_with_no_damaged_line_says_nothing_of_it(md):

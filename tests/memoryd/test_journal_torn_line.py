@@ -4,6 +4,7 @@ line and why; log and undo name that line truthfully (cut short, not "does not p
 they point to holds it); the next write starts a line of its own, under an id after the torn
 line's, with no warning that a line was deleted."""
 
+import json
 import logging
 
 import pytest
@@ -46,6 +47,10 @@ def test_a_torn_last_line_is_said_at_start_and_named_by_log_and_undo(tmp_path, c
         " (the write stands in the files); memoryd's log says what is wrong)"
     )
     assert f"(line 2) is damaged: it was {TORN}" in str(refused.value)
+    # --json says the same: which line, and that it was torn
+    assert json.loads(owner(store, "log", {"json": True}))["damaged"] == [
+        {"file": str(month), "line": 2, "id": f"{DAY}-0002", "torn": True}
+    ]
     assert "memoryd's log names it" in str(refused.value)
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # said once already
     assert "second note" in store.home.memory_file("notes.md").read_text()

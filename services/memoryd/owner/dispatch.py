@@ -12,6 +12,7 @@ command answers it in one line naming the path and what is wrong, logged in one 
 (NotRegular). So is a command that ran out of memory: one line saying so.
 """
 
+import dataclasses
 import datetime as dt
 import errno
 import logging
@@ -36,12 +37,24 @@ def _log(service, arg) -> str:
 
 def _pending(service, arg) -> str:
     store = service.store
+    said = _pending_said(store, arg.json_)
+    return history.pending_answer(store.review.items(), store.review_on, arg, said)
+
+
+def _pending_said(store, as_json: bool) -> history.PendingSaid:
+    """What pending says beside its list: the damaged lines of pending.jsonl, and the staged
+    writes whose lines left it, in words for the text and as fields for the JSON."""
     review = store.review
-    damaged = history.pending_damaged_said(review.path, review.damaged())
-    lost = review.lost_sentence()  # staged writes whose lines left pending.jsonl
-    if lost is not None:
-        damaged = lost if damaged is None else f"{damaged}\n{lost}"
-    return history.pending_answer(review.items(), store.review_on, arg, damaged)
+    said = history.PendingSaid(review.path, review.damaged())
+    if not as_json:
+        return dataclasses.replace(said, lost_sentence=review.lost_sentence())
+    return dataclasses.replace(
+        said,
+        lost=review.lost(),
+        lost_on_floor=review.lost_on_floor(),
+        floor=store.journal.issued.floor,
+        taken=review.taken(),
+    )
 
 
 def _owner_write(method: str) -> Callable:

@@ -6,13 +6,17 @@ then says how many there are and the command that shows the rest. A short answer
 before paging existed.
 """
 
+from dataclasses import dataclass, field
+from pathlib import Path
+
 from memoryd.errors import AdminRefused
-from memoryd.journal import damaged, idform, lostbefore, twice
+from memoryd.journal import damaged, forgotpending, idform, lostbefore, twice
 from memoryd.journal import months as journalmonths
 from memoryd.journal import scan as journalscan
-from memoryd.journal.idform import EDIT_ID
+from memoryd.journal.idform import EDIT_ID, PENDING_ID
 from memoryd.journal.journal import EditLine, Journal
-from memoryd.memory.review import PENDING_ID, PendingLine
+from memoryd.memory.pendingline import PendingLine
+from memoryd.memory.pendingspans import Found
 from memoryd.owner import admin_text, paging
 from memoryd.owner.args import LogArg, PendingArg
 from proto.plural import counted
@@ -110,7 +114,7 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
                 "cut": page.cut,
                 "edits": page.shown,
                 "rest": rest,
-                "damaged": [{"file": str(found.path), "id": found.id} for found in skipped],
+                "damaged": [damaged_item(found) for found in skipped],
                 "lost": None
                 if lost is None
                 else {"first": lost.first, "before": lost.held, "runbook": "journal-lost"},
@@ -141,6 +145,11 @@ def log_answer(journal: Journal, arg: LogArg) -> str:
     return "\n".join(lines)
 
 
+def damaged_item(found: damaged.Damaged) -> dict:
+    """A damaged journal line as log --json gives it: what damaged_said says of it."""
+    return {"file": str(found.path), "line": found.number, "id": found.id, "torn": found.torn}
+
+
 def _log_rest(window: list[EditLine], page: paging.Page, n: int) -> str | None:
     if page.complete:
         return None
@@ -159,6 +168,23 @@ def pending_window(items: list[PendingLine], start: str | None) -> list[PendingL
     raise AdminRefused(f"refused: no edit {start} is waiting for review")
 
 
+@dataclass(frozen=True)
+class PendingSaid:
+    """What pending says beside the staged writes it lists, in its text and its JSON alike:
+    the lines of pending.jsonl (path) that do not parse, as (line number, the id it still names),
+    and the staged writes whose lines left it: lost, lost_on_floor (numbers only the floor file
+    gives, which may be the damaged one) and taken (by an older memoryd's forget). The text says
+    the writes gone in lost_sentence's words; the JSON gives the fields."""
+
+    path: Path
+    damaged: list[tuple[int, str | None]] = field(default_factory=list)
+    lost_sentence: str | None = None
+    lost: Found | None = None
+    lost_on_floor: Found | None = None
+    floor: Path | None = None
+    taken: list[tuple[forgotpending.Unnamed, Found]] = field(default_factory=list)
+
+
 def pending_damaged_said(path, damaged: list[tuple[int, str | None]]) -> str | None:
     """The line pending adds when lines of pending.jsonl do not parse: which, and the ids."""
     if not damaged:
@@ -174,11 +200,42 @@ def pending_damaged_said(path, damaged: list[tuple[int, str | None]]) -> str | N
     )
 
 
+def pending_lines_said(said: PendingSaid) -> str | None:
+    """The lines pending's text adds below its list: damaged lines, then the writes gone."""
+    lines = [pending_damaged_said(said.path, said.damaged), said.lost_sentence]
+    shown = [line for line in lines if line is not None]
+    return "\n".join(shown) if shown else None
+
+
+def _gone_item(found: Found) -> dict:
+    count, first, last = found
+    return {"count": count, "first": first, "last": last}
+
+
+def pending_said_json(said: PendingSaid) -> dict:
+    """The fields pending --json adds for what its text says below the list: damaged (each line
+    that does not parse, named as log --json names its own), lost, lost_on_floor and taken."""
+    return {
+        "damaged": [
+            {"file": str(said.path), "line": number, "id": named} for number, named in said.damaged
+        ],
+        "lost": None if said.lost is None else {**_gone_item(said.lost), "runbook": "journal-lost"},
+        "lost_on_floor": None
+        if said.lost_on_floor is None
+        else {
+            **_gone_item(said.lost_on_floor),
+            "according_to": None if said.floor is None else str(said.floor),
+            "runbook": "journal-lost",
+        },
+        "taken": [
+            {**_gone_item(found), "forget": forget.edit, "date": forget.date}
+            for forget, found in said.taken
+        ],
+    }
+
+
 def pending_answer(
-    items: list[PendingLine],
-    review_on: bool,
-    arg: PendingArg,
-    damaged: str | None = None,
+    items: list[PendingLine], review_on: bool, arg: PendingArg, said: PendingSaid
 ) -> str:
     window = pending_window(items, arg.from_)
     if arg.json_:
@@ -192,8 +249,10 @@ def pending_answer(
                 "cut": page.cut,
                 "pending": page.shown,
                 "rest": _pending_rest(window, page),
+                **pending_said_json(said),
             }
         )
+    damaged = pending_lines_said(said)
     if not window:
         nothing = admin_text.nothing_waiting(review_on)
         return nothing if damaged is None else f"{nothing}\n{damaged}"

@@ -41,10 +41,10 @@ from bxctl.common import (  # noqa: F401  (ask, fail and show are used by tests 
     show,
 )
 from bxctl.reach import interrupted_line, output_lost_line
-from bxctl.sessionindex import index_state_at
+from bxctl.sessionindex import index_state_at, reindex_said
 from proto import usage
 from proto.escape import escape
-from proto.messages import Reindex, Reindexed, reindexed_line
+from proto.messages import Reindex, Reindexed
 from proto.narrowterm import escape_what_cannot_be_shown
 from proto.version import VersionOption
 
@@ -97,14 +97,8 @@ def reindex(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
             spinner.join()
     # The spec's answer counts what the new index holds; what it left out is stats' to say
     # (the reply stays the spec's body), asked once the reindex is done.
-    state = index_state_at(memory_socket or default_socket()) or {}
-    aside, unread = (state.get(k) for k in ("left_aside_total", "not_indexed_total"))
-    aside = aside if isinstance(aside, int) else 0
-    unread = unread if isinstance(unread, int) else 0
-    if as_json:
-        print(safe_json({**reply.model_dump(), "left_aside": aside, "not_indexed": unread}))
-    else:
-        print(reindexed_line(reply, aside, unread))
+    state = index_state_at(memory_socket or default_socket())
+    print(reindex_said(reply, state, as_json))
 
 
 # The errors of writing the output: it went nowhere, and the owner must be told.

@@ -13,6 +13,7 @@ anyone's.
 
 import contextlib
 import json
+import math
 import os
 import re
 import sys
@@ -247,12 +248,31 @@ def admin(socket: Path | None, command: str, arg: str | dict) -> str:
 
 
 def load_answer(text: str):
-    """memoryd's JSON answer, parsed; exits with "bad answer" when it is not JSON (or is nested
-    deeper than the parser goes)."""
+    """memoryd's JSON answer, parsed; exits with "bad answer" when it is not JSON (strict_json),
+    or is nested deeper than the parser goes."""
     try:
-        return json.loads(text)
+        return strict_json(text)
     except (ValueError, RecursionError):
         fail("bad answer from memoryd: not JSON", EXIT_REFUSED)
+
+
+def strict_json(text: str):
+    """text parsed as JSON as RFC 8259 has it: NaN, Infinity and a number too large for a float
+    (1e999) raise ValueError, as Python's parser takes them. memoryd never sends such numbers,
+    and printed they would make --json's output no JSON."""
+    return json.loads(text, parse_constant=_not_json, parse_float=_finite)
+
+
+def _not_json(constant: str) -> NoReturn:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or exponent; 1e999 (a float's infinity) is refused."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text[:32]} is too large a number")
+    return value
 
 
 def answer_object(text: str, /, **fields: type) -> dict:
@@ -277,7 +297,8 @@ def _fits(field, kind: type) -> bool:
 
 def safe_json(value) -> str:
     """value as JSON that is safe to print: ASCII only, DEL escaped too."""
-    return json.dumps(value, ensure_ascii=True, indent=2).replace("\x7f", "\\u007f")
+    text = json.dumps(value, ensure_ascii=True, indent=2, allow_nan=False)
+    return text.replace("\x7f", "\\u007f")
 
 
 def print_json_text(text: str) -> None:
@@ -287,6 +308,8 @@ def print_json_text(text: str) -> None:
         printed = safe_json(value)
     except RecursionError:
         fail("bad answer from memoryd: JSON nested too deep to print", EXIT_REFUSED)
+    except ValueError:  # a number JSON cannot carry, which strict_json already refuses
+        fail("bad answer from memoryd: not JSON", EXIT_REFUSED)
     print(printed)
 
 

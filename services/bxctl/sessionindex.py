@@ -9,19 +9,34 @@ asked of it over the owner socket once every log was told of: the answer counts 
 names those that were not, and says "indexed" of none it left aside. The state names the first
 few of each kind, in order, and counts the rest: a laid log past the last one named while more
 are counted is said to be unknown here, with where to see it, never guessed.
+
+bxctl reindex asks the same state for the logs the new index left out (reindex_said); when it is
+not answered, those counts are said to be not known, never 0.
 """
 
 import json
+import time
 from pathlib import Path
 
-from proto.client import request
+from bxctl.common import safe_json, strict_json
+from proto.client import RemoteError, request
 from proto.errors import PeerClosed, ProtoError, Unreachable
-from proto.messages import MemoryAdmin, MemoryAdminReply, Ok, SessionUpdated
+from proto.messages import (
+    MemoryAdmin,
+    MemoryAdminReply,
+    Ok,
+    Reindexed,
+    SessionUpdated,
+    reindexed_line,
+)
 from proto.paths import LOOP_MEMORY_SOCKET, OWNER_ADMIN_SOCKET, under
 from proto.plural import counted
 
 INDEX_TIMEOUT = 120.0  # memoryd indexes a long log a part at a time before it answers
 STATE_TIMEOUT = 60.0
+BUSY = " is busy: "  # in the refusal of a connection over the socket's cap (proto/busy.py)
+BUSY_TRIES = 5
+BUSY_WAIT = 0.2  # seconds between them
 NAMED = 3  # logs named one by one in the answer; the rest counted
 WHY_CHARS = 160
 AGAIN = "memoryd reads such a log again at its session's next turn, a restart or bxctl reindex"
@@ -106,11 +121,52 @@ def index_state_at(socket: Path) -> dict | None:
     arg = json.dumps({"days": 1, "json": True, "shown": False})
     message = MemoryAdmin(command="stats", arg=arg)
     try:
-        reply = request(socket, message, timeout=STATE_TIMEOUT, reply=MemoryAdminReply)
-        state = json.loads(reply.text).get("index")
-    except (ProtoError, ValueError, AttributeError):
+        reply = _ask_past_busy(socket, message)
+        state = strict_json(reply.text).get("index")
+    except (ProtoError, ValueError, RecursionError, AttributeError):
         return None
     return state if isinstance(state, dict) else None
+
+
+def _ask_past_busy(socket: Path, message: MemoryAdmin) -> MemoryAdminReply:
+    """The answer, asked again a few times while memoryd refuses it as busy: at a cap of one
+    owner connection, the command just answered may hold it a moment more (its close not yet
+    seen), and the state is asked right after."""
+    for _ in range(BUSY_TRIES - 1):
+        try:
+            return request(socket, message, timeout=STATE_TIMEOUT, reply=MemoryAdminReply)
+        except RemoteError as e:
+            if BUSY not in str(e):
+                raise
+        time.sleep(BUSY_WAIT)
+    return request(socket, message, timeout=STATE_TIMEOUT, reply=MemoryAdminReply)
+
+
+# What reindex adds when memoryd did not answer for its index after the reindex.
+NOT_KNOWN = (
+    "; session logs left aside or not indexed: not known (memoryd did not answer for its index; "
+    "bxctl memory stats names them)"
+)
+
+
+def left_out(state: dict | None) -> tuple[int | None, int | None]:
+    """The session logs the index left aside and those it has not indexed, as the state counts
+    them; None for a count it does not give (no state: memoryd did not answer for its index)."""
+    if state is None:
+        return None, None
+    counts = (state.get(k) for k in ("left_aside_total", "not_indexed_total"))
+    aside, unread = (n if isinstance(n, int) and not isinstance(n, bool) else None for n in counts)
+    return aside, unread
+
+
+def reindex_said(reply: Reindexed, state: dict | None, as_json: bool) -> str:
+    """What bxctl reindex prints: the spec's sentence with what the new index left out, from the
+    state asked once the reindex was done; a count not known is said so (null in the JSON)."""
+    aside, unread = left_out(state)
+    if as_json:
+        return safe_json({**reply.model_dump(), "left_aside": aside, "not_indexed": unread})
+    said = reindexed_line(reply, aside or 0, unread or 0)
+    return said if aside is not None and unread is not None else said + NOT_KNOWN
 
 
 def _named(state: dict, kind: str, told: list[str]) -> tuple[dict[str, str], set[str]]:

@@ -63,9 +63,12 @@ runner = CliRunner()
 def test_reindex_prints_counts_with_separators(fake):
     result = runner.invoke(app, ["reindex", "--memory-socket", str(fake.path)])
     assert result.exit_code == 0, result.output
-    assert result.stdout == "reindexed: 42 logs, 1,208 records, 7 notes\n"
-    # Then the index state, for what the new index left out (a memoryd answering no state:
-    # the spec's sentence alone).
+    # Then the index state, for what the new index left out: a memoryd answering no state
+    # leaves those counts not known, said so after the spec's sentence, never as 0.
+    assert result.stdout == (
+        "reindexed: 42 logs, 1,208 records, 7 notes; session logs left aside or not indexed: "
+        "not known (memoryd did not answer for its index; bxctl memory stats names them)\n"
+    )
     assert fake.seen[0] == Reindex()
     assert [type(m) for m in fake.seen[1:]] == [MemoryAdmin]
     assert fake.seen[1].command == "stats"

@@ -274,7 +274,8 @@ def forget(
             callback=usage.forget_ref,
             # <ID>, not a bare ID: the help's renderer would print ":ID:" as an emoji.
             help="note:N or session:<ID>:N as search prints them (counted from 0), or memory.md:N"
-            " or user.md:N as stats prints them (counted from 1: memory.md:1 is the first entry).",
+            " or user.md:N as stats or block prints them (counted from 1: memory.md:1 is the first"
+            " entry).",
         ),
     ],
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask first.")] = False,

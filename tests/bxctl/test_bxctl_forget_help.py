@@ -16,6 +16,6 @@ def test_forget_help_says_where_each_kind_of_id_counts_from():
     # The help is boxed and wrapped: its words, without the frame.
     words = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
     assert "note:N or session:<ID>:N as search prints them (counted from 0)" in words
-    assert "memory.md:N or user.md:N as stats prints them (counted from 1" in words
+    assert "memory.md:N or user.md:N as stats or block prints them (counted from 1" in words
     assert "memory.md:1 is the first entry" in words
     assert "\N{SQUARED ID}" not in result.output  # ":ID:" is not drawn as an emoji

@@ -5,6 +5,7 @@ reject say the forget took it (naming its edit), and no start warns that its lin
 so too after a restart and after a restore of an archive made after the forget. Never the advice
 to take its line back from a backup, which would bring the forgotten text back."""
 
+import json
 import logging
 import shutil
 
@@ -61,6 +62,7 @@ def test_a_staged_write_a_forget_took_is_said_forgotten_never_lost(tmp_path, cap
         said = f"note:0, with the staged write {taken} that carried it, in notes.md"
         assert said in md.admin("log", {"n": 1})
         assert f"forgot    {said}" in md.admin("show", {"id": edit})
+        assert json.loads(md.admin("show", {"id": edit, "json": True}))["forgot"] == said
         for command in ("accept", "reject"):
             with pytest.raises(AdminRefused, match=f"was forgotten by the owner \\(edit {edit}\\)"):
                 md.admin(command, taken)

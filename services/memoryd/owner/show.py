@@ -194,8 +194,7 @@ def render(record: EditLine, changes: list[dict]) -> str:
         f"to        {_file(record.to)}",
     ]
     if record.action == "forget":  # what it took, by the id given (the line holds no text)
-        took = where(record) if record.file is None else forgot_what(record)
-        lines.append(f"forgot    {took}")
+        lines.append(f"forgot    {_took(record)}")
     if record.action == "restore":  # which archive, and where what it replaced went
         lines.append(f"restored  {where(record)}")
     if record.action == "import" and isinstance(record.imported, dict):
@@ -226,6 +225,11 @@ def render(record: EditLine, changes: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _took(record: EditLine) -> str:
+    """What a forget's line says it took, in words."""
+    return where(record) if record.file is None else forgot_what(record)
+
+
 def answer(journal: Journal, edit_id: str, as_json: bool) -> str:
     record = find(journal, edit_id)
     changes = diff(record)
@@ -234,6 +238,8 @@ def answer(journal: Journal, edit_id: str, as_json: bool) -> str:
         shown = {k: getattr(record, k) for k in keys}
         shown["session"] = record.session or OWNER  # as the text says it
         shown.update(_extras(record))
+        if record.action == "forget":
+            shown["forgot"] = _took(record)  # the text's forgot line, in the same words
         if record.action == "import" and record.imported is not None:
             shown["imported"] = record.imported  # what the text's imported line says, whole
         shown["before"] = record.before

@@ -9,10 +9,14 @@ A connect that is refused (a server restarting) or finds the listen queue full (
 again, with a growing pause, for at most CONNECT_RETRY seconds: a burst of clients is served, a
 socket nobody serves is reported after that second.
 
+A request's timeout is the whole exchange's: a peer that sends its reply a byte at a time, or
+stops part way through it, is given up on when the timeout is spent, as one that sends nothing.
+
 request_watched() is request() for work the peer may spend minutes on (a reindex, a backup): the
-reply is waited for a slice at a time, and between slices the caller's watch() asks whether the
-peer still answers at all (on a second connection), so a peer that stopped is found in seconds
-while one that works is waited for.
+reply is waited for a slice at a time, and between slices, until its last byte is in, the
+caller's watch() asks whether the peer still answers at all (on a second connection), so a peer
+that stopped, before its reply or part way through it, is found in seconds while one that works
+is waited for.
 """
 
 import asyncio
@@ -134,21 +138,12 @@ def request_watched(
     return _reply(*decode_payload(payload), reply)
 
 
-def _await_reply(sock: socket.socket, timeout: float, watch: Callable[[], None], every: float):
-    """Return once the reply's first byte has come (or the peer closed), calling watch() each
-    `every` seconds until then; TimeoutError after timeout seconds in all."""
-    deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        sock.settimeout(min(every, left))
-        try:
-            sock.recv(1, socket.MSG_PEEK)  # b"" (closed) is for recv_payload to say
-            break
-        except TimeoutError:
-            watch()
-    sock.settimeout(max(deadline - time.monotonic(), 0.001))
+def _left(until: float) -> float:
+    """The seconds left before until; TimeoutError when none are."""
+    left = until - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
 
 
 def _exchange(
@@ -158,14 +153,17 @@ def _exchange(
     watch: Callable[[], None] | None = None,
     every: float = 0.0,
 ) -> bytes:
-    """frame sent to the socket at path, and the reply's payload (watched: request_watched)."""
+    """frame sent to the socket at path, and the reply's payload (watched: request_watched).
+
+    timeout bounds the whole exchange, from the connect to the reply's last byte, whatever pace
+    the peer sends at, not each read on the socket."""
+    until = time.monotonic() + timeout
     sock = _connect(os.fspath(path), timeout)
     try:
         try:
-            sock.sendall(frame)
-            if watch is not None:
-                _await_reply(sock, timeout, watch, every)
-            return recv_payload(sock)
+            sock.settimeout(_left(until))
+            sock.sendall(frame)  # its timeout bounds the whole send
+            return recv_payload(sock, until, watch=watch, every=every)
         except TimeoutError:
             raise FrameTimeout(f"no reply from {os.fspath(path)} in {timeout:g} seconds") from None
         except (ConnectionError, BrokenPipeError):

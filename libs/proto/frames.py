@@ -9,6 +9,8 @@ a server also holds the length in the process's budget for requests being receiv
 import asyncio
 import socket
 import struct
+import time
+from collections.abc import Callable
 
 import msgpack
 
@@ -116,10 +118,49 @@ def _closed_early(got: int, length: int) -> PeerClosed:
     return PeerClosed("connection closed before a whole frame arrived")
 
 
-def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+class _Wait:
+    """How long a blocking read of one frame may take in all (until, a time.monotonic(); None:
+    for ever), and the watch() to call each `every` seconds until the frame is whole. The
+    socket's timeout is set before each recv() to what is left, so that a peer sending a byte
+    at a time, or stopping part way, cannot stretch the wait: each recv() on its own would be
+    answered in time."""
+
+    def __init__(self, until: float | None, watch: Callable[[], None] | None, every: float):
+        self.until, self.watch, self.every = until, watch, every
+        self.due = time.monotonic() + every
+
+    def recv(self, sock: socket.socket, most: int) -> bytes:
+        """Up to most bytes (b"": the peer closed), watching meanwhile; TimeoutError once the
+        wait is spent. watch() is called only once a read has waited: while the peer's bytes
+        keep coming it is not asked whether it still answers."""
+        while True:
+            sock.settimeout(self._slice())
+            try:
+                return sock.recv(most)
+            except TimeoutError:
+                self._watch_if_due()
+
+    def _slice(self) -> float | None:
+        """The next recv()'s timeout: what is left of the wait, or until watch() is due."""
+        now = time.monotonic()
+        left = None if self.until is None else self.until - now
+        if left is not None and left <= 0:
+            raise TimeoutError
+        if self.watch is None:
+            return left
+        to_watch = max(self.due - now, 0.001)
+        return to_watch if left is None else min(left, to_watch)
+
+    def _watch_if_due(self) -> None:
+        if self.watch is not None and time.monotonic() >= self.due:
+            self.watch()  # what it raises (the peer stopped answering) ends the read
+            self.due = time.monotonic() + self.every
+
+
+def _recv_exactly(sock: socket.socket, n: int, wait: _Wait) -> bytes:
     chunks, got = [], 0
     while got < n:
-        chunk = sock.recv(min(n - got, 65536))
+        chunk = wait.recv(sock, min(n - got, 65536))
         if not chunk:
             raise PeerClosed("connection closed before a whole reply arrived")
         chunks.append(chunk)
@@ -127,12 +168,29 @@ def _recv_exactly(sock: socket.socket, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def recv_payload(sock: socket.socket) -> bytes:
+def recv_payload(
+    sock: socket.socket,
+    until: float | None = None,
+    *,
+    watch: Callable[[], None] | None = None,
+    every: float = 0.0,
+) -> bytes:
     """The blocking twin of read_payload, for the blocking client: one frame's payload bytes.
 
-    The socket's own timeout applies (TimeoutError); a peer that closes early is PeerClosed.
+    The whole frame must be in by until (a time.monotonic()), else TimeoutError; without until,
+    the socket's own timeout bounds the whole frame, not each recv(). watch() is called each
+    `every` seconds until the frame is whole, whatever has arrived (a peer stopped part way
+    through its answer is found as one stopped before it), and what it raises ends the read. A
+    peer that closes early is PeerClosed. The socket's timeout is left as it was.
     """
-    return _recv_exactly(sock, payload_length(_recv_exactly(sock, HEADER.size)))
+    timeout = sock.gettimeout()
+    if until is None and timeout is not None:
+        until = time.monotonic() + timeout
+    wait = _Wait(until, watch, every)
+    try:
+        return _recv_exactly(sock, payload_length(_recv_exactly(sock, HEADER.size, wait)), wait)
+    finally:
+        sock.settimeout(timeout)
 
 
 async def read_frame(

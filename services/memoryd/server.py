@@ -18,7 +18,7 @@ from memoryd.data import backup, lay, notesswap
 from memoryd.errors import MemorydError, StartFailed
 from memoryd.home import Home, NotRegular, ensure_dir, unsafe_entry
 from memoryd.index.index import Index, check_fts5
-from memoryd.journal import forgetread, forgotten, heldids
+from memoryd.journal import forgetread, forgottenwrite, heldids
 from memoryd.memory import leftover
 from memoryd.memory.store import MemoryStore
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
@@ -87,7 +87,7 @@ def _prepare_locked(config: Config, locks: list[int]) -> MemoryService:
     forgetread.keep_saved(home)
     # and the ids its lines hold (show, undo, log and the next id ask them), the same way
     heldids.keep_saved(home)
-    forgotten.mend(home)  # a damaged or missing forgotten.jsonl gets the journal's keys back
+    forgottenwrite.mend(home)  # a damaged or missing forgotten.jsonl gets the journal's keys back
     index = Index(
         home,
         max_class=config.max_class,

@@ -14,7 +14,7 @@ import pytest
 
 from memoryd.data import archive, backup, layout, notestream, snapshot
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.memory import notes
 from tests.memoryd.owner_data_harness import Memoryd
 
@@ -29,13 +29,15 @@ def _note(text: str = TEXT) -> bytes:
 
 def _told(data: bytes) -> int:
     """The notes of data as an export tells them (its notes but the forget's markers)."""
-    return sum(not forgotten.is_marker(n.text) for n in notestream.entries([data]))
+    return sum(not forgottenmarker.is_marker(n.text) for n in notestream.entries([data]))
 
 
 def _small_file() -> bytes:
     """Notes of every shape the count tells apart: plain ones, a forgotten one (its header, then
     only the marker), a damaged header, a note of two lines, with a byte-order mark first."""
-    gone = notes.noted(forgotten.marker("2026-12-02T09:00Z"), WHEN, "mm-s0002", "private", False)
+    gone = notes.noted(
+        forgottenmarker.marker("2026-12-02T09:00Z"), WHEN, "mm-s0002", "private", False
+    )
     return (
         b"\xef\xbb\xbf"
         + _note()

@@ -10,10 +10,10 @@ from collections import deque
 
 from memoryd.data import exportfiles, exportmd, forgetstopped, layout, matching
 from memoryd.home import Home
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from proto.trim import trim
 
-MARKER = forgotten.marker("2026-12-05T12:00Z")
+MARKER = forgottenmarker.marker("2026-12-05T12:00Z")
 SECRET = "The safe code is 8812."
 NAME = "export-20261205T120000Z.md"
 BIG = 12 << 20

@@ -9,7 +9,7 @@ import pytest
 
 from memoryd.data import forget, places, purge
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenmarker
 from tests.memoryd.owner_data_harness import Memoryd
 
 SECRET = "The locker code is qz4711."
@@ -58,7 +58,7 @@ def test_a_forgotten_note_cannot_be_promoted_into_identity(md, ref):
     md.admin("forget", {"id": "note:0"})
     memory_before = (md.home.memory / "memory.md").read_bytes()
     if ref == "by its marker":
-        [marker] = [n.text for n in places.notes_of(md.home) if forgotten.is_marker(n.text)]
+        [marker] = [n.text for n in places.notes_of(md.home) if forgottenmarker.is_marker(n.text)]
         ref = marker
     with pytest.raises(
         AdminRefused, match="was forgotten by the owner; there is nothing to promote"

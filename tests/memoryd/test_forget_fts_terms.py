@@ -15,7 +15,7 @@ import pytest
 
 from memoryd.data import ftsmerge, purge
 from memoryd.index.index import Index
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenwrite
 from memoryd.writer import WRITE
 from tests.memoryd import owner_data_harness
 from tests.memoryd.owner_data_harness import Memoryd
@@ -109,7 +109,7 @@ def test_a_forget_with_no_room_to_merge_is_done_and_says_the_words_wait(md):
 
 def test_rows_a_restored_forgotten_list_keeps_out_leave_no_word_either(md):
     # After a restore, the rows forgotten.jsonl lists are deleted as a forget deletes them.
-    forgotten.add(md.home, "session:s-secret:1", "2026-09-24T20:00Z", "2026-09-24-0001")
+    forgottenwrite.add(md.home, "session:s-secret:1", "2026-09-24T20:00Z", "2026-09-24-0001")
     deleted = md.service._writer.submit(WRITE, purge.purge_kept_out, md.index).result()
     assert deleted > 0
     assert _held(md, SECRET) == []

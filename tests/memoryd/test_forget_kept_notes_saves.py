@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from memoryd.data import forget
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker, forgottenwrite
 from memoryd.memory import notes
 from tests.memoryd.owner_data_harness import Memoryd
 
@@ -63,7 +63,7 @@ def test_forget_marks_the_note_in_a_kept_save_of_notes_md(md):
     assert _headers(after) == _headers(before)
     texts = [n.text for n in notes.parse(after)]
     assert texts[0] == OTHER and texts[2] == OWN, texts
-    assert forgotten.is_marker(texts[1]), texts
+    assert forgottenmarker.is_marker(texts[1]), texts
     assert NOTE.encode() not in _memory_files(md)
     assert NOTE not in md.recall("gate code heronforget")
 
@@ -99,7 +99,7 @@ def test_a_stopped_forget_names_a_kept_save_of_notes_md(md, monkeypatch, caplog)
     md.close()
     caplog.clear()
     with caplog.at_level(logging.INFO):
-        forgotten.mend(md.home)  # as the start does
+        forgottenwrite.mend(md.home)  # as the start does
     [line] = [r.getMessage() for r in caplog.records if "stopped part way" in r.getMessage()]
     assert "a kept hand edit" in line, line
     again = Memoryd(md.home.root, clock=md.clock)

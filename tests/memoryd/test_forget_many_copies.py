@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from memoryd.journal import forgetread, forgotten
+from memoryd.journal import forgetread, forgotten, forgottenwrite
 from tests.memoryd.owner_data_harness import Memoryd
 
 REQUEST = "remind me to water the plants on the balcony"
@@ -42,10 +42,11 @@ def test_a_text_many_records_hold_is_listed_in_one_read_and_one_append(tmp_path,
         _said_daily(m)
         reads, appends = [], []
         parse = forgotten.parse_whole
-        monkeypatch.setattr(forgotten, "parse_whole", lambda data: reads.append(1) or parse(data))
-        append = forgotten.append_lines
+        for module in (forgotten, forgottenwrite):  # the readers' parse, and mend's
+            monkeypatch.setattr(module, "parse_whole", lambda data: reads.append(1) or parse(data))
+        append = forgottenwrite.append_lines
         monkeypatch.setattr(
-            forgotten,
+            forgottenwrite,
             "append_lines",
             lambda where, lines: appends.append(lines) or append(where, lines),
         )
@@ -80,7 +81,7 @@ def test_a_torn_append_of_the_keys_is_mended_from_the_journal_at_start(
     try:
         _said_daily(m)
         with monkeypatch.context() as patch:
-            patch.setattr(forgotten, "append_lines", _torn)
+            patch.setattr(forgottenwrite, "append_lines", _torn)
             with pytest.raises(Killed):
                 m.admin("forget", {"id": "session:day-000:0"})
     finally:
@@ -89,7 +90,7 @@ def test_a_torn_append_of_the_keys_is_mended_from_the_journal_at_start(
     assert len(journal.last) == COPIES
     assert not journal.last <= forgotten.held(m.home)  # the file lacks the torn half
     with caplog.at_level(logging.INFO):
-        forgotten.mend(m.home)  # as the start does, before the writer runs
+        forgottenwrite.mend(m.home)  # as the start does, before the writer runs
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert any("damaged" in line and "keys it lacked written back" in line for line in said)
     assert any("session day-000 stopped part way" in line for line in said)

@@ -12,7 +12,7 @@ import pytest
 
 from memoryd.data import taken
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.writer import WRITE
 from tests.memoryd.owner_data_harness import Memoryd
 
@@ -57,7 +57,7 @@ def test_a_note_moved_by_a_save_during_forget_is_not_marked(tmp_path, monkeypatc
             m.admin("forget", {"id": ref})
         text = notes.read_text()
         assert all(t in text for t in TEXTS[1:])  # the named note and the one moved into its place
-        assert forgotten.MARKER_PREFIX not in text
+        assert forgottenmarker.MARKER_PREFIX not in text
         assert b"".join(p.read_bytes() for p in m.store.journal.month_files()) == journal
     finally:
         m.close()

@@ -12,7 +12,7 @@ import pytest
 
 from memoryd.data import erasing, unfinished
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenwrite
 from tests.memoryd.owner_data_harness import Memoryd
 
 SECRET = "My PIN is 4417."
@@ -67,7 +67,7 @@ def test_the_start_says_it_and_stats_names_it_and_forget_finishes_it(
     m = _stopped_then_record_removed(tmp_path, ref, text)
     try:
         with caplog.at_level(logging.INFO):
-            forgotten.mend(m.home)  # as the start does
+            forgottenwrite.mend(m.home)  # as the start does
         said = [
             r.getMessage()
             for r in caplog.records
@@ -121,7 +121,7 @@ def test_a_first_forget_stopped_before_it_made_forgotten_jsonl_is_said_as_that(
 ):
     m = Memoryd(tmp_path / "home")
     m.call({"action": "add", "file": "memory", "text": SECRET})
-    monkeypatch.setattr(forgotten, "add", _killed)  # after the scrub, before it lists anything
+    monkeypatch.setattr(forgottenwrite, "add", _killed)  # after the scrub, before it lists anything
     with pytest.raises(Killed):
         m.admin("forget", {"id": SECRET})
     monkeypatch.undo()
@@ -131,7 +131,7 @@ def test_a_first_forget_stopped_before_it_made_forgotten_jsonl_is_said_as_that(
     try:
         assert not forgotten.path(m.home).exists()
         with caplog.at_level(logging.INFO):
-            forgotten.mend(m.home)
+            forgottenwrite.mend(m.home)
         (said,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
         assert said.levelno == logging.WARNING and "forgotten.jsonl is missing" in said.getMessage()
         assert "forget lines are of one forget" in said.getMessage()
@@ -157,7 +157,7 @@ def test_an_export_still_holding_the_text_tells_it_when_the_journal_no_longer_do
         (left,) = _held(m, SECRET)  # the journal scrubbed, the export not
         assert left.startswith("export-")
         with caplog.at_level(logging.INFO):
-            forgotten.mend(m.home)
+            forgottenwrite.mend(m.home)
         assert any("stopped part way" in r.getMessage() for r in caplog.records)
         assert "forgot" in json.loads(m.admin("forget", {"id": SECRET}))["message"]
         assert _held(m, SECRET) == []

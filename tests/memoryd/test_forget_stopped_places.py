@@ -10,7 +10,7 @@ import logging
 import pytest
 
 from memoryd.data import forget, unfinished
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenwrite
 from tests.memoryd.owner_data_harness import Memoryd
 
 ENTRY = "Backups run nightly at 02:30 to the NAS."
@@ -52,7 +52,7 @@ def _stopped(m: Memoryd, monkeypatch, ref: str) -> None:
 def _start_line(m: Memoryd, caplog) -> str:
     caplog.clear()
     with caplog.at_level(logging.INFO):
-        forgotten.mend(m.home)  # as the start does, before the writer runs
+        forgottenwrite.mend(m.home)  # as the start does, before the writer runs
     [line] = [r.getMessage() for r in caplog.records if "stopped part way" in r.getMessage()]
     return line
 

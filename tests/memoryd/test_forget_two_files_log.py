@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from memoryd.journal import forgetread, forgotten
+from memoryd.journal import forgetread, forgotten, forgottenwrite
 from tests.memoryd.owner_data_harness import Memoryd
 
 TEXT = "Same text in both files."
@@ -50,7 +50,7 @@ def _said(caplog) -> list[str]:
 def _started(m: Memoryd, caplog) -> list[str]:
     caplog.clear()
     with caplog.at_level(logging.INFO):
-        forgotten.mend(m.home)  # as the start does, before the writer runs
+        forgottenwrite.mend(m.home)  # as the start does, before the writer runs
     return _said(caplog)
 
 
@@ -124,7 +124,7 @@ def test_a_forget_killed_after_both_lines_is_said_as_stopped(
     m = _home(tmp_path, earlier, records=False)
     try:
         with monkeypatch.context() as patch:
-            patch.setattr(forgotten, "add", _killed)
+            patch.setattr(forgottenwrite, "add", _killed)
             with pytest.raises(Killed):
                 m.admin("forget", {"id": "user.md:1"})
     finally:

@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.errors import ForgottenUnreadable
 from memoryd.home import Home
-from memoryd.journal import forgetread, forgotten, forgottensaid
+from memoryd.journal import forgetread, forgotten, forgottenmarker, forgottensaid, forgottenwrite
 from tests.memoryd.owner_data_harness import Memoryd
 
 KEY = '{"key": "session:s-one:0", "time": "2026-09-24T20:00Z", "edit": "2026-09-24-0001"}'
@@ -43,7 +43,7 @@ def home(tmp_path):
 def test_a_key_added_is_on_a_line_of_its_own(home, before, kept):
     if before:
         forgotten.path(home).write_text(before)
-    forgotten.add(home, "session:s-two:0", "2026-09-24T20:01Z", "2026-09-24-0002")
+    forgottenwrite.add(home, "session:s-two:0", "2026-09-24T20:01Z", "2026-09-24-0002")
     assert forgotten.listed(home) == kept | {"session:s-two:0"}
     data = forgotten.path(home).read_bytes()
     assert data.endswith(b"\n") and data.splitlines()[-1].startswith(b'{"key": "session:s-two:0"')
@@ -142,7 +142,7 @@ def test_a_hand_edit_that_renumbers_notes_hides_no_live_note(md, forget, drop, l
         for n in live:
             assert NOTES[n] in md.recall(WORDS[n]), (check, n)
         assert md.recall(WORDS[forget]).startswith("(no matches"), check
-        assert forgotten.MARKER_PREFIX not in md.recall("forgotten owner"), check
+        assert forgottenmarker.MARKER_PREFIX not in md.recall("forgotten owner"), check
         md.index.reindex()
     number = live[0] - (1 if drop < live[0] else 0)  # where the first live note stands now
     assert forgotten.note_key(number) not in forgotten.keys(md.home)
@@ -187,8 +187,8 @@ def test_a_key_torn_by_a_kill_is_written_back_whole_at_start(md, caplog):
     path = forgotten.path(md.home)
     path.write_bytes(path.read_bytes()[:30])  # killed half way through the append
     with caplog.at_level(logging.ERROR, logger=forgottensaid.__name__):
-        forgotten.mend(md.home)  # as server.prepare does at start
-        forgotten.mend(md.home)  # again: nothing left to write, nothing said
+        forgottenwrite.mend(md.home)  # as server.prepare does at start
+        forgottenwrite.mend(md.home)  # again: nothing left to write, nothing said
     assert forgotten.held(md.home) == {"session:s-one:0"}
     assert len(said(caplog)) == 1 and "1 key it lacked written back to it" in said(caplog)[0]
     whole_lines_only(path)
@@ -226,7 +226,7 @@ def test_a_removed_file_keeps_the_journals_keys_and_is_written_back(md, caplog):
         assert md.recall("PIN").startswith("(no matches")
         assert not path.exists()
         assert len(said(caplog)) == 1 and f"{path} is missing" in said(caplog)[0]
-        forgotten.mend(md.home)
+        forgottenwrite.mend(md.home)
     assert forgotten.held(md.home) == {"session:s-one:0", "session:s-two:0"}
     assert "2 keys it lacked written back to it" in said(caplog)[1]
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
@@ -249,8 +249,8 @@ def test_a_file_that_lost_lines_yet_parses_keeps_the_journals_keys(md, caplog, l
         md.index.reindex()
         assert md.recall("locker").startswith("(no matches")
         assert md.recall("PIN").startswith("(no matches")
-        forgotten.mend(md.home)  # as start does
-        forgotten.mend(md.home)  # again: nothing left to write, nothing said again
+        forgottenwrite.mend(md.home)  # as start does
+        forgottenwrite.mend(md.home)  # again: nothing left to write, nothing said again
     assert forgotten.held(md.home) == {"session:s-one:0", "session:s-two:0"}
     written = [line for line in said(caplog) if "it lacked written back to it" in line]
     assert len(written) == 1 and f"{path} lacks " in written[0]
@@ -294,7 +294,7 @@ def test_forget_lines_of_an_older_memoryd_are_named_when_the_file_cannot_be_trus
     real = forgetread.open_read
     monkeypatch.setattr(forgetread, "open_read", lambda p: reads.append(p) or real(p))
     with caplog.at_level(logging.ERROR, logger=forgottensaid.__name__):
-        forgotten.mend(home)
+        forgottenwrite.mend(home)
         forgotten.listed(home)
     if state == "whole":  # the journal is read, yet the file lacks nothing it could give back
         assert reads == [home.edits / "2026-05.jsonl"] and said(caplog) == []

@@ -1,6 +1,6 @@
-"""forgotten.marker_numbers gives the numbers notes.parse gives the notes whose text is a marker,
-parsing only the notes that hold the marker's words: the first recall after each change of a
-large notes.md (a forget's rewrite, any append once a note was forgotten) asks for them."""
+"""forgottenmarker.marker_numbers gives the numbers notes.parse gives the notes whose text is a
+marker, parsing only the notes that hold the marker's words: the first recall after each change of
+a large notes.md (a forget's rewrite, any append once a note was forgotten) asks for them."""
 
 import random
 
@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.memory import notes
 
-MARKER = forgotten.marker("2026-11-20T10:00Z").encode()
+MARKER = forgottenmarker.marker("2026-11-20T10:00Z").encode()
 HEAD = "§ noted 2026-11-20T10:00Z in session mm-a · private\n".encode()
 
 
 def _by_parse(data: bytes) -> frozenset[int]:
-    return frozenset(e.number for e in notes.parse(data) if forgotten.is_marker(e.text))
+    return frozenset(e.number for e in notes.parse(data) if forgottenmarker.is_marker(e.text))
 
 
 @pytest.mark.parametrize(
@@ -34,7 +34,7 @@ def _by_parse(data: bytes) -> frozenset[int]:
     ],
 )
 def test_the_numbers_are_those_the_parse_gives(data):
-    assert forgotten.marker_numbers(data) == _by_parse(data)
+    assert forgottenmarker.marker_numbers(data) == _by_parse(data)
 
 
 def test_a_large_notes_md_with_notes_forgotten_here_and_there():
@@ -44,7 +44,7 @@ def test_a_large_notes_md_with_notes_forgotten_here_and_there():
         parts.append(HEAD)
         parts.append(MARKER + b"\n" if rng.random() < 0.05 else f"note {n}\n".encode())
     data = b"".join(parts)
-    found = forgotten.marker_numbers(data)
+    found = forgottenmarker.marker_numbers(data)
     assert found == _by_parse(data) and len(found) > 50
 
 
@@ -68,4 +68,4 @@ PIECES = [
 @settings(max_examples=300, deadline=None)
 def test_any_mix_of_headers_markers_and_line_ends_gives_the_parse_numbers(pieces):
     data = b"".join(pieces)
-    assert forgotten.marker_numbers(data) == _by_parse(data)
+    assert forgottenmarker.marker_numbers(data) == _by_parse(data)

@@ -9,7 +9,7 @@ import logging
 import pytest
 
 from memoryd.data import forget, unfinished
-from memoryd.journal import forgetread, forgotten
+from memoryd.journal import forgetread, forgotten, forgottenwrite
 from tests.memoryd.owner_data_harness import Memoryd
 
 NOTES = ["The old door code is 4411.", "The plumber comes on Tuesday."]
@@ -33,7 +33,7 @@ def _home_with_notes(tmp_path, monkeypatch, earlier: bool, kill_at: str) -> Memo
             m.admin("forget", {"id": "note:1"})
         with monkeypatch.context() as patch:
             if kill_at == "listing":
-                patch.setattr(forgotten, "add", _killed)
+                patch.setattr(forgottenwrite, "add", _killed)
             else:
                 patch.setattr(forget, "purge", _killed)  # its keys listed, the index not yet
             with pytest.raises(Killed):
@@ -46,7 +46,7 @@ def _home_with_notes(tmp_path, monkeypatch, earlier: bool, kill_at: str) -> Memo
 def _started(m: Memoryd, caplog) -> list[str]:
     caplog.clear()
     with caplog.at_level(logging.INFO):
-        forgotten.mend(m.home)  # as the start does, before the writer runs
+        forgottenwrite.mend(m.home)  # as the start does, before the writer runs
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 

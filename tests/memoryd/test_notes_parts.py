@@ -22,7 +22,7 @@ from memoryd.config import load
 from memoryd.home import Home
 from memoryd.index import indexer, notesparts
 from memoryd.index.index import Index
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.memory import notes
 from memoryd.server import prepare
 from memoryd.writer import BACKGROUND
@@ -71,7 +71,7 @@ def _expected(path: Path) -> list[tuple]:
     return [
         (e.number, e.kind, e.klass, int(e.untrusted), e.text)
         for e in entries
-        if e.text and not forgotten.is_marker(e.text)
+        if e.text and not forgottenmarker.is_marker(e.text)
     ]
 
 

@@ -10,13 +10,13 @@ from collections import deque
 
 from memoryd.data import erasing, leftout, notesclaim, places
 from memoryd.home import Home
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenmarker
 from memoryd.memory import notes
 from memoryd.owner import stats
 from memoryd.owner.recallcounts import why
 
 NOW = dt.datetime(2026, 9, 24, 12, tzinfo=dt.UTC)
-MARKER = forgotten.marker("2026-09-24T12:00Z")
+MARKER = forgottenmarker.marker("2026-09-24T12:00Z")
 PIECES = [
     "§ noted 2026-09-24T21:02Z in session mm-a · private\n".encode(),
     "§ moved 2026-09-24T20:14Z from memory.md in session mm-c\n".encode(),

@@ -13,7 +13,7 @@ import pytest
 
 from memoryd.home import Home
 from memoryd.index.index import Index
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.memory import notes
 
 COUNT = 300
@@ -37,7 +37,7 @@ def _rows(index: Path) -> list[tuple]:
 
 def _expected(path: Path) -> list[tuple]:
     entries = notes.parse(path.read_bytes())
-    return [(e.number, e.text) for e in entries if e.text and not forgotten.is_marker(e.text)]
+    return [(e.number, e.text) for e in entries if e.text and not forgottenmarker.is_marker(e.text)]
 
 
 @pytest.fixture

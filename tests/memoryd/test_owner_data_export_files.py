@@ -13,7 +13,7 @@ import pytest
 
 from memoryd.data import exportfiles, scrub
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from tests.memoryd.owner_data_harness import Memoryd
 
 SECRET = "The safe code is 8812."
@@ -56,7 +56,7 @@ def test_forget_takes_the_text_out_of_the_exports_in_backups(md, ref, write):
     items = [json.loads(line) for line in open(jsonl, encoding="utf-8")][1:]
     texts = [item["text"] for item in items]
     if ref.startswith("note"):  # a note keeps its place, as in notes.md
-        assert forgotten.is_marker(texts[-1]) and len(texts) == 2
+        assert forgottenmarker.is_marker(texts[-1]) and len(texts) == 2
     else:  # an entry goes, as from its file
         assert texts == ["The owner's name is Ada."]
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenmarker
 from tests.memoryd.owner_data_harness import Memoryd
 
 WORDS = ["launch", "router", "codename", "window", "tea", "thursday", "march", "owner"]
@@ -153,7 +153,7 @@ def test_forget_of_an_entry_is_journalled_without_its_text_and_is_no_hand_edit(m
     done = md.data("forget", id="memory.md:2")
     line = next(r for r in md.store.journal.records() if r.id == done["edits"][0])
     assert line.action == "forget" and line.after == ["Keep this one."]
-    assert forgotten.is_marker(line.before[1])
+    assert forgottenmarker.is_marker(line.before[1])
     count = len(md.store.journal.records())
     md.store.detect_hand_edits()
     assert len(md.store.journal.records()) == count
@@ -251,7 +251,7 @@ def test_recalls_after_a_forget_still_reach_the_recall_log(md):
     ]
     assert [line["query"] for line in lines][-1] == "after the forget"
     assert not any("nine nine one" in line["query"] for line in lines)
-    assert any(forgotten.is_marker(line["query"]) for line in lines)
+    assert any(forgottenmarker.is_marker(line["query"]) for line in lines)
 
 
 def test_forget_acts_only_on_what_the_owner_was_shown(md):

@@ -12,7 +12,7 @@ import pytest
 
 from memoryd.data import matching
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenmarker
 from proto.messages import ToolCall
 from proto.records import AssistantRecord, UserRecord, append_session_record
 from tests.memoryd.owner_data_harness import Memoryd, T
@@ -145,7 +145,7 @@ def test_forgetting_an_entry_keeps_the_journal_fields_of_every_line(md):
         ("add", "memory.md"),
         ("forget", "memory.md"),
     ]
-    assert forgotten.is_marker(lines[0].after[0])
+    assert forgottenmarker.is_marker(lines[0].after[0])
     assert lines[1].after[1] == "Second."
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from tests.memoryd.owner_data_harness import Memoryd
 
 KEPT = "The garden gate code is 2291."
@@ -49,7 +49,7 @@ def test_export_leaves_out_the_marker_of_a_forgotten_note(md, tmp_path):
     md.call({"action": "note", "text": GONE})
     md.call({"action": "note", "text": KEPT})
     md.admin("forget", {"id": "note:0"})
-    assert forgotten.MARKER_PREFIX in md.home.memory_file("notes.md").read_text()
+    assert forgottenmarker.MARKER_PREFIX in md.home.memory_file("notes.md").read_text()
     head, *items = _exported(md)
     assert [(i["text"], i["number"]) for i in items] == [(KEPT, 1)]
 
@@ -61,7 +61,7 @@ def test_export_leaves_out_the_marker_of_a_forgotten_note(md, tmp_path):
         )
         out = other.data("import", name=name)
         assert (out["applied"], out["skipped"]) == (1, 0)
-        assert forgotten.MARKER_PREFIX not in other.recall("forgotten owner")
+        assert forgottenmarker.MARKER_PREFIX not in other.recall("forgotten owner")
     finally:
         other.close()
 
@@ -69,7 +69,7 @@ def test_export_leaves_out_the_marker_of_a_forgotten_note(md, tmp_path):
 @pytest.mark.parametrize("dry_run", [False, True])
 @pytest.mark.parametrize("padded", ["", "  "])
 def test_import_skips_a_marker_and_counts_it_as_skipped(md, dry_run, padded):
-    marker = padded + forgotten.marker("2026-12-01T10:00Z") + padded
+    marker = padded + forgottenmarker.marker("2026-12-01T10:00Z") + padded
     lines = [HEAD, _note(marker, 0), _note(KEPT, 1)]
     (md.home.root / "backups" / "old.jsonl").write_text(
         "\n".join(json.dumps(x) for x in lines) + "\n"
@@ -80,6 +80,6 @@ def test_import_skips_a_marker_and_counts_it_as_skipped(md, dry_run, padded):
     assert "line 2: note" in out["lines"][0] and "a forgotten note" in out["lines"][0]
     held = md.home.memory_file("notes.md")
     text = held.read_text() if held.exists() else ""
-    assert forgotten.MARKER_PREFIX not in text
+    assert forgottenmarker.MARKER_PREFIX not in text
     assert (KEPT in text) is not dry_run
-    assert forgotten.MARKER_PREFIX not in md.recall("forgotten owner")
+    assert forgottenmarker.MARKER_PREFIX not in md.recall("forgotten owner")

@@ -16,7 +16,7 @@ import pytest
 from memoryd.data import lay, layout, purge
 from memoryd.errors import IndexDamaged
 from memoryd.index import indexer
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenwrite
 from memoryd.writer import WRITE
 from tests.memoryd.owner_data_harness import Memoryd
 from tests.memoryd.restore_lines import without_restore_lines
@@ -193,7 +193,7 @@ def test_a_kill_after_the_files_are_laid_keeps_the_session_keys_the_home_had_for
         b.say("s-kept", "Quetzal secret words.")
         b.say("s-both", "Walrus secret words.")
         for key in ("session:s-kept:0", "session:s-both:0"):
-            forgotten.add(b.home, key, STAMP, "e2")
+            forgottenwrite.add(b.home, key, STAMP, "e2")
         b.service._writer.submit(WRITE, purge.purge, b.index, ["session:s-kept:0"]).result()
         b.service._writer.submit(WRITE, purge.purge, b.index, ["session:s-both:0"]).result()
 
@@ -237,7 +237,7 @@ def test_a_restore_lists_the_session_keys_the_home_had_forgotten_once(tmp_path):
     try:
         b.say("s-kept", "Quetzal secret words.")
         for key in ("session:s-kept:0", "session:s-both:0"):
-            forgotten.add(b.home, key, STAMP, "e2")
+            forgottenwrite.add(b.home, key, STAMP, "e2")
         b.data("restore", name="a.tar.gz", replace=True)
         lines = forgotten.path(b.home).read_bytes().splitlines()
         assert len(lines) == 2 and lines[0] == _line("session:s-both:0")

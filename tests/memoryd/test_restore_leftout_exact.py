@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from memoryd.data import layout
-from memoryd.journal import forgetread, forgotten
+from memoryd.journal import forgetread, forgotten, forgottenwrite
 from tests.memoryd.owner_data_harness import Memoryd
 
 SECRET = "Bank card PIN is 4321."
@@ -117,12 +117,12 @@ def test_a_restore_lists_in_forgotten_jsonl_every_digest_its_own_lines_name(md, 
     out = md.data("restore", name=archive, replace=True)
     assert "1 note the owner made memoryd forget after this backup was made" in out["message"]
     md.recall("Zebra")
-    forgotten.mend(md.home)  # as the next start does
+    forgottenwrite.mend(md.home)  # as the next start does
     assert _lacks_said(caplog) == []
     named = forgetread.forgets(md.home).texts
     assert named and named <= forgotten.held_texts(md.home)
     where = forgotten.path(md.home)
     lines = where.read_bytes().splitlines(keepends=True)
     where.write_bytes(b"".join(line for line in lines if b'"digest"' not in line))
-    forgotten.mend(md.home)
+    forgottenwrite.mend(md.home)
     assert len(_lacks_said(caplog)) == 1 and "lacks 2 keys or digests" in _lacks_said(caplog)[0]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenmarker
 from memoryd.memory import entries, notes
 from memoryd.search import query
 from tests.memoryd.owner_data_harness import Memoryd
@@ -56,7 +56,7 @@ def test_forget_by_text_takes_a_note_as_the_parse_reads_it(md):
         md.data("forget", id=SECRET)
     md.data("forget", id=HELD)
     held = notes.parse(md.home.memory_file("notes.md").read_bytes())
-    assert len(held) == 1 and forgotten.is_marker(held[0].text)
+    assert len(held) == 1 and forgottenmarker.is_marker(held[0].text)
 
 
 def exported_items(m: Memoryd) -> list[dict]:

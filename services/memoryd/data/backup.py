@@ -32,7 +32,7 @@ from memoryd.data.snapshot import Held, Snapshot
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir, fsync_dir
 from memoryd.index import dbname
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.memory import entries, notes
 from proto import plural
 
@@ -55,7 +55,7 @@ BEFORE_CHUNK = 1 << 20
 NOTE_HEADER = re.compile(rb"(?m)^\xc2\xa7 (?:noted|moved|dropped) ")
 FORGOTTEN_NOTE = re.compile(
     rb"(?m)^\xc2\xa7 (?:noted|moved|dropped) [^\n]*\n"
-    + re.escape(forgotten.MARKER_PREFIX.encode())
+    + re.escape(forgottenmarker.MARKER_PREFIX.encode())
     + rb"[^\n]*\]\n?(?=\xc2\xa7 |\Z)"
 )
 
@@ -117,13 +117,13 @@ def notes_of(held: Held) -> int:
     limit (spec 3), so it is read as a stream cut where notes.parse starts a note
     (notestream.pieces): a header a chunk's end cuts is counted once, as everywhere else. Only
     the first piece and one holding the marker's words are parsed; every other is one note."""
-    prefix = forgotten.MARKER_PREFIX.encode()
+    prefix = forgottenmarker.MARKER_PREFIX.encode()
     found = 0
     for start, piece in notestream.pieces(held.chunks()):
         if start and prefix not in piece:
             found += 1
             continue
-        found += sum(not forgotten.is_marker(n.text) for n in notes.parse(piece, start))
+        found += sum(not forgottenmarker.is_marker(n.text) for n in notes.parse(piece, start))
     return found
 
 

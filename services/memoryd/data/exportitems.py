@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from memoryd.data import notestream, snapshot
 from memoryd.errors import FileDamaged
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.journal.journal import IDENTITY_FILES, EditLine
 from memoryd.journal.linefile import parse_line
 from memoryd.memory import entries, notes
@@ -120,7 +120,7 @@ def _notes(snap: snapshot.Snapshot, leaving: Leaving) -> Iterator[notes.NoteEntr
     if held is None:
         return
     for note in notestream.entries(held.chunks()):
-        if forgotten.is_marker(note.text):
+        if forgottenmarker.is_marker(note.text):
             continue
         if leaving.takes(note.text):
             leaving.notes.add(note.number)

@@ -53,7 +53,7 @@ from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: 
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import Home
 from memoryd.index import indexer
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenmarker, forgottenwrite
 from memoryd.journal.journal import Edit
 from memoryd.memory.handedit import ChangedByHand
 from memoryd.trust.caller import OWNER
@@ -107,7 +107,7 @@ def prepare(service, ref: str) -> Found:
     where = taken.where(service, target)
     keys = target.keys + [forgotten.note_key(n) for n in where.notes]
     found = Found(stamp_of(store.now()))
-    marker = forgotten.marker(found.stamp)
+    marker = forgottenmarker.marker(found.stamp)
     found.rows = dict(where.rows)
     with service.index.reader() as conn:
         found.rows.update({key: rows_of(conn, key) for key in keys if key not in where.rows})
@@ -195,7 +195,7 @@ def run(
     where = taken.where(service, target)
     when = store.now().astimezone(dt.UTC)
     stamp = found.stamp
-    marker = forgotten.marker(stamp)
+    marker = forgottenmarker.marker(stamp)
     # The journal line names every key the forget lists, so that a damaged line of
     # forgotten.jsonl loses none of them (forgotten.journal_keys).
     listing = [*target.keys, *(forgotten.note_key(n) for n in where.notes), *where.records]
@@ -273,7 +273,7 @@ def _list(home: Home, keys: list[str], digests: list[str], stamp: str, edit: str
     forgot = [forgotten.Forgot(d, stamp, edit) for d in digests]
     texts = [f for f in forgot if f not in held]
     if keys or texts:
-        forgotten.add(home, keys, stamp, edit, texts)
+        forgottenwrite.add(home, keys, stamp, edit, texts)
 
 
 def _record(home: Home, ref: str, target, keys: list[str]) -> None:

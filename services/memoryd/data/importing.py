@@ -36,7 +36,7 @@ from memoryd.data.importitems import EntryItem, Item, item_of
 from memoryd.data.journalled import Label
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import Home, open_read
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenmarker
 from memoryd.memory import check, edits, entries, notes
 from memoryd.memory.memfiles import read_entries
 from memoryd.trust import classrule
@@ -314,7 +314,7 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
             f"skipped: the owner made memoryd forget this text on {forgot.time}{edit}; to bring "
             "it back, add it again yourself"
         )
-    if forgotten.is_marker(trim(item.text)):
+    if forgottenmarker.is_marker(trim(item.text)):
         # An export made before markers were left out of it: what stood where its owner forgot a
         # note would be recalled here as a note, with the forgotten note's provenance.
         return "skip", "a forgotten note (the marker left by a forget), not memory: skipped"

@@ -26,7 +26,7 @@ from memoryd.data import erasing, matching, scrub
 from memoryd.data.places import notes_of, recall_months
 from memoryd.errors import FileDamaged
 from memoryd.home import Home, atomic_write, open_read, read_file
-from memoryd.journal import forgetlines, forgetread, forgotten, scan
+from memoryd.journal import forgetlines, forgetread, forgotten, forgottenmarker, scan
 from memoryd.journal.journal import IDENTITY_FILES, Edit, Journal
 from memoryd.journal.linefile import all_ids
 from memoryd.memory import entries
@@ -92,7 +92,7 @@ def leave_out(staged: Home, digests: set[str], stamp: str, now: dt.datetime) -> 
     texts = _found(staged, digests)
     if not texts:
         return done
-    marker = forgotten.marker(stamp)
+    marker = forgottenmarker.marker(stamp)
     in_files: set[str] = set()
     journal = Journal(staged, restoring=True)
     listing = sorted(digests & {d for t in texts for d in forgotten.digests_of(t)})
@@ -205,7 +205,7 @@ def _notes(staged: Home, digests: set[str], marker: str) -> list[tuple[int, str]
     held = [
         (n.number, n.text)
         for n in notes_of(staged)
-        if not forgotten.is_marker(n.text) and forgotten.text_listed(n.text, digests)
+        if not forgottenmarker.is_marker(n.text) and forgotten.text_listed(n.text, digests)
     ]
     if held:
         erasing.mark_notes(staged, [n for n, _ in held], [t for _, t in held], marker)

@@ -27,7 +27,7 @@ from pathlib import Path
 from memoryd.data import notestream
 from memoryd.data.journalled import NOTED, Label, Written, because, klass_of, line_label
 from memoryd.home import Home, atomic_write, open_read
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.journal.byfile import FileState
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
 from memoryd.journal.linefile import parse_line
@@ -178,7 +178,7 @@ def make_strict(staged: Home) -> Strict:
                     if note.damaged:
                         said = notestream.damage_said(note, data, start, lines)
                         shown.damaged.append((note.number, said))
-                    if forgotten.is_marker(note.text):
+                    if forgottenmarker.is_marker(note.text):
                         continue
                     if pairing is None:
                         pairing = _Pairing(_writes(Journal(staged).month_files()))
@@ -191,7 +191,7 @@ def make_strict(staged: Home) -> Strict:
     made: list[tuple[int, str, str]] = []
     labels: dict[int, Label] = {}
     for note in _notes(path):
-        if forgotten.is_marker(note.text):
+        if forgottenmarker.is_marker(note.text):
             continue
         written = pairing.pair(note, False)
         claimed = Label(note.kind, note.klass, note.untrusted)

@@ -25,7 +25,7 @@ from memoryd.data.purge import rows_of
 from memoryd.errors import AdminRefused
 from memoryd.home import Home
 from memoryd.index.settings import cap_text
-from memoryd.journal import forgotten
+from memoryd.journal import forgotten, forgottenmarker
 from memoryd.journal.journal import IDENTITY_FILES
 from memoryd.memory import shown
 from memoryd.memory.memfiles import read_entries
@@ -99,7 +99,7 @@ def resolve(
         for note in notes_of(home):
             if note.number == number:
                 what = f"{ref} ({note.kind} {note.time} in session {note.session})"
-                if forgotten.is_marker(note.text):
+                if forgottenmarker.is_marker(note.text):
                     key = forgotten.note_key(number)
                     if key in forgotten.keys(home) and not _left_in_index(index, key):
                         raise AdminRefused(f"refused: {ref} is already forgotten")

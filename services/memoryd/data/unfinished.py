@@ -15,7 +15,7 @@ does, and the files no longer do. It stands only until the forget it names is fi
 memory/ (kept like the other files there), and is not part of a backup (layout.ROOT_FILES).
 A record removed (a hidden file that looks like junk) before its forget finished is found again
 from the journal's older lines and the exports, which still hold the text (forgetstopped.py):
-read() answers it as the record would, and the start writes it back (journal/forgotten.mend).
+read() answers it as the record would, and the start writes it back (journal/forgottenwrite.mend).
 """
 
 import json

@@ -43,7 +43,7 @@ from memoryd.home import Home, open_read
 from memoryd.index import indexer, notesprefix
 from memoryd.index.sessionrows import LogState, Part
 from memoryd.index.settings import Settings, cap_text
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.memory import notes
 from proto.files import NotRegular, TooLarge
 from proto.labels import CLASS_RANK
@@ -321,7 +321,7 @@ def _rows(path: Path, entries: list[notes.NoteEntry], settings: Settings) -> lis
         # A forgotten note's text is the marker: nothing to recall. Whether forgotten.jsonl
         # lists its number is not asked: a hand edit of notes.md may have renumbered the notes,
         # and the number listed may now be a live note's, which was never forgotten.
-        if not e.text or CLASS_RANK[e.klass] > limit or forgotten.is_marker(e.text):
+        if not e.text or CLASS_RANK[e.klass] > limit or forgottenmarker.is_marker(e.text):
             continue
         capped = cap_text(e.text, settings.max_record_bytes)
         if capped is not None:

@@ -3,8 +3,8 @@ file and brought up to date by reading only what the month gained.
 
 Why a module of its own: a month can hold hundreds of megabytes and is appended to at every memory
 write, while the forget lines are asked for at every recall and every catch-up part of a session
-log, and at every start (forgotten.mend). Read whole again after each write and at each start, the
-journal cost time and memory in proportion to its whole length, not to what is new.
+log, and at every start (forgottenwrite.mend). Read whole again after each write and at each
+start, the journal cost time and memory in proportion to its whole length, not to what is new.
 
 So, per month, this keeps how far it was read (whole lines only), the file's inode, size and
 mtime, the hash of the bytes just before that offset, and what the forget lines read so far name

@@ -16,9 +16,6 @@ clock can tell a record said before the forget from one said after (loopd's and 
 differ, a log may come from another machine), so the text stays out of the index from every log;
 the owner who wants it remembered again writes it as a memory (a note or an entry is indexed from
 notes.md and memory.md, which this check does not touch).
-The marker is the text that replaces what was forgotten wherever memoryd held it: it says who and
-when, and holds no hash (a short secret's hash can be guessed; the digests stay in this file and
-the journal's forget lines).
 
 A note key names a position, and the owner may edit notes.md by hand (delete the marker, or a note
 before it), after which another, live note stands at that position. So a note key holds only while
@@ -29,78 +26,35 @@ well as the file's (forgetlines.py reads the journal): nothing un-forgets a key.
 file that does not parse (a torn append, a damaged block, a hand edit), lines lost from a file
 that still parses (emptied, a line deleted), or the file missing (removed, or left out of a copy
 of memory/) while the journal holds forget lines, is logged once. The writer writes the keys the
-file lacks back to it, each on a line of its own, at start and at the next forget (mend), so that
-the file alone holds every key again and the owner may delete a damaged line without
-un-forgetting anything. A file that lacks only the newest forget's keys and digests (each of its
-journal lines: it writes one per file it edits) while that forget's record stands
-(data/unfinished.py) lost nothing: memoryd was killed between the forget's journal lines and its
-lines here, so the start says that forget stopped part way and is to
-be run again (as bxctl memory stats does), not that lines were lost; so is one whose record was
-removed, when the journal's older lines or an export still hold its text (data/forgetstopped.py):
-the record is written back from them first. Forget lines an older
-memoryd wrote name no keys: the log line says which, as the journal cannot give theirs back.
+file lacks back to it (forgottenwrite.py), and the text that replaces what was forgotten is the
+marker (forgottenmarker.py). Forget lines an older memoryd wrote name no keys: the log line says
+which, as the journal cannot give theirs back.
 """
 
 import json
-import logging
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memoryd.data import notestream, unfinished
-from memoryd.errors import AdminRefused, ForgottenUnreadable
-from memoryd.home import Home, append_lines, read_file
+from memoryd.errors import ForgottenUnreadable
+from memoryd.home import Home, read_file
 from memoryd.journal import forgetlines, forgetread
 from memoryd.journal import forgottensaid as said
+from memoryd.journal.forgottenmarker import marker_notes
 from memoryd.journal.forgottenparse import parse_whole, vouched
-from memoryd.memory import notes
+from memoryd.journal.readcache import CACHED_MOST, remember
 
-log = logging.getLogger(__name__)
-
-MARKER_PREFIX = "[forgotten by the owner on "
 KEY = forgetlines.KEY
 Forgot = forgetlines.Forgot
 digest = forgetlines.digest
 digests_of = forgetlines.digests_of
 text_listed = forgetlines.text_listed
+Stamp = forgetlines.Stamp
 
 FILE = "forgotten.jsonl"
 
 
-def marker(when: str) -> str:
-    """The text standing where forgotten text was; when is a UTC time to the minute."""
-    return f"{MARKER_PREFIX}{when}]"
-
-
-def is_marker(text: object) -> bool:
-    return isinstance(text, str) and text.startswith(MARKER_PREFIX) and text.endswith("]")
-
-
 def path(home: Home) -> Path:
     return home.memory_file(FILE)
-
-
-def add(
-    home: Home, keys: str | Iterable[str], when: str, edit: str, texts: Iterable[Forgot] = ()
-) -> None:
-    """Append a key (or each of keys), then the digests texts, each on a line of its own, in one
-    write and one fsync (append_lines adds a newline first to a file whose last line lost it:
-    glued onto that line, both keys would be lost). The keys come first, so that a crash that
-    tears the write keeps no digest without its key (alone()). On the writer, in a forget: a
-    damaged or missing file gets the journal's keys back first (mend), once for the whole
-    listing: a text tens of thousands of records hold is listed in one read of the file, not
-    one per key."""
-    mend(home, under_way=True)
-    rows = [{"key": key, "time": when, "edit": edit} for key in _many(keys)]
-    rows += [forgot.line() for forgot in texts]
-    append_lines(path(home), [json.dumps(row) for row in rows])
-
-
-def _many(keys: str | Iterable[str]) -> Iterable[str]:
-    return (keys,) if isinstance(keys, str) else keys
-
-
-Stamp = forgetlines.Stamp
 
 
 @dataclass(frozen=True)
@@ -117,15 +71,6 @@ class _Read:
 
 
 _cache: dict[Path, tuple[tuple[Stamp, forgetlines.Forgets], _Read]] = {}
-# The home's file is the one read per part; a restore reads its staged copy once, under a name of
-# its own each time, so entries beyond a few are dropped rather than kept for every restore.
-CACHED_MOST = 4
-
-
-def _remember(cache: dict, where: Path, stamp, value) -> None:
-    if where not in cache and len(cache) >= CACHED_MOST:
-        cache.clear()
-    cache[where] = (stamp, value)
 
 
 def listed(home: Home) -> frozenset[str]:
@@ -203,7 +148,7 @@ def _read(home: Home) -> _Read:
     every, every_texts = own | journal.keys, frozenset(own_texts) | journal.texts
     alone = every - vouched(data, own_texts)
     result = _made(every, own, every_texts, frozenset(own_texts), alone)
-    _remember(_cache, where, (stamp, journal), result)
+    remember(_cache, where, (stamp, journal), result)
     return result
 
 
@@ -240,113 +185,11 @@ def _missing(home: Home, where: Path) -> _Read:
     return _made(journal.keys, frozenset(), journal.texts)
 
 
-def mend(home: Home, under_way: bool = False) -> None:
-    """On the writer (or at start, before it runs): a file with a damaged line, or missing while
-    the journal holds forget lines, gets the keys the journal's forget lines name that it lacks,
-    each on a line of its own, so that the file alone holds every key again. under_way: a forget
-    has written its journal lines and writes its own keys next; the digests of its earlier lines
-    (one per file it edited) are written back here, unsaid. A whole file costs one read.
-    At start, a forget that stopped part way (its record stands) is said in one line with the
-    forget to run again, and the keys and digests of its journal line that it had not listed yet
-    are written back as its own, never said as lines lost from the file."""
-    stopped, rebuilt = (None, False) if under_way else _stopped_forget(home)
-    if not _mend(home, under_way, stopped, rebuilt) and stopped is not None:
-        said.part_way(path(home), stopped, 0, 0, None, rebuilt=rebuilt)
-
-
-def _mend(
-    home: Home, under_way: bool, stopped: unfinished.Unfinished | None, rebuilt: bool = False
-) -> bool:
-    """mend's work; whether it said the forget that stopped part way."""
-    where = path(home)
-    try:
-        data = read_file(where)
-    except FileNotFoundError:
-        data = None
-    except OSError as e:  # a link or FIFO there: the start refuses it, a forget's add says it
-        log.error("%s: not read to mend it: %s", where, e)
-        return False
-    found, damaged, found_texts = parse_whole(data) if data is not None else (set(), [], set())
-    journal = forgetread.forgets(home)
-    wanted = journal.keys - journal.last if under_way else journal.keys
-    wanted_texts = journal.texts - journal.last_texts if under_way else journal.texts
-    lacking = sorted(wanted - found)
-    lacking_texts = sorted(wanted_texts - found_texts, key=lambda f: (f.time, f.digest))
-    if data is not None and not damaged and not lacking and not lacking_texts:
-        return False
-    error = None
-    if lacking or lacking_texts:
-        error = forgetlines.write_back(where, data is not None, lacking, lacking_texts)
-    written = 0 if error is not None else len(lacking) + len(lacking_texts)
-    digests = 0 if error is not None else len(lacking_texts)
-    if under_way and error is None and _own_lines(journal, lacking, lacking_texts, data, damaged):
-        return False
-    if stopped is not None and not damaged and _only_the_newest(journal, lacking, lacking_texts):
-        # memoryd's own kill, between the forget's journal line and its lines here: not a file
-        # removed, emptied or edited
-        lacked = len(lacking) + len(lacking_texts)
-        said.part_way(where, stopped, lacked, written, error, digests, rebuilt=rebuilt)
-        return True
-    if data is None:
-        if lacking or lacking_texts or journal.keyless:
-            said.missing(where, journal, written, error, digests)
-    elif not damaged:
-        said.lacking(where, len(lacking) + len(lacking_texts), written, error, digests)
-    elif written or error is not None:
-        said.damaged(where, damaged, journal.keyless, written, error, digests)
-    return False
-
-
-def _stopped_forget(home: Home) -> tuple[unfinished.Unfinished | None, bool]:
-    """The forget that stopped part way, or None; one whose record cannot be read is said by the
-    forget and stats that meet it. And whether its record was gone: it is written back now,
-    before this start lists its keys and digests, after which nothing but the record tells that
-    the forget did not finish."""
-    try:
-        stopped = unfinished.read(home)
-    except AdminRefused:
-        return None, False
-    if stopped is None or unfinished.path_of(home).exists():
-        return stopped, False
-    try:
-        unfinished.record(home, stopped)
-    except OSError as e:
-        log.warning(
-            "%s: a forget's record, made again from the journal, could not be written (%s); "
-            "stats names the forget until this start lists its keys",
-            unfinished.path_of(home),
-            e.strerror or e,
-        )
-    return stopped, True
-
-
-def _only_the_newest(journal: forgetlines.Forgets, keys: list[str], texts: list[Forgot]) -> bool:
-    """Whether every key and digest the file lacks is the newest forget's (each of its journal
-    lines, one per file it edited): what a forget stopped between those lines and its own lines
-    here leaves."""
-    return set(keys) <= journal.last and set(texts) <= journal.newest()
-
-
-def _own_lines(
-    journal: forgetlines.Forgets,
-    keys: list[str],
-    texts: list[Forgot],
-    data: bytes | None,
-    damaged: list[int],
-) -> bool:
-    """Whether all a forget under way found lacking is its own earlier journal lines' digests
-    (it lists only its last line's): written back as they are, nothing lost to say."""
-    if damaged or (data is None and journal.keyless):
-        return False
-    return _only_the_newest(journal, keys, texts)
-
-
 def journal_keys(home: Home) -> set[str]:
     """The keys the journal's forget lines name (forgetlines.py)."""
     return set(forgetread.forgets(home).keys)
 
 
-_markers: dict[Path, tuple[Stamp, frozenset[int] | None]] = {}
 # The keys in force, per file, for the file's read and notes.md's markers they were made from.
 _in_force: dict[Path, tuple[_Read, frozenset[int], frozenset[str]]] = {}
 
@@ -371,48 +214,6 @@ def keys(home: Home) -> frozenset[str]:
         _in_force.clear()
     _in_force[where] = (read, standing, result)
     return result
-
-
-def marker_notes(home: Home) -> frozenset[int] | None:
-    """The numbers of the notes of notes.md whose text is a forget's marker; None when notes.md
-    is there but cannot be read."""
-    where = home.memory_file("notes.md")
-    stamp = forgetlines.stamp(where)
-    if stamp is None:
-        return frozenset()
-    cached = _markers.get(where)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    found: frozenset[int] | None = frozenset()
-    try:
-        data = read_file(where)
-    except OSError as e:  # said once per change of the file, not at every recall
-        log.warning("%s: not read to tell forgotten notes: %s", where, e)
-        found = None
-    else:
-        if MARKER_PREFIX.encode() in data:  # no marker: no note to parse
-            found = marker_numbers(data)
-    _remember(_markers, where, stamp, found)
-    return found
-
-
-def marker_numbers(data: bytes) -> frozenset[int]:
-    """The numbers notes.parse gives the notes of data whose text is a marker, parsing only the
-    notes that hold the marker's words. Parsing every note (each header's time checked) took
-    3 s at 100,000 notes, on the reader of the first recall after each change of notes.md; this
-    takes a tenth of that. The notes are cut where notes.parse starts one (data/notestream)."""
-    prefix = MARKER_PREFIX.encode()
-    found: set[int] = set()
-    number = 0
-    for start, piece in notestream.pieces([data]):
-        if start and prefix not in piece:
-            number += 1  # a note (every piece past the first is one) that holds no marker
-            continue
-        entries = notes.parse(piece, offset=start, number=number)
-        if entries and is_marker(entries[0].text):
-            found.add(number)
-        number += len(entries)
-    return frozenset(found)
 
 
 def session_key(session: str, record: int) -> str:

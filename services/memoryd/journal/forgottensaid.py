@@ -1,8 +1,8 @@
 """What memoryd says of a damaged, missing or unreadable forgotten.jsonl: each state once per file,
 not at every read of it (recall and the indexer read it per part), and what was written back from
-the journal when the writer mended it (forgotten.mend). A file short of the keys of a forget that
-stopped part way (memoryd killed between the forget's journal line and its lines there) is said
-as that forget, with what to run, never as lines lost: nobody removed or edited the file."""
+the journal when the writer mended it (forgottenwrite.mend). A file short of the keys of a forget
+that stopped part way (memoryd killed between the forget's journal line and its lines there) is
+said as that forget, with what to run, never as lines lost: nobody removed or edited the file."""
 
 import logging
 import os

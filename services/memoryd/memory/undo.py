@@ -11,7 +11,7 @@ hand edit journalled in the same call, under the next id, is never what an undo 
 """
 
 from memoryd.errors import AdminRefused
-from memoryd.journal import forgotten, twice
+from memoryd.journal import forgottenmarker, twice
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.idform import EDIT_ID
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
@@ -52,7 +52,7 @@ def check(index: JournalIndex, record: EditLine) -> None:
             f"refused: edit {edit_id} is a restore, which replaced the whole memory at once; it "
             f"cannot be undone as an edit; {back} (runbook: restore-from-a-backup)"
         )
-    if any(forgotten.is_marker(e) for e in (*record.before, *record.after)):
+    if any(forgottenmarker.is_marker(e) for e in (*record.before, *record.after)):
         raise AdminRefused(
             f"refused: undoing edit {edit_id} would need text the owner has since made memoryd "
             "forget; that text is no longer held anywhere"

@@ -19,7 +19,7 @@ import re
 from array import array
 from collections.abc import Iterable
 
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.journal.recallline import note_digest
 from memoryd.memory.notes import NoteEntry
 from proto.plural import counted
@@ -64,7 +64,7 @@ class NoteIds:
         self._heads.append(head)
         text = note.text.encode("utf-8", "replace")
         self._digests += bytes.fromhex(note_digest(note.kind, note.time, note.session, text))
-        self._markers.append(forgotten.is_marker(note.text))
+        self._markers.append(forgottenmarker.is_marker(note.text))
 
     def _at(self, number: int) -> int | None:
         if self._where is not None:

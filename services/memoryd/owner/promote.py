@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from memoryd.data import notestream, targets
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import open_read
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.memory import edits, notes
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.owner import paging
@@ -79,7 +79,7 @@ def run(store, index, arg: PromoteArg) -> str:
         # which would go into every prompt: refused as forget refuses it. (A note named by its
         # exact text is that text wherever it stands.)
         targets.check_shown(index, ref, note.text, doing="promote")
-    if forgotten.is_marker(note.text):
+    if forgottenmarker.is_marker(note.text):
         # Its text was forgotten: only the marker stands there, which must not become identity.
         # (A note key of forgotten.jsonl names a number, which after a hand edit of notes.md may
         # be another note's, never forgotten: the marker is what tells.)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from memoryd.data import notestream
 from memoryd.home import Home, open_read
-from memoryd.journal import forgotten
+from memoryd.journal import forgottenmarker
 from memoryd.memory import notes
 from memoryd.owner.notehits import NoteIds
 
@@ -52,9 +52,9 @@ def _read(f, entry_texts: set[str]) -> NotesRead:
             ids.add(note)
             # A forgotten note keeps only the forget's marker, which is no memory (export and
             # promote leave it out): it is neither a moved note nor one holding an entry.
-            if note.kind == "moved" and not forgotten.is_marker(note.text):
+            if note.kind == "moved" and not forgottenmarker.is_marker(note.text):
                 got.moved.append(note)
-            if note.text in entry_texts and not forgotten.is_marker(note.text):
+            if note.text in entry_texts and not forgottenmarker.is_marker(note.text):
                 got.holding[note.number] = note.text
             if note.damaged:
                 damage.append(notestream.damage_said(note, data, start, lines))

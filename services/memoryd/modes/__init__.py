@@ -42,6 +42,11 @@ MODES = registry.names()
 MODE_TABLE = "CREATE TABLE recall_mode (mode TEXT, generation INTEGER)"
 # Rows read at a time when a mode's tables are built from the spec's; a part (prepare_part) too.
 FILL_BATCH = 5_000
+# ... and at most this many characters of their text (at least one row): a part of short rows
+# ends at FILL_BATCH, one of long records (tool outputs up to max_record_bytes) here, so that a
+# part holds the writer a fraction of a second whatever the rows' size (context tokenizes about
+# 4 MB of text a second: a part of 5,000 records of 24 KB took 30 s).
+FILL_TEXT = 1_000_000
 # While a changed mode's tables are built a part at a time: the last rowid given to the mode, how
 # many rows were, how many the index held when the build began, and what the index was before
 # (for the log line). While it stands the mode's tables are not whole.
@@ -83,18 +88,35 @@ def _drop_all(conn: sqlite3.Connection) -> None:
 
 
 def _batch(conn: sqlite3.Connection, add: registry.Fill, last: int) -> tuple[int, int]:
-    """Feed the FILL_BATCH rows of the spec's tables after rowid last to add, in rowid order;
-    the last rowid fed and how many (0: none was left)."""
-    rows = conn.execute(
-        "SELECT s.rowid, s.kind, s.session, s.epoch, s.record, s.time, s.role, s.class,"
-        " s.untrusted, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
-        " WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
-        (last, FILL_BATCH),
-    ).fetchall()
+    """Feed the rows of the spec's tables after rowid last to add, in rowid order, a part's
+    worth (_part); the last rowid fed and how many (0: none was left)."""
+    rows = _part(conn, last)
     if not rows:
         return last, 0
     add(conn, [row[:9] for row in rows], [(row[0], row[9]) for row in rows])
     return rows[-1][0], len(rows)
+
+
+def _part(conn: sqlite3.Connection, last: int) -> list[tuple]:
+    """The rows after rowid last, up to FILL_BATCH of them and FILL_TEXT characters of text (at
+    least one row), read one at a time so that what is not taken is not read."""
+    cursor = conn.execute(
+        "SELECT s.rowid, s.kind, s.session, s.epoch, s.record, s.time, s.role, s.class,"
+        " s.untrusted, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+        " WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
+        (last, FILL_BATCH),
+    )
+    rows: list[tuple] = []
+    size = 0
+    try:
+        for row in cursor:
+            rows.append(row)
+            size += len(row[9] or "")
+            if size >= FILL_TEXT:
+                break
+    finally:
+        cursor.close()
+    return rows
 
 
 def _fill(conn: sqlite3.Connection, add: registry.Fill, last: int = 0) -> int:
@@ -208,10 +230,10 @@ def prepare_part(
     """One part of a changed mode's build, inside the caller's transaction, so that the writer is
     held for a part at a time and a stop or a kill between parts keeps the parts made: the first
     drops the old mode's tables and creates the new one's empty (with the FILL record), each next
-    one feeds the FILL_BATCH rows after the last part's. Returns (rows built, about how many in
-    all); None when what is left is prepare()'s, in one go: its last part (at most FILL_BATCH
-    rows, and the record dropped), a build of no more rows than a part, nothing to do, or a
-    renewal of some of the mode's tables (a format step's, rare: built in one go)."""
+    one feeds the rows after the last part's, up to FILL_BATCH rows and FILL_TEXT characters of
+    text. Returns (rows built, about how many in all); None when what is left is prepare()'s, in
+    one go: no row left to feed (the record dropped), a build of no more than a part, nothing to
+    do, or a renewal of some of the mode's tables (a format step's, rare: built in one go)."""
     at = _going_on(conn, mode)
     if at is None:
         if prepared(conn, mode) or renewing(conn, mode) is not None:
@@ -219,19 +241,31 @@ def prepare_part(
         if not registry.get(mode).objects or not _beyond_part(conn, 0):
             return None
         return _begin(conn, mode, fresh)
-    if not _beyond_part(conn, at[0]):
-        return None
     last, fed = _batch(conn, registry.get(mode).rows_added, at[0])
+    if not fed:
+        return None
     conn.execute(f"UPDATE {FILL} SET last = ?, done = done + ?", (last, fed))  # noqa: S608
     return at[1] + fed, max(at[1] + fed, at[2])
 
 
 def _beyond_part(conn: sqlite3.Connection, last: int) -> bool:
-    """Whether more than FILL_BATCH rows lie after rowid last."""
-    found = conn.execute(
-        "SELECT 1 FROM sources WHERE rowid > ? ORDER BY rowid LIMIT 1 OFFSET ?", (last, FILL_BATCH)
-    ).fetchone()
-    return found is not None
+    """Whether more than one part (FILL_BATCH rows, FILL_TEXT characters) lies after rowid
+    last: reads the lengths of a part's rows at most."""
+    cursor = conn.execute(
+        "SELECT length(h.text) FROM sources s JOIN hits h ON h.rowid = s.rowid"
+        " WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
+        (last, FILL_BATCH + 1),
+    )
+    count = size = 0
+    try:
+        for (length,) in cursor:
+            if count == FILL_BATCH or size >= FILL_TEXT:
+                return True
+            count += 1
+            size += int(length or 0)
+    finally:
+        cursor.close()
+    return False
 
 
 def _begin(conn: sqlite3.Connection, mode: str, fresh: bool) -> tuple[int, int]:

@@ -99,10 +99,11 @@ def _batch(conn: sqlite3.Connection, add: registry.Fill, last: int) -> tuple[int
 
 def _part(conn: sqlite3.Connection, last: int) -> list[tuple]:
     """The rows after rowid last, up to FILL_BATCH of them and FILL_TEXT characters of text (at
-    least one row), read one at a time so that what is not taken is not read."""
+    least one row), read one at a time so that what is not taken is not read (sources first, by
+    rowid: joined the other way SQLite reads every text of hits and sorts them, each part)."""
     cursor = conn.execute(
         "SELECT s.rowid, s.kind, s.session, s.epoch, s.record, s.time, s.role, s.class,"
-        " s.untrusted, h.text FROM sources s JOIN hits h ON h.rowid = s.rowid"
+        " s.untrusted, h.text FROM sources s CROSS JOIN hits h ON h.rowid = s.rowid"
         " WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
         (last, FILL_BATCH),
     )
@@ -252,7 +253,7 @@ def _beyond_part(conn: sqlite3.Connection, last: int) -> bool:
     """Whether more than one part (FILL_BATCH rows, FILL_TEXT characters) lies after rowid
     last: reads the lengths of a part's rows at most."""
     cursor = conn.execute(
-        "SELECT length(h.text) FROM sources s JOIN hits h ON h.rowid = s.rowid"
+        "SELECT length(h.text) FROM sources s CROSS JOIN hits h ON h.rowid = s.rowid"
         " WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
         (last, FILL_BATCH + 1),
     )

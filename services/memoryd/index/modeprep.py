@@ -73,8 +73,8 @@ class ModePrep(Connections):
             )
         elif self._renewing is None:
             log.info(
-                "index %s: recall mode %s: its tables are built once memoryd listens;"
-                " recall waits for them",
+                "index %s: recall mode %s: its tables are built a part at a time once memoryd"
+                " listens; recall answers by the spec's search meanwhile",
                 self.path,
                 self.mode,
             )

@@ -11,6 +11,8 @@ A changed mode's tables over more rows than a part may instead be built a part a
 (prepare_part), each part its own transaction, so that the writer is free between parts; a record
 (FILL) says how far, the mode's tables serve recall only once it is gone, and the hooks keep the
 parts made equal to what a build in one go gives while rows are added and deleted between parts.
+Such a build sets the old mode's tables aside under names no mode reads (ASIDE) and empties them a
+bounded batch a part before it feeds rows; whatever builds in one go drops what is left of them.
 
 Each mode is a registry.Mode, kept by name (registry.py); the functions here are what the index
 and the indexer call, and they ask the mode recorded in the index itself, so the same code serves
@@ -52,6 +54,15 @@ FILL_TEXT = 1_000_000
 # (for the log line). While it stands the mode's tables are not whole.
 FILL = "recall_mode_fill"
 FILL_TABLE = f"CREATE TABLE {FILL} (last INTEGER, done INTEGER, total INTEGER, since TEXT)"
+# The old mode's tables, renamed aside by the first part of a build (ASIDE, a number, _, the old
+# name) and emptied by the next parts a bounded batch at a time (DROP_BYTES of their rows), each
+# dropped once empty: a DROP of them in one job zeroes every page they held (secure_delete),
+# about a minute at a million records. Their names are no mode's: they never serve recall.
+ASIDE = "recall_mode_old"
+DROP_BYTES = 8_000_000
+# FTS5's tables of a virtual table's rows, set aside with it; its _config (a row or two) goes
+# with the DROP, which reads it.
+FTS5_ROWS = ("data", "idx", "content", "docsize")
 
 
 def _exists(conn: sqlite3.Connection, name: str) -> bool:
@@ -82,6 +93,8 @@ def _objects(mode: registry.Mode) -> tuple[str, ...]:
 def _drop_all(conn: sqlite3.Connection) -> None:
     for mode in registry.every():
         mode.drop(conn)
+    for name in _aside(conn):
+        conn.execute(f'DROP TABLE main."{name}"')
     conn.execute("DROP TABLE IF EXISTS recall_mode")
     conn.execute(f"DROP TABLE IF EXISTS {FILL}")
     conn.execute(stale.DROP)
@@ -152,7 +165,7 @@ def built_so_far(conn: sqlite3.Connection) -> tuple[int, int] | None:
 def prepared(conn: sqlite3.Connection, mode: str) -> bool:
     """Whether the index's mode tables are those of mode already (prepare has nothing to do)."""
     wanted = registry.get(mode)
-    if stale.held(conn) or _exists(conn, FILL):
+    if stale.held(conn) or _exists(conn, FILL) or _aside(conn):
         return False
     return recorded(conn) == mode and all(_exists(conn, name) for name in _objects(wanted))
 
@@ -221,6 +234,8 @@ def _finish(
     count = at[1] + _fill(conn, wanted.rows_added, at[0])
     row = conn.execute(f"SELECT since FROM {FILL}").fetchone()  # noqa: S608
     conn.execute(f"DROP TABLE {FILL}")
+    for name in _aside(conn):
+        conn.execute(f'DROP TABLE main."{name}"')
     since = str(row[0]) if row is not None and row[0] else "was spec"
     return f"index {path}: recall mode {wanted.name} ({since}): built from {counted(count, 'row')}"
 
@@ -230,11 +245,12 @@ def prepare_part(
 ) -> tuple[int, int] | None:
     """One part of a changed mode's build, inside the caller's transaction, so that the writer is
     held for a part at a time and a stop or a kill between parts keeps the parts made: the first
-    drops the old mode's tables and creates the new one's empty (with the FILL record), each next
-    one feeds the rows after the last part's, up to FILL_BATCH rows and FILL_TEXT characters of
-    text. Returns (rows built, about how many in all); None when what is left is prepare()'s, in
-    one go: no row left to feed (the record dropped), a build of no more than a part, nothing to
-    do, or a renewal of some of the mode's tables (a format step's, rare: built in one go)."""
+    sets the old mode's tables aside (_set_aside) and creates the new one's empty (with the FILL
+    record); the next ones remove a bounded batch of what was set aside (_remove_some), then feed
+    the rows after the last part's, up to FILL_BATCH rows and FILL_TEXT characters of text.
+    Returns (rows built, about how many in all); None when what is left is prepare()'s, in one go:
+    no row left to feed (the record dropped), a build of no more than a part, nothing to do, or a
+    renewal of some of the mode's tables (a format step's, rare: built in one go)."""
     at = _going_on(conn, mode)
     if at is None:
         if prepared(conn, mode) or renewing(conn, mode) is not None:
@@ -242,6 +258,8 @@ def prepare_part(
         if not registry.get(mode).objects or not _beyond_part(conn, 0):
             return None
         return _begin(conn, mode, fresh)
+    if _remove_some(conn):
+        return at[1], max(at[1], at[2])
     last, fed = _batch(conn, registry.get(mode).rows_added, at[0])
     if not fed:
         return None
@@ -273,7 +291,7 @@ def _begin(conn: sqlite3.Connection, mode: str, fresh: bool) -> tuple[int, int]:
     """The first part: the old mode's tables dropped, the new one's created empty and recorded,
     with the FILL record that says they are not whole yet."""
     was = recorded(conn)
-    _drop_all(conn)
+    _set_aside(conn)
     conn.execute(MODE_TABLE)
     conn.execute("INSERT INTO recall_mode VALUES (?, 0)", (mode,))
     registry.get(mode).create(conn)
@@ -282,6 +300,110 @@ def _begin(conn: sqlite3.Connection, mode: str, fresh: bool) -> tuple[int, int]:
     conn.execute(FILL_TABLE)
     conn.execute(f"INSERT INTO {FILL} VALUES (0, 0, ?, ?)", (total, since))  # noqa: S608
     return 0, int(total)
+
+
+def _aside(conn: sqlite3.Connection) -> list[str]:
+    """The tables set aside (_set_aside) and not removed yet."""
+    rows = conn.execute(
+        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name GLOB ? ORDER BY name",
+        (f"{ASIDE}[0-9]*_*",),
+    )
+    return [str(name) for (name,) in rows]
+
+
+def _set_aside(conn: sqlite3.Connection) -> None:
+    """The first part's removal of the old mode's tables (and of a build's left unfinished),
+    bounded whatever their size: each table is renamed aside (a virtual table's rows with it, the
+    table itself dropped empty) for the next parts to empty (_remove_some); an index on the
+    spec's rows (context_sessions) is dropped. The record tables go."""
+    number = 1 + max((_number(name) for name in _aside(conn)), default=0)
+    for mode in registry.every():
+        for name in mode.objects:
+            kind = conn.execute(
+                "SELECT type, sql FROM main.sqlite_master WHERE name = ?", (name,)
+            ).fetchone()
+            if kind is None:
+                continue
+            if kind[0] != "table":
+                conn.execute(f'DROP INDEX main."{name}"')
+            elif str(kind[1]).upper().startswith("CREATE VIRTUAL TABLE"):
+                _virtual_aside(conn, name, f"{ASIDE}{number}_{name}")
+            else:
+                conn.execute(f'ALTER TABLE main."{name}" RENAME TO "{ASIDE}{number}_{name}"')
+    conn.execute("DROP TABLE IF EXISTS main.recall_mode")
+    conn.execute(f"DROP TABLE IF EXISTS main.{FILL}")
+    conn.execute(stale.DROP)
+
+
+def _number(name: str) -> int:
+    digits = name[len(ASIDE) :].split("_", 1)[0]
+    return int(digits) if digits.isdigit() else 0
+
+
+def _virtual_aside(conn: sqlite3.Connection, name: str, aside: str) -> None:
+    """An FTS5 table's rows renamed aside and the table dropped over empty ones (its structure
+    record kept, which the DROP reads); a table that cannot be (another module) dropped whole."""
+    conn.execute("SAVEPOINT aside")
+    try:
+        held = dict(
+            conn.execute(
+                "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name IN"
+                f" ({', '.join('?' * len(FTS5_ROWS))})",
+                tuple(f"{name}_{suffix}" for suffix in FTS5_ROWS),
+            ).fetchall()
+        )
+        for shadow, sql in held.items():
+            conn.execute(f'ALTER TABLE main."{shadow}" RENAME TO "{aside}{shadow[len(name) :]}"')
+            conn.execute(sql)
+        if f"{name}_data" in held:
+            conn.execute(
+                f'INSERT INTO main."{name}_data" SELECT * FROM main."{aside}_data"'
+                " WHERE id IN (1, 10)"
+            )
+        conn.execute(f'DROP TABLE main."{name}"')
+    except sqlite3.Error:
+        conn.execute("ROLLBACK TO aside")
+        conn.execute(f'DROP TABLE main."{name}"')
+    finally:
+        conn.execute("RELEASE aside")
+
+
+def _remove_some(conn: sqlite3.Connection) -> bool:
+    """One bounded step of the removal of the tables set aside: DROP_BYTES of a table's rows
+    deleted (each freed page zeroed), or a table found empty (or without rowids, FTS5's small
+    _idx) dropped. False when none is left."""
+    for name in _aside(conn):
+        sql = conn.execute("SELECT sql FROM main.sqlite_master WHERE name = ?", (name,))
+        if "WITHOUT ROWID" in str(sql.fetchone()[0]).upper():
+            conn.execute(f'DROP TABLE main."{name}"')
+            return True
+        last = _rows_worth(conn, name)
+        if last is None:
+            conn.execute(f'DROP TABLE main."{name}"')
+        else:
+            conn.execute(f'DELETE FROM main."{name}" WHERE rowid <= ?', (last,))  # noqa: S608
+        return True
+    return False
+
+
+def _rows_worth(conn: sqlite3.Connection, name: str) -> int | None:
+    """The rowid up to which the first rows of the table hold DROP_BYTES (at least one row);
+    None when it is empty."""
+    columns = [str(row[1]) for row in conn.execute(f'PRAGMA main.table_info("{name}")')]
+    size = " + ".join(f'coalesce(length(CAST("{c}" AS BLOB)), 0)' for c in columns) or "0"
+    cursor = conn.execute(
+        f'SELECT rowid, {size} FROM main."{name}" ORDER BY rowid LIMIT ?',  # noqa: S608
+        (FILL_BATCH,),
+    )
+    last, total = None, 0
+    try:
+        for rowid, length in cursor:
+            last, total = rowid, total + int(length or 0)
+            if total >= DROP_BYTES:
+                break
+    finally:
+        cursor.close()
+    return last
 
 
 def built(done: str | None) -> None:

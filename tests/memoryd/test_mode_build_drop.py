@@ -157,3 +157,24 @@ def test_the_start_says_recall_answers_by_the_spec_meanwhile(tmp_path, caplog):
     said = [r.getMessage() for r in caplog.records if "recall mode context" in r.getMessage()]
     assert said and "recall answers by the spec's search meanwhile" in said[0]
     assert "recall waits" not in said[0]
+
+
+def test_a_virtual_table_that_cannot_be_set_aside_is_dropped_whole(tmp_path, monkeypatch):
+    """Its _config renamed too, FTS5 cannot read it at the DROP: the first part rolls that back
+    and drops the table whole, and the build goes on as any other."""
+    home = _hybrid_home(tmp_path, monkeypatch)
+    monkeypatch.setattr(modes, "FTS5_ROWS", (*modes.FTS5_ROWS, "config"))
+    monkeypatch.setattr(modes, "FILL_BATCH", 10)
+    index = Index(home, mode="context")
+    index.open(defer_mode=True)
+    try:
+        index.catching_up = None
+        assert not index.prepare_mode_part()
+        assert not [name for name in _aside(home.index_db) if "context_hits" in name]
+        assert "recall_mode_old1_vectors" in _aside(home.index_db)
+        while not index.prepare_mode_part():
+            pass
+    finally:
+        index.close()
+    assert _aside(home.index_db) == []
+    _as_in_one_go(home, tmp_path)

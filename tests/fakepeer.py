@@ -2,12 +2,16 @@
 byte at a time, or stopping part way through an answer (a SIGSTOPped peer), for tests of how
 long a client waits."""
 
+import asyncio
+import contextlib
 import socket
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from proto.server import serve_unix
 
 ANNOUNCED = struct.pack(">I", 500)  # a frame of 500 bytes, of which the fakes send few or none
 
@@ -117,3 +121,21 @@ def ended_in(call: Callable[[], object], most: float) -> tuple[BaseException | N
     thread.join(most)
     assert not thread.is_alive(), f"still waiting after {most:g} s"
     return outcome.get("error"), time.monotonic() - started
+
+
+@contextlib.contextmanager
+def served_owner(path: Path, handle, answerable: tuple) -> Iterator[None]:
+    """A fake memoryd's owner socket at path (proto.server's serve_unix, reindex and
+    memory_admin) on an event loop in a thread of its own, stopped when the block ends."""
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(
+        serve_unix(path, handle, {"reindex", "memory_admin"}, name="fake", answerable=answerable)
+    )
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        loop.call_soon_threadsafe(server.close)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)

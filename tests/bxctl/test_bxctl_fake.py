@@ -1,14 +1,11 @@
 """bxctl against a fake memoryd socket: what it sends, what it prints, how it fails."""
 
-import asyncio
-import threading
-
 import pytest
 from typer.testing import CliRunner
 
 from bxctl.cli import app
 from proto.messages import MemoryAdmin, MemoryAdminReply, Reindex, Reindexed
-from proto.server import serve_unix
+from tests.fakepeer import served_owner
 
 
 class Refused(Exception):
@@ -41,20 +38,10 @@ class FakeMemoryd:
 def fake(tmp_path):
     path = tmp_path / "run" / "owner-memory" / "admin.sock"
     memoryd = FakeMemoryd()
-    loop = asyncio.new_event_loop()
-    server = loop.run_until_complete(
-        serve_unix(
-            path, memoryd.handle, {"reindex", "memory_admin"}, name="fake", answerable=(Refused,)
-        )
-    )
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    memoryd.home = tmp_path
-    memoryd.path = path
-    yield memoryd
-    loop.call_soon_threadsafe(server.close)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
+    with served_owner(path, memoryd.handle, (Refused,)):
+        memoryd.home = tmp_path
+        memoryd.path = path
+        yield memoryd
 
 
 runner = CliRunner()

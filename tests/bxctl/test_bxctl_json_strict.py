@@ -3,9 +3,7 @@ NaN, Infinity or a number too large for a float (1e999), which Python's parser t
 answer (exit 1, one line), never printed. And bxctl reindex says the session logs left out are
 not known (null in --json) when memoryd did not answer for its index, never 0."""
 
-import asyncio
 import json
-import threading
 
 import pytest
 from typer.testing import CliRunner
@@ -13,7 +11,7 @@ from typer.testing import CliRunner
 from bxctl import common, sessionindex
 from bxctl.cli import app
 from proto.messages import MemoryAdmin, MemoryAdminReply, Reindex, Reindexed
-from proto.server import serve_unix
+from tests.fakepeer import served_owner
 
 runner = CliRunner()
 BUSY = "this request was not read and nothing was done: ask again when one of them is answered"
@@ -52,19 +50,9 @@ class Peer:
 def peer(tmp_path):
     path = tmp_path / "run" / "owner-memory" / "admin.sock"
     fake = Peer()
-    loop = asyncio.new_event_loop()
-    server = loop.run_until_complete(
-        serve_unix(
-            path, fake.handle, {"reindex", "memory_admin"}, name="fake", answerable=(Refused,)
-        )
-    )
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    fake.home = tmp_path
-    yield fake
-    loop.call_soon_threadsafe(server.close)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
+    with served_owner(path, fake.handle, (Refused,)):
+        fake.home = tmp_path
+        yield fake
 
 
 def _run(peer: Peer, *argv: str):

@@ -16,7 +16,7 @@ import json
 import logging
 import sqlite3
 
-from memoryd.data import ftsmerge, matching
+from memoryd.data import ftsmerge, matching, replacedlogs
 from memoryd.errors import MemorydError
 from memoryd.home import fsync_dir
 from memoryd.index import indexer, notesprefix
@@ -167,9 +167,11 @@ def shift_notes(index, shifts: list[tuple[int, int]]) -> None:
         indexer.save_state(conn, indexer.NOTES_LOG, state)
 
 
-def after_restore(service) -> str:
+def after_restore(service, sessions: list[str] | None = None) -> str:
     """On the writer, once a restore's files are laid: the journal's derived index dropped, the
-    rows of every key the restored forgotten.jsonl lists deleted, notes.md indexed again. Returns
+    rows of every key the restored forgotten.jsonl lists deleted, notes.md indexed again, and
+    what the index read of each of sessions (those whose log the archive holds) whose log the
+    home lacks dropped, so that the log bxctl lays there is read anew (replacedlogs.py). Returns
     what the answer says of the index: a step that failed, and what the owner is to do, never
     raised (the files are restored whatever follows)."""
     store, index = service.store, service.index
@@ -196,6 +198,7 @@ def after_restore(service) -> str:
         try:
             purge_kept_out(index)
             reindex_notes(index)
+            replacedlogs.drop(index, sessions or [])
             said = REBUILT
         except (OSError, sqlite3.Error, MemorydError) as e:
             said = _dropped(service, (e.strerror if isinstance(e, OSError) else None) or str(e))

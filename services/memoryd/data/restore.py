@@ -17,11 +17,13 @@ added (leftout.carried_over: the home's own forget lines go with its journal, an
 of forgotten.jsonl falls back on the journal's); and the texts the home forgot after the archive
 was made are taken out of the staged files first (leftout.py), so that nothing forgotten comes
 back, and the answer says how many entries and notes were left out. The index follows
-(purge.after_restore): notes.md is indexed again from its start, and the rows of every key the
-restored forgotten.jsonl lists are deleted; what of that fails is said in the answer, after the
-files restored. Session logs in an archive are checked (hashed), never staged or laid: sessions/
-is loopd's (memoryd reads it only). A notes.md header laxer than the archive's own journal line of
-its note is laid as strict as that line (notesclaim.py), and the answer names it. The staged
+(purge.after_restore): notes.md is indexed again from its start, the rows of every key the
+restored forgotten.jsonl lists are deleted, and so is what the index read of each log the archive
+holds that the home lacks (replacedlogs.py: bxctl lays the archive's copy there, read anew); what
+of that fails is said in the answer, after the files restored. Session logs in an archive are
+checked (hashed), never staged or laid: sessions/ is loopd's (memoryd reads it only). A notes.md
+header laxer than the archive's own journal line of its note is laid as strict as that line
+(notesclaim.py), and the answer names it. The staged
 writes the home's forgets took away are named by the carried-over forget line too (those the
 staged journal does not resolve), so the restored home does not say them lost. No edit or pending
 id the owner may have been shown is given again: before laying, the highest of each day the
@@ -43,6 +45,7 @@ from memoryd.config import PACKAGED_SOUL, read_soul_starter
 from memoryd.data import backup, lay, layout, leftout, notesclaim, recalllog, snapshot
 from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
+from memoryd.data.replacedlogs import archived
 from memoryd.errors import AdminRefused, MemorydError
 from memoryd.home import Home, ensure_dir
 from memoryd.journal import forgotpending, forgotten, idform, scan, twice
@@ -347,7 +350,7 @@ def _lay(service, staging, order: Order):
         _keep_laid(store, appended)
     log.info("%s: restored %s", home.memory, counted(len(wanted), "file"))
     # The files are laid: from here on nothing may answer that the home is as it was.
-    said = after_restore(service)
+    said = after_restore(service, archived(order.manifest))
     if left.said():
         said = f"{left.said()}; {said}"
     return again, time.monotonic() - started, None, said, (edit, keys, laid)

@@ -106,8 +106,12 @@ def _info(name: str, size: int, when: float) -> tarfile.TarInfo:
     return info
 
 
-def write(out, snap: Snapshot, counts: dict, with_sessions: bool) -> dict:
-    """Write the archive of snap to the binary file out; returns the manifest."""
+def write(
+    out, snap: Snapshot, counts: dict, with_sessions: bool, uncounted: list[dict] | None = None
+) -> dict:
+    """Write the archive of snap to the binary file out; returns the manifest. uncounted: the
+    memory files whose entries counts leaves out, and why (backup.uncounted), listed beside
+    them when there are any (a reader of counts alone would take them for no entries)."""
     now = dt.datetime.now(dt.UTC)
     files = []
     # The sum of the files' sizes, first: what restore lets the archive unpack to, whatever gzip
@@ -132,6 +136,8 @@ def write(out, snap: Snapshot, counts: dict, with_sessions: bool) -> dict:
                 "files": files,
                 "counts": counts,
             }
+            if uncounted:
+                manifest["uncounted"] = uncounted
             data = json.dumps(manifest, indent=1).encode()
             restorable.check_manifest(data)
             tar.addfile(_info(MANIFEST, len(data), now.timestamp()), io.BytesIO(data))

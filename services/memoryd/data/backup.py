@@ -24,16 +24,16 @@ import re
 import sqlite3
 import stat
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.data import archive, layout, notestream, restorable, snapshot
+from memoryd.data import archive, entriesheld, layout, notestream, restorable, snapshot
 from memoryd.data.snapshot import Held, Snapshot
 from memoryd.errors import AdminRefused, FileDamaged
 from memoryd.home import Home, ensure_dir, fsync_dir
 from memoryd.index import dbname
 from memoryd.journal import forgottenmarker
-from memoryd.memory import entries, notes
+from memoryd.memory import notes
 from proto import plural
 
 log = logging.getLogger(__name__)
@@ -66,25 +66,25 @@ class Made:
     size: int
     manifest: dict
     waited: float
+    # The memory files whose entries the counts leave out, as memoryd reads none of them.
+    uncounted: list[dict] = field(default_factory=list)
 
-
-def _read(held: Held) -> bytes:
-    return b"".join(held.chunks())
+    def uncounted_said(self) -> str:
+        """What the answer adds after the counts ("" when every file was counted)."""
+        return entriesheld.said(self.uncounted)
 
 
 def counts(snap: Snapshot, index_db: Path | None) -> dict:
     """entries, notes, edits, pending, records, read from the held files; records are those the
-    index holds of the session logs held (none held, none counted: the logs stay in sessions/)."""
+    index holds of the session logs held (none held, none counted: the logs stay in sessions/).
+    A memory.md or user.md memoryd reads no entry of adds none (entriesheld.uncounted names it)."""
     out = {"entries": 0, "notes": 0, "edits": 0, "pending": 0, "records": 0}
     for held in snap.files:
-        if held.name in ("memory/memory.md", "memory/user.md"):
-            if held.size > entries.MAX_BYTES:  # archived as it is, never read whole to count
-                continue
+        if held.name in entriesheld.FILES:
             try:
-                text = entries.decode(_read(held), held.name)
-            except FileDamaged:  # archived as it is, to be mended: its entries go uncounted
+                out["entries"] += entriesheld.count(held)
+            except FileDamaged:  # archived as it is, to be mended: entriesheld.uncounted says so
                 continue
-            out["entries"] += len(entries.parse(text))
         elif held.name == "memory/notes.md":
             out["notes"] = notes_of(held)
         elif held.name.startswith("memory/edits/"):
@@ -271,7 +271,8 @@ def make(
                 counted = counts(snap, home.index_db if records is None else None)
                 if records is not None:
                     counted["records"] = records
-                manifest = archive.write(out, snap, counted, with_sessions)
+                uncounted = entriesheld.uncounted(snap)
+                manifest = archive.write(out, snap, counted, with_sessions, uncounted)
                 out.flush()
                 os.fsync(out.fileno())
             final = folder / name
@@ -295,7 +296,7 @@ def make(
     size = final.stat().st_size
     said = plural.counted(size, "byte"), plural.counted(len(manifest["files"]), "file")
     log.info("%s: backup written (%s, %s)", final, *said)
-    return Made(final, size, manifest, snap.waited)
+    return Made(final, size, manifest, snap.waited, uncounted)
 
 
 def _removed(final: Path) -> bool:

@@ -78,7 +78,7 @@ def run_backup(service, arg) -> str:
     message = (
         f"backup written to {made.path} ({made.size:,} bytes, "
         f"{counted(len(made.manifest['files']), 'file')}): "
-        f"{_count_text(counts, arg.with_sessions)}; "
+        f"{_count_text(counts, arg.with_sessions)}{made.uncounted_said()}; "
         f"writes waited {made.waited * 1000:.1f} ms for it"
     )
     if pruned.removed:
@@ -94,6 +94,7 @@ def run_backup(service, arg) -> str:
             "size": made.size,
             "files": len(made.manifest["files"]),
             "counts": counts,
+            "uncounted": made.uncounted,  # files whose entries counts leaves out, and why
             "writer_wait_ms": round(made.waited * 1000, 3),
             "removed": pruned.removed,
             "ahead": pruned.ahead,

@@ -128,7 +128,9 @@ class CatchUp:
             # Counted before a changed mode's build (a read, no writer job): stats and recall say
             # how far the logs are while it runs, not that none was read.
             await self._count_unchanged(sessions)
-            if index.mode_pending:  # the sockets listen meanwhile; recall says so
+            # the sockets listen meanwhile; recall says so (a switch to spec drops the old
+            # mode's tables in parts the same way, its recall whole)
+            if index.mode_pending or index.mode_clearing:
                 await self._prepare_mode()
             await self._drop_removed(sessions)
             added = await self._until_done()
@@ -157,7 +159,8 @@ class CatchUp:
     async def _prepare_mode(self) -> None:
         """A changed recall mode's tables, a part at a time, each a writer job of its own at the
         lowest priority: a memory call waits at most for one part (index/modeprep.py
-        prepare_mode_part). A stop ends it between two parts; the next start goes on."""
+        prepare_mode_part; a switch to spec's removal of the old tables too). A stop ends it
+        between two parts; the next start goes on."""
         index = self.service.index
         while not self.service.stopping.is_set():
             if await self.service._write(index.prepare_mode_part, priority=BACKGROUND):

@@ -13,7 +13,9 @@ no room (a full disk, or another error of the disk or of access, dbfile.unwritab
 back too and tried again by the catch-up until it succeeds (mode_waiting), recall answering by
 the spec's search meanwhile and saying why; a build that failed otherwise leaves the index
 damaged for recall until a reindex builds a file for the mode. prepare_mode builds, or finishes,
-in one go, for what cannot wait (an open that is not deferred, a reindex's swap).
+in one go, for what cannot wait (an open that is not deferred, a reindex's swap). A switch to spec
+is deferred too, its old tables dropped a part at a time (modes.drop_part, mode_clearing): its
+recall, the spec's, is whole meanwhile, and says nothing.
 """
 
 import logging
@@ -26,6 +28,7 @@ from memoryd.index import carryfile
 from memoryd.index.connections import Connections
 from memoryd.index.dbfile import DAMAGED, unwritable
 from memoryd.modes import registry
+from proto.plural import counted
 
 # Logged under the index's name, as before the mode's preparation had a module of its own.
 log = logging.getLogger("memoryd.index.index")
@@ -54,11 +57,18 @@ class ModePrep(Connections):
         # While built a part at a time: (rows built, about how many in all), for the line recall
         # and stats give meanwhile.
         self._built: tuple[int, int] | None = None
+        # While a switch to spec drops the old mode's tables a part at a time (modes.drop_part):
+        # what the index was (for the lines), the spec's Live serving recall whole meanwhile.
+        self._clearing: str | None = None
+        self._parts_made = 0
 
     def defer_mode(self) -> None:
         """open(defer_mode): leave the mode's tables, which must be built, to prepare_mode,
         saying so in one line."""
         conn = self._write()
+        if not self.recall_mode.objects:
+            self._defer_clearing(conn)
+            return
         self._renewing = modes.renewing(conn, self.mode)
         self._built = modes.built_so_far(conn) if modes.recorded(conn) == self.mode else None
         self._mode_state = "pending"
@@ -87,6 +97,20 @@ class ModePrep(Connections):
                 self._renewing,
             )
 
+    def _defer_clearing(self, conn) -> None:
+        """defer_mode for spec: the old mode's tables are dropped a part at a time once memoryd
+        listens (_clear_part); recall is the spec's from now, whole (its tables are)."""
+        self._clearing = modes.recorded(conn)
+        self._mode_state = "pending"
+        self._live = self.recall_mode.open(self._embedding_connection, self.path)
+        log.info(
+            "index %s: recall mode %s (was %s): the old mode's tables are dropped a part at a"
+            " time once memoryd listens; recall answers by the spec's search, whole, meanwhile",
+            self.path,
+            self.mode,
+            self._clearing,
+        )
+
     def prepare_mode(self) -> None:
         """The configured mode's tables, built from the spec's if the index was made for another
         mode (or the rest of a build begun a part at a time), then what the mode runs beside the
@@ -111,6 +135,7 @@ class ModePrep(Connections):
             modes.built(done)
             self._fresh_file = False
             self._built = None
+            self._clearing = None
             if self.mode == "hybrid":
                 # Only now: the build above drops its tables by name, which SQLite would look
                 # for in an attached file too when the index has none yet.
@@ -128,6 +153,8 @@ class ModePrep(Connections):
         again; recall answers by the spec's search meanwhile, saying how far), True once
         prepare_mode has made the last (or it is left waiting, failed or stopped). A build that
         is not deferred, and a renewal of some tables, are prepare_mode's in one go."""
+        if self._clearing is not None:
+            return self._clear_part()
         with self._pool_lock:
             state = self._mode_state
             if state == "stopped":
@@ -156,6 +183,56 @@ class ModePrep(Connections):
         elif stopped and (kept := self._kept()):  # the stop came once the part was made
             log.info("index %s: recall mode %s: memoryd stopping%s", self.path, self.mode, kept)
         return made is None or stopped
+
+    def _clear_part(self) -> bool:
+        """prepare_mode_part for a switch to spec: one part of the old mode's tables' removal
+        (modes.drop_part), a writer job of its own; True once none is left (or it failed, waits
+        for room, or memoryd is stopping), the state then as prepare_mode leaves it."""
+        with self._pool_lock:
+            state = self._mode_state
+            if state in ("stopped", None):
+                return True
+            self._mode_state = "preparing"
+        try:
+            made = self._in_one_transaction(modes.drop_part, True)
+        except (sqlite3.Error, IndexDamaged) as error:
+            self._not_built(error, state == "waiting")
+            return True
+        was = self._clearing
+        if made is not None and made[0] != "spec":
+            log.info(
+                "index %s: recall mode %s (was %s): its tables set aside (%s), dropped a part"
+                " at a time",
+                self.path,
+                self.mode,
+                made[0],
+                counted(made[1], "table"),
+            )
+        with self._pool_lock:
+            stopped = self._mode_state == "stopped"
+            if not stopped:
+                self._mode_state = "pending" if made is not None else None
+        if stopped:
+            if made is not None:
+                log.info(
+                    "index %s: recall mode %s: memoryd stopping; the next start drops the %s"
+                    " left set aside",
+                    self.path,
+                    self.mode,
+                    counted(made[1], "table"),
+                )
+            return True
+        if made is None:
+            self._clearing = None
+            self._fresh_file = False
+            if self._parts_made:
+                since = "" if was == "spec" else f" (was {was})"
+                log.info(
+                    "index %s: recall mode %s%s: its tables dropped", self.path, self.mode, since
+                )
+        else:
+            self._parts_made += 1
+        return made is None
 
     def _in_one_transaction(self, build, watched: bool):
         """build(conn) in one transaction of the writer; watched (a deferred build): a stop ends
@@ -228,8 +305,15 @@ class ModePrep(Connections):
 
     @property
     def mode_pending(self) -> bool:
-        """Whether prepare_mode has still to build the mode's tables (open(defer_mode))."""
-        return self._mode_state is not None
+        """Whether prepare_mode has still to build the mode's tables (open(defer_mode)); not a
+        switch to spec dropping the old mode's tables (mode_clearing): its recall is whole."""
+        return self._mode_state is not None and self._clearing is None
+
+    @property
+    def mode_clearing(self) -> bool:
+        """Whether a switch to spec has still old tables to drop, a part at a time
+        (prepare_mode_part, on the writer once memoryd listens)."""
+        return self._mode_state is not None and self._clearing is not None
 
     @property
     def mode_waiting(self) -> bool:

@@ -13,6 +13,8 @@ A changed mode's tables over more rows than a part may instead be built a part a
 parts made equal to what a build in one go gives while rows are added and deleted between parts.
 Such a build sets the old mode's tables aside under names no mode reads (ASIDE) and empties them a
 bounded batch a part before it feeds rows; whatever builds in one go drops what is left of them.
+A switch to spec is made in parts the same way (drop_part): the old tables set aside by the first,
+emptied by the next ones, the index spec's from the first on.
 
 Each mode is a registry.Mode, kept by name (registry.py); the functions here are what the index
 and the indexer call, and they ask the mode recorded in the index itself, so the same code serves
@@ -256,7 +258,7 @@ def prepare_part(
         if prepared(conn, mode) or renewing(conn, mode) is not None:
             return None
         if not registry.get(mode).objects or not _beyond_part(conn, 0):
-            return None
+            return None  # a mode of no tables (spec) is drop_part's
         return _begin(conn, mode, fresh)
     if _remove_some(conn):
         return at[1], max(at[1], at[2])
@@ -265,6 +267,22 @@ def prepare_part(
         return None
     conn.execute(f"UPDATE {FILL} SET last = ?, done = done + ?", (last, fed))  # noqa: S608
     return at[1] + fed, max(at[1] + fed, at[2])
+
+
+def drop_part(conn: sqlite3.Connection) -> tuple[str, int] | None:
+    """One part of a switch to spec (a mode of no tables), inside the caller's transaction, as a
+    changed mode's build is made (prepare_part), so that the writer is never held for the DROP of
+    the old mode's tables, which zeroes every page they held (secure_delete): the first part sets
+    them aside (_set_aside; the recall_mode record dropped, so the index is spec's at once and
+    recall by spec's search is exact), each next one removes a bounded batch of them
+    (_remove_some). Returns what the index was before the part (its recorded mode; "spec" once
+    set aside) and how many tables are left set aside; None once none is: the spec's schema."""
+    was = recorded(conn)
+    if was != "spec" or _exists(conn, FILL) or stale.held(conn):
+        _set_aside(conn)
+    elif not _remove_some(conn):
+        return None
+    return was, len(_aside(conn))
 
 
 def _beyond_part(conn: sqlite3.Connection, last: int) -> bool:

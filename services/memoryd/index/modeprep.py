@@ -310,6 +310,16 @@ class ModePrep(Connections):
         return self._mode_state is not None and self._clearing is None
 
     @property
+    def mode_build(self) -> dict[str, int] | None:
+        """How far a changed mode's build a part at a time is, for `stats --json`: the rows built
+        and about how many in all (those held when it began); None when none is under way, before
+        its first part, or for one made in one go (a format step's renewal of some tables)."""
+        built = self._built
+        if built is None or not self.mode_pending or self._renewing is not None:
+            return None
+        return {"built": built[0], "of": built[1]}
+
+    @property
     def mode_clearing(self) -> bool:
         """Whether a switch to spec has still old tables to drop, a part at a time
         (prepare_mode_part, on the writer once memoryd listens)."""

@@ -114,6 +114,8 @@ def collect(home: Home, days: int, now: dt.datetime, index=None) -> dict:
         "moved": moved,
         "sizes": sizes(home, held),
         "embedding": progress.embedding(home.index_db),
+        # A changed recall mode's build a part at a time: {"built": rows, "of": about how many}.
+        "mode_build": index.mode_build if index is not None else None,
         "index": indexstate.state(index, held) if index is not None else None,
         "unread": unread,
         "forget_stopped": forget_stopped(home),

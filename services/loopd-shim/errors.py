@@ -33,6 +33,10 @@ class SessionExists(LoopdError):
     """session_start for a session whose folder already exists."""
 
 
+class SessionNameRefused(LoopdError):
+    """session_start naming an id no session may have (service.RESERVED_SESSIONS)."""
+
+
 class SessionUnknown(LoopdError):
     """A message for a session that was never started."""
 

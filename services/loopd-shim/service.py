@@ -5,6 +5,10 @@ assistant record, then one tool_result per call, each with the label of whoever 
 the log runs out of room, what stands for a result and what the turn is told: turnlog.py). A turn
 that ends without tool calls is finished, and memoryd is told (best effort) so its index can catch
 up. Messages to one session are handled one at a time, so its log stays in order.
+
+A session is never started as "owner", though proto's pattern takes it: memoryd journals the
+owner's own memory edits as session "owner" and `bxctl memory log` and `show` print only that
+name, so a session's write under it would read as the owner's (memoryd refuses such a write too).
 """
 
 import asyncio
@@ -20,7 +24,7 @@ from pydantic import ValidationError
 from loopd_shim import core_tools
 from loopd_shim.broker import UNLABELLED, ToolBroker
 from loopd_shim.config import read_system_prompt
-from loopd_shim.errors import SessionExists, SessionLogFailed, TurnRefused
+from loopd_shim.errors import SessionExists, SessionLogFailed, SessionNameRefused, TurnRefused
 from loopd_shim.memory import MemorySource
 from loopd_shim.replyroom import TurnReply
 from loopd_shim.sessions import SessionStore, assemble_system
@@ -44,6 +48,13 @@ from proto.records import AssistantRecord, UserRecord, now_rfc3339
 CONTROL_KINDS = ("session_start", "owner_message", "assistant_message")
 
 log = logging.getLogger("loopd_shim.service")
+
+# Names the memory journal gives the owner's own edits (memoryd's trust/caller.OWNER_SESSION).
+RESERVED_SESSIONS = ("owner",)
+RESERVED = (
+    'the session id "{session}" is refused: it is the name the owner\'s own memory edits are'
+    " journalled under (bxctl memory log); start the session under another id"
+)
 
 
 def new_session_id() -> str:
@@ -116,6 +127,12 @@ class LoopService:
     async def start(self, message: SessionStart) -> SessionStarted:
         """Ask memoryd for the block and freeze the baseline; nothing is written if it refuses."""
         session = message.session or new_session_id()
+        if session in RESERVED_SESSIONS:
+            log.info(
+                "session %s: start refused: the name the owner's edits are journalled under",
+                session,
+            )
+            raise SessionNameRefused(RESERVED.format(session=session))
         # Asked again, under the session's lock, when the folder is made.
         refused = await asyncio.to_thread(self.sessions.refused, session)
         if refused is not None:

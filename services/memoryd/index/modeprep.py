@@ -356,6 +356,14 @@ class ModePrep(Connections):
         return self._live
 
     @property
+    def building(self) -> str | None:
+        """The configured mode while recall answers by the spec's search in its stead (live):
+        its tables being built, or waiting for room; None when it answers itself (or is spec)."""
+        if self._live is not None or self._mode_state not in MEANWHILE_STATES:
+            return None
+        return self.mode if self.recall_mode.objects else None
+
+    @property
     def meanwhile(self) -> str | None:
         """The line a recall answered by the spec's search (live) carries, saying why."""
         if self._live is not None or self._mode_state not in MEANWHILE_STATES:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from memoryd.index.index import Index
 from memoryd.journal import forgotten, keptout
 from memoryd.journal.recallline import RecallHit, RecallLine
+from memoryd.modes.registry import Stateless
 from memoryd.modes.spec import SOURCE, search
 from memoryd.recall.logfile import RecallLog
 from memoryd.search.defuse import defuse, defuse_within
@@ -102,17 +103,31 @@ def log_line(
     *,
     partial: bool = False,
     mode: str = "spec",
+    building: str | None = None,
 ) -> str:
-    """One line of recalls/YYYY-MM.jsonl (RecallLine); a mode other than spec names itself."""
+    """One line of recalls/YYYY-MM.jsonl (RecallLine); a mode other than spec names itself. mode
+    is the one that answered: while the configured one is being built (building), the spec's
+    search answers in its stead, and the line says both ("mode": "spec", "building": its name)."""
     kept = [RecallHit.model_validate(h.source()) for h in hits]
     line = RecallLine(time=when, session=session, query=query, k=k, hits=kept)
     if by is not None:
         line.by = by
     if partial:
         line.partial = True
-    if mode != "spec":
+    if mode != "spec" or building is not None:
         line.mode = mode
+    if building is not None:
+        line.building = building  # a field RecallLine keeps as an extra: read back as written
     return line.dump_line()
+
+
+def _in_stead(live: object, mode: str) -> str | None:
+    """mode, when live is the spec's search answering in its stead (Index.live while mode's
+    tables are built); None when live is mode's own."""
+    answering = getattr(live, "mode", None)
+    if mode != "spec" and isinstance(live, Stateless) and getattr(answering, "name", "") == "spec":
+        return mode
+    return None
 
 
 class Recaller:
@@ -145,8 +160,10 @@ class Recaller:
         earlier = self.index.meanwhile
         parsed = Query.parse(query)
         hits: list[Hit] = []
+        building = self.index.building  # no search made: as the index stands
         if parsed.expression is not None:
             live = self.index.live  # refused before a connection is taken, while it is not ready
+            building = _in_stead(live, self.index.mode)  # the search made: by what answered it
             with self.index.reader() as conn:
                 # What forgets keep out, asked before the search and again after it: a forget
                 # under way as the search began has every key it takes in the first (its record,
@@ -164,7 +181,7 @@ class Recaller:
         if behind and self.index.notes_behind is None and self.index.notes_seen.changed():
             meanwhile = NOTES_CHANGED if meanwhile is None else f"{meanwhile} {NOTES_CHANGED}"
         partial = catching_up is not None or not_indexed > 0 or meanwhile is not None
-        self._append(session, query, k, hits, by, partial=partial)
+        self._append(session, query, k, hits, by, partial=partial, building=building)
         answer = result(query, hits)
         notes = [meanwhile] if meanwhile is not None else []
         if catching_up is not None:
@@ -188,13 +205,23 @@ class Recaller:
         by: str | None,
         *,
         partial: bool,
+        building: str | None = None,
     ) -> None:
         with self._lock:
             if self._log is None:
                 self._log = RecallLog(self.index.home)
             recall_log = self._log
+        mode = "spec" if building is not None else self.index.mode
         line = log_line(
-            now_rfc3339(), session, query, k, hits, by, partial=partial, mode=self.index.mode
+            now_rfc3339(),
+            session,
+            query,
+            k,
+            hits,
+            by,
+            partial=partial,
+            mode=mode,
+            building=building,
         )
         recall_log.append(line)
 

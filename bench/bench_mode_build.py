@@ -7,8 +7,11 @@ job of its own, so that a memory write waits for one part, not for the build. Th
 same index both ways for each switch asked (MODE or WAS:MODE, the index first built in WAS in one
 go; hybrid's vectors filled with random bytes, as after the embedder's work) and prints the total
 of each, the number of parts, and the longest part: what a write sent during the build may wait.
+A switch back to spec (WAS:spec) builds nothing: its parts set the old tables aside and empty them
+(modes.drop_part), and in one go they are dropped.
 
     .venv/bin/python bench/bench_mode_build.py context hybrid:context context:hybrid  # 150,000
+    .venv/bin/python bench/bench_mode_build.py hybrid:spec context:spec               # 150,000
     .venv/bin/python bench/bench_mode_build.py --records 5200 --chars 24000 context   # long rows
 """
 

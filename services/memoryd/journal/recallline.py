@@ -45,7 +45,9 @@ class RecallHit(BaseModel):
 class RecallLine(BaseModel):
     """One line of recalls/YYYY-MM.jsonl, fields in the order memoryd writes them; a line holds
     only the fields its writer set ("by": "owner" on the owner's searches, "partial": true when
-    the index was catching up, "mode" when a recall mode other than spec answered)."""
+    the index was catching up, "mode" when a recall mode other than spec answered; "mode":
+    "spec" with "building", the configured mode, when the spec's search answered while that
+    mode's tables were built)."""
 
     model_config = ConfigDict(extra="allow", strict=True)
     time: str
@@ -56,6 +58,7 @@ class RecallLine(BaseModel):
     by: str | None = None
     partial: bool | None = None
     mode: str | None = None
+    building: str | None = None
 
     def dump_line(self) -> str:
         """The line as written: compact JSON (owner/stats.py reads it by its bytes)."""

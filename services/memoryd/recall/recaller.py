@@ -117,7 +117,7 @@ def log_line(
     if mode != "spec" or building is not None:
         line.mode = mode
     if building is not None:
-        line.building = building  # a field RecallLine keeps as an extra: read back as written
+        line.building = building
     return line.dump_line()
 
 

@@ -73,8 +73,10 @@ def test_memory_mcp_renders_with_the_max_class_it_is_given(tmp_path, max_class, 
 
 def test_an_undo_does_not_bring_it_back_into_the_block(tmp_path):
     store = lowered(tmp_path)
-    store.call(*loose_call(args(action="remove", file="memory", old=PIN), **CLEAN))
-    store.undo(store.journal.records()[-1].id)
+    # Removed while max_class is secret again: a session under private is not shown it to name.
+    shown = store_on(store.home, "secret")
+    shown.call(*loose_call(args(action="remove", file="memory", old=PIN), **CLEAN))
+    shown.undo(shown.journal.records()[-1].id)
     assert PIN in memory_path(store, "memory.md").read_text()
     assert PIN not in store.block()
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from memoryd.data import notestream, snapshot
 from memoryd.errors import FileDamaged
 from memoryd.journal import forgottenmarker
-from memoryd.journal.journal import IDENTITY_FILES, EditLine
+from memoryd.journal.journal import IDENTITY_FILES, EditLine, class_source
 from memoryd.journal.linefile import parse_line
 from memoryd.memory import entries, notes
 from proto.trim import trim
@@ -91,7 +91,8 @@ def _provenance(line: EditLine, file: str) -> dict:
         "session": line.session,
         "edit": line.id,
         "time": _taken(line.time),
-        "class": line.taint or "private",
+        # An entry's class as the block finds it (a rewrite's carried class among it).
+        "class": (class_source(line) if file in IDENTITY_FILES else line.taint) or "private",
         "untrusted": bool(line.untrusted),
     }
 

@@ -53,6 +53,7 @@ from memoryd.journal.idform import EDIT_ID, NUMBER_MOST, day_numbers, order
 from memoryd.journal.ids import Issued
 from memoryd.journal.linefile import all_ids, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
+from proto.labels import CLASS_RANK, higher_class
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +104,9 @@ class Edit(BaseModel):
     forgot: dict | None = None
     imported: dict | None = None  # import: the provenance the entry came with
     restored: dict | None = None  # restore: {"archive", "made", "by", "replaced"} (lay.py)
+    # A session's rewrite: the class of the entries it took out, when above its taint; what the
+    # line brought in carries it (classrule.carried, class_source)
+    carried: str | None = None
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", exclude_unset=True)
@@ -132,8 +136,9 @@ class EditLine(Edit):
 
 def class_source(record: EditLine) -> str | None:
     """What decides the class of the entries a line brought into a file: the promoted note's own
-    class where the promote recorded it, the writing session's taint otherwise (None for the
-    owner's edits, which are private)."""
+    class where the promote recorded it, the higher of the writing session's taint and the class
+    its rewrite carried over, or the taint alone (None for the owner's edits, which are
+    private)."""
     if record.action == "promote" and isinstance(record.note, dict):
         klass = record.note.get("class")
         if isinstance(klass, str):
@@ -143,6 +148,12 @@ def class_source(record: EditLine) -> str | None:
         # brought in holds what the exporting home's session wrote.
         klass = record.imported.get("class")
         return klass if isinstance(klass, str) else "?"
+    if record.carried is not None:
+        # A rewrite never lowers a class; a value that is no class reads as none ("?": highest).
+        taint = record.taint
+        if record.carried not in CLASS_RANK or (taint is not None and taint not in CLASS_RANK):
+            return "?"
+        return record.carried if taint is None else higher_class(record.carried, taint)
     return record.taint
 
 

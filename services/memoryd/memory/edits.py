@@ -11,8 +11,17 @@ each entry in the form it was written. A file that breaks the entry rules by han
 twice) cannot be edited: old could not name one entry. A file the owner left over its limit can be
 edited as long as the result fits: remove and consolidate bring it back under, add is refused with
 the limit sentence.
+
+A session's edit is planned from what its block shows (hidden: the entries the block leaves out,
+their class above [index] max_class as it is now, or failing the check). Those are not the
+session's to name or to be told of: an old that matches only one of them is answered as an old
+that matches no entry, consolidate names only the others and leaves them in their places, and no
+refusal quotes their text (one that must point at such an entry names it by file and number, as
+bxctl memory block lists it). A text equal to one is still a duplicate (spec 5), so an exact guess
+is told that the file holds it, and nothing more.
 """
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import cast
 
@@ -124,6 +133,27 @@ def hand_duplicate_sentence(file: str, entry: str) -> str:
     )
 
 
+def hand_duplicate_refs_sentence(file: str, numbers: list[int]) -> str:
+    """For an entry held twice that the session's block leaves out: named by its places, as
+    bxctl memory block lists them, never by its text."""
+    refs = " and ".join(f"{file}:{n}" for n in numbers)
+    return (
+        f"refused: {file} holds one entry twice ({refs}, edited by hand); "
+        "the owner must fix the file before it can be edited"
+    )
+
+
+def _hand_duplicate(file: str, before: tuple[str, ...], hidden: Collection[str]) -> str | None:
+    duplicate = entries.first_duplicate(before)
+    if duplicate is None:
+        return None
+    key = entries.canonical(duplicate)
+    numbers = [n for n, e in enumerate(before, start=1) if entries.canonical(e) == key]
+    if any(before[n - 1] in hidden for n in numbers):
+        return hand_duplicate_refs_sentence(file, numbers)
+    return hand_duplicate_sentence(file, duplicate)
+
+
 @dataclass(frozen=True)
 class Removal:
     """An entry leaving the file for notes.md: kind is moved or dropped."""
@@ -165,22 +195,26 @@ def new_note(text: str) -> str:
     return note
 
 
-def plan(args: IdentityArgs, current: list[str] | tuple[str, ...]) -> Plan:
-    """The change args make to a file whose entries are current."""
+def plan(
+    args: IdentityArgs, current: list[str] | tuple[str, ...], hidden: Collection[str] = ()
+) -> Plan:
+    """The change args make to a file whose entries are current; hidden: those of current the
+    caller's block leaves out (a session's edit), which it may neither name nor be told of."""
     file = FILE_OF_ARG[args.file]
     before = tuple(current)
-    duplicate = entries.first_duplicate(before)
-    if duplicate is not None:
-        raise FileInvalid(hand_duplicate_sentence(file, duplicate))
+    twice = _hand_duplicate(file, before, hidden)
+    if twice is not None:
+        raise FileInvalid(twice)
+    shown = tuple(e for e in before if e not in hidden)
     removals: tuple[Removal, ...]
     if isinstance(args, AddArgs):
         after, removals = _add(file, before, args), ()
     elif isinstance(args, ReplaceArgs):
-        after, removals = _replace(file, before, args), ()
+        after, removals = _replace(file, before, shown, args), ()
     elif isinstance(args, RemoveArgs):
-        after, removals = _remove(file, before, args)
+        after, removals = _remove(file, before, shown, args)
     elif isinstance(args, ConsolidateArgs):
-        after, removals = _consolidate(file, before, args)
+        after, removals = _consolidate(file, before, shown, args)
     else:
         raise EditRefused("refused: not an action that edits memory.md or user.md")
     result = Plan(args.action, file, before, after, removals)
@@ -189,11 +223,12 @@ def plan(args: IdentityArgs, current: list[str] | tuple[str, ...]) -> Plan:
     return result
 
 
-def _held(file: str, before: tuple[str, ...], old: str) -> str:
-    """The entry old names, as the file holds it (old matched canonically: entries.canonical)."""
-    entry = entries.find(before, old)
+def _held(file: str, shown: tuple[str, ...], old: str) -> str:
+    """The entry old names, as the file holds it (old matched canonically: entries.canonical),
+    among the entries the caller is shown: one it is not is as no entry, near match included."""
+    entry = entries.find(shown, old)
     if entry is None:
-        raise EditRefused(stale_sentence(file, old, before))
+        raise EditRefused(stale_sentence(file, old, shown))
     return entry
 
 
@@ -204,8 +239,10 @@ def _add(file: str, before: tuple[str, ...], args: AddArgs) -> tuple[str, ...]:
     return (*before, entry)
 
 
-def _replace(file: str, before: tuple[str, ...], args: ReplaceArgs) -> tuple[str, ...]:
-    old = _held(file, before, args.old)
+def _replace(
+    file: str, before: tuple[str, ...], shown: tuple[str, ...], args: ReplaceArgs
+) -> tuple[str, ...]:
+    old = _held(file, shown, args.old)
     entry = new_entry(args.text)
     if entries.canonical(entry) == entries.canonical(old):
         raise EditRefused(same_sentence())
@@ -215,26 +252,27 @@ def _replace(file: str, before: tuple[str, ...], args: ReplaceArgs) -> tuple[str
 
 
 def _remove(
-    file: str, before: tuple[str, ...], args: RemoveArgs
+    file: str, before: tuple[str, ...], shown: tuple[str, ...], args: RemoveArgs
 ) -> tuple[tuple[str, ...], tuple[Removal, ...]]:
-    old = _held(file, before, args.old)
+    old = _held(file, shown, args.old)
     return tuple(e for e in before if e != old), (Removal("dropped", old),)
 
 
 def _consolidate(
-    file: str, before: tuple[str, ...], args: ConsolidateArgs
+    file: str, before: tuple[str, ...], shown: tuple[str, ...], args: ConsolidateArgs
 ) -> tuple[tuple[str, ...], tuple[Removal, ...]]:
+    """Every entry shown named once; the entries not shown stay as they are, in their places."""
     named: set[str] = set()
     held: dict[int, str] = {}
     for number, item in enumerate(args.entries):
         if item.old is None:
             continue
-        old = _held(file, before, item.old)
+        old = _held(file, shown, item.old)
         if old in named:
             raise EditRefused(named_twice_sentence(file, item.old))
         named.add(old)
         held[number] = old
-    missing = [e for e in before if e not in named]
+    missing = [e for e in shown if e not in named]
     if missing:
         raise EditRefused(missing_sentence(file, missing))
     after: list[str] = []
@@ -251,4 +289,12 @@ def _consolidate(
     twice = entries.first_duplicate(after)
     if twice is not None:
         raise EditRefused(twice_in_result_sentence(file, twice))
+    for place, entry in enumerate(before):
+        if entry in shown:
+            continue
+        # A new text equal to an entry not shown: quoted as the session wrote it, not the file.
+        again = entries.find(after, entry)
+        if again is not None:
+            raise EditRefused(twice_in_result_sentence(file, again))
+        after.insert(min(place, len(after)), entry)
     return tuple(after), tuple(removals)

@@ -111,12 +111,19 @@ def append_notes(home: Home, text: str) -> None:
 
 
 def removal_text(
-    journal_index: JournalIndex, plan: edits.Plan, when: dt.datetime, session: str | None
+    journal_index: JournalIndex,
+    plan: edits.Plan,
+    when: dt.datetime,
+    session: str | None,
+    taint: object | None = None,
 ) -> str:
-    """The notes.md entries of what leaves the file, each with its writer's class."""
+    """The notes.md entries of what leaves the file, each with its writer's class, or the
+    session's (taint: a session's edit) when that is higher (classrule.note_class)."""
     texts = [r.text for r in plan.removals]
     classes = classrule.entry_classes(journal_index, plan.file, texts)
     return "".join(
-        notes.moved_or_dropped(r.kind, r.text, when, plan.file, session, classes[r.text])
+        notes.moved_or_dropped(
+            r.kind, r.text, when, plan.file, session, classrule.note_class(classes[r.text], taint)
+        )
         for r in plan.removals
     )

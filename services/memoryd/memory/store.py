@@ -28,13 +28,20 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from memoryd.errors import FileDamaged, FileInvalid, MalformedCall, UntrustedSession
+from memoryd.errors import (
+    BlockRefused,
+    FileDamaged,
+    FileInvalid,
+    MalformedCall,
+    UntrustedSession,
+)
 from memoryd.home import Home, append_bytes
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
 from memoryd.memory import (
     block,
+    check,
     edits,
     entries,
     failedwrite,
@@ -168,7 +175,8 @@ class MemoryStore:
                     classrule.class_refused_sentence(taint, self.max_class, file)
                 )
             if self.review_on:
-                edits.plan(args, self.entries_for_edit(file))
+                current = self.entries_for_edit(file)
+                edits.plan(args, current, self.unseen(file, current))
                 try:
                     item = self.review.stage(self.now(), caller, args, file)
                 except OSError as e:
@@ -177,8 +185,19 @@ class MemoryStore:
                     "%s: %s by session %s staged as %s", file, args.action, caller.session, item.id
                 )
                 return waiting_sentence(file, item.id)
-            plan, _ = self.replanned(file, lambda now: edits.plan(args, now), caller, args.action)
+            plan, _ = self.replanned(
+                file, lambda now: edits.plan(args, now, self.unseen(file, now)), caller, args.action
+            )
             return edits.updated_sentence(file, plan.length)
+
+    def unseen(self, file: str, current: list[str]) -> frozenset[str]:
+        """The entries of file a session's block leaves out (a class above max_class, the
+        check): not the session's to name or be told of (edits.plan)."""
+        try:
+            above = self.block_classes().above(self.home, file, current)
+        except BlockRefused as e:
+            raise FileInvalid(f"refused: {file} cannot be edited now: {e}") from None
+        return frozenset(e for e in current if e in above or check.problem(e) is not None)
 
     def replanned(
         self,
@@ -240,6 +259,19 @@ class MemoryStore:
         session = caller.session
         path = self.home.memory_file(plan.file)
         notes_path = self.home.memory_file("notes.md")
+        # A session's rewrite never lowers a class (classrule.carried); the owner's edits carry
+        # nothing over.
+        taint = caller.taint if session is not None else None
+        try:
+            carried = None
+            if taint is not None:
+                carried = classrule.carried(
+                    self.journal_index, plan.file, plan.before, plan.after, taint
+                )
+        except OSError as e:
+            raise self.not_applied(plan.file, action, session, e) from None
+        if carried is not None:
+            extra = {**(extra or {}), "carried": carried}
         # Built before anything is written: a line the model refuses leaves every file as it was.
         line = _journal_edit(plan, caller, action, extra or {})
         if plan.removals:
@@ -259,7 +291,7 @@ class MemoryStore:
             # rename has them cut back at the next start (handedit.py).
             if plan.removals:
                 prefix = "\n" if ends_without_newline(notes_path) else ""
-                text = notewrites.removal_text(self.journal_index, plan, when, session)
+                text = notewrites.removal_text(self.journal_index, plan, when, session, taint)
                 removal = (notes_size or 0, prefix + text)
             writeintent.intend(self.home, line.dump(), notes=removal)
             if removal is not None:

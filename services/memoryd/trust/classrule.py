@@ -11,6 +11,12 @@ the session whose edit last brought it into the file, or, for a promoted note, t
 file holds now; an undo only restores what an earlier edit wrote, so it brings nothing in; an entry
 no journal line brought in, and the owner's own edits, are the owner's: private.
 
+A session's rewrite never lowers a class: a line of a session's edit that takes entries out of the
+file (replace's old, consolidate's rewritten, moved and dropped entries) and brings new ones in
+carries the highest class of those it took out when that is above the session's own (carried, the
+line's "carried"), since the new text may be made of theirs; and what it moves or drops to notes.md
+keeps the higher of its own class and the session's.
+
 The memory block (memory/block.py) leaves out an entry whose class is above max_class as it is
 now: the owner may have lowered it since the entry came in, and identity never holds more than
 recall may show.
@@ -66,6 +72,29 @@ def entry_classes(index: JournalIndex, file: str, texts: list[str]) -> dict[str,
 
 
 HIGHEST = max(CLASS_RANK, key=CLASS_RANK.__getitem__)
+
+
+def carried(
+    index: JournalIndex, file: str, before: tuple[str, ...], after: tuple[str, ...], taint: object
+) -> str | None:
+    """The class a session's edit of file from before to after carries over from the entries it
+    took out, when it brings entries in and that class is above the session's; else None. An
+    OSError when the journal cannot be read."""
+    left, came = set(after), set(before)
+    gone = [text for text in before if text not in left]
+    if not gone or not any(text not in came for text in after):
+        return None
+    own = session_class(taint)
+    klass = own
+    for source in index.came_with(file, gone).values():
+        klass = higher_class(klass, entry_class(source))
+    return klass if klass != own else None
+
+
+def note_class(entry: str, taint: object | None) -> str:
+    """The class of an entry a session's edit moves or drops to notes.md: the higher of the one
+    it came in with and the session's (taint None: the owner's edit, the entry's own)."""
+    return entry if taint is None else higher_class(entry, session_class(taint))
 
 
 def entry_class(source: str | None) -> str:

@@ -31,6 +31,7 @@ from typing import Annotated
 import typer
 
 from memory_mcp import logqueue, raised
+from memory_mcp.keptfiles import kept_files
 from memory_mcp.session import client_key
 from memory_mcp.snippet import (
     NoCommand,
@@ -217,12 +218,13 @@ def trust_again(
     untrusted or secret memory are gone."""
     home = (home or default_home()).absolute()
     key = client_key(client)
-    path = raised.file_for((state or raised.default_folder()).absolute(), home, key)
+    # the home's names, whatever spelling of it the owner gives (keptfiles.py)
+    kept = kept_files((state or raised.default_folder()).absolute(), home, key)
     try:
-        raised_before = raised.forget(path, time.monotonic() + TRUST_AGAIN_LOCK)
+        raised_before = raised.forget(kept, time.monotonic() + TRUST_AGAIN_LOCK)
     except OSError as e:
         why = e.strerror or e
-        print(f"memory-mcp: cannot keep a clean state in {path}: {why}", file=sys.stderr)
+        print(f"memory-mcp: cannot keep a clean state in {kept.primary}: {why}", file=sys.stderr)
         raise typer.Exit(1) from None
     if raised_before:
         print(f"client {key}: its next connection starts as registered")

@@ -3,8 +3,9 @@
 A recall answer labelled untrusted (or secret) puts that text into the client's conversation, and
 the conversation outlives the connection: a client restarted, or one that starts memory-mcp again
 to resume, keeps the text in its model's context. brokerd keeps a session's raised state in its
-ledger across its own restarts; memory-mcp keeps it per client (the name it gives, and the home)
-in a small file, so that a new connection of that client starts as strict as its last one ended.
+ledger across its own restarts; memory-mcp keeps it per client (the name it gives, and the home
+however --home spells it: keptfiles.py) in small files, so that a new connection of that client
+starts as strict as its last one ended.
 Every registration keeps it, the untrusted one too, and a connection reads it again before each
 write (Keeper.look): one client may hold both registrations config-snippet prints under its one
 name, and a memory-tainted hit answered through either is in the same conversation.
@@ -31,17 +32,18 @@ at once.
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import logging
 import os
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memory_mcp.keptfiles import KeptFiles, as_kept, kept_files
 from proto.labels import Label, is_class, stricter
 
 log = logging.getLogger("memory_mcp.raised")
@@ -67,10 +69,8 @@ def default_folder() -> Path:
 
 
 def file_for(folder: Path, home: Path, client: str) -> Path:
-    """client is already in the SessionId alphabet (session.client_part); the home's digest keeps
-    two homes' clients apart without putting a path in a file name."""
-    digest = hashlib.sha256(os.fsencode(str(home))).hexdigest()[:16]
-    return folder / f"{client}-{digest}.json"
+    """The client's file named by the home's real path (keptfiles.py names all its files)."""
+    return kept_files(folder, home, client).primary
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,16 @@ def load(path: Path) -> Raised | None:
     except (ValueError, TypeError, KeyError, UnicodeDecodeError):
         log.warning("%s: the client's kept state is damaged: counted untrusted and secret", path)
         return _unreadable()
+
+
+def load_all(paths: Sequence[Path]) -> Raised | None:
+    """The stricter of the states kept in paths (one home's names, keptfiles.py); None: none."""
+    found = None
+    for path in paths:
+        one = load(path)
+        if one is not None and (found is None or stricter(found.label, one.label) != found.label):
+            found = one
+    return found
 
 
 def _unreadable() -> Raised:
@@ -169,23 +179,41 @@ def save(path: Path, label: Label, session: str) -> None:
         os.close(folder)
 
 
-def raise_kept(path: Path, label: Label, session: str, deadline: float | None = None) -> bool:
-    """Keep the stricter of what is kept and label (whether the file changed). Two connections
-    of one client raise it at once: each reads and writes under an flock of the folder, and
-    neither can lower what the other kept. OSError when it cannot be written, or when the lock is
-    not had by deadline (time.monotonic()); without a deadline the lock is waited for."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+def raise_kept(
+    paths: Path | Sequence[Path], label: Label, session: str, deadline: float | None = None
+) -> bool:
+    """Keep the stricter of what is kept and label in each of paths (one home's names, one
+    folder); whether a file changed. Two connections of one client raise it at once: each reads
+    and writes under an flock of the folder, and neither can lower what the other kept. OSError
+    when it cannot be written, or when the lock is not had by deadline (time.monotonic());
+    without a deadline the lock is waited for."""
+    paths = (paths,) if isinstance(paths, Path) else tuple(paths)
+    paths[0].parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with held(paths[0].parent, deadline):
+        return raise_locked(paths, label, session)
+
+
+@contextlib.contextmanager
+def held(folder: Path, deadline: float | None) -> Iterator[None]:
+    """The flock of the kept states' folder, had by deadline (see raise_kept), for the block."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        _lock(folder, deadline)
+        _lock(fd, deadline)
+        yield
+    finally:
+        os.close(fd)  # the flock goes with it
+
+
+def raise_locked(paths: Sequence[Path], label: Label, session: str) -> bool:
+    """raise_kept's work, the folder's flock held (held)."""
+    changed = False
+    for path in paths:
         known = load(path)
         wanted = stricter(known.label, label) if known is not None else label
-        if known is not None and wanted == known.label:
-            return False
-        save(path, wanted, session)
-        return True
-    finally:
-        os.close(folder)  # the flock goes with it
+        if known is None or wanted != known.label:
+            save(path, wanted, session)
+            changed = True
+    return changed
 
 
 def _lock(folder: int, deadline: float | None) -> None:
@@ -241,7 +269,7 @@ class Keeper:
         self._turns: Any = None  # an anyio.Lock, made once an event loop runs
         self.waiting = 0  # answers waiting to be kept: work under way (stdio's busy)
 
-    async def keep(self, path: Path, label: Label, session: str) -> str | None:
+    async def keep(self, kept: KeptFiles | Path, label: Label, session: str) -> str | None:
         """None once label is kept; else why it is not. Answers that need keeping at once take
         turns, all within the one bound. The file is read at every such answer, not skipped once
         this connection kept label: the owner's trust-again may have lowered it since, and a
@@ -249,27 +277,28 @@ class Keeper:
         import anyio.to_thread  # the SDK's; the owner's commands (trust-again) run without it
 
         self._turns = self._turns or anyio.Lock()
+        kept = as_kept(kept)
         self.waiting += 1
         try:
             with anyio.move_on_after(self.timeout + 1.0):
                 async with self._turns:
-                    return await self._keep(path, label, session)
+                    return await self._keep(kept, label, session)
         finally:
             self.waiting -= 1
         # only the bound ends the block without a return
-        return f"{path.parent} did not answer in {self.timeout:g} seconds"
+        return f"{kept.folder} did not answer in {self.timeout:g} seconds"
 
-    async def _keep(self, path: Path, label: Label, session: str) -> str | None:
+    async def _keep(self, kept: KeptFiles, label: Label, session: str) -> str | None:
         import anyio.to_thread
 
         if self._running:
-            return f"an earlier write of {path.parent} has not ended after {self.timeout:g} seconds"
+            return f"an earlier write of {kept.folder} has not ended after {self.timeout:g} seconds"
         self._running = True
         deadline = time.monotonic() + self.timeout
 
         def work() -> bool:
             try:
-                return raise_kept(path, label, session, deadline)
+                return raise_kept(kept.names, label, session, deadline)
             finally:
                 self._running = False
 
@@ -279,20 +308,21 @@ class Keeper:
             return e.strerror or str(e)
         return None
 
-    async def look(self, path: Path) -> Raised | None:
+    async def look(self, kept: KeptFiles | Path) -> Raised | None:
         """The kept state read again, before a write: another connection of the client (its other
         registration) may have raised it since this one began. Off the event loop and within the
         one bound; a read that does not end by then counts as unreadable, as does one asked while
         the last is still stalled."""
         import anyio.to_thread
 
+        kept = as_kept(kept)
         if self._looking:
-            return self._unread(path, "an earlier read of it has not ended")
+            return self._unread(kept.primary, "an earlier read of it has not ended")
         self._looking = True
 
         def work() -> Raised | None:
             try:
-                return load(path)
+                return load_all(kept.names)
             finally:
                 self._looking = False
 
@@ -302,23 +332,24 @@ class Keeper:
                 return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
         finally:
             self.waiting -= 1
-        return self._unread(path, f"it did not answer in {self.timeout:g} seconds")
+        return self._unread(kept.primary, f"it did not answer in {self.timeout:g} seconds")
 
     def _unread(self, path: Path, why: str) -> Raised:
         log.warning("%s: cannot read the client's kept state (%s): counted untrusted", path, why)
         return _unreadable()
 
 
-def forget(path: Path, deadline: float | None = None) -> bool:
-    """The owner's trust-again: the kept state replaced by a clean record under the folder's
-    lock (a file removed would send the next connection to the recall log, which still shows the
-    text that raised it); whether a raised state was kept. OSError as raise_kept's."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        _lock(folder, deadline)
-        known = load(path)
-        save(path, CLEAN, TRUSTED_AGAIN)
-    finally:
-        os.close(folder)
+def forget(kept: KeptFiles | Path, deadline: float | None = None) -> bool:
+    """The owner's trust-again: the kept state replaced by a clean record in each of the home's
+    names, under the folder's lock (a file removed would send the next connection to the recall
+    log, which still shows the text that raised it), and an earlier version's file for the
+    spelling given removed; whether a raised state was kept. OSError as raise_kept's."""
+    kept = as_kept(kept)
+    kept.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with held(kept.folder, deadline):
+        known = load_all(kept.names + kept.legacy)
+        for path in kept.names:
+            save(path, CLEAN, TRUSTED_AGAIN)
+        for path in kept.legacy:
+            path.unlink(missing_ok=True)
     return known is not None and known.label != CLEAN

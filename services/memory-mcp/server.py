@@ -32,6 +32,7 @@ from memory_mcp import raised, startstate
 from memory_mcp.blockfiles import BlockFiles
 from memory_mcp.calls import GRANT_LABEL, TOOLS, Refused, prepare
 from memory_mcp.errors import MemorydUncertain, MemoryMcpError
+from memory_mcp.keptfiles import KeptFiles
 from memory_mcp.link import Memoryd
 from memory_mcp.session import SessionState, client_key, session_id
 from proto.labels import Label, is_class, stricter
@@ -72,7 +73,7 @@ class MemoryMcp:
             raise ValueError(f"not a data class: {klass!r}")
         self.state = SessionState(klass=klass, untrusted=trust != "trusted")
         self.declared = self.state.label()
-        self.kept_file: Path | None = None
+        self.kept_file: KeptFiles | None = None
         self.recall_check: startstate.RecallCheck | None = None  # no kept state: calls wait
         self.keeper = raised.Keeper(block_files.timeout)  # --timeout, as for the block
         self.started = started or datetime.now(UTC)
@@ -123,7 +124,7 @@ class MemoryMcp:
             log.warning(
                 "session %s: cannot keep the raised state in %s (%s): the answer is withheld",
                 self.session,
-                self.kept_file,
+                self.kept_file.primary,
                 why,
             )
         return why
@@ -143,7 +144,7 @@ class MemoryMcp:
             "session %s: %s says another connection of this client (session %s, %s) read "
             "untrusted or secret memory, so this connection is now %s%s",
             session,
-            self.kept_file,
+            self.kept_file.primary,
             found.session,
             found.since,
             self.state.klass,
@@ -208,9 +209,10 @@ class MemoryMcp:
         self.state.raise_to(label)  # this connection stays raised whatever the keeping does
         why = await self._keep_raised(label)
         if why is not None:
+            named = self.kept_file.primary if self.kept_file is not None else None
             ok, text, label = (
                 False,
-                raised.withheld_text(label, self.kept_file, why, write and ok),
+                raised.withheld_text(label, named, why, write and ok),
                 GRANT_LABEL,
             )
         return types.CallToolResult(

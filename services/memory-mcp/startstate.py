@@ -21,6 +21,10 @@ before it is sent, at most --timeout from the start: a read that does not end by
 fails, makes the connection start untrusted (the thread goes on, and keeps what it finds for the
 next connection). Keeping the outcome tries the folder's lock once and never waits for it (another
 memory-mcp holds it): the next connection then reads the log again.
+
+A file an earlier version kept (named by the home as typed, keptfiles.py) is read as the
+connection starts and carried over (adopt); a clean record of that naming is not, since it could
+not see a registration that spelled the home another way, so such a client's log is read once.
 """
 
 import asyncio
@@ -31,24 +35,32 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from memory_mcp import raised, recalled
-from proto.labels import Label
+from memory_mcp.keptfiles import KeptFiles, kept_files
+from proto.labels import Label, stricter
 
 log = logging.getLogger("memory_mcp.startstate")
 
 
 def take(
     folder: Path, home: Path, client: str, session: str, declared: Label, timeout: float
-) -> tuple[Path, Label | None, "RecallCheck | None"]:
-    """The client's kept file, the label its kept state raises this connection to (None: none),
-    and the read of the recall log the connection's calls wait for, when one is needed."""
-    path = raised.file_for(folder, home, client)
-    found = raised.load(path) or raised.unkeepable(path, declared)
+) -> tuple[KeptFiles, Label | None, "RecallCheck | None"]:
+    """The client's kept files (one home, however it is spelled: keptfiles.py), the label its
+    kept state raises this connection to (None: none), and the read of the recall log the
+    connection's calls wait for, when one is needed."""
+    kept = kept_files(folder, home, client)
+    uncarried = adopt(kept, time.monotonic() + timeout)
+    found = raised.load_all(kept.names)
+    if uncarried is not None and (
+        found is None or stricter(found.label, uncarried.label) != found.label
+    ):
+        found = uncarried
+    found = found or raised.unkeepable(kept.primary, declared)
     if found is None:
         if declared.untrusted:
-            return path, None, None
-        return path, None, RecallCheck(home, path, client, session, declared, timeout)
+            return kept, None, None
+        return kept, None, RecallCheck(home, kept, client, session, declared, timeout)
     if found.session == raised.UNKEPT or not raised.past(declared, found.label):
-        return path, found.label, None  # unkeepable said it; a clean record raises nothing
+        return kept, found.label, None  # unkeepable said it; a clean record raises nothing
     log.warning(
         "session %s: client %s read untrusted or secret memory in session %s (%s), so this "
         "connection starts %s%s; `memory-mcp trust-again --client %s` once its conversations "
@@ -61,14 +73,57 @@ def take(
         ", untrusted" if found.label.untrusted else "",
         client,
     )
-    return path, found.label, None
+    return kept, found.label, None
+
+
+def adopt(kept: KeptFiles, deadline: float) -> raised.Raised | None:
+    """An earlier version's file for this home (keptfiles.py): a raised state carried over to the
+    home's names, unless the owner's trust-again since cleared it, and the file removed; a clean
+    record removed and not carried (it could not see the client's other spellings: the recall log
+    is read instead). What could not be carried (the folder locked or not writable) is returned,
+    to count for this connection all the same; None otherwise."""
+    found = raised.load_all([path for path in kept.legacy if path.exists()])
+    if found is None:
+        return None
+    carry = found.label != raised.CLEAN
+    try:
+        with raised.held(kept.folder, deadline):
+            now = raised.load_all(kept.names)
+            cleared = (
+                now is not None
+                and now.session == raised.TRUSTED_AGAIN
+                and found.since[:1].isdigit()
+                and now.since >= found.since
+            )
+            if carry and not cleared:
+                raised.raise_locked(kept.names, found.label, found.session)
+            for path in kept.legacy:
+                path.unlink(missing_ok=True)
+    except OSError as e:
+        log.warning("%s: cannot carry a kept state over (%s): read as it is", kept.folder, e)
+        return found if carry else None
+    log.info(
+        "%s: the kept state of an earlier version (%s%s, session %s) %s",
+        kept.folder,
+        found.label.klass,
+        ", untrusted" if found.label.untrusted else "",
+        found.session,
+        f"carried over to {kept.primary}" if carry and not cleared else "removed",
+    )
+    return None
 
 
 class RecallCheck:
     """One connection's read of the recall log for its client, which has no kept state."""
 
     def __init__(
-        self, home: Path, kept: Path, client: str, session: str, declared: Label, timeout: float
+        self,
+        home: Path,
+        kept: KeptFiles,
+        client: str,
+        session: str,
+        declared: Label,
+        timeout: float,
     ) -> None:
         self.home, self.kept, self.client, self.session = home, kept, client, session
         self.declared = declared
@@ -112,7 +167,7 @@ class RecallCheck:
                 "starts untrusted",
                 self.session,
                 self.client,
-                self.kept.parent,
+                self.kept.folder,
                 why,
             )
             self.outcome = untrusted
@@ -125,7 +180,7 @@ class RecallCheck:
                 "there too, and is lost with it)",
                 self.session,
                 self.client,
-                self.kept.parent,
+                self.kept.folder,
                 given.session,
                 given.time,
                 self.client,
@@ -153,13 +208,13 @@ class RecallCheck:
         else:
             label, session = Label(klass=self.declared.klass, untrusted=True), given.session
         try:  # the lock tried once, never waited for: another memory-mcp may hold it stalled
-            raised.raise_kept(self.kept, label, session, deadline=time.monotonic())
+            raised.raise_kept(self.kept.names, label, session, deadline=time.monotonic())
         except OSError as e:
             log.info(
                 "session %s: what memoryd's recall log shows of client %s is not kept in %s "
                 "(%s); its next connection reads the log again",
                 self.session,
                 self.client,
-                self.kept.parent,
+                self.kept.folder,
                 e.strerror or e,
             )

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from memory_mcp import raised
 from memory_mcp.cli import app
+from memory_mcp.keptfiles import kept_files
 from memory_mcp.server import LABEL_KEY
 from memory_mcp.session import client_key
 from proto.labels import Label
@@ -87,7 +88,8 @@ def test_a_clean_session_keeps_only_a_clean_record(mcp_home):
     assert found is not None and found.label == raised.CLEAN
     # a client registered untrusted has nothing to learn from the recall log: nothing kept
     anyio.run(_plant, mcp_home)
-    assert [p.name for p in mcp_home.state.iterdir()] == [kept.name]
+    names = kept_files(mcp_home.state, mcp_home.home, client_key("desk")).names
+    assert sorted(p.name for p in mcp_home.state.iterdir()) == sorted(p.name for p in names)
 
 
 def test_two_connections_raising_at_once_keep_the_stricter_of_both(tmp_path):

@@ -24,11 +24,10 @@ from pathlib import Path
 
 from memoryd import modes
 from memoryd.errors import IndexDamaged
-from memoryd.index import carryfile
+from memoryd.index import carryfile, modeclear
 from memoryd.index.connections import Connections
 from memoryd.index.dbfile import DAMAGED, unwritable
 from memoryd.modes import registry
-from proto.plural import counted
 
 # Logged under the index's name, as before the mode's preparation had a module of its own.
 log = logging.getLogger("memoryd.index.index")
@@ -67,7 +66,7 @@ class ModePrep(Connections):
         saying so in one line."""
         conn = self._write()
         if not self.recall_mode.objects:
-            self._defer_clearing(conn)
+            modeclear.defer(self, conn)
             return
         self._renewing = modes.renewing(conn, self.mode)
         self._built = modes.built_so_far(conn) if modes.recorded(conn) == self.mode else None
@@ -96,20 +95,6 @@ class ModePrep(Connections):
                 self.mode,
                 self._renewing,
             )
-
-    def _defer_clearing(self, conn) -> None:
-        """defer_mode for spec: the old mode's tables are dropped a part at a time once memoryd
-        listens (_clear_part); recall is the spec's from now, whole (its tables are)."""
-        self._clearing = modes.recorded(conn)
-        self._mode_state = "pending"
-        self._live = self.recall_mode.open(self._embedding_connection, self.path)
-        log.info(
-            "index %s: recall mode %s (was %s): the old mode's tables are dropped a part at a"
-            " time once memoryd listens; recall answers by the spec's search, whole, meanwhile",
-            self.path,
-            self.mode,
-            self._clearing,
-        )
 
     def prepare_mode(self) -> None:
         """The configured mode's tables, built from the spec's if the index was made for another
@@ -154,7 +139,7 @@ class ModePrep(Connections):
         prepare_mode has made the last (or it is left waiting, failed or stopped). A build that
         is not deferred, and a renewal of some tables, are prepare_mode's in one go."""
         if self._clearing is not None:
-            return self._clear_part()
+            return modeclear.part(self)
         with self._pool_lock:
             state = self._mode_state
             if state == "stopped":
@@ -183,56 +168,6 @@ class ModePrep(Connections):
         elif stopped and (kept := self._kept()):  # the stop came once the part was made
             log.info("index %s: recall mode %s: memoryd stopping%s", self.path, self.mode, kept)
         return made is None or stopped
-
-    def _clear_part(self) -> bool:
-        """prepare_mode_part for a switch to spec: one part of the old mode's tables' removal
-        (modes.drop_part), a writer job of its own; True once none is left (or it failed, waits
-        for room, or memoryd is stopping), the state then as prepare_mode leaves it."""
-        with self._pool_lock:
-            state = self._mode_state
-            if state in ("stopped", None):
-                return True
-            self._mode_state = "preparing"
-        try:
-            made = self._in_one_transaction(modes.drop_part, True)
-        except (sqlite3.Error, IndexDamaged) as error:
-            self._not_built(error, state == "waiting")
-            return True
-        was = self._clearing
-        if made is not None and made[0] != "spec":
-            log.info(
-                "index %s: recall mode %s (was %s): its tables set aside (%s), dropped a part"
-                " at a time",
-                self.path,
-                self.mode,
-                made[0],
-                counted(made[1], "table"),
-            )
-        with self._pool_lock:
-            stopped = self._mode_state == "stopped"
-            if not stopped:
-                self._mode_state = "pending" if made is not None else None
-        if stopped:
-            if made is not None:
-                log.info(
-                    "index %s: recall mode %s: memoryd stopping; the next start drops the %s"
-                    " left set aside",
-                    self.path,
-                    self.mode,
-                    counted(made[1], "table"),
-                )
-            return True
-        if made is None:
-            self._clearing = None
-            self._fresh_file = False
-            if self._parts_made:
-                since = "" if was == "spec" else f" (was {was})"
-                log.info(
-                    "index %s: recall mode %s%s: its tables dropped", self.path, self.mode, since
-                )
-        else:
-            self._parts_made += 1
-        return made is None
 
     def _in_one_transaction(self, build, watched: bool):
         """build(conn) in one transaction of the writer; watched (a deferred build): a stop ends

@@ -14,7 +14,7 @@ back too and tried again by the catch-up until it succeeds (mode_waiting), recal
 the spec's search meanwhile and saying why; a build that failed otherwise leaves the index
 damaged for recall until a reindex builds a file for the mode. prepare_mode builds, or finishes,
 in one go, for what cannot wait (an open that is not deferred, a reindex's swap). A switch to spec
-is deferred too, its old tables dropped a part at a time (modes.drop_part, mode_clearing): its
+is deferred too, its old tables dropped a part at a time (modeclear.py, mode_clearing): its
 recall, the spec's, is whole meanwhile, and says nothing.
 """
 

@@ -15,8 +15,10 @@ that fails the check, or repeats an earlier one (canonically, entries.canonical:
 the other Unicode normal form), is left out and logged with its file and reason.
 So is an entry whose class is above [index] max_class (classrule.entry_class: the class it came in
 with, from the journal): max_class may have been lowered since it came in, and identity reaches
-every prompt with no label, so it must never hold more than recall may show. An undo or a restore
-only changes the files, and every block is built here, so neither can bring such an entry back.
+every prompt with no label, so it must never hold more than recall may show. One whose line names
+no class (a hand edit journalled while the journal was not whole, handclass.py) is taken as the
+highest and said as unknown. An undo or a restore only changes the files, and every block is built
+here, so neither can bring such an entry back.
 soul.md is the owner's and is not checked. A file over its limit, missing or unreadable refuses
 the whole block (BlockRefused): a session starting with no memory and no sign of it is what this
 prevents. Each file is read once, so the block is right while a write happens beside it.
@@ -30,7 +32,7 @@ from memoryd.errors import BlockRefused, FileDamaged
 from memoryd.home import Home
 from memoryd.journal.byfile import walk_back
 from memoryd.journal.journal import Journal
-from memoryd.memory import check, entries
+from memoryd.memory import check, entries, handclass
 from memoryd.memory.entries import LIMITS, count
 from memoryd.memory.memfiles import read_text
 from memoryd.trust import classrule
@@ -78,7 +80,7 @@ class Classes:
             # Unknown classes could let a lowered max_class through: no block rather than that.
             reason = e.strerror or str(e)
             raise BlockRefused(f"the edit journal cannot be read ({reason})") from None
-        return classrule.above_max(sources, self.max_class)
+        return handclass.said_unknown(classrule.above_max(sources, self.max_class), sources)
 
 
 def left_out(
@@ -92,7 +94,7 @@ def left_out(
     for number, entry in enumerate(file_entries, start=1):
         reason = check.problem(entry)
         if reason is None and entry in above:
-            reason = classrule.block_reason(above[entry], max_class)
+            reason = handclass.left_out_reason(above[entry], max_class)
         if reason is None and entries.canonical(entry) in seen:
             reason = DUPLICATE_REASON
         if reason is None:

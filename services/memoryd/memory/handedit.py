@@ -15,6 +15,13 @@ later look at a file the owner put back by hand must never take it for a write s
 journalled, or for one that never happened. A power cut in that window can still show up as a hand
 edit; that is the one case left, and the record still holds the right before and after.
 
+The same picture is left by a write whose journal line a power cut tore, or whose line was lost
+with its month file: the entries it brought in would be journalled as the owner's, private, and a
+secret session's entry would reach every prompt once max_class is below secret. So when the journal
+after the file's latest line is not whole (handclass.py), the hand edit is journalled with its
+class unknown ("carried": "unknown", read as the highest), and the log line says why and how the
+owner keeps such an entry as his own.
+
 A hand edit saved while memoryd writes the file is never replaced by memoryd's write: the write
 checks, under the write lock, that the file still holds what it was planned from and that the
 journal already explains it (memfiles.replace_unchanged), and otherwise gives up with
@@ -50,7 +57,7 @@ from memoryd.home import Home, open_read
 from memoryd.journal import months, rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import IDENTITY_FILES, Edit, EditLine, Journal, utc
-from memoryd.memory import writeintent
+from memoryd.memory import handclass, writeintent
 from memoryd.memory.memfiles import read_entries
 from proto.plural import counted
 
@@ -147,6 +154,8 @@ class HandEdits:
             writeintent.forget(self.home)
             log.info("%s: %s; journalled now as edit %s", file, said, record.id)
             return record
+        # Entries a damaged or lost line may have brought in are not taken for the owner's.
+        unknown = self._not_whole(file, last, current)
         edit = Edit(
             session=OWNER_SESSION,
             call=None,
@@ -159,15 +168,41 @@ class HandEdits:
             after=current,
             notes=[],
         )
+        if unknown is not None:
+            edit = edit.model_copy(update={"carried": handclass.UNKNOWN})
         record = self._journal(file, "edited outside memoryd: a hand edit", edit)
+        said = (
+            ""
+            if unknown is None
+            else "; "
+            + handclass.hand_edit_sentence(file, unknown, handclass.brought_in(last, current))
+        )
         log.info(
-            "%s: edited outside memoryd (%s before, %s now); journalled as edit %s",
+            "%s: edited outside memoryd (%s before, %s now); journalled as edit %s%s",
             file,
             counted(len(last), "entry", "entries"),
             f"{len(current):,}",
             record.id,
+            said,
         )
         return record
+
+    def _not_whole(
+        self, file: str, last: list[str], current: list[str]
+    ) -> handclass.NotWhole | None:
+        """Why the entries this hand edit brings in may be a write of memoryd's whose line is
+        damaged or lost (handclass.py), or None: they are the owner's. The journal unreadable
+        leaves the hand edit unjournalled (Unjournalled), tried again at the next write."""
+        if not handclass.brought_in(last, current):
+            return None
+        try:
+            latest = self.index.latest(file)
+            return handclass.why_not_whole(
+                self.journal, file, None if latest is None else latest.id
+            )
+        except OSError as e:
+            what = "edited outside memoryd: a hand edit"
+            raise Unjournalled(file, what, self.home.edits, e) from None
 
     def _journal(self, file: str, what: str, edit: Edit) -> EditLine:
         """Append edit's line, or Unjournalled naming file and the journal month."""

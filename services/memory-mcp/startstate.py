@@ -48,7 +48,7 @@ def take(
     kept state raises this connection to (None: none), and the read of the recall log the
     connection's calls wait for, when one is needed."""
     kept = kept_files(folder, home, client)
-    uncarried = adopt(kept, time.monotonic() + timeout)
+    uncarried = adopt(kept, time.monotonic())  # the lock tried once: this runs on the event loop
     found = raised.load_all(kept.names)
     if uncarried is not None and (
         found is None or stricter(found.label, uncarried.label) != found.label

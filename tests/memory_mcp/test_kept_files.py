@@ -4,6 +4,7 @@ inode), and startstate.adopt carries an earlier version's file (named by the pat
 import hashlib
 import json
 import os
+import time
 
 from memory_mcp import raised
 from memory_mcp.keptfiles import kept_files
@@ -92,3 +93,17 @@ def test_a_clean_file_of_an_earlier_version_is_not_carried(tmp_path):
     assert adopt(kept, deadline=0.0) is None
     assert raised.load_all(kept.names) is None  # so the recall log is read
     assert list(state.iterdir()) == []
+
+
+def test_a_raised_file_of_an_earlier_version_counts_while_the_folder_is_locked(tmp_path):
+    """Another memory-mcp holds the folder: nothing is carried, but the connection is raised."""
+    home = tmp_path / "home"
+    home.mkdir()
+    state = tmp_path / "state"
+    kept = kept_files(state, home, "desk")
+    old = _legacy(state, home)
+    raised.raise_kept(old, UNTRUSTED, "mcp-desk-old")
+    with raised.held(state, None):
+        found = adopt(kept, deadline=time.monotonic())
+    assert found is not None and found.label == UNTRUSTED
+    assert old.exists() and raised.load_all(kept.names) is None  # carried at a later start

@@ -93,6 +93,16 @@ def test_a_tainted_hit_through_a_symlinked_home_makes_the_real_homes_writes_note
     assert answer.startswith("user.md updated"), answer
 
 
+def test_trust_again_given_another_spelling_clears_the_state(mcp_home):
+    link = _link(mcp_home)
+    anyio.run(_tainted_hit, mcp_home, mcp_home.home)
+    assert anyio.run(_add, mcp_home, mcp_home.home).startswith(NOTE_ANSWER)
+
+    assert "next connection starts as registered" in _trust_again(mcp_home, link)
+    answer = anyio.run(_add, mcp_home, mcp_home.home, "Lives in Lisbon.")
+    assert answer.startswith("user.md updated"), answer
+
+
 def _legacy(mcp_home, spelling: Path) -> Path:
     """The file an earlier version kept the client's state in: named by the path as typed."""
     digest = hashlib.sha256(os.fsencode(str(spelling.absolute()))).hexdigest()[:16]

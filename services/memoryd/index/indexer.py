@@ -7,9 +7,11 @@ Progress per log is the number of records read (spec 6's progress table) and, be
 offsets table, the byte offset reached, the label in force there, a hash of the bytes just before
 the offset and which file was read (file_of). Catching up seeks to the offset, so it costs what the
 new records cost, not what the log is long. A log that is another file now (an editor's save,
-sed -i: a new inode) or whose hash no longer matches (it shrank, or was rewritten near the
-offset) is indexed again from its start, at the label it had reached: a session's label never
-gets laxer, whatever is done to its log (labelkept.py). notes.md, which the owner may edit
+sed -i: a new inode) whose bytes before the offset are not all the ones read, as a digest of them
+shows (logprefix.py: a home copied or moved with cp -a is read on), or whose hash no longer
+matches (it shrank, or was rewritten near the offset) is indexed again from its start, at the
+label it had reached: a session's label never gets laxer, whatever is done to its log
+(labelkept.py). notes.md, which the owner may edit
 anywhere by hand, is indexed again from its start whenever its stat is not the one the index read
 or memoryd's own write left, unless a digest of every byte read shows them unchanged
 (notesparts.py, notesprefix.py): a redaction of an older note keeps the size and every byte near
@@ -38,7 +40,7 @@ from pathlib import Path
 from memoryd import modes
 from memoryd.data import matching
 from memoryd.home import Home, open_read
-from memoryd.index import carryfile, labelkept, reread
+from memoryd.index import carryfile, labelkept, logprefix, reread
 from memoryd.index.sessionrows import LogState, Part, Row, session_rows
 from memoryd.index.settings import (
     RECORD_BYTES,
@@ -284,7 +286,10 @@ def index_session_part(
         again = None
     if again is None and why is None:
         if state.bytes and state.file is not None and state.file != file:
-            why = "is another file than was read"
+            # A copy or move of the home (cp -a) gives the log a new inode and not a byte more:
+            # read on when every byte before the offset is the one read (logprefix.py).
+            if not _moved(home, name, path, state):
+                why = "is another file than was read"
         elif state.bytes and not _still_valid(path, state):
             why = f"changed before byte {state.bytes}"
     if again is None and why is not None:
@@ -307,9 +312,37 @@ def index_session_part(
         state.klass, state.untrusted = floor
     if state.bytes != before or saved is None or state.file != file or floor is not None:
         state.tail = _tail_hash(path, state.bytes)
+        state.prefix = logprefix.extend(path, state.prefix, before, state.bytes)
         state.file = file
         save_state(conn, name, state)
     return added, part.done
+
+
+# The homes whose logs were found moved (another inode, the bytes read unchanged): said once each.
+_MOVED_SAID: set[str] = set()
+
+
+def _moved(home: Home, name: str, path: Path, state: LogState) -> bool:
+    """Whether a log that is another file than was read (file_of) holds every byte read before
+    the offset (logprefix.py): a home copied or moved, the index reads on from the offset. Said
+    once a home, naming the first log found so, not once a log."""
+    try:
+        if os.path.getsize(path) < state.bytes:
+            return False
+    except OSError:
+        return False
+    if not logprefix.holds(path, state.prefix, state.bytes):
+        return False
+    root = os.fspath(home.root)
+    if root not in _MOVED_SAID:
+        _MOVED_SAID.add(root)
+        log.info(
+            "session logs of %s are other files than were read with the same bytes (%s first):"
+            " the home was copied or moved; reading on from where the index stopped",
+            root,
+            name,
+        )
+    return True
 
 
 def _kept(rows: Iterable[Row], home: Home, session: str, settings: Settings) -> Iterable[Row]:
@@ -370,6 +403,7 @@ def _read_again(
     if floor is not None:
         added = _at_floor(conn, session, settings, floor, added)
         state.klass, state.untrusted = floor
+    state.prefix = logprefix.extend(path, None, 0, state.bytes)  # one read of the log
     save_state(conn, log_name(session), state)
     reread.end(conn, session)
     return added, True

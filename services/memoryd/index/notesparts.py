@@ -119,11 +119,12 @@ def index_notes_part(
     (it appends, or rewrites with the offset moved to match, data/purge.shift_notes) is read on
     when it still ends the bytes read as the tail hash shows. Any other change of its stat
     (memoryd's own append whose stat died with a killed process, notesafter.py; a chmod, chown
-    or touch, which change its times alone; the owner's append) is read on only when it is the
-    same inode still holding every byte read, as one read of the file against the digest kept
-    of them (notesprefix.py) and the tail window show, so that none costs more than what is new;
-    an edit anywhere before the offset, however far back and whatever it kept, and another file
-    under the name, have it read again from the start. notes.md that cannot be read now (its
+    or touch, which change its times alone; the owner's append; a home copied or moved with cp
+    -a, which gives it another inode) is read on only when it still holds every byte read, as
+    one read of the file against the digest kept of them (notesprefix.py) and the tail window
+    show, so that none costs more than what is new; an edit anywhere before the offset, however
+    far back and whatever it kept, and another file under the name with other bytes, have it
+    read again from the start. notes.md that cannot be read now (its
     mode, an I/O error) is NotesUnreadable: the transaction is the caller's, so the rows and
     the progress stay as they were, and a later look reads on.
     """
@@ -214,10 +215,20 @@ def _holds_read(path: Path, state: LogState, file: str | None) -> bool:
     to explain it, is still the file read, every byte before the offset the one read: the same
     inode, grown (_appended_to) or its times alone changed (_times_alone), the digest of the
     bytes read the same (one read of them, only here; the tail window is checked by the
-    caller). An OSError reading it is raised: a file that cannot be read is not a changed one."""
-    if not (_appended_to(state.file, file) or _times_alone(state.file, file)):
+    caller); or another inode at least as long (_copied), the digest the same: a home copied or
+    moved. An OSError reading it is raised: a file that cannot be read is not a changed one."""
+    copied = _copied(state.file, file, state.bytes)
+    if not (_appended_to(state.file, file) or _times_alone(state.file, file) or copied):
         return False
     return notesprefix.holds(path, state.prefix, state.bytes, quiet=False)
+
+
+def _copied(read: str | None, now: str | None, offset: int) -> bool:
+    """Whether notes.md (file_of whole, now) is another file than the index read (read), at least
+    as long as the offset: a home copied or moved with cp -a, which keeps every byte and gives a
+    new inode. Only the digest of the bytes read tells it from an edit."""
+    old, new = str(read).split(":"), str(now).split(":")
+    return len(old) >= 3 and len(new) >= 3 and old[:2] != new[:2] and int(new[2]) >= offset
 
 
 def again() -> LogState:

@@ -35,7 +35,9 @@ def unchanged(index, sessions: list[str]) -> set[str]:
         return set()
     read: dict[str, tuple[int, str]] = {}
     for name, size, tail in held:
-        file = str(tail).partition(" ")[2]  # none in an older index: its logs go to the writer
+        # The file read follows the hash, and the digest of the bytes read follows it (indexer
+        # .save_state); none in an older index: its logs go to the writer.
+        file = str(tail).partition(" ")[2].partition(" ")[0]
         if file and isinstance(size, int):
             read[name] = (size, file)
     # One stat a log, by a path made as text: at tens of thousands of logs, Path objects and a

@@ -15,11 +15,13 @@ So before a restore answers, on the writer, the index drops the rows and progres
 whose log the archive holds and the home lacks now (gone.py, as for a session the owner removed:
 its label stays, so the log laid is read at the label memoryd had seen), and any reading again of
 it under way (reread.py). The log bxctl lays is then read from its start as a new one. It costs a
-row and a stat or two for each log the archive holds, never a scan of the index: the sessions whose
-log the home has are the ones bxctl keeps, and their rows are of the log that stays.
+row looked up for each log the archive holds, and a stat or two for each the index holds, never a
+scan of the index: the sessions whose log the home has are the ones bxctl keeps, and their rows are
+of the log that stays.
 """
 
 import logging
+import os
 
 from memoryd.index import gone, indexer, newindex, reread
 from proto.messages import is_session_id
@@ -41,19 +43,32 @@ def archived(manifest: dict) -> list[str]:
     return sorted(found)
 
 
+def _lacks(base: str, home, session: str) -> bool:
+    """Whether the home has no log for session (one lstat when it has one; the two of
+    indexer.log_problem when not, so that a folder memoryd may not search is not taken for
+    none: a log there stays, and bxctl lays none over it)."""
+    try:
+        os.lstat(f"{base}/{session}/0.jsonl")
+    except FileNotFoundError:
+        return isinstance(indexer.log_problem(home, session, base), FileNotFoundError)
+    except OSError:
+        return False
+    return False
+
+
 def drop(index, sessions: list[str]) -> int:
     """On the index's writer: drop the rows, progress and any reading again of those of sessions
     (the archive's) whose log the home lacks and which the index holds; how many. The errors of
     the index's writer are raised (IndexDamaged, IndexUnwritable): the caller says them."""
     if not sessions or newindex.folder_problem(index.home) is not None:
         return 0  # sessions/ not a folder: no log under it is gone, and bxctl lays none
+    base = os.fspath(index.home.sessions)  # paths made as text: a stat a log, no Path objects
     with index._damage_refused("the sessions a restore replaces"):
         conn = index._write()
         lacked = [
             session
             for session in sessions
-            if isinstance(indexer.log_problem(index.home, session), FileNotFoundError)
-            and gone.holds(conn, session)
+            if gone.holds(conn, session) and _lacks(base, index.home, session)
         ]
     if not lacked:
         return 0

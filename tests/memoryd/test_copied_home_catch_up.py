@@ -97,3 +97,36 @@ def test_a_copied_home_is_read_on_and_a_log_that_is_another_file_is_read_again(t
         second.kill()
         shutil.rmtree(tmp_path / "a", ignore_errors=True)
         shutil.rmtree(tmp_path / "b", ignore_errors=True)
+
+
+def test_an_index_kept_without_digests_takes_them_at_a_start_and_a_copy_is_then_read_on(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = MemorydProcess(tmp_path / "a")
+    home = Home(first.home)
+    for n in range(4):
+        append(home, f"s-{n}", [user(f"The spade number {n} is in the loft.") for _ in range(50)])
+    second = MemorydProcess(tmp_path / "b")
+    try:
+        first.start()
+        first.stop()
+        conn = sqlite3.connect(home.index_db)  # as an older memoryd kept them: hash, file
+        with conn:
+            conn.execute(
+                "UPDATE offsets SET tail = substr(tail, 1, instr(substr(tail, 66), ' ') + 64)"
+                " WHERE log LIKE 'sessions/%'"
+            )
+        conn.close()
+        first.start()  # nothing new: each log's digest is taken once
+        first.stop()
+        subprocess.run(["cp", "-a", str(first.home), str(second.home)], check=True)
+        second.start()
+        second.stop()
+        said = second.log.read_text()
+        assert AGAIN not in said
+        assert said.count(MOVED) == 1
+    finally:
+        first.kill()
+        second.kill()
+        shutil.rmtree(tmp_path / "a", ignore_errors=True)
+        shutil.rmtree(tmp_path / "b", ignore_errors=True)

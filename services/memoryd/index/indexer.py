@@ -310,7 +310,15 @@ def index_session_part(
     if floor is not None:  # an altered log: every row at the label memoryd had seen
         added = _at_floor(conn, session, settings, floor, added)
         state.klass, state.untrusted = floor
-    if state.bytes != before or saved is None or state.file != file or floor is not None:
+    # A log kept without a digest of its bytes read (an older index) has it taken once.
+    undigested = state.bytes > 0 and state.prefix is None
+    if (
+        state.bytes != before
+        or saved is None
+        or state.file != file
+        or floor is not None
+        or undigested
+    ):
         state.tail = _tail_hash(path, state.bytes)
         state.prefix = logprefix.extend(path, state.prefix, before, state.bytes)
         state.file = file

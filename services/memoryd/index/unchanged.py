@@ -36,9 +36,10 @@ def unchanged(index, sessions: list[str]) -> set[str]:
     read: dict[str, tuple[int, str]] = {}
     for name, size, tail in held:
         # The file read follows the hash, and the digest of the bytes read follows it (indexer
-        # .save_state); none in an older index: its logs go to the writer.
-        file = str(tail).partition(" ")[2].partition(" ")[0]
-        if file and isinstance(size, int):
+        # .save_state); a log kept without either (an older index) goes to the writer, which
+        # keeps them once (so that a home copied later is read on: logprefix.py).
+        file, _, digest = str(tail).partition(" ")[2].partition(" ")
+        if file and digest and isinstance(size, int):
             read[name] = (size, file)
     # One stat a log, by a path made as text: at tens of thousands of logs, Path objects and a
     # stat of each folder too would double the cost. The folder was checked by the listing the

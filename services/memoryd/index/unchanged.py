@@ -8,7 +8,9 @@ catching up, a cost that grows with every session there ever was rather than wit
 Here one query reads every log's offset and file, and a stat of each log tells the ones with
 nothing new. Every other log goes to the writer as before: one that grew has its
 tail hash checked there, one that is another file, shorter, a link or a FIFO is read again or
-skipped there, with its label kept and the forgotten records left out (indexer.py).
+skipped there, with its label kept and the forgotten records left out (indexer.py). So does a
+log whose progress an earlier memoryd kept without a digest of the bytes read, once: the writer
+takes it (one read of the log), so that a home copied later is read on (logprefix.py).
 
 A log rewritten in place to the very same size looks unchanged here, as it does to the spec's
 offsets: its tail hash is checked when it next grows (its session's next turn), and a reindex

@@ -42,7 +42,16 @@ import time
 from dataclasses import dataclass
 
 from memoryd.config import PACKAGED_SOUL, read_soul_starter
-from memoryd.data import backup, lay, layout, leftout, notesclaim, recalllog, snapshot
+from memoryd.data import (
+    backup,
+    idsrenamed,
+    lay,
+    layout,
+    leftout,
+    notesclaim,
+    recalllog,
+    snapshot,
+)
 from memoryd.data.archive import Damaged, verify
 from memoryd.data.purge import after_restore
 from memoryd.data.replacedlogs import archived
@@ -340,6 +349,8 @@ def _lay(service, staging, order: Order):
                 "then restore again (nothing was restored)"
                 + (f"; the memory here is backed up in {again}" if again else "")
             )
+        # Ids this home showed for its own edits that the archive's journal gives to others.
+        ids = idsrenamed.renamed(store.journal.month_files(), Journal(staged).month_files())
         with store.files_gate.changing():  # a block: all old or all new
             try:
                 lay.commit(home, staging, wanted, remove, order.name, again or order.first)
@@ -351,8 +362,8 @@ def _lay(service, staging, order: Order):
     log.info("%s: restored %s", home.memory, counted(len(wanted), "file"))
     # The files are laid: from here on nothing may answer that the home is as it was.
     said = after_restore(service, archived(order.manifest))
-    if left.said():
-        said = f"{left.said()}; {said}"
+    renamed = idsrenamed.said(ids)
+    said = "; ".join(x for x in (left.said(), renamed, said) if x)
     return again, time.monotonic() - started, None, said, (edit, keys, laid)
 
 

@@ -16,7 +16,7 @@ from tests.memoryd.test_reindex import append, append_note
 from tests.memoryd_process import MemorydProcess
 
 AGAIN = "is another file than was read"
-MOVED = "the home was copied or moved"
+MOVED = "copied or moved (cp -a)"
 
 
 def _text(home, session: str) -> list[str]:

@@ -345,8 +345,9 @@ def _moved(home: Home, name: str, path: Path, state: LogState) -> bool:
     if root not in _MOVED_SAID:
         _MOVED_SAID.add(root)
         log.info(
-            "session logs of %s are other files than were read with the same bytes (%s first):"
-            " the home was copied or moved; reading on from where the index stopped",
+            "session logs of %s are other files than the index read, every byte it read the"
+            " same (%s first): copied or moved (cp -a), each is read on from where the index"
+            " stopped; said once for the home",
             root,
             name,
         )

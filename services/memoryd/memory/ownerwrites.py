@@ -8,6 +8,11 @@ staged by a session that could not edit identity now (untrusted, or above [index
 refused at accept. They live beside the store, not with the owner's other commands (owner/),
 because they are part of how memory/ changes: the store calls them, the owner's dispatch only
 reaches them through the store.
+
+While a forget that stopped part way stands (owner/datalock.py), undo and accept are refused as
+restore and import are: the journal's older lines and pending writes may still hold the text it
+takes, and an undo writing an edit's "before" back, or an accept of a staged add, would put that
+text into the file every prompt holds. reject, which writes no text, runs as before.
 """
 
 import datetime as dt
@@ -25,6 +30,7 @@ from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.memory.memfiles import read_entries
 from memoryd.memory.pendingline import PendingLine
 from memoryd.memory.review import Review, args_of
+from memoryd.owner.datalock import refuse_while_forget_stopped
 from memoryd.trust import classrule
 from memoryd.trust.caller import UNDO, Caller
 from proto.labels import CLASS_RANK
@@ -60,6 +66,7 @@ def undo_edit(store: MemoryStore, edit_id: str) -> str:
     """Revert edit_id, the latest edit of its file, while the file holds what it left."""
     with store.lock:
         record = undo.find(store.journal, edit_id)
+        refuse_while_forget_stopped(store.home, "undone")
         store.detect_hand_edits()
         undo.check(store.journal_index, record)
         file = cast(str, record.to)  # undo.check found memory.md or user.md there
@@ -69,6 +76,7 @@ def undo_edit(store: MemoryStore, edit_id: str) -> str:
             raise AdminRefused(f"refused: {e}; undo would overwrite it") from None
         undo.check_unchanged(record, current)
         plan = edits.Plan("undo", file, tuple(current), tuple(record.before))
+        undo.check_limit(edit_id, plan)
         new = store.apply(plan, UNDO, "undo", {"undoes": edit_id})
         return undo.undone_sentence(edit_id, new.id, file, plan.length)
 
@@ -77,6 +85,7 @@ def accept(store: MemoryStore, pending_id: str) -> str:
     """Apply a staged edit to its file as it is now, as an edit of the session that staged it."""
     with store.lock:
         item = store.review.get(pending_id)
+        refuse_while_forget_stopped(store.home, "accepted")
         store.detect_hand_edits()
         check_stager(item, store.max_class)
         args = args_of(item)

@@ -15,6 +15,7 @@ from memoryd.journal import forgottenmarker, twice
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.idform import EDIT_ID
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, Journal
+from memoryd.memory.edits import Plan, limit_sentence
 from memoryd.memory.entries import LIMITS, count
 
 
@@ -79,6 +80,18 @@ def check_unchanged(record: EditLine, current: list[str]) -> None:
         raise AdminRefused(
             f"refused: {record.to} has changed since edit {record.id} (by hand, or by a "
             "write the journal does not hold); undo would overwrite that change"
+        )
+
+
+def check_limit(edit_id: str, plan: Plan) -> None:
+    """AdminRefused when the entries the undo brings back are over the file's limit (a file
+    edited by hand over it, then brought under by the edit undone): as every other edit, it is
+    refused with spec 5's sentence, since a file over its limit lets no session start. Refused
+    too when the file is over its limit already: the owner mends it (bxctl memory edit), and an
+    undo never leaves it so while answering that all is well."""
+    if plan.length > LIMITS[plan.file]:
+        raise AdminRefused(
+            f"refused: edit {edit_id} cannot be undone: {limit_sentence(plan.file, plan.length)}"
         )
 
 

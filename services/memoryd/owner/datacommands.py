@@ -36,7 +36,7 @@ from memoryd.data import (
 from memoryd.errors import AdminRefused
 from memoryd.memory import block
 from memoryd.owner import paging
-from memoryd.owner.datalock import TURNS, stopped_forget
+from memoryd.owner.datalock import TURNS, refuse_while_forget_stopped, stopped_forget
 from memoryd.writer import WRITE
 from proto.plural import counted
 
@@ -143,12 +143,8 @@ def _no_forget_stopped(service, command: str) -> None:
     """Refused while a forget that stopped part way stands (data/unfinished.py): the text it
     took is gone from the files but may not be listed as forgotten yet, so a restore or an
     import could bring it back unseen."""
-    stopped = stopped_forget(service.store.home)  # an import's dry run may run beside a forget
-    if stopped is not None:
-        raise AdminRefused(
-            f"refused: a forget of {stopped.what} stopped part way; nothing was {command}ed: run"
-            f" bxctl memory forget {stopped.ref!r} again to finish it first"
-        )
+    # an import's dry run may run beside a forget
+    refuse_while_forget_stopped(service.store.home, f"{command}ed")
 
 
 def run_restore(service, arg) -> str:

@@ -136,3 +136,17 @@ def stopped_forget(home) -> unfinished.Unfinished | None:
     stopped, or a forget runs now, whose record that is (or the stopped one it is finishing).
     AdminRefused when the record cannot be read."""
     return TURNS.unless_running("forget", lambda: unfinished.read(home))
+
+
+def refuse_while_forget_stopped(home, nothing: str) -> None:
+    """AdminRefused in one line while a forget that stopped part way stands: the text it takes
+    is gone from some files but not yet from the journal's older lines, pending writes or the
+    exports, nor listed as forgotten, so a restore, an import, or an owner's write that takes a
+    text from those (an undo of an edit whose line still holds it, a promote, an accept, an
+    edit) could bring it back unseen. nothing: what the answer says was not done ("undone")."""
+    stopped = stopped_forget(home)
+    if stopped is not None:
+        raise AdminRefused(
+            f"refused: a forget of {stopped.what} stopped part way; nothing was {nothing}: run"
+            f" bxctl memory forget {stopped.ref!r} again to finish it first"
+        )

@@ -19,6 +19,7 @@ from memoryd.memory import check, edits, entries
 from memoryd.memory.entries import FILE_OF_ARG, LIMITS
 from memoryd.owner import paging
 from memoryd.owner.args import EditArg, FileArg
+from memoryd.owner.datalock import refuse_while_forget_stopped
 from memoryd.trust.caller import OWNER
 from proto.files import NotRegular, open_file, read_at_most
 from proto.messages import ADMIN_ARG_MAX
@@ -99,6 +100,8 @@ def refusal(name: str, found: list[str]) -> str:
 
 
 def run(store, arg: EditArg) -> str:
+    # A copy made before a forget that stopped part way may hold the text it takes.
+    refuse_while_forget_stopped(store.home, "edited")
     name = FILE_OF_ARG[arg.file]
     new_entries, found = problems(name, arg.text)
     if found:

@@ -25,6 +25,7 @@ from memoryd.memory import edits, notes
 from memoryd.memory.entries import FILE_OF_ARG
 from memoryd.owner import paging
 from memoryd.owner.args import PromoteArg
+from memoryd.owner.datalock import refuse_while_forget_stopped
 from memoryd.trust import classrule
 from memoryd.trust.caller import OWNER
 from proto.tools import AddArgs
@@ -61,6 +62,9 @@ def find_note(all_notes: Iterable[notes.NoteEntry], ref: str) -> notes.NoteEntry
 def run(store, index, arg: PromoteArg) -> str:
     """On the writer; index is the service's, which tells whether a note:N the owner gives is
     still the note search showed (notes.md may have been edited by hand since)."""
+    # While a forget that stopped part way stands, notes.md may still hold the text it takes
+    # (it was stopped before it marked the note), and a promote would put it into every prompt.
+    refuse_while_forget_stopped(store.home, "promoted")
     path = store.home.memory_file("notes.md")
     try:
         # Never through a link, never waiting on a FIFO: the writer thread reads it, and every

@@ -179,6 +179,10 @@ def _line(edit_id: str, to: str | None, before: list[str], after: list[str], **m
         (_line("2026-12-06-0002", "notes.md", [], [])[:190], None),  # another file's line
         (_line("2026-12-06-0002", "memory.md", ["a"], ["a", "b"])[:100], "line 2 of 2026-12.jsonl"),
         ('{"id": "2026-12-06-00', "line 2 of 2026-12.jsonl"),  # its file unknown
+        (
+            _line("2026-12-06-0002", "notes.md", [], []).split('notes.md"')[0] + "notes.m",
+            "line 2 of 2026-12.jsonl",
+        ),  # cut inside the name: its file unknown
     ],
 )
 def test_which_damaged_lines_make_the_journal_not_whole(tmp_path, tail, why):
@@ -203,3 +207,18 @@ def test_a_damaged_line_before_the_files_latest_line_does_not_count(tmp_path):
     ]
     (home.edits / "2026-12.jsonl").write_text("".join(lines))
     assert handclass.why_not_whole(Journal(home), "memory.md", "2026-12-06-0002") is None
+
+
+def test_a_restore_after_a_damaged_line_makes_the_journal_whole_again(tmp_path):
+    """A restore replaced the files whole: what a damaged line before it wrote is gone."""
+    home = Home(tmp_path / "home")
+    home.edits.mkdir(parents=True)
+    lines = [
+        _line("2026-12-06-0001", "memory.md", [], ["a"]),
+        _line("2026-12-06-0002", "memory.md", ["a"], ["a", "b"])[:100] + "\n",
+        _line("2026-12-06-0003", None, [], [], action="restore", restored={}),
+    ]
+    (home.edits / "2026-12.jsonl").write_text("".join(lines))
+    assert handclass.why_not_whole(Journal(home), "memory.md", "2026-12-06-0001") is None
+    (home.edits / "2026-12.jsonl").write_text("".join(lines[:2]))
+    assert handclass.why_not_whole(Journal(home), "memory.md", "2026-12-06-0001") is not None

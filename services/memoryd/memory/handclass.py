@@ -22,7 +22,6 @@ Read only when a hand edit brings entries in (rare), so it reads the journal aft
 latest line once, mapped.
 """
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,9 +37,6 @@ from proto.labels import CLASS_RANK
 UNKNOWN = "unknown"
 # What the block's classes say of an entry whose line names no class (said_unknown).
 UNKNOWN_CLASS = "?"
-# The key memoryd writes for where an edit's entries went; a quote inside an entry is escaped in
-# JSON, so only the key itself matches.
-_TO = re.compile(rb'"to": (null|"(?:[^"\\]|\\.)*")')
 _RESTORE = b'"action": "restore"'
 DAMAGED = "journal-damaged"
 LOST = "journal-lost"
@@ -99,22 +95,33 @@ def _after(
             while position < len(data):
                 end = data.find(b"\n", position)
                 end = len(data) if end == -1 else end
-                raw = bytes(data[position:end]).strip()
-                if raw:
-                    record = parse_line(raw, EditLine)
+                # A line that names another file is passed over unparsed, whole or not (a month
+                # of notes after the file's latest line costs two searches a line).
+                if _may_be_of(data, position, end, file):
+                    raw = bytes(data[position:end]).strip()
+                    record = parse_line(raw, EditLine) if raw else None
                     if isinstance(record, str):
-                        if not _of_other_file(raw, file):
-                            found = damaged.found_at(path, data, position, end, EditLine)
-                    elif record.action == "restore" and _RESTORE in raw:
+                        found = damaged.found_at(path, data, position, end, EditLine)
+                    elif record is not None and record.action == "restore":
                         found, floor = None, record.id  # the files were replaced whole here
                 position = end + 1
     return found, floor, seen
 
 
-def _of_other_file(raw: bytes, file: str) -> bool:
-    """Whether what is left of a damaged line says its entries went elsewhere."""
-    m = _TO.search(raw)
-    return m is not None and m.group(1) != b'"' + file.encode() + b'"'
+def _may_be_of(data, start: int, end: int, file: str) -> bool:
+    """Whether the line data[start:end] may be one of file's, or a restore: not when its first
+    "to" names another file whole (memoryd writes "to" before any entry; a quote inside an entry
+    is escaped, so only the key matches)."""
+    at = data.find(b'"to": ', start, end)
+    if at == -1:
+        return True  # torn before it, or not memoryd's: may be anything
+    value = at + len(b'"to": ')
+    if data[value : value + 4] == b"null":
+        return data.find(_RESTORE, start, end) != -1
+    name = file.encode()
+    if data[value : value + 1] != b'"' or data.find(b'"', value + 1, end) == -1:
+        return True  # cut inside the value
+    return data[value + 1 : value + 2 + len(name)] == name + b'"'
 
 
 def _lost_after(journal: Journal, floor: str | None) -> str | None:

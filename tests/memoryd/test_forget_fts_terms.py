@@ -164,11 +164,11 @@ def test_memory_writes_run_between_the_merges_steps(md, monkeypatch):
     ran_after: list[int] = []
     real_step = ftsmerge._step
 
-    def step(index, table, pages):
+    def step(index, table, pages, *rest):
         steps.append(table)
         if len(steps) == 1:  # a write that comes during the first step
             md.service._writer.submit(WRITE, lambda: ran_after.append(len(steps)))
-        return real_step(index, table, pages)
+        return real_step(index, table, pages, *rest)
 
     monkeypatch.setattr(ftsmerge, "_step", step)
     said = _forget(md, "session:s-secret:1")

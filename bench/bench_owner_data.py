@@ -128,10 +128,10 @@ class MergeSteps:
         self.took: list[float] = []
         real = ftsmerge._step
 
-        def step(index, table, pages):
+        def step(index, table, pages, *rest):
             started = time.perf_counter()
             try:
-                return real(index, table, pages)
+                return real(index, table, pages, *rest)
             finally:
                 self.took.append(time.perf_counter() - started)
 

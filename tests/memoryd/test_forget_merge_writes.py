@@ -101,3 +101,21 @@ def test_a_step_never_asks_for_more_than_about_a_quarter_second_of_pages():
     # pages (tens of seconds at a million records) a step could once grow to.
     assert ftsmerge.MOST_PAGES * 0.4e-3 <= 0.5
     assert ftsmerge.FEWEST_PAGES <= ftsmerge.FIRST_PAGES <= ftsmerge.MOST_PAGES
+
+
+def test_no_merge_is_started_on_a_table_near_fts5s_limit_of_levels(md, monkeypatch):
+    """Each start of a merge of every segment adds up to two levels to the table's structure
+    record, which FTS5 (SQLite 3.40) never takes away and calls malformed past 2,000: near that,
+    the forget is done, and says its words wait for a reindex, which builds the tables anew."""
+    monkeypatch.setattr(ftsmerge, "LEVELS_AT_MOST", 0)
+    said = json.loads(md.admin("forget", {"id": "session:s-secret:1"}))["message"]
+    assert "Its words stay in the index's search lists" in said
+    assert "full-text structure has" in said and "bxctl reindex" in said
+    assert md.recall(SECRET).startswith("(no matches")
+    assert ftsmerge.owed_path(md.index).exists()  # owed still
+    monkeypatch.undo()
+    said = json.loads(md.admin("forget", {"id": "session:s-fill3:1"}))["message"]
+    assert "search lists" not in said
+    assert not ftsmerge.owed_path(md.index).exists()
+    held = [p for p in md.index.path.parent.iterdir() if SECRET.encode() in p.read_bytes()]
+    assert held == []

@@ -44,7 +44,8 @@ log = logging.getLogger("memoryd.data.purge")
 
 
 class StructureUnread(MemorydError):
-    """An FTS5 structure record the merge cannot read: the merge stays owed, the forget done."""
+    """An FTS5 structure record the merge cannot read, or one with too many levels to start a
+    merge: the merge stays owed, the forget done."""
 
 
 OWED_NAME = "memory.sqlite3.merge-owed"
@@ -91,6 +92,11 @@ FEWEST_PAGES, MOST_PAGES = 64, 1000
 # BOUND_SLACK more): a merge of every segment into one writes them once, and the lists that
 # writes add meanwhile, which the steps may merge too, are small beside them.
 BOUND_TIMES, BOUND_SLACK = 3, 20_000
+# FTS5 in SQLite 3.40 calls a table whose structure record has more than 2,000 levels malformed,
+# and never takes a level away: each start of a merge of every segment adds up to two (empty ones
+# stay below). Past LEVELS_AT_MOST the merge is not started, and the words wait for a reindex,
+# which builds the tables anew, rather than bring the table near that limit.
+LEVELS_AT_MOST = 1_000
 
 
 def inline(fn: Callable[..., Any], *args: Any) -> Any:
@@ -168,6 +174,11 @@ def _step(
         with index._transaction(conn):
             levels = _levels(conn, table)
             owed = sum(last - first + 1 for _, segments in levels for first, last in segments)
+            if merging is None and len(levels) > LEVELS_AT_MOST:
+                raise StructureUnread(
+                    f"{table}'s full-text structure has {len(levels):,} levels, near what FTS5"
+                    " takes: `bxctl reindex` builds it anew"
+                )
             if merging is None:
                 # a positive count goes on with the merge under way when it has at least as many
                 # inputs as any lower level has segments, else merges that level first: with

@@ -83,7 +83,7 @@ def settled(index) -> None:
 # Each step of the merge writes about this many pages of merged term lists, in a transaction of its
 # own, and the next is sized so that a step takes about STEP_SECONDS: memory writes queued behind a
 # step wait that long, not for the whole rewrite (13 to 19 s at a million records in context mode).
-# A page costs 0.1 to 0.4 ms (measured at 40,000 to 1,000,000 records on a loaded machine): steps
+# A page costs 0.2 to 0.3 ms (measured at 40,000 to 1,000,000 records on a loaded machine): steps
 # never grow past MOST_PAGES, so that one slow measure cannot make a step hold the writer seconds.
 FIRST_PAGES = 250
 STEP_SECONDS = 0.25

@@ -12,20 +12,21 @@ writer job of its own. A stop or a kill between parts keeps what is set aside: t
 
 import logging
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import Any
 
 from memoryd import modes
 from memoryd.errors import IndexDamaged
 from proto.plural import counted
 
-if TYPE_CHECKING:
-    from memoryd.index.modeprep import ModePrep
+# The ModePrep whose parts these are: typed loosely, since modeprep.py imports this module and
+# a module that only serves it should not import it back.
+ModePrep = Any
 
 # Logged under the index's name, as the rest of the mode's preparation is.
 log = logging.getLogger("memoryd.index.index")
 
 
-def defer(prep: "ModePrep", conn: sqlite3.Connection) -> None:
+def defer(prep: ModePrep, conn: sqlite3.Connection) -> None:
     """defer_mode for spec: the old mode's tables are dropped a part at a time once memoryd
     listens (part); recall is the spec's from now, whole (its tables are)."""
     prep._clearing = modes.recorded(conn)
@@ -40,7 +41,7 @@ def defer(prep: "ModePrep", conn: sqlite3.Connection) -> None:
     )
 
 
-def part(prep: "ModePrep") -> bool:
+def part(prep: ModePrep) -> bool:
     """prepare_mode_part for a switch to spec: one part of the old mode's tables' removal
     (modes.drop_part), a writer job of its own; True once none is left (or it failed, waits
     for room, or memoryd is stopping), the state then as prepare_mode leaves it."""

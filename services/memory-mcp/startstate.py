@@ -50,6 +50,11 @@ def take(
     kept = kept_files(folder, home, client)
     uncarried = adopt(kept, time.monotonic())  # the lock tried once: this runs on the event loop
     found = raised.load_all(kept.names)
+    if found is not None and not raised.past(declared, found.label) and _only_by_folder(kept):
+        # A clean record kept under the folder's device and inode alone: that folder may be gone
+        # and its inode given to this home since (ext4 hands a freed one out at once), so it
+        # says nothing of this home's clients; the recall log does. A raised one still counts.
+        found = None
     if uncarried is not None and (
         found is None or stricter(found.label, uncarried.label) != found.label
     ):
@@ -74,6 +79,11 @@ def take(
         client,
     )
     return kept, found.label, None
+
+
+def _only_by_folder(kept: KeptFiles) -> bool:
+    """Whether the home's real path names no kept file (so what was found is the folder's)."""
+    return not kept.primary.exists()
 
 
 def adopt(kept: KeptFiles, deadline: float) -> raised.Raised | None:

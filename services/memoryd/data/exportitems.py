@@ -27,6 +27,7 @@ from memoryd.journal import forgottenmarker
 from memoryd.journal.journal import IDENTITY_FILES, EditLine, class_source
 from memoryd.journal.linefile import parse_line
 from memoryd.memory import entries, notes
+from memoryd.trust.classrule import entry_class
 from proto.trim import trim
 
 log = logging.getLogger(__name__)
@@ -91,8 +92,10 @@ def _provenance(line: EditLine, file: str) -> dict:
         "session": line.session,
         "edit": line.id,
         "time": _taken(line.time),
-        # An entry's class as the block finds it (a rewrite's carried class among it).
-        "class": (class_source(line) if file in IDENTITY_FILES else line.taint) or "private",
+        # An entry's class as the block finds it (a rewrite's carried class among it; one that
+        # is no class, as a hand edit of an unknown class gives, the highest, as the block
+        # takes it), always one the export format names, so that an import takes the file.
+        "class": entry_class(class_source(line) if file in IDENTITY_FILES else line.taint),
         "untrusted": bool(line.untrusted),
     }
 

@@ -26,6 +26,10 @@ record, which FTS5 calls malformed past 2,000 levels ("database disk image is ma
 pages are sound, so quick_check says ok). The steps end when that merge is done (read off the
 structure record), and give up, the merge still owed, past a bound of pages set by what the merge
 owed at its first step. Each step writes at most MOST_PAGES pages (about a quarter second).
+
+Before it, the tables a recall mode switch set aside (renamed, to be emptied a part at a time by
+the build or the switch to spec) are emptied, a bounded part a step, for their rows may hold the
+forgotten text too, and the forget says the index holds it no more only once they are gone.
 """
 
 import logging
@@ -36,6 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memoryd import modes
 from memoryd.errors import IndexUnwritable, MemorydError
 from memoryd.home import atomic_write, fsync_dir
 from memoryd.index.dbfile import unwritable
@@ -123,6 +128,9 @@ def merge_owed(index, on_writer: Callable[..., Any] = inline) -> str | None:
         )
         return room
     started = time.monotonic()
+    while (removed := on_writer(_remove_aside, index)) is not False:
+        if isinstance(removed, str):
+            return removed
     tables: list[str] = on_writer(_fts5_tables_of, index)
     steps = 0
     for table in tables:
@@ -153,6 +161,22 @@ def merge_owed(index, on_writer: Callable[..., Any] = inline) -> str | None:
         time.monotonic() - started,
     )
     return None
+
+
+def _remove_aside(index) -> bool | str:
+    """One step of the removal of the tables a mode switch set aside (True: one made, False: none
+    left), or why it failed (the merge stays owed, and the next forget tries again)."""
+    conn: sqlite3.Connection = index._write()
+    try:
+        with index._transaction(conn):
+            return modes.remove_set_aside(conn)
+    except (sqlite3.Error, IndexUnwritable) as error:
+        wrong = unwritable(error, Path(index.path))
+        if wrong is None and not isinstance(error, IndexUnwritable):
+            raise
+        said = wrong[0] if wrong is not None else str(error)
+        log.warning("index %s: tables a mode switch set aside not emptied: %s", index.path, said)
+        return said
 
 
 def _fts5_tables_of(index) -> list[str]:

@@ -386,6 +386,12 @@ def _virtual_aside(conn: sqlite3.Connection, name: str, aside: str) -> None:
         conn.execute("RELEASE aside")
 
 
+def remove_set_aside(conn: sqlite3.Connection) -> bool:
+    """One bounded step (_remove_some) of the removal of the tables a switch set aside, for a
+    forget, whose text their rows may hold: False when none is left."""
+    return _remove_some(conn)
+
+
 def _remove_some(conn: sqlite3.Connection) -> bool:
     """One bounded step of the removal of the tables set aside: DROP_BYTES of a table's rows
     deleted (each freed page zeroed), or a table found empty (or without rowids, FTS5's small

@@ -26,6 +26,7 @@ from memoryd.journal import damaged, idcopies
 from memoryd.journal import months as journalmonths
 from memoryd.journal.idform import order
 from memoryd.journal.ids import Issued
+from memoryd.journal.mapfile import line_starting
 
 HEAD_BYTES = 65_536
 # How many months' first ids are kept (memoryd has one journal; tests and restores make more).
@@ -110,9 +111,7 @@ def holds(months: list[Path], edit_id: str) -> bool:
             except ValueError:  # empty
                 continue
             with data:
-                at = data.find(needle)
-                while at > 0 and data[at - 1] != 0x0A:
-                    at = data.find(needle, at + 1)
+                at = line_starting(data, needle)
                 if at != -1:
                     return True
     return False

@@ -31,3 +31,12 @@ def mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
             yield view
         finally:
             view.close()
+
+
+def line_starting(data: bytes | mmap.mmap, needle: bytes) -> int:
+    """Where the first line of data that starts with needle starts; -1 when none does (a
+    needle found inside a line, a text quoting an id, is passed over)."""
+    at = data.find(needle)
+    while at > 0 and data[at - 1 : at] != b"\n":
+        at = data.find(needle, at + 1)
+    return at

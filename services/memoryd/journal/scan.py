@@ -19,7 +19,7 @@ from memoryd.journal import damaged, forgotpending
 from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.mapfile import mapped
+from memoryd.journal.mapfile import line_starting, mapped
 
 # How much of a month a scan over all of it holds mapped at a time: the pages it has passed are
 # given back. A month can hold hundreds of megabytes, and a page of a mapping counts in memoryd's
@@ -210,9 +210,7 @@ def from_id(
         with mapped(path) as data:
             position = 0
             if not found:
-                position = data.find(needle)
-                while position > 0 and data[position - 1 : position] != b"\n":
-                    position = data.find(needle, position + 1)
+                position = line_starting(data, needle)
                 if position == -1:
                     continue
                 found = True

@@ -29,7 +29,7 @@ from memoryd.journal import damaged, heldids, lostbefore, months
 from memoryd.journal.idform import order
 from memoryd.journal.journal import EditLine, Journal
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.mapfile import mapped
+from memoryd.journal.mapfile import line_starting, mapped
 from memoryd.trust import classrule
 from proto.labels import CLASS_RANK
 
@@ -84,9 +84,7 @@ def _after(
         with mapped(path) as data:
             position = 0
             if not seen and needle is not None:
-                position = data.find(needle)
-                while position > 0 and data[position - 1 : position] != b"\n":
-                    position = data.find(needle, position + 1)
+                position = line_starting(data, needle)
                 if position == -1:
                     continue
                 seen = True

@@ -232,14 +232,12 @@ def _unreadable(name: str, e: OSError) -> AdminRefused:
     elif isinstance(e, FileNotFoundError):
         # removed while memoryd ran: an archive without it would pass for a whole backup
         # Not "restore a backup": that would take every file back to the archive, not this one.
-        if name.endswith("/"):
-            how = f"tar -xzf ARCHIVE {name}"
-        else:
-            how = f"tar -xzOf ARCHIVE {name} > {name}"
+        # No redirection or pipe: bxctl shows a refusal with its markup escaped (as \>), and the
+        # command must work pasted as printed. tar extracts the one member named, nothing else.
         what = "is missing"
         fix = (
-            f"put it back (a backup holds it: {how}, run in the home folder; restoring the "
-            "whole backup would take all of memory back to it)"
+            f"put it back (a backup holds it: tar -xzf ARCHIVE {name}, run in the home folder; "
+            "restoring the whole backup would take all of memory back to it)"
         )
     else:
         what = f"cannot be read ({e.strerror or e})"

@@ -15,10 +15,14 @@ addressed.FAVOUR, as for a named speaker (which wins when a question has both).
   after what the user did to it ("the book I told you about") is the user's turn.
 - Otherwise a question in the first person (I, me, my, we, our) is about the user's turns.
 - A question about "our conversation" or what "we talked" about may mean either side: no role.
-- Any other question (third person, another language) favours no one.
+- Any other question (third person, another language) favours no one. Only an English
+  question is read at all (language.py's guess, English in doubt): Spanish "¿Cuánto me
+  dijiste…?" asks what the agent said, and its "me" is not the English first person.
 """
 
 import re
+
+from memoryd.modes import language
 
 USER, ASSISTANT = "user", "assistant"
 FIRST = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"})
@@ -46,6 +50,8 @@ _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 def role(question: str) -> str | None:
     """The role whose turns the question asks about, by its grammatical person, or None."""
     words = _WORD.findall(question.replace("\u2019", "'").lower())
+    if language.guess(words) != language.ENGLISH:
+        return None
     heads = [word.split("'", 1)[0] for word in words]
     for i, head in enumerate(heads):
         if head in SECOND and words[i] not in REQUESTING:

@@ -1,18 +1,18 @@
-"""A general English stopword list (NLTK's 179 words, see STOPWORDS-LICENSE.txt), and the query
-terms of the context and hybrid modes: the spec's terms without stopwords, unless nothing would be
-left. The list is a data file beside this module, read once."""
+"""The query terms of the context and hybrid modes: the spec's terms without the stopwords of
+the question's language, unless nothing would be left. English's list is NLTK's 179 words;
+German, Spanish, French, Italian, Portuguese and Dutch have Snowball's (STOPWORDS-LICENSE.txt);
+the language is guessed from the question's own words (language.py), English when in doubt.
+The lists are data files beside this module, each read once."""
 
-import functools
 from collections.abc import Sequence
-from importlib import resources
 
+from memoryd.modes import language
 from memoryd.search.query import query_terms
 
 
-@functools.cache
 def stopwords() -> frozenset[str]:
-    text = resources.files(__package__).joinpath("stopwords_en.txt").read_text(encoding="utf-8")
-    return frozenset(line.strip() for line in text.splitlines() if line.strip())
+    """The English list: what a capitalised word must not be to be read as a name."""
+    return language.stopwords_of(language.ENGLISH)
 
 
 def content_terms(query: str) -> list[str]:
@@ -22,8 +22,8 @@ def content_terms(query: str) -> list[str]:
 
 
 def without_stopwords(terms: Sequence[str]) -> list[str]:
-    """Terms already split (query.Query.terms) less the stopwords; all of them when every term
-    is a stopword."""
-    words = stopwords()
+    """Terms already split (query.Query.terms) less the stopwords of their language; all of them
+    when every term is a stopword."""
+    words = language.stopwords_of(language.guess(terms))
     kept = [term for term in terms if term.lower() not in words]
     return kept or list(terms)

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 from memoryd.journal import idform
-from memoryd.journal.mapfile import mapped
+from memoryd.journal.mapfile import finditer, mapped
 from proto.plural import counted
 
 # The id a journal line starts with, as memoryd writes it, and the line it starts.
@@ -38,7 +38,7 @@ def _lines(paths: list[Path]) -> dict[str, bytes]:
     found: dict[str, bytes] = {}
     for path in paths:
         with mapped(path) as data:
-            for m in _LINE.finditer(data):
+            for m in finditer(_LINE, data):
                 found.setdefault(m.group(1).decode(), m.group(0))
     return found
 

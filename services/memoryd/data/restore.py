@@ -60,7 +60,7 @@ from memoryd.home import Home, ensure_dir
 from memoryd.journal import forgotpending, forgotten, idform, scan, twice
 from memoryd.journal.journal import Journal
 from memoryd.journal.linefile import all_ids
-from memoryd.journal.mapfile import mapped
+from memoryd.journal.mapfile import finditer, mapped
 from memoryd.trust import risen
 from proto.plural import counted
 
@@ -379,7 +379,7 @@ def _keep_shown(store) -> None:
     edits: dict[str, int] = {}
     for path in months:
         with mapped(path) as data:
-            for m in LINE_ID.finditer(data):
+            for m in finditer(LINE_ID, data):
                 _top(edits, m.group(1).decode(), int(m.group(2)))
     pending: dict[str, int] = {}
     named = all_ids(store.home.memory_file("pending.jsonl")) + sorted(scan.pending_ids(months))

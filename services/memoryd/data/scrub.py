@@ -1,6 +1,6 @@
 """Replacing forgotten text with the marker in memoryd's JSON-lines files, a month at a time.
 
-A month file is searched for the text as JSON writes it (one byte search through mmap); only a
+A month file is searched for the text as JSON writes it (one byte search in windows); only a
 file that holds it is rewritten, streamed to a temporary file beside it, fsync'd and renamed over
 it (the folder fsync'd), so a kill leaves the old file or the new one (and a temporary file that
 the next start removes). A journal month is rewritten in two steps, so that the writer does not
@@ -12,13 +12,13 @@ as it was read. An error names the file it was writing or reading.
 
 import contextlib
 import json
-import mmap
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import FILE_MODE, fsync_dir, open_read
+from memoryd.journal.mapfile import FileView
 from proto.trim import trim
 
 
@@ -67,7 +67,7 @@ def _lines_with(path: Path, find: bytes) -> Iterator[int]:
     with _named(path), f:
         if os.fstat(f.fileno()).st_size == 0:
             return
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        with FileView(f) as data:
             position = data.find(find)
             while position != -1:
                 start = data.rfind(b"\n", 0, position) + 1

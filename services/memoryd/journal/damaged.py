@@ -14,7 +14,6 @@ its own, and the id at its start is never handed out again (journal.last_id).
 
 import json
 import logging
-import mmap
 import os
 import re
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 from memoryd.home import open_read
 from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.linefile import parse_line
+from memoryd.journal.mapfile import FileView
 
 log = logging.getLogger("memoryd.journal.journal")
 
@@ -234,7 +234,7 @@ def find(path: Path, edit_id: str, model) -> Damaged | None:
         return None
     with f:
         try:
-            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            data = FileView(f)
         except ValueError:  # empty
             return None
         try:

@@ -15,7 +15,6 @@ per month there has ever been.
 """
 
 import json
-import mmap
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ from memoryd.journal import damaged, idcopies
 from memoryd.journal import months as journalmonths
 from memoryd.journal.idform import order
 from memoryd.journal.ids import Issued
-from memoryd.journal.mapfile import line_starting
+from memoryd.journal.mapfile import FileView, line_starting
 
 HEAD_BYTES = 65_536
 # How many months' first ids are kept (memoryd has one journal; tests and restores make more).
@@ -107,7 +106,7 @@ def holds(months: list[Path], edit_id: str) -> bool:
             continue
         with f:
             try:
-                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                data = FileView(f)
             except ValueError:  # empty
                 continue
             with data:

@@ -1,10 +1,10 @@
 """Reading a long journal without reading it whole: the owner's commands over 100,000 edits.
 
 A month of edits/ can hold hundreds of megabytes (each identity edit carries its file's entries
-before and after). These look at the month files through mmap and parse only the lines they need:
-the line of one id, the last line that changed a file, the last N lines, N lines from an id. They
-rely on what memoryd writes (json.dumps with its default separators: a line starts with
-{"id": "...", and the key "to" reads "to": "memory.md"); a line written otherwise by hand is
+before and after). These search the month files in place (mapfile.py), parsing only the lines
+they need: the line of one id, the last line that changed a file, the last N lines, N lines from
+an id. They rely on what memoryd writes (json.dumps with its default separators: a line starts
+with {"id": "...", and the key "to" reads "to": "memory.md"); a line written otherwise by hand is
 skipped, as read_lines skips a damaged one.
 """
 
@@ -19,7 +19,7 @@ from memoryd.journal import damaged, forgotpending
 from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.mapfile import line_starting, mapped
+from memoryd.journal.mapfile import finditer, line_starting, mapped
 
 # How much of a month a scan over all of it holds mapped at a time: the pages it has passed are
 # given back. A month can hold hundreds of megabytes, and a page of a mapping counts in memoryd's
@@ -81,7 +81,7 @@ def _bisect(data, needle: bytes, key: tuple[str, int]) -> int:
     while high - low > 65_536:
         middle = (low + high) // 2
         start = data.rfind(b"\n", 0, middle) + 1
-        m = ID_AT_START.match(data, start)
+        m = ID_AT_START.match(data[start : start + 64])
         if m is None:
             return -1
         here = (m.group(1).decode(), int(m.group(2)))
@@ -244,7 +244,7 @@ def pending_ids(paths: list[Path]) -> set[str]:
             while start < len(data):  # a WINDOW at a time, each ending at a line's end
                 end = data.find(b"\n", min(start + WINDOW, len(data)))
                 end = len(data) if end == -1 else end + 1
-                found.update(m.decode() for m in PENDING_KEY.findall(data, start, end))
+                found.update(m[1].decode() for m in finditer(PENDING_KEY, data, start, end))
                 found.update(forgotpending.ids_in(data, start, end))
                 _let_go(data, start - start % mmap.PAGESIZE, end - end % mmap.PAGESIZE)
                 start = end

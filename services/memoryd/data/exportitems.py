@@ -9,6 +9,10 @@ is kept: of the journal, the provenance of the entries and notes there are; of n
 for each note (16 bytes) while the journal is passed over, then one note at a time as the items
 are given (notestream.py).
 
+A note with no text (a header written by hand with nothing under it yet) is no memory: it is left
+out, as a forget's marker is, and logged, so that every export imports (import skips one that an
+older export holds).
+
 While a forget that stopped part way stands (unfinished.py), the texts it takes are left out
 (Leaving), as recall leaves them out: the files may still hold them, and an export is what the
 owner carries to another home, where no re-run of the forget reaches.
@@ -115,16 +119,23 @@ def read_entries(snap: snapshot.Snapshot, name: str) -> list[str]:
     return entries.parse(entries.decode(b"".join(held.chunks()), name))
 
 
-def _notes(snap: snapshot.Snapshot, leaving: Leaving) -> Iterator[notes.NoteEntry]:
+def _notes(
+    snap: snapshot.Snapshot, leaving: Leaving, empty: list[int] | None = None
+) -> Iterator[notes.NoteEntry]:
     """The notes of notes.md as held, one at a time, but for the markers standing where the
     owner forgot a note (brought in elsewhere, one would be recalled as a note, with the
-    forgotten note's provenance) and the notes leaving takes. notes.md has no limit (spec 3), so
+    forgotten note's provenance), the notes with no text (their numbers put in empty) and the
+    notes leaving takes. notes.md has no limit (spec 3), so
     it is read as a stream (notestream.py), never whole, and its size is never refused."""
     held = _find(snap, "memory/notes.md")
     if held is None:
         return
     for note in notestream.entries(held.chunks()):
         if forgottenmarker.is_marker(note.text):
+            continue
+        if not trim(note.text):
+            if empty is not None:
+                empty.append(note.number)
             continue
         if leaving.takes(note.text):
             leaving.notes.add(note.number)
@@ -187,9 +198,17 @@ def items(snap: snapshot.Snapshot, leaving: Leaving | None = None) -> Iterator[d
     leaving = leaving or Leaving()
     current = {file: leaving.kept(read_entries(snap, file)) for file in IDENTITY_FILES}
     counts: dict[bytes, int] = {}  # how many notes there are of each key
-    for note in _notes(snap, leaving):
+    empty: list[int] = []
+    for note in _notes(snap, leaving, empty):
         key = _key(note.kind, note.text)
         counts[key] = counts.get(key, 0) + 1
+    if empty:
+        shown = ", ".join(f"note:{n}" for n in empty[:10]) + (", ..." if len(empty) > 10 else "")
+        log.info(
+            "memory/notes.md: %s with no text left out of the export (%s)",
+            "a note" if len(empty) == 1 else f"{len(empty):,} notes",
+            shown,
+        )
     added, appended = _provenances(snap, current, counts)
     return _items(snap, current, added, appended, leaving)
 

@@ -1,22 +1,26 @@
 """bxctl memory import FILE: an export's items brought in as the owner's journalled edits.
 
 The file (an export in jsonl, handed over in backups/, at most IMPORT_MAX bytes) is read and every
-line checked before anything is written: a line of the wrong shape, or with an empty text, a
-session or a time that is not one, refuses the import, naming its number. Then
-each item goes through the same rules as any write. An entry from a trusted write at or below
-[index] max_class is added to its file (the check, the entry rules, the limit; one journal line
-per entry, action "import", with the provenance it came with); an entry marked untrusted or above
+line checked before anything is written: a line of the wrong shape, or an entry with an empty
+text, a session or a time that is not one, refuses the import, naming its number. Then each item
+goes through the same rules as any write. An entry from a trusted write at or below [index]
+max_class is added to its file (the check, the entry rules, the limit; one journal line per
+entry, action "import", with the provenance it came with); an entry marked untrusted or above
 max_class becomes a note with its label, never identity; a note is appended to notes.md with its
-header (kind, time, session, class, untrusted). An item already there is skipped, as is the marker
-a forget leaves where a note was; a note already there under another label is never appended
-again (importsame.py says which label stays), nor an entry of this home come back as a note
-(importentry.py); an entry its file has no room for is kept as a note, said so with how to
-promote it; one that fails the check is named with the reason. An item whose text the owner made
-memoryd forget (its digest is in forgotten.jsonl: an older export still holds it) is skipped and
-said to be forgotten, whatever else it would be: nothing forgotten comes back through an import.
---dry-run says all that and writes nothing. importrun.py applies the items, a batch at a time.
-A file that is not UTF-8 (an export re-saved as UTF-16) is refused naming its encoding
-(importtext.py) before any line is read.
+header (kind, time, session, class, untrusted). An item already there is skipped, as are the
+marker a forget leaves where a note was and a note with no text (a header written by hand with
+nothing under it, which an export made before such notes were left out holds); a note already
+there under another label is never appended again (importsame.py says which label stays), nor an
+entry of this home come back as a note (importentry.py); an entry its file has no room for is
+kept as a note, said so with how to promote it; one that fails the check is named with the
+reason. A note made of an entry, or brought in, is the owner's data moving between homes, as is a
+note memoryd writes when an entry leaves its file: the check and the entry rules hold, a
+session's 1,000 characters for a new note do not (an entry may be longer, and the next home must
+take this one's notes back). An item whose text the owner made memoryd forget (its digest is in
+forgotten.jsonl: an older export still holds it) is skipped and said to be forgotten, whatever
+else it would be: nothing forgotten comes back through an import. --dry-run says all that and
+writes nothing. importrun.py applies the items, a batch at a time. A file that is not UTF-8 (an
+export re-saved as UTF-16) is refused naming its encoding (importtext.py) before any line is read.
 """
 
 import array
@@ -108,8 +112,8 @@ def _problem(item: Item) -> str | None:
     if item.note in ("moved", "dropped") and item.source is None:
         # Which file it left is part of the note (notes.md's header says it): not guessed.
         return f"is a {item.note} note without its source (the file it left)"
-    if not trim(item.text):
-        return "has an empty text"
+    if isinstance(item, EntryItem) and not trim(item.text):
+        return "has an empty text"  # an export never writes one: entries.parse skips them
     if p.session is not None and not SESSION_ID.fullmatch(p.session):
         return "has a provenance session of the wrong shape"
     if p.time is not None:
@@ -306,6 +310,8 @@ def _digest(key: NoteKey) -> bytes:
 def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
     """(what: add, note:KIND, skip or FORGOTTEN, which is skipped too, the line said to the
     owner) for item, updating state."""
+    if not trim(item.text):  # a note: an empty entry refuses the file (_problem)
+        return "skip", "a note with no text (a header with nothing under it), not memory: skipped"
     found = (state.forgotten.get(d) for d in forgotten.digests_of(item.text))
     forgot = next((f for f in found if f is not None), None)
     if forgot is not None:
@@ -334,8 +340,8 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
             if trim(item.text) in current:
                 return "skip", f"already in {file}"
             length = entries.length([*current, entries.normalise(item.text)])
-            if length > entries.LIMITS[file] and _fits_a_note(item.text):
-                return _note(item, "noted", state, _full(file, length))
+            if length > entries.LIMITS[file]:
+                return _note(item, "noted", state, _full(file, length, item.text))
             return "skip", f"not imported into {file}: {reason}"
         state.entries[file] = list(plan.after)
         return "add", f"added to {file}"
@@ -345,21 +351,19 @@ def decide(item: Item, state: State, max_class: str) -> tuple[str, str]:
     return _note(item, kind, state, "appended to notes.md")
 
 
-def _fits_a_note(text: str) -> bool:
-    try:
-        edits.new_note(text)
-    except EditRefused:
-        return False
-    return True
-
-
-def _full(file: str, length: int) -> str:
+def _full(file: str, length: int, text: str) -> str:
     """What is said of an entry its file has no room for: it is kept, as a note, and how the
     owner brings it into the file (the model's consolidate is not the owner's to run)."""
+    limit, arg = entries.count(entries.LIMITS[file]), file.removesuffix(".md")
+    alone = entries.length([entries.normalise(text)])
+    if alone > entries.LIMITS[file]:  # no room ever: promote would refuse it too
+        return (
+            f"longer than {file} may be ({entries.count(alone)} of {limit} characters): kept as "
+            f"a note instead; bxctl memory edit {arg} can take in a shorter version of it"
+        )
     return (
-        f"{file} would be {entries.count(length)} of {entries.count(entries.LIMITS[file])} "
-        "characters: kept as a note instead; make room with bxctl memory edit "
-        f"{file.removesuffix('.md')}, then bxctl memory promote it"
+        f"{file} would be {entries.count(length)} of {limit} characters: kept as a note "
+        f"instead; make room with bxctl memory edit {arg}, then bxctl memory promote it"
     )
 
 
@@ -384,15 +388,12 @@ def _note(item: Item, kind: str, state: State, said: str) -> tuple[str, str]:
         settled = importsame.settle(state.home, same, incoming)
         state.relabel = settled.relabel
         return settled.what, settled.said
-    try:
-        if kind == "noted":
-            edits.new_note(text)
-        else:
-            problem = entries.entry_problem(text) or check.problem(text)
-            if problem is not None:
-                raise EditRefused(problem)
-    except EditRefused as e:
-        return "skip", f"not imported: {str(e).removeprefix('refused: ')}"
+    # The check, and the entry rules for what was an entry; not a session's note length (module
+    # docstring).
+    was_entry = isinstance(item, EntryItem) or kind != "noted"
+    problem = (entries.entry_problem(text) if was_entry else None) or check.problem(text)
+    if problem is not None:
+        return "skip", f"not imported: {problem}"
     return f"note:{kind}", said
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from loopd_shim import sessionfolder
 from loopd_shim.errors import AppendFailed, SessionExists, SessionLogFailed, SessionUnknown
 from loopd_shim.logroom import reason_of
+from proto import jsonread
 from proto.files import (
     DIR_MODE,
     NotRegular,
@@ -188,7 +189,13 @@ class SessionStore:
             data = f.read(BASELINE_BYTES + 1)
         if len(data) > BASELINE_BYTES:
             raise SessionLogFailed(f"{path} is larger than {BASELINE_BYTES:,} bytes")
-        return json.loads(data.decode("utf-8"))
+        try:
+            value = jsonread.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, jsonread.NotJson) as e:
+            raise SessionLogFailed(f"{path} is not a baseline loopd-shim writes: {e}") from None
+        if not isinstance(value, dict):
+            raise SessionLogFailed(f"{path} is not a baseline loopd-shim writes: not an object")
+        return value
 
     def require(self, session: str) -> None:
         if not self.baseline_path(session).is_file():

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_mcp.keptfiles import KeptFiles, as_kept, kept_files
+from proto import jsonread
 from proto.labels import Label, is_class, stricter
 
 log = logging.getLogger("memory_mcp.raised")
@@ -99,7 +100,7 @@ def load(path: Path) -> Raised | None:
     try:
         if len(data) > MOST_BYTES:
             raise ValueError("too long")
-        value = json.loads(data)
+        value = jsonread.loads(data)  # NotJson, a ValueError, for any damage, however deep
         klass, untrusted = value["class"], value["untrusted"]
         if not is_class(klass) or not isinstance(untrusted, bool):
             raise ValueError("not a label")

@@ -182,3 +182,15 @@ def test_the_stop_removes_its_own_socket_and_leaves_a_file_put_in_its_place(fake
         config.control_socket.write_text("someone else's\n")
     assert config.control_socket.read_text() == "someone else's\n"
     config.control_socket.unlink()
+
+
+def test_a_baseline_nested_too_deep_is_one_line_naming_it(tmp_path):
+    home = tmp_path / "home"
+    folder = home / "sessions" / "s-deep"
+    folder.mkdir(parents=True)
+    (folder / "0.baseline.json").write_text("[" * 200_000 + "]" * 200_000)
+    result = CliRunner().invoke(app, ["baseline", "s-deep", "--home", str(home)])
+    assert result.exit_code == 1
+    said = result.output.strip()
+    assert "\n" not in said and "0.baseline.json is not a baseline" in said
+    assert "Traceback" not in said and "Recursion" not in said

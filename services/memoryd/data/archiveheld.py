@@ -35,6 +35,7 @@ from memoryd.data import layout, notestream
 from memoryd.errors import FileDamaged
 from memoryd.home import Home
 from memoryd.memory import entries
+from proto import jsonread
 from proto.backupformat import MANIFEST, MANIFEST_MAX, declared_in, too_much, unpacked_max
 from proto.trim import WHITE_SPACE, trim
 
@@ -159,8 +160,8 @@ def _block_holds(block: bytes, texts: list[str], sought: list["_Sought"]) -> boo
         end = block.find(b"\n", start)
         line = block[start:] if end == -1 else block[start:end]
         try:
-            value = json.loads(line)
-        except ValueError:  # not JSON (damaged, torn): it may hold it in some form
+            value = jsonread.loads(line)
+        except jsonread.NotJson:  # not JSON (damaged, torn, too deep): it may hold it in some form
             return True
         if _value_holds(value, texts, 0):
             return True
@@ -284,8 +285,8 @@ def _value_holds(value: object, texts: list[str], depth: int) -> bool:
         inner = value.strip()
         if depth < 4 and inner[:1] in ("{", "["):  # JSON held as text: a tool call's arguments
             try:
-                return _value_holds(json.loads(inner), texts, depth + 1)
-            except ValueError:
+                return _value_holds(jsonread.loads(inner), texts, depth + 1)
+            except jsonread.NotJson:
                 return False
         return False
     if isinstance(value, dict):

@@ -17,7 +17,6 @@ The answer is kept while the files it read are unchanged (and forgotten.jsonl li
 so that stats, recall and the indexer, which ask unfinished.read, do not read them again.
 """
 
-import json
 import logging
 import os
 import threading
@@ -31,6 +30,7 @@ from memoryd.journal import forgetlines, forgetread, forgotten
 from memoryd.journal.forgetlines import Forgot, stamp
 from memoryd.journal.forgottenparse import parse_whole
 from memoryd.journal.wholelines import WholeLines
+from proto.jsonread import loads_or_none
 
 log = logging.getLogger(__name__)
 
@@ -158,10 +158,7 @@ def _lines_before(home: Home, ident: str) -> Iterator[dict]:
         with f:
             for data, cut in WholeLines(f, os.fstat(f.fileno()).st_size, CHUNK):
                 for raw in data[:cut].split(b"\n"):
-                    try:
-                        value = json.loads(raw)
-                    except ValueError:
-                        continue
+                    value = loads_or_none(raw)
                     if isinstance(value, dict):
                         yield value
 
@@ -188,10 +185,7 @@ def _export_texts(home: Home) -> Iterator[str]:
                 with open_read(path) as f:
                     for data, cut in WholeLines(f, os.fstat(f.fileno()).st_size, CHUNK):
                         for raw in data[:cut].split(b"\n"):
-                            try:
-                                item = json.loads(raw)
-                            except ValueError:
-                                continue
+                            item = loads_or_none(raw)
                             if isinstance(item, dict) and isinstance(item.get("text"), str):
                                 yield item["text"]
             else:  # as long as notes.md: a chunk read at a time, a part held at a time

@@ -16,12 +16,12 @@ are read as JSON; the rest is found by the id at the start of each line, as the 
 scans of the journal do.
 """
 
-import json
 import re
 from pathlib import Path
 
 from memoryd.journal import idform
 from memoryd.journal.mapfile import finditer, mapped
+from proto.jsonread import loads_or_none
 from proto.plural import counted
 
 # The id a journal line starts with, as memoryd writes it, and the line it starts.
@@ -44,10 +44,8 @@ def _lines(paths: list[Path]) -> dict[str, bytes]:
 
 
 def _what(line: bytes) -> tuple | None:
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None  # a damaged line: what it was cannot be told, so it is not said renamed
+    # A damaged line (None): what it was cannot be told, so it is not said renamed.
+    value = loads_or_none(line)
     return tuple(value.get(key) for key in _SAME) if isinstance(value, dict) else None
 
 

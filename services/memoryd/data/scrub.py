@@ -19,6 +19,7 @@ from pathlib import Path
 
 from memoryd.home import FILE_MODE, fsync_dir, open_read
 from memoryd.journal.mapfile import FileView
+from proto.jsonread import loads_or_none
 from proto.trim import trim
 
 
@@ -40,10 +41,7 @@ def count(
         for raw in f:
             if find not in raw:
                 continue
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                continue
+            value = loads_or_none(raw)
             n += isinstance(value, dict) and holds(value, text)
     return n
 
@@ -89,10 +87,7 @@ def _transform(lines, out, find: bytes, change: Callable[[dict], dict | None], d
         if find not in raw:
             out.write(raw)
             continue
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = None
+        value = loads_or_none(raw)
         new = change(value) if isinstance(value, dict) else None
         if new is not None and new == value:
             out.write(raw)  # holds the bytes but not the text, as matching.py judges

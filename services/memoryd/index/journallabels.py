@@ -17,7 +17,6 @@ raise a label are parsed (a byte search for "untrusted": true or "secret" first)
 grow: a month file rewritten or removed by hand takes nothing away from what was read of it.
 """
 
-import json
 import logging
 import os
 import re
@@ -28,6 +27,7 @@ from typing import BinaryIO
 
 from memoryd.home import MONTH_FILE, Home, open_read
 from memoryd.journal.wholelines import WholeLines
+from proto.jsonread import loads_or_none
 from proto.labels import CLASS_RANK, higher_class
 from proto.messages import is_session_id
 
@@ -170,12 +170,9 @@ def _take_all(data: bytes, end: int, labels: dict[str, Label]) -> None:
 
 def _take(labels: dict[str, Label], line: bytes) -> None:
     """Raise the label of the session whose memory call the line journals, if it is one."""
-    try:
-        record = json.loads(line)
-    except (ValueError, UnicodeError):
-        return  # a damaged line: the journal's own readers name it
+    record = loads_or_none(line)
     if not isinstance(record, dict):
-        return
+        return  # a damaged line: the journal's own readers name it
     session, call = record.get("session"), record.get("call")
     # A session's memory call has a call id; the owner's edits (promote, import) have none.
     if not is_session_id(session) or not isinstance(call, str) or not call:

@@ -4,9 +4,8 @@ them vouched for with the digests of what it took (forgotten.alone says why that
 functions of the bytes, so that the reader, the writer's mend and a restore's staged copy read
 the file the same way."""
 
-import json
-
 from memoryd.journal import forgetlines
+from proto.jsonread import loads_or_none
 
 KEY = forgetlines.KEY
 Forgot = forgetlines.Forgot
@@ -27,10 +26,7 @@ def parse_whole(data: bytes) -> tuple[set[str], list[int], set[Forgot]]:
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = None
+        value = loads_or_none(raw)
         key = value.get("key") if isinstance(value, dict) else None
         forgot = forgetlines.forgot_of(value) if key is None else None
         if isinstance(key, str) and KEY.match(key):
@@ -55,10 +51,7 @@ def vouched(data: bytes, own_texts: set[Forgot]) -> frozenset[str]:
     for raw in data.split(b"\n"):
         if b'"key"' not in raw:
             continue
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            continue
+        value = loads_or_none(raw)
         key = value.get("key") if isinstance(value, dict) else None
         if not (isinstance(key, str) and key.startswith("session:") and KEY.match(key)):
             continue

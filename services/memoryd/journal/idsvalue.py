@@ -6,7 +6,6 @@ Why a module of its own: ids.py's Issued decides which copy counts and writes th
 reads a copy's value and takes it apart, the same for either copy.
 """
 
-import json
 import logging
 import os
 import re
@@ -15,6 +14,7 @@ from pathlib import Path
 from memoryd.home import open_file
 from memoryd.journal.idform import EDIT_ID, PENDING_ID, order
 from proto.files import NotRegular, read_at_most
+from proto.jsonread import loads_or_none
 
 # Issued's logger: what these say of a copy are its lines, and keep its name.
 log = logging.getLogger("memoryd.journal.ids")
@@ -76,8 +76,8 @@ def read_copy(path: Path, said: bool) -> dict:
     finally:
         os.close(fd)
     try:
-        value = json.loads(data.decode("utf-8")) if len(data) <= ISSUED_MAX else None
-    except ValueError:
+        value = loads_or_none(data.decode("utf-8")) if len(data) <= ISSUED_MAX else None
+    except UnicodeDecodeError:
         value = None
     if not isinstance(value, dict):
         if data and said:

@@ -11,7 +11,6 @@ pending.jsonl or a journal month) is read as nothing, as memory.md, user.md and 
 it is invisible where it was put, and the line is otherwise whole.
 """
 
-import json
 import logging
 from pathlib import Path
 from typing import TypeVar
@@ -19,6 +18,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from memoryd.home import read_file
+from proto.jsonread import loads_or_none
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +69,8 @@ def read_lines(path: Path, model: type[Line]) -> list[Line]:
 def line_id(raw: bytes) -> str | None:
     """The "id" of a line, even of one otherwise damaged (ids once written are never reused)."""
     try:
-        value = json.loads(raw.removeprefix(BOM).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        value = loads_or_none(raw.removeprefix(BOM).decode("utf-8"))
+    except UnicodeDecodeError:
         return None
     edit_id = value.get("id") if isinstance(value, dict) else None
     return edit_id if isinstance(edit_id, str) else None

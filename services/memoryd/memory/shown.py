@@ -35,6 +35,7 @@ from typing import Generic, TypeVar
 
 from memoryd.memory.entries import LIMITS
 from proto.files import atomic_write, open_file, read_at_most
+from proto.jsonread import loads_or_none
 
 log = logging.getLogger(__name__)
 
@@ -226,10 +227,7 @@ def _load(path: Path) -> Prints | str:
         return f"{path} could not be read ({e.strerror or e})"
     finally:
         os.close(fd)
-    try:
-        value = json.loads(data) if len(data) <= MOST_BYTES else None
-    except ValueError:
-        value = None
+    value = loads_or_none(data) if len(data) <= MOST_BYTES else None
     if not isinstance(value, dict) or not all(
         file in LIMITS and isinstance(entries, list) and all(_readable(e) for e in entries)
         for file, entries in value.items()

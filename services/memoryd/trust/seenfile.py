@@ -25,6 +25,7 @@ import os
 
 from memoryd.home import Home, atomic_write, open_file
 from memoryd.trust.seen import MOST_POINTS, MOST_SEEN, Point
+from proto import jsonread
 from proto.files import read_at_most
 from proto.labels import CLASSES
 from proto.messages import is_session_id
@@ -63,7 +64,7 @@ def load(home: Home) -> dict[str, Point]:
     try:
         if len(data) > MOST_BYTES:
             raise ValueError(f"larger than {MOST_BYTES:,} bytes")
-        rows = json.loads(data)["points"]
+        rows = jsonread.loads(data)["points"]
         if not isinstance(rows, list):
             raise ValueError("points is not a list")
     except (ValueError, KeyError, TypeError) as e:

@@ -2,7 +2,9 @@
 
 The rows go through the indexer's own delete (so the recall modes' tables and the count of
 deletions that readers watch follow), with SQLite's secure_delete on, so the freed pages are
-zeroed, and the WAL is checkpointed and truncated after, so no old page image keeps the text.
+zeroed, and the WAL is checkpointed and truncated after, so no old page image keeps the text:
+when a read of the index holds the WAL, the truncation is owed and tried again until it is done
+(index/walowed.py, whose said() is what a forget's answer says of it meanwhile).
 A delete leaves the row's words in FTS5's term lists until a merge (ftsmerge.py), which the
 forget runs once its other steps are done.
 
@@ -99,15 +101,14 @@ def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> 
         deleted = conn.total_changes - before
     if not deleted and not owed_before:
         ftsmerge.settled(index)  # nothing deleted, nothing owed
-    return _checkpointed(conn, deleted)
+    return _checkpointed(index, conn, deleted)
 
 
-def _checkpointed(conn: sqlite3.Connection, deleted: int) -> int:
-    """deleted (the rows deleted), once the WAL holding their old pages is checkpointed."""
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    except sqlite3.Error:
-        pass  # readers hold it: the next checkpoint overwrites those frames
+def _checkpointed(index, conn: sqlite3.Connection, deleted: int) -> int:
+    """deleted (the rows deleted), once the WAL holding their old pages is checkpointed and
+    truncated; when a read holds it, waited for a quarter second at most, and owed
+    (index/walowed.py)."""
+    index.wal_owed.truncate(conn)
     return deleted
 
 
@@ -128,7 +129,7 @@ def purge_kept_out(index) -> int:
         deleted = conn.total_changes - before
     if not deleted and not owed_before:
         ftsmerge.settled(index)
-    _checkpointed(conn, deleted)
+    _checkpointed(index, conn, deleted)
     ftsmerge.merge_owed(index)  # a restore's answer says nothing of words: logged when they wait
     return deleted
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from memoryd.errors import IndexDamaged
 from memoryd.index.dbfile import Gate, refusal
 from memoryd.index.samefile import OpenedFile
+from memoryd.index.walowed import WalOwed
 from memoryd.search import generation
 
 # Logged under the index's name, as before the connections had a module of their own.
@@ -49,6 +50,8 @@ class Connections:
         self._writer: sqlite3.Connection | None = None
         # The file the connections are to; recall refuses once the path names another or none.
         self._opened = OpenedFile(path)
+        # Whether the WAL still holds old copies of rows a forget took (walowed.py).
+        self.wal_owed = WalOwed(path)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
@@ -60,6 +63,7 @@ class Connections:
         # once a checkpoint has emptied it.
         conn.execute(f"PRAGMA journal_size_limit = {int(WAL_KEPT_BYTES)}")
         self._opened.opened()
+        self.wal_owed.opened(conn)
         return conn
 
     def _write(self) -> sqlite3.Connection:
@@ -107,6 +111,8 @@ class Connections:
         except BaseException:
             _roll_back(conn)
             raise
+        if conn is self._writer:
+            self.wal_owed.after_write(conn)
 
     def _close_all(self) -> None:
         with self._pool_lock:

@@ -14,7 +14,8 @@ changed is read on only when one sequential read of it, without parsing, shows b
 a log shorter than the offset, or with any other byte before it, is read again as before.
 
 A log whose progress has no digest (an index written before it was kept, a log read again whose
-end was not reached) is read again at such a change, as before.
+end was not reached, a progress row damaged: notesprefix.py says it) is read again at such a
+change, as before.
 """
 
 import hashlib
@@ -37,10 +38,18 @@ def _rest(path: Path, start: int, end: int) -> str | None:
     return digest.hexdigest()
 
 
-def _split(prefix: str | None) -> tuple[str, str] | None:
-    """(notesprefix's digest, the hash of the bytes after its whole blocks) from a kept prefix."""
-    chain, _, rest = (prefix or "").rpartition(":")
-    return (chain, rest) if chain and len(rest) == 64 else None
+def _split(prefix: str | None, path: Path) -> tuple[str, str] | None:
+    """(notesprefix's digest, the hash of the bytes after its whole blocks) from a kept prefix;
+    None when none is kept, or the one kept is damaged (said once, as notesprefix says it)."""
+    from memoryd.index import notesprefix
+
+    if not prefix:
+        return None
+    chain, _, rest = prefix.rpartition(":")
+    if chain and len(rest) == 64:
+        return chain, rest
+    notesprefix.damaged(path)
+    return None
 
 
 def extend(path: Path, prefix: str | None, first: int, offset: int) -> str | None:
@@ -49,7 +58,7 @@ def extend(path: Path, prefix: str | None, first: int, offset: int) -> str | Non
     no longer holds the bytes or cannot be read (the log is then read again at a move)."""
     from memoryd.index import notesprefix
 
-    was = _split(prefix)
+    was = _split(prefix, path)
     try:
         chain = notesprefix.extend(path, was[0] if was else None, first, offset)
         if chain is None:
@@ -65,7 +74,7 @@ def holds(path: Path, prefix: str | None, offset: int) -> bool:
     them); False when no digest of offset is kept or the file cannot be read."""
     from memoryd.index import notesprefix
 
-    was = _split(prefix)
+    was = _split(prefix, path)
     if was is None or not notesprefix.holds(path, was[0], offset):
         return False
     try:

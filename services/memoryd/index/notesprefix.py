@@ -18,9 +18,15 @@ the tail window, which is checked there as before.
 The digest names the offset it was taken at: a progress row whose offset moved without it (a
 forget that rewrote notes before the offset moves the offset, data/purge.shift_notes) has its
 digest taken again from the file's start at the next save.
+
+A digest that cannot be read (a damaged or hand-edited progress row: numbers past what an offset
+can be, a block count no block gives) is none: the file's digest is taken again from its start,
+and the row's damage is said once, naming the file it was kept for.
 """
 
 import hashlib
+import logging
+import os
 import re
 from pathlib import Path
 
@@ -31,18 +37,39 @@ from memoryd.index.indexer import NOTES_WINDOW
 BLOCK = NOTES_WINDOW
 READ = 1 << 20  # bytes read at a time
 START = bytes(32)  # the link before the first block
-FORM = re.compile(r"([0-9]+):([0-9]+):([0-9a-f]{64})")
+# An offset fits in 64 bits: a longer number is no offset (and int() refuses one past 4,300 digits).
+FORM = re.compile(r"([0-9]{1,19}):([0-9]{1,19}):([0-9a-f]{64})")
+
+log = logging.getLogger(__name__)
+_SAID: set[str] = set()  # the files whose damaged progress row was said
+MOST_SAID = 100  # past this many files, no more is said: a row damaged in each is one cause
 
 
-def _parsed(prefix: str | None) -> tuple[int, int, bytes] | None:
-    """(offset the digest was taken at, bytes in whole blocks it covers, its last link)."""
-    found = FORM.fullmatch(prefix or "")
-    if found is None:
+def damaged(path: Path) -> None:
+    """Say, once for path, that the index's progress row kept for it holds a damaged digest."""
+    name = os.fspath(path)
+    if name in _SAID or len(_SAID) >= MOST_SAID:
+        return
+    _SAID.add(name)
+    log.warning(
+        "index: the progress row kept for %s holds a damaged digest of the bytes read: passed"
+        " over, taken again from the file's start",
+        path,
+    )
+
+
+def _parsed(prefix: str | None, path: Path) -> tuple[int, int, bytes] | None:
+    """(offset the digest was taken at, bytes in whole blocks it covers, its last link); None
+    when no digest is kept, or the one kept cannot be read (said once)."""
+    if not prefix:
         return None
-    at, whole = int(found[1]), int(found[2])
-    if whole % BLOCK or whole > at:
-        return None
-    return at, whole, bytes.fromhex(found[3])
+    found = FORM.fullmatch(prefix)
+    if found is not None:
+        at, whole = int(found[1]), int(found[2])
+        if not (whole % BLOCK or whole > at):
+            return at, whole, bytes.fromhex(found[3])
+    damaged(path)
+    return None
 
 
 def _chain(path: Path, link: bytes, start: int, end: int) -> bytes | None:
@@ -70,7 +97,7 @@ def extend(path: Path, prefix: str | None, first: int, offset: int) -> str | Non
     """The digest for notes.md read to offset, from prefix, the one kept when the index held it
     to first (taken again from the start when prefix is of another offset or none); None when
     the file no longer holds the bytes (the next look reads it again from its start)."""
-    was = _parsed(prefix)
+    was = _parsed(prefix, path)
     whole, link = (0, START) if was is None or was[0] != first or was[1] > offset else was[1:]
     end = offset - offset % BLOCK
     try:
@@ -85,7 +112,7 @@ def holds(path: Path, prefix: str | None, offset: int, quiet: bool = True) -> bo
     (one read of them, no parsing); False when no digest of offset is kept (an index written
     before it was) or the file cannot be read (quiet; else its OSError is raised: the indexer
     does not take a file it cannot read now for one whose bytes changed)."""
-    was = _parsed(prefix)
+    was = _parsed(prefix, path)
     if was is None or was[0] != offset:
         return False
     try:

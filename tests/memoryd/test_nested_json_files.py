@@ -80,6 +80,9 @@ def test_scrub_and_archives(tmp_path):
     sought = [archiveheld._Sought("the spade")]
     assert archiveheld._block_holds(line, ["the spade"], sought)  # may hold it: kept
     assert not archiveheld._value_holds(DEEP, ["the spade"], 0)
+    # JSON the parser reads, nested deeper than the walk of its values goes
+    parsed = ("[" * 600 + '"the spade"' + "]" * 600).encode()
+    assert archiveheld._block_holds(parsed, ["the spade"], sought)
 
 
 def test_memoryd_starts_and_writes_past_four_such_files(tmp_path, caplog):

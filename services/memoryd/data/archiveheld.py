@@ -160,10 +160,11 @@ def _block_holds(block: bytes, texts: list[str], sought: list["_Sought"]) -> boo
         end = block.find(b"\n", start)
         line = block[start:] if end == -1 else block[start:end]
         try:
-            value = jsonread.loads(line)
-        except jsonread.NotJson:  # not JSON (damaged, torn, too deep): it may hold it in some form
-            return True
-        if _value_holds(value, texts, 0):
+            if _value_holds(jsonread.loads(line), texts, 0):
+                return True
+        except (jsonread.NotJson, RecursionError):
+            # Not JSON (damaged, torn), or nested deeper than the walk of its values goes (the
+            # parser's depth, less the walk's own frames): it may hold it in some form.
             return True
     return False
 

@@ -3,8 +3,10 @@ opens the file with SQLite): SQLite cannot truncate the WAL then, and its checkp
 without raising, after the connection's busy timeout. The forget waits a quarter second at most
 for it (not 30 s a checkpoint on the writer), the truncation is owed in a mark beside the index
 (index/walowed.py), and the writer empties the WAL at its first transaction once the read has
-ended, or at the next open of the index; the old frames never keep the text past that."""
+ended, at the next tick of a timer when nothing writes (walretry.py), or at the next open of the
+index; the old frames never keep the text past that."""
 
+import asyncio
 import json
 import shutil
 import sqlite3
@@ -12,6 +14,7 @@ import time
 
 import pytest
 
+from memoryd import walretry
 from memoryd.index.index import Index
 from tests.memoryd.owner_data_harness import Memoryd
 
@@ -97,3 +100,30 @@ def test_a_forget_without_a_held_read_owes_nothing(md):
     assert not (md.index.path.parent / MARK).exists()
     assert md.index.wal_owed.said() is None
     assert _held(md) == []
+
+
+def test_the_timer_empties_the_wal_once_the_read_ends_while_nothing_writes(md, monkeypatch):
+    monkeypatch.setattr(walretry, "RETRY_SECONDS", 0.05)
+    reader = _reader(md)
+    try:
+        _forget(md, "session:s1:0")
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
+    assert md.index.wal_owed.owed  # no write since the read ended
+
+    async def ticking() -> None:
+        timer = walretry.WalRetry(md.service)
+        timer.start()
+        try:
+            for _ in range(100):
+                if not md.index.wal_owed.owed:
+                    return
+                await asyncio.sleep(0.02)
+        finally:
+            timer.stop()
+
+    asyncio.run(ticking())
+    assert not md.index.wal_owed.owed
+    assert _held(md) == []
+    assert not (md.index.path.parent / MARK).exists()

@@ -11,7 +11,8 @@ So the forget's checkpoints wait at most TRY_MS for reads to end, read SQLite's 
 file's size, and, when the file was not emptied, mark the truncation owed, durably (a file beside
 the index, as the merge's mark), which the forget's answer then names (said). The writer tries
 again, without waiting, after each of its transactions, and at each open of the index (a start, a
-reindex's swap), until it is done; try_owed is that try as a job of its own, for a timer.
+reindex's swap), until it is done; try_owed is that try as a job of its own, which a timer makes
+(walretry.py) for when the read ends while nothing writes.
 """
 
 import logging
@@ -37,6 +38,8 @@ class WalOwed:
         self.wal = self.path.with_name(self.path.name + "-wal")
         self.owed = False  # read off the mark at each open
         self.since: float | None = None  # when the truncation was first owed (time.time())
+        # Set when a timer tries it as a writer job of its own every so many seconds (walretry.py)
+        self.retried_every: float | None = None
 
     def opened(self, conn: sqlite3.Connection) -> None:
         """At an open of the index: the truncation a mark says is owed, tried now."""
@@ -84,11 +87,13 @@ class WalOwed:
         """What a forget's answer says of the WAL while its truncation is owed, else None."""
         if not self.owed:
             return None
+        when = "at its first write after that"
+        if self.retried_every is not None:
+            when = f"within {self.retried_every:.0f} s after that"
         return (
             f"Old copies of the index's pages that held it stay in {self.wal} until the reads"
             " of the index open now end (another program reading it with SQLite, such as"
-            " sqlite3, keeps one open): memoryd empties that file at its first write after"
-            " that, or at its next start."
+            f" sqlite3, keeps one open): memoryd empties that file {when}, or at its next start."
         )
 
     def _owe(self, why: str) -> None:

@@ -49,6 +49,7 @@ def test_a_month_cut_short_while_searched_reads_as_shorter(tmp_path: Path) -> No
 @pytest.mark.parametrize("window", [1, 3, 7, 64, 1 << 20])
 def test_the_view_answers_as_the_bytes_do(tmp_path: Path, monkeypatch, window: int) -> None:
     monkeypatch.setattr(mapfile, "WINDOW", window)
+    monkeypatch.setattr(mapfile, "FIRST", max(1, window // 4))
     rng = random.Random(window)
     raw = bytes(rng.choice(b"ab\n") for _ in range(3_000))
     path = tmp_path / "month"

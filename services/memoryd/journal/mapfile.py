@@ -24,7 +24,10 @@ from typing import BinaryIO, overload
 
 from memoryd.home import open_read
 
-# How much of the file a search reads at a time (and the view keeps, for the next look nearby).
+# How much of the file a search reads at a time (and the view keeps, for the next look nearby):
+# FIRST bytes, then twice as many each time up to WINDOW, so that a look at a line or two reads
+# little and a search through the month reads it in large windows.
+FIRST = 16 << 10
 WINDOW = 1 << 20
 # A line longer than this is searched by finditer only in its first LONG_LINE bytes: memoryd
 # writes none near it (an entry file is read up to 1 MiB, a line holds two of them, escaped).
@@ -65,17 +68,17 @@ class FileView:
             at += len(got)
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
-    def _window(self, start: int, end: int) -> tuple[int, bytes]:
+    def _window(self, start: int, end: int, size: int = FIRST) -> tuple[int, bytes]:
         """A window holding start to end (as far as the file goes), and its offset: the window
-        kept when it does, else one read (and kept) of at least WINDOW bytes on the side given
-        by start and end's order (end < start: the window ends at start, for rfind)."""
+        kept when it does, else one read (and kept) of at least size bytes on the side given by
+        start and end's order (end < start: the window ends at start, for rfind)."""
         low, high = min(start, end), max(start, end)
         if self._at <= low and high <= self._at + len(self._kept):
             return self._at, self._kept
         if end < start:
-            low = min(low, max(0, high - WINDOW))
+            low = min(low, max(0, high - size))
         else:
-            high = max(high, min(self._size, low + WINDOW))
+            high = max(high, min(self._size, low + size))
         self._at, self._kept = low, b""
         self._kept = self._read(low, high)
         return self._at, self._kept
@@ -108,8 +111,10 @@ class FileView:
 
     def find(self, sub: bytes, start: int | None = None, end: int | None = None) -> int:
         start, end = self._bounds(start, end)
+        size = FIRST
         while end - start >= len(sub):
-            at, kept = self._window(start, min(end, start + max(len(sub), 1)))
+            at, kept = self._window(start, min(end, start + max(len(sub), 1)), size)
+            size = min(2 * size, WINDOW)
             hit = kept.find(sub, start - at, end - at)
             if hit != -1:
                 return at + hit
@@ -122,8 +127,10 @@ class FileView:
     def rfind(self, sub: bytes, start: int | None = None, end: int | None = None) -> int:
         start, end = self._bounds(start, end)
         end = min(end, self._size)
+        size = FIRST
         while end - start >= len(sub):
-            at, kept = self._window(end, max(start, end - max(len(sub), 1)))
+            at, kept = self._window(end, max(start, end - max(len(sub), 1)), size)
+            size = min(2 * size, WINDOW)
             hit = kept.rfind(sub, max(start, at) - at, min(end, at + len(kept)) - at)
             if hit != -1:
                 return at + hit

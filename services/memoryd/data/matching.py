@@ -111,7 +111,9 @@ def call_wrote(role: str | None, row: str) -> Iterator[str]:
     _, _, arguments = row.partition(" ")
     try:
         yield from call_texts(json.loads(arguments), CALL_WROTE)
-    except ValueError:  # cut short by the index's cap: the arguments written whole in it
+    except (ValueError, RecursionError):
+        # cut short by the index's cap (or nested past what the parser takes): the arguments
+        # written whole in it
         yield from (t for n, t in _cut_call_arguments(arguments) if n in CALL_WROTE)
 
 
@@ -147,7 +149,9 @@ def row_texts(role: str | None, row: str) -> Iterator[str]:
     _, _, arguments = row.partition(" ")
     try:
         yield from call_texts(json.loads(arguments))
-    except ValueError:  # cut short by the index's cap: the arguments written whole in it
+    except (ValueError, RecursionError):
+        # cut short by the index's cap (or nested past what the parser takes): the arguments
+        # written whole in it
         yield from _cut_call_texts(arguments)
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.home import append_line, create_if_missing
+from proto import jsonread
 from proto.plural import counted
 from proto.trim import trim
 
@@ -159,8 +160,8 @@ def forget_line(raw: bytes) -> tuple[list[str], str, list[Forgot], bool] | None:
     the texts it forgot, and whether it names its keys (a forget of an entry that no record held
     lists none, and is not keyless); None for any other line."""
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = jsonread.loads(raw)
+    except ValueError:  # NotJson: not JSON, or nested past the parser's depth
         return None
     forgot = value.get("forgot") if isinstance(value, dict) else None
     if not isinstance(forgot, dict) or value.get("action") != "forget":

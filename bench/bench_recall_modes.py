@@ -5,6 +5,8 @@
     .venv/bin/python bench/bench_recall_modes.py quality --written | --held-out | --locomo FILE |
         --longmemeval FILE    # the written evaluation and its held-out set (recall_eval/
         written.py), public files
+    .venv/bin/python bench/bench_recall_modes.py quality --written-shapes    # technical,
+        Spanish, terse and German memories (recall_eval/written_shapes/), counts per kind
     .venv/bin/python bench/bench_recall_modes.py scale [--sizes 10000,100000] [--modes ...]
         [--against DIR]    # DIR: another checkout's services/ and libs/, alternated with this one
 
@@ -103,6 +105,12 @@ def quality(args) -> None:
     # What is found, not how fast: a question embedded on a busy machine is not answered by its
     # words alone for taking more than the 3 s memoryd gives it.
     embedworker.QUERY_SECONDS = QUALITY_QUERY_SECONDS
+    if args.written_shapes:
+        for name, convs in written.shapes().items():
+            kinds = kinds_of(convs, public.LONGMEM_KINDS)
+            _counts(_quality(f"written shapes, {name}", convs, args.modes, kinds), kinds)
+        if not (args.locomo or args.longmemeval or args.written or args.held_out):
+            return
     if args.locomo or args.longmemeval or args.written or args.held_out:
         filler = args.filler
         also = f", {filler:.0%} generic filler" if filler else ""
@@ -140,11 +148,11 @@ def _quality(
     modes: list[str],
     kinds,
     floors: list[tuple[float, float]] | None = None,
-) -> None:
-    """floors: hybrid's answers also at each of these dense floors (hybrid.DENSE_FLOOR), over
-    the same indexes, as rows "hybrid, floor F", with the count of questions answered by no hit
-    and of those found less well (any or all, at 5 or 10) than at the first floor given (-1:
-    no floor)."""
+) -> dict[str, Tally]:
+    """Each mode's Tally, printed as a table. floors: hybrid's answers also at each of these
+    dense floors (hybrid.DENSE_FLOOR), over the same indexes, as rows "hybrid, floor F", with
+    the count of questions answered by no hit and of those found less well (any or all, at 5
+    or 10) than at the first floor given (-1: no floor)."""
 
     questions = sum(len(c.questions) for c in convs)
     kinds = collections.Counter(q.kind for c in convs for q in c.questions)
@@ -205,6 +213,22 @@ def _quality(
         print(f"questions answered by no hit: {counts}")
         counts = ", ".join(f"{name} {count}" for name, count in worse.items())
         print(f"questions found less well than at the first floor: {counts}")
+    return results
+
+
+def _counts(results: dict[str, Tally], kinds) -> None:
+    """The questions found, any @5 / any @10 / all @5, per kind and mode: counts, where a kind
+    holds too few questions for a rate to say much."""
+    modes = [mode for mode in MODES if mode in results]
+    print("| kind | n | " + " | ".join(modes) + " |")
+    print("| --- " * (2 + len(modes)) + "|")
+    first = results[modes[0]]
+    for kind in ("all", *kinds):
+        n = first.n(kind)
+        cells = [
+            " / ".join(str(round(results[m].rate(kind, s) * n)) for s in range(3)) for m in modes
+        ]
+        print(f"| {kind} | {n} | " + " | ".join(cells) + " |")
 
 
 def _found(question, ranked: list[tuple[str, int]]) -> tuple[bool, ...]:
@@ -454,6 +478,12 @@ def main() -> None:
         default=0.0,
         help="with --written or --held-out: the share (0 to 1) of each haystack's other"
         " sessions drawn from generic assistant chats (recall_eval/written_filler/)",
+    )
+    q.add_argument(
+        "--written-shapes",
+        action="store_true",
+        help="the written sets of other shapes (recall_eval/written_shapes/: technical, Spanish,"
+        " terse, German), each question's haystack its whole set, with counts per kind",
     )
     q.add_argument("--limit", type=int, help="of the public file's conversations or questions")
     q.add_argument(

@@ -39,6 +39,9 @@ HELD_OUT = Path(__file__).resolve().parent / "written_heldout"
 # them, as ShareGPT and UltraChat give LongMemEval's haystacks: long answers that share everyday
 # words with every question. Written after the modes were chosen, by four other writers.
 FILLER = Path(__file__).resolve().parent / "written_filler"
+# One person's memory per folder, in shapes the sets above lack: technical, Spanish, terse,
+# German (written_shapes/README.md). A question's haystack is its whole folder.
+SHAPES = Path(__file__).resolve().parent / "written_shapes"
 # Sessions in a question's haystack (LongMemEval's small set has about 50).
 SIZE = 50
 
@@ -106,3 +109,11 @@ def conversations(
 def held_out(size: int = SIZE, filler: float = 0.0) -> list[Conversation]:
     """The second set's questions (HELD_OUT), as conversations() gives the first's."""
     return conversations(HELD_OUT, size, "wh", filler)
+
+
+def shapes() -> dict[str, list[Conversation]]:
+    """Each SHAPES folder's questions, each question's haystack every session of its folder."""
+    out = {}
+    for folder in sorted(p for p in SHAPES.iterdir() if p.is_dir()):
+        out[folder.name] = conversations(folder, len(_sessions(folder)), folder.name)
+    return out

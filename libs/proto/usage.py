@@ -4,7 +4,9 @@ typer's own handler answers a mistyped option, command or value with the usage, 
 line and a boxed message wrapped to the terminal: four lines or more, where the README promises
 that errors are one line and a non-zero exit. memoryd, brokerd-shim and loopd-shim run their
 commands through run() so a slip reads as bxctl's and memory-mcp's do:
-"loopd-shim: No such command 'sya'. (see: loopd-shim --help)", exit 2 as typer's.
+"loopd-shim: No such command 'sya'. (see: loopd-shim --help)", exit 2 as typer's. Output that
+cannot be written (a full disk, a closed pipe: --help, --version or a command's answer) is one line
+and exit 4, as bxctl's (proto.outlost), never a traceback.
 """
 
 import sys
@@ -12,6 +14,7 @@ from typing import NoReturn
 
 import typer
 
+from proto import outlost
 from proto.escape import escape
 
 # click's status for an abort (end of input at a prompt) in standalone mode
@@ -31,9 +34,10 @@ def usage_line(prog: str, e: typer.TyperException) -> str:
 
 def run(app: typer.Typer, prog: str) -> NoReturn:
     """Run app on sys.argv as prog and exit with its status; a usage error is one line on stderr
-    and typer's status for it (2)."""
+    and typer's status for it (2); output that cannot be written is one line and status 4."""
     try:
-        code = app(prog_name=prog, standalone_mode=False)
+        with outlost.watching():
+            code = app(prog_name=prog, standalone_mode=False)
     except typer.TyperException as e:
         # "no arguments" is the help, printed already; typer tells it by its name, as here
         if type(e).__name__ != "NoArgsIsHelpError":
@@ -42,5 +46,11 @@ def run(app: typer.Typer, prog: str) -> NoReturn:
     except typer.Abort:
         print(f"{prog}: aborted", file=sys.stderr)
         sys.exit(EXIT_ABORTED)
+    except (OSError, SystemExit):
+        # SystemExit: click ends a command whose output met a closed pipe with exit 1, no word
+        if outlost.lost() is None:
+            raise
+        outlost.say_lost(prog)
+        sys.exit(outlost.EXIT_OUTPUT_LOST)
     # a command that returns (rather than raising typer.Exit) ended well
     sys.exit(code if isinstance(code, int) else 0)

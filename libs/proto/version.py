@@ -2,12 +2,15 @@
 
 pyproject.toml's version is the one place it is written; memoryd, bxctl, loopd-shim, brokerd-shim
 and memory-mcp print it, and scripts/stack compares what runs in each container with what it built.
+A stdout that cannot take it is one line and exit 4 (proto.outlost, said by usage.run).
 """
 
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
+
+from proto import outlost
 
 PACKAGE = "boxmaker-memory"
 
@@ -22,7 +25,7 @@ def package_version() -> str:
 
 def _print_version(ctx: typer.Context, value: bool) -> None:
     if value:
-        typer.echo(f"{ctx.find_root().info_name} {package_version()}")
+        outlost.echo(f"{ctx.find_root().info_name} {package_version()}")
         raise typer.Exit()
 
 

@@ -10,7 +10,10 @@
 Errors are one line on stderr and a non-zero exit; each says what to do or names a runbook page.
 `answer` exits 1 when a tool call was refused (its result is still printed); the driver's other
 errors exit 1; `serve` that cannot start exits 2 (EXIT_START_FAILED, as every role), and so does a
-mistyped command, option or value (proto.usage says it in one line, as bxctl does).
+mistyped command, option or value (proto.usage says it in one line, as bxctl does). Output that
+cannot be written (a full disk, a closed pipe) exits 4, as bxctl's, and the line says what was done
+first: `start` names the session it started, `answer` each tool call, done or refused, so a
+write that stands is never taken for one refused.
 """
 
 import contextlib
@@ -27,7 +30,7 @@ from pydantic import ValidationError
 from loopd_shim.config import default_control_socket, load_config
 from loopd_shim.errors import LoopdError
 from loopd_shim.sessions import SessionStore
-from proto import logline, usage
+from proto import logline, outlost, usage
 from proto.client import RemoteError, Reply, request
 from proto.config import default_home, host_paths
 from proto.errors import ProtoError, UnexpectedReply, Unreachable
@@ -148,6 +151,15 @@ def parse_call(spec: str) -> ToolCall:
     return _message(ToolCall, id=call_id, name=name, arguments=arguments.strip() or "{}")
 
 
+def answered(results: list[ToolResultOut]) -> str:
+    """What an answer did, for the line said when its results cannot be printed: each call,
+    done or refused (a memory write done stands: bxctl memory log shows it)."""
+    if not results:
+        return "the answer was given"
+    each = ", ".join(f"{r.name} {r.call_id} {'done' if r.ok else 'refused'}" for r in results)
+    return f"the answer was given and its tool calls answered ({each})"
+
+
 def format_result(result: ToolResultOut) -> str:
     """One tool result for a terminal: the tool, ok or refused, the label, the escaped output."""
     trust = "untrusted" if result.label.untrusted else "trusted"
@@ -184,7 +196,8 @@ def start(
 ) -> None:
     """Start a session: freeze its baseline with the memory block; print its id."""
     reply = _ask(control_socket, _message(SessionStart, session=session), SessionStarted)
-    typer.echo(reply.session)
+    outlost.done(f"session {reply.session} was started")
+    outlost.echo(reply.session)
 
 
 @app.command()
@@ -206,7 +219,10 @@ def answer(
     calls = [parse_call(spec) for spec in call or ()]
     message = _message(AssistantMessage, session=session, content=text, tool_calls=calls)
     reply = _ask(control_socket, message, AssistantResults)
-    typer.echo("\n\n".join(format_result(result) for result in reply.results), nl=bool(calls))
+    outlost.done(answered(reply.results))
+    printed = "\n\n".join(format_result(result) for result in reply.results)
+    if calls:
+        outlost.echo(printed)
     if any(not result.ok for result in reply.results):
         raise typer.Exit(1)
 
@@ -223,9 +239,9 @@ def baseline(
     except (LoopdError, OSError, ValueError) as e:
         raise _fail(str(e)) from None
     if tools:
-        typer.echo(json.dumps(saved["tools"], indent=1, ensure_ascii=False))
+        outlost.echo(json.dumps(saved["tools"], indent=1, ensure_ascii=False))
     else:
-        typer.echo(saved["system"])
+        outlost.echo(saved["system"])
 
 
 def _message(model, **fields):

@@ -41,7 +41,7 @@ from memory_mcp.snippet import (
     snippet,
     snippet_home,
 )
-from proto import usage
+from proto import outlost, usage
 from proto.config import default_home
 from proto.narrowterm import escape_what_cannot_be_shown
 from proto.paths import BROKER_MEMORY_SOCKET, under
@@ -202,7 +202,7 @@ def config_snippet(
     except (NoHome, NoCommand) as e:
         print(f"memory-mcp: {e}", file=sys.stderr)
         raise typer.Exit(2) from None
-    print(snippet(program, chosen, trust.value, klass.value, max_class.value))
+    outlost.echo(snippet(program, chosen, trust.value, klass.value, max_class.value))
     if trust is Trust.trusted:
         # on stderr, so that stdout stays the JSON an owner pipes into a client's configuration
         print(TRUSTED_WARNING, file=sys.stderr)
@@ -226,10 +226,11 @@ def trust_again(
         why = e.strerror or e
         print(f"memory-mcp: cannot keep a clean state in {kept.primary}: {why}", file=sys.stderr)
         raise typer.Exit(1) from None
+    outlost.done(f"client {key}: its next connection starts as registered")
     if raised_before:
-        print(f"client {key}: its next connection starts as registered")
+        outlost.echo(f"client {key}: its next connection starts as registered")
     else:
-        print(
+        outlost.echo(
             f"client {key}: nothing raised was kept for it on {home}; its next connection starts "
             "as registered (memoryd's recall log is no longer read for it)"
         )
@@ -243,14 +244,6 @@ def main() -> None:
     # a home, a client's name or a log line in any language, on a terminal in any locale; the
     # protocol's stdout is written as UTF-8 bytes (stdout_wire), which this leaves alone
     escape_what_cannot_be_shown()
-    try:
-        code = app(standalone_mode=False)
-    except typer.TyperException as e:
-        # typer's "no arguments" error is the help, already printed (typer tells it by its name)
-        if type(e).__name__ != "NoArgsIsHelpError":
-            print(usage.usage_line("memory-mcp", e), file=sys.stderr)
-        sys.exit(e.exit_code)
-    except typer.Abort:
-        print("memory-mcp: aborted", file=sys.stderr)
-        sys.exit(1)
-    sys.exit(code if isinstance(code, int) else 0)
+    # a usage error, or output that cannot be written (config-snippet, --help on a full disk),
+    # in one line as every role's
+    usage.run(app, "memory-mcp")

@@ -26,9 +26,11 @@ from memoryd.home import open_read
 
 # How much of the file a search reads at a time (and the view keeps, for the next look nearby):
 # FIRST bytes, then twice as many each time up to WINDOW, so that a look at a line or two reads
-# little and a search through the month reads it in large windows.
+# little and a search through the month reads it in large windows. A search within at most
+# WINDOW bytes given both ends (a line, a scan's window) reads them at once. WINDOW is scan.py's,
+# so that a scan's window of whole lines, read as a slice, is kept for the searches within it.
 FIRST = 16 << 10
-WINDOW = 1 << 20
+WINDOW = 4 << 20
 # A line longer than this is searched by finditer only in its first LONG_LINE bytes: memoryd
 # writes none near it (an entry file is read up to 1 MiB, a line holds two of them, escaped).
 LONG_LINE = 64 << 20
@@ -100,7 +102,7 @@ class FileView:
             raise ValueError("a FileView is sliced with step 1")
         if stop <= start:
             return b""
-        if stop - start > WINDOW:  # a long slice is read for itself, not kept
+        if stop - start > 2 * WINDOW:  # a long slice is read for itself, not kept
             return self._read(start, stop)
         at, kept = self._window(start, stop)
         return kept[start - at : stop - at]
@@ -110,8 +112,9 @@ class FileView:
         return start, end
 
     def find(self, sub: bytes, start: int | None = None, end: int | None = None) -> int:
+        bounded = end is not None  # a search within a line or a window: read it at once
         start, end = self._bounds(start, end)
-        size = FIRST
+        size = end - start if bounded and end - start <= WINDOW else FIRST
         while end - start >= len(sub):
             at, kept = self._window(start, min(end, start + max(len(sub), 1)), size)
             size = min(2 * size, WINDOW)
@@ -125,9 +128,10 @@ class FileView:
         return -1 if len(sub) else start if start <= end else -1
 
     def rfind(self, sub: bytes, start: int | None = None, end: int | None = None) -> int:
+        bounded = bool(start)  # a search back to a window's start, not the file's
         start, end = self._bounds(start, end)
         end = min(end, self._size)
-        size = FIRST
+        size = end - start if bounded and end - start <= WINDOW else FIRST
         while end - start >= len(sub):
             at, kept = self._window(end, max(start, end - max(len(sub), 1)), size)
             size = min(2 * size, WINDOW)

@@ -2,16 +2,18 @@
 are those of the language its words are guessed to be in, and the grammatical person (person.py)
 is read only in English, so a Spanish "me" ("¿Cuánto me dijiste…?": what the agent said) does not
 favour the owner's own turns. English questions, and any doubt, stay English: their query and
-their role are what they were."""
+their role are what they were. And for a question in another language, whose person and stems
+the mode does not read, the spec's first rows stay in the top five: the mode adds, never takes
+away."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from memoryd.modes import language, person
+from memoryd.modes import arrange, context, language, person
 from memoryd.modes.stopwords import content_terms, without_stopwords
-from memoryd.search.query import query_terms
+from memoryd.search.query import Query, query_terms
 
 WRITTEN = Path(__file__).resolve().parents[2] / "bench" / "recall_eval"
 
@@ -106,3 +108,22 @@ def test_every_written_english_question_is_read_as_english(folder):
     assert questions
     for question in questions:
         assert language.guess(query_terms(question)) == language.ENGLISH, question
+
+
+def _arranged(question: str) -> list[int]:
+    """context's keep for a mode's own order of ten rows (1 to 10) and a spec that ranks four
+    others (21 to 24) first and is sure of none of them."""
+    where = {rowid: arrange.Place("mm-s", rowid, False, "user") for rowid in range(1, 25)}
+    spec = arrange.SpecRanking([21, 22, 23, 24], sure=frozenset())
+    order = list(range(1, 11))
+    return context.keep(order, spec, where, Query.parse(question), context.KEEP_SPEC, 10)
+
+
+def test_a_question_the_mode_cannot_read_keeps_the_specs_first_rows_in_the_top_five():
+    # English: rows the spec is not sure of are kept at the end of the ten, as before.
+    assert _arranged("Where do I live now?")[:5] == [1, 2, 3, 4, 5]
+    assert set(_arranged("Where do I live now?")) >= {21, 22, 23, 24}
+    # German: the spec's first four are in the top five whether or not it is sure of them.
+    top = _arranged("In welchem Stadtteil wohne ich jetzt?")
+    assert top[:5] == [1, 21, 22, 23, 24]
+    assert len(top) == 10

@@ -38,6 +38,11 @@ FREE = 0
 # a row standing out of a crowd of near-equal scores (a name every greeting holds), not one of
 # the crowd.
 SURE = 2.0
+# For a question in a language the mode does not read (language.py: its stopwords and person are
+# English), the spec's first four rows are in the top five whether the spec is sure of them or
+# not: the mode's own ranking there is no better than the spec's, so at five it may add a row
+# but not take one away.
+UNREAD = (2, 3, 4, 5)
 _SCORES = "SELECT rowid, -bm25(hits) FROM hits WHERE hits MATCH ? AND rowid = ?"
 _INFO = (
     "SELECT s.rowid, s.session, s.record, s.kind, s.role, s.time,"
@@ -191,6 +196,12 @@ def _diverse(
                 if near[r] > free:
                     factor[r] *= damp
     return picked
+
+
+def unread(deadlines: tuple[int, ...]) -> tuple[int, ...]:
+    """keep_spec's deadlines for a question the mode does not read: UNREAD, then the mode's own
+    for the rows after."""
+    return UNREAD + deadlines[len(UNREAD) :]
 
 
 def keep_spec(

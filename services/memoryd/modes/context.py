@@ -26,7 +26,15 @@ import sqlite3
 from collections.abc import Iterable
 from functools import partial
 
-from memoryd.modes import addressed, arrange, contextrank, contextrows, fusion, unspaced
+from memoryd.modes import (
+    addressed,
+    arrange,
+    contextrank,
+    contextrows,
+    fusion,
+    language,
+    unspaced,
+)
 from memoryd.modes.dates import date_words
 from memoryd.modes.stopwords import without_stopwords
 from memoryd.search import maxscore, ties, tokencount
@@ -304,6 +312,22 @@ def spec_ranked(
     return arrange.SpecRanking(rowids, arrange.sure(conn, query.expression, rowids, limit, scores))
 
 
+def keep(
+    order: list[int],
+    spec: arrange.SpecRanking,
+    where: dict[int, arrange.Place],
+    query: Query,
+    deadlines: tuple[int, ...],
+    k: int,
+) -> list[int]:
+    """arrange.keep_spec with deadlines for a question in English (or any the guess doubts);
+    for one in another language, whose stopwords are dropped but whose person and stems are not
+    read, the spec's first rows held in the top five, sure of them or not (arrange.UNREAD)."""
+    if language.guess(query.terms) == language.ENGLISH:
+        return arrange.keep_spec(order, spec, where, deadlines, k)
+    return arrange.keep_spec(order, spec, where, arrange.unread(deadlines), k, frozenset(spec))
+
+
 def search(
     conn: sqlite3.Connection, query: Query, k: int, speakers: addressed.Speakers | None = None
 ) -> list[Hit]:
@@ -323,7 +347,7 @@ def search(
         if asked is not None:
             addressed.favour(combined, where, asked)
         order = arrange.arrange(combined, where, k, DAMP)
-        order = arrange.keep_spec(order, spec, where, KEEP_SPEC, k)
+        order = keep(order, spec, where, query, KEEP_SPEC, k)
         return hits(conn, order, terms)
     finally:
         conn.execute("COMMIT")

@@ -212,7 +212,7 @@ class Hybrid:
             if asked is not None:
                 addressed.favour(combined, where, asked)
             order = arrange.arrange(combined, where, k)
-            order = arrange.keep_spec(order, spec, where, KEEP_SPEC, k)
+            order = context.keep(order, spec, where, query, KEEP_SPEC, k)
             return context.hits(conn, order, terms)
         finally:
             conn.execute("COMMIT")

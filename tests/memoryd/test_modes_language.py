@@ -7,6 +7,7 @@ the mode does not read, the spec's first rows stay in the top five: the mode add
 away."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,16 @@ def test_a_question_the_mode_cannot_read_keeps_the_specs_first_rows_in_the_top_f
     top = _arranged("In welchem Stadtteil wohne ich jetzt?")
     assert top[:5] == [1, 21, 22, 23, 24]
     assert len(top) == 10
+
+
+def test_every_generated_question_is_read_as_english():
+    sys.path.insert(0, str(WRITTEN.parent))
+    try:
+        from recall_eval.shapes import SHAPES, conversation
+    finally:
+        sys.path.remove(str(WRITTEN.parent))
+    for shape in SHAPES:
+        for seed in range(1, 11):
+            for question in conversation(shape, seed).questions:
+                terms = query_terms(question.text)
+                assert language.guess(terms) == language.ENGLISH, question.text

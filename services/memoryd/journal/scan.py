@@ -9,7 +9,6 @@ skipped, as read_lines skips a damaged one.
 """
 
 import json
-import mmap
 import re
 from collections.abc import Generator
 from contextlib import closing
@@ -21,33 +20,19 @@ from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
 from memoryd.journal.mapfile import finditer, line_starting, mapped
 
-# How much of a month a scan over all of it holds mapped at a time: the pages it has passed are
-# given back. A month can hold hundreds of megabytes, and a page of a mapping counts in memoryd's
-# memory (its cgroup's too) for as long as it is mapped; the journal index's walk (byfile.py)
-# passes over every month.
+# How much of a month a scan over all of it reads at a time. A month can hold hundreds of
+# megabytes; the view (mapfile.py) keeps one window, so memory stays at a window's size however
+# long the month (the journal index's walk, byfile.py, passes over every month).
 WINDOW = 4 << 20
 
 
-def _let_go(data, start: int, end: int) -> None:
-    """Give back the whole pages of data[start:end] a scan has passed (a page touched again is
-    read again from the file, so nothing changes but memory)."""
-    if not isinstance(data, mmap.mmap):
-        return
-    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
-    end = min(end, len(data))
-    if end > first:
-        data.madvise(mmap.MADV_DONTNEED, first, end - first)
-
-
 def _rfind(data, needle: bytes, end: int) -> int:
-    """data.rfind(needle, 0, end), a WINDOW at a time from end back, giving back the pages of
-    each window searched in vain."""
+    """data.rfind(needle, 0, end), a WINDOW at a time from end back."""
     while end > 0:
         low = max(0, end - max(WINDOW, 2 * len(needle)))
         position = data.rfind(needle, low, end)
         if position != -1 or low == 0:
             return position
-        _let_go(data, low, end)
         end = low + len(needle) - 1  # a needle across low lies in the next window
     return -1
 
@@ -128,12 +113,9 @@ def lines_to(paths: list[Path], file: str) -> Generator[tuple[Path, int, EditLin
     needle = b'"to": ' + json.dumps(file).encode()
     for path in reversed(paths):
         with mapped(path) as data:
-            position = kept = len(data)
+            position = len(data)
             while True:
                 position = _rfind(data, needle, position)
-                if kept - position > WINDOW:
-                    _let_go(data, max(position, 0), kept)
-                    kept = max(position, 0)
                 if position == -1:
                     break
                 start, end = _line_at(data, position)
@@ -246,6 +228,5 @@ def pending_ids(paths: list[Path]) -> set[str]:
                 end = len(data) if end == -1 else end + 1
                 found.update(m[1].decode() for m in finditer(PENDING_KEY, data, start, end))
                 found.update(forgotpending.ids_in(data, start, end))
-                _let_go(data, start - start % mmap.PAGESIZE, end - end % mmap.PAGESIZE)
                 start = end
     return found

@@ -19,7 +19,6 @@ ending at a line's end, its pages given back once passed.
 """
 
 import json
-import mmap
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -47,13 +46,12 @@ class Place:
 
 def _windows(data):
     """(start, bytes) of data a WINDOW at a time, each ending just after a newline (or at the
-    end); the pages of each are given back once it is passed."""
+    end)."""
     start = 0
     while start < len(data):
         end = data.find(b"\n", min(start + scan.WINDOW, len(data)))
         end = len(data) if end == -1 else end + 1
         yield start, data[start:end]
-        scan._let_go(data, start - start % mmap.PAGESIZE, end - end % mmap.PAGESIZE)
         start = end
 
 

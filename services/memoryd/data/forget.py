@@ -53,7 +53,7 @@ from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: 
 from memoryd.errors import AdminRefused, EditRefused
 from memoryd.home import Home
 from memoryd.index import indexer
-from memoryd.journal import forgotten, forgottenmarker, forgottenwrite
+from memoryd.journal import forgetcuts, forgotten, forgottenmarker, forgottenwrite
 from memoryd.journal.journal import Edit
 from memoryd.memory.handedit import ChangedByHand
 from memoryd.trust.caller import OWNER
@@ -202,7 +202,11 @@ def run(
     keys = list(dict.fromkeys(listing))
     # The digest of each text too: what a restore of an older archive or an import of an older
     # export recognises it by, memoryd keeping no copy of the text (forgetlines.Forgot).
-    digests = list(dict.fromkeys(forgotten.digest(t) for t in target.texts if trim(t)))
+    # With each, the digests of its first bytes as another max_record_bytes would cut it, so
+    # that the text said again after the owner changed the cap stays out (forgetcuts.py).
+    listed = [forgotten.digest(t) for t in target.texts if trim(t)]
+    listed += [cut for t in target.texts for cut in forgetcuts.cuts(t)]
+    digests = list(dict.fromkeys(listed))
     forgot = {"id": target.id, "at": stamp, "keys": keys, "digests": digests}
     # The staged writes it takes away, resolved by this forget, not lost; an empty list when it
     # takes none, so that only an older memoryd's line, without the list, can be said to have

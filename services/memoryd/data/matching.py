@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from memoryd.journal import forgetcuts
 from memoryd.journal.forgetlines import text_listed
 from proto.trim import trim
 
@@ -155,11 +156,18 @@ def row_texts(role: str | None, row: str) -> Iterator[str]:
         yield from _cut_call_texts(arguments)
 
 
-def holds_forgotten(role: str | None, row: str, digests: frozenset[str]) -> bool:
-    """True when an index row holds, as row_holds judges, a text whose digest is in digests: the
-    indexer leaves it out, so a text the owner made memoryd forget never comes back from a log
-    the forget could not read then (or one a restore lays later)."""
-    return any(text_listed(text, digests) for text in row_texts(role, row))
+def holds_forgotten(
+    role: str | None, row: str, digests: frozenset[str], cap: int | None = None
+) -> bool:
+    """True when an index row holds, as row_holds judges, a text whose digest is in digests, or
+    is a forgotten text as another [index] max_record_bytes cuts it (forgetcuts.py; cap: the one
+    in force, which cut the row when it is that long): the indexer leaves it out, so a text the
+    owner made memoryd forget never comes back from a log the forget could not read then (or one
+    a restore lays later), nor after the owner changed the cap."""
+    if any(text_listed(text, digests) for text in row_texts(role, row)):
+        return True
+    cut = cap is not None and len(row.encode("utf-8", "surrogatepass")) >= cap - 3
+    return forgetcuts.listed(row, digests, cut)
 
 
 def row_holds(role: str | None, row: str, text: str) -> bool:

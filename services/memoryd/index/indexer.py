@@ -365,7 +365,8 @@ def _kept(rows: Iterable[Row], home: Home, session: str, settings: Settings) -> 
         rows = (r for r in rows if not _forgotten_key(session, r, skip, alone, home, cap))
     texts = forgotten.digests(home)  # nor its text, in any record of any log
     if texts:
-        rows = (r for r in rows if not matching.holds_forgotten(r[5], r[8], texts))
+        most = settings.max_record_bytes
+        rows = (r for r in rows if not matching.holds_forgotten(r[5], r[8], texts, most))
     return rows
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from memoryd.data import matching, unfinished
 from memoryd.errors import AdminRefused
 from memoryd.home import Home
+from memoryd.journal import forgetcuts
 from memoryd.journal.forgotten import alone, condition, digests, keys
 from proto.trim import WHITE_SPACE
 
@@ -68,9 +69,7 @@ def rows_condition(conn: sqlite3.Connection, home: Home) -> tuple[str, tuple] | 
     return " OR ".join(f"({c})" for c, _ in parts), tuple(p for _, ps in parts for p in ps)
 
 
-# The least max_record_bytes the configuration takes (config.py): a cut is never shorter, less the
-# bytes of a character cut in two.
-LEAST_CUT = 1024 - 3
+LEAST_CUT = forgetcuts.LEAST_CUT
 
 
 def held_under_key(role: str | None, text: str, texts: frozenset[str]) -> bool:

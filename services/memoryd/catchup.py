@@ -42,6 +42,7 @@ from memoryd.errors import ForgottenUnreadable, IndexDamaged, NotesUnreadable, S
 from memoryd.index import carryfile, unchanged
 from memoryd.listagain import ListAgain
 from memoryd.removedlook import RemovedLook
+from memoryd.walretry import WalRetry
 from memoryd.writer import BACKGROUND
 from proto.files import NotRegular, TooLarge
 from proto.plural import counted
@@ -102,11 +103,14 @@ class CatchUp:
         self.look = RemovedLook(service)
         # sessions/ that could not be listed when the catch-up began, listed again until it is.
         self.again = ListAgain(self, RETRY_FIRST, RETRY_MOST)
+        # The WAL a forget left full while a read held it, emptied on a timer (walretry.py).
+        self.walretry = WalRetry(service)
 
     def start(self, sessions: list[str] | None) -> asyncio.Task:
         self._loop = asyncio.get_running_loop()
         self.task = self._loop.create_task(self.run(sessions))
         self.look.start()
+        self.walretry.start()
         return self.task
 
     async def run(self, sessions: list[str] | None) -> int:

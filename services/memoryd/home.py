@@ -122,6 +122,7 @@ INDEX_FILES = (
     "memory.sqlite3-journal",
     "memory.sqlite3.carry",
     "memory.sqlite3.merge-owed",
+    "memory.sqlite3.wal-owed",
     "memoryd.lock",
 )
 MONTH_FILE = re.compile(r"^[0-9]{4}-[0-9]{2}\.jsonl\Z")

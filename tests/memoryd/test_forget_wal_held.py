@@ -127,3 +127,15 @@ def test_the_timer_empties_the_wal_once_the_read_ends_while_nothing_writes(md, m
     assert not md.index.wal_owed.owed
     assert _held(md) == []
     assert not (md.index.path.parent / MARK).exists()
+
+
+def test_the_forget_says_the_wal_holds_old_copies_while_a_read_keeps_it(md):
+    reader = _reader(md)
+    try:
+        said = _forget(md, "session:s1:0")
+    finally:
+        reader.execute("COMMIT")
+        reader.close()
+    assert f"stay in {md.index.path}-wal until the reads of the index open now end" in said
+    md.say("s2", "another turn", "sure")
+    assert "-wal" not in _forget(md, "session:s2:0")  # no read holds it: nothing owed

@@ -254,6 +254,9 @@ def settle(service, done: dict, on_writer, texts: list[str]) -> dict:
             f" Its words stay in the index's search lists ({words_left}) until a later forget"
             " or `bxctl reindex` has room to rewrite them; no recall finds them."
         )
+    wal = service.index.wal_owed.said()  # a read kept the WAL full (index/walowed.py)
+    if wal is not None:
+        message += f" {wal}"
     kept = archiveheld.holding(home, texts)
     if kept:
         names = ", ".join(kept[:ARCHIVES_NAMED])

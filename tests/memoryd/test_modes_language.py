@@ -39,6 +39,13 @@ ENGLISH = [
     "Die Hard or Alien: which did I watch first?",
     "Where is the con in Madrid?",
     "How much is my rent now?",
+    # Names and titles that are another language's stopwords, and words English shares with it.
+    "Did Van die?",
+    "was Die Hard good?",
+    "Is Van in Den Haag?",
+    "El Camino or La La Land?",
+    "Come in Marta",
+    "Did the van die again?",
     "wt?",
     "",
 ]
@@ -57,6 +64,11 @@ def test_english_and_doubt_stay_english(question):
 @pytest.mark.parametrize(("question", "code"), OTHER)
 def test_another_languages_question_favours_no_one(question, code):
     assert person.role(question) is None
+
+
+def test_an_english_question_naming_a_title_is_still_read_for_its_person():
+    assert person.role("Did I like Die Hard?") == "user"
+    assert person.role("What did you say about El Camino?") == "assistant"
 
 
 @pytest.mark.parametrize(

@@ -49,9 +49,10 @@ _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 def role(question: str) -> str | None:
     """The role whose turns the question asks about, by its grammatical person, or None."""
-    words = _WORD.findall(question.replace("\u2019", "'").lower())
-    if language.guess(words) != language.ENGLISH:
+    typed = _WORD.findall(question.replace("\u2019", "'"))
+    if language.guess(typed) != language.ENGLISH:  # read as typed: its capitals name names
         return None
+    words = [word.lower() for word in typed]
     heads = [word.split("'", 1)[0] for word in words]
     for i, head in enumerate(heads):
         if head in SECOND and words[i] not in REQUESTING:

@@ -19,7 +19,7 @@ from memoryd.data.journalled import Label, line_label
 from memoryd.home import Home
 from memoryd.journal.journal import EditLine, Journal
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.mapfile import mapped
+from memoryd.journal.mapfile import line_bytes, mapped
 from proto.trim import trim
 
 
@@ -46,8 +46,8 @@ def entry_write(home: Home, months, file: str, text: str) -> tuple[str, str | No
                 end = data.find(b"\n", found)
                 end = len(data) if end == -1 else end
                 at = end
-                raw = bytes(data[first:end])
-                if to not in raw:
+                raw, cut = line_bytes(data, first, end)
+                if cut or to not in raw:
                     continue
                 record = parse_line(raw, EditLine)
                 if isinstance(record, str) or record.to != file or record.action == "undo":

@@ -36,7 +36,7 @@ from memoryd.home import Home, NotRegular, open_read, read_file
 from memoryd.journal import rollback
 from memoryd.journal.journal import Edit, EditLine, Journal
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.mapfile import mapped
+from memoryd.journal.mapfile import line_bytes, mapped
 from memoryd.memory import notes, untaken
 from proto.trim import trim
 
@@ -116,8 +116,8 @@ def recorded(home: Home, months, note: notes.NoteEntry) -> str | None:
                 end = data.find(b"\n", found)
                 end = len(data) if end == -1 else end
                 at = end
-                raw = bytes(data[first:end])
-                if session not in raw:
+                raw, cut = line_bytes(data, first, end)
+                if cut or session not in raw:
                     continue
                 record = parse_line(raw, EditLine)
                 if isinstance(record, str) or record.action == "import":

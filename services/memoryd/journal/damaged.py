@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.home import open_read
+from memoryd.journal import mapfile
 from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.mapfile import FileView
+from memoryd.journal.mapfile import FileView, line_bytes
 
 log = logging.getLogger("memoryd.journal.journal")
 
@@ -35,6 +36,8 @@ TAIL_BYTES = 1 << 20
 # is in it (up to TAIL_BYTES): only the last line can be the torn one, and it is rarely longer.
 FIRST_TAIL = 8192
 SAID_MOST = 256
+# How much of a month line_number counts the newlines of at a time.
+COUNT_STEP = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -132,21 +135,30 @@ def say(found: Damaged) -> None:
 
 
 def line_number(data, start: int) -> int:
-    """The number from 1 of the line that starts at start of data (bytes or mmap), counted a
-    slice at a time (a month can be hundreds of megabytes)."""
-    step = 1 << 22
+    """The number from 1 of the line that starts at start of data (bytes or a FileView), counted
+    COUNT_STEP bytes at a time (a month can be hundreds of megabytes)."""
+    step = COUNT_STEP
     return 1 + sum(data[i : min(i + step, start)].count(b"\n") for i in range(0, start, step))
 
 
 def found_at(path: Path, data, start: int, end: int, model) -> Damaged | None:
-    """The line of data from start to end (exclusive, its newline not in it) when damaged."""
-    raw = bytes(data[start:end])
-    if not raw.strip():
+    """The line of data from start to end (exclusive, its newline not in it) when damaged. A line
+    longer than any memoryd writes is damaged, read as its first bytes (mapfile.line_bytes)."""
+    raw, cut = line_bytes(data, start, end)
+    if cut:
+        reason: str | None = TORN if raw.rstrip().endswith(b"\0") else too_long()
+    elif not raw.strip():
         return None
-    reason = why(raw.strip(), model)
+    else:
+        reason = why(raw.strip(), model)
     if reason is None:
         return None
     return Damaged(path, id_at_start(raw), line_number(data, start), reason)
+
+
+def too_long() -> str:
+    """Why a line longer than any memoryd writes is damaged (a power cut's NUL bytes aside)."""
+    return f"longer than {mapfile.LONG_LINE:,} bytes, more than any line memoryd writes"
 
 
 def last_line(path: Path, model) -> Damaged | None:
@@ -243,7 +255,8 @@ def find(path: Path, edit_id: str, model) -> Damaged | None:
                 start = data.rfind(b"\n", 0, position) + 1
                 end = data.find(b"\n", position)
                 end = len(data) if end == -1 else end
-                if not data[start:position].strip():
+                before, cut = line_bytes(data, start, position)
+                if not cut and not before.strip():
                     found = found_at(path, data, start, end, model)
                     if found is not None:
                         say(found)

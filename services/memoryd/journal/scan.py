@@ -18,7 +18,7 @@ from memoryd.journal import damaged, forgotpending
 from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.mapfile import finditer, line_starting, mapped
+from memoryd.journal.mapfile import finditer, line_bytes, line_starting, mapped
 
 # How much of a month a scan over all of it reads at a time. A month can hold hundreds of
 # megabytes; the view (mapfile.py) keeps one window, so memory stays at a window's size however
@@ -41,6 +41,17 @@ def _parse(raw: bytes) -> EditLine | None:
     """The journal line raw, validated; None for a damaged line (skipped, as read_lines does)."""
     record = parse_line(raw, EditLine)
     return None if isinstance(record, str) else record
+
+
+def _line(data, start: int, end: int) -> tuple[EditLine | None, bool]:
+    """The journal line data[start:end] (None when it does not parse), and whether it holds
+    anything (a blank line is passed over, a damaged one said). A line longer than any memoryd
+    writes is damaged, and only its first bytes are read (mapfile.line_bytes)."""
+    raw, cut = line_bytes(data, start, end)
+    if cut:
+        return None, True
+    raw = raw.strip()
+    return (_parse(raw) if raw else None), bool(raw)
 
 
 def _line_at(data, position: int) -> tuple[int, int]:
@@ -92,7 +103,7 @@ def line_with_id(path: Path, edit_id: str) -> EditLine | None:
             position = _bisect(data, needle, key)
             if position != -1:
                 start, end = _line_at(data, position)
-                record = _parse(data[start:end])
+                record, _ = _line(data, start, end)
                 if record is not None and record.id == edit_id:
                     return record
         position = len(data)
@@ -102,7 +113,7 @@ def line_with_id(path: Path, edit_id: str) -> EditLine | None:
                 return None
             if position == 0 or data[position - 1 : position] == b"\n":
                 start, end = _line_at(data, position)
-                record = _parse(data[start:end])
+                record, _ = _line(data, start, end)
                 if record is not None and record.id == edit_id:
                     return record
 
@@ -119,7 +130,7 @@ def lines_to(paths: list[Path], file: str) -> Generator[tuple[Path, int, EditLin
                 if position == -1:
                     break
                 start, end = _line_at(data, position)
-                record = _parse(data[start:end])
+                record, _ = _line(data, start, end)
                 if record is not None and record.to == file:
                     yield path, start, record
                 position = start
@@ -142,7 +153,7 @@ def line_at(path: Path, offset: int) -> EditLine | None:
         end = data.find(b"\n", offset)
         if end == -1:
             return None
-        return _parse(data[offset:end])
+        return _line(data, offset, end)[0]
 
 
 def _skipped(skipped: list[damaged.Damaged] | None, path: Path, data, start: int, end: int) -> None:
@@ -164,13 +175,11 @@ def tail(paths: list[Path], n: int, skipped: list[damaged.Damaged] | None = None
             end = len(data)
             while end > 0 and len(out) < n:
                 start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
-                raw = data[start:end].strip()
-                if raw:
-                    record = _parse(raw)
-                    if record is not None:
-                        out.append(record)
-                    else:
-                        _skipped(skipped, path, data, start, end)
+                record, held = _line(data, start, end)
+                if record is not None:
+                    out.append(record)
+                elif held:
+                    _skipped(skipped, path, data, start, end)
                 end = start
                 if start == 0:
                     break
@@ -199,11 +208,10 @@ def from_id(
             while position < len(data) and len(out) < n:
                 end = data.find(b"\n", position)
                 end = len(data) if end == -1 else end
-                raw = data[position:end].strip()
-                record = _parse(raw) if raw else None
+                record, held = _line(data, position, end)
                 if record is not None:
                     out.append(record)
-                elif raw:
+                elif held:
                     _skipped(skipped, path, data, position, end)
                 position = end + 1
         if len(out) >= n:

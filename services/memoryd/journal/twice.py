@@ -46,10 +46,22 @@ class Place:
 
 def _windows(data):
     """(start, bytes) of data a WINDOW at a time, each ending just after a newline (or at the
-    end)."""
+    end). A line longer than any memoryd writes is a window of its own: its first bytes and its
+    newline (mapfile.line_bytes), enough for the id at its start and the lines' count."""
     start = 0
     while start < len(data):
-        end = data.find(b"\n", min(start + scan.WINDOW, len(data)))
+        reach = start + mapfile.LONG_LINE
+        end = data.find(b"\n", min(start + scan.WINDOW, len(data)), reach)
+        if end == -1 and reach < len(data):  # the line at start + WINDOW may be too long
+            first = data.rfind(b"\n", start, min(start + scan.WINDOW, len(data))) + 1 or start
+            if first > start:
+                yield start, data[start:first]  # the whole lines before it
+            end = data.find(b"\n", first)
+            end = len(data) if end == -1 else end
+            line, cut = mapfile.line_bytes(data, first, min(end + 1, len(data)))
+            yield first, line + b"\n" if cut and end < len(data) else line
+            start = end + 1
+            continue
         end = len(data) if end == -1 else end + 1
         yield start, data[start:end]
         start = end

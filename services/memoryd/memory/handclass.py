@@ -29,7 +29,7 @@ from memoryd.journal import damaged, heldids, lostbefore, months
 from memoryd.journal.idform import order
 from memoryd.journal.journal import EditLine, Journal
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.mapfile import line_starting, mapped
+from memoryd.journal.mapfile import line_bytes, line_starting, mapped
 from memoryd.trust import classrule
 from proto.labels import CLASS_RANK
 
@@ -96,9 +96,10 @@ def _after(
                 # A line that names another file is passed over unparsed, whole or not (a month
                 # of notes after the file's latest line costs two searches a line).
                 if _may_be_of(data, position, end, file):
-                    raw = bytes(data[position:end]).strip()
-                    record = parse_line(raw, EditLine) if raw else None
-                    if isinstance(record, str):
+                    raw, cut = line_bytes(data, position, end)
+                    raw = raw.strip()
+                    record = parse_line(raw, EditLine) if raw and not cut else None
+                    if cut or isinstance(record, str):
                         found = damaged.found_at(path, data, position, end, EditLine)
                     elif record is not None and record.action == "restore":
                         found, floor = None, record.id  # the files were replaced whole here

@@ -13,6 +13,11 @@ the index, as the merge's mark), which the forget's answer then names (said). Th
 again, without waiting, after each of its transactions, and at each open of the index (a start, a
 reindex's swap), until it is done; try_owed is that try as a job of its own, which a timer makes
 (walretry.py) for when the read ends while nothing writes.
+
+That the WAL holds old frames (owed) and that the mark could not be removed once it was emptied
+(stale: a mark made a folder by hand) are two things: a forget's answer speaks of the first only,
+the second is logged once and not tried again while memoryd runs (the start's look at the index
+folder names it then).
 """
 
 import logging
@@ -37,13 +42,14 @@ class WalOwed:
         self.mark = self.path.with_name(self.path.name + OWED_SUFFIX)
         self.wal = self.path.with_name(self.path.name + "-wal")
         self.owed = False  # read off the mark at each open
+        self.stale = False  # the WAL was emptied, but the mark could not be removed
         self.since: float | None = None  # when the truncation was first owed (time.time())
         # Set when a timer tries it as a writer job of its own every so many seconds (walretry.py)
         self.retried_every: float | None = None
 
     def opened(self, conn: sqlite3.Connection) -> None:
         """At an open of the index: the truncation a mark says is owed, tried now."""
-        self.owed = self.mark.exists()
+        self.owed = self.mark.exists() and not self.stale
         if self.owed:
             self.since = _mtime(self.mark)
             self.truncate(conn, wait_ms=0)
@@ -118,8 +124,17 @@ class WalOwed:
         except FileNotFoundError:
             pass
         except OSError as e:
-            self.owed = True  # a start would find the mark: owed it stays, tried again
-            log.warning("%s: cannot be removed: %s", self.mark, e.strerror or e)
+            # The WAL is empty all the same: only the mark is left, said once and not tried
+            # again (each writer transaction and timer tick would say it anew).
+            if not self.stale:
+                log.warning(
+                    "%s: cannot be removed: %s; %s was emptied all the same",
+                    self.mark,
+                    e.strerror or e,
+                    self.wal,
+                )
+            self.stale = True
+            self.since = None
             return
         try:
             fsync_dir(self.mark.parent)

@@ -6,7 +6,10 @@ was said in. Each such row is found through the full-text index (the text's word
 in both ways a JSON writer may spell it), then judged by matching.row_holds, and named by its key
 (session:ID:N, note:N): the key goes to forgotten.jsonl and the record's rows leave the index, as
 for a record the owner names. A text without a word the full-text index keeps is looked for by a
-scan of the rows instead. The session logs that grew past what the index read are caught up
+scan of the rows instead. The phrase is the text's first PHRASE_CHARS characters at most (its last
+word taken as a prefix): a row that holds the text holds them, matching.row_holds judges the rest,
+and FTS5's memory grows with a phrase's words (a note of megabytes as one phrase took gigabytes).
+The session logs that grew past what the index read are caught up
 first (behind, catch_up_part, a part per writer job: forget.py): a memory call's record is often
 still unindexed when its entry is forgotten, and would otherwise come in after the forget.
 """
@@ -40,16 +43,24 @@ SELECT = (
 )
 
 
+# What of a text the full-text phrase holds at most: far more than makes a text's rows few.
+PHRASE_CHARS = 2048
+
+
 def _phrase(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
+    if len(text) <= PHRASE_CHARS:
+        return '"' + text.replace('"', '""') + '"'
+    # The first words only, the last one perhaps cut: matched as a prefix.
+    return '"' + text[:PHRASE_CHARS].replace('"', '""') + '" *'
 
 
 def _candidates(conn: sqlite3.Connection, text: str):
     text = trim(text)
-    if not WORD.search(text):
-        yield from conn.execute(f"{SELECT} WHERE instr(h.text, ?) > 0", (text,))  # noqa: S608
+    head = text[: PHRASE_CHARS + 1]  # past PHRASE_CHARS, _phrase takes the first words only
+    if not WORD.search(head[:PHRASE_CHARS]):
+        yield from conn.execute(f"{SELECT} WHERE instr(h.text, ?) > 0", (head,))  # noqa: S608
         return
-    spelt = {text, json.dumps(text)[1:-1]}  # as written, and with JSON's \u escapes
+    spelt = {head, json.dumps(head)[1:-1]}  # as written, and with JSON's \u escapes
     for form in sorted(spelt):
         yield from conn.execute(f"{SELECT} WHERE hits MATCH ?", (_phrase(form),))  # noqa: S608
 

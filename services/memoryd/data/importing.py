@@ -16,11 +16,14 @@ kept as a note, said so with how to promote it; one that fails the check is name
 reason. A note made of an entry, or brought in, is the owner's data moving between homes, as is a
 note memoryd writes when an entry leaves its file: the check and the entry rules hold, a
 session's 1,000 characters for a new note do not (an entry may be longer, and the next home must
-take this one's notes back). An item whose text the owner made memoryd forget (its digest is in
-forgotten.jsonl: an older export still holds it) is skipped and said to be forgotten, whatever
-else it would be: nothing forgotten comes back through an import. --dry-run says all that and
-writes nothing. importrun.py applies the items, a batch at a time. A file that is not UTF-8 (an
-export re-saved as UTF-16) is refused naming its encoding (importtext.py) before any line is read.
+take this one's notes back), up to NOTE_MAX bytes: memoryd writes none near it, and a text of
+megabytes held as one note would cost every later look for it (a forget's) as much again; a longer
+one is not imported, said with its length (the export file still holds it). An item whose text
+the owner made memoryd forget (its digest is in forgotten.jsonl: an older export still holds it)
+is skipped and said to be forgotten, whatever else it would be: nothing forgotten comes back
+through an import. --dry-run says all that and writes nothing. importrun.py applies the items, a
+batch at a time. A file that is not UTF-8 (an export re-saved as UTF-16) is refused naming its
+encoding (importtext.py) before any line is read.
 """
 
 import array
@@ -367,8 +370,19 @@ def _full(file: str, length: int, text: str) -> str:
     )
 
 
+# The most a note made at import may hold: far above any entry or note memoryd writes (a few
+# thousand characters), far below what would make one note a burden to the journal and the index.
+NOTE_MAX = 64 << 10
+
+
 def _note(item: Item, kind: str, state: State, said: str) -> tuple[str, str]:
     text = trim(item.text)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > NOTE_MAX:
+        return "skip", (
+            f"not imported: {size:,} bytes, more than the {NOTE_MAX:,} a note may hold; the "
+            "export file still holds it"
+        )
     p = item.provenance
     time = notes.header_time(_when(p.time, dt.datetime.now(dt.UTC))) if p.time else None
     source = item.source  # a moved or dropped note's own (_problem); none for a noted one

@@ -16,8 +16,14 @@ the indexer reads is left out (listed()):
   is the forgotten text's own;
 - when it begins with a whole forgotten text (any length from LEAST_CUT): the text cut at a higher
   cap than the forget's, or not cut now. The longest listed prefix tells the forgotten text's
-  length to within a factor of two, so only the prefixes up to the next rung are hashed, and only
-  for a row whose first LEAST_CUT bytes are already a forgotten text's.
+  length to within a factor of two; its exact length is listed too, as digests tagged with that
+  rung's digest, one for each of the length's leading bits (lengths(): the bits of the length down
+  to each, so that texts sharing the rung each keep their own), read off in a few dozen small
+  hashes, and the row's prefix of that length hashed once. A row that is a near copy of a long
+  forgotten text (a page fetched again) so costs as many hashes as any other row, not one for
+  every character past the rung. A forget line written before lengths were listed lists none: for
+  its texts the prefixes up to the next rung are hashed, as then (only for a row whose first
+  LEAST_CUT bytes are already a forgotten text's).
 
 Why a ladder and not one digest of the first LEAST_CUT bytes: two different texts often share
 their first kilobyte (a template, a letterhead, the same site's page fetched twice), and a single
@@ -34,7 +40,6 @@ key, keptout._extends), no more.
 """
 
 import hashlib
-import itertools
 from collections.abc import Collection
 
 from memoryd.journal.forgetlines import digest
@@ -81,10 +86,59 @@ def _rung_digest(data: bytes) -> str:
 
 
 def cuts(text: str) -> list[str]:
-    """The digests of text's rung prefixes (trimmed, cut on a character), for a forget to list
-    beside its digest; none for a text under LEAST_CUT bytes."""
+    """The digests of text's rung prefixes (trimmed, cut on a character) and of its length
+    (lengths()), for a forget to list beside its digest; none for a text under LEAST_CUT bytes."""
     data = _encoded(text)
-    return list(dict.fromkeys(_rung_digest(_cut(data, rung)) for rung in _rungs(len(data))))
+    rungs = _rungs(len(data))
+    out = [_rung_digest(_cut(data, rung)) for rung in rungs]
+    if rungs:
+        out += _lengths(out[-1], rungs[-1], len(data))
+    return list(dict.fromkeys(out))
+
+
+# What a length's digest hashes first: never taken for a text's or a rung's.
+_LENGTH = b"memoryd forgotten text, length\0"
+
+
+def _bits(rung: int) -> int:
+    """How many bits a length of a text whose longest rung is rung takes (under 2 x rung)."""
+    return (2 * rung).bit_length()
+
+
+def _length_digest(rung_digest: str, bit: int, leading: int) -> str:
+    """The digest of a length's bits from bit up (leading), under its longest rung's digest."""
+    return hashlib.sha256(_LENGTH + f"{rung_digest}:{bit}:{leading}".encode()).hexdigest()
+
+
+def _lengths(rung_digest: str, rung: int, size: int) -> list[str]:
+    """The digests that tell a text's length (size) to one who holds its longest rung prefix (of
+    rung bytes, whose digest is rung_digest): for each bit, the length's bits from it up."""
+    bits = _bits(rung)
+    if size.bit_length() > bits:  # past MOST_CUT's rung: the prefixes are hashed instead
+        return []
+    return [_length_digest(rung_digest, bit, size >> bit) for bit in reversed(range(bits))]
+
+
+# Texts of one longest rung prefix whose lengths are followed at most: past it, the prefixes
+# are hashed instead.
+MOST_LENGTHS = 64
+
+
+def _listed_lengths(rung_digest: str, rung: int, digests: Collection[str]) -> list[int] | None:
+    """The lengths listed under a rung prefix's digest (lengths()), or None when none is (a
+    forget line written before they were listed) or more than MOST_LENGTHS are."""
+    bits = _bits(rung)
+    found = [0]
+    for bit in reversed(range(bits)):
+        found = [
+            leading
+            for high in found
+            for leading in (high * 2, high * 2 + 1)
+            if _length_digest(rung_digest, bit, leading) in digests
+        ]
+        if not found or len(found) > MOST_LENGTHS:
+            return None
+    return found
 
 
 def listed(row: str, digests: Collection[str], cut: bool) -> bool:
@@ -97,15 +151,30 @@ def listed(row: str, digests: Collection[str], cut: bool) -> bool:
     if not rungs:
         return False
     # The rungs listed are the first ones, or none: a text listing a rung lists those below it.
-    found = list(itertools.takewhile(lambda r: _rung_digest(_cut(data, r)) in digests, rungs))
+    found: list[tuple[int, str]] = []
+    for rung in rungs:
+        rung_digest = _rung_digest(_cut(data, rung))
+        if rung_digest not in digests:
+            break
+        found.append((rung, rung_digest))
     if not found:
         return False
-    if cut and found[-1] == rungs[-1]:
+    top, top_digest = found[-1]
+    if cut and top == rungs[-1]:
         return True
-    # The whole forgotten text at the row's start: its length is from the longest listed rung to
-    # the next one.
-    start = len(_cut(data, found[-1]))
-    return _whole_prefix(data, start, found[-1] * 2, digests)
+    # The whole forgotten text at the row's start: its length is listed under the longest
+    # listed rung, or, listed before lengths were, from that rung to the next one.
+    sizes = _listed_lengths(top_digest, top, digests)
+    if sizes is None:
+        return _whole_prefix(data, len(_cut(data, top)), top * 2, digests)
+    return any(_prefix_listed(data, size, digests) for size in sizes)
+
+
+def _prefix_listed(data: bytes, size: int, digests: Collection[str]) -> bool:
+    """Whether data's first size bytes, ending on a character, are a listed text."""
+    if size > len(data) or len(_cut(data, size)) != size:
+        return False
+    return digest(data[:size].decode("utf-8", "surrogatepass")) in digests
 
 
 def _whole_prefix(data: bytes, start: int, end: int, digests: Collection[str]) -> bool:

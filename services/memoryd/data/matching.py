@@ -164,10 +164,40 @@ def holds_forgotten(
     in force, which cut the row when it is that long): the indexer leaves it out, so a text the
     owner made memoryd forget never comes back from a log the forget could not read then (or one
     a restore lays later), nor after the owner changed the cap."""
-    if any(text_listed(text, digests) for text in row_texts(role, row)):
+    texts = list(row_texts(role, row))
+    if any(text_listed(text, digests) for text in texts):
         return True
     cut = cap is not None and len(row.encode("utf-8", "surrogatepass")) >= cap - 3
-    return forgetcuts.listed(row, digests, cut)
+    # The row, and each argument a call wrote (whole, so not cut: the cap cuts only the last)
+    if any(forgetcuts.listed(text, digests, text is row and cut) for text in texts):
+        return True
+    if cut and role == "call":
+        return any(forgetcuts.listed(text, digests, True) for text in _open_arguments(row))
+    return False
+
+
+# A CALL_TEXT argument the cap cut: its JSON string opened, never closed, to the row's end.
+_OPEN_ARGUMENT = re.compile(
+    r'"(?:' + "|".join(sorted(CALL_TEXT)) + r')"\s*:\s*"((?:[^"\\]|\\.)*\\?)\Z'
+)
+
+
+def _open_arguments(row: str) -> Iterator[str]:
+    """The CALL_TEXT argument a call's row cut by the cap ends in, as far as it goes (less an
+    escape cut in two: \\u and up to three of its digits)."""
+    _, _, arguments = row.partition(" ")
+    found = _OPEN_ARGUMENT.search(arguments)
+    if found is None:
+        return
+    body = found.group(1)
+    for less in range(6):
+        try:
+            value = json.loads('"' + body[: len(body) - less] + '"')
+        except ValueError:
+            continue
+        if isinstance(value, str):
+            yield value
+        return
 
 
 def row_holds(role: str | None, row: str, text: str) -> bool:

@@ -34,7 +34,10 @@ goes is what memoryd cannot tell from the forgotten text cut at another cap: a t
 a whole forgotten text of LEAST_CUT bytes or more, and a row cut by the cap whose longest rung
 prefix is a forgotten text's. A whole row shorter than a forgotten text is never left out by these
 (the same text said again is never shorter than a cut of it), nor is a text under LEAST_CUT bytes:
-those match exactly, as they always did. Forget lines written before these digests were listed
+those match exactly, as they always did (but for a tool call's argument the cap cut: a row of
+"name {arguments}" cut at 1024 bytes holds less than LEAST_CUT of its text, so a forget lists the
+text's first ARGUMENT_CUT bytes too, and an argument cut short at least that long whose first
+ARGUMENT_CUT bytes are those goes). Forget lines written before these digests were listed
 hold only the text's own digest: they keep out what they always did (exact text; under a listed
 key, keptout._extends), no more.
 """
@@ -50,6 +53,10 @@ from proto.trim import WHITE_SPACE, trim
 LEAST_CUT = 1024 - 3
 # The most max_record_bytes takes: no rung past it is ever needed.
 MOST_CUT = 1 << 30
+# A tool call's row is its name and its arguments' JSON: a cap of 1024 cuts a text written as an
+# argument shorter than LEAST_CUT. A forget lists a rung of half that too, which only a cut
+# argument is checked against (listed(): under LEAST_CUT, cut, at least this long).
+ARGUMENT_CUT = LEAST_CUT // 2
 
 
 def _encoded(text: str) -> bytes:
@@ -93,6 +100,7 @@ def cuts(text: str) -> list[str]:
     out = [_rung_digest(_cut(data, rung)) for rung in rungs]
     if rungs:
         out += _lengths(out[-1], rungs[-1], len(data))
+        out.append(_rung_digest(_cut(data, ARGUMENT_CUT)))
     return list(dict.fromkeys(out))
 
 
@@ -149,7 +157,10 @@ def listed(row: str, digests: Collection[str], cut: bool) -> bool:
     data = _encoded(row)
     rungs = _rungs(len(data))
     if not rungs:
-        return False
+        # an argument of a call the cap cut, under LEAST_CUT: half of it at least the text's
+        return (
+            cut and len(data) >= ARGUMENT_CUT and _rung_digest(_cut(data, ARGUMENT_CUT)) in digests
+        )
     # The rungs listed are the first ones, or none: a text listing a rung lists those below it.
     found: list[tuple[int, str]] = []
     for rung in rungs:

@@ -11,7 +11,9 @@ stderr is read, and the memory a client that does not read can cost is bounded.
 
 The thread writes to fd 2 with os.write, past sys.stderr's buffer: a write blocked on a full pipe
 holds no lock that logging's shutdown or the interpreter's exit would wait for. At exit the lines
-still queued are written, waiting at most FLUSH_SECONDS for a stderr nobody reads.
+still queued are written, waiting at most FLUSH_SECONDS for a stderr nobody reads; so does the
+connection's last line when it finds the queue full, so that a client that reads stderr only as
+it ends still gets it.
 """
 
 import logging
@@ -26,6 +28,9 @@ from proto import logline
 
 LINES = 1000  # a line is cut at logline.LINE_LIMIT characters: a few MB at most
 FLUSH_SECONDS = 2.0
+# A record logged with extra={LAST: True} (the connection's last line) waits up to FLUSH_SECONDS
+# for room in a full queue before it is dropped.
+LAST = "last_line"
 log = logging.getLogger("memory_mcp.logqueue")
 
 
@@ -72,6 +77,8 @@ class LogQueue(logging.Handler):
             self.handleError(record)
             return
         with self._changed:
+            if len(self._queued) >= self.lines and getattr(record, LAST, False):
+                self._room_for_the_last(time.monotonic() + FLUSH_SECONDS)
             if len(self._queued) >= self.lines:
                 self._dropped += 1
                 return
@@ -79,6 +86,16 @@ class LogQueue(logging.Handler):
                 self._queued.append(self._dropped_line())
             self._queued.append(line)
             self._changed.notify_all()
+
+    def _room_for_the_last(self, end: float) -> None:
+        """Wait (with _changed held) until the queue has room or end has passed: a connection's
+        last line is the one its reader looks for, and a client that reads stderr at last, as
+        it ends, makes room within moments."""
+        while len(self._queued) >= self.lines:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self._changed.wait(left)
 
     def _line(self, text: str, level: int, name: str) -> logging.LogRecord:
         return logging.makeLogRecord({"msg": text, "levelno": level, "name": name})

@@ -22,6 +22,7 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from memory_mcp import logqueue
 from memory_mcp.inflight import AnswerWatch, InFlight
 from memory_mcp.screen import Refusal, screen_message
 from memory_mcp.server import MemoryMcp
@@ -125,4 +126,8 @@ async def serve(handlers: MemoryMcp, version: str, stdin_fd: int = 0) -> None:
                 tasks.start_soon(handlers.open_block)
                 await server.run(read, watched, server.create_initialization_options())
                 tasks.cancel_scope.cancel()  # a read still stalled is not waited for
-    log.info("session %s: the client closed the connection", handlers.session or "(none)")
+    log.info(
+        "session %s: the client closed the connection",
+        handlers.session or "(none)",
+        extra={logqueue.LAST: True},
+    )

@@ -119,3 +119,28 @@ def test_a_stderr_that_is_read_gets_every_line_in_order_and_no_count():
     os.close(read)
     lines = b"".join(got).decode().splitlines()
     assert lines == [f"memory_mcp.test WARNING line {n}" for n in range(LINES)]
+
+
+def test_the_connections_last_line_waits_for_room_a_reader_makes_as_the_client_ends():
+    handler, read, write = _queue_on_pipe()
+    _fill(write)
+    _emit_all(handler, [f"line {n}" for n in range(LINES)])  # the queue full, the rest dropped
+    got: list[bytes] = []
+
+    def read_late() -> None:  # the client reads stderr only as it ends
+        time.sleep(0.3)
+        got.extend(iter(lambda: os.read(read, 65536), b""))
+
+    reader = threading.Thread(target=read_late)
+    reader.start()
+    last = _record("the client closed the connection")
+    last.__dict__[logqueue.LAST] = True
+    handler.handle(last)
+    handler.flush()
+    os.close(write)
+    reader.join(30)
+    os.close(read)
+    lines = [line for line in b"".join(got).decode().splitlines() if line != "filler"]
+    assert lines[-1] == "memory_mcp.test WARNING the client closed the connection", lines[-2:]
+    counted = sum(_dropped(line) for line in lines if "log line(s) dropped" in line)
+    assert counted + sum("WARNING line " in line for line in lines) == LINES

@@ -97,8 +97,11 @@ def test_a_stderr_never_read_stops_no_answer_and_the_dropped_lines_are_counted(t
         client.kill()
     lines = read[0].decode().splitlines()
     written = sum(REFUSED in line for line in lines)
+    # The connection's last line ("the client closed the connection") is one more, dropped and
+    # counted too when the queue is still full as the client ends (a busy machine).
+    closed = sum(CLOSED in line for line in lines)
     dropped = [int(line.split(" WARNING ")[1].split()[0]) for line in lines if DROPPED in line]
-    assert dropped and written + sum(dropped) == BAD, (written, dropped)
+    assert dropped and written + closed + sum(dropped) == BAD + 1, (written, closed, dropped)
     assert CLOSED in lines[-1] and DROPPED not in lines[-1], lines[-3:]
 
 

@@ -46,6 +46,7 @@ from proto import usage
 from proto.escape import escape
 from proto.messages import Reindex, Reindexed
 from proto.narrowterm import escape_what_cannot_be_shown
+from proto.outlost import EXIT_OUTPUT_LOST, OUTPUT_ERRORS
 from proto.version import VersionOption
 
 REINDEX_TIMEOUT = 3600.0
@@ -99,14 +100,6 @@ def reindex(as_json: Json = False, memory_socket: MemorySocket = None) -> None:
     # (the reply stays the spec's body), asked once the reindex is done.
     state = index_state_at(memory_socket or default_socket())
     print(reindex_said(reply, state, as_json))
-
-
-# The errors of writing the output: it went nowhere, and the owner must be told.
-OUTPUT_ERRORS = frozenset(
-    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF, errno.EPIPE}
-)
-# The output could not be written: not "refused" (1), as a change memoryd answered stands.
-EXIT_OUTPUT_LOST = 4
 
 
 def _output_lost(why: str) -> NoReturn:

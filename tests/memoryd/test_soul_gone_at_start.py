@@ -46,7 +46,10 @@ def test_a_soul_removed_from_a_home_with_memory_is_warned_of_with_the_way_back(t
     assert said.endswith("(runbook: memory-unavailable)")
     assert soul.read_bytes() == SOUL_STARTER.read_bytes()
     memory = md.home.memory_file("memory.md").read_bytes()
-    [command] = re.findall(r"tar -xzOf ARCHIVE \S+ > \S+", said)
+    # Pasted as printed, in the folder it names: no shell syntax, so nothing bxctl or a
+    # terminal escapes can break it.
+    [(command, where)] = re.findall(r"(tar -xzf ARCHIVE memory/soul\.md), run in (\S+) ", said)
+    assert where == os.fspath(root)
     subprocess.run(
         command.replace("ARCHIVE", archive),
         shell=True,

@@ -141,8 +141,8 @@ def say(home: Home, missing: Missing, holds: str) -> None:
             parts.append(_notes_part(home, path, where, named))
         elif name == "soul.md":
             parts.append(
-                f"soul.md (the starter soul written in its place; yours: tar -xzOf {named} "
-                f"memory/soul.md > {path})"
+                f"soul.md (the starter soul written in its place; yours: tar -xzf {named} "
+                f"memory/soul.md, run in {home.root})"
             )
         elif missing.journal:
             parts.append(f"{name} (made anew, empty; {where} holds its entries)")
@@ -189,12 +189,12 @@ def notes_there(home: Home, action: str, session: str | None) -> None:
     log.error(
         "%s: missing (deleted or moved since memoryd made it); %s by %s refused, so that a new "
         "notes.md does not hide the notes it held: put it back from your newest backup, "
-        "tar -xzOf ARCHIVE memory/notes.md > %s, or make it empty to go on without them "
+        "tar -xzf ARCHIVE memory/notes.md, run in %s, or make it empty to go on without them "
         "(runbook: memory-unavailable)",
         path,
         action,
         session or "the owner",
-        path,
+        home.root,
     )
     raise FileInvalid(
         "refused: notes.md is missing (deleted or moved); nothing was saved, so that a new "

@@ -58,10 +58,10 @@ def say(home: Home, holds: str) -> None:
     log.warning(
         "%s: missing in a home that holds memory (%s), so it was removed, not new; memoryd wrote "
         "the starter soul in its place so that sessions start. To have yours back, take it from "
-        "your newest backup: tar -xzOf ARCHIVE memory/soul.md > %s (ARCHIVE in %s or a copy you "
-        "keep elsewhere; sessions started after get it) (runbook: memory-unavailable)",
+        "your newest backup: tar -xzf ARCHIVE memory/soul.md, run in %s (ARCHIVE in %s or a copy "
+        "you keep elsewhere; sessions started after get it) (runbook: memory-unavailable)",
         soul,
         holds,
-        soul,
+        home.root,
         layout.backups(home),
     )

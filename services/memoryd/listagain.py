@@ -11,36 +11,32 @@ RETRY_MOST as the catch-up's retries do, and at once when a turn ends or a write
 it lists; its logs then go to the catch-up as at a start (those the index read to their end as
 they are now are counted at once, index/unchanged.py), recall saying how far it is, and memoryd's
 look for removed sessions drops those gone meanwhile (removedlook.py). Kept apart from catchup.py,
-which catches up what a listing found. A timer, not a task that sleeps, as removedlook's: nothing
-is left pending when memoryd's loop ends.
+which catches up what a listing found. Set off by a timer (ticker.py).
 """
 
-import asyncio
 import contextlib
 import logging
 
 from memoryd.index import unchanged
+from memoryd.ticker import Ticker
 from proto.plural import counted
 
 log = logging.getLogger("memoryd")
 
 
-class ListAgain:
+class ListAgain(Ticker):
     """Whether sessions/ is still to be listed, and when it is tried next (on memoryd's loop)."""
 
     def __init__(self, catching, first: float, most: float):
+        super().__init__(catching.service)
         self.catching = catching  # catchup.CatchUp: given what the listing finds (more)
-        self.service = catching.service
         self.first, self.most = first, most
         self.waiting = False  # sessions/ could not be listed, and has not been since
-        self.task: asyncio.Task | None = None  # the listing in flight, if any
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._timer: asyncio.TimerHandle | None = None
         self._delay = first
 
     def start(self) -> None:
         """The catch-up's listing found no folder it could list: try again later."""
-        self._loop = asyncio.get_running_loop()
+        self._bind()
         self.waiting, self._delay = True, self.first
         self._due_in(self._delay)
 
@@ -50,21 +46,11 @@ class ListAgain:
         if self.waiting:
             self._due_in(0)
 
-    def _due_in(self, seconds: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = None
-        if self.service.stopping.is_set() or self._loop is None or not self.waiting:
-            return
-        self._timer = self._loop.call_later(seconds, self._due)
+    def _armed(self) -> bool:
+        return self.waiting and super()._armed()
 
-    def _due(self) -> None:
-        self._timer = None
-        if self.service.stopping.is_set() or self._loop is None:
-            return
-        if self.task is not None and not self.task.done():
-            return  # the listing in flight sets the next try
-        self.task = self._loop.create_task(self._list())
+    def _job(self):
+        return self._list()  # a tick while one runs waits for it: it sets the next try
 
     async def _list(self) -> None:
         service, index = self.service, self.service.index

@@ -15,13 +15,13 @@ once and tried again at the next look. Kept apart from catchup.py, which catches
 there; this drops what is no longer there.
 """
 
-import asyncio
 import contextlib
 import logging
 import os
 import time
 
 from memoryd.index import gone
+from memoryd.ticker import Ticker
 from memoryd.writer import BACKGROUND
 from proto.plural import counted
 
@@ -33,16 +33,12 @@ LOOK_SECONDS = 30.0  # as the catch-up's retry at its slowest: what stats says r
 SETTLED_NS = 2_000_000_000
 
 
-class RemovedLook:
-    """When the next look is due, and what sets it off sooner (stats, from a reader thread). A
-    timer, not a task that sleeps: nothing is left pending when memoryd's loop ends; a task runs
-    only for the look itself."""
+class RemovedLook(Ticker):
+    """When the next look is due (a timer, ticker.py), and what sets it off sooner (stats, from a
+    reader thread)."""
 
     def __init__(self, service):
-        self.service = service
-        self.task: asyncio.Task | None = None  # the look in flight, if any
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        super().__init__(service)
         self._again = False  # set off while a look ran: another right after it
         self._named: set[str] = set()  # sessions stats found gone, dropped at the next look
         self._seen: tuple[int, ...] | None = None  # sessions/'s stat at the last look, settled
@@ -50,7 +46,7 @@ class RemovedLook:
         service.index.gone_found = self.wake
 
     def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        self._bind()
         self._due_in(LOOK_SECONDS)
 
     def wake(self, sessions: list[str] | None = None) -> None:
@@ -66,22 +62,11 @@ class RemovedLook:
         self._named.update(sessions)
         self._due_in(0)
 
-    def _due_in(self, seconds: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = None
-        if self.service.stopping.is_set() or self._loop is None:
-            return
-        self._timer = self._loop.call_later(seconds, self._due)
+    def _busy(self) -> None:
+        self._again = True
 
-    def _due(self) -> None:
-        self._timer = None
-        if self.service.stopping.is_set() or self._loop is None:
-            return
-        if self.task is not None and not self.task.done():
-            self._again = True
-            return
-        self.task = self._loop.create_task(self._look())
+    def _job(self):
+        return self._look()
 
     async def _look(self) -> None:
         service = self.service

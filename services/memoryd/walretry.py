@@ -4,14 +4,13 @@ The writer tries it after each of its transactions and at each open of the index
 that kept the WAL full ends while nothing writes (no session speaks, the owner writes nothing),
 the old frames would keep the forgotten text until the next write. So every RETRY_SECONDS while it
 is owed, a short writer job at the lowest priority tries it, without waiting for the read (about
-15 µs while one still holds the file). A timer, not a task that sleeps, as removedlook's: nothing
-is left pending when memoryd's loop ends; a task runs only for the try itself. A failure (the
-index not open, a restore stopped part way) is logged once and tried again at the next tick.
+15 µs while one still holds the file), set off by a timer (ticker.py). A failure (the index not
+open, a restore stopped part way) is logged once and tried again at the next tick.
 """
 
-import asyncio
 import logging
 
+from memoryd.ticker import Ticker
 from memoryd.writer import BACKGROUND
 
 log = logging.getLogger("memoryd")
@@ -19,18 +18,15 @@ log = logging.getLogger("memoryd")
 RETRY_SECONDS = 10.0
 
 
-class WalRetry:
+class WalRetry(Ticker):
     """The timer of the tries, started with the catch-up once memoryd's loop runs."""
 
     def __init__(self, service):
-        self.service = service
-        self.task: asyncio.Task | None = None  # the try in flight, if any
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        super().__init__(service)
         self._said: str | None = None  # the last failure logged, so the next one alike is not
 
     def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
+        self._bind()
         self.service.index.wal_owed.retried_every = RETRY_SECONDS  # what a forget's answer says
         self._due_in(RETRY_SECONDS)
 
@@ -40,22 +36,14 @@ class WalRetry:
         self._timer = None
         self._loop = None
 
-    def _due_in(self, seconds: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = None
-        if self.service.stopping.is_set() or self._loop is None:
-            return
-        self._timer = self._loop.call_later(seconds, self._due)
+    def _busy(self) -> None:
+        self._due_in(RETRY_SECONDS)
 
-    def _due(self) -> None:
-        self._timer = None
-        if self.service.stopping.is_set() or self._loop is None:
-            return
-        if not self.service.index.wal_owed.owed or (self.task is not None and not self.task.done()):
+    def _job(self):
+        if not self.service.index.wal_owed.owed:
             self._due_in(RETRY_SECONDS)
-            return
-        self.task = self._loop.create_task(self._try())
+            return None
+        return self._try()
 
     async def _try(self) -> None:
         service = self.service

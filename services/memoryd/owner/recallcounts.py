@@ -59,7 +59,7 @@ _HIT = (
 # and is no such line even when what is left starts as one. (The query's escapes unrolled and
 # every repeat possessive: a month of 200,000 recalls is checked in half a second.)
 WHOLE_LINE = re.compile(
-    rb'\{"time":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"'
+    rb'\{"time":"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})Z"'
     rb',"session":"[A-Za-z0-9_-]*+","query":"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+","k":[0-9]++'
     rb',"hits":\[(?:' + _HIT + rb"(?:," + _HIT + rb")*+)?+\]"
     rb'(?:,"by":"owner")?+(?:,"partial":true)?+(?:,"mode":"[a-z0-9_-]++")?+\}'
@@ -70,6 +70,11 @@ WHOLE_LINES = re.compile(rb"(?m)^" + WHOLE_LINE.pattern + rb"$")
 def _whole_lines(data: bytes) -> int:
     """How many of data's lines are whole lines in memoryd's form."""
     return sum(1 for _ in WHOLE_LINES.finditer(data))
+
+
+def _whole_times(data: bytes) -> list[bytes]:
+    """The time (YYYY-MM-DDTHH:MM:SS) of each of data's lines whole in memoryd's form."""
+    return [match[1] for match in WHOLE_LINES.finditer(data)]
 
 
 def _hits(data: bytes) -> Counter:
@@ -83,13 +88,18 @@ def _hits(data: bytes) -> Counter:
 
 def count_whole_month(data: bytes, cutoff: bytes) -> tuple[Counter, int] | None:
     """The fast way, for a month file memoryd wrote whole (every line in its own form) that lies
-    entirely in the window (its first line is not older than cutoff): one regular expression over
-    the whole file, less the owner's lines. None when the file is not like that."""
+    entirely in the window (no line older than cutoff): one regular expression over the whole
+    file, less the owner's lines. None when the file is not like that.
+
+    Every line's time is checked, not the first line's alone: the recall log appends to the
+    month the clock says, so after the clock went back within a month older lines follow newer
+    ones."""
     start = len(TIME_PREFIX)
     if not data.startswith(TIME_PREFIX) or data[start : start + 19] < cutoff:
         return None
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if _whole_lines(data) != lines:
+    times = _whole_times(data)
+    if len(times) != lines or min(times) < cutoff:
         return None
     counts = _hits(data)
     recalls = lines

@@ -7,6 +7,12 @@ anything else there (export-20260230T..., a link, a folder) is the owner's and l
 pruning and by forget. The exports made before a new one are removed, but for those younger than
 FRESH_SECONDS, which another bxctl may still be reading or copying. An export is one of the files
 memoryd writes, so a forget takes the forgotten text out of every export still there.
+
+An export named more than FRESH_SECONDS after now is removed too, and logged: either the clock ran
+ahead when it was made, or the clock is behind now. Unlike a backup named ahead (backupkeep.py,
+which leaves it), it is never the owner's latest copy of anything in either case: the export just
+written holds memory as it is now. Taken for fresh, it would stay until the clock passed its name
+(months, after a boot with a bad RTC), a plaintext copy the owner was told is replaced.
 """
 
 import contextlib
@@ -22,6 +28,7 @@ from pathlib import Path
 
 from memoryd.data import backup, exportmd, layout, matching, notestream, scrub
 from memoryd.home import FILE_MODE, Home, atomic_write, open_read
+from proto.plural import counted
 
 EXPORT_NAME = re.compile(r"^export-([0-9]{8}T[0-9]{6}Z)(?:-[0-9]{1,6})?\.(?:jsonl|md)\Z")
 FRESH_SECONDS = 600  # an export younger than this may still be read or copied by its bxctl
@@ -143,11 +150,15 @@ def made_at(folder: Path, name: str) -> dt.datetime | None:
 
 
 def _remove_older(folder: Path, keep: str, now: dt.datetime) -> None:
-    """Remove the exports before keep, but for those another bxctl may still be reading (made
-    less than FRESH_SECONDS before now, by the time in their names)."""
+    """Remove the exports before keep, but for those another bxctl may still be reading (named
+    less than FRESH_SECONDS from now, before or after it: a clock set back a little since one
+    was made leaves its name a little ahead)."""
     for name in os.listdir(folder):
         made = made_at(folder, name)
-        if name == keep or made is None or (now - made).total_seconds() < FRESH_SECONDS:
+        if name == keep or made is None:
+            continue
+        age = (now - made).total_seconds()
+        if abs(age) < FRESH_SECONDS:
             continue
         try:
             os.unlink(folder / name)
@@ -155,6 +166,25 @@ def _remove_older(folder: Path, keep: str, now: dt.datetime) -> None:
             continue  # another export removed it first
         except OSError as e:  # the export stands; this one waits for the next export
             log.warning("%s: an older export not removed: %s", folder / name, e.strerror or e)
+            continue
+        if age < 0:
+            log.warning(
+                "%s: removed, an export named %s after now (%s), replaced as the older ones are",
+                folder / name,
+                _span(-age),
+                AHEAD,
+            )
+
+
+AHEAD = "either the clock ran ahead when it was made or it is behind now"
+
+
+def _span(seconds: float) -> str:
+    """seconds in the largest whole unit, down to minutes: 200 days, 3 hours, 11 minutes."""
+    for unit, size in (("day", 86_400), ("hour", 3_600)):
+        if seconds >= size:
+            return counted(int(seconds // size), unit)
+    return counted(int(seconds // 60), "minute")
 
 
 def remove_older_exports(home: Home, keep: str, now: dt.datetime) -> None:

@@ -192,12 +192,15 @@ revive_silent() {
         say "$1: podman could not restart $c: $(printf '%s\n' "$err" | grep -v 'systemd connection' | grep . | tail -1) (scripts/stack logs $1 may say why)"
 }
 
-# container_patience ROLE: what is left of the 90 s up gives a start, from its container's start.
+# container_patience ROLE: what is left of the 90 s up gives a start, from its container's start
+# (0 after), never more: a start after now (the clock went back since, by how much is not known)
+# counts as just made, not as one that has the jump still to wait.
 container_patience() {
     local started age
     started=$(podman inspect --format '{{.State.StartedAt.Unix}}' "$(container_of "$1")" 2>/dev/null) || started=0
     [[ "$started" =~ ^[0-9]+$ ]] || started=0
     age=$(($(date +%s) - started))
+    [ "$age" -ge 0 ] || age=0
     if [ "$age" -lt 90 ]; then echo $((90 - age)); else echo 0; fi
 }
 

@@ -27,6 +27,20 @@ proc_mark() {
     printf '%s:%s\n' "$boot" "${fields[19]}"
 }
 
+# proc_age PID: how many seconds the process has run, from its start (clock ticks after boot,
+# field 22 of /proc/PID/stat) and the seconds since boot (/proc/uptime): no step of the wall
+# clock moves either. Nothing, and 1, without them.
+proc_age() {
+    local stat fields up hz
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    read -r -a fields <<<"${stat##*) }"
+    { read -r up _ </proc/uptime; } 2>/dev/null || return 1
+    hz=$(getconf CLK_TCK 2>/dev/null) || return 1
+    up="${up%%.*}"
+    [[ "${fields[19]:-}" =~ ^[0-9]+$ && "$up" =~ ^[0-9]+$ && "$hz" =~ ^[1-9][0-9]*$ ]] || return 1
+    echo $((up - fields[19] / hz))
+}
+
 # is_role ROLE PID: PID is the process scripts/stack started as ROLE, not whatever holds that pid
 # now: after a reboot or a crash the pid file outlives the role, and its pid may be any other
 # program's, which must never be reported as the role nor signalled. Where the start recorded

@@ -35,6 +35,11 @@ MONTH_FILE = re.compile(r"^[0-9]{4}-[0-9]{2}\.jsonl\Z")
 # A damaged line still names its session when this much of it survives.
 CHUNK = 4 << 20
 _SESSION_FIELD = re.compile(rb'"session":"([^"\\]{1,200})"')
+# The longest text _SESSION_FIELD can match, with room to spare.
+FIELD_BYTES = 256
+# Far longer than any line brokerd writes: a stretch this long with no line end is damage (a
+# sparse or cut file), scanned as it comes and not held whole.
+LINE_BYTES = 64 << 10
 # A full disk fails every call: its failure is logged again at most this often (seconds).
 FAILING_LOG_INTERVAL = 300.0
 
@@ -160,6 +165,7 @@ def _sessions_in(path: Path) -> set[bytes]:
     (an OSError) when it is a symbolic link, a FIFO or anything but a regular file."""
     found: set[bytes] = set()
     rest = b""
+    stretches, within = 0, False  # stretches of over LINE_BYTES with no line end; rest is one
     # Never through a link, never waiting on a FIFO: start would hang before serving.
     with open_read(path) as f:
         while chunk := f.read(CHUNK):
@@ -167,5 +173,22 @@ def _sessions_in(path: Path) -> set[bytes]:
             end = data.rfind(b"\n") + 1
             data, rest = data[:end], data[end:]
             found.update(_SESSION_FIELD.findall(data))
+            within = within and not end
+            if len(rest) > LINE_BYTES:
+                # Held whole, such a stretch would grow with the file, and be copied again for
+                # every chunk. Its session fields are taken as a damaged line's are (a session
+                # too many fails closed); only its end is kept, for a field the chunk cut.
+                if not within:
+                    stretches, within = stretches + 1, True
+                found.update(_SESSION_FIELD.findall(rest))
+                rest = rest[-FIELD_BYTES:]
     found.update(_SESSION_FIELD.findall(rest))
+    if stretches:
+        log.warning(
+            "audit: %s holds %d stretch(es) of over %d bytes with no line end (damaged); "
+            "the session names in them are taken all the same",
+            path,
+            stretches,
+            LINE_BYTES,
+        )
     return found

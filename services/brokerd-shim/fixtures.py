@@ -11,21 +11,31 @@ answered with a page stored beforehand. {fixtures}/index.toml lists what is stor
 A call is answered by the first fixture whose tool is the call's and whose arguments equal the
 call's arguments (as JSON values). file is a plain file name in the fixtures folder, checked by
 pattern: the call's arguments never form a path. The runtime adds no label (the grant's applies).
+
+The folder is the home's, as grants/ is, and its files are read as grant files are: in one open,
+never through a link, never waiting on a FIFO (the call's thread would never end, and brokerd-shim
+would no longer stop on SIGTERM), a device or folder refused, at most a bound read. A file that
+cannot be read so fails the call, with one line naming it. The folder itself may be a link.
 """
 
 import asyncio
+import errno
 import logging
+import os
 import re
 import tomllib
 from pathlib import Path
 
 from brokerd_shim.errors import ToolFailed
 from brokerd_shim.runtime import RunSpec, Runtime
+from proto.files import TooLarge, open_read, read_at_most
 
 log = logging.getLogger("brokerd_shim.fixtures")
 
 FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 MAX_OUTPUT_BYTES = 512 * 1024
+# index.toml lists fixtures by tool, arguments and file name: a few dozen lines.
+MAX_INDEX_BYTES = 256 * 1024
 
 
 def _fixture_file(fixture: object) -> str | None:
@@ -45,18 +55,34 @@ def _describe(spec: RunSpec) -> str:
     return f"{spec.tool[:64]} {spec.request.arguments[:500]}"
 
 
+def _read(path: Path, limit: int) -> bytes:
+    """The regular file at path, read in one open, never through a link nor waiting on a FIFO
+    (NotRegular); TooLarge when it holds more than limit bytes, read no further."""
+    with open_read(path) as f:
+        data = read_at_most(f.fileno(), limit + 1)
+    if len(data) > limit:
+        raise TooLarge(errno.EFBIG, f"larger than {limit:,} bytes", os.fspath(path))
+    return data
+
+
 class FixtureRuntime(Runtime):
     def __init__(self, folder: Path):
         self.folder = folder
 
+    def _read(self, name: str, limit: int) -> bytes:
+        # The owner's setting may name a folder that is a link; a file in it may not be one.
+        return _read(Path(os.path.realpath(self.folder)) / name, limit)
+
     def _index(self) -> list:
         path = self.folder / "index.toml"
         try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
+            data = tomllib.loads(self._read(path.name, MAX_INDEX_BYTES).decode("utf-8"))
         except FileNotFoundError:
             return []
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as e:
+        except OSError as e:
+            log.error("fixtures: %s cannot be read: %s", path, e.strerror)
+            raise ToolFailed(f"the fixture index {path.name} cannot be read") from None
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as e:
             log.error("fixtures: %s cannot be read: %s", path, e)
             raise ToolFailed(f"the fixture index {path.name} cannot be read") from None
         fixtures = data.get("fixture", [])
@@ -84,15 +110,15 @@ class FixtureRuntime(Runtime):
             raise ToolFailed(f"no fixture for {_describe(spec)}")
         path = self.folder / name
         try:
-            if not path.is_file():
-                raise FileNotFoundError
-            with open(path, "rb") as f:
-                data = f.read(MAX_OUTPUT_BYTES + 1)
-        except OSError:
-            log.error("fixtures: %s is listed but cannot be read", path)
+            data = self._read(name, MAX_OUTPUT_BYTES)
+        except TooLarge:
+            log.error("fixtures: %s is over %d bytes; not answered", path, MAX_OUTPUT_BYTES)
+            raise ToolFailed(
+                f"the fixture for {_describe(spec)} is over {MAX_OUTPUT_BYTES} bytes"
+            ) from None
+        except OSError as e:
+            log.error("fixtures: %s is listed but cannot be read: %s", path, e.strerror)
             raise ToolFailed(f"the fixture for {_describe(spec)} cannot be read") from None
-        if len(data) > MAX_OUTPUT_BYTES:
-            raise ToolFailed(f"the fixture for {_describe(spec)} is over {MAX_OUTPUT_BYTES} bytes")
         log.info(
             "fixtures: session %s call %r answered from %s",
             spec.request.session,

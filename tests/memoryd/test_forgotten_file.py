@@ -11,7 +11,14 @@ import pytest
 
 from memoryd.errors import ForgottenUnreadable
 from memoryd.home import Home
-from memoryd.journal import forgetread, forgotten, forgottenmarker, forgottensaid, forgottenwrite
+from memoryd.journal import (
+    forgetread,
+    forgotten,
+    forgottenlines,
+    forgottenmarker,
+    forgottensaid,
+    forgottenwrite,
+)
 from tests.memoryd.owner_data_harness import Memoryd
 
 KEY = '{"key": "session:s-one:0", "time": "2026-09-24T20:00Z", "edit": "2026-09-24-0001"}'
@@ -311,14 +318,14 @@ def test_an_unreadable_file_refuses_recall_in_one_line_and_recall_comes_back(md,
     md.say("s-one", "The locker code is qz4711.", "Noted.")
     md.data("forget", id="session:s-one:0")
     path = forgotten.path(md.home)
-    real = forgotten.read_file
+    real = forgottenlines.open_read
 
     def denied(where):
         if where == path:
             raise PermissionError(13, "Permission denied", str(where))
         return real(where)
 
-    monkeypatch.setattr(forgotten, "read_file", denied)
+    monkeypatch.setattr(forgottenlines, "open_read", denied)
     path.touch()  # a new stamp: read again
     with pytest.raises(ForgottenUnreadable) as refused:
         md.recall("locker")

@@ -10,15 +10,20 @@ import logging
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memoryd.home import Home, read_file
+from memoryd.home import Home
 from memoryd.journal import monthsaved
+from memoryd.journal.boundedfile import read_most
 from memoryd.journal.forgetlines import DIGEST, KEY, LINE_ID, Forgot, Found, Month
+from proto.files import TooLarge
 
 log = logging.getLogger("memoryd.journal.forgetlines")
 
 NAME = "journal-forgets.json"
 # Raised when what is kept of a month changes; a copy of another format is read again.
 FORMAT = 1
+# Far past what a copy holds: 28 MB for a month whose forgets listed a million session keys
+# (measured). A copy over it is damaged, and read no further.
+SAVED_MOST = 128 << 20
 
 Text = tuple[str, str, str]  # a Forgot: its digest, time and edit
 
@@ -47,7 +52,7 @@ def load(home: Home) -> dict:
     where = home.index_dir / NAME
     monthsaved.remove_leftovers(home, NAME, log)
     try:
-        saved = _Saved.model_validate_json(read_file(where))
+        saved = _Saved.model_validate_json(read_most(where, SAVED_MOST))
         if saved.format != FORMAT:
             return {}
         months = {}
@@ -63,6 +68,14 @@ def load(home: Home) -> dict:
             seen = (month.size, month.mtime)
             months[month.name] = Month(month.inode, month.offset, month.tail, found, seen=seen)
     except FileNotFoundError:
+        return {}
+    except TooLarge as e:
+        log.warning(
+            "%s: %s, larger than any copy memoryd writes: taken as damaged and "
+            "not read; the journal's forget lines are read again, as when it is missing",
+            where,
+            e.strerror,
+        )
         return {}
     except (OSError, ValidationError, ValueError) as e:
         log.warning("%s: not usable (%s); the journal's forget lines are read again", where, e)

@@ -36,11 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.errors import ForgottenUnreadable
-from memoryd.home import Home, read_file
-from memoryd.journal import forgetlines, forgetread
+from memoryd.home import Home
+from memoryd.journal import forgetlines, forgetread, forgottenlines
 from memoryd.journal import forgottensaid as said
 from memoryd.journal.forgottenmarker import marker_notes
-from memoryd.journal.forgottenparse import parse_whole, vouched
 from memoryd.journal.readcache import CACHED_MOST, remember
 
 KEY = forgetlines.KEY
@@ -129,16 +128,15 @@ def _read(home: Home) -> _Read:
     if cached is not None and cached[0][0] == stamp and cached[0][1] is journal:
         return cached[1]
     try:
-        data = read_file(where)
+        parsed = forgottenlines.read(where)  # a block of whole lines at a time, never whole
     except FileNotFoundError:
         return _missing(home, where)  # removed since its stamp was taken
     except OSError as e:
         said.unreadable(where, e)
         raise ForgottenUnreadable(e, str(where)) from None
-    found, damaged, own_texts = parse_whole(data)
-    own = frozenset(found)
-    if damaged:
-        said.damaged(where, damaged, journal.keyless, 0, None)
+    own, own_texts = frozenset(parsed.found), parsed.texts
+    if parsed.damaged:
+        said.damaged(where, parsed.damaged, journal.keyless, 0, None)
     else:
         lacking = _lacking(journal, own, own_texts)
         if lacking:
@@ -146,7 +144,7 @@ def _read(home: Home) -> _Read:
     # The journal's keys always count: a file that parses whole may still have lost lines (emptied
     # by a bad disk or a hand edit, a line deleted), and nothing un-forgets a key.
     every, every_texts = own | journal.keys, frozenset(own_texts) | journal.texts
-    alone = every - vouched(data, own_texts)
+    alone = every - parsed.vouched
     result = _made(every, own, every_texts, frozenset(own_texts), alone)
     remember(_cache, where, (stamp, journal), result)
     return result

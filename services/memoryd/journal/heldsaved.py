@@ -13,10 +13,12 @@ from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memoryd.home import Home, read_file
+from memoryd.home import Home
 from memoryd.journal import monthsaved
+from memoryd.journal.boundedfile import read_most
 from memoryd.journal.idform import EDIT_ID, NUMBER_MOST
 from memoryd.journal.idruns import Ids, Month, Runs
+from proto.files import TooLarge
 
 log = logging.getLogger("memoryd.journal.heldids")
 
@@ -27,6 +29,9 @@ FORM = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(/[5-9])?\Z")  # idruns.form, idf
 ID = EDIT_ID
 # A number no id reaches (the runs' bounds are checked against it).
 MOST = NUMBER_MOST + 1
+# Far past what a copy holds: 1 KiB for a million edits, 14 MB were every other number of each
+# day's ids handed to a pending write (measured). A copy over it is damaged, and read no further.
+SAVED_MOST = 64 << 20
 
 
 class _Month(monthsaved.SavedMonth):
@@ -50,7 +55,7 @@ def load(home: Home) -> dict:
     where = home.index_dir / NAME
     monthsaved.remove_leftovers(home, NAME, log)
     try:
-        saved = _Saved.model_validate_json(read_file(where))
+        saved = _Saved.model_validate_json(read_most(where, SAVED_MOST))
         if saved.format != FORMAT:
             return {}
         months = {}
@@ -64,6 +69,14 @@ def load(home: Home) -> dict:
             unseen = (-1, -1, -1)  # never a file's stamp: looked at before use
             months[month.name] = Month(month.inode, month.offset, month.tail, ids, seen, unseen)
     except FileNotFoundError:
+        return {}
+    except TooLarge as e:
+        log.warning(
+            "%s: %s, larger than any copy memoryd writes: taken as damaged and "
+            "not read; the journal's ids are read again, as when it is missing",
+            where,
+            e.strerror,
+        )
         return {}
     except (OSError, ValidationError, ValueError) as e:
         log.warning("%s: not usable (%s); the journal's ids are read again", where, e)

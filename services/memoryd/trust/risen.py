@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from memoryd.home import Home, append_line, atomic_write, open_read
 from memoryd.index.journallabels import CLEAN, Label, stricter
+from memoryd.journal.boundedfile import Lines
 from proto.labels import CLASS_RANK
 from proto.messages import is_session_id
 
@@ -178,7 +179,10 @@ def _read_on(home: Home, read: _Read) -> None:
             if not same or st.st_size < read.offset:
                 read.offset, read.labels = 0, {}
             f.seek(read.offset)
-            data = f.read(st.st_size - read.offset)
+            # A block of whole lines at a time; a line still being written is read next time.
+            lines = Lines(f, st.st_size - read.offset)
+            for _, block in lines:
+                _take(home, read, block)
     except FileNotFoundError:
         read.device = read.inode = read.offset = 0
         read.labels = {}
@@ -188,8 +192,21 @@ def _read_on(home: Home, read: _Read) -> None:
             read.said = True
             log.warning("%s: not read (%s); the labels read so far stand", path(home), e)
         return
-    end = data.rfind(b"\n") + 1  # a line still being written is read next time
-    for raw in data[:end].splitlines():
+    if lines.long and not read.said:
+        read.said = True
+        log.warning(
+            "%s: line %d is longer than any label memoryd writes (damaged): passed over unread; "
+            "the labels of its other lines stand, and a session's label is never taken laxer "
+            "than the index or the journal records it",
+            path(home),
+            lines.long[0],
+        )
+    read.device, read.inode, read.offset = st.st_dev, st.st_ino, read.offset + lines.done
+
+
+def _take(home: Home, read: _Read, block: bytes) -> None:
+    """The labels of block's lines, each raising its session's label in read."""
+    for raw in block.splitlines():
         taken = _parse(raw)
         if taken is None:
             if raw.strip() and not read.said:
@@ -198,7 +215,6 @@ def _read_on(home: Home, read: _Read) -> None:
             continue
         session, seen = taken
         read.labels[session] = stricter(read.labels.get(session, CLEAN), seen)
-    read.device, read.inode, read.offset = st.st_dev, st.st_ino, read.offset + end
 
 
 def _parse(raw: bytes) -> tuple[str, Label] | None:

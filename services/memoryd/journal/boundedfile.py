@@ -1,0 +1,113 @@
+"""memoryd's own small files and line files read with a bound, never whole.
+
+A file memoryd reads at start (a saved copy under index/, memory/forgotten.jsonl,
+memory/labels.jsonl) can be far larger than memoryd ever makes it: a damaged disk, a truncate
+typed by mistake or a copy gone wrong leaves a gigabyte of NUL bytes there. Read whole, it took
+memoryd past its container's memory before it served, and it was killed and started again without
+a line naming the file.
+
+read_most reads a kept file of a known shape whole only when it is within a bound the caller sets
+(TooLarge past it, after an fstat, before a byte is read). Lines reads a line file a block of whole
+lines at a time; a line longer than any memoryd writes is passed over unread (its number is kept,
+for the one line the caller says of it), so memory stays bounded by a block and that bound,
+whatever the file holds.
+"""
+
+import errno
+import os
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from proto.files import TooLarge, open_file, read_at_most
+
+# Far past the longest line memoryd writes to forgotten.jsonl or labels.jsonl (a key or a
+# digest with its time and edit, a session's label: a few hundred bytes).
+LINE_MOST = 64 << 10
+BLOCK = 1 << 20
+
+
+def too_large(path: str | os.PathLike, size: int, limit: int) -> TooLarge:
+    return TooLarge(errno.EFBIG, f"{size:,} bytes, over its bound of {limit:,}", os.fspath(path))
+
+
+def read_most(path: str | os.PathLike, limit: int) -> bytes:
+    """The regular file at path whole (one open, no link followed), when it holds at most limit
+    bytes; TooLarge when it holds more, read no further than limit + 1 bytes."""
+    fd = open_file(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise too_large(path, size, limit)
+        data = read_at_most(fd, limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # grew since its fstat
+        raise too_large(path, len(data), limit)
+    return data
+
+
+class Lines:
+    """The lines in the next size bytes of f, in blocks of whole lines (each ends in a newline).
+    Iterate for (first, block): first is the number (from 1) of the block's first line. A line
+    longer than most bytes stands in its block as an empty line, so the numbers stay right; its
+    number is in long. Afterwards rest is the last line when it has no newline (a line still
+    being written, or a hand edit), after its number, and done how many bytes the blocks took:
+    a last line past most is in long and taken too, as nothing memoryd writes makes it whole."""
+
+    def __init__(self, f: BinaryIO, size: int, most: int = LINE_MOST, block: int = BLOCK) -> None:
+        self._f, self._left, self._most, self._block = f, size, most, block
+        self.long: list[int] = []
+        self.rest = b""
+        self.done = 0
+        self.after = 1  # the number of the line after the blocks (rest, when there is one)
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        number = 1
+        pending: list[bytes] = []  # the start of a line that runs past a block's end
+        held = 0  # that line's bytes so far (kept in pending only while within most)
+        got = 0
+        while self._left > 0:
+            chunk = self._f.read(min(self._block, self._left))
+            if not chunk:
+                break  # the file shrank since its stat: what was read stands
+            self._left -= len(chunk)
+            got += len(chunk)
+            end = chunk.find(b"\n")
+            if end < 0:
+                held += len(chunk)
+                pending = [*pending, chunk] if held <= self._most else []
+                continue
+            first = chunk[: end + 1]
+            if held + len(first) - 1 > self._most:
+                first = b"\n"  # the line that ran past the blocks was too long
+                self.long.append(number)
+            elif pending:
+                first = b"".join([*pending, first])
+            cut = chunk.rfind(b"\n") + 1
+            data = first + chunk[end + 1 : cut]
+            tail = chunk[cut:]
+            held, pending = len(tail), [tail] if tail else []
+            del chunk
+            data = self._shorten(data, number)
+            yield number, data
+            number += data.count(b"\n")
+        self.after = number
+        if held > self._most:
+            self.long.append(number)
+            self.done = got
+        else:
+            self.rest = b"".join(pending)
+            self.done = got - held
+
+    def _shorten(self, data: bytes, number: int) -> bytes:
+        """data with each line longer than most left empty (its number noted in long)."""
+        if len(data) <= self._most + 1:
+            return data
+        lines = data.split(b"\n")
+        if max(map(len, lines)) <= self._most:
+            return data
+        for i, line in enumerate(lines):
+            if len(line) > self._most:
+                self.long.append(number + i)
+                lines[i] = b""
+        return b"\n".join(lines)

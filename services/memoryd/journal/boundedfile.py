@@ -60,6 +60,7 @@ class Lines:
         self.rest = b""
         self.done = 0
         self.after = 1  # the number of the line after the blocks (rest, when there is one)
+        self.through = 0  # the bytes up to the last newline
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         number = 1
@@ -92,12 +93,13 @@ class Lines:
             yield number, data
             number += data.count(b"\n")
         self.after = number
+        self.through = got - held
         if held > self._most:
             self.long.append(number)
             self.done = got
         else:
             self.rest = b"".join(pending)
-            self.done = got - held
+            self.done = self.through
 
     def _shorten(self, data: bytes, number: int) -> bytes:
         """data with each line longer than most left empty (its number noted in long)."""

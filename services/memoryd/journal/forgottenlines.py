@@ -7,7 +7,7 @@ longer than any memoryd writes is damaged, as a line that does not parse is: not
 key, as the journal's forget lines' keys are always taken beside the file's.
 
 vouched needs every digest of the file before it looks at a key line, so the file is read twice,
-the second time through the same descriptor and over the same bytes (so in the same blocks).
+the second time through the same descriptor over the same whole lines (so in the same blocks).
 """
 
 from collections import Counter
@@ -49,7 +49,7 @@ def read(where: Path) -> Parsed:
             out.damaged += [lines.after + n - 1 for n in damaged]
         out.damaged = sorted(out.damaged + lines.long)
         f.seek(0)
-        out.vouched = _vouched(Lines(f, lines.done), last, out.texts, has)
+        out.vouched = _vouched(Lines(f, lines.through), last, out.texts, has)
     return out
 
 

@@ -5,9 +5,11 @@ atomic_write replaces a file whole (a temporary file in the same folder, fsync, 
 folder): a crash leaves the old file or the new one, never half. A rename or link is made only
 once its folder is fsync'd: when that fsync fails, atomic_write, create_if_missing and an append
 that created its file take it back before raising, so an error always means nothing was written.
-append_bytes and append_line add to a journal and fsync before returning. ensure_dir makes every
-folder it creates 0700, parents included (os.makedirs gives parents the umask's mode); a folder
-that already existed is chmodded only when it is the role's own (tighten).
+append_bytes and append_line add to a journal and fsync before returning; to a file of the
+role's own (own) only when it has no other hard link, which the append would write through to (a
+copy of a home made with cp -al, a hand link to a file outside it), and made 0600 when looser.
+ensure_dir makes every folder it creates 0700, parents included (os.makedirs gives parents the
+umask's mode); a folder that already existed is chmodded only when it is the role's own (tighten).
 
 A role's files are what they claim to be. Each file is opened inside its folder's descriptor, the
 folder opened with O_NOFOLLOW and the file with O_NOFOLLOW and O_NONBLOCK, then checked with fstat:
@@ -19,6 +21,7 @@ it never chmods a folder elsewhere.
 
 import contextlib
 import errno
+import logging
 import os
 import secrets
 import stat
@@ -30,6 +33,8 @@ from proto.errors import ProtoError
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+
+log = logging.getLogger(__name__)
 
 
 class NotRegular(ProtoError, OSError):
@@ -75,6 +80,15 @@ def what_stands(st: os.stat_result, folder: bool = False) -> str:
     if stat.S_ISSOCK(st.st_mode):
         return "a socket, not a regular file"
     return "not a regular file"
+
+
+def hard_links(st: os.stat_result) -> str:
+    """What NotRegular says of a file a role writes in place that has another name too: each
+    write would change the file at that name (perhaps outside the role's folder) as well."""
+    return (
+        f"a file with {st.st_nlink:,} hard links, so a write to it would change the file at its "
+        "other name too (give it a copy of its own: cp it to a new name, then mv that over it)"
+    )
 
 
 def refuse(path: str | os.PathLike, why: str) -> NotRegular:
@@ -376,22 +390,51 @@ def create_if_missing(path: str | os.PathLike, data: bytes = b"") -> bool:
         os.close(folder)
 
 
-def append_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Append data to path (created 0600 if missing) and fsync before returning."""
-    _append(path, data, own_line=False)
+def append_bytes(path: str | os.PathLike, data: bytes, *, own: bool = False) -> None:
+    """Append data to path (created 0600 if missing) and fsync before returning. own: a file of
+    the role's own (_as_own), refused when it has another hard link, made 0600 when looser."""
+    _append(path, data, own_line=False, own=own)
 
 
-def append_line(path: str | os.PathLike, line: str) -> None:
+def append_line(path: str | os.PathLike, line: str, *, own: bool = False) -> None:
     """Append one line (a newline is added) to a journal, fsync'd, on a line of its own: a file
     whose last line lost its newline (an editor, a torn append) gets one first, or the line would
-    be glued onto that one and both be lost to a reader of lines."""
-    _append(path, (line + "\n").encode("utf-8"), own_line=True)
+    be glued onto that one and both be lost to a reader of lines. own: as for append_bytes."""
+    _append(path, (line + "\n").encode("utf-8"), own_line=True, own=own)
 
 
-def _append(path: str | os.PathLike, data: bytes, own_line: bool) -> None:
+def _as_own(fd: int, path: str | os.PathLike) -> None:
+    """Check the file at fd, about to be written in place, as a file of the role's own: one with
+    another hard link is refused before a byte is written (NotRegular), as the write would land
+    at its other name too; one whose mode lets others read it is set to 0600 (logged; a file
+    the role may not chmod, not its user's, is written as it is)."""
+    st = os.fstat(fd)
+    if st.st_nlink > 1:
+        raise refuse(path, hard_links(st))
+    with contextlib.suppress(OSError):
+        was = tighten(fd)
+        if was is not None:
+            log.info("%s: mode %04o set to %04o, as the role's own files are", path, was, FILE_MODE)
+
+
+def tighten(fd: int) -> int | None:
+    """Set 0600 on the regular file at fd when its mode lets anyone but its owner in: the mode
+    it had, or None when it was tight already. A file with another hard link is left as it is
+    (None): its mode is the file's at the other name too. OSError: not the user's to chmod."""
+    st = os.fstat(fd)
+    was = stat.S_IMODE(st.st_mode)
+    if st.st_nlink > 1 or not was & ~FILE_MODE:
+        return None
+    os.fchmod(fd, FILE_MODE)
+    return was
+
+
+def _append(path: str | os.PathLike, data: bytes, own_line: bool, own: bool = False) -> None:
     new = not os.path.lexists(path)
     fd = open_file(path, (os.O_RDWR if own_line else os.O_WRONLY) | os.O_APPEND | os.O_CREAT)
     try:
+        if own:
+            _as_own(fd, path)
         size = os.fstat(fd).st_size
         if own_line and size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data

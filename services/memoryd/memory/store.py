@@ -35,7 +35,7 @@ from memoryd.errors import (
     MalformedCall,
     UntrustedSession,
 )
-from memoryd.home import Home, append_bytes
+from memoryd.home import Home, append_bytes, tighten_files
 from memoryd.journal import rollback
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.journal import Edit, EditLine, Journal, NoteLine, ends_without_newline
@@ -118,9 +118,11 @@ class MemoryStore:
 
     # --- start and read ---------------------------------------------------------------------
     def ensure(self) -> list[Path]:
-        """Create memory/ and its files where missing (startfiles.py), then journal what was
-        edited by hand while memoryd was stopped: what was created."""
+        """Create memory/ and its files where missing (startfiles.py), make every file of
+        memoryd's 0600 (home.tighten_files: the start runs this before it opens the index),
+        then journal what was edited by hand while memoryd was stopped: what was created."""
         created = startfiles.ensure(self.home, self.soul_starter)
+        tighten_files(self.home)
         self.detect_hand_edits()
         self.review.say_lost()
         return created

@@ -1,0 +1,100 @@
+"""A file memoryd writes in place that is hard-linked to a file outside the home (a home copied
+with cp -al, a link made by hand): memoryd refuses it, at start and at each write, in one line
+naming the file and what to do, and writes no byte to the file at the other name. memoryd's own
+second links (a crash's leftover temporary file, the old bytes an edit of memory.md keeps) do
+not trip it."""
+
+import datetime as dt
+import os
+
+import pytest
+
+from memoryd.errors import WriteFailed
+from memoryd.home import Home, unsafe_entry
+from memoryd.memory.store import MemoryStore
+from proto.files import NotRegular, append_bytes
+from tests.callargs import loose_call
+from tests.memoryd.store_helpers import CLEAN, SOUL_STARTER, args, journal_lines, new_store
+from tests.memoryd.test_hostile_home import start_fails
+
+
+@pytest.fixture
+def outside(tmp_path):
+    return tmp_path / "outside.txt"  # beside the home, not under it
+
+
+def link_out(path, outside) -> bytes:
+    """path made a second name of outside (as cp -al leaves a home's copy): the bytes both hold."""
+    if not path.exists():
+        path.write_bytes(b"")
+    os.link(path, outside)
+    return outside.read_bytes()
+
+
+def month(store: MemoryStore):
+    return store.home.edits_month(store.now())
+
+
+@pytest.mark.parametrize("name", ["notes.md", "edits", "recalls", "labels.jsonl"])
+def test_a_hard_linked_file_memoryd_appends_to_refuses_the_start(tmp_path, outside, name):
+    home = new_store(tmp_path).home
+    now = dt.datetime.now(dt.UTC)
+    path = {"edits": home.edits_month(now), "recalls": home.recalls_month(now)}.get(
+        name, home.memory / name
+    )
+    path.touch()
+    held = link_out(path, outside)
+    line = start_fails(tmp_path)
+    assert f"{path.relative_to(home.root)} is a file with 2 hard links" in line
+    assert "cp it to a new name, then mv that over it" in line
+    assert outside.read_bytes() == held
+
+
+def test_memoryds_own_second_links_do_not_refuse_the_start(tmp_path, outside):
+    home = new_store(tmp_path).home
+    notes = home.memory_file("notes.md")
+    # a crash between create_if_missing's link and its unlink of the temporary name
+    os.link(notes, home.memory / ".notes.md.0123456789ab.tmp")
+    # one between an edit's keeping of memory.md's old bytes and its rename (journal/rollback.py)
+    os.link(home.memory_file("memory.md"), home.memory / ".memory.md.01234567.tmp")
+    assert unsafe_entry(home) is None
+    os.link(notes, outside)
+    assert isinstance(unsafe_entry(home), NotRegular)
+
+
+def test_a_note_to_a_hard_linked_notes_md_is_not_applied(tmp_path, outside):
+    store = new_store(tmp_path)
+    held = link_out(store.home.memory_file("notes.md"), outside)
+    lines = journal_lines(store)
+    with pytest.raises(WriteFailed, match=r"^not applied: .*notes.md is a file with 2 hard links"):
+        store.call(*loose_call(args(action="note", text="a note"), **CLEAN))
+    assert outside.read_bytes() == held
+    assert journal_lines(store) == lines
+
+
+def test_an_edit_whose_journal_month_is_hard_linked_is_not_applied(tmp_path, outside):
+    store = new_store(tmp_path)
+    store.call(*loose_call(args(action="add", file="memory", text="first"), **CLEAN))
+    before = store.home.memory_file("memory.md").read_bytes()
+    held = link_out(month(store), outside)
+    with pytest.raises(WriteFailed, match=r"^not applied: .*\.jsonl is a file with 2 hard links"):
+        store.call(*loose_call(args(action="add", file="memory", text="second"), **CLEAN))
+    assert outside.read_bytes() == held
+    assert store.home.memory_file("memory.md").read_bytes() == before
+
+
+def test_a_staged_edit_to_a_hard_linked_pending_jsonl_is_not_applied(tmp_path, outside):
+    store = MemoryStore(Home(tmp_path / "home"), soul_starter=SOUL_STARTER, review=True)
+    store.ensure()
+    held = link_out(store.home.memory_file("pending.jsonl"), outside)
+    with pytest.raises(WriteFailed, match=r"pending.jsonl is a file with 2 hard links"):
+        store.call(*loose_call(args(action="add", file="memory", text="staged"), **CLEAN))
+    assert outside.read_bytes() == held
+
+
+def test_other_roles_appends_are_as_before(tmp_path, outside):
+    """own is memoryd's: loopd's and brokerd's appends are not changed by it."""
+    path = tmp_path / "log.jsonl"
+    held = link_out(path, outside)
+    append_bytes(path, b"more\n")
+    assert outside.read_bytes() == held + b"more\n"

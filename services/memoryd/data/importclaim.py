@@ -23,27 +23,31 @@ from collections.abc import Iterable
 
 from memoryd.data.importfloor import Floor
 from memoryd.data.importitems import Item
+from memoryd.data.importnamed import Named
 from memoryd.data.journalled import Label, describe, strictest, writes
 from memoryd.home import Home
 from memoryd.index import journallabels
-from memoryd.journal import months, scan
 from memoryd.journal.idform import EDIT_ID
 from memoryd.journal.journal import Journal
 
 
 class Claims:
-    """This home's records of an import's texts: its journal read by edit id as an import asks,
-    and the notes and journal writes of the import's texts (importfloor.Floor)."""
+    """This home's records of an import's texts: the journal lines of the edits it names
+    (importnamed.Named: the ids it names given when made; another edit is not looked up), and
+    the notes and journal writes of the import's texts (importfloor.Floor)."""
 
-    def __init__(self, home: Home, texts: Iterable[str]):
+    def __init__(self, home: Home, texts: Iterable[str], edits: Iterable[str | None] = ()):
         self.home = home
         self.months = Journal(home).month_files()
         self.floor = Floor.of(home, texts)
+        # edits may be filled as texts is read (one pass over the file): taken after it
+        self.named = Named(home, {edit for edit in edits if edit is not None})
 
     def refresh(self) -> None:
         """The journal and notes.md as they are now (other writes come between batches)."""
         self.months = Journal(self.home).month_files()
         self.floor.refresh()
+        self.named.refresh()
 
     def check(self, item: Item) -> tuple[Item, str | None]:
         """(item with the stricter label, why) when this home records its text or session more
@@ -81,9 +85,7 @@ class Claims:
         edit = item.provenance.edit
         if edit is None or not EDIT_ID.match(edit):
             return None
-        # An edit made while the clock was behind the journal's end is in a later month file.
-        found = (scan.line_with_id(path, edit) for path in months.from_month(self.months, edit))
-        line = next((line for line in found if line is not None), None)
+        line = self.named.line(edit)
         if line is None:
             return None
         written = strictest(list(writes(line, item.text, self.months)))

@@ -102,7 +102,15 @@ def _run(service, name: str, dry_run: bool, done: Progress) -> dict:
     state = service._writer.submit(WRITE, _begin, store).result()
     # This home's records of the file's texts, read here, off the writer; a batch reads only
     # what they gained since.
-    claims = Claims(store.home, (item.text for _, item in parsed))
+    named = set[str]()
+
+    def texts():  # one pass over the file: the texts (kept as digests), the edits they name
+        for _, item in parsed:
+            if item.provenance.edit is not None:
+                named.add(item.provenance.edit)
+            yield item.text
+
+    claims = Claims(store.home, texts(), named)
     if dry_run:
         _dry(parsed, state, claims, store.max_class, done, service.stopping)
     while not dry_run and done.at < len(parsed) and done.stopped is None:

@@ -18,7 +18,7 @@ from memoryd.journal import damaged, forgotpending
 from memoryd.journal.idform import DAY_B, NUMBER_B
 from memoryd.journal.journal import EditLine
 from memoryd.journal.linefile import parse_line
-from memoryd.journal.mapfile import finditer, line_bytes, line_starting, mapped
+from memoryd.journal.mapfile import LONG_LINE, finditer, line_bytes, line_starting, mapped
 
 # How much of a month a scan over all of it reads at a time. A month can hold hundreds of
 # megabytes; the view (mapfile.py) keeps one window, so memory stays at a window's size however
@@ -93,19 +93,33 @@ def _bisect(data, needle: bytes, key: tuple[str, int]) -> int:
     return position
 
 
+def _halved(data, needle: bytes, edit_id: str) -> EditLine | None:
+    key = _key(edit_id)
+    if key is None:
+        return None
+    position = _bisect(data, needle, key)
+    if position == -1:
+        return None
+    start, end = _line_at(data, position)
+    record, _ = _line(data, start, end)
+    return record if record is not None and record.id == edit_id else None
+
+
+def line_by_halving(path: Path, edit_id: str) -> EditLine | None:
+    """The journal line of edit_id in path found by halving the file (a few lines read), None
+    when halving does not find it: it is not there, or not where growing ids put it."""
+    with mapped(path) as data:
+        return _halved(data, b'{"id": ' + json.dumps(edit_id).encode(), edit_id)
+
+
 def line_with_id(path: Path, edit_id: str) -> EditLine | None:
     """The journal line of edit_id in path: by halving the file first (ids grow along it), then,
     if that finds nothing (a clock that went back, a hand edit), by searching it from the end."""
     needle = b'{"id": ' + json.dumps(edit_id).encode()
-    key = _key(edit_id)
     with mapped(path) as data:
-        if key is not None:
-            position = _bisect(data, needle, key)
-            if position != -1:
-                start, end = _line_at(data, position)
-                record, _ = _line(data, start, end)
-                if record is not None and record.id == edit_id:
-                    return record
+        record = _halved(data, needle, edit_id)
+        if record is not None:
+            return record
         position = len(data)
         while True:
             position = data.rfind(needle, 0, position)
@@ -116,6 +130,35 @@ def line_with_id(path: Path, edit_id: str) -> EditLine | None:
                 record, _ = _line(data, start, end)
                 if record is not None and record.id == edit_id:
                     return record
+
+
+LINE_ID = re.compile(rb'(?m)^\{"id": "(' + DAY_B + rb"-" + NUMBER_B + rb')"')
+
+
+def ids_at(path: Path, wanted: set[str], start: int = 0) -> tuple[dict[str, int], int]:
+    """Where the lines of path starting with an id of wanted start (the first line of each),
+    read from start (a line's start) to the file's end a WINDOW at a time, and how far whole
+    lines were read (a line being written is read again from there next time). Only the ids at
+    the lines' starts are matched, no line is parsed; a line longer than LONG_LINE is passed
+    over past its first LONG_LINE bytes (it is damaged)."""
+    found: dict[str, int] = {}
+    with mapped(path) as data:
+        size = len(data)
+        while start < size:
+            stop = data.find(b"\n", min(start + WINDOW, size - 1), min(size, start + LONG_LINE))
+            whole = stop + 1 if stop != -1 else min(size, start + LONG_LINE)
+            for m in LINE_ID.finditer(data[start:whole]):
+                if m[1].decode() in wanted:
+                    found.setdefault(m[1].decode(), start + m.start())
+            if stop != -1:
+                start = whole
+            elif whole == size:  # the last line is not ended yet: read again next time
+                start = data.rfind(b"\n", start, size) + 1 or start
+                break
+            else:  # the rest of a long line: passed over
+                after = data.find(b"\n", whole)
+                start = size if after == -1 else after + 1
+    return found, start
 
 
 def lines_to(paths: list[Path], file: str) -> Generator[tuple[Path, int, EditLine], None, None]:

@@ -4,7 +4,10 @@ that gives it back after BATCH_SECONDS, so that other writes wait for one batch,
 whole import. Each item applied is written and journalled before the next is taken: an import
 stopped part way (a full disk, or memoryd stopping, which ends it between two batches so that the
 stop is prompt) is refused saying how many items were imported, by which edits, and
-that importing the file again brings the rest (what is there is skipped). Each item is routed
+that importing the file again brings the rest (what is there is skipped). Once the owner's bxctl
+has gone (Ctrl-C, a timeout: its connection closed, peer.py), the import stops the same way, and a
+dry run stops at the next item: nobody waits for the answer, and a large file would otherwise hold
+a reader and the writer's turns for as long as it takes. Each item is routed
 by the strictest of its provenance and what this home recorded of it: the journal line of the
 edit it names, the notes and journal writes of its text, the journal's label of its session
 (importclaim.py): a claim in the file never makes memoryd's own record laxer. A note this home
@@ -30,6 +33,7 @@ from memoryd.journal.journal import Edit
 from memoryd.memory import edits, notes
 from memoryd.trust.caller import OWNER
 from memoryd.writer import WRITE
+from proto import peer
 from proto.plural import counted
 from proto.tools import AddArgs
 from proto.trim import trim
@@ -39,6 +43,7 @@ log = logging.getLogger(__name__)
 BATCH_SECONDS = 0.25  # how long one batch may hold the writer
 LINES_KEPT = 2_000  # of the report's lines, unless the caller asks for fewer
 STOPPING = "memoryd is stopping"
+CALLER_GONE = "bxctl stopped waiting for it"
 
 
 @dataclass
@@ -63,13 +68,18 @@ class Progress:
         self.last_edit = edit
 
 
-def run(service, name: str, dry_run: bool, keep: int = LINES_KEPT) -> dict:
+def run(
+    service, name: str, dry_run: bool, keep: int = LINES_KEPT, gone: peer.Probe | None = None
+) -> dict:
     """Import backups/name (on a reader thread: the writer is taken one batch at a time). The
-    answer's lines are the first `keep` of the report: applied + skipped is the count of all."""
+    answer's lines are the first `keep` of the report: applied + skipped is the count of all.
+    gone (by default the probe of the connection being answered, peer.py) says when the caller
+    has closed its connection: the import then stops between two items or batches."""
     store = service.store
     done = Progress(keep=keep)
+    gone = gone if gone is not None else peer.current()
     try:
-        result = _run(service, name, dry_run, done)
+        result = _run(service, name, dry_run, done, _Stop(service.stopping, gone))
     except (MemorydError, OSError) as e:
         # One line at its end, as every owner command that writes memory leaves: an import runs
         # on after a bxctl that stopped waiting, and this line is then all that tells how far.
@@ -96,7 +106,21 @@ def _edits(done: Progress) -> str:
     return f" (edits {done.first_edit} to {done.last_edit})"
 
 
-def _run(service, name: str, dry_run: bool, done: Progress) -> dict:
+class _Stop:
+    """Why an import stops now (memoryd stopping, its caller gone), or None."""
+
+    def __init__(self, stopping: threading.Event, gone: peer.Probe | None):
+        self.stopping, self.gone = stopping, gone
+
+    def why(self) -> str | None:
+        if self.stopping.is_set():
+            return STOPPING
+        if self.gone is not None and self.gone():
+            return CALLER_GONE
+        return None
+
+
+def _run(service, name: str, dry_run: bool, done: Progress, stop: _Stop) -> dict:
     store = service.store
     parsed = importing.parse(importing.read_export(store.home, name))
     state = service._writer.submit(WRITE, _begin, store).result()
@@ -112,10 +136,10 @@ def _run(service, name: str, dry_run: bool, done: Progress) -> dict:
 
     claims = Claims(store.home, texts(), named)
     if dry_run:
-        _dry(parsed, state, claims, store.max_class, done, service.stopping)
+        _dry(parsed, state, claims, store.max_class, done, stop)
     while not dry_run and done.at < len(parsed) and done.stopped is None:
-        if service.stopping.is_set():  # between two batches: each item before is journalled
-            done.stopped = STOPPING
+        if (why := stop.why()) is not None:  # between two batches: each item before journalled
+            done.stopped = why
             break
         try:
             service._writer.submit(WRITE, _batch, service, parsed, state, claims, done).result()
@@ -169,12 +193,13 @@ def _dry(
     claims: Claims,
     max_class: str,
     done: Progress,
-    stopping: threading.Event,
+    stop: _Stop,
 ) -> None:
     for at, (number, item) in enumerate(parsed):
-        if stopping.is_set():  # a dry run of a large file takes seconds: a stop need not wait
+        # a dry run of a large file takes seconds: neither a stop nor a caller gone need wait
+        if (why := stop.why()) is not None:
             raise AdminRefused(
-                f"refused: the dry run stopped at item {at + 1:,} of {len(parsed):,} ({STOPPING}); "
+                f"refused: the dry run stopped at item {at + 1:,} of {len(parsed):,} ({why}); "
                 "nothing was written"
             )
         item, what, said, why = _decide(item, state, claims, max_class, done)

@@ -103,11 +103,14 @@ def _folder(path: Path, name: str, missing_ok: bool) -> list[str]:
         raise OSError(e.errno, e.strerror, name) from None
 
 
-def session_files(home: Home) -> list[tuple[str, Path]]:
-    """(name in the archive, path) of every session log recall reads."""
+def session_files(home: Home, skipped: dict[str, str] | None = None) -> list[tuple[str, Path]]:
+    """(name in the archive, path) of every session log recall reads; those it does not (a link,
+    a FIFO, a log in a misnamed folder) by session folder in skipped, with why, when given: what
+    a backup's answer counts as left out, as stats calls them left aside."""
     from memoryd.index.newindex import indexable_sessions
 
-    return [(f"sessions/{s}/0.jsonl", home.session_log(s)) for s in indexable_sessions(home)]
+    found = indexable_sessions(home, skipped)
+    return [(f"sessions/{s}/0.jsonl", home.session_log(s)) for s in found]
 
 
 def target(home: Home, member: str) -> Path:

@@ -198,19 +198,24 @@ def of_files(listed: list[tuple[str, Path]]) -> Snapshot:
     return snap
 
 
-def note_sessions(home: Home) -> list[Held]:
+def note_sessions(home: Home, skipped: dict[str, str] | None = None) -> list[Held]:
     """The session logs recall reads too, noted (not held open: read again when archived), each
     cut to its last whole record. Before the memory's snapshot is taken, never after: loopd logs
     a memory write's result only once memoryd applied it, so logs noted first hold no result the
     memory taken next lacks (the other way round, a write applied and not yet logged, is a state
     the home can be in). Off the writer: loopd appends them, not memoryd. A log that cannot be
-    noted refuses the backup (AdminRefused, naming it), before anything is written."""
+    noted refuses the backup (AdminRefused, naming it), before anything is written. A log recall
+    does not read (a link, a FIFO, one in a misnamed folder: layout.session_files) is not in the
+    archive: skipped, when given, gets each by its folder with why, for the answer to count."""
     noted = []
     try:
         if os.path.lexists(home.sessions) and not home.sessions.is_dir():
             # a backup --with-sessions would hold none of the logs and pass for one that does
             raise NotRegular(errno.ENOTDIR, "not a folder", str(home.sessions))
-        for name, path in layout.session_files(home):
+        listed = (
+            layout.session_files(home) if skipped is None else layout.session_files(home, skipped)
+        )
+        for name, path in listed:
             held = _note(name, path)
             if held is not None:
                 noted.append(held)

@@ -16,11 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.home import read_file
 from memoryd.journal import forgotpending, idcopies, idform
 from memoryd.journal.idform import day_numbers
 from memoryd.journal.journal import Journal
-from memoryd.journal.linefile import parse_line
+from memoryd.journal.linefile import parse_line, raw_lines
 from memoryd.memory import pendingspans
 from memoryd.memory.pendingline import PendingLine
 from memoryd.memory.pendingspans import Found, Span
@@ -108,13 +107,13 @@ class GoneWrites:
         """The number and time of each line pending.jsonl holds, by day, in order of number: a
         write was handed out after each of its day's lower numbers. Damaged lines are passed
         over without a word (pending says them)."""
+        found: dict[str, list[tuple[int, dt.datetime]]] = {}
         try:
-            data = read_file(self.path)
+            lines = list(raw_lines(self.path))  # a block of whole lines at a time
         except OSError:
             return {}
-        found: dict[str, list[tuple[int, dt.datetime]]] = {}
-        for raw in data.split(b"\n"):
-            item = parse_line(raw, PendingLine) if raw.strip() else None
+        for _, raw, _ in lines:
+            item = parse_line(raw, PendingLine)
             when = None if not isinstance(item, PendingLine) else forgotpending.moment(item.time)
             if isinstance(item, PendingLine) and when is not None:
                 day, number = idform.order(item.id)

@@ -35,7 +35,7 @@ from memoryd.journal import forgotpending, idcopies
 from memoryd.journal.byfile import JournalIndex
 from memoryd.journal.idform import DAY_B, NUMBER_B, NUMBER_MOST, PENDING_ID, day_numbers
 from memoryd.journal.journal import append_record, record_time, utc
-from memoryd.journal.linefile import all_ids, damaged_lines, line_id, read_lines
+from memoryd.journal.linefile import all_ids, cut_lines, damaged_lines, line_id, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from memoryd.memory import pendinggone
 from memoryd.memory.pendingline import PendingLine
@@ -221,6 +221,18 @@ class Review:
 
     def discard(self, pending_id: str) -> None:
         """Rewrite pending.jsonl without pending_id and anything the journal resolved."""
+        cut = cut_lines(self.path)
+        if cut:
+            # Rewritten from what is read of it, the rest of that line would be lost: the file is
+            # left as it is, the journal having resolved the item (no longer listed).
+            log.warning(
+                "%s: %s not removed: line %d is longer than any line memoryd writes, and a "
+                "rewrite would cut it; delete that line to have resolved items removed",
+                self.path,
+                pending_id,
+                cut[0],
+            )
+            return
         keep = [item for item in self.items() if item.id != pending_id]
         data = "".join(json.dumps(item.dump(), ensure_ascii=False) + "\n" for item in keep)
         # A damaged line is the owner's to mend: kept as it was, never dropped by a rewrite.

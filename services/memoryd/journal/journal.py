@@ -51,7 +51,7 @@ from memoryd.home import (
 from memoryd.journal import damaged, heldids, idcopies, lostbefore, months
 from memoryd.journal.idform import EDIT_ID, NUMBER_MOST, day_numbers, order
 from memoryd.journal.ids import Issued
-from memoryd.journal.linefile import all_ids, line_id, read_lines
+from memoryd.journal.linefile import line_id, raw_lines, read_lines
 from memoryd.journal.rollback import append_or_cut_back
 from proto.labels import CLASS_RANK, higher_class
 
@@ -201,8 +201,14 @@ def last_id(path: Path) -> str | None:
         if edit_id is not None:
             return edit_id
     if size > TAIL_BYTES:
-        ids = [i for i in all_ids(path) if EDIT_ID.match(i)]
-        return ids[-1] if ids else None
+        # The tail holds no id (a long last line, a run of NUL bytes): the month a block of
+        # whole lines at a time, only the last id kept.
+        last = None
+        for _, raw, _ in raw_lines(path):
+            found = line_id(raw)
+            if found is not None and EDIT_ID.match(found):
+                last = found
+        return last
     return None
 
 

@@ -20,6 +20,10 @@ meanwhile and says that notes.md is being caught up (Index.meanwhile).
   between two appends (an append, memoryd's own or another's, or a change of its mode or times
   alone, caught up from where the index stopped once the bytes read are shown unchanged; any
   other change read again from the start).
+- A part gathers whole entries up to a bound (noteslong.gather_bound): a stretch holding no
+  header for longer (one huge paste, a damaged tail of NUL bytes) is searched to its end in
+  blocks, a part's bounds at a time (Told keeps how far), never held whole; its entry is indexed
+  from what was gathered (a row holds its first max_record_bytes), and it is said once.
 - A damaged header (memory/notes.py) is logged once per reading, naming its line
   (notes.damage_said), and so are the first line that is not UTF-8 of a reading from the start
   (notes.not_utf8) and text before the first header, which no note holds (notes.leading_said).
@@ -40,7 +44,7 @@ from pathlib import Path
 
 from memoryd.errors import NotesUnreadable
 from memoryd.home import Home, open_read
-from memoryd.index import indexer, notesprefix
+from memoryd.index import indexer, noteslong, notesprefix
 from memoryd.index.sessionrows import LogState, Part
 from memoryd.index.settings import Settings, cap_text
 from memoryd.journal import forgottenmarker
@@ -57,7 +61,9 @@ NOTE_ROWS = "kind IN ('noted', 'moved', 'dropped')"
 # the highest rowid deleted so far (no space: indexer.save_state keeps the file read after one).
 OLD_ROWS = "old-rows-after:"
 DELETE_BATCH = 2_000  # rows deleted in one statement while reading again from the start
-READ_BLOCK = 256 << 10  # bytes read at a time; doubled while no entry is known to be whole
+# Bytes read at a time; doubled while no entry is known to be whole, up to a bound past which
+# the entry is searched to its end in blocks, not gathered (noteslong.py).
+READ_BLOCK = 256 << 10
 
 
 @dataclass
@@ -68,6 +74,7 @@ class Told:
     lines: int = 0
     from_start: bool = False  # the present reading began at byte 0 in this process
     utf8_said: bool = False
+    scan: noteslong.Scan | None = None  # the search through a long stretch, as far as it went
 
 
 def index_notes(
@@ -181,6 +188,7 @@ def _part(
     if why is not None:
         log.warning("notes %s %s: indexing it again", path, why)
         state = again()
+        told.scan = None
     if _deleting(state):
         if not _delete_old(conn, state, part, started):
             indexer.save_state(conn, NOTES_LOG, state)
@@ -193,7 +201,7 @@ def _part(
         part.done = True
         return 0, True
     first = state.bytes
-    added, done = _read(conn, path, state, settings, part, told, started)
+    added, done = _read(conn, path, file, state, settings, part, told, started)
     if done is None:  # text after the offset continues an entry: read again from the start
         log.warning(
             "notes %s: text after byte %d continues an entry; indexing it again", path, first
@@ -275,6 +283,7 @@ def _over(part: Part, started: float, records: int, size: int) -> bool:
 def _read(
     conn: sqlite3.Connection,
     path: Path,
+    file: str | None,
     state: LogState,
     settings: Settings,
     part: Part,
@@ -291,26 +300,49 @@ def _read(
         told.from_start = False  # not the reading this process began (a restart, say)
     added = records = 0
     want = READ_BLOCK
+    bound = noteslong.gather_bound(settings.max_record_bytes)
     buf = b""
     with open_read(path) as f:
         f.seek(first)
         while True:
-            block = f.read(want)
-            ended = len(block) < want
-            buf += block
-            # A last line without its newline is still being written.
-            usable = buf[: buf.rfind(b"\n") + 1] if ended else buf
-            entries = notes.parse(usable, state.bytes, state.records)
-            if state.bytes == first and first and usable:
-                if not entries or entries[0].start != first:
+            resumed = _resumed(told, state.bytes, file)
+            if resumed is None:
+                block = f.read(want)
+                ended = len(block) < want
+                buf += block
+                # A last line without its newline is still being written.
+                usable = buf[: buf.rfind(b"\n") + 1] if ended else buf
+                entries = notes.parse(usable, state.bytes, state.records)
+                if state.bytes == first and first and usable and (ended or b"\n" in usable):
+                    if not entries or entries[0].start != first:
+                        return 0, None
+                if ended:
+                    used = len(usable)
+                elif len(entries) >= 2:  # the last one may go on past what was read
+                    used = entries[-1].start - state.bytes
+                    entries = entries[:-1]
+                elif len(buf) < bound:  # no entry known to be whole yet: read more at once
+                    want = min(want * 2, bound)
+                    continue
+                else:  # a stretch without a header longer than a part gathers: not held whole
+                    resumed = buf, entries
+            if resumed is not None:
+                buf, entries = resumed
+                long = _Long(f.fileno(), path, file, part, started, records)
+                got = long.index(conn, state, settings, told, buf, entries, first)
+                if got is None:
                     return 0, None
-            if ended:
-                used = len(usable)
-            elif len(entries) >= 2:  # the last one may go on past what was read
-                used = entries[-1].start - state.bytes
-                entries = entries[:-1]
-            else:  # no entry known to be whole yet: read more at once
-                want *= 2
+                more, header = got
+                if header is None:  # searched as far as a part may: the next part goes on
+                    return added, False
+                added += more
+                records += len(entries)
+                if not header:
+                    return added, True
+                f.seek(state.bytes)
+                buf, want = b"", READ_BLOCK
+                if _over(part, started, records, state.bytes - first):
+                    return added, False
                 continue
             chunk = usable[:used]
             _say(told, path, chunk, state.bytes, entries)
@@ -323,6 +355,77 @@ def _read(
                 return added, True
             if _over(part, started, records, state.bytes - first):
                 return added, False
+
+
+def _resumed(told: Told, at: int, file: str | None) -> tuple[bytes, list] | None:
+    """What the last part gathered of the stretch at byte at whose search it left part way,
+    when notes.md is the file it searched (or that file grown by an append)."""
+    scan = told.scan
+    if scan is None or not scan.buf or scan.start != at:
+        return None
+    if not (scan.file == file or _appended_to(scan.file, file)):
+        return None
+    return scan.buf, scan.entries
+
+
+@dataclass
+class _Long:
+    """Where a stretch without a header longer than a part gathers is met: notes.md's open
+    descriptor and stat (indexer.file_of whole), and the part's bounds and work so far."""
+
+    fd: int
+    path: Path
+    file: str | None
+    part: Part
+    started: float
+    records: int
+
+    def index(
+        self,
+        conn: sqlite3.Connection,
+        state: LogState,
+        settings: Settings,
+        told: Told,
+        buf: bytes,
+        entries: list[notes.NoteEntry],
+        first: int,
+    ) -> tuple[int, bool | None] | None:
+        """Index the entry buf (gathered from state's offset, holding fewer than two headers)
+        begins, or pass over the text before the first header it holds, searching the rest of
+        it in blocks (noteslong.py), advancing state past it: (rows added, whether a header
+        follows, None when the part ended the search first); None when the text at the offset
+        continues an entry."""
+        start, path = state.bytes, self.path
+        head = buf[: buf.rfind(b"\n") + 1]
+        scan = told.scan
+        if scan is None or (scan.start, scan.after) != (start, start + len(head)):
+            scan = noteslong.Scan.begin(self.fd, start, start + len(head), self.file)
+        elif not (scan.file == self.file or _appended_to(scan.file, self.file)):
+            scan = noteslong.Scan.begin(self.fd, start, start + len(head), self.file)
+        told.scan, scan.file = scan, self.file
+        scan.buf, scan.entries = buf, entries  # for the next part, not gathered again
+        bytes_before = state.bytes - first
+        stretch = noteslong.reach(
+            self.fd,
+            scan,
+            lambda searched: _over(self.part, self.started, self.records, bytes_before + searched),
+        )
+        if stretch is None:
+            return 0, None
+        if stretch.end == start:  # not one newline: a last line still being written
+            return 0, False
+        if first and start == first and (not entries or entries[0].start != first):
+            return None
+        _say(told, path, head, start, [e for e in entries if e.start < start + len(head)])
+        if told.at == start + len(head):
+            told.at, told.lines = stretch.end, told.lines + stretch.lines
+        noteslong.say(path, start, stretch, entries)
+        added = indexer.insert_rows(conn, _rows(path, entries, settings))
+        state.records += len(entries)
+        state.bytes = stretch.end
+        # Past the last newline, at the file's end: what was searched holds none, nor a header.
+        told.scan = None if stretch.header else scan.rebased(stretch.end, self.file)
+        return added, stretch.header
 
 
 def _rows(path: Path, entries: list[notes.NoteEntry], settings: Settings) -> list[tuple]:

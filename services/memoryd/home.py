@@ -8,8 +8,9 @@ link or a non-regular file where memoryd keeps its own.
 
 A file memoryd writes in place must be its own alone: one hard-linked to a file outside {home}
 (a home copied with cp -al or rsync -H, a link made by hand) would take every append there too.
-unsafe_entry refuses such a file at start and the appends refuse it after (NotRegular, naming
-it), before a byte is written. The files memoryd replaces whole by rename (memory.md, user.md,
+The start gives such a file a copy of its own (owncopy.py); unsafe_entry refuses one it could not,
+and the appends refuse one linked while memoryd runs (NotRegular, naming it), before a byte is
+written. The files memoryd replaces whole by rename (memory.md, user.md,
 soul.md) break such a link at their next write, and their second link may be memoryd's own (a
 kept copy of the old bytes for the length of an edit, journal/rollback.py), so they are let be.
 """
@@ -168,11 +169,11 @@ def written_in_place(home: Home, path: Path) -> bool:
     return path.name in IN_PLACE or path.parent in (home.edits, home.recalls)
 
 
-def unsafe_entry(home: Home) -> OSError | None:
+def unsafe_entry(home: Home, links: bool = True) -> OSError | None:
     """The first of memoryd's own paths that is a symbolic link or not what it should be
     (NotRegular), or that cannot be looked at (a folder without permission: the OSError, its
-    filename set). A file memoryd writes in place with a hard link other than its own leftovers
-    (own_links) is NotRegular too."""
+    filename set). With links, a file memoryd writes in place with a hard link other than its own
+    leftovers (own_links) is NotRegular too."""
     try:
         entries = home.owned_entries()
     except OSError as e:
@@ -180,7 +181,7 @@ def unsafe_entry(home: Home) -> OSError | None:
     for path, folder in entries:
         try:
             check_entry(path, folder=folder)
-            if not folder and written_in_place(home, path):
+            if links and not folder and written_in_place(home, path):
                 _check_links(path)
         except OSError as e:
             return e

@@ -21,6 +21,7 @@ from memoryd.index.index import Index, check_fts5
 from memoryd.journal import forgetread, forgottenwrite, heldids
 from memoryd.memory import leftover
 from memoryd.memory.store import MemoryStore
+from memoryd.owncopy import give_own_copies
 from memoryd.service import ADMIN_KINDS, BROKER_KINDS, LOOP_KINDS, MemoryService
 from memoryd.trust.witness import Witness
 from proto import fdbudget
@@ -61,7 +62,10 @@ def prepare(config: Config) -> MemoryService:
 
 def _prepare_locked(config: Config, locks: list[int]) -> MemoryService:
     home = config.home
-    refused = unsafe_entry(home)
+    refused = unsafe_entry(home, links=False)
+    if refused is None:  # every folder and file is what it should be: nothing is followed
+        give_own_copies(home)
+        refused = unsafe_entry(home)
     if isinstance(refused, NotRegular):
         raise StartFailed(f"{refused}; memoryd uses only its own files and folders in its home")
     if refused is not None:

@@ -1,14 +1,16 @@
 """A file memoryd writes in place that is hard-linked to a file outside the home (a home copied
-with cp -al, a link made by hand): memoryd refuses it, at start and at each write, in one line
-naming the file and what to do, and writes no byte to the file at the other name. memoryd's own
-second links (a crash's leftover temporary file, the old bytes an edit of memory.md keeps) do
-not trip it."""
+with cp -al, a link made by hand): the start gives it a copy of its own, in one line naming it
+(refusing the start in one line only when it cannot), and a link made while memoryd runs is
+refused at each write; no byte reaches the file at the other name. memoryd's own second links (a
+crash's leftover temporary file, the old bytes an edit of memory.md keeps) do not trip it."""
 
 import datetime as dt
+import errno
 import os
 
 import pytest
 
+from memoryd import owncopy
 from memoryd.errors import WriteFailed
 from memoryd.home import Home, unsafe_entry
 from memoryd.memory.store import MemoryStore
@@ -16,6 +18,7 @@ from proto.files import NotRegular, append_bytes
 from tests.callargs import loose_call
 from tests.memoryd.store_helpers import CLEAN, SOUL_STARTER, args, journal_lines, new_store
 from tests.memoryd.test_hostile_home import start_fails
+from tests.memoryd_process import MemorydProcess
 
 
 @pytest.fixture
@@ -35,19 +38,68 @@ def month(store: MemoryStore):
     return store.home.edits_month(store.now())
 
 
-@pytest.mark.parametrize("name", ["notes.md", "edits", "recalls", "labels.jsonl"])
-def test_a_hard_linked_file_memoryd_appends_to_refuses_the_start(tmp_path, outside, name):
-    home = new_store(tmp_path).home
+def linked_path(home: Home, name: str):
     now = dt.datetime.now(dt.UTC)
-    path = {"edits": home.edits_month(now), "recalls": home.recalls_month(now)}.get(
+    return {"edits": home.edits_month(now), "recalls": home.recalls_month(now)}.get(
         name, home.memory / name
     )
-    path.touch()
+
+
+@pytest.mark.parametrize("name", ["notes.md", "edits", "recalls", "labels.jsonl"])
+def test_a_hard_linked_file_memoryd_appends_to_gets_a_copy_of_its_own_at_start(
+    tmp_path, outside, name
+):
+    home = new_store(tmp_path).home
+    path = linked_path(home, name)
+    path.write_bytes(b"held\n" if path.name != "notes.md" else path.read_bytes())
     held = link_out(path, outside)
-    line = start_fails(tmp_path)
-    assert f"{path.relative_to(home.root)} is a file with 2 hard links" in line
-    assert "cp it to a new name, then mv that over it" in line
+    memoryd = MemorydProcess(tmp_path).start()
+    try:
+        assert os.stat(path).st_nlink == 1
+        assert path.read_bytes() == held
+        said = [ln for ln in memoryd.log.read_text().splitlines() if "hard links" in ln]
+        assert len(said) == 1
+        assert f"{path}: had 2 hard links" in said[0]
+        assert "it now has a copy of its own, and the other name keeps the bytes it had" in said[0]
+        assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    finally:
+        memoryd.stop()
     assert outside.read_bytes() == held
+    assert os.stat(outside).st_nlink == 1
+
+
+def test_a_hard_linked_file_that_cannot_be_copied_refuses_the_start(tmp_path, outside, monkeypatch):
+    home = new_store(tmp_path).home
+    path = home.memory_file("notes.md")
+    held = link_out(path, outside)
+
+    def full(*_args, **_kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(owncopy, "atomic_write", full)
+    owncopy.give_own_copies(home)
+    refused = unsafe_entry(home)
+    assert isinstance(refused, NotRegular)
+    assert "is a file with 2 hard links" in str(refused)
+    assert "cp it to a new name, then mv that over it" in str(refused)
+    assert outside.read_bytes() == held
+    assert os.stat(path).st_nlink == 2
+
+
+def test_a_hard_link_through_a_linked_folder_is_not_copied_outside(tmp_path, outside):
+    """The copy is made only once every folder is what it should be: memory/ a link elsewhere
+    refuses the start, and nothing is written in the folder it points to."""
+    home = new_store(tmp_path).home
+    elsewhere = tmp_path / "elsewhere"
+    home.memory.rename(elsewhere)
+    home.memory.symlink_to(elsewhere)
+    os.link(elsewhere / "notes.md", outside)
+    listed = sorted(os.listdir(elsewhere))
+    stamp = os.stat(elsewhere / "notes.md").st_ino
+    line = start_fails(tmp_path)
+    assert "memory" in line
+    assert sorted(os.listdir(elsewhere)) == listed
+    assert os.stat(elsewhere / "notes.md").st_ino == stamp
 
 
 def test_memoryds_own_second_links_do_not_refuse_the_start(tmp_path, outside):

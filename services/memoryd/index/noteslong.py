@@ -57,6 +57,7 @@ class Scan:
     carry: bytes = b""  # the two bytes before pos (a line's end, half a "§")
     buf: bytes = b""  # what the part gathered from start, and the entries it holds
     entries: list = field(default_factory=list)
+    said: bool = False  # an unended stretch at start said (unended)
 
     @classmethod
     def begin(cls, fd: int, start: int, after: int, file: str | None) -> "Scan":
@@ -139,4 +140,20 @@ def say(path: Path, start: int, stretch: Stretch, entries: list[notes.NoteEntry]
         stretch.end,
         how,
         done,
+    )
+
+
+def unended(path: Path, scan: Scan) -> None:
+    """One line, once, naming a stretch at the file's end holding not one newline: more than
+    a part gathers, more than any line memoryd writes."""
+    if scan.said:
+        return
+    scan.said = True
+    log.warning(
+        "notes %s: bytes %d to %d hold no newline, longer than any line memoryd writes (a "
+        "damaged stretch such as NUL bytes a truncate left?): passed over unread until a line "
+        "ends it",
+        path,
+        scan.start,
+        scan.pos,
     )

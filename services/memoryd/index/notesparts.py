@@ -413,6 +413,7 @@ class _Long:
         if stretch is None:
             return 0, None
         if stretch.end == start:  # not one newline: a last line still being written
+            noteslong.unended(path, scan)
             return 0, False
         if first and start == first and (not entries or entries[0].start != first):
             return None

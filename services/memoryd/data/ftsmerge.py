@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import modes
+from memoryd.data import purgeslices
 from memoryd.errors import IndexUnwritable, MemorydError
 from memoryd.home import atomic_write, fsync_dir
 from memoryd.index.dbfile import unwritable
@@ -116,7 +117,9 @@ def merge_owed(index, on_writer: Callable[..., Any] = inline) -> str | None:
 
     on_writer(fn, *args) runs one step on the writer thread and returns its result, so other
     writes run between the steps. The first step of a table starts the merge of every segment it
-    has then; the others go on with that merge until it is done (see the module's docstring)."""
+    has then; the others go on with that merge until it is done (see the module's docstring).
+    First the rows a forget left to delete are deleted, a slice a step (purgeslices.py)."""
+    purgeslices.finish(index, on_writer)
     if not owed_path(index).exists():
         return None
     room = _room_wanting(Path(index.path))

@@ -18,7 +18,8 @@ import json
 import logging
 import sqlite3
 
-from memoryd.data import ftsmerge, matching, replacedlogs
+from memoryd.data import ftsmerge, purgeslices, replacedlogs
+from memoryd.data.purgeslices import key_of
 from memoryd.errors import MemorydError
 from memoryd.home import fsync_dir
 from memoryd.index import indexer, notesprefix
@@ -63,26 +64,19 @@ def _still_held(
     if not wanted:
         return [], set()
     sql = f"SELECT rowid, kind, session, record FROM sources WHERE {BY_ROWID}"  # noqa: S608
-    held = {row[0]: _key(*row[1:]) for row in conn.execute(sql, (json.dumps(wanted),))}
+    held = {row[0]: key_of(*row[1:]) for row in conn.execute(sql, (json.dumps(wanted),))}
     keys = {
         key for key, rowids in hints.items() if rowids and all(held.get(r) == key for r in rowids)
     }
     return sorted(rowid for key in keys for rowid in hints[key]), keys
 
 
-def _key(kind: str, session: str | None, record: int) -> str | None:
-    """The key whose condition() a row of sources meets."""
-    if kind in matching.NOTE_KINDS:
-        return f"note:{record}"
-    if kind == "session":
-        return f"session:{session}:{record}"
-    return None
-
-
 def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> int:
-    """Delete the index rows of keys (note:N, session:ID:N); the rows deleted. Their words are
-    merged out of the term lists by ftsmerge.merge_owed, once the forget's other steps are done.
-    hints: the rowids of each key found on a reader before, so that the writer need not scan."""
+    """Delete the index rows of keys (note:N, session:ID:N); the rows deleted. Those a quarter
+    second of this job does not delete are deleted in slices by ftsmerge.merge_owed, each a
+    writer job (purgeslices.py), before it merges their words out of the term lists, once the
+    forget's other steps are done. hints: the rowids of each key found on a reader before, so
+    that the writer need not scan."""
     if not keys:
         return 0
     hints = hints or {}
@@ -92,15 +86,20 @@ def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> 
     owed_before = ftsmerge.owe(index)
     before = conn.total_changes
     with index._transaction(conn):
-        rowids, hinted = _still_held(conn, {key: hints.get(key, []) for key in keys})
-        if rowids:  # one delete for them all: a statement per key made as many
-            indexer._delete_rows(conn, BY_ROWID, (json.dumps(rowids),))
         for key in dict.fromkeys(keys):
-            if key not in hinted:
+            if key not in hints:
                 indexer._delete_rows(conn, *condition(key))
+        rowids, hinted = _still_held(conn, {key: hints[key] for key in keys if key in hints})
+        for key in set(hints) & set(keys) - hinted:
+            indexer._delete_rows(conn, *condition(key))
+        # a statement per chunk of rowids, not per key; what a quarter second does not delete
+        # is left for the slices after (purgeslices.py), each a writer job of its own
+        purgeslices.delete(index, conn, rowids, hinted)
         deleted = conn.total_changes - before
-    if not deleted and not owed_before:
+    if not deleted and not owed_before and not purgeslices.left(index):
         ftsmerge.settled(index)  # nothing deleted, nothing owed
+    if purgeslices.left(index):
+        return deleted  # the last slice checkpoints
     return _checkpointed(index, conn, deleted)
 
 

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from memoryd.journal import forgetread, forgotten, forgottenwrite
+from memoryd.journal import forgetread, forgotten, forgottenlines, forgottenwrite
 from tests.memoryd.owner_data_harness import Memoryd
 
 REQUEST = "remind me to water the plants on the balcony"
@@ -41,8 +41,8 @@ def test_a_text_many_records_hold_is_listed_in_one_read_and_one_append(tmp_path,
     try:
         _said_daily(m)
         reads, appends = [], []
-        parse = forgotten.parse_whole
-        for module in (forgotten, forgottenwrite):  # the readers' parse, and mend's
+        parse = forgottenlines.parse_whole
+        for module in (forgottenlines, forgottenwrite):  # the readers' parse, and mend's
             monkeypatch.setattr(module, "parse_whole", lambda data: reads.append(1) or parse(data))
         append = forgottenwrite.append_lines
         monkeypatch.setattr(

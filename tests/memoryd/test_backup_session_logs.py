@@ -62,8 +62,8 @@ def test_a_session_log_is_archived_as_it_was_when_noted(many, monkeypatch):
     log = many.home.session_log("mm-0007")
     noted = log.read_bytes()
 
-    def note_then_append(home):
-        noted = real(home)
+    def note_then_append(home, *rest):
+        noted = real(home, *rest)
         append_session_record(log, UserRecord(time=T, content="said after the backup began"))
         with open(log, "ab") as f:
             f.write(b'{"type": "user", "half a rec')
@@ -103,8 +103,8 @@ def fifo(log) -> None:
 def test_a_session_log_changed_before_it_is_archived_refuses_the_backup(
     many, monkeypatch, change, said
 ):
-    def note_then_change(home):
-        noted = real(home)
+    def note_then_change(home, *rest):
+        noted = real(home, *rest)
         change(many.home.session_log("mm-0007"))
         return noted
 
@@ -125,7 +125,7 @@ def test_a_session_log_that_cannot_be_noted_refuses_the_backup_in_one_line(many,
     monkeypatch.setattr(  # as if the log became a FIFO after the sessions were listed
         snapshot.layout,
         "session_files",
-        lambda home: [*listed, ("sessions/mm-fifo/0.jsonl", planted)],
+        lambda home, *rest: [*listed, ("sessions/mm-fifo/0.jsonl", planted)],
     )
     with pytest.raises(AdminRefused, match=r"^refused: the backup cannot read a session log \("):
         many.admin("backup", {"with_sessions": True})

@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 LINES_SHOWN = 2_000  # of an import's report, so that the answer fits one reply
 LINES_BYTES = 512 << 10  # and at most this many bytes of them, whatever the texts they quote
+LEFT_OUT_SHOWN = 10  # session logs a backup left out, named in its answer; the rest counted
 
 
 def _count_text(counts: dict, records: bool) -> str:
@@ -67,7 +68,8 @@ def run_backup(service, arg) -> str:
     # counts no record its logs lack and its logs show no write its memory and journal lack.
     # Records are counted of the logs it holds alone: without them it holds none.
     indexed = backup.records_by_session(home.index_db) if arg.with_sessions else {}
-    noted = snapshot.note_sessions(home) if arg.with_sessions else []
+    left_out: dict[str, str] = {}  # session logs recall does not read, by folder: not archived
+    noted = snapshot.note_sessions(home, left_out) if arg.with_sessions else []
     records = sum(indexed.get(s, 0) for s in backup.sessions_of(noted))
     stopped = _backup_stopped(home)  # a forget runs alone: it neither starts nor ends meanwhile
     snap = service._writer.submit(WRITE, snapshot.take, home).result()
@@ -81,6 +83,8 @@ def run_backup(service, arg) -> str:
         f"{_count_text(counts, arg.with_sessions)}{made.uncounted_said()}; "
         f"writes waited {made.waited * 1000:.1f} ms for it"
     )
+    if left_out:
+        message += f"; {_logs_left_out(left_out)}"
     if pruned.removed:
         message += f"; removed {counted(len(pruned.removed), 'older backup')} (keeping {arg.keep})"
     if (ahead := pruned.said(arg.keep)) is not None:
@@ -95,12 +99,28 @@ def run_backup(service, arg) -> str:
             "files": len(made.manifest["files"]),
             "counts": counts,
             "uncounted": made.uncounted,  # files whose entries counts leaves out, and why
+            # session logs not in the archive, by folder, and why (the first few), and how many
+            "left_out": dict(sorted(left_out.items())[:LEFT_OUT_SHOWN]),
+            "left_out_count": len(left_out),
             "writer_wait_ms": round(made.waited * 1000, 3),
             "removed": pruned.removed,
             "ahead": pruned.ahead,
             "forget_stopped": stopped,
             "message": message,
         }
+    )
+
+
+def _logs_left_out(left_out: dict[str, str]) -> str:
+    """The session logs a backup --with-sessions did not archive, as stats calls them left
+    aside: a few named with why, the rest counted."""
+    shown = sorted(left_out.items())[:LEFT_OUT_SHOWN]
+    named = [f"sessions/{session} ({why})" for session, why in shown]
+    more = len(left_out) - len(named)
+    rest = f" and {more:,} more" if more else ""
+    return (
+        f"{counted(len(left_out), 'session log')} left out, as recall does not read "
+        f"{'it' if len(left_out) == 1 else 'them'}: {', '.join(named)}{rest}"
     )
 
 

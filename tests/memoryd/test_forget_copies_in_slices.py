@@ -71,3 +71,25 @@ def test_a_forget_of_few_rows_deletes_them_in_its_own_job(md):
     json.loads(md.admin("forget", {"id": "session:one:0"}))
     assert purgeslices.left(md.index) == 0
     assert "lone remark" not in md.recall("quinces")
+
+
+def test_a_rowid_no_longer_of_its_key_is_left_and_the_key_looked_for(md):
+    from memoryd.data import purge
+
+    md.say("other", "a remark about medlars that stays")
+    conn = sqlite3.connect(md.index.path)
+    try:
+        sql = "SELECT rowid FROM sources WHERE kind = 'session' AND session = ? AND record = 0"
+        (stays,) = conn.execute(sql, ("other",)).fetchone()
+        (rep0,) = conn.execute(sql, ("rep",)).fetchone()
+    finally:
+        conn.close()
+    stale = {"session:rep:0": [stays]}  # found before, since given to another record's row
+    md.service._writer.submit(WRITE, purge.purge, md.index, ["session:rep:0"], stale).result()
+    conn = sqlite3.connect(md.index.path)
+    try:
+        held = {r[0] for r in conn.execute("SELECT rowid FROM sources")}
+    finally:
+        conn.close()
+    assert stays in held
+    assert rep0 not in held

@@ -14,12 +14,11 @@ recalled: recall is refused (samefile.py) until bxctl reindex or a restart build
 which skip every forgotten key.
 """
 
-import json
 import logging
 import sqlite3
 
 from memoryd.data import ftsmerge, purgeslices, replacedlogs
-from memoryd.data.purgeslices import key_of
+from memoryd.data.purgeslices import NOTE_KINDS, condition
 from memoryd.errors import MemorydError
 from memoryd.home import fsync_dir
 from memoryd.index import indexer, notesprefix
@@ -31,44 +30,12 @@ log = logging.getLogger(__name__)
 
 REBUILT = "the index was rebuilt from notes.md and sessions/"
 
-NOTE_KINDS = "kind IN ('noted', 'moved', 'dropped')"
-
-
-def condition(key: str) -> tuple[str, tuple]:
-    """The rows of sources that key (note:N, session:ID:N) names, as a WHERE clause."""
-    kind, _, rest = key.partition(":")
-    if kind == "note":
-        return f"{NOTE_KINDS} AND record = ?", (int(rest),)
-    session, _, record = rest.rpartition(":")
-    return "kind = 'session' AND session = ? AND record = ?", (session, int(record))
-
 
 def rows_of(conn: sqlite3.Connection, key: str) -> list[int]:
     """The rowids key names (a scan of sources: run it on a reader, off the writer)."""
     where, params = condition(key)
     sql = f"SELECT rowid FROM sources WHERE {where}"  # noqa: S608 - fixed text, bound values
     return [r[0] for r in conn.execute(sql, params)]
-
-
-BY_ROWID = "rowid IN (SELECT value FROM json_each(?))"
-
-
-def _still_held(
-    conn: sqlite3.Connection, hints: dict[str, list[int]]
-) -> tuple[list[int], set[str]]:
-    """The keys whose rowids found before (hints) are all still rows of theirs, and those rowids:
-    looked up by rowid in one read, not scanned, nor a query per key (a text 40,000 records held
-    made as many). A row of a key is only ever added again after its old one is deleted, so
-    rowids that all still hold the key are all of its rows."""
-    wanted = sorted({rowid for rowids in hints.values() for rowid in rowids})
-    if not wanted:
-        return [], set()
-    sql = f"SELECT rowid, kind, session, record FROM sources WHERE {BY_ROWID}"  # noqa: S608
-    held = {row[0]: key_of(*row[1:]) for row in conn.execute(sql, (json.dumps(wanted),))}
-    keys = {
-        key for key, rowids in hints.items() if rowids and all(held.get(r) == key for r in rowids)
-    }
-    return sorted(rowid for key in keys for rowid in hints[key]), keys
 
 
 def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> int:
@@ -86,15 +53,15 @@ def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> 
     owed_before = ftsmerge.owe(index)
     before = conn.total_changes
     with index._transaction(conn):
-        for key in dict.fromkeys(keys):
-            if key not in hints:
+        listed = dict.fromkeys(keys)
+        for key in listed:
+            if not hints.get(key):  # none found before: looked for here
                 indexer._delete_rows(conn, *condition(key))
-        rowids, hinted = _still_held(conn, {key: hints[key] for key in keys if key in hints})
-        for key in set(hints) & set(keys) - hinted:
-            indexer._delete_rows(conn, *condition(key))
-        # a statement per chunk of rowids, not per key; what a quarter second does not delete
-        # is left for the slices after (purgeslices.py), each a writer job of its own
-        purgeslices.delete(index, conn, rowids, hinted)
+        # by rowid, a statement a chunk, each rowid's row checked to be still of its key (one
+        # that is not has its key's rows looked for): what a quarter second does not delete is
+        # left for the slices after (purgeslices.py), each a writer job of its own
+        hinted = {rowid: key for key in listed for rowid in hints.get(key, [])}
+        purgeslices.delete(index, conn, hinted)
         deleted = conn.total_changes - before
     if not deleted and not owed_before and not purgeslices.left(index):
         ftsmerge.settled(index)  # nothing deleted, nothing owed

@@ -26,6 +26,18 @@ from typing import Any
 from memoryd.data import matching
 from memoryd.index import indexer
 
+NOTE_KINDS = "kind IN ('noted', 'moved', 'dropped')"
+
+
+def condition(key: str) -> tuple[str, tuple]:
+    """The rows of sources that key (note:N, session:ID:N) names, as a WHERE clause."""
+    kind, _, rest = key.partition(":")
+    if kind == "note":
+        return f"{NOTE_KINDS} AND record = ?", (int(rest),)
+    session, _, record = rest.rpartition(":")
+    return "kind = 'session' AND session = ? AND record = ?", (session, int(record))
+
+
 SLICE_SECONDS = 0.25  # how long one slice may hold the writer
 CHUNK_ROWS = 250  # rowids deleted by one statement within a slice
 BY_ROWID = "rowid IN (SELECT value FROM json_each(?))"
@@ -34,7 +46,8 @@ BY_ROWID = "rowid IN (SELECT value FROM json_each(?))"
 @dataclass
 class _Left:
     rowids: list[int]  # not yet deleted, in order
-    keys: frozenset[str]  # the keys whose rows they are
+    keys: dict[int, str]  # the key each was a row of when it was found
+    looked: set[str]  # the keys whose rows were looked for by condition() instead
 
 
 _left: "weakref.WeakKeyDictionary[Any, _Left]" = weakref.WeakKeyDictionary()
@@ -49,10 +62,12 @@ def key_of(kind: str, session: str | None, record: int) -> str | None:
     return None
 
 
-def delete(index, conn: sqlite3.Connection, rowids: list[int], keys: set[str]) -> None:
-    """Within the caller's transaction (on the writer), delete rowids (rows of keys) for at most
-    SLICE_SECONDS; what is left is deleted by finish(), a writer job a slice."""
-    left = _Left(list(rowids), frozenset(keys))
+def delete(index, conn: sqlite3.Connection, rows: dict[int, str]) -> None:
+    """Within the caller's transaction (on the writer), delete rows (rowid: the key it was found a
+    row of, on a reader before) for at most SLICE_SECONDS; what is left is deleted by finish(),
+    a writer job a slice. A rowid no longer of its key (its row deleted and the key's rows added
+    again since) has its key's rows looked for by condition()."""
+    left = _Left(sorted(rows), rows, set())
     _delete_for_a_while(conn, left)
     if left.rowids:
         _left[index] = left
@@ -94,9 +109,13 @@ def _delete_for_a_while(conn: sqlite3.Connection, left: _Left) -> None:
     while left.rowids:
         chunk, left.rowids = left.rowids[:CHUNK_ROWS], left.rowids[CHUNK_ROWS:]
         sql = f"SELECT rowid, kind, session, record FROM sources WHERE {BY_ROWID}"  # noqa: S608
-        rows = conn.execute(sql, (json.dumps(chunk),)).fetchall()
-        held = [row[0] for row in rows if key_of(*row[1:]) in left.keys]
+        found = {row[0]: key_of(*row[1:]) for row in conn.execute(sql, (json.dumps(chunk),))}
+        held = [rowid for rowid in chunk if found.get(rowid) == left.keys[rowid]]
         if held:
             indexer._delete_rows(conn, BY_ROWID, (json.dumps(held),))
+        for key in dict.fromkeys(left.keys[rowid] for rowid in chunk if rowid not in held):
+            if key not in left.looked:
+                left.looked.add(key)
+                indexer._delete_rows(conn, *condition(key))
         if time.monotonic() - started >= SLICE_SECONDS:
             return

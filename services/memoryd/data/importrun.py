@@ -4,10 +4,8 @@ that gives it back after BATCH_SECONDS, so that other writes wait for one batch,
 whole import. Each item applied is written and journalled before the next is taken: an import
 stopped part way (a full disk, or memoryd stopping, which ends it between two batches so that the
 stop is prompt) is refused saying how many items were imported, by which edits, and
-that importing the file again brings the rest (what is there is skipped). Once the owner's bxctl
-has gone (Ctrl-C, a timeout: its connection closed, peer.py), the import stops the same way, and a
-dry run stops at the next item: nobody waits for the answer, and a large file would otherwise hold
-a reader and the writer's turns for as long as it takes. Each item is routed
+that importing the file again brings the rest (what is there is skipped); so does one whose
+bxctl has gone (importstop.py). Each item is routed
 by the strictest of its provenance and what this home recorded of it: the journal line of the
 edit it names, the notes and journal writes of its text, the journal's label of its session
 (importclaim.py): a claim in the file never makes memoryd's own record laxer. A note this home
@@ -20,7 +18,6 @@ report's lines (one an item) only the first that the answer can send.
 """
 
 import logging
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -28,6 +25,7 @@ from memoryd.data import importing, importsame, layout, purge
 from memoryd.data.importclaim import Claims
 from memoryd.data.importing import FILE_ARG, Items, State
 from memoryd.data.importitems import EntryItem, Item
+from memoryd.data.importstop import Stop, stopped
 from memoryd.errors import AdminRefused, EditRefused, MemorydError, WriteFailed, WriteNotTakenBack
 from memoryd.journal.journal import Edit
 from memoryd.memory import edits, notes
@@ -42,8 +40,6 @@ log = logging.getLogger(__name__)
 
 BATCH_SECONDS = 0.25  # how long one batch may hold the writer
 LINES_KEPT = 2_000  # of the report's lines, unless the caller asks for fewer
-STOPPING = "memoryd is stopping"
-CALLER_GONE = "bxctl stopped waiting for it"
 
 
 @dataclass
@@ -79,7 +75,7 @@ def run(
     done = Progress(keep=keep)
     gone = gone if gone is not None else peer.current()
     try:
-        result = _run(service, name, dry_run, done, _Stop(service.stopping, gone))
+        result = _run(service, name, dry_run, done, Stop(service.stopping, gone))
     except (MemorydError, OSError) as e:
         # One line at its end, as every owner command that writes memory leaves: an import runs
         # on after a bxctl that stopped waiting, and this line is then all that tells how far.
@@ -106,21 +102,7 @@ def _edits(done: Progress) -> str:
     return f" (edits {done.first_edit} to {done.last_edit})"
 
 
-class _Stop:
-    """Why an import stops now (memoryd stopping, its caller gone), or None."""
-
-    def __init__(self, stopping: threading.Event, gone: peer.Probe | None):
-        self.stopping, self.gone = stopping, gone
-
-    def why(self) -> str | None:
-        if self.stopping.is_set():
-            return STOPPING
-        if self.gone is not None and self.gone():
-            return CALLER_GONE
-        return None
-
-
-def _run(service, name: str, dry_run: bool, done: Progress, stop: _Stop) -> dict:
+def _run(service, name: str, dry_run: bool, done: Progress, stop: Stop) -> dict:
     store = service.store
     parsed = importing.parse(importing.read_export(store.home, name))
     state = service._writer.submit(WRITE, _begin, store).result()
@@ -146,7 +128,7 @@ def _run(service, name: str, dry_run: bool, done: Progress, stop: _Stop) -> dict
         except MemorydError as e:  # a file the owner damaged between two batches
             done.stopped = str(e).removeprefix("refused: ")
     if done.stopped is not None:
-        raise AdminRefused(_stopped(done, len(parsed)))
+        raise AdminRefused(stopped(done, len(parsed)))
     verb = "would import" if dry_run else "imported"
     message = f"{verb} {done.applied:,} of {counted(len(parsed), 'item')}; {done.skipped:,} not"
     if done.forgotten:
@@ -165,22 +147,6 @@ def _run(service, name: str, dry_run: bool, done: Progress, stop: _Stop) -> dict
     }
 
 
-def _stopped(done: Progress, total: int) -> str:
-    said = f"refused: the import stopped at item {done.at + 1:,} of {total:,} ({done.stopped}); "
-    if done.untaken:  # its file may hold it, unjournalled: "nothing was imported" would lie
-        said += "that item may stand in its file without a journal line, as said; "
-    if done.applied:
-        said += (
-            f"imported before it: {counted(done.applied, 'item', 'items')} (edits "
-            f"{done.first_edit} to {done.last_edit}), {done.skipped:,} skipped; "
-        )
-    elif done.untaken:
-        said += "nothing before it was imported; "
-    else:
-        said += "nothing was imported; "
-    return said + "importing the file again brings the rest (what is there is skipped)"
-
-
 def _begin(store) -> State:
     with store.lock:
         store.detect_hand_edits()
@@ -193,7 +159,7 @@ def _dry(
     claims: Claims,
     max_class: str,
     done: Progress,
-    stop: _Stop,
+    stop: Stop,
 ) -> None:
     for at, (number, item) in enumerate(parsed):
         # a dry run of a large file takes seconds: neither a stop nor a caller gone need wait

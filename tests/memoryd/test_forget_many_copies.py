@@ -42,8 +42,10 @@ def test_a_text_many_records_hold_is_listed_in_one_read_and_one_append(tmp_path,
         _said_daily(m)
         reads, appends = [], []
         parse = forgottenlines.parse_whole
-        for module in (forgottenlines, forgottenwrite):  # the readers' parse, and mend's
-            monkeypatch.setattr(module, "parse_whole", lambda data: reads.append(1) or parse(data))
+        # the readers' parse and mend's (both read the file through forgottenlines)
+        monkeypatch.setattr(
+            forgottenlines, "parse_whole", lambda data: reads.append(1) or parse(data)
+        )
         append = forgottenwrite.append_lines
         monkeypatch.setattr(
             forgottenwrite,

@@ -25,10 +25,9 @@ from pathlib import Path
 
 from memoryd.data import exportfiles, exportmd, matching, notestream
 from memoryd.data.unfinished import Unfinished
-from memoryd.home import MONTH_FILE, Home, open_read, read_file
-from memoryd.journal import forgetlines, forgetread, forgotten
+from memoryd.home import MONTH_FILE, Home, open_read
+from memoryd.journal import forgetlines, forgetread, forgotten, forgottenlines
 from memoryd.journal.forgetlines import Forgot, stamp
-from memoryd.journal.forgottenparse import parse_whole
 from memoryd.journal.wholelines import WholeLines
 from proto.jsonread import loads_or_none
 
@@ -65,9 +64,9 @@ def lost(home: Home) -> Unfinished | None:
 
 
 def _listed(home: Home) -> frozenset[Forgot]:
-    """The digests forgotten.jsonl itself lists, read again only when it changed. Read here, not
-    through forgotten.py's reader, which says what it finds wrong with the file: the start's
-    mend says that once, after asking this."""
+    """The digests forgotten.jsonl itself lists (a block of whole lines at a time, never whole),
+    read again only when it changed. Read here, not through forgotten.py's reader, which says
+    what it finds wrong with the file: the start's mend says that once, after asking this."""
     where = forgotten.path(home)
     seen = stamp(where)
     with _lock:
@@ -75,7 +74,7 @@ def _listed(home: Home) -> frozenset[Forgot]:
         if kept is not None and kept[0] == seen:
             return kept[1]
     try:
-        listed = frozenset(parse_whole(read_file(where))[2]) if seen is not None else frozenset()
+        listed = frozenset(forgottenlines.read(where).texts) if seen is not None else frozenset()
     except FileNotFoundError:
         listed = frozenset()
     except OSError:  # said where forgotten.jsonl is read; nothing here to tell it by

@@ -21,11 +21,10 @@ from collections.abc import Iterable
 
 from memoryd.data import unfinished
 from memoryd.errors import AdminRefused
-from memoryd.home import Home, append_lines, read_file
-from memoryd.journal import forgetlines, forgetread
+from memoryd.home import Home, append_lines
+from memoryd.journal import forgetlines, forgetread, forgottenlines
 from memoryd.journal import forgottensaid as said
 from memoryd.journal.forgotten import Forgot, path
-from memoryd.journal.forgottenparse import parse_whole
 
 # forgotten.py's logger: what is said of the file here are its lines, and keep its name.
 log = logging.getLogger("memoryd.journal.forgotten")
@@ -71,26 +70,29 @@ def _mend(
     """mend's work; whether it said the forget that stopped part way."""
     where = path(home)
     try:
-        data = read_file(where)
+        parsed = forgottenlines.read(where)  # a block of whole lines at a time, never whole
     except FileNotFoundError:
-        data = None
+        parsed = None
     except OSError as e:  # a link or FIFO there: the start refuses it, a forget's add says it
         log.error("%s: not read to mend it: %s", where, e)
         return False
-    found, damaged, found_texts = parse_whole(data) if data is not None else (set(), [], set())
+    there = parsed is not None
+    found, damaged, found_texts = (
+        (parsed.found, parsed.damaged, parsed.texts) if parsed is not None else (set(), [], set())
+    )
     journal = forgetread.forgets(home)
     wanted = journal.keys - journal.last if under_way else journal.keys
     wanted_texts = journal.texts - journal.last_texts if under_way else journal.texts
     lacking = sorted(wanted - found)
     lacking_texts = sorted(wanted_texts - found_texts, key=lambda f: (f.time, f.digest))
-    if data is not None and not damaged and not lacking and not lacking_texts:
+    if there and not damaged and not lacking and not lacking_texts:
         return False
     error = None
     if lacking or lacking_texts:
-        error = forgetlines.write_back(where, data is not None, lacking, lacking_texts)
+        error = forgetlines.write_back(where, there, lacking, lacking_texts)
     written = 0 if error is not None else len(lacking) + len(lacking_texts)
     digests = 0 if error is not None else len(lacking_texts)
-    if under_way and error is None and _own_lines(journal, lacking, lacking_texts, data, damaged):
+    if under_way and error is None and _own_lines(journal, lacking, lacking_texts, there, damaged):
         return False
     if stopped is not None and not damaged and _only_the_newest(journal, lacking, lacking_texts):
         # memoryd's own kill, between the forget's journal line and its lines here: not a file
@@ -98,7 +100,7 @@ def _mend(
         lacked = len(lacking) + len(lacking_texts)
         said.part_way(where, stopped, lacked, written, error, digests, rebuilt=rebuilt)
         return True
-    if data is None:
+    if not there:
         if lacking or lacking_texts or journal.keyless:
             said.missing(where, journal, written, error, digests)
     elif not damaged:
@@ -142,11 +144,11 @@ def _own_lines(
     journal: forgetlines.Forgets,
     keys: list[str],
     texts: list[Forgot],
-    data: bytes | None,
+    there: bool,
     damaged: list[int],
 ) -> bool:
     """Whether all a forget under way found lacking is its own earlier journal lines' digests
     (it lists only its last line's): written back as they are, nothing lost to say."""
-    if damaged or (data is None and journal.keyless):
+    if damaged or (not there and journal.keyless):
         return False
     return _only_the_newest(journal, keys, texts)

@@ -29,6 +29,7 @@ it is a writer job of its own, which may take seconds (notesafter.py).
 """
 
 import asyncio
+import contextvars
 import logging
 import os
 import threading
@@ -152,7 +153,11 @@ class MemoryService:
     async def _read(self, fn: Callable[..., T], *args, pool: ThreadPoolExecutor | None = None) -> T:
         loop = asyncio.get_running_loop()
         executor = pool or _LANE.get() or self._readers
-        return await loop.run_in_executor(executor, self._unless_unfinished, fn, *args)
+        # In the request's context, as asyncio.to_thread runs a function (run_in_executor does
+        # not): a long read asks the probe of its caller's connection (proto.peer) whether the
+        # caller still waits, an import between its batches.
+        run = contextvars.copy_context().run
+        return await loop.run_in_executor(executor, run, self._unless_unfinished, fn, *args)
 
     async def in_lanes(self, run: Callable[[bool], Awaitable[T]], who: str) -> T:
         """run(True) on the readers, where its recall is weighed before it searches; when that

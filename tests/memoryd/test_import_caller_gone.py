@@ -3,10 +3,12 @@ nobody: a dry run at the next item, saying nothing was written; an import betwee
 each item before it journalled, the answer and log saying how far it got and that importing the
 file again brings the rest. One whose caller still waits runs to its end."""
 
+import asyncio
 import json
 import logging
 
 import pytest
+import uvloop
 
 from memoryd.data import importrun
 from memoryd.memory import notes
@@ -92,3 +94,22 @@ def test_an_import_whose_caller_waits_runs_to_its_end(md):
     out = run_import(md, lambda: False, dry_run=False)
     assert out["applied"] == ITEMS
     assert imported(md) == ITEMS
+
+
+@pytest.mark.parametrize("loop_kind", ["asyncio", "uvloop"])
+def test_a_read_on_the_readers_asks_its_own_callers_probe(md, loop_kind):
+    """The owner's read commands run on reader threads: an import there must see the probe of
+    the connection it answers, which the connection's task holds, not none."""
+
+    def probe() -> bool:
+        return False
+
+    async def on_a_connection():
+        peer.hold(probe)
+        return await md.service._read(peer.current)
+
+    if loop_kind == "uvloop":
+        seen = uvloop.run(on_a_connection())
+    else:
+        seen = asyncio.run(on_a_connection())
+    assert seen is probe

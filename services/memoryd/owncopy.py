@@ -6,10 +6,11 @@ perhaps outside {home}: every append would land there too. Refusing to start wou
 owner with a stack that does not come up for what memoryd can mend itself, so the start copies
 such a file to a new file beside it and renames that over it (atomic_write, fsync'd): the other
 name keeps the bytes it had, memoryd's name holds the same bytes in a file of its own, and one
-line says so. Only after the start check has found every folder and file what it should be (no
-link followed, nothing written outside {home}); a file that cannot be copied (a full disk) is
-left for that check, which then refuses the start in one line naming it. A link made while
-memoryd runs is refused at each append instead (proto.files, own).
+line says so; so is the index's lock file, flock'd and never written, which would otherwise stay
+shared with the home it was copied from. Only after the start check has found every folder and
+file what it should be (no link followed, nothing written outside {home}). A file that cannot be
+copied (a full disk) is left for that check, which then refuses the start in one line naming it.
+A link made while memoryd runs is refused at each append instead (proto.files, own).
 """
 
 import logging
@@ -22,6 +23,10 @@ from memoryd.home import Home, atomic_write, open_read, own_links, written_in_pl
 log = logging.getLogger("memoryd")
 
 BLOCK = 1 << 20
+# The index's lock (server.take_index_lock) is never written, but flock'd: one shared with the
+# home it was copied from would refuse this start while that home's memoryd runs, saying another
+# runs here. The home folder's lock, taken first, keeps two memoryd off this home meanwhile.
+LOCK = "memoryd.lock"
 
 
 def give_own_copies(home: Home) -> None:
@@ -29,7 +34,7 @@ def give_own_copies(home: Home) -> None:
     into a file of its own (the module docstring); called with the home locked, before memoryd
     opens any of them."""
     for path, folder in home.owned_entries():
-        if folder or not written_in_place(home, path):
+        if folder or not (written_in_place(home, path) or path == home.index_dir / LOCK):
             continue
         try:
             st = os.lstat(path)

@@ -7,6 +7,7 @@ crash's leftover temporary file, the old bytes an edit of memory.md keeps) do no
 import datetime as dt
 import errno
 import os
+import subprocess
 
 import pytest
 
@@ -150,3 +151,25 @@ def test_other_roles_appends_are_as_before(tmp_path, outside):
     held = link_out(path, outside)
     append_bytes(path, b"more\n")
     assert outside.read_bytes() == held + b"more\n"
+
+
+def test_a_home_copied_with_cp_al_starts_beside_the_one_it_was_copied_from(tmp_path):
+    """cp -al links the index's lock too: the copy's memoryd must not find it held by the
+    original's and say another memoryd runs on the copy. The one started first after the copy
+    gives each shared file, the lock among them, a copy of its own."""
+    (tmp_path / "a").mkdir()
+    first = MemorydProcess(tmp_path / "a").start()
+    first.stop()
+    (tmp_path / "b").mkdir()
+    subprocess.run(["cp", "-al", first.home, tmp_path / "b" / "home"], check=True, timeout=30)
+    lock = first.home / "index" / "memoryd.lock"
+    assert os.stat(lock).st_nlink == 2
+    first.start()
+    second = MemorydProcess(tmp_path / "b")
+    try:
+        second.start()
+        assert os.stat(lock).st_nlink == 1
+        assert f"{lock}: had 2 hard links" in first.log.read_text()
+    finally:
+        second.stop()
+        first.stop()

@@ -23,6 +23,9 @@ removed or replaced while memoryd runs (the owner freeing space, a restore) is o
 path, said in one line, so no line goes on into a file no reader can find. That look, and the
 open, follow no link in memory/ or recalls/ either (belowhome.py): a folder moved to another disk
 and linked back keeps the month file's inode, and lines would go on outside {home} through it.
+A month file given a second hard link while memoryd holds it (the start gives one linked before a
+copy of its own, owncopy.py) would take each line at that name too: its lines are skipped, said
+once, until the link is gone.
 """
 
 import datetime as dt
@@ -34,6 +37,7 @@ from pathlib import Path
 
 from memoryd.belowhome import open_below, stat_below
 from memoryd.home import FILE_MODE, Home, NotRegular
+from proto.files import hard_links, refuse
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +99,10 @@ class RecallLog:
         if self._cut is not None:
             os.ftruncate(fd, self._cut)
             self._cut = None
-        before = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        if st.st_nlink > 1:  # linked while memoryd runs: the line would reach the other name too
+            raise refuse(self.home.recalls_month(when), hard_links(st))
+        before = st.st_size
         try:
             written = 0
             while written < len(data):

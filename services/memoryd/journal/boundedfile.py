@@ -52,10 +52,23 @@ class Lines:
     longer than most bytes stands in its block as an empty line, so the numbers stay right; its
     number is in long. Afterwards rest is the last line when it has no newline (a line still
     being written, or a hand edit), after its number, and done how many bytes the blocks took:
-    a last line past most is in long and taken too, as nothing memoryd writes makes it whole."""
+    a last line past most is in long and taken too, as nothing memoryd writes makes it whole.
 
-    def __init__(self, f: BinaryIO, size: int, most: int = LINE_MOST, block: int = BLOCK) -> None:
+    A newline is LF; with cr, it is LF, CR or CR LF, as bytes.splitlines reads them (labels.jsonl
+    has always been read so: a file saved with CR line ends is lines, not one long line). A CR
+    ending a block at a read's edge is a line's end either way; an LF right after it in the
+    next read is the rest of that line's end, counted as no line of its own."""
+
+    def __init__(
+        self,
+        f: BinaryIO,
+        size: int,
+        most: int = LINE_MOST,
+        block: int = BLOCK,
+        cr: bool = False,
+    ) -> None:
         self._f, self._left, self._most, self._block = f, size, most, block
+        self._cr = cr
         self.long: list[int] = []
         self.rest = b""
         self.done = 0
@@ -67,31 +80,36 @@ class Lines:
         pending: list[bytes] = []  # the start of a line that runs past a block's end
         held = 0  # that line's bytes so far (kept in pending only while within most)
         got = 0
+        owed = False  # the last block ended in a CR at a read's edge
         while self._left > 0:
             chunk = self._f.read(min(self._block, self._left))
             if not chunk:
                 break  # the file shrank since its stat: what was read stands
             self._left -= len(chunk)
             got += len(chunk)
-            end = chunk.find(b"\n")
-            if end < 0:
+            if owed and chunk[:1] == b"\n":
+                chunk = chunk[1:]  # the LF of a CR LF the last read cut
+            owed = False
+            found = self._first_end(chunk)
+            if found is None:
                 held += len(chunk)
                 pending = [*pending, chunk] if held <= self._most else []
                 continue
-            first = chunk[: end + 1]
-            if held + len(first) - 1 > self._most:
-                first = b"\n"  # the line that ran past the blocks was too long
+            stop, after = found
+            if held + stop > self._most:
+                first = chunk[stop:after]  # the line that ran past the blocks was too long
                 self.long.append(number)
-            elif pending:
-                first = b"".join([*pending, first])
-            cut = chunk.rfind(b"\n") + 1
-            data = first + chunk[end + 1 : cut]
+            else:
+                first = b"".join([*pending, chunk[:after]])
+            cut = max(after, self._last_end(chunk))
+            data = first + chunk[after:cut]
             tail = chunk[cut:]
+            owed = self._cr and not tail and chunk.endswith(b"\r")
             held, pending = len(tail), [tail] if tail else []
             del chunk
             data = self._shorten(data, number)
             yield number, data
-            number += data.count(b"\n")
+            number += self._count(data)
         self.after = number
         self.through = got - held
         if held > self._most:
@@ -101,15 +119,40 @@ class Lines:
             self.rest = b"".join(pending)
             self.done = self.through
 
+    def _first_end(self, chunk: bytes) -> tuple[int, int] | None:
+        """Where chunk's first line ends and the next begins; None when it holds no newline."""
+        lf = chunk.find(b"\n")
+        cr = chunk.find(b"\r") if self._cr else -1
+        if cr == -1 or (lf != -1 and lf < cr):
+            return None if lf == -1 else (lf, lf + 1)
+        return cr, cr + 2 if chunk[cr + 1 : cr + 2] == b"\n" else cr + 1
+
+    def _last_end(self, chunk: bytes) -> int:
+        """Where the bytes after chunk's last newline begin (0 when it holds none)."""
+        end = chunk.rfind(b"\n")
+        if self._cr:
+            end = max(end, chunk.rfind(b"\r"))
+        return end + 1
+
+    def _count(self, data: bytes) -> int:
+        """How many lines data holds (it ends in a newline)."""
+        if not self._cr:
+            return data.count(b"\n")
+        return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+
     def _shorten(self, data: bytes, number: int) -> bytes:
         """data with each line longer than most left empty (its number noted in long)."""
         if len(data) <= self._most + 1:
             return data
-        lines = data.split(b"\n")
-        if max(map(len, lines)) <= self._most:
+        lines = data.splitlines(keepends=True) if self._cr else data.split(b"\n")
+        ends = b"\r\n" if self._cr else b""
+        if max(len(line.rstrip(ends) if ends else line) for line in lines) <= self._most:
             return data
         for i, line in enumerate(lines):
-            if len(line) > self._most:
+            body = line.rstrip(ends) if ends else line
+            if len(body) > self._most:
                 self.long.append(number + i)
-                lines[i] = b""
-        return b"\n".join(lines)
+                body = b""
+            lines[i] = body
+        # Each line ended by an LF: an empty line after a CR is not read as half of a CR LF.
+        return b"\n".join(lines) + b"\n" if self._cr else b"\n".join(lines)

@@ -16,7 +16,9 @@ journal (labelkept.floor): a log that ends laxer than the label recorded here is
 
 The file is memoryd's record of this home's sessions, like the journal: a backup holds it, and a
 restore lays the archive's lines with this home's own added (carry), never fewer. A line that
-does not parse (a hand edit) is skipped with one log line; the others stand. Read once per process
+does not parse (a hand edit) is skipped with one log line; the others stand. A line ends at an LF,
+a CR or a CR LF (bytes.splitlines), as the file has always been read: one saved with CR line ends
+by an editor is its labels, not one long line passed over. Read once per process
 and after that only what it gained (a stat a look); a file replaced (a restore) is read again whole.
 """
 
@@ -180,7 +182,8 @@ def _read_on(home: Home, read: _Read) -> None:
                 read.offset, read.labels = 0, {}
             f.seek(read.offset)
             # A block of whole lines at a time; a line still being written is read next time.
-            lines = Lines(f, st.st_size - read.offset)
+            # Lines end at CR too, so the bound on a line is the bound on a label.
+            lines = Lines(f, st.st_size - read.offset, cr=True)
             for _, block in lines:
                 _take(home, read, block)
     except FileNotFoundError:

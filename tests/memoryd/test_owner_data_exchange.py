@@ -191,15 +191,20 @@ def test_a_line_of_the_wrong_shape_is_named_and_nothing_changes(md, lines, line)
     assert {p: p.read_bytes() for p in md.home.memory.rglob("*") if p.is_file()} == before
 
 
-def test_exports_replace_the_previous_one_once_no_bxctl_may_still_read_it(md):
+def test_exports_replace_the_previous_one_once_no_bxctl_may_still_read_it(md, monkeypatch):
+    from memoryd.data import exportfiles
     from memoryd.data.exportfiles import FRESH_SECONDS
 
+    mono = [1000.0]  # exportfiles' monotonic clock, moved with the wall clock here
+    monkeypatch.setattr(exportfiles, "_monotonic", lambda: mono[0])
     first = md.data("export")["path"]
     md.clock.advance(seconds=5)
+    mono[0] += 5
     second = md.data("export", format="markdown")["path"]
     assert first != second
     assert __import__("os").path.exists(first)  # its bxctl may still be reading it
     md.clock.advance(seconds=FRESH_SECONDS)
+    mono[0] += FRESH_SECONDS
     third = md.data("export")["path"]
     assert not __import__("os").path.exists(first)
     assert not __import__("os").path.exists(second)

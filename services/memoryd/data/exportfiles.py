@@ -12,7 +12,9 @@ An export named more than FRESH_SECONDS after now is removed too, and logged: ei
 ahead when it was made, or the clock is behind now. Unlike a backup named ahead (backupkeep.py,
 which leaves it), it is never the owner's latest copy of anything in either case: the export just
 written holds memory as it is now. Taken for fresh, it would stay until the clock passed its name
-(months, after a boot with a bad RTC), a plaintext copy the owner was told is replaced.
+(months, after a boot with a bad RTC), a plaintext copy the owner was told is replaced. Yet one
+this memoryd made under FRESH_SECONDS ago by the monotonic clock is fresh whatever its name says:
+a clock set right minutes after an export named ahead must not take it from the bxctl reading it.
 """
 
 import contextlib
@@ -23,6 +25,8 @@ import os
 import re
 import secrets
 import stat
+import threading
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -35,6 +39,12 @@ FRESH_SECONDS = 600  # an export younger than this may still be read or copied b
 WRITE_BYTES = 1 << 20  # an export is written a MiB at a time
 
 log = logging.getLogger(__name__)
+
+# The exports this memoryd made, by path, with the monotonic time each was made: fresh whatever
+# the wall clock has done since. Only those under FRESH_SECONDS old are kept.
+_made: dict[str, float] = {}
+_made_lock = threading.Lock()
+_monotonic = time.monotonic  # the clock no step of the wall clock moves
 
 
 def new_file(folder: Path, now: dt.datetime, suffix: str, parts: Iterable[bytes]) -> Path:
@@ -59,6 +69,7 @@ def new_file(folder: Path, now: dt.datetime, suffix: str, parts: Iterable[bytes]
             _drop_temp(folder, folder_fd, tmp)
             raise
         _drop_temp(folder, folder_fd, tmp)
+        _remember(path)
         try:
             os.fsync(folder_fd)
         except OSError as e:
@@ -149,16 +160,32 @@ def made_at(folder: Path, name: str) -> dt.datetime | None:
     return made if regular else None
 
 
+def _remember(path: Path) -> None:
+    now = _monotonic()
+    with _made_lock:
+        for old in [p for p, t in _made.items() if now - t >= FRESH_SECONDS]:
+            del _made[old]
+        _made[str(path)] = now
+
+
+def _made_lately(path: Path) -> bool:
+    """Whether this memoryd made the export at path under FRESH_SECONDS ago (monotonic)."""
+    with _made_lock:
+        made = _made.get(str(path))
+    return made is not None and _monotonic() - made < FRESH_SECONDS
+
+
 def _remove_older(folder: Path, keep: str, now: dt.datetime) -> None:
     """Remove the exports before keep, but for those another bxctl may still be reading (named
     less than FRESH_SECONDS from now, before or after it: a clock set back a little since one
-    was made leaves its name a little ahead)."""
+    was made leaves its name a little ahead; or made by this memoryd under FRESH_SECONDS ago,
+    whatever the clock did since)."""
     for name in os.listdir(folder):
         made = made_at(folder, name)
         if name == keep or made is None:
             continue
         age = (now - made).total_seconds()
-        if abs(age) < FRESH_SECONDS:
+        if abs(age) < FRESH_SECONDS or _made_lately(folder / name):
             continue
         try:
             os.unlink(folder / name)

@@ -44,7 +44,7 @@ from memoryd.data import (
     unfinished,
 )
 from memoryd.data.erasing import Found, NotesMoved
-from memoryd.data.purge import purge, reset_tail, rows_of, shift_notes
+from memoryd.data.purge import purge, reset_tail, rows_of_keys, shift_notes
 from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: the ids it takes)
     ENTRY,
     NOTE,
@@ -109,8 +109,10 @@ def prepare(service, ref: str) -> Found:
     found = Found(stamp_of(store.now()))
     marker = forgottenmarker.marker(found.stamp)
     found.rows = dict(where.rows)
-    with service.index.reader() as conn:
-        found.rows.update({key: rows_of(conn, key) for key in keys if key not in where.rows})
+    unfound = [key for key in keys if key not in where.rows]
+    with service.index.reader() as conn:  # one pass for them all, not a scan a key
+        held = rows_of_keys(conn, unfound) if unfound else {}
+    found.rows.update({key: held.get(key, []) for key in unfound})
     try:
         for text in target.texts:
             change = erasing.journal_change(text, marker)

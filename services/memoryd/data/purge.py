@@ -18,13 +18,13 @@ import logging
 import sqlite3
 
 from memoryd.data import ftsmerge, purgeslices, replacedlogs
-from memoryd.data.purgeslices import NOTE_KINDS, condition
+from memoryd.data.purgeslices import NOTE_KINDS, condition, key_of
 from memoryd.errors import MemorydError
 from memoryd.home import fsync_dir
 from memoryd.index import indexer, notesprefix
 from memoryd.index.dbfile import remove_database
 from memoryd.index.sessionrows import LogState
-from memoryd.journal import keptout
+from memoryd.journal import forgotten, keptout
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,23 @@ def rows_of(conn: sqlite3.Connection, key: str) -> list[int]:
     where, params = condition(key)
     sql = f"SELECT rowid FROM sources WHERE {where}"  # noqa: S608 - fixed text, bound values
     return [r[0] for r in conn.execute(sql, params)]
+
+
+def rows_of_keys(conn: sqlite3.Connection, keys) -> dict[str, list[int]]:
+    """The rowids of each of keys that names any, in one pass over sources for them all: a
+    forget run again after a kill lists tens of thousands of keys whose rows are already
+    deleted, and a scan of sources a key (no index holds session and record) took minutes."""
+    listed = forgotten.condition(set(keys))
+    if listed is None:
+        return {}
+    where, params = listed
+    sql = f"SELECT rowid, kind, session, record FROM sources WHERE {where}"  # noqa: S608
+    found: dict[str, list[int]] = {}
+    for rowid, kind, session, record in conn.execute(sql, params):
+        key = key_of(kind, session, record)
+        if key is not None:
+            found.setdefault(key, []).append(rowid)
+    return found
 
 
 def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> int:
@@ -54,13 +71,14 @@ def purge(index, keys: list[str], hints: dict[str, list[int]] | None = None) -> 
     before = conn.total_changes
     with index._transaction(conn):
         listed = dict.fromkeys(keys)
-        for key in listed:
-            if not hints.get(key):  # none found before: looked for here
-                indexer._delete_rows(conn, *condition(key))
-        # by rowid, a statement a chunk, each rowid's row checked to be still of its key (one
-        # that is not has its key's rows looked for): what a quarter second does not delete is
-        # left for the slices after (purgeslices.py), each a writer job of its own
-        hinted = {rowid: key for key in listed for rowid in hints.get(key, [])}
+        # the keys found none before are looked for here, in one pass for them all (rows may
+        # have come since), and their rows deleted by rowid with the rest
+        unhinted = [key for key in listed if not hints.get(key)]
+        found = rows_of_keys(conn, unhinted) if unhinted else {}
+        # by rowid, a statement a chunk, each rowid's row checked to be still of its key (those
+        # that are not have their keys' rows looked for): what a quarter second does not delete
+        # is left for the slices after (purgeslices.py), each a writer job of its own
+        hinted = {rowid: key for key in listed for rowid in (hints.get(key) or found.get(key, []))}
         purgeslices.delete(index, conn, hinted)
         deleted = conn.total_changes - before
     if not deleted and not owed_before and not purgeslices.left(index):

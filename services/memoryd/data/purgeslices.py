@@ -25,6 +25,7 @@ from typing import Any
 
 from memoryd.data import matching
 from memoryd.index import indexer
+from memoryd.journal import forgotten
 
 NOTE_KINDS = "kind IN ('noted', 'moved', 'dropped')"
 
@@ -47,7 +48,7 @@ BY_ROWID = "rowid IN (SELECT value FROM json_each(?))"
 class _Left:
     rowids: list[int]  # not yet deleted, in order
     keys: dict[int, str]  # the key each was a row of when it was found
-    looked: set[str]  # the keys whose rows were looked for by condition() instead
+    looked: set[str]  # the keys whose rows were looked for by their keys instead
 
 
 _left: "weakref.WeakKeyDictionary[Any, _Left]" = weakref.WeakKeyDictionary()
@@ -66,7 +67,7 @@ def delete(index, conn: sqlite3.Connection, rows: dict[int, str]) -> None:
     """Within the caller's transaction (on the writer), delete rows (rowid: the key it was found a
     row of, on a reader before) for at most SLICE_SECONDS; what is left is deleted by finish(),
     a writer job a slice. A rowid no longer of its key (its row deleted and the key's rows added
-    again since) has its key's rows looked for by condition()."""
+    again since) has its key's rows looked for, with the chunk's others, in one delete."""
     left = _Left(sorted(rows), rows, set())
     _delete_for_a_while(conn, left)
     if left.rowids:
@@ -113,9 +114,11 @@ def _delete_for_a_while(conn: sqlite3.Connection, left: _Left) -> None:
         held = [rowid for rowid in chunk if found.get(rowid) == left.keys[rowid]]
         if held:
             indexer._delete_rows(conn, BY_ROWID, (json.dumps(held),))
-        for key in dict.fromkeys(left.keys[rowid] for rowid in chunk if rowid not in held):
-            if key not in left.looked:
-                left.looked.add(key)
-                indexer._delete_rows(conn, *condition(key))
+        # one delete for all the chunk's keys a rowid left (a scan of sources, not one a key)
+        missed = {left.keys[rowid] for rowid in chunk if rowid not in held} - left.looked
+        listed = forgotten.condition(missed)
+        if listed is not None:
+            left.looked |= missed
+            indexer._delete_rows(conn, *listed)
         if time.monotonic() - started >= SLICE_SECONDS:
             return

@@ -11,7 +11,7 @@ import json
 
 from memoryd.data import carriers, matching, unfinished
 from memoryd.data.places import Places, places
-from memoryd.data.purge import rows_of
+from memoryd.data.purge import rows_of_keys
 from memoryd.data.targets import SESSION, Stopped, Target, resolve, where_held
 from memoryd.errors import AdminRefused
 from memoryd.journal import forgotten
@@ -93,7 +93,7 @@ def _scanned(index, texts: list[str]) -> dict[str, list[int]]:
     """key -> its rowids, for every record whose rows hold one of texts (matching.row_holds),
     found by a scan of the rows for the text as written and as JSON escapes it (in a call's
     arguments)."""
-    found: dict[str, list[int]] = {}
+    holding: dict[str, None] = {}
     with index.reader() as conn:
         for text in texts:
             spelt = {trim(text), json.dumps(trim(text))[1:-1]}
@@ -101,8 +101,9 @@ def _scanned(index, texts: list[str]) -> dict[str, list[int]]:
                 sql = f"{carriers.SELECT} WHERE instr(h.text, ?) > 0"  # noqa: S608 (fixed text)
                 for _, kind, session, record, role, row in conn.execute(sql, (form,)).fetchall():
                     key = carriers.key_of(kind, session, record)
-                    if key is None or key in found or not isinstance(row, str):
+                    if key is None or key in holding or not isinstance(row, str):
                         continue
                     if matching.row_holds(role, row, text):
-                        found[key] = rows_of(conn, key)
-    return found
+                        holding[key] = None
+        rows = rows_of_keys(conn, holding) if holding else {}  # one pass, not a scan a key
+    return {key: rows.get(key, []) for key in holding}

@@ -162,6 +162,12 @@ def interrupted_line(signum: int | None = None) -> str:
     change = SENT["change"]
     if change is None:
         return f"{how}; nothing was changed"
+    if change == "import":  # memoryd sees its caller gone and stops between two batches
+        return (
+            f"{how}; memoryd stops the import it was sent at the end of the batch it is applying, "
+            "each item before it journalled: bxctl memory log shows what was applied, and "
+            "importing the same file again brings the rest"
+        )
     return f"{how}; memoryd may still finish the {change} it was sent: {_where(change)}"
 
 

@@ -326,3 +326,15 @@ def test_the_homes_own_socket_through_a_link_is_taken_and_another_behind_a_link_
     )
     assert result.exit_code == 1
     assert f"is the memoryd of the home {held.home}" in result.stderr
+
+
+def test_ctrl_c_during_an_import_says_memoryd_stops_it(monkeypatch):
+    """memoryd stops an import whose bxctl has gone between two batches: the line must not say
+    it may still finish it."""
+    from bxctl import reach
+
+    monkeypatch.setitem(reach.SENT, "change", "import")
+    line = reach.interrupted_line()
+    assert line.startswith("interrupted; memoryd stops the import it was sent at the end of ")
+    assert "may still finish" not in line
+    assert "importing the same file again brings the rest" in line

@@ -8,13 +8,10 @@ long as it takes. A dry run stops at the next item, nothing written.
 """
 
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from proto import peer
 from proto.plural import counted
-
-if TYPE_CHECKING:
-    from memoryd.data.importrun import Progress
 
 STOPPING = "memoryd is stopping"
 CALLER_GONE = "bxctl stopped waiting for it"
@@ -34,7 +31,19 @@ class Stop:
         return None
 
 
-def stopped(done: "Progress", total: int) -> str:
+class Done(Protocol):
+    """What stopped reads of an import's progress (importrun.Progress)."""
+
+    at: int
+    applied: int
+    skipped: int
+    first_edit: str | None
+    last_edit: str | None
+    stopped: str | None
+    untaken: bool
+
+
+def stopped(done: Done, total: int) -> str:
     """The refusal of an import stopped part way: where, why, and what was imported before."""
     said = f"refused: the import stopped at item {done.at + 1:,} of {total:,} ({done.stopped}); "
     if done.untaken:  # its file may hold it, unjournalled: "nothing was imported" would lie

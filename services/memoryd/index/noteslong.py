@@ -122,6 +122,15 @@ def _is_header(fd: int, at: int) -> bool:
     return bool(entries) and entries[0].start == at
 
 
+def whole(buf: bytes, at: int, entries: list[notes.NoteEntry]) -> list[notes.NoteEntry]:
+    """entries (of buf, gathered from byte at) but one whose header is buf's last line when that
+    line is cut by where the gathering stopped: it is no entry yet, and the search for the end
+    of the stretch finds it at its start, where the next part reads it whole. A line cut at buf's
+    start (a header longer than a part gathers) is the entry the stretch holds, and stands."""
+    cut = max(buf.rfind(b"\n"), buf.rfind(b"\r")) + 1
+    return [e for e in entries if e.start < at + cut] if cut else entries
+
+
 def say(path: Path, start: int, stretch: Stretch, entries: list[notes.NoteEntry]) -> None:
     """One line naming the stretch passed over."""
     how = "up to the next header" if stretch.header else "up to the file's end"

@@ -324,8 +324,13 @@ def _read(
                 elif len(buf) < bound:  # no entry known to be whole yet: read more at once
                     want = min(want * 2, bound)
                     continue
-                else:  # a stretch without a header longer than a part gathers: not held whole
-                    resumed = buf, entries
+                else:
+                    entries = noteslong.whole(buf, state.bytes, entries)
+                    if entries and entries[0].start > state.bytes:
+                        # Text before the first header: the note is gathered from its header on.
+                        used, entries = entries[0].start - state.bytes, []
+                    else:  # a stretch without a header longer than a part gathers: not held
+                        resumed = buf, entries
             if resumed is not None:
                 buf, entries = resumed
                 long = _Long(f.fileno(), path, file, part, started, records)
@@ -415,17 +420,25 @@ class _Long:
         if stretch.end == start:  # not one newline: a last line still being written
             noteslong.unended(path, scan)
             return 0, False
+        if stretch.end - start < len(buf):  # the stretch ends within what was gathered
+            entries = notes.parse(buf[: stretch.end - start], start, state.records)
+        after = None
+        if not stretch.header and scan.pos > stretch.end:  # an unended run after the last newline
+            after = scan.rebased(stretch.end, self.file)
         if first and start == first and (not entries or entries[0].start != first):
             return None
         _say(told, path, head, start, [e for e in entries if e.start < start + len(head)])
         if told.at == start + len(head):
             told.at, told.lines = stretch.end, told.lines + stretch.lines
-        noteslong.say(path, start, stretch, entries)
+        if stretch.end - start > len(buf):  # more than the part gathered
+            noteslong.say(path, start, stretch, entries)
         added = indexer.insert_rows(conn, _rows(path, entries, settings))
         state.records += len(entries)
         state.bytes = stretch.end
         # Past the last newline, at the file's end: what was searched holds none, nor a header.
-        told.scan = None if stretch.header else scan.rebased(stretch.end, self.file)
+        told.scan = None if stretch.header else after or scan.rebased(stretch.end, self.file)
+        if after is not None:
+            noteslong.unended(path, after)  # said once: the next catch-up goes on with it
         return added, stretch.header
 
 

@@ -5,13 +5,13 @@ cost nothing on the writer (a scan of the index each, all in one writer job, hel
 at 30,000 such keys). A forget that was not stopped goes as before."""
 
 import json
-import sqlite3
 import time
 
 import pytest
 
 from memoryd.data import forget, purge, purgeslices, taken, targets
 from tests.memoryd.owner_data_harness import Memoryd
+from tests.memoryd.test_forget_copies_in_slices import rows_of_rep
 
 TEXT = "please remind me to water the ficus plant every tuesday morning"
 COPIES = 400
@@ -20,15 +20,6 @@ SLICES_BEFORE_KILL = 4
 
 class Killed(Exception):
     """memoryd killed: nothing after it runs."""
-
-
-def rows_of_text(m: Memoryd) -> int:
-    conn = sqlite3.connect(m.index.path)
-    try:
-        sql = "SELECT count(*) FROM sources WHERE kind = 'session' AND session = 'rep'"
-        return conn.execute(sql + " AND record % 2 = 0").fetchone()[0]
-    finally:
-        conn.close()
 
 
 def _counted(monkeypatch, module, name: str, calls: list[str]) -> None:
@@ -50,7 +41,7 @@ def test_a_forget_killed_between_slices_is_finished_by_a_rerun_at_the_cost_of_wh
     m = Memoryd(home)
     try:
         m.say("rep", *[t for n in range(COPIES) for t in (TEXT, f"ok noted number {n}")])
-        assert rows_of_text(m) == COPIES
+        assert rows_of_rep(m) == COPIES
         monkeypatch.setattr(purgeslices, "CHUNK_ROWS", 20)
         monkeypatch.setattr(purgeslices, "SLICE_SECONDS", 0.0)  # one chunk a slice
         real = purgeslices._slice
@@ -71,7 +62,7 @@ def test_a_forget_killed_between_slices_is_finished_by_a_rerun_at_the_cost_of_wh
 
     m = Memoryd(home)
     try:
-        left = rows_of_text(m)
+        left = rows_of_rep(m)
         assert 0 < left < COPIES - 20 * SLICES_BEFORE_KILL + 1, left
         assert TEXT not in m.recall("ficus plant tuesday")  # listed: not recalled meanwhile
         calls: list[str] = []
@@ -82,7 +73,7 @@ def test_a_forget_killed_between_slices_is_finished_by_a_rerun_at_the_cost_of_wh
         said = json.loads(m.admin("forget", {"id": "session:rep:0"}))["message"]
         took = time.monotonic() - started
         assert said.startswith("forgot record 0 of session rep"), said
-        assert rows_of_text(m) == 0
+        assert rows_of_rep(m) == 0
         assert purgeslices.left(m.index) == 0
         assert TEXT not in m.recall("ficus plant tuesday")
         # the keys found no rows (already deleted) are looked for together, never one by one
@@ -99,7 +90,7 @@ def test_a_forget_not_stopped_still_takes_every_copy(tmp_path):
         m.say("one", "a lone remark about quinces")
         said = json.loads(m.admin("forget", {"id": "session:rep:0"}))["message"]
         assert "49 more session records that held it" in said, said
-        assert rows_of_text(m) == 0
+        assert rows_of_rep(m) == 0
         assert TEXT not in m.recall("ficus plant tuesday")
         assert "quinces" in m.recall("quinces")
     finally:

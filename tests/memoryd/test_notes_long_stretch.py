@@ -20,13 +20,9 @@ from memoryd.index import noteslong
 from memoryd.index.index import Index
 from memoryd.journal import forgottenmarker
 from memoryd.memory import notes
+from tests.memoryd.test_notes_read_on import _note
 
 LONG = 64 << 20  # far past what a part gathers (1 MiB), and what it holds meanwhile
-
-
-def _note(i: int, text: str | None = None) -> str:
-    text = text or f"an ordinary note number {i} about the garden and the weekly shopping list"
-    return f"§ noted 2026-11-{1 + i % 28:02d}T10:00Z in session s-old{i % 9} · private\n{text}\n"
 
 
 def _rows(index: Path) -> list[tuple]:

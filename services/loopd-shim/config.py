@@ -1,6 +1,7 @@
-"""loopd.toml: where {home} is, the three sockets, the system prompt, and how long a tool call
+"""loopd.toml: where {home} is, the three sockets, the system prompt, how long a tool call
 waits for brokerd-shim ([broker] timeout_seconds, default 60: above brokerd-shim's own wait for
-memoryd, so that brokerd-shim's answer on a memory write comes before loopd-shim gives up).
+memoryd, so that brokerd-shim's answer on a memory write comes before loopd-shim gives up), and
+how many sessions may be open at once ([sessions] max_open and idle_minutes: opensessions.py).
 
 Every key is optional. Paths given relative are taken from the config file's folder. Without a
 config file the system prompt is $BOXMAKER_SYSTEM_PROMPT, else config/system.md of the source
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loopd_shim.errors import ConfigError
+from loopd_shim.opensessions import IDLE_MINUTES, MAX_OPEN
 from proto.config import ConfigFile, ConfigInvalid
 from proto.files import TooLarge, read_setting
 from proto.paths import LOOP_BROKER_SOCKET, LOOP_CONTROL_SOCKET, LOOP_MEMORY_SOCKET, under
@@ -31,6 +33,7 @@ _SECTIONS: dict[str, set[str]] = {
     "broker": {"socket", "timeout_seconds"},
     "control": {"socket"},
     "prompt": {"system"},
+    "sessions": {"max_open", "idle_minutes"},
 }
 
 
@@ -46,6 +49,8 @@ class Config:
     control_socket: Path
     system_prompt: Path
     broker_timeout: float = BROKER_TIMEOUT
+    max_open_sessions: int = MAX_OPEN
+    session_idle_minutes: float = IDLE_MINUTES
 
     @property
     def sessions(self) -> Path:
@@ -83,6 +88,10 @@ def load_config(path: Path | None) -> Config:
             system_prompt=system_prompt,
             broker_timeout=float(
                 file.number("broker", "timeout_seconds", BROKER_TIMEOUT, low=1, high=7200)
+            ),
+            max_open_sessions=file.whole("sessions", "max_open", MAX_OPEN, low=1, high=100000),
+            session_idle_minutes=float(
+                file.number("sessions", "idle_minutes", IDLE_MINUTES, low=1, high=10080)
             ),
         )
     except ConfigInvalid as e:

@@ -55,3 +55,7 @@ class AppendFailed(SessionLogFailed):
 
 class TurnRefused(LoopdError):
     """An assistant message that cannot be a turn (empty, duplicate call ids)."""
+
+
+class TooManySessions(LoopdError):
+    """session_start while [sessions] max_open sessions are open (opensessions.py)."""

@@ -21,6 +21,7 @@ from loopd_shim.broker import BrokerClient
 from loopd_shim.config import Config, read_system_prompt
 from loopd_shim.errors import LoopdError, StartFailed
 from loopd_shim.memory import MemorydClient
+from loopd_shim.opensessions import OpenSessions
 from loopd_shim.service import CONTROL_KINDS, LoopService
 from loopd_shim.sessionfolder import clear_leftovers
 from loopd_shim.sessions import SessionStore
@@ -56,6 +57,7 @@ def build_service(config: Config) -> LoopService:
         config.system_prompt,
         memory=MemorydClient(config.memory_socket),
         broker=BrokerClient(config.broker_socket, config.broker_timeout),
+        open_sessions=OpenSessions(config.max_open_sessions, config.session_idle_minutes),
     )
 
 

@@ -26,6 +26,7 @@ from loopd_shim.broker import UNLABELLED, ToolBroker
 from loopd_shim.config import read_system_prompt
 from loopd_shim.errors import SessionExists, SessionLogFailed, SessionNameRefused, TurnRefused
 from loopd_shim.memory import MemorySource
+from loopd_shim.opensessions import OpenSessions
 from loopd_shim.replyroom import TurnReply
 from loopd_shim.sessions import SessionStore, assemble_system
 from loopd_shim.turnlog import TurnLog
@@ -101,9 +102,15 @@ def denied(root: Path, e: PermissionError) -> str:
 
 class LoopService:
     def __init__(
-        self, sessions: SessionStore, system_prompt: Path, memory: MemorySource, broker: ToolBroker
+        self,
+        sessions: SessionStore,
+        system_prompt: Path,
+        memory: MemorySource,
+        broker: ToolBroker,
+        open_sessions: OpenSessions | None = None,
     ):
         self.sessions = sessions
+        self.open = open_sessions or OpenSessions()
         self.turns = TurnLog(sessions)
         self.system_prompt = system_prompt
         self.memory = memory
@@ -133,6 +140,16 @@ class LoopService:
                 session,
             )
             raise SessionNameRefused(RESERVED.format(session=session))
+        counted = self.open.reserve(session)
+        try:
+            baseline = await self._create(session)
+        except BaseException:
+            if counted:
+                self.open.release(session)
+            raise
+        return SessionStarted(session=session, system=baseline["system"], tools=baseline["tools"])
+
+    async def _create(self, session: str) -> dict:
         # Asked again, under the session's lock, when the folder is made.
         refused = await asyncio.to_thread(self.sessions.refused, session)
         if refused is not None:
@@ -141,15 +158,15 @@ class LoopService:
         block = await self.memory.block()
         tools = [dict(tool) for tool in core_tools.CORE_TOOLS]
         async with self._locks.hold(session):
-            baseline = await asyncio.to_thread(
+            return await asyncio.to_thread(
                 self.sessions.create, session, assemble_system(system_md, block), tools
             )
-        return SessionStarted(session=session, system=baseline["system"], tools=baseline["tools"])
 
     async def owner_message(self, message: OwnerMessage) -> Ok:
         record = UserRecord(time=now_rfc3339(), content=message.content)
         async with self._locks.hold(message.session):
             self.sessions.require(message.session)
+            self.open.used(message.session)
             await asyncio.to_thread(self.sessions.append, message.session, record)
         log.info("session %s: owner message appended", message.session)
         return Ok()
@@ -170,6 +187,7 @@ class LoopService:
         reply = TurnReply(session, len(calls))
         async with self._locks.hold(session):
             self.sessions.require(session)
+            self.open.used(session)
             await asyncio.to_thread(self.turns.begin, session, record, calls)
             for index, call in enumerate(calls):
                 reason = await asyncio.to_thread(self.turns.no_room, session, calls[index:])

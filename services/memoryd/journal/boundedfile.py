@@ -10,12 +10,14 @@ read_most reads a kept file of a known shape whole only when it is within a boun
 (TooLarge past it, after an fstat, before a byte is read). Lines reads a line file a block of whole
 lines at a time; a line longer than any memoryd writes is passed over unread (its number is kept,
 for the one line the caller says of it), so memory stays bounded by a block and that bound,
-whatever the file holds.
+whatever the file holds. A caller that must know what a line passed over names (labels.jsonl: the
+sessions it gives a label) is handed its bytes a piece at a time as they pass (passed), never
+whole.
 """
 
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from proto.files import TooLarge, open_file, read_at_most
@@ -57,7 +59,11 @@ class Lines:
     A newline is LF; with cr, it is LF, CR or CR LF, as bytes.splitlines reads them (labels.jsonl
     has always been read so: a file saved with CR line ends is lines, not one long line). A CR
     ending a block at a read's edge is a line's end either way; an LF right after it in the
-    next read is the rest of that line's end, counted as no line of its own."""
+    next read is the rest of that line's end, counted as no line of its own.
+
+    passed, when given, is called with (number, piece) for the bytes of each line passed over, in
+    order, a piece at most a block and a bound long (its line end left out): what it keeps of them
+    is its own."""
 
     def __init__(
         self,
@@ -66,9 +72,11 @@ class Lines:
         most: int = LINE_MOST,
         block: int = BLOCK,
         cr: bool = False,
+        passed: Callable[[int, bytes], None] | None = None,
     ) -> None:
         self._f, self._left, self._most, self._block = f, size, most, block
         self._cr = cr
+        self._passed = passed
         self.long: list[int] = []
         self.rest = b""
         self.done = 0
@@ -78,7 +86,7 @@ class Lines:
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         number = 1
         pending: list[bytes] = []  # the start of a line that runs past a block's end
-        held = 0  # that line's bytes so far (kept in pending only while within most)
+        held = 0  # that line's bytes so far (in pending until passed, once past most)
         got = 0
         owed = False  # the last block ended in a CR at a read's edge
         while self._left > 0:
@@ -93,11 +101,15 @@ class Lines:
             found = self._first_end(chunk)
             if found is None:
                 held += len(chunk)
-                pending = [*pending, chunk] if held <= self._most else []
+                pending = [*pending, chunk]
+                if held > self._most:
+                    self._pass(number, pending)
+                    pending = []
                 continue
             stop, after = found
             if held + stop > self._most:
                 first = chunk[stop:after]  # the line that ran past the blocks was too long
+                self._pass(number, [*pending, chunk[:stop]])
                 self.long.append(number)
             else:
                 first = b"".join([*pending, chunk[:after]])
@@ -113,11 +125,18 @@ class Lines:
         self.after = number
         self.through = got - held
         if held > self._most:
+            self._pass(number, pending)  # a last line a read's tail made long at once
             self.long.append(number)
             self.done = got
         else:
             self.rest = b"".join(pending)
             self.done = self.through
+
+    def _pass(self, number: int, pieces: list[bytes]) -> None:
+        if self._passed is not None:
+            for piece in pieces:
+                if piece:
+                    self._passed(number, piece)
 
     def _first_end(self, chunk: bytes) -> tuple[int, int] | None:
         """Where chunk's first line ends and the next begins; None when it holds no newline."""
@@ -151,6 +170,7 @@ class Lines:
         for i, line in enumerate(lines):
             body = line.rstrip(ends) if ends else line
             if len(body) > self._most:
+                self._pass(number + i, [body])
                 self.long.append(number + i)
                 body = b""
             lines[i] = body

@@ -16,7 +16,9 @@ journal (labelkept.floor): a log that ends laxer than the label recorded here is
 
 The file is memoryd's record of this home's sessions, like the journal: a backup holds it, and a
 restore lays the archive's lines with this home's own added (carry), never fewer. A line that
-does not parse (a hand edit) is skipped with one log line; the others stand. A line ends at an LF,
+does not parse (a hand edit) is skipped with one log line; the others stand. A line longer than
+any label memoryd writes is passed over unread, a piece at a time, and each session it names is
+taken at the strictest label (risenlong.py), said in one line. A line ends at an LF,
 a CR or a CR LF (bytes.splitlines), as the file has always been read: one saved with CR line ends
 by an editor is its labels, not one long line passed over. Read once per process
 and after that only what it gained (a stat a look); a file replaced (a restore) is read again whole.
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from memoryd.home import Home, append_line, atomic_write, open_read
 from memoryd.index.journallabels import CLEAN, Label, stricter
 from memoryd.journal.boundedfile import Lines
+from memoryd.trust.risenlong import STRICTEST, Named
 from proto.labels import CLASS_RANK
 from proto.messages import is_session_id
 
@@ -49,6 +52,7 @@ class _Read:
     offset: int = 0
     labels: dict[str, Label] = field(default_factory=dict)
     said: bool = False  # a damaged line was logged
+    said_long: bool = False  # a line too long to be a label was
 
 
 _lock = threading.Lock()
@@ -183,7 +187,9 @@ def _read_on(home: Home, read: _Read) -> None:
             f.seek(read.offset)
             # A block of whole lines at a time; a line still being written is read next time.
             # Lines end at CR too, so the bound on a line is the bound on a label.
-            lines = Lines(f, st.st_size - read.offset, cr=True)
+            # A line too long for a label is searched as it passes for the sessions it names.
+            named = Named()
+            lines = Lines(f, st.st_size - read.offset, cr=True, passed=named)
             for _, block in lines:
                 _take(home, read, block)
     except FileNotFoundError:
@@ -195,14 +201,17 @@ def _read_on(home: Home, read: _Read) -> None:
             read.said = True
             log.warning("%s: not read (%s); the labels read so far stand", path(home), e)
         return
-    if lines.long and not read.said:
-        read.said = True
+    for session in named.sessions:
+        read.labels[session] = STRICTEST
+    if lines.long and not read.said_long:
+        read.said_long = True
         log.warning(
-            "%s: line %d is longer than any label memoryd writes (damaged): passed over unread; "
-            "the labels of its other lines stand, and a session's label is never taken laxer "
-            "than the index or the journal records it",
+            "%s: %s longer than any label memoryd writes (damaged): passed over unread, %s; the "
+            "labels of its other lines stand, and a session's label is never taken laxer than "
+            "the index or the journal records it",
             path(home),
-            lines.long[0],
+            _numbers(lines.long),
+            named.said(),
         )
     read.device, read.inode, read.offset = st.st_dev, st.st_ino, read.offset + lines.done
 
@@ -235,6 +244,13 @@ def _parse(raw: bytes) -> tuple[str, Label] | None:
         klass if isinstance(klass, str) and klass in CLASS_RANK else "secret",
         untrusted,
     )
+
+
+def _numbers(long: list[int]) -> str:
+    if len(long) == 1:
+        return f"line {long[0]} is"
+    more = f" and {len(long) - 5:,} more" if len(long) > 5 else ""
+    return f"lines {', '.join(str(n) for n in long[:5])}{more} are"
 
 
 def _said(seen: Label) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memoryd.memory import notes
+from memoryd.memory import notelines, notes
 
 log = logging.getLogger("memoryd.index.indexer")
 
@@ -83,7 +83,7 @@ def reach(fd: int, scan: Scan, over: Callable[[int], bool]) -> Stretch | None:
             scan.lines += block.count(b"\n", 0, max(0, at - scan.pos))
             return Stretch(at, True, scan.lines)
         scan.lines += block.count(b"\n", 0, got)
-        newline = block.rfind(b"\n", 0, got)
+        newline = notelines.last_end(block, got) - 1  # a CR ends a line, as for notes.parse
         if newline != -1:
             scan.last_newline = scan.pos + newline
         scan.carry = (scan.carry + bytes(block[max(0, got - 2) : got]))[-2:]

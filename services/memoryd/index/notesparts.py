@@ -48,7 +48,7 @@ from memoryd.index import indexer, noteslong, notesprefix
 from memoryd.index.sessionrows import LogState, Part
 from memoryd.index.settings import Settings, cap_text
 from memoryd.journal import forgottenmarker
-from memoryd.memory import notes
+from memoryd.memory import notelines, notes
 from proto.files import NotRegular, TooLarge
 from proto.labels import CLASS_RANK
 
@@ -293,16 +293,17 @@ def _read(
     """Index whole entries of notes.md from state's offset, advancing state, within the part's
     bounds: (rows added, read to its end), None for the second when the text at the offset is no
     header (it continues the entry before it)."""
-    first = state.bytes
-    if first == 0:
-        told.at, told.lines, told.from_start, told.utf8_said = 0, 0, True, False
-    elif told.at != first:
-        told.from_start = False  # not the reading this process began (a restart, say)
     added = records = 0
     want = READ_BLOCK
     bound = noteslong.gather_bound(settings.max_record_bytes)
     buf = b""
     with open_read(path) as f:
+        _past_owed_lf(f.fileno(), state, told)
+        first = state.bytes
+        if first == 0:
+            told.at, told.lines, told.from_start, told.utf8_said = 0, 0, True, False
+        elif told.at != first:
+            told.from_start = False  # not the reading this process began (a restart, say)
         f.seek(first)
         while True:
             resumed = _resumed(told, state.bytes, file)
@@ -311,9 +312,14 @@ def _read(
                 ended = len(block) < want
                 buf += block
                 # A last line without its newline is still being written.
-                usable = buf[: buf.rfind(b"\n") + 1] if ended else buf
+                usable = buf[: notelines.last_end(buf)] if ended else buf
                 entries = notes.parse(usable, state.bytes, state.records)
-                if state.bytes == first and first and usable and (ended or b"\n" in usable):
+                if (
+                    state.bytes == first
+                    and first
+                    and usable
+                    and (ended or notelines.last_end(usable))
+                ):
                     if not entries or entries[0].start != first:
                         return 0, None
                 if ended:
@@ -362,6 +368,16 @@ def _read(
                 return added, False
 
 
+def _past_owed_lf(fd: int, state: LogState, told: Told) -> None:
+    """state's offset moved past an LF there that ends a CR LF whose CR the last catch-up read
+    as its line's end (notelines.py): the rest of that line end, not a line of its own."""
+    at = state.bytes
+    if at and notelines.owed_lf(os.pread(fd, 1, at - 1), os.pread(fd, 1, at)):
+        if told.at == at:
+            told.at, told.lines = at + 1, told.lines + 1  # lines are counted by their LFs
+        state.bytes = at + 1
+
+
 def _resumed(told: Told, at: int, file: str | None) -> tuple[bytes, list] | None:
     """What the last part gathered of the stretch at byte at whose search it left part way,
     when notes.md is the file it searched (or that file grown by an append)."""
@@ -401,7 +417,7 @@ class _Long:
         follows, None when the part ended the search first); None when the text at the offset
         continues an entry."""
         start, path = state.bytes, self.path
-        head = buf[: buf.rfind(b"\n") + 1]
+        head = buf[: notelines.last_end(buf)]
         scan = told.scan
         if scan is None or (scan.start, scan.after) != (start, start + len(head)):
             scan = noteslong.Scan.begin(self.fd, start, start + len(head), self.file)

@@ -18,6 +18,7 @@ from proto.errors import ProtoError
 from proto.escape import escape
 from proto.messages import HEALTH_PROBE, Body, MemoryAdmin, Reindex
 from proto.plural import counted
+from proto.silent import Silence, silence
 
 ADMIN_TIMEOUT = 60.0  # a read's or a small change's wait for its answer
 # A longer wait (a reindex, a backup: minutes on a big home) is watched: every WATCH_EVERY seconds
@@ -222,11 +223,14 @@ def _laying_line(how: str) -> str:
 
 
 def unreachable_why(path: Path) -> str | None:
-    """Why the socket cannot be reached when it is not memoryd being down: a folder on the way,
-    or the socket, that bxctl may not open, or a path that is not a socket; None otherwise."""
+    """Why the socket cannot be reached, with what to do: a folder on the way, or the socket,
+    that bxctl may not open, a path that is not a socket, memoryd not running (no socket, or
+    nobody listening) or busy (its queue full: proto.silent, by errno); None otherwise."""
     shown = escape(str(path), markup=False)
     try:
         st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return _silent(path, shown)
     except PermissionError:
         for folder in reversed(Path(os.path.abspath(path)).parents):
             if not os.access(folder, os.X_OK):
@@ -249,6 +253,31 @@ def unreachable_why(path: Path) -> str | None:
         return (
             f"cannot open memoryd's socket {shown}: permission denied (it belongs to uid "
             f"{st.st_uid}): run bxctl as that user or as root"
+        )
+    return _silent(path, shown)
+
+
+def _silent(path: Path, shown: str) -> str | None:
+    """memoryd not running (start the stack) or busy (ask again), or None when neither shows."""
+    why = silence(path)
+    start = "nothing was sent: start the stack with scripts/stack up (scripts/stack status says"
+    if why is Silence.NO_SOCKET:
+        return (
+            f"memoryd is not answering on {shown}: it is not running (there is no socket there);"
+            f" {start} what runs) (runbook: memoryd-unreachable)"
+        )
+    if why is Silence.REFUSED:
+        return (
+            f"memoryd is not answering on {shown}: it is not running (nobody listens on the"
+            f" socket, left by a memoryd that stopped); {start} what runs)"
+            " (runbook: memoryd-unreachable)"
+        )
+    if why is Silence.BUSY:
+        return (
+            f"memoryd is not answering on {shown}: it is running but busy (every connection it"
+            " holds is taken and its queue is full); nothing was sent: ask again in a few"
+            " seconds, and if it stays busy see scripts/stack logs memoryd"
+            " (runbook: memoryd-unreachable)"
         )
     return None
 

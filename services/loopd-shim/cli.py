@@ -33,7 +33,7 @@ from loopd_shim.sessions import SessionStore
 from proto import logline, outlost, usage
 from proto.client import RemoteError, Reply, request
 from proto.config import default_home, host_paths
-from proto.errors import ProtoError, UnexpectedReply, Unreachable
+from proto.errors import FrameTimeout, ProtoError, UnexpectedReply, Unreachable
 from proto.escape import escape
 from proto.messages import (
     AssistantMessage,
@@ -48,6 +48,7 @@ from proto.messages import (
 )
 from proto.narrowterm import escape_what_cannot_be_shown
 from proto.paths import LOOP_CONTROL_SOCKET
+from proto.silent import Silence, silence
 from proto.version import VersionOption
 
 # brokerd-shim may wait 30 seconds for memoryd, and an answer can hold several calls.
@@ -132,14 +133,44 @@ def _ask(control_socket: Path | None, message: Body, reply: type[Reply]) -> Repl
     except UnexpectedReply as e:
         raise _fail(f"unexpected reply {e.got}") from None
     except Unreachable as e:
-        raise _fail(
-            _not_a_socket(path)
-            or f"{e}; is the stack up? See scripts/stack status (runbook: loopd-unreachable)"
-        ) from None
+        raise _fail(_not_a_socket(path) or _silent(path, e)) from None
     except RemoteError as e:
         raise _fail(str(e)) from None
+    except FrameTimeout:
+        raise _fail(
+            f"loopd-shim is running but busy: it took the request on {path} and did not answer in"
+            f" {DRIVER_TIMEOUT:g} seconds, so what was asked may or may not have been done: see"
+            " scripts/stack logs loopd-shim, and try again once it answers"
+            " (runbook: loopd-unreachable)"
+        ) from None
     except ProtoError as e:
         raise _fail(f"{e} (runbook: loopd-unreachable)") from None
+
+
+def _silent(path: Path, e: Unreachable) -> str:
+    """What the owner does when the control socket could not be reached: start the stack when
+    loopd-shim is not running, try again when it is busy (told apart by proto.silent)."""
+    why = silence(path)
+    then = "nothing was done: start the stack with scripts/stack up (scripts/stack status says"
+    if why is Silence.NO_SOCKET:
+        return (
+            f"loopd-shim is not running: nothing answers on {path}: there is no socket there;"
+            f" {then} what runs) (runbook: loopd-unreachable)"
+        )
+    if why is Silence.REFUSED:
+        return (
+            f"loopd-shim is not running: nothing answers on {path}: nobody listens on it (a"
+            f" socket left by a loopd-shim that stopped); {then} what runs)"
+            " (runbook: loopd-unreachable)"
+        )
+    if why is Silence.BUSY:
+        return (
+            f"loopd-shim is running but busy: {path} takes no more connections now (every one it"
+            " holds is taken and its queue is full); nothing was done: try again in a few"
+            " seconds, and if it stays busy see scripts/stack logs loopd-shim"
+            " (runbook: loopd-unreachable)"
+        )
+    return f"{e}; is the stack up? See scripts/stack status (runbook: loopd-unreachable)"
 
 
 def parse_call(spec: str) -> ToolCall:

@@ -38,10 +38,18 @@ LOCK_NAME = "loopd-shim.lock"
 # (compose.yaml): a turn keeps about 2 MiB of results (replyroom) and one result arriving, and a
 # reply waiting for a peer that does not read it holds its frame (up to 1 MiB, and the reply
 # itself) for the reply deadline: about 5 MiB a connection at worst, 160 MiB for 32. Requests
-# still arriving hold at most twice CONTROL_REQUESTS. More connections wait in the listen queue,
-# costing nothing; the driver's sessions take one each only while a message is answered.
+# still arriving hold at most twice CONTROL_REQUESTS. The driver's sessions take one each only
+# while a message is answered.
 CONTROL_CONNECTIONS = 32
 CONTROL_REQUESTS = ByteBudget(16 * 1024 * 1024)
+# A connection that sends no whole request in this long (a peer that connects and stays idle) is
+# answered that its request did not arrive in time and closed, so idle peers hold the connections
+# for seconds at most; the driver sends its request at once.
+CONTROL_REQUEST_SECONDS = 10.0
+# Connections past the cap answered at once with one line (proto.busy: "loopd-shim control is
+# busy: 32 connections open, its cap; ...") rather than left in the listen queue, where the
+# driver would wait unanswered; past these too, connections wait in the queue.
+CONTROL_BUSY_SLOTS = 8
 
 
 def build_service(config: Config) -> LoopService:
@@ -88,6 +96,8 @@ async def _serve_locked(config: Config, service: LoopService, stop: asyncio.Even
             name="loopd-shim control",
             answerable=(LoopdError,),
             max_connections=CONTROL_CONNECTIONS,
+            busy_slots=CONTROL_BUSY_SLOTS,
+            request_timeout=CONTROL_REQUEST_SECONDS,
             request_budget=CONTROL_REQUESTS,
         )
     except OSError as e:  # a NotRegular (a link, not a folder) says its own path

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loopd_shim import replyroom, service
-from loopd_shim.server import CONTROL_CONNECTIONS
+from loopd_shim.server import CONTROL_BUSY_SLOTS, CONTROL_CONNECTIONS
 from proto.frames import MAX_FRAME, encode_frame
 from proto.messages import AssistantMessage, AssistantResults, SessionStart, ToolCall
 from tests.loopd_shim import conftest
@@ -112,14 +112,17 @@ def test_cutting_as_results_arrive_gives_the_reply_of_cutting_at_the_end(outputs
 
 def test_the_control_socket_holds_at_most_its_cap_of_connections(stack):
     # Peers that never read their replies each hold one (up to a frame) for the reply deadline:
-    # the cap keeps what all of them hold under the shim's memory limit; one more waits.
+    # the cap keeps what all of them hold under the shim's memory limit. The next few are
+    # answered at once that it is busy (their request never read); past those, one more waits.
     held = []
     try:
-        for _ in range(CONTROL_CONNECTIONS):
+        for _ in range(CONTROL_CONNECTIONS + CONTROL_BUSY_SLOTS):
             peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             peer.connect(str(stack.config.control_socket))
             held.append(peer)
-        time.sleep(0.3)  # all accepted: the server stops accepting at its cap
+        time.sleep(0.3)  # all accepted: the server stops accepting at its cap and busy slots
+        held[-1].settimeout(1.0)
+        assert b"loopd-shim control is busy" in held[-1].recv(4096)
         late = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         held.append(late)
         late.connect(str(stack.config.control_socket))

@@ -25,8 +25,9 @@ from pathlib import Path
 from memoryd.data import erasing, matching, scrub
 from memoryd.data.places import notes_of, recall_months
 from memoryd.errors import FileDamaged
-from memoryd.home import Home, atomic_write, open_read, read_file
+from memoryd.home import Home, atomic_write, open_read
 from memoryd.journal import forgetlines, forgetread, forgotten, forgottenmarker, scan
+from memoryd.journal.boundedfile import with_lines
 from memoryd.journal.journal import IDENTITY_FILES, Edit, Journal
 from memoryd.journal.linefile import all_ids
 from memoryd.memory import entries
@@ -174,15 +175,12 @@ def keep_forgotten(
     lacking = sorted(texts - on_lines, key=lambda f: (f.time, f.digest))
     if not missing and not lacking:
         return [], []
-    try:
-        held = read_file(forgotten.path(staged))
-    except FileNotFoundError:
-        held = b""
-    if held and not held.endswith(b"\n"):
-        held += b"\n"  # a last line without its end would swallow the first one added
     rows = [{"key": key, "time": stamp, "edit": "restore"} for key in missing]
     lines = "".join(json.dumps(row) + "\n" for row in [*rows, *(f.line() for f in lacking)])
-    atomic_write(forgotten.path(staged), held + lines.encode())
+    # The archive's file a block at a time, never whole: it may be far larger than memoryd makes
+    # it, and its damaged lines are laid as they are, read at start as damaged (forgotten.py).
+    where = forgotten.path(staged)
+    atomic_write(where, with_lines(where, lines.encode()))
     return missing, lacking
 
 

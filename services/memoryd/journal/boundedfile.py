@@ -10,9 +10,10 @@ read_most reads a kept file of a known shape whole only when it is within a boun
 (TooLarge past it, after an fstat, before a byte is read). Lines reads a line file a block of whole
 lines at a time; a line longer than any memoryd writes is passed over unread (its number is kept,
 for the one line the caller says of it), so memory stays bounded by a block and that bound,
-whatever the file holds. A caller that must know what a line passed over names (labels.jsonl: the
-sessions it gives a label) is handed its bytes a piece at a time as they pass (passed), never
-whole.
+whatever the file holds. with_lines gives a line file with lines added a block at a time, for a
+write that lays it so (a restore's staged files). A caller that must know what a line passed over
+names (labels.jsonl: the sessions it gives a label) is handed its bytes a piece at a time as they
+pass (passed), never whole.
 """
 
 import errno
@@ -20,7 +21,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from proto.files import TooLarge, open_file, read_at_most
+from proto.files import TooLarge, open_file, open_read, read_at_most
 
 # Far past the longest line memoryd writes to forgotten.jsonl or labels.jsonl (a key or a
 # digest with its time and edit, a session's label: a few hundred bytes).
@@ -46,6 +47,25 @@ def read_most(path: str | os.PathLike, limit: int) -> bytes:
     if len(data) > limit:  # grew since its fstat
         raise too_large(path, len(data), limit)
     return data
+
+
+def with_lines(path: str | os.PathLike, lines: bytes) -> Iterator[bytes]:
+    """The bytes of the line file at path (none when it is missing) a block at a time, never
+    whole, then lines (each ending in a newline) on lines of their own: what atomic_write takes
+    to lay a file with lines added, however large the file has grown."""
+    last = b"\n"
+    try:
+        f = open_read(path)
+    except FileNotFoundError:
+        pass
+    else:
+        with f:
+            while chunk := f.read(BLOCK):
+                last = chunk[-1:]
+                yield chunk
+    if last != b"\n":
+        yield b"\n"  # a last line without its end would swallow the first one added
+    yield lines
 
 
 class Lines:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from memoryd.home import Home, append_line, atomic_write, open_read
 from memoryd.index.journallabels import CLEAN, Label, stricter
-from memoryd.journal.boundedfile import Lines
+from memoryd.journal.boundedfile import Lines, with_lines
 from memoryd.trust.risenlong import STRICTEST, Named
 from proto.labels import CLASS_RANK
 from proto.messages import is_session_id
@@ -150,17 +150,11 @@ def carry(home: Home, staged: Home) -> int:
     added = [s for s, seen in merged.items() if theirs.labels.get(s) != seen]
     if not added:
         return 0
-    try:
-        with open_read(path(staged)) as f:
-            data = f.read()
-    except FileNotFoundError:
-        data = b""
-    if data and not data.endswith(b"\n"):
-        data += b"\n"
-    for s in added:
-        seen = merged[s]
-        data += json.dumps({"session": s, "class": seen[0], "untrusted": seen[1]}).encode() + b"\n"
-    atomic_write(path(staged), data)
+    lines = "".join(
+        json.dumps({"session": s, "class": merged[s][0], "untrusted": merged[s][1]}) + "\n"
+        for s in added
+    )
+    atomic_write(path(staged), with_lines(path(staged), lines.encode()))  # never read whole
     return len(added)
 
 

@@ -1,10 +1,11 @@
 """How many sessions are open at once, and the refusal of a start past loopd.toml's cap.
 
-Every start writes a session folder (its baseline, about 11 KB) and keeps it for good, so a peer
-on the control socket that starts sessions in a loop would fill the disk. A session is open from
-its start until it has had no message for [sessions] idle_minutes; then it has ended and no
-longer counts (a message to it later opens it again, never refused: its folder is already there).
-A start while [sessions] max_open are open is refused before anything is asked or written.
+Every start writes a session folder (its baseline: 3 to 11 KB, as full as memory is) and keeps it
+for good, so a peer on the control socket that starts sessions in a loop would fill the disk. A
+session is open from its start until it has had no message for [sessions] idle_minutes; then it has
+ended and no longer counts (a message to it later opens it again, never refused: its folder is
+already there). A start while [sessions] max_open are open is refused before anything is asked or
+written.
 
 The count lives in loopd-shim's memory only: a restart ends every session, and the table never
 holds more than max_open sessions plus those spoken to within the idle window.

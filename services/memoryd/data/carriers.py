@@ -54,15 +54,26 @@ def _phrase(text: str) -> str:
     return '"' + text[:PHRASE_CHARS].replace('"', '""') + '" *'
 
 
-def _candidates(conn: sqlite3.Connection, text: str):
+# Rows added past a rowid; the rows of some sessions (find_since).
+SINCE = "h.rowid > ?"
+OF_SESSIONS = "s.kind = 'session' AND s.session IN (SELECT value FROM json_each(?))"
+
+
+def _candidates(conn: sqlite3.Connection, text: str, within: tuple[str, tuple] = ("", ())):
+    """The rows that may hold text; within: a further condition on them (fixed text) and its
+    bound values."""
     text = trim(text)
     head = text[: PHRASE_CHARS + 1]  # past PHRASE_CHARS, _phrase takes the first words only
+    more, params = within
+    more = f" AND {more}" if more else ""
     if not WORD.search(head[:PHRASE_CHARS]):
-        yield from conn.execute(f"{SELECT} WHERE instr(h.text, ?) > 0", (head,))  # noqa: S608
+        sql = f"{SELECT} WHERE instr(h.text, ?) > 0{more}"  # noqa: S608 (fixed text)
+        yield from conn.execute(sql, (head, *params))
         return
     spelt = {head, json.dumps(head)[1:-1]}  # as written, and with JSON's \u escapes
     for form in sorted(spelt):
-        yield from conn.execute(f"{SELECT} WHERE hits MATCH ?", (_phrase(form),))  # noqa: S608
+        sql = f"{SELECT} WHERE hits MATCH ?{more}"  # noqa: S608 (fixed text)
+        yield from conn.execute(sql, (_phrase(form), *params))
 
 
 def key_of(kind: str, session: str | None, record: int) -> str | None:
@@ -77,12 +88,25 @@ def key_of(kind: str, session: str | None, record: int) -> str | None:
 
 def find(index, texts: list[str]) -> dict[str, list[int]]:
     """key -> the rowids of its record, for every record whose rows hold one of texts."""
+    return _found(index, texts, [("", ())])
+
+
+def find_since(index, texts: list[str], last: int, sessions: set[str]) -> dict[str, list[int]]:
+    """find() within the rows past rowid last and the rows of sessions (carrierseen.py): the
+    full-text index reads only those past last, the sessions' rows among every match."""
+    within: list[tuple[str, tuple]] = [(SINCE, (last,))]
+    if sessions:
+        within.append((OF_SESSIONS, (json.dumps(sorted(sessions)),)))
+    return _found(index, texts, within)
+
+
+def _found(index, texts: list[str], within: list[tuple[str, tuple]]) -> dict[str, list[int]]:
     found: dict[str, int] = {}  # key -> the row found holding a text
     with index.reader() as conn:
-        for text in texts:
+        for text, part in ((t, w) for t in texts for w in within):
             if not trim(text):
                 continue
-            for rowid, kind, session, record, role, row in _candidates(conn, text):
+            for rowid, kind, session, record, role, row in _candidates(conn, text, part):
                 if not isinstance(row, str) or not isinstance(record, int):
                     continue
                 key = key_of(kind, session, record)

@@ -43,6 +43,7 @@ from memoryd.data import (
     targets,
     unfinished,
 )
+from memoryd.data.carrierseen import Prepared
 from memoryd.data.erasing import Found, NotesMoved
 from memoryd.data.purge import purge, reset_tail, rows_of_keys, shift_notes
 from memoryd.data.targets import (  # noqa: F401  (forget.NOTE, ENTRY, SESSION: the ids it takes)
@@ -104,9 +105,9 @@ def prepare(service, ref: str) -> Found:
     store = service.store
     _caught_up(service)
     target = taken.target(service, ref)
-    where = taken.where(service, target)
+    found = Prepared(stamp_of(store.now()))
+    where = taken.where(service, target, found.seen.find)  # taken again by run()'s writer job
     keys = target.keys + [forgotten.note_key(n) for n in where.notes]
-    found = Found(stamp_of(store.now()))
     marker = forgottenmarker.marker(found.stamp)
     found.rows = dict(where.rows)
     unfound = [key for key in keys if key not in where.rows]
@@ -194,7 +195,9 @@ def run(
             f"refused: {ref[:64]} no longer names what you were shown (memory changed meanwhile); "
             "nothing was forgotten: run forget again"
         )
-    where = taken.where(service, target)
+    # the index rows prepare() found, only what changed since looked for again (carrierseen.py)
+    again = found.seen.again if isinstance(found, Prepared) else None
+    where = taken.where(service, target, again)
     when = store.now().astimezone(dt.UTC)
     stamp = found.stamp
     marker = forgottenmarker.marker(stamp)
@@ -275,8 +278,7 @@ def _list(home: Home, keys: list[str], digests: list[str], stamp: str, edit: str
     """The keys and digests forgotten.jsonl does not hold yet on whole lines (not the journal's:
     each must be on a line of the file), appended in one write: a text 40,000 records hold took
     an hour when each key was a read of the file and an fsync of its own."""
-    listed = forgotten.held(home)
-    held = forgotten.held_texts(home)
+    listed, held = forgottenwrite.own(home)
     keys = [key for key in dict.fromkeys(keys) if key not in listed]
     # a forget by its edit: one made in the same minute is another
     forgot = [forgotten.Forgot(d, stamp, edit) for d in digests]

@@ -7,8 +7,11 @@ beside the memory files (handkept.py), and the index rows of other records that 
 (carriers.py), such as the session record of the memory call that wrote an entry.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 from memoryd.data import carriers, exportfiles, handkept, matching, notestream, scrub
 from memoryd.home import Home, open_read
@@ -83,6 +86,23 @@ def recall_months(home: Home):
         return []
 
 
+# How places() finds the index rows holding texts, within finding(): carriers.find otherwise.
+_find: ContextVar[Callable[[Any, list[str]], dict[str, list[int]]] | None] = ContextVar(
+    "find", default=None
+)
+
+
+@contextmanager
+def finding(find: Callable[[Any, list[str]], dict[str, list[int]]] | None) -> Iterator[None]:
+    """Within it, places() finds the index rows holding texts by find(index, texts) (a forget's
+    writer job takes those its prepare found: carrierseen.py)."""
+    token = _find.set(find)
+    try:
+        yield
+    finally:
+        _find.reset(token)
+
+
 def places(home: Home, journal, texts: list[str], keys: list[str], index) -> Places:
     """Where texts are held; keys: what the target names itself (not counted again)."""
     found = Places()
@@ -107,6 +127,6 @@ def places(home: Home, journal, texts: list[str], keys: list[str], index) -> Pla
     found.kept = handkept.holding(home, texts)
     own = set(keys) | {f"note:{n}" for n in found.notes}
     if index is not None:
-        found.rows = carriers.find(index, texts)
+        found.rows = (_find.get() or carriers.find)(index, texts)
         found.records = {k: v for k, v in found.rows.items() if k not in own}
     return found

@@ -44,7 +44,7 @@ class Stretch:
 @dataclass
 class Scan:
     """How far the search for the end of the stretch at start has gone, from after: kept
-    between parts (notesparts.Told), so that a part searches for at most a part's bounds and
+    between parts (notessaid.Told), so that a part searches for at most a part's bounds and
     the writer is free between two; and once it reached the file's end, so that a catch-up with
     nothing new does not search it again."""
 

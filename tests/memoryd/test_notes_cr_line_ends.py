@@ -153,3 +153,20 @@ def test_a_damaged_header_between_cr_ended_notes_keeps_the_numbers(tmp_path, cap
         assert "note:2 is read as an untrusted note" in caplog.text
     finally:
         index.close()
+
+
+def test_memoryds_own_note_after_cr_ended_notes_is_read_on_not_read_again(tmp_path, caplog):
+    Memoryd(tmp_path / "home").close()
+    home = Home(tmp_path / "home")
+    path = home.memory_file("notes.md")
+    path.write_bytes(_notes(WORDS, b"\r"))
+    md = Memoryd(tmp_path / "home")
+    try:
+        caplog.set_level(logging.WARNING)
+        md.call({"action": "note", "text": "The amber bead note."})  # after an LF of its own
+        assert _rows(home.index_db) == _expected(path.read_bytes())
+        assert "note:5" in md.admin("search", {"query": "amber bead"})
+        _found(md, WORDS)
+        assert "indexing it again" not in caplog.text
+    finally:
+        md.close()

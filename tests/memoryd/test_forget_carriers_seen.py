@@ -1,8 +1,9 @@
 """A forget's writer job takes the index rows its prepare found holding the text on a reader, and
 looks again only at what changed since (carrierseen.py): finding them all again on the writer held
-every other write for about two seconds at 150,000 records holding the text. What came between
-prepare and the writer job is forgotten all the same: records added to a log, a log read again
-that renumbered its records in place, rows deleted (the whole find is made again)."""
+every other write for about two seconds at 150,000 records holding the text. The keys' lines in
+forgotten.jsonl and the delete of their rows are writer jobs of their own after it. What came
+between prepare and the writer job is forgotten all the same: records added to a log, a log read
+again that renumbered its records in place, rows deleted (the whole find is made again)."""
 
 import json
 import sqlite3
@@ -43,7 +44,8 @@ def _holding(m: Memoryd) -> list[tuple[str, int]]:
 
 def _finds_in_run(monkeypatch, before=None) -> list[str]:
     """What each carriers find within forget.run (on the writer) looked at: "all" for a whole
-    find, else "since"; before(service): run on the writer just before run itself."""
+    find, else "since", and "list" or "purge" for the keys listed and their rows deleted within
+    it; before(service): run on the writer just before run itself."""
     calls: list[str] = []
     in_run = threading.local()
     real_found, real_run = carriers._found, forget.run
@@ -52,6 +54,16 @@ def _finds_in_run(monkeypatch, before=None) -> list[str]:
         if getattr(in_run, "on", False):
             calls.append("all" if within == [("", ())] else "since")
         return real_found(index, texts, within)
+
+    for name in ("_list", "purge"):
+        real = getattr(forget, name)
+
+        def step(*args, real=real, name=name):
+            if getattr(in_run, "on", False):
+                calls.append(name.strip("_"))
+            return real(*args)
+
+        monkeypatch.setattr(forget, name, step)
 
     def run(service, *args, **kwargs):
         if before is not None:
@@ -76,7 +88,9 @@ def _forget(m: Memoryd) -> str:
 def test_the_writer_job_takes_what_prepare_found_and_finds_nothing_again(md, monkeypatch):
     calls = _finds_in_run(monkeypatch)
     _forget(md)
-    assert calls == ["since"]  # before: ["all"], every match of the text read again
+    # before: ["all", "list", "purge"], every match of the text read again, the keys listed and
+    # the first rows deleted, all in the one job
+    assert calls == ["since"]
     assert _holding(md) == []
     listed = forgotten.held(md.home)
     assert {f"session:rep:{2 * n}" for n in range(COPIES)} <= listed

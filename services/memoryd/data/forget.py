@@ -31,6 +31,8 @@ import datetime as dt
 import hashlib
 import logging
 import time
+from dataclasses import dataclass
+from typing import Any
 
 from memoryd.data import (
     archiveheld,
@@ -229,28 +231,36 @@ def run(
     # Every other record that held it (the memory call that wrote it) is forgotten too.
     own = set(target.keys)
     target.keys += [key for key in where.records if key not in own]
-    _list(home, target.keys, digests, stamp, edit_ids[-1])
     reset_tail(store)
-    purge(service.index, target.keys, {**where.rows, **found.rows})
-    if shifts:
+    if shifts:  # before the job's end: the notes.md catch-up after it reads on from there
         shift_notes(service.index, shifts)
+    # The keys' lines in forgotten.jsonl, then the delete of their rows: writer jobs of their own
+    # (settle), other writes running between. Meanwhile the journal's line lists the keys, so
+    # nothing listed is recalled or indexed again, and a kill leaves the forget's record.
+    rest = Rest(list(target.keys), digests, stamp, edit_ids[-1], {**where.rows, **found.rows})
     log.info("forgot %s as edit %s (%s)", target.what, edit_ids[-1], where.said())
     message = (
         f"forgot {target.what} as edit {edit_ids[-1]}: its text is gone from {where.said()} "
         f"and the index{where.index_said()}; this cannot be undone. {LOGS_STAY}"
     )
-    done = {"id": target.id, "edits": edit_ids, "places": where.said(), "message": message}
+    done: dict[str, Any] = {"id": target.id, "edits": edit_ids, "places": where.said()}
+    done.update(message=message, **{REST: rest})
     if merge_later:  # the texts for the caller's settle(), which takes them out of done
         return {**done, "texts": list(target.texts)}
     return settle(service, done, ftsmerge.inline, list(target.texts))
 
 
 def settle(service, done: dict, on_writer, texts: list[str]) -> dict:
-    """The last steps of a forget run() made: the merge of the words of the rows it deleted out
-    of the index's term lists (in steps, each run by on_writer), then the end of what a re-run
-    must take again; done's message says what is left, and names the archives in backups/ that
-    may still hold texts (read off the writer: archiveheld.py)."""
+    """The last steps of a forget run() made, each run by on_writer: its keys listed in
+    forgotten.jsonl, their rows deleted from the index (a slice a step), the merge of the words of
+    those rows out of the index's term lists (in steps), then the end of what a re-run must take
+    again; done's message says what is left, and names the archives in backups/ that may still
+    hold texts (read off the writer: archiveheld.py)."""
     home: Home = service.store.home
+    rest = done.get(REST)
+    if rest is not None:
+        on_writer(_list, home, rest.keys, rest.digests, rest.stamp, rest.edit)
+        on_writer(purge, service.index, rest.keys, rest.rows)
     words_left = ftsmerge.merge_owed(service.index, on_writer)  # the rewrite may take the room left
     on_writer(unfinished.drop, home)  # last: until here a re-run must take what this run took
     message = done["message"]
@@ -271,7 +281,21 @@ def settle(service, done: dict, on_writer, texts: list[str]) -> dict:
             f" {counted(len(kept), 'backup')} in {layout.backups(home)} may still hold it"
             f" ({names}): remove {'it' if len(kept) == 1 else 'them'} to be rid of it there too."
         )
-    return {**{k: v for k, v in done.items() if k != "texts"}, "message": message}
+    return {**{k: v for k, v in done.items() if k not in ("texts", REST)}, "message": message}
+
+
+REST = "rest"  # what run() leaves to settle() in its answer, never sent
+
+
+@dataclass(frozen=True)
+class Rest:
+    """The forget's steps after its run() job: its keys listed, then their index rows deleted."""
+
+    keys: list[str]
+    digests: list[str]
+    stamp: str
+    edit: str
+    rows: dict[str, list[int]]  # the rowids found of each key (purge's hints)
 
 
 def _list(home: Home, keys: list[str], digests: list[str], stamp: str, edit: str) -> None:

@@ -16,18 +16,57 @@ bounded batch a part before it feeds rows; whatever builds in one go drops what 
 A switch to spec is made in parts the same way (drop_part): the old tables set aside by the first,
 emptied by the next ones, the index spec's from the first on.
 
-Each mode is a registry.Mode, kept by name (registry.py); the functions here are what the index
-and the indexer call, and they ask the mode recorded in the index itself, so the same code serves
-a reindex's new file and the live one.
+Each mode is a registry.Mode, kept by name (registry.py); the functions here, and the hooks
+(modehooks) named here, are what the index and the indexer call, and they ask the mode recorded in
+the index itself (moderecord), so the same code serves a reindex's new file and the live one. The
+part's rows are read by fillrows, the old tables set aside and removed by setaside; the tunables
+that bound them are kept here, read at each call.
 """
 
 import logging
 import os
 import sqlite3
-from pathlib import Path
 
-from memoryd.modes import builtin, registry, spec, stale
+from memoryd.modes import builtin, fillrows, registry, setaside, spec, stale
+from memoryd.modes.modehooks import carry_over, rows_added, rows_deleted
+from memoryd.modes.moderecord import (
+    ASIDE,
+    FILL,
+    FILL_TABLE,
+    MODE_TABLE,
+    filling,
+    recorded,
+)
+from memoryd.modes.moderecord import aside as _aside
+from memoryd.modes.moderecord import exists as _exists
+from memoryd.modes.moderecord import objects as _objects
+from memoryd.modes.moderecord import whole as _whole
 from proto.plural import counted
+
+__all__ = [
+    "ASIDE",
+    "DROP_BYTES",
+    "FILL",
+    "FILL_BATCH",
+    "FILL_TABLE",
+    "FILL_TEXT",
+    "FTS5_ROWS",
+    "MODE_TABLE",
+    "MODES",
+    "built",
+    "built_so_far",
+    "carry_over",
+    "drop_part",
+    "filling",
+    "prepare",
+    "prepare_part",
+    "prepared",
+    "recorded",
+    "remove_set_aside",
+    "renewing",
+    "rows_added",
+    "rows_deleted",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +82,6 @@ for _mode in (spec.Spec(), builtin.Context(), builtin.Hybrid()):
     registry.register(_mode)
 
 MODES = registry.names()
-MODE_TABLE = "CREATE TABLE recall_mode (mode TEXT, generation INTEGER)"
 # Rows read at a time when a mode's tables are built from the spec's; a part (prepare_part) too.
 FILL_BATCH = 5_000
 # ... and at most this many characters of their text (at least one row): a part of short rows
@@ -51,45 +89,12 @@ FILL_BATCH = 5_000
 # part holds the writer a fraction of a second whatever the rows' size (context tokenizes about
 # 4 MB of text a second: a part of 5,000 records of 24 KB took 30 s).
 FILL_TEXT = 1_000_000
-# While a changed mode's tables are built a part at a time: the last rowid given to the mode, how
-# many rows were, how many the index held when the build began, and what the index was before
-# (for the log line). While it stands the mode's tables are not whole.
-FILL = "recall_mode_fill"
-FILL_TABLE = f"CREATE TABLE {FILL} (last INTEGER, done INTEGER, total INTEGER, since TEXT)"
-# The old mode's tables, renamed aside by the first part of a build (ASIDE, a number, _, the old
-# name) and emptied by the next parts a bounded batch at a time (DROP_BYTES of their rows), each
-# dropped once empty: a DROP of them in one job zeroes every page they held (secure_delete),
-# about a minute at a million records. Their names are no mode's: they never serve recall.
-ASIDE = "recall_mode_old"
+# The bytes of the tables set aside that a part removes (setaside.remove_some): a DROP of them in
+# one job zeroes every page they held (secure_delete), about a minute at a million records.
 DROP_BYTES = 8_000_000
 # FTS5's tables of a virtual table's rows, set aside with it; its _config (a row or two) goes
 # with the DROP, which reads it.
 FTS5_ROWS = ("data", "idx", "content", "docsize")
-
-
-def _exists(conn: sqlite3.Connection, name: str) -> bool:
-    found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
-    return found is not None
-
-
-def recorded(conn: sqlite3.Connection) -> str:
-    """The mode the index was built for: spec when it has no recall_mode table."""
-    if not _exists(conn, "recall_mode"):
-        return "spec"
-    row = conn.execute("SELECT mode FROM recall_mode").fetchone()
-    return "?" if row is None else str(row[0])
-
-
-def _recorded_mode(conn: sqlite3.Connection) -> registry.Mode | None:
-    """The recorded mode, None for spec or a name no mode has (its tables are not kept)."""
-    name = recorded(conn)
-    if name == "spec" or name not in registry.names():
-        return None
-    return registry.get(name)
-
-
-def _objects(mode: registry.Mode) -> tuple[str, ...]:
-    return () if not mode.objects else ("recall_mode", *mode.objects)
 
 
 def _drop_all(conn: sqlite3.Connection) -> None:
@@ -112,29 +117,6 @@ def _batch(conn: sqlite3.Connection, add: registry.Fill, last: int) -> tuple[int
     return rows[-1][0], len(rows)
 
 
-def _part(conn: sqlite3.Connection, last: int) -> list[tuple]:
-    """The rows after rowid last, up to FILL_BATCH of them and FILL_TEXT characters of text (at
-    least one row), read one at a time so that what is not taken is not read (sources first, by
-    rowid: joined the other way SQLite reads every text of hits and sorts them, each part)."""
-    cursor = conn.execute(
-        "SELECT s.rowid, s.kind, s.session, s.epoch, s.record, s.time, s.role, s.class,"
-        " s.untrusted, h.text FROM sources s CROSS JOIN hits h ON h.rowid = s.rowid"
-        " WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
-        (last, FILL_BATCH),
-    )
-    rows: list[tuple] = []
-    size = 0
-    try:
-        for row in cursor:
-            rows.append(row)
-            size += len(row[9] or "")
-            if size >= FILL_TEXT:
-                break
-    finally:
-        cursor.close()
-    return rows
-
-
 def _fill(conn: sqlite3.Connection, add: registry.Fill, last: int = 0) -> int:
     """Feed every row of the spec's tables after rowid last to add (a mode's rows_added, or what
     fills the tables it renews), in rowid order; returns how many."""
@@ -146,16 +128,31 @@ def _fill(conn: sqlite3.Connection, add: registry.Fill, last: int = 0) -> int:
         count += fed
 
 
-def filling(conn: sqlite3.Connection) -> tuple[int, int, int] | None:
-    """While the mode's tables are built a part at a time (prepare_part): the last rowid given
-    to the mode, the rows given, and about how many there are (those held when it began); None
-    when they are not."""
-    if not _exists(conn, FILL):
-        return None
-    row = conn.execute(f"SELECT last, done, total FROM {FILL}").fetchone()  # noqa: S608
-    if row is None:  # an emptied record: the parts start over, from the first row
-        return (0, 0, 0)
-    return (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0))
+def _part(conn: sqlite3.Connection, last: int) -> list[tuple]:
+    """The rows after rowid last, up to FILL_BATCH of them and FILL_TEXT characters of text."""
+    return fillrows.part(conn, last, FILL_BATCH, FILL_TEXT)
+
+
+def _beyond_part(conn: sqlite3.Connection, last: int) -> bool:
+    """Whether more than one part (FILL_BATCH rows, FILL_TEXT characters) lies after last."""
+    return fillrows.beyond_part(conn, last, FILL_BATCH, FILL_TEXT)
+
+
+def _set_aside(conn: sqlite3.Connection) -> None:
+    """The old mode's tables set aside, FTS5_ROWS's with a virtual table (setaside)."""
+    setaside.set_aside(conn, FTS5_ROWS)
+
+
+def remove_set_aside(conn: sqlite3.Connection) -> bool:
+    """One bounded step (_remove_some) of the removal of the tables a switch set aside, for a
+    forget, whose text their rows may hold: False when none is left."""
+    return _remove_some(conn)
+
+
+def _remove_some(conn: sqlite3.Connection) -> bool:
+    """One bounded step of the removal of the tables set aside: DROP_BYTES of a table's rows
+    deleted, or a table found empty dropped (setaside). False when none is left."""
+    return setaside.remove_some(conn, DROP_BYTES, FILL_BATCH)
 
 
 def built_so_far(conn: sqlite3.Connection) -> tuple[int, int] | None:
@@ -214,10 +211,6 @@ def prepare(
     wanted.create(conn)
     count = _fill(conn, wanted.rows_added)
     return f"index {path}: recall mode {mode} ({since}): built from {counted(count, 'row')}"
-
-
-def _whole(conn: sqlite3.Connection, mode: registry.Mode) -> bool:
-    return all(_exists(conn, name) for name in _objects(mode))
 
 
 def _going_on(conn: sqlite3.Connection, mode: str) -> tuple[int, int, int] | None:
@@ -285,26 +278,6 @@ def drop_part(conn: sqlite3.Connection) -> tuple[str, int] | None:
     return was, len(_aside(conn))
 
 
-def _beyond_part(conn: sqlite3.Connection, last: int) -> bool:
-    """Whether more than one part (FILL_BATCH rows, FILL_TEXT characters) lies after rowid
-    last: reads the lengths of a part's rows at most."""
-    cursor = conn.execute(
-        "SELECT length(h.text) FROM sources s CROSS JOIN hits h ON h.rowid = s.rowid"
-        " WHERE s.rowid > ? ORDER BY s.rowid LIMIT ?",
-        (last, FILL_BATCH + 1),
-    )
-    count = size = 0
-    try:
-        for (length,) in cursor:
-            if count == FILL_BATCH or size >= FILL_TEXT:
-                return True
-            count += 1
-            size += int(length or 0)
-    finally:
-        cursor.close()
-    return False
-
-
 def _begin(conn: sqlite3.Connection, mode: str, fresh: bool) -> tuple[int, int]:
     """The first part: the old mode's tables dropped, the new one's created empty and recorded,
     with the FILL record that says they are not whole yet."""
@@ -320,156 +293,7 @@ def _begin(conn: sqlite3.Connection, mode: str, fresh: bool) -> tuple[int, int]:
     return 0, int(total)
 
 
-def _aside(conn: sqlite3.Connection) -> list[str]:
-    """The tables set aside (_set_aside) and not removed yet."""
-    rows = conn.execute(
-        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name GLOB ? ORDER BY name",
-        (f"{ASIDE}[0-9]*_*",),
-    )
-    return [str(name) for (name,) in rows]
-
-
-def _set_aside(conn: sqlite3.Connection) -> None:
-    """The first part's removal of the old mode's tables (and of a build's left unfinished),
-    bounded whatever their size: each table is renamed aside (a virtual table's rows with it, the
-    table itself dropped empty) for the next parts to empty (_remove_some); an index on the
-    spec's rows (context_sessions) is dropped. The record tables go."""
-    number = 1 + max((_number(name) for name in _aside(conn)), default=0)
-    for mode in registry.every():
-        for name in mode.objects:
-            kind = conn.execute(
-                "SELECT type, sql FROM main.sqlite_master WHERE name = ?", (name,)
-            ).fetchone()
-            if kind is None:
-                continue
-            if kind[0] != "table":
-                conn.execute(f'DROP INDEX main."{name}"')
-            elif str(kind[1]).upper().startswith("CREATE VIRTUAL TABLE"):
-                _virtual_aside(conn, name, f"{ASIDE}{number}_{name}")
-            else:
-                conn.execute(f'ALTER TABLE main."{name}" RENAME TO "{ASIDE}{number}_{name}"')
-    conn.execute("DROP TABLE IF EXISTS main.recall_mode")
-    conn.execute(f"DROP TABLE IF EXISTS main.{FILL}")
-    conn.execute(stale.DROP)
-
-
-def _number(name: str) -> int:
-    digits = name[len(ASIDE) :].split("_", 1)[0]
-    return int(digits) if digits.isdigit() else 0
-
-
-def _virtual_aside(conn: sqlite3.Connection, name: str, aside: str) -> None:
-    """An FTS5 table's rows renamed aside and the table dropped over empty ones (its structure
-    record kept, which the DROP reads); a table that cannot be (another module) dropped whole."""
-    conn.execute("SAVEPOINT aside")
-    try:
-        held = dict(
-            conn.execute(
-                "SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name IN"
-                f" ({', '.join('?' * len(FTS5_ROWS))})",
-                tuple(f"{name}_{suffix}" for suffix in FTS5_ROWS),
-            ).fetchall()
-        )
-        for shadow, sql in held.items():
-            conn.execute(f'ALTER TABLE main."{shadow}" RENAME TO "{aside}{shadow[len(name) :]}"')
-            conn.execute(sql)
-        if f"{name}_data" in held:
-            conn.execute(
-                f'INSERT INTO main."{name}_data" SELECT * FROM main."{aside}_data"'
-                " WHERE id IN (1, 10)"
-            )
-        conn.execute(f'DROP TABLE main."{name}"')
-    except sqlite3.Error:
-        conn.execute("ROLLBACK TO aside")
-        conn.execute(f'DROP TABLE main."{name}"')
-    finally:
-        conn.execute("RELEASE aside")
-
-
-def remove_set_aside(conn: sqlite3.Connection) -> bool:
-    """One bounded step (_remove_some) of the removal of the tables a switch set aside, for a
-    forget, whose text their rows may hold: False when none is left."""
-    return _remove_some(conn)
-
-
-def _remove_some(conn: sqlite3.Connection) -> bool:
-    """One bounded step of the removal of the tables set aside: DROP_BYTES of a table's rows
-    deleted (each freed page zeroed), or a table found empty (or without rowids, FTS5's small
-    _idx) dropped. False when none is left."""
-    for name in _aside(conn):
-        sql = conn.execute("SELECT sql FROM main.sqlite_master WHERE name = ?", (name,))
-        if "WITHOUT ROWID" in str(sql.fetchone()[0]).upper():
-            conn.execute(f'DROP TABLE main."{name}"')
-            return True
-        last = _rows_worth(conn, name)
-        if last is None:
-            conn.execute(f'DROP TABLE main."{name}"')
-        else:
-            conn.execute(f'DELETE FROM main."{name}" WHERE rowid <= ?', (last,))  # noqa: S608
-        return True
-    return False
-
-
-def _rows_worth(conn: sqlite3.Connection, name: str) -> int | None:
-    """The rowid up to which the first rows of the table hold DROP_BYTES (at least one row);
-    None when it is empty."""
-    columns = [str(row[1]) for row in conn.execute(f'PRAGMA main.table_info("{name}")')]
-    size = " + ".join(f'coalesce(length(CAST("{c}" AS BLOB)), 0)' for c in columns) or "0"
-    cursor = conn.execute(
-        f'SELECT rowid, {size} FROM main."{name}" ORDER BY rowid LIMIT ?',  # noqa: S608
-        (FILL_BATCH,),
-    )
-    last, total = None, 0
-    try:
-        for rowid, length in cursor:
-            last, total = rowid, total + int(length or 0)
-            if total >= DROP_BYTES:
-                break
-    finally:
-        cursor.close()
-    return last
-
-
 def built(done: str | None) -> None:
     """Log what prepare() did, once it stands."""
     if done is not None:
         log.info("%s", done)
-
-
-def rows_added(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:
-    """Hook: the indexer added these rows to sources and hits (same rowids)."""
-    mode = _recorded_mode(conn)
-    if mode is None or not sources:
-        return
-    if (at := filling(conn)) is not None:  # the rows after the last part: the parts feed them
-        sources = [row for row in sources if row[0] <= at[0]]
-        texts = [row for row in texts if row[0] <= at[0]]
-        if not sources:
-            return
-    mode.rows_added(conn, sources, texts)
-
-
-def rows_deleted(conn: sqlite3.Connection, where: str, params: tuple) -> None:
-    """Hook: the indexer is about to delete the sources rows matching where."""
-    mode = _recorded_mode(conn)
-    if mode is not None:
-        mode.rows_deleted(conn, where, params)
-        if (at := filling(conn)) is not None:
-            _after_parts(conn, mode, at[0])
-
-
-def _after_parts(conn: sqlite3.Connection, mode: registry.Mode, last: int) -> None:
-    """Take out of the mode's tables the rows after the last part, which rows_deleted may have
-    written (context writes the turns around deleted ones again, given a row or not): the next
-    parts write them, once, as a build in one go would."""
-    for name in mode.objects:
-        kind = conn.execute("SELECT type FROM sqlite_master WHERE name = ?", (name,)).fetchone()
-        if kind is not None and kind[0] == "table":
-            conn.execute(f"DELETE FROM {name} WHERE rowid > ?", (last,))  # noqa: S608
-
-
-def carry_over(conn: sqlite3.Connection, old: Path) -> int:
-    """Hook: a reindex built conn's file beside the index old; the mode copies from old what
-    need not be computed again (hybrid: the vectors of unchanged rows). Returns how many rows."""
-    mode = _recorded_mode(conn)
-    return 0 if mode is None else mode.carry_over(conn, old)

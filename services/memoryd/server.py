@@ -48,7 +48,7 @@ def prepare(config: Config) -> MemoryService:
         else:
             ensure_dir(home.root)
     except OSError as e:
-        raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
+        raise StartFailed(f"cannot create {e.filename or home.root}: {e.strerror}") from None
     locks = [lock_home_folder(home)]
     try:
         service = _prepare_locked(config, locks)
@@ -70,12 +70,14 @@ def _prepare_locked(config: Config, locks: list[int]) -> MemoryService:
         raise StartFailed(f"{refused}; memoryd uses only its own files and folders in its home")
     if refused is not None:
         raise StartFailed(f"cannot look at {refused.filename}: {refused.strerror}")
-    try:
-        ensure_dir(home.memory)
-        ensure_dir(home.index_dir)
-        ensure_dir(home.run)
-    except OSError as e:
-        raise StartFailed(f"cannot create the folders of {home.root}: {e.strerror}") from None
+    for folder in (home.memory, home.index_dir, home.run):
+        try:
+            ensure_dir(folder)
+        except NotRegular as e:  # run/ left as a file: unsafe_entry does not look at run/
+            said = f"{e}; memoryd uses only its own files and folders in its home"
+            raise StartFailed(said) from None
+        except OSError as e:
+            raise StartFailed(f"cannot create {e.filename or folder}: {e.strerror}") from None
     locks.append(take_index_lock(home))
     lay.recover(home)  # a restore killed after its point of no return is finished now
     remove_stale_temp_files(home)

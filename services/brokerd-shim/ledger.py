@@ -6,12 +6,14 @@ whether any was untrusted. It lives in {home}/ledger/<session>.json as {"session
 answered. A file that cannot be read or parsed is taken as the strictest state (secret, untrusted)
 and logged: failing closed is the point of the ledger.
 
-A missing file fails closed too. The record is created, clean, the first time the
-shim sees a session, before that first call is answered and audited. So a session the audit log
-has answered before but with no record had its record deleted (ledger/<session>.json, or all of
-ledger/): it is taken as secret, untrusted, and that state is written back. Only a session the
-audit log has never answered starts clean. (Deleting the audit log as well is caught by memoryd,
-which reads the session's own log before routing a memory call.)
+The record is created, clean, the first time the shim sees a session, before that first call is
+answered and audited. A session the audit log has answered before but with no record either had
+its record deleted (ledger/<session>.json, or all of ledger/) or was served by a release that wrote
+a record only when a session was raised: its state is the strictest label its answered audit lines
+hold (auditlabels.py), said in one line, and written back. When those lines cannot tell it (one is
+damaged, an allowed call has no outcome line, the log cannot be read) it is secret, untrusted.
+Only a session the audit log has never answered starts clean. (Deleting the audit log as well is
+caught by memoryd, which reads the session's own log before routing a memory call.)
 """
 
 import json
@@ -19,6 +21,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from brokerd_shim.auditlabels import answered_labels
 from brokerd_shim.errors import LedgerFailed
 from proto.files import atomic_write, ensure_dir, open_read
 from proto.labels import CLASS_RANK, DataClass, Label, stricter
@@ -62,11 +65,20 @@ def _parse(session: str, data: bytes) -> Label:
 class Ledger:
     """Session states under one folder, cached in memory, written through on every change."""
 
-    def __init__(self, folder: Path, answered: set[str] | frozenset[str] = frozenset()):
-        """answered: the sessions the audit log holds a line for (audit.sessions_answered)."""
+    def __init__(
+        self,
+        folder: Path,
+        answered: set[str] | frozenset[str] = frozenset(),
+        audit: Path | None = None,
+    ):
+        """answered: the sessions the audit log holds a line for (audit.sessions_answered);
+        audit: its folder, by default the home's audit/ beside ledger/."""
         self.folder = folder
         self.answered = answered
+        self.audit = audit if audit is not None else folder.parent / "audit"
         self._cache: dict[str, Label] = {}
+        # The audit log's labels of the answered sessions with no record, read at the first need.
+        self._audited: dict[str, tuple[Label | None, str]] | None = None
 
     def _path(self, session: str) -> Path:
         if not is_session_id(session):
@@ -109,16 +121,38 @@ class Ledger:
     def _create(self, session: str, path: Path) -> Label:
         """The state of a session with no record: clean if it is new, else the strictest."""
         if session in self.answered:
-            log.error(
-                "ledger: %s is missing but the audit log has answered session %s; "
-                "taken as secret, untrusted",
-                path,
-                session,
-            )
-            label = STRICTEST
+            label = self._from_audit(session, path)
         else:
             label = CLEAN
         self._write(session, label)
+        return label
+
+    def _from_audit(self, session: str, path: Path) -> Label:
+        """The label the audit log's answered lines give a session with no record, or STRICTEST."""
+        if self._audited is None or session not in self._audited:
+            # Every answered session with no record at once: an upgrade meets them all.
+            wanted = {s for s in self.answered if not (self.folder / f"{s}.json").exists()}
+            self._audited = answered_labels(self.audit, wanted | {session})
+        label, said = self._audited.pop(session)
+        if label is None:
+            log.error(
+                "ledger: %s is missing and the audit log has answered session %s, but its "
+                "lines cannot tell its state (%s); taken as secret, untrusted",
+                path,
+                session,
+                said,
+            )
+            return STRICTEST
+        label = stricter(CLEAN, label)
+        log.warning(
+            "ledger: %s is missing; session %s takes the strictest label of its %s in the "
+            "audit log: %s%s (written back)",
+            path,
+            session,
+            said,
+            label.klass,
+            ", untrusted" if label.untrusted else "",
+        )
         return label
 
     def _write(self, session: str, label: Label) -> None:

@@ -5,6 +5,7 @@ JSON document). edit runs $EDITOR on a private copy and sends the whole text bac
 it was made from; a refused copy is kept for the owner to fix.
 """
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -171,6 +172,24 @@ def _kept(copy: Path, message: str, as_json: bool) -> NoReturn:
     raise typer.Exit(EXIT_REFUSED)
 
 
+def _unread(copy: Path, file: str, error: OSError | UnicodeDecodeError) -> NoReturn:
+    """Say why the edited copy could not be read: gone (the editor's own delete, a cleaner of
+    temporary files), or there but not readable, kept for the owner."""
+    shown = escape(str(copy), markup=False)
+    if isinstance(error, FileNotFoundError):
+        with contextlib.suppress(OSError):  # only while empty: never what someone else put there
+            os.rmdir(copy.parent)
+        fail(
+            f"the copy {shown} is gone (removed while the editor ran); nothing was changed:"
+            f" run bxctl memory edit {file} again",
+            1,
+        )
+    why = (
+        "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else error.strerror or str(error)
+    )
+    fail(f"cannot read the copy {shown}: {why}; it is kept", 1)
+
+
 @app.command()
 def edit(
     file: Annotated[str, typer.Argument(callback=check_file, help="memory or user.")],
@@ -197,7 +216,7 @@ def edit(
             # would too).
             text = read_file(copy).decode("utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            fail(f"cannot read the copy {escape(str(copy), markup=False)}: {e}; it is kept", 1)
+            _unread(copy, file, e)
         arg = admin_arg({"file": file, "text": text, "base": current["base"], "json": as_json})
     except KeyboardInterrupt:
         # SIGTERM, SIGHUP or Ctrl-C before the copy was sent (the editor is ended with it):

@@ -43,17 +43,19 @@ def _holding(m: Memoryd) -> list[tuple[str, int]]:
 
 
 def _finds_in_run(monkeypatch, before=None) -> list[str]:
-    """What each carriers find within forget.run (on the writer) looked at: "all" for a whole
-    find, else "since", and "list" or "purge" for the keys listed and their rows deleted within
-    it; before(service): run on the writer just before run itself."""
+    """What each carriers find within forget.run (on the writer) read for the text: "all" its
+    every match, "since" those past prepare's mark, "sessions" those of sessions whose log changed;
+    and "list" or "purge" for the keys listed and their rows deleted within it; before(service):
+    run on the writer just before run itself."""
     calls: list[str] = []
     in_run = threading.local()
-    real_found, real_run = carriers._found, forget.run
+    real_candidates, real_run = carriers._candidates, forget.run
 
-    def found(index, texts, within):
+    def candidates(conn, text, *within):  # the rows a find reads for a text
         if getattr(in_run, "on", False):
-            calls.append("all" if within == [("", ())] else "since")
-        return real_found(index, texts, within)
+            where = within[0][0] if within else ""
+            calls.append("sessions" if "json_each" in where else "since" if where else "all")
+        return real_candidates(conn, text, *within)
 
     for name in ("_list", "purge"):
         real = getattr(forget, name)
@@ -74,7 +76,7 @@ def _finds_in_run(monkeypatch, before=None) -> list[str]:
         finally:
             in_run.on = False
 
-    monkeypatch.setattr(carriers, "_found", found)
+    monkeypatch.setattr(carriers, "_candidates", candidates)
     monkeypatch.setattr(forget, "run", run)
     return calls
 
@@ -125,7 +127,7 @@ def test_a_log_renumbered_in_place_between_is_looked_at_again(md, monkeypatch):
 
     calls = _finds_in_run(monkeypatch, renumbered)
     _forget(md)
-    assert calls == ["since"]
+    assert calls == ["since", "sessions"]
     assert _holding(md) == []
     listed = forgotten.held(md.home)
     assert {f"session:rep:{2 * n + 1000}" for n in range(1, COPIES)} <= listed

@@ -60,11 +60,8 @@ def touched(before: Mark, now: Mark) -> set[str] | None:
     cannot be told apart (another lineage: rows were deleted, or the file is another)."""
     if now.lineage != before.lineage or now.last < before.last:
         return None
-    changed = {
-        log
-        for log in before.logs.keys() | now.logs.keys()
-        if before.logs.get(log) != now.logs.get(log)
-    }
+    # a log new since has every row past before.last
+    changed = {log for log in before.logs if before.logs[log] != now.logs.get(log)}
     # notes.md's rows are added or deleted, never renumbered in place: its rows since are past
     # before.last, and a renumbering deletes (another lineage)
     changed.discard(indexer.NOTES_LOG)

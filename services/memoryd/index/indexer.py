@@ -26,22 +26,36 @@ A session log is read in parts of at most PART_SECONDS of reading, PART_RECORDS 
 PART_BYTES bytes, each part in its own transaction (index_session_part), so that the one writer is
 free between parts: a memory call waits for at most one part. So is notes.md (notesparts.py).
 
-The functions here run inside the caller's transaction and never commit.
+Which file a log is and whether it still holds what was read is logfile.py; the progress and
+offsets rows are logstate.py; rows are added by rowsinsert.py; what was forgotten is kept out of
+them by forgottenrows.py. The functions here run inside the caller's transaction and never commit.
 """
 
-import hashlib
-import logging
-import os
 import sqlite3
-import stat
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
 
 from memoryd import modes
-from memoryd.data import matching
-from memoryd.home import Home, open_read
-from memoryd.index import carryfile, labelkept, logprefix, reread
-from memoryd.index.sessionrows import LogState, Part, Row, session_rows
+from memoryd.home import Home
+from memoryd.index import labelkept, logprefix, reread
+from memoryd.index.forgottenrows import kept as _kept
+from memoryd.index.logfile import (
+    file_of,
+    log_name,
+    log_problem,
+)
+from memoryd.index.logfile import (
+    moved as _moved,
+)
+from memoryd.index.logfile import (
+    still_valid as _still_valid,
+)
+from memoryd.index.logfile import (
+    tail_hash as _tail_hash,
+)
+from memoryd.index.logstate import load_state, save_state
+from memoryd.index.rowsinsert import NEXT_AFTER, insert_rows
+from memoryd.index.rowsinsert import insert_batch as _insert_batch
+from memoryd.index.sessionrows import Part, session_rows
 from memoryd.index.settings import (
     RECORD_BYTES,
     Settings,
@@ -50,12 +64,8 @@ from memoryd.index.settings import (
     read_stamp,
     write_stamp,
 )
-from memoryd.journal import forgotten, keptout
 from memoryd.search.schema import DELETIONS_PRAGMA, OPTIONAL_TABLES, SCHEMA, TABLES
-from proto.files import refuse, what_stands
 from proto.labels import CLASS_RANK
-
-log = logging.getLogger(__name__)
 
 # One part of a catch-up: at most this long reading, this many records, this many bytes of log.
 PART_SECONDS = 0.2
@@ -63,13 +73,10 @@ PART_RECORDS = 50_000
 PART_BYTES = 16 << 20
 NOTES_LOG = "memory/notes.md"
 NOTE_KINDS = ("noted", "moved", "dropped")
-# How many bytes before a log's indexed offset the tail hash covers (a rewritten log is caught).
-TAIL_HASH_BYTES = 256
 # What notes.md's tail hash covers: with its stat (index_notes), what tells memoryd's own append,
 # which the index goes on from, from anything else, while a write costs the same at a million
 # notes as at ten.
 NOTES_WINDOW = 65_536
-BATCH = 20_000
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
@@ -86,131 +93,6 @@ def schema_problem(conn: sqlite3.Connection) -> str | None:
         if found.get(name) != statement:
             return f"table {name} is missing or has another definition"
     return None
-
-
-def log_problem(home: Home, session: str, sessions: str | None = None) -> OSError | None:
-    """Why a session's log cannot be indexed (FileNotFoundError when there is none), or None.
-    Neither sessions/<id> nor its 0.jsonl may be a symbolic link: memoryd does not follow one.
-    sessions: home.sessions as a string, when the caller asks of every session (two lstats a
-    log, and no path objects: a home of 60,000 sessions is listed at every stats)."""
-    base = os.fspath(home.sessions) if sessions is None else sessions
-    folder = f"{base}/{session}"
-    log = f"{folder}/0.jsonl"
-    try:
-        st = os.lstat(folder)
-        if not stat.S_ISDIR(st.st_mode):
-            return refuse(folder, what_stands(st, folder=True))
-        st = os.lstat(log)
-        if not stat.S_ISREG(st.st_mode):
-            return refuse(log, what_stands(st))
-    except FileNotFoundError:
-        return FileNotFoundError(f"no session {session}")
-    except OSError as e:
-        return e
-    return None
-
-
-def log_name(session: str) -> str:
-    """The progress key of a session's log: its path relative to {home}."""
-    return f"sessions/{session}/0.jsonl"
-
-
-def file_of(path: Path, whole: bool = False) -> str | None:
-    """Which file path is: its device and inode, and (whole) its size and times too; None when
-    there is none. A session log only grows in place, so its inode says it is the file read; any
-    change of notes.md shows in its size or times (ctime cannot be set back), and so does a change
-    of its mode or owner alone, which the digest of its bytes tells apart (notesparts.py)."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    if not whole:
-        return f"{st.st_dev}:{st.st_ino}"
-    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
-
-
-def _tail_hash(path: Path, offset: int, window: int | None = TAIL_HASH_BYTES) -> str:
-    """The hash of the window bytes before offset (of all of them when window is None)."""
-    start = 0 if window is None else max(0, offset - window)
-    digest = hashlib.sha256()
-    with open_read(path) as f:
-        f.seek(start)
-        left = offset - start
-        while left > 0:
-            chunk = f.read(min(left, 1 << 20))
-            if not chunk:
-                break
-            digest.update(chunk)
-            left -= len(chunk)
-    return digest.hexdigest()
-
-
-def load_state(conn: sqlite3.Connection, name: str) -> LogState | None:
-    row = conn.execute(
-        "SELECT p.records, o.bytes, o.class, o.untrusted, o.tail FROM progress p"
-        " JOIN offsets o ON o.log = p.log WHERE p.log = ?",
-        (name,),
-    ).fetchone()
-    if row is None:
-        return None
-    # The file read follows the hash in the tail column (an older index has the hash alone), and
-    # for notes.md the digest of the bytes read follows the file (notesprefix.py).
-    tail, _, rest = str(row[4]).partition(" ")
-    file, _, prefix = rest.partition(" ")
-    return LogState(row[0], row[1], row[2], bool(row[3]), tail, file or None, prefix or None)
-
-
-def save_state(conn: sqlite3.Connection, name: str, state: LogState) -> None:
-    tail = state.tail if state.file is None else f"{state.tail} {state.file}"
-    if state.file is not None and state.prefix is not None:
-        tail = f"{tail} {state.prefix}"
-    conn.execute("INSERT OR REPLACE INTO progress VALUES (?, ?)", (name, state.records))
-    conn.execute(
-        "INSERT OR REPLACE INTO offsets VALUES (?, ?, ?, ?, ?)",
-        (name, state.bytes, state.klass, int(state.untrusted), tail),
-    )
-
-
-def _still_valid(path: Path, state: LogState, window: int | None = TAIL_HASH_BYTES) -> bool:
-    """True when the log still holds the bytes read so far, as far as the hash shows."""
-    if os.path.getsize(path) < state.bytes:
-        return False
-    return _tail_hash(path, state.bytes, window) == state.tail
-
-
-# The highest rowid in sources or hits (FTS5 finds its highest rowid without a scan).
-NEXT_AFTER = (
-    "SELECT max(coalesce((SELECT max(rowid) FROM sources), 0),"
-    " coalesce((SELECT rowid FROM hits ORDER BY rowid DESC LIMIT 1), 0))"
-)
-
-
-def insert_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> int:
-    """Add rows to sources and hits under the same rowids, in batches; returns how many. The new
-    rowids lie above both tables' (a sources row deleted by hand leaves its hits row behind)."""
-    (rowid,) = conn.execute(NEXT_AFTER).fetchone()
-    first = rowid + 1
-    sources: list[tuple] = []
-    texts: list[tuple[int, str]] = []
-    for row in rows:
-        rowid += 1
-        sources.append((rowid, *row[:8]))
-        texts.append((rowid, row[8]))
-        if len(sources) >= BATCH:
-            _insert_batch(conn, sources, texts)
-    _insert_batch(conn, sources, texts)
-    return rowid + 1 - first
-
-
-def _insert_batch(conn: sqlite3.Connection, sources: list[tuple], texts: list[tuple]) -> None:
-    if not sources:
-        return
-    conn.executemany("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", sources)
-    conn.executemany("INSERT INTO hits (rowid, text) VALUES (?, ?)", texts)
-    modes.rows_added(conn, sources, texts)  # recall modes: their tables follow
-    carryfile.take(conn, [source[0] for source in sources])  # kept vectors (hybrid)
-    sources.clear()
-    texts.clear()
 
 
 def _note_deletion(conn: sqlite3.Connection) -> None:
@@ -326,50 +208,6 @@ def index_session_part(
     return added, part.done
 
 
-# The homes whose logs were found moved (another inode, the bytes read unchanged): said once each.
-_MOVED_SAID: set[str] = set()
-
-
-def _moved(home: Home, name: str, path: Path, state: LogState) -> bool:
-    """Whether a log that is another file than was read (file_of) holds every byte read before
-    the offset (logprefix.py): a home copied or moved, the index reads on from the offset. Said
-    once a home, naming the first log found so, not once a log."""
-    try:
-        if os.path.getsize(path) < state.bytes:
-            return False
-    except OSError:
-        return False
-    if not logprefix.holds(path, state.prefix, state.bytes):
-        return False
-    root = os.fspath(home.root)
-    if root not in _MOVED_SAID:
-        _MOVED_SAID.add(root)
-        log.info(
-            "session logs of %s are other files than the index read, every byte it read the"
-            " same (%s first): copied or moved (cp -a), each is read on from where the index"
-            " stopped; said once for the home",
-            root,
-            name,
-        )
-    return True
-
-
-def _kept(rows: Iterable[Row], home: Home, session: str, settings: Settings) -> Iterable[Row]:
-    """rows less what the owner made memoryd forget, which is never indexed again. A row under a
-    key forgotten.jsonl lists goes whatever its text when the forget listed no digest of what it
-    took; else when it holds what was taken, cut at this cap or another (_forgotten_key): what a
-    new log of the same session name says under that number is indexed."""
-    skip, alone = forgotten.listed(home), forgotten.alone(home)
-    if skip:
-        cap = settings.max_record_bytes
-        rows = (r for r in rows if not _forgotten_key(session, r, skip, alone, home, cap))
-    texts = forgotten.digests(home)  # nor its text, in any record of any log
-    if texts:
-        most = settings.max_record_bytes
-        rows = (r for r in rows if not matching.holds_forgotten(r[5], r[8], texts, most))
-    return rows
-
-
 def _at_floor(
     conn: sqlite3.Connection, session: str, settings: Settings, floor: labelkept.Label, added: int
 ) -> int:
@@ -419,19 +257,6 @@ def _read_again(
     return added, True
 
 
-def _forgotten_key(
-    session: str, row: Row, listed: frozenset[str], alone: frozenset[str], home: Home, cap: int
-) -> bool:
-    """A row under a key forgotten.jsonl lists that its forget took (keptout.held_under_key),
-    or that the cap cut: under a lower cap than the forget's, its digest is of no text taken."""
-    key = forgotten.session_key(session, row[3])
-    if key not in listed:
-        return False
-    if key in alone or len(row[8].encode("utf-8", "surrogatepass")) >= cap - 3:
-        return True
-    return keptout.held_under_key(row[5], row[8], forgotten.digests(home))
-
-
 def _settings(value: str | Settings) -> Settings:
     """Settings from a max_class alone (the callers and tests that only set that) or as given."""
     return Settings(max_class=value) if isinstance(value, str) else value
@@ -449,7 +274,10 @@ def index_notes(
 
 
 __all__ = [
+    "NEXT_AFTER",
     "RECORD_BYTES",
+    "_insert_batch",
+    "log_problem",
     "Part",
     "Settings",
     "cap_text",

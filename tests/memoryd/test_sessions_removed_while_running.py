@@ -108,20 +108,6 @@ def test_stats_says_a_removed_session_is_still_served_and_sets_off_the_look(
     assert _index_lines(md) == ["index: every session log indexed"]
 
 
-def test_a_look_at_sessions_as_it_was_costs_one_stat(md, monkeypatch):
-    """sessions/ whose times are as at the last look (and settled) is not listed again; a
-    folder removed since changes them, and the next look finds it."""
-    monkeypatch.setattr(removedlook, "SETTLED_NS", 0)
-    look = md.service._catching.look
-    assert asyncio.run(look.once()) == 0  # the first look lists sessions/
-    real, listed = removedlook._looked, []
-    monkeypatch.setattr(removedlook, "_looked", lambda index: listed.append(1) or real(index))
-    assert asyncio.run(look.once()) == 0 and listed == []
-    _remove(md, "folder")
-    assert asyncio.run(look.once()) == 1 and listed == [1]
-    assert "divorce lawyer" not in md.recall("purplefrog")
-
-
 def _make(kind: str, path) -> None:
     if kind == "file":
         path.write_text("not a folder\n")

@@ -70,8 +70,9 @@ def test_a_restart_between_the_fetch_and_the_add_keeps_the_taint(stack):
 
 @pytest.mark.parametrize("deleted", ["the session's record", "all of ledger/"])
 def test_a_deleted_ledger_never_makes_a_tainted_session_clean(stack, deleted):
-    """Stop the shim, delete the ledger, start it again: the session that fetched a page is
-    taken as secret and untrusted, so its identity add reaches memoryd as untrusted."""
+    """Stop the shim, delete the ledger, start it again: the session that fetched a page takes
+    the label its answered audit lines hold (untrusted), so its identity add reaches memoryd as
+    untrusted; the strictest state is for lines that cannot tell (test_ledger_from_audit.py)."""
     assert stack.call("http_fetch", FETCH).label.to_wire() == TAINTED
     assert stack.call("recall", RECALL, session="mm-cleanone", call_id="c0").ok
     stack.stop()
@@ -83,16 +84,15 @@ def test_a_deleted_ledger_never_makes_a_tainted_session_clean(stack, deleted):
     added = stack.call("memory", ADD, call_id="c2")
     assert added.ok and added.output == NOTE_ANSWER
     call = stack.memoryd.calls[-1]
-    assert (call.taint, call.untrusted) == ("secret", True)
+    assert (call.taint, call.untrusted) == ("private", True)
     assert json.loads((stack.home / "ledger" / "mm-test1.json").read_text()) == {
         "session": "mm-test1",
-        "class": "secret",
-        "untrusted": True,
+        **TAINTED,
     }
-    # A session whose record is gone fails closed, one whose record is there keeps it; a new
-    # session starts clean.
+    # A session whose record is gone takes its audit lines' label, as one whose record is there
+    # keeps it: a clean recall leaves it clean either way; a new session starts clean.
     stack.call("memory", ADD, session="mm-cleanone", call_id="c3")
-    assert stack.memoryd.calls[-1].untrusted is (deleted == "all of ledger/")
+    assert stack.memoryd.calls[-1].untrusted is False
     fresh = stack.call("memory", ADD, session="mm-brandnew", call_id="c4")
     assert fresh.output.startswith("memory.md updated")
     assert (stack.memoryd.calls[-1].taint, stack.memoryd.calls[-1].untrusted) == ("private", False)

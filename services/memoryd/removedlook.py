@@ -4,16 +4,16 @@ The index drops a removed session's rows at the catch-up after a start and when 
 names it (index/gone.py); a finished conversation the owner removes while memoryd runs sends no
 session_updated again, so without this look recall would serve it until memoryd restarts, for
 weeks. Every LOOK_SECONDS, once the start's catch-up is done, a reader takes the sessions the
-index holds whose log is gone, its folder removed or the log alone (gone.looked: a row and one
-lstat per session held), and the writer drops them (gone.drop_found), logged as at a start. A log
-removed from a folder that stays changes neither sessions/ nor anything but that folder, so
-nothing cheaper than a stat per session tells it: a stat of its folder, compared with the last
-look's, costs the same as one of its log, and a change within a tick of the file system's clock
-would leave the folder's times as they were. At 10,000 sessions held the look took 0.25 to 0.4 s
-of a reader on a loaded 2-core machine (the 10,000 stats 0.15 to 0.2 s of it), every 30 s.
-stats, which looks at every log anyway, sets the look off at once (Index.gone_found). A failure
-(a full disk) is logged once and tried again at the next look. Kept apart from catchup.py, which
-catches up what is there; this drops what is no longer there.
+index holds whose log is gone, its folder removed or the log alone (a row per session held, then
+one lstat each with the connection given back), and the writer drops them (gone.drop_found),
+logged as at a start. A log removed from a folder that stays changes neither sessions/ nor
+anything but that folder, so nothing cheaper than a stat per session tells it: a stat of its
+folder, compared with the last look's, costs the same as one of its log, and a change within a
+tick of the file system's clock would leave the folder's times as they were. At 10,000 sessions
+held the look took 0.25 to 0.4 s of a reader on a loaded 2-core machine (the 10,000 stats 0.15 to
+0.2 s of it), every 30 s. stats, which looks at every log anyway, sets the look off at once
+(Index.gone_found). A failure (a full disk) is logged once and tried again at the next look. Kept
+apart from catchup.py, which catches up what is there; this drops what is no longer there.
 """
 
 import contextlib
@@ -107,6 +107,7 @@ class RemovedLook(Ticker):
 
 def _looked(index) -> list[str]:
     """On a reader: the sessions the index holds whose log is gone, its folder removed or not
-    (none while sessions/ is not a folder memoryd can list: gone.looked)."""
+    (none while sessions/ is not a folder memoryd can list: gone.logs_gone)."""
     with index.reader() as conn:
-        return gone.looked(conn, index.home)
+        held = gone.held(conn)
+    return gone.logs_gone(index.home, held)

@@ -72,14 +72,18 @@ def looked(conn: sqlite3.Connection, home: Home, listed: Iterable[str] = ()) -> 
     sessions/ just taken found them): one stat of each other's log, and the two of log_problem
     for one that stat did not find (sessions/<id> a dangling link is skipped, not gone). On a
     reader's connection too: it writes nothing."""
+    known = set(listed)
+    return logs_gone(home, [session for session in held(conn) if session not in known])
+
+
+def logs_gone(home: Home, sessions: Iterable[str]) -> list[str]:
+    """Those of sessions whose log is gone now (looked's stats, with no connection held: a
+    reindex's swap need not wait for them)."""
     if newindex.folder_problem(home) is not None:
         return []
-    known = set(listed)
     base = os.fspath(home.sessions)
     found = []
-    for session in held(conn):
-        if session in known:
-            continue
+    for session in sessions:
         try:
             os.lstat(f"{base}/{session}/0.jsonl")
         except FileNotFoundError:

@@ -10,8 +10,8 @@ logged as at a start. A log removed from a folder that stays changes neither ses
 anything but that folder, so nothing cheaper than a stat per session tells it: a stat of its
 folder, compared with the last look's, costs the same as one of its log, and a change within a
 tick of the file system's clock would leave the folder's times as they were. At 10,000 sessions
-held the look took 0.25 to 0.4 s of a reader on a loaded 2-core machine (the 10,000 stats 0.15 to
-0.2 s of it), every 30 s. stats, which looks at every log anyway, sets the look off at once
+held the look took 0.1 to 0.4 s of a reader on a loaded 2-core machine (the stats most of it),
+every 30 s. stats, which looks at every log anyway, sets the look off at once
 (Index.gone_found). A failure (a full disk) is logged once and tried again at the next look. Kept
 apart from catchup.py, which catches up what is there; this drops what is no longer there.
 """

@@ -144,8 +144,7 @@ home_holder() {
     case "$args" in
     *memoryd*serve*/etc/boxmaker/*)
         echo "another memoryd (pid $pid) already runs on $HOME_DIR, in a container this user's podman does not list (another user's, or root's), not started from $STATE; stop that stack (scripts/stack down as its user), then scripts/stack up" ;;
-    *memoryd*serve*)
-        echo "another memoryd (pid $pid) already runs on $HOME_DIR, not started from $STATE (another state folder, another clone, or by hand); stop it (scripts/stack down with its BOXMAKER_STACK_STATE), then scripts/stack up" ;;
+    *memoryd*serve*) memoryd_holder_line "$pid" ;;
     *)
         echo "$([ "$where" != "$HOME_DIR" ] || echo "the home folder ")$where is locked by another program${pid:+ (pid $pid${args:+: ${args% }})}, and memoryd takes that lock to run; end that program, then scripts/stack up" ;;
     esac
@@ -184,7 +183,7 @@ served_elsewhere() {
         silent=$(ask_sockets silent "${sockets[@]}") || true
         for sock in "${sockets[@]}"; do
             ! grep -qxF -- "$sock" <<<"$silent" || continue
-            echo "$HOME_DIR/$sock already answers, yet $name does not run from $STATE: another process serves it (a stack from another state folder or clone, or in containers: scripts/stack status there); stop that one, then scripts/stack up"
+            served_line "$name" "$sock"
             return 0
         done
     done

@@ -87,6 +87,11 @@ def test_a_memoryd_with_no_pid_file_is_told_apart_from_one_another_stack_runs(st
     stack.up()
     memoryd = int(stack.pids()["memoryd"])
     stack.left = [memoryd]
+    # Another state folder's up is sent to the down of the state folder whose pid file names it.
+    up = _with_state(stack, "other-state", "up")
+    assert up.returncode == 1, up.stderr[-2000:]
+    said = up.stderr.splitlines()[-1]
+    assert f"stop it (BOXMAKER_STACK_STATE={stack.state} scripts/stack down)" in said, said
     (stack.state / "memoryd.pid").unlink()
 
     # From this state folder: its own memoryd, whose record is gone; down reaches it.

@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import TypeVar
 
-from memoryd import catchup
+from memoryd import catchup, forgottensweep
 from memoryd.brokercalls import BrokerCalls, CallerGone
 from memoryd.catchup import CatchUp
 from memoryd.config import WRITE_DEADLINE
@@ -103,6 +103,9 @@ class MemoryService:
     ):
         self.store = store
         self.index = index
+        # Before any transaction of this start, and before the sockets listen: what another
+        # program wrote back of what memory/forgotten.jsonl lists leaves the index.
+        forgottensweep.sweep(index)
         # Reads each calling session's log on that session's own thread, never on the writer
         # (witness.py); the writer gets the caller already made stricter.
         self.witness = witness

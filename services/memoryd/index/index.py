@@ -52,6 +52,7 @@ from memoryd.index import (
     notescatchup,
     notesparts,
     openfound,
+    otherwrites,
     sessioncatchup,
 )
 from memoryd.index.connections import UNOPENED
@@ -120,6 +121,9 @@ class Index(ModePrep, Warming):
         # in owes a merge of forgotten words (forgetsmeanwhile.py).
         self.forgets_seen: frozenset[str] | None = None
         self.merge_after_swap = False
+        # Whether another program wrote the file since memoryd's last commit, as open found it:
+        # the start's sweep of what forgotten.jsonl lists looks only then (forgottensweep.py).
+        self.others_wrote = False
 
     def open(self, *, defer_mode: bool = False) -> None:
         """Create or open the index; a damaged one is deleted and an empty one started (any
@@ -135,8 +139,11 @@ class Index(ModePrep, Warming):
         # A recall mode that cannot run (hybrid without its extra) refuses before any change.
         self.recall_mode.load()
         ensure_dir(self.home.index_dir)
+        # Read before this start's first transaction seals the record anew (otherwrites.py).
+        others = self.path.exists() and otherwrites.others_wrote(self.path)
         kept = openfound.clear(self)  # what a kill left, a damaged file (openfound.py)
         existed = self.path.exists()
+        self.others_wrote = existed and others
         self._fresh_file = not existed
         if not existed:
             log.info("index %s: creating it; it fills from sessions/ and notes.md", self.path)

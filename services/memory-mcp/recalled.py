@@ -5,7 +5,8 @@ first, then the calling session, then each hit with its tag (memoryd's journal/r
 and memory-mcp's session ids carry the client's name (mcp-<client>-<start time>, session.py). So
 the log tells, independently of the client's kept state (raised.py), whether one of the client's
 sessions was answered with a memory-tainted hit: the text that makes a session untrusted. It is
-read only when that kept state is gone (keptlost.py).
+read only when that kept state is gone (startstate.py), and so is the edit journal, through the
+same month_lines (journalled.py), for when the owner removed the log's months.
 
 Cost: the months are read newest first and each from its end, in pieces of PIECE bytes; a piece
 that does not hold the client's session id is passed over with one search, and the read stops at
@@ -64,47 +65,72 @@ def newest_tainted(home: Path, client: str) -> Given | None:
     pattern as it is."""
     ours = re.compile(re.escape(PREFIX + client) + "-" + START_TIME)
     needle = f'"session":"{PREFIX}{client}-'.encode()
+    for line in month_lines(folder(home), needle, RecallLogUnreadable):
+        found = _tainted(line, ours)
+        if found is not None:
+            return found
+    return None
+
+
+def has_month(home: Path) -> bool:
+    """Whether the recall log holds a month file at all (False: none, or no folder)."""
     where = folder(home)
+    fd = _open_folder(where, RecallLogUnreadable)
+    if fd is None:
+        return False
     try:
-        fd = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise RecallLogUnreadable(f"{where}: {e.strerror or e}") from None
-    try:
-        months = sorted((n for n in os.listdir(fd) if MONTH.fullmatch(n)), reverse=True)
-        for name in months:
-            found = _month(fd, where / name, name, needle, ours)
-            if found is not None:
-                return found
+        return any(MONTH.fullmatch(n) for n in os.listdir(fd))
     except OSError as e:
         raise RecallLogUnreadable(f"{where}: {e.strerror or e}") from None
     finally:
         os.close(fd)
-    return None
 
 
-def _month(folder_fd: int, path: Path, name: str, needle: bytes, ours: re.Pattern) -> Given | None:
+def month_lines(where: Path, needle: bytes, error: type[MemoryMcpError]) -> Iterator[bytes]:
+    """The lines of the month files (YYYY-MM.jsonl) in where that hold needle, newest first; a
+    folder or month that cannot be read raises error, a folder that is not there holds none."""
+    fd = _open_folder(where, error)
+    if fd is None:
+        return
+    try:
+        try:
+            months = sorted((n for n in os.listdir(fd) if MONTH.fullmatch(n)), reverse=True)
+        except OSError as e:
+            raise error(f"{where}: {e.strerror or e}") from None
+        for name in months:
+            yield from _month(fd, where / name, name, needle, error)
+    finally:
+        os.close(fd)
+
+
+def _open_folder(where: Path, error: type[MemoryMcpError]) -> int | None:
+    try:
+        return os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise error(f"{where}: {e.strerror or e}") from None
+
+
+def _month(
+    folder_fd: int, path: Path, name: str, needle: bytes, error: type[MemoryMcpError]
+) -> Iterator[bytes]:
     try:
         fd = os.open(
             name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder_fd
         )
     except FileNotFoundError:
-        return None  # replaced or removed since the listing
+        return  # replaced or removed since the listing
     except OSError as e:
-        raise RecallLogUnreadable(f"{path}: {e.strerror or e}") from None
+        raise error(f"{path}: {e.strerror or e}") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RecallLogUnreadable(f"{path}: not a regular file")
-        for line in _lines_backwards(fd, needle):
-            found = _tainted(line, ours)
-            if found is not None:
-                return found
+            raise error(f"{path}: not a regular file")
+        yield from _lines_backwards(fd, needle)
     except OSError as e:
-        raise RecallLogUnreadable(f"{path}: {e.strerror or e}") from None
+        raise error(f"{path}: {e.strerror or e}") from None
     finally:
         os.close(fd)
-    return None
 
 
 def _lines_backwards(fd: int, needle: bytes) -> Iterator[bytes]:

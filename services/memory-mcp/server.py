@@ -28,7 +28,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
-from memory_mcp import raised, startstate
+from memory_mcp import journalled, raised, startstate
 from memory_mcp.blockfiles import BlockFiles
 from memory_mcp.calls import GRANT_LABEL, TOOLS, Refused, prepare
 from memory_mcp.errors import MemorydUncertain, MemoryMcpError
@@ -168,7 +168,7 @@ class MemoryMcp:
         if tool == "memory":
             await self._look_again(session)
         self.calls += 1
-        call_id = f"mcp-call-{self.calls}"
+        call_id = journalled.call_id(self.declared.untrusted, self.calls)
         prepared = prepare(
             tool, params.arguments, session, call_id, self.state.klass, self.state.untrusted
         )

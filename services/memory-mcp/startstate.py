@@ -1,4 +1,4 @@
-"""What a connection starts from: its client's kept state, or memoryd's recall log if none is.
+"""What a connection starts from: its client's kept state, or memoryd's logs if none is.
 
 A client's raised state is kept in one file outside {home} (raised.py), in a folder that a cleaner
 emptying ~/.local/state, a mistaken rm or a new $XDG_STATE_HOME takes away with no word. A client
@@ -6,15 +6,19 @@ registered trusted whose file is gone would start as registered while its conver
 holds the untrusted text, and write it into memory.md. brokerd-shim meets a lost ledger record the
 same way: a second record that does not vanish with the first (its audit log) says the session
 was answered before, and it fails closed. memory-mcp's second record is memoryd's recall log in
-the home (recalled.py), which names the session each recall answered and each hit's tag.
+the home (recalled.py), which names the session each recall answered and each hit's tag. The
+owner may remove its months (it has no size limit), so the edit journal (journalled.py) is read
+too when the recall log shows nothing: a write of one of the client's sessions journalled as
+untrusted counts as a tainted hit, and a recall log with no month at all although the journal
+names one of the client's sessions was removed, so its silence counts for nothing (look).
 
-So a client registered trusted with no kept file is not trusted until that log is read: a
-memory-tainted hit given to one of its sessions makes the connection start untrusted, with one log
-line saying why, and the raised state is kept again. A log that shows none is kept as a clean
-record (raised.CLEAN), so the log is read whole at a client's first connection and after its file
-is lost, never at every connection; `memory-mcp trust-again` writes the same record, so the
-recall log's hits from before it no longer count. A client registered untrusted has nothing to
-learn from it (a hit's class is not in the log, so a secret answer is not recovered).
+So a client registered trusted with no kept file is not trusted until those logs are read: what
+they show makes the connection start untrusted, with one log line saying why, and the raised
+state is kept again. Logs that show nothing are kept as a clean record (raised.CLEAN), so they
+are read whole at a client's first connection and after its file is lost, never at every
+connection; `memory-mcp trust-again` writes the same record, so what they show from before it no
+longer counts. A client registered untrusted has nothing to learn from them (a hit's class is not
+in the log, so a secret answer is not recovered).
 
 The log is read on a daemon thread as the session's id is fixed, and a tool call waits for it
 before it is sent, at most --timeout from the start: a read that does not end by then, or that
@@ -32,9 +36,10 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 
-from memory_mcp import raised, recalled
+from memory_mcp import journalled, raised, recalled
 from memory_mcp.keptfiles import KeptFiles, kept_files
 from proto.labels import Label, stricter
 
@@ -141,7 +146,7 @@ class RecallCheck:
         self.deadline = time.monotonic() + timeout
         self.waiting = 0  # calls waiting for the read: work under way (stdio's busy)
         self.outcome: Label | None = None  # once settled: what the connection starts from
-        self._read: Future[recalled.Given | None] = Future()
+        self._read: Future[Seen | None] = Future()
         self._read.set_running_or_notify_cancel()  # a wait that times out cannot cancel it
         try:
             threading.Thread(target=self._work, name="recall-log", daemon=True).start()
@@ -155,51 +160,52 @@ class RecallCheck:
         self.waiting += 1
         try:
             left = max(0.0, self.deadline - time.monotonic())
-            given = await asyncio.wait_for(asyncio.wrap_future(self._read), left)
+            seen = await asyncio.wait_for(asyncio.wrap_future(self._read), left)
         except TimeoutError:
-            return self._settle(None, f"reading it took longer than {self.timeout:g} seconds")
+            return self._settle(
+                None, f"logs cannot be read (it took longer than {self.timeout:g} seconds)"
+            )
         except recalled.RecallLogUnreadable as e:
-            return self._settle(None, str(e))
+            return self._settle(None, f"recall log cannot be read ({e})")
+        except journalled.JournalUnreadable as e:
+            return self._settle(None, f"edit journal cannot be read ({e})")
         except Exception as e:  # unforeseen (no thread): failing closed all the same
-            return self._settle(None, f"{type(e).__name__}: {e}")
+            return self._settle(None, f"logs cannot be read ({type(e).__name__}: {e})")
         finally:
             self.waiting -= 1
-        return self._settle(given, None)
+        return self._settle(seen, None)
 
-    def _settle(self, given: recalled.Given | None, why: str | None) -> Label:
+    def _settle(self, seen: "Seen | None", why: str | None) -> Label:
         if self.outcome is not None:  # another call settled it while this one waited
             return self.outcome
         untrusted = Label(klass=self.declared.klass, untrusted=True)
         if why is not None:
             log.warning(
-                "session %s: client %s has no kept state in %s and memoryd's recall log cannot "
-                "be read to find whether it was given untrusted memory (%s), so this connection "
-                "starts untrusted",
+                "session %s: client %s has no kept state in %s and memoryd's %s to find "
+                "whether it was given untrusted memory, so this connection starts untrusted",
                 self.session,
                 self.client,
                 self.kept.folder,
                 why,
             )
             self.outcome = untrusted
-        elif given is not None:
+        elif seen is not None:
             log.warning(
-                "session %s: client %s has no kept state in %s (removed?), but memoryd's recall "
-                "log shows its session %s was given memory-tainted text at %s, so this "
+                "session %s: client %s has no kept state in %s (removed?), but %s, so this "
                 "connection starts untrusted; `memory-mcp trust-again --client %s` once its "
                 "conversations that saw it are gone (a trust-again said since then was kept "
                 "there too, and is lost with it)",
                 self.session,
                 self.client,
                 self.kept.folder,
-                given.session,
-                given.time,
+                seen.said,
                 self.client,
             )
             self.outcome = untrusted
         else:
             log.info(
                 "session %s: client %s has no kept state; memoryd's recall log shows none of its "
-                "sessions given memory-tainted text",
+                "sessions given memory-tainted text, nor its edit journal one writing as untrusted",
                 self.session,
                 self.client,
             )
@@ -208,15 +214,15 @@ class RecallCheck:
 
     def _work(self) -> None:
         try:
-            given = recalled.newest_tainted(self.home, self.client)
+            seen = look(self.home, self.client)
         except BaseException as e:  # handed to the waiting calls, which fail closed on it
             self._read.set_exception(e)
             return
-        self._read.set_result(given)
-        if given is None:
+        self._read.set_result(seen)
+        if seen is None:
             label, session = raised.CLEAN, raised.NONE_SEEN
         else:
-            label, session = Label(klass=self.declared.klass, untrusted=True), given.session
+            label, session = Label(klass=self.declared.klass, untrusted=True), seen.session
         try:  # the lock tried once, never waited for: another memory-mcp may hold it stalled
             raised.raise_kept(self.kept.names, label, session, deadline=time.monotonic())
         except OSError as e:
@@ -228,3 +234,42 @@ class RecallCheck:
                 self.kept.folder,
                 e.strerror or e,
             )
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What memoryd's records show that makes a client's connection start untrusted: the session
+    to keep as the reason, and the log line's words for it."""
+
+    session: str
+    said: str
+
+
+def look(home: Path, client: str) -> Seen | None:
+    """The recall log's newest tainted recall of the client's sessions; failing that, the edit
+    journal's newest untrusted write of one (the recall log's months may have been removed); and
+    a recall log with no month at all although the journal names one of the client's sessions
+    (removed, so its silence says nothing). None: neither shows anything."""
+    given = recalled.newest_tainted(home, client)
+    if given is not None:
+        return Seen(
+            given.session,
+            f"memoryd's recall log shows its session {given.session} was given memory-tainted "
+            f"text at {given.time}",
+        )
+    months = recalled.has_month(home)
+    written = journalled.newest_untrusted(home, client, named_enough=not months)
+    if written.untrusted is not None:
+        return Seen(
+            written.untrusted.session,
+            f"memoryd's edit journal shows its session {written.untrusted.session} wrote as "
+            f"untrusted at {written.untrusted.time}",
+        )
+    if written.named is not None and not months:
+        return Seen(
+            written.named,
+            f"memoryd's recall log ({recalled.folder(home)}) holds no month although its edit "
+            f"journal names its session {written.named}: the log was removed, so whether the "
+            "client was given memory-tainted text is unknown",
+        )
+    return None

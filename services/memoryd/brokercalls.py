@@ -134,12 +134,15 @@ class BrokerCalls:
 
     async def _witnessed(self, message: MemoryCall, deadline: float) -> Caller:
         """The caller, made stricter by what its session's log shows, read to its end after the
-        call arrived (witness.py) on the session's own thread. NotStarted when the read outlasts
-        the call's deadline (it goes on for the session's next call) or memoryd stops."""
+        call arrived (witness.py) on the session's own thread, and by what memoryd recorded of
+        the session (trust/monotone.py: its label never gets laxer because brokerd's did).
+        NotStarted when the read outlasts the call's deadline (it goes on for the session's next
+        call) or memoryd stops."""
         caller = Caller.of(message)
         if self.service.witness is None or caller.session is None or caller.taint is None:
             return caller
-        asked = asyncio.wrap_future(self.service.witness.ask(caller.session))
+        reported = (caller.taint, caller.untrusted)
+        asked = asyncio.wrap_future(self.service.witness.ask(caller.session, reported))
         try:
             verdict = await asyncio.wait_for(asked, deadline - time.monotonic())
         except (TimeoutError, NoVerdict):

@@ -23,7 +23,10 @@ def tool_call(
 
 
 def memory(process, untrusted: bool = False, **arguments) -> ToolResponse:
-    return tool_call(process, "memory", arguments, untrusted=untrusted)
+    # A session memoryd was once told is untrusted stays so (trust/monotone.py): an untrusted
+    # call is another session's.
+    session = "mm-rel0002" if untrusted else "mm-rel0001"
+    return tool_call(process, "memory", arguments, session=session, untrusted=untrusted)
 
 
 def recall(process, query: str, k: int = 5) -> ToolResponse:

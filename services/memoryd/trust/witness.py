@@ -33,7 +33,8 @@ checked with lstat before it is opened, and it is opened with O_NOFOLLOW and O_N
 (proto.files), so a FIFO is judged at once, never waited on. Only the tool results are read
 (their class and untrusted flag); other records are not validated here, that is the index's
 business. A session with no log at all (memoryd called directly, or a client without loopd) has
-nothing to witness: brokerd's state stands.
+nothing to witness: brokerd's state stands, above what memoryd recorded of the session
+(monotone.py: labels.jsonl and the journal, a floor that brokerd's stricter word raises).
 """
 
 import hashlib
@@ -45,9 +46,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from memoryd.home import Home
-from memoryd.index.journallabels import stricter
-from memoryd.trust import logscan, risen, seenfile
+from memoryd.index.journallabels import Label, stricter
+from memoryd.trust import logscan, monotone, risen, seenfile
 from memoryd.trust.seen import MOST_SEEN, Point, Seen, SeenStore
+from memoryd.trust.stoppable import Stoppable
 from proto.files import NotRegular, check_entry, open_file
 from proto.labels import higher_class
 
@@ -67,6 +69,7 @@ class Verdict:
     klass: str
     untrusted: bool
     problem: str | None = None
+    recorded: Label | None = None  # what memoryd records of the session after the read (monotone)
 
 
 class LogUnusable(Exception):
@@ -88,6 +91,7 @@ class _Waiting:
     """The calls of one session waiting for a read, and whether its reader thread runs."""
 
     calls: list[Future] = field(default_factory=list)
+    reported: list[Label] = field(default_factory=list)  # brokerd's word with each call
     running: bool = False
 
 
@@ -99,6 +103,7 @@ class Witness:
         self._waiting: dict[str, _Waiting] = {}
         self._threads: set[threading.Thread] = set()
         self._stop = threading.Event()
+        self._laxer = monotone.Laxer()
         self._seen.take(self._kept_points())
 
     def _kept_points(self) -> dict[str, Point]:
@@ -115,9 +120,10 @@ class Witness:
         return points
 
     # --- for the service: one reader thread per session with a call waiting ----------------------
-    def ask(self, session: str) -> "Future[Verdict]":
+    def ask(self, session: str, reported: Label | None = None) -> "Future[Verdict]":
         """The verdict of a read of the session's log that begins after now, on that session's
-        own reader thread. Cancelling the future before the read begins drops it."""
+        own reader thread, with what memoryd records of the session once brokerd's word
+        (reported) is recorded. Cancelling the future before the read begins drops it."""
         future: Future[Verdict] = Future()
         with self._lock:
             if self._stop.is_set():
@@ -125,6 +131,7 @@ class Witness:
                 return future
             waiting = self._waiting.setdefault(session, _Waiting())
             waiting.calls.append(future)
+            waiting.reported.append(reported or monotone.CLEAN)
             if not waiting.running:
                 thread = threading.Thread(
                     target=self._serve, args=(session, waiting), name="memoryd-witness", daemon=True
@@ -147,13 +154,13 @@ class Witness:
             while True:
                 with self._lock:
                     calls = [f for f in waiting.calls if f.set_running_or_notify_cancel()]
-                    waiting.calls = []
+                    reported, waiting.calls, waiting.reported = waiting.reported, [], []
                     if not calls:
                         waiting.running = False
                         del self._waiting[session]
                         return
                 try:
-                    outcome: Verdict | BaseException = self.judge(session)
+                    outcome: Verdict | BaseException = self.judge(session, reported)
                 except NoVerdict as e:
                     outcome = e
                 for call in calls:
@@ -174,7 +181,7 @@ class Witness:
                 for call in waiting.calls:
                     if call.set_running_or_notify_cancel():
                         call.set_exception(NoVerdict())
-                waiting.calls = []
+                waiting.calls, waiting.reported = [], []
         for thread in threads:
             thread.join(STOP_SECONDS / max(1, len(threads)))
         # A point of a read still running when the join gave up may be torn: its digest then
@@ -182,9 +189,15 @@ class Witness:
         seenfile.save(self.home, self._seen.points())
 
     # --- the verdict ------------------------------------------------------------------------------
-    def judge(self, session: str) -> Verdict:
+    def judge(self, session: str, reported: list[Label] | None = None) -> Verdict:
         """Read the session's log to its end now (under the session's lock) and say what it
-        shows. NoVerdict if memoryd stops meanwhile."""
+        shows, and what memoryd records of the session (brokerd's reported word recorded first:
+        monotone.py). NoVerdict if memoryd stops meanwhile."""
+        verdict = self._judge(session)
+        recorded = monotone.recorded(self.home, session, reported or [])
+        return Verdict(verdict.klass, verdict.untrusted, verdict.problem, recorded)
+
+    def _judge(self, session: str) -> Verdict:
         with self._seen.held(session) as seen, seen.lock:
             try:
                 self._read(session, seen)
@@ -205,11 +218,11 @@ class Witness:
 
     def stricter(self, session: str, taint: str, untrusted: bool) -> tuple[str, bool]:
         """The stricter of brokerd's state (taint, untrusted) and the session log's, read now."""
-        return self.apply(session, self.judge(session), taint, untrusted)
+        return self.apply(session, self.judge(session, [(taint, untrusted)]), taint, untrusted)
 
-    @staticmethod
-    def apply(session: str, verdict: Verdict, taint: str, untrusted: bool) -> tuple[str, bool]:
-        """The stricter of brokerd's state (taint, untrusted) and the verdict's."""
+    def apply(self, session: str, verdict: Verdict, taint: str, untrusted: bool) -> Label:
+        """The strictest of brokerd's state (taint, untrusted), the verdict's and what memoryd
+        recorded of the session (monotone.py)."""
         klass = higher_class(taint, verdict.klass)
         if verdict.problem is None and (klass != taint or (verdict.untrusted and not untrusted)):
             log.info(
@@ -220,7 +233,10 @@ class Witness:
                 taint,
                 " untrusted" if untrusted else "",
             )
-        return klass, untrusted or verdict.untrusted
+        witnessed = (klass, untrusted or verdict.untrusted)
+        if verdict.recorded is None:
+            return witnessed
+        return self._laxer.floor(session, (taint, untrusted), witnessed, verdict.recorded)
 
     # --- reading ---------------------------------------------------------------------------------
     def _read(self, session: str, seen: Seen) -> Seen:
@@ -245,7 +261,7 @@ class Witness:
                 raise LogUnusable("it is not a regular file", path)
             start = seen.offset if self._same_log(fd, info, seen) else 0
             with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
-                damaged_at = self._read_from(_Stoppable(f, self._stop), start, seen, path)
+                damaged_at = self._read_from(Stoppable(f, self._stop), start, seen, path)
             seen.device, seen.inode = info.st_dev, info.st_ino
             if damaged_at is not None:  # read past: seen.untrusted keeps it for the next read
                 raise LogUnusable(f"the record at byte {damaged_at} is damaged", path)
@@ -276,20 +292,3 @@ class Witness:
 
 def _digest(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
-
-
-class _Stoppable:
-    """A log's file object whose reader can tell that memoryd is stopping."""
-
-    def __init__(self, f, stop: threading.Event):
-        self._f = f
-        self._stop = stop
-
-    def stopping(self) -> bool:
-        return self._stop.is_set()
-
-    def seek(self, offset: int) -> int:
-        return self._f.seek(offset)
-
-    def read(self, size: int) -> bytes:
-        return self._f.read(size)

@@ -60,7 +60,9 @@ is_role() {
         return
     fi
     mapfile -d '' -t args 2>/dev/null <"/proc/$pid/cmdline" || return 1
-    for ((i = 0; i + 3 < ${#args[@]}; i++)); do
+    # The role's program is argv 0 or 1 (its interpreter's script): later, the words are another
+    # program's arguments (config_arg, unrecorded.sh).
+    for ((i = 0; i <= 1 && i + 3 < ${#args[@]}; i++)); do
         [ "${args[i]##*/}" = "$name" ] && [ "${args[i + 1]}" = serve ] &&
             [ "${args[i + 2]}" = --config ] || continue
         conf="${args[i + 3]}"

@@ -9,16 +9,23 @@
 # shellcheck shell=bash
 
 # config_arg ROLE PID: in CONFIG_ARG, the settings file PID runs ROLE with (`ROLE serve --config
-# FILE`), made absolute; 1 when PID is not ROLE serving (or cannot be read). A variable, not
+# FILE`), made absolute, and in ROLE_EXE the role's program as the command line names it; 1 when
+# PID is not ROLE serving (or cannot be read). The role's program is the command itself or the
+# script its interpreter runs (argv 0 or 1, as `VENV/bin/ROLE serve` starts): the same words
+# later on a command line are some other program's arguments, never a role. A variable, not
 # output: it is asked of every process, and a subshell each would take seconds.
 CONFIG_ARG=""
+ROLE_EXE=""
 config_arg() {
     local args=() i
     CONFIG_ARG=""
+    ROLE_EXE=""
     mapfile -d '' -t args 2>/dev/null <"/proc/$2/cmdline" || return 1
-    for ((i = 0; i + 3 < ${#args[@]}; i++)); do
+    for ((i = 0; i <= 1 && i + 3 < ${#args[@]}; i++)); do
         [ "${args[i]##*/}" = "$1" ] && [ "${args[i + 1]}" = serve ] &&
             [ "${args[i + 2]}" = --config ] || continue
+        ROLE_EXE="${args[i]}"
+        [ "${ROLE_EXE#/}" != "$ROLE_EXE" ] || ROLE_EXE="/proc/$2/cwd/$ROLE_EXE"
         CONFIG_ARG="${args[i + 3]}"
         # A relative path was relative to the folder the role was started in.
         [ "${CONFIG_ARG#/}" != "$CONFIG_ARG" ] || CONFIG_ARG="/proc/$2/cwd/$CONFIG_ARG"
@@ -27,17 +34,20 @@ config_arg() {
     return 1
 }
 
-# unrecorded_pid ROLE: the pid of a live ROLE that runs on the settings this state folder's up
-# copied for it ($STATE/config/ROLE's file) but that the folder's pid file does not name (the
-# file, or the whole folder, removed while it ran); nothing, and 1, otherwise.
+# unrecorded_pid ROLE: the pid of a live ROLE that runs this clone's program for it
+# ($VENV/bin/ROLE) on the settings this state folder's up copied for it ($STATE/config/ROLE's
+# file) but that the folder's pid file does not name (the file, or the whole folder, removed while
+# it ran); nothing, and 1, otherwise. down stops what this finds, so both must be this stack's.
 unrecorded_pid() {
-    local dir pid recorded want
+    local dir pid recorded want exe
     recorded=$(pid_in "$STATE/$1.pid") || recorded=""
     want=$(readlink -m -- "$STATE/config/$(conf_of "$1")")
+    exe=$(readlink -m -- "$VENV/bin/$1")
     for dir in /proc/[0-9]*; do
         pid="${dir#/proc/}"
         [ "$pid" != "$recorded" ] && config_arg "$1" "$pid" || continue
-        [ "$(readlink -m -- "$CONFIG_ARG")" = "$want" ] && alive "$pid" || continue
+        [ "$(readlink -m -- "$CONFIG_ARG")" = "$want" ] || continue
+        [ "$(readlink -m -- "$ROLE_EXE")" = "$exe" ] && alive "$pid" || continue
         echo "$pid"
         return 0
     done

@@ -6,7 +6,8 @@ leave with it: a log whose untrusted tool result was cut out by hand would be re
 clean label, and what the session said after reading untrusted content recalled as trusted. The
 journal keeps the label of a session that wrote to memory (journallabels.py), not of one that
 only read. So each time the index or the witness first sees a session's label rise above a clean
-session's (private, trusted), one line is appended here, fsync'd:
+session's (private, trusted), or brokerd reports it stricter than recorded (monotone.py), one line
+is appended here, fsync'd:
 
     {"session": "web1", "class": "private", "untrusted": true}
 

@@ -50,7 +50,7 @@ proc_age() {
 # settings up wrote for it. Without /proc there is nothing to tell by, and a live pid is all
 # there is.
 is_role() {
-    local name="$1" pid="$2" args=() i conf recorded="" key value
+    local name="$1" pid="$2" recorded="" key value
     [ -r /proc/self/stat ] || return 0
     while read -r key value; do
         [ "$key" != proc ] || recorded="$value"
@@ -59,19 +59,7 @@ is_role() {
         [ "$recorded" = "$(proc_mark "$pid")" ]
         return
     fi
-    mapfile -d '' -t args 2>/dev/null <"/proc/$pid/cmdline" || return 1
-    # The role's program is argv 0 or 1 (its interpreter's script): later, the words are another
-    # program's arguments (config_arg, unrecorded.sh).
-    for ((i = 0; i <= 1 && i + 3 < ${#args[@]}; i++)); do
-        [ "${args[i]##*/}" = "$name" ] && [ "${args[i + 1]}" = serve ] &&
-            [ "${args[i + 2]}" = --config ] || continue
-        conf="${args[i + 3]}"
-        # A relative path was relative to the folder the role was started in.
-        [ "${conf#/}" != "$conf" ] || conf="/proc/$pid/cwd/$conf"
-        [ "$(readlink -m -- "$conf")" = "$(readlink -m -- "$STATE/config/$(conf_of "$name")")" ]
-        return
-    done
-    return 1
+    runs_on_here_settings "$name" "$pid" # its command line (unrecorded.sh)
 }
 
 # record_of ROLE PID: the lines of ROLE's start record ($STATE/ROLE.started) when it was kept for

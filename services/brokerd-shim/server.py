@@ -90,7 +90,9 @@ def build_broker(config: Config, runtime: Runtime | None = None) -> Broker:
             FixtureRuntime(config.fixtures_dir),
         )
     grants = GrantsWatcher(config.grants_dir)
-    ledger = Ledger(config.ledger_dir, answered=sessions_answered(config.audit_dir))
+    ledger = Ledger(
+        config.ledger_dir, answered=sessions_answered(config.audit_dir), audit=config.audit_dir
+    )
     return Broker(grants, ledger, AuditLog(config.audit_dir), runtime)
 
 

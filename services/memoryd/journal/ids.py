@@ -38,7 +38,7 @@ class Issued:
     The same is written to index/ids-handed-out.json (the floor), and both are read, each day's
     highest number kept: the floor outlives memory/ removed whole, which takes .ids.json and the
     journal together. It is written only where index/ is a folder (a restore's staged home has
-    none) and its failures are not said: .ids.json is the record, the floor its spare. So a
+    none) and its failure is said once a process: .ids.json is the record, the floor its spare. So a
     floor number memoryd cannot have handed out is damage, said once and passed over, never a
     day's last id that refuses every write (idcopies.py); and which copy gave a day's number is
     kept (source), so a line naming the number names the file it came from.
@@ -323,8 +323,24 @@ class Issued:
         try:
             if os.path.isdir(self.floor.parent):
                 atomic_write(self.floor, spare, durable=False)
-        except OSError:
-            pass  # the spare: .ids.json above is the record, and says its own failure
+        except OSError as e:
+            # The spare: .ids.json above is the record, and says its own failure; the floor's is
+            # said once a process, so that a floor that can never be written (a folder left in its
+            # place) is not a spare the owner believes is kept.
+            if self.floor not in _floor_unwritten:
+                _floor_unwritten.add(self.floor)
+                why = e if isinstance(e, NotRegular) else (e.strerror or e)
+                log.warning(
+                    "%s: the spare copy of the last ids handed out cannot be written (%s); ids "
+                    "stay unique by memory/.ids.json and the journal, but would start again from "
+                    "them if memory/ were removed whole: remove or mend it",
+                    self.floor,
+                    why,
+                )
+
+
+# The floors a write failed for, said once a process (Issued._write).
+_floor_unwritten: set[Path] = set()
 
 
 def remove_floor_leftovers(home: Home) -> None:

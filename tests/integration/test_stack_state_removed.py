@@ -62,6 +62,14 @@ def test_a_removed_state_folder_is_no_stack_that_is_down_and_down_stops_its_role
     stack.left = list(pids.values())
     shutil.rmtree(stack.state)
 
+    # logs and restart cannot reach roles with no record here: they say so, not "down".
+    for command in (("logs", "memoryd"), ("restart", "loopd-shim")):
+        refused = stack.run(*command)
+        assert refused.returncode == 1, refused.stderr
+        assert f"{stack.state} has no record of them" in refused.stderr, refused.stderr
+        assert "scripts/stack down stops them" in refused.stderr, refused.stderr
+    assert all(_alive(pid) for pid in pids.values())
+
     status = stack.run("status")
     assert status.returncode == 1, status.stdout
     lines = status.stdout.splitlines()

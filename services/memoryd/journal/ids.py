@@ -329,7 +329,7 @@ class Issued:
             # place) is not a spare the owner believes is kept.
             if self.floor not in _floor_unwritten:
                 _floor_unwritten.add(self.floor)
-                why = e if isinstance(e, NotRegular) else (e.strerror or e)
+                why = str(e) if isinstance(e, NotRegular) else (e.strerror or str(e))
                 log.warning(
                     "%s: the spare copy of the last ids handed out cannot be written (%s); ids "
                     "stay unique by memory/.ids.json and the journal, but would start again from "

@@ -44,8 +44,8 @@ def test_a_note_moved_by_a_save_during_forget_is_not_marked(tmp_path, monkeypatc
         notes = m.home.memory_file("notes.md")
         real, calls = taken.where_held, []
 
-        def where_held_then_owner_saves(service, target):
-            found = real(service, target)
+        def where_held_then_owner_saves(service, target, find=None):
+            found = real(service, target, find)
             calls.append(target)
             if len(calls) == 2:  # in run, after its checks, before notes.md is rewritten
                 _save_without_first_note(notes)

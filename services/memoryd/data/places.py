@@ -8,8 +8,6 @@ beside the memory files (handkept.py), and the index rows of other records that 
 """
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,25 +84,16 @@ def recall_months(home: Home):
         return []
 
 
-# How places() finds the index rows holding texts, within finding(): carriers.find otherwise.
-_find: ContextVar[Callable[[Any, list[str]], dict[str, list[int]]] | None] = ContextVar(
-    "find", default=None
-)
+# How the index rows holding texts are found: find(index, texts) -> key -> rowids.
+Find = Callable[[Any, list[str]], dict[str, list[int]]]
 
 
-@contextmanager
-def finding(find: Callable[[Any, list[str]], dict[str, list[int]]] | None) -> Iterator[None]:
-    """Within it, places() finds the index rows holding texts by find(index, texts) (a forget's
-    writer job takes those its prepare found: carrierseen.py)."""
-    token = _find.set(find)
-    try:
-        yield
-    finally:
-        _find.reset(token)
-
-
-def places(home: Home, journal, texts: list[str], keys: list[str], index) -> Places:
-    """Where texts are held; keys: what the target names itself (not counted again)."""
+def places(
+    home: Home, journal, texts: list[str], keys: list[str], index, find: Find | None = None
+) -> Places:
+    """Where texts are held; keys: what the target names itself (not counted again); find: how
+    the index rows holding them are found (a forget's writer job takes those its prepare found:
+    carrierseen.py), carriers.find by default."""
     found = Places()
     for file in IDENTITY_FILES:
         n = sum(1 for e in read_entries(home, file) if any(matching.same(e, t) for t in texts))
@@ -127,6 +116,6 @@ def places(home: Home, journal, texts: list[str], keys: list[str], index) -> Pla
     found.kept = handkept.holding(home, texts)
     own = set(keys) | {f"note:{n}" for n in found.notes}
     if index is not None:
-        found.rows = (_find.get() or carriers.find)(index, texts)
+        found.rows = (find or carriers.find)(index, texts)
         found.records = {k: v for k, v in found.rows.items() if k not in own}
     return found

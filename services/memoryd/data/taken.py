@@ -10,7 +10,7 @@ by the full-text index, whose query syntax cannot carry one.
 import json
 
 from memoryd.data import carriers, matching, unfinished
-from memoryd.data.places import Places, finding, places
+from memoryd.data.places import Find, Places, places
 from memoryd.data.purge import rows_of_keys
 from memoryd.data.targets import SESSION, Stopped, Target, resolve, where_held
 from memoryd.errors import AdminRefused
@@ -70,7 +70,7 @@ def _record_rows(index, key: str, rowids: list[int]) -> list[tuple[str | None, s
         return conn.execute(sql, params).fetchall()
 
 
-def where(service, target: Target, find=None) -> Places:
+def where(service, target: Target, find: Find | None = None) -> Places:
     """Where target's texts are held (targets.where_held); find: how the index rows holding them
     are found (find(index, texts): what prepare found, carrierseen.py; else carriers.find). A
     text holding a NUL is never given to the full-text index: FTS5's query syntax ends a string at
@@ -78,8 +78,7 @@ def where(service, target: Target, find=None) -> Places:
     its rows are found by a scan (_scanned) and the files are searched for it as for any text."""
     held = [t for t in target.texts if "\0" in t]
     if not held:
-        with finding(find):
-            return where_held(service, target)
+        return where_held(service, target, find)
     store = service.store
     where = places(store.home, store.journal, target.texts, target.keys, None)
     rows = (find or carriers.find)(service.index, [t for t in target.texts if "\0" not in t])

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from memoryd.data import matching, unfinished
-from memoryd.data.places import Places, notes_of, places
+from memoryd.data.places import Find, Places, notes_of, places
 from memoryd.data.purge import rows_of
 from memoryd.errors import AdminRefused
 from memoryd.home import Home
@@ -301,6 +301,6 @@ def _left_in_index(index, key: str) -> bool:
         return bool(rows_of(conn, key))
 
 
-def where_held(service, target: Target) -> Places:
+def where_held(service, target: Target, find: Find | None = None) -> Places:
     store = service.store
-    return places(store.home, store.journal, target.texts, target.keys, service.index)
+    return places(store.home, store.journal, target.texts, target.keys, service.index, find)

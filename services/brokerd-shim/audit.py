@@ -34,8 +34,8 @@ log = logging.getLogger("brokerd_shim.audit")
 MONTH_FILE = re.compile(r"^[0-9]{4}-[0-9]{2}\.jsonl\Z")
 # A damaged line still names its session when this much of it survives.
 CHUNK = 4 << 20
-_SESSION_FIELD = re.compile(rb'"session":"([^"\\]{1,200})"')
-# The longest text _SESSION_FIELD can match, with room to spare.
+SESSION_FIELD = re.compile(rb'"session":"([^"\\]{1,200})"')
+# The longest text SESSION_FIELD can match, with room to spare.
 FIELD_BYTES = 256
 # Far longer than any line brokerd writes: a stretch this long with no line end is damage (a
 # sparse or cut file), scanned as it comes and not held whole.
@@ -172,7 +172,7 @@ def _sessions_in(path: Path) -> set[bytes]:
             data = rest + chunk
             end = data.rfind(b"\n") + 1
             data, rest = data[:end], data[end:]
-            found.update(_SESSION_FIELD.findall(data))
+            found.update(SESSION_FIELD.findall(data))
             within = within and not end
             if len(rest) > LINE_BYTES:
                 # Held whole, such a stretch would grow with the file, and be copied again for
@@ -180,9 +180,9 @@ def _sessions_in(path: Path) -> set[bytes]:
                 # too many fails closed); only its end is kept, for a field the chunk cut.
                 if not within:
                     stretches, within = stretches + 1, True
-                found.update(_SESSION_FIELD.findall(rest))
+                found.update(SESSION_FIELD.findall(rest))
                 rest = rest[-FIELD_BYTES:]
-    found.update(_SESSION_FIELD.findall(rest))
+    found.update(SESSION_FIELD.findall(rest))
     if stretches:
         log.warning(
             "audit: %s holds %d stretch(es) of over %d bytes with no line end (damaged); "

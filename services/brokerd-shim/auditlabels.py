@@ -15,21 +15,17 @@ asked about are parsed.
 
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+# The audit log's months, a line's session field, the bound past which a line is damage (read on
+# a piece at a time) and what of a field cut between two pieces is kept: as audit.py reads them.
+from brokerd_shim.audit import FIELD_BYTES, LINE_BYTES, MONTH_FILE, SESSION_FIELD
 from proto.files import open_read
 from proto.labels import CLASS_RANK, Label, stricter
 
 log = logging.getLogger("brokerd_shim.auditlabels")
-MONTH_FILE = re.compile(r"^[0-9]{4}-[0-9]{2}\.jsonl\Z")
-_SESSION_FIELD = re.compile(rb'"session":"([^"\\]{1,200})"')
-# Far longer than any line brokerd writes: a line this long is damage, read on a piece at a time.
-LINE_BYTES = 64 << 10
-# A session field cut between two pieces of a damaged line is still found with this much kept.
-FIELD_BYTES = 256
 BASE = Label(klass="private", untrusted=False)
 DECISIONS = frozenset({"allow", "deny", "ask"})
 
@@ -88,7 +84,7 @@ def _read_file(path: Path, f: BinaryIO, seen: dict[str, _Seen]) -> None:
         if len(line) > LINE_BYTES and not line.endswith(b"\n"):
             _damaged(path, f, line, wanted, seen)
             continue
-        found = _SESSION_FIELD.search(line)
+        found = SESSION_FIELD.search(line)
         if found is None:
             if line.strip():
                 raise Unknowable(f"{path} holds a damaged line naming no session")
@@ -104,7 +100,7 @@ def _damaged(
     """A stretch with no line end for over LINE_BYTES: every session it names is unknown."""
     named = False
     while True:
-        for raw in _SESSION_FIELD.findall(piece):
+        for raw in SESSION_FIELD.findall(piece):
             named = True
             if raw in wanted:
                 seen[wanted[raw]].unknown = f"{path} holds a damaged stretch naming it"
